@@ -1,0 +1,1 @@
+"""Reusable Streamlit pieces. They take plain data and render it; no scoring happens here."""

@@ -1,0 +1,46 @@
+"""Command line: ``python -m evaluators <task> ...``.
+
+Each task family registers its subcommand from its own ``cli`` module, which exposes
+``add_parser(subparsers)``; the parser's ``func`` default returns the exit code
+(0 success, 2 unusable input with the reason on stderr).  Family modules keep heavy
+imports (jieba, sklearn ...) inside their functions so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from evaluators import __version__
+
+#: Subcommand name -> module defining ``add_parser``.
+COMMANDS: dict[str, str] = {
+
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluators",
+        description="EvalBoard: score LLM outputs against ground truth (Chinese and English).",
+    )
+    parser.add_argument("--version", action="version", version=f"evalboard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="TASK")
+    sub.required = True
+    for module in COMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0

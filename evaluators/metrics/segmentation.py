@@ -1,0 +1,297 @@
+"""Segmentation agreement: boundary similarity (B), Pk and WindowDiff.
+
+Segmentations are given as *segment masses*: the lengths, in units (sentences here),
+of consecutive segments, e.g. ``[2, 3, 6]`` is 11 units with boundaries after unit 2
+and unit 5.  Boundary *positions* are 0-based indices into the ``sum(masses) - 1``
+potential boundary slots (slot ``p`` lies between unit ``p`` and unit ``p + 1``).
+
+The definitions reproduce segeval 2.0.11 exactly for a single boundary type (its
+defaults: ``n_t = 2``, scaled transposition weights, window size from the reference)
+while working on the sparse boundary sets, so the cost grows with the number of
+boundaries rather than the number of units; segmentations without any boundary are
+valid input (segeval raises on them).
+
+References
+----------
+- C. Fournier. 2013. "Evaluating Text Segmentation using Boundary Edit Distance".
+  ACL 2013.  (B, boundary edit distance, near-miss transpositions.)
+- D. Beeferman, A. Berger, J. Lafferty. 1999. "Statistical Models for Text
+  Segmentation". Machine Learning 34. (Pk.)
+- L. Pevzner, M. Hearst. 2002. "A Critique and Improvement of an Evaluation Metric
+  for Text Segmentation". Computational Linguistics 28(1). (WindowDiff.)
+- segeval 2.0.11, ``segeval/similarity/boundary.py``, ``segeval/window/pk.py``,
+  ``segeval/window/windowdiff.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from evaluators.results import DictMixin
+
+SIGNATURE = "segmentation=segeval-2.0.11-compatible(single boundary type, n_t={n_t}, window=round(mean ref mass/2)>=2)"
+
+
+def boundary_positions(masses: Sequence[int]) -> frozenset[int]:
+    """Boundary slots of a segmentation given by masses (``[2, 3, 6]`` -> ``{1, 4}``).
+
+    Raises
+    ------
+    ValueError
+        If a mass is not a positive integer.
+    """
+    out = set()
+    pos = -1
+    total = 0
+    for m in masses:
+        if m <= 0:
+            raise ValueError(f"segment masses must be positive, got {list(masses)}")
+        total += m
+    for m in masses[:-1] if len(masses) else ():
+        pos += m
+        out.add(pos)
+    return frozenset(out)
+
+
+def masses_from_positions(n_units: int, positions: Iterable[int]) -> list[int]:
+    """Segment masses from boundary slots over ``n_units`` units (inverse of :func:`boundary_positions`).
+
+    Slots outside ``[0, n_units - 1)`` are ignored.  ``n_units == 0`` gives ``[]``.
+    """
+    if n_units <= 0:
+        return []
+    cuts = sorted({p for p in positions if 0 <= p < n_units - 1})
+    masses = []
+    prev = -1
+    for p in cuts:
+        masses.append(p - prev)
+        prev = p
+    masses.append(n_units - 1 - prev)
+    return masses
+
+
+@dataclass(frozen=True)
+class BoundaryEdits(DictMixin):
+    """Boundary edit distance between a hypothesis and a reference segmentation.
+
+    Attributes
+    ----------
+    matches : int
+        Boundaries at the same slot in both (exact matches).
+    transpositions : tuple of (int, int)
+        Near misses: a hypothesis boundary and a reference boundary at slots less than
+        ``n_t`` apart, as ``(slot_i, slot_j)`` with ``slot_i < slot_j``.
+    insertions : tuple of int
+        Boundaries only in the hypothesis (full misses, "additions" on its side).
+    deletions : tuple of int
+        Boundaries only in the reference.
+    n_t : int
+        Maximum transposition span (in slots) + 1, as in segeval (default 2 = adjacent slots).
+    """
+
+    matches: int
+    transpositions: tuple[tuple[int, int], ...]
+    insertions: tuple[int, ...]
+    deletions: tuple[int, ...]
+    n_t: int
+
+    @property
+    def weighted_edits(self) -> float:
+        """Additions count 1 each; a transposition over ``d`` slots counts ``d / n_t``."""
+        return len(self.insertions) + len(self.deletions) + sum(j - i for i, j in self.transpositions) / self.n_t
+
+    @property
+    def boundary_similarity(self) -> float:
+        """B = 1 - weighted edits / (edits + matches); 1.0 when neither side has a boundary."""
+        unweighted = len(self.insertions) + len(self.deletions) + len(self.transpositions)
+        denominator = unweighted + self.matches
+        if denominator == 0:
+            return 1.0
+        return (denominator - self.weighted_edits) / denominator
+
+
+def boundary_edits(hypothesis: Iterable[int], reference: Iterable[int], n_t: int = 2) -> BoundaryEdits:
+    """Boundary edit distance on boundary *slots* (Fournier 2013, as segeval computes it).
+
+    Parameters
+    ----------
+    hypothesis, reference : iterable of int
+        Boundary slots of the two segmentations (same number of units).
+    n_t : int, default 2
+        Transpositions may span up to ``n_t - 1`` slots; candidates are taken greedily
+        by increasing span, then left to right, never reusing a slot (segeval's order).
+
+    Returns
+    -------
+    BoundaryEdits
+    """
+    if n_t < 1:
+        raise ValueError("n_t must be >= 1")
+    hyp = set(hypothesis)
+    ref = set(reference)
+    diff = sorted(hyp ^ ref)
+    diff_set = set(diff)
+    used: set[int] = set()
+    transpositions: list[tuple[int, int]] = []
+    for span in range(1, n_t):
+        for i in diff:
+            if i in used:
+                continue
+            j = i + span
+            if j in diff_set and j not in used and ((i in hyp) != (j in hyp)):
+                transpositions.append((i, j))
+                used.add(i)
+                used.add(j)
+    insertions = tuple(p for p in diff if p not in used and p in hyp)
+    deletions = tuple(p for p in diff if p not in used and p in ref)
+    transpositions.sort()
+    return BoundaryEdits(len(hyp & ref), tuple(transpositions), insertions, deletions, n_t)
+
+
+def boundary_similarity(hypothesis: Sequence[int], reference: Sequence[int], n_t: int = 2) -> float:
+    """Boundary similarity B (Fournier 2013) of two segmentations given as masses.
+
+    Parameters
+    ----------
+    hypothesis, reference : sequence of int
+        Segment masses; both must sum to the same number of units.  B is symmetric.
+    n_t : int, default 2
+        Near-miss tolerance in boundary slots (segeval's ``n_t``).
+
+    Returns
+    -------
+    float in [0, 1]
+        1 for identical segmentations, including two with no boundary.
+
+    Raises
+    ------
+    ValueError
+        If the masses sum to different totals or are not positive.
+
+    Examples
+    --------
+    >>> boundary_similarity([2, 3, 6], [5, 6])
+    0.5
+    >>> boundary_similarity([2, 3, 6], [2, 2, 7])
+    0.75
+    """
+    _check_same_length(hypothesis, reference)
+    return boundary_edits(boundary_positions(hypothesis), boundary_positions(reference), n_t).boundary_similarity
+
+
+def window_size(reference: Sequence[int]) -> int:
+    """Pk/WindowDiff window: half the mean reference segment mass, rounded half to even, at least 2.
+
+    This is segeval's ``compute_window_size`` (Python ``round`` on a Decimal).
+    """
+    total = sum(reference)
+    count = len(reference)
+    if count == 0:
+        return 2
+    q, r = divmod(total, 2 * count)
+    if 2 * r > 2 * count or (2 * r == 2 * count and q % 2 == 1):
+        q += 1
+    return q if q > 1 else 2
+
+
+def _window_hits(positions: Iterable[int], k: int, measurements: int) -> list[tuple[int, int]]:
+    """Sweep events (index, +1/-1) of the windows ``[i, i + k]`` that contain each boundary slot."""
+    events = []
+    for p in positions:
+        lo = max(0, p - k + 1)
+        hi = min(measurements, p + 1)
+        if lo < hi:
+            events.append((lo, 1))
+            events.append((hi, -1))
+    return events
+
+
+def _window_counts_disagree(ref: Iterable[int], hyp: Iterable[int], k: int, measurements: int,
+                            presence_only: bool) -> int:
+    """Number of windows ``i in [0, measurements)`` where the two boundary counts differ.
+
+    With ``presence_only`` only "has a boundary / has none" is compared (Pk).
+    """
+    events = [(i, d, 0) for i, d in _window_hits(ref, k, measurements)]
+    events += [(i, d, 1) for i, d in _window_hits(hyp, k, measurements)]
+    if not events:
+        return 0
+    events.sort()
+    counts = [0, 0]
+    disagree = 0
+    prev = 0
+    idx = 0
+    n = len(events)
+    while idx < n:
+        pos = events[idx][0]
+        a, b = counts
+        differs = (a > 0) != (b > 0) if presence_only else a != b
+        if differs:
+            disagree += pos - prev
+        while idx < n and events[idx][0] == pos:
+            counts[events[idx][2]] += events[idx][1]
+            idx += 1
+        prev = pos
+    a, b = counts
+    if ((a > 0) != (b > 0) if presence_only else a != b):
+        disagree += measurements - prev
+    return disagree
+
+
+def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
+    """Pk (Beeferman et al. 1999): probability that a window's ends disagree on "same segment".
+
+    Parameters
+    ----------
+    hypothesis, reference : sequence of int
+        Segment masses (same total).  Argument order as segeval's ``pk(hypothesis, reference)``.
+    window : int, optional
+        Window size ``k``; default :func:`window_size` of the reference.
+
+    Returns
+    -------
+    float in [0, 1]
+        0 is perfect.  With no complete window (fewer than ``k + 1`` units) segeval returns 0; so do we.
+
+    Examples
+    --------
+    >>> round(pk([2, 3, 6], [2, 2, 7]), 10)  # 2 of the 9 windows (k = 2) disagree
+    0.2222222222
+    """
+    _check_same_length(hypothesis, reference)
+    k = window if window is not None else window_size(reference)
+    n = sum(reference)
+    measurements = n - k
+    if measurements <= 0:
+        return 0.0
+    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements, True)
+    return d / measurements
+
+
+def window_diff(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
+    """WindowDiff (Pevzner & Hearst 2002): share of windows whose boundary counts differ.
+
+    Parameters and argument order as :func:`pk` (segeval's ``window_diff``, without the
+    Lamprier et al. 2007 edge fix).
+
+    Returns
+    -------
+    float in [0, 1]
+        0 is perfect; 0 when there is no complete window.
+    """
+    _check_same_length(hypothesis, reference)
+    k = window if window is not None else window_size(reference)
+    n = sum(reference)
+    measurements = n - k
+    if measurements <= 0:
+        return 0.0
+    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements, False)
+    return d / measurements
+
+
+def _check_same_length(hypothesis: Sequence[int], reference: Sequence[int]) -> None:
+    if sum(hypothesis) != sum(reference):
+        raise ValueError(
+            f"segmentations cover different numbers of units ({sum(hypothesis)} != {sum(reference)})"
+        )

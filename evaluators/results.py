@@ -1,0 +1,117 @@
+"""Shared pieces of every result type: JSON-safe conversion and ratio helpers.
+
+Results are frozen dataclasses holding raw counts beside the derived ratios.  A ratio
+that cannot be computed (empty denominator, ground truth missing) is ``None``, never
+0 and never NaN (DESIGN.md, "Conventions").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+
+def safe_div(numerator: float, denominator: float) -> float | None:
+    """Return ``numerator / denominator`` or ``None`` when the denominator is 0.
+
+    Parameters
+    ----------
+    numerator, denominator : float
+        Counts (or weighted counts); the denominator must be >= 0.
+
+    Returns
+    -------
+    float or None
+        The ratio, or ``None`` when it is undefined.
+    """
+    if denominator == 0:
+        return None
+    return numerator / denominator
+
+
+def f1_score(precision: float | None, recall: float | None) -> float | None:
+    """Harmonic mean of precision and recall.
+
+    ``None`` if either is undefined; 0.0 when both are 0 (the standard convention,
+    as in scikit-learn with ``zero_division=0`` for a defined but empty overlap).
+    """
+    if precision is None or recall is None:
+        return None
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float | None, float | None, float | None]:
+    """Precision, recall and F1 from raw counts.
+
+    Parameters
+    ----------
+    tp : int
+        True positives (matched items).
+    n_pred : int
+        Number of predicted items counted (tp + fp).
+    n_gold : int
+        Number of ground-truth items counted (tp + fn).
+
+    Returns
+    -------
+    (precision, recall, f1)
+        Each in [0, 1] or ``None`` when undefined.  With no ground truth, recall and F1
+        are ``None``; with ground truth but no prediction, precision is ``None``, recall
+        is 0 and F1 is 0 (nothing was found).
+
+    Notes
+    -----
+    Standard definitions: P = tp / (tp + fp), R = tp / (tp + fn), F1 = 2PR / (P + R).
+    """
+    precision = safe_div(tp, n_pred)
+    recall = safe_div(tp, n_gold)
+    if recall is None:
+        return precision, None, None
+    if precision is None:
+        # Ground truth exists but nothing was predicted: F1 is 0 by the limit P -> any, R = 0.
+        return None, recall, 0.0
+    return precision, recall, f1_score(precision, recall)
+
+
+def mean_or_none(values) -> float | None:
+    """Arithmetic mean of the non-``None`` values, ``None`` when there are none."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return sum(vals) / len(vals)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert dataclasses, enums, tuples, sets and mappings into JSON-ready values.
+
+    NaN and infinities become ``None`` (JSON has no NaN; DESIGN.md forbids it).
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if hasattr(obj, "to_dict"):
+            return obj.to_dict()
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, float):
+        return None if (math.isnan(obj) or math.isinf(obj)) else obj
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return [to_jsonable(v) for v in sorted(obj, key=str)]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return to_jsonable(obj.item())
+    return obj
+
+
+class DictMixin:
+    """Adds ``to_dict()`` (recursive, JSON-safe) to a dataclass."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}

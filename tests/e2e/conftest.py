@@ -1,0 +1,104 @@
+"""Browser fixtures: a real `streamlit run app.py` server and Debian's headless Chromium.
+
+Playwright drives ``/usr/bin/chromium`` (``executable_path``); nothing is downloaded.
+Under ``CI=true`` a missing browser or Playwright is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import IN_CI, ROOT
+
+CHROMIUM = os.environ.get("EVALBOARD_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def _missing(msg: str):
+    if IN_CI:
+        pytest.fail(msg + " (required under CI=true)")
+    pytest.skip(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Start the dashboard once for the session; yield its base URL."""
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    log = open(ROOT / ".pytest_cache" / "streamlit-e2e.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit server did not become healthy within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Debian Chromium driven by Playwright."""
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        _missing(f"Chromium not found at {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright (Python package) is not installed")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                              args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser page (1400x1000) with a generous default timeout."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30000)
+    yield pg
+    context.close()
+
+
+def wait_for_app(pg, timeout: int = 30000) -> None:
+    """Wait until Streamlit has finished running the script (no 'Running...' indicator)."""
+    pg.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    pg.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
+    )

@@ -1,0 +1,105 @@
+"""evaluators.io: encodings, located JSON errors, JSONL/CSV readers, pairing, zips."""
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from evaluators.io import (
+    InputError, InputFile, decode_bytes, expand_archives, load_json_bytes, pair_files, read_records, story_id,
+)
+
+DOC = {"title": "牛郎织女", "note": "English and 中文"}
+
+
+@pytest.mark.parametrize(
+    "data, encoding",
+    [
+        (json.dumps(DOC, ensure_ascii=False).encode("utf-8"), "utf-8"),
+        (b"\xef\xbb\xbf" + json.dumps(DOC, ensure_ascii=False).encode("utf-8"), "utf-8-sig"),
+        (json.dumps(DOC, ensure_ascii=False).encode("gb18030"), "gb18030"),
+    ],
+)
+def test_decode_and_parse_in_each_encoding(data, encoding):
+    value, used = load_json_bytes(data, "doc.json")
+    assert value == DOC
+    assert used == encoding
+
+
+def test_undecodable_bytes_name_the_file():
+    with pytest.raises(InputError) as exc:
+        decode_bytes(b"\xff\xfe\xfa\xfb\x81", "bad.json")
+    assert exc.value.issue.file == "bad.json"
+    assert exc.value.issue.kind == "decode"
+
+
+def test_invalid_json_gives_line_and_column():
+    text = '{\n  "a": 1,\n  "b": [1, 2,,]\n}'
+    with pytest.raises(InputError) as exc:
+        load_json_bytes(text.encode(), "broken.json")
+    issue = exc.value.issue
+    # Third line '  "b": [1, 2,,]': 2 spaces, '"b":' (cols 3-6), ' ' (7), '[' (8), '1' (9), ',' (10),
+    # ' ' (11), '2' (12), ',' (13); the unexpected second comma is column 14.
+    assert (issue.file, issue.line, issue.column) == ("broken.json", 3, 14)
+    assert "broken.json:3:14" in str(exc.value)
+
+
+def test_jsonl_broken_line_is_reported_and_skipped():
+    text = '{"id": 1, "q": "北京?"}\n{"id": 2, broken\n\n{"id": 3, "q": "Paris?"}\n[1, 2]\n'
+    rs = read_records(text.encode("utf-8"), "qa.jsonl")
+    assert [r.data["id"] for r in rs.records] == [1, 3]
+    assert [r.line for r in rs.records] == [1, 4]
+    assert [(i.line, i.kind) for i in rs.issues] == [(2, "json"), (5, "schema")]
+
+
+def test_csv_reader_keeps_good_rows_and_locates_bad_ones():
+    text = "id,answer\n1,北京\n2,Paris,extra\n3,\"multi\nline\"\n4,\n"
+    rs = read_records(text.encode("gb18030"), "qa.csv")
+    assert rs.encoding == "gb18030"
+    assert [r.data["id"] for r in rs.records] == ["1", "3", "4"]
+    assert rs.records[1].data["answer"] == "multi\nline"
+    assert rs.records[2].data["answer"] == ""  # empty cell stays "", treated as absent downstream
+    assert [(i.line, i.message) for i in rs.issues] == [(3, "expected 2 columns, found 3")]
+
+
+def test_json_array_and_wrapped_list():
+    rs = read_records(b'[{"a": 1}, 5, {"a": 2}]', "x.json")
+    assert [r.data for r in rs.records] == [{"a": 1}, {"a": 2}]
+    assert rs.issues[0].path == "[1]"
+    rs = read_records(b'{"items": [{"a": 1}]}', "x.json")
+    assert [r.data for r in rs.records] == [{"a": 1}]
+
+
+@pytest.mark.parametrize(
+    "name, sid",
+    [
+        ("CH_002_牛郎织女_v3.json", "CH_002_牛郎织女"),
+        ("CH_002_牛郎织女_v3_prediction.json", "CH_002_牛郎织女"),
+        ("CH_003_孟姜女哭长城_prediction.json", "CH_003_孟姜女哭长城"),
+        ("gt/EN_001_fox_v2.json", "EN_001_fox"),
+        ("EN_001_fox_pred.json", "EN_001_fox"),
+    ],
+)
+def test_story_id(name, sid):
+    assert story_id(name) == sid
+
+
+def test_pairing_lists_unpaired_and_duplicates():
+    gt = [InputFile("A_v3.json", b""), InputFile("B_v3.json", b""), InputFile("C_v3.json", b"")]
+    pred = [InputFile("A_v3_prediction.json", b""), InputFile("A_pred.json", b""), InputFile("D_pred.json", b"")]
+    p = pair_files(gt, pred)
+    assert [(s, g.name, q.name) for s, g, q in p.pairs] == [("A", "A_v3.json", "A_pred.json")]
+    assert p.unpaired_gt == ["B_v3.json", "C_v3.json"]
+    assert p.unpaired_pred == ["D_pred.json"]
+    assert any("second prediction file" in i.message for i in p.issues)
+
+
+def test_zip_members_are_expanded():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("gt/A_v3.json", "{}")
+        zf.writestr("__MACOSX/gt/._A_v3.json", "junk")
+        zf.writestr("readme.txt", "x")
+    files = expand_archives([InputFile("batch.zip", buf.getvalue()), InputFile("B.json", b"{}")])
+    assert [f.name for f in files] == ["batch.zip/gt/A_v3.json", "B.json"]
