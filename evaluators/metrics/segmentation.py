@@ -239,6 +239,18 @@ def _window_counts_disagree(ref: Iterable[int], hyp: Iterable[int], k: int, meas
     return disagree
 
 
+def _window_metric(hypothesis: Sequence[int], reference: Sequence[int], window: int | None,
+                   presence_only: bool) -> float:
+    _check_same_length(hypothesis, reference)
+    k = window if window is not None else window_size(reference)
+    measurements = sum(reference) - k
+    if measurements <= 0:
+        return 0.0
+    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements,
+                                presence_only)
+    return d / measurements
+
+
 def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
     """Pk (Beeferman et al. 1999): probability that a window's ends disagree on "same segment".
 
@@ -254,40 +266,31 @@ def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None =
     float in [0, 1]
         0 is perfect.  With no complete window (fewer than ``k + 1`` units) segeval returns 0; so do we.
 
+    Raises
+    ------
+    ValueError
+        If the segmentations cover different numbers of units.
+
     Examples
     --------
     >>> round(pk([2, 3, 6], [2, 2, 7]), 10)  # 2 of the 9 windows (k = 2) disagree
     0.2222222222
     """
-    _check_same_length(hypothesis, reference)
-    k = window if window is not None else window_size(reference)
-    n = sum(reference)
-    measurements = n - k
-    if measurements <= 0:
-        return 0.0
-    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements, True)
-    return d / measurements
+    return _window_metric(hypothesis, reference, window, True)
 
 
 def window_diff(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
     """WindowDiff (Pevzner & Hearst 2002): share of windows whose boundary counts differ.
 
-    Parameters and argument order as :func:`pk` (segeval's ``window_diff``, without the
-    Lamprier et al. 2007 edge fix).
+    Parameters, errors and argument order as :func:`pk` (segeval's ``window_diff``, without
+    the Lamprier et al. 2007 edge fix).
 
     Returns
     -------
     float in [0, 1]
         0 is perfect; 0 when there is no complete window.
     """
-    _check_same_length(hypothesis, reference)
-    k = window if window is not None else window_size(reference)
-    n = sum(reference)
-    measurements = n - k
-    if measurements <= 0:
-        return 0.0
-    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements, False)
-    return d / measurements
+    return _window_metric(hypothesis, reference, window, False)
 
 
 def _check_same_length(hypothesis: Sequence[int], reference: Sequence[int]) -> None:
