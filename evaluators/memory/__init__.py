@@ -1,0 +1,36 @@
+"""Long-term-memory QA (LoCoMo, LongMemEval): records, loaders, LLM judge, metrics by type.
+
+- :mod:`~evaluators.memory.records`       ``EvalResult`` and its JSON/JSONL in and out
+- :mod:`~evaluators.memory.loaders`       LoCoMo, LongMemEval, mem0 results, predictions by id
+- :mod:`~evaluators.memory.unanswerable`  ``is_unanswerable`` (English and Chinese)
+- :mod:`~evaluators.memory.judge`         ``judge_answer``, ``batch_judge``, the JSON judge cache
+- :mod:`~evaluators.memory.llm`           OpenAI-compatible chat-completions client
+- :mod:`~evaluators.memory.agreement`     stored judge labels, agreement, LongMemEval accuracy table
+- :mod:`~evaluators.memory.locomo_parity` LoCoMo's own F1 (the benchmark's published scoring)
+- :mod:`~evaluators.memory.metrics`       ``compute_metrics`` overall and by question type
+- :mod:`~evaluators.memory.cli`           ``python -m evaluators memory ...``
+"""
+
+from evaluators.memory.agreement import (
+    JudgeAgreement, LongMemEvalReport, StoredLabels, cohen_kappa, judge_agreement, load_judge_labels,
+    longmemeval_accuracy, stored_labels_from_results,
+)
+from evaluators.memory.judge import MODES, Judgement, JudgeCache, JudgeRun, auto_mode, batch_judge, judge_answer
+from evaluators.memory.llm import LLMConfig, LLMError, OpenAICompatibleClient
+from evaluators.memory.loaders import (
+    attach_predictions, load_locomo, load_longmemeval, load_mem0_locomo, load_predictions, load_results_file,
+)
+from evaluators.memory.locomo_parity import LocomoParityReport, locomo_parity
+from evaluators.memory.metrics import ALL_METRICS, DEFAULT_METRICS, compute_metrics, score_questions
+from evaluators.memory.records import EvalResult, LoadReport, read_results, results_to_json, results_to_jsonl
+from evaluators.memory.unanswerable import is_unanswerable
+
+__all__ = [
+    "EvalResult", "LoadReport", "read_results", "results_to_json", "results_to_jsonl",
+    "load_locomo", "load_longmemeval", "load_mem0_locomo", "load_predictions", "attach_predictions",
+    "load_results_file", "is_unanswerable", "MODES", "Judgement", "JudgeCache", "JudgeRun", "auto_mode",
+    "batch_judge", "judge_answer", "LLMConfig", "LLMError", "OpenAICompatibleClient", "JudgeAgreement",
+    "LongMemEvalReport", "StoredLabels", "cohen_kappa", "judge_agreement", "load_judge_labels",
+    "longmemeval_accuracy", "stored_labels_from_results", "LocomoParityReport", "locomo_parity",
+    "ALL_METRICS", "DEFAULT_METRICS", "compute_metrics", "score_questions",
+]

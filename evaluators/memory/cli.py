@@ -1,0 +1,237 @@
+"""``python -m evaluators memory ...``: score long-term-memory QA results.
+
+Examples::
+
+    # an EvalResult JSONL (or mem0's LoCoMo results.json), text metrics by type
+    python -m evaluators memory --results results.jsonl
+
+    # LoCoMo's own F1 (the benchmark's published scoring) on mem0's predictions
+    python -m evaluators memory --results results.json --questions locomo10.json --parity locomo
+
+    # LongMemEval predictions keyed by question id, judged by a local endpoint, cached
+    EVALBOARD_JUDGE_BASE_URL=http://127.0.0.1:8000/v1 EVALBOARD_JUDGE_MODEL=qwen2.5 \\
+    python -m evaluators memory --questions longmemeval_oracle.json --predictions preds.jsonl \\
+        --judge --cache judge_cache.json
+
+    # an official judge's labels: per-type accuracy, and agreement when we judge too
+    python -m evaluators memory --questions longmemeval_oracle.json --labels preds.eval-results-gpt-4o
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evaluators.io import InputIssue
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``memory`` subcommand."""
+    p = subparsers.add_parser(
+        "memory", help="long-term-memory QA (LoCoMo, LongMemEval): metrics by question type, LLM judge",
+        description="Score long-term-memory QA results by question type, optionally with an LLM judge (cached), "
+                    "LoCoMo's own F1 (--parity locomo) and agreement with stored judge labels.",
+    )
+    p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
+    p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
+    p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
+    p.add_argument("--metrics", help="comma-separated metrics (default: all but bert_f1, sbert_similarity)")
+    p.add_argument("--judge", action="store_true", help="run the LLM judge (endpoint from EVALBOARD_JUDGE_* "
+                                                        "variables or --base-url/--model)")
+    p.add_argument("--judge-mode", default="auto", help="auto (by question type) or one judge mode for all")
+    p.add_argument("--cache", help="judge cache JSON: reused, filled in, written as judgements arrive")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", help="judge model name")
+    p.add_argument("--labels", help="stored judge labels (LongMemEval eval-results JSONL, records with a label, "
+                                    "mem0 results): per-type accuracy and agreement with our judge")
+    p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code)")
+    p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
+    p.add_argument("--out", help="write the report here (default: stdout)")
+    p.add_argument("--format", choices=["json", "md", "csv"], default="json",
+                   help="json (full report), md (tables), csv (one row per question)")
+    p.set_defaults(func=run)
+
+
+def _read(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+def _issue_lines(issues: list[InputIssue]) -> list[str]:
+    return [f"{i.severity}: {i.location()}: {i.message}" for i in issues]
+
+
+def _load(args) -> tuple[list, Any, list[InputIssue]]:
+    from evaluators.io import load_json_bytes
+    from evaluators.memory.loaders import (
+        attach_predictions, detect_format, load_locomo, load_longmemeval, load_predictions, load_results_file,
+    )
+
+    issues: list[InputIssue] = []
+    dataset = None
+    if args.questions:
+        value, _ = load_json_bytes(_read(args.questions), args.questions)
+        kind = detect_format(value)
+        if kind == "locomo":
+            dataset = load_locomo(value, args.questions)
+        elif kind == "longmemeval":
+            dataset = load_longmemeval(value, args.questions)
+        else:
+            raise ValueError(f"{args.questions}: not a LoCoMo or LongMemEval question file")
+        issues.extend(dataset.issues)
+    if args.results:
+        report = load_results_file(_read(args.results), args.results,
+                                   dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
+        issues.extend(report.issues)
+        results = report.results
+    elif dataset is not None:
+        results = dataset.results
+        if args.predictions:
+            preds, pred_issues = load_predictions(_read(args.predictions), args.predictions)
+            issues.extend(pred_issues)
+            results, join_issues = attach_predictions(results, preds, args.predictions)
+            issues.extend(join_issues)
+    else:
+        raise ValueError("give --results, or --questions (with --predictions or --labels)")
+    return results, dataset, issues
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    m = report["metrics"]
+    names = [n for n in m["metrics"]]
+    lines = ["| type | count | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
+
+    def fmt(v):
+        return "—" if v is None else f"{v:.4f}"
+
+    for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
+        lines.append(f"| {name} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")
+    out = ["## Metrics by question type (mean over questions)", "", *lines, ""]
+    if "locomo_parity" in report:
+        lp = report["locomo_parity"]
+        out += ["## LoCoMo parity F1 (published scoring code)", "", "| category | type | count | mean |",
+                "|---:|---|---:|---:|"]
+        out += [f"| {c['category']} | {c['question_type']} | {c['count']} | {fmt(c['mean'])} |"
+                for c in lp["by_category"]]
+        out += [f"| all | overall | {lp['count']} | {fmt(lp['overall'])} |", ""]
+    if "longmemeval" in report:
+        lme = report["longmemeval"]
+        out += ["## LongMemEval accuracy (stored labels)", "", "| type | count | accuracy |", "|---|---:|---:|"]
+        out += [f"| {t['question_type']} | {t['count']} | {fmt(t['accuracy'])} |" for t in lme["by_type"]]
+        out += [f"| task-averaged | | {fmt(lme['task_averaged'])} |", f"| overall | {lme['n_labels']} | "
+                f"{fmt(lme['overall'])} |", f"| abstention | {lme['abstention']['count']} | "
+                f"{fmt(lme['abstention']['accuracy'])} |", ""]
+    if "agreement" in report:
+        a = report["agreement"]
+        out += [f"Judge vs stored labels: {a['n_compared']} compared, accuracy {fmt(a['accuracy'])}, "
+                f"Cohen's kappa {fmt(a['cohen_kappa'])}", ""]
+    out.append(f"signature: {json.dumps(m['signature'], ensure_ascii=False)}")
+    return "\n".join(out) + "\n"
+
+
+def _csv(rows, results) -> str:
+    buf = io.StringIO()
+    by_id = {r.question_id: r for r in results}
+    names = list(rows[0].scores) if rows else []
+    writer = csv.writer(buf)
+    writer.writerow(["question_id", "question_type", "question", "ground_truth", "prediction", *names,
+                     "judge_reasoning"])
+    for row in rows:
+        r = by_id[row.question_id]
+        writer.writerow([row.question_id, row.question_type, r.question, r.ground_truth, r.prediction,
+                         *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
+                         row.judgement.reasoning if row.judgement else ""])
+    return buf.getvalue()
+
+
+def run(args) -> int:
+    """Execute ``memory``; returns 0, or 2 with the reason on stderr for unusable input."""
+    from evaluators.io import InputError
+    from evaluators.memory.agreement import judge_agreement, load_judge_labels, longmemeval_accuracy
+    from evaluators.memory.judge import JudgeCache, batch_judge
+    from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
+    from evaluators.memory.locomo_parity import locomo_parity
+    from evaluators.memory.metrics import _check_names, aggregate_rows, score_questions
+    from evaluators.memory.records import results_to_jsonl
+    from evaluators.results import to_jsonable
+
+    try:
+        results, dataset, issues = _load(args)
+        names = _check_names(args.metrics.split(",") if args.metrics else None)
+    except (InputError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in _issue_lines(issues):
+        print(line, file=sys.stderr)
+    if not results:
+        print("error: no usable question in the input", file=sys.stderr)
+        return 2
+    if args.write_results:
+        Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")
+
+    report: dict[str, Any] = {"input": {"results": args.results, "questions": args.questions,
+                                        "predictions": args.predictions, "n_questions": len(results)},
+                              "issues": [to_jsonable(i) for i in issues]}
+    judge_scores = None
+    stored = None
+    if args.labels:
+        stored = load_judge_labels(_read(args.labels), args.labels,
+                                   dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
+        for line in _issue_lines(stored.issues):
+            print(line, file=sys.stderr)
+        report["labels"] = {"file": args.labels, "n": len(stored.labels), "models": stored.models,
+                            "format": stored.format}
+    try:
+        if args.judge or args.cache:
+            llm = None
+            if args.judge:
+                config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
+                if config is None:
+                    print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
+                          "(or --base-url and --model)", file=sys.stderr)
+                    return 2
+                llm = OpenAICompatibleClient(config)
+            cache = JudgeCache(args.cache) if args.cache else None
+            run_ = batch_judge(results, llm=llm, mode=args.judge_mode, cache=cache,
+                               progress=_progress if args.judge and sys.stderr.isatty() else None)
+            judge_scores = run_.judgements
+            report["judge"] = {k: v for k, v in to_jsonable(run_).items() if k != "judgements"}
+        elif stored is not None:
+            judge_scores = stored.labels
+            report["judge"] = {"source": f"stored labels from {args.labels}"}
+    except (InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        rows = score_questions(results, judge_scores, metrics=names)
+    except ImportError as exc:  # MetricUnavailable names the install command
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report["metrics"] = aggregate_rows(rows, names)
+    if args.parity == "locomo":
+        report["locomo_parity"] = {k: v for k, v in to_jsonable(locomo_parity(results)).items()
+                                   if k != "per_question"}
+    if stored is not None:
+        if dataset is not None and dataset.format == "longmemeval":
+            report["longmemeval"] = to_jsonable(longmemeval_accuracy(dataset.results, stored.labels))
+        if args.judge or args.cache:
+            report["agreement"] = to_jsonable(judge_agreement(judge_scores, stored.labels))
+    if args.format == "json":
+        text = json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n"
+    elif args.format == "md":
+        text = _markdown(to_jsonable(report))
+    else:
+        text = _csv(rows, results)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\rjudged {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)

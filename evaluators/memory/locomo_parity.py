@@ -1,0 +1,204 @@
+"""LoCoMo's own QA score, reproducing the benchmark's published scoring code.
+
+snap-research/LoCoMo ``task_eval/evaluation.py`` (``normalize_answer``, ``f1_score``,
+``f1``, ``eval_question_answering``) scores each question by its category:
+
+- 2 temporal, 3 open-domain, 4 single-hop: token F1 of the normalised, Porter-stemmed
+  answer and prediction (for category 3 only the part of the answer before the first
+  ``;`` is used);
+- 1 multi-hop: prediction and answer are split on commas; each answer part takes its
+  best F1 against any prediction part; the question's score is the mean over the
+  answer parts;
+- 5 adversarial: 1 when the prediction (lower-cased) contains "no information
+  available" or "not mentioned", else 0 — the benchmark's unanswerable check.
+
+Normalisation: commas removed, lower-cased, ASCII punctuation removed, the words
+"a", "an", "the", "and" removed, whitespace collapsed.  Per-category and overall
+values are means over questions (micro over questions), as ``evaluation_stats.py``
+prints them.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from evaluators.memory.records import LOCOMO_CATEGORIES, EvalResult
+from evaluators.results import DictMixin, safe_div
+
+SIGNATURE = ("locomo-parity:f1|norm=drop-commas+lower+strip-ascii-punct+drop(a,an,the,and)|"
+             "tok=whitespace|stem=nltk.PorterStemmer|multi_hop=split(',')+mean(max)|open_domain=answer.split(';')[0]|"
+             "adversarial=contains('no information available'|'not mentioned')")
+
+_TYPE_TO_CATEGORY = {v: k for k, v in LOCOMO_CATEGORIES.items()}
+_PUNCT = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem import PorterStemmer  # nltk is a core requirement; the stemmer needs no data download
+
+    return PorterStemmer()
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer().stem(word)
+
+
+def normalize_answer(text: str) -> str:
+    """LoCoMo's ``normalize_answer``: drop commas, lower-case, drop ASCII punctuation,
+    drop "a", "an", "the", "and", collapse whitespace."""
+    s = str(text).replace(",", "").lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """Porter-stemmed tokens of the normalised text."""
+    return [_stem(w) for w in normalize_answer(text).split()]
+
+
+def locomo_token_f1(prediction: str, answer: str) -> float:
+    """LoCoMo's ``f1_score``: multiset token F1 of stemmed tokens, 0 when nothing is shared.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    pred = stemmed_tokens(prediction)
+    gold = stemmed_tokens(answer)
+    same = sum((Counter(pred) & Counter(gold)).values())
+    if same == 0:
+        return 0.0
+    precision = same / len(pred)
+    recall = same / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_multi_answer_f1(prediction: str, answer: str) -> float:
+    """LoCoMo's ``f1`` for multi-hop: mean over comma-separated answer parts of the best F1
+    against any comma-separated prediction part."""
+    preds = [p.strip() for p in prediction.split(",")]
+    golds = [g.strip() for g in answer.split(",")]
+    return sum(max(locomo_token_f1(p, g) for p in preds) for g in golds) / len(golds)
+
+
+def locomo_adversarial_correct(prediction: str) -> bool:
+    """LoCoMo's adversarial check: the prediction says "no information available" or
+    "not mentioned" (case-insensitive substring)."""
+    low = prediction.lower()
+    return "no information available" in low or "not mentioned" in low
+
+
+def locomo_category(result: EvalResult) -> int:
+    """The LoCoMo category number of a result (``metadata["category"]`` or its type).
+
+    Raises
+    ------
+    ValueError
+        When the type is not one of LoCoMo's five.
+    """
+    category = result.metadata.get("category")
+    if category is not None and int(category) in LOCOMO_CATEGORIES:
+        return int(category)
+    if result.question_type in _TYPE_TO_CATEGORY:
+        return _TYPE_TO_CATEGORY[result.question_type]
+    raise ValueError(f"question {result.question_id!r}: type {result.question_type!r} is not a LoCoMo category")
+
+
+def locomo_score(result: EvalResult) -> float:
+    """The score LoCoMo's ``eval_question_answering`` gives one question (in [0, 1])."""
+    category = locomo_category(result)
+    prediction, answer = result.prediction, result.ground_truth
+    if category in (2, 3, 4):
+        if category == 3:
+            answer = answer.split(";")[0].strip()
+        return locomo_token_f1(prediction, answer)
+    if category == 1:
+        return locomo_multi_answer_f1(prediction, answer)
+    return 1.0 if locomo_adversarial_correct(prediction) else 0.0
+
+
+@dataclass(frozen=True)
+class CategoryScore(DictMixin):
+    """Mean LoCoMo score of one category (``total / count``, micro over questions)."""
+
+    category: int
+    question_type: str
+    count: int
+    total: float
+    mean: float | None
+
+
+@dataclass(frozen=True)
+class LocomoParityReport(DictMixin):
+    """LoCoMo parity scores.
+
+    Attributes
+    ----------
+    by_category : tuple of CategoryScore
+        In the order the official ``evaluation_stats.py`` prints them (4, 1, 2, 3, 5);
+        categories without questions are left out.
+    overall : float or None
+        Sum of the scores / number of questions (micro over questions).
+    count : int
+    per_question : dict
+        ``question_id -> score``.
+    skipped : dict
+        ``question_id -> reason`` for results that are not LoCoMo questions.
+    signature : str
+    """
+
+    by_category: tuple[CategoryScore, ...]
+    overall: float | None
+    count: int
+    per_question: dict[str, float]
+    skipped: dict[str, str]
+    signature: str = SIGNATURE
+
+
+def locomo_parity(results: Iterable[EvalResult]) -> LocomoParityReport:
+    """Score LoCoMo results exactly as the benchmark's published code.
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+        LoCoMo questions (category in ``metadata`` or a LoCoMo type).
+
+    Returns
+    -------
+    LocomoParityReport
+        Results of other types are skipped with a reason, not scored 0.
+
+    References
+    ----------
+    Maharana et al., ACL 2024; snap-research/LoCoMo ``task_eval/evaluation.py`` and
+    ``task_eval/evaluation_stats.py``.
+    """
+    per_question: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    sums: dict[int, list[float]] = {}
+    for r in results:
+        try:
+            category = locomo_category(r)
+        except ValueError as exc:
+            skipped[r.question_id] = str(exc)
+            continue
+        score = locomo_score(r)
+        per_question[r.question_id] = score
+        sums.setdefault(category, []).append(score)
+    rows = tuple(
+        CategoryScore(c, LOCOMO_CATEGORIES[c], len(sums[c]), sum(sums[c]), safe_div(sum(sums[c]), len(sums[c])))
+        for c in (4, 1, 2, 3, 5) if c in sums
+    )
+    total = sum(per_question.values())
+    return LocomoParityReport(by_category=rows, overall=safe_div(total, len(per_question)), count=len(per_question),
+                              per_question=per_question, skipped=skipped)

@@ -1,0 +1,257 @@
+"""Metrics of long-term-memory QA by question type.
+
+:func:`compute_metrics` scores every question with the judge's score and the text
+metrics of the shared registry (:mod:`evaluators.metrics.registry`), then averages them
+overall and by question type.  Every value is a mean over questions (macro over
+questions: each question weighs the same); ``task_averaged_judge_score`` is the mean of
+the per-type judge scores (macro over types, LongMemEval's "task-averaged accuracy").
+
+Output keys and the registry metric behind each:
+
+=================  ======================  =========================================
+key                registry name           what
+=================  ======================  =========================================
+judge_score        (the judge)             :mod:`evaluators.memory.judge`
+exact_match        exact_match             normalised exact match
+f1                 token_f1                token F1 (SQuAD; CJK by character)
+rouge1/2/L         rouge1, rouge2, rougeL  ROUGE F-measure (Lin, 2004)
+bleu1/2/4          bleu1, bleu2, bleu4     sentence BLEU (Papineni et al., 2002)
+meteor             meteor                  METEOR (Banerjee & Lavie, 2005)
+bert_f1            bert_f1                 BERTScore F1 (optional install)
+sbert_similarity   semantic_similarity     sentence-embedding cosine (optional install)
+locomo_f1          (LoCoMo parity)         :mod:`evaluators.memory.locomo_parity`
+=================  ======================  =========================================
+
+Missing ground truth follows DESIGN.md: a question whose ground truth is empty is left
+out of the text metrics (counted in ``gt_missing``); an empty prediction with a ground
+truth is scored (as a miss).  A question without a judge score is left out of
+``judge_score`` (``judged`` counts the others).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators import __version__
+from evaluators.memory.judge import Judgement
+from evaluators.memory.locomo_parity import locomo_category, locomo_score
+from evaluators.memory.records import EvalResult
+from evaluators.policy import is_empty
+from evaluators.results import DictMixin, mean_or_none
+
+#: Output key -> registry metric name.
+REGISTRY_NAMES: dict[str, str] = {
+    "exact_match": "exact_match",
+    "f1": "token_f1",
+    "rouge1": "rouge1",
+    "rouge2": "rouge2",
+    "rougeL": "rougeL",
+    "bleu1": "bleu1",
+    "bleu2": "bleu2",
+    "bleu4": "bleu4",
+    "meteor": "meteor",
+    "bert_f1": "bert_f1",
+    "sbert_similarity": "semantic_similarity",
+}
+ALL_METRICS: tuple[str, ...] = ("judge_score", *REGISTRY_NAMES, "locomo_f1")
+#: Metrics that need ``requirements-optional.txt`` (models); computed only when asked for.
+OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "sbert_similarity")
+#: ``metrics=None`` computes these.
+DEFAULT_METRICS: tuple[str, ...] = tuple(m for m in ALL_METRICS if m not in OPTIONAL_METRICS and m != "locomo_f1")
+
+
+@dataclass(frozen=True)
+class QuestionScores(DictMixin):
+    """All scores of one question.
+
+    Attributes
+    ----------
+    question_id, question_type : str
+    scores : dict
+        ``metric -> value`` (``None`` where not computed: no judge score, GT missing).
+    judgement : Judgement or None
+        The judge's verdict with its reasoning, when one was given.
+    """
+
+    question_id: str
+    question_type: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+    judgement: Judgement | None = None
+
+
+def _check_names(metrics: Sequence[str] | None) -> tuple[str, ...]:
+    names = tuple(DEFAULT_METRICS if metrics is None else metrics)
+    unknown = [m for m in names if m not in ALL_METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; expected some of {', '.join(ALL_METRICS)}")
+    return names
+
+
+def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
+    """Registry objects for the text metrics asked for.
+
+    Raises
+    ------
+    MetricUnavailable (an ImportError)
+        When a metric's optional package, model or data is missing; the message names
+        the install command.
+    """
+    wanted = [m for m in names if m in REGISTRY_NAMES]
+    if not wanted:
+        return {}
+    from evaluators.metrics.registry import MetricUnavailable, get_metric
+
+    out = {}
+    for key in wanted:
+        metric = get_metric(REGISTRY_NAMES[key])
+        reason = metric.unavailable_reason() if hasattr(metric, "unavailable_reason") else None
+        if reason:
+            raise MetricUnavailable(f"{key} ({REGISTRY_NAMES[key]}): {reason}")
+        out[key] = metric
+    return out
+
+
+def metric_signatures(metrics: Sequence[str] | None = None) -> dict[str, str]:
+    """``metric -> signature`` (tokenizer, normalisation, library version) for display and downloads."""
+    names = _check_names(metrics)
+    out = {}
+    if "judge_score" in names:
+        out["judge_score"] = "judge:evalboard.memory.judge|modes=continuous(0.2 steps),binary(LongMemEval official)," \
+                             "adversarial(rule)"
+    for key, metric in _registry_metrics(names).items():
+        out[key] = getattr(metric, "signature", REGISTRY_NAMES[key])
+    if "locomo_f1" in names:
+        from evaluators.memory.locomo_parity import SIGNATURE
+
+        out["locomo_f1"] = SIGNATURE
+    return out
+
+
+def _judge_value(value: Any) -> tuple[float | None, Judgement | None]:
+    if isinstance(value, Judgement):
+        return value.score, value
+    if value is None:
+        return None, None
+    return float(value), None
+
+
+def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, Any] | None = None, *,
+                    metrics: Sequence[str] | None = None) -> list[QuestionScores]:
+    """Per-question scores (the rows behind :func:`compute_metrics`).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+    judge_scores : mapping, optional
+        ``question_id -> score in [0, 1]`` or :class:`~evaluators.memory.judge.Judgement`.
+    metrics : sequence of str, optional
+        Keys from :data:`ALL_METRICS`; default :data:`DEFAULT_METRICS`.
+
+    Returns
+    -------
+    list of QuestionScores
+        In input order.
+
+    Raises
+    ------
+    ValueError
+        Unknown metric name.
+    MetricUnavailable (an ImportError)
+        A metric asked for cannot run here (optional install missing); never a 0.
+    """
+    names = _check_names(metrics)
+    registry = _registry_metrics(names)
+    judge_scores = judge_scores or {}
+    rows = []
+    for r in results:
+        scores: dict[str, float | None] = {}
+        judgement = None
+        if "judge_score" in names:
+            scores["judge_score"], judgement = _judge_value(judge_scores.get(r.question_id))
+        gt_missing = is_empty(r.ground_truth)
+        for key, metric in registry.items():
+            scores[key] = None if gt_missing else float(metric.score(r.prediction, r.ground_truth))
+        if "locomo_f1" in names:
+            try:
+                locomo_category(r)
+                scores["locomo_f1"] = locomo_score(r)
+            except ValueError:
+                scores["locomo_f1"] = None
+        rows.append(QuestionScores(r.question_id, r.question_type, scores, judgement))
+    return rows
+
+
+def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"count": len(rows)}
+    for name in names:
+        out[name] = mean_or_none(row.scores.get(name) for row in rows)
+    if "judge_score" in names:
+        out["judged"] = sum(1 for row in rows if row.scores.get("judge_score") is not None)
+    text_names = [n for n in names if n in REGISTRY_NAMES]
+    if text_names:
+        out["gt_missing"] = sum(1 for row in rows if row.scores.get(text_names[0]) is None)
+    return out
+
+
+def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, Any] | None = None, *,
+                    metrics: Sequence[str] | None = None) -> dict[str, Any]:
+    """Overall and by-type metrics of long-term-memory QA results.
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+    judge_scores : mapping, optional
+        ``question_id -> score`` (or ``Judgement``); questions without one are left out
+        of ``judge_score``.
+    metrics : sequence of str, optional
+        Keys from :data:`ALL_METRICS` (default :data:`DEFAULT_METRICS`: everything but
+        the optional model-based ``bert_f1``, ``sbert_similarity`` and the LoCoMo parity
+        ``locomo_f1``).
+
+    Returns
+    -------
+    dict
+        ``{"overall": {...}, "by_type": {type: {..., "count": n}}, "metrics": [...],
+        "aggregation": "...", "signature": {...}}``.  Each block has ``count``, one
+        value per metric (a mean over questions, ``None`` when no question has a
+        value), ``judged`` (questions with a judge score) and ``gt_missing``;
+        ``overall`` adds ``task_averaged_judge_score`` (mean of the per-type judge
+        scores).  Empty input gives ``count`` 0, ``None`` values and an empty
+        ``by_type`` (nothing to average is not a score of 0).
+
+    Raises
+    ------
+    ValueError
+        Unknown metric name.
+    MetricUnavailable (an ImportError)
+        A metric asked for cannot run here; its message names the install command.
+
+    References
+    ----------
+    Metric definitions: :mod:`evaluators.metrics.registry`; per-type reporting as in
+    LoCoMo (Maharana et al., 2024) and LongMemEval (Wu et al., 2025).
+    """
+    names = _check_names(metrics)
+    rows = score_questions(results, judge_scores, metrics=names)
+    return aggregate_rows(rows, names)
+
+
+def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str]) -> dict[str, Any]:
+    """Aggregate :func:`score_questions` rows as :func:`compute_metrics` does."""
+    names = _check_names(metrics)
+    by_type: dict[str, list[QuestionScores]] = {}
+    for row in rows:
+        by_type.setdefault(row.question_type, []).append(row)
+    overall = _aggregate(rows, names)
+    types = {t: _aggregate(group, names) for t, group in by_type.items()}
+    if "judge_score" in names:
+        overall["task_averaged_judge_score"] = mean_or_none(t["judge_score"] for t in types.values())
+    return {
+        "overall": overall,
+        "by_type": types,
+        "metrics": list(names),
+        "aggregation": "mean over questions (macro over questions); task_averaged_judge_score = mean over types",
+        "signature": {"evalboard": __version__, **metric_signatures(names)},
+    }
