@@ -317,6 +317,34 @@ class JudgeCache:
         """Every cached judgement by question id (fingerprints not checked)."""
         return {qid: Judgement.from_dict(e) for qid, e in self.entries.items()}
 
+    def matching(self, results: Iterable[EvalResult]) -> tuple[dict[str, Judgement], list[str]]:
+        """The cached judgements that still fit the results.
+
+        Returns
+        -------
+        (judgements, stale)
+            ``question_id -> Judgement`` for entries whose fingerprint matches the result
+            under the entry's mode, and the ids of entries that no longer match (question,
+            ground truth or prediction changed since they were judged).
+        """
+        found: dict[str, Judgement] = {}
+        stale: list[str] = []
+        for r in results:
+            entry = self.entries.get(r.question_id)
+            if entry is None:
+                continue
+            if entry.get("fingerprint") == fingerprint(r, entry["mode"]):
+                found[r.question_id] = Judgement.from_dict(entry)
+            else:
+                stale.append(r.question_id)
+        return found, stale
+
+    def subset(self, question_ids: Iterable[str]) -> JudgeCache:
+        """An in-memory cache with the entries of these question ids only."""
+        out = JudgeCache(None)
+        out.entries = {q: dict(self.entries[q]) for q in question_ids if q in self.entries}
+        return out
+
     def put(self, question_id: str, fp: str, judgement: Judgement, question_type: str = "") -> None:
         """Store a judgement (thread-safe; call :meth:`save` to write)."""
         with self._lock:

@@ -1,0 +1,175 @@
+"""Streamlit pieces of the long-term-memory page: tables, chart, drill-down, agreement.
+
+They take results already computed by :mod:`evaluators.memory` and render them; no
+scoring happens here.  User text is HTML-escaped before it is rendered.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+#: Display names of the metric keys.
+LABELS = {
+    "judge_score": "Judge score", "exact_match": "Exact match", "f1": "Token F1", "rouge1": "ROUGE-1",
+    "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "bleu1": "BLEU-1", "bleu2": "BLEU-2", "bleu4": "BLEU-4",
+    "meteor": "METEOR", "bert_f1": "BERTScore F1", "sbert_similarity": "SBERT similarity",
+    "locomo_f1": "LoCoMo F1 (parity)",
+}
+
+
+def label(name: str) -> str:
+    """Display name of a metric key."""
+    return LABELS.get(name, name)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
+    """``column_config`` showing the float columns of ``frame`` with ``digits`` decimals."""
+    return {c: st.column_config.NumberColumn(c, format=f"%.{digits}f") for c in frame.columns
+            if pd.api.types.is_float_dtype(frame[c])}
+
+
+def table(frame: pd.DataFrame, **kwargs) -> None:
+    """``st.dataframe`` (sortable) with floats at 3 decimals and no index."""
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
+
+
+def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
+    """List located input problems (file, line or JSON path, message) in an expander."""
+    if not issues:
+        return
+    errors = sum(1 for i in issues if i.severity == "error")
+    with st.expander(f"{title}: {errors} error(s), {len(issues) - errors} warning(s)", expanded=errors > 0):
+        for issue in issues[:200]:
+            st.text(f"{issue.severity}: {issue.location()}: {issue.message}")
+        if len(issues) > 200:
+            st.caption(f"... and {len(issues) - 200} more")
+
+
+def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
+    """One ``st.metric`` per metric (mean over questions), with the question count first."""
+    shown = [n for n in names if n in overall][:7]
+    cols = st.columns(len(shown) + 1)
+    cols[0].metric("Questions", overall.get("count", 0))
+    for col, name in zip(cols[1:], shown):
+        help_text = None
+        if name == "judge_score":
+            help_text = f"{overall.get('judged', 0)} of {overall.get('count', 0)} questions have a judge score"
+        col.metric(label(name), _fmt(overall.get(name)), help=help_text)
+
+
+def by_type_frame(report: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
+    """The by-type table (one row per question type, then ``overall``)."""
+    rows = []
+    for qtype, block in sorted(report["by_type"].items()):
+        rows.append({"question_type": qtype, "count": block["count"], **{label(n): block.get(n) for n in names}})
+    overall = report["overall"]
+    rows.append({"question_type": "overall", "count": overall["count"], **{label(n): overall.get(n) for n in names}})
+    return pd.DataFrame(rows)
+
+
+def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure:
+    """Grouped bars: one group per question type, one bar per metric (missing values left out)."""
+    types = sorted(report["by_type"])
+    fig = go.Figure()
+    for name in names:
+        values = [report["by_type"][t].get(name) for t in types]
+        fig.add_trace(go.Bar(
+            name=label(name), x=types, y=values,
+            text=[_fmt(v) for v in values], textposition="outside",
+            customdata=[report["by_type"][t]["count"] for t in types],
+            hovertemplate="%{x}<br>" + label(name) + ": %{y:.3f}<br>questions: %{customdata}<extra></extra>",
+        ))
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1.1], "title": "mean over questions"},
+                      xaxis={"title": "question type"}, height=420, margin={"t": 30, "b": 40},
+                      legend={"orientation": "h", "y": 1.12})
+    return fig
+
+
+def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
+    """Per-question table: id, type, question, ground truth, prediction, scores, judge mode."""
+    data = []
+    for row in rows:
+        r = results[row.question_id]
+        data.append({
+            "question_id": row.question_id, "question_type": row.question_type, "question": r.question,
+            "ground_truth": r.ground_truth, "prediction": r.prediction,
+            **{label(n): row.scores.get(n) for n in names},
+            "judge_mode": row.judgement.mode if row.judgement else None,
+        })
+    return pd.DataFrame(data)
+
+
+def _block(title: str, text: str) -> None:
+    safe = html.escape(text) if text else "<em>(empty)</em>"
+    st.markdown(f"**{html.escape(title)}**")
+    st.markdown(f"<div style='white-space: pre-wrap; padding: 0.4rem 0.6rem; border-left: 3px solid #ccc;'>"
+                f"{safe}</div>", unsafe_allow_html=True)
+
+
+def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
+    """Drill-down of one question: texts, scores, and the judge's mode, reasoning and reply."""
+    st.markdown(f"**{html.escape(result.question_id)}** · {html.escape(result.question_type)}"
+                + (" · abstention" if result.abstention else ""))
+    _block("Question", result.question)
+    left, right = st.columns(2)
+    with left:
+        _block("Ground truth", result.ground_truth)
+    with right:
+        _block("Prediction", result.prediction)
+    scores = {label(n): row.scores.get(n) for n in names}
+    table(pd.DataFrame([scores]))
+    j = row.judgement
+    if j is None:
+        st.info("No judge verdict for this question yet.")
+        return
+    st.markdown(f"**Judge** · mode `{html.escape(j.mode)}` · model `{html.escape(j.model or 'unknown')}` · "
+                f"score {_fmt(j.score)}")
+    if j.error:
+        st.error(f"The judge gave no score: {j.error}")
+    if j.note:
+        st.caption(f"Note: {j.note}")
+    _block("Judge reasoning", j.reasoning)
+    if j.reply and j.reply.strip() != j.reasoning.strip():
+        with st.expander("Raw judge reply"):
+            st.text(j.reply)
+
+
+def show_agreement(agreement: Any, stored_name: str) -> None:
+    """Accuracy, Cohen's kappa and the 2x2 table between our judge and stored labels."""
+    cols = st.columns(4)
+    cols[0].metric("Compared", agreement.n_compared)
+    cols[1].metric("Agreement (accuracy)", _fmt(agreement.accuracy))
+    cols[2].metric("Cohen's kappa", _fmt(agreement.cohen_kappa), help=agreement.kappa_reason)
+    cols[3].metric("Only one side", agreement.n_only_ours + agreement.n_only_stored)
+    cm = agreement.confusion_matrix
+    st.dataframe(pd.DataFrame(
+        {"stored: correct": [cm["both_correct"], cm["stored_only_correct"]],
+         "stored: wrong": [cm["ours_only_correct"], cm["both_wrong"]]},
+        index=["ours: correct", "ours: wrong"]), width="content")
+    st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {html.escape(stored_name)}. "
+               "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
+    if agreement.disagreements:
+        st.caption("Disagreements: " + ", ".join(html.escape(q) for q in agreement.disagreements[:30]))
+
+
+def show_parity(parity: Any) -> None:
+    """LoCoMo parity table: per category (official order) and overall."""
+    rows = [{"category": str(c.category), "question_type": c.question_type, "count": c.count, "LoCoMo F1": c.mean}
+            for c in parity.by_category]
+    rows.append({"category": "all", "question_type": "overall", "count": parity.count, "LoCoMo F1": parity.overall})
+    table(pd.DataFrame(rows))
+    if parity.skipped:
+        st.caption(f"{len(parity.skipped)} question(s) are not LoCoMo questions and were left out.")
+    st.caption("Whitespace tokens, as in the benchmark's code: an answer written without spaces (Chinese) is one "
+               "token, so it scores 1 only when identical.")
+    st.caption(f"signature: {parity.signature}")

@@ -1,0 +1,268 @@
+"""Long-term-memory QA (LoCoMo, LongMemEval): metrics by question type and LLM-as-judge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from components.layout import page_frame
+
+source = page_frame(
+    "Long-term memory QA", "🧠",
+    caption="LoCoMo / LongMemEval results by question type, with an LLM judge (cached) and LoCoMo's own F1.",
+)
+
+from components import memory_views as views  # noqa: E402
+from evaluators.demo import demo_path  # noqa: E402
+from evaluators.io import InputError, InputIssue  # noqa: E402
+from evaluators.memory import agreement as agreement_mod  # noqa: E402
+from evaluators.memory import judge as judge_mod  # noqa: E402
+from evaluators.memory import loaders  # noqa: E402
+from evaluators.memory import metrics as metrics_mod  # noqa: E402
+from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
+from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
+from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
+from evaluators.results import to_jsonable  # noqa: E402
+
+#: Where judge runs started from this page keep their cache (one file per results set).
+CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboard") / "judge_cache")))
+
+# ---------------------------------------------------------------- inputs
+issues: list[InputIssue] = []
+results = []
+uploaded_cache = None
+stored = None
+stored_name = ""
+
+if source == "demo":
+    st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
+            "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
+            "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
+    report = loaders.load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo_results.jsonl")
+    results, issues = report.results, list(report.issues)
+    uploaded_cache = judge_mod.JudgeCache.from_bytes(demo_path("memory", "demo_judge_cache.json").read_bytes(),
+                                                     "demo_judge_cache.json")
+    stored = agreement_mod.load_judge_labels(demo_path("memory", "demo_judge_labels.jsonl").read_bytes(),
+                                             "demo_judge_labels.jsonl")
+    stored_name = "demo_judge_labels.jsonl"
+else:
+    st.markdown("**Results**: an EvalResult file (JSONL / JSON / CSV with `question_id`, `question_type`, "
+                "`question`, `ground_truth`, `prediction`) or mem0's LoCoMo `results.json` — or a question file "
+                "(LoCoMo `locomo10.json` / LongMemEval) with predictions keyed by `question_id`.")
+    c1, c2, c3 = st.columns(3)
+    up_results = c1.file_uploader("Results", type=["jsonl", "json", "csv"], key="mem_results")
+    up_questions = c2.file_uploader("Questions (LoCoMo / LongMemEval)", type=["json"], key="mem_questions")
+    up_preds = c3.file_uploader("Predictions by question_id", type=["jsonl", "json", "csv"], key="mem_preds")
+    c4, c5 = st.columns(2)
+    up_cache = c4.file_uploader("Judge cache (optional)", type=["json"], key="mem_cache")
+    up_labels = c5.file_uploader("Stored judge labels (optional)", type=["jsonl", "json", "csv"], key="mem_labels",
+                                 help="LongMemEval eval-results JSONL, records with question_id + label, "
+                                      "or mem0 results (llm_score).")
+    dataset = None
+    if up_questions is not None:
+        dataset = loaders.load_results_file(up_questions.getvalue(), up_questions.name)
+        issues.extend(dataset.issues)
+        if dataset.format not in ("locomo", "longmemeval"):
+            issues.append(InputIssue(up_questions.name, "not a LoCoMo or LongMemEval question file; ignored"))
+            dataset = None
+    if up_results is not None:
+        report = loaders.load_results_file(up_results.getvalue(), up_results.name,
+                                           dataset=dataset if dataset and dataset.format == "locomo" else None)
+        results = report.results
+        issues.extend(report.issues)
+    elif dataset is not None:
+        results = dataset.results
+        if up_preds is not None:
+            preds, pred_issues = loaders.load_predictions(up_preds.getvalue(), up_preds.name)
+            issues.extend(pred_issues)
+            results, join_issues = loaders.attach_predictions(results, preds, up_preds.name)
+            issues.extend(join_issues)
+        else:
+            st.caption("No predictions file: every prediction is empty (upload one keyed by question_id).")
+    if up_cache is not None:
+        try:
+            uploaded_cache = judge_mod.JudgeCache.from_bytes(up_cache.getvalue(), up_cache.name)
+            issues.extend(uploaded_cache.issues)
+        except InputError as exc:
+            issues.append(exc.issue)
+    if up_labels is not None:
+        stored = agreement_mod.load_judge_labels(up_labels.getvalue(), up_labels.name,
+                                                 dataset=dataset if dataset and dataset.format == "locomo" else None)
+        issues.extend(stored.issues)
+        stored_name = up_labels.name
+    if stored is None and results and any("llm_score" in r.metadata for r in results):
+        stored = agreement_mod.StoredLabels(labels=agreement_mod.stored_labels_from_results(results),
+                                            format="mem0_locomo")
+        stored_name = "llm_score in the results file"
+
+views.show_issues(issues)
+if not results:
+    st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
+    st.stop()
+
+by_id = {r.question_id: r for r in results}
+data_key = hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16]
+disk_cache_path = CACHE_DIR / f"memory-{data_key}.json"
+
+# ---------------------------------------------------------------- settings
+is_locomo = any(r.question_type in LOCOMO_TYPES and r.question_type != "adversarial" for r in results)
+s1, s2 = st.columns([3, 1])
+chosen = s1.multiselect(
+    "Metrics", options=list(metrics_mod.ALL_METRICS), default=[m for m in metrics_mod.DEFAULT_METRICS],
+    format_func=views.label, key="mem_metrics",
+    help="BERTScore and SBERT similarity need `pip install -r requirements-optional.txt`.",
+)
+parity_on = s2.checkbox("LoCoMo parity F1", value=is_locomo, key="mem_parity",
+                        help="LoCoMo's own scoring code: stemmed token F1, multi-hop split on commas, "
+                             "adversarial by its unanswerable check.")
+names = list(chosen) + (["locomo_f1"] if parity_on and "locomo_f1" not in chosen else [])
+if not names:
+    st.warning("Pick at least one metric.")
+    st.stop()
+
+# ---------------------------------------------------------------- judge
+st.subheader("LLM judge")
+if "mem_flash" in st.session_state:
+    st.success(st.session_state.pop("mem_flash"))
+judge_cache = None
+judge_source = ""
+if disk_cache_path.exists():
+    try:
+        judge_cache = judge_mod.JudgeCache(disk_cache_path)
+        judge_source = f"the local cache {disk_cache_path}"
+    except InputError as exc:
+        st.error(f"The local judge cache cannot be read and is not used: {exc}")
+if judge_cache is None and uploaded_cache is not None:
+    judge_cache = uploaded_cache
+    judge_source = "the demo judge cache" if source == "demo" else "the uploaded judge cache"
+judgements, stale = judge_cache.matching(results) if judge_cache is not None else ({}, [])
+if stale:
+    st.warning(f"{len(stale)} cached judgement(s) no longer match their question, ground truth or prediction and "
+               f"are not used (e.g. {', '.join(stale[:3])}); run the judge to redo them.")
+n_ok = sum(1 for j in judgements.values() if j.ok)
+n_err = sum(1 for j in judgements.values() if not j.ok)
+if judgements:
+    st.caption(f"{n_ok} of {len(results)} questions judged (from {judge_source})"
+               + (f"; {n_err} without a score (malformed reply or failed request)" if n_err else "") + ".")
+elif stored is not None and stored.labels:
+    st.caption(f"No judge run yet; judge_score uses the stored labels ({stored_name}).")
+else:
+    st.caption("No judge scores yet: judge_score stays empty until the judge runs or a judge cache is uploaded.")
+
+env_config = None
+try:
+    env_config = LLMConfig.from_env()
+except ValueError as exc:
+    st.error(str(exc))
+with st.expander("Run the judge", expanded=env_config is not None and n_ok < len(results)):
+    e1, e2 = st.columns(2)
+    base_url = e1.text_input("Endpoint (OpenAI-compatible, up to /v1)", value=env_config.base_url if env_config else "",
+                             key="mem_base_url", placeholder="http://127.0.0.1:8000/v1")
+    model = e2.text_input("Judge model", value=env_config.model if env_config else "", key="mem_model")
+    mode = st.selectbox("Mode", ["auto", *judge_mod.MODES], key="mem_mode",
+                        help="auto: LongMemEval's official prompts by question type, the rule for adversarial "
+                             "questions, the graded (0-1, step 0.2) prompt for the others.")
+    st.caption("The API key, if any, comes from EVALBOARD_JUDGE_API_KEY (or OPENAI_API_KEY). Judgements are cached "
+               f"in {disk_cache_path} as they arrive: a stopped run resumes where it was.")
+    if not base_url or not model:
+        st.info("Set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL (or fill in both fields) to run the judge.")
+    elif st.button("Run judge", type="primary", key="mem_run_judge"):
+        try:
+            config = LLMConfig.from_env(base_url=base_url, model=model)
+            cache = judge_mod.JudgeCache(disk_cache_path)
+        except (ValueError, InputError) as exc:
+            st.error(str(exc))
+            st.stop()
+        if uploaded_cache is not None:
+            for qid, entry in uploaded_cache.entries.items():
+                cache.entries.setdefault(qid, entry)
+        bar = st.progress(0.0, text="Judging ...")
+
+        def _progress(done: int, total: int) -> None:
+            bar.progress(done / total if total else 1.0, text=f"Judged {done} of {total}")
+
+        try:
+            run = judge_mod.batch_judge(results, llm=OpenAICompatibleClient(config), mode=mode, cache=cache,
+                                        progress=_progress)
+        except ValueError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state["mem_flash"] = (f"Judged {run.n_judged} question(s) with {config.model}, reused "
+                                             f"{run.n_cached} from the cache; {run.n_errors} without a score.")
+            st.rerun()
+
+judge_scores = judgements if judgements else (stored.labels if stored is not None else None)
+
+# ---------------------------------------------------------------- metrics
+try:
+    rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
+except ImportError as exc:  # MetricUnavailable names the install command
+    st.error(f"{exc}")
+    names = [n for n in names if n not in metrics_mod.REGISTRY_NAMES]
+    if not names:
+        st.stop()
+    rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
+report = metrics_mod.aggregate_rows(rows, names)
+
+st.subheader("Overall")
+views.metric_cards(report["overall"], names)
+if report["overall"].get("task_averaged_judge_score") is not None:
+    st.caption(f"Task-averaged judge score (mean over types): {report['overall']['task_averaged_judge_score']:.3f}")
+
+st.subheader("By question type")
+views.table(views.by_type_frame(report, names))
+chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names if n in ("judge_score", "f1",
+                                                                                         "locomo_f1")] or names[:1],
+                               format_func=views.label, key="mem_chart")
+if chart_metrics:
+    st.plotly_chart(views.by_type_figure(report, chart_metrics), width="stretch")
+st.caption("Means over questions (macro over questions). signature: "
+           + json.dumps(report["signature"], ensure_ascii=False))
+
+if parity_on:
+    st.subheader("LoCoMo parity (the benchmark's published scoring)")
+    parity = locomo_parity(results)
+    views.show_parity(parity)
+
+if judgements and stored is not None and stored.labels:
+    st.subheader("Our judge vs stored labels")
+    agr = agreement_mod.judge_agreement(judgements, stored.labels)
+    views.show_agreement(agr, stored_name)
+
+# ---------------------------------------------------------------- drill-down
+st.subheader("Questions")
+f1c, f2c = st.columns([2, 1])
+types = sorted({r.question_type for r in results})
+picked_types = f1c.multiselect("Question types", types, default=types, key="mem_types")
+only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
+shown_rows = [row for row in rows if row.question_type in picked_types and (
+    not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
+views.table(views.question_frame(shown_rows, by_id, names), height=360)
+if shown_rows:
+    qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
+                       format_func=lambda q: f"{q} · {by_id[q].question[:80]}")
+    row = next(r for r in shown_rows if r.question_id == qid)
+    views.show_question(by_id[qid], row, names)
+else:
+    st.info("No question matches the filters.")
+
+# ---------------------------------------------------------------- downloads
+st.subheader("Downloads")
+d1, d2, d3, d4 = st.columns(4)
+full = {"metrics": report, "judge_source": judge_source or None, "n_questions": len(results)}
+if parity_on:
+    full["locomo_parity"] = {k: v for k, v in to_jsonable(parity).items() if k != "per_question"}
+d1.download_button("Report (JSON)", json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
+                   file_name="memory_report.json", mime="application/json")
+d2.download_button("Per question (CSV)",
+                   views.question_frame(rows, by_id, names).to_csv(index=False).encode("utf-8-sig"),
+                   file_name="memory_questions.csv", mime="text/csv")
+d3.download_button("Results (JSONL)", results_to_jsonl(results), file_name="memory_results.jsonl",
+                   mime="application/jsonl")
+cache_out = judge_cache.subset(by_id) if judge_cache is not None else judge_mod.JudgeCache()
+d4.download_button("Judge cache (JSON)", cache_out.to_json(), file_name="judge_cache.json", mime="application/json",
+                   disabled=not cache_out.entries)

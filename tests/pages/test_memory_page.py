@@ -1,0 +1,146 @@
+"""AppTest for pages/5_Long_Memory.py: demo, uploads (results, questions + predictions,
+labels, judge cache) and a judge run against a local HTTP endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evaluators.demo import demo_path
+from evaluators.memory.judge import JudgeCache
+from evaluators.memory.loaders import load_results_file
+from tests.conftest import ROOT
+from tests.unit.test_memory_llm import FakeJudgeServer
+
+PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path):
+    """No judge endpoint from the environment; page caches go to a temporary folder."""
+    for var in ("EVALBOARD_JUDGE_BASE_URL", "EVALBOARD_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
+                "EVALBOARD_JUDGE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EVALBOARD_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def run_page(source: str = "demo") -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["evalboard_data_source"] = source
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_demo_shows_judge_scores_by_type_and_agreement():
+    at = run_page("demo")
+    # The demo cache holds 24 judgements for the 25 questions (one unjudged, empty prediction).
+    cache = json.loads(demo_path("memory", "demo_judge_cache.json").read_text(encoding="utf-8"))["entries"]
+    scores = [e["score"] for e in cache.values()]
+    assert len(scores) == 24
+    assert metric(at, "Questions") == "25"
+    assert metric(at, "Judge score") == f"{sum(scores) / 24:.3f}"
+    assert any("24 of 25 questions judged (from the demo judge cache)" in c.value for c in at.caption)
+    # The second judge's 24 labels disagree with ours (binarised at 0.5) on one question: 23/24 agree.
+    assert metric(at, "Agreement (accuracy)") == f"{23 / 24:.3f}"
+    subheaders = [s.value for s in at.subheader]
+    assert subheaders[:3] == ["LLM judge", "Overall", "By question type"]
+    assert "LoCoMo parity (the benchmark's published scoring)" in subheaders
+    by_type = at.dataframe[0].value
+    assert list(by_type["question_type"]) == ["adversarial", "multi_hop", "open_domain", "single_hop", "temporal",
+                                              "overall"]
+    assert list(by_type["count"]) == [4, 5, 3, 8, 5, 25]
+    assert not at.button  # no endpoint configured: no "Run judge" button, an explanation instead
+    assert any("EVALBOARD_JUDGE_BASE_URL" in i.value for i in at.info)
+
+
+def test_demo_drill_down_shows_the_judge_reasoning_in_chinese():
+    at = run_page("demo")
+    at.selectbox(key="mem_question").set_value("demo-zh-1_q2").run()
+    texts = " ".join(m.value for m in at.markdown)
+    assert "包含正确答案，多了一个芒果。" in texts  # the judge's reasoning
+    assert "荔枝和芒果。" in texts and "continuous" in texts
+
+
+def test_upload_results_with_a_bad_line_and_stored_labels():
+    lines = [
+        {"question_id": "e1", "question_type": "single_hop", "question": "Where does Ann live?", "ground_truth": "Oslo",
+         "prediction": "Ann lives in Oslo."},
+        {"question_id": "e2", "question_type": "temporal", "question": "When?", "ground_truth": "May 2023",
+         "prediction": "June 2023"},
+        {"question_id": "z1", "question_type": "single_hop", "question": "<b>小王</b>住在哪里？",
+         "ground_truth": "成都", "prediction": "成都"},
+    ]
+    data = ("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n{not json}\n").encode("utf-8")
+    labels = b'{"question_id": "e1", "label": true}\n{"question_id": "e2", "label": false}\n' \
+             b'{"question_id": "z1", "label": true}\n'
+    at = run_page("upload")
+    assert any("Upload a results file" in i.value for i in at.info)
+    at.file_uploader(key="mem_results").set_value(("r.jsonl", data, "application/jsonl"))
+    at.file_uploader(key="mem_labels").set_value(("labels.jsonl", labels, "application/jsonl"))
+    at.run()
+    assert not at.exception
+    issues = " ".join(t.value for t in at.text)
+    assert "r.jsonl:4" in issues and "invalid JSON" in issues  # located, the rest still scored
+    assert metric(at, "Questions") == "3"
+    assert metric(at, "Judge score") == f"{2 / 3:.3f}"  # stored labels 1, 0, 1
+    by_type = at.dataframe[0].value.set_index("question_type")
+    assert by_type.loc["single_hop", "Judge score"] == 1.0 and by_type.loc["temporal", "Judge score"] == 0.0
+    # the HTML in the question is shown as text, not rendered
+    at.selectbox(key="mem_question").set_value("z1").run()
+    assert any("&lt;b&gt;小王&lt;/b&gt;" in m.value for m in at.markdown)
+
+
+def test_upload_questions_and_predictions_keyed_by_id():
+    questions = [
+        {"question_id": "k1", "question_type": "knowledge-update", "question": "Where do I live now?",
+         "answer": "Tokyo"},
+        {"question_id": "p1", "question_type": "single-session-preference", "question": "推荐一家餐厅",
+         "answer": "用户喜欢素食"},
+        {"question_id": "a1_abs", "question_type": "multi-session", "question": "What is my cat's name?",
+         "answer": "You never mentioned a cat."},
+    ]
+    preds = b'{"question_id": "k1", "hypothesis": "Tokyo"}\n{"question_id": "a1_abs", "hypothesis": "Unknown"}\n'
+    at = run_page("upload")
+    at.file_uploader(key="mem_questions").set_value(
+        ("lme.json", json.dumps(questions, ensure_ascii=False).encode("utf-8"), "application/json"))
+    at.file_uploader(key="mem_preds").set_value(("preds.jsonl", preds, "application/jsonl"))
+    at.run()
+    assert not at.exception
+    by_type = at.dataframe[0].value.set_index("question_type")
+    assert by_type["count"].to_dict() == {"knowledge_update": 1, "multi_session": 1, "single_session_preference": 1,
+                                          "overall": 3}
+    issues = " ".join(t.value for t in at.text)
+    assert "1 question(s) have no prediction" in issues  # p1 is scored as a miss, and said so
+
+
+def test_run_the_judge_from_the_page_resumes_from_its_cache(monkeypatch, isolated):
+    results = load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo").results
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "page-judge")
+        at = run_page("demo")
+        at.button(key="mem_run_judge").click().run()
+        assert not at.exception
+        # The demo cache covers 24 of 25: the one unjudged question is the only request.
+        assert len(server.requests) == 1
+        assert any("Judged 1 question(s) with page-judge, reused 24 from the cache" in s.value for s in at.success)
+        files = list((isolated / "cache").glob("memory-*.json"))
+        assert len(files) == 1
+        cache = JudgeCache(files[0])
+        judged, stale = cache.matching(results)
+        assert len(judged) == 25 and stale == []
+        assert judged["demo-zh-1_q10"].model == "page-judge"  # empty prediction judged "No." by the endpoint
+        assert judged["demo-zh-1_q10"].score == 0.0
+        assert any("25 of 25 questions judged" in c.value for c in at.caption)
+        # A second run needs nothing new: no second call.
+        at.button(key="mem_run_judge").click().run()
+        assert len(server.requests) == 1
+        assert any("Judged 0 question(s) with page-judge, reused 25" in s.value for s in at.success)
