@@ -1,0 +1,92 @@
+"""`python -m evaluators memory`: scoring, judging against a local endpoint with a cache, errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.memory.records import EvalResult, results_to_jsonl
+from tests.unit.test_memory_llm import FakeJudgeServer
+
+RESULTS = [
+    EvalResult("s", "a", "single_hop", "Where does Ann live?", "Oslo", "Ann lives in Oslo."),
+    EvalResult("s", "b", "temporal", "When did she move?", "May 2023", "June 2023"),
+    EvalResult("s", "c", "adversarial", "What is her cat called?", "Not mentioned in the conversation",
+               "没有提到猫。", abstention=True),
+    EvalResult("t", "d", "single_hop", "小王住在哪里？", "成都", "成都"),
+]
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    for var in ("EVALBOARD_JUDGE_BASE_URL", "EVALBOARD_JUDGE_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    path = tmp_path / "results.jsonl"
+    path.write_text(results_to_jsonl(RESULTS), encoding="utf-8")
+    return tmp_path, path
+
+
+def test_judge_with_cache_then_offline_rerun(files, monkeypatch, capsys):
+    tmp, path = files
+    cache = tmp / "cache.json"
+    out = tmp / "report.json"
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
+        args = ["memory", "--results", str(path), "--metrics", "judge_score,locomo_f1", "--judge",
+                "--cache", str(cache), "--out", str(out)]
+        assert main(args) == 0
+        # a, b, d need the LLM (continuous mode); c is adversarial, decided by the rule
+        assert len(server.requests) == 3
+        report = json.loads(out.read_text(encoding="utf-8"))
+        # judge: a 1 (Oslo in the answer), b 0, c 1 (declines), d 1 -> overall 3/4
+        assert report["metrics"]["overall"]["judge_score"] == pytest.approx(0.75)
+        assert report["metrics"]["by_type"]["single_hop"] == {
+            "count": 2, "judge_score": 1.0, "judged": 2,
+            # LoCoMo F1: a = [oslo] vs [ann, live, in, oslo] -> P=1/4, R=1 -> 0.4; d = 1.0 -> mean 0.7
+            "locomo_f1": pytest.approx(0.7)}
+        assert report["judge"]["n_judged"] == 4 and report["judge"]["n_cached"] == 0
+        # rerun with the cache: nothing asked again
+        assert main(args) == 0
+        assert len(server.requests) == 3
+        assert json.loads(out.read_text(encoding="utf-8"))["judge"]["n_cached"] == 4
+    # offline: the cache alone is enough, no --judge, no endpoint
+    assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(cache),
+                 "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert "| overall | 4 | 0.7500 |" in text
+
+
+def test_csv_and_markdown_outputs(files, capsys):
+    _, path = files
+    assert main(["memory", "--results", str(path), "--metrics", "locomo_f1", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["question_id"] for r in rows] == ["a", "b", "c", "d"]
+    assert float(rows[3]["locomo_f1"]) == 1.0 and rows[3]["question"] == "小王住在哪里？"
+    # c: LoCoMo's adversarial check wants "not mentioned" / "no information available": 没有提到 is 0 there
+    assert float(rows[2]["locomo_f1"]) == 0.0
+    assert main(["memory", "--results", str(path), "--metrics", "locomo_f1", "--parity", "locomo",
+                 "--format", "md"]) == 0
+    assert "## LoCoMo parity F1 (published scoring code)" in capsys.readouterr().out
+
+
+def test_unusable_input_exits_2_with_the_reason(files, capsys):
+    tmp, path = files
+    assert main(["memory"]) == 2
+    assert "give --results" in capsys.readouterr().err
+    bad = tmp / "bad.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    assert main(["memory", "--results", str(bad), "--metrics", "judge_score"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl:1" in err and "no usable question" in err
+    assert main(["memory", "--results", str(path), "--judge", "--metrics", "judge_score"]) == 2
+    assert "EVALBOARD_JUDGE_BASE_URL" in capsys.readouterr().err
+    assert main(["memory", "--results", str(path), "--metrics", "nope"]) == 2
+    assert "unknown metric(s) ['nope']" in capsys.readouterr().err
+    # not in the cache and no endpoint: the judge says what is missing
+    assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(tmp / "c.json")]) == 2
+    assert "3 question(s) are not in the judge cache" in capsys.readouterr().err
