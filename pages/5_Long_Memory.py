@@ -110,12 +110,22 @@ disk_cache_path = CACHE_DIR / f"memory-{data_key}.json"
 
 # ---------------------------------------------------------------- settings
 is_locomo = any(r.question_type in LOCOMO_TYPES and r.question_type != "adversarial" for r in results)
+try:
+    availability = metrics_mod.metric_availability()
+except ImportError as exc:  # the shared metric registry is not installed
+    availability = {m: (str(exc) if m in metrics_mod.REGISTRY_NAMES else None) for m in metrics_mod.ALL_METRICS}
 s1, s2 = st.columns([3, 1])
 chosen = s1.multiselect(
-    "Metrics", options=list(metrics_mod.ALL_METRICS), default=[m for m in metrics_mod.DEFAULT_METRICS],
-    format_func=views.label, key="mem_metrics",
-    help="BERTScore and SBERT similarity need `pip install -r requirements-optional.txt`.",
+    "Metrics", options=[m for m in metrics_mod.ALL_METRICS if m != "locomo_f1"],
+    default=[m for m in metrics_mod.DEFAULT_METRICS if availability.get(m) is None],
+    format_func=lambda m: views.label(m) + (" (unavailable)" if availability.get(m) else ""), key="mem_metrics",
+    help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, SBERT: "
+         "`pip install -r requirements-optional.txt`) or data (METEOR: nltk's WordNet).",
 )
+for m in chosen:
+    if availability.get(m):
+        st.error(f"{views.label(m)} is not computed: {availability[m]}")
+chosen = [m for m in chosen if not availability.get(m)]
 parity_on = s2.checkbox("LoCoMo parity F1", value=is_locomo, key="mem_parity",
                         help="LoCoMo's own scoring code: stemmed token F1, multi-hop split on commas, "
                              "adversarial by its unanswerable check.")
@@ -198,14 +208,7 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
 judge_scores = judgements if judgements else (stored.labels if stored is not None else None)
 
 # ---------------------------------------------------------------- metrics
-try:
-    rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
-except ImportError as exc:  # MetricUnavailable names the install command
-    st.error(f"{exc}")
-    names = [n for n in names if n not in metrics_mod.REGISTRY_NAMES]
-    if not names:
-        st.stop()
-    rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
+rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
 report = metrics_mod.aggregate_rows(rows, names)
 
 st.subheader("Overall")

@@ -155,16 +155,21 @@ def run(args) -> int:
     from evaluators.memory.judge import JudgeCache, batch_judge
     from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
     from evaluators.memory.locomo_parity import locomo_parity
-    from evaluators.memory.metrics import _check_names, aggregate_rows, score_questions
+    from evaluators.memory.metrics import aggregate_rows, resolve_metrics, score_questions
     from evaluators.memory.records import results_to_jsonl
     from evaluators.results import to_jsonable
 
     try:
         results, dataset, issues = _load(args)
-        names = _check_names(args.metrics.split(",") if args.metrics else None)
+        names, unavailable = resolve_metrics(args.metrics.split(",") if args.metrics else None)
     except (InputError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # the metric registry or an optional metric is missing
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for name, reason in unavailable.items():
+        print(f"warning: {name} left out: {reason}", file=sys.stderr)
     for line in _issue_lines(issues):
         print(line, file=sys.stderr)
     if not results:
@@ -211,7 +216,7 @@ def run(args) -> int:
     except ImportError as exc:  # MetricUnavailable names the install command
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report["metrics"] = aggregate_rows(rows, names)
+    report["metrics"] = aggregate_rows(rows, names, unavailable=unavailable)
     if args.parity == "locomo":
         report["locomo_parity"] = {k: v for k, v in to_jsonable(locomo_parity(results)).items()
                                    if k != "per_question"}

@@ -89,6 +89,47 @@ def _check_names(metrics: Sequence[str] | None) -> tuple[str, ...]:
     return names
 
 
+def metric_availability(metrics: Sequence[str] | None = None) -> dict[str, str | None]:
+    """``metric -> None`` (can run here) or the reason it cannot, with the install command.
+
+    ``judge_score`` and ``locomo_f1`` are always available; the text metrics are asked of
+    the registry (``Metric.unavailable_reason``: missing optional package, model or data).
+    """
+    names = ALL_METRICS if metrics is None else _check_names(metrics)
+    out: dict[str, str | None] = {}
+    for key in names:
+        if key not in REGISTRY_NAMES:
+            out[key] = None
+            continue
+        from evaluators.metrics.registry import get_metric
+
+        metric = get_metric(REGISTRY_NAMES[key])
+        out[key] = metric.unavailable_reason() if hasattr(metric, "unavailable_reason") else None
+    return out
+
+
+def resolve_metrics(metrics: Sequence[str] | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The metrics to compute and those left out.
+
+    Parameters
+    ----------
+    metrics : sequence of str or None
+        ``None``: :data:`DEFAULT_METRICS` that can run here; the others are returned with
+        their reason (e.g. METEOR without nltk's WordNet data), never scored 0.
+
+    Returns
+    -------
+    (names, unavailable)
+        ``unavailable`` is ``{metric: reason}``; empty when metrics were named explicitly
+        (a named metric that cannot run raises when it is computed).
+    """
+    if metrics is not None:
+        return _check_names(metrics), {}
+    availability = metric_availability(DEFAULT_METRICS)
+    names = tuple(m for m in DEFAULT_METRICS if availability[m] is None)
+    return names, {m: r for m, r in availability.items() if r is not None}
+
+
 def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
     """Registry objects for the text metrics asked for.
 
@@ -147,7 +188,7 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     judge_scores : mapping, optional
         ``question_id -> score in [0, 1]`` or :class:`~evaluators.memory.judge.Judgement`.
     metrics : sequence of str, optional
-        Keys from :data:`ALL_METRICS`; default :data:`DEFAULT_METRICS`.
+        Keys from :data:`ALL_METRICS`; default as :func:`compute_metrics`.
 
     Returns
     -------
@@ -161,7 +202,7 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     MetricUnavailable (an ImportError)
         A metric asked for cannot run here (optional install missing); never a 0.
     """
-    names = _check_names(metrics)
+    names, _ = resolve_metrics(metrics)
     registry = _registry_metrics(names)
     judge_scores = judge_scores or {}
     rows = []
@@ -206,15 +247,16 @@ def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         ``question_id -> score`` (or ``Judgement``); questions without one are left out
         of ``judge_score``.
     metrics : sequence of str, optional
-        Keys from :data:`ALL_METRICS` (default :data:`DEFAULT_METRICS`: everything but
-        the optional model-based ``bert_f1``, ``sbert_similarity`` and the LoCoMo parity
-        ``locomo_f1``).
+        Keys from :data:`ALL_METRICS`.  Default: the :data:`DEFAULT_METRICS` (everything
+        but the model-based ``bert_f1``, ``sbert_similarity`` and the LoCoMo parity
+        ``locomo_f1``) that can run here; any that cannot (METEOR without nltk's WordNet
+        data) is listed in ``unavailable`` with its reason instead of being scored.
 
     Returns
     -------
     dict
         ``{"overall": {...}, "by_type": {type: {..., "count": n}}, "metrics": [...],
-        "aggregation": "...", "signature": {...}}``.  Each block has ``count``, one
+        "unavailable": {metric: reason}, "aggregation": "...", "signature": {...}}``.  Each block has ``count``, one
         value per metric (a mean over questions, ``None`` when no question has a
         value), ``judged`` (questions with a judge score) and ``gt_missing``;
         ``overall`` adds ``task_averaged_judge_score`` (mean of the per-type judge
@@ -226,20 +268,25 @@ def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     ValueError
         Unknown metric name.
     MetricUnavailable (an ImportError)
-        A metric asked for cannot run here; its message names the install command.
+        A metric named in ``metrics`` cannot run here; its message names the install
+        command.
 
     References
     ----------
     Metric definitions: :mod:`evaluators.metrics.registry`; per-type reporting as in
     LoCoMo (Maharana et al., 2024) and LongMemEval (Wu et al., 2025).
     """
-    names = _check_names(metrics)
+    names, unavailable = resolve_metrics(metrics)
     rows = score_questions(results, judge_scores, metrics=names)
-    return aggregate_rows(rows, names)
+    return aggregate_rows(rows, names, unavailable=unavailable)
 
 
-def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str]) -> dict[str, Any]:
-    """Aggregate :func:`score_questions` rows as :func:`compute_metrics` does."""
+def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str], *,
+                   unavailable: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Aggregate :func:`score_questions` rows as :func:`compute_metrics` does.
+
+    ``unavailable`` (``{metric: reason}``) is passed through to the output.
+    """
     names = _check_names(metrics)
     by_type: dict[str, list[QuestionScores]] = {}
     for row in rows:
@@ -252,6 +299,7 @@ def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str]) -> di
         "overall": overall,
         "by_type": types,
         "metrics": list(names),
+        "unavailable": dict(unavailable or {}),
         "aggregation": "mean over questions (macro over questions); task_averaged_judge_score = mean over types",
         "signature": {"evalboard": __version__, **metric_signatures(names)},
     }

@@ -1,0 +1,113 @@
+"""compute_metrics: by-type aggregation of the judge score and the shared text metrics.
+
+Text metrics come from evaluators.metrics.registry (char tokens: English words, Chinese
+characters; exact match after NFKC, lower case, dropping punctuation and spaces).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.memory.judge import Judgement
+from evaluators.memory.metrics import (
+    DEFAULT_METRICS, compute_metrics, metric_availability, resolve_metrics, score_questions,
+)
+from evaluators.memory.records import EvalResult
+
+registry = pytest.importorskip("evaluators.metrics.registry")
+
+RESULTS = [
+    # English: tokens [ann, lives, in, oslo] vs [oslo]: P = 1/4, R = 1, F1 = 2*(1/4)/(5/4) = 0.4; EM 0
+    EvalResult("s", "e1", "single_hop", "Where does Ann live?", "Oslo", "Ann lives in Oslo."),
+    # English exact after normalisation: "May 2023." == "may 2023" -> EM 1, F1 1
+    EvalResult("s", "e2", "temporal", "When?", "may 2023", "May 2023."),
+    # Chinese chars [他 住 在 成 都] vs [成 都]: P = 2/5, R = 1, F1 = 2*(2/5)/(7/5) = 4/7; EM 0
+    EvalResult("t", "z1", "single_hop", "小王住在哪里？", "成都", "他住在成都"),
+    # Chinese exact: "咪咪。" vs "咪咪" -> EM 1, F1 1
+    EvalResult("t", "z2", "temporal", "猫叫什么？", "咪咪", "咪咪。"),
+    # empty prediction with a ground truth: a miss, scored 0 (counted)
+    EvalResult("t", "z3", "open_domain", "他喜欢什么？", "爬山", ""),
+]
+JUDGE = {"e1": 1.0, "e2": Judgement(1.0, "continuous"), "z1": 0.6, "z2": 0.0, "z3": None}
+
+
+def test_hand_derived_values_by_type_and_overall():
+    report = compute_metrics(RESULTS, JUDGE, metrics=["judge_score", "exact_match", "f1", "rouge1"])
+    by = report["by_type"]
+    assert by["single_hop"]["count"] == 2
+    assert by["single_hop"]["f1"] == pytest.approx((0.4 + 4 / 7) / 2)
+    assert by["single_hop"]["exact_match"] == 0.0
+    assert by["temporal"]["exact_match"] == 1.0 and by["temporal"]["f1"] == 1.0
+    assert by["open_domain"]["f1"] == 0.0 and by["open_domain"]["judge_score"] is None
+    assert by["open_domain"]["judged"] == 0
+    overall = report["overall"]
+    assert overall["count"] == 5
+    assert overall["f1"] == pytest.approx((0.4 + 1 + 4 / 7 + 1 + 0) / 5)
+    assert overall["exact_match"] == pytest.approx(2 / 5)
+    # judge: e1 1, e2 1, z1 0.6, z2 0; z3 not judged -> mean over 4 judged
+    assert overall["judge_score"] == pytest.approx((1 + 1 + 0.6 + 0) / 4) and overall["judged"] == 4
+    # task-averaged = mean over types with a judge score: single_hop 0.8, temporal 0.5
+    assert overall["task_averaged_judge_score"] == pytest.approx((0.8 + 0.5) / 2)
+    # ROUGE-1 F on unigram counts equals token F1 on the same tokens
+    assert overall["rouge1"] == pytest.approx(overall["f1"])
+    assert set(report["signature"]) >= {"judge_score", "exact_match", "f1", "rouge1"}
+
+
+def test_bleu1_matches_nltk():
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    r = RESULTS[0]
+    got = compute_metrics([r], metrics=["bleu1"])["overall"]["bleu1"]
+    expected = sentence_bleu([["oslo"]], ["ann", "lives", "in", "oslo"], weights=(1.0,),
+                             smoothing_function=SmoothingFunction().method1)
+    assert got == pytest.approx(expected)
+
+
+def test_ground_truth_against_itself_scores_one():
+    names, _ = resolve_metrics(None)
+    same = [EvalResult("s", r.question_id, r.question_type, r.question, r.ground_truth, r.ground_truth)
+            for r in RESULTS]
+    report = compute_metrics(same, {r.question_id: 1.0 for r in same})
+    for name in names:
+        assert report["overall"][name] == pytest.approx(1.0), name
+
+
+def test_empty_input_and_missing_ground_truth():
+    empty = compute_metrics([], {}, metrics=["judge_score", "f1"])
+    assert empty["by_type"] == {}
+    assert empty["overall"]["count"] == 0
+    assert empty["overall"]["f1"] is None and empty["overall"]["judge_score"] is None  # nothing to average
+    no_gt = compute_metrics([EvalResult("s", "x", "multi_session", "?", "", "something")], metrics=["f1"])
+    assert no_gt["overall"]["f1"] is None and no_gt["overall"]["gt_missing"] == 1
+
+
+def test_default_metrics_leave_out_what_cannot_run_with_the_reason():
+    availability = metric_availability()
+    report = compute_metrics(RESULTS[:1])
+    for name in DEFAULT_METRICS:
+        if availability[name] is None:
+            assert name in report["metrics"] and report["overall"][name] is not None
+        else:
+            assert name not in report["overall"] and name in report["unavailable"]
+            assert "install" in report["unavailable"][name]
+
+
+@pytest.mark.parametrize("name", ["meteor", "bert_f1", "sbert_similarity"])
+def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name):
+    reason = metric_availability([name])[name]
+    if reason is None:
+        value = compute_metrics(RESULTS[:1], metrics=[name])["overall"][name]
+        assert value is not None and -1.0 <= value <= 1.0
+        return
+    with pytest.raises(ImportError) as exc:  # MetricUnavailable is an ImportError, never a 0
+        compute_metrics(RESULTS[:1], metrics=[name])
+    assert isinstance(exc.value, registry.MetricUnavailable)
+    assert "install" in str(exc.value)
+
+
+def test_score_questions_keeps_the_judgement_for_the_drill_down():
+    rows = score_questions(RESULTS[:2], JUDGE, metrics=["judge_score"])
+    assert rows[0].judgement is None and rows[0].scores == {"judge_score": 1.0}
+    assert rows[1].judgement.mode == "continuous"
+    with pytest.raises(ValueError, match="unknown metric"):
+        score_questions(RESULTS, metrics=["bleu3"])
