@@ -43,6 +43,15 @@ def table(frame: pd.DataFrame, **kwargs) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
 
 
+def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str]) -> None:
+    """How each number was computed (tokenizer, normalisation, library version) and what was left out."""
+    with st.expander("Signatures: how each number was computed"):
+        st.dataframe(pd.DataFrame([{"metric": label(k), "signature": v} for k, v in signatures.items()]),
+                     hide_index=True, width="stretch")
+        for name, reason in unavailable.items():
+            st.caption(f"{label(name)} left out: {reason}")
+
+
 def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
     """List located input problems (file, line or JSON path, message) in an expander."""
     if not issues:
@@ -160,6 +169,21 @@ def show_agreement(agreement: Any, stored_name: str) -> None:
                "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
     if agreement.disagreements:
         st.caption("Disagreements: " + ", ".join(html.escape(q) for q in agreement.disagreements[:30]))
+
+
+def show_longmemeval(report: Any, models: Mapping[str, int]) -> None:
+    """LongMemEval's accuracy table: per type (official order), task-averaged, overall, abstention."""
+    rows = [{"question_type": t.question_type, "count": t.count, "accuracy": t.accuracy} for t in report.by_type]
+    rows += [{"question_type": "task-averaged (mean over types with labels)", "count": None,
+              "accuracy": report.task_averaged},
+             {"question_type": "overall", "count": report.n_labels, "accuracy": report.overall},
+             {"question_type": "abstention (_abs)", "count": report.abstention.count,
+              "accuracy": report.abstention.accuracy}]
+    table(pd.DataFrame(rows))
+    if models:
+        st.caption("Judge model(s): " + ", ".join(f"{html.escape(m)} ({n})" for m, n in models.items()))
+    if report.unknown_ids:
+        st.caption(f"{len(report.unknown_ids)} labelled id(s) are not in the question table and were left out.")
 
 
 def show_parity(parity: Any) -> None:

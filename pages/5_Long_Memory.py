@@ -59,9 +59,10 @@ else:
     up_preds = c3.file_uploader("Predictions by question_id", type=["jsonl", "json", "csv"], key="mem_preds")
     c4, c5 = st.columns(2)
     up_cache = c4.file_uploader("Judge cache (optional)", type=["json"], key="mem_cache")
-    up_labels = c5.file_uploader("Stored judge labels (optional)", type=["jsonl", "json", "csv"], key="mem_labels",
-                                 help="LongMemEval eval-results JSONL, records with question_id + label, "
-                                      "or mem0 results (llm_score).")
+    up_labels = c5.file_uploader("Stored judge labels (optional)", type=None, key="mem_labels",
+                                 help="LongMemEval's judge output (*.eval-results-<model>, JSONL), records with "
+                                      "question_id + label, or mem0 results (llm_score). With a LongMemEval "
+                                      "question file and no predictions file, its hypotheses are the predictions.")
     dataset = None
     if up_questions is not None:
         dataset = loaders.load_results_file(up_questions.getvalue(), up_questions.name)
@@ -69,9 +70,13 @@ else:
         if dataset.format not in ("locomo", "longmemeval"):
             issues.append(InputIssue(up_questions.name, "not a LoCoMo or LongMemEval question file; ignored"))
             dataset = None
+    locomo_set = dataset if dataset is not None and dataset.format == "locomo" else None
+    if up_labels is not None:
+        stored = agreement_mod.load_judge_labels(up_labels.getvalue(), up_labels.name, dataset=locomo_set)
+        issues.extend(stored.issues)
+        stored_name = up_labels.name
     if up_results is not None:
-        report = loaders.load_results_file(up_results.getvalue(), up_results.name,
-                                           dataset=dataset if dataset and dataset.format == "locomo" else None)
+        report = loaders.load_results_file(up_results.getvalue(), up_results.name, dataset=locomo_set)
         results = report.results
         issues.extend(report.issues)
     elif dataset is not None:
@@ -81,6 +86,12 @@ else:
             issues.extend(pred_issues)
             results, join_issues = loaders.attach_predictions(results, preds, up_preds.name)
             issues.extend(join_issues)
+        elif stored is not None and stored.hypotheses:
+            # A judge output carries the judged answers: evaluate those questions, as print_qa_metrics.py does.
+            results = [r.with_prediction(stored.hypotheses[r.question_id]) for r in results
+                       if r.question_id in stored.hypotheses]
+            st.caption(f"Predictions: the {len(results)} hypotheses in {stored_name}; the other "
+                       f"{len(dataset.results) - len(results)} questions of the table are left out.")
         else:
             st.caption("No predictions file: every prediction is empty (upload one keyed by question_id).")
     if up_cache is not None:
@@ -89,11 +100,6 @@ else:
             issues.extend(uploaded_cache.issues)
         except InputError as exc:
             issues.append(exc.issue)
-    if up_labels is not None:
-        stored = agreement_mod.load_judge_labels(up_labels.getvalue(), up_labels.name,
-                                                 dataset=dataset if dataset and dataset.format == "locomo" else None)
-        issues.extend(stored.issues)
-        stored_name = up_labels.name
     if stored is None and results and any("llm_score" in r.metadata for r in results):
         stored = agreement_mod.StoredLabels(labels=agreement_mod.stored_labels_from_results(results),
                                             format="mem0_locomo")
@@ -223,13 +229,17 @@ chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names
                                format_func=views.label, key="mem_chart")
 if chart_metrics:
     st.plotly_chart(views.by_type_figure(report, chart_metrics), width="stretch")
-st.caption("Means over questions (macro over questions). signature: "
-           + json.dumps(report["signature"], ensure_ascii=False))
+st.caption("Means over questions (macro over questions): each question weighs the same.")
+views.show_signatures(report["signature"], report.get("unavailable", {}))
 
 if parity_on:
     st.subheader("LoCoMo parity (the benchmark's published scoring)")
     parity = locomo_parity(results)
     views.show_parity(parity)
+
+if stored is not None and stored.format == "longmemeval" and stored.labels:
+    st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
+    views.show_longmemeval(agreement_mod.longmemeval_accuracy(results, stored.labels), stored.models)
 
 if judgements and stored is not None and stored.labels:
     st.subheader("Our judge vs stored labels")

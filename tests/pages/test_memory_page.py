@@ -144,3 +144,46 @@ def test_run_the_judge_from_the_page_resumes_from_its_cache(monkeypatch, isolate
         at.button(key="mem_run_judge").click().run()
         assert len(server.requests) == 1
         assert any("Judged 0 question(s) with page-judge, reused 25" in s.value for s in at.success)
+
+
+@pytest.mark.realdata
+def test_real_longmemeval_judge_output_joined_with_the_question_table():
+    from tests.conftest import require_shared
+
+    questions = require_shared("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json")
+    labels = require_shared("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o")
+    at = run_page("upload")
+    at.file_uploader(key="mem_questions").set_value((questions.name, questions.read_bytes(), "application/json"))
+    at.file_uploader(key="mem_labels").set_value((labels.name, labels.read_bytes(), "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    # the 8 judged hypotheses are the predictions; 6 of the 8 labels are true
+    assert metric(at, "Questions") == "8"
+    assert metric(at, "Judge score") == "0.750"
+    lme = next(df.value for df in at.dataframe if "accuracy" in df.value.columns).set_index("question_type")
+    assert lme.loc["temporal_reasoning", "count"] == 8 and lme.loc["temporal_reasoning", "accuracy"] == 0.75
+    assert lme.loc["overall", "accuracy"] == 0.75 and lme.loc["abstention (_abs)", "count"] == 0
+    assert any("gpt-4o-2024-08-06 (8)" in c.value for c in at.caption)
+
+
+@pytest.mark.realdata
+def test_real_mem0_results_with_the_locomo_dataset():
+    from tests.conftest import require_shared
+
+    mem0 = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
+    locomo = require_shared("long_memory", "locomo", "locomo10.json")
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value((mem0.name, mem0.read_bytes(), "application/json"))
+    at.file_uploader(key="mem_questions").set_value((locomo.name, locomo.read_bytes(), "application/json"))
+    at.run()
+    at.multiselect(key="mem_metrics").set_value(["judge_score"]).run()
+    assert not at.exception
+    assert metric(at, "Questions") == "1540"
+    by_type = at.dataframe[0].value.set_index("question_type")
+    assert by_type["count"].to_dict() == {"multi_hop": 282, "open_domain": 96, "single_hop": 841, "temporal": 321,
+                                          "overall": 1540}
+    # judge_score = mem0's stored llm_score (445 of 841 single-hop correct)
+    assert by_type.loc["single_hop", "Judge score"] == pytest.approx(445 / 841)
+    parity = next(df.value for df in at.dataframe if "LoCoMo F1" in df.value.columns).set_index("question_type")
+    assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(0.3921, abs=5e-5)
+    assert any("llm_score in the results file" in c.value for c in at.caption)

@@ -210,3 +210,31 @@ def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path):
          "--metrics", "judge_score", "--format", "md"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "| temporal_reasoning | 8 | 0.7500 |" in proc.stdout
+
+
+def test_compute_metrics_on_mem0_predictions_by_type(mem0, mem0_raw):
+    """Registry metrics and the stored judge labels, by LoCoMo type, on the real predictions."""
+    pytest.importorskip("evaluators.metrics.registry")
+    from evaluators.memory.metrics import compute_metrics
+
+    report = compute_metrics(mem0.results, stored_labels_from_results(mem0.results))
+    counts = {t: b["count"] for t, b in report["by_type"].items()}
+    assert counts == {"single_hop": 841, "multi_hop": 282, "temporal": 321, "open_domain": 96}
+    # judge_score by type = mem0's stored llm_score: correct / count per category
+    correct = Counter()
+    for items in mem0_raw.values():
+        for q in items:
+            correct[LOCOMO_CATEGORIES[int(q["category"])]] += q["llm_score"]
+    for qtype, block in report["by_type"].items():
+        assert block["judge_score"] == pytest.approx(correct[qtype] / counts[qtype])
+    assert report["overall"]["judge_score"] == pytest.approx(sum(correct.values()) / 1540)
+    # token F1 of one real item by hand (char tokens, no stemming, articles kept):
+    # "9 February 2023" vs "19 January, 2023": [9, february, 2023] vs [19, january, 2023] -> 1/3
+    from evaluators.memory.metrics import score_questions
+
+    row = score_questions([r for r in mem0.results if r.question_id == "conv-30_q0"], metrics=["f1"])[0]
+    assert row.scores["f1"] == pytest.approx(1 / 3)
+    # every value is a mean over questions in [0, 1]
+    for block in [report["overall"], *report["by_type"].values()]:
+        for name in report["metrics"]:
+            assert 0.0 <= block[name] <= 1.0

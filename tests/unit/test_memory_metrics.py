@@ -64,9 +64,10 @@ def test_bleu1_matches_nltk():
 
 
 def test_ground_truth_against_itself_scores_one():
+    # texts of 4+ tokens, so that 2- to 4-gram metrics (ROUGE-2, BLEU-4) are defined
+    texts = ["She moved to Oslo in May 2023", "a border collie named Pixel", "他住在成都的郊区", "小林最喜欢吃荔枝"]
     names, _ = resolve_metrics(None)
-    same = [EvalResult("s", r.question_id, r.question_type, r.question, r.ground_truth, r.ground_truth)
-            for r in RESULTS]
+    same = [EvalResult("s", f"q{i}", "single_hop", "?", t, t) for i, t in enumerate(texts)]
     report = compute_metrics(same, {r.question_id: 1.0 for r in same})
     for name in names:
         assert report["overall"][name] == pytest.approx(1.0), name
@@ -83,7 +84,7 @@ def test_empty_input_and_missing_ground_truth():
 
 def test_default_metrics_leave_out_what_cannot_run_with_the_reason():
     availability = metric_availability()
-    report = compute_metrics(RESULTS[:1])
+    report = compute_metrics(RESULTS[:1], {"e1": 1.0})
     for name in DEFAULT_METRICS:
         if availability[name] is None:
             assert name in report["metrics"] and report["overall"][name] is not None
