@@ -43,7 +43,9 @@ def test_upload_results_file_in_the_browser(page, app_url, tmp_path):
     page.goto(f"{app_url}/Long_Memory?source=upload")
     wait_for_app(page)
     page.get_by_text("Upload a results file").wait_for()
-    page.locator('[data-testid="stFileUploader"]').first.locator('input[type="file"]').set_input_files(str(path))
+    uploader = page.locator('[data-testid="stFileUploader"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text="Results"))
+    uploader.locator('input[type="file"]').set_input_files(str(path))
     wait_for_app(page)
     page.get_by_role("heading", name="By question type").wait_for()
     value = page.locator('[data-testid="stMetric"]').filter(has_text="Questions").locator(
