@@ -1,0 +1,241 @@
+"""Text-span evaluation: sentence-level segmentation agreement and span overlap.
+
+Segmentation
+    The source text is split into sentences (:mod:`evaluators.text.sentences`).  Every
+    usable event span contributes a boundary at its start and at its end, each snapped to
+    the nearest sentence boundary; the GT and predicted boundary sets are compared with
+    boundary similarity B (Fournier 2013, near-miss tolerance ``n_t`` sentences, default
+    2), the primary score ``boundary_score``, and with Pk and WindowDiff (window from the
+    GT segmentation).  ``exact_matches``, ``near_misses`` (transpositions), ``insertions``
+    (boundaries only in the prediction) and ``deletions`` (only in GT) are the edit counts.
+
+Overlap
+    ``overlap_ratio`` is the mean character IoU of aligned events whose spans are both
+    usable.  Every span gets a category: ``correct`` (aligned, IoU >= ``correct_iou``),
+    ``partial`` (aligned, 0 < IoU < ``correct_iou``), ``missed`` (GT span without an
+    overlapping partner), ``spurious`` (predicted span without an overlapping partner),
+    ``extra`` (predicted span whose aligned GT event has no usable span: not counted, per
+    the missing-GT policy).
+
+Without any usable GT span the component is ``gt_incomplete`` and ``boundary_score`` is
+``None``; without source text there are no sentences, so B, Pk and WindowDiff are ``None``
+(the overlap is still computed from the offsets).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from evaluators.metrics.segmentation import boundary_edits, masses_from_positions, pk, window_diff
+from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ensure_context
+from evaluators.narrative.spans import ResolvedSpan
+from evaluators.results import DictMixin, mean_or_none
+from evaluators.text.sentences import sentence_starts
+
+
+class SpanRow(NamedTuple):
+    """One span of the overlay: which event(s), where, how it was judged."""
+
+    category: str
+    gt_index: int | None
+    pred_index: int | None
+    gt_event: str
+    pred_event: str
+    gt_start: int | None
+    gt_end: int | None
+    pred_start: int | None
+    pred_end: int | None
+    iou: float | None
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+@dataclass(frozen=True)
+class TextSpanResult(DictMixin):
+    """Span scores of one document pair."""
+
+    boundary_score: float | None
+    pk: float | None
+    window_diff: float | None
+    exact_matches: int
+    near_misses: int
+    insertions: int
+    deletions: int
+    overlap_ratio: float | None
+    overlap_scores: list[float]
+    n_ground_truth_spans: int
+    n_predicted_spans: int
+    n_sentences: int
+    ground_truth_boundaries: list[int]
+    predicted_boundaries: list[int]
+    span_categories: dict[str, int]
+    gt_span_status: dict[str, int]
+    pred_span_status: dict[str, int]
+    gt_incomplete: bool
+    reason: str | None
+    skipped: dict[str, int]
+    spans: list[SpanRow] = field(default_factory=list)
+    sentence_offsets: list[int] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        """The component score: ``boundary_score`` (B)."""
+        return self.boundary_score
+
+
+class TextSpanEvaluator:
+    """Evaluate event text spans (seed API)."""
+
+    def __init__(self, config: NarrativeConfig | None = None):
+        self.config = config
+
+    def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
+                 context: EvalContext | None = None) -> TextSpanResult:
+        """Score spans (see the module docstring); ``text`` overrides the documents' text."""
+        ctx = ensure_context(prediction, ground_truth, text, context, self.config)
+        return evaluate_text_span(ctx)
+
+    @staticmethod
+    def get_metrics_summary(result: TextSpanResult) -> dict[str, float | None]:
+        return {"boundary_score": result.boundary_score, "pk": result.pk, "window_diff": result.window_diff,
+                "overlap_ratio": result.overlap_ratio}
+
+
+def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len: int) -> set[int]:
+    """Boundary slots (between sentence ``j - 1`` and ``j`` is slot ``j - 1``) of a set of spans.
+
+    Each span start and end is snapped to the nearest sentence boundary offset
+    (``starts`` plus the end of the text); ties go to the earlier boundary.
+    """
+    n = len(starts)
+    if n < 2:
+        return set()
+    points = list(starts) + [text_len]
+    slots = set()
+    for s in spans:
+        if not s.usable:
+            continue
+        for off in (s.start, s.end):
+            k = bisect_left(points, off)
+            if k >= len(points):
+                j = n
+            elif k == 0:
+                j = 0
+            else:
+                j = k if points[k] - off < off - points[k - 1] else k - 1
+            if 0 < j < n:
+                slots.add(j - 1)
+    return slots
+
+
+def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
+    """Span scores for a prepared context (see the module docstring)."""
+    al = ctx.alignment
+    cfg = ctx.config
+    gt_spans, pred_spans = list(al.gt_spans), list(al.pred_spans)
+    gt_usable = [s for s in gt_spans if s.usable]
+    pred_usable = [s for s in pred_spans if s.usable]
+    gt_status = Counter(s.status for s in gt_spans)
+    pred_status = Counter(s.status for s in pred_spans)
+    gt_events, pred_events = ctx.gt.doc.narrative_events, ctx.pred.doc.narrative_events
+
+    rows: list[SpanRow] = []
+    overlaps: list[float] = []
+    cats: Counter = Counter()
+    mismatches: list[Mismatch] = []
+    paired_gt: set[int] = set()
+    paired_pred: set[int] = set()
+
+    def gid(i):
+        return gt_events[i].id or f"#{i}"
+
+    def pid(j):
+        return pred_events[j].id or f"#{j}"
+
+    for p in al.pairs:
+        g, q = gt_spans[p.gt_index], pred_spans[p.pred_index]
+        if g.usable and q.usable and p.iou is not None and p.iou > 0:
+            overlaps.append(p.iou)
+            cat = "correct" if p.iou >= cfg.correct_iou else "partial"
+            cats[cat] += 1
+            rows.append(SpanRow(cat, p.gt_index, p.pred_index, gid(p.gt_index), pid(p.pred_index), g.start, g.end,
+                                q.start, q.end, p.iou, p.method))
+            paired_gt.add(p.gt_index)
+            paired_pred.add(p.pred_index)
+            if cat == "partial":
+                mismatches.append(Mismatch("text_span", "span", f"[{g.start}, {g.end})", f"[{q.start}, {q.end})",
+                                           gid(p.gt_index), pid(p.pred_index), f"IoU {p.iou:.3f}"))
+        elif g.usable and q.usable:  # aligned without text evidence and the spans do not overlap
+            overlaps.append(0.0)
+        elif not g.usable and q.usable:
+            cats["extra"] += 1
+            rows.append(SpanRow("extra", p.gt_index, p.pred_index, gid(p.gt_index), pid(p.pred_index), None, None,
+                                q.start, q.end, None, p.method))
+            paired_pred.add(p.pred_index)
+    for i, g in enumerate(gt_spans):
+        if g.usable and i not in paired_gt:
+            cats["missed"] += 1
+            rows.append(SpanRow("missed", i, None, gid(i), "", g.start, g.end, None, None, None, ""))
+            mismatches.append(Mismatch("text_span", "missed_span", f"[{g.start}, {g.end})", "", gid(i)))
+    for j, q in enumerate(pred_spans):
+        if q.usable and j not in paired_pred:
+            cats["spurious"] += 1
+            rows.append(SpanRow("spurious", None, j, "", pid(j), None, None, q.start, q.end, None, ""))
+            mismatches.append(Mismatch("text_span", "spurious_span", "", f"[{q.start}, {q.end})", "", pid(j)))
+    rows.sort(key=lambda r: (r.gt_start if r.gt_start is not None else r.pred_start or 0))
+
+    starts = sentence_starts(ctx.text) if ctx.text else ()
+    b = pk_v = wd_v = None
+    exact = near = ins = dele = 0
+    gt_b: set[int] = set()
+    pred_b: set[int] = set()
+    reason = None
+    if not gt_usable:
+        reason = "ground truth has no usable text spans"
+    elif not starts:
+        reason = "no source text: sentence boundaries cannot be derived (overlap still computed from offsets)"
+    else:
+        gt_b = snap_boundaries(gt_usable, starts, len(ctx.text))
+        pred_b = snap_boundaries(pred_usable, starts, len(ctx.text))
+        edits = boundary_edits(pred_b, gt_b, cfg.n_t)
+        b = edits.boundary_similarity
+        exact, near, ins, dele = edits.matches, len(edits.transpositions), len(edits.insertions), len(edits.deletions)
+        n_units = len(starts)
+        gt_m = masses_from_positions(n_units, gt_b)
+        pred_m = masses_from_positions(n_units, pred_b)
+        pk_v = pk(pred_m, gt_m)
+        wd_v = window_diff(pred_m, gt_m)
+    unusable_gt = len(gt_spans) - len(gt_usable)
+    if reason is None and unusable_gt:
+        reason = f"{unusable_gt} GT events have no usable span (skipped)"
+    return TextSpanResult(
+        boundary_score=b,
+        pk=pk_v,
+        window_diff=wd_v,
+        exact_matches=exact,
+        near_misses=near,
+        insertions=ins,
+        deletions=dele,
+        overlap_ratio=mean_or_none(overlaps),
+        overlap_scores=overlaps,
+        n_ground_truth_spans=len(gt_usable),
+        n_predicted_spans=len(pred_usable),
+        n_sentences=len(starts),
+        ground_truth_boundaries=sorted(x + 1 for x in gt_b),
+        predicted_boundaries=sorted(x + 1 for x in pred_b),
+        span_categories={k: cats.get(k, 0) for k in ("correct", "partial", "missed", "spurious", "extra")},
+        gt_span_status=dict(gt_status),
+        pred_span_status=dict(pred_status),
+        gt_incomplete=not gt_usable or unusable_gt > 0,
+        reason=reason,
+        skipped={"gt_events_without_usable_span": unusable_gt},
+        spans=rows,
+        sentence_offsets=list(starts),
+        mismatches=mismatches,
+    )
