@@ -175,9 +175,15 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
     reason = None
     if evaluated == 0:
         reason = "ground truth has no action-layer values to compare"
-    elif skipped_events:
-        reason = f"{skipped_events} GT events have an empty action layer (skipped)"
     empty_fields = {f"gt_fields_empty_{f}": evaluated - total[f] for f in ACTION_FIELDS}
+    if evaluated:
+        parts = []
+        if skipped_events:
+            parts.append(f"{skipped_events} GT events have an empty action layer (skipped)")
+        empty = [f"{f} {evaluated - total[f]}" for f in ACTION_FIELDS if evaluated - total[f]]
+        if empty:
+            parts.append("GT fields left empty in evaluated events (skipped): " + ", ".join(empty))
+        reason = "; ".join(parts) or None
     return ActionLayerResult(
         action_category_accuracy=safe_div(correct["category"], total["category"]),
         action_type_accuracy=safe_div(correct["type"], total["type"]),

@@ -226,7 +226,8 @@ class NarrativeEvaluator:
         self.config = config or DEFAULT_CONFIG
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
-                 gt_file: str | None = None, pred_file: str | None = None) -> NarrativeResult:
+                 gt_file: str | None = None, pred_file: str | None = None,
+                 story_id: str | None = None) -> NarrativeResult:
         """Evaluate one document pair.
 
         Parameters
@@ -236,6 +237,8 @@ class NarrativeEvaluator:
             Source text for the spans, overriding the documents' ``text_content``.
         gt_file, pred_file : str, optional
             File names for messages and reports.
+        story_id : str, optional
+            Document id for reports (default: GT ``metadata.id``, else from the file name).
 
         Returns
         -------
@@ -268,7 +271,7 @@ class NarrativeEvaluator:
         summary = EventSummary(al.n_gt, al.n_pred, len(al.pairs), len(al.missed), len(al.spurious), ep, er, ef,
                                al.method_counts())
         return NarrativeResult(
-            story_id=gt.story_id,
+            story_id=story_id or gt.story_id,
             gt_file=gt.file,
             pred_file=pred.file,
             overall_score=overall,

@@ -133,7 +133,7 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
         lp = safe_div(tp[lab], tp[lab] + fp[lab])
         lr = safe_div(tp[lab], tp[lab] + fn[lab])
         per_label[lab] = {"precision": lp, "recall": lr, "f1": f1_score(lp or 0.0, lr or 0.0),
-                          "support": tp[lab] + fn[lab]}
+                          "support": tp[lab] + fn[lab], "tp": tp[lab], "fp": fp[lab], "fn": fn[lab]}
     if labels and n_gt:
         macro_p = sum(v["precision"] or 0.0 for v in per_label.values()) / len(labels)
         macro_r = sum(v["recall"] or 0.0 for v in per_label.values()) / len(labels)

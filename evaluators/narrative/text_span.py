@@ -66,6 +66,7 @@ class TextSpanResult(DictMixin):
     near_misses: int
     insertions: int
     deletions: int
+    weighted_edits: float
     overlap_ratio: float | None
     overlap_scores: list[float]
     n_ground_truth_spans: int
@@ -193,6 +194,7 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
     starts = sentence_starts(ctx.text) if ctx.text else ()
     b = pk_v = wd_v = None
     exact = near = ins = dele = 0
+    weighted = 0.0
     gt_b: set[int] = set()
     pred_b: set[int] = set()
     reason = None
@@ -206,6 +208,7 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         edits = boundary_edits(pred_b, gt_b, cfg.n_t)
         b = edits.boundary_similarity
         exact, near, ins, dele = edits.matches, len(edits.transpositions), len(edits.insertions), len(edits.deletions)
+        weighted = edits.weighted_edits
         n_units = len(starts)
         gt_m = masses_from_positions(n_units, gt_b)
         pred_m = masses_from_positions(n_units, pred_b)
@@ -222,6 +225,7 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         near_misses=near,
         insertions=ins,
         deletions=dele,
+        weighted_edits=weighted,
         overlap_ratio=mean_or_none(overlaps),
         overlap_scores=overlaps,
         n_ground_truth_spans=len(gt_usable),
