@@ -69,6 +69,8 @@ class Alignment:
         Predicted event indices without a partner.
     gt_spans, pred_spans : tuple of ResolvedSpan
         The verified/repaired span of every event, by index.
+    gt_ids, pred_ids : tuple of str
+        Event ids by index (``#i`` when an event has no id).
     min_iou : float
         The IoU threshold used.
     warnings : tuple of str
@@ -82,6 +84,8 @@ class Alignment:
     pred_spans: tuple[ResolvedSpan, ...]
     min_iou: float
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    gt_ids: tuple[str, ...] = field(default_factory=tuple)
+    pred_ids: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def n_gt(self) -> int:
@@ -219,4 +223,6 @@ def align_events(
         pred_spans=tuple(pred_spans),
         min_iou=min_iou,
         warnings=tuple(warnings),
+        gt_ids=tuple(e.id or f"#{i}" for i, e in enumerate(gt_events)),
+        pred_ids=tuple(e.id or f"#{j}" for j, e in enumerate(pred_events)),
     )

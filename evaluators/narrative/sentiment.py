@@ -48,6 +48,7 @@ class SentimentResult(DictMixin):
     polarity_correct: int
     polarity_total: int
     n_relationships_skipped: int
+    pair_correct: list[bool | None]
     per_label: dict[str, dict[str, Any]]
     confusion: dict[str, dict[str, int]]
     gt_incomplete: bool
@@ -101,11 +102,14 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
         polarity[code] = entry.attrs.get("polarity") or None
     validity.add("sentiment", "gt", (pr.gt.sentiment for pr in pairs))
     validity.add("sentiment", "pred", (pr.pred.sentiment for pr in pairs))
+    pair_correct: list[bool | None] = []
     for pr in pairs:
         g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
         if not g:
             skipped += 1
+            pair_correct.append(None)
             continue
+        pair_correct.append(bool(p) and g == p)
         n_gt += 1
         confusion.setdefault(g, Counter())[p] += 1
         gpol = polarity.get(g)
@@ -161,6 +165,7 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
         polarity_correct=pol_c,
         polarity_total=pol_t,
         n_relationships_skipped=skipped,
+        pair_correct=pair_correct,
         per_label=per_label,
         confusion={g: dict(c) for g, c in confusion.items()},
         gt_incomplete=bool(skipped) or (bool(pairs) and n_gt == 0),
