@@ -22,8 +22,8 @@ from evaluators.schema import ACTION_FIELDS
 COMPONENT_TITLES = {"characters": "Characters", "relationships": "Relationships", "sentiment": "Sentiment",
                     "action_layer": "Action layer", "text_span": "Text spans"}
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
-STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": BAD, "extra": WARN,
-                 "archetype mismatch": "#fce4ec"}
+STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": "#ffcdd2", "extra": "#ffe0b2",
+                 "archetype mismatch": "#e1bee7"}
 
 
 def _legend(colors: dict[str, str]) -> None:
@@ -308,14 +308,15 @@ def action_frame(result: NarrativeResult) -> pd.DataFrame:
 def render_action_layer(result: NarrativeResult) -> None:
     """Field accuracies, the per-event field table and the category confusion matrix."""
     a = result.action_layer
-    metric_row([("Field accuracy", a.action_layer_field_accuracy, "All correct fields / all GT-present fields."),
-                ("Category", a.action_category_accuracy, f"{a.field_correct['category']}/{a.field_total['category']}"),
+    metric_row([("Field accuracy (micro)", a.action_layer_field_accuracy,
+                 "All correct fields / all GT-present fields."),
+                ("Complete match", a.action_layer_complete_match, f"{a.complete_matches}/{a.n_events_evaluated} events"),
+                ("Partial match", a.action_layer_partial_match, f"{a.partial_matches}/{a.n_events_evaluated} events")])
+    metric_row([("Category", a.action_category_accuracy, f"{a.field_correct['category']}/{a.field_total['category']}"),
                 ("Type", a.action_type_accuracy, f"{a.field_correct['type']}/{a.field_total['type']}"),
                 ("Context", a.action_context_accuracy, f"{a.field_correct['context']}/{a.field_total['context']}"),
                 ("Status", a.action_status_accuracy, f"{a.field_correct['status']}/{a.field_total['status']}"),
-                ("Function", a.action_function_accuracy, f"{a.field_correct['function']}/{a.field_total['function']}"),
-                ("Complete match", a.action_layer_complete_match, f"{a.complete_matches}/{a.n_events_evaluated}"),
-                ("Partial match", a.action_layer_partial_match, f"{a.partial_matches}/{a.n_events_evaluated}")])
+                ("Function", a.action_function_accuracy, f"{a.field_correct['function']}/{a.field_total['function']}")])
     _gt_incomplete_note(result, "action_layer")
     df = action_frame(result)
     if df.empty:

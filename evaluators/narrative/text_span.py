@@ -25,11 +25,10 @@ Without any usable GT span the component is ``gt_incomplete`` and ``boundary_sco
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from evaluators.metrics.segmentation import boundary_edits, masses_from_positions, pk, window_diff
+from evaluators.metrics.segmentation import boundary_edits, window_disagreements
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ensure_context
 from evaluators.narrative.spans import ResolvedSpan
 from evaluators.results import DictMixin, mean_or_none
@@ -117,17 +116,18 @@ def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len
     n = len(starts)
     if n < 2:
         return set()
-    points = list(starts) + [text_len]
+    points = (*starts, text_len)
+    last = len(points)
     slots = set()
     for s in spans:
-        if not s.usable:
+        if s.start is None or s.end is None or s.end <= s.start:
             continue
         for off in (s.start, s.end):
             k = bisect_left(points, off)
-            if k >= len(points):
+            if k >= last:
                 j = n
-            elif k == 0:
-                j = 0
+            elif k == 0 or points[k] == off:
+                j = k
             else:
                 j = k if points[k] - off < off - points[k - 1] else k - 1
             if 0 < j < n:
@@ -135,61 +135,65 @@ def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len
     return slots
 
 
+def _row_key(r: SpanRow) -> int:
+    return r.gt_start if r.gt_start is not None else (r.pred_start or 0)
+
+
 def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
     """Span scores for a prepared context (see the module docstring)."""
     al = ctx.alignment
     cfg = ctx.config
-    gt_spans, pred_spans = list(al.gt_spans), list(al.pred_spans)
-    gt_usable = [s for s in gt_spans if s.usable]
-    pred_usable = [s for s in pred_spans if s.usable]
-    gt_status = Counter(s.status for s in gt_spans)
-    pred_status = Counter(s.status for s in pred_spans)
-    gt_events, pred_events = ctx.gt.doc.narrative_events, ctx.pred.doc.narrative_events
+    gt_spans, pred_spans = al.gt_spans, al.pred_spans
+    gt_ok = [s.end is not None and s.start is not None and s.end > s.start for s in gt_spans]
+    pred_ok = [s.end is not None and s.start is not None and s.end > s.start for s in pred_spans]
+    gt_usable = [s for s, ok in zip(gt_spans, gt_ok) if ok]
+    pred_usable = [s for s, ok in zip(pred_spans, pred_ok) if ok]
+    gt_status: dict[str, int] = {}
+    for s in gt_spans:
+        gt_status[s.status] = gt_status.get(s.status, 0) + 1
+    pred_status: dict[str, int] = {}
+    for s in pred_spans:
+        pred_status[s.status] = pred_status.get(s.status, 0) + 1
+    gid, pid = al.gt_ids, al.pred_ids
+    correct_iou = cfg.correct_iou
 
     rows: list[SpanRow] = []
     overlaps: list[float] = []
-    cats: Counter = Counter()
+    cats = dict.fromkeys(("correct", "partial", "missed", "spurious", "extra"), 0)
     mismatches: list[Mismatch] = []
     paired_gt: set[int] = set()
     paired_pred: set[int] = set()
 
-    def gid(i):
-        return gt_events[i].id or f"#{i}"
-
-    def pid(j):
-        return pred_events[j].id or f"#{j}"
-
     for p in al.pairs:
-        g, q = gt_spans[p.gt_index], pred_spans[p.pred_index]
-        if g.usable and q.usable and p.iou is not None and p.iou > 0:
+        gi, pj = p.gt_index, p.pred_index
+        g, q = gt_spans[gi], pred_spans[pj]
+        if gt_ok[gi] and pred_ok[pj] and p.iou is not None and p.iou > 0:
             overlaps.append(p.iou)
-            cat = "correct" if p.iou >= cfg.correct_iou else "partial"
+            cat = "correct" if p.iou >= correct_iou else "partial"
             cats[cat] += 1
-            rows.append(SpanRow(cat, p.gt_index, p.pred_index, gid(p.gt_index), pid(p.pred_index), g.start, g.end,
-                                q.start, q.end, p.iou, p.method))
-            paired_gt.add(p.gt_index)
-            paired_pred.add(p.pred_index)
+            rows.append(SpanRow(cat, gi, pj, gid[gi], pid[pj], g.start, g.end, q.start, q.end, p.iou, p.method))
+            paired_gt.add(gi)
+            paired_pred.add(pj)
             if cat == "partial":
                 mismatches.append(Mismatch("text_span", "span", f"[{g.start}, {g.end})", f"[{q.start}, {q.end})",
-                                           gid(p.gt_index), pid(p.pred_index), f"IoU {p.iou:.3f}"))
-        elif g.usable and q.usable:  # aligned without text evidence and the spans do not overlap
+                                           gid[gi], pid[pj], f"IoU {p.iou:.3f}"))
+        elif gt_ok[gi] and pred_ok[pj]:  # aligned without text evidence and the spans do not overlap
             overlaps.append(0.0)
-        elif not g.usable and q.usable:
+        elif pred_ok[pj]:
             cats["extra"] += 1
-            rows.append(SpanRow("extra", p.gt_index, p.pred_index, gid(p.gt_index), pid(p.pred_index), None, None,
-                                q.start, q.end, None, p.method))
-            paired_pred.add(p.pred_index)
+            rows.append(SpanRow("extra", gi, pj, gid[gi], pid[pj], None, None, q.start, q.end, None, p.method))
+            paired_pred.add(pj)
     for i, g in enumerate(gt_spans):
-        if g.usable and i not in paired_gt:
+        if gt_ok[i] and i not in paired_gt:
             cats["missed"] += 1
-            rows.append(SpanRow("missed", i, None, gid(i), "", g.start, g.end, None, None, None, ""))
-            mismatches.append(Mismatch("text_span", "missed_span", f"[{g.start}, {g.end})", "", gid(i)))
+            rows.append(SpanRow("missed", i, None, gid[i], "", g.start, g.end, None, None, None, ""))
+            mismatches.append(Mismatch("text_span", "missed_span", f"[{g.start}, {g.end})", "", gid[i]))
     for j, q in enumerate(pred_spans):
-        if q.usable and j not in paired_pred:
+        if pred_ok[j] and j not in paired_pred:
             cats["spurious"] += 1
-            rows.append(SpanRow("spurious", None, j, "", pid(j), None, None, q.start, q.end, None, ""))
-            mismatches.append(Mismatch("text_span", "spurious_span", "", f"[{q.start}, {q.end})", "", pid(j)))
-    rows.sort(key=lambda r: (r.gt_start if r.gt_start is not None else r.pred_start or 0))
+            rows.append(SpanRow("spurious", None, j, "", pid[j], None, None, q.start, q.end, None, ""))
+            mismatches.append(Mismatch("text_span", "spurious_span", "", f"[{q.start}, {q.end})", "", pid[j]))
+    rows.sort(key=_row_key)
 
     starts = sentence_starts(ctx.text) if ctx.text else ()
     b = pk_v = wd_v = None
@@ -209,11 +213,9 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         b = edits.boundary_similarity
         exact, near, ins, dele = edits.matches, len(edits.transpositions), len(edits.insertions), len(edits.deletions)
         weighted = edits.weighted_edits
-        n_units = len(starts)
-        gt_m = masses_from_positions(n_units, gt_b)
-        pred_m = masses_from_positions(n_units, pred_b)
-        pk_v = pk(pred_m, gt_m)
-        wd_v = window_diff(pred_m, gt_m)
+        pk_d, wd_d, windows = window_disagreements(pred_b, gt_b, len(starts))
+        pk_v = pk_d / windows if windows else 0.0
+        wd_v = wd_d / windows if windows else 0.0
     unusable_gt = len(gt_spans) - len(gt_usable)
     if reason is None and unusable_gt:
         reason = f"{unusable_gt} GT events have no usable span (skipped)"
@@ -233,9 +235,9 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         n_sentences=len(starts),
         ground_truth_boundaries=sorted(x + 1 for x in gt_b),
         predicted_boundaries=sorted(x + 1 for x in pred_b),
-        span_categories={k: cats.get(k, 0) for k in ("correct", "partial", "missed", "spurious", "extra")},
-        gt_span_status=dict(gt_status),
-        pred_span_status=dict(pred_status),
+        span_categories=cats,
+        gt_span_status=gt_status,
+        pred_span_status=pred_status,
         gt_incomplete=not gt_usable or unusable_gt > 0,
         reason=reason,
         skipped={"gt_events_without_usable_span": unusable_gt},

@@ -68,7 +68,7 @@ def test_every_view_on_the_demo(demo_batch):
     chips = html_bodies(at)
     assert "data-status='missing'" in chips and "村长" in chips and "山神 ⇄ 老婆婆" in chips
     at.segmented_control(key="nar_view").set_value("Actions").run()
-    assert metrics(at)["Field accuracy"] == fmt(zh.action_layer.action_layer_field_accuracy)
+    assert metrics(at)["Field accuracy (micro)"] == fmt(zh.action_layer.action_layer_field_accuracy)
     at.segmented_control(key="nar_view").set_value("Spans").run()
     assert metrics(at)["Boundary similarity B"] == fmt(zh.text_span.boundary_score)
     assert "eb-overlay" in html_bodies(at) and "山神大怒" in html_bodies(at)
