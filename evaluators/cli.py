@@ -16,6 +16,7 @@ from evaluators import __version__
 
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
+    "dialogue": "evaluators.dialogue.cli",
 
 }
 

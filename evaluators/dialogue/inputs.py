@@ -118,6 +118,9 @@ class PredictionRow(DictMixin):
         to warn when it differs from the cases file.
     error : str or None
         An error recorded instead of a reply (live mode); the prediction is then ``""``.
+    context : str or None
+        The context stored in the row, if any, used only to warn when the reply was
+        produced for another prompt than the cases file's.
     """
 
     model: str
@@ -130,6 +133,7 @@ class PredictionRow(DictMixin):
     occurrence: int = 0
     expected_response: str | None = None
     error: str | None = None
+    context: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -325,12 +329,12 @@ def load_predictions(data: bytes, file: str = "<predictions>", default_model: st
         if pred is None and error is None:
             out.issues.append(InputIssue(file, "row without 'prediction' skipped", line=line, path=path))
             continue
-        expected = row.get("expected_response")
+        expected, context = row.get("expected_response"), row.get("context")
         rows.append(PredictionRow(
             model=_text(row.get("model")).strip() or default_model, scene=scene, dialogue_index=index_key(idx),
             prediction=pred or "", file=file, line=line, path=path,
             expected_response=expected if isinstance(expected, str) else None,
-            error=_text(error) if error else None,
+            error=_text(error) if error else None, context=context if isinstance(context, str) else None,
         ))
     out.rows = renumber(rows)
     return out

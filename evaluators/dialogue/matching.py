@@ -7,7 +7,8 @@ reported, never silently dropped).  A case without a row for a model is *missing
 that model (scored as a wrong answer under the missing-GT policy).  When a row carries
 its own ``expected_response`` (the earlier script's report) and it differs from the
 cases file, the row is still matched and an ``expected_mismatch`` warning is reported:
-the cases file is the ground truth.
+the cases file is the ground truth.  A stored ``context`` that differs gives a
+``context_mismatch`` warning (the reply answered another prompt).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class Matching(DictMixin):
         Rows repeating a key more often than the cases do.
     expected_mismatch : list of PredictionRow
         Matched rows whose stored expected_response differs from the case's.
+    context_mismatch : list of PredictionRow
+        Matched rows (same expected_response) whose stored context differs from the case's:
+        the reply answered another prompt.
     """
 
     models: list[str] = field(default_factory=list)
@@ -45,6 +49,7 @@ class Matching(DictMixin):
     unmatched: list[PredictionRow] = field(default_factory=list)
     duplicates: list[PredictionRow] = field(default_factory=list)
     expected_mismatch: list[PredictionRow] = field(default_factory=list)
+    context_mismatch: list[PredictionRow] = field(default_factory=list)
 
     def issues(self) -> list[InputIssue]:
         """One located warning per unmatched, duplicate or mismatching row."""
@@ -61,6 +66,10 @@ class Matching(DictMixin):
             out.append(InputIssue(r.file, f"model {r.model!r}: the row's expected_response differs from the cases "
                                           f"file for {r.scene!r} #{r.dialogue_index}; the cases file is used",
                                   line=r.line, path=r.path, severity="warning", kind="expected_mismatch"))
+        for r in self.context_mismatch:
+            out.append(InputIssue(r.file, f"model {r.model!r}: the row's context differs from the cases file for "
+                                          f"{r.scene!r} #{r.dialogue_index}: the reply answered another prompt",
+                                  line=r.line, path=r.path, severity="warning", kind="context_mismatch"))
         return out
 
 
@@ -93,6 +102,8 @@ def match_predictions(cases: list[DialogueCase], rows: list[PredictionRow]) -> M
         out.matched[r.model][r.key] = r
         if r.expected_response is not None and r.expected_response.strip() != case.expected_response.strip():
             out.expected_mismatch.append(r)
+        elif r.context is not None and r.context.strip() != case.context.strip():
+            out.context_mismatch.append(r)
     for model in out.models:
         out.missing[model] = [c.key for c in cases if c.key not in out.matched[model]]
     return out

@@ -405,7 +405,7 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
     all_issues = list(issues) + matching.issues()
     summary = {
         "n_unmatched": len(matching.unmatched), "n_duplicates": len(matching.duplicates),
-        "n_expected_mismatch": len(matching.expected_mismatch),
+        "n_expected_mismatch": len(matching.expected_mismatch), "n_context_mismatch": len(matching.context_mismatch),
         "n_missing": {m: len(v) for m, v in matching.missing.items()},
         "n_matched": {m: len(v) for m, v in matching.matched.items()},
     }

@@ -28,6 +28,10 @@ from evaluators.text.tokenize import TextView
 #: Install command named by every "unavailable" message of an optional metric.
 OPTIONAL_INSTALL = "pip install -r requirements-optional.txt"
 
+#: Display order of the built-in metrics (metrics registered by others follow, in registration order).
+CANONICAL_ORDER = ("exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1",
+                   "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1")
+
 #: Modules defining metrics; imported on first use of the registry.
 _METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings")
 
@@ -196,7 +200,7 @@ def get_metric(name: str, mode: str | None = None) -> Metric:
     """
     _ensure_loaded()
     if name not in _REGISTRY:
-        raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(_REGISTRY)}")
+        raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(metric_names())}")
     if mode in (None, "default"):
         return _REGISTRY[name]
     if (name, mode) in _VARIANTS:
@@ -213,9 +217,11 @@ def metric_modes(name: str) -> list[str]:
 
 
 def list_metrics() -> list[Metric]:
-    """All default metrics in registration order."""
+    """All default metrics: the built-in ones in ``CANONICAL_ORDER``, then others as registered."""
     _ensure_loaded()
-    return list(_REGISTRY.values())
+    rank = {n: i for i, n in enumerate(CANONICAL_ORDER)}
+    names = sorted(_REGISTRY, key=lambda n: (rank.get(n, len(rank)), list(_REGISTRY).index(n)))
+    return [_REGISTRY[n] for n in names]
 
 
 def metric_names() -> list[str]:
@@ -249,7 +255,7 @@ class PairScorer:
 
     def __init__(self, names: Iterable[str] | None = None, modes: dict[str, str] | str | None = None):
         _ensure_loaded()
-        names = list(names) if names is not None else list(_REGISTRY)
+        names = list(names) if names is not None else metric_names()
         if isinstance(modes, str):
             modes = {n: modes for n in names}
         modes = modes or {}
