@@ -19,7 +19,8 @@ token_f1
 rouge1 / rouge2 / rougeL
     F-measure of rouge-score's ``_score_ngrams`` / ``_score_lcs`` (Lin 2004, "ROUGE: A
     Package for Automatic Evaluation of Summaries"), fed with our tokens instead of
-    rouge-score's default tokenizer, which drops every non-``[a-z0-9]`` character.  On
+    rouge-score's default tokenizer, which drops every non-``[a-z0-9]`` character (the
+    LCS length comes from rapidfuzz's C implementation, same value).  On
     ASCII English the ``char`` tokens equal rouge-score's default tokens, so the scores
     equal ``RougeScorer([...]).score`` (no stemming).
 bleu1 / bleu2 / bleu4
@@ -39,15 +40,17 @@ corpus BLEU
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from importlib.metadata import version as _pkg_version
 
-from rouge_score import rouge_scorer as _rs
+from rapidfuzz.distance import LCSseq
+from rouge_score import scoring as _rs_scoring
 
 from evaluators.metrics.registry import Metric, register
 from evaluators.results import DictMixin
-from evaluators.text.tokenize import TOKENIZERS, TextView, contains_cjk, is_punct_or_space
+from evaluators.text.tokenize import TOKENIZERS, TextView, contains_cjk
 
 ROUGE_VERSION = _pkg_version("rouge-score")
 NLTK_VERSION = _pkg_version("nltk")
@@ -55,6 +58,8 @@ SACREBLEU_VERSION = _pkg_version("sacrebleu")
 
 #: Normalization of exact match (default mode).
 EXACT_NORMALIZATION = "nfkc+lower+drop(whitespace,punctuation,symbols)"
+
+_NON_WORD = re.compile(r"[\W_]+")
 
 #: Smoothing epsilon of nltk's method 1.
 BLEU_EPSILON = 0.1
@@ -69,7 +74,7 @@ def _char_sig() -> str:
 
 def exact_key(view: TextView) -> str:
     """Exact-match key: normalized text without whitespace, punctuation or symbols."""
-    return "".join(ch for ch in view.normalized if not is_punct_or_space(ch))
+    return _NON_WORD.sub("", view.normalized)
 
 
 def exact_match(prediction: TextView, reference: TextView) -> float:
@@ -112,8 +117,15 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
 
 
 def token_f1(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
-    """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1`."""
-    return overlap_f1(prediction.tokens(tokenizer), reference.tokens(tokenizer))
+    """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1` (unigram counts are shared)."""
+    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    if not p or not r:
+        return 1.0 if not p and not r else 0.0
+    common = prediction.matches(reference, tokenizer, 1)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(r)
+    return 2 * precision * recall / (precision + recall)
 
 
 # --------------------------------------------------------------------------- ROUGE
@@ -124,32 +136,64 @@ def _both_empty(p: list[str], r: list[str]) -> bool:
 
 
 def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = "char") -> float:
-    """ROUGE-n F-measure via rouge-score's n-gram scorer on our tokens.
+    """ROUGE-n F-measure, as rouge-score's ``_score_ngrams`` on our tokens.
 
-    Both texts without tokens score 1.0 (identical); otherwise rouge-score's value
-    (0.0 when one side is empty).
+    overlap = clipped n-gram matches; P = overlap / max(1, pred n-grams), R = overlap /
+    max(1, ref n-grams), F = rouge-score's ``scoring.fmeasure(P, R)``.  Both texts
+    without tokens score 1.0 (identical); one side empty gives 0.0.
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
         return 1.0
-    return _rs._score_ngrams(_rs._create_ngrams(r, n), _rs._create_ngrams(p, n)).fmeasure
+    overlap = prediction.matches(reference, tokenizer, n)
+    return _rs_scoring.fmeasure(overlap / max(len(p) - n + 1, 1), overlap / max(len(r) - n + 1, 1))
 
 
 def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
-    """ROUGE-L F-measure (longest common subsequence) via rouge-score on our tokens."""
+    """ROUGE-L F-measure (longest common subsequence of tokens).
+
+    rouge-score's ``_score_lcs`` definition (P = LCS / len(pred), R = LCS / len(ref),
+    F = rouge-score's ``fmeasure``), with the LCS length computed by rapidfuzz's
+    ``LCSseq`` (C) instead of rouge-score's pure-Python table; the values are identical
+    (tested against ``RougeScorer``).
+    """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
         return 1.0
-    return _rs._score_lcs(r, p).fmeasure
+    if not p or not r:
+        return 0.0
+    lcs = LCSseq.similarity(r, p)
+    return _rs_scoring.fmeasure(lcs / len(p), lcs / len(r))
 
 
 # --------------------------------------------------------------------------- BLEU
 
 
 def _ngram_counts(tokens: list[str], n: int) -> Counter:
-    if n == 1:
-        return Counter(tokens)
-    return Counter(zip(*(tokens[i:] for i in range(n))))
+    return Counter(zip(*[tokens[i:] for i in range(n)]))
+
+
+def bleu_from_matches(matches: list[int], hyp_len: int, ref_len: int) -> float:
+    """Sentence BLEU from clipped n-gram matches (``matches[k]`` for the (k+1)-grams).
+
+    The order and the uniform weights come from ``len(matches)``; see
+    :func:`bleu_from_tokens` for the definition.
+    """
+    max_n = len(matches)
+    if matches[0] == 0:
+        return 0.0
+    weight = 1.0 / max_n
+    logs = []
+    for k, m in enumerate(matches):
+        denominator = max(1, hyp_len - k)
+        logs.append(weight * math.log(m / denominator if m else BLEU_EPSILON / denominator))
+    if hyp_len > ref_len:
+        bp = 1.0
+    elif hyp_len == 0:
+        bp = 0.0
+    else:
+        bp = math.exp(1 - ref_len / hyp_len)
+    return bp * math.exp(math.fsum(logs))
 
 
 def bleu_from_tokens(pred_tokens: list[str], ref_tokens: list[str], max_n: int = 4) -> float:
@@ -175,25 +219,11 @@ def bleu_from_tokens(pred_tokens: list[str], ref_tokens: list[str], max_n: int =
     exp(1 - r / c).  BLEU = BP * exp(sum_n w_n log p_n).  As in nltk, the score is 0
     when no unigram matches.
     """
-    hyp_len, ref_len = len(pred_tokens), len(ref_tokens)
-    logs = []
-    weight = 1.0 / max_n
+    matches = []
     for n in range(1, max_n + 1):
-        hyp_counts = _ngram_counts(pred_tokens, n) if hyp_len >= n else Counter()
-        ref_counts = _ngram_counts(ref_tokens, n) if ref_len >= n else Counter()
-        matches = sum(min(c, ref_counts[g]) for g, c in hyp_counts.items())
-        denominator = max(1, sum(hyp_counts.values()))
-        if n == 1 and matches == 0:
-            return 0.0
-        p = matches / denominator if matches else BLEU_EPSILON / denominator
-        logs.append(weight * math.log(p))
-    if hyp_len > ref_len:
-        bp = 1.0
-    elif hyp_len == 0:
-        bp = 0.0
-    else:
-        bp = math.exp(1 - ref_len / hyp_len)
-    return bp * math.exp(math.fsum(logs))
+        hyp, ref = _ngram_counts(pred_tokens, n), _ngram_counts(ref_tokens, n)
+        matches.append(sum(min(c, ref[g]) for g, c in hyp.items()))
+    return bleu_from_matches(matches, len(pred_tokens), len(ref_tokens))
 
 
 def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: str = "char") -> float:
@@ -204,7 +234,8 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
         return 1.0
-    return bleu_from_tokens(p, r, max_n)
+    return bleu_from_matches([prediction.matches(reference, tokenizer, n) for n in range(1, max_n + 1)],
+                             len(p), len(r))
 
 
 # --------------------------------------------------------------------------- METEOR

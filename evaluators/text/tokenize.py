@@ -10,8 +10,9 @@ NFKC, lower case):
     tokens of rouge-score's default tokenizer (lower case, split on ``[^a-z0-9]+``), and
     on Chinese text it gives the character tokens used by the CMRC2018/CLUE scripts.
 ``jieba``
-    jieba's accurate mode (``jieba.lcut(text, HMM=True)``) on the normalized text,
-    punctuation/whitespace tokens dropped.  English words come out as words.
+    jieba's accurate mode with dictionary words only (``jieba.lcut(text, HMM=False)``, see
+    :func:`jieba_tokens`) on the normalized text, punctuation/whitespace tokens dropped.
+    English words come out as words.
 ``whitespace``
     ``str.split()`` on the normalized text, punctuation stripped from both ends of each
     word (English words; a Chinese sentence without spaces stays one token).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
@@ -44,6 +46,7 @@ CJK_CLASS = (
 _CHAR_TOKEN = re.compile(rf"[{CJK_CLASS}]|[^\W_{CJK_CLASS}]+")
 _CJK_CHAR = re.compile(rf"[{CJK_CLASS}]")
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+_NO_WORD_CHAR = re.compile(r"[\W_]*")
 
 
 def normalize(text: str) -> str:
@@ -63,8 +66,8 @@ def normalize(text: str) -> str:
 
 
 def is_punct_or_space(token: str) -> bool:
-    """True if every character is whitespace, punctuation (P*) or a symbol (S*)."""
-    return all(ch.isspace() or unicodedata.category(ch)[0] in "PSZC" for ch in token)
+    """True if the token has no letter, digit or CJK character (only punctuation, symbols, spaces)."""
+    return _NO_WORD_CHAR.fullmatch(token) is not None
 
 
 def contains_cjk(text: str) -> bool:
@@ -130,7 +133,14 @@ def jieba_raw(text: str) -> list[str]:
 
 
 def jieba_tokens(text: str) -> list[str]:
-    """jieba words of the normalized text, punctuation and whitespace tokens dropped.
+    """jieba words of the normalized text (dictionary words, HMM off), punctuation and space dropped.
+
+    jieba's HMM new-word discovery is off: with it, a word the dictionary lacks (a name
+    such as 佩奇) may be merged or split differently depending on its neighbours, which
+    makes keyword sets of two texts disagree on the same word; without it, such words are
+    always split the same way (into dictionary words or characters).  It also halves the
+    cost.  The earlier script's keyword similarity (``difflib`` mode) keeps jieba's
+    default, HMM on (:func:`jieba_raw`).
 
     Parameters
     ----------
@@ -142,7 +152,7 @@ def jieba_tokens(text: str) -> list[str]:
     list of str
         Words in order (duplicates kept).
     """
-    return [t for t in _jieba().lcut(normalize(text)) if not is_punct_or_space(t)]
+    return [t for t in _jieba().lcut(normalize(text), HMM=False) if not is_punct_or_space(t)]
 
 
 def whitespace_tokens(text: str) -> list[str]:
@@ -182,7 +192,7 @@ def _build_tokenizers() -> dict[str, Tokenizer]:
     return {
         "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped", char_tokens),
         "jieba": Tokenizer(
-            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm)|norm={NORMALIZATION}|punct=dropped", jieba_tokens
+            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off)|norm={NORMALIZATION}|punct=dropped", jieba_tokens
         ),
         "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped", whitespace_tokens),
     }
@@ -221,6 +231,8 @@ class TextView:
     def __init__(self, text: str | None):
         self.text = "" if text is None else str(text)
         self._tokens: dict[str, list[str]] = {}
+        self._ngrams: dict[tuple[str, int], Counter] = {}
+        self._matches: dict[tuple[int, str, int], int] = {}
 
     def tokens(self, tokenizer: str = "char") -> list[str]:
         """Tokens of the text under ``tokenizer`` (cached on the view)."""
@@ -228,6 +240,43 @@ class TextView:
         if toks is None:
             toks = self._tokens[tokenizer] = get_tokenizer(tokenizer).func(self.text)
         return toks
+
+    def ngrams(self, tokenizer: str, n: int) -> Counter:
+        """Counts of the n-gram tuples of ``tokens(tokenizer)`` (cached; shared by ROUGE, BLEU, F1).
+
+        Parameters
+        ----------
+        tokenizer : str
+            Tokenizer name.
+        n : int
+            n-gram order (>= 1); unigrams are 1-tuples.
+
+        Returns
+        -------
+        collections.Counter
+            ``{(tok_1, ..., tok_n): count}``; empty when there are fewer than n tokens.
+        """
+        key = (tokenizer, n)
+        counts = self._ngrams.get(key)
+        if counts is None:
+            toks = self.tokens(tokenizer)
+            counts = self._ngrams[key] = Counter(zip(*[toks[i:] for i in range(n)]))
+        return counts
+
+    def matches(self, other: "TextView", tokenizer: str, n: int) -> int:
+        """Clipped n-gram matches with ``other``: sum over n-grams of min(count here, count there).
+
+        This is ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1,
+        token F1's common count; it is computed once per pair and order and cached here.
+        """
+        key = (id(other), tokenizer, n)
+        found = self._matches.get(key)
+        if found is None:
+            mine, theirs = self.ngrams(tokenizer, n), other.ngrams(tokenizer, n)
+            if len(theirs) < len(mine):
+                mine, theirs = theirs, mine
+            found = self._matches[key] = sum(min(c, theirs[g]) for g, c in mine.items() if g in theirs)
+        return found
 
     @cached_property
     def normalized(self) -> str:
