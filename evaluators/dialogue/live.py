@@ -13,8 +13,9 @@ without ``"response"``) are retried ``retries`` times with a short exponential b
 an HTTP 4xx is not retried.  A case whose call still fails gets its error recorded and
 the run goes on (the case is then scored as a missing reply).  Results are appended
 to a JSONL checkpoint as they arrive; running again with the same checkpoint skips the
-cases already answered (failed ones are tried again), so an interrupted run resumes.
-Only the configured endpoint is contacted.
+cases already answered (failed ones are tried again), so an interrupted run resumes.  A
+scene resumed half-way starts again from an empty history: its earlier turns are not
+replayed.  Only the configured endpoint is contacted.
 """
 
 from __future__ import annotations

