@@ -237,12 +237,14 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
     seen: Counter = Counter()
     for row, line, path, group_scene in located:
         if not isinstance(row, dict):
-            out.issues.append(InputIssue(file, f"expected an object, found {type(row).__name__}", line=line, path=path))
+            out.issues.append(InputIssue(file, f"expected an object, found {type(row).__name__}",
+                                         line=line, path=path))
             continue
         scene = _text(row.get("scene", group_scene)).strip() or (group_scene or "")
         idx = row.get("dialogue_index")
         if not scene or idx is None or _text(idx).strip() == "":
-            out.issues.append(InputIssue(file, "case without 'scene' or 'dialogue_index' skipped", line=line, path=path))
+            out.issues.append(InputIssue(file, "case without 'scene' or 'dialogue_index' skipped",
+                                         line=line, path=path))
             continue
         expected = row.get("expected_response", "")
         if not isinstance(expected, (str, type(None))):
@@ -306,14 +308,16 @@ def load_predictions(data: bytes, file: str = "<predictions>", default_model: st
         elif isinstance(value, list):
             located = [(row, None, f"[{i}]") for i, row in enumerate(value)]
         else:
-            out.issues.append(InputIssue(file, "expected a report with 'results' or a list of prediction rows", path="$"))
+            out.issues.append(InputIssue(file, "expected a report with 'results' or a list of prediction rows",
+                                         path="$"))
             located = []
     else:
         located = [(row, line, None) for row, (line, _) in zip(flat_rows, locations)]
     rows: list[PredictionRow] = []
     for row, line, path in located:
         if not isinstance(row, dict):
-            out.issues.append(InputIssue(file, f"expected an object, found {type(row).__name__}", line=line, path=path))
+            out.issues.append(InputIssue(file, f"expected an object, found {type(row).__name__}",
+                                         line=line, path=path))
             continue
         scene = _text(row.get("scene")).strip()
         idx = row.get("dialogue_index")

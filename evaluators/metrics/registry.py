@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from evaluators.text.tokenize import TextView
@@ -85,7 +85,8 @@ class Metric:
         """Why the metric cannot run here (with the install hint), or ``None`` if it can."""
         missing = [pkg for pkg in self.requires if importlib.util.find_spec(pkg) is None]
         if missing:
-            return f"unavailable: missing package(s) {', '.join(missing)}; install: {self.install_hint or OPTIONAL_INSTALL}"
+            hint = self.install_hint or OPTIONAL_INSTALL
+            return f"unavailable: missing package(s) {', '.join(missing)}; install: {hint}"
         if self.check is not None:
             reason = self.check()
             if reason:
@@ -227,11 +228,6 @@ def list_metrics() -> list[Metric]:
 def metric_names() -> list[str]:
     """Names of all registered metrics in registration order."""
     return [m.name for m in list_metrics()]
-
-
-def with_signature_suffix(metric: Metric, suffix: str) -> Metric:
-    """A copy of ``metric`` whose signature has ``suffix`` appended (for derived variants)."""
-    return replace(metric, signature=f"{metric.signature}|{suffix}")
 
 
 class PairScorer:

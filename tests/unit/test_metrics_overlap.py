@@ -11,7 +11,6 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 
 from evaluators.metrics.overlap import bleu_from_tokens, corpus_bleu, overlap_f1, wordnet_missing
 from evaluators.metrics.registry import MetricUnavailable, get_metric
-from evaluators.text.tokenize import char_tokens
 
 EN_PAIRS = [
     ("The cat sat on the mat.", "A cat was sitting on the mat."),
