@@ -2,18 +2,48 @@
 
 import streamlit as st
 
-from components.layout import page_frame
+from components.layout import PAGES, existing_pages, page_frame, page_link
+from components.metrics import metric_row
+from components.narrative_state import demo_files, score
+from evaluators.narrative import NarrativeConfig
 
-page_frame("EvalBoard", "📊", caption="Evaluate LLM outputs against ground truth and look at the differences — 中文 and English.")
+source = page_frame("EvalBoard", ":material/analytics:",
+                    caption="Evaluate LLM outputs against ground truth and look at the differences — 中文 and English.")
 
 st.markdown(
-    """
-EvalBoard scores model outputs against human ground truth and shows where they differ.
-
-- **Narrative annotation** (JSON v3): characters, events and text spans, relationships, sentiment, action layer.
-- **QA and fact-check**: exact match / F1 (SQuAD for English, CMRC2018 for Chinese), verdicts, confusion matrix.
-- **Persona dialogue**: responses by scene and model with similarity metrics.
-- **Long-term memory QA** (LoCoMo, LongMemEval): metrics by question type, LLM-as-judge.
-- **Keyword-scored test sets**: single and multi-turn.
-"""
+    "EvalBoard scores model outputs against human ground truth and shows where they differ: which characters a "
+    "model missed, which relationship labels it got wrong, which spans drift, which answers fail exact match. "
+    "Every number says how it was computed (tokenizer, normalization, matching rule) and can be downloaded."
 )
+st.caption("**Data source** (sidebar, shared by every page): "
+           + ("the built-in demo is shown — nothing to upload." if source == "demo"
+              else "upload mode — each page asks for its files."))
+
+st.subheader("Five kinds of evaluation")
+available = {p[0] for p in existing_pages()}
+cols = st.columns(3)
+for n, (path, label, icon, description) in enumerate(PAGES[1:]):
+    with cols[n % 3].container(border=True):
+        st.markdown(f"**{label}**")
+        st.caption(description)
+        if path in available:
+            page_link(path, f"Open {label}", icon)
+        else:
+            st.caption("Not available in this version yet.")
+
+st.subheader("Demo at a glance: narrative annotation")
+config = NarrativeConfig()  # the narrative page's defaults
+gt, pred = demo_files()
+batch = score(gt, pred, config, config.signature)
+metric_row([("Stories", len(batch.scored), "One Chinese, one English, written for EvalBoard."),
+            ("Overall (micro)", batch.micro["overall_score"], "Pooled counts over both stories."),
+            ("Overall (macro)", batch.macro["overall_score"], "Mean of the stories' overall scores.")])
+st.dataframe(
+    [{"story": r.story_id, "overall": r.overall_score,
+      **{k.replace("_", " "): v for k, v in r.component_scores.items()}} for r in batch.scored],
+    hide_index=True,
+    column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
+                   for c in ("overall", "characters", "relationships", "sentiment", "action layer", "text span")},
+)
+page_link("pages/1_Narrative.py", "See the character diff, relationships, action layer and span overlay",
+          ":material/arrow_forward:")

@@ -1,12 +1,45 @@
-"""The frame every page starts with: page config, shared sidebar and data-source choice."""
+"""The frame every page starts with: page config, navigation, the shared data-source choice."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: Session key of the data source shared by all pages (not a widget key, so it survives page changes).
 SOURCE_KEY = "evalboard_data_source"
 SOURCES = {"demo": "Demo data (built in)", "upload": "Upload my files"}
+
+#: Pages in navigation order: (file relative to the project root, label, icon, one-line description).
+PAGES = [
+    ("app.py", "Home", ":material/home:", "What EvalBoard does"),
+    ("pages/1_Narrative.py", "Narrative annotation", ":material/menu_book:",
+     "JSON v3 stories: characters, relationships, sentiment, action layer, spans"),
+    ("pages/2_QA_Factcheck.py", "QA & fact-check", ":material/fact_check:",
+     "EM/F1 in English and Chinese, verdicts, confusion matrix"),
+    ("pages/3_Test_Sets.py", "Keyword test sets", ":material/checklist:",
+     "Keyword-scored single and multi-turn test sets"),
+    ("pages/4_Persona_Dialogue.py", "Persona dialogue", ":material/forum:",
+     "Chatbot responses by scene and model, similarity metrics"),
+    ("pages/5_Long_Memory.py", "Long-term memory QA", ":material/psychology:",
+     "LoCoMo and LongMemEval by question type, LLM-as-judge"),
+]
+
+
+def existing_pages() -> list[tuple[str, str, str, str]]:
+    """The entries of :data:`PAGES` whose file exists."""
+    return [p for p in PAGES if (ROOT / p[0]).exists()]
+
+
+def page_link(path: str, label: str, icon: str | None = None) -> None:
+    """``st.page_link`` where the multipage app knows the page, a plain link otherwise (e.g. under AppTest)."""
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except Exception:  # StreamlitPageNotFoundError outside the multipage runtime
+        slug = "" if path == "app.py" else Path(path).stem.split("_", 1)[-1]
+        st.markdown(f"[{label}](/{slug})")
 
 
 def _remember_source() -> None:
@@ -14,7 +47,7 @@ def _remember_source() -> None:
 
 
 def data_source() -> str:
-    """The current data source: ``"demo"`` (default) or ``"upload"``."""
+    """The current data source: ``"demo"`` (default) or ``"upload"`` (also settable with ``?source=upload``)."""
     value = st.session_state.get(SOURCE_KEY)
     if value not in SOURCES:
         value = st.query_params.get("source", "demo")
@@ -24,15 +57,15 @@ def data_source() -> str:
     return value
 
 
-def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) -> str:
-    """Set up a page: config, title, the shared sidebar with the data-source choice.
+def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None) -> str:
+    """Set up a page: config, title, navigation and the shared data-source choice in the sidebar.
 
     Parameters
     ----------
     title : str
         Page title (browser tab and heading).
     icon : str
-        Emoji shown in the tab.
+        Page icon (a Material icon name such as ``":material/menu_book:"`` or an emoji).
     caption : str, optional
         One line under the title.
 
@@ -44,7 +77,10 @@ def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) ->
     st.set_page_config(page_title=f"{title} · EvalBoard", page_icon=icon, layout="wide")
     current = data_source()
     with st.sidebar:
-        st.markdown("**EvalBoard**")
+        st.markdown("### EvalBoard")
+        for path, label, page_icon, _ in existing_pages():
+            page_link(path, label, page_icon)
+        st.divider()
         st.radio(
             "Data source",
             options=list(SOURCES),

@@ -95,6 +95,12 @@ def to_jsonable(obj: Any) -> Any:
         if hasattr(obj, "to_dict"):
             return obj.to_dict()
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, tuple) and hasattr(obj, "_asdict"):  # NamedTuple rows
+        if hasattr(obj, "to_dict"):
+            return to_jsonable(obj.to_dict())
+        return {k: to_jsonable(v) for k, v in obj._asdict().items()}
+    if hasattr(obj, "model_dump") and callable(obj.model_dump):  # pydantic model
+        return to_jsonable(obj.model_dump(mode="json", exclude_unset=False))
     if isinstance(obj, Enum):
         return obj.value
     if isinstance(obj, float):

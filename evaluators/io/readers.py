@@ -6,10 +6,11 @@ kept.  A JSON document that does not parse is reported with its line and column.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
-import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -83,35 +84,102 @@ class RecordSet(DictMixin):
     issues: list[InputIssue] = field(default_factory=list)
 
 
-def sniff_format(file: str, text: str) -> str:
-    """Guess ``json``, ``jsonl`` or ``csv`` from the file suffix, then the content."""
+_HEAD = 65536
+
+
+def sniff_format(file: str, head: str) -> str:
+    """Guess ``json``, ``jsonl`` or ``csv`` from the file suffix, then from the first characters.
+
+    ``head`` is the beginning of the text (the first 64 KiB is plenty).
+    """
     suffix = PurePath(file).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if suffix in (".csv", ".tsv"):
         return "csv"
-    stripped = text.lstrip()
-    if suffix == ".json" or stripped.startswith("["):
-        # A .json file may still be JSONL (one object per line); decide on content.
-        if stripped.startswith("{"):
-            first_line = stripped.split("\n", 1)[0].strip()
-            try:
-                json.loads(first_line)
-                rest = stripped[len(first_line):].strip()
-                if rest.startswith("{"):
-                    return "jsonl"
-            except json.JSONDecodeError:
-                pass
-        return "json"
+    stripped = head.lstrip()
     if stripped.startswith("{"):
-        return "jsonl"
+        # One object per line is JSONL, even in a .json file.
+        first_line, _, rest = stripped.partition("\n")
+        try:
+            json.loads(first_line)
+            if rest.strip().startswith("{"):
+                return "jsonl"
+        except json.JSONDecodeError:
+            pass
+        return "json"
+    if suffix == ".json" or stripped.startswith("["):
+        return "json"
     return "csv"
 
 
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+def _detect_encoding(data: bytes | memoryview, file: str) -> tuple[str, int]:
+    """Encoding of ``data`` and the length of its BOM, checked in 1 MiB chunks (no full decoded copy)."""
+    view = memoryview(data)
+    if bytes(view[:3]) == b"\xef\xbb\xbf":
+        return "utf-8-sig", 3
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        step = 1 << 20
+        for start in range(0, len(view), step):
+            decoder.decode(view[start:start + step], final=start + step >= len(view))
+        return "utf-8", 0
+    except UnicodeDecodeError:
+        decode_bytes(bytes(view[: 1 << 22]), file)  # raises a located InputError when GB18030 fails too
+        return "gb18030", 0
+
+
+def iter_jsonl(data: bytes | memoryview, file: str = "<input>", *, encoding: str | None = None
+               ) -> Iterator[Record | InputIssue]:
+    """Stream the records of a JSONL buffer one line at a time.
+
+    Yields a :class:`Record` per good line and an :class:`InputIssue` per bad line (invalid
+    JSON, not an object), so a caller can score as it reads and keep only what it needs:
+    peak memory stays near the size of the input plus one line.
+
+    Parameters
+    ----------
+    data : bytes or memoryview
+    file : str
+        Name used in issues.
+    encoding : str, optional
+        ``utf-8``, ``utf-8-sig`` or ``gb18030`` when already known (else detected).
+
+    Raises
+    ------
+    InputError
+        If the bytes are neither UTF-8 nor GB18030.
+    """
+    if encoding is None:
+        encoding, pos = _detect_encoding(data, file)
+    else:
+        pos = 3 if encoding == "utf-8-sig" else 0
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    view = memoryview(data)
+    n = len(view)
+    raw = bytes(view) if not isinstance(data, bytes) else data
+    lineno = 0
+    index = 0
+    while pos < n:
+        end = raw.find(b"\n", pos)
+        if end == -1:
+            end = n
+        lineno += 1
+        line = str(view[pos:end], codec)
+        pos = end + 1
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno, kind="json")
+            continue
+        if not isinstance(value, dict):
+            yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
+                             kind="schema")
+            continue
+        yield Record(value, lineno, index)
+        index += 1
 
 
 def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> RecordSet:
@@ -137,30 +205,18 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
     InputError
         Only when the bytes cannot be decoded at all.
     """
-    decoded = decode_bytes(data, file)
-    text = decoded.text
-    fmt = fmt or sniff_format(file, text)
-    out = RecordSet(file=file, format=fmt, encoding=decoded.encoding)
+    if fmt is None:
+        head_bytes = bytes(data[:_HEAD])
+        fmt = sniff_format(file, head_bytes.decode("utf-8", "ignore") or head_bytes.decode("gb18030", "ignore"))
     if fmt == "jsonl":
-        index = 0
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                out.issues.append(
-                    InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno, kind="json")
-                )
-                continue
-            if not isinstance(value, dict):
-                out.issues.append(
-                    InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno, kind="schema")
-                )
-                continue
-            out.records.append(Record(value, lineno, index))
-            index += 1
+        encoding, _ = _detect_encoding(data, file)
+        out = RecordSet(file=file, format=fmt, encoding=encoding)
+        for item in iter_jsonl(data, file, encoding=encoding):
+            (out.records if isinstance(item, Record) else out.issues).append(item)
         return out
+    decoded = decode_bytes(bytes(data), file)
+    text = decoded.text
+    out = RecordSet(file=file, format=fmt, encoding=decoded.encoding)
     if fmt == "json":
         try:
             value = parse_json_text(text, file)

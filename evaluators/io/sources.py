@@ -101,6 +101,16 @@ def story_id(file_name: str) -> str:
     return stem
 
 
+_PRED_RE = re.compile(r"_(prediction|pred)$", re.IGNORECASE)
+
+
+def looks_like_prediction(file_name: str) -> bool:
+    """True when the stem ends with ``_prediction`` or ``_pred`` (after any ``_v2``/``_v3``)."""
+    stem = PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]
+    stem = re.sub(r"_v[23]$", "", stem, flags=re.IGNORECASE)
+    return bool(_PRED_RE.search(stem))
+
+
 @dataclass
 class Pairing(DictMixin):
     """GT and prediction files matched by story id.
@@ -136,7 +146,9 @@ def pair_files(gt_files: list[InputFile], pred_files: list[InputFile]) -> Pairin
 
     def index(files: list[InputFile], side: str) -> dict[str, InputFile]:
         by_id: dict[str, InputFile] = {}
-        for f in sorted(files, key=lambda f: f.name):
+        # When one folder holds both, prefer names that look like this side's files.
+        want_pred = side == "prediction"
+        for f in sorted(files, key=lambda f: (looks_like_prediction(f.name) != want_pred, f.name)):
             sid = story_id(f.name)
             if sid in by_id:
                 result.issues.append(

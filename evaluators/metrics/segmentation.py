@@ -185,70 +185,86 @@ def window_size(reference: Sequence[int]) -> int:
 
     This is segeval's ``compute_window_size`` (Python ``round`` on a Decimal).
     """
-    total = sum(reference)
-    count = len(reference)
-    if count == 0:
+    return _window_size_from_counts(sum(reference), len(reference))
+
+
+def _window_size_from_counts(n_units: int, n_segments: int) -> int:
+    """:func:`window_size` from the number of units and reference segments (no masses needed)."""
+    if n_segments <= 0:
         return 2
-    q, r = divmod(total, 2 * count)
-    if 2 * r > 2 * count or (2 * r == 2 * count and q % 2 == 1):
+    q, r = divmod(n_units, 2 * n_segments)
+    if 2 * r > 2 * n_segments or (2 * r == 2 * n_segments and q % 2 == 1):
         q += 1
     return q if q > 1 else 2
 
 
-def _window_hits(positions: Iterable[int], k: int, measurements: int) -> list[tuple[int, int]]:
-    """Sweep events (index, +1/-1) of the windows ``[i, i + k]`` that contain each boundary slot."""
-    events = []
-    for p in positions:
-        lo = max(0, p - k + 1)
-        hi = min(measurements, p + 1)
-        if lo < hi:
-            events.append((lo, 1))
-            events.append((hi, -1))
-    return events
+def window_disagreements(hypothesis: Iterable[int], reference: Iterable[int], n_units: int,
+                         window: int | None = None) -> tuple[int, int, int]:
+    """Pk and WindowDiff counts from boundary slots, in one sweep over the boundaries.
 
+    Parameters
+    ----------
+    hypothesis, reference : iterable of int
+        Boundary slots (``0 <= slot < n_units - 1``).
+    n_units : int
+        Number of units of both segmentations.
+    window : int, optional
+        Window size ``k``; default half the mean reference segment mass (segeval's rule).
 
-def _window_counts_disagree(ref: Iterable[int], hyp: Iterable[int], k: int, measurements: int,
-                            presence_only: bool) -> int:
-    """Number of windows ``i in [0, measurements)`` where the two boundary counts differ.
-
-    With ``presence_only`` only "has a boundary / has none" is compared (Pk).
+    Returns
+    -------
+    (pk_disagreements, windowdiff_disagreements, measurements)
+        Windows ``i in [0, n_units - k)`` where exactly one side has a boundary between units
+        ``i`` and ``i + k`` (Pk), and where the boundary counts differ (WindowDiff).
+        Pk = first / measurements and WindowDiff = second / measurements.
     """
-    events = [(i, d, 0) for i, d in _window_hits(ref, k, measurements)]
-    events += [(i, d, 1) for i, d in _window_hits(hyp, k, measurements)]
+    ref = set(reference)
+    hyp = set(hypothesis)
+    k = window if window is not None else _window_size_from_counts(n_units, len(ref) + 1)
+    m = n_units - k
+    if m <= 0:
+        return 0, 0, 0
+    # Window i covers slots i .. i + k - 1: a boundary at slot p lies in windows [p - k + 1, p].
+    events: list[tuple[int, int, int]] = []
+    for side, slots in ((0, ref), (1, hyp)):
+        for p in slots:
+            lo = p - k + 1 if p - k + 1 > 0 else 0
+            hi = p + 1 if p + 1 < m else m
+            if lo < hi:
+                events.append((lo, side, 1))
+                events.append((hi, side, -1))
     if not events:
-        return 0
+        return 0, 0, m
     events.sort()
-    counts = [0, 0]
-    disagree = 0
+    a = b = 0
     prev = 0
-    idx = 0
-    n = len(events)
-    while idx < n:
-        pos = events[idx][0]
-        a, b = counts
-        differs = (a > 0) != (b > 0) if presence_only else a != b
-        if differs:
-            disagree += pos - prev
-        while idx < n and events[idx][0] == pos:
-            counts[events[idx][2]] += events[idx][1]
-            idx += 1
-        prev = pos
-    a, b = counts
-    if ((a > 0) != (b > 0) if presence_only else a != b):
-        disagree += measurements - prev
-    return disagree
+    pk_d = wd_d = 0
+    for pos, side, delta in events:
+        if pos != prev:
+            if a != b:
+                wd_d += pos - prev
+                if (a > 0) != (b > 0):
+                    pk_d += pos - prev
+            prev = pos
+        if side == 0:
+            a += delta
+        else:
+            b += delta
+    if a != b:
+        wd_d += m - prev
+        if (a > 0) != (b > 0):
+            pk_d += m - prev
+    return pk_d, wd_d, m
 
 
 def _window_metric(hypothesis: Sequence[int], reference: Sequence[int], window: int | None,
                    presence_only: bool) -> float:
     _check_same_length(hypothesis, reference)
-    k = window if window is not None else window_size(reference)
-    measurements = sum(reference) - k
-    if measurements <= 0:
+    pk_d, wd_d, m = window_disagreements(boundary_positions(hypothesis), boundary_positions(reference),
+                                         sum(reference), window if window is not None else window_size(reference))
+    if m == 0:
         return 0.0
-    d = _window_counts_disagree(boundary_positions(reference), boundary_positions(hypothesis), k, measurements,
-                                presence_only)
-    return d / measurements
+    return (pk_d if presence_only else wd_d) / m
 
 
 def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:

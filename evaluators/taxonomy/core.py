@@ -85,6 +85,27 @@ class Entry:
         return f"{self.code} ({self.zh})" if self.zh else self.code
 
 
+class CanonicalMap(dict):
+    """``raw label -> canonical value`` with the lookup computed once per distinct label.
+
+    A plain ``dict`` subclass so that hits are C-speed lookups in hot loops; misses call
+    :meth:`Vocabulary.canonical`.  Bounded: it is cleared past 50,000 entries.
+    """
+
+    __slots__ = ("vocab",)
+
+    def __init__(self, vocab: "Vocabulary"):
+        super().__init__()
+        self.vocab = vocab
+
+    def __missing__(self, raw):
+        if len(self) > 50000:
+            self.clear()
+        value = self.vocab.canonical(raw).value
+        self[raw] = value
+        return value
+
+
 class Vocabulary:
     """The allowed labels of one field.
 
@@ -113,6 +134,12 @@ class Vocabulary:
             if e.zh and e.en:
                 self._add_key(f"{e.zh}({e.en})", e.code)
         self._cache: dict[str, Label] = {}
+        #: ``values[raw]`` is the canonical value of ``raw`` (fast path of :meth:`canonical`).
+        self.values = CanonicalMap(self)
+
+    def is_valid_value(self, value: str) -> bool:
+        """Whether a canonical value (from :attr:`values`) is a vocabulary entry."""
+        return value in self.entries
 
     def _add_key(self, spelling: str, code: str) -> None:
         key = label_key(spelling) if spelling else ""

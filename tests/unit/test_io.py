@@ -103,3 +103,23 @@ def test_zip_members_are_expanded():
         zf.writestr("readme.txt", "x")
     files = expand_archives([InputFile("batch.zip", buf.getvalue()), InputFile("B.json", b"{}")])
     assert [f.name for f in files] == ["batch.zip/gt/A_v3.json", "B.json"]
+
+
+def test_iter_jsonl_streams_records_and_issues_with_line_numbers():
+    from evaluators.io.readers import iter_jsonl
+
+    data = '{"q": "长城多长?"}\n\nnot json\n{"q": "Who?"}'.encode("gb18030")
+    items = list(iter_jsonl(data, "x.jsonl"))
+    assert [(type(i).__name__, i.line) for i in items] == [("Record", 1), ("InputIssue", 3), ("Record", 4)]
+    assert items[0].data == {"q": "长城多长?"}
+    bom = b"\xef\xbb\xbf" + '{"a": 1}\n'.encode()
+    assert [r.data for r in iter_jsonl(bom)] == [{"a": 1}]
+
+
+def test_sniffing_uses_only_the_beginning():
+    from evaluators.io.readers import sniff_format
+
+    assert sniff_format("x.json", '{"a": 1}\n{"a": 2}\n') == "jsonl"
+    assert sniff_format("x.json", '{\n "a": 1\n}') == "json"
+    assert sniff_format("x.txt", "[1, 2]") == "json"
+    assert sniff_format("x.txt", "id,answer\n1,2") == "csv"

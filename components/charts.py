@@ -1,0 +1,51 @@
+"""Plotly figures shared by the pages (they take plain numbers, compute nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+FONT = "Noto Sans CJK SC, Noto Sans, sans-serif"
+
+
+def scores_by_document(documents: Sequence[str], components: Sequence[str], values: list[list[float | None]],
+                       *, title: str = "Component scores by document") -> go.Figure:
+    """Grouped bars: one group per document, one bar per component (``None`` drawn as a gap).
+
+    ``values[i][j]`` is the score of document ``i`` on component ``j``.
+    """
+    fig = go.Figure()
+    for j, comp in enumerate(components):
+        ys = [row[j] for row in values]
+        fig.add_bar(name=comp, x=list(documents), y=ys,
+                    text=["N/A" if v is None else f"{v:.2f}" for v in ys], textposition="outside",
+                    hovertemplate=f"%{{x}}<br>{comp}: %{{y:.3f}}<extra></extra>")
+    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.12], title="score"),
+                      legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
+                      font=dict(family=FONT))
+    return fig
+
+
+def confusion_heatmap(rows: Sequence[str], cols: Sequence[str], counts: list[list[int]], *,
+                      row_title: str = "ground truth", col_title: str = "prediction",
+                      normalize_rows: bool = False, title: str = "") -> go.Figure:
+    """Heatmap of a confusion matrix; counts are written in the cells (row-normalised on request)."""
+    z: list[list[float]] = []
+    text: list[list[str]] = []
+    for r in counts:
+        total = sum(r)
+        if normalize_rows:
+            z.append([c / total if total else 0.0 for c in r])
+            text.append([f"{c / total:.0%}<br>({c})" if total else "0" for c in r])
+        else:
+            z.append([float(c) for c in r])
+            text.append([str(c) for c in r])
+    fig = go.Figure(go.Heatmap(z=z, x=list(cols), y=list(rows), text=text, texttemplate="%{text}",
+                               colorscale="Blues", showscale=False,
+                               hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{text}}<extra></extra>"))
+    fig.update_layout(title=title, xaxis=dict(title=col_title, side="bottom"),
+                      yaxis=dict(title=row_title, autorange="reversed"),
+                      height=max(260, 60 + 45 * len(rows)), margin=dict(t=40 if title else 10, b=40, l=10, r=10),
+                      font=dict(family=FONT))
+    return fig

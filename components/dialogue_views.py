@@ -1,0 +1,113 @@
+"""Streamlit pieces of the persona dialogue page: metric picker, heatmap, tables, downloads.
+
+They take plain data (the evaluation object and dicts from ``evaluators``) and render it;
+no scoring happens here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+
+def metric_picker(metric_info: list[dict], default: list[str], key: str = "dialogue_metrics") -> list[str]:
+    """Multiselect of the registry's metrics; shows signatures and how to enable unavailable ones.
+
+    Parameters
+    ----------
+    metric_info : list of dict
+        ``Metric.info()`` of every registered metric.
+    default : list of str
+        Names selected at first.
+
+    Returns
+    -------
+    list of str
+        The chosen names.
+    """
+    by_name = {m["name"]: m for m in metric_info}
+
+    def label(name: str) -> str:
+        return name if by_name[name]["available"] else f"{name} (unavailable)"
+
+    chosen = st.multiselect("Metrics", list(by_name), default=[d for d in default if d in by_name],
+                            format_func=label, key=key,
+                            help="From the metric registry; unavailable ones are shown as n/a, never 0.")
+    table = pd.DataFrame([{
+        "metric": m["name"], "range": f"[{m['range'][0]:g}, {m['range'][1]:g}]",
+        "available": "yes" if m["available"] else "no", "signature": m["signature"],
+        "how to enable": "" if m["available"] else (m["unavailable_reason"] or ""),
+    } for m in metric_info])
+    with st.expander("Metric signatures and availability"):
+        st.dataframe(table, hide_index=True, width="stretch")
+    return chosen
+
+
+def scene_model_heatmap(by_scene: list[dict]) -> None:
+    """Heatmap of the mean combined score, scenes down, models across."""
+    rows = [{"scene": s["scene"], "model": s["model"], "combined": s["combined_score"]} for s in by_scene]
+    if not rows:
+        st.info("No scored case yet.")
+        return
+    df = pd.DataFrame(rows).pivot(index="scene", columns="model", values="combined")
+    fig = px.imshow(df, text_auto=".3f", zmin=0, zmax=1, color_continuous_scale="Blues", aspect="auto",
+                    labels={"color": "combined"})
+    fig.update_layout(height=max(260, 60 + 48 * len(df)), margin=dict(l=10, r=10, t=30, b=10))
+    st.plotly_chart(fig, width="stretch")
+
+
+def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str, dict]) -> None:
+    """One row per model: counts, mean of each metric, combined score, corpus BLEU."""
+    rows = []
+    for s in by_model:
+        row = {"model": s["model"], "cases": s["n_cases"], "scored": s["n_scored"], "missing": s["n_missing"],
+               "errors": s["n_errors"], "no GT": s["n_no_gt"], "combined": s["combined_score"]}
+        row.update({m: s["means"].get(m) for m in metrics})
+        row["corpus BLEU"] = (corpus_bleu.get(s["model"]) or {}).get("score")
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ["combined", "corpus BLEU",
+                                                                                          *metrics]})
+
+
+def comparison_view(comparison: dict | None) -> None:
+    """Wins per model, pairwise wins and the best model of each scene."""
+    if not comparison:
+        st.info("Load replies of two or more models to compare them on the same cases.")
+        return
+    st.write(f"On **{comparison['n_shared']}** cases answered by every model: "
+             + ", ".join(f"**{m}** wins {n}" for m, n in comparison["wins"].items())
+             + f", ties {comparison['ties']}.")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.caption("Pairwise: cases where the row model scores higher than the column model")
+        st.dataframe(pd.DataFrame(comparison["pairwise"]).T.astype("Int64"), width="stretch")
+    with c2:
+        st.caption("Best model per scene (mean combined score)")
+        st.dataframe(pd.DataFrame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
+                     hide_index=True, width="stretch")
+
+
+def case_table(results: list[dict], metrics: list[str]) -> pd.DataFrame:
+    """Sortable per-case table; returns the frame shown (for selecting a row)."""
+    rows = []
+    for r in results:
+        row = {"model": r["model"], "scene": r["scene"], "index": r["dialogue_index"], "status": r["status"],
+               "combined": r["combined_score"], "expected": r["expected_response"], "prediction": r["prediction"]}
+        row.update({m: r["metrics"].get(m) for m in metrics})
+        if r.get("error"):
+            row["error"] = r["error"]
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    st.dataframe(df, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ["combined", *metrics]})
+    return df
+
+
+def downloads(files: dict[str, tuple[str, str]]) -> None:
+    """Download buttons: ``{label: (file name, text)}``."""
+    cols = st.columns(len(files))
+    for col, (label, (name, text)) in zip(cols, files.items()):
+        mime = "text/csv" if name.endswith(".csv") else "application/json" if name.endswith(".json") else "text/plain"
+        col.download_button(label, data=text.encode("utf-8"), file_name=name, mime=mime, width="stretch")

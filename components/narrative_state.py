@@ -1,0 +1,101 @@
+"""Narrative page state: settings widgets, demo and upload loading, scoring cached on the file bytes."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import streamlit as st
+
+from components.uploads import digest
+from evaluators.demo import demo_path
+from evaluators.io import InputFile, InputIssue, collect_paths
+from evaluators.narrative import COMPONENTS, NarrativeConfig
+from evaluators.narrative.batch import BatchResult, evaluate_batch
+from evaluators.taxonomy import Taxonomy, default_taxonomy, load_relationship_csv, load_sentiment_csv
+
+COMPONENT_TITLES = {"characters": "Characters", "relationships": "Relationships", "sentiment": "Sentiment",
+                    "action_layer": "Action layer", "text_span": "Text spans"}
+
+
+@st.cache_resource(show_spinner=False)
+def demo_files() -> tuple[list[InputFile], list[InputFile]]:
+    """The shipped narrative demo: GT (``*_v3.json``) and predictions (``*_prediction.json``)."""
+    files = collect_paths(demo_path("narrative"))
+    return ([f for f in files if f.name.endswith("_v3.json")],
+            [f for f in files if f.name.endswith("_prediction.json")])
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> OrderedDict:
+    """Process-wide store of scored batches, keyed by a digest of the files and settings (LRU, 12 entries)."""
+    return OrderedDict()
+
+
+def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig, config_key: str) -> BatchResult:
+    """Score ``gt``/``pred`` with ``config``, cached on the files' bytes and the settings.
+
+    A progress bar is shown while a new batch is scored; a cached batch is returned at once
+    (the object is shared, not copied, so reruns stay fast).
+    """
+    key = digest(gt, pred, extra=config_key)
+    store = _store()
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    bar = st.progress(0.0, text="Scoring…") if len(gt) > 1 else None
+
+    def tick(done, total, sid):
+        if bar is not None:
+            bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {sid}")
+
+    result = evaluate_batch(gt, pred, config, tick)
+    if bar is not None:
+        bar.empty()
+    store[key] = result
+    while len(store) > 12:
+        store.popitem(last=False)
+    return result
+
+
+def settings(container=None) -> tuple[NarrativeConfig, str, list[InputIssue]]:
+    """Settings widgets (alignment threshold, near-miss tolerance, weights, taxonomy files).
+
+    Returns the config, a string key of the settings for caching, and issues with user taxonomy files.
+    """
+    box = container or st.sidebar
+    issues: list[InputIssue] = []
+    with box.expander("Scoring settings", expanded=False):
+        min_iou = st.slider("Minimum span IoU to align events", 0.05, 1.0, 0.5, 0.05, key="nar_min_iou",
+                            help="Events are aligned one-to-one on character IoU of their text spans.")
+        n_t = st.slider("Near-miss tolerance n_t (sentences)", 1, 5, 2, key="nar_n_t",
+                        help="Boundary similarity counts a boundary within n_t - 1 sentences as a near miss.")
+        st.caption("Component weights of the overall score")
+        weights = {c: st.number_input(COMPONENT_TITLES[c], 0.0, 10.0, 1.0, 0.5, key=f"nar_w_{c}") for c in COMPONENTS}
+        rel_file = st.file_uploader("Relationship taxonomy (CSV, guide layout)", type=["csv"], key="nar_rel_tax")
+        sen_file = st.file_uploader("Sentiment taxonomy (CSV, guide layout)", type=["csv"], key="nar_sen_tax")
+    tax: Taxonomy = default_taxonomy()
+    replace = {}
+    tax_key = ""
+    if rel_file is not None:
+        data = rel_file.getvalue()
+        try:
+            l1, l2 = load_relationship_csv(data, rel_file.name)
+            replace.update(relationship_level1=l1, relationship_level2=l2)
+            tax_key += l1.source
+        except ValueError as exc:
+            issues.append(InputIssue(rel_file.name, str(exc), kind="taxonomy"))
+    if sen_file is not None:
+        data = sen_file.getvalue()
+        try:
+            replace["sentiment"] = load_sentiment_csv(data, sen_file.name)
+            tax_key += replace["sentiment"].source
+        except ValueError as exc:
+            issues.append(InputIssue(sen_file.name, str(exc), kind="taxonomy"))
+    if replace:
+        tax = tax.with_vocabularies(**replace)
+    if sum(weights.values()) == 0:
+        issues.append(InputIssue("settings", "all component weights are 0; using equal weights", severity="warning",
+                                 kind="settings"))
+        weights = dict.fromkeys(COMPONENTS, 1.0)
+    config = NarrativeConfig(min_iou=min_iou, n_t=n_t, weights=weights, taxonomy=tax)
+    return config, config.signature + tax_key, issues

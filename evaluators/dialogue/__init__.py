@@ -1,0 +1,25 @@
+"""Persona dialogue evaluation: test cases by scene, model replies, metrics, live endpoint, reports.
+
+Typical use::
+
+    from evaluators.dialogue import load_cases, load_predictions, evaluate_dialogue
+    cases = load_cases(open("cases.json", "rb").read(), "cases.json")
+    preds = load_predictions(open("run.jsonl", "rb").read(), "run.jsonl")
+    ev = evaluate_dialogue(cases.cases, preds.rows, cases_file="cases.json", issues=cases.issues + preds.issues)
+"""
+
+from evaluators.dialogue.inputs import (
+    CaseSet, DialogueCase, PredictionRow, PredictionSet, index_key, load_cases, load_predictions,
+)
+from evaluators.dialogue.matching import Matching, match_predictions
+from evaluators.dialogue.scoring import (
+    DEFAULT_METRICS, DEFAULT_WEIGHTS, CaseResult, DialogueConfig, DialogueEvaluation, GroupSummary,
+    ModelComparison, combine, combined_weights, compare_models, evaluate_dialogue,
+)
+
+__all__ = [
+    "CaseSet", "DialogueCase", "PredictionRow", "PredictionSet", "index_key", "load_cases", "load_predictions",
+    "Matching", "match_predictions", "DEFAULT_METRICS", "DEFAULT_WEIGHTS", "CaseResult", "DialogueConfig",
+    "DialogueEvaluation", "GroupSummary", "ModelComparison", "combine", "combined_weights", "compare_models",
+    "evaluate_dialogue",
+]

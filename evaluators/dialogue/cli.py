@@ -1,0 +1,139 @@
+"""``python -m evaluators dialogue``: score persona replies from files or a live endpoint.
+
+Examples::
+
+    python -m evaluators dialogue --cases cases.json --pred run_a.jsonl --pred run_b.csv --out results/
+    python -m evaluators dialogue --cases cases.json --endpoint http://127.0.0.1:8000 --model qwen3-32B
+    python -m evaluators dialogue --cases report.json --pred report.json --mode difflib   # re-score a stored run
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``dialogue`` subcommand."""
+    p = subparsers.add_parser(
+        "dialogue", help="persona dialogue replies by scene and model (files or a live endpoint)",
+        description="Score persona chatbot replies against expected responses, per case, scene and model.",
+    )
+    p.add_argument("--cases", required=True, help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV)")
+    p.add_argument("--pred", action="append", default=[], metavar="FILE",
+                   help="predictions file (stored JSON report, or CSV/JSONL with model, scene, dialogue_index, "
+                        "prediction); repeat for several models")
+    p.add_argument("--endpoint", help="live mode: base URL of the chat server (POST /chat, POST /reset)")
+    p.add_argument("--model", action="append", default=[], metavar="NAME",
+                   help="live mode: model_config_name to ask (repeatable); with --pred, the name for files "
+                        "without a model column")
+    p.add_argument("--timeout", type=float, default=60.0, help="live mode: seconds per request (default 60)")
+    p.add_argument("--retries", type=int, default=2, help="live mode: retries per failed request (default 2)")
+    p.add_argument("--checkpoint", help="live mode: JSONL file to resume from and append to")
+    p.add_argument("--mode", choices=["default", "difflib"], default="default",
+                   help="difflib: exact/fuzzy/keyword exactly as the earlier persona script")
+    p.add_argument("--metrics", help="comma-separated metric names (default: the combined score's and "
+                                     "token_f1, rougeL, bleu4); see --list-metrics")
+    p.add_argument("--weights", help="combined-score weights, e.g. exact_match=0.5,fuzzy_ratio=0.5")
+    p.add_argument("--list-metrics", action="store_true", help="list the metrics with availability and exit")
+    p.add_argument("--out", help="folder for the annotation CSV, JSON report and summary")
+    p.add_argument("--prefix", default="persona_evaluation", help="file name prefix in --out (a timestamp is added)")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="what to print (default text summary)")
+    p.set_defaults(func=run)
+
+
+def _parse_weights(text: str) -> dict[str, float]:
+    out = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        out[name.strip()] = float(value)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code (2: unusable input, reason on stderr)."""
+    from evaluators.dialogue.inputs import PredictionSet, load_cases, load_predictions
+    from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text
+    from evaluators.dialogue.scoring import DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, evaluate_dialogue
+    from evaluators.metrics.registry import list_metrics
+
+    if args.list_metrics:
+        for m in list_metrics():
+            reason = m.unavailable_reason()
+            print(f"{m.name:20s} {m.range} {'available' if reason is None else reason}\n{'':20s} {m.signature}")
+        return 0
+    if not args.pred and not args.endpoint:
+        print("error: give --pred FILE (one or more) or --endpoint URL --model NAME", file=sys.stderr)
+        return 2
+    if args.endpoint and not args.model:
+        print("error: --endpoint needs --model NAME", file=sys.stderr)
+        return 2
+    try:
+        cases_path = Path(args.cases)
+        case_set = load_cases(cases_path.read_bytes(), cases_path.name)
+    except OSError as exc:
+        print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
+        return 2
+    for issue in case_set.issues:
+        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+    if not case_set.cases:
+        print(f"error: no usable test case in {args.cases}", file=sys.stderr)
+        return 2
+    preds = PredictionSet()
+    default_model = args.model[0] if (args.model and not args.endpoint) else None
+    for file in args.pred:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            print(f"error: cannot read predictions file {file}: {exc}", file=sys.stderr)
+            continue
+        preds.extend(load_predictions(data, Path(file).name, default_model=default_model))
+    if args.endpoint:
+        from evaluators.dialogue.live import EndpointConfig, run_live
+
+        for model in args.model:
+            cfg = EndpointConfig(args.endpoint, model, timeout=args.timeout, retries=args.retries)
+
+            def show(done, total, row, model=model):
+                mark = "!" if row.error else "."
+                print(f"\r{model}: {done}/{total} {mark}", end="", file=sys.stderr, flush=True)
+
+            live = run_live(case_set.cases, cfg, checkpoint=args.checkpoint, progress=show)
+            print(f"\n{model}: {live.n_called} called, {live.n_resumed} resumed, {live.n_errors} errors",
+                  file=sys.stderr)
+            for err in live.reset_errors:
+                print(f"warning: reset failed {err}", file=sys.stderr)
+            preds.extend(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
+    for issue in preds.issues:
+        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+    if not preds.rows:
+        print("error: no usable prediction row", file=sys.stderr)
+        return 2
+    try:
+        metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
+        weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
+        config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode)
+        evaluation = evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
+                                       issues=case_set.issues + preds.issues)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    now = datetime.now()
+    matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
+                                                                        "context_mismatch")]
+    for issue in matching_issues[:20]:
+        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+    if len(matching_issues) > 20:
+        print(f"... and {len(matching_issues) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = f"{args.prefix}_{now.strftime('%Y%m%d%H%M')}"
+        (out / f"{stem}_human_annotation.csv").write_text(annotation_csv(evaluation), encoding="utf-8", newline="")
+        (out / f"{stem}_report.json").write_text(json_report_text(evaluation, now), encoding="utf-8")
+        (out / f"{stem}_summary.txt").write_text(summary_text(evaluation, now), encoding="utf-8")
+        print(f"wrote {out / stem}_{{human_annotation.csv,report.json,summary.txt}}", file=sys.stderr)
+    print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
+    return 0

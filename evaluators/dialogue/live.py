@@ -1,0 +1,242 @@
+"""Live mode: ask a persona chat endpoint for each case's reply.
+
+Protocol (the earlier persona script's server):
+
+- ``POST {base}/chat`` with JSON ``{"message": context, "model_config_name": model}``;
+  the reply is JSON with the text under ``"response"``.
+- ``POST {base}/reset`` (no body) clears the conversation; it is sent after each scene
+  (as the earlier script did) and also before the first scene sent in a run, so every
+  scene starts with an empty history, also when a run resumes.
+
+Each call has a timeout; failures (connection errors, timeouts, HTTP 5xx, a reply
+without ``"response"``) are retried ``retries`` times with a short exponential backoff;
+an HTTP 4xx is not retried.  A case whose call still fails gets its error recorded and
+the run goes on (the case is then scored as a missing reply).  Results are appended
+to a JSONL checkpoint as they arrive; running again with the same checkpoint skips the
+cases already answered (failed ones are tried again), so an interrupted run resumes.  A
+scene resumed half-way starts again from an empty history: its earlier turns are not
+replayed.  Only the configured endpoint is contacted.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from evaluators.dialogue.inputs import DialogueCase, PredictionRow, index_key
+from evaluators.results import DictMixin
+
+
+class EndpointError(RuntimeError):
+    """A chat or reset call failed after its retries; the message says why."""
+
+
+@dataclass(frozen=True)
+class EndpointConfig(DictMixin):
+    """Where and how to call the chat endpoint.
+
+    Attributes
+    ----------
+    base_url : str
+        E.g. ``http://127.0.0.1:8000`` (``/chat`` and ``/reset`` are appended).
+    model : str
+        Sent as ``model_config_name``; also the model name in the results.
+    timeout : float
+        Seconds per request.
+    retries : int
+        Extra attempts after a failed one.
+    backoff : float
+        Seconds before the first retry; doubled for each further retry.
+    """
+
+    base_url: str
+    model: str
+    timeout: float = 60.0
+    retries: int = 2
+    backoff: float = 0.5
+
+
+class ChatClient:
+    """Minimal JSON-over-HTTP client for the persona endpoint (standard library only)."""
+
+    def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep):
+        self.config = config
+        self._sleep = sleep
+
+    def _post(self, path: str, payload: dict | None) -> dict:
+        url = self.config.base_url.rstrip("/") + path
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8") if payload is not None else b""
+        req = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
+        last = ""
+        for attempt in range(self.config.retries + 1):
+            if attempt:
+                self._sleep(self.config.backoff * (2 ** (attempt - 1)))
+            try:
+                with urllib.request.urlopen(req, timeout=self.config.timeout) as resp:
+                    body = resp.read().decode("utf-8", errors="replace")
+                try:
+                    return json.loads(body) if body.strip() else {}
+                except json.JSONDecodeError:
+                    last = f"{path}: reply is not JSON: {body[:120]!r}"
+                    continue
+            except urllib.error.HTTPError as exc:
+                text = exc.read().decode("utf-8", errors="replace")[:200]
+                last = f"{path}: HTTP {exc.code}: {text}"
+                if 400 <= exc.code < 500:
+                    break
+            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                last = f"{path}: {type(reason).__name__}: {reason} (timeout {self.config.timeout:g} s)"
+        raise EndpointError(f"{last} after {attempt + 1} attempt(s)")
+
+    def chat(self, message: str) -> str:
+        """The persona's reply to ``message``.
+
+        Raises
+        ------
+        EndpointError
+            After the retries, or when the reply has no text ``"response"``.
+        """
+        data = self._post("/chat", {"message": message, "model_config_name": self.config.model})
+        reply = data.get("response") if isinstance(data, dict) else None
+        if isinstance(reply, str):
+            return reply
+        raise EndpointError(f"/chat: reply has no text 'response' field: {str(data)[:120]}")
+
+    def reset(self) -> None:
+        """Clear the conversation history.
+
+        Raises
+        ------
+        EndpointError
+            After the retries.
+        """
+        self._post("/reset", None)
+
+
+@dataclass
+class LiveRun(DictMixin):
+    """Outcome of :func:`run_live` for one model.
+
+    Attributes
+    ----------
+    model : str
+    rows : list of PredictionRow
+        One row per case in case order; failed cases have ``error`` set and an empty prediction.
+    n_called : int
+        Cases sent to the endpoint in this run.
+    n_resumed : int
+        Cases taken from the checkpoint without calling.
+    n_errors : int
+        Cases whose call failed.
+    reset_errors : list of str
+        Failed resets (the run went on).
+    stopped : bool
+        True when ``should_stop`` ended the run early (the checkpoint keeps what was done).
+    """
+
+    model: str
+    rows: list[PredictionRow] = field(default_factory=list)
+    n_called: int = 0
+    n_resumed: int = 0
+    n_errors: int = 0
+    reset_errors: list[str] = field(default_factory=list)
+    stopped: bool = False
+
+
+def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
+    done: dict[tuple, dict] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by an interruption
+        if isinstance(rec, dict) and rec.get("model") == model and not rec.get("error"):
+            key = (str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0)))
+            done[key] = rec
+    return done
+
+
+def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: str | Path | None = None,
+             progress: Callable[[int, int, PredictionRow], None] | None = None,
+             should_stop: Callable[[], bool] | None = None, client: ChatClient | None = None) -> LiveRun:
+    """Collect one model's replies from the endpoint, scene by scene.
+
+    Parameters
+    ----------
+    cases : list of DialogueCase
+        In the order to send them; scenes are taken in first-seen order.
+    config : EndpointConfig
+    checkpoint : path, optional
+        JSONL file of results so far; answered cases in it are not sent again.
+    progress : callable, optional
+        ``progress(done, total, row)`` after each case.
+    should_stop : callable, optional
+        Checked before each case; returning True ends the run (resumable).
+    client : ChatClient, optional
+        For tests; built from ``config`` by default.
+
+    Returns
+    -------
+    LiveRun
+    """
+    client = client or ChatClient(config)
+    ckpt = Path(checkpoint) if checkpoint else None
+    done = _load_checkpoint(ckpt, config.model) if ckpt else {}
+    out = LiveRun(model=config.model)
+    scenes = list(dict.fromkeys(c.scene for c in cases))
+    total = len(cases)
+    count = 0
+    source = f"{config.base_url} (live)"
+    history_clean = False
+    for scene in scenes:
+        scene_cases = [c for c in cases if c.scene == scene]
+        pending = [c for c in scene_cases if c.key not in done]
+        if pending and not history_clean:
+            try:
+                client.reset()
+            except EndpointError as exc:
+                out.reset_errors.append(f"before scene {scene!r}: {exc}")
+        for case in scene_cases:
+            if should_stop and should_stop():
+                out.stopped = True
+                return out
+            rec = done.get(case.key)
+            if rec is not None:
+                out.n_resumed += 1
+                row = PredictionRow(config.model, case.scene, case.dialogue_index, str(rec.get("prediction", "")),
+                                    file=str(ckpt), occurrence=case.occurrence)
+            else:
+                out.n_called += 1
+                try:
+                    reply, error = client.chat(case.context), None
+                except EndpointError as exc:
+                    reply, error = "", str(exc)
+                    out.n_errors += 1
+                row = PredictionRow(config.model, case.scene, case.dialogue_index, reply, file=source,
+                                    occurrence=case.occurrence, error=error)
+                if ckpt:
+                    with ckpt.open("a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({
+                            "model": config.model, "scene": case.scene, "dialogue_index": case.dialogue_index,
+                            "occurrence": case.occurrence, "prediction": reply, "error": error,
+                        }, ensure_ascii=False) + "\n")
+            out.rows.append(row)
+            count += 1
+            if progress:
+                progress(count, total, row)
+        if pending:
+            try:
+                client.reset()
+                history_clean = True
+            except EndpointError as exc:
+                history_clean = False
+                out.reset_errors.append(f"after scene {scene!r}: {exc}")
+    return out

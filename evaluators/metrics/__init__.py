@@ -1,0 +1,1 @@
+"""Text metrics: registry, overlap (EM, F1, ROUGE, BLEU), similarity, embeddings, segmentation."""

@@ -1,0 +1,385 @@
+"""Token-overlap metrics: exact match, token F1, ROUGE-1/2/L, BLEU-1/2/4, METEOR, corpus BLEU.
+
+All per-pair metrics take :class:`~evaluators.text.tokenize.TextView` objects so that
+the tokens are computed once per text.  Chinese is tokenized into characters (the
+``char`` tokenizer keeps every CJK character and treats other letter/digit runs as
+words), so no metric drops CJK text.
+
+Definitions and sources
+-----------------------
+exact_match
+    1.0 when the two texts are equal after NFKC, lower case and removal of all
+    whitespace, punctuation and symbols, else 0.0 (SQuAD v1.1 ``evaluate-v1.1.py``
+    normalizes case/punctuation/whitespace the same way; English articles are kept).
+    Mode ``"difflib"``: ``prediction.strip() == reference.strip()``, the earlier
+    persona-dialogue script's definition.
+token_f1
+    Harmonic mean of precision and recall of the multiset overlap of tokens (SQuAD v1.1
+    ``f1_score``), on ``char`` tokens: Chinese characters, English words.
+rouge1 / rouge2 / rougeL
+    F-measure of rouge-score's ``_score_ngrams`` / ``_score_lcs`` (Lin 2004, "ROUGE: A
+    Package for Automatic Evaluation of Summaries"), fed with our tokens instead of
+    rouge-score's default tokenizer, which drops every non-``[a-z0-9]`` character (the
+    LCS length comes from rapidfuzz's C implementation, same value).  On
+    ASCII English the ``char`` tokens equal rouge-score's default tokens, so the scores
+    equal ``RougeScorer([...]).score`` (no stemming).
+bleu1 / bleu2 / bleu4
+    Sentence BLEU (Papineni et al. 2002) with uniform weights over 1..n-grams, one
+    reference, the closest-reference-length brevity penalty and smoothing method 1 of
+    Chen & Cherry (2014) with epsilon 0.1, computed exactly as
+    ``nltk.translate.bleu_score.sentence_bleu(..., smoothing_function=SmoothingFunction().method1)``
+    (including nltk's 0.0 when no unigram matches).
+meteor
+    ``nltk.translate.meteor_score.single_meteor_score`` (Banerjee & Lavie 2005) on the
+    ``char`` tokens; needs nltk's WordNet data, which is never downloaded at run time.
+corpus BLEU
+    :func:`corpus_bleu`: sacrebleu's ``BLEU`` with ``tokenize="zh"`` for Chinese and
+    ``"13a"`` for English (Post 2018, "A Call for Clarity in Reporting BLEU Scores").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from importlib.metadata import version as _pkg_version
+
+from rapidfuzz.distance import LCSseq
+from rouge_score import scoring as _rs_scoring
+
+from evaluators.metrics.registry import Metric, register
+from evaluators.results import DictMixin
+from evaluators.text.tokenize import TOKENIZERS, TextView, contains_cjk
+
+ROUGE_VERSION = _pkg_version("rouge-score")
+NLTK_VERSION = _pkg_version("nltk")
+SACREBLEU_VERSION = _pkg_version("sacrebleu")
+
+#: Normalization of exact match (default mode).
+EXACT_NORMALIZATION = "nfkc+lower+drop(whitespace,punctuation,symbols)"
+
+_NON_WORD = re.compile(r"[\W_]+")
+
+#: Smoothing epsilon of nltk's method 1.
+BLEU_EPSILON = 0.1
+
+
+def _char_sig() -> str:
+    return TOKENIZERS["char"].signature
+
+
+# --------------------------------------------------------------------------- exact / F1
+
+
+def exact_key(view: TextView) -> str:
+    """Exact-match key: normalized text without whitespace, punctuation or symbols."""
+    return _NON_WORD.sub("", view.normalized)
+
+
+def exact_match(prediction: TextView, reference: TextView) -> float:
+    """1.0 if the normalized texts are equal (see ``EXACT_NORMALIZATION``), else 0.0."""
+    return 1.0 if exact_key(prediction) == exact_key(reference) else 0.0
+
+
+def exact_match_strip(prediction: TextView, reference: TextView) -> float:
+    """The earlier persona script's exact match: ``prediction.strip() == reference.strip()``."""
+    return 1.0 if prediction.text.strip() == reference.text.strip() else 0.0
+
+
+def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
+    """SQuAD-style F1 of the multiset overlap of two token lists.
+
+    Parameters
+    ----------
+    pred_tokens, ref_tokens : list of str
+        Tokens of prediction and reference.
+
+    Returns
+    -------
+    float
+        In [0, 1].  Both lists empty: 1.0; exactly one empty: 0.0 (as SQuAD v2's
+        ``compute_f1``).
+
+    Notes
+    -----
+    common = sum over tokens of min(count_pred, count_ref); P = common / len(pred),
+    R = common / len(ref), F1 = 2PR / (P + R).
+    """
+    if not pred_tokens or not ref_tokens:
+        return 1.0 if not pred_tokens and not ref_tokens else 0.0
+    common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+    if common == 0:
+        return 0.0
+    precision = common / len(pred_tokens)
+    recall = common / len(ref_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
+    """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1` (unigram counts are shared)."""
+    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    if not p or not r:
+        return 1.0 if not p and not r else 0.0
+    common = prediction.matches(reference, tokenizer, 1)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+# --------------------------------------------------------------------------- ROUGE
+
+
+def _both_empty(p: list[str], r: list[str]) -> bool:
+    return not p and not r
+
+
+def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = "char") -> float:
+    """ROUGE-n F-measure, as rouge-score's ``_score_ngrams`` on our tokens.
+
+    overlap = clipped n-gram matches; P = overlap / max(1, pred n-grams), R = overlap /
+    max(1, ref n-grams), F = rouge-score's ``scoring.fmeasure(P, R)``.  Both texts
+    without tokens score 1.0 (identical); one side empty gives 0.0.
+    """
+    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    if _both_empty(p, r):
+        return 1.0
+    overlap = prediction.matches(reference, tokenizer, n)
+    return _rs_scoring.fmeasure(overlap / max(len(p) - n + 1, 1), overlap / max(len(r) - n + 1, 1))
+
+
+def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
+    """ROUGE-L F-measure (longest common subsequence of tokens).
+
+    rouge-score's ``_score_lcs`` definition (P = LCS / len(pred), R = LCS / len(ref),
+    F = rouge-score's ``fmeasure``), with the LCS length computed by rapidfuzz's
+    ``LCSseq`` (C) instead of rouge-score's pure-Python table; the values are identical
+    (tested against ``RougeScorer``).
+    """
+    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    if _both_empty(p, r):
+        return 1.0
+    if not p or not r:
+        return 0.0
+    lcs = LCSseq.similarity(r, p)
+    return _rs_scoring.fmeasure(lcs / len(p), lcs / len(r))
+
+
+# --------------------------------------------------------------------------- BLEU
+
+
+def _ngram_counts(tokens: list[str], n: int) -> Counter:
+    return Counter(zip(*[tokens[i:] for i in range(n)]))
+
+
+def bleu_from_matches(matches: list[int], hyp_len: int, ref_len: int) -> float:
+    """Sentence BLEU from clipped n-gram matches (``matches[k]`` for the (k+1)-grams).
+
+    The order and the uniform weights come from ``len(matches)``; see
+    :func:`bleu_from_tokens` for the definition.
+    """
+    max_n = len(matches)
+    if matches[0] == 0:
+        return 0.0
+    weight = 1.0 / max_n
+    logs = []
+    for k, m in enumerate(matches):
+        denominator = max(1, hyp_len - k)
+        logs.append(weight * math.log(m / denominator if m else BLEU_EPSILON / denominator))
+    if hyp_len > ref_len:
+        bp = 1.0
+    elif hyp_len == 0:
+        bp = 0.0
+    else:
+        bp = math.exp(1 - ref_len / hyp_len)
+    return bp * math.exp(math.fsum(logs))
+
+
+def bleu_from_tokens(pred_tokens: list[str], ref_tokens: list[str], max_n: int = 4) -> float:
+    """Sentence BLEU with uniform weights and nltk's smoothing method 1.
+
+    Parameters
+    ----------
+    pred_tokens, ref_tokens : list of str
+        Hypothesis and (single) reference tokens.
+    max_n : int
+        Highest n-gram order (1, 2 or 4 for BLEU-1/2/4); weights are ``1/max_n`` each.
+
+    Returns
+    -------
+    float
+        In [0, 1]; equals ``nltk.translate.bleu_score.sentence_bleu([ref], pred,
+        weights=(1/max_n,)*max_n, smoothing_function=SmoothingFunction().method1)``.
+
+    Notes
+    -----
+    p_n = clipped matches / max(1, hypothesis n-grams); a p_n with 0 matches becomes
+    0.1 / max(1, hypothesis n-grams) (method 1).  BP = 1 if c > r, 0 if c = 0, else
+    exp(1 - r / c).  BLEU = BP * exp(sum_n w_n log p_n).  As in nltk, the score is 0
+    when no unigram matches.
+    """
+    matches = []
+    for n in range(1, max_n + 1):
+        hyp, ref = _ngram_counts(pred_tokens, n), _ngram_counts(ref_tokens, n)
+        matches.append(sum(min(c, ref[g]) for g, c in hyp.items()))
+    return bleu_from_matches(matches, len(pred_tokens), len(ref_tokens))
+
+
+def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: str = "char") -> float:
+    """Sentence BLEU-``max_n`` of two views (see :func:`bleu_from_tokens`).
+
+    Both texts without tokens score 1.0 (identical).
+    """
+    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    if _both_empty(p, r):
+        return 1.0
+    return bleu_from_matches([prediction.matches(reference, tokenizer, n) for n in range(1, max_n + 1)],
+                             len(p), len(r))
+
+
+# --------------------------------------------------------------------------- METEOR
+
+
+def wordnet_missing() -> str | None:
+    """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted)."""
+    try:
+        import nltk
+
+        for name in ("corpora/wordnet", "corpora/wordnet.zip"):
+            try:
+                nltk.data.find(name)
+                return None
+            except LookupError:
+                continue
+    except ImportError:  # pragma: no cover - nltk is a core requirement
+        return "nltk is not installed"
+    return "nltk WordNet data not found (METEOR needs it; nothing is downloaded at run time)"
+
+
+def meteor(prediction: TextView, reference: TextView) -> float:
+    """METEOR (nltk ``single_meteor_score``) on ``char`` tokens (meant for English)."""
+    from nltk.translate.meteor_score import single_meteor_score
+
+    p, r = prediction.tokens("char"), reference.tokens("char")
+    if _both_empty(p, r):
+        return 1.0
+    if not p or not r:
+        return 0.0
+    return float(single_meteor_score(r, p))
+
+
+# --------------------------------------------------------------------------- corpus BLEU
+
+
+@dataclass(frozen=True)
+class CorpusBleu(DictMixin):
+    """Corpus BLEU from sacrebleu.
+
+    Attributes
+    ----------
+    score : float or None
+        BLEU in [0, 1] (sacrebleu's 0-100 divided by 100); ``None`` for an empty corpus.
+    precisions : tuple of float
+        n-gram precisions in [0, 1] for n = 1..4.
+    brevity_penalty : float
+    sys_len, ref_len : int
+        Hypothesis and reference lengths in sacrebleu tokens.
+    n_segments : int
+        Number of pairs pooled (micro: counts are summed before the ratio).
+    tokenize : str
+        sacrebleu tokenizer used (``zh`` or ``13a``).
+    signature : str
+        sacrebleu's own signature string.
+    """
+
+    score: float | None
+    precisions: tuple[float, ...]
+    brevity_penalty: float
+    sys_len: int
+    ref_len: int
+    n_segments: int
+    tokenize: str
+    signature: str
+    aggregation: str = "micro (n-gram counts pooled over the corpus)"
+
+
+def corpus_bleu(predictions: list[str], references: list[str], lang: str = "auto") -> CorpusBleu:
+    """Corpus BLEU via sacrebleu (``tokenize="zh"`` for Chinese, ``"13a"`` for English).
+
+    Parameters
+    ----------
+    predictions, references : list of str
+        Same length N; one reference per prediction.
+    lang : {"auto", "zh", "en"}
+        ``auto`` picks ``zh`` when any reference contains CJK characters.
+
+    Returns
+    -------
+    CorpusBleu
+
+    Raises
+    ------
+    ValueError
+        Lists of different lengths.
+    """
+    from sacrebleu.metrics import BLEU
+
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    if lang == "auto":
+        lang = "zh" if any(contains_cjk(r) for r in references) else "en"
+    tok = "zh" if lang == "zh" else "13a"
+    metric = BLEU(tokenize=tok)
+    if not predictions:
+        return CorpusBleu(None, (), 0.0, 0, 0, 0, tok, f"sacrebleu {SACREBLEU_VERSION} tok:{tok}")
+    res = metric.corpus_score(list(predictions), [list(references)])
+    return CorpusBleu(
+        score=res.score / 100.0, precisions=tuple(p / 100.0 for p in res.precisions), brevity_penalty=res.bp,
+        sys_len=res.sys_len, ref_len=res.ref_len, n_segments=len(predictions), tokenize=tok,
+        signature=str(metric.get_signature()),
+    )
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _register_all() -> None:
+    char = _char_sig()
+    rouge_sig = f"{char}|rouge-score {ROUGE_VERSION}|no stemming|F-measure"
+    bleu_sig = f"{char}|nltk-compatible sentence BLEU (nltk {NLTK_VERSION})|smoothing=method1(eps=0.1)|1 reference"
+    register(Metric(
+        "exact_match", "1 if equal after normalization, else 0 (SQuAD v1.1-style normalization)", (0.0, 1.0),
+        f"norm={EXACT_NORMALIZATION}", fn=exact_match,
+    ))
+    register(Metric(
+        "exact_match", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
+        "norm=strip() only|mode=difflib", mode="difflib", fn=exact_match_strip,
+    ))
+    register(Metric(
+        "token_f1", "F1 of the multiset token overlap (SQuAD v1.1 f1_score); Chinese by character", (0.0, 1.0),
+        f"{char}|multiset overlap", fn=token_f1,
+    ))
+    for n in (1, 2):
+        register(Metric(
+            f"rouge{n}", f"ROUGE-{n} F1 (Lin 2004) via rouge-score with a Chinese-aware tokenizer", (0.0, 1.0),
+            rouge_sig, fn=lambda p, r, n=n: rouge_n(p, r, n),
+        ))
+    register(Metric(
+        "rougeL", "ROUGE-L F1 (longest common subsequence; Lin 2004) via rouge-score", (0.0, 1.0),
+        rouge_sig, fn=rouge_l,
+    ))
+    for n in (1, 2, 4):
+        register(Metric(
+            f"bleu{n}", f"Sentence BLEU-{n} (Papineni 2002), method-1 smoothing (Chen & Cherry 2014), nltk-compatible",
+            (0.0, 1.0), f"{bleu_sig}|max_n={n}", fn=lambda p, r, n=n: bleu(p, r, n),
+        ))
+    register(Metric(
+        "meteor", "METEOR (Banerjee & Lavie 2005) via nltk, English-oriented; needs WordNet data", (0.0, 1.0),
+        f"{char}|nltk {NLTK_VERSION} single_meteor_score(alpha=0.9,beta=3,gamma=0.5)",
+        install_hint="python -m nltk.downloader wordnet omw-1.4  (run once, with network, outside EvalBoard)",
+        fn=meteor, check=wordnet_missing,
+    ))
+
+
+_register_all()

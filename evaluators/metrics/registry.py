@@ -1,0 +1,302 @@
+"""Registry of text-similarity metrics shared by every task family.
+
+Every metric is a :class:`Metric`: a name, a description, its range, a signature
+string (tokenizer + normalization + library version), the optional packages it needs
+and how to install them.  ``score(prediction, reference)`` returns a float; a metric
+whose optional dependency, model or data is missing raises :class:`MetricUnavailable`
+(whose message names the install command) instead of returning 0.
+
+Registered names: ``exact_match``, ``token_f1``, ``fuzzy_ratio``, ``edit_similarity``,
+``keyword_jaccard``, ``rouge1``, ``rouge2``, ``rougeL``, ``bleu1``, ``bleu2``, ``bleu4``,
+``meteor``, ``semantic_similarity``, ``bert_f1``.  Some have modes (for example
+``get_metric("fuzzy_ratio", mode="difflib")``, the earlier persona script's definition).
+
+Scoring many metrics of one pair: :func:`score_pair` / :class:`PairScorer` build one
+:class:`~evaluators.text.tokenize.TextView` per side, so each tokenizer runs once per
+text whatever the number of metrics.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from evaluators.text.tokenize import TextView
+
+#: Install command named by every "unavailable" message of an optional metric.
+OPTIONAL_INSTALL = "pip install -r requirements-optional.txt"
+
+#: Display order of the built-in metrics (metrics registered by others follow, in registration order).
+CANONICAL_ORDER = ("exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1",
+                   "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1")
+
+#: Modules defining metrics; imported on first use of the registry.
+_METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings")
+
+
+class MetricUnavailable(ImportError):
+    """A metric cannot be computed here: an optional package, model or data set is missing.
+
+    The message says what is missing and names the install command.  Callers show it
+    (``unavailable: ...``); they never turn it into a score of 0.
+    """
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One registered text metric.
+
+    Attributes
+    ----------
+    name : str
+        Registered name (``"rouge1"`` ...).
+    description : str
+        One line: what is compared and how, with its source (paper or official script).
+    range : tuple of float
+        ``(low, high)`` of the score, e.g. ``(0.0, 1.0)`` or ``(-1.0, 1.0)`` for a cosine.
+    signature : str
+        Tokenizer, normalization, matching rule and library version behind the number.
+    requires : tuple of str
+        Optional Python packages (import names) the metric needs; empty for core metrics.
+    install_hint : str
+        How to enable the metric when it is unavailable.
+    mode : str
+        Variant of the definition (``"default"``; ``"difflib"`` for the earlier script's).
+    fn : callable
+        ``(prediction: TextView, reference: TextView) -> float``; not part of equality.
+    check : callable or None
+        ``() -> str | None``: the reason the metric is unavailable beyond missing
+        packages (missing model or data), or ``None`` when it can run.
+    """
+
+    name: str
+    description: str
+    range: tuple[float, float]
+    signature: str
+    requires: tuple[str, ...] = ()
+    install_hint: str = ""
+    mode: str = "default"
+    fn: Callable[[TextView, TextView], float] | None = field(default=None, repr=False, compare=False)
+    check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+
+    def unavailable_reason(self) -> str | None:
+        """Why the metric cannot run here (with the install hint), or ``None`` if it can."""
+        missing = [pkg for pkg in self.requires if importlib.util.find_spec(pkg) is None]
+        if missing:
+            hint = self.install_hint or OPTIONAL_INSTALL
+            return f"unavailable: missing package(s) {', '.join(missing)}; install: {hint}"
+        if self.check is not None:
+            reason = self.check()
+            if reason:
+                return f"unavailable: {reason}; install: {self.install_hint or OPTIONAL_INSTALL}"
+        return None
+
+    def is_available(self) -> bool:
+        """True when the metric's packages, models and data are present."""
+        return self.unavailable_reason() is None
+
+    def score_views(self, prediction: TextView, reference: TextView) -> float:
+        """Score two already-built views (tokenizations are reused).
+
+        Raises
+        ------
+        MetricUnavailable
+            A package, model or data set the metric needs is missing.
+        """
+        reason = self.unavailable_reason()
+        if reason:
+            raise MetricUnavailable(f"{self.name}: {reason}")
+        assert self.fn is not None
+        return float(self.fn(prediction, reference))
+
+    def score(self, prediction: str, reference: str) -> float:
+        """Score a prediction against its reference.
+
+        Parameters
+        ----------
+        prediction, reference : str
+            Raw texts (Chinese, English or mixed); ``None`` counts as ``""``.
+
+        Returns
+        -------
+        float
+            A value within ``self.range``.
+
+        Raises
+        ------
+        MetricUnavailable
+            A package, model or data set the metric needs is missing.
+        """
+        return self.score_views(TextView(prediction), TextView(reference))
+
+    def info(self) -> dict:
+        """JSON-ready description (name, range, signature, availability) for reports and pages."""
+        reason = self.unavailable_reason()
+        return {
+            "name": self.name, "mode": self.mode, "description": self.description, "range": list(self.range),
+            "signature": self.signature, "requires": list(self.requires), "install_hint": self.install_hint,
+            "available": reason is None, "unavailable_reason": reason,
+        }
+
+
+_REGISTRY: dict[str, Metric] = {}
+_VARIANTS: dict[tuple[str, str], Metric] = {}
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in _METRIC_MODULES:
+            importlib.import_module(module)
+
+
+def register(metric: Metric, *, replace_existing: bool = False) -> Metric:
+    """Add a metric (its ``mode`` decides whether it is the default or a variant).
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric; ``mode="default"`` registers the name itself, any other mode a variant
+        reachable with ``get_metric(name, mode=...)``.
+    replace_existing : bool
+        Allow replacing a metric already registered under the same name and mode.
+
+    Returns
+    -------
+    Metric
+        The metric, for use as a decorator-free one-liner.
+
+    Raises
+    ------
+    ValueError
+        The name (and mode) is already registered and ``replace_existing`` is false.
+    """
+    if metric.mode == "default":
+        if metric.name in _REGISTRY and not replace_existing and _REGISTRY[metric.name] is not metric:
+            raise ValueError(f"metric {metric.name!r} is already registered")
+        _REGISTRY[metric.name] = metric
+    else:
+        key = (metric.name, metric.mode)
+        if key in _VARIANTS and not replace_existing and _VARIANTS[key] is not metric:
+            raise ValueError(f"metric {metric.name!r} mode {metric.mode!r} is already registered")
+        _VARIANTS[key] = metric
+    return metric
+
+
+def get_metric(name: str, mode: str | None = None) -> Metric:
+    """The metric registered as ``name`` (and ``mode``; ``None``/"default" for the default).
+
+    A mode that a metric does not define falls back to its default definition only when
+    the mode is ``"difflib"`` and the metric has no difflib variant (for example
+    ``edit_similarity``, which the earlier script never computed correctly).
+
+    Raises
+    ------
+    KeyError
+        Unknown name or mode; the message lists the known names (or modes).
+    """
+    _ensure_loaded()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(metric_names())}")
+    if mode in (None, "default"):
+        return _REGISTRY[name]
+    if (name, mode) in _VARIANTS:
+        return _VARIANTS[(name, mode)]
+    if mode == "difflib":
+        return _REGISTRY[name]
+    raise KeyError(f"metric {name!r} has no mode {mode!r}; modes: {', '.join(metric_modes(name))}")
+
+
+def metric_modes(name: str) -> list[str]:
+    """Modes available for ``name`` (``"default"`` first)."""
+    _ensure_loaded()
+    return ["default"] + [m for (n, m) in _VARIANTS if n == name]
+
+
+def list_metrics() -> list[Metric]:
+    """All default metrics: the built-in ones in ``CANONICAL_ORDER``, then others as registered."""
+    _ensure_loaded()
+    rank = {n: i for i, n in enumerate(CANONICAL_ORDER)}
+    names = sorted(_REGISTRY, key=lambda n: (rank.get(n, len(rank)), list(_REGISTRY).index(n)))
+    return [_REGISTRY[n] for n in names]
+
+
+def metric_names() -> list[str]:
+    """Names of all registered metrics in registration order."""
+    return [m.name for m in list_metrics()]
+
+
+class PairScorer:
+    """Scores a fixed set of metrics on many pairs, tokenizing each text once.
+
+    Parameters
+    ----------
+    names : iterable of str, optional
+        Metric names (default: every registered metric).
+    modes : dict, optional
+        ``{name: mode}``; names not listed use their default definition.  ``mode="difflib"``
+        given as a string applies to every metric that has a difflib variant.
+
+    Attributes
+    ----------
+    metrics : dict
+        ``{name: Metric}`` in the order given.
+    unavailable : dict
+        ``{name: reason}`` of metrics that cannot run here; their scores are ``None``.
+    """
+
+    def __init__(self, names: Iterable[str] | None = None, modes: dict[str, str] | str | None = None):
+        _ensure_loaded()
+        names = list(names) if names is not None else metric_names()
+        if isinstance(modes, str):
+            modes = {n: modes for n in names}
+        modes = modes or {}
+        self.metrics: dict[str, Metric] = {n: get_metric(n, modes.get(n)) for n in names}
+        self.unavailable: dict[str, str] = {}
+        for n, m in self.metrics.items():
+            reason = m.unavailable_reason()
+            if reason:
+                self.unavailable[n] = reason
+        self._runnable = [(n, m.fn) for n, m in self.metrics.items() if n not in self.unavailable]
+
+    @property
+    def signatures(self) -> dict[str, str]:
+        """``{name: signature}`` of the chosen metrics."""
+        return {n: m.signature for n, m in self.metrics.items()}
+
+    def score_views(self, prediction: TextView, reference: TextView) -> dict[str, float | None]:
+        """Scores of one pair of views; ``None`` for unavailable metrics."""
+        out: dict[str, float | None] = dict.fromkeys(self.metrics)
+        for name, fn in self._runnable:
+            out[name] = float(fn(prediction, reference))
+        return out
+
+    def score(self, prediction: str, reference: str) -> dict[str, float | None]:
+        """Scores of one pair of raw texts; ``None`` for unavailable metrics (see ``unavailable``)."""
+        return self.score_views(TextView(prediction), TextView(reference))
+
+
+def score_pair(prediction: str, reference: str, names: Iterable[str] | None = None,
+               modes: dict[str, str] | str | None = None) -> dict[str, float | None]:
+    """Compute many metrics of one pair, tokenizing each text once.
+
+    Parameters
+    ----------
+    prediction, reference : str
+        Raw texts.
+    names : iterable of str, optional
+        Metric names (default: all registered).
+    modes : dict or str, optional
+        See :class:`PairScorer`.
+
+    Returns
+    -------
+    dict
+        ``{name: score or None}``; ``None`` marks a metric unavailable here (use
+        :class:`PairScorer` to read the reasons).
+    """
+    return PairScorer(names, modes).score(prediction, reference)

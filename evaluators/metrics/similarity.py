@@ -1,0 +1,135 @@
+"""String similarity: fuzzy ratio, normalized edit similarity, keyword Jaccard.
+
+fuzzy_ratio (default, rapidfuzz)
+    ``rapidfuzz.fuzz.ratio(p, r) / 100`` on the normalized texts (NFKC, lower case):
+    the normalized Indel similarity ``1 - indel(p, r) / (len(p) + len(r))``, i.e.
+    ``2 * LCS / (len(p) + len(r))`` with LCS the longest common *subsequence* of
+    characters.  It is symmetric.
+fuzzy_ratio, mode ``"difflib"``
+    ``difflib.SequenceMatcher(None, reference, prediction).ratio()`` on the raw texts,
+    the earlier persona script's "fuzzy match".  SequenceMatcher computes ``2 * M / T``
+    too, but M is the number of characters in the matching blocks found by the
+    Ratcliff/Obershelp heuristic (longest contiguous block first, then recursively left
+    and right of it), which can be smaller than the LCS; it is not symmetric (argument
+    order matters), and for sequences of 200+ characters its "autojunk" rule ignores
+    characters that make up more than 1% of the second sequence.  Hence
+    difflib <= rapidfuzz on the same texts, with equality when the greedy blocks happen
+    to form an LCS (always for short, simple cases).  The two modes also differ in
+    normalization: difflib mode compares the raw texts.
+edit_similarity
+    ``1 - Levenshtein(p, r) / max(len(p), len(r))`` on the normalized texts
+    (rapidfuzz ``Levenshtein.normalized_similarity``; unit costs for insert, delete,
+    substitute).  Both empty: 1.0.
+keyword_jaccard (default)
+    Jaccard ``|K_p & K_r| / |K_p | K_r|`` of keyword sets: jieba words of the normalized
+    text (English words come out as words), punctuation dropped, minus the stop words
+    shipped in ``evaluators/text/data/stopwords_{zh,en}.txt``.  When either side has no
+    keyword left (a reply made only of stop words, such as "我也是"), both sides use all
+    their words instead; both still empty: 1.0.
+keyword_jaccard, mode ``"difflib"``
+    The earlier persona script: ``set(jieba.cut(text))`` of the raw texts (punctuation
+    and stop words kept, only ``""`` removed), Jaccard; both empty 1.0, one empty 0.0.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+from functools import lru_cache
+from importlib import resources
+from importlib.metadata import version as _pkg_version
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from evaluators.metrics.registry import Metric, register
+from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_version
+
+RAPIDFUZZ_VERSION = _pkg_version("rapidfuzz")
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """The shipped Chinese and English stop words (lower case)."""
+    words: set[str] = set()
+    for name in ("stopwords_zh.txt", "stopwords_en.txt"):
+        text = resources.files("evaluators.text").joinpath("data", name).read_text(encoding="utf-8")
+        words.update(line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return frozenset(words)
+
+
+def jaccard(a: set, b: set) -> float:
+    """Jaccard similarity ``|a & b| / |a | b|``; 1.0 when both sets are empty."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def fuzzy_ratio(prediction: TextView, reference: TextView) -> float:
+    """rapidfuzz ratio / 100 of the normalized texts (see module notes)."""
+    return fuzz.ratio(prediction.normalized, reference.normalized) / 100.0
+
+
+def fuzzy_ratio_difflib(prediction: TextView, reference: TextView) -> float:
+    """``SequenceMatcher(None, reference, prediction).ratio()`` on the raw texts."""
+    return SequenceMatcher(None, reference.text, prediction.text).ratio()
+
+
+def edit_similarity(prediction: TextView, reference: TextView) -> float:
+    """``1 - Levenshtein / max length`` of the normalized texts; both empty gives 1.0."""
+    return Levenshtein.normalized_similarity(prediction.normalized, reference.normalized)
+
+
+def keywords(view: TextView) -> set[str]:
+    """Keyword set of a text: jieba words minus the shipped stop words."""
+    stop = stopwords()
+    return {w for w in view.tokens("jieba") if w not in stop}
+
+
+def keyword_jaccard(prediction: TextView, reference: TextView) -> float:
+    """Jaccard of keyword sets, falling back to all words when one side has none."""
+    kp, kr = keywords(prediction), keywords(reference)
+    if not kp or not kr:
+        kp, kr = set(prediction.tokens("jieba")), set(reference.tokens("jieba"))
+    return jaccard(kp, kr)
+
+
+def keyword_jaccard_difflib(prediction: TextView, reference: TextView) -> float:
+    """The earlier script's keyword similarity: Jaccard of ``set(jieba.cut(raw text))``."""
+    kp, kr = set(prediction.jieba_raw), set(reference.jieba_raw)
+    kp.discard("")
+    kr.discard("")
+    if not kp and not kr:
+        return 1.0
+    if not kp or not kr:
+        return 0.0
+    return len(kp & kr) / len(kp | kr)
+
+
+def _register_all() -> None:
+    jieba_sig = TOKENIZERS["jieba"].signature
+    register(Metric(
+        "fuzzy_ratio", "rapidfuzz ratio: 2*LCS/(len p + len r) of characters (Indel similarity)", (0.0, 1.0),
+        f"norm={NORMALIZATION}|rapidfuzz {RAPIDFUZZ_VERSION} fuzz.ratio/100", fn=fuzzy_ratio,
+    ))
+    register(Metric(
+        "fuzzy_ratio", "difflib SequenceMatcher(None, reference, prediction).ratio() (earlier persona script)",
+        (0.0, 1.0), "norm=none|difflib.SequenceMatcher.ratio (Ratcliff/Obershelp, autojunk on)|mode=difflib",
+        mode="difflib", fn=fuzzy_ratio_difflib,
+    ))
+    register(Metric(
+        "edit_similarity", "1 - Levenshtein distance / max length (characters)", (0.0, 1.0),
+        f"norm={NORMALIZATION}|rapidfuzz {RAPIDFUZZ_VERSION} Levenshtein.normalized_similarity", fn=edit_similarity,
+    ))
+    register(Metric(
+        "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
+        f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words)|set Jaccard", fn=keyword_jaccard,
+    ))
+    register(Metric(
+        "keyword_jaccard", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
+        f"tok=jieba-{jieba_version()}(accurate,hmm)|norm=none|punct=kept|stopwords=none"
+        "|mode=difflib",
+        mode="difflib", fn=keyword_jaccard_difflib,
+    ))
+
+
+_register_all()

@@ -1,0 +1,228 @@
+"""Align predicted narrative events with ground-truth events.
+
+Prediction event ids rarely equal GT ids, and ``time_order`` is neither list order nor
+unique, so events are aligned by their text spans:
+
+1. ``id``: events whose ids agree are paired first.
+2. ``span_iou``: among the rest with usable spans, an optimal one-to-one assignment
+   (``scipy.optimize.linear_sum_assignment``, maximising the total character IoU) over
+   the pairs whose IoU reaches ``min_iou`` (default 0.5).
+3. ``time_order``, then ``list_order``: events without a usable span on either side are
+   paired by equal ``time_order`` (in list order), then by equal position in the event
+   list; these pairs are flagged with a warning because nothing in the text confirms them.
+
+Unaligned GT events are *missed*; unaligned predicted events are *spurious*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from evaluators.metrics.spans import interval_iou, iou_matrix
+from evaluators.narrative.spans import ResolvedSpan
+from evaluators.schema.narrative import NarrativeEvent
+
+METHODS = ("id", "span_iou", "time_order", "list_order")
+
+
+class AlignedPair(NamedTuple):
+    """One GT event paired with one predicted event.
+
+    Attributes
+    ----------
+    gt_index, pred_index : int
+        Positions in the two ``narrative_events`` lists.
+    gt_id, pred_id : str
+        The events' ids.
+    iou : float or None
+        Character IoU of the two spans; ``None`` when either span is unusable.
+    method : str
+        How the pair was made: ``id``, ``span_iou``, ``time_order`` or ``list_order``.
+    """
+
+    gt_index: int
+    pred_index: int
+    gt_id: str
+    pred_id: str
+    iou: float | None
+    method: str
+
+    def to_dict(self) -> dict:
+        return self._asdict()
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The event alignment of one document pair.
+
+    Attributes
+    ----------
+    pairs : tuple of AlignedPair
+        Sorted by GT index.
+    missed : tuple of int
+        GT event indices without a partner.
+    spurious : tuple of int
+        Predicted event indices without a partner.
+    gt_spans, pred_spans : tuple of ResolvedSpan
+        The verified/repaired span of every event, by index.
+    gt_ids, pred_ids : tuple of str
+        Event ids by index (``#i`` when an event has no id).
+    min_iou : float
+        The IoU threshold used.
+    warnings : tuple of str
+        Pairs made without text evidence, duplicate ids, etc.
+    """
+
+    pairs: tuple[AlignedPair, ...]
+    missed: tuple[int, ...]
+    spurious: tuple[int, ...]
+    gt_spans: tuple[ResolvedSpan, ...]
+    pred_spans: tuple[ResolvedSpan, ...]
+    min_iou: float
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+    gt_ids: tuple[str, ...] = field(default_factory=tuple)
+    pred_ids: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def n_gt(self) -> int:
+        return len(self.gt_spans)
+
+    @property
+    def n_pred(self) -> int:
+        return len(self.pred_spans)
+
+    def method_counts(self) -> dict[str, int]:
+        """Number of pairs per alignment method (all four keys present)."""
+        out = {m: 0 for m in METHODS}
+        for p in self.pairs:
+            out[p.method] += 1
+        return out
+
+    def pred_for_gt(self) -> dict[int, AlignedPair]:
+        return {p.gt_index: p for p in self.pairs}
+
+    def to_dict(self) -> dict:
+        return {
+            "pairs": [p.to_dict() for p in self.pairs],
+            "missed": list(self.missed),
+            "spurious": list(self.spurious),
+            "min_iou": self.min_iou,
+            "method_counts": self.method_counts(),
+            "gt_spans": [s.to_dict() for s in self.gt_spans],
+            "pred_spans": [s.to_dict() for s in self.pred_spans],
+            "warnings": list(self.warnings),
+        }
+
+
+def _pair_iou(a: ResolvedSpan, b: ResolvedSpan) -> float | None:
+    if a.usable and b.usable:
+        return interval_iou(a.interval, b.interval)
+    return None
+
+
+def align_events(
+    gt_events: list[NarrativeEvent],
+    pred_events: list[NarrativeEvent],
+    gt_spans: list[ResolvedSpan] | tuple[ResolvedSpan, ...],
+    pred_spans: list[ResolvedSpan] | tuple[ResolvedSpan, ...],
+    min_iou: float = 0.5,
+) -> Alignment:
+    """Align events one-to-one (see the module docstring for the order of methods).
+
+    Parameters
+    ----------
+    gt_events, pred_events : list of NarrativeEvent
+    gt_spans, pred_spans : sequence of ResolvedSpan
+        Resolved spans, one per event, same order.
+    min_iou : float in (0, 1], default 0.5
+        Minimum character IoU for a span-based pair.
+
+    Returns
+    -------
+    Alignment
+
+    Raises
+    ------
+    ValueError
+        If ``min_iou`` is outside (0, 1] or the span lists do not match the event lists.
+    """
+    if not 0 < min_iou <= 1:
+        raise ValueError(f"min_iou must be in (0, 1], got {min_iou}")
+    if len(gt_spans) != len(gt_events) or len(pred_spans) != len(pred_events):
+        raise ValueError("one resolved span per event is required")
+    warnings: list[str] = []
+    pairs: list[AlignedPair] = []
+    gt_free = set(range(len(gt_events)))
+    pred_free = set(range(len(pred_events)))
+
+    # 1. ids that agree
+    pred_by_id: dict[str, int] = {}
+    for j, e in enumerate(pred_events):
+        if e.id:
+            if e.id in pred_by_id:
+                warnings.append(f"predicted event id {e.id!r} appears more than once; only the first can match by id")
+            else:
+                pred_by_id[e.id] = j
+    for i, e in enumerate(gt_events):
+        j = pred_by_id.get(e.id) if e.id else None
+        if j is not None and j in pred_free:
+            pairs.append(AlignedPair(i, j, e.id, pred_events[j].id, _pair_iou(gt_spans[i], pred_spans[j]), "id"))
+            gt_free.discard(i)
+            pred_free.discard(j)
+
+    # 2. optimal assignment on span IoU
+    gi = [i for i in sorted(gt_free) if gt_spans[i].usable]
+    pj = [j for j in sorted(pred_free) if pred_spans[j].usable]
+    if gi and pj:
+        m = iou_matrix([gt_spans[i].interval for i in gi], [pred_spans[j].interval for j in pj])
+        eligible = np.where(m >= min_iou - 1e-12, m, 0.0)
+        rows, cols = linear_sum_assignment(eligible, maximize=True)
+        for r, c in zip(rows, cols):
+            if eligible[r, c] > 0:
+                i, j = gi[r], pj[c]
+                pairs.append(AlignedPair(i, j, gt_events[i].id, pred_events[j].id, float(m[r, c]), "span_iou"))
+                gt_free.discard(i)
+                pred_free.discard(j)
+
+    # 3. fall back to time_order, then list position, for events without a usable span
+    def fallback(key, method: str) -> None:
+        for i in sorted(gt_free):
+            gi_usable = gt_spans[i].usable
+            ki = key(i, gt_events[i])
+            if ki is None:
+                continue
+            for j in sorted(pred_free):
+                if gi_usable and pred_spans[j].usable:
+                    continue  # both have spans: the text said they do not overlap enough
+                if key(j, pred_events[j]) == ki:
+                    pairs.append(AlignedPair(i, j, gt_events[i].id, pred_events[j].id,
+                                             _pair_iou(gt_spans[i], pred_spans[j]), method))
+                    warnings.append(
+                        f"GT event {i} ({gt_events[i].id or 'no id'}) and predicted event {j} "
+                        f"({pred_events[j].id or 'no id'}) aligned by {method} (no usable span to compare)"
+                    )
+                    gt_free.discard(i)
+                    pred_free.discard(j)
+                    break
+
+    if gt_free and pred_free:
+        fallback(lambda _, e: e.time_order, "time_order")
+    if gt_free and pred_free:
+        fallback(lambda idx, _: idx, "list_order")
+
+    pairs.sort(key=lambda p: p.gt_index)
+    return Alignment(
+        pairs=tuple(pairs),
+        missed=tuple(sorted(gt_free)),
+        spurious=tuple(sorted(pred_free)),
+        gt_spans=tuple(gt_spans),
+        pred_spans=tuple(pred_spans),
+        min_iou=min_iou,
+        warnings=tuple(warnings),
+        gt_ids=tuple(e.id or f"#{i}" for i, e in enumerate(gt_events)),
+        pred_ids=tuple(e.id or f"#{j}" for j, e in enumerate(pred_events)),
+    )

@@ -1,0 +1,199 @@
+"""Shared pieces of the narrative component evaluators: configuration, context, mismatches, validity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from evaluators import __version__
+from evaluators.narrative.alignment import Alignment, align_events
+from evaluators.narrative.loader import LoadedDocument, load_document
+from evaluators.narrative.spans import resolve_span
+from evaluators.schema.narrative import NarrativeDocument
+from evaluators.taxonomy import Taxonomy, default_taxonomy
+
+COMPONENTS = ("characters", "relationships", "sentiment", "action_layer", "text_span")
+
+
+@dataclass(frozen=True)
+class NarrativeConfig:
+    """Settings of a narrative evaluation (all appear in the result's signature).
+
+    Attributes
+    ----------
+    min_iou : float, default 0.5
+        Minimum character IoU for span-based event alignment.
+    n_t : int, default 2
+        Near-miss tolerance of boundary similarity, in sentence boundaries (Fournier 2013).
+    correct_iou : float, default 0.9
+        An aligned span with IoU at least this is "correct", below it "partial".
+    weights : dict, optional
+        Component weights of the overall score (default equal).  A component whose score
+        is ``None`` is left out and the remaining weights are renormalised.
+    taxonomy : Taxonomy, optional
+        Label vocabularies (default: the shipped ones).
+    """
+
+    min_iou: float = 0.5
+    n_t: int = 2
+    correct_iou: float = 0.9
+    weights: dict[str, float] = field(default_factory=lambda: {c: 1.0 for c in COMPONENTS})
+    taxonomy: Taxonomy | None = None
+
+    def __post_init__(self):
+        unknown = set(self.weights) - set(COMPONENTS)
+        if unknown:
+            raise ValueError(f"unknown components in weights: {sorted(unknown)}; known: {list(COMPONENTS)}")
+        if any(w < 0 for w in self.weights.values()):
+            raise ValueError("weights must be >= 0")
+        if not 0 < self.min_iou <= 1:
+            raise ValueError(f"min_iou must be in (0, 1], got {self.min_iou}")
+
+    @property
+    def tax(self) -> Taxonomy:
+        return self.taxonomy or default_taxonomy()
+
+    @property
+    def signature(self) -> str:
+        w = ",".join(f"{c}={self.weights.get(c, 0):g}" for c in COMPONENTS)
+        return (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
+                f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
+                f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
+                f"evalboard={__version__}")
+
+
+DEFAULT_CONFIG = NarrativeConfig()
+
+
+class Mismatch(NamedTuple):
+    """One difference between GT and prediction, for tables and the mismatch CSV.
+
+    Attributes
+    ----------
+    component : str
+        ``characters``, ``relationships``, ``sentiment``, ``action_layer`` or ``text_span``.
+    field : str
+        The compared field (``archetype``, ``relationship_level1``, ``category`` ...) or the kind
+        of difference (``missing_character``, ``spurious_relationship`` ...).
+    gt_value, pred_value : str
+        Values as written (empty when absent).
+    gt_event, pred_event : str
+        Event ids (empty when not applicable).
+    note : str
+        Extra context (canonical forms, IoU, "event missed").
+    """
+
+    component: str
+    field: str
+    gt_value: str = ""
+    pred_value: str = ""
+    gt_event: str = ""
+    pred_event: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return self._asdict()
+
+
+class ValidityCounter:
+    """Counts labels inside / outside the taxonomy per field, for GT and prediction separately.
+
+    Labels are collected with :meth:`add` and judged once per distinct label in :meth:`report`.
+    """
+
+    def __init__(self, taxonomy: Taxonomy):
+        self.tax = taxonomy
+        self.raw: dict[tuple[str, str], list[str]] = {}
+
+    def add(self, field_name: str, side: str, labels) -> None:
+        """Collect raw labels of ``field_name`` on ``side`` (``"gt"`` or ``"pred"``)."""
+        self.raw.setdefault((field_name, side), []).extend(labels)
+
+    def report(self) -> dict[str, Any]:
+        """``{field: {side: {valid, total, validity_rate, invalid_labels}}}`` (empty labels not counted)."""
+        out: dict[str, Any] = {}
+        for (f, side), labels in self.raw.items():
+            vocab = self.tax[f]
+            values, entries = vocab.values, vocab.entries
+            valid = total = 0
+            invalid: dict[str, int] = {}
+            for raw in labels:
+                value = values[raw]
+                if not value:
+                    continue
+                total += 1
+                if value in entries:
+                    valid += 1
+                else:
+                    invalid[raw] = invalid.get(raw, 0) + 1
+            if total:
+                out.setdefault(f, {})[side] = {"valid": valid, "total": total, "validity_rate": valid / total,
+                                               "invalid_labels": invalid}
+        return out
+
+
+@dataclass
+class EvalContext:
+    """Everything the components share for one document pair (built once by the composite)."""
+
+    gt: LoadedDocument
+    pred: LoadedDocument
+    text: str
+    text_source: str
+    alignment: Alignment
+    config: NarrativeConfig
+
+    @property
+    def tax(self) -> Taxonomy:
+        return self.config.tax
+
+
+def reference_text(gt: NarrativeDocument, pred: NarrativeDocument, text: str | None) -> tuple[str, str]:
+    """The text spans are checked against: ``text`` if given, else GT's, else the prediction's."""
+    if text:
+        return text, "argument"
+    if gt.text:
+        return gt.text, "ground_truth"
+    if pred.text:
+        return pred.text, "prediction"
+    return "", "none"
+
+
+def build_context(prediction: Any, ground_truth: Any, text: str | None = None,
+                  config: NarrativeConfig = DEFAULT_CONFIG) -> EvalContext:
+    """Load both documents, resolve every span against the reference text and align events.
+
+    Parameters
+    ----------
+    prediction, ground_truth : dict, bytes, str, NarrativeDocument or LoadedDocument
+    text : str, optional
+        Source text overriding the documents' ``text_content``.
+    config : NarrativeConfig
+
+    Raises
+    ------
+    InputError
+        If either document is unusable as a whole.
+    """
+    pred = load_document(prediction, "prediction")
+    gt = load_document(ground_truth, "ground_truth")
+    ref, source = reference_text(gt.doc, pred.doc, text)
+    gt_spans = [resolve_span(e.text_span, ref) for e in gt.doc.narrative_events]
+    pred_spans = [resolve_span(e.text_span, ref) for e in pred.doc.narrative_events]
+    alignment = align_events(gt.doc.narrative_events, pred.doc.narrative_events, gt_spans, pred_spans,
+                             config.min_iou)
+    return EvalContext(gt, pred, ref, source, alignment, config)
+
+
+def ensure_context(prediction: Any, ground_truth: Any, text: str | None, context: EvalContext | None,
+                   config: NarrativeConfig | None) -> EvalContext:
+    """Reuse ``context`` when given, else build one."""
+    if context is not None:
+        return context
+    return build_context(prediction, ground_truth, text, config or DEFAULT_CONFIG)
+
+
+def event_label(ctx: EvalContext, side: str, index: int) -> str:
+    """A short event reference for mismatch rows: the id, else ``#index``."""
+    events = (ctx.gt if side == "gt" else ctx.pred).doc.narrative_events
+    return events[index].id or f"#{index}"

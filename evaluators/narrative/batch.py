@@ -1,0 +1,283 @@
+"""Batches of narrative documents: pairing, scoring every readable pair, micro and macro totals.
+
+Micro totals pool the raw counts of all documents and recompute the ratios (e.g. micro
+``character_f1`` from the summed matched / predicted / GT counts; micro ``boundary_score``
+from the summed boundary edits).  Macro totals are the mean over documents of each
+document's value, leaving out documents where the value is ``None``; ``n_documents`` says
+how many entered each mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluators.io.errors import InputError, InputIssue
+from evaluators.io.sources import InputFile, collect_paths, pair_files, story_id
+from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
+from evaluators.narrative.composite import (
+    NarrativeEvaluator,
+    NarrativeResult,
+    get_metrics_summary,
+    weighted_overall,
+)
+from evaluators.narrative.loader import load_document
+from evaluators.results import f1_score, prf, safe_div, to_jsonable
+
+
+@dataclass
+class DocumentOutcome:
+    """One paired document: its result, or the error that kept it from being scored.
+
+    Attributes
+    ----------
+    story_id : str
+    gt_file, pred_file : str
+    result : NarrativeResult or None
+    error : InputIssue or None
+        Set when a file of the pair is unusable (undecodable, invalid JSON ...).
+    encodings : dict
+        ``{"gt": ..., "pred": ...}`` encodings used to decode the files.
+    """
+
+    story_id: str
+    gt_file: str
+    pred_file: str
+    result: NarrativeResult | None = None
+    error: InputIssue | None = None
+    encodings: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class BatchResult:
+    """Scores of a batch with the files that could not be paired or read.
+
+    Attributes
+    ----------
+    documents : list of DocumentOutcome
+        In story-id order.
+    unpaired_gt, unpaired_pred : list of str
+        File names without a partner.
+    issues : list of InputIssue
+        Pairing warnings and unusable files.
+    micro, macro : dict
+        Aggregates with the keys of :func:`evaluators.narrative.get_metrics_summary` plus
+        ``component_scores``; ``macro["n_documents"]`` counts the documents in each mean.
+    signature : str
+    """
+
+    documents: list[DocumentOutcome]
+    unpaired_gt: list[str]
+    unpaired_pred: list[str]
+    issues: list[InputIssue]
+    micro: dict[str, Any]
+    macro: dict[str, Any]
+    signature: str
+
+    @property
+    def scored(self) -> list[NarrativeResult]:
+        """Results of the documents that could be scored."""
+        return [d.result for d in self.documents if d.result is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({
+            "documents": [
+                {"story_id": d.story_id, "gt_file": d.gt_file, "pred_file": d.pred_file,
+                 "encodings": d.encodings, "error": d.error.to_dict() if d.error else None,
+                 "result": d.result.to_dict() if d.result else None}
+                for d in self.documents
+            ],
+            "unpaired_gt": self.unpaired_gt,
+            "unpaired_pred": self.unpaired_pred,
+            "issues": [i.to_dict() for i in self.issues],
+            "micro": self.micro,
+            "macro": self.macro,
+            "signature": self.signature,
+        })
+
+
+def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DEFAULT_CONFIG) -> dict[str, Any]:
+    """Pool the raw counts of ``results`` and recompute every headline ratio (see the module docstring)."""
+    s: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        s[key] = s.get(key, 0) + value
+
+    overlaps: list[float] = []
+    label_counts: dict[str, list[int]] = {}
+    for r in results:
+        c = r.characters
+        if c.n_ground_truth:  # documents without GT characters are gt_incomplete: not counted
+            add("c_tp", c.n_matched), add("c_pred", c.n_predicted), add("c_gt", c.n_ground_truth)
+        add("c_arch", c.archetype_correct), add("c_arch_t", c.archetype_total)
+        rel = r.relationships
+        for k in ("total_relationships_correct", "total_relationships_pred", "total_relationships_gt",
+                  "strict_correct", "level1_correct", "level1_total", "level2_correct", "level2_total",
+                  "pairs_covered", "pairs_total"):
+            add(k, getattr(rel, k))
+        sen = r.sentiment
+        for k in ("total_sentiment_correct", "total_sentiment_pred", "total_sentiment_gt", "polarity_correct",
+                  "polarity_total"):
+            add(k, getattr(sen, k))
+        for lab, v in sen.per_label.items():
+            lc = label_counts.setdefault(lab, [0, 0, 0])
+            lc[0] += v["tp"]
+            lc[1] += v["fp"]
+            lc[2] += v["fn"]
+        a = r.action_layer
+        for f, n in a.field_correct.items():
+            add(f"a_{f}_c", n)
+            add(f"a_{f}_t", a.field_total[f])
+        add("a_complete", a.complete_matches), add("a_partial", a.partial_matches)
+        add("a_events", a.n_events_evaluated)
+        t = r.text_span
+        if t.boundary_score is not None:
+            add("t_m", t.exact_matches)
+            add("t_u", t.insertions + t.deletions + t.near_misses)
+            add("t_w", t.weighted_edits)
+            add("t_docs", 1)
+        overlaps.extend(t.overlap_scores)
+
+    out: dict[str, Any] = {}
+    cp, cr, cf = prf(int(s.get("c_tp", 0)), int(s.get("c_pred", 0)), int(s.get("c_gt", 0)))
+    out.update(character_precision=cp, character_recall=cr, character_f1=cf,
+               character_archetype_accuracy=safe_div(s.get("c_arch", 0), s.get("c_arch_t", 0)))
+    n_gold = int(s.get("total_relationships_gt", 0))
+    rp, rr, rf = prf(int(s.get("total_relationships_correct", 0)), int(s.get("total_relationships_pred", 0)), n_gold)
+    _, _, sf = prf(int(s.get("strict_correct", 0)), int(s.get("total_relationships_pred", 0)), n_gold)
+    out.update(relationship_precision=rp if n_gold else None, relationship_recall=rr, relationship_f1=rf,
+               relationship_strict_f1=sf,
+               level1_accuracy=safe_div(s.get("level1_correct", 0), s.get("level1_total", 0)),
+               level2_accuracy=safe_div(s.get("level2_correct", 0), s.get("level2_total", 0)),
+               relationship_pair_coverage=safe_div(s.get("pairs_covered", 0), s.get("pairs_total", 0)))
+    n_sgt = int(s.get("total_sentiment_gt", 0))
+    sp, sr, sf1 = prf(int(s.get("total_sentiment_correct", 0)), int(s.get("total_sentiment_pred", 0)), n_sgt)
+    macro_f = None
+    if label_counts and n_sgt:
+        f1s = []
+        for tp, fp, fn in label_counts.values():
+            f1s.append(f1_score(safe_div(tp, tp + fp) or 0.0, safe_div(tp, tp + fn) or 0.0) or 0.0)
+        macro_f = sum(f1s) / len(f1s)
+    out.update(sentiment_precision=sp if n_sgt else None, sentiment_recall=sr, sentiment_f1=sf1,
+               sentiment_macro_f1=macro_f,
+               sentiment_polarity_accuracy=safe_div(s.get("polarity_correct", 0), s.get("polarity_total", 0)))
+    fields = ("category", "type", "context", "status", "function")
+    for f in fields:
+        out[f"action_{f}_accuracy"] = safe_div(s.get(f"a_{f}_c", 0), s.get(f"a_{f}_t", 0))
+    out["action_layer_complete_match"] = safe_div(s.get("a_complete", 0), s.get("a_events", 0))
+    out["action_layer_partial_match"] = safe_div(s.get("a_partial", 0), s.get("a_events", 0))
+    out["action_layer_field_accuracy"] = safe_div(sum(s.get(f"a_{f}_c", 0) for f in fields),
+                                                  sum(s.get(f"a_{f}_t", 0) for f in fields))
+    if s.get("t_docs"):
+        denom = s.get("t_u", 0) + s.get("t_m", 0)
+        out["boundary_score"] = (denom - s.get("t_w", 0)) / denom if denom else 1.0
+    else:
+        out["boundary_score"] = None
+    out["overlap_ratio"] = sum(overlaps) / len(overlaps) if overlaps else None
+    comps = {"characters": out["character_f1"], "relationships": out["relationship_f1"],
+             "sentiment": out["sentiment_f1"], "action_layer": out["action_layer_field_accuracy"],
+             "text_span": out["boundary_score"]}
+    overall, _, _ = weighted_overall(comps, config.weights)
+    return {"overall_score": overall, "component_scores": comps, **out}
+
+
+def macro_aggregate(results: list[NarrativeResult]) -> dict[str, Any]:
+    """Mean over documents of each document's value (``None`` values left out; counts in ``n_documents``)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for r in results:
+        summary = get_metrics_summary(r)
+        for c in COMPONENTS:
+            summary[f"component:{c}"] = r.component_scores[c]
+        for k, v in summary.items():
+            if v is not None:
+                sums[k] = sums.get(k, 0.0) + v
+                counts[k] = counts.get(k, 0) + 1
+    keys = ["overall_score"] + [k for k in get_metrics_summary(results[0]) if k != "overall_score"] if results else []
+    out: dict[str, Any] = {k: (sums[k] / counts[k] if counts.get(k) else None) for k in keys}
+    out["component_scores"] = {c: (sums[f"component:{c}"] / counts[f"component:{c}"]
+                                   if counts.get(f"component:{c}") else None) for c in COMPONENTS}
+    out["n_documents"] = {k: counts.get(k, 0) for k in ["overall_score", *COMPONENTS]}
+    out["n_documents"].update({c: counts.get(f"component:{c}", 0) for c in COMPONENTS})
+    return out
+
+
+def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], config: NarrativeConfig | None = None,
+                   progress: Callable[[int, int, str], None] | None = None) -> BatchResult:
+    """Pair files by story id and score every readable pair.
+
+    Parameters
+    ----------
+    gt_files, pred_files : list of InputFile
+        Files (zip archives already expanded, see :func:`evaluators.io.expand_archives`).
+    config : NarrativeConfig, optional
+    progress : callable, optional
+        Called as ``progress(done, total, story_id)`` after each pair (CLI progress bar, page progress).
+
+    Returns
+    -------
+    BatchResult
+        Unpaired files are listed; a pair with an unusable file has its ``error`` set and the
+        others are still scored.
+    """
+    pairing = pair_files(gt_files, pred_files)
+    return score_pairs(pairing.pairs, config, progress, issues=pairing.issues,
+                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred)
+
+
+def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: NarrativeConfig | None = None,
+                progress: Callable[[int, int, str], None] | None = None, *, issues: list[InputIssue] | None = None,
+                unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None) -> BatchResult:
+    """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`."""
+    config = config or DEFAULT_CONFIG
+    evaluator = NarrativeEvaluator(config)
+    docs: list[DocumentOutcome] = []
+    issues = list(issues or [])
+    total = len(pairs)
+    for n, (sid, g, p) in enumerate(pairs, start=1):
+        outcome = DocumentOutcome(sid, g.name, p.name)
+        try:
+            gl = load_document(g.data, g.name)
+            outcome.encodings["gt"] = gl.encoding
+            pl = load_document(p.data, p.name)
+            outcome.encodings["pred"] = pl.encoding
+            outcome.result = evaluator.evaluate(pl, gl, story_id=sid)
+        except InputError as exc:
+            outcome.error = exc.issue
+            issues.append(exc.issue)
+        docs.append(outcome)
+        if progress is not None:
+            progress(n, total, sid)
+    scored = [d.result for d in docs if d.result is not None]
+    return BatchResult(
+        documents=docs,
+        unpaired_gt=list(unpaired_gt or []),
+        unpaired_pred=list(unpaired_pred or []),
+        issues=issues,
+        micro=micro_aggregate(scored, config) if scored else {},
+        macro=macro_aggregate(scored) if scored else {},
+        signature=config.signature,
+    )
+
+
+def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: NarrativeConfig | None = None,
+                   progress: Callable[[int, int, str], None] | None = None) -> BatchResult:
+    """Score files or folders (or zips) of GT and predictions.
+
+    Two single JSON files are paired with each other whatever their names; otherwise files
+    are paired by story id (:func:`evaluators.io.story_id`).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    """
+    gt_files = collect_paths(gt_path)
+    pred_files = collect_paths(pred_path)
+    single = all(Path(x).is_file() and Path(x).suffix.lower() == ".json" for x in (gt_path, pred_path))
+    if single:
+        g, p = gt_files[0], pred_files[0]
+        return score_pairs([(story_id(g.name), g, p)], config, progress)
+    return evaluate_batch(gt_files, pred_files, config, progress)

@@ -1,0 +1,166 @@
+"""``python -m evaluators narrative``: score JSON v3 files or folders from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+FORMATS = ("json", "md", "csv")
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``narrative`` subcommand."""
+    p = subparsers.add_parser(
+        "narrative",
+        help="score JSON v3 narrative annotations (characters, relationships, sentiment, action layer, spans)",
+        description="Score predicted JSON v3 narrative annotations against ground truth. PATH is a file, a folder "
+                    "or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
+    )
+    p.add_argument("--gt", required=True, metavar="PATH", help="ground-truth file, folder or zip")
+    p.add_argument("--pred", required=True, metavar="PATH", help="prediction file, folder or zip")
+    p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")
+    p.add_argument("--format", choices=FORMATS, help="report format: json (default), md or csv (every mismatch)")
+    p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
+    p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
+    p.add_argument("--weights", metavar="C=W,...",
+                   help="component weights, e.g. characters=2,text_span=0 (others keep 1)")
+    p.add_argument("--relationship-taxonomy", metavar="CSV", help="relationship vocabulary in the guide's layout")
+    p.add_argument("--sentiment-taxonomy", metavar="CSV", help="sentiment vocabulary in the guide's layout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _config(args):
+    from evaluators.narrative.base import COMPONENTS, NarrativeConfig
+    from evaluators.taxonomy import default_taxonomy, load_relationship_csv, load_sentiment_csv
+
+    weights = dict.fromkeys(COMPONENTS, 1.0)
+    if args.weights:
+        for part in args.weights.split(","):
+            name, _, value = part.partition("=")
+            name = name.strip()
+            if name not in weights:
+                raise ValueError(f"--weights: unknown component {name!r}; known: {', '.join(COMPONENTS)}")
+            try:
+                weights[name] = float(value)
+            except ValueError:
+                raise ValueError(f"--weights: {part!r} is not component=number") from None
+    tax = default_taxonomy()
+    replace = {}
+    if args.relationship_taxonomy:
+        path = Path(args.relationship_taxonomy)
+        l1, l2 = load_relationship_csv(path.read_bytes(), path.name)
+        replace.update(relationship_level1=l1, relationship_level2=l2)
+    if args.sentiment_taxonomy:
+        path = Path(args.sentiment_taxonomy)
+        replace["sentiment"] = load_sentiment_csv(path.read_bytes(), path.name)
+    if replace:
+        tax = tax.with_vocabularies(**replace)
+    return NarrativeConfig(min_iou=args.min_iou, n_t=args.n_t, weights=weights, taxonomy=tax)
+
+
+def _table(batch) -> str:
+    from evaluators.narrative.base import COMPONENTS
+    from evaluators.reports.narrative import fmt
+
+    head = ["document", "overall", "chars", "rels", "sent", "action", "spans", "events g/p/aligned"]
+    rows = []
+    for d in batch.documents:
+        if d.result is None:
+            rows.append([d.story_id, "error", *[""] * 5, d.error.message if d.error else ""])
+            continue
+        r = d.result
+        s = r.summary
+        rows.append([d.story_id, fmt(r.overall_score), *[fmt(r.component_scores[c]) for c in COMPONENTS],
+                     f"{s.total_events_ground_truth}/{s.total_events_predicted}/{s.events_aligned}"])
+    if batch.micro:
+        for name, agg in (("micro", batch.micro), ("macro", batch.macro)):
+            rows.append([f"[{name}]", fmt(agg["overall_score"]),
+                         *[fmt(agg["component_scores"][c]) for c in COMPONENTS], ""])
+    widths = [max(_width(str(x)) for x in col) for col in zip(head, *rows)]
+    lines = ["  ".join(_pad(str(x), w) for x, w in zip(head, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(_pad(str(x), w) for x, w in zip(row, widths)) for row in rows]
+    return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """Display width: CJK and full-width characters take two columns."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
+def run(args) -> int:
+    """Score, print a table on stdout, write the report; 2 on unusable input."""
+    from evaluators.narrative.batch import evaluate_paths
+    from evaluators.reports.narrative import mismatches_csv, to_json, to_markdown
+
+    try:
+        config = _config(args)
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=0, unit="doc", file=sys.stderr, desc="scoring")
+
+    def progress(done, total, sid):
+        if bar is not None:
+            bar.total = total
+            bar.set_postfix_str(sid[:30])
+            bar.update(1)
+
+    try:
+        batch = evaluate_paths(args.gt, args.pred, config, progress)
+    except FileNotFoundError as exc:
+        return _fail(str(exc))
+    finally:
+        if bar is not None:
+            bar.close()
+    if not batch.documents:
+        msg = "no ground-truth/prediction pair found"
+        if batch.unpaired_gt or batch.unpaired_pred:
+            msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
+                    f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
+        return _fail(msg)
+    print(_table(batch))
+    for name in batch.unpaired_gt:
+        print(f"unpaired GT file: {name}", file=sys.stderr)
+    for name in batch.unpaired_pred:
+        print(f"unpaired prediction file: {name}", file=sys.stderr)
+    for d in batch.documents:
+        if d.error:
+            print(f"unreadable: {d.error.location()}: {d.error.message}", file=sys.stderr)
+        for enc_side, enc in d.encodings.items():
+            if enc and enc != "utf-8":
+                print(f"note: {d.gt_file if enc_side == 'gt' else d.pred_file} decoded as {enc}", file=sys.stderr)
+    n_warn = sum(len(r.warnings) for r in batch.scored)
+    if n_warn:
+        print(f"{n_warn} warnings (offset repairs, labels outside the taxonomy, schema errors): see the report",
+              file=sys.stderr)
+    print(batch.signature, file=sys.stderr)
+    if args.out:
+        fmt_name = args.format or {".md": "md", ".csv": "csv"}.get(Path(args.out).suffix.lower(), "json")
+        single = len(batch.documents) == 1 and batch.scored
+        target = batch.scored[0] if single else batch
+        text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
+    elif args.format:
+        single = len(batch.documents) == 1 and batch.scored
+        target = batch.scored[0] if single else batch
+        text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[args.format](target)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if not batch.scored:
+        return _fail("no pair could be scored")
+    return 0

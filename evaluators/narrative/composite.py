@@ -1,0 +1,310 @@
+"""Composite narrative evaluation: all components of one document pair, one overall score.
+
+``overall_score`` is the weighted mean of the available component scores (weights
+configurable, default equal).  A component whose score is ``None`` (ground truth
+missing, nothing to compare) is left out, the remaining weights are renormalised, and
+``left_out`` says why.  Component scores:
+
+=============== ===================================================================
+characters      ``character_f1``
+relationships   ``relationship_f1``
+sentiment       micro ``sentiment_f1`` on matched relationships
+action_layer    ``action_layer_field_accuracy`` (micro over GT-present fields)
+text_span       ``boundary_score`` (boundary similarity B, sentence units)
+=============== ===================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.io.errors import InputIssue
+from evaluators.narrative.action_layer import ActionLayerResult, evaluate_action_layer
+from evaluators.narrative.alignment import Alignment
+from evaluators.narrative.base import (
+    COMPONENTS,
+    DEFAULT_CONFIG,
+    EvalContext,
+    Mismatch,
+    NarrativeConfig,
+    build_context,
+)
+from evaluators.narrative.characters import CharacterResult, evaluate_characters
+from evaluators.narrative.loader import load_document
+from evaluators.narrative.relationships import RelationshipResult, evaluate_relationships
+from evaluators.narrative.sentiment import SentimentResult, evaluate_sentiment
+from evaluators.narrative.text_span import TextSpanResult, evaluate_text_span
+from evaluators.results import DictMixin, prf, to_jsonable
+
+SUMMARY_KEYS = {
+    "characters": ("character_precision", "character_recall", "character_f1", "character_archetype_accuracy"),
+    "relationships": ("relationship_precision", "relationship_recall", "relationship_f1", "relationship_strict_f1",
+                      "level1_accuracy", "level2_accuracy", "relationship_pair_coverage"),
+    "sentiment": ("sentiment_precision", "sentiment_recall", "sentiment_f1", "sentiment_macro_f1",
+                  "sentiment_polarity_accuracy"),
+    "action_layer": ("action_category_accuracy", "action_type_accuracy", "action_context_accuracy",
+                     "action_status_accuracy", "action_function_accuracy", "action_layer_complete_match",
+                     "action_layer_partial_match", "action_layer_field_accuracy"),
+    "text_span": ("boundary_score", "pk", "window_diff", "overlap_ratio"),
+}
+
+
+@dataclass(frozen=True)
+class EventSummary(DictMixin):
+    """Event-level counts of the alignment."""
+
+    total_events_ground_truth: int
+    total_events_predicted: int
+    events_aligned: int
+    events_missed: int
+    events_spurious: int
+    event_precision: float | None
+    event_recall: float | None
+    event_f1: float | None
+    alignment_methods: dict[str, int]
+
+
+@dataclass(frozen=True)
+class NarrativeResult:
+    """Everything known about one scored document pair.
+
+    Attributes
+    ----------
+    story_id, gt_file, pred_file : str
+    overall_score : float or None
+        Weighted mean of available component scores, in [0, 1].
+    component_scores : dict
+        ``{characters, relationships, sentiment, action_layer, text_span}`` -> float or None.
+    left_out : dict
+        Components left out of the overall score and why.
+    weights_used : dict
+        Renormalised weights of the components that entered the overall score.
+    detailed_results : dict
+        Component name -> its result object.
+    alignment : Alignment
+    summary : EventSummary
+    issues : list of InputIssue
+        Schema problems of both files (with JSON paths) and conversions.
+    warnings : list of str
+        Everything the user should know: offsets repaired, labels outside the taxonomy,
+        alignments without text evidence, records left out.
+    text_source : str
+        Which text spans were checked against (``ground_truth``, ``prediction``, ``argument``, ``none``).
+    text : str
+        That text (for overlays).
+    signature : str
+        Settings, taxonomy and version that produced the numbers.
+    """
+
+    story_id: str
+    gt_file: str
+    pred_file: str
+    overall_score: float | None
+    component_scores: dict[str, float | None]
+    left_out: dict[str, str]
+    weights_used: dict[str, float]
+    detailed_results: dict[str, Any]
+    alignment: Alignment
+    summary: EventSummary
+    issues: list[InputIssue]
+    warnings: list[str]
+    text_source: str
+    text: str
+    signature: str
+
+    @property
+    def gt_incomplete(self) -> dict[str, bool]:
+        """Per component: whether some GT was empty and skipped (see each result's ``reason``)."""
+        return {c: bool(r.gt_incomplete) for c, r in self.detailed_results.items()}
+
+    @property
+    def characters(self) -> CharacterResult:
+        return self.detailed_results["characters"]
+
+    @property
+    def relationships(self) -> RelationshipResult:
+        return self.detailed_results["relationships"]
+
+    @property
+    def sentiment(self) -> SentimentResult:
+        return self.detailed_results["sentiment"]
+
+    @property
+    def action_layer(self) -> ActionLayerResult:
+        return self.detailed_results["action_layer"]
+
+    @property
+    def text_span(self) -> TextSpanResult:
+        return self.detailed_results["text_span"]
+
+    def mismatches(self) -> list[Mismatch]:
+        """Every mismatch of every component, in component order."""
+        out: list[Mismatch] = []
+        for c in COMPONENTS:
+            out.extend(self.detailed_results[c].mismatches)
+        return out
+
+    def to_dict(self, *, include_text: bool = False) -> dict[str, Any]:
+        """JSON-ready dict with the report keys of the seed design (plus additions)."""
+        d = {
+            "story_id": self.story_id,
+            "gt_file": self.gt_file,
+            "pred_file": self.pred_file,
+            "overall_score": self.overall_score,
+            "component_scores": dict(self.component_scores),
+            "left_out": dict(self.left_out),
+            "weights_used": dict(self.weights_used),
+            "gt_incomplete": self.gt_incomplete,
+            "detailed_results": {c: r.to_dict() for c, r in self.detailed_results.items()},
+            "summary": self.summary.to_dict(),
+            "alignment": self.alignment.to_dict(),
+            "issues": [i.to_dict() for i in self.issues],
+            "warnings": list(self.warnings),
+            "text_source": self.text_source,
+            "signature": self.signature,
+        }
+        if include_text:
+            d["text"] = self.text
+        return to_jsonable(d)
+
+
+def weighted_overall(scores: dict[str, float | None], weights: dict[str, float]
+                     ) -> tuple[float | None, dict[str, float], dict[str, str]]:
+    """Weighted mean of available scores; returns (overall, renormalised weights, left-out reasons)."""
+    avail = {c: s for c, s in scores.items() if s is not None and weights.get(c, 0) > 0}
+    left = {c: "score not available" for c, s in scores.items() if s is None}
+    left.update({c: "weight 0" for c, s in scores.items() if s is not None and weights.get(c, 0) == 0})
+    total = sum(weights[c] for c in avail)
+    if not avail or total == 0:
+        return None, {}, left
+    used = {c: weights[c] / total for c in avail}
+    return sum(used[c] * avail[c] for c in avail), used, left
+
+
+def _warnings(ctx: EvalContext, details: dict[str, Any]) -> list[str]:
+    out = []
+    for side, spans in (("GT", ctx.alignment.gt_spans), ("prediction", ctx.alignment.pred_spans)):
+        rep = sum(s.status == "offset_repaired" for s in spans)
+        unv = sum(s.status == "offset_unverified" for s in spans)
+        mis = sum(s.status == "missing" for s in spans)
+        if rep:
+            out.append(f"{side}: {rep} span offsets repaired by locating the span text")
+        if unv:
+            out.append(f"{side}: {unv} span offsets could not be verified against the text (kept as given)")
+        if mis:
+            out.append(f"{side}: {mis} events have no usable span")
+    out.extend(ctx.alignment.warnings)
+    for comp in ("characters", "relationships", "sentiment", "action_layer"):
+        for f, sides in details[comp].validity.items():
+            for side, v in sides.items():
+                if v["invalid_labels"]:
+                    labels = ", ".join(f"{k!r}×{n}" for k, n in list(v["invalid_labels"].items())[:6])
+                    who = "GT" if side == "gt" else "prediction"
+                    out.append(f"{who}: {v['total'] - v['valid']} of {v['total']} {f} labels are outside the "
+                               f"taxonomy ({labels})")
+    n_inv = len(ctx.pred.invalid_records)
+    if n_inv:
+        out.append(f"prediction: {n_inv} records do not fit the schema and were left out (see issues)")
+    if ctx.gt.invalid_records:
+        out.append(f"GT: {len(ctx.gt.invalid_records)} records do not fit the schema and were left out (see issues)")
+    if ctx.text_source == "prediction":
+        out.append("GT has no text_content; spans were checked against the prediction's text")
+    return out
+
+
+class NarrativeEvaluator:
+    """Score a predicted JSON v3 document against GT on every component (seed: CompositeEvaluator).
+
+    Parameters
+    ----------
+    config : NarrativeConfig, optional
+        Alignment threshold, near-miss tolerance, weights, taxonomy.
+    """
+
+    def __init__(self, config: NarrativeConfig | None = None):
+        self.config = config or DEFAULT_CONFIG
+
+    def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
+                 gt_file: str | None = None, pred_file: str | None = None,
+                 story_id: str | None = None) -> NarrativeResult:
+        """Evaluate one document pair.
+
+        Parameters
+        ----------
+        prediction, ground_truth : bytes, str (JSON), dict, NarrativeDocument or LoadedDocument
+        text : str, optional
+            Source text for the spans, overriding the documents' ``text_content``.
+        gt_file, pred_file : str, optional
+            File names for messages and reports.
+        story_id : str, optional
+            Document id for reports (default: GT ``metadata.id``, else from the file name).
+
+        Returns
+        -------
+        NarrativeResult
+
+        Raises
+        ------
+        InputError
+            If a document is unusable as a whole (undecodable, invalid JSON, not an object).
+        """
+        gt = load_document(ground_truth, gt_file or "ground_truth")
+        pred = load_document(prediction, pred_file or "prediction")
+        ctx = build_context(pred, gt, text, self.config)
+        chars, resolver = evaluate_characters(ctx)
+        rels = evaluate_relationships(ctx, resolver)
+        details = {
+            "characters": chars,
+            "relationships": rels,
+            "sentiment": evaluate_sentiment(ctx, rels.matched_pairs),
+            "action_layer": evaluate_action_layer(ctx),
+            "text_span": evaluate_text_span(ctx),
+        }
+        scores = {c: details[c].score for c in COMPONENTS}
+        overall, used, left = weighted_overall(scores, self.config.weights)
+        for c in list(left):
+            if details[c].reason and left[c] == "score not available":
+                left[c] = details[c].reason
+        al = ctx.alignment
+        ep, er, ef = prf(len(al.pairs), al.n_pred, al.n_gt)
+        summary = EventSummary(al.n_gt, al.n_pred, len(al.pairs), len(al.missed), len(al.spurious), ep, er, ef,
+                               al.method_counts())
+        return NarrativeResult(
+            story_id=story_id or gt.story_id,
+            gt_file=gt.file,
+            pred_file=pred.file,
+            overall_score=overall,
+            component_scores=scores,
+            left_out=left,
+            weights_used=used,
+            detailed_results=details,
+            alignment=al,
+            summary=summary,
+            issues=list(gt.issues) + list(pred.issues),
+            warnings=_warnings(ctx, details),
+            text_source=ctx.text_source,
+            text=ctx.text,
+            signature=self.config.signature,
+        )
+
+    @staticmethod
+    def get_metrics_summary(result: NarrativeResult) -> dict[str, float | None]:
+        """Flat ``{metric: value}`` with ``overall_score`` and every component's headline metrics."""
+        return get_metrics_summary(result)
+
+
+def evaluate(prediction: Any, ground_truth: Any, text: str | None = None,
+             config: NarrativeConfig | None = None) -> NarrativeResult:
+    """Shortcut for ``NarrativeEvaluator(config).evaluate(prediction, ground_truth, text)``."""
+    return NarrativeEvaluator(config).evaluate(prediction, ground_truth, text)
+
+
+def get_metrics_summary(result: NarrativeResult) -> dict[str, float | None]:
+    """Flat ``{metric: value}``: ``overall_score`` plus the headline metrics of each component."""
+    out: dict[str, float | None] = {"overall_score": result.overall_score}
+    for comp, keys in SUMMARY_KEYS.items():
+        r = result.detailed_results[comp]
+        for k in keys:
+            out[k] = getattr(r, k)
+    return out

@@ -1,0 +1,176 @@
+"""Sentiment evaluation on matched relationships.
+
+Sentiment is judged only where the relationship itself was found (pairs matched by
+:mod:`evaluators.narrative.relationships`), so this component measures labelling, not
+recall of relationships.  Labels are compared through the taxonomy's canonical form.
+
+For a matched pair with GT sentiment ``g`` and predicted sentiment ``p``:
+
+- ``g`` empty: skipped and counted (``n_relationships_skipped``), whatever ``p`` is.
+- ``p`` empty: a false negative for ``g`` (missing).
+- otherwise: a true positive for ``g`` if equal, else a false negative for ``g`` and a
+  false positive for ``p``.
+
+Micro precision = correct / predicted labels, micro recall = correct / GT labels, F1
+their harmonic mean (``sentiment_precision``, ``sentiment_recall``, ``sentiment_f1``).
+Macro scores average per-label precision/recall/F1 over every label seen in GT or
+prediction, with 0 for an undefined per-label ratio (scikit-learn's
+``zero_division=0``).  Polarity accuracy compares the taxonomy polarity (positive /
+neutral / negative) over pairs whose GT label has a known polarity; an unknown predicted
+label counts as wrong.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
+from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
+from evaluators.results import DictMixin, f1_score, prf, safe_div
+
+
+@dataclass(frozen=True)
+class SentimentResult(DictMixin):
+    """Sentiment scores of one document pair (micro unless named macro)."""
+
+    sentiment_precision: float | None
+    sentiment_recall: float | None
+    sentiment_f1: float | None
+    sentiment_macro_precision: float | None
+    sentiment_macro_recall: float | None
+    sentiment_macro_f1: float | None
+    sentiment_polarity_accuracy: float | None
+    total_sentiment_correct: int
+    total_sentiment_pred: int
+    total_sentiment_gt: int
+    polarity_correct: int
+    polarity_total: int
+    n_relationships_skipped: int
+    pair_correct: list[bool | None]
+    per_label: dict[str, dict[str, Any]]
+    confusion: dict[str, dict[str, int]]
+    gt_incomplete: bool
+    reason: str | None
+    skipped: dict[str, int]
+    validity: dict[str, Any]
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        """The component score: micro ``sentiment_f1``."""
+        return self.sentiment_f1
+
+
+class SentimentEvaluator:
+    """Evaluate sentiment on matched relationships (seed API)."""
+
+    def __init__(self, config: NarrativeConfig | None = None):
+        self.config = config
+
+    def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
+                 context: EvalContext | None = None,
+                 relationships: RelationshipResult | None = None) -> SentimentResult:
+        """Score sentiment labels of matched relationship pairs (see the module docstring)."""
+        ctx = ensure_context(prediction, ground_truth, text, context, self.config)
+        if relationships is None:
+            from evaluators.narrative.relationships import RelationshipEvaluator
+            relationships = RelationshipEvaluator(ctx.config).evaluate(None, None, context=ctx)
+        return evaluate_sentiment(ctx, relationships.matched_pairs)
+
+    @staticmethod
+    def get_metrics_summary(result: SentimentResult) -> dict[str, float | None]:
+        return {k: getattr(result, k) for k in (
+            "sentiment_precision", "sentiment_recall", "sentiment_f1", "sentiment_macro_f1",
+            "sentiment_polarity_accuracy")}
+
+
+def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> SentimentResult:
+    """Sentiment scores from matched relationship pairs."""
+    tax = ctx.tax
+    validity = ValidityCounter(tax)
+    tp: Counter = Counter()
+    fp: Counter = Counter()
+    fn: Counter = Counter()
+    confusion: dict[str, Counter] = {}
+    correct = n_pred = n_gt = skipped = pol_c = pol_t = 0
+    mismatches: list[Mismatch] = []
+    canon = tax["sentiment"].values
+    polarity = {}
+    for code, entry in tax["sentiment"].entries.items():
+        polarity[code] = entry.attrs.get("polarity") or None
+    validity.add("sentiment", "gt", (pr.gt.sentiment for pr in pairs))
+    validity.add("sentiment", "pred", (pr.pred.sentiment for pr in pairs))
+    pair_correct: list[bool | None] = []
+    for pr in pairs:
+        g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
+        if not g:
+            skipped += 1
+            pair_correct.append(None)
+            continue
+        pair_correct.append(bool(p) and g == p)
+        n_gt += 1
+        confusion.setdefault(g, Counter())[p] += 1
+        gpol = polarity.get(g)
+        if gpol is not None:
+            pol_t += 1
+            pol_c += polarity.get(p) == gpol
+        if not p:
+            fn[g] += 1
+            mismatches.append(Mismatch("sentiment", "sentiment", pr.gt.sentiment, "", pr.gt_event, pr.pred_event,
+                                       f"{pr.gt.agent} -> {pr.gt.target}: no predicted sentiment"))
+            continue
+        n_pred += 1
+        if g == p:
+            correct += 1
+            tp[g] += 1
+        else:
+            fn[g] += 1
+            fp[p] += 1
+            mismatches.append(Mismatch("sentiment", "sentiment", pr.gt.sentiment, pr.pred.sentiment, pr.gt_event,
+                                       pr.pred_event, f"{pr.gt.agent} -> {pr.gt.target}"))
+    precision, recall, f1 = prf(correct, n_pred, n_gt)
+    labels = sorted(set(tp) | set(fp) | set(fn))
+    per_label = {}
+    for lab in labels:
+        lp = safe_div(tp[lab], tp[lab] + fp[lab])
+        lr = safe_div(tp[lab], tp[lab] + fn[lab])
+        per_label[lab] = {"precision": lp, "recall": lr, "f1": f1_score(lp or 0.0, lr or 0.0),
+                          "support": tp[lab] + fn[lab], "tp": tp[lab], "fp": fp[lab], "fn": fn[lab]}
+    if labels and n_gt:
+        macro_p = sum(v["precision"] or 0.0 for v in per_label.values()) / len(labels)
+        macro_r = sum(v["recall"] or 0.0 for v in per_label.values()) / len(labels)
+        macro_f = sum(v["f1"] or 0.0 for v in per_label.values()) / len(labels)
+    else:
+        macro_p = macro_r = macro_f = None
+    reason = None
+    if not pairs:
+        reason = "no matched relationships to compare sentiment on"
+    elif n_gt == 0:
+        reason = "no matched relationship has a GT sentiment"
+    elif skipped:
+        reason = f"{skipped} matched relationships have no GT sentiment (skipped)"
+    return SentimentResult(
+        sentiment_precision=precision if n_gt else None,
+        sentiment_recall=recall,
+        sentiment_f1=f1,
+        sentiment_macro_precision=macro_p,
+        sentiment_macro_recall=macro_r,
+        sentiment_macro_f1=macro_f,
+        sentiment_polarity_accuracy=safe_div(pol_c, pol_t),
+        total_sentiment_correct=correct,
+        total_sentiment_pred=n_pred,
+        total_sentiment_gt=n_gt,
+        polarity_correct=pol_c,
+        polarity_total=pol_t,
+        n_relationships_skipped=skipped,
+        pair_correct=pair_correct,
+        per_label=per_label,
+        confusion={g: dict(c) for g, c in confusion.items()},
+        gt_incomplete=bool(skipped) or (bool(pairs) and n_gt == 0),
+        reason=reason,
+        skipped={"matched_relationships_without_gt_sentiment": skipped},
+        validity=validity.report(),
+        mismatches=mismatches,
+    )

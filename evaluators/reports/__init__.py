@@ -1,0 +1,1 @@
+"""Report writers (JSON, Markdown, CSV) shared by the CLI and the dashboard downloads."""

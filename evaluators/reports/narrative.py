@@ -1,0 +1,184 @@
+"""Narrative reports: JSON and Markdown for one document or a batch, CSV of every mismatch.
+
+The same writers serve the CLI and the dashboard's downloads.  Every report carries the
+signature of the settings that produced it.  CSV cells that would start a spreadsheet
+formula (``= + - @``) are prefixed with an apostrophe so that opening the file in a
+spreadsheet cannot execute uploaded text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from evaluators.narrative.base import COMPONENTS
+from evaluators.narrative.batch import BatchResult
+from evaluators.narrative.composite import NarrativeResult
+
+MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", "gt_value", "pred_value", "note")
+
+COMPONENT_TITLES = {
+    "characters": "Characters",
+    "relationships": "Relationships",
+    "sentiment": "Sentiment",
+    "action_layer": "Action layer",
+    "text_span": "Text spans",
+}
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """``0.714`` for a float, ``N/A`` for ``None``."""
+    return "N/A" if value is None else f"{value:.{digits}f}"
+
+
+def to_json(result: NarrativeResult | BatchResult, *, indent: int = 2) -> str:
+    """JSON text of a document or batch result (UTF-8 text, CJK kept, never NaN)."""
+    return json.dumps(result.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+def _safe_cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    if text[:1] in ("=", "+", "-", "@"):
+        return "'" + text
+    return text
+
+
+def mismatches_csv(results: NarrativeResult | BatchResult | list[NarrativeResult]) -> str:
+    """CSV of every mismatch: document, component, gt_event, pred_event, field, gt_value, pred_value, note."""
+    if isinstance(results, NarrativeResult):
+        results = [results]
+    elif isinstance(results, BatchResult):
+        results = results.scored
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(MISMATCH_COLUMNS)
+    for r in results:
+        for m in r.mismatches():
+            w.writerow([_safe_cell(v) for v in (r.story_id, m.component, m.gt_event, m.pred_event, m.field,
+                                                 m.gt_value, m.pred_value, m.note)])
+    return buf.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _component_lines(r: NarrativeResult) -> list[str]:
+    c, rel, s, a, t = r.characters, r.relationships, r.sentiment, r.action_layer, r.text_span
+    return [
+        "### Characters",
+        "",
+        f"- Precision / recall / F1: {fmt(c.character_precision)} / {fmt(c.character_recall)} / "
+        f"{fmt(c.character_f1)} ({c.n_matched} matched of {c.n_ground_truth} GT, {c.n_predicted} predicted)",
+        f"- Archetype accuracy: {fmt(c.character_archetype_accuracy)} ({c.archetype_correct}/{c.archetype_total})",
+        f"- Missing characters ({c.n_missing}): {', '.join(c.missing_characters) or '—'}",
+        f"- Extra characters ({c.n_extra}): {', '.join(c.extra_characters) or '—'}",
+        "",
+        "### Relationships",
+        "",
+        f"- Precision / recall / F1: {fmt(rel.relationship_precision)} / {fmt(rel.relationship_recall)} / "
+        f"{fmt(rel.relationship_f1)} ({rel.total_relationships_correct} matched; {rel.total_relationships_gt} GT, "
+        f"{rel.total_relationships_pred} predicted)",
+        f"- Strict F1 (agent, target, level 1, level 2): {fmt(rel.relationship_strict_f1)}",
+        f"- Level 1 / level 2 accuracy: {fmt(rel.level1_accuracy)} / {fmt(rel.level2_accuracy)}",
+        f"- Pair coverage: {fmt(rel.relationship_pair_coverage)} ({rel.pairs_covered}/{rel.pairs_total})",
+        f"- Events evaluated / skipped (GT empty): {rel.n_events_evaluated} / {rel.n_events_skipped}; "
+        f"extra predicted (not counted): {rel.n_pred_extra}; schema errors: {rel.n_invalid_pred}",
+        "",
+        "### Sentiment",
+        "",
+        f"- Micro precision / recall / F1: {fmt(s.sentiment_precision)} / {fmt(s.sentiment_recall)} / "
+        f"{fmt(s.sentiment_f1)}; macro F1 {fmt(s.sentiment_macro_f1)}",
+        f"- Polarity accuracy: {fmt(s.sentiment_polarity_accuracy)} ({s.polarity_correct}/{s.polarity_total})",
+        "",
+        "### Action layer",
+        "",
+        f"- Field accuracy (micro): {fmt(a.action_layer_field_accuracy)}",
+        f"- Category / type / context / status / function: {fmt(a.action_category_accuracy)} / "
+        f"{fmt(a.action_type_accuracy)} / {fmt(a.action_context_accuracy)} / {fmt(a.action_status_accuracy)} / "
+        f"{fmt(a.action_function_accuracy)}",
+        f"- Complete / partial match: {fmt(a.action_layer_complete_match)} / {fmt(a.action_layer_partial_match)} "
+        f"({a.n_events_evaluated} events evaluated, {a.n_events_skipped} skipped)",
+        "",
+        "### Text spans",
+        "",
+        f"- Boundary similarity B: {fmt(t.boundary_score)}; Pk {fmt(t.pk)}; WindowDiff {fmt(t.window_diff)}",
+        f"- Boundaries: {t.exact_matches} exact, {t.near_misses} near misses, {t.insertions} insertions, "
+        f"{t.deletions} deletions ({t.n_sentences} sentences)",
+        f"- Mean IoU of aligned spans: {fmt(t.overlap_ratio)}; spans "
+        + ", ".join(f"{k} {v}" for k, v in t.span_categories.items()),
+    ]
+
+
+def document_markdown(r: NarrativeResult) -> str:
+    """Markdown report of one document."""
+    lines = [
+        f"# Evaluation report: {_md_escape(r.story_id)}",
+        "",
+        f"GT `{_md_escape(r.gt_file)}` · prediction `{_md_escape(r.pred_file)}`",
+        "",
+        f"## Overall score: {fmt(r.overall_score)}",
+        "",
+        "| Component | Score | GT incomplete | Note |",
+        "|---|---|---|---|",
+    ]
+    for comp in COMPONENTS:
+        det = r.detailed_results[comp]
+        note = r.left_out.get(comp) or det.reason or ""
+        lines.append(f"| {COMPONENT_TITLES[comp]} | {fmt(r.component_scores[comp])} | "
+                     f"{'yes' if det.gt_incomplete else 'no'} | {_md_escape(note)} |")
+    s = r.summary
+    lines += [
+        "",
+        f"Events: {s.total_events_ground_truth} GT, {s.total_events_predicted} predicted, {s.events_aligned} aligned "
+        f"({', '.join(f'{k} {v}' for k, v in s.alignment_methods.items() if v)}), {s.events_missed} missed, "
+        f"{s.events_spurious} spurious.",
+        "",
+        "## Details",
+        "",
+        *_component_lines(r),
+    ]
+    if r.warnings:
+        lines += ["", "## Warnings", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+    if r.issues:
+        lines += ["", "## Input issues", ""] + [f"- {_md_escape(i.location())}: {_md_escape(i.message)}"
+                                                 for i in r.issues]
+    lines += ["", f"<sub>{_md_escape(r.signature)}</sub>", ""]
+    return "\n".join(lines)
+
+
+def batch_markdown(b: BatchResult) -> str:
+    """Markdown report of a batch: per-document table, micro and macro totals, unusable files."""
+    head = "| Document | Overall | " + " | ".join(COMPONENT_TITLES[c] for c in COMPONENTS) + " |"
+    lines = [f"# Batch evaluation report ({len(b.scored)} of {len(b.documents)} pairs scored)", "", head,
+             "|" + "---|" * (len(COMPONENTS) + 2)]
+    for d in b.documents:
+        if d.result is None:
+            lines.append(f"| {_md_escape(d.story_id)} | error: {_md_escape(d.error.message if d.error else '')} |"
+                         + " |" * len(COMPONENTS))
+            continue
+        r = d.result
+        lines.append(f"| {_md_escape(d.story_id)} | {fmt(r.overall_score)} | "
+                     + " | ".join(fmt(r.component_scores[c]) for c in COMPONENTS) + " |")
+    if b.micro:
+        lines.append("| **micro** (pooled counts) | " + fmt(b.micro["overall_score"]) + " | "
+                     + " | ".join(fmt(b.micro["component_scores"][c]) for c in COMPONENTS) + " |")
+        lines.append("| **macro** (mean of documents) | " + fmt(b.macro["overall_score"]) + " | "
+                     + " | ".join(fmt(b.macro["component_scores"][c]) for c in COMPONENTS) + " |")
+    if b.unpaired_gt or b.unpaired_pred or b.issues:
+        lines += ["", "## Files not scored", ""]
+        lines += [f"- GT without prediction: {_md_escape(n)}" for n in b.unpaired_gt]
+        lines += [f"- Prediction without GT: {_md_escape(n)}" for n in b.unpaired_pred]
+        lines += [f"- {_md_escape(i.location())}: {_md_escape(i.message)}" for i in b.issues
+                  if i.kind != "pairing"]
+    lines += ["", f"<sub>{_md_escape(b.signature)}</sub>", ""]
+    return "\n".join(lines)
+
+
+def to_markdown(result: NarrativeResult | BatchResult) -> str:
+    """Markdown for a document (:func:`document_markdown`) or a batch (:func:`batch_markdown`)."""
+    if isinstance(result, BatchResult):
+        return batch_markdown(result)
+    return document_markdown(result)

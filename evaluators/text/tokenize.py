@@ -1,0 +1,292 @@
+"""Tokenizers for Chinese, English and mixed text, each with a signature string.
+
+Three tokenizers, all applied after the same normalization (``NORMALIZATION``: Unicode
+NFKC, lower case):
+
+``char`` (alias ``mixed``)
+    Every CJK character (Han ideographs incl. extensions and compatibility forms, kana)
+    is one token; any other run of letters/digits is one word token.  Punctuation,
+    symbols and whitespace are dropped.  On ASCII English text this gives exactly the
+    tokens of rouge-score's default tokenizer (lower case, split on ``[^a-z0-9]+``), and
+    on Chinese text it gives the character tokens used by the CMRC2018/CLUE scripts.
+``jieba``
+    jieba's accurate mode with dictionary words only (``jieba.lcut(text, HMM=False)``, see
+    :func:`jieba_tokens`) on the normalized text, punctuation/whitespace tokens dropped.
+    English words come out as words.
+``whitespace``
+    ``str.split()`` on the normalized text, punctuation stripped from both ends of each
+    word (English words; a Chinese sentence without spaces stays one token).
+
+Tokenize once and reuse: :class:`TextView` holds a text and computes each tokenization
+lazily, once; every metric of :mod:`evaluators.metrics` takes views, so scoring many
+metrics of one pair never re-tokenizes (see :func:`evaluators.metrics.registry.score_pair`).
+
+jieba is initialised from the dictionary it ships (no network); its log output is
+silenced.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+#: Normalization applied before every tokenizer.
+NORMALIZATION = "nfkc+lower"
+
+#: CJK characters that are tokens on their own: CJK Unified Ideographs (and Extension A,
+#: B-G), compatibility ideographs, the ideographic iteration mark, Hiragana and Katakana.
+CJK_CLASS = (
+    "\u3005\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0002ffff\U00030000-\U0003134f"
+)
+_CHAR_TOKEN = re.compile(rf"[{CJK_CLASS}]|[^\W_{CJK_CLASS}]+")
+_CJK_CHAR = re.compile(rf"[{CJK_CLASS}]")
+_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+_NO_WORD_CHAR = re.compile(r"[\W_]*")
+
+
+def normalize(text: str) -> str:
+    """NFKC then lower case (full-width letters and digits become ASCII).
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        The normalized text (same or shorter length is not guaranteed: NFKC may expand).
+    """
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def is_punct_or_space(token: str) -> bool:
+    """True if the token has no letter, digit or CJK character (only punctuation, symbols, spaces)."""
+    return _NO_WORD_CHAR.fullmatch(token) is not None
+
+
+def contains_cjk(text: str) -> bool:
+    """True if the text contains at least one CJK character (see ``CJK_CLASS``)."""
+    return _CJK_CHAR.search(text) is not None
+
+
+def char_tokens(text: str) -> list[str]:
+    """Mixed tokenizer: CJK characters as tokens, other letter/digit runs as words.
+
+    Parameters
+    ----------
+    text : str
+        Raw text (normalized here).
+
+    Returns
+    -------
+    list of str
+        Tokens in order; punctuation, symbols and whitespace dropped.
+
+    Examples
+    --------
+    >>> char_tokens("我喜欢 Peppa Pig！3个")
+    ['我', '喜', '欢', 'peppa', 'pig', '3', '个']
+    """
+    return _CHAR_TOKEN.findall(normalize(text))
+
+
+_JIEBA = None
+
+
+def _jieba():
+    """Import and initialise jieba once, quietly, from its shipped dictionary."""
+    global _JIEBA
+    if _JIEBA is None:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        _JIEBA = jieba
+    return _JIEBA
+
+
+def jieba_version() -> str:
+    """Installed jieba version (``"missing"`` if not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("jieba")
+    except Exception:  # pragma: no cover - jieba is a core requirement
+        return "missing"
+
+
+def jieba_raw(text: str) -> list[str]:
+    """jieba accurate mode on the text as given, every token kept (punctuation too).
+
+    This is what the earlier persona-dialogue script used for keyword similarity
+    (``set(jieba.cut(text))``), so it is kept separate from :func:`jieba_tokens`.
+    """
+    return _jieba().lcut(text)
+
+
+def jieba_tokens(text: str) -> list[str]:
+    """jieba words of the normalized text (dictionary words, HMM off), punctuation and space dropped.
+
+    jieba's HMM new-word discovery is off: with it, a word the dictionary lacks (a name
+    such as 佩奇) may be merged or split differently depending on its neighbours, which
+    makes keyword sets of two texts disagree on the same word; without it, such words are
+    always split the same way (into dictionary words or characters).  It also halves the
+    cost.  The earlier script's keyword similarity (``difflib`` mode) keeps jieba's
+    default, HMM on (:func:`jieba_raw`).
+
+    Parameters
+    ----------
+    text : str
+        Raw text (normalized here with ``NORMALIZATION``).
+
+    Returns
+    -------
+    list of str
+        Words in order (duplicates kept).
+    """
+    return [t for t in _jieba().lcut(normalize(text), HMM=False) if not is_punct_or_space(t)]
+
+
+def whitespace_tokens(text: str) -> list[str]:
+    """Whitespace-separated words of the normalized text, punctuation stripped at both ends."""
+    out = []
+    for word in normalize(text).split():
+        word = _EDGE_PUNCT.sub("", word)
+        if word:
+            out.append(word)
+    return out
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A named tokenizer and the signature string written beside every score.
+
+    Attributes
+    ----------
+    name : str
+        ``"char"``, ``"jieba"`` or ``"whitespace"``.
+    signature : str
+        Tokenizer, normalization and library version, e.g.
+        ``"tok=jieba-0.42.1|norm=nfkc+lower|punct=dropped"``.
+    func : callable
+        ``str -> list[str]``.
+    """
+
+    name: str
+    signature: str
+    func: Callable[[str], list[str]]
+
+    def __call__(self, text: str) -> list[str]:
+        return self.func(text)
+
+
+def _build_tokenizers() -> dict[str, Tokenizer]:
+    return {
+        "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped", char_tokens),
+        "jieba": Tokenizer(
+            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off)|norm={NORMALIZATION}|punct=dropped", jieba_tokens
+        ),
+        "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped", whitespace_tokens),
+    }
+
+
+TOKENIZERS: dict[str, Tokenizer] = _build_tokenizers()
+TOKENIZERS["mixed"] = TOKENIZERS["char"]
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called ``name`` (``char``/``mixed``, ``jieba``, ``whitespace``).
+
+    Raises
+    ------
+    KeyError
+        Unknown name; the message lists the known names.
+    """
+    try:
+        return TOKENIZERS[name]
+    except KeyError:
+        raise KeyError(f"unknown tokenizer {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
+
+
+class TextView:
+    """A text with its tokenizations computed lazily, at most once each.
+
+    Metrics receive views rather than strings so that scoring many metrics of one pair
+    tokenizes each side once per tokenizer.
+
+    Parameters
+    ----------
+    text : str
+        The raw text (``None`` is treated as ``""``).
+    """
+
+    def __init__(self, text: str | None):
+        self.text = "" if text is None else str(text)
+        self._tokens: dict[str, list[str]] = {}
+        self._ngrams: dict[tuple[str, int], Counter] = {}
+        self._matches: dict[tuple[int, str, int], int] = {}
+
+    def tokens(self, tokenizer: str = "char") -> list[str]:
+        """Tokens of the text under ``tokenizer`` (cached on the view)."""
+        toks = self._tokens.get(tokenizer)
+        if toks is None:
+            toks = self._tokens[tokenizer] = get_tokenizer(tokenizer).func(self.text)
+        return toks
+
+    def ngrams(self, tokenizer: str, n: int) -> Counter:
+        """Counts of the n-gram tuples of ``tokens(tokenizer)`` (cached; shared by ROUGE, BLEU, F1).
+
+        Parameters
+        ----------
+        tokenizer : str
+            Tokenizer name.
+        n : int
+            n-gram order (>= 1); unigrams are 1-tuples.
+
+        Returns
+        -------
+        collections.Counter
+            ``{(tok_1, ..., tok_n): count}``; empty when there are fewer than n tokens.
+        """
+        key = (tokenizer, n)
+        counts = self._ngrams.get(key)
+        if counts is None:
+            toks = self.tokens(tokenizer)
+            counts = self._ngrams[key] = Counter(zip(*[toks[i:] for i in range(n)]))
+        return counts
+
+    def matches(self, other: "TextView", tokenizer: str, n: int) -> int:
+        """Clipped n-gram matches with ``other``: sum over n-grams of min(count here, count there).
+
+        This is ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1,
+        token F1's common count; it is computed once per pair and order and cached here.
+        """
+        key = (id(other), tokenizer, n)
+        found = self._matches.get(key)
+        if found is None:
+            mine, theirs = self.ngrams(tokenizer, n), other.ngrams(tokenizer, n)
+            if len(theirs) < len(mine):
+                mine, theirs = theirs, mine
+            found = self._matches[key] = sum(min(c, theirs[g]) for g, c in mine.items() if g in theirs)
+        return found
+
+    @cached_property
+    def normalized(self) -> str:
+        """The text under ``NORMALIZATION``."""
+        return normalize(self.text)
+
+    @cached_property
+    def jieba_raw(self) -> list[str]:
+        """jieba tokens of the raw text, punctuation kept (legacy keyword similarity)."""
+        return jieba_raw(self.text)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"TextView({self.text!r})"

@@ -1,0 +1,113 @@
+"""Narrative annotation (JSON v3): batch overview, character diff, relationships, action layer, spans."""
+
+import streamlit as st
+
+from components import narrative_views as views
+from components.layout import page_frame
+from components.metrics import md_text
+from components.narrative_state import demo_files, score, settings
+from components.uploads import read_uploads, show_issues
+from evaluators.reports.narrative import document_markdown, mismatches_csv, to_json, to_markdown
+
+VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
+VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
+
+source = page_frame("Narrative annotation", ":material/menu_book:",
+                    caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
+config, config_key, settings_issues = settings()
+
+if source == "demo":
+    gt_files, pred_files = demo_files()
+    st.info("Showing the built-in demo: one Chinese and one English story, each with a deliberately imperfect "
+            "model prediction. Switch **Data source** in the sidebar to upload your own files.",
+            icon=":material/science:")
+else:
+    c1, c2 = st.columns(2)
+    gt_up = c1.file_uploader("Ground-truth files (JSON v3 or v2, or a .zip)", type=["json", "zip"],
+                             accept_multiple_files=True, key="nar_gt_upload")
+    pred_up = c2.file_uploader("Prediction files (JSON v3, or a .zip)", type=["json", "zip"],
+                               accept_multiple_files=True, key="nar_pred_upload")
+    gt_files = read_uploads(gt_up, group="nar_gt")
+    pred_files = read_uploads(pred_up, group="nar_pred")
+    if not gt_files or not pred_files:
+        st.markdown(
+            "**Upload ground truth and predictions to start.** Files are paired by story id: the file name "
+            "without `_v2`, `_v3`, `_prediction`, `_pred` and the extension — for example "
+            "`CH_002_牛郎织女_v3.json` pairs with `CH_002_牛郎织女_v3_prediction.json`. Several files at once or "
+            "a zip are fine; UTF-8, UTF-8 with BOM and GB18030 are read.")
+        st.stop()
+
+batch = score(gt_files, pred_files, config, config_key)
+
+issues = list(settings_issues) + list(batch.issues)
+for d in batch.documents:
+    if d.result is not None:
+        issues.extend(d.result.issues)
+show_issues(issues)
+for d in batch.documents:
+    for side, enc in d.encodings.items():
+        if enc and enc != "utf-8":
+            name = d.gt_file if side == "gt" else d.pred_file
+            st.caption(f"`{md_text(name)}` was read as **{enc}**.")
+if batch.unpaired_gt or batch.unpaired_pred:
+    st.warning("Not paired (no file with the same story id on the other side): "
+               + ", ".join(md_text(n) for n in batch.unpaired_gt + batch.unpaired_pred))
+if not batch.scored:
+    st.error("No pair could be scored: see the input problems above.")
+    st.stop()
+
+docs = [r.story_id for r in batch.scored]
+qp = st.query_params
+default_doc = qp.get("doc") if qp.get("doc") in docs else docs[0]
+default_view = next((v for v in VIEWS if VIEW_SLUGS[v] == qp.get("view")), VIEWS[0])
+
+top1, top2 = st.columns([1, 3])
+doc_id = top1.selectbox("Document", docs, index=docs.index(default_doc), key="nar_doc")
+with top2:
+    view = st.segmented_control("View", VIEWS, default=default_view, key="nar_view") or VIEWS[0]
+result = next(r for r in batch.scored if r.story_id == doc_id)
+event_ids = [e for e in (*result.alignment.gt_ids, *result.alignment.pred_ids)]
+event = qp.get("event") if qp.get("event") in event_ids else None
+
+qp["doc"] = doc_id
+qp["view"] = VIEW_SLUGS[view]
+if event:
+    qp["event"] = event
+
+if view == "Overview":
+    views.render_overview(batch)
+    st.subheader(f"Document: {md_text(doc_id)}")
+    views.render_document_header(result)
+else:
+    st.subheader(f"{md_text(doc_id)} — {view}")
+    views.render_document_header(result)
+    st.divider()
+    if view == "Characters":
+        views.render_characters(result)
+    elif view == "Relationships":
+        views.render_relationships(result, event_filter=event)
+    elif view == "Actions":
+        views.render_action_layer(result)
+    elif view == "Spans":
+        pick = st.selectbox("Highlight an event", ["(none)", *event_ids],
+                            index=(event_ids.index(event) + 1) if event else 0, key="nar_span_event")
+        if pick != "(none)":
+            qp["event"] = pick
+        elif "event" in qp:
+            del qp["event"]
+        views.render_spans(result, selected_event=None if pick == "(none)" else pick)
+    elif view == "Alignment":
+        views.render_alignment(result)
+    elif view == "Downloads":
+        st.markdown("Reports are written by the same writers as the command line "
+                    "(`python -m evaluators narrative`).")
+        c1, c2, c3 = st.columns(3)
+        base = doc_id.replace("/", "_")
+        c1.download_button("This document — JSON", to_json(result), f"{base}_evaluation.json", "application/json")
+        c2.download_button("This document — Markdown", document_markdown(result), f"{base}_evaluation.md",
+                           "text/markdown")
+        c3.download_button("This document — mismatches CSV", mismatches_csv(result), f"{base}_mismatches.csv",
+                           "text/csv")
+        c1.download_button("Whole batch — JSON", to_json(batch), "batch_evaluation.json", "application/json")
+        c2.download_button("Whole batch — Markdown", to_markdown(batch), "batch_evaluation.md", "text/markdown")
+        c3.download_button("Whole batch — mismatches CSV", mismatches_csv(batch), "batch_mismatches.csv", "text/csv")

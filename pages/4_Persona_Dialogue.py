@@ -1,0 +1,175 @@
+"""Persona dialogue: replies by scene and model, similarity metrics, model comparison."""
+
+from components.layout import page_frame
+
+source = page_frame("Persona Dialogue", "💬",
+                    caption="Persona chatbot replies against expected responses, scene by scene — 中文 and English.")
+
+import hashlib  # noqa: E402
+
+import streamlit as st  # noqa: E402
+
+from components.dialogue_views import (  # noqa: E402
+    case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
+)
+from components.textdiff import render_char_diff  # noqa: E402
+from evaluators.demo import demo_path  # noqa: E402
+from evaluators.dialogue import (  # noqa: E402
+    DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, PredictionSet, evaluate_dialogue, load_cases, load_predictions,
+)
+from evaluators.dialogue.diff import char_diff  # noqa: E402
+from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text  # noqa: E402
+from evaluators.metrics.registry import list_metrics  # noqa: E402
+
+DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
+
+# ----------------------------------------------------------------------------- inputs
+if source == "demo":
+    cases_name = "persona_cases.json"
+    cases_bytes = demo_path("dialogue", cases_name).read_bytes()
+    pred_files = [(name, demo_path("dialogue", name).read_bytes()) for name in DEMO_FILES]
+    st.caption("Demo: Momo the little panda (written for EvalBoard), two fictional models. "
+               "Choose “Upload my files” in the sidebar to score your own.")
+else:
+    up_cases = st.file_uploader("Test cases (JSON with test_cases_by_scene, a stored report, JSONL or CSV)",
+                                type=["json", "jsonl", "csv"], key="dialogue_cases")
+    up_preds = st.file_uploader("Predictions, one or more models (stored JSON report, or CSV/JSONL with model, "
+                                "scene, dialogue_index, prediction)", type=["json", "jsonl", "csv"],
+                                accept_multiple_files=True, key="dialogue_preds")
+    cases_name = up_cases.name if up_cases else ""
+    cases_bytes = up_cases.getvalue() if up_cases else b""
+    pred_files = [(f.name, f.getvalue()) for f in (up_preds or [])]
+
+if not cases_bytes:
+    st.info("Upload a test-case file to start. Cases look like "
+            '`{"test_cases_by_scene": {"scene": [{"context", "expected_response", "scene", "dialogue_index"}]}}`; '
+            "a JSON report stored by the earlier persona script works as cases and as predictions.")
+    st.stop()
+
+case_set = load_cases(cases_bytes, cases_name)
+if not case_set.cases:
+    st.error(f"No usable test case in {cases_name}.")
+    for issue in case_set.issues:
+        st.write(f"- `{issue.location()}`: {issue.message}")
+    st.stop()
+
+# ----------------------------------------------------------------------------- settings
+all_info = [m.info() for m in list_metrics()]
+with st.expander("Settings: metrics, mode, weights", expanded=False):
+    chosen = metric_picker(all_info, list(DEFAULT_METRICS))
+    mode = st.radio("Definitions", ["default", "difflib"], horizontal=True, key="dialogue_mode",
+                    help="difflib: exact, fuzzy and keyword similarity exactly as the earlier persona script "
+                         "(reproduces its stored numbers).")
+    st.caption("Combined score weights (unavailable metrics' weight is redistributed over the others)")
+    wcols = st.columns(len(DEFAULT_WEIGHTS))
+    weights = {name: wcol.number_input(name, 0.0, 1.0, float(w), 0.05, key=f"dialogue_w_{name}")
+               for wcol, (name, w) in zip(wcols, DEFAULT_WEIGHTS.items())}
+
+live_rows = st.session_state.setdefault("dialogue_live_rows", [])
+with st.expander("Live endpoint (optional): ask a running chat server", expanded=False):
+    st.caption("POST {base}/chat with {message, model_config_name}; POST {base}/reset after each scene. "
+               "Only the URL you give is contacted.")
+    url = st.text_input("Base URL", placeholder="http://127.0.0.1:8000", key="dialogue_live_url")
+    live_model = st.text_input("Model name", key="dialogue_live_model")
+    lc1, lc2 = st.columns(2)
+    timeout = lc1.number_input("Timeout per request (s)", 1.0, 600.0, 60.0, key="dialogue_live_timeout")
+    retries = lc2.number_input("Retries", 0, 10, 2, key="dialogue_live_retries")
+    if st.button("Ask the endpoint", disabled=not (url and live_model), key="dialogue_live_go"):
+        from evaluators.dialogue.live import EndpointConfig, run_live
+
+        bar = st.progress(0.0, text="asking the endpoint…")
+        run = run_live(case_set.cases, EndpointConfig(url, live_model, float(timeout), int(retries)),
+                       progress=lambda d, t, row: bar.progress(d / t, text=f"{live_model}: {d}/{t}"))
+        live_rows[:] = [r for r in live_rows if r.model != live_model] + run.rows
+        st.success(f"{live_model}: {run.n_called} replies asked, {run.n_errors} errors (recorded per case).")
+        for err in run.reset_errors:
+            st.warning(f"reset failed {err}")
+
+preds = PredictionSet()
+for name, data in pred_files:
+    preds.extend(load_predictions(data, name))
+if live_rows:
+    preds.extend(PredictionSet(rows=list(live_rows), files=["live endpoint"]))
+if not preds.rows:
+    st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
+    for issue in preds.issues:
+        st.write(f"- `{issue.location()}`: {issue.message}")
+    st.stop()
+
+if not chosen:
+    st.warning("Pick at least one metric in Settings; the combined score's metrics are computed anyway.")
+try:
+    config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode)
+except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate yet
+    st.error(str(exc))
+    st.stop()
+
+# ----------------------------------------------------------------------------- evaluation (cached per input)
+digest = hashlib.sha256(repr((cases_bytes, [(n, d) for n, d in pred_files], [r.to_dict() for r in live_rows],
+                              config.to_dict())).encode()).hexdigest()
+cache = st.session_state.setdefault("dialogue_eval_cache", {})
+if digest not in cache:
+    bar = st.progress(0.0, text="scoring…")
+    try:
+        evaluation = evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
+                                       issues=case_set.issues + preds.issues,
+                                       progress=lambda d, t: bar.progress(d / t, text=f"scoring {d}/{t}"))
+    except (KeyError, ValueError) as exc:
+        bar.empty()
+        st.error(f"Cannot score: {exc}")
+        st.stop()
+    bar.empty()
+    cache.clear()
+    cache[digest] = evaluation
+evaluation = cache[digest]
+names = config.metric_names()
+
+if evaluation.issues:
+    with st.expander(f"⚠️ {len(evaluation.issues)} input issue(s): unmatched, duplicate or skipped rows"):
+        for issue in evaluation.issues[:200]:
+            st.write(f"- **{issue.kind}** `{issue.location()}`: {issue.message}")
+
+cols = st.columns(max(1, len(evaluation.by_model)))
+for col, s in zip(cols, evaluation.by_model):
+    col.metric(f"{s.model} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
+               help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth")
+st.caption(f"Combined score: {evaluation.weights.note}. Mean over cases (macro).")
+unavailable = [m for m in evaluation.metric_info if not m["available"]]
+for m in unavailable:
+    st.caption(f"**{m['name']}**: n/a — {m['unavailable_reason']}")
+
+tab_heat, tab_models, tab_cases, tab_compare, tab_dl = st.tabs(
+    ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"])
+with tab_heat:
+    scene_model_heatmap([s.to_dict() for s in evaluation.by_scene])
+with tab_models:
+    model_table([s.to_dict() for s in evaluation.by_model], names,
+                {k: v.to_dict() for k, v in evaluation.corpus_bleu.items()})
+    with st.expander("Signatures (tokenizer, normalization, library versions)"):
+        for name, sig in evaluation.signatures.items():
+            st.markdown(f"- **{name}**: `{sig}`")
+with tab_cases:
+    f1, f2 = st.columns(2)
+    model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model")
+    scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene")
+    shown = [r for r in evaluation.results
+             if (model_pick == "all" or r.model == model_pick) and (scene_pick == "all" or r.scene == scene_pick)]
+    case_table([r.to_dict() for r in shown], names)
+    if shown:
+        labels = [f"{r.model} · {r.scene} #{r.dialogue_index}" + (f" ({r.occurrence + 1})" if r.occurrence else "")
+                  for r in shown]
+        pick = st.selectbox("Character diff of case", range(len(shown)), format_func=labels.__getitem__,
+                            key="dialogue_case_pick")
+        r = shown[pick]
+        st.markdown("**Context**")
+        st.text(r.context)
+        render_char_diff(char_diff(r.expected_response, r.prediction))
+with tab_compare:
+    comparison_view(evaluation.comparison.to_dict() if evaluation.comparison else None)
+with tab_dl:
+    stem = "persona_evaluation"
+    downloads({
+        "Human annotation CSV": (f"{stem}_human_annotation.csv", annotation_csv(evaluation)),
+        "JSON report": (f"{stem}_report.json", json_report_text(evaluation)),
+        "Text summary": (f"{stem}_summary.txt", summary_text(evaluation)),
+    })

@@ -1,0 +1,47 @@
+"""Browser test of the Persona Dialogue page in headless Chromium."""
+
+import pytest
+
+from tests.conftest import require_shared
+from tests.e2e.conftest import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+REPORT = "peppa_structured_evaluation_202510101638_report.json"
+
+
+def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
+    page.goto(f"{app_url}/Persona_Dialogue")
+    wait_for_app(page, timeout=90000)
+    page.get_by_role("heading", name="Persona Dialogue").wait_for()
+    page.get_by_text("panda-chat-large · combined").wait_for(timeout=90000)
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.get_by_role("tab", name="Cases").click()
+    diff = page.locator(".evalboard-diff")
+    diff.first.wait_for()
+    assert "竹笋饼干" in diff.first.inner_text()
+    assert page.locator(".evalboard-diff span").count() >= 1  # highlighted differences
+    page.get_by_role("tab", name="Downloads").click()
+    for label in ("Human annotation CSV", "JSON report", "Text summary"):
+        page.get_by_role("button", name=label).wait_for()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Human annotation CSV").click()
+    path = dl.value.path()
+    header = open(path, encoding="utf-8").readline().strip()
+    assert header.startswith("scene,dialogue_index,context,expected_response,prediction,exact_match,content_correct")
+
+
+def test_real_run_uploaded_in_the_browser(app_url, page):
+    report = require_shared("persona_chat", REPORT)
+    page.goto(f"{app_url}/Persona_Dialogue?source=upload")
+    wait_for_app(page, timeout=90000)
+    page.get_by_text("Upload my files").click()
+    wait_for_app(page, timeout=90000)
+    inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    inputs.first.set_input_files(str(report))
+    wait_for_app(page, timeout=90000)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(report))
+    wait_for_app(page, timeout=120000)
+    page.get_by_text("qwen3-32B · combined").wait_for(timeout=120000)
+    page.get_by_role("tab", name="Model comparison").click()
+    assert page.get_by_text("Load replies of two or more models").count() == 1

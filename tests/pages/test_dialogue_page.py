@@ -1,0 +1,128 @@
+"""AppTest of pages/4_Persona_Dialogue.py: demo data, the real run uploaded, bad uploads."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.layout import SOURCE_KEY
+from tests.conftest import ROOT, require_shared
+
+PAGE = str(ROOT / "pages" / "4_Persona_Dialogue.py")
+REPORT = "peppa_structured_evaluation_202510101638_report.json"
+
+
+def _app(source: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state[SOURCE_KEY] = source
+    return at
+
+
+def _texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_demo_shows_scores_heatmap_tables_and_downloads():
+    at = _app("demo")
+    at.run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert set(metrics) == {"panda-chat-large · combined", "panda-chat-small · combined"}
+    # the large model is much closer to the script than the small one
+    assert float(metrics["panda-chat-large · combined"]) > float(metrics["panda-chat-small · combined"])
+    assert [t.label for t in at.tabs] == ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"]
+    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("download_button")) == 3
+    # issues of the demo: one unmatched row and a case without ground truth
+    assert any("input issue" in e.label for e in at.expander)
+    # the per-case table holds both models' 13 cases
+    frames = [d.value for d in at.dataframe]
+    case_frame = next(f for f in frames if "prediction" in f.columns)
+    assert len(case_frame) == 26 and "我想带竹笋饼干和我的小风筝！" in set(case_frame["expected"])
+    # metric picker from the registry, with an unavailable metric and how to enable it
+    info = next(f for f in frames if "how to enable" in f.columns)
+    assert "bert_f1" in set(info["metric"]) and info.loc[info["metric"] == "bert_f1", "available"].item() == "no"
+
+
+def test_demo_difflib_mode_and_filters():
+    at = _app("demo")
+    at.run()
+    at.radio(key="dialogue_mode").set_value("difflib").run()
+    assert not at.exception
+    at.selectbox(key="dialogue_case_model").set_value("panda-chat-small").run()
+    case_frame = next(d.value for d in at.dataframe if "prediction" in d.value.columns)
+    assert set(case_frame["model"]) == {"panda-chat-small"} and len(case_frame) == 13
+    assert "missing" in set(case_frame["status"])
+
+
+def test_upload_mode_starts_with_instructions():
+    at = _app("upload")
+    at.run()
+    assert not at.exception
+    assert "Upload a test-case file" in _texts(at)
+
+
+@pytest.mark.realdata
+def test_real_run_uploaded_as_cases_and_predictions():
+    data = require_shared("persona_chat", REPORT).read_bytes()
+    at = _app("upload")
+    at.run()
+    at.file_uploader(key="dialogue_cases").set_value((REPORT, data, "application/json"))
+    at.file_uploader(key="dialogue_preds").set_value([(REPORT, data, "application/json")])
+    at.run()
+    assert not at.exception and not at.error
+    at.radio(key="dialogue_mode").set_value("difflib").run()
+    assert not at.exception and not at.error
+    assert [m.label for m in at.metric] == ["qwen3-32B · combined"]
+    model_frame = next(d.value for d in at.dataframe if "corpus BLEU" in d.value.columns)
+    row = model_frame.iloc[0]
+    assert row["cases"] == 186 and row["missing"] == 0
+    assert round(row["fuzzy_ratio"], 4) == 0.1323  # the stored summary's average fuzzy match
+    assert row["exact_match"] == 0.0
+
+
+def test_bad_uploads_are_reported_not_crashing():
+    at = _app("upload")
+    at.run()
+    at.file_uploader(key="dialogue_cases").set_value(("cases.json", b'{"test_cases_by_scene": [', "application/json"))
+    at.run()
+    assert not at.exception
+    assert any("No usable test case" in e.value for e in at.error)
+    good = '{"test_cases_by_scene": {"s": [{"context": "c", "expected_response": "你好", "dialogue_index": 1}]}}'
+    at.file_uploader(key="dialogue_cases").set_value(("cases.json", good.encode(), "application/json"))
+    at.file_uploader(key="dialogue_preds").set_value([("p.jsonl", b"{broken\n", "application/octet-stream")])
+    at.run()
+    assert not at.exception
+    assert "Upload one or more prediction files" in _texts(at)
+
+
+def test_live_endpoint_from_the_page_adds_a_model():
+    from tests.unit.test_dialogue_live import ChatServer
+
+    at = _app("demo")
+    at.run()
+    with ChatServer("fail_one") as srv:
+        at.text_input(key="dialogue_live_url").set_value(srv.url)
+        at.text_input(key="dialogue_live_model").set_value("live-panda")
+        at.number_input(key="dialogue_live_timeout").set_value(2.0)
+        at.number_input(key="dialogue_live_retries").set_value(0)
+        at.run()
+        at.button(key="dialogue_live_go").click().run()
+    assert not at.exception
+    assert any("live-panda: 13 replies asked, 0 errors" in s.value for s in at.success)
+    assert "live-panda · combined" in [m.label for m in at.metric]
+    assert srv.paths().count("/chat") == 13 and srv.paths().count("/reset") == 4  # before + after 3 scenes
+
+
+def test_diff_html_escapes_user_text():
+    from components.textdiff import diff_html
+    from evaluators.dialogue.diff import char_diff
+
+    import html
+    import re
+
+    expected, predicted = "<b>你好</b>", "<script>alert(1)</script>你好"
+    left, right = diff_html(char_diff(expected, predicted))
+    untagged = [re.sub(r'<span style="[^"]*">|</span>', "", side) for side in (left, right)]
+    # only our own span tags are HTML; every character of the texts is escaped
+    assert untagged == [html.escape(expected), html.escape(predicted)]
+    assert "<script" not in right and "<b>" not in left

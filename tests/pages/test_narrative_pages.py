@@ -1,0 +1,155 @@
+"""AppTest for the home page and every narrative view: demo data, real uploads, broken files, escaping."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.metrics import fmt
+from evaluators.narrative import evaluate
+from evaluators.narrative.batch import evaluate_batch
+from evaluators.io import InputFile
+from components.narrative_state import demo_files
+from tests.conftest import ROOT, require_shared
+from tests.unit.narrative_builders import doc, event, rel, span
+
+HOME = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "1_Narrative.py")
+VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
+
+
+def run(path, **state):
+    at = AppTest.from_file(path, default_timeout=60)
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def html_bodies(at) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+@pytest.fixture(scope="module")
+def demo_batch():
+    gt, pred = demo_files()
+    return evaluate_batch(gt, pred)
+
+
+def test_home_page_shows_the_demo_scores(demo_batch):
+    at = run(HOME)
+    m = metrics(at)
+    assert m["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
+    assert m["Overall (macro)"] == fmt(demo_batch.macro["overall_score"])
+    assert m["Stories"] == "2"
+    assert "Five kinds of evaluation" in [s.value for s in at.subheader]
+
+
+def test_every_view_on_the_demo(demo_batch):
+    at = run(PAGE)
+    en = next(r for r in demo_batch.scored if r.story_id == "EN_001_lantern_keeper")
+    m = metrics(at)
+    assert m["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
+    assert m["Overall"] == fmt(en.overall_score)  # first document (sorted ids) is shown below the table
+    for view in VIEWS[1:]:
+        at.segmented_control(key="nar_view").set_value(view).run()
+        assert not at.exception, (view, at.exception)
+    at.selectbox(key="nar_doc").set_value("ZH_001_石匠与山神").run()
+    zh = next(r for r in demo_batch.scored if r.story_id == "ZH_001_石匠与山神")
+    at.segmented_control(key="nar_view").set_value("Characters").run()
+    m = metrics(at)
+    assert m["F1"] == fmt(zh.characters.character_f1)
+    assert m["Archetype accuracy"] == fmt(zh.characters.character_archetype_accuracy)
+    chips = html_bodies(at)
+    assert "data-status='missing'" in chips and "村长" in chips and "山神 ⇄ 老婆婆" in chips
+    at.segmented_control(key="nar_view").set_value("Actions").run()
+    assert metrics(at)["Field accuracy (micro)"] == fmt(zh.action_layer.action_layer_field_accuracy)
+    at.segmented_control(key="nar_view").set_value("Spans").run()
+    assert metrics(at)["Boundary similarity B"] == fmt(zh.text_span.boundary_score)
+    assert "eb-overlay" in html_bodies(at) and "山神大怒" in html_bodies(at)
+    assert at.query_params["doc"] == "ZH_001_石匠与山神" and at.query_params["view"] == "spans"
+
+
+def test_query_params_open_the_same_document_and_view():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["doc"] = "ZH_001_石匠与山神"
+    at.query_params["view"] = "relationships"
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="nar_doc").value == "ZH_001_石匠与山神"
+    assert at.segmented_control(key="nar_view").value == "Relationships"
+
+
+def _upload(at, gt_files, pred_files):
+    at.file_uploader(key="nar_gt_upload").set_value([(n, b, "application/json") for n, b in gt_files])
+    at.file_uploader(key="nar_pred_upload").set_value([(n, b, "application/json") for n, b in pred_files])
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_upload_mode_starts_empty():
+    at = run(PAGE, evalboard_data_source="upload")
+    assert any("Upload ground truth and predictions to start" in m.value for m in at.markdown)
+
+
+def test_real_upload_shows_the_engines_values():
+    gt = require_shared("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json").read_bytes()
+    pred = require_shared("fairytales", "predictions", "CH_002_牛郎织女_v3_prediction.json").read_bytes()
+    expected = evaluate(pred, gt)
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [("CH_002_牛郎织女_v3.json", gt)], [("CH_002_牛郎织女_v3_prediction.json", pred)])
+    m = metrics(at)
+    assert m["Documents scored"] == "1"
+    assert m["Overall"] == fmt(expected.overall_score)
+    for title, comp in (("Characters", "characters"), ("Relationships", "relationships"),
+                        ("Sentiment", "sentiment"), ("Action layer", "action_layer"), ("Text spans", "text_span")):
+        assert m[title] == fmt(expected.component_scores[comp])
+    at.segmented_control(key="nar_view").set_value("Relationships").run()
+    m = metrics(at)
+    assert m["F1"] == fmt(expected.relationships.relationship_f1)
+    assert m["Pair coverage"] == fmt(expected.relationships.relationship_pair_coverage)
+    at.segmented_control(key="nar_view").set_value("Spans").run()
+    assert "牛郎" in html_bodies(at)
+    at.segmented_control(key="nar_view").set_value("Alignment").run()
+    assert metrics(at)["Aligned"] == str(expected.summary.events_aligned)
+
+
+def test_broken_file_is_reported_and_the_good_pair_still_scored():
+    good = doc("甲见乙。", [("甲", "", "Hero")], [event("e", span("甲见乙。", "甲见乙。"), [rel("甲", "乙")])])
+    data = json.dumps(good, ensure_ascii=False).encode()
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [("A_v3.json", data), ("B_v3.json", data)],
+            [("A_pred.json", data), ("B_pred.json", b'{"characters": [ oops')])
+    assert metrics(at)["Documents scored"] == "1"
+    labels = [e.label for e in at.expander]
+    problems = next(lab for lab in labels if lab.startswith("Input problems"))
+    assert "1 error" in problems
+    assert "B_pred.json:1:" in html_bodies(at)  # file, line and column of the JSON error
+
+
+def test_script_and_img_in_names_and_text_render_as_text():
+    text = "<script>alert('x')</script> met <img src=x onerror=alert(1)>. 他们走了。"
+    evil = doc(text, [("<script>alert(1)</script>", "", "Hero"), ("<img src=x onerror=alert(2)>", "", "")],
+               [event("<b>e1</b>", span(text, "<script>alert('x')</script> met <img src=x onerror=alert(1)>."),
+                      [rel("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "Romance", "lover")])])
+    other = json.loads(json.dumps(evil))
+    other["characters"] = other["characters"][:1]  # one character missing -> a "missing" chip
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [("X_v3.json", json.dumps(evil).encode())], [("X_pred.json", json.dumps(other).encode())])
+    for view in ("Characters", "Spans", "Relationships", "Alignment"):
+        at.segmented_control(key="nar_view").set_value(view).run()
+        assert not at.exception
+        body = html_bodies(at)
+        assert "<script" not in body and "<img" not in body, view
+    at.segmented_control(key="nar_view").set_value("Spans").run()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html_bodies(at)
+    at.segmented_control(key="nar_view").set_value("Characters").run()
+    assert "&lt;img src=x onerror=alert(2)&gt;" in html_bodies(at)
+    for m in at.markdown:
+        assert "<script" not in m.value and "<img" not in m.value

@@ -1,0 +1,175 @@
+"""Live mode against real HTTP servers started here on 127.0.0.1 (normal, slow, failing, flaky)."""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases
+from evaluators.dialogue.live import ChatClient, EndpointConfig, EndpointError, run_live
+
+CASES = {"test_cases_by_scene": {
+    "s1": [{"context": "你好", "expected_response": "你好呀", "dialogue_index": 1},
+           {"context": "再见", "expected_response": "再见啦", "dialogue_index": 2}],
+    "s2": [{"context": "Hello", "expected_response": "Hello there", "dialogue_index": 1}],
+}}
+
+
+class ChatServer:
+    """A persona server on 127.0.0.1 recording every request.
+
+    behaviour: "ok" (echo), "slow" (sleeps longer than the client timeout), "fail" (HTTP 500),
+    "flaky" (500 on the first call of each message, then ok), "bad_json" (no 'response' key).
+    """
+
+    def __init__(self, behaviour: str = "ok", delay: float = 0.5):
+        self.behaviour, self.delay = behaviour, delay
+        self.log: list[tuple[str, dict | None]] = []
+        self.seen: set[str] = set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                server.log.append((self.path, body))
+                if self.path == "/reset":
+                    return self._send(200, {"status": "ok"})
+                if server.behaviour == "slow":
+                    time.sleep(server.delay)
+                if server.behaviour == "fail":
+                    return self._send(500, {"error": "boom"})
+                if server.behaviour == "flaky" and body["message"] not in server.seen:
+                    server.seen.add(body["message"])
+                    return self._send(503, {"error": "busy"})
+                if server.behaviour == "bad_json":
+                    return self._send(200, {"text": "no response key"})
+                if server.behaviour == "fail_one" and body["message"] == "再见":
+                    return self._send(500, {"error": "boom"})
+                return self._send(200, {"response": f"{body['message']}呀 ({body['model_config_name']})"})
+
+            def _send(self, code, payload):
+                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def paths(self):
+        return [p for p, _ in self.log]
+
+
+@pytest.fixture
+def cases():
+    return load_cases(json.dumps(CASES, ensure_ascii=False).encode(), "cases.json").cases
+
+
+def _cfg(url, **kw):
+    return EndpointConfig(url, "peppa-test", **{"timeout": 2.0, "retries": 1, "backoff": 0.01, **kw})
+
+
+def test_live_run_asks_each_case_and_resets_per_scene(cases):
+    with ChatServer("ok") as srv:
+        seen = []
+        run = run_live(cases, _cfg(srv.url), progress=lambda d, t, row: seen.append((d, t)))
+    assert [r.prediction for r in run.rows] == ["你好呀 (peppa-test)", "再见呀 (peppa-test)", "Hello呀 (peppa-test)"]
+    assert srv.paths() == ["/reset", "/chat", "/chat", "/reset", "/chat", "/reset"]
+    assert srv.log[1][1] == {"message": "你好", "model_config_name": "peppa-test"}
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert (run.n_called, run.n_errors, run.n_resumed) == (3, 0, 0)
+
+
+def test_slow_endpoint_times_out_and_errors_are_recorded_per_case(cases):
+    with ChatServer("slow", delay=0.6) as srv:
+        t0 = time.monotonic()
+        run = run_live(cases, _cfg(srv.url, timeout=0.2, retries=1))
+        elapsed = time.monotonic() - t0
+    assert run.n_errors == 3 and all(r.prediction == "" for r in run.rows)
+    assert all("timeout 0.2 s" in r.error and "after 2 attempt(s)" in r.error for r in run.rows)
+    assert srv.paths().count("/chat") == 6  # 1 try + 1 retry per case, the run went on
+    assert elapsed < 5
+
+
+def test_failing_endpoint_and_missing_response_field(cases):
+    with ChatServer("fail") as srv:
+        run = run_live(cases[:1], _cfg(srv.url, retries=2))
+    assert "HTTP 500" in run.rows[0].error and srv.paths().count("/chat") == 3
+    with ChatServer("bad_json") as srv:
+        with pytest.raises(EndpointError, match="no text 'response'"):
+            ChatClient(_cfg(srv.url)).chat("hi")
+
+
+def test_flaky_endpoint_succeeds_on_retry(cases):
+    with ChatServer("flaky") as srv:
+        run = run_live(cases, _cfg(srv.url, retries=1))
+    assert run.n_errors == 0 and run.rows[0].prediction.startswith("你好呀")
+    assert srv.paths().count("/chat") == 6
+
+
+def test_unreachable_endpoint_records_errors():
+    with ChatServer("ok") as srv:
+        url = srv.url
+    # the server is closed now: connection refused
+    cases = load_cases(json.dumps(CASES, ensure_ascii=False).encode(), "c.json").cases
+    run = run_live(cases[:1], _cfg(url, retries=0))
+    assert run.n_errors == 1 and "Connection" in run.rows[0].error
+    assert run.reset_errors  # resets failed too, and the run still finished
+
+
+def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
+    ckpt = tmp_path / "run.jsonl"
+    with ChatServer("fail_one") as srv:
+        first = run_live(cases, _cfg(srv.url, retries=0), checkpoint=ckpt)
+    assert first.n_errors == 1 and len(ckpt.read_text(encoding="utf-8").splitlines()) == 3
+    stop_after = iter([False, True])  # an interrupted run: stop before the second case
+    with ChatServer("ok") as srv:
+        partial = run_live(cases, _cfg(srv.url), checkpoint=ckpt, should_stop=lambda: next(stop_after, True))
+        assert partial.stopped and partial.n_called == 0 and partial.n_resumed == 1
+        second = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+    # only the failed case is asked again; the others come from the checkpoint
+    assert (second.n_called, second.n_resumed, second.n_errors) == (1, 2, 0)
+    assert [b["message"] for p, b in srv.log if p == "/chat"] == ["再见"]
+    # resumed run: a reset before the first scene still to ask and after it; scene s2 was complete
+    assert srv.paths() == ["/reset", "/reset", "/chat", "/reset"]
+    assert [r.prediction for r in second.rows][1] == "再见呀 (peppa-test)"
+
+
+def test_live_rows_are_scored_with_errors_as_missing(cases):
+    with ChatServer("fail_one") as srv:
+        run = run_live(cases, _cfg(srv.url, retries=0))
+    ev = evaluate_dialogue(cases, run.rows, DialogueConfig(metrics=("exact_match",), weights={"exact_match": 1.0}))
+    statuses = [(r.status, r.error is not None) for r in ev.results]
+    assert statuses == [("compared", False), ("missing", True), ("compared", False)]
+    assert ev.by_model[0].n_errors == 1
+
+
+def test_cli_live_mode(tmp_path, capsys):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
+    with ChatServer("ok") as srv:
+        code = main(["dialogue", "--cases", str(cases), "--endpoint", srv.url, "--model", "m1", "--timeout", "2",
+                     "--metrics", "exact_match,fuzzy_ratio", "--weights", "exact_match=0.5,fuzzy_ratio=0.5"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "m1: 3 called, 0 resumed, 0 errors" in captured.err
+    assert "m1:" in captured.out and "Average fuzzy match" in captured.out

