@@ -14,6 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.metrics import fmt as _fmt
+from components.metrics import metric_row
+
 #: Display names of the metric keys.
 LABELS = {
     "judge_score": "Judge score", "exact_match": "Exact match", "f1": "Token F1", "rouge1": "ROUGE-1",
@@ -26,10 +29,6 @@ LABELS = {
 def label(name: str) -> str:
     """Display name of a metric key."""
     return LABELS.get(name, name)
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
@@ -67,13 +66,13 @@ def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
 def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
     """One ``st.metric`` per metric (mean over questions), with the question count first."""
     shown = [n for n in names if n in overall][:7]
-    cols = st.columns(len(shown) + 1)
-    cols[0].metric("Questions", overall.get("count", 0))
-    for col, name in zip(cols[1:], shown):
+    items: list[tuple[str, Any, str | None]] = [("Questions", overall.get("count", 0), None)]
+    for name in shown:
         help_text = None
         if name == "judge_score":
             help_text = f"{overall.get('judged', 0)} of {overall.get('count', 0)} questions have a judge score"
-        col.metric(label(name), _fmt(overall.get(name)), help=help_text)
+        items.append((label(name), overall.get(name), help_text))
+    metric_row(items)
 
 
 def by_type_frame(report: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
@@ -155,11 +154,9 @@ def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
 
 def show_agreement(agreement: Any, stored_name: str) -> None:
     """Accuracy, Cohen's kappa and the 2x2 table between our judge and stored labels."""
-    cols = st.columns(4)
-    cols[0].metric("Compared", agreement.n_compared)
-    cols[1].metric("Agreement (accuracy)", _fmt(agreement.accuracy))
-    cols[2].metric("Cohen's kappa", _fmt(agreement.cohen_kappa), help=agreement.kappa_reason)
-    cols[3].metric("Only one side", agreement.n_only_ours + agreement.n_only_stored)
+    metric_row([("Compared", agreement.n_compared, None), ("Agreement (accuracy)", agreement.accuracy, None),
+                ("Cohen's kappa", agreement.cohen_kappa, agreement.kappa_reason),
+                ("Only one side", agreement.n_only_ours + agreement.n_only_stored, None)])
     cm = agreement.confusion_matrix
     st.dataframe(pd.DataFrame(
         {"stored: correct": [cm["both_correct"], cm["stored_only_correct"]],

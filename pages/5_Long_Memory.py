@@ -12,7 +12,7 @@ import streamlit as st
 from components.layout import page_frame
 
 source = page_frame(
-    "Long-term memory QA", "🧠",
+    "Long-term memory QA", ":material/psychology:",
     caption="LoCoMo / LongMemEval results by question type, with an LLM judge (cached) and LoCoMo's own F1.",
 )
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from evaluators.memory.records import LOCOMO_CATEGORIES, EvalResult
+from evaluators.metrics.overlap import overlap_f1
 from evaluators.results import DictMixin, safe_div
 
 SIGNATURE = ("locomo-parity:f1|norm=drop-commas+lower+strip-ascii-punct+drop(a,an,the,and)|"
@@ -75,12 +75,9 @@ def locomo_token_f1(prediction: str, answer: str) -> float:
     """
     pred = stemmed_tokens(prediction)
     gold = stemmed_tokens(answer)
-    same = sum((Counter(pred) & Counter(gold)).values())
-    if same == 0:
+    if not pred or not gold:  # LoCoMo gives 0 here, also when both are empty
         return 0.0
-    precision = same / len(pred)
-    recall = same / len(gold)
-    return 2 * precision * recall / (precision + recall)
+    return overlap_f1(pred, gold)
 
 
 def locomo_multi_answer_f1(prediction: str, answer: str) -> float:

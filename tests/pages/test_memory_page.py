@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from evaluators.demo import demo_path
 from evaluators.memory.judge import JudgeCache
 from evaluators.memory.loaders import load_results_file
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_shared
 from tests.unit.test_memory_llm import FakeJudgeServer
 
 PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
@@ -30,6 +30,17 @@ def isolated(monkeypatch, tmp_path):
 def run_page(source: str = "demo") -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["evalboard_data_source"] = source
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def upload_shared(uploads: dict[str, tuple[str, ...]]) -> AppTest:
+    """The upload page with files of ../shared/data/long_memory put in the uploaders ``{key: path parts}``."""
+    at = run_page("upload")
+    for key, parts in uploads.items():
+        path = require_shared("long_memory", *parts)
+        at.file_uploader(key=key).set_value((path.name, path.read_bytes(), "application/octet-stream"))
     at.run()
     assert not at.exception, at.exception
     return at
@@ -148,15 +159,10 @@ def test_run_the_judge_from_the_page_resumes_from_its_cache(monkeypatch, isolate
 
 @pytest.mark.realdata
 def test_real_longmemeval_judge_output_joined_with_the_question_table():
-    from tests.conftest import require_shared
-
-    questions = require_shared("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json")
-    labels = require_shared("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o")
-    at = run_page("upload")
-    at.file_uploader(key="mem_questions").set_value((questions.name, questions.read_bytes(), "application/json"))
-    at.file_uploader(key="mem_labels").set_value((labels.name, labels.read_bytes(), "application/octet-stream"))
-    at.run()
-    assert not at.exception
+    at = upload_shared({
+        "mem_questions": ("longmemeval", "longmemeval_oracle_questions_slim.json"),
+        "mem_labels": ("longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o"),
+    })
     # the 8 judged hypotheses are the predictions; 6 of the 8 labels are true
     assert metric(at, "Questions") == "8"
     assert metric(at, "Judge score") == "0.750"
@@ -168,14 +174,8 @@ def test_real_longmemeval_judge_output_joined_with_the_question_table():
 
 @pytest.mark.realdata
 def test_real_mem0_results_with_the_locomo_dataset():
-    from tests.conftest import require_shared
-
-    mem0 = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
-    locomo = require_shared("long_memory", "locomo", "locomo10.json")
-    at = run_page("upload")
-    at.file_uploader(key="mem_results").set_value((mem0.name, mem0.read_bytes(), "application/json"))
-    at.file_uploader(key="mem_questions").set_value((locomo.name, locomo.read_bytes(), "application/json"))
-    at.run()
+    at = upload_shared({"mem_results": ("locomo_predictions_mem0", "results.json"),
+                        "mem_questions": ("locomo", "locomo10.json")})
     at.multiselect(key="mem_metrics").set_value(["judge_score"]).run()
     assert not at.exception
     assert metric(at, "Questions") == "1540"

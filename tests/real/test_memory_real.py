@@ -214,7 +214,6 @@ def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path):
 
 def test_compute_metrics_on_mem0_predictions_by_type(mem0, mem0_raw):
     """Registry metrics and the stored judge labels, by LoCoMo type, on the real predictions."""
-    pytest.importorskip("evaluators.metrics.registry")
     from evaluators.memory.metrics import compute_metrics
 
     report = compute_metrics(mem0.results, stored_labels_from_results(mem0.results))
