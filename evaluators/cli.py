@@ -16,7 +16,8 @@ from evaluators import __version__
 
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
-
+    "qa": "evaluators.qa.cli",
+    "testsets": "evaluators.testsets.cli",
 }
 
 
