@@ -6,6 +6,8 @@ Uploaded text is shown only through ``st.dataframe`` / ``st.text`` (never as HTM
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import PurePath
 
 import pandas as pd
@@ -14,6 +16,14 @@ import streamlit as st
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.qa.export import record_rows, records_csv, report_json
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def safe_md(text: object) -> str:
+    """User text made inert inside Streamlit markdown: HTML-escaped, markdown punctuation backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
 
 
 def _pct(v: float | None) -> str:
@@ -38,7 +48,8 @@ def headline(report: QAReport) -> None:
         cols[5].metric("Cohen's kappa", kappa, help="Agreement beyond chance (Cohen 1960).")
     else:
         cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
-        cols[5].metric("Languages · 语言", " / ".join(f"{k}:{v.n}" for k, v in report.by_lang.items()) or "-")
+        cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
+                       help="Unreadable lines or elements of the input, listed above with their location.")
     st.caption(f"Signature: {report.signature}")
 
 

@@ -9,7 +9,7 @@ import streamlit as st  # noqa: E402
 
 from components.confusion import render_confusion  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
-                                 ratio_columns, records_frame)
+                                 ratio_columns, records_frame, safe_md)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
@@ -71,16 +71,17 @@ config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fiel
 try:
     report = score(data, file_name, preds, preds_name, config)
 except InputError as exc:
-    st.error(f"{exc.issue.location()}: {exc.issue.message}")
+    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
 
-st.caption(f"File: {file_name} · task: **{report.task}** ({report.task_reason})")
+st.caption(f"File: {safe_md(file_name)} · task: **{report.task}** ({safe_md(report.task_reason)})")
 issues_table(report.issues)
 if report.n_records == 0:
     st.error("No usable records in this file (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset).")
     st.stop()
 if report.overall.n == 0:
-    st.error(f"None of the {report.n_records} records has a ground-truth answer (looked in: {', '.join(config.gt_fields)}).")
+    st.error(f"None of the {report.n_records} records has a ground-truth answer "
+             f"(looked in: {safe_md(', '.join(config.gt_fields))}).")
 
 headline(report)
 

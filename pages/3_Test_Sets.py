@@ -10,7 +10,7 @@ import json  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from components.qa_views import issues_table, ratio_columns  # noqa: E402
+from components.qa_views import issues_table, ratio_columns, safe_md  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
                                        turn_view)
 from evaluators.demo import demo_path  # noqa: E402
@@ -55,11 +55,11 @@ else:
 try:
     test_set, answers, report = score(items_bytes, items_name, answers_bytes, answers_name)
 except InputError as exc:
-    st.error(f"{exc.issue.location()}: {exc.issue.message}")
+    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
 
-st.caption(f"Test set: {items_name} ({test_set.kind}, {len(test_set.items)} valid items, version {test_set.version}) · "
-           f"answers: {answers_name} ({len(answers.answers)})")
+st.caption(f"Test set: {safe_md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
+           f"version {safe_md(test_set.version)}) · answers: {safe_md(answers_name)} ({len(answers.answers)})")
 issues_table(list(test_set.issues) + list(answers.issues))
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
@@ -99,9 +99,9 @@ if report.kind == "single":
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
     item_table(report)
     if report.no_keywords:
-        st.caption(f"Without keywords (no automatic score, review by hand): {', '.join(report.no_keywords)}")
+        st.caption(f"Without keywords (no automatic score, review by hand): {safe_md(', '.join(report.no_keywords))}")
     if report.extra_answers:
-        st.caption(f"Answers that match no item: {', '.join(report.extra_answers)}")
+        st.caption(f"Answers that match no item: {safe_md(', '.join(report.extra_answers))}")
 else:
     o = report.overall
     cols = st.columns(4)

@@ -11,7 +11,6 @@ and CMRC 2018 ship) is flattened to one record per question (``id``, ``question`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -145,7 +144,3 @@ def join_predictions(records: RecordSet, predictions: Mapping[str, Any], pred_fi
                                      severity="warning", kind="pairing"))
     return out
 
-
-def dumps_jsonl(rows: list[Mapping[str, Any]]) -> bytes:
-    """Encode rows as UTF-8 JSONL (used for demo data and tests)."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")

@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                 for t in d.turns:
                     marks = ", ".join(f"{'+' if p.covered else '-'}{p.point} ({p.rule})" for p in t.points)
                     print(f"  {d.id}#{t.turn} [{t.status}] {t.n_covered}/{t.n_points}: {marks}")
+    if report.extra_answers:
+        print(f"answers matching no item: {', '.join(report.extra_answers)}")
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:

@@ -74,7 +74,7 @@ def test_upload_escapes_answers_and_reports_bad_items():
 
 def test_upload_invalid_json_shows_located_error():
     at = _upload(("set.json", b'{"items": [\n  {"id": }'), ("ans.json", b"{}"))
-    assert at.error and "set.json:2" in at.error[0].value
+    assert at.error and r"set\.json:2:10: invalid JSON" in at.error[0].value  # file, line, column (markdown-escaped)
 
 
 @pytest.mark.realdata
