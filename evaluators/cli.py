@@ -17,6 +17,8 @@ from evaluators import __version__
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
     "narrative": "evaluators.narrative.cli",
+    "qa": "evaluators.qa.cli",
+    "testsets": "evaluators.testsets.cli",
     "dialogue": "evaluators.dialogue.cli",
     "memory": "evaluators.memory.cli",
 }

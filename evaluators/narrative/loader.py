@@ -79,6 +79,8 @@ class LoadedDocument:
     invalid_records : list of InvalidRecord
         Records left out (counted by the evaluators, e.g. relationships written with
         ``doer``/``receiver``/``type``).
+    raw : Any
+        The parsed JSON as read (unknown keys included), or ``None`` when given a model.
     """
 
     doc: NarrativeDocument
@@ -87,6 +89,7 @@ class LoadedDocument:
     converted_from: str | None = None
     issues: list[InputIssue] = field(default_factory=list)
     invalid_records: list[InvalidRecord] = field(default_factory=list)
+    raw: Any = None
 
     @property
     def story_id(self) -> str:
@@ -310,6 +313,7 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
         loaded.issues.append(InputIssue(
             file, "flat v2 schema converted to v3: one relationship per event (first agent -> first target), "
                   "action fields moved into action_layer", severity="warning", kind="conversion"))
+    loaded.raw = obj
     try:
         loaded.doc = NarrativeDocument.model_validate(obj)
     except ValidationError:

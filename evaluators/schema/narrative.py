@@ -1,8 +1,9 @@
 """JSON v3 narrative annotation schema (pydantic v2), validated at the boundary.
 
 The models are lenient where real files vary (``None`` for strings, numbers for ids,
-a string where a list is expected, aliases as a separated string) and keep unknown
-keys (``extra="allow"``: kept and ignored).  What cannot be interpreted is reported by
+a string where a list is expected, aliases as a separated string) and ignore unknown
+keys (the loader keeps the whole parsed document beside the model, so nothing is
+lost).  What cannot be interpreted is reported by
 :func:`evaluators.narrative.loader.load_document` with its JSON path, and the rest of
 the document is still used.
 """
@@ -49,7 +50,8 @@ OptInt = Annotated[int | None, BeforeValidator(_optional_int)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", coerce_numbers_to_str=True, frozen=False)
+    # Unknown keys are ignored here; the loader keeps the parsed document (``LoadedDocument.raw``).
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, frozen=False)
 
 
 class TextSpan(_Model):
@@ -137,3 +139,4 @@ class NarrativeDocument(_Model):
     def text(self) -> str:
         """The story text (``source_info.text_content``), ``""`` when absent."""
         return self.source_info.text_content
+

@@ -1,0 +1,103 @@
+"""Streamlit pieces of the QA / fact-check page: headline metrics, tables, issue lists, downloads.
+
+They render a :class:`evaluators.qa.QAReport`; every number comes from the report.
+Uploaded text is shown only through ``st.dataframe`` / ``st.text`` (never as HTML).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import PurePath
+
+import pandas as pd
+import streamlit as st
+
+from evaluators.io import InputIssue
+from evaluators.qa.evaluate import QAReport
+from evaluators.qa.export import record_rows, records_csv, report_json
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def safe_md(text: object) -> str:
+    """User text made inert inside Streamlit markdown: HTML-escaped, markdown punctuation backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:.2f}%"
+
+
+def headline(report: QAReport) -> None:
+    """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
+    o = report.overall
+    cols = st.columns(6)
+    cols[0].metric("EM · 精确匹配", _pct(o.exact_match), help=o.aggregation)
+    cols[1].metric("F1", _pct(o.token_f1), help=o.aggregation)
+    cols[2].metric("Scored · 评分数", f"{o.n} / {report.n_records}",
+                   help="Records in the denominators (missing predictions count as errors).")
+    cols[3].metric("No GT · 无标准答案", len(report.missing_gt), help="Not scored; listed below by id.")
+    c = report.classification
+    if c is not None:
+        cols[4].metric("Macro F1 · 宏平均", _pct(c.macro.f1),
+                       help=f"Mean over {c.macro.n_classes} classes (T / F / uncertain); "
+                            f"{c.macro.n_skipped} class(es) skipped where undefined.")
+        kappa = "n/a" if c.cohen_kappa is None else f"{c.cohen_kappa:.3f}"
+        cols[5].metric("Cohen's kappa", kappa, help="Agreement beyond chance (Cohen 1960).")
+    else:
+        cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
+        cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
+                       help="Unreadable lines or elements of the input, listed above with their location.")
+    st.caption(f"Signature: {report.signature}")
+
+
+def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str = "input problems") -> None:
+    """List located input problems (file, line, JSON path, message) in a table; nothing when there are none."""
+    if not issues:
+        return
+    errors = sum(1 for i in issues if i.severity == "error")
+    st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
+    st.dataframe(pd.DataFrame([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
+                                "problem": i.message} for i in issues]), hide_index=True)
+
+
+def per_class_frame(report: QAReport) -> pd.DataFrame:
+    """Per-class precision / recall / F1 / support plus the averages, as a DataFrame."""
+    c = report.classification
+    rows = [{"class": str(m.label), "precision": m.precision, "recall": m.recall, "f1": m.f1, "support": m.support,
+             "predicted": m.predicted, "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in c.per_class]
+    for avg in (c.micro, c.macro, c.weighted):
+        rows.append({"class": f"{avg.kind} avg", "precision": avg.precision, "recall": avg.recall, "f1": avg.f1,
+                     "support": sum(m.support for m in c.per_class if m.label in c.average_labels)})
+    return pd.DataFrame(rows)
+
+
+def ratio_columns(*names: str) -> dict:
+    """Column config showing [0, 1] ratios as percentages."""
+    return {n: st.column_config.NumberColumn(n, format="percent") for n in names}
+
+
+def breakdown_frame(report: QAReport) -> pd.DataFrame:
+    """EM / F1 per language and per group."""
+    rows = [{"subset": f"lang = {k}", "n": v.n, "exact_match": v.exact_match, "token_f1": v.token_f1}
+            for k, v in report.by_lang.items()]
+    rows += [{"subset": f"{report.group_field} = {k}", "n": v.n, "exact_match": v.exact_match, "token_f1": v.token_f1}
+             for k, v in report.by_group.items()]
+    return pd.DataFrame(rows)
+
+
+def records_frame(report: QAReport) -> pd.DataFrame:
+    """One row per record (the per-record CSV's columns)."""
+    return pd.DataFrame(record_rows(report))
+
+
+def downloads(report: QAReport, key: str = "qa") -> None:
+    """Download buttons: the JSON report and the per-record CSV (both carry the signature)."""
+    stem = PurePath(report.file).stem or "qa"
+    c1, c2 = st.columns(2)
+    c1.download_button("Download JSON report · 下载报告", report_json(report).encode("utf-8"),
+                       file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json")
+    c2.download_button("Download per-record CSV · 下载逐条结果", records_csv(report).encode("utf-8-sig"),
+                       file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv")

@@ -1,0 +1,116 @@
+"""Streamlit pieces of the test-set page: highlighted answers, breakdown charts, turn-by-turn view.
+
+Answers are user text: they are HTML-escaped piece by piece before the ``<mark>`` tags
+around the keyword spans (found by :func:`evaluators.testsets.keyword_spans`) are added.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from evaluators.testsets import RUBRIC, keyword_spans
+from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
+
+_MARK = '<mark style="background:#ffe08a;padding:0 2px;border-radius:3px">'
+
+
+def esc(text: object) -> str:
+    """User text for an HTML block: escaped, line breaks as ``<br>`` (a blank line would end the block)."""
+    return html.escape(str(text)).replace("\r", "").replace("\n", "<br>")
+
+
+def highlight_html(text: str | None, keywords: Sequence[str]) -> str:
+    """``text`` escaped for HTML with each keyword occurrence wrapped in ``<mark>``; ``—`` for no text."""
+    if not text:
+        return '<span style="color:#999">— (no answer · 无回答)</span>'
+    out, pos = [], 0
+    for start, end in keyword_spans(text, keywords):
+        out.append(esc(text[pos:start]))
+        out.append(_MARK + esc(text[start:end]) + "</mark>")
+        pos = end
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def _chips(words: Sequence[str], ok: bool) -> str:
+    color = "#1b7f3b" if ok else "#b42318"
+    sign = "✓" if ok else "✗"
+    return " ".join(f'<span style="color:{color};white-space:nowrap">{sign} {esc(w)}</span>' for w in words)
+
+
+def item_table(report: TestSetReport) -> None:
+    """Per-item HTML table: question, answer with matched keywords highlighted, found / missing keywords, score."""
+    rows = []
+    for r in report.items:
+        score = "n/a" if r.score is None else f"{r.score:.2f}"
+        rows.append(
+            "<tr>"
+            f"<td>{esc(r.id)}<br><small>{esc(r.category)} · {esc(r.difficulty)}</small></td>"
+            f"<td>{esc(r.question)}<br><small style='color:#666'>expected: {esc(r.expected_answer)}</small></td>"
+            f"<td>{highlight_html(r.answer, r.found)}</td>"
+            f"<td>{_chips(r.found, True)} {_chips(r.missing, False)}</td>"
+            f"<td style='text-align:right'><b>{score}</b><br><small>{esc(r.status)}</small></td>"
+            "</tr>"
+        )
+    st.markdown(
+        "<table style='width:100%;border-collapse:collapse;font-size:0.92rem'>"
+        "<thead><tr><th>id</th><th>question · 问题</th><th>answer · 回答</th><th>keywords · 关键词</th>"
+        "<th>score</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>",
+        unsafe_allow_html=True,
+    )
+
+
+def breakdown_chart(groups: dict[str, GroupStats], title: str) -> go.Figure:
+    """Bar chart of the mean keyword score per group, with item counts on the bars."""
+    names = list(groups)
+    fig = go.Figure(go.Bar(
+        x=names, y=[g.mean_score or 0.0 for g in groups.values()],
+        text=[f"{(g.mean_score or 0):.2f} (n={g.n_scored})" for g in groups.values()], textposition="outside",
+        marker_color="#4c78a8", hovertemplate="%{x}: %{y:.3f}<extra></extra>",
+    ))
+    fig.update_layout(title=title, yaxis={"range": [0, 1.15], "title": "mean keyword score"}, height=320,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      font={"family": "Noto Sans CJK SC, Noto Sans, sans-serif"})
+    return fig
+
+
+def groups_frame(groups: dict[str, GroupStats], name: str) -> pd.DataFrame:
+    """Group statistics as a DataFrame (one row per group)."""
+    return pd.DataFrame([{name: k, "items": g.n_items, "scored": g.n_scored, "mean_score": g.mean_score,
+                          "keyword_recall": g.keyword_recall, "found": g.keywords_found, "total": g.keywords_total,
+                          "mean_human_score": g.mean_human_score} for k, g in groups.items()])
+
+
+def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
+    """Turn by turn: the user's question, the answer with covered points marked, each expected point and its rule."""
+    dialogue = next(d for d in report.dialogues if d.id == dialogue_id)
+    cov = "n/a" if dialogue.coverage_micro is None else f"{dialogue.coverage_micro:.2f}"
+    st.markdown(f"<div><b>{esc(dialogue.scenario)}</b> — {dialogue.n_covered} of {dialogue.n_points} points "
+                f"covered ({cov})</div>", unsafe_allow_html=True)
+    for t in dialogue.turns:
+        marks = [w for p in t.points for w in p.found]
+        points = "<br>".join(
+            f"{_chips([p.point], p.covered)} <small style='color:#666'>({p.rule}"
+            + (": " + esc(", ".join(p.keywords)) if p.keywords else "") + ")</small>"
+            for p in t.points)
+        ctx = " · needs context · 依赖上文" if t.requires_context else ""
+        st.markdown(
+            f"<div style='border-left:3px solid #4c78a8;padding:4px 12px;margin:8px 0'>"
+            f"<div><b>Turn {t.turn}</b>{ctx} — coverage {t.coverage:.2f} ({t.n_covered}/{t.n_points})</div>"
+            f"<div><small style='color:#666'>user · 用户</small> {esc(t.user)}</div>"
+            f"<div><small style='color:#666'>answer · 回答</small> {highlight_html(t.answer, marks)}</div>"
+            f"<div style='margin-top:4px'>{points}</div></div>",
+            unsafe_allow_html=True,
+        )
+
+
+def rubric() -> None:
+    """The 1-5 human rubric of the test-set schema."""
+    st.dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
+                                                                                              reverse=True)]),
+                 hide_index=True)

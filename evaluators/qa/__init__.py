@@ -1,0 +1,17 @@
+"""QA and fact-check evaluation.
+
+- :mod:`evaluators.qa.fields`    ground-truth / prediction field resolution (configurable priority)
+- :mod:`evaluators.qa.verdict`   verdict normalization to T / F / uncertain / unparsed
+- :mod:`evaluators.qa.records`   readers (records, SQuAD-style datasets, prediction maps)
+- :mod:`evaluators.qa.evaluate`  fact-check detection, per-record EM / F1, the report
+- :mod:`evaluators.qa.tables`    aligned text tables (CLI)
+- :mod:`evaluators.qa.cli`       ``python -m evaluators qa``
+"""
+
+from evaluators.qa.evaluate import QAConfig, QARecordResult, QAReport, detect_task, evaluate_qa, evaluate_records
+from evaluators.qa.verdict import UNPARSED, VERDICTS, Verdict, extract_answer, normalize_verdict
+
+__all__ = [
+    "QAConfig", "QARecordResult", "QAReport", "detect_task", "evaluate_qa", "evaluate_records",
+    "UNPARSED", "VERDICTS", "Verdict", "extract_answer", "normalize_verdict",
+]

@@ -1,0 +1,163 @@
+"""``python -m evaluators qa``: score a QA or fact-check file and print aligned text tables.
+
+Exit codes: 0 success; 2 unusable input (unreadable file, no records, no ground truth at
+all), with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``qa`` subcommand."""
+    p = subparsers.add_parser(
+        "qa",
+        help="QA (EM/F1, SQuAD for English, CMRC 2018 for Chinese) and fact-check (verdicts, confusion matrix)",
+        description="Score QA or fact-check records (JSONL, JSON array, CSV, or a SQuAD-style dataset with "
+                    "--predictions). Prints the configuration, counts, EM and F1, and for fact-check the "
+                    "confusion matrix and the per-class table.",
+    )
+    p.add_argument("--input", "--input_file", dest="input", required=True, metavar="FILE",
+                   help="records with ground truth and prediction, or a SQuAD-style dataset")
+    p.add_argument("--predictions", metavar="FILE",
+                   help="separate predictions, {id: answer} or records with id and prediction, joined by id")
+    p.add_argument("--dataset", metavar="NAME", help="dataset name (hover, exfever, fever, fact... mean fact-check)")
+    p.add_argument("--task", choices=("auto", "qa", "factcheck"), default="auto", help="default: detect")
+    p.add_argument("--lang", choices=("auto", "en", "zh"), default="auto",
+                   help="QA tokenization: per record (auto), SQuAD v1.1 (en) or CMRC 2018 (zh)")
+    p.add_argument("--gt-field", action="append", metavar="FIELD",
+                   help="ground-truth field, repeatable, in priority order (dotted for nested: original_row.label); "
+                        "replaces the default order")
+    p.add_argument("--pred-field", action="append", metavar="FIELD",
+                   help="prediction field, repeatable, in priority order; replaces the default order")
+    p.add_argument("--group-field", metavar="FIELD", default="auto",
+                   help="break scores down by this field (default: system/model/method/run if present; 'none' to disable)")
+    p.add_argument("--rows", choices=("predicted", "true"), default="predicted",
+                   help="confusion matrix rows: predicted (earlier script) or true (scikit-learn)")
+    p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
+    p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
+                   help="write the report: .csv for per-record rows, anything else for JSON")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _ids(ids: tuple[str, ...], verbose: bool) -> str:
+    if verbose or len(ids) <= 10:
+        return ", ".join(ids)
+    return ", ".join(ids[:10]) + f", ... ({len(ids) - 10} more; --verbose lists all)"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``qa`` subcommand; returns the exit code."""
+    from evaluators.io import InputError
+    from evaluators.qa.evaluate import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa
+    from evaluators.qa.export import record_rows, records_csv, report_json
+    from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
+
+    path = Path(args.input)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+    preds = None
+    if args.predictions:
+        try:
+            preds = Path(args.predictions).read_bytes()
+        except OSError as exc:
+            return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
+    config = QAConfig(
+        dataset=args.dataset, task=args.task, lang=args.lang,
+        gt_fields=tuple(args.gt_field) if args.gt_field else DEFAULT_GT_FIELDS,
+        pred_fields=tuple(args.pred_field) if args.pred_field else DEFAULT_PRED_FIELDS,
+        group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
+    )
+    try:
+        report = evaluate_qa(data, str(path), config, predictions=preds,
+                             predictions_file=args.predictions or "<predictions>")
+    except InputError as exc:
+        return _fail(str(exc))
+
+    for issue in report.issues:
+        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+    if report.n_records == 0:
+        return _fail(f"{path}: no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset)")
+    if report.overall.n == 0:
+        return _fail(f"{path}: none of the {report.n_records} records has a ground-truth answer "
+                     f"(looked in: {', '.join(config.gt_fields)})")
+
+    bar = "=" * 80
+    print(bar)
+    print("Configuration")
+    print(f"  input:        {path}" + (f"  (predictions: {args.predictions})" if args.predictions else ""))
+    print(f"  dataset:      {args.dataset or '-'}")
+    print(f"  task:         {report.task} ({report.task_reason})")
+    gt_used = ", ".join(f"{k} x{v}" for k, v in report.gt_fields_used.items()) or "-"
+    pred_used = ", ".join(f"{k} x{v}" for k, v in report.pred_fields_used.items()) or "-"
+    print(f"  ground truth: {gt_used}")
+    print(f"  prediction:   {pred_used}")
+    if report.group_field:
+        print(f"  group by:     {report.group_field}")
+    print(bar)
+    print("Counts")
+    print(f"  records read:          {report.n_records}")
+    print(f"  scored:                {report.overall.n}")
+    print(f"  lines skipped:         {sum(1 for i in report.issues if i.severity == 'error')}")
+    print(f"  missing ground truth:  {len(report.missing_gt)}" +
+          (f"  [{_ids(report.missing_gt, args.verbose)}]" if report.missing_gt else ""))
+    print(f"  missing prediction:    {len(report.missing_prediction)} (scored 0)" +
+          (f"  [{_ids(report.missing_prediction, args.verbose)}]" if report.missing_prediction else ""))
+    if report.task == "factcheck":
+        print(f"  unparsed predictions:  {len(report.unparsed_predictions)}" +
+              (f"  [{_ids(report.unparsed_predictions, args.verbose)}]" if report.unparsed_predictions else ""))
+        print(f"  unparsed ground truth: {len(report.gold_unparsed)} (not scored)" +
+              (f"  [{_ids(report.gold_unparsed, args.verbose)}]" if report.gold_unparsed else ""))
+    print(bar)
+    print(f"Scores: {report.overall.aggregation}")
+    print(f"  Exact Match (EM): {pct(report.overall.exact_match)}")
+    print(f"  F1 Score:         {pct(report.overall.token_f1)}")
+    if len(report.by_lang) > 1 or report.by_group:
+        rows = [[f"lang={k}", v.n, pct(v.exact_match), pct(v.token_f1)] for k, v in report.by_lang.items()]
+        rows += [[f"{report.group_field}={k}", v.n, pct(v.exact_match), pct(v.token_f1)]
+                 for k, v in report.by_group.items()]
+        print()
+        print(format_table(["subset", "n", "EM", "F1"], rows))
+    cls = report.classification
+    if cls is not None:
+        print(bar)
+        layout = "rows = predicted, columns = true" if args.rows == "predicted" else "rows = true, columns = predicted"
+        print(f"Confusion matrix ({layout})")
+        print(confusion_table(cls, args.rows))
+        print(bar)
+        print("Per-class metrics")
+        print(per_class_table(cls))
+        print()
+        print(f"  Accuracy: {pct(cls.accuracy)}  ({cls.correct} of {cls.n})")
+        kappa = "n/a" if cls.cohen_kappa is None else f"{cls.cohen_kappa:.4f}"
+        print(f"  Cohen's kappa: {kappa}")
+        skipped = cls.macro.n_skipped
+        if skipped:
+            print(f"  (macro averages skip {skipped} class(es) whose precision or recall is undefined)")
+    if args.verbose:
+        print(bar)
+        print("Records")
+        for row in record_rows(report):
+            em = "-" if row["exact_match"] is None else f"{row['exact_match']:.2f}"
+            f1 = "-" if row["token_f1"] is None else f"{row['token_f1']:.2f}"
+            verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
+            print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
+                  f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
+    print(bar)
+    print(f"signature: {report.signature}")
+    if args.output_file:
+        out = Path(args.output_file)
+        text = records_csv(report) if out.suffix.lower() == ".csv" else report_json(report)
+        out.write_text(text, encoding="utf-8")
+        print(f"report written to {out}")
+    return 0

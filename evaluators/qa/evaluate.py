@@ -1,0 +1,470 @@
+"""Score QA and fact-check records: EM / F1 per language, verdicts and the classification report.
+
+Per record:
+
+- the ground truth is resolved by field priority (:mod:`evaluators.qa.fields`); a record
+  without one is counted and listed by id ("missing ground truth") and left out of every
+  denominator;
+- the prediction is the first non-empty prediction field, with ``<think>`` blocks removed
+  and the last ``<answer>`` tag's content used when present; an empty prediction is
+  scored 0 (missing prediction: an error, in the denominators);
+- **QA**: English answers get SQuAD v1.1 EM / F1 (:mod:`evaluators.metrics.squad`), Chinese
+  ones CMRC 2018 EM / F1 (:mod:`evaluators.metrics.cmrc`); the language is chosen per record
+  (Chinese when the gold answer or the prediction holds a CJK character) unless fixed;
+- **fact-check**: gold and prediction are normalized to T / F / uncertain
+  (:mod:`evaluators.qa.verdict`); EM and F1 of a record are both 1 when the verdicts
+  agree (as the earlier script), so their means equal the accuracy.  A prediction with no
+  verdict is ``unparsed`` (its own matrix column); a gold value with no verdict is listed
+  and left out.
+
+EM and F1 of a file are means over the scored records (macro over records); they are
+also given per language and per group (``system`` / ``model`` field) when present.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators import __version__
+from evaluators.io import InputIssue, RecordSet
+from evaluators.metrics import cmrc, squad
+from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
+from evaluators.metrics.classification import ClassificationReport, classification_report
+from evaluators.qa import verdict as verdicts
+from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
+                                  Resolved, get_path, resolve, text_field)
+from evaluators.results import DictMixin, mean_or_none
+
+TASKS = ("auto", "qa", "factcheck")
+LANGS = ("auto", "en", "zh")
+#: Dataset-name fragments that mark a fact-check task (the earlier script's list).
+FACTCHECK_NAME_HINTS = ("hover", "exfever", "fever", "fact")
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+STATUS_SCORED = "scored"
+STATUS_MISSING_PREDICTION = "missing_prediction"
+STATUS_MISSING_GT = "missing_gt"
+STATUS_GOLD_UNPARSED = "gold_unparsed"
+
+AGGREGATION = "mean over scored records (macro over records)"
+
+
+@dataclass(frozen=True)
+class QAConfig(DictMixin):
+    """How to read and score a QA / fact-check file.
+
+    Attributes
+    ----------
+    dataset : str or None
+        Dataset name (only used to detect fact-check tasks: hover, exfever, fever, fact).
+    task : {"auto", "qa", "factcheck"}
+        Fixed task, or detection (:func:`detect_task`).
+    lang : {"auto", "en", "zh"}
+        Tokenization for QA: per record (auto), SQuAD (en) or CMRC 2018 (zh) for all.
+    gt_fields, pred_fields : tuple of str
+        Field priority for the ground truth and the prediction.
+    group_field : str or None
+        Field to break scores down by; ``"auto"`` picks the first of ``system``, ``model``,
+        ``method``, ``run`` present; ``None`` for none.
+    """
+
+    dataset: str | None = None
+    task: str = "auto"
+    lang: str = "auto"
+    gt_fields: tuple[str, ...] = DEFAULT_GT_FIELDS
+    pred_fields: tuple[str, ...] = DEFAULT_PRED_FIELDS
+    group_field: str | None = "auto"
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if self.lang not in LANGS:
+            raise ValueError(f"lang must be one of {LANGS}, got {self.lang!r}")
+        if not self.gt_fields or not self.pred_fields:
+            raise ValueError("gt_fields and pred_fields must not be empty")
+
+
+@dataclass(frozen=True)
+class QARecordResult(DictMixin):
+    """One scored (or skipped) record.
+
+    Attributes
+    ----------
+    index, line : int, int or None
+        0-based position among the good records; 1-based line for JSONL/CSV.
+    id : str
+        The record id (an id field, else ``#<line or position>``).
+    group : str or None
+        Value of the group field.
+    question : str or None
+        Question or claim text.
+    gold_answers : tuple of str
+        Ground-truth answers (empty when missing).
+    gold_field, prediction_field : str or None
+        Fields the values came from.
+    prediction_raw : str or None
+        The prediction as stored.
+    prediction : str
+        The text scored (``<think>`` removed, ``<answer>`` content).
+    status : str
+        ``scored``, ``missing_prediction`` (scored 0), ``missing_gt`` or ``gold_unparsed`` (not scored).
+    lang : str or None
+        ``en`` / ``zh`` (QA) or ``None``.
+    tokenizer : str or None
+        ``squad-v1.1``, ``cmrc2018`` or ``verdict``.
+    exact_match, token_f1 : float or None
+        In [0, 1]; ``None`` when not scored.
+    gold_verdict, predicted_verdict : str or None
+        Fact-check verdicts (T / F / uncertain / unparsed).
+    verdict_rule : str or None
+        How the predicted verdict was found (see :class:`evaluators.qa.verdict.Verdict`).
+    """
+
+    index: int
+    line: int | None
+    id: str
+    group: str | None
+    question: str | None
+    gold_answers: tuple[str, ...]
+    gold_field: str | None
+    prediction_raw: str | None
+    prediction_field: str | None
+    prediction: str
+    status: str
+    lang: str | None
+    tokenizer: str | None
+    exact_match: float | None
+    token_f1: float | None
+    gold_verdict: str | None = None
+    predicted_verdict: str | None = None
+    verdict_rule: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreSummary(DictMixin):
+    """EM / F1 means over a subset of records.
+
+    Attributes
+    ----------
+    n : int
+        Scored records (the denominator).
+    exact_match, token_f1 : float or None
+        Means in [0, 1]; ``None`` when ``n == 0``.
+    aggregation : str
+        How the mean is taken.
+    """
+
+    n: int
+    exact_match: float | None
+    token_f1: float | None
+    aggregation: str = AGGREGATION
+
+
+@dataclass(frozen=True)
+class QAReport(DictMixin):
+    """Result of :func:`evaluate_qa`.
+
+    Attributes
+    ----------
+    file : str
+        Input name.
+    config : QAConfig
+        Settings used.
+    task, task_reason : str
+        ``qa`` or ``factcheck`` and why.
+    n_records : int
+        Good records read.
+    overall : ScoreSummary
+        EM / F1 over scored records.
+    by_lang, by_group : dict of str to ScoreSummary
+        Break-downs (``by_group`` empty without a group field).
+    group_field : str or None
+        The field used for ``by_group``.
+    missing_gt, missing_prediction, gold_unparsed, unparsed_predictions : tuple of str
+        Record ids in each situation (``missing_gt`` and ``gold_unparsed`` are not scored;
+        the other two are scored as errors).
+    classification : ClassificationReport or None
+        Fact-check only: confusion matrix over T / F / uncertain (+ unparsed) and metrics.
+    gt_fields_used, pred_fields_used : dict of str to int
+        How many records took their value from each field.
+    issues : tuple of InputIssue
+        Problems found while reading (broken lines ...).
+    signature : str
+        Tokenizers, normalization, matching rules and package version.
+    records : tuple of QARecordResult
+        Every record, in input order.
+    """
+
+    file: str
+    config: QAConfig
+    task: str
+    task_reason: str
+    n_records: int
+    overall: ScoreSummary
+    by_lang: dict[str, ScoreSummary]
+    by_group: dict[str, ScoreSummary]
+    group_field: str | None
+    missing_gt: tuple[str, ...]
+    missing_prediction: tuple[str, ...]
+    gold_unparsed: tuple[str, ...]
+    unparsed_predictions: tuple[str, ...]
+    classification: ClassificationReport | None
+    gt_fields_used: dict[str, int]
+    pred_fields_used: dict[str, int]
+    issues: tuple[InputIssue, ...]
+    signature: str
+    records: tuple[QARecordResult, ...] = field(repr=False, default=())
+
+    @property
+    def n_scored(self) -> int:
+        """Records in the denominators."""
+        return self.overall.n
+
+    def records_in_cell(self, true_label: str, predicted_label: str) -> list[QARecordResult]:
+        """Fact-check records whose gold verdict is ``true_label`` and predicted verdict ``predicted_label``."""
+        return [r for r in self.records if r.status in (STATUS_SCORED, STATUS_MISSING_PREDICTION)
+                and r.gold_verdict == true_label and r.predicted_verdict == predicted_label]
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` holds a CJK ideograph (basic block, extension A or compatibility)."""
+    return _CJK.search(text) is not None
+
+
+def detect_task(records: Sequence[Mapping[str, Any]], dataset: str | None,
+                gt_fields: Sequence[str] = DEFAULT_GT_FIELDS) -> tuple[str, str]:
+    """Decide between ``qa`` and ``factcheck``.
+
+    Fact-check when the dataset name contains hover, exfever, fever or fact, or when at
+    least half of the records have a ``claim`` field and at least 80 % of the ground
+    truths are verdict spellings (T / F / uncertain, supports / refutes ...).
+
+    Returns
+    -------
+    (task, reason)
+    """
+    if dataset:
+        low = dataset.lower()
+        for hint in FACTCHECK_NAME_HINTS:
+            if hint in low:
+                return "factcheck", f"dataset name {dataset!r} contains {hint!r}"
+    if not records:
+        return "qa", "no records"
+    n_claim = sum(1 for r in records if text_field(r, ("claim",)) is not None)
+    golds = [g for g in (resolve(r, gt_fields) for r in records) if g is not None]
+    n_verdict = sum(1 for g in golds if verdicts.is_verdict_like(g.raw if not isinstance(g.raw, list) else g.texts[0]))
+    if n_claim * 2 >= len(records) and golds and n_verdict >= 0.8 * len(golds):
+        return "factcheck", f"'claim' field in {n_claim} of {len(records)} records and {n_verdict} of {len(golds)} answers are verdicts"
+    return "qa", f"no fact-check dataset name; {n_claim} claims, {n_verdict} of {len(golds)} answers are verdicts"
+
+
+def _pick_group_field(records: Sequence[Mapping[str, Any]], setting: str | None) -> str | None:
+    if setting is None:
+        return None
+    if setting != "auto":
+        return setting
+    for name in GROUP_FIELDS:
+        if any(isinstance(r.get(name), str) and r.get(name).strip() for r in records):
+            return name
+    return None
+
+
+def _prediction(record: Mapping[str, Any], fields: Sequence[str]) -> tuple[str | None, str | None, Any]:
+    """(field, text, raw) of the first non-empty prediction field."""
+    for name in fields:
+        value = get_path(record, name)
+        if value is None or (isinstance(value, float) and value != value):
+            continue
+        if isinstance(value, str) and not value.strip():
+            continue
+        if isinstance(value, list):
+            value = next((v for v in value if isinstance(v, str) and v.strip()), None)
+            if value is None:
+                continue
+        return name, str(value), value
+    return None, None, None
+
+
+def _summary(rows: Sequence[QARecordResult]) -> ScoreSummary:
+    scored = [r for r in rows if r.exact_match is not None]
+    return ScoreSummary(len(scored), mean_or_none(r.exact_match for r in scored),
+                        mean_or_none(r.token_f1 for r in scored))
+
+
+def signature(task: str) -> str:
+    """Signature string of a QA or fact-check evaluation."""
+    if task == "factcheck":
+        return f"evalboard {__version__}; factcheck: {verdicts.SIGNATURE}; {CLASSIFICATION_SIGNATURE}; EM=F1=verdict match"
+    return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
+
+
+def evaluate_records(
+    records: RecordSet,
+    config: QAConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> QAReport:
+    """Score a :class:`~evaluators.io.RecordSet` of QA or fact-check records.
+
+    Parameters
+    ----------
+    records : RecordSet
+        Records as read by :func:`evaluators.qa.records.read_qa_records`.
+    config : QAConfig, optional
+        Defaults: automatic task, language and group.
+    progress : callable, optional
+        Called as ``progress(done, total)`` every few hundred records.
+
+    Returns
+    -------
+    QAReport
+    """
+    config = config or QAConfig()
+    data = [r.data for r in records.records]
+    if config.task == "auto":
+        task, reason = detect_task(data, config.dataset, config.gt_fields)
+    else:
+        task, reason = config.task, "set by the user"
+    group_field = _pick_group_field(data, config.group_field)
+    results: list[QARecordResult] = []
+    gt_used: Counter[str] = Counter()
+    pred_used: Counter[str] = Counter()
+    total = len(records.records)
+    for k, rec in enumerate(records.records):
+        if progress is not None and k % 250 == 0:
+            progress(k, total)
+        results.append(_score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used))
+    if progress is not None:
+        progress(total, total)
+
+    classification = None
+    if task == "factcheck":
+        pairs = [(r.gold_verdict, r.predicted_verdict) for r in results
+                 if r.status in (STATUS_SCORED, STATUS_MISSING_PREDICTION)]
+        labels = list(verdicts.VERDICTS)
+        if any(p == verdicts.UNPARSED for _, p in pairs):
+            labels.append(verdicts.UNPARSED)
+        classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
+                                                average_labels=verdicts.VERDICTS)
+    by_lang = {}
+    for lang in sorted({r.lang for r in results if r.lang}):
+        by_lang[lang] = _summary([r for r in results if r.lang == lang])
+    by_group = {}
+    if group_field:
+        for g in sorted({r.group for r in results if r.group is not None}):
+            by_group[g] = _summary([r for r in results if r.group == g])
+
+    def ids(pred: Callable[[QARecordResult], bool]) -> tuple[str, ...]:
+        return tuple(r.id for r in results if pred(r))
+
+    return QAReport(
+        file=records.file,
+        config=config,
+        task=task,
+        task_reason=reason,
+        n_records=len(results),
+        overall=_summary(results),
+        by_lang=by_lang,
+        by_group=by_group,
+        group_field=group_field,
+        missing_gt=ids(lambda r: r.status == STATUS_MISSING_GT),
+        missing_prediction=ids(lambda r: r.status == STATUS_MISSING_PREDICTION),
+        gold_unparsed=ids(lambda r: r.status == STATUS_GOLD_UNPARSED),
+        unparsed_predictions=ids(lambda r: r.status == STATUS_SCORED and r.predicted_verdict == verdicts.UNPARSED),
+        classification=classification,
+        gt_fields_used=dict(gt_used),
+        pred_fields_used=dict(pred_used),
+        issues=tuple(records.issues),
+        signature=signature(task),
+        records=tuple(results),
+    )
+
+
+def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str, config: QAConfig,
+               group_field: str | None, gt_used: Counter[str], pred_used: Counter[str]) -> QARecordResult:
+    rid = text_field(data, ID_FIELDS, allow_numbers=True) or f"#{line if line is not None else index + 1}"
+    group = None
+    if group_field:
+        g = data.get(group_field)
+        group = str(g) if g is not None and str(g).strip() else None
+    question = text_field(data, QUESTION_FIELDS)
+    gold: Resolved | None = resolve(data, config.gt_fields)
+    pred_field, pred_raw, pred_value = _prediction(data, config.pred_fields)
+    prediction = verdicts.extract_answer(pred_raw) if pred_raw is not None else ""
+    base = dict(index=index, line=line, id=rid.strip(), group=group, question=question,
+                gold_answers=gold.texts if gold else (), gold_field=gold.field if gold else None,
+                prediction_raw=pred_raw, prediction_field=pred_field, prediction=prediction)
+    if pred_field:
+        pred_used[pred_field] += 1
+    if gold is None:
+        return QARecordResult(**base, status=STATUS_MISSING_GT, lang=None, tokenizer=None,
+                              exact_match=None, token_f1=None)
+    gt_used[gold.field] += 1
+    missing_pred = not prediction.strip()
+    status = STATUS_MISSING_PREDICTION if missing_pred else STATUS_SCORED
+    if task == "factcheck":
+        gold_v = verdicts.normalize_verdict(gold.raw if not isinstance(gold.raw, (list, dict)) else gold.texts[0])
+        pred_v = verdicts.normalize_verdict(pred_value if pred_value is not None else None)
+        if gold_v.label == verdicts.UNPARSED:
+            return QARecordResult(**base, status=STATUS_GOLD_UNPARSED, lang=None, tokenizer="verdict",
+                                  exact_match=None, token_f1=None, gold_verdict=gold_v.label,
+                                  predicted_verdict=pred_v.label, verdict_rule=pred_v.rule)
+        hit = 1.0 if pred_v.label == gold_v.label else 0.0
+        return QARecordResult(**base, status=status, lang=None, tokenizer="verdict", exact_match=hit,
+                              token_f1=hit, gold_verdict=gold_v.label, predicted_verdict=pred_v.label,
+                              verdict_rule=pred_v.rule)
+    if config.lang == "auto":
+        lang = "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in gold.texts)) else "en"
+    else:
+        lang = config.lang
+    if missing_pred:
+        em = f1 = 0.0
+    elif lang == "zh":
+        em, f1 = cmrc.cmrc_scores(prediction, gold.texts)
+    else:
+        em, f1 = squad.squad_scores(prediction, gold.texts)
+    return QARecordResult(**base, status=status, lang=lang, tokenizer="cmrc2018" if lang == "zh" else "squad-v1.1",
+                          exact_match=em, token_f1=f1)
+
+
+def evaluate_qa(data: bytes, file: str = "<input>", config: QAConfig | None = None, *,
+                predictions: bytes | None = None, predictions_file: str = "<predictions>",
+                progress: Callable[[int, int], None] | None = None) -> QAReport:
+    """Read and score a QA / fact-check file.
+
+    Parameters
+    ----------
+    data : bytes
+        Records (JSONL, JSON array, CSV) or a SQuAD-style dataset.
+    file : str
+        Its name (messages, format sniffing).
+    config : QAConfig, optional
+        Settings.
+    predictions : bytes, optional
+        A separate predictions file (``{id: answer}`` or records with id and prediction),
+        joined to the records by id.
+    predictions_file : str
+        Its name.
+    progress : callable, optional
+        ``progress(done, total)``.
+
+    Returns
+    -------
+    QAReport
+
+    Raises
+    ------
+    InputError
+        When a file cannot be decoded (or the predictions file is not valid JSON).
+    """
+    from evaluators.qa.records import join_predictions, read_prediction_map, read_qa_records
+
+    records = read_qa_records(data, file)
+    if predictions is not None:
+        mapping, issues = read_prediction_map(predictions, predictions_file)
+        records = join_predictions(records, mapping, predictions_file)
+        records.issues.extend(issues)
+    return evaluate_records(records, config, progress)

@@ -1,0 +1,46 @@
+"""Downloads of a QA report: the JSON report and the per-record CSV (both carry the signature)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from evaluators.qa.evaluate import QAReport
+
+RECORD_COLUMNS = (
+    "id", "group", "status", "lang", "tokenizer", "exact_match", "token_f1", "question", "gold_answers",
+    "gold_field", "prediction", "prediction_raw", "prediction_field", "gold_verdict", "predicted_verdict",
+    "verdict_rule", "line",
+)
+
+
+def record_rows(report: QAReport) -> list[dict[str, Any]]:
+    """One flat dict per record (gold answers joined with `` | ``), columns :data:`RECORD_COLUMNS`."""
+    rows = []
+    for r in report.records:
+        row = {c: getattr(r, c) for c in RECORD_COLUMNS}
+        row["gold_answers"] = " | ".join(r.gold_answers)
+        rows.append(row)
+    return rows
+
+
+def report_json(report: QAReport, *, include_records: bool = True) -> str:
+    """The report as pretty JSON (UTF-8 text, no NaN); records included by default."""
+    data = report.to_dict()
+    if not include_records:
+        data.pop("records", None)
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def records_csv(report: QAReport) -> str:
+    """Per-record CSV text (UTF-8); the last column repeats the report's signature."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=[*RECORD_COLUMNS, "signature"])
+    writer.writeheader()
+    for row in record_rows(report):
+        row = {k: ("" if v is None else v) for k, v in row.items()}
+        row["signature"] = report.signature
+        writer.writerow(row)
+    return buf.getvalue()

@@ -1,0 +1,146 @@
+"""Read QA / fact-check input: JSONL, JSON arrays, CSV, and SQuAD-style files with a predictions map.
+
+Record files (one object per question with its ground truth and prediction) go through
+:func:`evaluators.io.read_records`: a broken line is reported with its number and skipped.
+
+A SQuAD-style dataset (``{"data": [{"paragraphs": [{"qas": [...]}]}]}``, as SQuAD v1.1
+and CMRC 2018 ship) is flattened to one record per question (``id``, ``question``,
+``answers``).  Predictions can then come from a separate JSON object ``{id: answer}``
+(the official scripts' prediction file), joined by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evaluators.io import InputIssue, Record, RecordSet, decode_bytes, read_records
+from evaluators.io.readers import parse_json_text, sniff_format
+from evaluators.io.errors import InputError
+
+#: Field that receives predictions joined from a separate predictions file.
+JOINED_PRED_FIELD = "prediction"
+
+
+def _is_squad(value: Any) -> bool:
+    if not isinstance(value, Mapping) or not isinstance(value.get("data"), list) or not value["data"]:
+        return False
+    first = value["data"][0]
+    return isinstance(first, Mapping) and isinstance(first.get("paragraphs"), list)
+
+
+def _flatten_squad(value: Mapping[str, Any], file: str, encoding: str) -> RecordSet:
+    out = RecordSet(file=file, format="squad", encoding=encoding)
+    for a, article in enumerate(value["data"]):
+        paragraphs = article.get("paragraphs") if isinstance(article, Mapping) else None
+        if not isinstance(paragraphs, list):
+            out.issues.append(InputIssue(file, "expected a 'paragraphs' list", path=f"data[{a}]"))
+            continue
+        for p, para in enumerate(paragraphs):
+            qas = para.get("qas") if isinstance(para, Mapping) else None
+            if not isinstance(qas, list):
+                out.issues.append(InputIssue(file, "expected a 'qas' list", path=f"data[{a}].paragraphs[{p}]"))
+                continue
+            for q, qa in enumerate(qas):
+                if not isinstance(qa, Mapping) or "id" not in qa:
+                    out.issues.append(InputIssue(file, "expected a question object with an 'id'",
+                                                 path=f"data[{a}].paragraphs[{p}].qas[{q}]"))
+                    continue
+                answers = [x.get("text") for x in qa.get("answers") or [] if isinstance(x, Mapping)]
+                record = {"id": str(qa["id"]).strip(), "question": qa.get("question", ""), "answers": answers}
+                if isinstance(article, Mapping) and article.get("title"):
+                    record["title"] = article["title"]
+                out.records.append(Record(record, None, len(out.records)))
+    return out
+
+
+def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
+    """Read QA records from bytes (JSONL, JSON array, CSV or a SQuAD-style dataset).
+
+    Parameters
+    ----------
+    data : bytes
+        File content (UTF-8, UTF-8 with BOM or GB18030).
+    file : str
+        Name for messages and format sniffing.
+
+    Returns
+    -------
+    RecordSet
+        Records in file order with the issues found (broken lines are skipped and listed).
+
+    Raises
+    ------
+    InputError
+        When the bytes cannot be decoded.
+    """
+    decoded = decode_bytes(data, file)
+    if sniff_format(file, decoded.text) == "json":
+        try:
+            value = parse_json_text(decoded.text, file)
+        except InputError:
+            value = None
+        if _is_squad(value):
+            return _flatten_squad(value, file, decoded.encoding)
+    return read_records(data, file)
+
+
+def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[str, Any], list[InputIssue]]:
+    """Read a predictions file: a JSON object ``{id: answer}``, or records with an id and a prediction.
+
+    Returns
+    -------
+    (predictions, issues)
+        Answers keyed by id (as strings) and the problems found.
+
+    Raises
+    ------
+    InputError
+        When the bytes cannot be decoded, or the JSON is invalid.
+    """
+    decoded = decode_bytes(data, file)
+    if sniff_format(file, decoded.text) == "json":
+        value = parse_json_text(decoded.text, file)
+        if isinstance(value, Mapping) and not any(isinstance(v, list) for v in value.values()):
+            return {str(k).strip(): v for k, v in value.items()}, []
+    from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
+
+    rs = read_records(data, file)
+    out: dict[str, Any] = {}
+    issues = list(rs.issues)
+    for rec in rs.records:
+        rid = text_field(rec.data, ID_FIELDS, allow_numbers=True)
+        pred = next((rec.data[f] for f in DEFAULT_PRED_FIELDS + ("answer",) if f in rec.data), None)
+        if rid is None:
+            issues.append(InputIssue(file, "prediction record without an id field "
+                                     f"(expected one of {', '.join(ID_FIELDS)})", line=rec.line,
+                                     path=None if rec.line else f"[{rec.index}]"))
+            continue
+        out[rid.strip()] = pred
+    return out, issues
+
+
+def join_predictions(records: RecordSet, predictions: Mapping[str, Any], pred_file: str) -> RecordSet:
+    """Attach predictions by id to each record (field :data:`JOINED_PRED_FIELD`).
+
+    Records whose id has no prediction keep no prediction (scored as missing); prediction
+    ids that match no record are reported as one warning.
+    """
+    from evaluators.qa.fields import ID_FIELDS, text_field
+
+    out = RecordSet(file=records.file, format=records.format, encoding=records.encoding, issues=list(records.issues))
+    seen: set[str] = set()
+    for rec in records.records:
+        rid = text_field(rec.data, ID_FIELDS, allow_numbers=True)
+        data = dict(rec.data)
+        if rid is not None and rid.strip() in predictions:
+            data[JOINED_PRED_FIELD] = predictions[rid.strip()]
+            seen.add(rid.strip())
+        out.records.append(Record(data, rec.line, rec.index))
+    extra = [k for k in predictions if k not in seen]
+    if extra:
+        shown = ", ".join(extra[:10]) + (" ..." if len(extra) > 10 else "")
+        out.issues.append(InputIssue(pred_file, f"{len(extra)} prediction id(s) match no question: {shown}",
+                                     severity="warning", kind="pairing"))
+    return out
+

@@ -1,0 +1,111 @@
+"""``python -m evaluators testsets``: keyword-score a test set (or multi-turn expected points) against answers.
+
+Exit codes: 0 success; 2 unusable input (unreadable file, invalid JSON, no valid item),
+with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``testsets`` subcommand."""
+    p = subparsers.add_parser(
+        "testsets",
+        help="keyword-scored test sets (single turn) and multi-turn expected points",
+        description="Score answers against a test set: fraction of keywords found per item (NFKC + casefold), "
+                    "or expected points covered per turn and dialogue; breakdown by category and difficulty.",
+    )
+    p.add_argument("--items", required=True, metavar="FILE", help="test set JSON (factual_qa.json, multi_turn.json ...)")
+    p.add_argument("--pred", required=True, metavar="FILE",
+                   help="answers keyed by item id (and turn): JSON object, JSON array, JSONL or CSV")
+    p.add_argument("--kind", choices=("auto", "single", "multi_turn"), default="auto", help="default: detect")
+    p.add_argument("--verbose", action="store_true", help="print every item / turn")
+    p.add_argument("--output-file", dest="output_file", metavar="FILE", help="write the JSON report")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``testsets`` subcommand; returns the exit code."""
+    from evaluators.io import InputError
+    from evaluators.qa.tables import format_table
+    from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
+
+    try:
+        items_bytes = Path(args.items).read_bytes()
+        pred_bytes = Path(args.pred).read_bytes()
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    try:
+        test_set = load_test_set(items_bytes, args.items, None if args.kind == "auto" else args.kind)
+        answers = load_answers(pred_bytes, args.pred)
+    except InputError as exc:
+        return _fail(str(exc))
+    for issue in list(test_set.issues) + list(answers.issues):
+        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+    if not test_set.items:
+        return _fail(f"{args.items}: no valid item")
+    if not answers.answers:
+        return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
+    report = evaluate_test_set(test_set, answers)
+    bar = "=" * 80
+    print(bar)
+    print(f"test set: {args.items} ({test_set.kind}, {len(test_set.items)} items, version {test_set.version})")
+    print(f"answers:  {args.pred} ({len(answers.answers)} answers)")
+    print(f"rule:     {report.rule}")
+    print(bar)
+    if report.kind == "single":
+        o = report.overall
+        print(f"items: {o.n_items}  scored: {o.n_scored}  missing answers: {len(report.missing_prediction)} (scored 0)"
+              f"  without keywords: {len(report.no_keywords)} (not scored)")
+        print(f"mean keyword score (macro over items): {_num(o.mean_score)}")
+        print(f"keyword recall (micro): {_num(o.keyword_recall)}  ({o.keywords_found} of {o.keywords_total})")
+        if o.n_human:
+            print(f"mean human score (1-5): {o.mean_human_score:.2f} over {o.n_human}")
+        rows = [[f"category={k}", v.n_items, _num(v.mean_score), _num(v.keyword_recall)]
+                for k, v in report.by_category.items()]
+        rows += [[f"difficulty={k}", v.n_items, _num(v.mean_score), _num(v.keyword_recall)]
+                 for k, v in report.by_difficulty.items()]
+        print()
+        print(format_table(["subset", "items", "mean score", "keyword recall"], rows))
+        if args.verbose:
+            print(bar)
+            for r in report.items:
+                print(f"  {r.id} [{r.status}] score {_num(r.score)}  found {list(r.found)}  missing {list(r.missing)}")
+    else:
+        o = report.overall
+        print(f"dialogues: {len(report.dialogues)}  turns: {o.n_turns}  missing answers: {len(report.missing_prediction)}")
+        print(f"points covered (micro): {_num(o.coverage_micro)}  ({o.n_covered} of {o.n_points})")
+        print(f"mean turn coverage (macro over turns): {_num(o.coverage_macro)}")
+        print(f"mean dialogue coverage (macro over dialogues): {_num(report.dialogue_macro)}")
+        rows = [[d.id, d.scenario, len(d.turns), f"{d.n_covered}/{d.n_points}", _num(d.coverage_micro)]
+                for d in report.dialogues]
+        print()
+        print(format_table(["dialogue", "scenario", "turns", "covered", "coverage"], rows))
+        if args.verbose:
+            print(bar)
+            for d in report.dialogues:
+                for t in d.turns:
+                    marks = ", ".join(f"{'+' if p.covered else '-'}{p.point} ({p.rule})" for p in t.points)
+                    print(f"  {d.id}#{t.turn} [{t.status}] {t.n_covered}/{t.n_points}: {marks}")
+    if report.extra_answers:
+        print(f"answers matching no item: {', '.join(report.extra_answers)}")
+    print(bar)
+    print(f"signature: {report.signature}")
+    if args.output_file:
+        Path(args.output_file).write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        print(f"report written to {args.output_file}")
+    return 0

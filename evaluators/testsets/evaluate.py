@@ -1,0 +1,491 @@
+"""Score keyword test sets (single turn) and expected-point coverage (multi-turn) against answers.
+
+Answers come from a predictions file keyed by item id (and turn for multi-turn):
+
+- a JSON object ``{id: answer}``, ``{id: {"answer": ..., "human_score": 4}}``, or for
+  multi-turn ``{id: {"1": answer, "2": answer}}`` / ``{id: [answer_turn1, answer_turn2]}``;
+- or records (JSON array, JSONL, CSV) with ``id``, optional ``turn``, an answer field
+  (``answer``, ``prediction``, ``response``, ``final_answer``, ``output``, ``model_answer``)
+  and optionally ``human_score`` (1-5 rubric, see :data:`evaluators.testsets.schema.RUBRIC`)
+  or ``turns: [{"turn", "answer"}]``.
+
+Missing-answer policy: an item with keywords but no answer is scored 0.0 (listed as
+missing; an error, in the denominators); an item without keywords has no automatic score
+(``None``, listed, not in the denominators).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from evaluators import __version__
+from evaluators.io import InputIssue, decode_bytes, read_records
+from evaluators.io.readers import parse_json_text, sniff_format
+from evaluators.results import DictMixin, mean_or_none, safe_div
+from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
+from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
+
+ANSWER_FIELDS = ("answer", "prediction", "response", "final_answer", "output", "model_answer")
+POINT_RULE = ("expected point covered: 'keywords' rule when the point lists keywords (all must appear), "
+              "else 'verbatim' (the point text appears, NFKC+casefold, whitespace/punctuation ignored)")
+AGGREGATION = "mean_score: mean over scored items (macro over items); keyword_recall: found / total keywords (micro)"
+_SCORE = TypeAdapter(HumanScore)
+
+
+def signature(kind: str) -> str:
+    """Signature of a test-set evaluation."""
+    rule = KEYWORD_RULE if kind == "single" else POINT_RULE
+    return f"evalboard {__version__}; testsets/{kind}: {rule}"
+
+
+@dataclass(frozen=True)
+class Answer(DictMixin):
+    """An answer to one item (or one turn) with an optional human score on the 1-5 rubric."""
+
+    text: str
+    human_score: int | None = None
+
+
+@dataclass
+class AnswerSet(DictMixin):
+    """Answers keyed by ``(item id, turn)``; ``turn`` is ``None`` for single-turn answers."""
+
+    file: str
+    answers: dict[tuple[str, int | None], Answer] = field(default_factory=dict)
+    issues: list[InputIssue] = field(default_factory=list)
+
+
+def _human(value: Any, file: str, where: dict[str, Any], issues: list[InputIssue]) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return _SCORE.validate_python(int(value) if isinstance(value, str) and value.strip().isdigit() else value)
+    except (ValidationError, ValueError):
+        issues.append(InputIssue(file, f"human_score must be an integer from 1 to 5, got {value!r}", **where))
+        return None
+
+
+def _answer_of(value: Any) -> tuple[str | None, Any]:
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, Mapping):
+        for f in ANSWER_FIELDS:
+            if isinstance(value.get(f), str):
+                return value[f], value.get("human_score")
+    return None, None
+
+
+def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
+    """Read a predictions file (formats in the module docstring).
+
+    Returns
+    -------
+    AnswerSet
+        Answers and located issues (a record without id or answer is reported and skipped).
+
+    Raises
+    ------
+    InputError
+        When the bytes cannot be decoded or a JSON document does not parse.
+    """
+    out = AnswerSet(file)
+    text = decode_bytes(data, file).text
+    value = None
+    fmt = sniff_format(file, text)
+    if fmt == "json":
+        value = parse_json_text(text, file)
+    elif text.lstrip().startswith("{"):
+        try:  # a JSON object in a file without a .json name (JSONL otherwise)
+            value = json.loads(text)
+        except ValueError:
+            value = None
+    is_record = isinstance(value, Mapping) and "id" in value and any(f in value for f in ANSWER_FIELDS + ("turns",))
+    if value is not None and not is_record:
+        if isinstance(value, Mapping) and not any(isinstance(v, list) and v and isinstance(v[0], Mapping)
+                                                  for v in value.values()):
+            for key, v in value.items():
+                where = {"path": str(key)}
+                ans, score = _answer_of(v)
+                if ans is not None:
+                    out.answers[(str(key), None)] = Answer(ans, _human(score, file, where, out.issues))
+                elif isinstance(v, list):
+                    for t, item in enumerate(v, start=1):
+                        a, s = _answer_of(item)
+                        if a is not None:
+                            out.answers[(str(key), t)] = Answer(a, _human(s, file, {"path": f"{key}[{t - 1}]"}, out.issues))
+                elif isinstance(v, Mapping):
+                    for t, item in v.items():
+                        a, s = _answer_of(item)
+                        if a is not None and str(t).strip().isdigit():
+                            out.answers[(str(key), int(t))] = Answer(a, _human(s, file, {"path": f"{key}.{t}"}, out.issues))
+                        else:
+                            out.issues.append(InputIssue(file, "expected an answer string or {turn: answer}",
+                                                         path=f"{key}.{t}"))
+                else:
+                    out.issues.append(InputIssue(file, "expected an answer string", path=str(key)))
+            return out
+    rs = read_records(data, file, "json" if isinstance(value, list) or (isinstance(value, Mapping) and not is_record)
+                      else None)
+    out.issues.extend(rs.issues)
+    for rec in rs.records:
+        where = {"line": rec.line} if rec.line else {"path": f"[{rec.index}]"}
+        rid = rec.data.get("id")
+        if rid is None or not str(rid).strip():
+            out.issues.append(InputIssue(file, "answer record without 'id'", **where))
+            continue
+        rid = str(rid).strip()
+        if isinstance(rec.data.get("turns"), list):
+            for k, t in enumerate(rec.data["turns"]):
+                a, s = _answer_of(t)
+                num = t.get("turn", k + 1) if isinstance(t, Mapping) else k + 1
+                if a is None:
+                    out.issues.append(InputIssue(file, "turn without an answer", **where))
+                    continue
+                out.answers[(rid, int(num))] = Answer(a, _human(s, file, where, out.issues))
+            continue
+        a, s = _answer_of(rec.data)
+        if a is None:
+            out.issues.append(InputIssue(file, f"no answer field (expected one of {', '.join(ANSWER_FIELDS)})", **where))
+            continue
+        turn = rec.data.get("turn")
+        try:
+            turn = int(turn) if turn not in (None, "") else None
+        except (TypeError, ValueError):
+            out.issues.append(InputIssue(file, f"turn must be an integer, got {turn!r}", **where))
+            continue
+        out.answers[(rid, turn)] = Answer(a, _human(s, file, where, out.issues))
+    return out
+
+
+# ---------------------------------------------------------------- single turn
+
+
+@dataclass(frozen=True)
+class ItemResult(DictMixin):
+    """Score of one single-turn item.
+
+    Attributes
+    ----------
+    status : str
+        ``scored``, ``missing_prediction`` (scored 0.0) or ``no_keywords`` (no score).
+    score : float or None
+        Fraction of keywords found, in [0, 1].
+    """
+
+    id: str
+    category: str
+    difficulty: str
+    question: str
+    expected_answer: str
+    answer: str | None
+    status: str
+    keywords: tuple[str, ...]
+    found: tuple[str, ...]
+    missing: tuple[str, ...]
+    score: float | None
+    human_score: int | None
+
+
+@dataclass(frozen=True)
+class GroupStats(DictMixin):
+    """Aggregate of a set of items.
+
+    Attributes
+    ----------
+    n_items : int
+        Items in the group.
+    n_scored : int
+        Items with an automatic score (the denominator of ``mean_score``).
+    mean_score : float or None
+        Mean keyword score (macro over items).
+    keywords_found, keywords_total : int
+        Pooled keyword counts.
+    keyword_recall : float or None
+        ``keywords_found / keywords_total`` (micro).
+    mean_human_score : float or None
+        Mean of the 1-5 human scores given (``n_human`` of them).
+    """
+
+    n_items: int
+    n_scored: int
+    mean_score: float | None
+    keywords_found: int
+    keywords_total: int
+    keyword_recall: float | None
+    mean_human_score: float | None
+    n_human: int
+
+
+def _stats(rows: Sequence[ItemResult]) -> GroupStats:
+    scored = [r for r in rows if r.score is not None]
+    found = sum(len(r.found) for r in scored)
+    total = sum(len(r.keywords) for r in scored)
+    humans = [r.human_score for r in rows if r.human_score is not None]
+    return GroupStats(len(rows), len(scored), mean_or_none(r.score for r in scored), found, total,
+                      safe_div(found, total), mean_or_none(humans), len(humans))
+
+
+@dataclass(frozen=True)
+class TestSetReport(DictMixin):
+    """Result of :func:`evaluate_single`.
+
+    Attributes
+    ----------
+    overall : GroupStats
+    by_category, by_difficulty : dict of str to GroupStats
+        In the schema's order, only values present.
+    items : tuple of ItemResult
+    missing_prediction, no_keywords : tuple of str
+        Item ids.
+    extra_answers : tuple of str
+        Answer ids that match no item.
+    issues : tuple of InputIssue
+        Test-set and answer-file problems.
+    """
+
+    __test__ = False
+
+    file: str
+    answers_file: str
+    kind: str
+    overall: GroupStats
+    by_category: dict[str, GroupStats]
+    by_difficulty: dict[str, GroupStats]
+    items: tuple[ItemResult, ...]
+    missing_prediction: tuple[str, ...]
+    no_keywords: tuple[str, ...]
+    extra_answers: tuple[str, ...]
+    issues: tuple[InputIssue, ...]
+    rule: str = KEYWORD_RULE
+    aggregation: str = AGGREGATION
+    signature: str = ""
+
+
+def _answer_for(answers: AnswerSet, item_id: str, turn: int | None) -> Answer | None:
+    a = answers.answers.get((item_id, turn))
+    if a is None and turn is None:
+        a = answers.answers.get((item_id, 1))
+    return a
+
+
+def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
+    """Keyword-score each item of a single-turn set.
+
+    Parameters
+    ----------
+    test_set : TestSet
+        ``kind == "single"``.
+    answers : AnswerSet
+        Answers keyed by item id.
+
+    Returns
+    -------
+    TestSetReport
+
+    Raises
+    ------
+    ValueError
+        If ``test_set`` is a multi-turn set.
+    """
+    if test_set.kind != "single":
+        raise ValueError("evaluate_single needs a single-turn test set; use evaluate_multi_turn")
+    rows = []
+    for item in test_set.items:
+        assert isinstance(item, TestItem)
+        a = _answer_for(answers, item.id, None)
+        text = a.text if a is not None and a.text.strip() else None
+        ks = keyword_score(text or "", item.keywords)
+        if ks.score is None:
+            status = "no_keywords"
+        elif text is None:
+            status = "missing_prediction"
+        else:
+            status = "scored"
+        rows.append(ItemResult(item.id, item.category, item.difficulty, item.question, item.expected_answer, text,
+                               status, tuple(item.keywords), ks.found, ks.missing, ks.score,
+                               a.human_score if a is not None else None))
+    ids = {i.id for i in test_set.items}
+    extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
+    return TestSetReport(
+        file=test_set.file, answers_file=answers.file, kind="single", overall=_stats(rows),
+        by_category={c: _stats([r for r in rows if r.category == c]) for c in CATEGORIES
+                     if any(r.category == c for r in rows)},
+        by_difficulty={d: _stats([r for r in rows if r.difficulty == d]) for d in DIFFICULTIES
+                       if any(r.difficulty == d for r in rows)},
+        items=tuple(rows),
+        missing_prediction=tuple(r.id for r in rows if r.status == "missing_prediction"),
+        no_keywords=tuple(r.id for r in rows if r.status == "no_keywords"),
+        extra_answers=extra,
+        issues=tuple(test_set.issues) + tuple(answers.issues),
+        signature=signature("single"),
+    )
+
+
+# ---------------------------------------------------------------- multi-turn
+
+
+@dataclass(frozen=True)
+class TurnResult(DictMixin):
+    """Coverage of one turn's expected points.
+
+    Attributes
+    ----------
+    status : str
+        ``scored`` or ``missing_prediction`` (nothing covered, counted).
+    coverage : float
+        ``n_covered / n_points`` in [0, 1].
+    """
+
+    dialogue_id: str
+    turn: int
+    user: str
+    requires_context: bool
+    answer: str | None
+    status: str
+    points: tuple[PointCoverage, ...]
+    n_points: int
+    n_covered: int
+    coverage: float
+    human_score: int | None
+
+
+@dataclass(frozen=True)
+class DialogueResult(DictMixin):
+    """Coverage of one dialogue.
+
+    Attributes
+    ----------
+    coverage_micro : float or None
+        Covered points / all points of the dialogue.
+    coverage_macro : float or None
+        Mean of the turn coverages.
+    """
+
+    id: str
+    scenario: str
+    turns: tuple[TurnResult, ...]
+    n_points: int
+    n_covered: int
+    coverage_micro: float | None
+    coverage_macro: float | None
+
+
+@dataclass(frozen=True)
+class CoverageStats(DictMixin):
+    """Coverage over a set of turns: ``micro`` (pooled points) and ``macro`` (mean over turns)."""
+
+    n_turns: int
+    n_points: int
+    n_covered: int
+    coverage_micro: float | None
+    coverage_macro: float | None
+
+
+def _coverage(turns: Sequence[TurnResult]) -> CoverageStats:
+    n_p = sum(t.n_points for t in turns)
+    n_c = sum(t.n_covered for t in turns)
+    return CoverageStats(len(turns), n_p, n_c, safe_div(n_c, n_p), mean_or_none(t.coverage for t in turns))
+
+
+@dataclass(frozen=True)
+class MultiTurnReport(DictMixin):
+    """Result of :func:`evaluate_multi_turn`.
+
+    Attributes
+    ----------
+    overall : CoverageStats
+        Over all turns.
+    dialogue_macro : float or None
+        Mean of the dialogues' micro coverage (macro over dialogues).
+    by_requires_context : dict of str to CoverageStats
+        ``"with context"`` / ``"without context"`` turns.
+    dialogues : tuple of DialogueResult
+    missing_prediction : tuple of str
+        ``"<dialogue id>#<turn>"`` of turns without an answer.
+    extra_answers : tuple of str
+        Answer keys that match no turn.
+    """
+
+    file: str
+    answers_file: str
+    kind: str
+    overall: CoverageStats
+    dialogue_macro: float | None
+    by_requires_context: dict[str, CoverageStats]
+    dialogues: tuple[DialogueResult, ...]
+    missing_prediction: tuple[str, ...]
+    extra_answers: tuple[str, ...]
+    issues: tuple[InputIssue, ...]
+    rule: str = POINT_RULE
+    signature: str = ""
+
+
+def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnReport:
+    """Expected-point coverage per turn and per dialogue.
+
+    Parameters
+    ----------
+    test_set : TestSet
+        ``kind == "multi_turn"``.
+    answers : AnswerSet
+        Answers keyed by ``(dialogue id, turn)``.
+
+    Returns
+    -------
+    MultiTurnReport
+
+    Raises
+    ------
+    ValueError
+        If ``test_set`` is a single-turn set.
+    """
+    if test_set.kind != "multi_turn":
+        raise ValueError("evaluate_multi_turn needs a multi-turn test set; use evaluate_single")
+    dialogues = []
+    all_turns: list[TurnResult] = []
+    used: set[tuple[str, int | None]] = set()
+    for d in test_set.items:
+        assert isinstance(d, Dialogue)
+        turns = []
+        for t in sorted(d.turns, key=lambda t: t.turn):
+            a = answers.answers.get((d.id, t.turn))
+            used.add((d.id, t.turn))
+            text = a.text if a is not None and a.text.strip() else None
+            points = tuple(point_coverage(text or "", p.point, p.keywords) if isinstance(p, ExpectedPoint)
+                           else point_coverage(text or "", p) for p in t.expected_points)
+            n_cov = sum(p.covered for p in points)
+            turns.append(TurnResult(d.id, t.turn, t.user, t.requires_context, text,
+                                    "scored" if text is not None else "missing_prediction", points, len(points),
+                                    n_cov, n_cov / len(points), a.human_score if a is not None else None))
+        n_p = sum(t.n_points for t in turns)
+        n_c = sum(t.n_covered for t in turns)
+        dialogues.append(DialogueResult(d.id, d.scenario, tuple(turns), n_p, n_c, safe_div(n_c, n_p),
+                                        mean_or_none(t.coverage for t in turns)))
+        all_turns.extend(turns)
+    extra = tuple(sorted(f"{k}#{t}" if t is not None else k for k, t in answers.answers if (k, t) not in used))
+    return MultiTurnReport(
+        file=test_set.file, answers_file=answers.file, kind="multi_turn", overall=_coverage(all_turns),
+        dialogue_macro=mean_or_none(d.coverage_micro for d in dialogues),
+        by_requires_context={
+            label: _coverage([t for t in all_turns if t.requires_context is flag])
+            for label, flag in (("with context", True), ("without context", False))
+            if any(t.requires_context is flag for t in all_turns)
+        },
+        dialogues=tuple(dialogues),
+        missing_prediction=tuple(f"{t.dialogue_id}#{t.turn}" for t in all_turns if t.status == "missing_prediction"),
+        extra_answers=extra,
+        issues=tuple(test_set.issues) + tuple(answers.issues),
+        signature=signature("multi_turn"),
+    )
+
+
+def evaluate_test_set(test_set: TestSet, answers: AnswerSet) -> TestSetReport | MultiTurnReport:
+    """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind."""
+    if test_set.kind == "multi_turn":
+        return evaluate_multi_turn(test_set, answers)
+    return evaluate_single(test_set, answers)

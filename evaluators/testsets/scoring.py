@@ -1,0 +1,155 @@
+"""Keyword scores and expected-point coverage.
+
+Keyword score (the test sets' README): the fraction of an item's keywords found in the
+answer, after NFKC normalization and case folding of both (all found -> 1.0, some -> the
+fraction, none -> 0.0).  Matching is by substring, as the sets' keywords are Chinese words
+and names.
+
+Expected point (multi-turn): covered when
+
+- ``keywords`` rule: the point has keywords and all of them are found in the answer;
+- ``verbatim`` rule: the point has no keywords and the point text itself is found in the
+  answer, comparing both after NFKC, case folding and removal of whitespace and
+  punctuation (``"恰斯卡、伊法所在"`` needs ``恰斯卡伊法所在`` in the answer).
+
+Each result says which rule decided it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from evaluators.results import DictMixin, safe_div
+
+KEYWORD_RULE = "keywords: substring after NFKC + casefold; score = found / total"
+POINT_RULES = ("keywords", "verbatim")
+_DROP = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=4096)
+def fold(text: str) -> str:
+    """NFKC + case folding (the comparison form of answers and keywords)."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _loose(text: str) -> str:
+    return _DROP.sub("", fold(text))
+
+
+@dataclass(frozen=True)
+class KeywordScore(DictMixin):
+    """Keywords found in one answer.
+
+    Attributes
+    ----------
+    found, missing : tuple of str
+        Keywords present / absent (original spelling, in the item's order).
+    n_keywords : int
+        Total keywords.
+    score : float or None
+        ``len(found) / n_keywords`` in [0, 1]; ``None`` without keywords.
+    """
+
+    found: tuple[str, ...]
+    missing: tuple[str, ...]
+    n_keywords: int
+    score: float | None
+
+
+def keyword_score(answer: str, keywords: Sequence[str]) -> KeywordScore:
+    """Score an answer by the fraction of keywords it contains.
+
+    Parameters
+    ----------
+    answer : str
+        Model answer (may be empty: every keyword is then missing).
+    keywords : sequence of str
+        Scoring keywords; blank ones are ignored.
+
+    Returns
+    -------
+    KeywordScore
+
+    Examples
+    --------
+    >>> keyword_score("伊法是花羽会的医生", ["伊法", "医生", "咔库库"]).score  # 2 of 3
+    0.6666666666666666
+    """
+    kws = [k for k in keywords if k and k.strip()]
+    folded = fold(answer or "")
+    found = tuple(k for k in kws if fold(k.strip()) in folded)
+    missing = tuple(k for k in kws if k not in found)
+    return KeywordScore(found, missing, len(kws), safe_div(len(found), len(kws)))
+
+
+def keyword_spans(answer: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
+    """Half-open character spans ``[start, end)`` of keyword occurrences in the *original* answer.
+
+    Matching is done on the per-character NFKC + casefold form mapped back to original
+    offsets; overlapping spans are merged.  Used to highlight keywords.
+    """
+    if not answer:
+        return []
+    chars: list[str] = []
+    owner: list[int] = []
+    for i, ch in enumerate(answer):
+        for c in fold(ch):
+            chars.append(c)
+            owner.append(i)
+    text = "".join(chars)
+    spans: list[tuple[int, int]] = []
+    for kw in keywords:
+        key = fold(kw.strip()) if kw else ""
+        if not key:
+            continue
+        start = text.find(key)
+        while start != -1:
+            spans.append((owner[start], owner[start + len(key) - 1] + 1))
+            start = text.find(key, start + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+@dataclass(frozen=True)
+class PointCoverage(DictMixin):
+    """Whether one expected point is covered by an answer.
+
+    Attributes
+    ----------
+    point : str
+        The expected point.
+    keywords : tuple of str
+        Its keywords (empty for the verbatim rule).
+    rule : str
+        ``"keywords"`` or ``"verbatim"``.
+    covered : bool
+        Covered by that rule.
+    found : tuple of str
+        Keywords found (keywords rule) or the point itself when covered (verbatim).
+    """
+
+    point: str
+    keywords: tuple[str, ...]
+    rule: str
+    covered: bool
+    found: tuple[str, ...]
+
+
+def point_coverage(answer: str, point: str, keywords: Sequence[str] = ()) -> PointCoverage:
+    """Decide whether ``answer`` covers an expected point (rules in the module docstring)."""
+    kws = tuple(k for k in keywords if k and k.strip())
+    if kws:
+        ks = keyword_score(answer, kws)
+        return PointCoverage(point, kws, "keywords", not ks.missing, ks.found)
+    hit = bool(_loose(point)) and _loose(point) in _loose(answer or "")
+    return PointCoverage(point, (), "verbatim", hit, (point,) if hit else ())

@@ -1,0 +1,151 @@
+"""QA and fact-check: EM / F1 (SQuAD for English, CMRC 2018 for Chinese), verdicts, confusion matrix."""
+
+from components.layout import page_frame
+
+source = page_frame("QA & Fact-check · 问答与事实核查", "✅",
+                    caption="Exact match and F1 per record; fact-check verdicts (T / F / uncertain) with a confusion matrix.")
+
+import streamlit as st  # noqa: E402
+
+from components.confusion import render_confusion  # noqa: E402
+from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
+                                 ratio_columns, records_frame, safe_md)
+from evaluators.demo import demo_path  # noqa: E402
+from evaluators.io import InputError  # noqa: E402
+from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
+from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
+
+DEMOS = {
+    "factcheck": ("Fact-check demo · 事实核查示例 (17 claims)", "factcheck_demo.jsonl"),
+    "qa": ("QA demo · 问答示例 (12 questions)", "qa_demo.jsonl"),
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def score(data: bytes, name: str, preds: bytes | None, preds_name: str, config: QAConfig):
+    """Score a file (cached on the bytes and the settings), with a progress bar while it runs."""
+    bar = st.progress(0.0, text=f"Scoring {name} …")
+    report = evaluate_qa(data, name, config, predictions=preds, predictions_file=preds_name,
+                         progress=lambda done, total: bar.progress(done / max(total, 1), text=f"Scored {done} of {total}"))
+    bar.empty()
+    return report
+
+
+def _fields(text: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    parts = tuple(p.strip() for p in text.replace("，", ",").split(",") if p.strip())
+    return parts or default
+
+
+if source == "demo":
+    choice = st.radio("Demo data · 示例数据", list(DEMOS), format_func=lambda k: DEMOS[k][0], horizontal=True,
+                      key="qa_demo")
+    file_name = DEMOS[choice][1]
+    data = demo_path("qa", file_name).read_bytes()
+    preds, preds_name = None, "<predictions>"
+else:
+    up = st.file_uploader("Records: JSONL, JSON array or CSV (UTF-8, BOM or GB18030), or a SQuAD-style dataset · 上传文件",
+                          type=["jsonl", "json", "csv", "tsv", "txt"], key="qa_upload")
+    pred_up = st.file_uploader("Optional predictions {id: answer}, for a SQuAD-style dataset · 可选：预测文件",
+                               type=["json", "jsonl", "csv"], key="qa_pred_upload")
+    if up is None:
+        st.info("Upload a file to score it. Each record needs a ground truth (人工评测结果, 标准答案, 答案, answer, "
+                "answers, answers_objects or label, also inside original_row) and a prediction (final_answer, "
+                "prediction, predicted_label or pred). Fact-check files are detected from a `claim` field with "
+                "verdict answers or a dataset name such as hover / fever / fact.")
+        st.stop()
+    file_name, data = up.name, up.getvalue()
+    preds = pred_up.getvalue() if pred_up is not None else None
+    preds_name = pred_up.name if pred_up is not None else "<predictions>"
+
+with st.expander("Settings · 设置", expanded=False):
+    c1, c2, c3 = st.columns(3)
+    dataset = c1.text_input("Dataset name · 数据集名称", value="", help="hover, exfever, fever or fact in the name mean fact-check.")
+    task = c2.radio("Task · 任务", ["auto", "qa", "factcheck"], horizontal=True)
+    lang = c3.radio("Tokenization · 分词", ["auto", "en", "zh"], horizontal=True,
+                    help="auto: CMRC 2018 when the gold answer or the prediction holds Chinese, else SQuAD v1.1.")
+    gt_text = st.text_input("Ground-truth fields, by priority · 标准答案字段", ", ".join(DEFAULT_GT_FIELDS))
+    pred_text = st.text_input("Prediction fields, by priority · 预测字段", ", ".join(DEFAULT_PRED_FIELDS))
+
+config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fields(gt_text, DEFAULT_GT_FIELDS),
+                  pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS))
+try:
+    report = score(data, file_name, preds, preds_name, config)
+except InputError as exc:
+    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
+    st.stop()
+
+st.caption(f"File: {safe_md(file_name)} · task: **{report.task}** ({safe_md(report.task_reason)})")
+issues_table(report.issues)
+if report.n_records == 0:
+    st.error("No usable records in this file (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset).")
+    st.stop()
+if report.overall.n == 0:
+    st.error(f"None of the {report.n_records} records has a ground-truth answer "
+             f"(looked in: {safe_md(', '.join(config.gt_fields))}).")
+
+headline(report)
+
+if report.classification is not None:
+    st.subheader("Confusion matrix · 混淆矩阵")
+    cell = render_confusion(report.classification, key="qa_cm")
+    if cell is None:
+        st.caption("Click a cell, or pick a true and a predicted label, to list its claims.")
+    else:
+        rows = report.records_in_cell(*cell)
+        st.markdown(f"**{len(rows)} record(s)** with true = `{cell[0]}` and predicted = `{cell[1]}`")
+        st.dataframe([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
+                       "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
+                       "gold verdict": r.gold_verdict} for r in rows], hide_index=True, key="qa_cell_rows")
+    st.subheader("Per-class metrics · 各类别指标")
+    c = report.classification
+    st.dataframe(per_class_frame(report), hide_index=True, column_config=ratio_columns("precision", "recall", "f1"))
+    st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
+               "or no support for a class) are empty and skipped in the averages.")
+
+if len(report.by_lang) > 1 or report.by_group:
+    st.subheader("Breakdown · 分组")
+    st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
+
+st.subheader("Records · 逐条结果")
+frame = records_frame(report)
+f1c, f2c, f3c, f4c = st.columns([2, 2, 1, 2])
+statuses = f1c.multiselect("Status · 状态", sorted(frame["status"].unique()), default=sorted(frame["status"].unique()))
+langs = sorted(x for x in frame["lang"].dropna().unique())
+lang_pick = f2c.multiselect("Language · 语言", langs, default=langs) if langs else []
+only_errors = f3c.checkbox("Errors only · 只看错误", value=False)
+needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …")
+view = frame[frame["status"].isin(statuses)]
+if langs:
+    view = view[view["lang"].isin(lang_pick) | view["lang"].isna()]
+if only_errors:
+    view = view[view["exact_match"].notna() & (view["exact_match"] < 1)]
+if needle.strip():
+    text = view[["id", "question", "gold_answers", "prediction"]].astype(str).agg(" ".join, axis=1)
+    view = view[text.str.contains(needle.strip(), case=False, regex=False)]
+order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
+         "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
+st.dataframe(view, hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
+             column_order=[c for c in order if frame[c].notna().any()])
+st.caption(f"{len(view)} of {len(frame)} records shown.")
+
+c_left, c_right = st.columns(2)
+with c_left:
+    st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
+    if report.missing_gt:
+        st.dataframe(frame[frame["status"] == "missing_gt"][["id", "question", "prediction"]], hide_index=True,
+                     key="qa_missing_gt")
+with c_right:
+    if report.task == "factcheck":
+        st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
+                    f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
+        mask = frame["predicted_verdict"].eq("unparsed") & frame["status"].isin(["scored", "missing_prediction"])
+        if mask.any():
+            st.dataframe(frame[mask][["id", "question", "prediction_raw"]], hide_index=True, key="qa_unparsed")
+    else:
+        st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
+        if report.missing_prediction:
+            st.dataframe(frame[frame["status"] == "missing_prediction"][["id", "question", "gold_answers"]],
+                         hide_index=True, key="qa_missing_pred")
+
+st.subheader("Downloads · 下载")
+downloads(report)

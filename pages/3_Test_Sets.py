@@ -1,0 +1,136 @@
+"""Keyword-scored test sets (single turn) and multi-turn expected points."""
+
+from components.layout import page_frame
+
+source = page_frame("Test sets · 关键词测试集", "🧪",
+                    caption="Fraction of keywords found per item (NFKC + case folding); expected points covered per turn.")
+
+import json  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from components.qa_views import issues_table, ratio_columns, safe_md  # noqa: E402
+from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
+                                       turn_view)
+from evaluators.demo import demo_path  # noqa: E402
+from evaluators.io import InputError  # noqa: E402
+from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
+
+DEMOS = {
+    "single": ("Single-turn demo · 单轮示例 (9 items)", "factual_demo.json", "factual_demo_answers.json"),
+    "multi": ("Multi-turn demo · 多轮示例 (2 dialogues)", "multi_turn_demo.json", "multi_turn_demo_answers.jsonl"),
+}
+
+
+@st.cache_data(show_spinner="Scoring …", max_entries=16)
+def score(items: bytes, items_name: str, answers: bytes, answers_name: str):
+    """Load and score a test set against an answers file (cached on the bytes)."""
+    test_set = load_test_set(items, items_name)
+    ans = load_answers(answers, answers_name)
+    return test_set, ans, (evaluate_test_set(test_set, ans) if test_set.items else None)
+
+
+if source == "demo":
+    choice = st.radio("Demo data · 示例数据", list(DEMOS), format_func=lambda k: DEMOS[k][0], horizontal=True,
+                      key="ts_demo")
+    _, items_name, answers_name = DEMOS[choice]
+    items_bytes = demo_path("testsets", items_name).read_bytes()
+    answers_bytes = demo_path("testsets", answers_name).read_bytes()
+else:
+    c1, c2 = st.columns(2)
+    up_items = c1.file_uploader("Test set (factual_qa.json, multi_turn.json …) · 测试集", type=["json"], key="ts_items")
+    up_answers = c2.file_uploader("Answers keyed by id (and turn) · 模型回答", type=["json", "jsonl", "csv"],
+                                  key="ts_answers")
+    if up_items is None or up_answers is None:
+        st.info("Upload a test set and the answers to score. Answers: a JSON object {id: answer} (multi-turn: "
+                "{id: {turn: answer}}), or records with id, turn and answer (JSON array, JSONL or CSV); an optional "
+                "human_score (1-5) is kept for review.")
+        with st.expander("Human rubric (1-5) · 人工评分标准"):
+            rubric()
+        st.stop()
+    items_name, items_bytes = up_items.name, up_items.getvalue()
+    answers_name, answers_bytes = up_answers.name, up_answers.getvalue()
+
+try:
+    test_set, answers, report = score(items_bytes, items_name, answers_bytes, answers_name)
+except InputError as exc:
+    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
+    st.stop()
+
+st.caption(f"Test set: {safe_md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
+           f"version {safe_md(test_set.version)}) · answers: {safe_md(answers_name)} ({len(answers.answers)})")
+issues_table(list(test_set.issues) + list(answers.issues))
+if report is None:
+    st.error("No valid item in this test set; see the problems above.")
+    st.stop()
+if not answers.answers:
+    st.warning("No answers were read from the answers file: every item counts as unanswered.")
+
+if report.kind == "single":
+    o = report.overall
+    cols = st.columns(5)
+    cols[0].metric("Mean score · 平均得分", "n/a" if o.mean_score is None else f"{o.mean_score:.3f}",
+                   help="Mean keyword score over scored items (macro over items).")
+    cols[1].metric("Keyword recall · 关键词召回", "n/a" if o.keyword_recall is None else f"{o.keyword_recall:.3f}",
+                   help="Keywords found / all keywords (micro).")
+    cols[2].metric("Scored items · 评分条目", f"{o.n_scored} / {o.n_items}")
+    cols[3].metric("No answer · 无回答", len(report.missing_prediction), help="Scored 0.")
+    cols[4].metric("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",
+                   help=f"Mean of {o.n_human} 1-5 rubric scores given with the answers.")
+    st.caption(f"{report.aggregation}. Signature: {report.signature}")
+
+    st.subheader("By category and difficulty · 按类别与难度")
+    g1, g2 = st.columns(2)
+    g1.plotly_chart(breakdown_chart(report.by_category, "Category · 类别"), key="ts_cat_chart")
+    g2.plotly_chart(breakdown_chart(report.by_difficulty, "Difficulty · 难度"), key="ts_diff_chart")
+    t1, t2 = st.columns(2)
+    t1.dataframe(groups_frame(report.by_category, "category"), hide_index=True,
+                 column_config=ratio_columns("mean_score", "keyword_recall"))
+    t2.dataframe(groups_frame(report.by_difficulty, "difficulty"), hide_index=True,
+                 column_config=ratio_columns("mean_score", "keyword_recall"))
+
+    st.subheader("Items · 逐条")
+    frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
+                           "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
+                           "human_score": r.human_score, "question": r.question, "answer": r.answer,
+                           "missing": ", ".join(r.missing)} for r in report.items])
+    st.dataframe(frame, hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
+    st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
+    item_table(report)
+    if report.no_keywords:
+        st.caption(f"Without keywords (no automatic score, review by hand): {safe_md(', '.join(report.no_keywords))}")
+    if report.extra_answers:
+        st.caption(f"Answers that match no item: {safe_md(', '.join(report.extra_answers))}")
+else:
+    o = report.overall
+    cols = st.columns(4)
+    cols[0].metric("Points covered · 覆盖要点", "n/a" if o.coverage_micro is None else f"{o.coverage_micro:.3f}",
+                   help="Covered expected points / all points (micro).")
+    cols[1].metric("Mean turn coverage · 轮均覆盖", "n/a" if o.coverage_macro is None else f"{o.coverage_macro:.3f}",
+                   help="Mean over turns (macro).")
+    cols[2].metric("Mean dialogue coverage · 对话均覆盖",
+                   "n/a" if report.dialogue_macro is None else f"{report.dialogue_macro:.3f}",
+                   help="Mean of each dialogue's point coverage (macro over dialogues).")
+    cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
+    st.caption(f"Signature: {report.signature}")
+    st.dataframe(pd.DataFrame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
+                                "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
+                                "mean_turn_coverage": d.coverage_macro} for d in report.dialogues]),
+                 hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
+    if report.by_requires_context:
+        st.dataframe(pd.DataFrame([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro,
+                                    "mean_turn_coverage": v.coverage_macro}
+                                   for k, v in report.by_requires_context.items()]),
+                     hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"))
+    st.subheader("Turn by turn · 逐轮查看")
+    ids = [d.id for d in report.dialogues]
+    pick = st.selectbox("Dialogue · 对话", ids,
+                        format_func=lambda i: f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}")
+    turn_view(report, pick)
+
+with st.expander("Human rubric (1-5) · 人工评分标准"):
+    rubric()
+st.download_button("Download JSON report · 下载报告",
+                   json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
+                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json")

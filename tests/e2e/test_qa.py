@@ -1,0 +1,61 @@
+"""Browser tests: the QA / fact-check page (confusion matrix, cell click, Chinese text) and the test-set page."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+CHART = '[data-testid="stPlotlyChart"]'
+
+
+def _click_cell(page, row: int, col: int, n: int) -> None:
+    """Click the centre of cell (row, col) of the n x n heatmap."""
+    area = page.locator(f"{CHART} .nsewdrag").first
+    area.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    box = area.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * (col + 0.5) / n, box["y"] + box["height"] * (row + 0.5) / n)
+
+
+def test_confusion_matrix_page_click_a_cell(app_url, page):
+    page.goto(f"{app_url}/QA_Factcheck")
+    wait_for_app(page)
+    page.wait_for_selector(f"{CHART} .nsewdrag")
+    assert page.get_by_role("heading", name="QA & Fact-check · 问答与事实核查").count() == 1
+    chart_text = " ".join(page.locator(f"{CHART} text").evaluate_all("els => els.map(e => e.textContent || '')"))
+    for word in ("unparsed", "uncertain", "真实", "预测"):
+        assert word in chart_text
+    # rows = predicted (default): row 3 is "unparsed", column 0 is "T"
+    _click_cell(page, 3, 0, 4)
+    page.get_by_text("3 record(s)").wait_for()
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for()
+    assert "62.50%" in page.locator('[data-testid="stMetricValue"]').first.inner_text()
+    # switch to rows = true and click true = F, predicted = F (row 1, column 1): 4 claims
+    page.get_by_text("Rows = true · 行为真实 (scikit-learn)").click()
+    wait_for_app(page)
+    page.wait_for_selector(f"{CHART} .nsewdrag")
+    _click_cell(page, 1, 1, 4)
+    page.get_by_text("4 record(s)").wait_for()
+
+
+def test_qa_demo_and_test_set_pages_render(app_url, page):
+    page.goto(f"{app_url}/QA_Factcheck")
+    wait_for_app(page)
+    page.get_by_text("QA demo · 问答示例 (12 questions)").click()
+    wait_for_app(page)
+    page.get_by_text("Records · 逐条结果").wait_for()
+    assert page.locator(CHART).count() == 0  # no confusion matrix for plain QA
+    assert "36.36%" in page.locator('[data-testid="stMetricValue"]').first.inner_text()
+
+    page.goto(f"{app_url}/Test_Sets")
+    wait_for_app(page)
+    page.locator("mark", has_text="林远").first.wait_for()
+    page.locator(CHART).nth(1).wait_for()  # category and difficulty charts
+    page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
+    wait_for_app(page)
+    page.get_by_text("Turn by turn · 逐轮查看").wait_for()
+    assert page.get_by_text("needs context · 依赖上文").count() == 2

@@ -1,0 +1,91 @@
+"""AppTest for the test-set page: demo single and multi-turn sets, highlights, real uploads, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT, require_shared
+from tests.pages.test_qa_page import metric_values, run_page
+
+PAGE = str(ROOT / "pages" / "3_Test_Sets.py")
+
+
+def _app() -> AppTest:
+    return run_page(PAGE)
+
+
+_metrics = metric_values
+
+
+def _html(at) -> str:
+    return "\n".join(md.value for md in at.markdown)
+
+
+def _upload(items: tuple[str, bytes], answers: tuple[str, bytes]) -> AppTest:
+    at = _app()
+    at.radio(key="_source_widget").set_value("upload").run()
+    assert at.info and "Upload a test set" in at.info[0].value
+    at.file_uploader(key="ts_items").upload(*items)
+    at.file_uploader(key="ts_answers").upload(*answers)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_demo_single_turn_scores_and_highlights():
+    at = _app()
+    m = _metrics(at)
+    assert m["Mean score"] == "0.625" and m["Keyword recall"] == "0.647" and m["Scored items"] == "8 / 9"
+    html = _html(at)
+    assert "<mark" in html and ">林远</mark>" in html          # matched keyword highlighted in the answer
+    assert ">ＢＲＡＳＳ</mark>" in html                         # found through NFKC, highlighted as written
+    assert "✗ 橘色" in html                                     # missing keyword listed
+    assert len(at.get("plotly_chart")) == 2                     # category and difficulty charts
+
+
+def test_demo_multi_turn_turn_by_turn():
+    at = _app()
+    at.radio(key="ts_demo").set_value("multi").run()
+    m = _metrics(at)
+    assert m["Points covered"] == "0.750" and m["Mean dialogue coverage"] == "0.733"
+    assert "Turn 2</b> · needs context" in _html(at)
+    at.selectbox[0].select("mt_002").run()
+    html = _html(at)
+    assert "Traveller follow-up" in html and "no answer" in html  # turn 2 of mt_002 has no answer
+
+
+def test_upload_escapes_answers_and_reports_bad_items():
+    items = {"items": [
+        {"id": "a1", "category": "item", "difficulty": "easy", "question": "What?", "expected_answer": "x",
+         "source": {"file": "f.txt", "line_range": [1, 1]}, "keywords": ["script"]},
+        {"id": "a2", "category": "weapon", "difficulty": "easy", "question": "q", "expected_answer": "x",
+         "source": {"file": "f.txt"}}]}
+    answers = {"a1": "<script>alert(1)</script>"}
+    at = _upload(("set.json", json.dumps(items).encode()), ("ans.json", json.dumps(answers).encode()))
+    html = _html(at)
+    assert "<script>" not in html and "&lt;" in html and ">script</mark>" in html
+    assert any("input problems" in w.value for w in at.warning)
+    problems = next(df.value for df in at.dataframe if "problem" in df.value.columns)
+    assert problems["path"].tolist() == ["items[1].category"]
+
+
+def test_upload_invalid_json_shows_located_error():
+    at = _upload(("set.json", b'{"items": [\n  {"id": }'), ("ans.json", b"{}"))
+    assert at.error and r"set\.json:2:10: invalid JSON" in at.error[0].value  # file, line, column (markdown-escaped)
+
+
+@pytest.mark.realdata
+def test_upload_real_keyword_sets():
+    factual = require_shared("keyword_qa", "factual_qa.json")
+    doc = json.loads(factual.read_text(encoding="utf-8"))
+    answers = {i["id"]: i["expected_answer"] for i in doc["items"][:4]}   # 4 of 8 answered, each with its keywords
+    at = _upload((factual.name, factual.read_bytes()), ("answers.json", json.dumps(answers, ensure_ascii=False).encode()))
+    m = _metrics(at)
+    assert m["Mean score"] == "0.500" and m["No answer"] == "4"        # (4 x 1.0 + 4 x 0.0) / 8
+    multi = require_shared("keyword_qa", "multi_turn.json")
+    rows = "".join(json.dumps({"id": "mt_002", "turn": 2, "answer": "是恰斯卡救了它"}, ensure_ascii=False) + "\n")
+    at = _upload((multi.name, multi.read_bytes()), ("answers.jsonl", rows.encode()))
+    assert _metrics(at)["Points covered"] == f"{1 / 15:.3f}"         # one of the 15 expected points

@@ -1,0 +1,95 @@
+"""``python -m evaluators qa`` and ``testsets``: printed tables, output files, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from evaluators.cli import main
+from evaluators.demo import demo_path
+from tests.conftest import ROOT
+from tests.unit.test_qa_evaluate import ten_sample_bytes
+
+
+def test_qa_cli_prints_the_ten_sample_tables(tmp_path):
+    path = tmp_path / "ten.jsonl"
+    path.write_bytes(ten_sample_bytes())
+    out = subprocess.run([sys.executable, "-m", "evaluators", "qa", "--input", str(path), "--dataset", "factcheck_demo"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
+    assert "Exact Match (EM): 60.00%" in lines and "F1 Score: 60.00%" in lines
+    assert "pred \\ true T F uncertain total" in lines
+    assert "T 2 1 1 4" in lines and "F 1 2 0 3" in lines and "uncertain 0 1 2 3" in lines and "total 3 4 3 10" in lines
+    assert "T 50.00% 66.67% 57.14% 3" in lines
+    assert "F 66.67% 50.00% 57.14% 4" in lines
+    assert "uncertain 66.67% 66.67% 66.67% 3" in lines
+    assert "Accuracy: 60.00% (6 of 10)" in lines
+    assert any(line.startswith("task: factcheck (dataset name") for line in lines)
+
+
+def test_qa_cli_rows_true_output_files_and_verbose(tmp_path, capsys):
+    src = demo_path("qa", "factcheck_demo.jsonl")
+    out_json = tmp_path / "report.json"
+    assert main(["qa", "--input", str(src), "--rows", "true", "--verbose", "--output-file", str(out_json)]) == 0
+    text = capsys.readouterr().out
+    assert "Confusion matrix (rows = true, columns = predicted)" in text
+    assert "fc-08: [scored]" in text and "unparsed predictions:  2  [fc-08, fc-15]" in text
+    report = json.loads(out_json.read_text(encoding="utf-8"))
+    assert report["classification"]["confusion_matrix"]["counts"][0] == [3, 1, 0, 3]  # true T row
+    out_csv = tmp_path / "records.csv"
+    assert main(["qa", "--input", str(src), "--output-file", str(out_csv)]) == 0
+    assert out_csv.read_text(encoding="utf-8").count("\n") == 18  # header + 17 records
+
+
+def test_qa_cli_field_options(tmp_path, capsys):
+    path = tmp_path / "custom.jsonl"
+    path.write_text(json.dumps({"gold": "Paris", "answer": "Lyon", "model_out": "Paris"}) + "\n", encoding="utf-8")
+    assert main(["qa", "--input", str(path), "--gt-field", "gold", "--pred-field", "model_out", "--lang", "en"]) == 0
+    text = capsys.readouterr().out
+    assert "Exact Match (EM): 100.00%" in text and "ground truth: gold x1" in text
+
+
+def test_qa_cli_exit_2_on_unusable_input(tmp_path, capsys):
+    assert main(["qa", "--input", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["qa", "--input", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json:1:2" in err and "no usable records" in err
+    nogt = tmp_path / "nogt.jsonl"
+    nogt.write_text('{"question": "q", "final_answer": "a"}\n', encoding="utf-8")
+    assert main(["qa", "--input", str(nogt)]) == 2
+    assert "none of the 1 records has a ground-truth answer" in capsys.readouterr().err
+    undecodable = tmp_path / "x.jsonl"
+    undecodable.write_bytes(b"\xff\xfe\xfa\x00\x81")
+    assert main(["qa", "--input", str(undecodable)]) == 2
+
+
+def test_testsets_cli(tmp_path, capsys):
+    items = demo_path("testsets", "factual_demo.json")
+    answers = demo_path("testsets", "factual_demo_answers.json")
+    out = tmp_path / "r.json"
+    assert main(["testsets", "--items", str(items), "--pred", str(answers), "--output-file", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "mean keyword score (macro over items): 0.625" in text      # (1+.5+0+.5+1+1+1+0)/8
+    assert "keyword recall (micro): 0.647  (11 of 17)" in text
+    assert json.loads(out.read_text(encoding="utf-8"))["by_category"]["relation"]["mean_score"] == 0.25
+    mt = demo_path("testsets", "multi_turn_demo.json")
+    mt_answers = demo_path("testsets", "multi_turn_demo_answers.jsonl")
+    assert main(["testsets", "--items", str(mt), "--pred", str(mt_answers), "--verbose"]) == 0
+    text = capsys.readouterr().out
+    assert "points covered (micro): 0.750  (6 of 8)" in text and "+提醒林远点亮备用灯 (keywords)" in text
+
+
+def test_testsets_cli_exit_2(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}", encoding="utf-8")
+    assert main(["testsets", "--items", str(empty), "--pred", str(empty)]) == 2
+    assert "items" in capsys.readouterr().err
+    items = demo_path("testsets", "factual_demo.json")
+    assert main(["testsets", "--items", str(items), "--pred", str(tmp_path / "missing.json")]) == 2
+    assert main(["testsets", "--items", str(items), "--pred", str(empty)]) == 2
+    assert "no answers read" in capsys.readouterr().err
