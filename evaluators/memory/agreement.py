@@ -19,6 +19,7 @@ from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
 from evaluators.memory.judge import CACHE_FORMAT, JudgeCache, Judgement
 from evaluators.memory.loaders import load_mem0_locomo
 from evaluators.memory.records import EvalResult
+from evaluators.metrics.classification import classification_report
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, safe_div
 
@@ -176,13 +177,19 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     """Cohen's kappa of two raters' labels (any hashable labels).
 
     kappa = (p_o - p_e) / (1 - p_e), with p_o the observed agreement and p_e the
-    agreement expected from the raters' marginal label frequencies.
+    agreement expected from the raters' marginal label frequencies; computed by
+    :func:`evaluators.metrics.classification.classification_report`.
 
     Returns
     -------
     float or None
         In [-1, 1]; ``None`` when undefined (no items, or p_e = 1: both raters used
         one and the same label throughout, where scikit-learn returns NaN).
+
+    Raises
+    ------
+    ValueError
+        If the sequences differ in length.
 
     References
     ----------
@@ -191,15 +198,9 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     """
     if len(a) != len(b):
         raise ValueError(f"label sequences differ in length: {len(a)} vs {len(b)}")
-    n = len(a)
-    if n == 0:
+    if not a:
         return None
-    labels = set(a) | set(b)
-    p_o = sum(1 for x, y in zip(a, b) if x == y) / n
-    p_e = sum((sum(1 for x in a if x == lab) / n) * (sum(1 for y in b if y == lab) / n) for lab in labels)
-    if p_e >= 1.0:
-        return None
-    return (p_o - p_e) / (1.0 - p_e)
+    return classification_report(list(a), list(b)).cohen_kappa
 
 
 @dataclass(frozen=True)
