@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
-from evaluators.results import DictMixin, safe_div
+from evaluators.results import DictMixin, build_frozen, safe_div
 from evaluators.schema.narrative import ACTION_FIELDS, ActionLayer
 
 TAXONOMY_FIELD = {f: f"action_{f}" for f in ACTION_FIELDS}
@@ -122,8 +122,8 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
     gt_rows = [_fields(e.action_layer) for e in gt_events]
     pred_rows = [_fields(e.action_layer) for e in pred_events]
     for f in ACTION_FIELDS:
-        validity.add(TAXONOMY_FIELD[f], "gt", (r[f] for r in gt_rows))
-        validity.add(TAXONOMY_FIELD[f], "pred", (r[f] for r in pred_rows))
+        validity.add(TAXONOMY_FIELD[f], "gt", [r[f] for r in gt_rows])
+        validity.add(TAXONOMY_FIELD[f], "pred", [r[f] for r in pred_rows])
     empty = dict.fromkeys(ACTION_FIELDS, "")
     for gi, gev in enumerate(gt_events):
         gid = gev.id or f"#{gi}"
@@ -184,27 +184,27 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
         if empty:
             parts.append("GT fields left empty in evaluated events (skipped): " + ", ".join(empty))
         reason = "; ".join(parts) or None
-    return ActionLayerResult(
-        action_category_accuracy=safe_div(correct["category"], total["category"]),
-        action_type_accuracy=safe_div(correct["type"], total["type"]),
-        action_context_accuracy=safe_div(correct["context"], total["context"]),
-        action_status_accuracy=safe_div(correct["status"], total["status"]),
-        action_function_accuracy=safe_div(correct["function"], total["function"]),
-        action_layer_complete_match=safe_div(complete, evaluated),
-        action_layer_partial_match=safe_div(partial, evaluated),
-        action_layer_field_accuracy=safe_div(sum(correct.values()), all_total),
-        field_correct=correct,
-        field_total=total,
-        n_events_evaluated=evaluated,
-        n_events_skipped=skipped_events,
-        n_events_missed=missed_events,
-        complete_matches=complete,
-        partial_matches=partial,
-        category_confusion=confusion,
-        gt_incomplete=evaluated == 0 or skipped_events > 0 or any(empty_fields.values()),
-        reason=reason,
-        skipped={"gt_events_without_action_layer": skipped_events, **empty_fields},
-        validity=validity.report(),
-        events=rows,
-        mismatches=mismatches,
-    )
+    return build_frozen(ActionLayerResult, {
+        "action_category_accuracy": safe_div(correct["category"], total["category"]),
+        "action_type_accuracy": safe_div(correct["type"], total["type"]),
+        "action_context_accuracy": safe_div(correct["context"], total["context"]),
+        "action_status_accuracy": safe_div(correct["status"], total["status"]),
+        "action_function_accuracy": safe_div(correct["function"], total["function"]),
+        "action_layer_complete_match": safe_div(complete, evaluated),
+        "action_layer_partial_match": safe_div(partial, evaluated),
+        "action_layer_field_accuracy": safe_div(sum(correct.values()), all_total),
+        "field_correct": correct,
+        "field_total": total,
+        "n_events_evaluated": evaluated,
+        "n_events_skipped": skipped_events,
+        "n_events_missed": missed_events,
+        "complete_matches": complete,
+        "partial_matches": partial,
+        "category_confusion": confusion,
+        "gt_incomplete": evaluated == 0 or skipped_events > 0 or any(empty_fields.values()),
+        "reason": reason,
+        "skipped": {"gt_events_without_action_layer": skipped_events, **empty_fields},
+        "validity": validity.report(),
+        "events": rows,
+        "mismatches": mismatches,
+    })

@@ -55,11 +55,16 @@ class NarrativeConfig:
 
     @property
     def signature(self) -> str:
-        w = ",".join(f"{c}={self.weights.get(c, 0):g}" for c in COMPONENTS)
-        return (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
-                f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
-                f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
-                f"evalboard={__version__}")
+        """Settings, taxonomy and version in one line (computed once per config)."""
+        cached = self.__dict__.get("_signature")
+        if cached is None:
+            w = ",".join(f"{c}={self.weights.get(c, 0):g}" for c in COMPONENTS)
+            cached = (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
+                      f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
+                      f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
+                      f"evalboard={__version__}")
+            object.__setattr__(self, "_signature", cached)
+        return cached
 
 
 DEFAULT_CONFIG = NarrativeConfig()
@@ -105,19 +110,27 @@ class ValidityCounter:
         self.tax = taxonomy
         self.raw: dict[tuple[str, str], list[str]] = {}
 
-    def add(self, field_name: str, side: str, labels) -> None:
+    def add(self, field_name: str, side: str, labels: list[str]) -> None:
         """Collect raw labels of ``field_name`` on ``side`` (``"gt"`` or ``"pred"``)."""
-        self.raw.setdefault((field_name, side), []).extend(labels)
+        have = self.raw.get((field_name, side))
+        if have is None:
+            self.raw[(field_name, side)] = list(labels)
+        else:
+            have.extend(labels)
 
     def report(self) -> dict[str, Any]:
         """``{field: {side: {valid, total, validity_rate, invalid_labels}}}`` (empty labels not counted)."""
         out: dict[str, Any] = {}
         for (f, side), labels in self.raw.items():
+            if not labels:
+                continue
             vocab = self.tax[f]
             values, entries = vocab.values, vocab.entries
             valid = total = 0
             invalid: dict[str, int] = {}
             for raw in labels:
+                if not raw:
+                    continue
                 value = values[raw]
                 if not value:
                     continue
@@ -142,10 +155,10 @@ class EvalContext:
     text_source: str
     alignment: Alignment
     config: NarrativeConfig
+    tax: Taxonomy = field(init=False)
 
-    @property
-    def tax(self) -> Taxonomy:
-        return self.config.tax
+    def __post_init__(self):
+        self.tax = self.config.tax
 
 
 def reference_text(gt: NarrativeDocument, pred: NarrativeDocument, text: str | None) -> tuple[str, str]:

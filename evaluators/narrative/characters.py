@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
-from evaluators.results import DictMixin, prf, safe_div
+from evaluators.results import DictMixin, build_frozen, prf, safe_div
 from evaluators.schema.narrative import Character
 from evaluators.text.normalize import name_key
 
@@ -220,8 +220,8 @@ def evaluate_characters(ctx: EvalContext) -> tuple[CharacterResult, NameResolver
     arch_correct = arch_total = 0
     methods: dict[str, int] = {"exact": 0, "gt_alias": 0, "pred_alias": 0, "alias_overlap": 0}
     arch = ctx.tax["archetype"].values
-    validity.add("archetype", "gt", (c[2] for c in gt))
-    validity.add("archetype", "pred", (c[2] for c in pred))
+    validity.add("archetype", "gt", [c[2] for c in gt])
+    validity.add("archetype", "pred", [c[2] for c in pred])
     for i, j, method, via in matches:
         methods[method] += 1
         g_arch, p_arch = arch[gt[i][2]], arch[pred[j][2]]
@@ -251,26 +251,26 @@ def evaluate_characters(ctx: EvalContext) -> tuple[CharacterResult, NameResolver
         precision, recall, f1 = prf(len(matches), len(pred), len(gt))
         gt_incomplete = gt_skipped > 0
         reason = f"{gt_skipped} GT characters have no name and were skipped" if gt_skipped else None
-    result = CharacterResult(
-        character_precision=precision,
-        character_recall=recall,
-        character_f1=f1,
-        character_archetype_accuracy=safe_div(arch_correct, arch_total),
-        missing_characters=missing,
-        extra_characters=extra,
-        matched_characters=records,
-        n_predicted=len(pred),
-        n_ground_truth=len(gt),
-        n_matched=len(matches),
-        n_missing=len(missing),
-        n_extra=len(extra),
-        archetype_correct=arch_correct,
-        archetype_total=arch_total,
-        match_methods=methods,
-        gt_incomplete=gt_incomplete,
-        reason=reason,
-        skipped=skipped,
-        validity=validity.report(),
-        mismatches=mismatches,
-    )
+    result = build_frozen(CharacterResult, {
+        "character_precision": precision,
+        "character_recall": recall,
+        "character_f1": f1,
+        "character_archetype_accuracy": safe_div(arch_correct, arch_total),
+        "missing_characters": missing,
+        "extra_characters": extra,
+        "matched_characters": records,
+        "n_predicted": len(pred),
+        "n_ground_truth": len(gt),
+        "n_matched": len(matches),
+        "n_missing": len(missing),
+        "n_extra": len(extra),
+        "archetype_correct": arch_correct,
+        "archetype_total": arch_total,
+        "match_methods": methods,
+        "gt_incomplete": gt_incomplete,
+        "reason": reason,
+        "skipped": skipped,
+        "validity": validity.report(),
+        "mismatches": mismatches,
+    })
     return result, resolver

@@ -13,13 +13,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from evaluators.io.decode import decode_bytes
 from evaluators.io.errors import InputError, InputIssue, format_json_path
-from evaluators.io.readers import parse_json_text
+from evaluators.io.readers import load_json_bytes, parse_json_text
 from evaluators.io.sources import story_id as story_id_from_name
 from evaluators.schema.narrative import (
+    STRICT_DOCUMENT,
     Character,
     NarrativeDocument,
     NarrativeEvent,
@@ -188,6 +188,9 @@ def convert_v2_to_v3(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_CHARACTER_LIST = TypeAdapter(list[Character])
+
+
 def _validate_slowly(obj: dict[str, Any], loaded: LoadedDocument) -> NarrativeDocument:
     """Validate record by record, keeping the valid ones and reporting the others."""
     file = loaded.file
@@ -212,6 +215,11 @@ def _validate_slowly(obj: dict[str, Any], loaded: LoadedDocument) -> NarrativeDo
     if characters is not None and not isinstance(characters, list):
         loaded.issues.append(InputIssue(file, "expected a list of characters", path="characters", kind="schema"))
         characters = []
+    try:  # usually the list is fine as a whole: one call
+        doc.characters.extend(_CHARACTER_LIST.validate_python(characters or []))
+        characters = []
+    except ValidationError:
+        pass
     for i, raw in enumerate(characters or []):
         try:
             doc.characters.append(Character.model_validate(raw))
@@ -233,6 +241,11 @@ def _validate_slowly(obj: dict[str, Any], loaded: LoadedDocument) -> NarrativeDo
             loaded.issues.append(InputIssue(file, msg, path=path, kind="schema"))
             loaded.invalid_records.append(InvalidRecord("event", path, i, msg, raw))
             continue
+        try:  # most events are valid as a whole: one call
+            doc.narrative_events.append(NarrativeEvent.model_validate(raw))
+            continue
+        except ValidationError:
+            pass
         rels = raw.get("relationships")
         body = {k: v for k, v in raw.items() if k != "relationships"}
         try:
@@ -291,17 +304,10 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
     if isinstance(source, NarrativeDocument):
         return LoadedDocument(doc=source, file=file)
     loaded = LoadedDocument(doc=None, file=file)  # type: ignore[arg-type]  # set below
-    text: str | None = None
     if isinstance(source, bytes):
-        decoded = decode_bytes(source, file)
-        loaded.encoding = decoded.encoding
-        text = decoded.text
+        obj, loaded.encoding = load_json_bytes(source, file)
     elif isinstance(source, str):
-        text = source
-    if text is not None:
-        # json.loads (C) + model_validate on the dict is faster than model_validate_json here,
-        # because most of a real file is extra content (analysis, motifs) kept as is.
-        obj = parse_json_text(text, file)
+        obj = parse_json_text(source, file)
     else:
         obj = source
     if not isinstance(obj, dict):
@@ -315,9 +321,17 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
                   "action fields moved into action_layer", severity="warning", kind="conversion"))
     loaded.raw = obj
     try:
-        loaded.doc = NarrativeDocument.model_validate(obj)
-    except ValidationError:
-        loaded.doc = _validate_slowly(obj, loaded)
+        loaded.doc = STRICT_DOCUMENT.model_validate(obj)
+    except ValidationError as strict_error:
+        # The lenient models coerce values (None, numbers, bare strings) but cannot supply a
+        # missing field: with one of those, go straight to record-by-record validation.
+        doc = None
+        if not any(e.get("type") == "missing" for e in strict_error.errors()):
+            try:
+                doc = NarrativeDocument.model_validate(obj)
+            except ValidationError:
+                doc = None
+        loaded.doc = doc if doc is not None else _validate_slowly(obj, loaded)
     return loaded
 
 

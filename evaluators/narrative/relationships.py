@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
 from evaluators.narrative.characters import NameResolver, evaluate_characters
-from evaluators.results import DictMixin, prf, safe_div
+from evaluators.results import DictMixin, build_frozen, prf, safe_div
 from evaluators.schema.narrative import Relationship
 
 
@@ -225,8 +225,8 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
 
     for side, events in (("gt", gt_events), ("pred", pred_events)):
         rels = [r for e in events for r in e.relationships]
-        validity.add("relationship_level1", side, (r.relationship_level1 for r in rels))
-        validity.add("relationship_level2", side, (r.relationship_level2 for r in rels))
+        validity.add("relationship_level1", side, [r.relationship_level1 for r in rels])
+        validity.add("relationship_level2", side, [r.relationship_level2 for r in rels])
     lv1 = ctx.tax["relationship_level1"].values
     lv2 = ctx.tax["relationship_level2"].values
 
@@ -342,36 +342,36 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
         reasons.insert(0, "ground truth has no relationships to compare")
     if n_invalid:
         reasons.append(f"{n_invalid} predicted relationships do not fit the schema (see issues)")
-    return RelationshipResult(
-        relationship_precision=precision if n_gold else None,
-        relationship_recall=recall,
-        relationship_f1=f1,
-        relationship_strict_precision=sp if n_gold else None,
-        relationship_strict_recall=sr,
-        relationship_strict_f1=sf,
-        level1_accuracy=safe_div(l1c, l1t),
-        level2_accuracy=safe_div(l2c, l2t),
-        relationship_pair_coverage=safe_div(covered, len(gt_pairs)),
-        n_events_evaluated=evaluated,
-        n_events_skipped=skipped_events,
-        total_relationships_pred=n_pred,
-        total_relationships_gt=n_gold,
-        total_relationships_correct=tp,
-        strict_correct=strict,
-        level1_correct=l1c,
-        level1_total=l1t,
-        level2_correct=l2c,
-        level2_total=l2t,
-        pairs_covered=covered,
-        pairs_total=len(gt_pairs),
-        n_pred_extra=n_extra,
-        n_invalid_pred=n_invalid,
-        gt_incomplete=bool(skipped_events or gt_unusable or n_gold == 0),
-        reason="; ".join(reasons) or None,
-        skipped={"gt_events_without_relationships": skipped_events, "gt_relationships_unusable": gt_unusable,
+    return build_frozen(RelationshipResult, {
+        "relationship_precision": precision if n_gold else None,
+        "relationship_recall": recall,
+        "relationship_f1": f1,
+        "relationship_strict_precision": sp if n_gold else None,
+        "relationship_strict_recall": sr,
+        "relationship_strict_f1": sf,
+        "level1_accuracy": safe_div(l1c, l1t),
+        "level2_accuracy": safe_div(l2c, l2t),
+        "relationship_pair_coverage": safe_div(covered, len(gt_pairs)),
+        "n_events_evaluated": evaluated,
+        "n_events_skipped": skipped_events,
+        "total_relationships_pred": n_pred,
+        "total_relationships_gt": n_gold,
+        "total_relationships_correct": tp,
+        "strict_correct": strict,
+        "level1_correct": l1c,
+        "level1_total": l1t,
+        "level2_correct": l2c,
+        "level2_total": l2t,
+        "pairs_covered": covered,
+        "pairs_total": len(gt_pairs),
+        "n_pred_extra": n_extra,
+        "n_invalid_pred": n_invalid,
+        "gt_incomplete": bool(skipped_events or gt_unusable or n_gold == 0),
+        "reason": "; ".join(reasons) or None,
+        "skipped": {"gt_events_without_relationships": skipped_events, "gt_relationships_unusable": gt_unusable,
                  "pred_relationships_extra": n_extra, "pred_relationships_invalid": n_invalid},
-        validity=validity.report(),
-        events=rows,
-        matched_pairs=pairs_out,
-        mismatches=mismatches,
-    )
+        "validity": validity.report(),
+        "events": rows,
+        "matched_pairs": pairs_out,
+        "mismatches": mismatches,
+    })

@@ -28,7 +28,7 @@ from typing import Any
 
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
-from evaluators.results import DictMixin, f1_score, prf, safe_div
+from evaluators.results import DictMixin, build_frozen, f1_score, prf, safe_div
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,9 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     correct = n_pred = n_gt = skipped = pol_c = pol_t = 0
     mismatches: list[Mismatch] = []
     canon = tax["sentiment"].values
-    polarity = {}
-    for code, entry in tax["sentiment"].entries.items():
-        polarity[code] = entry.attrs.get("polarity") or None
-    validity.add("sentiment", "gt", (pr.gt.sentiment for pr in pairs))
-    validity.add("sentiment", "pred", (pr.pred.sentiment for pr in pairs))
+    polarity = tax.polarity_of_value
+    validity.add("sentiment", "gt", [pr.gt.sentiment for pr in pairs])
+    validity.add("sentiment", "pred", [pr.pred.sentiment for pr in pairs])
     pair_correct: list[bool | None] = []
     for pr in pairs:
         g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
@@ -151,26 +149,26 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
         reason = "no matched relationship has a GT sentiment"
     elif skipped:
         reason = f"{skipped} matched relationships have no GT sentiment (skipped)"
-    return SentimentResult(
-        sentiment_precision=precision if n_gt else None,
-        sentiment_recall=recall,
-        sentiment_f1=f1,
-        sentiment_macro_precision=macro_p,
-        sentiment_macro_recall=macro_r,
-        sentiment_macro_f1=macro_f,
-        sentiment_polarity_accuracy=safe_div(pol_c, pol_t),
-        total_sentiment_correct=correct,
-        total_sentiment_pred=n_pred,
-        total_sentiment_gt=n_gt,
-        polarity_correct=pol_c,
-        polarity_total=pol_t,
-        n_relationships_skipped=skipped,
-        pair_correct=pair_correct,
-        per_label=per_label,
-        confusion={g: dict(c) for g, c in confusion.items()},
-        gt_incomplete=bool(skipped) or (bool(pairs) and n_gt == 0),
-        reason=reason,
-        skipped={"matched_relationships_without_gt_sentiment": skipped},
-        validity=validity.report(),
-        mismatches=mismatches,
-    )
+    return build_frozen(SentimentResult, {
+        "sentiment_precision": precision if n_gt else None,
+        "sentiment_recall": recall,
+        "sentiment_f1": f1,
+        "sentiment_macro_precision": macro_p,
+        "sentiment_macro_recall": macro_r,
+        "sentiment_macro_f1": macro_f,
+        "sentiment_polarity_accuracy": safe_div(pol_c, pol_t),
+        "total_sentiment_correct": correct,
+        "total_sentiment_pred": n_pred,
+        "total_sentiment_gt": n_gt,
+        "polarity_correct": pol_c,
+        "polarity_total": pol_t,
+        "n_relationships_skipped": skipped,
+        "pair_correct": pair_correct,
+        "per_label": per_label,
+        "confusion": {g: dict(c) for g, c in confusion.items()},
+        "gt_incomplete": bool(skipped) or (bool(pairs) and n_gt == 0),
+        "reason": reason,
+        "skipped": {"matched_relationships_without_gt_sentiment": skipped},
+        "validity": validity.report(),
+        "mismatches": mismatches,
+    })

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from evaluators.metrics.segmentation import boundary_edits, window_disagreements
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ensure_context
 from evaluators.narrative.spans import ResolvedSpan
-from evaluators.results import DictMixin, mean_or_none
+from evaluators.results import DictMixin, build_frozen, mean_or_none
 from evaluators.text.sentences import sentence_starts
 
 
@@ -219,29 +219,29 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
     unusable_gt = len(gt_spans) - len(gt_usable)
     if reason is None and unusable_gt:
         reason = f"{unusable_gt} GT events have no usable span (skipped)"
-    return TextSpanResult(
-        boundary_score=b,
-        pk=pk_v,
-        window_diff=wd_v,
-        exact_matches=exact,
-        near_misses=near,
-        insertions=ins,
-        deletions=dele,
-        weighted_edits=weighted,
-        overlap_ratio=mean_or_none(overlaps),
-        overlap_scores=overlaps,
-        n_ground_truth_spans=len(gt_usable),
-        n_predicted_spans=len(pred_usable),
-        n_sentences=len(starts),
-        ground_truth_boundaries=sorted(x + 1 for x in gt_b),
-        predicted_boundaries=sorted(x + 1 for x in pred_b),
-        span_categories=cats,
-        gt_span_status=gt_status,
-        pred_span_status=pred_status,
-        gt_incomplete=not gt_usable or unusable_gt > 0,
-        reason=reason,
-        skipped={"gt_events_without_usable_span": unusable_gt},
-        spans=rows,
-        sentence_offsets=list(starts),
-        mismatches=mismatches,
-    )
+    return build_frozen(TextSpanResult, {
+        "boundary_score": b,
+        "pk": pk_v,
+        "window_diff": wd_v,
+        "exact_matches": exact,
+        "near_misses": near,
+        "insertions": ins,
+        "deletions": dele,
+        "weighted_edits": weighted,
+        "overlap_ratio": mean_or_none(overlaps),
+        "overlap_scores": overlaps,
+        "n_ground_truth_spans": len(gt_usable),
+        "n_predicted_spans": len(pred_usable),
+        "n_sentences": len(starts),
+        "ground_truth_boundaries": sorted(x + 1 for x in gt_b),
+        "predicted_boundaries": sorted(x + 1 for x in pred_b),
+        "span_categories": cats,
+        "gt_span_status": gt_status,
+        "pred_span_status": pred_status,
+        "gt_incomplete": not gt_usable or unusable_gt > 0,
+        "reason": reason,
+        "skipped": {"gt_events_without_usable_span": unusable_gt},
+        "spans": rows,
+        "sentence_offsets": list(starts),
+        "mismatches": mismatches,
+    })

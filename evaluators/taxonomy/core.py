@@ -205,6 +205,16 @@ class Taxonomy:
         """Resolve ``label`` in the vocabulary of ``field_name``."""
         return self.vocabularies[field_name].canonical(label)
 
+    @property
+    def polarity_of_value(self) -> dict[str, str | None]:
+        """Canonical sentiment value -> polarity (``positive``/``neutral``/``negative``), computed once."""
+        cached = self.__dict__.get("_polarity_map")
+        if cached is None:
+            cached = {code: (e.attrs.get("polarity") or None)
+                      for code, e in self.vocabularies["sentiment"].entries.items()}
+            self._polarity_map = cached
+        return cached
+
     def polarity(self, sentiment: str | None) -> str | None:
         """Polarity (``positive``, ``neutral``, ``negative``) of a sentiment label; ``None`` if unknown."""
         lab = self.vocabularies["sentiment"].canonical(sentiment)

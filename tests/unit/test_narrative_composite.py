@@ -127,3 +127,20 @@ def test_v2_flat_schema_is_converted_explicitly():
     assert e[0].action_layer.function == "climax" and e[0].action_layer.type == "inform"
     assert e[1].relationships == []
     assert any(i.kind == "conversion" for i in loaded.issues)
+
+
+def test_results_built_without_setattr_equal_normal_construction():
+    import dataclasses
+
+    from evaluators.results import build_frozen
+
+    r = evaluate(FULL, FULL)
+    for res in (r, *r.detailed_results.values()):
+        cls = type(res)
+        values = {f.name: getattr(res, f.name) for f in dataclasses.fields(res)}
+        assert cls(**values) == res
+        assert build_frozen(cls, values) == res
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            res.reason = "changed"  # still frozen
+    with pytest.raises(TypeError, match="missing fields"):
+        build_frozen(type(r.characters), {"character_f1": 1.0})
