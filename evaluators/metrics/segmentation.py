@@ -26,11 +26,22 @@ References
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 from dataclasses import dataclass
 
 from evaluators.results import DictMixin
 
 SIGNATURE = "segmentation=segeval-2.0.11-compatible(single boundary type, n_t={n_t}, window=round(mean ref mass/2)>=2)"
+
+
+def _slots(masses: Sequence[int]) -> list[int]:
+    """Sorted boundary slots of a segmentation (validated: masses must be positive)."""
+    if not masses:
+        return []
+    if min(masses) <= 0:
+        raise ValueError(f"segment masses must be positive, got {list(masses)}")
+    slots = list(accumulate(masses[:-1]))
+    return [p - 1 for p in slots]
 
 
 def boundary_positions(masses: Sequence[int]) -> frozenset[int]:
@@ -41,17 +52,7 @@ def boundary_positions(masses: Sequence[int]) -> frozenset[int]:
     ValueError
         If a mass is not a positive integer.
     """
-    out = set()
-    pos = -1
-    total = 0
-    for m in masses:
-        if m <= 0:
-            raise ValueError(f"segment masses must be positive, got {list(masses)}")
-        total += m
-    for m in masses[:-1] if len(masses) else ():
-        pos += m
-        out.add(pos)
-    return frozenset(out)
+    return frozenset(_slots(masses))
 
 
 def masses_from_positions(n_units: int, positions: Iterable[int]) -> list[int]:
@@ -257,14 +258,35 @@ def window_disagreements(hypothesis: Iterable[int], reference: Iterable[int], n_
     return pk_d, wd_d, m
 
 
+def _coverage_mask(slots: list[int], k: int, m: int) -> int:
+    """Bit ``i`` set when window ``i`` (of ``m``) contains at least one of the boundary ``slots``."""
+    mask = 0
+    for p in slots:
+        lo = p - k + 1 if p - k + 1 > 0 else 0
+        hi = p + 1 if p + 1 < m else m
+        if lo < hi:
+            mask |= ((1 << (hi - lo)) - 1) << lo
+    return mask
+
+
+def _presence_disagreements(hyp: list[int], ref: list[int], k: int, m: int) -> int:
+    """Windows where exactly one side has a boundary between the window's ends (Pk's count)."""
+    return (_coverage_mask(ref, k, m) ^ _coverage_mask(hyp, k, m)).bit_count()
+
+
 def _window_metric(hypothesis: Sequence[int], reference: Sequence[int], window: int | None,
                    presence_only: bool) -> float:
-    _check_same_length(hypothesis, reference)
-    pk_d, wd_d, m = window_disagreements(boundary_positions(hypothesis), boundary_positions(reference),
-                                         sum(reference), window if window is not None else window_size(reference))
-    if m == 0:
+    n = sum(reference)
+    if sum(hypothesis) != n:
+        _check_same_length(hypothesis, reference)
+    ref, hyp = _slots(reference), _slots(hypothesis)
+    k = window if window is not None else _window_size_from_counts(n, len(reference))
+    m = n - k
+    if m <= 0:
         return 0.0
-    return (pk_d if presence_only else wd_d) / m
+    if presence_only:
+        return _presence_disagreements(hyp, ref, k, m) / m
+    return window_disagreements(hyp, ref, n, k)[1] / m
 
 
 def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
