@@ -33,7 +33,8 @@ CANONICAL_ORDER = ("exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", 
                    "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1")
 
 #: Modules defining metrics; imported on first use of the registry.
-_METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings")
+_METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings",
+                   "evaluators.metrics.answers")
 
 
 class MetricUnavailable(ImportError):
