@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-
+from evaluators.metrics.assignment import max_weight_assignment
 from evaluators.metrics.spans import interval_iou, iou_matrix
 from evaluators.narrative.spans import ResolvedSpan
 from evaluators.schema.narrative import NarrativeEvent
@@ -179,14 +178,12 @@ def align_events(
     pj = [j for j in sorted(pred_free) if pred_spans[j].usable]
     if gi and pj:
         m = iou_matrix([gt_spans[i].interval for i in gi], [pred_spans[j].interval for j in pj])
-        eligible = np.where(m >= min_iou - 1e-12, m, 0.0)
-        rows, cols = linear_sum_assignment(eligible, maximize=True)
-        for r, c in zip(rows, cols):
-            if eligible[r, c] > 0:
-                i, j = gi[r], pj[c]
-                pairs.append(AlignedPair(i, j, gt_events[i].id, pred_events[j].id, float(m[r, c]), "span_iou"))
-                gt_free.discard(i)
-                pred_free.discard(j)
+        eligible = np.where(m >= min_iou - 1e-12, m, 0.0).tolist()
+        for r, c in max_weight_assignment(eligible):
+            i, j = gi[r], pj[c]
+            pairs.append(AlignedPair(i, j, gt_events[i].id, pred_events[j].id, float(m[r, c]), "span_iou"))
+            gt_free.discard(i)
+            pred_free.discard(j)
 
     # 3. fall back to time_order, then list position, for events without a usable span
     def fallback(key, method: str) -> None:

@@ -20,9 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
-
+from evaluators.metrics.assignment import max_weight_assignment
 from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
 from evaluators.results import DictMixin, build_frozen, prf, safe_div
 from evaluators.schema.narrative import Character
@@ -136,7 +134,7 @@ def match_characters(gt: list[tuple[str, list[str], str]], pred: list[tuple[str,
             rest_gt.append(i)
     rest_pred = [j for j in range(len(pred)) if j not in used_pred]
     if rest_gt and rest_pred:
-        scores = np.zeros((len(rest_gt), len(rest_pred)))
+        scores = [[0.0] * len(rest_pred) for _ in rest_gt]
         how: dict[tuple[int, int], tuple[str, str]] = {}
         for r, i in enumerate(rest_gt):
             g_name = name_key(gt[i][0])
@@ -153,13 +151,11 @@ def match_characters(gt: list[tuple[str, list[str], str]], pred: list[tuple[str,
                     if not common:
                         continue
                     method, via = "alias_overlap", g_alias[common[0]]
-                scores[r, c] = _STAGE_SCORE[method]
+                scores[r][c] = _STAGE_SCORE[method]
                 how[(r, c)] = (method, via)
-        rows, cols = linear_sum_assignment(scores, maximize=True)
-        for r, c in zip(rows, cols):
-            if scores[r, c] > 0:
-                method, via = how[(r, c)]
-                matches.append((rest_gt[r], rest_pred[c], method, via))
+        for r, c in max_weight_assignment(scores):
+            method, via = how[(r, c)]
+            matches.append((rest_gt[r], rest_pred[c], method, via))
     matches.sort()
     return matches
 
