@@ -3,7 +3,7 @@
 import streamlit as st
 
 from components.layout import PAGES, existing_pages, page_frame, page_link
-from components.metrics import metric_row
+from components.metrics import metric_row, score_table_html
 from components.narrative_state import demo_files, score
 from evaluators.narrative import NarrativeConfig
 
@@ -38,12 +38,9 @@ batch = score(gt, pred, config, config.signature)
 metric_row([("Stories", len(batch.scored), "One Chinese, one English, written for EvalBoard."),
             ("Overall (micro)", batch.micro["overall_score"], "Pooled counts over both stories."),
             ("Overall (macro)", batch.macro["overall_score"], "Mean of the stories' overall scores.")])
-st.dataframe(
-    [{"story": r.story_id, "overall": r.overall_score,
-      **{k.replace("_", " "): v for k, v in r.component_scores.items()}} for r in batch.scored],
-    hide_index=True,
-    column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
-                   for c in ("overall", "characters", "relationships", "sentiment", "action layer", "text span")},
-)
+st.html(score_table_html(
+    ["overall", "characters", "relationships", "sentiment", "action layer", "text span"],
+    [(r.story_id, [r.overall_score, *r.component_scores.values()]) for r in batch.scored],
+))
 page_link("pages/1_Narrative.py", "See the character diff, relationships, action layer and span overlay",
           ":material/arrow_forward:")

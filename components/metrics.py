@@ -35,3 +35,32 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:])")
 def md_text(text: object) -> str:
     """Escape user text for Streamlit markdown (no links, emphasis, HTML or LaTeX can be injected)."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None]]]) -> str:
+    """A small static table of scores with inline bars (escaped; no data-grid or pandas needed).
+
+    Parameters
+    ----------
+    columns : list of str
+        Score column titles.
+    rows : list of (label, values)
+        One row per item; ``None`` is shown as N/A.
+    """
+    head = "".join(f"<th style='text-align:left;padding:4px 10px'>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for label, values in rows:
+        cells = []
+        for v in values:
+            if v is None:
+                cells.append("<td style='padding:4px 10px;color:#888'>N/A</td>")
+                continue
+            pct = max(0.0, min(1.0, v)) * 100
+            cells.append(
+                f"<td style='padding:4px 10px;white-space:nowrap'><span style='display:inline-block;width:70px;"
+                f"height:8px;background:#e3e8ef;border-radius:4px;vertical-align:middle;margin-right:6px'>"
+                f"<span style='display:block;width:{pct:.0f}%;height:8px;background:#1565c0;border-radius:4px'>"
+                f"</span></span>{v:.3f}</td>")
+        body.append(f"<tr><td style='padding:4px 10px'>{html.escape(label)}</td>{''.join(cells)}</tr>")
+    return (f"<table class='eb-scores' style='border-collapse:collapse;font-size:0.9rem'>"
+            f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
