@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import streamlit as st
 
-from components.uploads import digest
+from components.uploads import cached, digest
 from evaluators.demo import demo_path
 from evaluators.io import InputFile, InputIssue, collect_paths
 from evaluators.narrative import COMPONENTS, NarrativeConfig
@@ -25,36 +23,25 @@ def demo_files() -> tuple[list[InputFile], list[InputFile]]:
             [f for f in files if f.name.endswith("_prediction.json")])
 
 
-@st.cache_resource(show_spinner=False)
-def _store() -> OrderedDict:
-    """Process-wide store of scored batches, keyed by a digest of the files and settings (LRU, 12 entries)."""
-    return OrderedDict()
-
-
 def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig, config_key: str) -> BatchResult:
     """Score ``gt``/``pred`` with ``config``, cached on the files' bytes and the settings.
 
     A progress bar is shown while a new batch is scored; a cached batch is returned at once
     (the object is shared, not copied, so reruns stay fast).
     """
-    key = digest(gt, pred, extra=config_key)
-    store = _store()
-    if key in store:
-        store.move_to_end(key)
-        return store[key]
-    bar = st.progress(0.0, text="Scoring…") if len(gt) > 1 else None
+    def compute() -> BatchResult:
+        bar = st.progress(0.0, text="Scoring…") if len(gt) > 1 else None
 
-    def tick(done, total, sid):
+        def tick(done, total, sid):
+            if bar is not None:
+                bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {sid}")
+
+        result = evaluate_batch(gt, pred, config, tick)
         if bar is not None:
-            bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {sid}")
+            bar.empty()
+        return result
 
-    result = evaluate_batch(gt, pred, config, tick)
-    if bar is not None:
-        bar.empty()
-    store[key] = result
-    while len(store) > 12:
-        store.popitem(last=False)
-    return result
+    return cached(("narrative", digest(gt, pred, extra=config_key)), compute)
 
 
 def settings(container=None) -> tuple[NarrativeConfig, str, list[InputIssue]]:

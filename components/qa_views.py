@@ -15,7 +15,7 @@ import streamlit as st
 
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
-from evaluators.qa.export import record_rows, records_csv, report_json
+from evaluators.qa.export import records_csv, report_json
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
@@ -88,16 +88,12 @@ def breakdown_frame(report: QAReport) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def records_frame(report: QAReport) -> pd.DataFrame:
-    """One row per record (the per-record CSV's columns)."""
-    return pd.DataFrame(record_rows(report))
-
-
 def downloads(report: QAReport, key: str = "qa") -> None:
     """Download buttons: the JSON report and the per-record CSV (both carry the signature)."""
     stem = PurePath(report.file).stem or "qa"
     c1, c2 = st.columns(2)
-    c1.download_button("Download JSON report · 下载报告", report_json(report).encode("utf-8"),
+    # Written when clicked (callables): a large report is not serialised on every rerun.
+    c1.download_button("Download JSON report · 下载报告", lambda: report_json(report).encode("utf-8"),
                        file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json")
-    c2.download_button("Download per-record CSV · 下载逐条结果", records_csv(report).encode("utf-8-sig"),
+    c2.download_button("Download per-record CSV · 下载逐条结果", lambda: records_csv(report).encode("utf-8-sig"),
                        file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv")

@@ -4,14 +4,80 @@ from __future__ import annotations
 
 import hashlib
 import html
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 import streamlit as st
 
 from evaluators.io import InputFile, InputIssue, expand_archives
 
 
+T = TypeVar("T")
 _CACHE_KEY = "_evalboard_uploads"
+_SINGLE_KEY = "_evalboard_upload_digests"
+
+
+def _file_id(u) -> str:
+    return getattr(u, "file_id", None) or f"{u.name}:{getattr(u, 'size', '')}"
+
+
+def _single_cache() -> OrderedDict:
+    cache = st.session_state.get(_SINGLE_KEY)
+    if cache is None:
+        cache = st.session_state[_SINGLE_KEY] = OrderedDict()
+    return cache
+
+
+def _remember(kind: str, u, make: Callable[[], T]) -> T:
+    """Per-session LRU (16 entries) of values derived from one upload, keyed by its file id."""
+    cache = _single_cache()
+    key = (kind, _file_id(u))
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = cache[key] = make()
+    while len(cache) > 16:
+        cache.popitem(last=False)
+    return value
+
+
+def upload_digest(u) -> str:
+    """Digest of one upload's bytes, computed once per upload (read through ``getbuffer()``: no copy)."""
+    def make() -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(u.getbuffer())
+        return f"{u.name}:{h.hexdigest()}"
+    return _remember("digest", u, make)
+
+
+def upload_bytes(u) -> bytes:
+    """The bytes of one upload, copied out once per upload (``getvalue()``) and kept in the session."""
+    return _remember("bytes", u, u.getvalue)
+
+
+@st.cache_resource(show_spinner=False)
+def _result_store() -> OrderedDict:
+    """Process-wide store of computed results (shared objects, never copied)."""
+    return OrderedDict()
+
+
+def cached(key: Hashable, compute: Callable[[], T], *, max_entries: int = 12) -> T:
+    """``compute()`` once per ``key`` (e.g. a file digest plus the settings), kept for every session.
+
+    Unlike ``st.cache_data`` the result is not pickled and copied on each rerun (a large report
+    would be), and unlike elements inside ``st.cache_resource`` a progress bar drawn by
+    ``compute`` is not replayed on later runs.  The oldest of ``max_entries`` results is dropped.
+    """
+    store = _result_store()
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    value = compute()
+    store[key] = value
+    while len(store) > max_entries:
+        store.popitem(last=False)
+    return value
 
 
 def _upload_cache(group: str) -> dict:
@@ -30,7 +96,7 @@ def read_uploads(uploaded: Sequence | None, suffixes: tuple[str, ...] = (".json"
     out: list[InputFile] = []
     live = set()
     for u in uploaded or []:
-        fid = getattr(u, "file_id", None) or f"{u.name}:{getattr(u, 'size', '')}"
+        fid = _file_id(u)
         live.add(fid)
         entry = cache.get(fid)
         if entry is None or entry[0] != suffixes:

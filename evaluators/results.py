@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -111,6 +111,8 @@ def to_jsonable(obj: Any) -> Any:
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, (set, frozenset)):
         return [to_jsonable(v) for v in sorted(obj, key=str)]
+    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes, bytearray)):  # e.g. lazy record stores
+        return [to_jsonable(v) for v in obj]
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
         return to_jsonable(obj.item())
     return obj
@@ -140,6 +142,8 @@ def build_frozen(cls: type, values: dict[str, Any]):
 
 class DictMixin:
     """Adds ``to_dict()`` (recursive, JSON-safe) to a dataclass."""
+
+    __slots__ = ()  # lets ``slots=True`` dataclasses stay free of a per-instance ``__dict__``
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}

@@ -103,11 +103,15 @@ else:
                     "(`python -m evaluators narrative`).")
         c1, c2, c3 = st.columns(3)
         base = doc_id.replace("/", "_")
-        c1.download_button("This document — JSON", to_json(result), f"{base}_evaluation.json", "application/json")
-        c2.download_button("This document — Markdown", document_markdown(result), f"{base}_evaluation.md",
+        # Each file is written when its button is clicked (callables), not on every rerun.
+        c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
+                           "application/json")
+        c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
                            "text/markdown")
-        c3.download_button("This document — mismatches CSV", mismatches_csv(result), f"{base}_mismatches.csv",
+        c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result),
+                           f"{base}_mismatches.csv", "text/csv")
+        c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json")
+        c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
+                           "text/markdown")
+        c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
                            "text/csv")
-        c1.download_button("Whole batch — JSON", to_json(batch), "batch_evaluation.json", "application/json")
-        c2.download_button("Whole batch — Markdown", to_markdown(batch), "batch_evaluation.md", "text/markdown")
-        c3.download_button("Whole batch — mismatches CSV", mismatches_csv(batch), "batch_mismatches.csv", "text/csv")

@@ -5,14 +5,17 @@ from components.layout import page_frame
 source = page_frame("QA & Fact-check · 问答与事实核查", "✅",
                     caption="Exact match and F1 per record; fact-check verdicts (T / F / uncertain) with a confusion matrix.")
 
+import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.confusion import render_confusion  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
-                                 ratio_columns, records_frame, safe_md)
+                                 ratio_columns, safe_md)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
-from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
+from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
+from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
+from evaluators.qa.export import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
 
 DEMOS = {
@@ -21,14 +24,27 @@ DEMOS = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def score(data: bytes, name: str, preds: bytes | None, preds_name: str, config: QAConfig):
-    """Score a file (cached on the bytes and the settings), with a progress bar while it runs."""
-    bar = st.progress(0.0, text=f"Scoring {name} …")
-    report = evaluate_qa(data, name, config, predictions=preds, predictions_file=preds_name,
-                         progress=lambda done, total: bar.progress(done / max(total, 1), text=f"Scored {done} of {total}"))
-    bar.empty()
-    return report
+def score(source, name: str, preds: bytes | None, preds_name: str, config: QAConfig, key: tuple):
+    """Score a file once per (content, settings) and share the report across reruns and sessions.
+
+    ``source`` is the demo's bytes or the upload itself, which JSONL is streamed from line by
+    line (no second copy of a large upload); a progress bar shows while it runs.
+    """
+    def compute():
+        bar = st.progress(0.0, text=f"Scoring {name} …")
+
+        def tick(done, total):
+            bar.progress(min(done / max(total, 1), 1.0), text=f"Scored {done} of {total or '?'}")
+
+        if isinstance(source, bytes):
+            report = evaluate_qa(source, name, config, predictions=preds, predictions_file=preds_name, progress=tick)
+        else:
+            report = evaluate_qa_file(source, config, name=name, predictions=preds, predictions_file=preds_name,
+                                      progress=tick)
+        bar.empty()
+        return report
+
+    return cached(("qa", key, config), compute)
 
 
 def _fields(text: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -41,6 +57,7 @@ if source == "demo":
                       key="qa_demo")
     file_name = DEMOS[choice][1]
     data = demo_path("qa", file_name).read_bytes()
+    data_key = (f"demo:{file_name}",)
     preds, preds_name = None, "<predictions>"
 else:
     up = st.file_uploader("Records: JSONL, JSON array or CSV (UTF-8, BOM or GB18030), or a SQuAD-style dataset · 上传文件",
@@ -53,9 +70,10 @@ else:
                 "prediction, predicted_label or pred). Fact-check files are detected from a `claim` field with "
                 "verdict answers or a dataset name such as hover / fever / fact.")
         st.stop()
-    file_name, data = up.name, up.getvalue()
-    preds = pred_up.getvalue() if pred_up is not None else None
+    preds = upload_bytes(pred_up) if pred_up is not None else None
     preds_name = pred_up.name if pred_up is not None else "<predictions>"
+    file_name, data = up.name, up
+    data_key = (upload_digest(up), upload_digest(pred_up) if pred_up is not None else None)
 
 with st.expander("Settings · 设置", expanded=False):
     c1, c2, c3 = st.columns(3)
@@ -69,7 +87,7 @@ with st.expander("Settings · 设置", expanded=False):
 config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fields(gt_text, DEFAULT_GT_FIELDS),
                   pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS))
 try:
-    report = score(data, file_name, preds, preds_name, config)
+    report = score(data, file_name, preds, preds_name, config, data_key)
 except InputError as exc:
     st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
@@ -107,45 +125,51 @@ if len(report.by_lang) > 1 or report.by_group:
     st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
 
 st.subheader("Records · 逐条结果")
-frame = records_frame(report)
+store = report.records
+all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
+all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
 f1c, f2c, f3c, f4c = st.columns([2, 2, 1, 2])
-statuses = f1c.multiselect("Status · 状态", sorted(frame["status"].unique()), default=sorted(frame["status"].unique()))
-langs = sorted(x for x in frame["lang"].dropna().unique())
-lang_pick = f2c.multiselect("Language · 语言", langs, default=langs) if langs else []
+statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses)
+lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs) if all_langs else []
 only_errors = f3c.checkbox("Errors only · 只看错误", value=False)
 needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …")
-view = frame[frame["status"].isin(statuses)]
-if langs:
-    view = view[view["lang"].isin(lang_pick) | view["lang"].isna()]
-if only_errors:
-    view = view[view["exact_match"].notna() & (view["exact_match"] < 1)]
-if needle.strip():
-    text = view[["id", "question", "gold_answers", "prediction"]].astype(str).agg(" ".join, axis=1)
-    view = view[text.str.contains(needle.strip(), case=False, regex=False)]
+MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead
+shown, n_match = store.select(statuses=set(statuses), langs=set(lang_pick) if all_langs else None,
+                              errors_only=only_errors, needle=needle, limit=MAX_ROWS)
+view = pd.DataFrame(rows_of(store[i] for i in shown), columns=RECORD_COLUMNS)
 order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
          "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
 st.dataframe(view, hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
-             column_order=[c for c in order if frame[c].notna().any()])
-st.caption(f"{len(view)} of {len(frame)} records shown.")
+             column_order=[c for c in order if c in view and view[c].notna().any()])
+st.caption(f"{n_match} of {len(store)} records match the filters"
+           + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
+              if n_match > MAX_ROWS else "."))
+
+
+def _side_table(indices: list[int], columns: list[str], key: str) -> None:
+    st.dataframe(pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS)[columns],
+                 hide_index=True, key=key)
+
 
 c_left, c_right = st.columns(2)
 with c_left:
     st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
     if report.missing_gt:
-        st.dataframe(frame[frame["status"] == "missing_gt"][["id", "question", "prediction"]], hide_index=True,
-                     key="qa_missing_gt")
+        _side_table(store.select(statuses={"missing_gt"}, limit=MAX_ROWS)[0], ["id", "question", "prediction"],
+                    "qa_missing_gt")
 with c_right:
     if report.task == "factcheck":
         st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
                     f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
-        mask = frame["predicted_verdict"].eq("unparsed") & frame["status"].isin(["scored", "missing_prediction"])
-        if mask.any():
-            st.dataframe(frame[mask][["id", "question", "prediction_raw"]], hide_index=True, key="qa_unparsed")
+        unparsed, _ = store.select(statuses={"scored", "missing_prediction"}, predicted_verdicts={"unparsed"},
+                                   limit=MAX_ROWS)
+        if unparsed:
+            _side_table(unparsed, ["id", "question", "prediction_raw"], "qa_unparsed")
     else:
         st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
         if report.missing_prediction:
-            st.dataframe(frame[frame["status"] == "missing_prediction"][["id", "question", "gold_answers"]],
-                         hide_index=True, key="qa_missing_pred")
+            _side_table(store.select(statuses={"missing_prediction"}, limit=MAX_ROWS)[0],
+                        ["id", "question", "gold_answers"], "qa_missing_pred")
 
 st.subheader("Downloads · 下载")
 downloads(report)

@@ -17,6 +17,7 @@ source = page_frame(
 )
 
 from components import memory_views as views  # noqa: E402
+from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError, InputIssue  # noqa: E402
 from evaluators.memory import agreement as agreement_mod  # noqa: E402
@@ -65,24 +66,31 @@ else:
                                       "question file and no predictions file, its hypotheses are the predictions.")
     dataset = None
     if up_questions is not None:
-        dataset = loaders.load_results_file(up_questions.getvalue(), up_questions.name)
+        # Parsed once per file content (shared across reruns), not on every widget change.
+        dataset = cached(("mem-questions", upload_digest(up_questions)),
+                         lambda: loaders.load_results_file(upload_bytes(up_questions), up_questions.name))
         issues.extend(dataset.issues)
         if dataset.format not in ("locomo", "longmemeval"):
             issues.append(InputIssue(up_questions.name, "not a LoCoMo or LongMemEval question file; ignored"))
             dataset = None
     locomo_set = dataset if dataset is not None and dataset.format == "locomo" else None
     if up_labels is not None:
-        stored = agreement_mod.load_judge_labels(up_labels.getvalue(), up_labels.name, dataset=locomo_set)
+        stored = cached(("mem-labels", upload_digest(up_labels), id(locomo_set)),
+                        lambda: agreement_mod.load_judge_labels(upload_bytes(up_labels), up_labels.name,
+                                                                dataset=locomo_set))
         issues.extend(stored.issues)
         stored_name = up_labels.name
     if up_results is not None:
-        report = loaders.load_results_file(up_results.getvalue(), up_results.name, dataset=locomo_set)
+        report = cached(("mem-results", upload_digest(up_results), id(locomo_set)),
+                        lambda: loaders.load_results_file(upload_bytes(up_results), up_results.name,
+                                                          dataset=locomo_set))
         results = report.results
         issues.extend(report.issues)
     elif dataset is not None:
         results = dataset.results
         if up_preds is not None:
-            preds, pred_issues = loaders.load_predictions(up_preds.getvalue(), up_preds.name)
+            preds, pred_issues = cached(("mem-preds", upload_digest(up_preds)),
+                                        lambda: loaders.load_predictions(upload_bytes(up_preds), up_preds.name))
             issues.extend(pred_issues)
             results, join_issues = loaders.attach_predictions(results, preds, up_preds.name)
             issues.extend(join_issues)
@@ -269,13 +277,14 @@ d1, d2, d3, d4 = st.columns(4)
 full = {"metrics": report, "judge_source": judge_source or None, "n_questions": len(results)}
 if parity_on:
     full["locomo_parity"] = {k: v for k, v in to_jsonable(parity).items() if k != "per_question"}
-d1.download_button("Report (JSON)", json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
+# The files are written when a button is clicked (callables), not on every rerun.
+d1.download_button("Report (JSON)", lambda: json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
                    file_name="memory_report.json", mime="application/json")
 d2.download_button("Per question (CSV)",
-                   views.question_frame(rows, by_id, names).to_csv(index=False).encode("utf-8-sig"),
+                   lambda: views.question_frame(rows, by_id, names).to_csv(index=False).encode("utf-8-sig"),
                    file_name="memory_questions.csv", mime="text/csv")
-d3.download_button("Results (JSONL)", results_to_jsonl(results), file_name="memory_results.jsonl",
+d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
                    mime="application/jsonl")
 cache_out = judge_cache.subset(by_id) if judge_cache is not None else judge_mod.JudgeCache()
-d4.download_button("Judge cache (JSON)", cache_out.to_json(), file_name="judge_cache.json", mime="application/json",
+d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
                    disabled=not cache_out.entries)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, BinaryIO
 
 from evaluators.io.decode import decode_bytes
 
@@ -89,11 +89,19 @@ class Record(DictMixin):
         1-based line (JSONL, CSV: the line where the row starts) or ``None``.
     index : int
         0-based position among the records of the file.
+    raw : bytes or None
+        The record's JSON line as read (streamed JSONL only), so a consumer can keep the
+        compact bytes instead of the parsed dict.
+    offset : int or None
+        Byte offset of that line in the input (streamed JSONL only): with the input kept
+        elsewhere, the line can be read again from ``offset`` and ``len(raw)``.
     """
 
     data: dict[str, Any]
     line: int | None
     index: int
+    raw: bytes | None = field(default=None, repr=False, compare=False)
+    offset: int | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -136,33 +144,78 @@ def sniff_format(file: str, head: str) -> str:
     return "csv"
 
 
-def _detect_encoding(data: bytes | memoryview, file: str) -> tuple[str, int]:
-    """Encoding of ``data`` and the length of its BOM, checked in 1 MiB chunks (no full decoded copy)."""
-    view = memoryview(data)
-    if bytes(view[:3]) == b"\xef\xbb\xbf":
-        return "utf-8-sig", 3
+def _detect_encoding(data: bytes | memoryview | BinaryIO, file: str) -> tuple[str, int]:
+    """Encoding of ``data`` (bytes or a seekable binary file) and the length of its BOM.
+
+    Checked in 1 MiB chunks, so no decoded copy of the whole input is made; a file is
+    rewound afterwards.
+    """
+    step = 1 << 20
+    if hasattr(data, "read"):
+        start_pos = data.tell()
+        chunks = iter(lambda: data.read(step), b"")
+        first = b""
+    else:
+        view = memoryview(data)
+        chunks = (view[i:i + step] for i in range(0, len(view), step))
     decoder = codecs.getincrementaldecoder("utf-8")()
+    encoding, bom = "utf-8", 0
     try:
-        step = 1 << 20
-        for start in range(0, len(view), step):
-            decoder.decode(view[start:start + step], final=start + step >= len(view))
-        return "utf-8", 0
+        for k, chunk in enumerate(chunks):
+            if k == 0:
+                first = bytes(chunk[:3])
+                if first == b"\xef\xbb\xbf":
+                    encoding, bom = "utf-8-sig", 3
+                    break
+            decoder.decode(chunk)
+        decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        decode_bytes(bytes(view[: 1 << 22]), file)  # raises a located InputError when GB18030 fails too
-        return "gb18030", 0
+        if hasattr(data, "read"):
+            data.seek(start_pos)
+            sample = data.read(1 << 22)
+        else:
+            sample = bytes(memoryview(data)[: 1 << 22])
+        decode_bytes(sample, file)  # raises a located InputError when GB18030 fails too
+        encoding, bom = "gb18030", 0
+    if hasattr(data, "read"):
+        data.seek(start_pos)
+    return encoding, bom
 
 
-def iter_jsonl(data: bytes | memoryview, file: str = "<input>", *, encoding: str | None = None
+def _lines(data: bytes | memoryview | BinaryIO, start: int) -> Iterator[tuple[int, bytes | memoryview]]:
+    """``(offset, line)`` pairs (lines without the newline) of a buffer from ``start``, or of a binary file."""
+    if hasattr(data, "read"):
+        pos = data.tell()
+        if start:
+            data.read(start)
+            pos += start
+        for line in data:
+            yield pos, (line[:-1] if line.endswith(b"\n") else line)
+            pos += len(line)
+        return
+    view = memoryview(data)
+    raw = data if isinstance(data, bytes) else bytes(view)
+    n = len(view)
+    pos = start
+    while pos < n:
+        end = raw.find(b"\n", pos)
+        if end == -1:
+            end = n
+        yield pos, view[pos:end]
+        pos = end + 1
+
+
+def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, encoding: str | None = None
                ) -> Iterator[Record | InputIssue]:
-    """Stream the records of a JSONL buffer one line at a time.
+    """Stream the records of a JSONL buffer or binary file one line at a time.
 
     Yields a :class:`Record` per good line and an :class:`InputIssue` per bad line (invalid
-    JSON, not an object), so a caller can score as it reads and keep only what it needs:
-    peak memory stays near the size of the input plus one line.
+    JSON, not an object), so a caller can score as it reads and keep only what it needs.
+    Given an open file, only one line is in memory at a time.
 
     Parameters
     ----------
-    data : bytes or memoryview
+    data : bytes, memoryview or binary file (seekable)
     file : str
         Name used in issues.
     encoding : str, optional
@@ -174,34 +227,33 @@ def iter_jsonl(data: bytes | memoryview, file: str = "<input>", *, encoding: str
         If the bytes are neither UTF-8 nor GB18030.
     """
     if encoding is None:
-        encoding, pos = _detect_encoding(data, file)
+        encoding, bom = _detect_encoding(data, file)
     else:
-        pos = 3 if encoding == "utf-8-sig" else 0
+        bom = 3 if encoding == "utf-8-sig" else 0
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
-    view = memoryview(data)
-    n = len(view)
-    raw = bytes(view) if not isinstance(data, bytes) else data
-    lineno = 0
     index = 0
-    while pos < n:
-        end = raw.find(b"\n", pos)
-        if end == -1:
-            end = n
-        lineno += 1
-        line = str(view[pos:end], codec)
-        pos = end + 1
+    for lineno, (offset, raw_line) in enumerate(_lines(data, bom), start=1):
+        line = str(raw_line, codec)
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno, kind="json")
-            continue
+        value = None
+        if _orjson is not None:
+            try:
+                value = _orjson.loads(line)
+            except _orjson.JSONDecodeError:
+                value = None
+        if value is None:
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
+                                 kind="json")
+                continue
         if not isinstance(value, dict):
             yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
                              kind="schema")
             continue
-        yield Record(value, lineno, index)
+        yield Record(value, lineno, index, bytes(raw_line), offset)
         index += 1
 
 

@@ -8,10 +8,10 @@
 - :mod:`evaluators.qa.cli`       ``python -m evaluators qa``
 """
 
-from evaluators.qa.evaluate import QAConfig, QARecordResult, QAReport, detect_task, evaluate_qa, evaluate_records
+from evaluators.qa.evaluate import QAConfig, QARecordResult, QAReport, detect_task, evaluate_qa, evaluate_qa_file, evaluate_records
 from evaluators.qa.verdict import UNPARSED, VERDICTS, Verdict, extract_answer, normalize_verdict
 
 __all__ = [
-    "QAConfig", "QARecordResult", "QAReport", "detect_task", "evaluate_qa", "evaluate_records",
+    "QAConfig", "QARecordResult", "QAReport", "detect_task", "evaluate_qa", "evaluate_qa_file", "evaluate_records",
     "UNPARSED", "VERDICTS", "Verdict", "extract_answer", "normalize_verdict",
 ]

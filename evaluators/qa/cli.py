@@ -57,15 +57,13 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.io import InputError
-    from evaluators.qa.evaluate import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa
+    from evaluators.qa.evaluate import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa_file
     from evaluators.qa.export import record_rows, records_csv, report_json
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+    if not path.is_file():
+        return _fail(f"cannot read {path}: no such file")
     preds = None
     if args.predictions:
         try:
@@ -79,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
         group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
     )
     try:
-        report = evaluate_qa(data, str(path), config, predictions=preds,
-                             predictions_file=args.predictions or "<predictions>")
+        report = evaluate_qa_file(path, config, predictions=preds,
+                                  predictions_file=args.predictions or "<predictions>")
+    except OSError as exc:
+        return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except InputError as exc:
         return _fail(str(exc))
 

@@ -24,19 +24,23 @@ also given per language and per group (``system`` / ``model`` field) when presen
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from evaluators import __version__
-from evaluators.io import InputIssue, RecordSet
+from evaluators.io import InputIssue, Record, RecordSet
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
+from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin, mean_or_none
 
 TASKS = ("auto", "qa", "factcheck")
@@ -88,7 +92,7 @@ class QAConfig(DictMixin):
             raise ValueError("gt_fields and pred_fields must not be empty")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QARecordResult(DictMixin):
     """One scored (or skipped) record.
 
@@ -195,8 +199,8 @@ class QAReport(DictMixin):
         Problems found while reading (broken lines ...).
     signature : str
         Tokenizers, normalization, matching rules and package version.
-    records : tuple of QARecordResult
-        Every record, in input order.
+    records : RecordStore (a sequence of QARecordResult)
+        Every record, in input order; compact for streamed files (see :mod:`evaluators.qa.store`).
     """
 
     file: str
@@ -217,7 +221,7 @@ class QAReport(DictMixin):
     pred_fields_used: dict[str, int]
     issues: tuple[InputIssue, ...]
     signature: str
-    records: tuple[QARecordResult, ...] = field(repr=False, default=())
+    records: RecordStore | tuple[QARecordResult, ...] = field(repr=False, default=())
 
     @property
     def n_scored(self) -> int:
@@ -226,6 +230,11 @@ class QAReport(DictMixin):
 
     def records_in_cell(self, true_label: str, predicted_label: str) -> list[QARecordResult]:
         """Fact-check records whose gold verdict is ``true_label`` and predicted verdict ``predicted_label``."""
+        if isinstance(self.records, RecordStore):
+            cols = zip(self.records.column("status"), self.records.column("gold_verdict"),
+                       self.records.column("predicted_verdict"))
+            return [self.records[i] for i, (s, g, p) in enumerate(cols)
+                    if s in (STATUS_SCORED, STATUS_MISSING_PREDICTION) and g == true_label and p == predicted_label]
         return [r for r in self.records if r.status in (STATUS_SCORED, STATUS_MISSING_PREDICTION)
                 and r.gold_verdict == true_label and r.predicted_verdict == predicted_label]
 
@@ -289,10 +298,9 @@ def _prediction(record: Mapping[str, Any], fields: Sequence[str]) -> tuple[str |
     return None, None, None
 
 
-def _summary(rows: Sequence[QARecordResult]) -> ScoreSummary:
-    scored = [r for r in rows if r.exact_match is not None]
-    return ScoreSummary(len(scored), mean_or_none(r.exact_match for r in scored),
-                        mean_or_none(r.token_f1 for r in scored))
+def _summary(n: int, em_sum: float, f1_sum: float) -> ScoreSummary:
+    """Means over ``n`` scored records from the sums of their EM and F1."""
+    return ScoreSummary(n, em_sum / n if n else None, f1_sum / n if n else None)
 
 
 def signature(task: str) -> str:
@@ -302,84 +310,136 @@ def signature(task: str) -> str:
     return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
 
 
+#: Records looked at to detect the task and the group field of a streamed file.
+DETECTION_SAMPLE = 2000
+
+
 def evaluate_records(
-    records: RecordSet,
+    records: RecordSet | Iterable[Record | InputIssue],
     config: QAConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    file: str | None = None,
+    total: int | None = None,
+    reader: Callable[[int, int], bytes] | None = None,
 ) -> QAReport:
-    """Score a :class:`~evaluators.io.RecordSet` of QA or fact-check records.
+    """Score QA or fact-check records, from a :class:`~evaluators.io.RecordSet` or a stream.
 
     Parameters
     ----------
-    records : RecordSet
-        Records as read by :func:`evaluators.qa.records.read_qa_records`.
+    records : RecordSet or iterable of Record / InputIssue
+        Records as read by :func:`evaluators.qa.records.read_qa_records`, or a stream such as
+        :func:`evaluators.io.readers.iter_jsonl` (issues in the stream are collected).  A
+        stream is scored as it is read and each record's fields are dropped once scored, so
+        a large file needs little more memory than its results.
     config : QAConfig, optional
         Defaults: automatic task, language and group.
     progress : callable, optional
-        Called as ``progress(done, total)`` every few hundred records.
+        Called as ``progress(done, total)`` every few hundred records (``total`` is 0 when
+        unknown, for a stream).
+    file : str, optional
+        File name for a stream (a RecordSet carries its own).
+    total : int, optional
+        Number of records of a stream, if known (for the progress bar).
+    reader : callable, optional
+        ``reader(offset, length) -> bytes`` reading a streamed line back from the input the
+        caller keeps; per-record results then hold offsets instead of copies of the lines.
 
     Returns
     -------
     QAReport
+
+    Notes
+    -----
+    With ``task="auto"`` / ``group_field="auto"`` the task and the group field are decided on
+    the first :data:`DETECTION_SAMPLE` records.
     """
     config = config or QAConfig()
-    data = [r.data for r in records.records]
+    if isinstance(records, RecordSet):
+        file, issues, total = records.file, list(records.issues), len(records.records)
+        stream: Iterator[Record | InputIssue] = iter(records.records)
+    else:
+        issues, stream = [], iter(records)
+    head: list[Record] = []
+    for item in stream:
+        if isinstance(item, InputIssue):
+            issues.append(item)
+            continue
+        head.append(item)
+        if len(head) >= DETECTION_SAMPLE:
+            break
+    sample = [r.data for r in head]
     if config.task == "auto":
-        task, reason = detect_task(data, config.dataset, config.gt_fields)
+        task, reason = detect_task(sample, config.dataset, config.gt_fields)
     else:
         task, reason = config.task, "set by the user"
-    group_field = _pick_group_field(data, config.group_field)
-    results: list[QARecordResult] = []
+    group_field = _pick_group_field(sample, config.group_field)
+    del sample
     gt_used: Counter[str] = Counter()
     pred_used: Counter[str] = Counter()
-    total = len(records.records)
-    for k, rec in enumerate(records.records):
+
+    def rescore(data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
+        return _score_one(data, index, line, task, config, group_field, Counter(), Counter())
+
+    store = RecordStore(rescore, reader)
+    special: dict[str, list[str]] = {"missing_gt": [], "missing_prediction": [], "gold_unparsed": [],
+                                     "unparsed_predictions": []}
+    total = total or 0
+    for k, rec in enumerate(chain(head, stream)):
+        if isinstance(rec, InputIssue):
+            issues.append(rec)
+            continue
         if progress is not None and k % 250 == 0:
             progress(k, total)
-        results.append(_score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used))
+        r = _score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used)
+        store.append(r, rec.raw, rec.offset)
+        if r.status == STATUS_MISSING_GT:
+            special["missing_gt"].append(r.id)
+        elif r.status == STATUS_MISSING_PREDICTION:
+            special["missing_prediction"].append(r.id)
+        elif r.status == STATUS_GOLD_UNPARSED:
+            special["gold_unparsed"].append(r.id)
+        elif r.status == STATUS_SCORED and r.predicted_verdict == verdicts.UNPARSED:
+            special["unparsed_predictions"].append(r.id)
+    head.clear()
     if progress is not None:
-        progress(total, total)
+        progress(len(store), total or len(store))
 
     classification = None
     if task == "factcheck":
-        pairs = [(r.gold_verdict, r.predicted_verdict) for r in results
-                 if r.status in (STATUS_SCORED, STATUS_MISSING_PREDICTION)]
+        status = store.column("status")
+        gold, pred = store.column("gold_verdict"), store.column("predicted_verdict")
+        pairs = [(g, p) for s, g, p in zip(status, gold, pred) if s in (STATUS_SCORED, STATUS_MISSING_PREDICTION)]
         labels = list(verdicts.VERDICTS)
         if any(p == verdicts.UNPARSED for _, p in pairs):
             labels.append(verdicts.UNPARSED)
         classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
                                                 average_labels=verdicts.VERDICTS)
-    by_lang = {}
-    for lang in sorted({r.lang for r in results if r.lang}):
-        by_lang[lang] = _summary([r for r in results if r.lang == lang])
+    by_lang = {lang: _summary(*v) for lang, v in sorted(store.sums("lang").items()) if lang}
     by_group = {}
     if group_field:
-        for g in sorted({r.group for r in results if r.group is not None}):
-            by_group[g] = _summary([r for r in results if r.group == g])
-
-    def ids(pred: Callable[[QARecordResult], bool]) -> tuple[str, ...]:
-        return tuple(r.id for r in results if pred(r))
+        by_group = {g: _summary(*v) for g, v in sorted(store.sums("group").items()) if g is not None}
 
     return QAReport(
-        file=records.file,
+        file=file or "<input>",
         config=config,
         task=task,
         task_reason=reason,
-        n_records=len(results),
-        overall=_summary(results),
+        n_records=len(store),
+        overall=_summary(*store.sums().get(None, (0, 0.0, 0.0))),
         by_lang=by_lang,
         by_group=by_group,
         group_field=group_field,
-        missing_gt=ids(lambda r: r.status == STATUS_MISSING_GT),
-        missing_prediction=ids(lambda r: r.status == STATUS_MISSING_PREDICTION),
-        gold_unparsed=ids(lambda r: r.status == STATUS_GOLD_UNPARSED),
-        unparsed_predictions=ids(lambda r: r.status == STATUS_SCORED and r.predicted_verdict == verdicts.UNPARSED),
+        missing_gt=tuple(special["missing_gt"]),
+        missing_prediction=tuple(special["missing_prediction"]),
+        gold_unparsed=tuple(special["gold_unparsed"]),
+        unparsed_predictions=tuple(special["unparsed_predictions"]),
         classification=classification,
         gt_fields_used=dict(gt_used),
         pred_fields_used=dict(pred_used),
-        issues=tuple(records.issues),
+        issues=tuple(issues),
         signature=signature(task),
-        records=tuple(results),
+        records=store,
     )
 
 
@@ -389,7 +449,7 @@ def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str,
     group = None
     if group_field:
         g = data.get(group_field)
-        group = str(g) if g is not None and str(g).strip() else None
+        group = sys.intern(str(g)) if g is not None and str(g).strip() else None  # few distinct values
     question = text_field(data, QUESTION_FIELDS)
     gold: Resolved | None = resolve(data, config.gt_fields)
     pred_field, pred_raw, pred_value = _prediction(data, config.pred_fields)
@@ -460,11 +520,75 @@ def evaluate_qa(data: bytes, file: str = "<input>", config: QAConfig | None = No
     InputError
         When a file cannot be decoded (or the predictions file is not valid JSON).
     """
-    from evaluators.qa.records import join_predictions, read_prediction_map, read_qa_records
+    from evaluators.io.readers import iter_jsonl
+    from evaluators.qa.records import join_predictions, qa_format, read_prediction_map, read_qa_records
 
+    if predictions is None and qa_format(data, file) == "jsonl":
+        # Stream: score line by line without keeping the parsed records.
+        return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
+                                total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n])
     records = read_qa_records(data, file)
     if predictions is not None:
         mapping, issues = read_prediction_map(predictions, predictions_file)
         records = join_predictions(records, mapping, predictions_file)
         records.issues.extend(issues)
     return evaluate_records(records, config, progress)
+
+
+def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = None, *, name: str | None = None,
+                     predictions: bytes | None = None, predictions_file: str = "<predictions>",
+                     progress: Callable[[int, int], None] | None = None) -> QAReport:
+    """:func:`evaluate_qa` on a file on disk or an open binary file; JSONL is read one line at a time.
+
+    The file is never held in memory whole when it is JSONL (and no separate predictions
+    file is given): memory is the results plus one line (plus the caller's own copy, if any).
+    Other formats are read whole.
+
+    Parameters
+    ----------
+    source : path or seekable binary file (an upload, ``open(path, "rb")``)
+    name : str, optional
+        File name for messages and format sniffing (default: the path, or the file's ``name``).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be read.
+    InputError
+        As :func:`evaluate_qa`.
+    """
+    from evaluators.io.readers import iter_jsonl
+    from evaluators.qa.records import qa_format
+
+    if hasattr(source, "read"):
+        def from_buffer(off: int, n: int) -> bytes:  # an in-memory file (an upload): read in place, no copy
+            with source.getbuffer() as view:
+                return bytes(view[off:off + n])
+
+        return _evaluate_open_file(source, name or str(getattr(source, "name", "<input>")), config, predictions,
+                                   predictions_file, progress, iter_jsonl, qa_format,
+                                   from_buffer if hasattr(source, "getbuffer") else None)
+    path = Path(source)
+
+    def from_file(off: int, n: int) -> bytes:  # the file is read again for the few records shown or exported
+        with open(path, "rb") as again:
+            again.seek(off)
+            return again.read(n)
+
+    with open(path, "rb") as f:
+        return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress, iter_jsonl,
+                                   qa_format, from_file)
+
+
+def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress, iter_jsonl,
+                        qa_format, reader: Callable[[int, int], bytes] | None = None) -> QAReport:
+    f.seek(0)
+    if predictions is None and qa_format(f.read(65536), name) == "jsonl":
+        f.seek(0)
+        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
+        f.seek(0)
+        return evaluate_records(iter_jsonl(f, name), config, progress, file=name, total=total,
+                                reader=reader)
+    f.seek(0)
+    return evaluate_qa(f.read(), name, config, predictions=predictions, predictions_file=predictions_file,
+                       progress=progress)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from evaluators.qa.evaluate import QAReport
+from evaluators.qa.evaluate import QARecordResult, QAReport
 
 RECORD_COLUMNS = (
     "id", "group", "status", "lang", "tokenizer", "exact_match", "token_f1", "question", "gold_answers",
@@ -18,8 +19,13 @@ RECORD_COLUMNS = (
 
 def record_rows(report: QAReport) -> list[dict[str, Any]]:
     """One flat dict per record (gold answers joined with `` | ``), columns :data:`RECORD_COLUMNS`."""
+    return rows_of(report.records)
+
+
+def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
+    """:func:`record_rows` for any records (e.g. the few shown in a table)."""
     rows = []
-    for r in report.records:
+    for r in records:
         row = {c: getattr(r, c) for c in RECORD_COLUMNS}
         row["gold_answers"] = " | ".join(r.gold_answers)
         rows.append(row)

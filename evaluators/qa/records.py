@@ -74,8 +74,8 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
     InputError
         When the bytes cannot be decoded.
     """
-    decoded = decode_bytes(data, file)
-    if sniff_format(file, decoded.text) == "json":
+    if qa_format(data, file) == "json":
+        decoded = decode_bytes(data, file)
         try:
             value = parse_json_text(decoded.text, file)
         except InputError:
@@ -83,6 +83,12 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
         if _is_squad(value):
             return _flatten_squad(value, file, decoded.encoding)
     return read_records(data, file)
+
+
+def qa_format(data: bytes, file: str) -> str:
+    """``json``, ``jsonl`` or ``csv``, judged on the file name and the first 64 KiB (no full decode)."""
+    head = bytes(data[:65536])
+    return sniff_format(file, head.decode("utf-8", "ignore") or head.decode("gb18030", "ignore"))
 
 
 def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[str, Any], list[InputIssue]]:

@@ -161,6 +161,8 @@ def extract_answer(text: str) -> str:
     str
         Stripped answer text (may be empty).
     """
+    if "<" not in text:  # no <think> or <answer> tag: the common case, no copies
+        return text.strip()
     text = strip_think(text)
     tags = _ANSWER_TAG.findall(text)
     if tags:

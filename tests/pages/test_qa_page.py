@@ -65,9 +65,9 @@ def test_demo_qa_and_record_filters():
     assert m["EM"] == "36.36%"  # 4 of 11 scored records
     assert not any(s.value.startswith("Confusion matrix") for s in at.subheader)
     at.checkbox[0].check().run()  # errors only
-    assert any("7 of 12 records shown" in c.value for c in at.caption)
+    assert any("7 of 12 records match the filters" in c.value for c in at.caption)
     at.text_input[-1].input("曹雪芹").run()
-    assert any("1 of 12 records shown" in c.value for c in at.caption)
+    assert any("1 of 12 records match the filters" in c.value for c in at.caption)
 
 
 def test_upload_empty_state_and_bad_files():

