@@ -205,6 +205,19 @@ def _rel_str(r: Relationship) -> str:
     return f"{r.agent} -> {r.target or '∅'}"
 
 
+def _compare_level(canon, field_name: str, g: Relationship, p: Relationship, gid: str, pid: str,
+                   mismatches: list[Mismatch]) -> bool | None:
+    """Compare one label field through ``canon`` (raw -> canonical); ``None`` when the GT label is empty."""
+    g_raw, p_raw = getattr(g, field_name), getattr(p, field_name)
+    gv = canon[g_raw]
+    if not gv:
+        return None
+    ok = gv == canon[p_raw]
+    if not ok:
+        mismatches.append(Mismatch("relationships", field_name, g_raw, p_raw, gid, pid, _rel_str(g)))
+    return ok
+
+
 def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> RelationshipResult:
     """Relationship scores for a prepared context (see the module docstring)."""
     validity = ValidityCounter(ctx.tax)
@@ -279,22 +292,14 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
         for i, j, on in matches:
             g, p = gt_rels[i], pev.relationships[j]
             tp += 1
-            ok1 = ok2 = None
-            g1, g2 = lv1[g.relationship_level1], lv2[g.relationship_level2]
-            if g1:
-                ok1 = g1 == lv1[p.relationship_level1]
+            ok1 = _compare_level(lv1, "relationship_level1", g, p, gid, pid, mismatches)
+            ok2 = _compare_level(lv2, "relationship_level2", g, p, gid, pid, mismatches)
+            if ok1 is not None:
                 l1t += 1
                 l1c += ok1
-                if not ok1:
-                    mismatches.append(Mismatch("relationships", "relationship_level1", g.relationship_level1,
-                                               p.relationship_level1, gid, pid, _rel_str(g)))
-            if g2:
-                ok2 = g2 == lv2[p.relationship_level2]
+            if ok2 is not None:
                 l2t += 1
                 l2c += ok2
-                if not ok2:
-                    mismatches.append(Mismatch("relationships", "relationship_level2", g.relationship_level2,
-                                               p.relationship_level2, gid, pid, _rel_str(g)))
             if ok1 is not False and ok2 is not False:
                 strict += 1
             rp = RelationshipPair(gid, pid, g, p, on, ok1, ok2)

@@ -283,6 +283,14 @@ def _user_source(file: str, data: bytes) -> str:
     return f"user:{file}#{hashlib.sha1(data).hexdigest()[:8]}"
 
 
+def _csv_rows(data: bytes, file: str, what: str) -> list[list[str]]:
+    """Rows of a user's CSV vocabulary (any of the supported encodings); ValueError when empty."""
+    rows = list(csv.reader(io.StringIO(decode_bytes(data, file).text)))
+    if not rows:
+        raise ValueError(f"{file}: empty {what} file")
+    return rows
+
+
 def _find_column(header: list[str], *needles: str) -> int | None:
     for i, h in enumerate(header):
         low = h.casefold()
@@ -309,10 +317,7 @@ def load_relationship_csv(data: bytes, file: str = "relationship.csv") -> tuple[
     ValueError
         If the level columns cannot be found, naming the file and the header read.
     """
-    text = decode_bytes(data, file).text
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise ValueError(f"{file}: empty relationship file")
+    rows = _csv_rows(data, file, "relationship")
     header = rows[0]
     i1 = _find_column(header, "level 1", "一级")
     i2 = _find_column(header, "level 2", "二级")
@@ -370,10 +375,7 @@ def load_sentiment_csv(data: bytes, file: str = "sentiment.csv") -> Vocabulary:
     ValueError
         If the tag column cannot be found.
     """
-    text = decode_bytes(data, file).text
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise ValueError(f"{file}: empty sentiment file")
+    rows = _csv_rows(data, file, "sentiment")
     header = rows[0]
     it = _find_column(header, "tag", "标签")
     ip = _find_column(header, "polarity", "极性")
