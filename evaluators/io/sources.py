@@ -102,6 +102,12 @@ def story_id(file_name: str) -> str:
 
 
 _PRED_RE = re.compile(r"_(prediction|pred)$", re.IGNORECASE)
+_V3_RE = re.compile(r"_v3(_prediction|_pred)?$", re.IGNORECASE)
+
+
+def _is_v3(file_name: str) -> bool:
+    stem = PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]
+    return bool(_V3_RE.search(stem))
 
 
 def looks_like_prediction(file_name: str) -> bool:
@@ -146,9 +152,10 @@ def pair_files(gt_files: list[InputFile], pred_files: list[InputFile]) -> Pairin
 
     def index(files: list[InputFile], side: str) -> dict[str, InputFile]:
         by_id: dict[str, InputFile] = {}
-        # When one folder holds both, prefer names that look like this side's files.
+        # When one folder holds both, prefer names that look like this side's files, and the
+        # v3 file of a story over its v2 file.
         want_pred = side == "prediction"
-        for f in sorted(files, key=lambda f: (looks_like_prediction(f.name) != want_pred, f.name)):
+        for f in sorted(files, key=lambda f: (looks_like_prediction(f.name) != want_pred, not _is_v3(f.name), f.name)):
             sid = story_id(f.name)
             if sid in by_id:
                 result.issues.append(

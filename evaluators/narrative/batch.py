@@ -133,6 +133,7 @@ def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DE
         add("a_complete", a.complete_matches), add("a_partial", a.partial_matches)
         add("a_events", a.n_events_evaluated)
         t = r.text_span
+        add("t_pk", t.pk_disagreements), add("t_wd", t.window_diff_disagreements), add("t_win", t.windows)
         if t.boundary_score is not None:
             add("t_m", t.exact_matches)
             add("t_u", t.insertions + t.deletions + t.near_misses)
@@ -175,6 +176,8 @@ def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DE
         out["boundary_score"] = (denom - s.get("t_w", 0)) / denom if denom else 1.0
     else:
         out["boundary_score"] = None
+    out["pk"] = safe_div(s.get("t_pk", 0), s.get("t_win", 0))
+    out["window_diff"] = safe_div(s.get("t_wd", 0), s.get("t_win", 0))
     out["overlap_ratio"] = sum(overlaps) / len(overlaps) if overlaps else None
     comps = {"characters": out["character_f1"], "relationships": out["relationship_f1"],
              "sentiment": out["sentiment_f1"], "action_layer": out["action_layer_field_accuracy"],
@@ -247,6 +250,10 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
         except InputError as exc:
             outcome.error = exc.issue
             issues.append(exc.issue)
+        except Exception as exc:  # noqa: BLE001 - one bad pair must not lose the rest of the batch
+            outcome.error = InputIssue(p.name, f"could not be scored against {g.name}: {type(exc).__name__}: {exc}",
+                                       kind="internal")
+            issues.append(outcome.error)
         docs.append(outcome)
         if progress is not None:
             progress(n, total, sid)

@@ -134,6 +134,9 @@ def run(args) -> int:
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
         return _fail(msg)
     print(_table(batch))
+    for issue in batch.issues:
+        if issue.kind == "pairing" and "ignored" in issue.message:
+            print(f"warning: {issue.file}: {issue.message}", file=sys.stderr)
     for name in batch.unpaired_gt:
         print(f"unpaired GT file: {name}", file=sys.stderr)
     for name in batch.unpaired_pred:

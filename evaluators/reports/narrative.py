@@ -9,6 +9,7 @@ spreadsheet cannot execute uploaded text.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 from typing import Any
@@ -62,7 +63,8 @@ def mismatches_csv(results: NarrativeResult | BatchResult | list[NarrativeResult
 
 
 def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """User text made inert in Markdown: HTML escaped (a viewer may render raw HTML), pipes and newlines."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def _component_lines(r: NarrativeResult) -> list[str]:
@@ -73,8 +75,8 @@ def _component_lines(r: NarrativeResult) -> list[str]:
         f"- Precision / recall / F1: {fmt(c.character_precision)} / {fmt(c.character_recall)} / "
         f"{fmt(c.character_f1)} ({c.n_matched} matched of {c.n_ground_truth} GT, {c.n_predicted} predicted)",
         f"- Archetype accuracy: {fmt(c.character_archetype_accuracy)} ({c.archetype_correct}/{c.archetype_total})",
-        f"- Missing characters ({c.n_missing}): {', '.join(c.missing_characters) or '—'}",
-        f"- Extra characters ({c.n_extra}): {', '.join(c.extra_characters) or '—'}",
+        f"- Missing characters ({c.n_missing}): {_md_escape(', '.join(c.missing_characters)) or '—'}",
+        f"- Extra characters ({c.n_extra}): {_md_escape(', '.join(c.extra_characters)) or '—'}",
         "",
         "### Relationships",
         "",
@@ -172,7 +174,7 @@ def batch_markdown(b: BatchResult) -> str:
         lines += [f"- GT without prediction: {_md_escape(n)}" for n in b.unpaired_gt]
         lines += [f"- Prediction without GT: {_md_escape(n)}" for n in b.unpaired_pred]
         lines += [f"- {_md_escape(i.location())}: {_md_escape(i.message)}" for i in b.issues
-                  if i.kind != "pairing"]
+                  if i.kind != "pairing" or "ignored" in i.message]
     lines += ["", f"<sub>{_md_escape(b.signature)}</sub>", ""]
     return "\n".join(lines)
 

@@ -89,7 +89,8 @@ def test_pairing_lists_unpaired_and_duplicates():
     gt = [InputFile("A_v3.json", b""), InputFile("B_v3.json", b""), InputFile("C_v3.json", b"")]
     pred = [InputFile("A_v3_prediction.json", b""), InputFile("A_pred.json", b""), InputFile("D_pred.json", b"")]
     p = pair_files(gt, pred)
-    assert [(s, g.name, q.name) for s, g, q in p.pairs] == [("A", "A_v3.json", "A_pred.json")]
+    # Two predictions for story A: the v3-named one is preferred, the other reported.
+    assert [(s, g.name, q.name) for s, g, q in p.pairs] == [("A", "A_v3.json", "A_v3_prediction.json")]
     assert p.unpaired_gt == ["B_v3.json", "C_v3.json"]
     assert p.unpaired_pred == ["D_pred.json"]
     assert any("second prediction file" in i.message for i in p.issues)
@@ -123,3 +124,10 @@ def test_sniffing_uses_only_the_beginning():
     assert sniff_format("x.json", '{\n "a": 1\n}') == "json"
     assert sniff_format("x.txt", "[1, 2]") == "json"
     assert sniff_format("x.txt", "id,answer\n1,2") == "csv"
+
+
+def test_v3_is_preferred_over_v2_in_one_folder():
+    files = [InputFile("X_v2.json", b""), InputFile("X_v3.json", b"")]
+    p = pair_files(files, [InputFile("X_pred.json", b"")])
+    assert [(g.name, q.name) for _, g, q in p.pairs] == [("X_v3.json", "X_pred.json")]
+    assert any(i.file == "X_v2.json" and "ignored" in i.message for i in p.issues)

@@ -117,3 +117,21 @@ def test_cli_unusable_input_exits_2(tmp_path):
     assert p.returncode == 2 and "no ground-truth/prediction pair" in p.stderr
     p = _cli("--gt", str(tmp_path / "g"), "--pred", str(tmp_path / "p"), "--weights", "plot=1")
     assert p.returncode == 2 and "unknown component" in p.stderr
+
+
+def test_an_unexpected_failure_in_one_pair_keeps_the_others():
+    from evaluators.narrative.batch import score_pairs
+
+    bad = json.loads(json.dumps(A_PRED))
+    bad["narrative_events"][0]["text_span"] = {"start": 2**63, "end": 2**63 + 10, "text": ""}
+    b = score_pairs([("A", f("A_v3.json", A_GT), f("A_pred.json", A_PRED)),
+                     ("B", f("B_v3.json", A_GT), f("B_pred.json", bad))])
+    assert len(b.scored) == 2  # absurd offsets are a missing span, not a crash
+    assert b.scored[1].alignment.pred_spans[0].status == "missing"
+
+
+def test_markdown_report_makes_user_text_inert():
+    gt = _doc([("<img src=x onerror=alert(1)>", "", ""), ("甲", "", "")], [])
+    b = evaluate_batch([f("X_v3.json", gt)], [f("X_pred.json", _doc([("甲", "", "")], []))])
+    md = document_markdown(b.scored[0])
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
