@@ -10,8 +10,8 @@ Rules
   closing quotes or brackets ``”’」』）】》"')]``, end a sentence.
 - English ``.``, ``!``, ``?`` end a sentence when followed by whitespace (or the end of
   the text), optionally after closing quotes/brackets; a period after a common
-  abbreviation (``Mr.``, ``Dr.``, ``e.g.`` ...), after a single capital initial, or
-  between digits (``3.5``) does not.
+  abbreviation (``Mr.``, ``Dr.``, ``e.g.`` ...), after an initial that stands beside
+  another initial (``J. R. R. Tolkien``), or between digits (``3.5``) does not.
 - A line break always ends a sentence.
 """
 
@@ -27,21 +27,25 @@ _CLOSERS = "”’」』）】》\"')\\]"
 _ZH_END = re.compile(r"(?:[。！？；]+|…+|\.{3,})[" + _CLOSERS + r"]*")
 _EN_END = re.compile(r"[.!?]+[" + _CLOSERS + r"]*(?=\s|$)")
 _NEWLINE = re.compile(r"\n+")
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt vs etc e.g i.e cf fig no vol ch pp jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+# Titles and Latin abbreviations only: words such as "no" or "etc" end sentences too often.
+_ABBREVIATIONS = frozenset("mr mrs ms dr prof sr jr st mt vs e.g i.e cf fig vol pp".split())
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_INITIAL_BEFORE = re.compile(r"(?:^|\s)[A-Z]\.\s*$")
+_INITIAL_AFTER = re.compile(r"\s+[A-Z]\.")
 
 
 def _is_abbreviation(text: str, end_index: int) -> bool:
-    """True when the period at ``end_index`` closes an abbreviation or an initial."""
+    """True when the period at ``end_index`` closes an abbreviation or an initial next to another."""
     m = _WORD_BEFORE.search(text, 0, end_index)
     if not m:
         return False
     word = m.group(1).rstrip(".").lower()
     if word in _ABBREVIATIONS:
         return True
-    return len(word) == 1 and m.group(1)[0].isupper()  # "J. R. R. Tolkien"
+    if len(word) == 1 and m.group(1)[0].isupper():  # "J. R. R. Tolkien", not "Plan A. Then"
+        return bool(_INITIAL_AFTER.match(text, end_index + 1)
+                    or _INITIAL_BEFORE.search(text, 0, m.start()))
+    return False
 
 
 @lru_cache(maxsize=512)

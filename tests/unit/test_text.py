@@ -51,6 +51,12 @@ def test_chinese_sentences_with_closing_quotes_and_ellipsis():
     assert got == ["老牛说：“明天去银河！”", "牛郎听了……", "他去了。\n", "第二天？", "是的；", "好。"]
 
 
+def test_short_words_and_single_letters_still_end_sentences():
+    text = "He said no. She left. It was Plan A. Then J. R. R. Tolkien wrote."
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == ["He said no. ", "She left. ", "It was Plan A. ", "Then J. R. R. Tolkien wrote."]
+
+
 def test_english_sentences_skip_abbreviations_and_decimals():
     text = 'The fox said, "Go!" Then Mr. Fox waited 2.5 hours. J. R. Smith left.'
     got = [text[s:e] for s, e in split_sentences(text)]
