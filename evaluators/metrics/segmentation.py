@@ -201,7 +201,7 @@ def _window_size_from_counts(n_units: int, n_segments: int) -> int:
 
 def window_disagreements(hypothesis: Iterable[int], reference: Iterable[int], n_units: int,
                          window: int | None = None) -> tuple[int, int, int]:
-    """Pk and WindowDiff counts from boundary slots, in one sweep over the boundaries.
+    """Pk and WindowDiff counts from boundary slots.
 
     Parameters
     ----------
@@ -217,14 +217,20 @@ def window_disagreements(hypothesis: Iterable[int], reference: Iterable[int], n_
     (pk_disagreements, windowdiff_disagreements, measurements)
         Windows ``i in [0, n_units - k)`` where exactly one side has a boundary between units
         ``i`` and ``i + k`` (Pk), and where the boundary counts differ (WindowDiff).
-        Pk = first / measurements and WindowDiff = second / measurements.
+        Pk = first / measurements and WindowDiff = second / measurements; all 0 when there is
+        no complete window.
     """
-    ref = set(reference)
-    hyp = set(hypothesis)
+    ref = sorted(set(reference))
+    hyp = sorted(set(hypothesis))
     k = window if window is not None else _window_size_from_counts(n_units, len(ref) + 1)
     m = n_units - k
     if m <= 0:
         return 0, 0, 0
+    return _presence_disagreements(hyp, ref, k, m), _count_disagreements(hyp, ref, k, m), m
+
+
+def _count_disagreements(hyp: list[int], ref: list[int], k: int, m: int) -> int:
+    """Windows whose boundary counts differ (WindowDiff's count), by a sweep over the boundaries."""
     # Window i covers slots i .. i + k - 1: a boundary at slot p lies in windows [p - k + 1, p].
     events: list[tuple[int, int, int]] = []
     for side, slots in ((0, ref), (1, hyp)):
@@ -235,27 +241,23 @@ def window_disagreements(hypothesis: Iterable[int], reference: Iterable[int], n_
                 events.append((lo, side, 1))
                 events.append((hi, side, -1))
     if not events:
-        return 0, 0, m
+        return 0
     events.sort()
     a = b = 0
     prev = 0
-    pk_d = wd_d = 0
+    disagree = 0
     for pos, side, delta in events:
         if pos != prev:
             if a != b:
-                wd_d += pos - prev
-                if (a > 0) != (b > 0):
-                    pk_d += pos - prev
+                disagree += pos - prev
             prev = pos
         if side == 0:
             a += delta
         else:
             b += delta
     if a != b:
-        wd_d += m - prev
-        if (a > 0) != (b > 0):
-            pk_d += m - prev
-    return pk_d, wd_d, m
+        disagree += m - prev
+    return disagree
 
 
 def _coverage_mask(slots: list[int], k: int, m: int) -> int:
@@ -286,7 +288,7 @@ def _window_metric(hypothesis: Sequence[int], reference: Sequence[int], window: 
         return 0.0
     if presence_only:
         return _presence_disagreements(hyp, ref, k, m) / m
-    return window_disagreements(hyp, ref, n, k)[1] / m
+    return _count_disagreements(hyp, ref, k, m) / m
 
 
 def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:

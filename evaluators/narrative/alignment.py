@@ -3,7 +3,9 @@
 Prediction event ids rarely equal GT ids, and ``time_order`` is neither list order nor
 unique, so events are aligned by their text spans:
 
-1. ``id``: events whose ids agree are paired first.
+1. ``id``: events whose ids agree are paired first, unless both have usable spans whose IoU
+   is below ``min_iou`` (the text contradicts the ids, as when a model numbers its own
+   events E1, E2 ...): those are left to the span assignment, with a warning.
 2. ``span_iou``: among the rest with usable spans, an optimal one-to-one assignment
    (``scipy.optimize.linear_sum_assignment``, maximising the total character IoU) over
    the pairs whose IoU reaches ``min_iou`` (default 0.5).
@@ -166,12 +168,25 @@ def align_events(
                 warnings.append(f"predicted event id {e.id!r} appears more than once; only the first can match by id")
             else:
                 pred_by_id[e.id] = j
+    seen_gt_ids: set[str] = set()
+    contradicted = 0
     for i, e in enumerate(gt_events):
+        if e.id and e.id in seen_gt_ids:
+            warnings.append(f"GT event id {e.id!r} appears more than once; only the first can match by id")
+            continue
+        seen_gt_ids.add(e.id)
         j = pred_by_id.get(e.id) if e.id else None
         if j is not None and j in pred_free:
-            pairs.append(AlignedPair(i, j, e.id, pred_events[j].id, _pair_iou(gt_spans[i], pred_spans[j]), "id"))
+            iou = _pair_iou(gt_spans[i], pred_spans[j])
+            if iou is not None and iou < min_iou - 1e-12:
+                contradicted += 1
+                continue
+            pairs.append(AlignedPair(i, j, e.id, pred_events[j].id, iou, "id"))
             gt_free.discard(i)
             pred_free.discard(j)
+    if contradicted:
+        warnings.append(f"{contradicted} events share an id with an event whose span does not overlap it enough "
+                        f"(IoU < {min_iou:g}); they were aligned by their spans instead")
 
     # 2. optimal assignment on span IoU
     gi = [i for i in sorted(gt_free) if gt_spans[i].usable]

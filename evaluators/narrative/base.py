@@ -48,6 +48,10 @@ class NarrativeConfig:
             raise ValueError("weights must be >= 0")
         if not 0 < self.min_iou <= 1:
             raise ValueError(f"min_iou must be in (0, 1], got {self.min_iou}")
+        if not 0 < self.correct_iou <= 1:
+            raise ValueError(f"correct_iou must be in (0, 1], got {self.correct_iou}")
+        if not isinstance(self.n_t, int) or self.n_t < 1:
+            raise ValueError(f"n_t must be an integer >= 1, got {self.n_t}")
 
     @property
     def tax(self) -> Taxonomy:

@@ -32,6 +32,8 @@ UNVERIFIED = "offset_unverified"
 MISSING = "missing"
 
 _WS = re.compile(r"\s+")
+#: Offsets above this (a trillion characters) are treated as garbage, not as positions.
+MAX_OFFSET = 10**12
 
 
 class ResolvedSpan(NamedTuple):
@@ -114,7 +116,9 @@ def resolve_span(span: TextSpan | None, text: str) -> ResolvedSpan:
         return ResolvedSpan(None, None, MISSING, note="no text_span")
     gs, ge, stext = span.start, span.end, span.text or ""
     has_offsets = gs is not None and ge is not None and ge > gs >= 0
-    if has_offsets and text and text[gs:ge] == stext:
+    if has_offsets and ge > MAX_OFFSET:
+        return ResolvedSpan(None, None, MISSING, gs, ge, f"offsets [{gs}, {ge}) are not plausible character offsets")
+    if has_offsets and text and ge <= len(text) and text[gs:ge] == stext:
         return ResolvedSpan(gs, ge, VERIFIED, gs, ge)
     anchor = gs if gs is not None else 0
     if stext.strip() and text:

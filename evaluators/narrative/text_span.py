@@ -19,7 +19,10 @@ Overlap
 
 Without any usable GT span the component is ``gt_incomplete`` and ``boundary_score`` is
 ``None``; without source text there are no sentences, so B, Pk and WindowDiff are ``None``
-(the overlap is still computed from the offsets).
+(the overlap is still computed from the offsets).  When the GT spans mark no boundary
+inside the text (a one-sentence story, spans within one sentence) there is no segmentation
+to compare and B is ``None`` too; Pk and WindowDiff are ``None`` when the story is too short
+for a single window.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ class TextSpanResult(DictMixin):
     insertions: int
     deletions: int
     weighted_edits: float
+    n_t: int
+    pk_disagreements: int
+    window_diff_disagreements: int
+    windows: int
     overlap_ratio: float | None
     overlap_scores: list[float]
     n_ground_truth_spans: int
@@ -197,7 +204,7 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
 
     starts = sentence_starts(ctx.text) if ctx.text else ()
     b = pk_v = wd_v = None
-    exact = near = ins = dele = 0
+    exact = near = ins = dele = pk_d = wd_d = windows = 0
     weighted = 0.0
     gt_b: set[int] = set()
     pred_b: set[int] = set()
@@ -209,13 +216,18 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
     else:
         gt_b = snap_boundaries(gt_usable, starts, len(ctx.text))
         pred_b = snap_boundaries(pred_usable, starts, len(ctx.text))
-        edits = boundary_edits(pred_b, gt_b, cfg.n_t)
-        b = edits.boundary_similarity
-        exact, near, ins, dele = edits.matches, len(edits.transpositions), len(edits.insertions), len(edits.deletions)
-        weighted = edits.weighted_edits
-        pk_d, wd_d, windows = window_disagreements(pred_b, gt_b, len(starts))
-        pk_v = pk_d / windows if windows else 0.0
-        wd_v = wd_d / windows if windows else 0.0
+        if not gt_b:
+            reason = ("the GT spans mark no sentence boundary inside the text (one segment): the segmentation "
+                      "cannot be compared; see the span overlap")
+        else:
+            edits = boundary_edits(pred_b, gt_b, cfg.n_t)
+            b = edits.boundary_similarity
+            exact, near = edits.matches, len(edits.transpositions)
+            ins, dele = len(edits.insertions), len(edits.deletions)
+            weighted = edits.weighted_edits
+            pk_d, wd_d, windows = window_disagreements(pred_b, gt_b, len(starts))
+            if windows:
+                pk_v, wd_v = pk_d / windows, wd_d / windows
     unusable_gt = len(gt_spans) - len(gt_usable)
     if reason is None and unusable_gt:
         reason = f"{unusable_gt} GT events have no usable span (skipped)"
@@ -228,6 +240,10 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         "insertions": ins,
         "deletions": dele,
         "weighted_edits": weighted,
+        "n_t": cfg.n_t,
+        "pk_disagreements": pk_d,
+        "window_diff_disagreements": wd_d,
+        "windows": windows,
         "overlap_ratio": mean_or_none(overlaps),
         "overlap_scores": overlaps,
         "n_ground_truth_spans": len(gt_usable),

@@ -35,9 +35,13 @@ def _to_str_list(value: Any) -> Any:
 
 
 def _aliases(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, (list, tuple)):
+        value = [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value]
     if value is None or isinstance(value, (str, list, tuple)):
         return split_aliases(value)
-    return value
+    return []  # an alias of another shape (an object ...) carries no usable name
 
 
 def _optional_int(value: Any) -> Any:

@@ -112,3 +112,29 @@ def test_gt_without_spans_is_incomplete():
     assert r.component_scores["text_span"] is None
     # the predicted span is paired by list order with the span-less GT event: extra, not spurious
     assert r.text_span.span_categories["extra"] == 1
+
+
+def test_no_inner_gt_boundary_leaves_b_undefined_instead_of_perfect():
+    # A one-sentence story: the GT event covers it whole, the prediction has no event at all.
+    # Both segmentations have no inner boundary, so B would be a meaningless 1.0.
+    text = "牛郎和织女在鹊桥上相会"
+    gt = doc(text, [], [event("g", {"start": 0, "end": len(text), "text": text})])
+    t = NarrativeEvaluator().evaluate(doc(text, [], []), gt).text_span
+    assert t.boundary_score is None and "no sentence boundary" in t.reason
+    assert t.span_categories["missed"] == 1
+
+
+def test_pk_windowdiff_none_when_the_story_is_too_short_for_a_window():
+    # Two sentences, GT boundary between them: k = max(2, round(2 / 2 / 2)) = 2 >= 2 units: no window.
+    text = "甲。乙。"
+    gt = doc(text, [], [event("a", span(text, "甲。")), event("b", span(text, "乙。"))])
+    t = NarrativeEvaluator().evaluate(gt, gt).text_span
+    assert t.boundary_score == 1.0 and t.pk is None and t.window_diff is None and t.windows == 0
+
+
+@pytest.mark.parametrize("kwargs", [{"n_t": 0}, {"correct_iou": 5}, {"min_iou": 0}])
+def test_bad_settings_are_rejected(kwargs):
+    from evaluators.narrative import NarrativeConfig
+
+    with pytest.raises(ValueError):
+        NarrativeConfig(**kwargs)

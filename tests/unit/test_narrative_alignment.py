@@ -42,12 +42,29 @@ def test_threshold_makes_missed_and_spurious():
 
 
 def test_ids_that_agree_are_paired_first():
+    # e1 and e2 swapped their spans in the prediction, but the ids agree and the spans still
+    # overlap enough (IoU([0,10), [0,8)) = .8, IoU([20,30), [21,30)) = .9): paired by id.
     gt = [ev("e1", 0, 10), ev("e2", 20, 30)]
-    pred = [ev("e2", 0, 10), ev("zz", 20, 30)]
+    pred = [ev("e2", 21, 30), ev("e1", 0, 8)]
     al = align(gt, pred)
-    # e2 pairs by id even though its spans do not overlap (IoU 0); e1 then has no overlapping partner.
-    assert [(p.gt_id, p.pred_id, p.iou, p.method) for p in al.pairs] == [("e2", "e2", 0.0, "id")]
-    assert al.missed == (0,) and al.spurious == (1,)
+    assert [(p.gt_id, p.pred_id, p.method) for p in al.pairs] == [("e1", "e1", "id"), ("e2", "e2", "id")]
+
+
+def test_ids_do_not_override_contradicting_spans():
+    # The model numbered its own events: its "E1" is the GT's E2 text, its "E2" the GT's E3 text.
+    gt = [ev("E1", 0, 5), ev("E2", 5, 14), ev("E3", 14, 18)]
+    pred = [ev("E1", 5, 14), ev("E2", 14, 18)]
+    al = align(gt, pred)
+    # Same ids, IoU 0: the spans decide (E2-E1 and E3-E2 at IoU 1), and a warning says so.
+    assert [(p.gt_id, p.pred_id, p.iou, p.method) for p in al.pairs] == [
+        ("E2", "E1", 1.0, "span_iou"), ("E3", "E2", 1.0, "span_iou")]
+    assert al.missed == (0,) and al.spurious == ()
+    assert any("aligned by their spans instead" in w for w in al.warnings)
+
+
+def test_duplicate_gt_ids_are_reported():
+    al = align([ev("x", 0, 5), ev("x", 5, 10)], [ev("x", 0, 5)])
+    assert any("GT event id 'x' appears more than once" in w for w in al.warnings)
 
 
 def test_time_order_then_list_order_fallback_is_flagged():

@@ -60,3 +60,16 @@ def test_out_of_range_offsets():
     r = resolve_span(TextSpan(start=15, end=50, text="not here"), TEXT)
     assert (r.start, r.end, r.status) == (15, 20, UNVERIFIED)
     assert "clamped" in r.note
+
+
+def test_offsets_past_the_end_are_never_verified():
+    # "abcdef"[3:100] == "def" in Python; the offsets are still wrong: located again at [3, 6).
+    r = resolve_span(TextSpan(start=3, end=100, text="def"), "abcdef")
+    assert (r.start, r.end, r.status) == (3, 6, REPAIRED)
+    r = resolve_span(TextSpan(start=20, end=30, text=""), "甲。乙。丙。丁。戊。己。")
+    assert r.status == MISSING
+
+
+def test_absurd_offsets_are_missing_not_a_crash():
+    r = resolve_span(TextSpan(start=2**63, end=2**63 + 10, text=""), "")
+    assert r.status == MISSING and not r.usable
