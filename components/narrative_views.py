@@ -7,6 +7,7 @@ HTML (:mod:`components.span_overlay`) or escaped markdown (:func:`components.met
 
 from __future__ import annotations
 
+import dataclasses
 import html
 
 import pandas as pd
@@ -367,17 +368,19 @@ def span_labels(result: NarrativeResult) -> list[OverlaySpan]:
             lab = "/".join(v for v in (acts.get("category"), acts.get("type")) if v)
             out.append(OverlaySpan(row.gt_start, row.gt_end, "gt", row.category,
                                    f"GT {row.gt_event} [{row.gt_start}, {row.gt_end}) {row.category}{iou}"
-                                   + (f" · {lab}" if lab else "")))
+                                   + (f" · {lab}" if lab else ""), event=row.gt_event))
         if row.pred_start is not None:
             out.append(OverlaySpan(row.pred_start, row.pred_end, "pred", row.category,
-                                   f"pred {row.pred_event} [{row.pred_start}, {row.pred_end}) {row.category}{iou}"))
+                                   f"pred {row.pred_event} [{row.pred_start}, {row.pred_end}) {row.category}{iou}",
+                                   event=row.pred_event))
     return out
 
 
 def render_spans(result: NarrativeResult, *, selected_event: str | None = None) -> None:
     """Segmentation scores and the overlay of GT and predicted spans on the story."""
     t = result.text_span
-    metric_row([("Boundary similarity B", t.boundary_score, "Fournier 2013, sentence units, n_t = 2."),
+    metric_row([("Boundary similarity B", t.boundary_score,
+                 f"Fournier 2013, sentence units, n_t = {t.n_t}; undefined when the GT has no inner boundary."),
                 ("Pk", t.pk, "Lower is better."), ("WindowDiff", t.window_diff, "Lower is better."),
                 ("Mean IoU (aligned)", t.overlap_ratio, None)])
     st.caption(f"Boundaries: {t.exact_matches} exact, {t.near_misses} near misses, {t.insertions} insertions, "
@@ -386,8 +389,7 @@ def render_spans(result: NarrativeResult, *, selected_event: str | None = None) 
     _gt_incomplete_note(result, "text_span")
     spans = span_labels(result)
     if selected_event:
-        spans = [OverlaySpan(s.start, s.end, s.track, s.category, s.label,
-                             selected=(f" {selected_event} " in f" {s.label.split(' [')[0]} ")) for s in spans]
+        spans = [dataclasses.replace(s, selected=s.event == selected_event) for s in spans]
     render_span_overlay(result.text, spans, t.sentence_offsets)
 
 

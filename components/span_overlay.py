@@ -9,8 +9,7 @@ text shows which events cover it, with their labels and IoU.
 from __future__ import annotations
 
 import html
-from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -32,7 +31,11 @@ CATEGORY_LABELS = {
 
 @dataclass(frozen=True)
 class OverlaySpan:
-    """One span to draw: ``track`` is ``"gt"`` or ``"pred"``; ``label`` is shown on hover."""
+    """One span to draw: ``track`` is ``"gt"`` or ``"pred"``; ``label`` is shown on hover.
+
+    ``event`` is the id of the event the span belongs to (GT or predicted id, matching
+    ``track``); ``selected`` spans are drawn stronger.
+    """
 
     start: int
     end: int
@@ -40,6 +43,7 @@ class OverlaySpan:
     category: str
     label: str
     selected: bool = False
+    event: str | None = None
 
 
 def _tint(hex_color: str, alpha: float) -> str:
@@ -76,8 +80,7 @@ def overlay_html(text: str, spans: list[OverlaySpan], sentence_starts: list[int]
         Height of the scrolling container in pixels.
     """
     n = len(text)
-    clean = [OverlaySpan(max(0, min(s.start, n)), max(0, min(s.end, n)), s.track, s.category, s.label, s.selected)
-             for s in spans]
+    clean = [replace(s, start=max(0, min(s.start, n)), end=max(0, min(s.end, n))) for s in spans]
     clean = [s for s in clean if s.end > s.start]
     starts = sorted({s for s in sentence_starts if 0 < s < n})
     points = sorted({0, n, *starts, *(s.start for s in clean), *(s.end for s in clean)})
@@ -116,8 +119,3 @@ def render_span_overlay(text: str, spans: list[OverlaySpan], sentence_starts=(),
                 "spans cannot be drawn, but their offsets were still compared.")
         return
     st.html(overlay_html(text, spans, sentence_starts, max_height=max_height))
-
-
-def sentence_of(starts: list[int], offset: int) -> int:
-    """1-based sentence number of a character offset."""
-    return max(1, bisect_right(starts, offset))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
@@ -104,14 +105,27 @@ def read_uploads(uploaded: Sequence | None, suffixes: tuple[str, ...] = (".json"
             entry = (suffixes, files, [_blake(f) for f in files])
             cache[fid] = entry
         for f, d in zip(entry[1], entry[2]):
-            _DIGESTS[id(f)] = (f, d)
+            _remember_digest(f, d)
             out.append(f)
     for fid in [k for k in cache if k not in live]:
         del cache[fid]
     return out
 
 
-_DIGESTS: dict[int, tuple[InputFile, str]] = {}
+# id(file) -> (weak reference to the file, digest).  Weak, so a digest never keeps an
+# upload's bytes alive; the entry leaves when the file object is collected.
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _remember_digest(f: InputFile, d: str) -> None:
+    key = id(f)
+    _DIGESTS[key] = (weakref.ref(f, lambda _ref, key=key: _forget(key, _ref)), d)
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _DIGESTS.get(key)
+    if entry is not None and entry[0] is ref:
+        del _DIGESTS[key]
 
 
 def _blake(f: InputFile) -> str:
@@ -123,12 +137,10 @@ def _blake(f: InputFile) -> str:
 def file_digest(f: InputFile) -> str:
     """Digest of a file's bytes, computed once per file object."""
     known = _DIGESTS.get(id(f))
-    if known is not None and known[0] is f:
+    if known is not None and known[0]() is f:
         return known[1]
     d = _blake(f)
-    if len(_DIGESTS) > 20000:
-        _DIGESTS.clear()
-    _DIGESTS[id(f)] = (f, d)
+    _remember_digest(f, d)
     return d
 
 

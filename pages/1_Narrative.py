@@ -48,7 +48,7 @@ for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
             name = d.gt_file if side == "gt" else d.pred_file
-            st.caption(f"`{md_text(name)}` was read as **{enc}**.")
+            st.caption(f"{md_text(name)} was read as **{enc}**.")
 if batch.unpaired_gt or batch.unpaired_pred:
     st.warning("Not paired (no file with the same story id on the other side): "
                + ", ".join(md_text(n) for n in batch.unpaired_gt + batch.unpaired_pred))
@@ -73,6 +73,8 @@ qp["doc"] = doc_id
 qp["view"] = VIEW_SLUGS[view]
 if event:
     qp["event"] = event
+elif "event" in qp:  # an event of another document must not linger in the shared link
+    del qp["event"]
 
 if view == "Overview":
     views.render_overview(batch)

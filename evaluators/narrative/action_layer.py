@@ -124,14 +124,14 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
     for f in ACTION_FIELDS:
         validity.add(TAXONOMY_FIELD[f], "gt", [r[f] for r in gt_rows])
         validity.add(TAXONOMY_FIELD[f], "pred", [r[f] for r in pred_rows])
-    empty = dict.fromkeys(ACTION_FIELDS, "")
+    no_prediction = dict.fromkeys(ACTION_FIELDS, "")
     for gi, gev in enumerate(gt_events):
         gid = gev.id or f"#{gi}"
         g = gt_rows[gi]
         canon_g = {f: maps[f][g[f]] for f in ACTION_FIELDS}
         pair = by_gt.get(gi)
         if pair is None:
-            p, pid, pj = empty, "", None
+            p, pid, pj = no_prediction, "", None
         else:
             pj = pair.pred_index
             p = pred_rows[pj]

@@ -208,9 +208,3 @@ def ensure_context(prediction: Any, ground_truth: Any, text: str | None, context
     if context is not None:
         return context
     return build_context(prediction, ground_truth, text, config or DEFAULT_CONFIG)
-
-
-def event_label(ctx: EvalContext, side: str, index: int) -> str:
-    """A short event reference for mismatch rows: the id, else ``#index``."""
-    events = (ctx.gt if side == "gt" else ctx.pred).doc.narrative_events
-    return events[index].id or f"#{index}"

@@ -9,7 +9,6 @@ the conversion is stated in the document's warnings.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,8 +332,3 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
                 doc = None
         loaded.doc = doc if doc is not None else _validate_slowly(obj, loaded)
     return loaded
-
-
-def dumps_document(doc: NarrativeDocument) -> str:
-    """Serialise a document back to JSON (UTF-8 text, CJK kept)."""
-    return json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, indent=2)

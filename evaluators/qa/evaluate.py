@@ -41,7 +41,7 @@ from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
 from evaluators.qa.store import RecordStore
-from evaluators.results import DictMixin, mean_or_none
+from evaluators.results import DictMixin
 
 TASKS = ("auto", "qa", "factcheck")
 LANGS = ("auto", "en", "zh")

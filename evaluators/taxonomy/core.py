@@ -133,13 +133,8 @@ class Vocabulary:
                 self._add_key(spelling, e.code)
             if e.zh and e.en:
                 self._add_key(f"{e.zh}({e.en})", e.code)
-        self._cache: dict[str, Label] = {}
         #: ``values[raw]`` is the canonical value of ``raw`` (fast path of :meth:`canonical`).
         self.values = CanonicalMap(self)
-
-    def is_valid_value(self, value: str) -> bool:
-        """Whether a canonical value (from :attr:`values`) is a vocabulary entry."""
-        return value in self.entries
 
     def _add_key(self, spelling: str, code: str) -> None:
         key = label_key(spelling) if spelling else ""
@@ -162,9 +157,6 @@ class Vocabulary:
             label = ""
         if not isinstance(label, str):
             label = str(label)
-        cached = self._cache.get(label)
-        if cached is not None:
-            return cached
         key = label_key(label)
         code = self._keys.get(key)
         if code is None and key:
@@ -174,10 +166,7 @@ class Vocabulary:
                     code = self._keys.get(label_key(part))
                     if code is not None:
                         break
-        result = Label(label, code if code is not None else key, code is not None)
-        if len(self._cache) < 4096:
-            self._cache[label] = result
-        return result
+        return Label(label, code if code is not None else key, code is not None)
 
     def display(self, value: str) -> str:
         """Human-readable form of a canonical value (unknown values are returned as is)."""

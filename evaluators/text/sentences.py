@@ -18,7 +18,6 @@ Rules
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 SIGNATURE = "sentences=zh(。！？；…)+en(.!?)+newline/v1"
@@ -99,10 +98,3 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         return []
     bounds = list(starts) + [len(text)]
     return [(bounds[i], bounds[i + 1]) for i in range(len(starts))]
-
-
-def sentence_index(starts: tuple[int, ...], offset: int) -> int:
-    """Index of the sentence containing character ``offset`` (clamped to the valid range)."""
-    if not starts:
-        return 0
-    return max(0, bisect_right(starts, offset) - 1)

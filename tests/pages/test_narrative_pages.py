@@ -153,3 +153,26 @@ def test_script_and_img_in_names_and_text_render_as_text():
     assert "&lt;img src=x onerror=alert(2)&gt;" in html_bodies(at)
     for m in at.markdown:
         assert "<script" not in m.value and "<img" not in m.value
+
+
+def test_highlighted_event_follows_its_id_and_is_dropped_with_another_document(demo_batch):
+    zh = next(r for r in demo_batch.scored if r.story_id == "ZH_001_石匠与山神")
+    pair = zh.alignment.pairs[0]
+    gt_id = zh.alignment.gt_ids[pair.gt_index]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["doc"] = "ZH_001_石匠与山神"
+    at.query_params["view"] = "spans"
+    at.run()
+    assert "outline:1px dashed" not in html_bodies(at)
+    at.selectbox(key="nar_span_event").set_value(gt_id).run()
+    assert not at.exception, at.exception
+    assert at.query_params["event"] == gt_id
+    # Exactly the GT span of that event is outlined: the outlined text is its span text.
+    overlay = next(b for b in (h.proto.body for h in at.get("html")) if "eb-overlay" in b)
+    outlined = [piece.split(">", 1)[1].split("</span>")[0]
+                for piece in overlay.split("<span style=\"")[1:] if "outline:1px dashed" in piece.split(">", 1)[0]]
+    row = next(s for s in zh.text_span.spans if s.gt_event == gt_id)
+    assert outlined and zh.text[row.gt_start:row.gt_end].startswith(outlined[0].replace("<br>", "\n")[:5])
+    at.selectbox(key="nar_doc").set_value("EN_001_lantern_keeper").run()
+    assert not at.exception, at.exception
+    assert "event" not in at.query_params
