@@ -50,6 +50,25 @@ def parse_json_text(text: str | bytes, file: str = "<input>") -> Any:
         ) from exc
 
 
+def loads_json_line(line: str | bytes) -> Any:
+    """Parse one JSON value (orjson when installed, else the standard library; same result).
+
+    Used for JSONL lines, when they are read and when they are read again, so both agree:
+    ``NaN``/``Infinity`` tokens (which orjson rejects) are read as floats.
+
+    Raises
+    ------
+    json.JSONDecodeError
+        When the text is not valid JSON (the standard library's message and column).
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.loads(line)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
+
+
 def load_json_bytes(data: bytes, file: str = "<input>") -> tuple[Any, str]:
     """Decode and parse a JSON file.
 
@@ -90,11 +109,12 @@ class Record(DictMixin):
     index : int
         0-based position among the records of the file.
     raw : bytes or None
-        The record's JSON line as read (streamed JSONL only), so a consumer can keep the
-        compact bytes instead of the parsed dict.
+        The record's JSON line as UTF-8 (streamed JSONL only), so a consumer can keep the
+        compact bytes instead of the parsed dict; parse it with :func:`loads_json_line`.
     offset : int or None
-        Byte offset of that line in the input (streamed JSONL only): with the input kept
-        elsewhere, the line can be read again from ``offset`` and ``len(raw)``.
+        Byte offset of that line in the input (streamed UTF-8 JSONL only): with the input
+        kept elsewhere, the line can be read again from ``offset`` and ``len(raw)``.  ``None``
+        for GB18030 input, whose lines are re-encoded (so ``raw`` is the only copy).
     """
 
     data: dict[str, Any]
@@ -118,10 +138,17 @@ class RecordSet(DictMixin):
 _HEAD = 65536
 
 
+#: Lines of the head looked at to tell JSONL from a JSON document.
+_SNIFF_LINES = 20
+
+
 def sniff_format(file: str, head: str) -> str:
     """Guess ``json``, ``jsonl`` or ``csv`` from the file suffix, then from the first characters.
 
-    ``head`` is the beginning of the text (the first 64 KiB is plenty).
+    ``head`` is the beginning of the text (the first 64 KiB is plenty).  Text starting with
+    ``{`` is JSONL when it has at least two non-empty lines and most of its first
+    :data:`_SNIFF_LINES` complete lines are JSON objects on their own (so one broken line
+    does not turn a JSONL file into one invalid JSON document); otherwise it is JSON.
     """
     suffix = PurePath(file).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -130,56 +157,93 @@ def sniff_format(file: str, head: str) -> str:
         return "csv"
     stripped = head.lstrip()
     if stripped.startswith("{"):
-        # One object per line is JSONL, even in a .json file.
-        first_line, _, rest = stripped.partition("\n")
-        try:
-            json.loads(first_line)
-            if rest.strip().startswith("{"):
+        lines = stripped.split("\n", _SNIFF_LINES + 1)
+        if len(lines) > _SNIFF_LINES or not stripped.endswith("\n"):
+            lines = lines[:-1] or lines  # the last piece may be cut short by the head
+        lines = [ln for ln in lines[:_SNIFF_LINES] if ln.strip()]
+        if len(lines) >= 2:
+            objects = 0
+            for ln in lines:
+                try:
+                    objects += isinstance(loads_json_line(ln), dict)
+                except (json.JSONDecodeError, RecursionError):
+                    pass
+            if 2 * objects > len(lines):
                 return "jsonl"
-        except json.JSONDecodeError:
-            pass
         return "json"
     if suffix == ".json" or stripped.startswith("["):
         return "json"
     return "csv"
 
 
+def _chunks(data: bytes | memoryview | BinaryIO, step: int = 1 << 20) -> Iterator[bytes | memoryview]:
+    """The input in ``step``-byte pieces (from the current position of a file)."""
+    if hasattr(data, "read"):
+        yield from iter(lambda: data.read(step), b"")
+        return
+    view = memoryview(data)
+    for i in range(0, len(view), step):
+        yield view[i:i + step]
+
+
+def _first_bad_byte(data: bytes | memoryview | BinaryIO, codec: str, skip: int = 0) -> int | None:
+    """Offset of the first byte that ``codec`` cannot decode (``None``: it all decodes).
+
+    Decodes incrementally in 1 MiB chunks (a character split between chunks is handled),
+    after skipping ``skip`` bytes; no decoded copy of the input is kept.
+    """
+    decoder = codecs.getincrementaldecoder(codec)()
+    done = 0  # bytes handed to the decoder so far (plus the skipped ones)
+    pending = 0  # of which still buffered (an unfinished character)
+    try:
+        for chunk in _chunks(data):
+            if skip:
+                cut = min(skip, len(chunk))
+                chunk, skip, done = chunk[cut:], skip - cut, done + cut
+            pending = len(decoder.getstate()[0])
+            decoder.decode(chunk)
+            done += len(chunk)
+        pending = len(decoder.getstate()[0])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:  # exc.start counts from the buffered bytes
+        return done - pending + exc.start
+    return None
+
+
 def _detect_encoding(data: bytes | memoryview | BinaryIO, file: str) -> tuple[str, int]:
     """Encoding of ``data`` (bytes or a seekable binary file) and the length of its BOM.
 
-    Checked in 1 MiB chunks, so no decoded copy of the whole input is made; a file is
-    rewound afterwards.
+    The whole input is checked, incrementally (no decoded copy is made); a file is rewound
+    afterwards.  UTF-8 is tried first (a BOM commits to UTF-8), then GB18030.
+
+    Raises
+    ------
+    InputError
+        (kind ``decode``) naming the offset of the first bad byte.
     """
-    step = 1 << 20
-    if hasattr(data, "read"):
-        start_pos = data.tell()
-        chunks = iter(lambda: data.read(step), b"")
-        first = b""
-    else:
-        view = memoryview(data)
-        chunks = (view[i:i + step] for i in range(0, len(view), step))
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    encoding, bom = "utf-8", 0
-    try:
-        for k, chunk in enumerate(chunks):
-            if k == 0:
-                first = bytes(chunk[:3])
-                if first == b"\xef\xbb\xbf":
-                    encoding, bom = "utf-8-sig", 3
-                    break
-            decoder.decode(chunk)
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
+    start_pos = data.tell() if hasattr(data, "read") else 0
+
+    def rewind() -> None:
         if hasattr(data, "read"):
             data.seek(start_pos)
-            sample = data.read(1 << 22)
-        else:
-            sample = bytes(memoryview(data)[: 1 << 22])
-        decode_bytes(sample, file)  # raises a located InputError when GB18030 fails too
-        encoding, bom = "gb18030", 0
-    if hasattr(data, "read"):
-        data.seek(start_pos)
-    return encoding, bom
+
+    first = data.read(3) if hasattr(data, "read") else bytes(memoryview(data)[:3])
+    rewind()
+    bom = 3 if first == b"\xef\xbb\xbf" else 0
+    bad = _first_bad_byte(data, "utf-8", skip=bom)
+    rewind()
+    if bad is None:
+        return ("utf-8-sig" if bom else "utf-8"), bom
+    if bom:
+        raise InputError(InputIssue(file, f"starts with a UTF-8 BOM but byte {bad} is not valid UTF-8",
+                                    kind="decode"))
+    bad_gb = _first_bad_byte(data, "gb18030")
+    rewind()
+    if bad_gb is not None:
+        raise InputError(InputIssue(
+            file, f"cannot be decoded as UTF-8 (bad byte at offset {bad}) or GB18030; save it as UTF-8",
+            kind="decode"))
+    return "gb18030", 0
 
 
 def _lines(data: bytes | memoryview | BinaryIO, start: int) -> Iterator[tuple[int, bytes | memoryview]]:
@@ -231,34 +295,63 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
     else:
         bom = 3 if encoding == "utf-8-sig" else 0
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    utf8 = codec == "utf-8"
     index = 0
     for lineno, (offset, raw_line) in enumerate(_lines(data, bom), start=1):
-        line = str(raw_line, codec)
+        try:
+            line = str(raw_line, codec)
+        except UnicodeDecodeError as exc:  # only when a wrong ``encoding`` was passed in
+            yield InputIssue(file, f"byte {offset + exc.start} is not valid {encoding}; line skipped",
+                             line=lineno, kind="decode")
+            continue
         if not line.strip():
             continue
-        value = None
-        if _orjson is not None:
-            try:
-                value = _orjson.loads(line)
-            except _orjson.JSONDecodeError:
-                value = None
-        if value is None:
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
-                                 kind="json")
-                continue
+        try:
+            value = loads_json_line(line)
+        except json.JSONDecodeError as exc:
+            yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
+                             kind="json")
+            continue
+        except RecursionError:
+            yield InputIssue(file, "JSON nested too deeply on this line", line=lineno, kind="json")
+            continue
         if not isinstance(value, dict):
             yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
                              kind="schema")
             continue
-        yield Record(value, lineno, index, bytes(raw_line), offset)
+        if utf8:
+            yield Record(value, lineno, index, bytes(raw_line), offset)
+        else:
+            yield Record(value, lineno, index, line.encode("utf-8"), None)
         index += 1
 
 
+#: Names of the field that holds the records in a JSON object such as ``{"data": [...]}``.
+CONTAINER_FIELDS = ("data", "records", "items", "examples", "instances", "samples", "rows", "results",
+                    "questions", "entries", "predictions")
+
+
+def records_field(value: dict) -> str | None:
+    """The field of a JSON object that holds its records, or ``None`` (the object is a record).
+
+    It is the object's only field whose value is a list, when that list holds objects (or is
+    empty) and either the field is named like a container (:data:`CONTAINER_FIELDS`) or it is
+    the object's only field.  So ``{"version": 1, "data": [...]}`` is a container, while a
+    single record such as ``{"question": "...", "answers": [{"text": "..."}]}`` is not.
+    """
+    lists = [k for k, v in value.items() if isinstance(v, list)]
+    if len(lists) != 1:
+        return None
+    key = lists[0]
+    if not all(isinstance(x, dict) for x in value[key]):
+        return None
+    if len(value) == 1 or str(key).strip().lower() in CONTAINER_FIELDS:
+        return key
+    return None
+
+
 def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> RecordSet:
-    """Read a JSONL file, a JSON array (or an object with one list of records) or a CSV file.
+    """Read a JSONL file, a JSON array (or an object holding one, see :func:`records_field`) or a CSV file.
 
     Parameters
     ----------
@@ -301,9 +394,9 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         items = value
         prefix = ""
         if isinstance(value, dict):
-            lists = [(k, v) for k, v in value.items() if isinstance(v, list)]
-            if len(lists) == 1:
-                prefix, items = lists[0]
+            container = records_field(value)
+            if container is not None:
+                prefix, items = container, value[container]
             else:
                 items = [value]
         if not isinstance(items, list):

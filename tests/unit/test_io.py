@@ -124,6 +124,67 @@ def test_sniffing_uses_only_the_beginning():
     assert sniff_format("x.json", '{\n "a": 1\n}') == "json"
     assert sniff_format("x.txt", "[1, 2]") == "json"
     assert sniff_format("x.txt", "id,answer\n1,2") == "csv"
+    # JSONL whose first line is broken stays JSONL (2 of 3 lines are objects), so only that line is lost
+    assert sniff_format("x.txt", '{"a": 1,\n{"a": 2}\n{"a": 3}\n') == "jsonl"
+    assert sniff_format("x.json", '{"a": 1\n{"a": 2}\n{"a": 3}\n') == "jsonl"
+    # a pretty-printed object whose list has one-line elements: 1 of 4 lines parses alone, so JSON
+    assert sniff_format("x.json", '{"data": [\n{"a": 1},\n{"a": 2}\n]}\n') == "json"
+    # a cut-off last line of the head is not judged
+    assert sniff_format("x.txt", '{"a": 1}\n{"a": 2}\n{"a": 3}\n{"a"') == "jsonl"
+
+
+def test_a_broken_first_line_loses_only_that_line():
+    rs = read_records(b'{"q": "a"\n{"q": "b"}\n{"q": "c"}\n', "x.txt")
+    assert rs.format == "jsonl"
+    assert [r.data["q"] for r in rs.records] == ["b", "c"]
+    assert [(i.line, i.kind) for i in rs.issues] == [(1, "json")]
+
+
+def test_bom_file_with_bad_bytes_later_is_a_located_error():
+    from evaluators.io.readers import iter_jsonl
+
+    data = b"\xef\xbb\xbf" + b'{"a": 1}\n' + b'{"a": "\xff"}\n'  # BOM (3) + 9 bytes, then 7 more: 0xff at 3+9+7=19
+    with pytest.raises(InputError) as exc:
+        list(iter_jsonl(data, "x.jsonl"))
+    assert exc.value.issue.kind == "decode" and "byte 19" in exc.value.issue.message
+    with pytest.raises(InputError, match="byte 19"):
+        read_records(data, "x.jsonl")
+
+
+def test_gb18030_is_validated_over_the_whole_input():
+    from evaluators.io.readers import iter_jsonl
+
+    line = json.dumps({"q": "长城"}, ensure_ascii=False).encode("gb18030") + b"\n"
+    body = line * (5 * (1 << 20) // len(line) + 1)  # over 5 MiB: past any sample of the first 4 MiB
+    records = list(iter_jsonl(body, "x.jsonl"))
+    assert len(records) == body.count(b"\n") and records[-1].data == {"q": "长城"}
+    with pytest.raises(InputError) as exc:
+        list(iter_jsonl(body + b"\x80\x20\n", "x.jsonl"))  # 0x80 then a space: invalid in GB18030 too
+    assert exc.value.issue.kind == "decode"
+    # a two-byte character split by the 1 MiB chunk boundary decodes
+    pad = b"x" * ((1 << 20) - 1)
+    split = list(iter_jsonl(b'{"p": "' + pad[7:] + "长".encode("gb18030") + b'"}\n', "x.jsonl"))
+    assert split[0].data["p"].endswith("长")
+
+
+def test_gb18030_lines_are_kept_as_utf8_without_an_offset():
+    from evaluators.io.readers import iter_jsonl, loads_json_line
+
+    rec = next(iter_jsonl(json.dumps({"q": "长城"}, ensure_ascii=False).encode("gb18030") + b"\n"))
+    assert rec.offset is None and loads_json_line(rec.raw) == {"q": "长城"}
+    assert rec.raw == '{"q": "长城"}'.encode("utf-8")
+
+
+@pytest.mark.parametrize("value, n_records", [
+    ({"version": "1", "data": [{"q": "a"}, {"q": "b"}]}, 2),  # container named like one
+    ({"rows": []}, 0),  # the only field: an empty container
+    ({"question": "q", "answers": [{"text": "a", "answer_start": 0}]}, 1),  # one record with a list of objects
+    ({"question": "q", "answers": ["a", "b"]}, 1),  # one record with a list of strings
+    ({"a": [{"x": 1}], "b": [{"x": 2}]}, 1),  # two lists: no container
+])
+def test_a_json_object_is_a_container_only_when_it_looks_like_one(value, n_records):
+    rs = read_records(json.dumps(value).encode(), "x.json")
+    assert len(rs.records) == n_records and not rs.issues
 
 
 def test_v3_is_preferred_over_v2_in_one_folder():
