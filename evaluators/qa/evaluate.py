@@ -23,8 +23,10 @@ also given per language and per group (``system`` / ``model`` field) when presen
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+import threading
 from collections import Counter
 from itertools import chain
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -310,7 +312,8 @@ def signature(task: str) -> str:
     return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
 
 
-#: Records looked at to detect the task and the group field of a streamed file.
+#: Records looked at to detect the task and the group field of a streamed file (a
+#: :class:`~evaluators.io.RecordSet`, already in memory, is looked at whole).
 DETECTION_SAMPLE = 2000
 
 
@@ -352,21 +355,23 @@ def evaluate_records(
     Notes
     -----
     With ``task="auto"`` / ``group_field="auto"`` the task and the group field are decided on
-    the first :data:`DETECTION_SAMPLE` records.
+    all records of a RecordSet, and on the first :data:`DETECTION_SAMPLE` records of a stream.
     """
     config = config or QAConfig()
     if isinstance(records, RecordSet):
         file, issues, total = records.file, list(records.issues), len(records.records)
         stream: Iterator[Record | InputIssue] = iter(records.records)
+        sample_size = max(1, total)
     else:
         issues, stream = [], iter(records)
+        sample_size = DETECTION_SAMPLE
     head: list[Record] = []
     for item in stream:
         if isinstance(item, InputIssue):
             issues.append(item)
             continue
         head.append(item)
-        if len(head) >= DETECTION_SAMPLE:
+        if len(head) >= sample_size:
             break
     sample = [r.data for r in head]
     if config.task == "auto":
@@ -415,10 +420,12 @@ def evaluate_records(
             labels.append(verdicts.UNPARSED)
         classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
                                                 average_labels=verdicts.VERDICTS)
-    by_lang = {lang: _summary(*v) for lang, v in sorted(store.sums("lang").items()) if lang}
+    lang_sums = store.sums("lang")
+    by_lang = {lang: _summary(*lang_sums[lang]) for lang in sorted(k for k in lang_sums if k)}
     by_group = {}
     if group_field:
-        by_group = {g: _summary(*v) for g, v in sorted(store.sums("group").items()) if g is not None}
+        sums = store.sums("group")  # records without a group value are counted in the overall score only
+        by_group = {g: _summary(*sums[g]) for g in sorted(g for g in sums if g is not None)}
 
     return QAReport(
         file=file or "<input>",
@@ -490,15 +497,17 @@ def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str,
                           exact_match=em, token_f1=f1)
 
 
-def evaluate_qa(data: bytes, file: str = "<input>", config: QAConfig | None = None, *,
+def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,
                 predictions: bytes | None = None, predictions_file: str = "<predictions>",
                 progress: Callable[[int, int], None] | None = None) -> QAReport:
     """Read and score a QA / fact-check file.
 
     Parameters
     ----------
-    data : bytes
-        Records (JSONL, JSON array, CSV) or a SQuAD-style dataset.
+    data : bytes-like
+        Records (JSONL, JSON array, CSV) or a SQuAD-style dataset.  A ``bytearray`` or
+        ``memoryview`` is copied to ``bytes`` once (the per-record results read lines back
+        from it).
     file : str
         Its name (messages, format sniffing).
     config : QAConfig, optional
@@ -523,6 +532,8 @@ def evaluate_qa(data: bytes, file: str = "<input>", config: QAConfig | None = No
     from evaluators.io.readers import iter_jsonl
     from evaluators.qa.records import join_predictions, qa_format, read_prediction_map, read_qa_records
 
+    if not isinstance(data, bytes):
+        data = bytes(data)
     if predictions is None and qa_format(data, file) == "jsonl":
         # Stream: score line by line without keeping the parsed records.
         return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
@@ -569,15 +580,43 @@ def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = No
                                    predictions_file, progress, iter_jsonl, qa_format,
                                    from_buffer if hasattr(source, "getbuffer") else None)
     path = Path(source)
-
-    def from_file(off: int, n: int) -> bytes:  # the file is read again for the few records shown or exported
-        with open(path, "rb") as again:
-            again.seek(off)
-            return again.read(n)
-
     with open(path, "rb") as f:
         return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress, iter_jsonl,
-                                   qa_format, from_file)
+                                   qa_format, _LineReader(path))
+
+
+class _LineReader:
+    """``reader(offset, length) -> bytes`` over a file on disk, for records re-derived later.
+
+    The file is opened on first use and kept open (closed with the reader), and read with
+    ``os.pread`` where available (no shared file position, so threads can share it).  The
+    file must not change after it was scored: the report reads its lines back from it.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        with self._lock:
+            if self._file is None:
+                self._file = open(self.path, "rb")
+            if hasattr(os, "pread"):
+                return os.pread(self._file.fileno(), length, offset)
+            self._file.seek(offset)
+            return self._file.read(length)
+
+    def __del__(self) -> None:
+        f = self._file
+        if f is not None:
+            f.close()
+
+    def __getstate__(self) -> dict:  # picklable: the open file is not part of the state
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"])
 
 
 def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress, iter_jsonl,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evaluators.io import InputIssue, Record, RecordSet, decode_bytes, read_records
-from evaluators.io.readers import parse_json_text, sniff_format
+from evaluators.io.readers import parse_json_text, records_field, sniff_format
 from evaluators.io.errors import InputError
 
 #: Field that receives predictions joined from a separate predictions file.
@@ -107,7 +107,7 @@ def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[
     decoded = decode_bytes(data, file)
     if sniff_format(file, decoded.text) == "json":
         value = parse_json_text(decoded.text, file)
-        if isinstance(value, Mapping) and not any(isinstance(v, list) for v in value.values()):
+        if isinstance(value, dict) and records_field(value) is None:  # {id: answer}; answers may be lists
             return {str(k).strip(): v for k, v in value.items()}, []
     from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
 

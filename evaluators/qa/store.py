@@ -11,16 +11,12 @@ Records of other inputs (CSV, JSON arrays) are kept as they are.
 
 from __future__ import annotations
 
-import json
 import math
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is in requirements.txt
-    _orjson = None
+from evaluators.io.readers import loads_json_line
 
 #: Values of the small-vocabulary columns, coded as one byte each (0 = None).
 _CODES: dict[str, list[str | None]] = {
@@ -29,12 +25,6 @@ _CODES: dict[str, list[str | None]] = {
     "gold_verdict": [None],
     "predicted_verdict": [None],
 }
-
-
-def _loads(raw: bytes) -> Any:
-    if _orjson is not None:
-        return _orjson.loads(raw)
-    return json.loads(raw)
 
 
 class RecordStore(Sequence):
@@ -48,6 +38,9 @@ class RecordStore(Sequence):
     reader : callable, optional
         ``reader(offset, length) -> bytes`` reading a line back from the input; with it only
         offsets are kept, without it a copy of each line.
+
+    Lines are UTF-8 JSON text (as :func:`evaluators.io.readers.iter_jsonl` gives them) and are
+    parsed again by the same parser that read them (:func:`~evaluators.io.readers.loads_json_line`).
     """
 
     def __init__(self, rescore: Callable[[dict, int, int | None], Any],
@@ -75,10 +68,12 @@ class RecordStore(Sequence):
         return idx
 
     def append(self, result: Any, raw: bytes | None = None, offset: int | None = None) -> None:
-        """Add a scored record; with ``raw`` (its JSON line) only the compact columns are kept.
+        """Add a scored record; with ``raw`` (its JSON line, UTF-8) only the compact columns are kept.
 
         With a ``reader`` and the line's ``offset``, not even the line is kept.
         """
+        if raw is not None and not isinstance(raw, bytes):
+            raw = bytes(raw)  # bytearray / memoryview: a stored line is always ``bytes``
         if raw is not None and offset is not None and self._reader is not None:
             self._items.append(None)
             self._offset.append(offset)
@@ -106,7 +101,7 @@ class RecordStore(Sequence):
             item = self._reader(self._offset[i], self._length[i])
         if isinstance(item, bytes):
             line = self._line[i]
-            return self._rescore(_loads(item), i, None if line < 0 else line)
+            return self._rescore(loads_json_line(item), i, None if line < 0 else line)
         return item
 
     def __getitem__(self, i):
@@ -141,20 +136,35 @@ class RecordStore(Sequence):
         raise KeyError(f"no column {name!r}")
 
     def raw_text(self, i: int) -> str | None:
-        """The record's JSON line as text (streamed inputs), for searching; ``None`` otherwise."""
+        """The record's JSON line as text (streamed inputs); ``None`` for records kept whole."""
         item = self._items[i]
         if item is None:
             item = self._reader(self._offset[i], self._length[i])
         return item.decode("utf-8", "replace") if isinstance(item, bytes) else None
+
+    def _matches(self, i: int, needle: str) -> bool:
+        """Whether casefolded ``needle`` occurs in the record's id, question, a gold answer or its prediction.
+
+        For a streamed record the JSON line is looked at first: a line without backslashes
+        holds every string value verbatim, so when the needle is not in the line the record
+        cannot match and is not re-derived (a needle with ``#`` may match a made-up id such as
+        ``#12``, which is not in the line, so it always re-derives).
+        """
+        raw = self.raw_text(i)
+        if raw is not None and "\\" not in raw and "#" not in needle and needle not in raw.casefold():
+            return False
+        r = self._get(i)
+        fields = (r.id, r.question, *r.gold_answers, r.prediction)
+        return any(needle in str(f).casefold() for f in fields if f is not None)
 
     def select(self, *, statuses: set[str] | None = None, langs: set[str | None] | None = None,
                predicted_verdicts: set[str] | None = None, errors_only: bool = False, needle: str = "",
                limit: int | None = None) -> tuple[list[int], int]:
         """Indices of the records passing the filters (the first ``limit``) and how many pass.
 
-        ``needle`` is searched case-insensitively in the record's JSON line (streamed inputs)
-        or in its id, question, gold answers and prediction (other inputs).  Only the records
-        searched by text are re-derived; the other filters read the compact columns.
+        ``needle`` is searched case-insensitively in each record's id, question, gold answers
+        (each on its own) and prediction, for every kind of input.  Only records whose line
+        may contain it are re-derived; the other filters read the compact columns.
         """
         status_t, lang_t = self._tables["status"], self._tables["lang"]
         status_c, lang_c, em = self._codes["status"], self._codes["lang"], self._em
@@ -172,13 +182,8 @@ class RecordStore(Sequence):
                 continue
             if errors_only and not (em[i] == em[i] and em[i] < 1):
                 continue
-            if low:
-                text = self.raw_text(i)
-                if text is None:
-                    r = self._items[i]
-                    text = " ".join(str(x) for x in (r.id, r.question, " ".join(r.gold_answers), r.prediction))
-                if low not in text.casefold():
-                    continue
+            if low and not self._matches(i, low):
+                continue
             n += 1
             if limit is None or len(out) < limit:
                 out.append(i)

@@ -56,3 +56,68 @@ def test_report_json_serialises_the_store():
     report = evaluate_qa(DATA, "x.jsonl")
     data = report.to_dict()
     assert [r["id"] for r in data["records"]] == ["q1", "q2", "q3", "q4"]
+
+
+def test_a_line_with_nan_is_re_derived_by_the_same_parser():
+    data = b'{"id": "q1", "answer": "Paris", "final_answer": "Paris", "score": NaN}\n'
+    report = evaluate_qa(data, "x.jsonl")
+    assert report.overall.n == 1 and report.records[0].exact_match == 1.0  # orjson rejects NaN: json reads it
+
+
+def test_gb18030_jsonl_records_are_re_derived_from_utf8_copies():
+    data = ("\n".join(json.dumps(r, ensure_ascii=False) for r in LINES) + "\n").encode("gb18030")
+    report = evaluate_qa(data, "x.jsonl")
+    assert report.records[0].question == "长城有多长？"
+    assert list(report.records) == list(evaluate_qa(DATA, "x.jsonl").records)
+    assert report.records.select(needle="长城") == ([0], 1)
+
+
+def test_search_looks_at_the_fields_not_the_json_text():
+    store = evaluate_qa(DATA, "x.jsonl").records
+    assert store.select(needle="final_answer") == ([], 0)  # a key of every line, in no field
+    assert store.select(needle="shakespeare") == ([1], 1)  # gold and prediction
+    escaped = ("\n".join(json.dumps(r) for r in LINES) + "\n").encode()  # \uXXXX escapes for Chinese
+    assert evaluate_qa(escaped, "x.jsonl").records.select(needle="长城") == ([0], 1)
+    in_memory = evaluate_records(read_records(DATA, "x.json", fmt="jsonl"), QAConfig()).records
+    assert in_memory.select(needle="final_answer") == ([], 0)
+    assert in_memory.select(needle="shakespeare") == ([1], 1)
+    # a made-up id (no id field) is searchable: "#2" is the record of line 2
+    no_ids = b'{"answer": "a", "final_answer": "a"}\n{"answer": "b", "final_answer": "c"}\n'
+    assert evaluate_qa(no_ids, "x.jsonl").records.select(needle="#2") == ([1], 1)
+
+
+def test_bytes_like_inputs():
+    from_view = evaluate_qa(memoryview(DATA), "x.jsonl")
+    assert list(from_view.records) == list(evaluate_qa(DATA, "x.jsonl").records)
+    store = evaluate_qa(DATA, "x.jsonl").records
+    again = type(store)(store._rescore)
+    again.append(store[1], bytearray(DATA.split(b"\n")[1]))
+    import dataclasses
+
+    assert dataclasses.replace(again[0], index=1) == store[1]  # the store numbers its own records
+
+
+def test_file_reader_keeps_one_handle_and_survives_pickling(tmp_path):
+    import pickle
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(DATA)
+    report = evaluate_qa_file(path)
+    reader = report.records._reader
+    assert reader(0, 10) == DATA[:10]
+    handle = reader._file
+    assert reader(5, 5) == DATA[5:10] and reader._file is handle  # opened once
+    copy = pickle.loads(pickle.dumps(reader))
+    assert copy(0, 10) == DATA[:10]
+
+
+def test_detection_looks_at_every_record_of_an_in_memory_set():
+    from evaluators.qa import evaluate as ev
+
+    rows = [{"id": f"q{i}", "answer": "a", "final_answer": "a"} for i in range(ev.DETECTION_SAMPLE)]
+    rows.append({"id": "last", "answer": "a", "final_answer": "a", "system": "B"})
+    data = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+    in_memory = evaluate_records(read_records(data, "x.jsonl"), QAConfig())
+    assert in_memory.group_field == "system" and set(in_memory.by_group) == {"B"}
+    streamed = evaluate_qa(data, "x.jsonl")  # a stream decides on the first DETECTION_SAMPLE records
+    assert streamed.group_field is None
