@@ -349,7 +349,9 @@ def _register_all() -> None:
     rouge_sig = f"{char}|rouge-score {ROUGE_VERSION}|no stemming|F-measure"
     bleu_sig = f"{char}|nltk-compatible sentence BLEU (nltk {NLTK_VERSION})|smoothing=method1(eps=0.1)|1 reference"
     register(Metric(
-        "exact_match", "1 if equal after normalization, else 0 (SQuAD v1.1-style normalization)", (0.0, 1.0),
+        "exact_match", "1 if equal after NFKC, lowercasing and removing whitespace, punctuation and symbols, "
+        "else 0 (stricter on symbols than SQuAD; the official definitions are squad_exact_match and "
+        "cmrc_exact_match)", (0.0, 1.0),
         f"norm={EXACT_NORMALIZATION}", fn=exact_match,
     ))
     register(Metric(
@@ -357,7 +359,9 @@ def _register_all() -> None:
         "norm=strip() only|mode=difflib", mode="difflib", fn=exact_match_strip,
     ))
     register(Metric(
-        "token_f1", "F1 of the multiset token overlap (SQuAD v1.1 f1_score); Chinese by character", (0.0, 1.0),
+        "token_f1", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
+        "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
+        "(the official definitions are squad_f1 and cmrc_f1)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1,
     ))
     for n in (1, 2):

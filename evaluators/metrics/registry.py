@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -145,14 +146,24 @@ class Metric:
 _REGISTRY: dict[str, Metric] = {}
 _VARIANTS: dict[tuple[str, str], Metric] = {}
 _loaded = False
+_load_lock = threading.RLock()  # re-entrant: the imported modules call register()
 
 
 def _ensure_loaded() -> None:
+    """Import the modules that register the built-in metrics, once (thread-safe).
+
+    ``_loaded`` is set only after every import succeeded, so a thread arriving meanwhile
+    waits on the lock instead of seeing a half-filled registry.
+    """
     global _loaded
-    if not _loaded:
-        _loaded = True
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
         for module in _METRIC_MODULES:
             importlib.import_module(module)
+        _loaded = True
 
 
 def register(metric: Metric, *, replace_existing: bool = False) -> Metric:

