@@ -18,6 +18,8 @@ from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
 from evaluators.qa.export import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
 
+MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead
+
 DEMOS = {
     "factcheck": ("Fact-check demo · 事实核查示例 (17 claims)", "factcheck_demo.jsonl"),
     "qa": ("QA demo · 问答示例 (12 questions)", "qa_demo.jsonl"),
@@ -109,8 +111,9 @@ if report.classification is not None:
     if cell is None:
         st.caption("Click a cell, or pick a true and a predicted label, to list its claims.")
     else:
-        rows = report.records_in_cell(*cell)
-        st.markdown(f"**{len(rows)} record(s)** with true = `{cell[0]}` and predicted = `{cell[1]}`")
+        rows, n_cell = report.records_in_cell(*cell, limit=MAX_ROWS)
+        st.markdown(f"**{n_cell:,} record(s)** with true = `{cell[0]}` and predicted = `{cell[1]}`"
+                    + (f"; the first {MAX_ROWS:,} are shown." if n_cell > len(rows) else ""))
         st.dataframe([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
                        "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
                        "gold verdict": r.gold_verdict} for r in rows], hide_index=True, key="qa_cell_rows")
@@ -133,7 +136,6 @@ statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuse
 lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs) if all_langs else []
 only_errors = f3c.checkbox("Errors only · 只看错误", value=False)
 needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …")
-MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead
 shown, n_match = store.select(statuses=set(statuses), langs=set(lang_pick) if all_langs else None,
                               errors_only=only_errors, needle=needle, limit=MAX_ROWS)
 view = pd.DataFrame(rows_of(store[i] for i in shown), columns=RECORD_COLUMNS)

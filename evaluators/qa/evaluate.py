@@ -230,15 +230,25 @@ class QAReport(DictMixin):
         """Records in the denominators."""
         return self.overall.n
 
-    def records_in_cell(self, true_label: str, predicted_label: str) -> list[QARecordResult]:
-        """Fact-check records whose gold verdict is ``true_label`` and predicted verdict ``predicted_label``."""
+    def records_in_cell(self, true_label: str, predicted_label: str, limit: int | None = None
+                        ) -> tuple[list[QARecordResult], int]:
+        """Fact-check records whose gold verdict is ``true_label`` and predicted verdict ``predicted_label``.
+
+        Returns
+        -------
+        (records, n)
+            The first ``limit`` such records (all when ``limit`` is None), in file order, and how
+            many there are.  Only the returned records are re-derived from a record store.
+        """
+        counted = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
         if isinstance(self.records, RecordStore):
             cols = zip(self.records.column("status"), self.records.column("gold_verdict"),
                        self.records.column("predicted_verdict"))
-            return [self.records[i] for i, (s, g, p) in enumerate(cols)
-                    if s in (STATUS_SCORED, STATUS_MISSING_PREDICTION) and g == true_label and p == predicted_label]
-        return [r for r in self.records if r.status in (STATUS_SCORED, STATUS_MISSING_PREDICTION)
+            hits = [i for i, (s, g, p) in enumerate(cols) if s in counted and g == true_label and p == predicted_label]
+            return [self.records[i] for i in hits[:limit]], len(hits)
+        hits = [r for r in self.records if r.status in counted
                 and r.gold_verdict == true_label and r.predicted_verdict == predicted_label]
+        return hits[:limit], len(hits)
 
 
 def has_cjk(text: str) -> bool:

@@ -151,7 +151,10 @@ def test_unparsed_prediction_column_and_gold_unparsed():
     assert r.unparsed_predictions == ("#1",) and r.missing_prediction == ("#4",) and r.gold_unparsed == ("#3",)
     assert r.overall.n == 3 and r.overall.exact_match == pytest.approx(1 / 3)
     assert c.macro.n_classes == 3  # averages over T / F / uncertain only
-    assert [x.predicted_verdict for x in r.records_in_cell("T", "unparsed")] == ["unparsed", "unparsed"]
+    rows, n = r.records_in_cell("T", "unparsed")
+    assert [x.predicted_verdict for x in rows] == ["unparsed", "unparsed"] and n == 2
+    first, n = r.records_in_cell("T", "unparsed", limit=1)
+    assert (len(first), n) == (1, 2) and first[0] == rows[0]
 
 
 # ------------------------------------------------------------------ demo data (hand-derived)
