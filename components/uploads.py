@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -57,28 +58,91 @@ def upload_bytes(u) -> bytes:
     return _remember("bytes", u, u.getvalue)
 
 
+class _ResultStore:
+    """Computed results by namespace, each namespace an LRU of its own size, shared by all sessions.
+
+    Streamlit runs each session's script in its own thread: ``lock`` guards the namespaces
+    (lookups move entries, insertions evict), and one lock per key being computed lets a
+    second session wait for the first one's result instead of computing it again.  No
+    lock is held by one key's computation over another's; the per-key locks are reentrant,
+    so a ``compute`` that asks for its own key computes it instead of waiting on itself.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.namespaces: dict[Hashable, OrderedDict] = {}
+        self.computing: dict[tuple[Hashable, Hashable], list] = {}  # (namespace, key) -> [RLock, users]
+
+    def get(self, namespace: Hashable, key: Hashable) -> tuple[bool, object]:
+        with self.lock:
+            entries = self.namespaces.get(namespace)
+            if entries is None or key not in entries:
+                return False, None
+            entries.move_to_end(key)
+            return True, entries[key]
+
+    def put(self, namespace: Hashable, key: Hashable, value: object, max_entries: int) -> None:
+        with self.lock:
+            entries = self.namespaces.setdefault(namespace, OrderedDict())
+            entries[key] = value
+            entries.move_to_end(key)
+            while len(entries) > max_entries:
+                entries.popitem(last=False)
+
+    def key_lock(self, slot: tuple[Hashable, Hashable]) -> threading.RLock:
+        """The lock of one key being computed (counted, so it leaves once nobody holds it)."""
+        with self.lock:
+            entry = self.computing.setdefault(slot, [threading.RLock(), 0])
+            entry[1] += 1
+            return entry[0]
+
+    def release_key_lock(self, slot: tuple[Hashable, Hashable]) -> None:
+        with self.lock:
+            entry = self.computing[slot]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self.computing[slot]
+
+
 @st.cache_resource(show_spinner=False)
-def _result_store() -> OrderedDict:
+def _result_store() -> _ResultStore:
     """Process-wide store of computed results (shared objects, never copied)."""
-    return OrderedDict()
+    return _ResultStore()
 
 
-def cached(key: Hashable, compute: Callable[[], T], *, max_entries: int = 12) -> T:
+def cached(key: Hashable, compute: Callable[[], T], *, namespace: Hashable | None = None,
+           max_entries: int = 12) -> T:
     """``compute()`` once per ``key`` (e.g. a file digest plus the settings), kept for every session.
 
     Unlike ``st.cache_data`` the result is not pickled and copied on each rerun (a large report
     would be), and unlike elements inside ``st.cache_resource`` a progress bar drawn by
-    ``compute`` is not replayed on later runs.  The oldest of ``max_entries`` results is dropped.
+    ``compute`` is not replayed on later runs.
+
+    Results are kept per ``namespace`` (default: the first element of a tuple ``key``, such as
+    ``"narrative"`` in ``("narrative", digest)``), each namespace holding its ``max_entries``
+    most recently used results, so one page's results never push out another's.  Safe to
+    call from several sessions at once: while one session computes a key, another asking
+    for the same key waits for that result; if ``compute`` raises, nothing is kept and the
+    exception propagates (a waiting session then computes it itself).
     """
+    if namespace is None:
+        namespace = key[0] if isinstance(key, tuple) and key else None
     store = _result_store()
-    if key in store:
-        store.move_to_end(key)
-        return store[key]
-    value = compute()
-    store[key] = value
-    while len(store) > max_entries:
-        store.popitem(last=False)
-    return value
+    found, value = store.get(namespace, key)
+    if found:
+        return value  # type: ignore[return-value]
+    slot = (namespace, key)
+    lock = store.key_lock(slot)
+    try:
+        with lock:
+            found, value = store.get(namespace, key)  # computed by another session meanwhile?
+            if found:
+                return value  # type: ignore[return-value]
+            value = compute()
+            store.put(namespace, key, value, max_entries)
+            return value
+    finally:
+        store.release_key_lock(slot)
 
 
 def _upload_cache(group: str) -> dict:
