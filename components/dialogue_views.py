@@ -6,6 +6,8 @@ no scoring happens here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import plotly.express as px
 import streamlit as st
@@ -105,9 +107,13 @@ def case_table(results: list[dict], metrics: list[str]) -> pd.DataFrame:
     return df
 
 
-def downloads(files: dict[str, tuple[str, str]]) -> None:
-    """Download buttons: ``{label: (file name, text)}``."""
+def downloads(files: dict[str, tuple[str, Callable[[], str]]]) -> None:
+    """Download buttons: ``{label: (file name, function returning the text)}``.
+
+    The text is made when its button is clicked, not on every rerun of the page.
+    """
     cols = st.columns(len(files))
-    for col, (label, (name, text)) in zip(cols, files.items()):
+    for col, (label, (name, make)) in zip(cols, files.items()):
         mime = "text/csv" if name.endswith(".csv") else "application/json" if name.endswith(".json") else "text/plain"
-        col.download_button(label, data=text.encode("utf-8"), file_name=name, mime=mime, width="stretch")
+        col.download_button(label, data=lambda make=make: make().encode("utf-8"), file_name=name, mime=mime,
+                            width="stretch")

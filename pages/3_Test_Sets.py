@@ -131,6 +131,7 @@ else:
 
 with st.expander("Human rubric (1-5) · 人工评分标准"):
     rubric()
+# The report is written when the button is clicked (a callable), not on every rerun.
 st.download_button("Download JSON report · 下载报告",
-                   json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
+                   lambda: json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
                    file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json")

@@ -5,7 +5,7 @@ from components.layout import page_frame
 source = page_frame("Persona Dialogue", "💬",
                     caption="Persona chatbot replies against expected responses, scene by scene — 中文 and English.")
 
-import hashlib  # noqa: E402
+import json  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
@@ -13,6 +13,7 @@ from components.dialogue_views import (  # noqa: E402
     case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
 )
 from components.textdiff import render_char_diff  # noqa: E402
+from components.uploads import cached, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.dialogue import (  # noqa: E402
     DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, PredictionSet, evaluate_dialogue, load_cases, load_predictions,
@@ -24,10 +25,16 @@ from evaluators.metrics.registry import list_metrics  # noqa: E402
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 
 # ----------------------------------------------------------------------------- inputs
+# Each file is parsed once per content and name (the name picks the format and is quoted in issues and
+# reports), shared across reruns and sessions; ``*_key`` name the parsed files in the evaluation's cache key.
 if source == "demo":
     cases_name = "persona_cases.json"
-    cases_bytes = demo_path("dialogue", cases_name).read_bytes()
-    pred_files = [(name, demo_path("dialogue", name).read_bytes()) for name in DEMO_FILES]
+    cases_key = f"demo:{cases_name}"
+    case_set = cached(("dialogue-cases", cases_key),
+                      lambda: load_cases(demo_path("dialogue", cases_name).read_bytes(), cases_name))
+    pred_keys = [f"demo:{name}" for name in DEMO_FILES]
+    pred_sets = [cached(("dialogue-preds", key), lambda name=name: load_predictions(
+        demo_path("dialogue", name).read_bytes(), name)) for key, name in zip(pred_keys, DEMO_FILES)]
     st.caption("Demo: Momo the little panda (written for EvalBoard), two fictional models. "
                "Choose “Upload my files” in the sidebar to score your own.")
 else:
@@ -36,17 +43,17 @@ else:
     up_preds = st.file_uploader("Predictions, one or more models (stored JSON report, or CSV/JSONL with model, "
                                 "scene, dialogue_index, prediction)", type=["json", "jsonl", "csv"],
                                 accept_multiple_files=True, key="dialogue_preds")
-    cases_name = up_cases.name if up_cases else ""
-    cases_bytes = up_cases.getvalue() if up_cases else b""
-    pred_files = [(f.name, f.getvalue()) for f in (up_preds or [])]
+    if up_cases is None or not up_cases.size:
+        st.info("Upload a test-case file to start. Cases look like "
+                '`{"test_cases_by_scene": {"scene": [{"context", "expected_response", "scene", "dialogue_index"}]}}`; '
+                "a JSON report stored by the earlier persona script works as cases and as predictions.")
+        st.stop()
+    cases_name, cases_key = up_cases.name, upload_digest(up_cases)
+    case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(up_cases.getvalue(), up_cases.name))
+    pred_keys = [upload_digest(f) for f in up_preds or []]
+    pred_sets = [cached(("dialogue-preds", key), lambda f=f: load_predictions(f.getvalue(), f.name))
+                 for key, f in zip(pred_keys, up_preds or [])]
 
-if not cases_bytes:
-    st.info("Upload a test-case file to start. Cases look like "
-            '`{"test_cases_by_scene": {"scene": [{"context", "expected_response", "scene", "dialogue_index"}]}}`; '
-            "a JSON report stored by the earlier persona script works as cases and as predictions.")
-    st.stop()
-
-case_set = load_cases(cases_bytes, cases_name)
 if not case_set.cases:
     st.error(f"No usable test case in {cases_name}.")
     for issue in case_set.issues:
@@ -85,9 +92,9 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
         for err in run.reset_errors:
             st.warning(f"reset failed {err}")
 
-preds = PredictionSet()
-for name, data in pred_files:
-    preds.extend(load_predictions(data, name))
+preds = PredictionSet()  # a new set: the cached ones are shared and never changed
+for pred_set in pred_sets:
+    preds.extend(pred_set)
 if live_rows:
     preds.extend(PredictionSet(rows=list(live_rows), files=["live endpoint"]))
 if not preds.rows:
@@ -105,23 +112,24 @@ except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate
     st.stop()
 
 # ----------------------------------------------------------------------------- evaluation (cached per input)
-digest = hashlib.sha256(repr((cases_bytes, [(n, d) for n, d in pred_files], [r.to_dict() for r in live_rows],
-                              config.to_dict())).encode()).hexdigest()
-cache = st.session_state.setdefault("dialogue_eval_cache", {})
-if digest not in cache:
+def _evaluate():
     bar = st.progress(0.0, text="scoring…")
     try:
-        evaluation = evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
-                                       issues=case_set.issues + preds.issues,
-                                       progress=lambda d, t: bar.progress(d / t, text=f"scoring {d}/{t}"))
-    except (KeyError, ValueError) as exc:
+        return evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
+                                 issues=case_set.issues + preds.issues,
+                                 progress=lambda d, t: bar.progress(d / t, text=f"scoring {d}/{t}"))
+    finally:
         bar.empty()
-        st.error(f"Cannot score: {exc}")
-        st.stop()
-    bar.empty()
-    cache.clear()
-    cache[digest] = evaluation
-evaluation = cache[digest]
+
+
+# Keyed on the parsed files (content and name), the live replies (this session's) and every setting.
+eval_key = ("dialogue-eval", cases_key, tuple(pred_keys), tuple(live_rows),
+            json.dumps(config.to_dict(), sort_keys=True, ensure_ascii=False))
+try:
+    evaluation = cached(eval_key, _evaluate)
+except (KeyError, ValueError) as exc:
+    st.error(f"Cannot score: {exc}")
+    st.stop()
 names = config.metric_names()
 
 if evaluation.issues:
@@ -168,8 +176,8 @@ with tab_compare:
     comparison_view(evaluation.comparison.to_dict() if evaluation.comparison else None)
 with tab_dl:
     stem = "persona_evaluation"
-    downloads({
-        "Human annotation CSV": (f"{stem}_human_annotation.csv", annotation_csv(evaluation)),
-        "JSON report": (f"{stem}_report.json", json_report_text(evaluation)),
-        "Text summary": (f"{stem}_summary.txt", summary_text(evaluation)),
+    downloads({  # written when a button is clicked, not on every rerun
+        "Human annotation CSV": (f"{stem}_human_annotation.csv", lambda: annotation_csv(evaluation)),
+        "JSON report": (f"{stem}_report.json", lambda: json_report_text(evaluation)),
+        "Text summary": (f"{stem}_summary.txt", lambda: summary_text(evaluation)),
     })

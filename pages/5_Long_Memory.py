@@ -38,6 +38,8 @@ results = []
 uploaded_cache = None
 stored = None
 stored_name = ""
+# What the results (and stored labels) were made from: the cache key of everything derived from them.
+input_key: tuple = ("demo",)
 
 if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
@@ -64,6 +66,8 @@ else:
                                  help="LongMemEval's judge output (*.eval-results-<model>, JSONL), records with "
                                       "question_id + label, or mem0 results (llm_score). With a LongMemEval "
                                       "question file and no predictions file, its hypotheses are the predictions.")
+    input_key = tuple(upload_digest(u) if u is not None else None
+                      for u in (up_results, up_questions, up_preds, up_labels))
     dataset = None
     if up_questions is not None:
         # Parsed once per file content (shared across reruns), not on every widget change.
@@ -74,14 +78,16 @@ else:
             issues.append(InputIssue(up_questions.name, "not a LoCoMo or LongMemEval question file; ignored"))
             dataset = None
     locomo_set = dataset if dataset is not None and dataset.format == "locomo" else None
+    # The LoCoMo question file the labels and results are read against, by its digest (never by object id).
+    locomo_key = upload_digest(up_questions) if locomo_set is not None else None
     if up_labels is not None:
-        stored = cached(("mem-labels", upload_digest(up_labels), id(locomo_set)),
+        stored = cached(("mem-labels", upload_digest(up_labels), locomo_key),
                         lambda: agreement_mod.load_judge_labels(upload_bytes(up_labels), up_labels.name,
                                                                 dataset=locomo_set))
         issues.extend(stored.issues)
         stored_name = up_labels.name
     if up_results is not None:
-        report = cached(("mem-results", upload_digest(up_results), id(locomo_set)),
+        report = cached(("mem-results", upload_digest(up_results), locomo_key),
                         lambda: loaders.load_results_file(upload_bytes(up_results), up_results.name,
                                                           dataset=locomo_set))
         results = report.results
@@ -119,7 +125,8 @@ if not results:
     st.stop()
 
 by_id = {r.question_id: r for r in results}
-data_key = hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16]
+data_key = cached(("mem-data-key", input_key),
+                  lambda: hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16])
 disk_cache_path = CACHE_DIR / f"memory-{data_key}.json"
 
 # ---------------------------------------------------------------- settings
@@ -222,8 +229,15 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
 judge_scores = judgements if judgements else (stored.labels if stored is not None else None)
 
 # ---------------------------------------------------------------- metrics
-rows = metrics_mod.score_questions(results, judge_scores, metrics=names)
-report = metrics_mod.aggregate_rows(rows, names)
+def _score() -> tuple[list, dict]:
+    scored = metrics_mod.score_questions(results, judge_scores, metrics=names)
+    return scored, metrics_mod.aggregate_rows(scored, names)
+
+
+# Scored once per inputs, judge scores and metrics: a widget rerun (filters, drill-down) reuses the rows.
+# The judge scores are keyed by content, since a judge run (in any session) rewrites the local cache.
+judge_key = frozenset(judge_scores.items()) if judge_scores else None
+rows, report = cached(("mem-scores", input_key, judge_key, tuple(names)), _score)
 
 st.subheader("Overall")
 views.metric_cards(report["overall"], names)
@@ -242,7 +256,7 @@ views.show_signatures(report["signature"], report.get("unavailable", {}))
 
 if parity_on:
     st.subheader("LoCoMo parity (the benchmark's published scoring)")
-    parity = locomo_parity(results)
+    parity = cached(("mem-parity", input_key), lambda: locomo_parity(results))
     views.show_parity(parity)
 
 if stored is not None and stored.format == "longmemeval" and stored.labels:
