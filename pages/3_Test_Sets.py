@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.qa_views import issues_table, ratio_columns, safe_md  # noqa: E402
+from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
                                        turn_view)
 from evaluators.demo import demo_path  # noqa: E402
@@ -23,9 +24,8 @@ DEMOS = {
 }
 
 
-@st.cache_data(show_spinner="Scoring …", max_entries=16)
 def score(items: bytes, items_name: str, answers: bytes, answers_name: str):
-    """Load and score a test set against an answers file (cached on the bytes)."""
+    """Load and score a test set against an answers file."""
     test_set = load_test_set(items, items_name)
     ans = load_answers(answers, answers_name)
     return test_set, ans, (evaluate_test_set(test_set, ans) if test_set.items else None)
@@ -35,8 +35,11 @@ if source == "demo":
     choice = st.radio("Demo data · 示例数据", list(DEMOS), format_func=lambda k: DEMOS[k][0], horizontal=True,
                       key="ts_demo")
     _, items_name, answers_name = DEMOS[choice]
-    items_bytes = demo_path("testsets", items_name).read_bytes()
-    answers_bytes = demo_path("testsets", answers_name).read_bytes()
+    key = ("testsets", "demo", choice)
+
+    def compute():
+        return score(demo_path("testsets", items_name).read_bytes(), items_name,
+                     demo_path("testsets", answers_name).read_bytes(), answers_name)
 else:
     c1, c2 = st.columns(2)
     up_items = c1.file_uploader("Test set (factual_qa.json, multi_turn.json …) · 测试集", type=["json"], key="ts_items")
@@ -49,11 +52,16 @@ else:
         with st.expander("Human rubric (1-5) · 人工评分标准"):
             rubric()
         st.stop()
-    items_name, items_bytes = up_items.name, up_items.getvalue()
-    answers_name, answers_bytes = up_answers.name, up_answers.getvalue()
+    items_name, answers_name = up_items.name, up_answers.name
+    # Keyed on name + content digests: a rerun neither copies nor re-reads the uploads.
+    key = ("testsets", upload_digest(up_items), upload_digest(up_answers))
+
+    def compute():
+        return score(up_items.getvalue(), items_name, up_answers.getvalue(), answers_name)
 
 try:
-    test_set, answers, report = score(items_bytes, items_name, answers_bytes, answers_name)
+    with st.spinner("Scoring …"):
+        test_set, answers, report = cached(key, compute)
 except InputError as exc:
     st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
