@@ -7,14 +7,7 @@ import re
 
 import streamlit as st
 
-
-def fmt(value: float | int | None, digits: int = 3) -> str:
-    """``0.714`` for a float, ``12`` for an int, ``N/A`` for ``None``."""
-    if value is None:
-        return "N/A"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}f}"
+from evaluators.results import fmt  # noqa: F401 - re-exported: the pages format scores with it
 
 
 def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digits: int = 3) -> None:

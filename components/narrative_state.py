@@ -7,12 +7,9 @@ import streamlit as st
 from components.uploads import cached, digest
 from evaluators.demo import demo_path
 from evaluators.io import InputFile, InputIssue, collect_paths
-from evaluators.narrative import COMPONENTS, NarrativeConfig
+from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeConfig
 from evaluators.narrative.batch import BatchResult, evaluate_batch
 from evaluators.taxonomy import Taxonomy, default_taxonomy, load_relationship_csv, load_sentiment_csv
-
-COMPONENT_TITLES = {"characters": "Characters", "relationships": "Relationships", "sentiment": "Sentiment",
-                    "action_layer": "Action layer", "text_span": "Text spans"}
 
 
 @st.cache_resource(show_spinner=False)

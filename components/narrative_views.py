@@ -16,12 +16,10 @@ import streamlit as st
 from components.charts import confusion_heatmap, scores_by_document
 from components.metrics import md_text, metric_row, signature_caption
 from components.span_overlay import OverlaySpan, render_span_overlay
-from evaluators.narrative import COMPONENTS, NarrativeResult
+from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
 
-COMPONENT_TITLES = {"characters": "Characters", "relationships": "Relationships", "sentiment": "Sentiment",
-                    "action_layer": "Action layer", "text_span": "Text spans"}
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
 STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": "#ffcdd2", "extra": "#ffe0b2",
                  "archetype mismatch": "#e1bee7"}

@@ -6,11 +6,11 @@ action layer, text spans, composite score, batches.
 >>> result.overall_score, result.component_scores              # doctest: +SKIP
 """
 
-from evaluators.narrative.base import COMPONENTS, NarrativeConfig
+from evaluators.narrative.base import COMPONENT_TITLES, COMPONENTS, NarrativeConfig
 from evaluators.narrative.composite import NarrativeEvaluator, NarrativeResult, evaluate, get_metrics_summary
 from evaluators.narrative.loader import LoadedDocument, convert_v2_to_v3, load_document
 from evaluators.policy import handle_missing_ground_truth
 
-__all__ = ["COMPONENTS", "NarrativeConfig", "NarrativeEvaluator", "NarrativeResult", "evaluate",
+__all__ = ["COMPONENTS", "COMPONENT_TITLES", "NarrativeConfig", "NarrativeEvaluator", "NarrativeResult", "evaluate",
            "get_metrics_summary", "LoadedDocument", "convert_v2_to_v3", "load_document",
            "handle_missing_ground_truth"]

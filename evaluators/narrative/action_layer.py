@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.results import DictMixin, build_frozen, safe_div
 from evaluators.schema.narrative import ACTION_FIELDS, ActionLayer
 
@@ -77,24 +77,16 @@ class ActionLayerResult(DictMixin):
         return self.action_layer_field_accuracy
 
 
-class ActionLayerEvaluator:
+class ActionLayerEvaluator(ComponentEvaluator):
     """Evaluate the action layer of aligned events (seed API)."""
 
-    def __init__(self, config: NarrativeConfig | None = None):
-        self.config = config
+    component = "action_layer"
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None) -> ActionLayerResult:
         """Score action-layer fields (see the module docstring)."""
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         return evaluate_action_layer(ctx)
-
-    @staticmethod
-    def get_metrics_summary(result: ActionLayerResult) -> dict[str, float | None]:
-        return {k: getattr(result, k) for k in (
-            "action_category_accuracy", "action_type_accuracy", "action_context_accuracy",
-            "action_status_accuracy", "action_function_accuracy", "action_layer_complete_match",
-            "action_layer_partial_match", "action_layer_field_accuracy")}
 
 
 def _fields(al: ActionLayer | None) -> dict[str, str]:

@@ -14,6 +14,23 @@ from evaluators.taxonomy import Taxonomy, default_taxonomy
 
 COMPONENTS = ("characters", "relationships", "sentiment", "action_layer", "text_span")
 
+#: Display names of the components (reports and dashboard).
+COMPONENT_TITLES = {"characters": "Characters", "relationships": "Relationships", "sentiment": "Sentiment",
+                    "action_layer": "Action layer", "text_span": "Text spans"}
+
+#: The metrics of each component in a summary (``get_metrics_summary``), in display order.
+SUMMARY_KEYS = {
+    "characters": ("character_precision", "character_recall", "character_f1", "character_archetype_accuracy"),
+    "relationships": ("relationship_precision", "relationship_recall", "relationship_f1", "relationship_strict_f1",
+                      "level1_accuracy", "level2_accuracy", "relationship_pair_coverage"),
+    "sentiment": ("sentiment_precision", "sentiment_recall", "sentiment_f1", "sentiment_macro_f1",
+                  "sentiment_polarity_accuracy"),
+    "action_layer": ("action_category_accuracy", "action_type_accuracy", "action_context_accuracy",
+                     "action_status_accuracy", "action_function_accuracy", "action_layer_complete_match",
+                     "action_layer_partial_match", "action_layer_field_accuracy"),
+    "text_span": ("boundary_score", "pk", "window_diff", "overlap_ratio"),
+}
+
 
 @dataclass(frozen=True)
 class NarrativeConfig:
@@ -208,3 +225,20 @@ def ensure_context(prediction: Any, ground_truth: Any, text: str | None, context
     if context is not None:
         return context
     return build_context(prediction, ground_truth, text, config or DEFAULT_CONFIG)
+
+
+class ComponentEvaluator:
+    """Base of the per-component evaluators (seed API: ``evaluate`` and ``get_metrics_summary``).
+
+    Subclasses set ``component`` (one of :data:`COMPONENTS`) and define ``evaluate``.
+    """
+
+    component: str = ""
+
+    def __init__(self, config: NarrativeConfig | None = None):
+        self.config = config
+
+    @classmethod
+    def get_metrics_summary(cls, result: Any) -> dict[str, float | None]:
+        """``{metric: value}`` for the component's :data:`SUMMARY_KEYS`."""
+        return {k: getattr(result, k) for k in SUMMARY_KEYS[cls.component]}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.metrics.assignment import max_weight_assignment
-from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.results import DictMixin, build_frozen, prf, safe_div
 from evaluators.schema.narrative import Character
 from evaluators.text.normalize import name_key
@@ -160,11 +160,10 @@ def match_characters(gt: list[tuple[str, list[str], str]], pred: list[tuple[str,
     return matches
 
 
-class CharacterEvaluator:
+class CharacterEvaluator(ComponentEvaluator):
     """Evaluate the ``characters`` list (seed API: ``evaluate`` and ``get_metrics_summary``)."""
 
-    def __init__(self, config: NarrativeConfig | None = None):
-        self.config = config
+    component = "characters"
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None) -> CharacterResult:
@@ -185,11 +184,6 @@ class CharacterEvaluator:
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         result, _ = evaluate_characters(ctx)
         return result
-
-    @staticmethod
-    def get_metrics_summary(result: CharacterResult) -> dict[str, float | None]:
-        return {k: getattr(result, k) for k in ("character_precision", "character_recall", "character_f1",
-                                                 "character_archetype_accuracy")}
 
 
 def evaluate_characters(ctx: EvalContext) -> tuple[CharacterResult, NameResolver]:

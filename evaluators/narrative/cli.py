@@ -66,7 +66,7 @@ def _config(args):
 
 def _table(batch) -> str:
     from evaluators.narrative.base import COMPONENTS
-    from evaluators.reports.narrative import fmt
+    from evaluators.results import fmt
 
     head = ["document", "overall", "chars", "rels", "sent", "action", "spans", "events g/p/aligned"]
     rows = []

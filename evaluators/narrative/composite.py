@@ -27,6 +27,7 @@ from evaluators.narrative.alignment import Alignment
 from evaluators.narrative.base import (
     COMPONENTS,
     DEFAULT_CONFIG,
+    SUMMARY_KEYS,
     EvalContext,
     Mismatch,
     NarrativeConfig,
@@ -38,18 +39,6 @@ from evaluators.narrative.relationships import RelationshipResult, evaluate_rela
 from evaluators.narrative.sentiment import SentimentResult, evaluate_sentiment
 from evaluators.narrative.text_span import TextSpanResult, evaluate_text_span
 from evaluators.results import DictMixin, build_frozen, prf, to_jsonable
-
-SUMMARY_KEYS = {
-    "characters": ("character_precision", "character_recall", "character_f1", "character_archetype_accuracy"),
-    "relationships": ("relationship_precision", "relationship_recall", "relationship_f1", "relationship_strict_f1",
-                      "level1_accuracy", "level2_accuracy", "relationship_pair_coverage"),
-    "sentiment": ("sentiment_precision", "sentiment_recall", "sentiment_f1", "sentiment_macro_f1",
-                  "sentiment_polarity_accuracy"),
-    "action_layer": ("action_category_accuracy", "action_type_accuracy", "action_context_accuracy",
-                     "action_status_accuracy", "action_function_accuracy", "action_layer_complete_match",
-                     "action_layer_partial_match", "action_layer_field_accuracy"),
-    "text_span": ("boundary_score", "pk", "window_diff", "overlap_ratio"),
-}
 
 
 @dataclass(frozen=True)

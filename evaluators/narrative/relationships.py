@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.narrative.characters import NameResolver, evaluate_characters
 from evaluators.results import DictMixin, build_frozen, prf, safe_div
 from evaluators.schema.narrative import Relationship
@@ -169,11 +169,10 @@ def match_relationships(gk: list[tuple[str, str]], pk: list[tuple[str, str]]
     return matches, sorted(unmatched_gt), free_pred
 
 
-class RelationshipEvaluator:
+class RelationshipEvaluator(ComponentEvaluator):
     """Evaluate relationships of aligned events (seed API: ``evaluate``, ``get_metrics_summary``)."""
 
-    def __init__(self, config: NarrativeConfig | None = None):
-        self.config = config
+    component = "relationships"
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None, resolver: NameResolver | None = None) -> RelationshipResult:
@@ -193,12 +192,6 @@ class RelationshipEvaluator:
         if resolver is None:
             _, resolver = evaluate_characters(ctx)
         return evaluate_relationships(ctx, resolver)
-
-    @staticmethod
-    def get_metrics_summary(result: RelationshipResult) -> dict[str, float | None]:
-        return {k: getattr(result, k) for k in (
-            "relationship_precision", "relationship_recall", "relationship_f1", "relationship_strict_f1",
-            "level1_accuracy", "level2_accuracy", "relationship_pair_coverage")}
 
 
 def _rel_str(r: Relationship) -> str:

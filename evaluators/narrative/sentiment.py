@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ValidityCounter, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
 from evaluators.results import DictMixin, build_frozen, f1_score, prf, safe_div
 
@@ -63,11 +63,10 @@ class SentimentResult(DictMixin):
         return self.sentiment_f1
 
 
-class SentimentEvaluator:
+class SentimentEvaluator(ComponentEvaluator):
     """Evaluate sentiment on matched relationships (seed API)."""
 
-    def __init__(self, config: NarrativeConfig | None = None):
-        self.config = config
+    component = "sentiment"
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None,
@@ -78,12 +77,6 @@ class SentimentEvaluator:
             from evaluators.narrative.relationships import RelationshipEvaluator
             relationships = RelationshipEvaluator(ctx.config).evaluate(None, None, context=ctx)
         return evaluate_sentiment(ctx, relationships.matched_pairs)
-
-    @staticmethod
-    def get_metrics_summary(result: SentimentResult) -> dict[str, float | None]:
-        return {k: getattr(result, k) for k in (
-            "sentiment_precision", "sentiment_recall", "sentiment_f1", "sentiment_macro_f1",
-            "sentiment_polarity_accuracy")}
 
 
 def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> SentimentResult:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.metrics.segmentation import boundary_edits, window_disagreements
-from evaluators.narrative.base import EvalContext, Mismatch, NarrativeConfig, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ensure_context
 from evaluators.narrative.spans import ResolvedSpan
 from evaluators.results import DictMixin, build_frozen, mean_or_none
 from evaluators.text.sentences import sentence_starts
@@ -96,22 +96,16 @@ class TextSpanResult(DictMixin):
         return self.boundary_score
 
 
-class TextSpanEvaluator:
+class TextSpanEvaluator(ComponentEvaluator):
     """Evaluate event text spans (seed API)."""
 
-    def __init__(self, config: NarrativeConfig | None = None):
-        self.config = config
+    component = "text_span"
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None) -> TextSpanResult:
         """Score spans (see the module docstring); ``text`` overrides the documents' text."""
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         return evaluate_text_span(ctx)
-
-    @staticmethod
-    def get_metrics_summary(result: TextSpanResult) -> dict[str, float | None]:
-        return {"boundary_score": result.boundary_score, "pk": result.pk, "window_diff": result.window_diff,
-                "overlap_ratio": result.overlap_ratio}
 
 
 def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len: int) -> set[int]:

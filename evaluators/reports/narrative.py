@@ -14,24 +14,12 @@ import io
 import json
 from typing import Any
 
-from evaluators.narrative.base import COMPONENTS
+from evaluators.narrative.base import COMPONENT_TITLES, COMPONENTS
 from evaluators.narrative.batch import BatchResult
 from evaluators.narrative.composite import NarrativeResult
+from evaluators.results import fmt
 
 MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", "gt_value", "pred_value", "note")
-
-COMPONENT_TITLES = {
-    "characters": "Characters",
-    "relationships": "Relationships",
-    "sentiment": "Sentiment",
-    "action_layer": "Action layer",
-    "text_span": "Text spans",
-}
-
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    """``0.714`` for a float, ``N/A`` for ``None``."""
-    return "N/A" if value is None else f"{value:.{digits}f}"
 
 
 def to_json(result: NarrativeResult | BatchResult, *, indent: int = 2) -> str:
