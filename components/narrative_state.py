@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-from components.uploads import cached, digest
+from components.uploads import cached, digest, upload_digest
 from evaluators.demo import demo_path
 from evaluators.io import InputFile, InputIssue, collect_paths
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeConfig
@@ -20,8 +22,11 @@ def demo_files() -> tuple[list[InputFile], list[InputFile]]:
             [f for f in files if f.name.endswith("_prediction.json")])
 
 
-def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig, config_key: str) -> BatchResult:
+def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig) -> BatchResult:
     """Score ``gt``/``pred`` with ``config``, cached on the files' bytes and the settings.
+
+    The settings enter the key through ``config.signature``, which names every taxonomy file
+    with a hash of its bytes.
 
     A progress bar is shown while a new batch is scored; a cached batch is returned at once
     (the object is shared, not copied, so reruns stay fast).
@@ -38,13 +43,19 @@ def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig, c
             bar.empty()
         return result
 
-    return cached(("narrative", digest(gt, pred, extra=config_key)), compute)
+    return cached(("narrative", digest(gt, pred, extra=config.signature)), compute)
 
 
-def settings(container=None) -> tuple[NarrativeConfig, str, list[InputIssue]]:
+def _user_vocabulary(upload, load: Callable):
+    """``load(bytes, name)`` of an uploaded taxonomy CSV, once per upload content (ValueError: not kept)."""
+    return cached(("narrative-taxonomy", load.__name__, upload_digest(upload)),
+                  lambda: load(upload.getvalue(), upload.name))
+
+
+def settings(container=None) -> tuple[NarrativeConfig, list[InputIssue]]:
     """Settings widgets (alignment threshold, near-miss tolerance, weights, taxonomy files).
 
-    Returns the config, a string key of the settings for caching, and issues with user taxonomy files.
+    Returns the config and the issues with user taxonomy files.
     """
     box = container or st.sidebar
     issues: list[InputIssue] = []
@@ -59,20 +70,15 @@ def settings(container=None) -> tuple[NarrativeConfig, str, list[InputIssue]]:
         sen_file = st.file_uploader("Sentiment taxonomy (CSV, guide layout)", type=["csv"], key="nar_sen_tax")
     tax: Taxonomy = default_taxonomy()
     replace = {}
-    tax_key = ""
     if rel_file is not None:
-        data = rel_file.getvalue()
         try:
-            l1, l2 = load_relationship_csv(data, rel_file.name)
+            l1, l2 = _user_vocabulary(rel_file, load_relationship_csv)
             replace.update(relationship_level1=l1, relationship_level2=l2)
-            tax_key += l1.source
         except ValueError as exc:
             issues.append(InputIssue(rel_file.name, str(exc), kind="taxonomy"))
     if sen_file is not None:
-        data = sen_file.getvalue()
         try:
-            replace["sentiment"] = load_sentiment_csv(data, sen_file.name)
-            tax_key += replace["sentiment"].source
+            replace["sentiment"] = _user_vocabulary(sen_file, load_sentiment_csv)
         except ValueError as exc:
             issues.append(InputIssue(sen_file.name, str(exc), kind="taxonomy"))
     if replace:
@@ -82,4 +88,4 @@ def settings(container=None) -> tuple[NarrativeConfig, str, list[InputIssue]]:
                                  kind="settings"))
         weights = dict.fromkeys(COMPONENTS, 1.0)
     config = NarrativeConfig(min_iou=min_iou, n_t=n_t, weights=weights, taxonomy=tax)
-    return config, config.signature + tax_key, issues
+    return config, issues

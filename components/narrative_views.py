@@ -398,7 +398,7 @@ def alignment_frame(result: NarrativeResult) -> pd.DataFrame:
     rows = []
     for p in al.pairs:
         g, q = al.gt_spans[p.gt_index], al.pred_spans[p.pred_index]
-        rows.append({"GT event": p.gt_id or f"#{p.gt_index}", "pred event": p.pred_id or f"#{p.pred_index}",
+        rows.append({"GT event": al.gt_ids[p.gt_index], "pred event": al.pred_ids[p.pred_index],
                      "method": p.method, "IoU": p.iou, "GT span": _span_str(g), "GT offsets": g.status,
                      "pred span": _span_str(q), "pred offsets": q.status, "note": "; ".join(
                          x for x in (g.note, q.note) if x)})

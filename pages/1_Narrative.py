@@ -14,7 +14,7 @@ VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
 
 source = page_frame("Narrative annotation", ":material/menu_book:",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
-config, config_key, settings_issues = settings()
+config, settings_issues = settings()
 
 if source == "demo":
     gt_files, pred_files = demo_files()
@@ -37,7 +37,7 @@ else:
             "a zip are fine; UTF-8, UTF-8 with BOM and GB18030 are read.")
         st.stop()
 
-batch = score(gt_files, pred_files, config, config_key)
+batch = score(gt_files, pred_files, config)
 
 issues = list(settings_issues) + list(batch.issues)
 for d in batch.documents:

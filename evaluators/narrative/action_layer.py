@@ -117,8 +117,9 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
         validity.add(TAXONOMY_FIELD[f], "gt", [r[f] for r in gt_rows])
         validity.add(TAXONOMY_FIELD[f], "pred", [r[f] for r in pred_rows])
     no_prediction = dict.fromkeys(ACTION_FIELDS, "")
-    for gi, gev in enumerate(gt_events):
-        gid = gev.id or f"#{gi}"
+    gt_ids, pred_ids = ctx.alignment.gt_ids, ctx.alignment.pred_ids
+    for gi in range(len(gt_events)):
+        gid = gt_ids[gi]
         g = gt_rows[gi]
         canon_g = {f: maps[f][g[f]] for f in ACTION_FIELDS}
         pair = by_gt.get(gi)
@@ -127,7 +128,7 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
         else:
             pj = pair.pred_index
             p = pred_rows[pj]
-            pid = pred_events[pj].id or f"#{pj}"
+            pid = pred_ids[pj]
         if not any(canon_g.values()):
             skipped_events += 1
             rows.append(ActionEventRow("skipped", gi, pj, gid, pid, g, p, dict.fromkeys(ACTION_FIELDS)))

@@ -252,8 +252,9 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
 
     by_gt = ctx.alignment.pred_for_gt()
     gt_pairs: set[tuple[str, str]] = set()
+    gt_ids, pred_ids = ctx.alignment.gt_ids, ctx.alignment.pred_ids
     for gi, gev in enumerate(gt_events):
-        gid = gev.id or f"#{gi}"
+        gid = gt_ids[gi]
         gt_rels, bad = usable(gev.relationships)
         gt_unusable += bad
         gkeys = keys(gt_rels)
@@ -268,7 +269,7 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
                                                gid, "", "GT event not aligned to any predicted event"))
             continue
         pev = pred_events[pair.pred_index]
-        pid = pev.id or f"#{pair.pred_index}"
+        pid = pred_ids[pair.pred_index]
         inv = invalid_by_event.get(pair.pred_index, 0)
         n_invalid += inv
         if not gt_rels:
@@ -312,7 +313,7 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
         inv = invalid_by_event.get(pj, 0)
         n_invalid += inv
         if pev.relationships or inv:
-            rows.append(EventRelationships("spurious", None, pj, "", pev.id or f"#{pj}", [], [],
+            rows.append(EventRelationships("spurious", None, pj, "", pred_ids[pj], [], [],
                                            list(pev.relationships), inv))
 
     # Document-level pair coverage.
