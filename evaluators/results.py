@@ -45,7 +45,8 @@ def f1_score(precision: float | None, recall: float | None) -> float | None:
     return 2 * precision * recall / (precision + recall)
 
 
-def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float | None, float | None, float | None]:
+def prf(tp: int, n_pred: int, n_gold: int, *, precision_needs_gold: bool = False
+        ) -> tuple[float | None, float | None, float | None]:
     """Precision, recall and F1 from raw counts.
 
     Parameters
@@ -56,6 +57,9 @@ def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float | None, float | None, 
         Number of predicted items counted (tp + fp).
     n_gold : int
         Number of ground-truth items counted (tp + fn).
+    precision_needs_gold : bool
+        Precision is ``None`` too when there is no ground truth (DESIGN.md's missing-GT
+        policy: predictions where the GT is empty are "extra", not false positives).
 
     Returns
     -------
@@ -71,7 +75,7 @@ def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float | None, float | None, 
     precision = safe_div(tp, n_pred)
     recall = safe_div(tp, n_gold)
     if recall is None:
-        return precision, None, None
+        return (None if precision_needs_gold else precision), None, None
     if precision is None:
         # Ground truth exists but nothing was predicted: F1 is 0 by the limit P -> any, R = 0.
         return None, recall, 0.0

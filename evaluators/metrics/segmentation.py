@@ -106,10 +106,20 @@ class BoundaryEdits(DictMixin):
     def boundary_similarity(self) -> float:
         """B = 1 - weighted edits / (edits + matches); 1.0 when neither side has a boundary."""
         unweighted = len(self.insertions) + len(self.deletions) + len(self.transpositions)
-        denominator = unweighted + self.matches
-        if denominator == 0:
-            return 1.0
-        return (denominator - self.weighted_edits) / denominator
+        return boundary_similarity_from_counts(self.matches, unweighted, self.weighted_edits)
+
+
+def boundary_similarity_from_counts(matches: int, edits: int, weighted_edits: float) -> float:
+    """Boundary similarity B from counts (Fournier 2013): ``1 - weighted_edits / (edits + matches)``.
+
+    ``edits`` counts insertions, deletions and near misses (transpositions) unweighted;
+    ``weighted_edits`` weighs them.  1.0 when there is neither an edit nor a match.  Pooling
+    the counts of several documents gives the micro-averaged B.
+    """
+    denominator = edits + matches
+    if denominator == 0:
+        return 1.0
+    return (denominator - weighted_edits) / denominator
 
 
 def boundary_edits(hypothesis: Iterable[int], reference: Iterable[int], n_t: int = 2) -> BoundaryEdits:

@@ -40,9 +40,6 @@ class ActionEventRow(NamedTuple):
     pred: dict[str, str]
     correct: dict[str, bool | None]
 
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
-
 
 @dataclass(frozen=True)
 class ActionLayerResult(DictMixin):

@@ -25,6 +25,7 @@ import numpy as np
 from evaluators.metrics.assignment import max_weight_assignment
 from evaluators.metrics.spans import interval_iou, iou_matrix
 from evaluators.narrative.spans import ResolvedSpan
+from evaluators.results import to_jsonable
 from evaluators.schema.narrative import NarrativeEvent
 
 METHODS = ("id", "span_iou", "time_order", "list_order")
@@ -51,9 +52,6 @@ class AlignedPair(NamedTuple):
     pred_id: str
     iou: float | None
     method: str
-
-    def to_dict(self) -> dict:
-        return self._asdict()
 
 
 @dataclass(frozen=True)
@@ -108,13 +106,13 @@ class Alignment:
 
     def to_dict(self) -> dict:
         return {
-            "pairs": [p.to_dict() for p in self.pairs],
+            "pairs": to_jsonable(self.pairs),
             "missed": list(self.missed),
             "spurious": list(self.spurious),
             "min_iou": self.min_iou,
             "method_counts": self.method_counts(),
-            "gt_spans": [s.to_dict() for s in self.gt_spans],
-            "pred_spans": [s.to_dict() for s in self.pred_spans],
+            "gt_spans": to_jsonable(self.gt_spans),
+            "pred_spans": to_jsonable(self.pred_spans),
             "warnings": list(self.warnings),
         }
 

@@ -117,9 +117,6 @@ class Mismatch(NamedTuple):
     pred_event: str = ""
     note: str = ""
 
-    def to_dict(self) -> dict[str, str]:
-        return self._asdict()
-
 
 class ValidityCounter:
     """Counts labels inside / outside the taxonomy per field, for GT and prediction separately.

@@ -9,6 +9,7 @@ how many entered each mean.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,11 @@ from evaluators.narrative.composite import (
     get_metrics_summary,
     weighted_overall,
 )
+from evaluators.metrics.segmentation import boundary_similarity_from_counts
 from evaluators.narrative.loader import load_document
-from evaluators.results import f1_score, prf, safe_div, to_jsonable
+from evaluators.narrative.sentiment import label_scores, macro_average
+from evaluators.results import mean_or_none, prf, safe_div, to_jsonable
+from evaluators.schema.narrative import ACTION_FIELDS
 
 
 @dataclass
@@ -100,10 +104,10 @@ class BatchResult:
 
 def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DEFAULT_CONFIG) -> dict[str, Any]:
     """Pool the raw counts of ``results`` and recompute every headline ratio (see the module docstring)."""
-    s: dict[str, float] = {}
+    s: Counter[str] = Counter()
 
     def add(key: str, value: float) -> None:
-        s[key] = s.get(key, 0) + value
+        s[key] += value
 
     overlaps: list[float] = []
     label_counts: dict[str, list[int]] = {}
@@ -142,43 +146,37 @@ def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DE
         overlaps.extend(t.overlap_scores)
 
     out: dict[str, Any] = {}
-    cp, cr, cf = prf(int(s.get("c_tp", 0)), int(s.get("c_pred", 0)), int(s.get("c_gt", 0)))
+    cp, cr, cf = prf(s["c_tp"], s["c_pred"], s["c_gt"])
     out.update(character_precision=cp, character_recall=cr, character_f1=cf,
-               character_archetype_accuracy=safe_div(s.get("c_arch", 0), s.get("c_arch_t", 0)))
-    n_gold = int(s.get("total_relationships_gt", 0))
-    rp, rr, rf = prf(int(s.get("total_relationships_correct", 0)), int(s.get("total_relationships_pred", 0)), n_gold)
-    _, _, sf = prf(int(s.get("strict_correct", 0)), int(s.get("total_relationships_pred", 0)), n_gold)
-    out.update(relationship_precision=rp if n_gold else None, relationship_recall=rr, relationship_f1=rf,
+               character_archetype_accuracy=safe_div(s["c_arch"], s["c_arch_t"]))
+    n_gold = s["total_relationships_gt"]
+    rp, rr, rf = prf(s["total_relationships_correct"], s["total_relationships_pred"], n_gold,
+                     precision_needs_gold=True)
+    _, _, sf = prf(s["strict_correct"], s["total_relationships_pred"], n_gold)
+    out.update(relationship_precision=rp, relationship_recall=rr, relationship_f1=rf,
                relationship_strict_f1=sf,
-               level1_accuracy=safe_div(s.get("level1_correct", 0), s.get("level1_total", 0)),
-               level2_accuracy=safe_div(s.get("level2_correct", 0), s.get("level2_total", 0)),
-               relationship_pair_coverage=safe_div(s.get("pairs_covered", 0), s.get("pairs_total", 0)))
-    n_sgt = int(s.get("total_sentiment_gt", 0))
-    sp, sr, sf1 = prf(int(s.get("total_sentiment_correct", 0)), int(s.get("total_sentiment_pred", 0)), n_sgt)
+               level1_accuracy=safe_div(s["level1_correct"], s["level1_total"]),
+               level2_accuracy=safe_div(s["level2_correct"], s["level2_total"]),
+               relationship_pair_coverage=safe_div(s["pairs_covered"], s["pairs_total"]))
+    n_sgt = s["total_sentiment_gt"]
+    sp, sr, sf1 = prf(s["total_sentiment_correct"], s["total_sentiment_pred"], n_sgt, precision_needs_gold=True)
     macro_f = None
     if label_counts and n_sgt:
-        f1s = []
-        for tp, fp, fn in label_counts.values():
-            f1s.append(f1_score(safe_div(tp, tp + fp) or 0.0, safe_div(tp, tp + fn) or 0.0) or 0.0)
-        macro_f = sum(f1s) / len(f1s)
-    out.update(sentiment_precision=sp if n_sgt else None, sentiment_recall=sr, sentiment_f1=sf1,
+        macro_f = macro_average({lab: label_scores(*c) for lab, c in label_counts.items()}, "f1")
+    out.update(sentiment_precision=sp, sentiment_recall=sr, sentiment_f1=sf1,
                sentiment_macro_f1=macro_f,
-               sentiment_polarity_accuracy=safe_div(s.get("polarity_correct", 0), s.get("polarity_total", 0)))
-    fields = ("category", "type", "context", "status", "function")
-    for f in fields:
-        out[f"action_{f}_accuracy"] = safe_div(s.get(f"a_{f}_c", 0), s.get(f"a_{f}_t", 0))
-    out["action_layer_complete_match"] = safe_div(s.get("a_complete", 0), s.get("a_events", 0))
-    out["action_layer_partial_match"] = safe_div(s.get("a_partial", 0), s.get("a_events", 0))
-    out["action_layer_field_accuracy"] = safe_div(sum(s.get(f"a_{f}_c", 0) for f in fields),
-                                                  sum(s.get(f"a_{f}_t", 0) for f in fields))
-    if s.get("t_docs"):
-        denom = s.get("t_u", 0) + s.get("t_m", 0)
-        out["boundary_score"] = (denom - s.get("t_w", 0)) / denom if denom else 1.0
-    else:
-        out["boundary_score"] = None
-    out["pk"] = safe_div(s.get("t_pk", 0), s.get("t_win", 0))
-    out["window_diff"] = safe_div(s.get("t_wd", 0), s.get("t_win", 0))
-    out["overlap_ratio"] = sum(overlaps) / len(overlaps) if overlaps else None
+               sentiment_polarity_accuracy=safe_div(s["polarity_correct"], s["polarity_total"]))
+    for f in ACTION_FIELDS:
+        out[f"action_{f}_accuracy"] = safe_div(s[f"a_{f}_c"], s[f"a_{f}_t"])
+    out["action_layer_complete_match"] = safe_div(s["a_complete"], s["a_events"])
+    out["action_layer_partial_match"] = safe_div(s["a_partial"], s["a_events"])
+    out["action_layer_field_accuracy"] = safe_div(sum(s[f"a_{f}_c"] for f in ACTION_FIELDS),
+                                                  sum(s[f"a_{f}_t"] for f in ACTION_FIELDS))
+    out["boundary_score"] = (boundary_similarity_from_counts(s["t_m"], s["t_u"], s["t_w"])
+                             if s["t_docs"] else None)
+    out["pk"] = safe_div(s["t_pk"], s["t_win"])
+    out["window_diff"] = safe_div(s["t_wd"], s["t_win"])
+    out["overlap_ratio"] = mean_or_none(overlaps)
     comps = {"characters": out["character_f1"], "relationships": out["relationship_f1"],
              "sentiment": out["sentiment_f1"], "action_layer": out["action_layer_field_accuracy"],
              "text_span": out["boundary_score"]}
@@ -202,8 +200,8 @@ def macro_aggregate(results: list[NarrativeResult]) -> dict[str, Any]:
     out: dict[str, Any] = {k: (sums[k] / counts[k] if counts.get(k) else None) for k in keys}
     out["component_scores"] = {c: (sums[f"component:{c}"] / counts[f"component:{c}"]
                                    if counts.get(f"component:{c}") else None) for c in COMPONENTS}
-    out["n_documents"] = {k: counts.get(k, 0) for k in ["overall_score", *COMPONENTS]}
-    out["n_documents"].update({c: counts.get(f"component:{c}", 0) for c in COMPONENTS})
+    out["n_documents"] = {"overall_score": counts.get("overall_score", 0),
+                          **{c: counts.get(f"component:{c}", 0) for c in COMPONENTS}}
     return out
 
 

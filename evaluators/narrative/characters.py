@@ -40,9 +40,6 @@ class CharacterMatch(NamedTuple):
     pred_archetype: str
     archetype_match: bool | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
-
 
 @dataclass(frozen=True)
 class CharacterResult(DictMixin):

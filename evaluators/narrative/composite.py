@@ -175,10 +175,9 @@ def weighted_overall(scores: dict[str, float | None], weights: dict[str, float]
 
 def _warnings(ctx: EvalContext, details: dict[str, Any]) -> list[str]:
     out = []
-    for side, spans in (("GT", ctx.alignment.gt_spans), ("prediction", ctx.alignment.pred_spans)):
-        rep = sum(s.status == "offset_repaired" for s in spans)
-        unv = sum(s.status == "offset_unverified" for s in spans)
-        mis = sum(s.status == "missing" for s in spans)
+    spans = details["text_span"]
+    for side, status in (("GT", spans.gt_span_status), ("prediction", spans.pred_span_status)):
+        rep, unv, mis = (status.get(k, 0) for k in ("offset_repaired", "offset_unverified", "missing"))
         if rep:
             out.append(f"{side}: {rep} span offsets repaired by locating the span text")
         if unv:

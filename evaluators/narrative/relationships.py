@@ -47,11 +47,6 @@ class RelationshipPair(NamedTuple):
     level1_match: bool | None
     level2_match: bool | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"gt_event": self.gt_event, "pred_event": self.pred_event, "gt": self.gt.model_dump(),
-                "pred": self.pred.model_dump(), "match_on": self.match_on, "level1_match": self.level1_match,
-                "level2_match": self.level2_match}
-
 
 class EventRelationships(NamedTuple):
     """Relationships of one GT event (or one spurious predicted event), side by side.
@@ -69,13 +64,6 @@ class EventRelationships(NamedTuple):
     missed: list[Relationship]
     spurious: list[Relationship]
     n_invalid_pred: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "gt_index": self.gt_index, "pred_index": self.pred_index,
-                "gt_event": self.gt_event, "pred_event": self.pred_event,
-                "matched": [m.to_dict() for m in self.matched],
-                "missed": [r.model_dump() for r in self.missed],
-                "spurious": [r.model_dump() for r in self.spurious], "n_invalid_pred": self.n_invalid_pred}
 
 
 @dataclass(frozen=True)
@@ -329,8 +317,8 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
         else:
             covered += t in pred_targets
 
-    precision, recall, f1 = prf(tp, n_pred, n_gold)
-    sp, sr, sf = prf(strict, n_pred, n_gold)
+    precision, recall, f1 = prf(tp, n_pred, n_gold, precision_needs_gold=True)
+    sp, sr, sf = prf(strict, n_pred, n_gold, precision_needs_gold=True)
     reasons = []
     if skipped_events:
         reasons.append(f"{skipped_events} aligned GT events have no relationships (skipped; "
@@ -342,10 +330,10 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
     if n_invalid:
         reasons.append(f"{n_invalid} predicted relationships do not fit the schema (see issues)")
     return build_frozen(RelationshipResult, {
-        "relationship_precision": precision if n_gold else None,
+        "relationship_precision": precision,
         "relationship_recall": recall,
         "relationship_f1": f1,
-        "relationship_strict_precision": sp if n_gold else None,
+        "relationship_strict_precision": sp,
         "relationship_strict_recall": sr,
         "relationship_strict_f1": sf,
         "level1_accuracy": safe_div(l1c, l1t),

@@ -63,6 +63,19 @@ class SentimentResult(DictMixin):
         return self.sentiment_f1
 
 
+def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:
+    """Precision, recall, F1 (undefined precision/recall count as 0 in F1), support and counts of one label."""
+    lp = safe_div(tp, tp + fp)
+    lr = safe_div(tp, tp + fn)
+    return {"precision": lp, "recall": lr, "f1": f1_score(lp or 0.0, lr or 0.0), "support": tp + fn,
+            "tp": tp, "fp": fp, "fn": fn}
+
+
+def macro_average(per_label: dict[str, dict[str, Any]], key: str) -> float:
+    """Mean of ``key`` over labels (an undefined value counts as 0, as scikit-learn's zero_division=0)."""
+    return sum(v[key] or 0.0 for v in per_label.values()) / len(per_label)
+
+
 class SentimentEvaluator(ComponentEvaluator):
     """Evaluate sentiment on matched relationships (seed API)."""
 
@@ -121,18 +134,11 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
             fp[p] += 1
             mismatches.append(Mismatch("sentiment", "sentiment", pr.gt.sentiment, pr.pred.sentiment, pr.gt_event,
                                        pr.pred_event, f"{pr.gt.agent} -> {pr.gt.target}"))
-    precision, recall, f1 = prf(correct, n_pred, n_gt)
+    precision, recall, f1 = prf(correct, n_pred, n_gt, precision_needs_gold=True)
     labels = sorted(set(tp) | set(fp) | set(fn))
-    per_label = {}
-    for lab in labels:
-        lp = safe_div(tp[lab], tp[lab] + fp[lab])
-        lr = safe_div(tp[lab], tp[lab] + fn[lab])
-        per_label[lab] = {"precision": lp, "recall": lr, "f1": f1_score(lp or 0.0, lr or 0.0),
-                          "support": tp[lab] + fn[lab], "tp": tp[lab], "fp": fp[lab], "fn": fn[lab]}
+    per_label = {lab: label_scores(tp[lab], fp[lab], fn[lab]) for lab in labels}
     if labels and n_gt:
-        macro_p = sum(v["precision"] or 0.0 for v in per_label.values()) / len(labels)
-        macro_r = sum(v["recall"] or 0.0 for v in per_label.values()) / len(labels)
-        macro_f = sum(v["f1"] or 0.0 for v in per_label.values()) / len(labels)
+        macro_p, macro_r, macro_f = (macro_average(per_label, k) for k in ("precision", "recall", "f1"))
     else:
         macro_p = macro_r = macro_f = None
     reason = None
@@ -143,7 +149,7 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     elif skipped:
         reason = f"{skipped} matched relationships have no GT sentiment (skipped)"
     return build_frozen(SentimentResult, {
-        "sentiment_precision": precision if n_gt else None,
+        "sentiment_precision": precision,
         "sentiment_recall": recall,
         "sentiment_f1": f1,
         "sentiment_macro_precision": macro_p,

@@ -68,9 +68,6 @@ class ResolvedSpan(NamedTuple):
         """``(start, end)``; only meaningful when :attr:`usable`."""
         return (self.start or 0, self.end or 0)
 
-    def to_dict(self) -> dict:
-        return self._asdict()
-
 
 @lru_cache(maxsize=64)
 def _squeezed(text: str) -> tuple[str, tuple[int, ...]]:

@@ -28,6 +28,7 @@ for a single window.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -52,9 +53,6 @@ class SpanRow(NamedTuple):
     pred_end: int | None
     iou: float | None
     method: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,7 @@ def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len
     last = len(points)
     slots = set()
     for s in spans:
-        if s.start is None or s.end is None or s.end <= s.start:
+        if not s.usable:
             continue
         for off in (s.start, s.end):
             k = bisect_left(points, off)
@@ -145,16 +143,12 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
     al = ctx.alignment
     cfg = ctx.config
     gt_spans, pred_spans = al.gt_spans, al.pred_spans
-    gt_ok = [s.end is not None and s.start is not None and s.end > s.start for s in gt_spans]
-    pred_ok = [s.end is not None and s.start is not None and s.end > s.start for s in pred_spans]
+    gt_ok = [s.usable for s in gt_spans]
+    pred_ok = [s.usable for s in pred_spans]
     gt_usable = [s for s, ok in zip(gt_spans, gt_ok) if ok]
     pred_usable = [s for s, ok in zip(pred_spans, pred_ok) if ok]
-    gt_status: dict[str, int] = {}
-    for s in gt_spans:
-        gt_status[s.status] = gt_status.get(s.status, 0) + 1
-    pred_status: dict[str, int] = {}
-    for s in pred_spans:
-        pred_status[s.status] = pred_status.get(s.status, 0) + 1
+    gt_status = dict(Counter(s.status for s in gt_spans))
+    pred_status = dict(Counter(s.status for s in pred_spans))
     gid, pid = al.gt_ids, al.pred_ids
     correct_iou = cfg.correct_iou
 
