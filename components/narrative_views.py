@@ -111,14 +111,19 @@ def render_document_header(result: NarrativeResult) -> None:
 
 # ---------------------------------------------------------------- characters
 
+def _match_status(m) -> str:
+    """Status (and colour key) of a matched character."""
+    if m.archetype_match is False:
+        return "archetype mismatch"
+    return "matched (exact)" if m.method == "exact" else "matched (alias)"
+
+
 def character_frame(result: NarrativeResult) -> pd.DataFrame:
     """Rows: matched (how), missing and extra characters with archetypes."""
     c = result.characters
     rows = []
     for m in c.matched_characters:
-        status = "matched (exact)" if m.method == "exact" else "matched (alias)"
-        if m.archetype_match is False:
-            status = "archetype mismatch"
+        status = _match_status(m)
         how = "same name" if m.method == "exact" else {
             "gt_alias": f"predicted name is a GT alias: {m.via}",
             "pred_alias": f"GT name is a predicted alias: {m.via}",
@@ -146,8 +151,7 @@ def character_chips_html(result: NarrativeResult) -> str:
 
     parts = []
     for m in c.matched_characters:
-        status = "archetype mismatch" if m.archetype_match is False else (
-            "matched (exact)" if m.method == "exact" else "matched (alias)")
+        status = _match_status(m)
         label = m.gt_name if m.gt_name == m.pred_name else f"{m.gt_name} ⇄ {m.pred_name}"
         title = f"{status}; archetype GT {m.gt_archetype or '∅'} / predicted {m.pred_archetype or '∅'}"
         parts.append(chip(label, status, title))
@@ -212,27 +216,22 @@ def relationship_frame(result: NarrativeResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _highlight_relationships(row_sentiment_ok: list[bool | None]):
-    def style(row):
-        out = [""] * len(row)
-        idx = {c: i for i, c in enumerate(row.index)}
-        if row["status"] == "matched":
-            for f, ok_col in (("level 1", "level1 ok"), ("level 2", "level2 ok")):
-                ok = row[ok_col]
-                color = GOOD if ok else (BAD if ok is False else "")
-                out[idx[f"GT {f}"]] = out[idx[f"pred {f}"]] = f"background-color: {color}" if color else ""
-            s_ok = row_sentiment_ok[row.name] if row.name < len(row_sentiment_ok) else None
-            if s_ok is not None:
-                color = GOOD if s_ok else BAD
-                out[idx["GT sentiment"]] = out[idx["pred sentiment"]] = f"background-color: {color}"
-        elif row["status"].startswith("missed"):
-            out[idx["status"]] = f"background-color: {BAD}"
-        elif row["status"] == "spurious":
-            out[idx["status"]] = f"background-color: {WARN}"
-        else:
-            out[idx["status"]] = f"background-color: {MUTED}"
-        return out
-    return style
+def _highlight_relationship(row) -> list[str]:
+    """Row style of :func:`relationship_frame`: green / red per compared field, status colours otherwise."""
+    out = [""] * len(row)
+    idx = {c: i for i, c in enumerate(row.index)}
+    if row["status"] == "matched":
+        for f in ("level 1", "level 2", "sentiment"):
+            ok = row[f"{f.replace(' ', '')} ok"]
+            if ok is not None:
+                out[idx[f"GT {f}"]] = out[idx[f"pred {f}"]] = f"background-color: {GOOD if ok else BAD}"
+    elif row["status"].startswith("missed"):
+        out[idx["status"]] = f"background-color: {BAD}"
+    elif row["status"] == "spurious":
+        out[idx["status"]] = f"background-color: {WARN}"
+    else:
+        out[idx["status"]] = f"background-color: {MUTED}"
+    return out
 
 
 def render_relationships(result: NarrativeResult, *, event_filter: str | None = None) -> None:
@@ -277,8 +276,7 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
         view = view[view["GT level 1"].isin(chosen) | view["pred level 1"].isin(chosen)]
     if ev != "(all events)":
         view = view[(view["GT event"] == ev) | (view["pred event"] == ev)]
-    sentiment_ok = df["sentiment ok"].tolist()
-    st.dataframe(view.style.apply(_highlight_relationships(sentiment_ok), axis=1), hide_index=True,
+    st.dataframe(view.style.apply(_highlight_relationship, axis=1), hide_index=True,
                  column_order=[c for c in view.columns if not c.endswith(" ok")])
     st.caption(f"{len(view)} of {len(df)} rows · extra relationships are not counted (missing-GT policy) · "
                "∅ = empty target in GT (matched on the agent)")

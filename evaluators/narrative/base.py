@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from evaluators import __version__
@@ -74,18 +75,14 @@ class NarrativeConfig:
     def tax(self) -> Taxonomy:
         return self.taxonomy or default_taxonomy()
 
-    @property
+    @cached_property
     def signature(self) -> str:
         """Settings, taxonomy and version in one line (computed once per config)."""
-        cached = self.__dict__.get("_signature")
-        if cached is None:
-            w = ",".join(f"{c}={self.weights.get(c, 0):g}" for c in COMPONENTS)
-            cached = (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
-                      f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
-                      f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
-                      f"evalboard={__version__}")
-            object.__setattr__(self, "_signature", cached)
-        return cached
+        w = ",".join(f"{c}={self.weights.get(c, 0):g}" for c in COMPONENTS)
+        return (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
+                f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
+                f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
+                f"evalboard={__version__}")
 
 
 DEFAULT_CONFIG = NarrativeConfig()

@@ -66,6 +66,7 @@ def _config(args):
 
 def _table(batch) -> str:
     from evaluators.narrative.base import COMPONENTS
+    from evaluators.qa.tables import format_table
     from evaluators.results import fmt
 
     head = ["document", "overall", "chars", "rels", "sent", "action", "spans", "events g/p/aligned"]
@@ -82,21 +83,7 @@ def _table(batch) -> str:
         for name, agg in (("micro", batch.micro), ("macro", batch.macro)):
             rows.append([f"[{name}]", fmt(agg["overall_score"]),
                          *[fmt(agg["component_scores"][c]) for c in COMPONENTS], ""])
-    widths = [max(_width(str(x)) for x in col) for col in zip(head, *rows)]
-    lines = ["  ".join(_pad(str(x), w) for x, w in zip(head, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(_pad(str(x), w) for x, w in zip(row, widths)) for row in rows]
-    return "\n".join(lines)
-
-
-def _width(text: str) -> int:
-    """Display width: CJK and full-width characters take two columns."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
+    return format_table(head, rows)
 
 
 def run(args) -> int:
@@ -151,18 +138,15 @@ def run(args) -> int:
         print(f"{n_warn} warnings (offset repairs, labels outside the taxonomy, schema errors): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
-    if args.out:
+    if args.out or args.format:
         fmt_name = args.format or {".md": "md", ".csv": "csv"}.get(Path(args.out).suffix.lower(), "json")
-        single = len(batch.documents) == 1 and batch.scored
-        target = batch.scored[0] if single else batch
+        target = batch.scored[0] if len(batch.documents) == 1 and batch.scored else batch
         text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
-    elif args.format:
-        single = len(batch.documents) == 1 and batch.scored
-        target = batch.scored[0] if single else batch
-        text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[args.format](target)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+            print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not batch.scored:
         return _fail("no pair could be scored")
     return 0

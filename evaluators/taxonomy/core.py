@@ -22,7 +22,7 @@ import hashlib
 import io
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 
 from evaluators.io.decode import decode_bytes
@@ -194,22 +194,15 @@ class Taxonomy:
         """Resolve ``label`` in the vocabulary of ``field_name``."""
         return self.vocabularies[field_name].canonical(label)
 
-    @property
+    @cached_property
     def polarity_of_value(self) -> dict[str, str | None]:
         """Canonical sentiment value -> polarity (``positive``/``neutral``/``negative``), computed once."""
-        cached = self.__dict__.get("_polarity_map")
-        if cached is None:
-            cached = {code: (e.attrs.get("polarity") or None)
-                      for code, e in self.vocabularies["sentiment"].entries.items()}
-            self._polarity_map = cached
-        return cached
+        return {code: (e.attrs.get("polarity") or None) for code, e in self.vocabularies["sentiment"].entries.items()}
 
     def polarity(self, sentiment: str | None) -> str | None:
         """Polarity (``positive``, ``neutral``, ``negative``) of a sentiment label; ``None`` if unknown."""
         lab = self.vocabularies["sentiment"].canonical(sentiment)
-        if not lab.valid:
-            return None
-        return self.vocabularies["sentiment"].entries[lab.value].attrs.get("polarity") or None
+        return self.polarity_of_value[lab.value] if lab.valid else None
 
     def level1_of(self, level2: str | None) -> str | None:
         """Level-1 code that a level-2 relationship tag belongs to, if known."""

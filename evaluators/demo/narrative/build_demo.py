@@ -41,13 +41,6 @@ def _doc(sid, title, lang, text, characters, events, annotator) -> dict:
             "narrative_events": events}
 
 
-ZH_TEXT = (
-    "从前，山脚下住着一个石匠，名叫阿木。阿木心地善良，常常帮村里人修桥补路。\n"
-    "一天，村长找到阿木，请他为村子修一座石桥。阿木答应了，第二天就上山采石。\n"
-    "山上住着一位山神，她化作白发老婆婆，问阿木为什么要搬走山石。阿木说明来意，老婆婆便指给他一块最结实的青石。\n"
-    "阿木的邻居王二眼红，偷偷把青石推下山崖。山神大怒，降下暴雨冲垮了王二的院墙。\n"
-    "王二向阿木认错，阿木原谅了他，两人一起修好了石桥。村民们在桥头为山神立了一座小庙。"
-)
 ZH = [
     "从前，山脚下住着一个石匠，名叫阿木。阿木心地善良，常常帮村里人修桥补路。",
     "一天，村长找到阿木，请他为村子修一座石桥。阿木答应了，第二天就上山采石。",
@@ -56,6 +49,8 @@ ZH = [
     "山神大怒，降下暴雨冲垮了王二的院墙。",
     "王二向阿木认错，阿木原谅了他，两人一起修好了石桥。村民们在桥头为山神立了一座小庙。",
 ]
+# The story text: the pieces above (one per event span) joined into paragraphs, one per line.
+ZH_TEXT = "\n".join([ZH[0], ZH[1], ZH[2], ZH[3] + ZH[4], ZH[5]])
 
 
 def chinese() -> tuple[dict, dict]:
@@ -111,16 +106,6 @@ def chinese() -> tuple[dict, dict]:
     return gt, pred
 
 
-EN_TEXT = (
-    "In a fishing village by the cold sea lived Mara, the keeper of the old lighthouse. "
-    "Every night she climbed the tower and lit the great lantern for the boats.\n"
-    "One winter the merchant Silas offered her a bag of silver to let the lantern go dark. "
-    "He wanted his rival's ships to wreck on the rocks.\n"
-    "Mara refused him and told the harbor master what Silas had asked. "
-    "The harbor master locked the merchant in the watch house.\n"
-    "That night a storm came, and Mara kept the flame burning until dawn. "
-    "Every boat came home safely, and the villagers called her the Light of the Cove."
-)
 EN = [
     "In a fishing village by the cold sea lived Mara, the keeper of the old lighthouse. "
     "Every night she climbed the tower and lit the great lantern for the boats.",
@@ -131,6 +116,8 @@ EN = [
     "That night a storm came, and Mara kept the flame burning until dawn. "
     "Every boat came home safely, and the villagers called her the Light of the Cove.",
 ]
+# The story text: the pieces above (one per event span) joined into paragraphs, one per line.
+EN_TEXT = "\n".join([EN[0], EN[1] + " " + EN[2], EN[3] + " " + EN[4], EN[5]])
 
 
 def english() -> tuple[dict, dict]:
