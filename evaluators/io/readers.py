@@ -115,6 +115,8 @@ class Record(DictMixin):
         Byte offset of that line in the input (streamed UTF-8 JSONL only): with the input
         kept elsewhere, the line can be read again from ``offset`` and ``len(raw)``.  ``None``
         for GB18030 input, whose lines are re-encoded (so ``raw`` is the only copy).
+    path : str or None
+        JSON path of the record in a JSON document (``[3]``, ``data[3]``); ``None`` otherwise.
     """
 
     data: dict[str, Any]
@@ -122,6 +124,13 @@ class Record(DictMixin):
     index: int
     raw: bytes | None = field(default=None, repr=False, compare=False)
     offset: int | None = field(default=None, repr=False, compare=False)
+    path: str | None = field(default=None, compare=False)
+
+    def where(self) -> dict[str, Any]:
+        """Where the record is, as keyword arguments of :class:`InputIssue`: its line, else its JSON path."""
+        if self.line is not None:
+            return {"line": self.line}
+        return {"path": self.path if self.path is not None else f"[{self.index}]"}
 
 
 @dataclass
@@ -269,8 +278,8 @@ def _lines(data: bytes | memoryview | BinaryIO, start: int) -> Iterator[tuple[in
         pos = end + 1
 
 
-def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, encoding: str | None = None
-               ) -> Iterator[Record | InputIssue]:
+def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, encoding: str | None = None,
+               keep_raw: bool = True) -> Iterator[Record | InputIssue]:
     """Stream the records of a JSONL buffer or binary file one line at a time.
 
     Yields a :class:`Record` per good line and an :class:`InputIssue` per bad line (invalid
@@ -284,6 +293,8 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
         Name used in issues.
     encoding : str, optional
         ``utf-8``, ``utf-8-sig`` or ``gb18030`` when already known (else detected).
+    keep_raw : bool
+        Give each record its line (``raw``, ``offset``); without it only the parsed data.
 
     Raises
     ------
@@ -319,11 +330,71 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
             yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
                              kind="schema")
             continue
-        if utf8:
+        if not keep_raw:
+            yield Record(value, lineno, index)
+        elif utf8:
             yield Record(value, lineno, index, bytes(raw_line), offset)
         else:
             yield Record(value, lineno, index, line.encode("utf-8"), None)
         index += 1
+
+
+def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple[Any, RecordSet]:
+    """Decode and parse a JSON file once (see :func:`load_json_bytes`).
+
+    Returns
+    -------
+    (value, records)
+        The parsed value (``None`` when it does not parse) and an empty ``RecordSet`` with
+        the file's encoding, holding the located syntax error if there is one; fill it with
+        :func:`add_json_records`.
+
+    Raises
+    ------
+    InputError
+        Only when the bytes cannot be decoded.
+    """
+    try:
+        value, encoding = load_json_bytes(bytes(data), file)
+    except InputError as exc:
+        if exc.issue.kind != "json":
+            raise
+        return None, RecordSet(file=file, format="json", encoding=decode_bytes(bytes(data), file).encoding,
+                               issues=[exc.issue])
+    return value, RecordSet(file=file, format="json", encoding=encoding)
+
+
+def add_json_records(value: Any, out: RecordSet) -> RecordSet:
+    """Append the records of a parsed JSON value to ``out`` and return it.
+
+    A list holds records; an object holding one (see :func:`records_field`) too; any other
+    object is one record.  Each element that is not an object is an issue naming its path.
+    """
+    file = out.file
+    items = value
+    prefix = ""
+    if isinstance(value, dict):
+        container = records_field(value)
+        if container is not None:
+            prefix, items = container, value[container]
+        else:
+            items = [value]
+    if not isinstance(items, list):
+        out.issues.append(InputIssue(file, "expected a JSON array of objects", path="$", kind="schema"))
+        return out
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            out.issues.append(InputIssue(file, f"expected an object, found {type(item).__name__}",
+                                         path=f"{prefix}[{i}]", kind="schema"))
+            continue
+        out.records.append(Record(item, None, len(out.records), path=f"{prefix}[{i}]"))
+    return out
+
+
+def sniff_bytes(data: bytes | memoryview, file: str) -> str:
+    """:func:`sniff_format` on the first 64 KiB of raw bytes (no full decode)."""
+    head = bytes(data[:_HEAD])
+    return sniff_format(file, head.decode("utf-8", "ignore") or head.decode("gb18030", "ignore"))
 
 
 #: Names of the field that holds the records in a JSON object such as ``{"data": [...]}``.
@@ -374,43 +445,19 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         Only when the bytes cannot be decoded at all.
     """
     if fmt is None:
-        head_bytes = bytes(data[:_HEAD])
-        fmt = sniff_format(file, head_bytes.decode("utf-8", "ignore") or head_bytes.decode("gb18030", "ignore"))
+        fmt = sniff_bytes(data, file)
     if fmt == "jsonl":
         encoding, _ = _detect_encoding(data, file)
         out = RecordSet(file=file, format=fmt, encoding=encoding)
-        for item in iter_jsonl(data, file, encoding=encoding):
+        for item in iter_jsonl(data, file, encoding=encoding, keep_raw=False):
             (out.records if isinstance(item, Record) else out.issues).append(item)
         return out
+    if fmt == "json":
+        value, out = read_json_document(data, file)
+        return out if out.issues else add_json_records(value, out)
     decoded = decode_bytes(bytes(data), file)
     text = decoded.text
     out = RecordSet(file=file, format=fmt, encoding=decoded.encoding)
-    if fmt == "json":
-        try:
-            value = parse_json_text(text, file)
-        except InputError as exc:
-            out.issues.append(exc.issue)
-            return out
-        items = value
-        prefix = ""
-        if isinstance(value, dict):
-            container = records_field(value)
-            if container is not None:
-                prefix, items = container, value[container]
-            else:
-                items = [value]
-        if not isinstance(items, list):
-            out.issues.append(InputIssue(file, "expected a JSON array of objects", path="$", kind="schema"))
-            return out
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                out.issues.append(
-                    InputIssue(file, f"expected an object, found {type(item).__name__}",
-                               path=f"{prefix}[{i}]", kind="schema")
-                )
-                continue
-            out.records.append(Record(item, None, len(out.records)))
-        return out
     if fmt == "csv":
         delimiter = "\t" if PurePath(file).suffix.lower() == ".tsv" else ","
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)

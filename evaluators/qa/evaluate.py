@@ -36,12 +36,14 @@ from typing import Any, BinaryIO
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
+from evaluators.io.readers import iter_jsonl, sniff_bytes
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
+from evaluators.qa.records import join_predictions, read_prediction_map, read_qa_records
 from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin
 
@@ -539,12 +541,9 @@ def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", con
     InputError
         When a file cannot be decoded (or the predictions file is not valid JSON).
     """
-    from evaluators.io.readers import iter_jsonl
-    from evaluators.qa.records import join_predictions, qa_format, read_prediction_map, read_qa_records
-
     if not isinstance(data, bytes):
         data = bytes(data)
-    if predictions is None and qa_format(data, file) == "jsonl":
+    if predictions is None and sniff_bytes(data, file) == "jsonl":
         # Stream: score line by line without keeping the parsed records.
         return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
                                 total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n])
@@ -578,21 +577,18 @@ def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = No
     InputError
         As :func:`evaluate_qa`.
     """
-    from evaluators.io.readers import iter_jsonl
-    from evaluators.qa.records import qa_format
-
     if hasattr(source, "read"):
         def from_buffer(off: int, n: int) -> bytes:  # an in-memory file (an upload): read in place, no copy
             with source.getbuffer() as view:
                 return bytes(view[off:off + n])
 
         return _evaluate_open_file(source, name or str(getattr(source, "name", "<input>")), config, predictions,
-                                   predictions_file, progress, iter_jsonl, qa_format,
+                                   predictions_file, progress,
                                    from_buffer if hasattr(source, "getbuffer") else None)
     path = Path(source)
     with open(path, "rb") as f:
-        return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress, iter_jsonl,
-                                   qa_format, _LineReader(path))
+        return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress,
+                                   _LineReader(path))
 
 
 class _LineReader:
@@ -629,10 +625,10 @@ class _LineReader:
         self.__init__(state["path"])
 
 
-def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress, iter_jsonl,
-                        qa_format, reader: Callable[[int, int], bytes] | None = None) -> QAReport:
+def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress,
+                        reader: Callable[[int, int], bytes] | None = None) -> QAReport:
     f.seek(0)
-    if predictions is None and qa_format(f.read(65536), name) == "jsonl":
+    if predictions is None and sniff_bytes(f.read(65536), name) == "jsonl":
         f.seek(0)
         total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
         f.seek(0)

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluators.io import InputIssue, Record, RecordSet, decode_bytes, read_records
-from evaluators.io.readers import parse_json_text, records_field, sniff_format
+from evaluators.io import InputIssue, Record, RecordSet, read_records
 from evaluators.io.errors import InputError
+from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
+from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
 
 #: Field that receives predictions joined from a separate predictions file.
 JOINED_PRED_FIELD = "prediction"
@@ -74,21 +75,15 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
     InputError
         When the bytes cannot be decoded.
     """
-    if qa_format(data, file) == "json":
-        decoded = decode_bytes(data, file)
-        try:
-            value = parse_json_text(decoded.text, file)
-        except InputError:
-            value = None
-        if _is_squad(value):
-            return _flatten_squad(value, file, decoded.encoding)
-    return read_records(data, file)
-
-
-def qa_format(data: bytes, file: str) -> str:
-    """``json``, ``jsonl`` or ``csv``, judged on the file name and the first 64 KiB (no full decode)."""
-    head = bytes(data[:65536])
-    return sniff_format(file, head.decode("utf-8", "ignore") or head.decode("gb18030", "ignore"))
+    fmt = sniff_bytes(data, file)
+    if fmt != "json":
+        return read_records(data, file, fmt)
+    value, out = read_json_document(data, file)
+    if out.issues:
+        return out
+    if _is_squad(value):
+        return _flatten_squad(value, file, out.encoding)
+    return add_json_records(value, out)
 
 
 def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[str, Any], list[InputIssue]]:
@@ -104,14 +99,16 @@ def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[
     InputError
         When the bytes cannot be decoded, or the JSON is invalid.
     """
-    decoded = decode_bytes(data, file)
-    if sniff_format(file, decoded.text) == "json":
-        value = parse_json_text(decoded.text, file)
+    fmt = sniff_bytes(data, file)
+    if fmt == "json":
+        value, rs = read_json_document(data, file)
+        if rs.issues:
+            raise InputError(rs.issues[0])
         if isinstance(value, dict) and records_field(value) is None:  # {id: answer}; answers may be lists
             return {str(k).strip(): v for k, v in value.items()}, []
-    from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
-
-    rs = read_records(data, file)
+        add_json_records(value, rs)
+    else:
+        rs = read_records(data, file, fmt)
     out: dict[str, Any] = {}
     issues = list(rs.issues)
     for rec in rs.records:
@@ -119,8 +116,7 @@ def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[
         pred = next((rec.data[f] for f in DEFAULT_PRED_FIELDS + ("answer",) if f in rec.data), None)
         if rid is None:
             issues.append(InputIssue(file, "prediction record without an id field "
-                                     f"(expected one of {', '.join(ID_FIELDS)})", line=rec.line,
-                                     path=None if rec.line else f"[{rec.index}]"))
+                                     f"(expected one of {', '.join(ID_FIELDS)})", **rec.where()))
             continue
         out[rid.strip()] = pred
     return out, issues
@@ -132,8 +128,6 @@ def join_predictions(records: RecordSet, predictions: Mapping[str, Any], pred_fi
     Records whose id has no prediction keep no prediction (scored as missing); prediction
     ids that match no record are reported as one warning.
     """
-    from evaluators.qa.fields import ID_FIELDS, text_field
-
     out = RecordSet(file=records.file, format=records.format, encoding=records.encoding, issues=list(records.issues))
     seen: set[str] = set()
     for rec in records.records:

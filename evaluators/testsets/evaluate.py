@@ -16,7 +16,6 @@ missing; an error, in the denominators); an item without keywords has no automat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +23,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from evaluators import __version__
-from evaluators.io import InputIssue, decode_bytes, read_records
-from evaluators.io.readers import parse_json_text, sniff_format
+from evaluators.io import InputError, InputIssue, read_records
+from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
 from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
@@ -94,20 +93,19 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
         When the bytes cannot be decoded or a JSON document does not parse.
     """
     out = AnswerSet(file)
-    text = decode_bytes(data, file).text
-    value = None
-    fmt = sniff_format(file, text)
+    value, parsed = None, None
+    fmt = sniff_bytes(data, file)
     if fmt == "json":
-        value = parse_json_text(text, file)
-    elif text.lstrip().startswith("{"):
-        try:  # a JSON object in a file without a .json name (JSONL otherwise)
-            value = json.loads(text)
-        except ValueError:
-            value = None
+        value, parsed = read_json_document(data, file)
+        if parsed.issues:
+            raise InputError(parsed.issues[0])
+    elif data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+        value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
+        if parsed.issues:  # JSONL after all
+            value, parsed = None, None
     is_record = isinstance(value, Mapping) and "id" in value and any(f in value for f in ANSWER_FIELDS + ("turns",))
     if value is not None and not is_record:
-        if isinstance(value, Mapping) and not any(isinstance(v, list) and v and isinstance(v[0], Mapping)
-                                                  for v in value.values()):
+        if isinstance(value, dict) and records_field(value) is None:
             for key, v in value.items():
                 where = {"path": str(key)}
                 ans, score = _answer_of(v)
@@ -129,11 +127,10 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
                 else:
                     out.issues.append(InputIssue(file, "expected an answer string", path=str(key)))
             return out
-    rs = read_records(data, file, "json" if isinstance(value, list) or (isinstance(value, Mapping) and not is_record)
-                      else None)
+    rs = add_json_records(value, parsed) if parsed is not None else read_records(data, file, fmt)
     out.issues.extend(rs.issues)
     for rec in rs.records:
-        where = {"line": rec.line} if rec.line else {"path": f"[{rec.index}]"}
+        where = rec.where()
         rid = rec.data.get("id")
         if rid is None or not str(rid).strip():
             out.issues.append(InputIssue(file, "answer record without 'id'", **where))
@@ -266,11 +263,10 @@ class TestSetReport(DictMixin):
     signature: str = ""
 
 
-def _answer_for(answers: AnswerSet, item_id: str, turn: int | None) -> Answer | None:
-    a = answers.answers.get((item_id, turn))
-    if a is None and turn is None:
-        a = answers.answers.get((item_id, 1))
-    return a
+def _answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
+    """The answer of a single-turn item: keyed without a turn, else as turn 1."""
+    a = answers.answers.get((item_id, None))
+    return a if a is not None else answers.answers.get((item_id, 1))
 
 
 def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
@@ -297,7 +293,7 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
     rows = []
     for item in test_set.items:
         assert isinstance(item, TestItem)
-        a = _answer_for(answers, item.id, None)
+        a = _answer_for(answers, item.id)
         text = a.text if a is not None and a.text.strip() else None
         ks = keyword_score(text or "", item.keywords)
         if ks.score is None:
@@ -462,10 +458,9 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnRepor
             turns.append(TurnResult(d.id, t.turn, t.user, t.requires_context, text,
                                     "scored" if text is not None else "missing_prediction", points, len(points),
                                     n_cov, n_cov / len(points), a.human_score if a is not None else None))
-        n_p = sum(t.n_points for t in turns)
-        n_c = sum(t.n_covered for t in turns)
-        dialogues.append(DialogueResult(d.id, d.scenario, tuple(turns), n_p, n_c, safe_div(n_c, n_p),
-                                        mean_or_none(t.coverage for t in turns)))
+        c = _coverage(turns)
+        dialogues.append(DialogueResult(d.id, d.scenario, tuple(turns), c.n_points, c.n_covered, c.coverage_micro,
+                                        c.coverage_macro))
         all_turns.extend(turns)
     extra = tuple(sorted(f"{k}#{t}" if t is not None else k for k, t in answers.answers if (k, t) not in used))
     return MultiTurnReport(

@@ -26,7 +26,6 @@ from functools import lru_cache
 from evaluators.results import DictMixin, safe_div
 
 KEYWORD_RULE = "keywords: substring after NFKC + casefold; score = found / total"
-POINT_RULES = ("keywords", "verbatim")
 _DROP = re.compile(r"[\W_]+")
 
 

@@ -192,3 +192,13 @@ def test_v3_is_preferred_over_v2_in_one_folder():
     p = pair_files(files, [InputFile("X_pred.json", b"")])
     assert [(g.name, q.name) for _, g, q in p.pairs] == [("X_v3.json", "X_pred.json")]
     assert any(i.file == "X_v2.json" and "ignored" in i.message for i in p.issues)
+
+
+def test_json_records_know_their_path():
+    rs = read_records(json.dumps([1, {"q": "a"}]).encode(), "x.json")
+    assert [(r.path, r.index, r.where()) for r in rs.records] == [("[1]", 0, {"path": "[1]"})]  # not "[0]"
+    assert [i.path for i in rs.issues] == ["[0]"]
+    contained = read_records(json.dumps({"version": 1, "data": [{"q": "a"}, {"q": "b"}]}).encode(), "x.json")
+    assert [r.path for r in contained.records] == ["data[0]", "data[1]"]
+    jsonl = read_records(b'{"q": "a"}\n', "x.jsonl")
+    assert jsonl.records[0].where() == {"line": 1} and jsonl.records[0].raw is None  # no line copies kept

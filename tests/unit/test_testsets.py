@@ -120,6 +120,19 @@ def test_answers_formats(tmp_path):
     assert csv.answers[("q1", None)] .human_score == 5 and csv.answers[("q2", None)].human_score is None
 
 
+def test_answers_keyed_by_id_with_lists_of_turn_objects_are_an_answer_map():
+    # Two list fields, so the object is not a container of records: each key is a dialogue id.
+    obj = load_answers(json.dumps({"d1": [{"answer": "x"}, {"answer": "y"}], "d2": [{"answer": "z"}]}).encode(),
+                       "a.json")
+    assert {k: a.text for k, a in obj.answers.items()} == {("d1", 1): "x", ("d1", 2): "y", ("d2", 1): "z"}
+    assert not obj.issues
+
+
+def test_answer_record_issues_name_the_json_path():
+    obj = load_answers(json.dumps({"answers": [{"id": "a", "answer": "x"}, {"answer": "no id"}]}).encode(), "a.json")
+    assert [(i.path, i.message) for i in obj.issues] == [("answers[1]", "answer record without 'id'")]
+
+
 # ------------------------------------------------------------------ demo sets (hand-derived)
 
 
@@ -132,6 +145,8 @@ def test_single_demo_breakdowns():
     assert r.missing_prediction == ("q_008",) and r.no_keywords == ("q_009",) and r.extra_answers == ("q_999",)
     assert r.overall.mean_score == pytest.approx(5 / 8)           # 8 scored items
     assert (r.overall.keywords_found, r.overall.keywords_total) == (11, 17)
+    # character q_001 1; location q_006 1 (q_009 unscored); event (q_003 0 + q_005 1)/2; relation (q_004 0.5 +
+    # q_008 0)/2 = 0.25; item (q_002 0.5 + q_007 1)/2
     assert {k: v.mean_score for k, v in r.by_category.items()} == pytest.approx(
         {"character": 1.0, "location": 1.0, "event": 0.5, "relation": 0.25, "item": 0.75})
     assert {k: v.mean_score for k, v in r.by_difficulty.items()} == pytest.approx(
