@@ -16,32 +16,28 @@ import streamlit as st
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.qa.export import records_csv, report_json
+from evaluators.qa.tables import pct
 
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
 
 def safe_md(text: object) -> str:
-    """User text made inert inside Streamlit markdown: HTML-escaped, markdown punctuation backslash-escaped."""
+    """User text made inert inside Streamlit markdown, on one line: HTML-escaped, markdown and LaTeX punctuation escaped."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.2f}%"
 
 
 def headline(report: QAReport) -> None:
     """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
     o = report.overall
     cols = st.columns(6)
-    cols[0].metric("EM · 精确匹配", _pct(o.exact_match), help=o.aggregation)
-    cols[1].metric("F1", _pct(o.token_f1), help=o.aggregation)
+    cols[0].metric("EM · 精确匹配", pct(o.exact_match), help=o.aggregation)
+    cols[1].metric("F1", pct(o.token_f1), help=o.aggregation)
     cols[2].metric("Scored · 评分数", f"{o.n} / {report.n_records}",
                    help="Records in the denominators (missing predictions count as errors).")
     cols[3].metric("No GT · 无标准答案", len(report.missing_gt), help="Not scored; listed below by id.")
     c = report.classification
     if c is not None:
-        cols[4].metric("Macro F1 · 宏平均", _pct(c.macro.f1),
+        cols[4].metric("Macro F1 · 宏平均", pct(c.macro.f1),
                        help=f"Mean over {c.macro.n_classes} classes (T / F / uncertain); "
                             f"{c.macro.n_skipped} class(es) skipped where undefined.")
         kappa = "n/a" if c.cohen_kappa is None else f"{c.cohen_kappa:.3f}"

@@ -136,9 +136,21 @@ statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuse
 lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs) if all_langs else []
 only_errors = f3c.checkbox("Errors only · 只看错误", value=False)
 needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …")
-shown, n_match = store.select(statuses=set(statuses), langs=set(lang_pick) if all_langs else None,
-                              errors_only=only_errors, needle=needle, limit=MAX_ROWS)
-view = pd.DataFrame(rows_of(store[i] for i in shown), columns=RECORD_COLUMNS)
+
+
+def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
+    """The first MAX_ROWS records passing ``filters`` as a table, and how many pass.
+
+    Cached on the file, settings and filters: a rerun of another widget re-derives no record.
+    """
+    def compute():
+        indices, n = store.select(limit=MAX_ROWS, **filters)
+        return pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS), n
+    return cached(("qa-rows", data_key, config, kind), compute)
+
+
+view, n_match = _rows(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
+                      langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
 order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
          "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
 st.dataframe(view, hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
@@ -148,30 +160,27 @@ st.caption(f"{n_match} of {len(store)} records match the filters"
               if n_match > MAX_ROWS else "."))
 
 
-def _side_table(indices: list[int], columns: list[str], key: str) -> None:
-    st.dataframe(pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS)[columns],
-                 hide_index=True, key=key)
+def _side_table(columns: list[str], key: str, **filters) -> None:
+    frame, n = _rows((key,), **filters)
+    if n:
+        st.dataframe(frame[columns], hide_index=True, key=key)
 
 
 c_left, c_right = st.columns(2)
 with c_left:
     st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
     if report.missing_gt:
-        _side_table(store.select(statuses={"missing_gt"}, limit=MAX_ROWS)[0], ["id", "question", "prediction"],
-                    "qa_missing_gt")
+        _side_table(["id", "question", "prediction"], "qa_missing_gt", statuses={"missing_gt"})
 with c_right:
     if report.task == "factcheck":
         st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
                     f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
-        unparsed, _ = store.select(statuses={"scored", "missing_prediction"}, predicted_verdicts={"unparsed"},
-                                   limit=MAX_ROWS)
-        if unparsed:
-            _side_table(unparsed, ["id", "question", "prediction_raw"], "qa_unparsed")
+        _side_table(["id", "question", "prediction_raw"], "qa_unparsed", statuses={"scored", "missing_prediction"},
+                    predicted_verdicts={"unparsed"})
     else:
         st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
         if report.missing_prediction:
-            _side_table(store.select(statuses={"missing_prediction"}, limit=MAX_ROWS)[0],
-                        ["id", "question", "gold_answers"], "qa_missing_pred")
+            _side_table(["id", "question", "gold_answers"], "qa_missing_pred", statuses={"missing_prediction"})
 
 st.subheader("Downloads · 下载")
 downloads(report)
