@@ -267,21 +267,17 @@ def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mappin
     common = [q for q in ours_s if q in stored_s]
     a = [int(ours_s[q] >= threshold) for q in common]
     b = [int(stored_s[q] >= threshold) for q in common]
-    agree = sum(1 for x, y in zip(a, b) if x == y)
-    kappa = cohen_kappa(a, b)
+    report = classification_report(a, b, labels=[1, 0])  # rows: ours, columns: stored
+    (both_correct, ours_only), (stored_only, both_wrong) = report.counts
     reason = None
-    if kappa is None:
+    if report.cohen_kappa is None:
         reason = "no question scored by both" if not common else "undefined: both judges gave one label throughout"
     return JudgeAgreement(
         n_compared=len(common), n_only_ours=sum(1 for q in ours_s if q not in stored_s),
         n_only_stored=sum(1 for q in stored_s if q not in ours_s), threshold=threshold,
-        accuracy=safe_div(agree, len(common)), cohen_kappa=kappa, kappa_reason=reason,
-        confusion_matrix={
-            "both_correct": sum(1 for x, y in zip(a, b) if x == 1 and y == 1),
-            "both_wrong": sum(1 for x, y in zip(a, b) if x == 0 and y == 0),
-            "ours_only_correct": sum(1 for x, y in zip(a, b) if x == 1 and y == 0),
-            "stored_only_correct": sum(1 for x, y in zip(a, b) if x == 0 and y == 1),
-        },
+        accuracy=report.accuracy, cohen_kappa=report.cohen_kappa, kappa_reason=reason,
+        confusion_matrix={"both_correct": both_correct, "both_wrong": both_wrong, "ours_only_correct": ours_only,
+                          "stored_only_correct": stored_only},
         disagreements=tuple(q for q, x, y in zip(common, a, b) if x != y),
     )
 

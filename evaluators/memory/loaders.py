@@ -14,15 +14,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
 from evaluators.memory.records import (
-    ADVERSARIAL_GROUND_TRUTH, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, answer_text,
-    canonical_type, read_results,
+    ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
+    answer_text, canonical_type, read_results,
 )
 from evaluators.policy import is_empty
 
@@ -305,7 +304,7 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
     out: dict[str, str] = {}
     for rec in records.records:
         where = {"line": rec.line} if rec.line is not None else {"path": f"[{rec.index}]"}
-        qid = rec.data.get("question_id", rec.data.get("qid", rec.data.get("id")))
+        _, qid = _first(rec.data, FIELD_ALIASES["question_id"])
         if is_empty(qid):
             issues.append(InputIssue(file, "missing 'question_id'", **where))
             continue
@@ -398,8 +397,3 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
         return load_longmemeval(value, file)
     return read_results(data, file)
 
-
-def dumps_predictions(results: Iterable[EvalResult]) -> str:
-    """Predictions as JSONL ``{"question_id", "hypothesis"}`` (LongMemEval's input format)."""
-    return "".join(json.dumps({"question_id": r.question_id, "hypothesis": r.prediction}, ensure_ascii=False) + "\n"
-                   for r in results)

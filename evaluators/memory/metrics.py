@@ -36,7 +36,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.memory.judge import Judgement
-from evaluators.memory.locomo_parity import locomo_category, locomo_score
+from evaluators.memory.locomo_parity import locomo_score
 from evaluators.memory.records import EvalResult
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
@@ -103,8 +103,7 @@ def metric_availability(metrics: Sequence[str] | None = None) -> dict[str, str |
             continue
         from evaluators.metrics.registry import get_metric
 
-        metric = get_metric(REGISTRY_NAMES[key])
-        out[key] = metric.unavailable_reason() if hasattr(metric, "unavailable_reason") else None
+        out[key] = get_metric(REGISTRY_NAMES[key]).unavailable_reason()
     return out
 
 
@@ -147,7 +146,7 @@ def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
     out = {}
     for key in wanted:
         metric = get_metric(REGISTRY_NAMES[key])
-        reason = metric.unavailable_reason() if hasattr(metric, "unavailable_reason") else None
+        reason = metric.unavailable_reason()
         if reason:
             raise MetricUnavailable(f"{key} ({REGISTRY_NAMES[key]}): {reason}")
         out[key] = metric
@@ -203,7 +202,12 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         A metric asked for cannot run here (optional install missing); never a 0.
     """
     names, _ = resolve_metrics(metrics)
-    registry = _registry_metrics(names)
+    text_keys = {key: REGISTRY_NAMES[key] for key in _registry_metrics(names)}  # raises MetricUnavailable here
+    scorer = None
+    if text_keys:
+        from evaluators.metrics.registry import PairScorer
+
+        scorer = PairScorer(text_keys.values())  # each text tokenized once for all the metrics
     judge_scores = judge_scores or {}
     rows = []
     for r in results:
@@ -211,12 +215,12 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         judgement = None
         if "judge_score" in names:
             scores["judge_score"], judgement = _judge_value(judge_scores.get(r.question_id))
-        gt_missing = is_empty(r.ground_truth)
-        for key, metric in registry.items():
-            scores[key] = None if gt_missing else float(metric.score(r.prediction, r.ground_truth))
+        if scorer is not None:
+            values = {} if is_empty(r.ground_truth) else scorer.score(r.prediction, r.ground_truth)
+            for key, name in text_keys.items():
+                scores[key] = values.get(name)
         if "locomo_f1" in names:
             try:
-                locomo_category(r)
                 scores["locomo_f1"] = locomo_score(r)
             except ValueError:
                 scores["locomo_f1"] = None

@@ -172,6 +172,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "ground_truth": ("ground_truth", "answer", "gold", "reference", "gt"),
     "prediction": ("prediction", "response", "hypothesis", "pred", "output"),
 }
+#: Every field name read into an EvalResult field; the others go to ``metadata``.
+_KNOWN_FIELDS: frozenset[str] = frozenset(
+    {n for names in FIELD_ALIASES.values() for n in names} | {"abstention", "metadata"})
 
 
 def _first(data: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
@@ -208,9 +211,8 @@ def result_from_dict(data: dict[str, Any]) -> EvalResult:
     _, pred = _first(data, FIELD_ALIASES["prediction"])
     _, sid = _first(data, FIELD_ALIASES["sample_id"])
     _, question = _first(data, FIELD_ALIASES["question"])
-    known = {n for names in FIELD_ALIASES.values() for n in names} | {"abstention", "metadata"}
     metadata = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"), dict) else {}
-    metadata.update({k: v for k, v in data.items() if k not in known})
+    metadata.update({k: v for k, v in data.items() if k not in _KNOWN_FIELDS})
     return EvalResult(
         sample_id=answer_text(sid), question_id=str(qid), question_type=qtype, question=answer_text(question),
         ground_truth=answer_text(gt), prediction=answer_text(pred), abstention=abstention, metadata=metadata,

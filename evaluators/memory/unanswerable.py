@@ -7,7 +7,8 @@ question): a prediction is correct there when it declines to answer.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from evaluators.text.tokenize import normalize
 
 #: Whole answers (after NFKC, lower-casing and trimming punctuation) that decline.
 EXACT_UNANSWERABLE: frozenset[str] = frozenset({
@@ -77,7 +78,7 @@ def is_unanswerable(text: object) -> bool:
     """
     if text is None:
         return True
-    norm = unicodedata.normalize("NFKC", str(text)).lower().replace("’", "'").replace("‘", "'")
+    norm = normalize(str(text)).replace("’", "'").replace("‘", "'")
     if not norm.strip():
         return True
     trimmed = _TRIM.sub("", norm)
