@@ -1,16 +1,21 @@
 """Streamlit pieces of the persona dialogue page: metric picker, heatmap, tables, downloads.
 
-They take plain data (the evaluation object and dicts from ``evaluators``) and render it;
+They take plain data (the evaluation object, its results and dicts from ``evaluators``) and render it;
 no scoring happens here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
+
+if TYPE_CHECKING:
+    from evaluators.dialogue.scoring import CaseResult
 
 
 def metric_picker(metric_info: list[dict], default: list[str], key: str = "dialogue_metrics") -> list[str]:
@@ -91,15 +96,23 @@ def comparison_view(comparison: dict | None) -> None:
                      hide_index=True, width="stretch")
 
 
-def case_table(results: list[dict], metrics: list[str]) -> pd.DataFrame:
-    """Sortable per-case table; returns the frame shown (for selecting a row)."""
+def _finite(value: float | None) -> float | None:
+    """``None`` for NaN and infinities, as ``to_dict()`` gives them; other values unchanged."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def case_table(results: Sequence[CaseResult], metrics: list[str]) -> pd.DataFrame:
+    """Sortable per-case table; returns the frame shown (for selecting a row).
+
+    Reads the results' attributes (no ``to_dict()`` of every result on each rerun).
+    """
     rows = []
     for r in results:
-        row = {"model": r["model"], "scene": r["scene"], "index": r["dialogue_index"], "status": r["status"],
-               "combined": r["combined_score"], "expected": r["expected_response"], "prediction": r["prediction"]}
-        row.update({m: r["metrics"].get(m) for m in metrics})
-        if r.get("error"):
-            row["error"] = r["error"]
+        row = {"model": r.model, "scene": r.scene, "index": r.dialogue_index, "status": r.status,
+               "combined": _finite(r.combined_score), "expected": r.expected_response, "prediction": r.prediction}
+        row.update({m: _finite(r.metrics.get(m)) for m in metrics})
+        if r.error:
+            row["error"] = r.error
         rows.append(row)
     df = pd.DataFrame(rows)
     st.dataframe(df, hide_index=True, width="stretch",

@@ -92,11 +92,8 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
         for err in run.reset_errors:
             st.warning(f"reset failed {err}")
 
-preds = PredictionSet()  # a new set: the cached ones are shared and never changed
-for pred_set in pred_sets:
-    preds.extend(pred_set)
-if live_rows:
-    preds.extend(PredictionSet(rows=list(live_rows), files=["live endpoint"]))
+live_set = [PredictionSet(rows=list(live_rows), files=["live endpoint"])] if live_rows else []
+preds = PredictionSet.combine([*pred_sets, *live_set])  # a new set: the cached ones are shared and never changed
 if not preds.rows:
     st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
     for issue in preds.issues:
@@ -162,7 +159,7 @@ with tab_cases:
     scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene")
     shown = [r for r in evaluation.results
              if (model_pick == "all" or r.model == model_pick) and (scene_pick == "all" or r.scene == scene_pick)]
-    case_table([r.to_dict() for r in shown], names)
+    case_table(shown, names)
     if shown:
         labels = [f"{r.model} · {r.scene} #{r.dialogue_index}" + (f" ({r.occurrence + 1})" if r.occurrence else "")
                   for r in shown]

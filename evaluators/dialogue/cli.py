@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if not case_set.cases:
         print(f"error: no usable test case in {args.cases}", file=sys.stderr)
         return 2
-    preds = PredictionSet()
+    pred_sets: list[PredictionSet] = []
     default_model = args.model[0] if (args.model and not args.endpoint) else None
     for file in args.pred:
         try:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"error: cannot read predictions file {file}: {exc}", file=sys.stderr)
             continue
-        preds.extend(load_predictions(data, Path(file).name, default_model=default_model))
+        pred_sets.append(load_predictions(data, Path(file).name, default_model=default_model))
     if args.endpoint:
         from evaluators.dialogue.live import EndpointConfig, run_live
 
@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             for err in live.reset_errors:
                 print(f"warning: reset failed {err}", file=sys.stderr)
-            preds.extend(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
+            pred_sets.append(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
+    preds = PredictionSet.combine(pred_sets)
     for issue in preds.issues:
         print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
     if not preds.rows:

@@ -24,6 +24,7 @@ order (see :mod:`evaluators.dialogue.matching`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,18 +161,35 @@ class PredictionSet(DictMixin):
         return list(dict.fromkeys(r.model for r in self.rows))
 
     def extend(self, other: "PredictionSet") -> None:
-        """Add another set's rows, issues and files (occurrences renumbered per model)."""
+        """Add another set's rows, issues and files (occurrences renumbered per model).
+
+        Adding many sets this way renumbers every row once per set: use :meth:`combine`.
+        """
         self.rows = renumber(self.rows + other.rows)
         self.issues.extend(other.issues)
         self.files.extend(other.files)
+
+    @classmethod
+    def combine(cls, sets: Iterable["PredictionSet"]) -> "PredictionSet":
+        """A new set with the rows, issues and files of ``sets`` in order (occurrences renumbered once).
+
+        Equal to extending an empty set with each one; the given sets are not changed.
+        """
+        out = cls()
+        for other in sets:
+            out.rows.extend(other.rows)
+            out.issues.extend(other.issues)
+            out.files.extend(other.files)
+        out.rows = renumber(out.rows)
+        return out
 
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _read_json_or_rows(data: bytes, file: str) -> tuple[Any, list[dict], list[InputIssue], list[tuple]]:
-    """Return (json value or None, rows, issues, locations) for a cases or predictions file."""
+def _read_json_or_rows(data: bytes, file: str) -> tuple[Any, list[dict], list[InputIssue], list[int | None]]:
+    """Return (json value or None, rows, issues, the rows' line numbers) for a cases or predictions file."""
     suffix = Path(file).suffix.lower()
     if suffix == ".json":
         try:
@@ -180,7 +198,7 @@ def _read_json_or_rows(data: bytes, file: str) -> tuple[Any, list[dict], list[In
         except InputError as exc:
             return None, [], [exc.issue], []
     records = read_records(data, file)
-    return None, [r.data for r in records.records], list(records.issues), [(r.line, None) for r in records.records]
+    return None, [r.data for r in records.records], list(records.issues), [r.line for r in records.records]
 
 
 def _case_rows_from_json(value: Any, file: str) -> tuple[list[tuple[dict, str, str | None]], list[InputIssue]]:
@@ -226,14 +244,14 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
         truth and are not scored).
     """
     out = CaseSet(file=file)
-    value, flat_rows, issues, locations = _read_json_or_rows(data, file)
+    value, flat_rows, issues, lines = _read_json_or_rows(data, file)
     out.issues.extend(issues)
     if value is not None:
         rows, more = _case_rows_from_json(value, file)
         out.issues.extend(more)
         located = [(row, None, path, scene) for row, path, scene in rows]
     else:
-        located = [(row, line, None, None) for row, (line, _) in zip(flat_rows, locations)]
+        located = [(row, line, None, None) for row, line in zip(flat_rows, lines)]
     seen: Counter = Counter()
     for row, line, path, group_scene in located:
         if not isinstance(row, dict):
@@ -298,7 +316,7 @@ def load_predictions(data: bytes, file: str = "<predictions>", default_model: st
     """
     default_model = default_model or Path(file).stem
     out = PredictionSet(files=[file])
-    value, flat_rows, issues, locations = _read_json_or_rows(data, file)
+    value, flat_rows, issues, lines = _read_json_or_rows(data, file)
     out.issues.extend(issues)
     if value is not None:
         if isinstance(value, dict) and isinstance(value.get("results"), list):
@@ -312,7 +330,7 @@ def load_predictions(data: bytes, file: str = "<predictions>", default_model: st
                                          path="$"))
             located = []
     else:
-        located = [(row, line, None) for row, (line, _) in zip(flat_rows, locations)]
+        located = [(row, line, None) for row, line in zip(flat_rows, lines)]
     rows: list[PredictionRow] = []
     for row, line, path in located:
         if not isinstance(row, dict):

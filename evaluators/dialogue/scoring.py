@@ -270,10 +270,6 @@ class DialogueEvaluation(DictMixin):
         """``{metric: signature}`` of the metrics computed."""
         return {m["name"]: m["signature"] for m in self.metric_info}
 
-    def results_for(self, model: str) -> list[CaseResult]:
-        """Case results of one model in case order."""
-        return [r for r in self.results if r.model == model]
-
 
 def _summaries(results: list[CaseResult], names: list[str], by_scene: bool) -> list[GroupSummary]:
     groups: dict[tuple, list[CaseResult]] = defaultdict(list)
