@@ -36,6 +36,7 @@ CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboar
 issues: list[InputIssue] = []
 results = []
 uploaded_cache = None
+uploaded_cache_key: tuple = ()  # what uploaded_cache was read from (part of the judge cache keys)
 stored = None
 stored_name = ""
 # What the results (and stored labels) were made from: the cache key of everything derived from them.
@@ -45,12 +46,18 @@ if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
             "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
             "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
-    report = loaders.load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo_results.jsonl")
+
+    def _read_demo():
+        return (loaders.load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo_results.jsonl"),
+                judge_mod.JudgeCache.from_bytes(demo_path("memory", "demo_judge_cache.json").read_bytes(),
+                                                "demo_judge_cache.json"),
+                agreement_mod.load_judge_labels(demo_path("memory", "demo_judge_labels.jsonl").read_bytes(),
+                                                "demo_judge_labels.jsonl"))
+
+    # Read and parsed once (shared across reruns and sessions; never changed below).
+    report, uploaded_cache, stored = cached(("mem-demo",), _read_demo)
+    uploaded_cache_key = ("demo",)
     results, issues = report.results, list(report.issues)
-    uploaded_cache = judge_mod.JudgeCache.from_bytes(demo_path("memory", "demo_judge_cache.json").read_bytes(),
-                                                     "demo_judge_cache.json")
-    stored = agreement_mod.load_judge_labels(demo_path("memory", "demo_judge_labels.jsonl").read_bytes(),
-                                             "demo_judge_labels.jsonl")
     stored_name = "demo_judge_labels.jsonl"
 else:
     st.markdown("**Results**: an EvalResult file (JSONL / JSON / CSV with `question_id`, `question_type`, "
@@ -110,7 +117,9 @@ else:
             st.caption("No predictions file: every prediction is empty (upload one keyed by question_id).")
     if up_cache is not None:
         try:
-            uploaded_cache = judge_mod.JudgeCache.from_bytes(up_cache.getvalue(), up_cache.name)
+            uploaded_cache_key = ("upload", upload_digest(up_cache))
+            uploaded_cache = cached(("mem-judge-upload", uploaded_cache_key[1]),
+                                    lambda: judge_mod.JudgeCache.from_bytes(upload_bytes(up_cache), up_cache.name))
             issues.extend(uploaded_cache.issues)
         except InputError as exc:
             issues.append(exc.issue)
@@ -161,16 +170,27 @@ if "mem_flash" in st.session_state:
     st.success(st.session_state.pop("mem_flash"))
 judge_cache = None
 judge_source = ""
-if disk_cache_path.exists():
+judge_cache_key: tuple = ()
+try:
+    disk_stat = disk_cache_path.stat()
+except OSError:  # no local cache yet
+    disk_stat = None
+if disk_stat is not None:
+    # Read once per file version (a judge run, in any session, replaces it): keyed by inode, time and size.
+    judge_cache_key = ("disk", f"{disk_stat.st_ino}:{disk_stat.st_mtime_ns}:{disk_stat.st_size}")
     try:
-        judge_cache = judge_mod.JudgeCache(disk_cache_path)
+        judge_cache = cached(("mem-judge-disk", data_key, *judge_cache_key),
+                             lambda: judge_mod.JudgeCache(disk_cache_path))
         judge_source = f"the local cache {disk_cache_path}"
     except InputError as exc:
         st.error(f"The local judge cache cannot be read and is not used: {exc}")
 if judge_cache is None and uploaded_cache is not None:
     judge_cache = uploaded_cache
     judge_source = "the demo judge cache" if source == "demo" else "the uploaded judge cache"
-judgements, stale = judge_cache.matching(results) if judge_cache is not None else ({}, [])
+    judge_cache_key = uploaded_cache_key
+# Which cached judgements still fit the results (a fingerprint per question): once per results and cache.
+judgements, stale = cached(("mem-judge-match", data_key, *judge_cache_key),
+                           lambda: judge_cache.matching(results)) if judge_cache is not None else ({}, [])
 if stale:
     st.warning(f"{len(stale)} cached judgement(s) no longer match their question, ground truth or prediction and "
                f"are not used (e.g. {', '.join(stale[:3])}); run the judge to redo them.")
@@ -209,8 +229,8 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
             st.error(str(exc))
             st.stop()
         if uploaded_cache is not None:
-            for qid, entry in uploaded_cache.entries.items():
-                cache.entries.setdefault(qid, entry)
+            for qid, entry in uploaded_cache.entries.items():  # copies: the uploaded cache is shared (cached)
+                cache.entries.setdefault(qid, dict(entry))
         bar = st.progress(0.0, text="Judging ...")
 
         def _progress(done: int, total: int) -> None:
