@@ -47,9 +47,7 @@ def _remember(kind: str, u, make: Callable[[], T]) -> T:
 def upload_digest(u) -> str:
     """Digest of one upload's bytes, computed once per upload (read through ``getbuffer()``: no copy)."""
     def make() -> str:
-        h = hashlib.blake2b(digest_size=16)
-        h.update(u.getbuffer())
-        return f"{u.name}:{h.hexdigest()}"
+        return f"{u.name}:{_blake(u.getbuffer())}"
     return _remember("digest", u, make)
 
 
@@ -166,7 +164,7 @@ def read_uploads(uploaded: Sequence | None, suffixes: tuple[str, ...] = (".json"
         entry = cache.get(fid)
         if entry is None or entry[0] != suffixes:
             files = expand_archives([InputFile(u.name, u.getvalue())], suffixes)
-            entry = (suffixes, files, [_blake(f) for f in files])
+            entry = (suffixes, files, [_blake(f.data) for f in files])
             cache[fid] = entry
         for f, d in zip(entry[1], entry[2]):
             _remember_digest(f, d)
@@ -192,10 +190,8 @@ def _forget(key: int, ref: weakref.ref) -> None:
         del _DIGESTS[key]
 
 
-def _blake(f: InputFile) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f.data)
-    return h.hexdigest()
+def _blake(data: bytes | memoryview) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def file_digest(f: InputFile) -> str:
@@ -203,7 +199,7 @@ def file_digest(f: InputFile) -> str:
     known = _DIGESTS.get(id(f))
     if known is not None and known[0]() is f:
         return known[1]
-    d = _blake(f)
+    d = _blake(f.data)
     _remember_digest(f, d)
     return d
 

@@ -91,9 +91,7 @@ def story_id(file_name: str) -> str:
     >>> story_id("dir/CH_003_孟姜女哭长城_prediction.json")
     'CH_003_孟姜女哭长城'
     """
-    stem = PurePosixPath(file_name.replace("\\", "/")).name
-    if "." in stem:
-        stem = stem.rsplit(".", 1)[0]
+    stem = _stem(file_name)
     previous = None
     while previous != stem:
         previous = stem
@@ -101,18 +99,23 @@ def story_id(file_name: str) -> str:
     return stem
 
 
+def _stem(file_name: str) -> str:
+    """The file name without folders (``/`` or ``\\``) and without its last suffix."""
+    return PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]
+
+
 _PRED_RE = re.compile(r"_(prediction|pred)$", re.IGNORECASE)
 _V3_RE = re.compile(r"_v3(_prediction|_pred)?$", re.IGNORECASE)
 
 
 def _is_v3(file_name: str) -> bool:
-    stem = PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]
+    stem = _stem(file_name)
     return bool(_V3_RE.search(stem))
 
 
 def looks_like_prediction(file_name: str) -> bool:
     """True when the stem ends with ``_prediction`` or ``_pred`` (after any ``_v2``/``_v3``)."""
-    stem = PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]
+    stem = _stem(file_name)
     stem = re.sub(r"_v[23]$", "", stem, flags=re.IGNORECASE)
     return bool(_PRED_RE.search(stem))
 
