@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,73 +62,63 @@ def _server(app: Path = ROOT / "app.py"):
     raise SystemExit("server did not start")
 
 
-def floor_timings(repeat: int) -> tuple[list[float], list[float]]:
-    """The same measurements on a two-widget Streamlit app: what the framework costs here."""
-    import tempfile
+def _timed_visits(app: Path, path: str, views: Sequence[tuple[str, str]], repeat: int,
+                  idle_after_click: bool = True) -> tuple[list[float], list[float]]:
+    """First-render and rerun timings of ``repeat`` visits, each to a fresh server of ``app``.
 
-    from playwright.sync_api import sync_playwright
-
-    firsts, reruns = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        app = Path(tmp) / "floor.py"
-        app.write_text(FLOOR_APP)
-        for _ in range(repeat):
-            proc, url = _server(app)
-            try:
-                with sync_playwright() as p:
-                    b = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-                    pg = b.new_page(viewport={"width": 1400, "height": 1000})
-                    t0 = time.perf_counter()
-                    pg.goto(url)
-                    pg.wait_for_selector('[data-testid="stMetric"]', timeout=60000)
-                    pg.wait_for_function(IDLE, timeout=60000)
-                    firsts.append(time.perf_counter() - t0)
-                    for view in ("Characters", "Overview") * 2:
-                        t0 = time.perf_counter()
-                        pg.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
-                        pg.wait_for_selector(f".floor-{view}", timeout=60000)
-                        reruns.append(time.perf_counter() - t0)
-                    b.close()
-            finally:
-                proc.terminate()
-                proc.wait(10)
-    return firsts, reruns
-
-
-def browser_timings(page_name: str, repeat: int) -> tuple[list[float], list[float]]:
+    A fresh server each time, so the first render includes cold caches.  First render: from
+    navigating to ``url + path`` until the first metric is visible and the script has finished.
+    Rerun: from clicking each ``(view, mark)`` of the segmented control until ``mark`` is
+    visible (and, with ``idle_after_click``, the script has finished again).
+    """
     from playwright.sync_api import sync_playwright
 
     firsts, reruns = [], []
     for _ in range(repeat):
-        proc, url = _server()  # a fresh server each time: the first render includes cold caches
+        proc, url = _server(app)
         try:
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
                     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
                 pg = b.new_page(viewport={"width": 1400, "height": 1000})
                 t0 = time.perf_counter()
-                pg.goto(f"{url}/{page_name}")
+                pg.goto(url + path)
                 pg.wait_for_selector('[data-testid="stMetric"]', timeout=60000)
                 pg.wait_for_function(IDLE, timeout=60000)
                 firsts.append(time.perf_counter() - t0)
-                if not page_name:  # the home page has no views to switch
-                    b.close()
-                    continue
-                # Each view shows something the others do not: wait for it to appear.
-                marks = {"Characters": ".eb-chars", "Relationships": "text=Pair coverage",
-                         "Spans": ".eb-overlay", "Overview": "text=Documents scored"}
-                for view, mark in marks.items():
+                for view, mark in views:
                     t0 = time.perf_counter()
                     pg.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
                     pg.wait_for_selector(mark, timeout=60000)
-                    pg.wait_for_function(IDLE, timeout=60000)
+                    if idle_after_click:
+                        pg.wait_for_function(IDLE, timeout=60000)
                     reruns.append(time.perf_counter() - t0)
                 b.close()
         finally:
             proc.terminate()
             proc.wait(10)
     return firsts, reruns
+
+
+def floor_timings(repeat: int) -> tuple[list[float], list[float]]:
+    """The same measurements on a two-widget Streamlit app: what the framework costs here."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app = Path(tmp) / "floor.py"
+        app.write_text(FLOOR_APP)
+        views = [(view, f".floor-{view}") for view in ("Characters", "Overview") * 2]
+        return _timed_visits(app, "", views, repeat, idle_after_click=False)
+
+
+# Each view of a page shows something the others do not: a rerun is timed until it appears.
+VIEW_MARKS = (("Characters", ".eb-chars"), ("Relationships", "text=Pair coverage"),
+              ("Spans", ".eb-overlay"), ("Overview", "text=Documents scored"))
+
+
+def browser_timings(page_name: str, repeat: int) -> tuple[list[float], list[float]]:
+    # The home page (page_name "") has no views to switch.
+    return _timed_visits(ROOT / "app.py", f"/{page_name}", VIEW_MARKS if page_name else (), repeat)
 
 
 def thousand_documents() -> float:

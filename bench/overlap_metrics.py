@@ -3,9 +3,9 @@
 Reference, each library called on its own (each re-tokenizes the pair):
   rouge-score RougeScorer(rouge1, rouge2, rougeL) with a jieba tokenizer,
   sacrebleu sentence_bleu(tokenize="zh"), jieba keyword Jaccard, and the CMRC2018 F1
-  (``evaluators.metrics.cmrc``, only when that module is importable; noted in the output).
+  (``evaluators.metrics.cmrc.cmrc_f1``).
 EvalBoard: one ``PairScorer`` for rouge1, rouge2, rougeL, bleu4, keyword_jaccard, token_f1
-(and cmrc_f1 when registered), each text tokenized once per tokenizer.
+and cmrc_f1, each text tokenized once per tokenizer.
 
 Pairs: expected vs predicted replies of the real run in ../shared/data/persona_chat
 (falls back to the shipped demo data when absent).  Prints median microseconds per pair
@@ -18,7 +18,6 @@ over several repeats and the ratio.  Target on the 2-core dev machine: <= 250 us
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import statistics
@@ -29,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluators.metrics.registry import PairScorer, metric_names  # noqa: E402
+from evaluators.metrics.cmrc import cmrc_f1  # noqa: E402
+from evaluators.metrics.registry import PairScorer  # noqa: E402
 from evaluators.text.tokenize import TextView, jieba_raw  # noqa: E402
 
 REPORT = ROOT.parent / "shared" / "data" / "persona_chat" / "peppa_structured_evaluation_202510101638_report.json"
@@ -48,7 +48,7 @@ def load_pairs() -> tuple[list[tuple[str, str]], str]:
 
 
 def reference_scorer():
-    """The separate-library reference; returns (function, note)."""
+    """The separate-library reference scoring function."""
     import jieba
     from rouge_score import rouge_scorer
     from sacrebleu.metrics import BLEU
@@ -59,24 +59,16 @@ def reference_scorer():
 
     rouge = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=JiebaTokenizer())
     bleu = BLEU(tokenize="zh", effective_order=True)
-    try:
-        cmrc = importlib.import_module("evaluators.metrics.cmrc")
-        cmrc_f1 = getattr(cmrc, "cmrc_f1", None) or getattr(cmrc, "f1_score", None)
-    except ImportError:
-        cmrc_f1 = None
-    note = "CMRC2018 F1 included (evaluators.metrics.cmrc)" if cmrc_f1 else \
-        "CMRC2018 F1 NOT included (evaluators.metrics.cmrc not importable on this branch)"
 
     def score(pred: str, ref: str) -> dict:
         out = {k: v.fmeasure for k, v in rouge.score(ref, pred).items()}
         out["bleu"] = bleu.sentence_score(pred, [ref]).score / 100
         kp, kr = set(jieba.lcut(pred)), set(jieba.lcut(ref))
         out["jaccard"] = len(kp & kr) / len(kp | kr) if kp | kr else 1.0
-        if cmrc_f1:
-            out["cmrc_f1"] = cmrc_f1(pred, ref)
+        out["cmrc_f1"] = cmrc_f1(pred, ref)
         return out
 
-    return score, note
+    return score
 
 
 def interleaved(fns: dict, pairs, repeats: int, clock) -> dict[str, list[float]]:
@@ -100,10 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     pairs, origin = load_pairs()
     jieba_raw("预热")  # initialise jieba outside the timings
-    ref_fn, note = reference_scorer()
-    names = ["rouge1", "rouge2", "rougeL", "bleu4", "keyword_jaccard", "token_f1"]
-    if "cmrc_f1" in metric_names():
-        names.append("cmrc_f1")
+    ref_fn = reference_scorer()
+    names = ["rouge1", "rouge2", "rougeL", "bleu4", "keyword_jaccard", "token_f1", "cmrc_f1"]
     scorer = PairScorer(names)
 
     def ours(p, r):
@@ -113,7 +103,7 @@ def main() -> None:
         ref_fn(p, r)
         ours(p, r)
     print(f"pairs: {origin}; {args.repeats} interleaved repeats; figures are per-pair means (us/pair)")
-    print(f"reference: rouge-score+jieba, sacrebleu zh, jieba Jaccard, separately [{note}]")
+    print("reference: rouge-score+jieba, sacrebleu zh, jieba Jaccard, CMRC2018 F1, separately")
     print(f"evalboard: PairScorer({', '.join(names)})")
     for label, clock in (("wall (perf_counter)", time.perf_counter), ("CPU (process_time)", time.process_time)):
         runs = interleaved({"reference": ref_fn, "evalboard": ours}, pairs, args.repeats, clock)

@@ -1,4 +1,5 @@
-"""Shared fixtures: project paths and the real data in ../shared/data.
+"""Shared fixtures: project paths, the real data in ../shared/data, an empty result store
+and an embedding backend that cannot run.
 
 Tests that need ``../shared/data`` skip when it is absent, except under ``CI=true``
 where its absence is a failure (DESIGN.md, "Testing").
@@ -36,3 +37,38 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def fairytales() -> Path:
     return require_shared("fairytales")
+
+
+@pytest.fixture
+def empty_result_store():
+    """Start and end with no result kept by ``components.uploads.cached`` (it is process-wide)."""
+    from components import uploads
+
+    uploads._result_store.clear()
+    yield
+    uploads._result_store.clear()
+
+
+class MissingEmbeddings:
+    """An embedding backend that cannot run here (as without the optional install)."""
+
+    name = "missing"
+    signature = "emb=missing"
+
+    def unavailable_reason(self) -> str:
+        from evaluators.metrics.registry import OPTIONAL_INSTALL
+
+        return f"package x is not installed ({OPTIONAL_INSTALL})"
+
+    def embed(self, texts):  # pragma: no cover - an unavailable backend is never asked
+        raise AssertionError("the unavailable embedding backend was asked to embed")
+
+
+@pytest.fixture
+def no_embeddings():
+    """Semantic similarity unavailable (``MissingEmbeddings``) for the test, whatever is installed."""
+    from evaluators.metrics import embeddings
+
+    embeddings.set_embedding_backend(MissingEmbeddings())
+    yield
+    embeddings.set_embedding_backend(None)

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
+from evaluators.io import InputError, InputIssue, read_records
+from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.judge import CACHE_FORMAT, JudgeCache, Judgement
 from evaluators.memory.loaders import load_mem0_locomo
 from evaluators.memory.records import EvalResult
@@ -117,14 +118,14 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
     """
     out = StoredLabels()
     try:
-        value, _ = load_json_bytes(data, file)
-    except InputError as exc:
-        if exc.issue.kind == "decode":
-            out.issues.append(exc.issue)
-            return out
-        value = None
+        value, parsed = read_json_document(data, file)
+    except InputError as exc:  # undecodable
+        out.issues.append(exc.issue)
+        return out
+    if parsed.issues:  # not one JSON document: JSONL or CSV records
+        value, parsed = None, None
     if isinstance(value, dict) and value.get("format") == CACHE_FORMAT:
-        cache = JudgeCache.from_bytes(data, file)
+        cache = JudgeCache.from_value(value, file)
         out.format = "judge_cache"
         out.issues.extend(cache.issues)
         for qid, j in cache.judgements().items():
@@ -140,10 +141,10 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
             out.labels = stored_labels_from_results(report.results)
             out.hypotheses = {r.question_id: r.prediction for r in report.results}
             return out
-    records = read_records(data, file)
+    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
     out.issues.extend(records.issues)
     for rec in records.records:
-        where = {"line": rec.line} if rec.line is not None else {"path": f"[{rec.index}]"}
+        where = rec.where()
         qid = rec.data.get("question_id", rec.data.get("qid"))
         if is_empty(qid):
             out.issues.append(InputIssue(file, "missing 'question_id'", **where))

@@ -290,8 +290,18 @@ class JudgeCache:
         cache._load(data, file)
         return cache
 
+    @classmethod
+    def from_value(cls, value: Any, file: str = "<judge cache>") -> JudgeCache:
+        """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`)."""
+        cache = cls(None)
+        cache._load_value(value, file)
+        return cache
+
     def _load(self, data: bytes, file: str) -> None:
         value, _ = load_json_bytes(data, file)
+        self._load_value(value, file)
+
+    def _load_value(self, value: Any, file: str) -> None:
         if not isinstance(value, dict) or value.get("format") != CACHE_FORMAT or not isinstance(
                 value.get("entries"), dict):
             raise InputError(InputIssue(file, f"not a judge cache: expected an object with \"format\": "

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
+from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.records import (
     ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
-    answer_text, canonical_type, read_results,
+    answer_text, canonical_type, read_results, results_from_records,
 )
 from evaluators.policy import is_empty
 
@@ -292,18 +293,17 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
         duplicates: the first prediction is kept).
     """
     issues: list[InputIssue] = []
-    try:
-        value, _ = load_json_bytes(data, file)
-    except InputError:
-        value = None
+    value, parsed = read_json_document(data, file)
+    if parsed.issues:  # not one JSON document: JSONL or CSV records
+        value, parsed = None, None
     if isinstance(value, dict) and value and all(isinstance(v, (str, int, float)) or v is None
                                                  for v in value.values()):
         return {str(k): answer_text(v) for k, v in value.items()}, issues
-    records = read_records(data, file)
+    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
     issues.extend(records.issues)
     out: dict[str, str] = {}
     for rec in records.records:
-        where = {"line": rec.line} if rec.line is not None else {"path": f"[{rec.index}]"}
+        where = rec.where()
         _, qid = _first(rec.data, FIELD_ALIASES["question_id"])
         if is_empty(qid):
             issues.append(InputIssue(file, "missing 'question_id'", **where))
@@ -383,11 +383,11 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
         results and one located issue.
     """
     try:
-        value, _ = load_json_bytes(data, file)
-    except InputError as exc:
-        if exc.issue.kind == "decode":
-            return LoadReport(file=file, format="unknown", issues=[exc.issue])
-        return read_results(data, file)  # JSONL or CSV
+        value, parsed = read_json_document(data, file)
+    except InputError as exc:  # undecodable
+        return LoadReport(file=file, format="unknown", issues=[exc.issue])
+    if parsed.issues:
+        return read_results(data, file)  # JSONL or CSV (or invalid JSON, reported with its position)
     kind = detect_format(value)
     if kind == "mem0_locomo":
         return load_mem0_locomo(value, file, dataset=dataset)
@@ -395,5 +395,5 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
         return load_locomo(value, file)
     if kind == "longmemeval":
         return load_longmemeval(value, file)
-    return read_results(data, file)
+    return results_from_records(add_json_records(value, parsed))
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.io import InputIssue, read_records
+from evaluators.io import InputIssue, RecordSet, read_records
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, to_jsonable
 
@@ -238,11 +238,16 @@ def read_results(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         (JSONL, CSV) or JSON path and skipped; duplicate ``question_id`` values keep the
         first record and report the others.
     """
-    records = read_records(data, file, fmt)
+    return results_from_records(read_records(data, file, fmt))
+
+
+def results_from_records(records: RecordSet) -> LoadReport:
+    """:func:`read_results` on records already read (for example from a parsed JSON value)."""
+    file = records.file
     report = LoadReport(file=file, format="evalresult", issues=list(records.issues))
     seen: set[str] = set()
     for rec in records.records:
-        where = {"line": rec.line} if rec.line is not None else {"path": f"[{rec.index}]"}
+        where = rec.where()
         try:
             result = result_from_dict(rec.data)
         except ValueError as exc:

@@ -151,11 +151,7 @@ class ClassificationReport(DictMixin):
         ValueError
             For another ``rows`` value.
         """
-        if rows == "true":
-            return [list(r) for r in self.counts]
-        if rows == "predicted":
-            return [list(col) for col in zip(*self.counts)] if self.counts else []
-        raise ValueError(f"rows must be one of {ROWS}, got {rows!r}")
+        return _layout(self.counts, rows)
 
     def row_normalized(self, rows: str = "true") -> list[list[float | None]]:
         """The matrix in the given layout with each row divided by its sum (``None`` for an empty row)."""
@@ -180,6 +176,26 @@ class ClassificationReport(DictMixin):
                                                   "labels": to_jsonable(self.labels),
                                                   "counts": self.matrix("predicted")}
         return out
+
+
+def _layout(counts: Sequence[Sequence[int]], rows: str) -> list[list[int]]:
+    """A true-by-predicted matrix as new lists, rows true (``"true"``) or predicted (``"predicted"``)."""
+    if rows == "true":
+        return [list(r) for r in counts]
+    if rows == "predicted":
+        return [list(col) for col in zip(*counts)] if counts else []
+    raise ValueError(f"rows must be one of {ROWS}, got {rows!r}")
+
+
+def _paired(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
+            labels: Sequence[Hashable] | None) -> tuple[list, list, list]:
+    """The two label lists (same length, else ``ValueError``) and the matrix labels (default: sorted union)."""
+    y_true = list(y_true)
+    y_pred = list(y_pred)
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"y_true has {len(y_true)} labels but y_pred has {len(y_pred)}")
+    labels = list(labels) if labels is not None else _sorted_labels(y_true + y_pred)
+    return y_true, y_pred, labels
 
 
 def _sorted_labels(values: Iterable[Hashable]) -> list:
@@ -287,11 +303,7 @@ def classification_report(
     ``f1 = 2 tp / (2 tp + fp + fn)`` (equal to the harmonic mean when both are defined).
     Kappa: ``1 - (n - trace) / (n - sum_i row_i col_i / n)`` on the matrix (Cohen 1960).
     """
-    y_true = list(y_true)
-    y_pred = list(y_pred)
-    if len(y_true) != len(y_pred):
-        raise ValueError(f"y_true has {len(y_true)} labels but y_pred has {len(y_pred)}")
-    labels = list(labels) if labels is not None else _sorted_labels(y_true + y_pred)
+    y_true, y_pred, labels = _paired(y_true, y_pred, labels)
     avg_labels = list(average_labels) if average_labels is not None else list(labels)
     missing = [a for a in avg_labels if a not in labels]
     if missing:
@@ -309,7 +321,8 @@ def classification_report(
         fn = support - tp
         per_class.append(ClassMetrics(label, tp, fp, fn, support, predicted,
                                       safe_div(tp, predicted), safe_div(tp, support), _f1(tp, fp, fn)))
-    chosen = [m for m in per_class if m.label in set(avg_labels)]
+    avg_set = set(avg_labels)
+    chosen = [m for m in per_class if m.label in avg_set]
 
     tp_sum = sum(m.tp for m in chosen)
     pred_sum = sum(m.predicted for m in chosen)
@@ -350,5 +363,10 @@ def classification_report(
 
 def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                      labels: Sequence[Hashable] | None = None, rows: str = "true") -> list[list[int]]:
-    """Confusion matrix in either layout; see :func:`classification_report` and :meth:`ClassificationReport.matrix`."""
-    return classification_report(y_true, y_pred, labels).matrix(rows)
+    """Confusion matrix in either layout; see :func:`classification_report` and :meth:`ClassificationReport.matrix`.
+
+    Same matrix as ``classification_report(y_true, y_pred, labels).matrix(rows)``, computed from
+    the counts alone (no per-class metrics).
+    """
+    y_true, y_pred, labels = _paired(y_true, y_pred, labels)
+    return _layout(confusion_counts(y_true, y_pred, labels)[0], rows)

@@ -52,6 +52,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from evaluators.metrics.squad import gold_list
+from evaluators.results import f1_score
+
 #: The official script's symbol list, verbatim (``"……"`` is one two-character entry).
 SP_CHARS: tuple[str, ...] = (
     "-", ":", "_", "*", "^", "/", "\\", "~", "`", "+", "=",
@@ -267,9 +270,7 @@ def longest_common_run(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> int:
 def _f1(n_ans: int, n_pred: int, lcs: int) -> float:
     if lcs == 0:
         return 0.0
-    precision = lcs / n_pred
-    recall = lcs / n_ans
-    return (2 * precision * recall) / (precision + recall)
+    return f1_score(lcs / n_pred, lcs / n_ans)
 
 
 def _scores_exact_path(pred_clean: str, golds_clean: Sequence[str]) -> float:
@@ -309,9 +310,7 @@ def cmrc_scores(prediction: str, answers: str | Sequence[str]) -> tuple[float, f
     >>> cmrc_scores("北京中国", ["中国北京"])   # common run 中国 (2 of 4 tokens each side)
     (0.0, 0.5)
     """
-    golds = [answers] if isinstance(answers, str) else list(answers)
-    if not golds:
-        raise ValueError("at least one gold answer is required")
+    golds = gold_list(answers)
     if len(_CODES) > _CODE_LIMIT // 2:
         _CODES.clear()
     pred_clean = _clean(prediction)
@@ -336,5 +335,11 @@ def cmrc_f1(prediction: str, answers: str | Sequence[str]) -> float:
 
 
 def cmrc_exact_match(prediction: str, answers: str | Sequence[str]) -> float:
-    """CMRC 2018 exact match (0.0 or 1.0); see :func:`cmrc_scores`."""
-    return cmrc_scores(prediction, answers)[0]
+    """CMRC 2018 exact match (0.0 or 1.0); see :func:`cmrc_scores`.
+
+    Compares the cleaned strings directly (no tokenization, no F1); same value as
+    ``cmrc_scores(...)[0]``.
+    """
+    golds = gold_list(answers)
+    pred = _clean(prediction)
+    return 1.0 if any(_clean(g) == pred for g in golds) else 0.0

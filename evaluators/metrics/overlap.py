@@ -46,10 +46,9 @@ from dataclasses import dataclass
 from importlib.metadata import version as _pkg_version
 
 from rapidfuzz.distance import LCSseq
-from rouge_score import scoring as _rs_scoring
 
 from evaluators.metrics.registry import Metric, register
-from evaluators.results import DictMixin
+from evaluators.results import DictMixin, f1_score
 from evaluators.text.tokenize import TOKENIZERS, TextView, contains_cjk
 
 ROUGE_VERSION = _pkg_version("rouge-score")
@@ -106,26 +105,24 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     common = sum over tokens of min(count_pred, count_ref); P = common / len(pred),
     R = common / len(ref), F1 = 2PR / (P + R).
     """
-    if not pred_tokens or not ref_tokens:
-        return 1.0 if not pred_tokens and not ref_tokens else 0.0
-    common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+    common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values()) if pred_tokens and ref_tokens else 0
+    return _f1_from_common(common, len(pred_tokens), len(ref_tokens))
+
+
+def _f1_from_common(common: int, n_pred: int, n_ref: int) -> float:
+    """:func:`overlap_f1` from the overlap count and the two lengths (the empty-side rule included)."""
+    if not n_pred or not n_ref:
+        return 1.0 if not n_pred and not n_ref else 0.0
     if common == 0:
         return 0.0
-    precision = common / len(pred_tokens)
-    recall = common / len(ref_tokens)
-    return 2 * precision * recall / (precision + recall)
+    return f1_score(common / n_pred, common / n_ref)
 
 
 def token_f1(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
     """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1` (unigram counts are shared)."""
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
-    if not p or not r:
-        return 1.0 if not p and not r else 0.0
-    common = prediction.matches(reference, tokenizer, 1)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(p), common / len(r)
-    return 2 * precision * recall / (precision + recall)
+    common = prediction.matches(reference, tokenizer, 1) if p and r else 0
+    return _f1_from_common(common, len(p), len(r))
 
 
 # --------------------------------------------------------------------------- ROUGE
@@ -139,14 +136,15 @@ def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = 
     """ROUGE-n F-measure, as rouge-score's ``_score_ngrams`` on our tokens.
 
     overlap = clipped n-gram matches; P = overlap / max(1, pred n-grams), R = overlap /
-    max(1, ref n-grams), F = rouge-score's ``scoring.fmeasure(P, R)``.  Both texts
+    max(1, ref n-grams), F = rouge-score's ``scoring.fmeasure(P, R)``, i.e. 2PR / (P + R)
+    and 0 when P + R = 0 (:func:`evaluators.results.f1_score`, same arithmetic).  Both texts
     without tokens score 1.0 (identical); one side empty gives 0.0.
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
         return 1.0
     overlap = prediction.matches(reference, tokenizer, n)
-    return _rs_scoring.fmeasure(overlap / max(len(p) - n + 1, 1), overlap / max(len(r) - n + 1, 1))
+    return f1_score(overlap / max(len(p) - n + 1, 1), overlap / max(len(r) - n + 1, 1))
 
 
 def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
@@ -163,7 +161,7 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
     if not p or not r:
         return 0.0
     lcs = LCSseq.similarity(r, p)
-    return _rs_scoring.fmeasure(lcs / len(p), lcs / len(r))
+    return f1_score(lcs / len(p), lcs / len(r))
 
 
 # --------------------------------------------------------------------------- BLEU

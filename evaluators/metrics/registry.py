@@ -233,12 +233,13 @@ def list_metrics() -> list[Metric]:
     """All default metrics: the built-in ones in ``CANONICAL_ORDER``, then others as registered."""
     _ensure_loaded()
     rank = {n: i for i, n in enumerate(CANONICAL_ORDER)}
-    names = sorted(_REGISTRY, key=lambda n: (rank.get(n, len(rank)), list(_REGISTRY).index(n)))
+    # sorted() is stable: names outside CANONICAL_ORDER keep their registration order.
+    names = sorted(_REGISTRY, key=lambda n: rank.get(n, len(rank)))
     return [_REGISTRY[n] for n in names]
 
 
 def metric_names() -> list[str]:
-    """Names of all registered metrics in registration order."""
+    """Names of all default metrics in :func:`list_metrics` order (``CANONICAL_ORDER``, then as registered)."""
     return [m.name for m in list_metrics()]
 
 

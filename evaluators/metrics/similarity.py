@@ -98,11 +98,7 @@ def keyword_jaccard_difflib(prediction: TextView, reference: TextView) -> float:
     kp, kr = set(prediction.jieba_raw), set(reference.jieba_raw)
     kp.discard("")
     kr.discard("")
-    if not kp and not kr:
-        return 1.0
-    if not kp or not kr:
-        return 0.0
-    return len(kp & kr) / len(kp | kr)
+    return jaccard(kp, kr)
 
 
 def _register_all() -> None:

@@ -31,6 +31,8 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from evaluators.results import f1_score
+
 #: Signature written next to every SQuAD-scored number.
 SIGNATURE = "squad-v1.1(lower, ascii-punct removed, articles a/an/the removed, whitespace split; bag-of-tokens F1; max over golds)"
 
@@ -56,7 +58,7 @@ def normalize_answer(text: str) -> str:
     >>> normalize_answer("The  Eiffel-Tower!")
     'eiffeltower'
     """
-    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT_TABLE)).split())
+    return " ".join(squad_tokens(text))
 
 
 def squad_tokens(text: str) -> list[str]:
@@ -77,9 +79,21 @@ def _f1_tokens(pred: list[str], gold: list[str]) -> float:
     num_same = _common_count(pred, gold) if pred and gold else 0
     if num_same == 0:
         return 0.0
-    precision = num_same / len(pred)
-    recall = num_same / len(gold)
-    return (2 * precision * recall) / (precision + recall)
+    return f1_score(num_same / len(pred), num_same / len(gold))
+
+
+def gold_list(answers: str | Sequence[str]) -> list[str]:
+    """The gold answers as a list (one string is one answer).
+
+    Raises
+    ------
+    ValueError
+        If no gold answer is given (the official scripts would fail on ``max([])``).
+    """
+    golds = [answers] if isinstance(answers, str) else list(answers)
+    if not golds:
+        raise ValueError("at least one gold answer is required")
+    return golds
 
 
 def squad_scores(prediction: str, ground_truths: str | Sequence[str]) -> tuple[float, float]:
@@ -102,9 +116,7 @@ def squad_scores(prediction: str, ground_truths: str | Sequence[str]) -> tuple[f
     ValueError
         If no gold answer is given (the official script would fail on ``max([])``).
     """
-    golds = [ground_truths] if isinstance(ground_truths, str) else list(ground_truths)
-    if not golds:
-        raise ValueError("at least one gold answer is required")
+    golds = gold_list(ground_truths)
     pred = squad_tokens(prediction)
     em = 0.0
     f1 = 0.0
@@ -120,8 +132,13 @@ def squad_scores(prediction: str, ground_truths: str | Sequence[str]) -> tuple[f
 
 
 def exact_match(prediction: str, ground_truths: str | Sequence[str]) -> float:
-    """SQuAD v1.1 exact match (0.0 or 1.0), maximized over gold answers; see :func:`squad_scores`."""
-    return squad_scores(prediction, ground_truths)[0]
+    """SQuAD v1.1 exact match (0.0 or 1.0), maximized over gold answers; see :func:`squad_scores`.
+
+    Compares normalized tokens directly (no F1 is computed); same value as ``squad_scores(...)[0]``.
+    """
+    golds = gold_list(ground_truths)
+    pred = squad_tokens(prediction)
+    return 1.0 if any(squad_tokens(g) == pred for g in golds) else 0.0
 
 
 def token_f1(prediction: str, ground_truths: str | Sequence[str]) -> float:

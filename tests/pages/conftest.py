@@ -1,4 +1,5 @@
-"""Fixtures of the page tests: an empty result store, and the files behind deferred download buttons."""
+"""Fixtures of the page tests: the files behind deferred download buttons, and the judge settings of the
+long-memory page (the empty result store is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,6 @@ from collections.abc import Callable
 
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
-
-from components import uploads
-
-
-@pytest.fixture
-def empty_result_store():
-    """Start and end with no result kept by ``components.uploads.cached`` (it is process-wide)."""
-    uploads._result_store.clear()
-    yield
-    uploads._result_store.clear()
 
 
 @pytest.fixture
@@ -30,3 +21,13 @@ def deferred_downloads(monkeypatch) -> dict[str, Callable[[], bytes]]:
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", record)
     return made
+
+
+@pytest.fixture
+def isolated(monkeypatch, tmp_path):
+    """No judge endpoint from the environment; the long-memory page's caches go to a temporary folder."""
+    for var in ("EVALBOARD_JUDGE_BASE_URL", "EVALBOARD_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
+                "EVALBOARD_JUDGE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EVALBOARD_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path

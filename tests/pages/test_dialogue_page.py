@@ -3,17 +3,15 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.layout import SOURCE_KEY
-from tests.conftest import ROOT, require_shared
+from tests.conftest import require_shared
+from tests.helpers.http_servers import ChatServer
+from tests.pages.helpers import DIALOGUE_PAGE, page_app
 
-PAGE = str(ROOT / "pages" / "4_Persona_Dialogue.py")
 REPORT = "peppa_structured_evaluation_202510101638_report.json"
 
 
 def _app(source: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.session_state[SOURCE_KEY] = source
-    return at
+    return page_app(DIALOGUE_PAGE, timeout=180, source=source)
 
 
 def _texts(at) -> str:
@@ -62,7 +60,8 @@ def test_upload_mode_starts_with_instructions():
 
 
 @pytest.mark.realdata
-def test_real_run_uploaded_as_cases_and_predictions():
+def test_real_run_uploaded_as_cases_and_predictions(no_embeddings):
+    # no assertion reads semantic similarity: without embeddings the page skips ~9 s of model time
     data = require_shared("persona_chat", REPORT).read_bytes()
     at = _app("upload")
     at.run()
@@ -96,8 +95,6 @@ def test_bad_uploads_are_reported_not_crashing():
 
 
 def test_live_endpoint_from_the_page_adds_a_model():
-    from tests.unit.test_dialogue_live import ChatServer
-
     at = _app("demo")
     at.run()
     with ChatServer("fail_one") as srv:

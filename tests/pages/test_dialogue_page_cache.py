@@ -8,7 +8,7 @@ import json
 import pytest
 
 import evaluators.dialogue as dialogue
-from tests.pages.test_dialogue_page import _app
+from tests.pages.helpers import DIALOGUE_PAGE, page_app
 
 pytestmark = pytest.mark.usefixtures("empty_result_store")
 
@@ -39,7 +39,7 @@ def calls(monkeypatch) -> dict[str, int]:
 
 
 def _upload(cases_name: str = "cases.json"):
-    at = _app("upload")
+    at = page_app(DIALOGUE_PAGE, timeout=180, source="upload")
     at.run()
     at.file_uploader(key="dialogue_cases").set_value((cases_name, CASES, "application/json"))
     at.file_uploader(key="dialogue_preds").set_value([("m1.jsonl", PREDS, "application/jsonl")])
@@ -96,7 +96,12 @@ def test_downloads_are_written_on_click_not_on_every_rerun(deferred_downloads):
     at = _upload()
     buttons = at.get("download_button")
     assert len(buttons) == 3 and all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
-    assert isinstance(json.loads(made["persona_evaluation_report.json"]().decode("utf-8")), dict)
+    report = json.loads(made["persona_evaluation_report.json"]().decode("utf-8"))
+    assert report["evaluation_info"]["total_test_cases"] == 2  # the third case has no dialogue_index: skipped
+    # case 1 identical; case 2 "我带了饼干。" vs "我带了竹笋饼干。" lacks 竹笋: not exact, and
+    # edit similarity 1 - 2 deletions / 8 characters = 0.75
+    assert [r["metrics_all"]["exact_match"] for r in report["results"]] == [1.0, 0.0]
+    assert [r["metrics_all"]["edit_similarity"] for r in report["results"]] == [1.0, 0.75]
     assert "Cases file: cases.json (2 cases)" in made["persona_evaluation_summary.txt"]().decode("utf-8")
     csv = made["persona_evaluation_human_annotation.csv"]().decode("utf-8")
     assert "我带了饼干。" in csv

@@ -4,6 +4,7 @@ labels, judge cache) and a judge run against a local HTTP endpoint."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,28 +12,12 @@ from streamlit.testing.v1 import AppTest
 from evaluators.demo import demo_path
 from evaluators.memory.judge import JudgeCache
 from evaluators.memory.loaders import load_results_file
-from tests.conftest import ROOT, require_shared
-from tests.unit.test_memory_llm import FakeJudgeServer
+from tests.conftest import require_shared
+from tests.helpers.http_servers import FakeJudgeServer
+from tests.helpers.locomo_reference import locomo_reference_scores
+from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page
 
-PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
-
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    """No judge endpoint from the environment; page caches go to a temporary folder."""
-    for var in ("EVALBOARD_JUDGE_BASE_URL", "EVALBOARD_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
-                "EVALBOARD_JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("EVALBOARD_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
-def run_page(source: str = "demo") -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["evalboard_data_source"] = source
-    at.run()
-    assert not at.exception, at.exception
-    return at
+pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
 
 
 def upload_shared(uploads: dict[str, tuple[str, ...]]) -> AppTest:
@@ -46,10 +31,6 @@ def upload_shared(uploads: dict[str, tuple[str, ...]]) -> AppTest:
     return at
 
 
-def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
 def test_demo_shows_judge_scores_by_type_and_agreement():
     at = run_page("demo")
     # The demo cache holds 24 judgements for the 25 questions (one unjudged, empty prediction).
@@ -59,7 +40,12 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     assert metric(at, "Questions") == "25"
     assert metric(at, "Judge score") == f"{sum(scores) / 24:.3f}"
     assert any("24 of 25 questions judged (from the demo judge cache)" in c.value for c in at.caption)
-    # The second judge's 24 labels disagree with ours (binarised at 0.5) on one question: 23/24 agree.
+    # The second judge's 24 labels against ours binarised at 0.5 (score >= 0.5 is correct): they agree on 23,
+    # demo-en-1_q5 (our 0.6, their false) is the one disagreement.
+    labels = [json.loads(line) for line in demo_path("memory", "demo_judge_labels.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    agree = [(cache[x["question_id"]]["score"] >= 0.5) == x["label"] for x in labels]
+    assert (sum(agree), len(agree)) == (23, 24)
     assert metric(at, "Agreement (accuracy)") == f"{23 / 24:.3f}"
     subheaders = [s.value for s in at.subheader]
     assert subheaders[:3] == ["LLM judge", "Overall", "By question type"]
@@ -67,7 +53,11 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     by_type = at.dataframe[0].value
     assert list(by_type["question_type"]) == ["adversarial", "multi_hop", "open_domain", "single_hop", "temporal",
                                               "overall"]
-    assert list(by_type["count"]) == [4, 5, 3, 8, 5, 25]
+    # question types of the 25 demo results, in the table's (sorted) order, then all of them
+    demo = [json.loads(line) for line in demo_path("memory", "demo_results.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    types = Counter(r["question_type"] for r in demo)
+    assert list(by_type["count"]) == [types[t] for t in sorted(types)] + [len(demo)] == [4, 5, 3, 8, 5, 25]
     assert not at.button  # no endpoint configured: no "Run judge" button, an explanation instead
     assert any("EVALBOARD_JUDGE_BASE_URL" in i.value for i in at.info)
 
@@ -185,5 +175,13 @@ def test_real_mem0_results_with_the_locomo_dataset():
     # judge_score = mem0's stored llm_score (445 of 841 single-hop correct)
     assert by_type.loc["single_hop", "Judge score"] == pytest.approx(445 / 841)
     parity = next(df.value for df in at.dataframe if "LoCoMo F1" in df.value.columns).set_index("question_type")
+    # the reference: LoCoMo's published scoring (tests/helpers/locomo_reference.py) on the raw mem0 file,
+    # category 4 (single-hop) mean = 0.3921 (tests/real/test_memory_real.py compares every question)
+    raw = json.loads(require_shared("long_memory", "locomo_predictions_mem0", "results.json").read_text(
+        encoding="utf-8"))
+    single_hop = [score for category, score in locomo_reference_scores(raw) if category == 4]
+    reference = sum(single_hop) / len(single_hop)
+    assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(reference, abs=1e-9)
+    assert round(reference, 4) == 0.3921
     assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(0.3921, abs=5e-5)
     assert any("llm_score in the results file" in c.value for c in at.caption)

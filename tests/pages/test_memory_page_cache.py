@@ -11,13 +11,14 @@ import pytest
 import components.uploads as uploads
 from evaluators.demo import demo_path
 from evaluators.memory import metrics as metrics_mod
-from tests.pages.test_memory_page import isolated, metric, run_page  # noqa: F401 - isolated is autouse
-from tests.unit.test_memory_llm import FakeJudgeServer
+from tests.helpers.http_servers import FakeJudgeServer
+from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page
 
 # the module (``evaluators.memory.locomo_parity`` is also the function's name in the package)
 parity_mod = importlib.import_module("evaluators.memory.locomo_parity")
 
-pytestmark = pytest.mark.usefixtures("empty_result_store")
+# no judge endpoint from the environment (tests/pages/conftest.py); nothing kept from another test
+pytestmark = pytest.mark.usefixtures("isolated", "empty_result_store")
 
 
 def _count_calls(monkeypatch, module, name: str) -> list:

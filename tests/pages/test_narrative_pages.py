@@ -8,27 +8,12 @@ from streamlit.testing.v1 import AppTest
 from components.metrics import fmt
 from evaluators.narrative import evaluate
 from evaluators.narrative.batch import evaluate_batch
-from evaluators.io import InputFile
 from components.narrative_state import demo_files
-from tests.conftest import ROOT, require_shared
+from tests.conftest import require_shared
+from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, run_page as run
 from tests.unit.narrative_builders import doc, event, rel, span
 
-HOME = str(ROOT / "app.py")
-PAGE = str(ROOT / "pages" / "1_Narrative.py")
 VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
-
-
-def run(path, **state):
-    at = AppTest.from_file(path, default_timeout=60)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def html_bodies(at) -> str:
@@ -98,6 +83,14 @@ def test_upload_mode_starts_empty():
     assert any("Upload ground truth and predictions to start" in m.value for m in at.markdown)
 
 
+# CH_002 by hand (tests/real/test_narrative_real.py, test_ch002_*): characters P = 10/18, R = 1 -> F1 5/7;
+# relationships P = 2/16, R = 2/11 -> F1 4/27, 5 of 8 GT pairs covered; sentiment 2/2; action-layer fields
+# 16 of 47; text spans 1 (the same 14 spans, all 14 events aligned); overall = the mean of the five.
+CH002_BY_HAND = {"Characters": 5 / 7, "Relationships": 4 / 27, "Sentiment": 1.0, "Action layer": 16 / 47,
+                 "Text spans": 1.0, "Overall": (5 / 7 + 4 / 27 + 1 + 16 / 47 + 1) / 5}
+
+
+@pytest.mark.realdata
 def test_real_upload_shows_the_engines_values():
     gt = require_shared("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json").read_bytes()
     pred = require_shared("fairytales", "predictions", "CH_002_牛郎织女_v3_prediction.json").read_bytes()
@@ -110,14 +103,21 @@ def test_real_upload_shows_the_engines_values():
     for title, comp in (("Characters", "characters"), ("Relationships", "relationships"),
                         ("Sentiment", "sentiment"), ("Action layer", "action_layer"), ("Text spans", "text_span")):
         assert m[title] == fmt(expected.component_scores[comp])
+    # ... and the values worked out by hand, as the page writes them
+    assert {title: m[title] for title in CH002_BY_HAND} == {title: fmt(v) for title, v in CH002_BY_HAND.items()}
+    # 5/7 = 0.7143, 4/27 = 0.1481, 16/47 = 0.3404, (0.7143 + 0.1481 + 1 + 0.3404 + 1) / 5 = 0.6406
+    assert (m["Characters"], m["Relationships"], m["Action layer"], m["Overall"]) == ("0.714", "0.148", "0.340",
+                                                                                      "0.641")
     at.segmented_control(key="nar_view").set_value("Relationships").run()
     m = metrics(at)
     assert m["F1"] == fmt(expected.relationships.relationship_f1)
     assert m["Pair coverage"] == fmt(expected.relationships.relationship_pair_coverage)
+    assert (m["F1"], m["Pair coverage"]) == (fmt(4 / 27), fmt(5 / 8))
     at.segmented_control(key="nar_view").set_value("Spans").run()
     assert "牛郎" in html_bodies(at)
     at.segmented_control(key="nar_view").set_value("Alignment").run()
     assert metrics(at)["Aligned"] == str(expected.summary.events_aligned)
+    assert metrics(at)["Aligned"] == "14"
 
 
 def test_broken_file_is_reported_and_the_good_pair_still_scored():

@@ -7,26 +7,12 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, require_shared
-
-PAGE = str(ROOT / "pages" / "2_QA_Factcheck.py")
-
-
-def run_page(path: str) -> AppTest:
-    """Run a page file once with AppTest and check it raised nothing."""
-    at = AppTest.from_file(path, default_timeout=120)
-    at.run()
-    assert not at.exception
-    return at
-
-
-def metric_values(at) -> dict[str, str]:
-    """Metric values by the English part of their label ("EM · 精确匹配" -> "EM")."""
-    return {m.label.split(" · ")[0]: m.value for m in at.metric}
+from tests.conftest import require_shared
+from tests.pages.helpers import QA_PAGE, metric_values, run_page
 
 
 def _app() -> AppTest:
-    return run_page(PAGE)
+    return run_page(QA_PAGE)
 
 
 _metrics = metric_values
@@ -42,6 +28,8 @@ def _upload(at, name: str, data: bytes, key: str = "qa_upload") -> AppTest:
 def test_demo_factcheck_metrics_matrix_and_cell():
     at = _app()
     m = _metrics(at)
+    # factcheck_demo.jsonl: 17 claims, fc-09 without a label (No GT); verdicts right on fc-01, 03, 10 (T),
+    # 02, 06, 11, 14 (F), 05, 12, 16 (uncertain) -> 10 of 16 = 62.50% (a verdict's F1 is its EM)
     assert m["EM"] == "62.50%" and m["F1"] == "62.50%" and m["Scored"] == "16 / 17" and m["No GT"] == "1"
     assert any(s.value.startswith("Confusion matrix") for s in at.subheader)
     at.selectbox(key="qa_cm_true").select("T")
@@ -62,7 +50,7 @@ def test_demo_qa_and_record_filters():
     at = _app()
     at.radio(key="qa_demo").set_value("qa").run()
     m = _metrics(at)
-    assert m["EM"] == "36.36%"  # 4 of 11 scored records
+    assert m["EM"] == "36.36%"  # 4 of 11 scored records (en-01, en-04, en-05, zh-01 exact; en-06 has no GT)
     assert not any(s.value.startswith("Confusion matrix") for s in at.subheader)
     at.checkbox[0].check().run()  # errors only
     assert any("7 of 12 records match the filters" in c.value for c in at.caption)
@@ -85,17 +73,30 @@ def test_upload_empty_state_and_bad_files():
 @pytest.mark.realdata
 def test_upload_cfever_baseline():
     path = require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # the baseline predicts "supports" on every row: EM = share of gold "supports" = 211/600 = 35.17%,
+    # and constant predictions agree only by chance: Cohen's kappa 0
+    assert {r["predicted_label"] for r in rows} == {"supports"}
+    supports = sum(r["label"] == "supports" for r in rows)
+    assert (supports, len(rows)) == (211, 600)
     at = _upload(_app(), path.name, path.read_bytes())
     m = _metrics(at)
-    assert m["EM"] == "35.17%" and m["Cohen's kappa"] == "0.000" and m["Scored"] == "600 / 600"
+    assert m["EM"] == f"{100 * supports / len(rows):.2f}%" == "35.17%"
+    assert m["Cohen's kappa"] == "0.000" and m["Scored"] == "600 / 600"
 
 
 @pytest.mark.realdata
 def test_upload_hotpotqa_three_systems():
     path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    summaries = json.loads(require_shared("qa_factcheck", "hotpotqa_vatsalp04", "comparison_20251210_140921",
+                                          "all_summaries.json").read_text(encoding="utf-8"))
     at = _upload(_app(), path.name, path.read_bytes())
     breakdown = next(df.value for df in at.dataframe if "subset" in df.value.columns)
     em = dict(zip(breakdown["subset"], breakdown["exact_match"]))
+    # the reference: the source repository's own all_summaries.json, answer_metrics.avg_em per system
+    for system, summary in summaries.items():
+        assert em[f"system = {system}"] == pytest.approx(summary["answer_metrics"]["avg_em"], abs=1e-12), system
+    # ... which reads 0.66 (33 of 50) and 0.44 (22 of 50) for these two
     assert em["system = Decomp_FullPipeline"] == pytest.approx(0.66)
     assert em["system = Decomp_SearchFallback"] == pytest.approx(0.44)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from evaluators.testsets import evaluate as evaluate_mod
-from tests.pages.test_qa_page import metric_values
-from tests.pages.test_testsets_page import _app
+from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page
 
 
 def test_json_report_is_made_on_click(monkeypatch, deferred_downloads):
@@ -18,7 +17,7 @@ def test_json_report_is_made_on_click(monkeypatch, deferred_downloads):
             return _original(self)
         monkeypatch.setattr(cls, "to_dict", counted)
 
-    at = _app()
+    at = run_page(TESTSETS_PAGE)
     at.radio(key="ts_demo").set_value("multi").run()
     assert not at.exception
     (button,) = at.get("download_button")

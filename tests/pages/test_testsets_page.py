@@ -7,14 +7,12 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, require_shared
-from tests.pages.test_qa_page import metric_values, run_page
-
-PAGE = str(ROOT / "pages" / "3_Test_Sets.py")
+from tests.conftest import require_shared
+from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page
 
 
 def _app() -> AppTest:
-    return run_page(PAGE)
+    return run_page(TESTSETS_PAGE)
 
 
 _metrics = metric_values
@@ -38,6 +36,10 @@ def _upload(items: tuple[str, bytes], answers: tuple[str, bytes]) -> AppTest:
 def test_demo_single_turn_scores_and_highlights():
     at = _app()
     m = _metrics(at)
+    # evaluators/demo/testsets (tests/unit/test_testsets.py::test_single_demo_breakdowns item by item):
+    # keyword scores q_001..q_008 = 1, .5, 0, .5, 1, 1, 1, 0 (q_008 unanswered; q_009 has no keywords, unscored)
+    # mean (1+.5+0+.5+1+1+1+0)/8 = 5/8 = 0.625; keywords found 1+1+0+1+4+2+2+0 = 11 of 1+2+1+2+4+2+2+3 = 17
+    # -> 11/17 = 0.647
     assert m["Mean score"] == "0.625" and m["Keyword recall"] == "0.647" and m["Scored items"] == "8 / 9"
     html = _html(at)
     assert "<mark" in html and ">林远</mark>" in html          # matched keyword highlighted in the answer
@@ -50,6 +52,8 @@ def test_demo_multi_turn_turn_by_turn():
     at = _app()
     at.radio(key="ts_demo").set_value("multi").run()
     m = _metrics(at)
+    # points covered: mt_001 turns 2/2, 1/2, 1/1 and mt_002 2/2, 0/1 (turn 2 unanswered) -> 6/8 = 0.750;
+    # per dialogue 4/5 and 2/3 -> (4/5 + 2/3)/2 = 0.7333
     assert m["Points covered"] == "0.750" and m["Mean dialogue coverage"] == "0.733"
     assert "Turn 2</b> · needs context" in _html(at)
     at.selectbox[0].select("mt_002").run()

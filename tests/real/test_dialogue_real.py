@@ -25,12 +25,13 @@ Known defects of the stored report, which are NOT reproduced:
 """
 
 import json
+import unicodedata
+from collections import Counter, defaultdict
 
 import pytest
 
 from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases, load_predictions
 from evaluators.dialogue.reports import annotation_csv, json_report
-from evaluators.metrics import embeddings
 from evaluators.metrics.registry import PairScorer, get_metric
 from tests.conftest import require_shared
 
@@ -44,6 +45,23 @@ pytestmark = pytest.mark.realdata
 @pytest.fixture(scope="module")
 def report():
     return json.loads(require_shared("persona_chat", REPORT).read_text(encoding="utf-8"))
+
+
+def _levenshtein(a: str, b: str) -> int:
+    """Levenshtein distance (insert, delete, substitute; each costs 1), by the textbook recurrence."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _edit_similarity(prediction: str, expected: str) -> float:
+    """1 - Levenshtein / max length on NFKC + lower-cased text; both empty 1.0 (independent of rapidfuzz)."""
+    a, b = (unicodedata.normalize("NFKC", t).lower() for t in (prediction, expected))
+    return 1.0 if not a and not b else 1 - _levenshtein(a, b) / max(len(a), len(b))
 
 
 def test_difflib_mode_reproduces_stored_exact_fuzzy_keyword_exactly(report):
@@ -67,6 +85,10 @@ def test_stored_report_defects_are_explained_not_copied(report):
     edit = get_metric("edit_similarity")
     differs = sum(edit.score(r["prediction"], r["expected_response"]) != r["metrics"]["edit_distance"] for r in rows)
     assert differs > 150  # a real Levenshtein similarity differs almost everywhere
+    # ... on exactly the rows where a Levenshtein similarity computed here by hand differs: 157 of 186
+    by_hand = sum(abs(_edit_similarity(r["prediction"], r["expected_response"]) - r["metrics"]["edit_distance"])
+                  > 1e-12 for r in rows)
+    assert differs == by_hand == 157
     # defect 2: semantic similarity stored as 0 everywhere (library missing, reported as a score)
     assert {r["metrics"]["sentence_bert"] for r in rows} == {0.0}
     # the stored combined score is exactly the weighted sum with those two defects inside
@@ -77,25 +99,11 @@ def test_stored_report_defects_are_explained_not_copied(report):
                                                     + 0.1 * m["keyword_similarity"], abs=1e-15)
 
 
-class _NoBackend:
-    name, signature = "none", "emb=none"
-
-    def unavailable_reason(self):
-        return "not installed (test)"
-
-    def embed(self, texts):  # pragma: no cover
-        raise AssertionError
-
-
-def test_rescoring_the_stored_run_in_difflib_mode_without_semantic():
+def test_rescoring_the_stored_run_in_difflib_mode_without_semantic(no_embeddings):
     path = require_shared("persona_chat", REPORT)
     data = path.read_bytes()
     cases, preds = load_cases(data, REPORT), load_predictions(data, REPORT)
-    embeddings.set_embedding_backend(_NoBackend())
-    try:
-        ev = evaluate_dialogue(cases.cases, preds.rows, DialogueConfig(mode="difflib"), cases_file=REPORT)
-    finally:
-        embeddings.set_embedding_backend(None)
+    ev = evaluate_dialogue(cases.cases, preds.rows, DialogueConfig(mode="difflib"), cases_file=REPORT)
     # the report's repeated (scene, index) rows are matched by occurrence: every row is scored
     assert ev.matching["n_matched"] == {"qwen3-32B": 186} and ev.matching["n_unmatched"] == 0
     s = ev.by_model[0]
@@ -110,16 +118,54 @@ def test_rescoring_the_stored_run_in_difflib_mode_without_semantic():
         assert r.combined_score == pytest.approx(expected)
 
 
-def test_matching_the_run_to_the_current_case_file():
+def _counted_from_the_raw_files(cases_raw: dict, rows: list[dict]) -> dict[str, int]:
+    """The matching counts, read off the two JSON files here (not through evaluators.dialogue).
+
+    A case is keyed by (scene, dialogue_index); a key given n times is n cases, matched to the
+    key's rows in order (the k-th row to the k-th case).  A row whose key no case has is
+    unmatched; a matched row whose stored context differs (stripped) answered another prompt.
+    """
+    cases = defaultdict(list)
+    for scene, items in cases_raw["test_cases_by_scene"].items():
+        for item in items:
+            cases[(scene, item["dialogue_index"])].append(item)
+    seen: Counter = Counter()
+    counts = Counter()
+    for row in rows:
+        key = (row["scene"], row["dialogue_index"])
+        k, seen[key] = seen[key], seen[key] + 1
+        if key not in cases:
+            counts["unmatched"] += 1
+        elif k < len(cases[key]):
+            case = cases[key][k]
+            counts["matched"] += 1
+            counts["expected_mismatch"] += row["expected_response"].strip() != case["expected_response"].strip()
+            counts["context_mismatch"] += (row["expected_response"].strip() == case["expected_response"].strip()
+                                           and row["context"].strip() != case["context"].strip())
+    return {"cases": sum(len(v) for v in cases.values()), "duplicate_keys": sum(len(v) - 1 for v in cases.values()),
+            "scenes": len(cases_raw["test_cases_by_scene"]), "matched": counts["matched"],
+            "unmatched": counts["unmatched"], "context_mismatch": counts["context_mismatch"],
+            "expected_mismatch": counts["expected_mismatch"]}
+
+
+def test_matching_the_run_to_the_current_case_file(report):
+    raw = json.loads(require_shared("persona_chat", CASES).read_text(encoding="utf-8"))
+    expected = _counted_from_the_raw_files(raw, report["results"])
+    assert expected == {"cases": 164, "duplicate_keys": 12, "scenes": 11, "matched": 164, "unmatched": 22,
+                        "context_mismatch": 104, "expected_mismatch": 0}
     cases = load_cases(require_shared("persona_chat", CASES).read_bytes(), CASES)
     preds = load_predictions(require_shared("persona_chat", REPORT).read_bytes(), REPORT)
     assert len(cases.cases) == 164 and cases.n_duplicate_keys == 12 and len(cases.scenes) == 11
+    assert (len(cases.cases), cases.n_duplicate_keys, len(cases.scenes)) == (
+        expected["cases"], expected["duplicate_keys"], expected["scenes"])
     ev = evaluate_dialogue(cases.cases, preds.rows, DialogueConfig(metrics=("exact_match",),
                                                                    weights={"exact_match": 1.0}),
                            issues=cases.issues + preds.issues)
-    assert ev.matching["n_matched"] == {"qwen3-32B": 164}
+    assert ev.matching["n_matched"] == {"qwen3-32B": 164} == {"qwen3-32B": expected["matched"]}
     assert ev.matching["n_unmatched"] == 22 and ev.matching["n_context_mismatch"] == 104
-    assert ev.matching["n_expected_mismatch"] == 0
+    assert (ev.matching["n_unmatched"], ev.matching["n_context_mismatch"]) == (
+        expected["unmatched"], expected["context_mismatch"])
+    assert ev.matching["n_expected_mismatch"] == 0 == expected["expected_mismatch"]
     kinds = {i.kind for i in ev.issues}
     assert {"duplicate", "unmatched", "context_mismatch"} <= kinds
     assert len({s.scene for s in ev.by_scene}) == 11

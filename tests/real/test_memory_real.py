@@ -21,6 +21,7 @@ from evaluators.memory.loaders import load_locomo, load_longmemeval, load_mem0_l
 from evaluators.memory.locomo_parity import locomo_parity
 from evaluators.memory.records import ADVERSARIAL_GROUND_TRUTH, LOCOMO_CATEGORIES
 from tests.conftest import ROOT, require_shared
+from tests.helpers.locomo_reference import locomo_reference_scores
 
 pytestmark = pytest.mark.realdata
 
@@ -44,6 +45,25 @@ def mem0_raw():
 @pytest.fixture(scope="module")
 def mem0(mem0_raw, locomo):
     return load_mem0_locomo(mem0_raw, "results.json", dataset=locomo)
+
+
+@pytest.fixture(scope="module")
+def reference_means(mem0_raw) -> dict[str, float]:
+    """LoCoMo's published scoring (tests/helpers/locomo_reference.py) on the raw mem0 file: the mean per
+    question type, and over all questions under "overall"."""
+    scores = locomo_reference_scores(mem0_raw)
+    by_type: dict[str, list[float]] = {}
+    for category, score in scores:
+        by_type.setdefault(LOCOMO_CATEGORIES[category], []).append(score)
+    means = {t: sum(v) / len(v) for t, v in by_type.items()}
+    means["overall"] = sum(score for _, score in scores) / len(scores)
+    return means
+
+
+def test_the_reference_means_are_the_pinned_values(reference_means):
+    # LoCoMo's own F1 of mem0's predictions, rounded to 4 places: the values the tests below pin
+    assert {t: round(v, 4) for t, v in reference_means.items()} == {
+        "single_hop": 0.3921, "multi_hop": 0.2570, "temporal": 0.4546, "open_domain": 0.1878, "overall": 0.3677}
 
 
 def test_locomo_dataset_counts_and_adversarial_items(locomo_raw, locomo):
@@ -72,10 +92,11 @@ def test_mem0_predictions_match_the_dataset_and_its_counts(mem0, locomo):
         "single_hop": 841, "multi_hop": 282, "temporal": 321, "open_domain": 96}
 
 
-def test_mem0_in_locomo_parity_mode(mem0, mem0_raw):
+def test_mem0_in_locomo_parity_mode(mem0, mem0_raw, reference_means):
     """LoCoMo's own F1 on mem0's predictions, per category.
 
-    How the values arise (snap-research/LoCoMo task_eval/evaluation.py):
+    How the values arise (snap-research/LoCoMo task_eval/evaluation.py; re-stated in
+    tests/helpers/locomo_reference.py, which this test compares with question by question):
     each question gets the stemmed multiset token F1 of normalised answer and prediction
     (multi-hop: comma parts, mean of best matches; open-domain: the answer before ';'),
     and a category's value is the sum over its questions / its count; overall is the sum
@@ -92,16 +113,25 @@ def test_mem0_in_locomo_parity_mode(mem0, mem0_raw):
     """
     report = locomo_parity(mem0.results)
     assert report.skipped == {}
+    # parity, question by question, with the reference written from the published code (same file order)
+    raw_items = [q for items in mem0_raw.values() for q in items]
+    reference = locomo_reference_scores(mem0_raw)
+    assert len(raw_items) == len(reference) == len(mem0.results) == 1540
+    for item, (category, expected), r in zip(raw_items, reference, mem0.results):
+        assert (item["question"], category) == (r.question, r.metadata["category"])  # the same question
+        assert report.per_question[r.question_id] == pytest.approx(expected, abs=1e-12), r.question_id
     got = {c.question_type: (c.count, c.mean) for c in report.by_category}
     assert [c.category for c in report.by_category] == [4, 1, 2, 3]  # the official print order, no category 5
     assert {t: n for t, (n, _) in got.items()} == {"single_hop": 841, "multi_hop": 282, "temporal": 321,
                                                    "open_domain": 96}
     expected = {"single_hop": 0.3921, "multi_hop": 0.2570, "temporal": 0.4546, "open_domain": 0.1878}
     for qtype, value in expected.items():
-        assert got[qtype][1] == pytest.approx(value, abs=5e-5), qtype
+        assert got[qtype][1] == pytest.approx(reference_means[qtype], abs=1e-12), qtype
+        assert got[qtype][1] == pytest.approx(value, abs=5e-5), qtype  # the reference's value, 4 places
     # overall = (0.39214*841 + 0.25700*282 + 0.45459*321 + 0.18781*96) / 1540 = 0.3677
     weighted = sum(n * m for n, m in got.values()) / 1540
     assert report.overall == pytest.approx(weighted, abs=1e-12)
+    assert report.overall == pytest.approx(reference_means["overall"], abs=1e-12)
     assert report.overall == pytest.approx(0.3677, abs=5e-5)
 
     # Spot checks on real items, hand-derived in tests/unit/test_memory_parity.py:
@@ -189,7 +219,7 @@ def test_himga_fixtures_load():
     assert "unknown_future_type" in {r.question_type for r in lme.results}
 
 
-def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path):
+def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path, reference_means):
     base = require_shared("long_memory")
     out = tmp_path / "report.json"
     proc = subprocess.run(
@@ -200,8 +230,12 @@ def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     parity = {c["question_type"]: c["mean"] for c in report["locomo_parity"]["by_category"]}
+    # LoCoMo's published scoring (reference_means) per type: single-hop 0.3921, multi-hop 0.2570
+    assert parity == pytest.approx({t: reference_means[t] for t in parity}, abs=1e-12)
     assert parity["single_hop"] == pytest.approx(0.3921, abs=5e-5)
     assert report["metrics"]["by_type"]["single_hop"]["judge_score"] == pytest.approx(445 / 841)
+    assert report["metrics"]["by_type"]["multi_hop"]["locomo_f1"] == pytest.approx(reference_means["multi_hop"],
+                                                                                  abs=1e-12)
     assert report["metrics"]["by_type"]["multi_hop"]["locomo_f1"] == pytest.approx(0.2570, abs=5e-5)
     proc = subprocess.run(
         [sys.executable, "-m", "evaluators", "memory", "--questions",

@@ -120,9 +120,15 @@ def test_ch002_text_span_and_overall(ch002):
 
 
 def test_ch003_alignment_pairs_cover_overlapping_text():
-    r = evaluate(_bytes("predictions", "CH_003_孟姜女哭长城_prediction.json"),
-                 _bytes("gt_v3", "CH_003_孟姜女哭长城_v3.json"))
+    pred, gt = _bytes("predictions", "CH_003_孟姜女哭长城_prediction.json"), _bytes("gt_v3", "CH_003_孟姜女哭长城_v3.json")
+    # Read off the raw files: 20 GT and 20 predicted events whose spans have the same (start, end), event by
+    # event, so each GT event pairs with the prediction at its position, by span IoU 1.
+    offsets = [[(e["text_span"]["start"], e["text_span"]["end"]) for e in json.loads(data)["narrative_events"]]
+               for data in (gt, pred)]
+    assert offsets[0] == offsets[1] and len(offsets[0]) == 20
+    r = evaluate(pred, gt)
     assert len(r.alignment.pairs) == 20
+    assert [(p.gt_index, p.pred_index, p.iou) for p in r.alignment.pairs] == [(i, i, 1.0) for i in range(20)]
     for p in r.alignment.pairs:
         g, q = r.alignment.gt_spans[p.gt_index], r.alignment.pred_spans[p.pred_index]
         assert p.iou is not None and p.iou > 0

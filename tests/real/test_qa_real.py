@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 from collections import Counter
@@ -12,7 +11,8 @@ import pytest
 from evaluators.metrics import cmrc
 from evaluators.qa import QAConfig, evaluate_qa
 from evaluators.testsets import evaluate_multi_turn, evaluate_single, load_answers, load_test_set
-from tests.conftest import ROOT, require_shared
+from tests.conftest import require_shared
+from tests.helpers.official import official_qa_metrics
 
 pytestmark = pytest.mark.realdata
 
@@ -73,13 +73,6 @@ def test_cfever_baseline_gives_the_degenerate_matrix():
 # ------------------------------------------------------------------ CMRC 2018 dev / trial
 
 
-def _official():
-    spec = importlib.util.spec_from_file_location("official_qa_metrics", ROOT / "bench" / "official_qa_metrics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("name", ["cmrc2018_dev.json", "cmrc2018_trial.json"])
 def test_cmrc_gold_against_itself_through_the_squad_style_reader(name):
     path = require_shared("qa_factcheck", "cmrc2018", name)
@@ -94,7 +87,7 @@ def test_cmrc_gold_against_itself_through_the_squad_style_reader(name):
 
 def test_cmrc_dev_parity_with_the_official_algorithm():
     path = require_shared("qa_factcheck", "cmrc2018", "cmrc2018_dev.json")
-    official = _official()
+    official = official_qa_metrics()
     doc = json.loads(path.read_text(encoding="utf-8"))
     rng = random.Random(2018)
     n = 0
@@ -109,6 +102,9 @@ def test_cmrc_dev_parity_with_the_official_algorithm():
                     em, f1 = official.cmrc_pair(pred, answers)
                     assert cmrc.cmrc_scores(pred, answers) == (float(em), float(f1)), (qa["id"], pred)
                     n += 1
+    # 3,219 questions: the published size of the CMRC 2018 dev set (Cui et al. 2019, "A Span-Extraction
+    # Dataset for Chinese Machine Reading Comprehension", and ../shared/data/qa_factcheck/SOURCES.md),
+    # two predictions each
     assert n == 2 * 3219
 
 

@@ -1,82 +1,20 @@
 """Live mode against real HTTP servers started here on 127.0.0.1 (normal, slow, failing, flaky)."""
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from evaluators.cli import main
 from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases
 from evaluators.dialogue.live import ChatClient, EndpointConfig, EndpointError, run_live
+from tests.helpers.http_servers import ChatServer
 
 CASES = {"test_cases_by_scene": {
     "s1": [{"context": "你好", "expected_response": "你好呀", "dialogue_index": 1},
            {"context": "再见", "expected_response": "再见啦", "dialogue_index": 2}],
     "s2": [{"context": "Hello", "expected_response": "Hello there", "dialogue_index": 1}],
 }}
-
-
-class ChatServer:
-    """A persona server on 127.0.0.1 recording every request.
-
-    behaviour: "ok" (echo), "slow" (sleeps longer than the client timeout), "fail" (HTTP 500),
-    "flaky" (500 on the first call of each message, then ok), "bad_json" (no 'response' key).
-    """
-
-    def __init__(self, behaviour: str = "ok", delay: float = 0.5):
-        self.behaviour, self.delay = behaviour, delay
-        self.log: list[tuple[str, dict | None]] = []
-        self.seen: set[str] = set()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                server.log.append((self.path, body))
-                if self.path == "/reset":
-                    return self._send(200, {"status": "ok"})
-                if server.behaviour == "slow":
-                    time.sleep(server.delay)
-                if server.behaviour == "fail":
-                    return self._send(500, {"error": "boom"})
-                if server.behaviour == "flaky" and body["message"] not in server.seen:
-                    server.seen.add(body["message"])
-                    return self._send(503, {"error": "busy"})
-                if server.behaviour == "bad_json":
-                    return self._send(200, {"text": "no response key"})
-                if server.behaviour == "fail_one" and body["message"] == "再见":
-                    return self._send(500, {"error": "boom"})
-                return self._send(200, {"response": f"{body['message']}呀 ({body['model_config_name']})"})
-
-            def _send(self, code, payload):
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def paths(self):
-        return [p for p, _ in self.log]
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from evaluators.dialogue import (
     DialogueConfig, combine, combined_weights, evaluate_dialogue, load_cases, load_predictions,
 )
 from evaluators.dialogue.reports import ANNOTATION_COLUMNS, annotation_csv, json_report, summary_text
-from evaluators.metrics import embeddings
 
 CASES = {"test_cases_by_scene": {
     "s1": [{"context": "c1", "expected_response": "我喜欢猫", "dialogue_index": 1},
@@ -28,24 +27,6 @@ PREDS = [
     {"model": "B", "scene": "s2", "dialogue_index": 1, "prediction": "Hi"},
 ]
 METRICS = ("exact_match", "fuzzy_ratio", "edit_similarity", "keyword_jaccard")
-
-
-class _NoBackend:
-    name = "none"
-    signature = "emb=none"
-
-    def unavailable_reason(self):
-        return "no embedding backend (test)"
-
-    def embed(self, texts):  # pragma: no cover
-        raise AssertionError
-
-
-@pytest.fixture
-def no_semantic():
-    embeddings.set_embedding_backend(_NoBackend())
-    yield
-    embeddings.set_embedding_backend(None)
 
 
 def _evaluate(mode="default"):
@@ -72,7 +53,7 @@ def test_combined_weights_redistribute_unavailable():
         combined_weights({"exact_match": -1.0})
 
 
-def test_per_case_statuses_and_hand_worked_combined(no_semantic):
+def test_per_case_statuses_and_hand_worked_combined(no_embeddings):
     ev = _evaluate()
     res = {(r.model, r.scene, r.dialogue_index): r for r in ev.results}
     assert ev.weights.redistributed == ("semantic_similarity",)
@@ -100,7 +81,7 @@ def test_per_case_statuses_and_hand_worked_combined(no_semantic):
     assert ev.matching["n_missing"] == {"A": 0, "B": 2}
 
 
-def test_model_comparison(no_semantic):
+def test_model_comparison(no_embeddings):
     c = _evaluate().comparison
     # s1#1: B (1.0) beats A; s1#2: A (1.0) beats missing B (0); s2#1: A beats B.
     assert c.n_shared == 3 and c.wins == {"A": 2, "B": 1} and c.ties == 0
@@ -109,7 +90,7 @@ def test_model_comparison(no_semantic):
     assert c.winners["s1#1#0"] == "B"
 
 
-def test_reports_are_compatible_with_the_earlier_script(no_semantic):
+def test_reports_are_compatible_with_the_earlier_script(no_embeddings):
     ev = _evaluate()
     rows = list(csv.reader(io.StringIO(annotation_csv(ev))))
     assert rows[0] == ANNOTATION_COLUMNS + ["model"]  # model column appended: two models
@@ -130,7 +111,7 @@ def test_reports_are_compatible_with_the_earlier_script(no_semantic):
     assert "redistributed" in text and "A wins 2" in text
 
 
-def test_difflib_mode_uses_the_earlier_definitions(no_semantic):
+def test_difflib_mode_uses_the_earlier_definitions(no_embeddings):
     ev = _evaluate(mode="difflib")
     a21 = next(r for r in ev.results if (r.model, r.scene, r.dialogue_index) == ("A", "s2", "1"))
     assert a21.metrics["exact_match"] == 0.0  # "Hello Lulu!" != "Hello Lulu" after strip()
@@ -138,7 +119,7 @@ def test_difflib_mode_uses_the_earlier_definitions(no_semantic):
     assert ev.config.mode == "difflib" and "mode=difflib" in ev.signatures["fuzzy_ratio"]
 
 
-def test_cli_writes_three_outputs(tmp_path, capsys, no_semantic):
+def test_cli_writes_three_outputs(tmp_path, capsys, no_embeddings):
     cases = tmp_path / "cases.json"
     cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
     preds = tmp_path / "preds.jsonl"

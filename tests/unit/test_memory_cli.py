@@ -10,7 +10,7 @@ import pytest
 
 from evaluators.cli import main
 from evaluators.memory.records import EvalResult, results_to_jsonl
-from tests.unit.test_memory_llm import FakeJudgeServer
+from tests.helpers.http_servers import FakeJudgeServer
 
 RESULTS = [
     EvalResult("s", "a", "single_hop", "Where does Ann live?", "Oslo", "Ann lives in Oslo."),

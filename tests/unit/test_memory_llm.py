@@ -1,122 +1,22 @@
 """The judge's LLM client and batch judging against a real HTTP server on 127.0.0.1.
 
-`FakeJudgeServer` is an OpenAI-compatible /v1/chat/completions endpoint that judges like a
-strict grader (yes when the correct answer appears in the model response) and misbehaves
-on request: questions mentioning MALFORMED get a broken body, SLOW ones a late reply,
-FAIL ones HTTP 500, FLAKY ones one 503 before a good reply.
+`FakeJudgeServer` (tests/helpers/http_servers.py) is an OpenAI-compatible
+/v1/chat/completions endpoint that judges like a strict grader (yes when the correct
+answer appears in the model response) and misbehaves on request: questions mentioning
+MALFORMED get a broken body, SLOW ones a late reply, FAIL ones HTTP 500, FLAKY ones one
+503 before a good reply.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from evaluators.memory.judge import batch_judge, judge_answer
 from evaluators.memory.llm import LLMConfig, LLMError, OpenAICompatibleClient
 from evaluators.memory.records import EvalResult
-
-
-class FakeJudgeServer:
-    """A threaded HTTP server standing in for the judge endpoint; records every request."""
-
-    def __init__(self, slow_s: float = 1.0):
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        self.slow_s = slow_s
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.delay_s = 0.0
-        self.seen_flaky: set[str] = set()
-        self.status_override: int | None = None
-        self._lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output clean
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer._lock:
-                    outer.requests.append(body)
-                    outer.headers.append(dict(self.headers))
-                    outer.in_flight += 1
-                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
-                try:
-                    status, payload, extra = outer.respond(self.path, body)
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    for k, v in extra.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    try:
-                        self.wfile.write(payload)
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass  # the client gave up (timeout)
-                finally:
-                    with outer._lock:
-                        outer.in_flight -= 1
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    @staticmethod
-    def completion(content: str) -> bytes:
-        return json.dumps({"id": "x", "object": "chat.completion",
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                        "finish_reason": "stop"}]}, ensure_ascii=False).encode("utf-8")
-
-    def verdict(self, prompt: str) -> bool:
-        answer = re.search(r"(?:Correct Answer|Rubric|Explanation): (.*?)\n\n", prompt, re.S).group(1)
-        response = re.search(r"Model Response: (.*?)\n\n", prompt, re.S).group(1)
-        return answer.strip().lower() in response.lower()
-
-    def respond(self, path: str, body: dict) -> tuple[int, bytes, dict]:
-        if path != "/v1/chat/completions":
-            return 404, b'{"error": "not found"}', {}
-        if self.status_override is not None:
-            return self.status_override, b'{"error": "overridden"}', {}
-        prompt = body["messages"][0]["content"]
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        if "FAIL" in prompt:
-            return 500, b'{"error": "internal"}', {}
-        if "SLOW" in prompt:
-            time.sleep(self.slow_s)
-        if "FLAKY" in prompt:
-            with self._lock:
-                first = prompt not in self.seen_flaky
-                self.seen_flaky.add(prompt)
-            if first:
-                return 503, b'{"error": "busy"}', {"Retry-After": "0"}
-        if "MALFORMED-BODY" in prompt:
-            return 200, b"<html>gateway error</html>", {}
-        if "MALFORMED" in prompt:
-            return 200, self.completion("I think it is fine, roughly 7 out of 10."), {}
-        ok = self.verdict(prompt)
-        if '"score"' in prompt:  # continuous mode
-            reply = json.dumps({"score": 1.0 if ok else 0.0, "reasoning": "answer present" if ok else "answer absent"})
-            return 200, self.completion(f"```json\n{reply}\n```"), {}
-        return 200, self.completion("Yes." if ok else "No."), {}
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.helpers.http_servers import FakeJudgeServer
 
 
 @pytest.fixture

@@ -10,10 +10,11 @@ import pytest
 
 from evaluators.memory.judge import Judgement
 from evaluators.memory.metrics import (
-    DEFAULT_METRICS, compute_metrics, metric_availability, resolve_metrics, score_questions,
+    DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics, score_questions,
 )
 from evaluators.memory.records import EvalResult
-from evaluators.metrics.registry import MetricUnavailable
+from evaluators.metrics import embeddings
+from evaluators.metrics.registry import MetricUnavailable, get_metric
 
 
 RESULTS = [
@@ -93,17 +94,39 @@ def test_default_metrics_leave_out_what_cannot_run_with_the_reason():
             assert "install" in report["unavailable"][name]
 
 
+def _make_unavailable(name: str, request, monkeypatch) -> None:
+    """Take away what ``name`` needs, whatever this machine has installed."""
+    if name == "meteor":  # nltk's WordNet data not found
+        import nltk
+
+        def not_found(resource, *args, **kwargs):
+            raise LookupError(resource)
+
+        monkeypatch.setattr(nltk.data, "find", not_found)
+    elif name == "bert_f1":  # no local BERTScore model named
+        monkeypatch.delenv(embeddings.ENV_BERTSCORE_MODEL, raising=False)
+    else:  # sbert_similarity: an embedding backend that cannot run
+        request.getfixturevalue("no_embeddings")
+
+
 @pytest.mark.parametrize("name", ["meteor", "bert_f1", "sbert_similarity"])
-def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name):
-    reason = metric_availability([name])[name]
-    if reason is None:
-        value = compute_metrics(RESULTS[:1], metrics=[name])["overall"][name]
-        assert value is not None and -1.0 <= value <= 1.0
-        return
+def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name, request, monkeypatch):
+    _make_unavailable(name, request, monkeypatch)
+    assert metric_availability([name])[name] is not None
     with pytest.raises(ImportError) as exc:  # MetricUnavailable is an ImportError, never a 0
         compute_metrics(RESULTS[:1], metrics=[name])
     assert isinstance(exc.value, MetricUnavailable)
     assert "install" in str(exc.value)
+
+
+@pytest.mark.parametrize("name", ["meteor", "bert_f1", "sbert_similarity"])
+def test_an_available_optional_metric_is_the_registry_metric(name):
+    if metric_availability([name])[name] is not None:
+        pytest.skip(f"{name} cannot run here (the unavailable path is tested above)")
+    value = compute_metrics(RESULTS[:1], metrics=[name])["overall"][name]
+    r = RESULTS[0]
+    assert value is not None and -1.0 <= value <= 1.0
+    assert value == pytest.approx(get_metric(REGISTRY_NAMES[name]).score(r.prediction, r.ground_truth))
 
 
 def test_score_questions_keeps_the_judgement_for_the_drill_down():

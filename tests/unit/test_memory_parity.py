@@ -7,12 +7,15 @@ the answer before the first ';'; adversarial = contains "no information availabl
 "not mentioned".
 """
 
+import random
+
 import pytest
 
 from evaluators.memory.locomo_parity import (
     locomo_multi_answer_f1, locomo_parity, locomo_score, locomo_token_f1, normalize_answer, stemmed_tokens,
 )
 from evaluators.memory.records import EvalResult
+from tests.helpers import locomo_reference
 
 
 def r(qid, category, gt, pred):
@@ -84,3 +87,17 @@ def test_report_means_per_category_in_the_official_order():
     assert temporal.mean == pytest.approx((1 / 3 + 1) / 2)
     assert report.overall == pytest.approx((1 / 3 + 1 + 1 + 1) / 4)
     assert report.count == 4 and list(report.skipped) == ["e"]
+
+
+def test_random_texts_score_as_the_published_scoring_does():
+    """Parity with tests/helpers/locomo_reference.py (the published code re-stated) on random texts."""
+    rng = random.Random(1986)
+    words = ["the", "a", "An", "and", "Paris", "paris,", "running", "runs", "January", "19", "2023,", "Lisbon",
+             ",", ";", "not mentioned", "No information available", "cat's", "U.S.", "—", "北京", "café", "", " "]
+    for _ in range(3000):
+        category = rng.randint(1, 5)
+        gold = " ".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
+        pred = " ".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
+        expected = locomo_reference.question_score(pred, gold, category)
+        assert locomo_score(r("q", category, gold, pred)) == pytest.approx(expected, abs=1e-12), (category, gold, pred)
+        assert normalize_answer(pred) == locomo_reference.normalize_answer(pred)

@@ -37,7 +37,9 @@ def test_qa_cli_rows_true_output_files_and_verbose(tmp_path, capsys):
     assert "Confusion matrix (rows = true, columns = predicted)" in text
     assert "fc-08: [scored]" in text and "unparsed predictions:  2  [fc-08, fc-15]" in text
     report = json.loads(out_json.read_text(encoding="utf-8"))
-    assert report["classification"]["confusion_matrix"]["counts"][0] == [3, 1, 0, 3]  # true T row
+    # true T row (columns = predicted T, F, uncertain, unparsed): fc-01, 03, 10 predicted T; fc-13 F;
+    # none uncertain; fc-08, 15, 17 unparsed (tests/unit/test_qa_evaluate.py::test_factcheck_demo_numbers)
+    assert report["classification"]["confusion_matrix"]["counts"][0] == [3, 1, 0, 3]
     out_csv = tmp_path / "records.csv"
     assert main(["qa", "--input", str(src), "--output-file", str(out_csv)]) == 0
     assert out_csv.read_text(encoding="utf-8").count("\n") == 18  # header + 17 records
@@ -76,6 +78,7 @@ def test_testsets_cli(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "mean keyword score (macro over items): 0.625" in text      # (1+.5+0+.5+1+1+1+0)/8
     assert "keyword recall (micro): 0.647  (11 of 17)" in text
+    # relation items: q_004 finds 徒弟, not 外甥女 -> 0.5; q_008 unanswered -> 0; (0.5 + 0) / 2 = 0.25
     assert json.loads(out.read_text(encoding="utf-8"))["by_category"]["relation"]["mean_score"] == 0.25
     mt = demo_path("testsets", "multi_turn_demo.json")
     mt_answers = demo_path("testsets", "multi_turn_demo_answers.jsonl")

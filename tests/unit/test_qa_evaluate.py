@@ -170,6 +170,8 @@ def test_qa_demo_numbers():
     assert f1["zh-05"] == pytest.approx(0.5)      # 宋朝 vs 唐朝: run 朝
     assert f1["zh-06"] == pytest.approx(0.25)     # 7 tokens vs [h2o]: P 1/7, R 1
     assert r.overall.n == 11 and r.overall.exact_match == pytest.approx(4 / 11)
+    # English F1 sum 3.5 = en-01 1 (Mars) + en-02 0.5 + en-03 0 (Sydney vs Canberra) + en-04 1 (the <answer>
+    # 1989) + en-05 1 ("Pacific Ocean" = gold "the Pacific Ocean" without its article); zh-01 1, zh-04 0 (empty)
     assert r.overall.token_f1 == pytest.approx((3.5 + 1 + 2 / 3 + 6 / 7 + 0.5 + 0.25) / 11)
     assert r.by_lang["en"].token_f1 == pytest.approx(3.5 / 5) and r.by_lang["zh"].exact_match == pytest.approx(1 / 6)
 
@@ -178,8 +180,13 @@ def test_factcheck_demo_numbers():
     r = evaluate_qa(demo_path("qa", "factcheck_demo.jsonl").read_bytes(), "factcheck_demo.jsonl")
     c = r.classification
     assert r.task == "factcheck" and r.missing_gt == ("fc-09",)
+    # rows = predicted, columns = true (T, F, uncertain, unparsed); fc-09 has no label:
+    # predicted T: fc-01, 03, 10 true T; fc-04 true F; fc-07 true uncertain        -> [3, 1, 1, 0]
+    # predicted F: fc-13 true T; fc-02, 06, 11, 14 true F                          -> [1, 4, 0, 0]
+    # predicted uncertain: fc-05, 12, 16, all true uncertain                       -> [0, 0, 3, 0]
+    # unparsed: fc-08, 15 (no verdict) and fc-17 (empty answer), all true T       -> [3, 0, 0, 0]
     assert c.matrix("predicted") == [[3, 1, 1, 0], [1, 4, 0, 0], [0, 0, 3, 0], [3, 0, 0, 0]]
-    assert c.accuracy == pytest.approx(10 / 16)
+    assert c.accuracy == pytest.approx(10 / 16)  # the diagonal 3 + 4 + 3 of 16 labelled claims
     assert r.unparsed_predictions == ("fc-08", "fc-15") and r.missing_prediction == ("fc-17",)
 
 
@@ -189,5 +196,5 @@ def test_exports_are_json_safe_and_carry_signature():
     assert data["signature"] == r.signature and "cmrc2018" in data["signature"]
     assert len(data["records"]) == 12 and data["records"][5]["exact_match"] is None
     text = records_csv(r)
-    assert text.splitlines()[0].startswith("id,group,status") and text.count("\n") >= 13
+    assert text.splitlines()[0].startswith("id,group,status") and text.count("\n") == 13  # header + 12 records
     assert not any(isinstance(v, float) and math.isnan(v) for v in data["overall"].values())

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 
 import pytest
 
 from evaluators.metrics import cmrc, squad
-from tests.conftest import ROOT
+from tests.helpers.official import official_qa_metrics
 
-
-def _official():
-    spec = importlib.util.spec_from_file_location("official_qa_metrics", ROOT / "bench" / "official_qa_metrics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-OFFICIAL = _official()
+OFFICIAL = official_qa_metrics()
 
 # ------------------------------------------------------------------ SQuAD v1.1 (English)
 

@@ -10,12 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from components.uploads import _result_store, cached
 
-
-@pytest.fixture(autouse=True)
-def empty_store():
-    _result_store.clear()
-    yield
-    _result_store.clear()
+pytestmark = pytest.mark.usefixtures("empty_result_store")
 
 
 class Counter:
@@ -126,22 +121,24 @@ def test_two_sessions_asking_for_the_same_key_compute_it_once():
 
 
 def test_a_slow_computation_does_not_block_other_keys():
-    other_done = threading.Event()
+    slow_started, other_done = threading.Event(), threading.Event()
     seen = {}
 
     def slow():
+        slow_started.set()
         # Waits for another key to be computed meanwhile: a lock held over compute would stall it.
         seen["other key computed meanwhile"] = other_done.wait(10)
         return "slow"
 
-    def fast():
+    def slow_session():
+        assert cached(("slow-page", "b"), slow) == "slow"
+
+    def fast_session():
+        assert slow_started.wait(10)  # the slow key is being computed now
         assert cached(("slow-page", "a"), lambda: "fast") == "fast"
         other_done.set()
 
-    slow_thread = threading.Thread(target=lambda: cached(("slow-page", "b"), slow))
-    slow_thread.start()
-    assert _run_threads([fast]) == []
-    slow_thread.join(30)
+    assert _run_threads([slow_session, fast_session]) == []
     assert seen == {"other key computed meanwhile": True}
 
 

@@ -1,0 +1,48 @@
+"""Running a page with AppTest and reading its metrics (shared by the page tests)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from components.layout import SOURCE_KEY
+from tests.conftest import ROOT
+
+HOME = str(ROOT / "app.py")
+NARRATIVE_PAGE = str(ROOT / "pages" / "1_Narrative.py")
+QA_PAGE = str(ROOT / "pages" / "2_QA_Factcheck.py")
+TESTSETS_PAGE = str(ROOT / "pages" / "3_Test_Sets.py")
+DIALOGUE_PAGE = str(ROOT / "pages" / "4_Persona_Dialogue.py")
+MEMORY_PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
+
+
+def page_app(path: str, *, timeout: float = 120, source: str | None = None, **state) -> AppTest:
+    """An AppTest of a page file, not run yet: ``source`` ("demo" / "upload") and other session state set."""
+    at = AppTest.from_file(path, default_timeout=timeout)
+    if source is not None:
+        at.session_state[SOURCE_KEY] = source
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at
+
+
+def run_page(path: str, *, timeout: float = 120, source: str | None = None, **state) -> AppTest:
+    """Run a page file once with AppTest (see :func:`page_app`) and check it raised nothing."""
+    at = page_app(path, timeout=timeout, source=source, **state)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric_values(at: AppTest) -> dict[str, str]:
+    """Metric values by the English part of their label ("EM · 精确匹配" -> "EM")."""
+    return {m.label.split(" · ")[0]: m.value for m in at.metric}
+
+
+def run_memory_page(source: str = "demo") -> AppTest:
+    """pages/5_Long_Memory.py run once on the demo or in upload mode."""
+    return run_page(MEMORY_PAGE, source=source)
+
+
+def memory_metric(at: AppTest, label: str) -> str:
+    """The value of the long-memory page's metric with this label."""
+    return metric_values(at)[label]
