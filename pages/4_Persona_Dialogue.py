@@ -5,7 +5,10 @@ from components.layout import page_frame
 source = page_frame("Persona Dialogue", "💬",
                     caption="Persona chatbot replies against expected responses, scene by scene — 中文 and English.")
 
+import hashlib  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
@@ -23,6 +26,8 @@ from evaluators.dialogue.reports import annotation_csv, json_report_text, summar
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
+#: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
+LIVE_DIR = Path(os.environ.get("EVALBOARD_DATA_DIR", ".evalboard")) / "live"
 
 # ----------------------------------------------------------------------------- inputs
 # Each file is parsed once per content and name (the name picks the format and is quoted in issues and
@@ -81,16 +86,33 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
     lc1, lc2 = st.columns(2)
     timeout = lc1.number_input("Timeout per request (s)", 1.0, 600.0, 60.0, key="dialogue_live_timeout")
     retries = lc2.number_input("Retries", 0, 10, 2, key="dialogue_live_retries")
+    checkpoint = LIVE_DIR / (hashlib.blake2b(f"{cases_key}|{url.strip()}|{live_model}".encode("utf-8"),
+                                             digest_size=12).hexdigest() + ".jsonl")
+    if url and live_model and checkpoint.exists():
+        st.caption("Replies already received for these cases, URL and model are kept; asking again sends only "
+                   "the cases still without a reply.")
     if st.button("Ask the endpoint", disabled=not (url and live_model), key="dialogue_live_go"):
         from evaluators.dialogue.live import EndpointConfig, run_live
+        from evaluators.net import URLRejected
 
+        st.button("Stop", key="dialogue_live_stop",
+                  help="Stops after the reply in progress; every reply received so far is kept.")
         bar = st.progress(0.0, text="asking the endpoint…")
-        run = run_live(case_set.cases, EndpointConfig(url, live_model, float(timeout), int(retries)),
-                       progress=lambda d, t, row: bar.progress(d / t, text=f"{live_model}: {d}/{t}"))
-        live_rows[:] = [r for r in live_rows if r.model != live_model] + run.rows
-        st.success(f"{live_model}: {run.n_called} replies asked, {run.n_errors} errors (recorded per case).")
-        for err in run.reset_errors:
-            st.warning(f"reset failed {err}")
+        try:
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            run = run_live(case_set.cases, EndpointConfig(url.strip(), live_model, float(timeout), int(retries)),
+                           checkpoint=checkpoint,
+                           progress=lambda d, t, row: bar.progress(d / t, text=f"{d}/{t} replies"))
+        except URLRejected as exc:
+            st.error(f"This URL is not contacted: {exc}")
+        except OSError as exc:
+            st.error(f"Cannot write the live-mode checkpoint under {LIVE_DIR}: {exc.strerror}")
+        else:
+            live_rows[:] = [r for r in live_rows if r.model != live_model] + run.rows
+            st.success(f"{live_model}: {run.n_called} replies asked, {run.n_resumed} kept from earlier runs, {run.n_errors} errors "
+                       "(recorded per case).")
+            for err in run.reset_errors:
+                st.warning(f"reset failed {err}")
 
 live_set = [PredictionSet(rows=list(live_rows), files=["live endpoint"])] if live_rows else []
 preds = PredictionSet.combine([*pred_sets, *live_set])  # a new set: the cached ones are shared and never changed

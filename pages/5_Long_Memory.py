@@ -217,13 +217,16 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
     mode = st.selectbox("Mode", ["auto", *judge_mod.MODES], key="mem_mode",
                         help="auto: LongMemEval's official prompts by question type, the rule for adversarial "
                              "questions, the graded (0-1, step 0.2) prompt for the others.")
-    st.caption("The API key, if any, comes from EVALBOARD_JUDGE_API_KEY (or OPENAI_API_KEY). Judgements are cached "
-               f"in {disk_cache_path} as they arrive: a stopped run resumes where it was.")
+    typed_key = st.text_input("API key for this endpoint (optional)", type="password", key="mem_api_key",
+                              help="Sent only to the endpoint above, kept in this browser session only. The server's "
+                                   "own key (EVALBOARD_JUDGE_API_KEY) is used only for the server's configured endpoint.")
+    st.caption("The server's key is sent only to its configured endpoint; another URL gets only the key typed here. "
+               f"Judgements are cached in {disk_cache_path} as they arrive: a stopped run resumes where it was.")
     if not base_url or not model:
         st.info("Set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL (or fill in both fields) to run the judge.")
     elif st.button("Run judge", type="primary", key="mem_run_judge"):
         try:
-            config = LLMConfig.from_env(base_url=base_url, model=model)
+            config = LLMConfig.from_env(base_url=base_url, model=model, api_key=typed_key or None)
             cache = judge_mod.JudgeCache(disk_cache_path)
         except (ValueError, InputError) as exc:
             st.error(str(exc))

@@ -15,20 +15,22 @@ the run goes on (the case is then scored as a missing reply).  Results are appen
 to a JSONL checkpoint as they arrive; running again with the same checkpoint skips the
 cases already answered (failed ones are tried again), so an interrupted run resumes.  A
 scene resumed half-way starts again from an empty history: its earlier turns are not
-replayed.  Only the configured endpoint is contacted.
+replayed.  Only the configured endpoint is contacted, through :mod:`evaluators.net`: an
+http(s) URL only, within ``EVALBOARD_ALLOWED_HOSTS`` when that is set, no redirect to
+another host, replies capped in size, and no reply body quoted in an error.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from evaluators import net
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow, index_key
+from evaluators.io.readers import loads_json_line
 from evaluators.results import DictMixin
 
 
@@ -62,37 +64,42 @@ class EndpointConfig(DictMixin):
 
 
 class ChatClient:
-    """Minimal JSON-over-HTTP client for the persona endpoint (standard library only)."""
+    """JSON-over-HTTP client for the persona endpoint (:func:`evaluators.net.post`, retried by tenacity).
 
-    def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep):
+    Raises
+    ------
+    evaluators.net.URLRejected
+        At construction, when ``config.base_url`` may not be contacted (not http/https, or a
+        host outside ``EVALBOARD_ALLOWED_HOSTS``).
+    """
+
+    def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep,
+                 policy: net.URLPolicy | None = None):
+        self.policy = policy or net.URLPolicy.from_env()
+        self.policy.check(config.base_url)
         self.config = config
         self._sleep = sleep
 
     def _post(self, path: str, payload: dict | None) -> dict:
         url = self.config.base_url.rstrip("/") + path
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8") if payload is not None else b""
-        req = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
-        last = ""
-        for attempt in range(self.config.retries + 1):
-            if attempt:
-                self._sleep(self.config.backoff * (2 ** (attempt - 1)))
+        attempts = 0
+
+        def call() -> dict:
+            nonlocal attempts
+            attempts += 1
+            body = net.post(url, data, headers={"Content-Type": "application/json"}, timeout=self.config.timeout,
+                            policy=self.policy)
             try:
-                with urllib.request.urlopen(req, timeout=self.config.timeout) as resp:
-                    body = resp.read().decode("utf-8", errors="replace")
-                try:
-                    return json.loads(body) if body.strip() else {}
-                except json.JSONDecodeError:
-                    last = f"{path}: reply is not JSON: {body[:120]!r}"
-                    continue
-            except urllib.error.HTTPError as exc:
-                text = exc.read().decode("utf-8", errors="replace")[:200]
-                last = f"{path}: HTTP {exc.code}: {text}"
-                if 400 <= exc.code < 500:
-                    break
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
-                reason = getattr(exc, "reason", exc)
-                last = f"{path}: {type(reason).__name__}: {reason} (timeout {self.config.timeout:g} s)"
-        raise EndpointError(f"{last} after {attempt + 1} attempt(s)")
+                return loads_json_line(body) if body.strip() else {}
+            except (ValueError, RecursionError) as exc:  # retried like a failed call, as before
+                raise net.HTTPFailure(f"reply is not JSON ({len(body)} bytes)", kind="connection") from exc
+
+        try:
+            return net.retrying(call, max_retries=self.config.retries, backoff_s=self.config.backoff,
+                                max_backoff_s=30.0, sleep=self._sleep)
+        except net.HTTPFailure as exc:
+            raise EndpointError(f"{path}: {exc} after {attempts} attempt(s)") from exc
 
     def chat(self, message: str) -> str:
         """The persona's reply to ``message``.
@@ -106,7 +113,7 @@ class ChatClient:
         reply = data.get("response") if isinstance(data, dict) else None
         if isinstance(reply, str):
             return reply
-        raise EndpointError(f"/chat: reply has no text 'response' field: {str(data)[:120]}")
+        raise EndpointError("/chat: reply has no text 'response' field")
 
     def reset(self) -> None:
         """Clear the conversation history.

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,8 @@ def _csv(rows, results) -> str:
 
 
 def run(args) -> int:
-    """Execute ``memory``; returns 0, or 2 with the reason on stderr for unusable input."""
+    """Execute ``memory``; returns 0, 2 with the reason on stderr for unusable input, or 1 when ``--judge``
+    asked the endpoint and every request failed (the report is still written)."""
     from evaluators.io import InputError
     from evaluators.memory.agreement import judge_agreement, load_judge_labels, longmemeval_accuracy
     from evaluators.memory.judge import JudgeCache, batch_judge
@@ -182,6 +184,7 @@ def run(args) -> int:
                               "issues": [to_jsonable(i) for i in issues]}
     judge_scores = None
     stored = None
+    all_failed = False
     if args.labels:
         stored = load_judge_labels(_read(args.labels), args.labels,
                                    dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
@@ -204,6 +207,7 @@ def run(args) -> int:
                                progress=_progress if args.judge and sys.stderr.isatty() else None)
             judge_scores = run_.judgements
             report["judge"] = {k: v for k, v in to_jsonable(run_).items() if k != "judgements"}
+            all_failed = _judge_summary(run_) if args.judge else False
         elif stored is not None:
             judge_scores = stored.labels
             report["judge"] = {"source": f"stored labels from {args.labels}"}
@@ -234,7 +238,28 @@ def run(args) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return 0
+    return 1 if all_failed else 0
+
+
+def _judge_summary(run_) -> bool:
+    """Print failed judge requests to stderr; True when every request sent in this run failed.
+
+    Rule-based judgements (adversarial questions, ``model == "rule"``) send no request and do
+    not count; cached ones are not in this run.
+    """
+    if not run_.n_errors:
+        return False
+    errors = Counter(j.error for j in run_.judgements.values() if j.error)
+    n_requests = run_.n_judged - sum(1 for j in run_.judgements.values() if j.model == "rule" and j.ok)
+    print(f"judge: {run_.n_errors} of {n_requests} judge request(s) of this run failed; most frequent error(s):",
+          file=sys.stderr)
+    for message, n in errors.most_common(3):
+        print(f"  {n} x {message}", file=sys.stderr)
+    failed = run_.n_errors >= n_requests
+    if failed:
+        print("error: every judge request failed; the report is written without judge scores (exit 1)",
+              file=sys.stderr)
+    return failed
 
 
 def _progress(done: int, total: int) -> None:

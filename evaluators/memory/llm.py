@@ -17,26 +17,28 @@ Configuration comes from the environment (:meth:`LLMConfig.from_env`):
 ``EVALBOARD_JUDGE_CONCURRENCY``       requests in flight at once (default 4)
 ====================================  =====================================================
 
+The key of the environment is sent only to the base URL of the environment; a base URL
+given in the page or on the command line gets only a key given with it (see
+:mod:`evaluators.net` for every rule on URLs, redirects and reply sizes).
+
 Transient failures (timeouts, connection errors, HTTP 408/409/429/5xx) are retried with
 exponential backoff (``backoff_s * 2**attempt``, capped, honouring ``Retry-After``);
-other HTTP errors and malformed bodies are not retried.  Only the standard library is
-used, so the client adds no dependency.
+other HTTP errors, refused redirects, replies over the size cap and malformed bodies are
+not retried.  Requests go through :mod:`evaluators.net` (httpx, tenacity).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+from evaluators import net
+from evaluators.net import RETRY_STATUS, HTTPFailure, URLPolicy  # noqa: F401 - RETRY_STATUS re-exported
 
 
 class LLMError(RuntimeError):
@@ -45,8 +47,9 @@ class LLMError(RuntimeError):
     Attributes
     ----------
     kind : str
-        ``"timeout"``, ``"connection"``, ``"http"`` (with ``status``) or ``"malformed"``
-        (the body was not a chat-completions response).
+        ``"timeout"``, ``"connection"``, ``"http"`` (with ``status``; also a refused redirect
+        or a URL that may not be contacted) or ``"malformed"`` (the body was not a
+        chat-completions response, or was over the reply size cap).
     status : int or None
         HTTP status for ``kind="http"``.
     attempts : int
@@ -85,6 +88,7 @@ class LLMConfig:
         Model name sent with every request.
     api_key : str or None
         Bearer token; ``None`` for local servers that need none.  Not shown by ``repr``.
+        :meth:`from_env` gives the environment's key only to the environment's base URL.
     timeout_s : float
         Seconds to wait for one request (connect + read), > 0.
     max_retries : int
@@ -97,6 +101,9 @@ class LLMConfig:
         Requests in flight at once across threads (>= 1).
     temperature : float
         Sampling temperature (0 for a deterministic judge).
+    policy : evaluators.net.URLPolicy
+        Which URLs may be contacted (:meth:`from_env` reads ``EVALBOARD_ALLOWED_HOSTS`` and
+        trusts the environment's base URL).
     """
 
     base_url: str
@@ -108,6 +115,7 @@ class LLMConfig:
     max_backoff_s: float = 30.0
     concurrency: int = 4
     temperature: float = 0.0
+    policy: URLPolicy = field(default_factory=URLPolicy)
 
     def __repr__(self) -> str:
         key = "set" if self.api_key else "none"
@@ -127,14 +135,27 @@ class LLMConfig:
         Raises
         ------
         ValueError
-            When a numeric variable does not parse.
+            When a numeric variable does not parse; :class:`evaluators.net.URLRejected` (a
+            ``ValueError``) when the base URL may not be contacted (not http/https, or outside
+            ``EVALBOARD_ALLOWED_HOSTS``).
+
+        Notes
+        -----
+        ``EVALBOARD_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``) is used only when the base URL is
+        the environment's ``EVALBOARD_JUDGE_BASE_URL`` (or ``OPENAI_BASE_URL``) or below it;
+        another ``base_url`` gets the ``api_key`` override alone.
         """
         env = os.environ if env is None else env
-        base = overrides.pop("base_url", None) or env.get("EVALBOARD_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL")
+        env_base = env.get("EVALBOARD_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL")
+        base = overrides.pop("base_url", None) or env_base
         model = overrides.pop("model", None) or env.get("EVALBOARD_JUDGE_MODEL")
         if not base or not model:
             return None
-        key = overrides.pop("api_key", None) or env.get("EVALBOARD_JUDGE_API_KEY") or env.get("OPENAI_API_KEY")
+        policy = URLPolicy.from_env(env, trusted=[env_base] if env_base else [])
+        policy.check(base)
+        key = overrides.pop("api_key", None)
+        if not key and env_base and net.is_under(base.rstrip("/"), env_base.rstrip("/")):
+            key = env.get("EVALBOARD_JUDGE_API_KEY") or env.get("OPENAI_API_KEY")
         numbers = {}
         for name, var, cast in (("timeout_s", "EVALBOARD_JUDGE_TIMEOUT", float),
                                 ("max_retries", "EVALBOARD_JUDGE_MAX_RETRIES", int),
@@ -145,7 +166,7 @@ class LLMConfig:
                 except ValueError as exc:
                     raise ValueError(f"{var}={env[var]!r} is not a valid {cast.__name__}") from exc
         numbers.update(overrides)
-        return cls(base_url=base.rstrip("/"), model=model, api_key=key or None, **numbers)
+        return cls(base_url=base.rstrip("/"), model=model, api_key=key or None, policy=policy, **numbers)
 
 
 def parse_chat_completion(body: bytes) -> str:
@@ -203,20 +224,11 @@ class OpenAICompatibleClient:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
-        request = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
         with self._lock:
             self.requests_made += 1
-        with self._slots, urllib.request.urlopen(request, timeout=self.config.timeout_s) as response:
-            return response.read()
-
-    def _delay(self, attempt: int, retry_after: str | None) -> float:
-        delay = self.config.backoff_s * (2 ** attempt)
-        if retry_after:
-            try:
-                delay = max(delay, float(retry_after))
-            except ValueError:
-                pass
-        return min(delay, self.config.max_backoff_s)
+        with self._slots:
+            return net.post(self.url, payload, headers=headers, timeout=self.config.timeout_s,
+                            policy=self.config.policy)
 
     def complete(self, prompt: str, *, max_tokens: int | None = None) -> str:
         """Send one user message and return the reply text.
@@ -244,39 +256,17 @@ class OpenAICompatibleClient:
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        attempts = 0
-        while True:
-            attempts += 1
-            retry_after = None
-            try:
-                raw = self._post(payload)
-            except urllib.error.HTTPError as exc:
-                status = exc.code
-                detail = exc.read()[:200].decode("utf-8", "replace") if exc.fp else ""
-                error = LLMError(f"HTTP {status} from {self.url}: {detail}".strip(), kind="http", status=status,
-                                 attempts=attempts)
-                if status not in RETRY_STATUS:
-                    raise error from exc
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-            except (TimeoutError, socket.timeout) as exc:
-                error = LLMError(f"timed out after {self.config.timeout_s:g} s ({self.url})", kind="timeout",
-                                 attempts=attempts)
-                error.__cause__ = exc
-            except urllib.error.URLError as exc:
-                reason = exc.reason
-                kind = "timeout" if isinstance(reason, (TimeoutError, socket.timeout)) else "connection"
-                error = LLMError(f"{kind} error for {self.url}: {reason}", kind=kind, attempts=attempts)
-                error.__cause__ = exc
-            except (ConnectionError, OSError) as exc:
-                error = LLMError(f"connection error for {self.url}: {exc}", kind="connection", attempts=attempts)
-                error.__cause__ = exc
-            else:
-                try:
-                    return parse_chat_completion(raw)
-                except LLMError as exc:
-                    exc.attempts = attempts
-                    raise
-            if attempts > self.config.max_retries:
-                error.args = (f"{error.args[0]} (gave up after {attempts} attempts)",)
-                raise error
-            self._sleep(self._delay(attempts - 1, retry_after))
+        try:
+            raw = net.retrying(lambda: self._post(payload), max_retries=self.config.max_retries,
+                               backoff_s=self.config.backoff_s, max_backoff_s=self.config.max_backoff_s,
+                               sleep=self._sleep)
+        except HTTPFailure as exc:
+            attempts = getattr(exc, "attempts", 1)
+            kind = {"too_large": "malformed", "redirect": "http", "rejected": "http"}.get(exc.kind, exc.kind)
+            message = str(exc) + (f" (gave up after {attempts} attempts)" if exc.transient and attempts > 1 else "")
+            raise LLMError(message, kind=kind, status=exc.status, attempts=attempts) from exc
+        try:
+            return parse_chat_completion(raw)
+        except LLMError as exc:
+            exc.attempts = 1
+            raise

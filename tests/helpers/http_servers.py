@@ -177,3 +177,20 @@ class FakeJudgeServer(RecordingServer):
             reply = json.dumps({"score": 1.0 if ok else 0.0, "reasoning": "answer present" if ok else "answer absent"})
             return 200, self.completion(f"```json\n{reply}\n```"), {}
         return 200, self.completion("Yes." if ok else "No."), {}
+
+
+class ScriptedServer(RecordingServer):
+    """Answers every POST with ``script(path, body, headers)`` and records ``(path, headers)`` in ``log``.
+
+    ``script`` returns ``(status, payload, extra_headers)`` as :meth:`RecordingServer.respond`.
+    """
+
+    def __init__(self, script) -> None:
+        super().__init__()
+        self.script = script
+        self.log: list[tuple[str, dict]] = []
+
+    def respond(self, path, raw, headers):
+        with self._lock:
+            self.log.append((path, headers))
+        return self.script(path, raw, headers)

@@ -94,20 +94,46 @@ def test_bad_uploads_are_reported_not_crashing():
     assert "Upload one or more prediction files" in _texts(at)
 
 
-def test_live_endpoint_from_the_page_adds_a_model():
+def _ask_live(at, url: str, model: str = "live-panda"):
+    at.text_input(key="dialogue_live_url").set_value(url)
+    at.text_input(key="dialogue_live_model").set_value(model)
+    at.number_input(key="dialogue_live_timeout").set_value(2.0)
+    at.number_input(key="dialogue_live_retries").set_value(0)
+    at.run()
+    at.button(key="dialogue_live_go").click().run()
+
+
+def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoint(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
     at = _app("demo")
     at.run()
     with ChatServer("fail_one") as srv:
-        at.text_input(key="dialogue_live_url").set_value(srv.url)
-        at.text_input(key="dialogue_live_model").set_value("live-panda")
-        at.number_input(key="dialogue_live_timeout").set_value(2.0)
-        at.number_input(key="dialogue_live_retries").set_value(0)
-        at.run()
-        at.button(key="dialogue_live_go").click().run()
+        _ask_live(at, srv.url)
+        assert not at.exception
+        assert any("live-panda: 13 replies asked, 0 kept from earlier runs, 0 errors" in s.value for s in at.success)
+        assert "live-panda · combined" in [m.label for m in at.metric]
+        assert srv.paths().count("/chat") == 13 and srv.paths().count("/reset") == 4  # before + after 3 scenes
+        saved = list((tmp_path / "live").glob("*.jsonl"))
+        assert len(saved) == 1 and len(saved[0].read_text(encoding="utf-8").splitlines()) == 13
+
+        # a new session (a reload) asks again: every reply comes from the checkpoint, none is asked
+        again = _app("demo")
+        again.run()
+        _ask_live(again, srv.url)
+        assert any("live-panda: 0 replies asked, 13 kept from earlier runs" in s.value for s in again.success)
+        assert srv.paths().count("/chat") == 13
+
+
+def test_live_mode_refuses_a_file_url_and_shows_no_file(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    at = _app("demo")
+    at.run()
+    _ask_live(at, "file:///etc/passwd#")
     assert not at.exception
-    assert any("live-panda: 13 replies asked, 0 errors" in s.value for s in at.success)
-    assert "live-panda · combined" in [m.label for m in at.metric]
-    assert srv.paths().count("/chat") == 13 and srv.paths().count("/reset") == 4  # before + after 3 scenes
+    assert [e.value for e in at.error] == ["This URL is not contacted: only http:// and https:// URLs are accepted, "
+                                           "not file://"]
+    page_text = " ".join(str(getattr(el, "value", "")) for el in at.main)
+    assert "root:" not in page_text
 
 
 def test_diff_html_escapes_user_text():

@@ -185,3 +185,29 @@ def test_real_mem0_results_with_the_locomo_dataset():
     assert round(reference, 4) == 0.3921
     assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(0.3921, abs=5e-5)
     assert any("llm_score in the results file" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("typed_key", [None, "sk-typed"])
+def test_a_typed_endpoint_never_gets_the_server_key(monkeypatch, typed_key):
+    with FakeJudgeServer() as home, FakeJudgeServer() as typed:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", home.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "page-judge")
+        monkeypatch.setenv("EVALBOARD_JUDGE_API_KEY", "sk-server-secret")
+        at = run_page("demo")
+        at.text_input(key="mem_base_url").set_value(typed.base_url).run()
+        if typed_key:
+            at.text_input(key="mem_api_key").set_value(typed_key).run()
+        at.button(key="mem_run_judge").click().run()
+        assert not at.exception
+        assert len(typed.requests) == 1 and home.requests == []  # the one question the demo cache lacks
+        assert typed.headers[0].get("Authorization") == (f"Bearer {typed_key}" if typed_key else None)
+        assert "sk-server-secret" not in str(typed.headers)
+
+
+def test_a_file_url_for_the_judge_is_refused_on_the_page():
+    at = run_page("demo")
+    at.text_input(key="mem_base_url").set_value("file:///etc/passwd#").run()
+    at.text_input(key="mem_model").set_value("page-judge").run()
+    at.button(key="mem_run_judge").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["only http:// and https:// URLs are accepted, not file://"]

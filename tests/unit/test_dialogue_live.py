@@ -43,7 +43,7 @@ def test_slow_endpoint_times_out_and_errors_are_recorded_per_case(cases):
         run = run_live(cases, _cfg(srv.url, timeout=0.2, retries=1))
         elapsed = time.monotonic() - t0
     assert run.n_errors == 3 and all(r.prediction == "" for r in run.rows)
-    assert all("timeout 0.2 s" in r.error and "after 2 attempt(s)" in r.error for r in run.rows)
+    assert all("timed out after 0.2 s" in r.error and "after 2 attempt(s)" in r.error for r in run.rows)
     assert srv.paths().count("/chat") == 6  # 1 try + 1 retry per case, the run went on
     assert elapsed < 5
 

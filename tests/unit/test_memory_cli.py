@@ -90,3 +90,39 @@ def test_unusable_input_exits_2_with_the_reason(files, capsys):
     # not in the cache and no endpoint: the judge says what is missing
     assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(tmp / "c.json")]) == 2
     assert "3 question(s) are not in the judge cache" in capsys.readouterr().err
+
+
+def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, monkeypatch, capsys):
+    tmp, path = files
+    cache, out = tmp / "cache.json", tmp / "report.json"
+    with FakeJudgeServer() as server:
+        server.status_override = 401  # not retried: one request per question
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
+        args = ["memory", "--results", str(path), "--metrics", "judge_score,f1", "--judge", "--cache", str(cache),
+                "--out", str(out)]
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        # a, b, d asked the endpoint and failed; c (adversarial) was decided by the rule without a request
+        assert "judge: 3 of 3 judge request(s) of this run failed" in err
+        assert "3 x request failed: HTTP 401 Unauthorized from 127.0.0.1:" in err and "every judge request failed" in err
+        report = json.loads(out.read_text(encoding="utf-8"))
+        assert report["metrics"]["overall"]["count"] == 4 and report["judge"]["n_errors"] == 3
+
+        server.status_override = None  # the endpoint is back: only the three failed questions are asked
+        assert main(args) == 0
+        assert len(server.requests) == 6
+        assert "judge:" not in capsys.readouterr().err
+
+
+def test_judge_with_some_failed_requests_exits_0_with_a_summary(files, monkeypatch, capsys):
+    tmp, path = files
+    bad = EvalResult("t", "e", "single_hop", "FAIL?", "x", "FAIL")  # the fake server answers HTTP 500
+    path.write_text(results_to_jsonl([*RESULTS, bad]), encoding="utf-8")
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
+        monkeypatch.setenv("EVALBOARD_JUDGE_MAX_RETRIES", "0")
+        assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--judge"]) == 0
+    err = capsys.readouterr().err
+    assert "judge: 1 of 4 judge request(s) of this run failed" in err and "every judge request" not in err

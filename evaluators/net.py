@@ -1,0 +1,282 @@
+"""The one HTTP layer of EvalBoard: URL rules, capped replies, redirects, retries (httpx + tenacity).
+
+What is sent where
+------------------
+EvalBoard makes HTTP requests only when a user asks for them: the LLM judge
+(:mod:`evaluators.memory.llm`, Long Memory page and ``memory --judge``) posts each prompt to
+one OpenAI-compatible endpoint, and dialogue live mode (:mod:`evaluators.dialogue.live`)
+posts each test context to one persona chat endpoint.  Nothing else is contacted, and
+uploaded files never leave the server.
+
+- Only ``http`` and ``https`` URLs with a host are accepted (``file://``, ``ftp://`` ... are
+  refused before any request).
+- ``EVALBOARD_ALLOWED_HOSTS`` (comma-separated ``host``, ``host:port`` or ``*.domain``): when
+  set, a URL a user types must name one of these hosts.  Unset: any host (local model
+  servers are the common case).  The judge URL set by the server's own environment
+  (``EVALBOARD_JUDGE_BASE_URL``) is always allowed.
+- The server's judge key (``EVALBOARD_JUDGE_API_KEY`` / ``OPENAI_API_KEY``) is only sent to
+  the judge URL of the environment (same scheme, host and port, a path at or below it); a
+  URL typed in the page gets only a key typed in the page.
+- Redirects are followed only within the same origin (scheme, host and port; at most
+  :data:`MAX_REDIRECTS`), so a header never crosses hosts; a redirect elsewhere fails the
+  request and names the target host.
+- A reply body is read through a stream capped at :data:`MAX_REPLY_BYTES` (10 MB;
+  ``EVALBOARD_MAX_REPLY_BYTES``); a longer reply is a malformed reply.  Error messages give
+  the status, host and size of a reply, never its body.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+import tenacity
+
+#: Environment variable of the host allow-list for user-typed URLs.
+ALLOWED_HOSTS_VAR = "EVALBOARD_ALLOWED_HOSTS"
+#: Largest reply body read, in bytes (10 MB unless ``EVALBOARD_MAX_REPLY_BYTES`` says otherwise).
+MAX_REPLY_BYTES = int(os.environ.get("EVALBOARD_MAX_REPLY_BYTES") or 10 * 1024 * 1024)
+#: Same-origin redirects followed at most.
+MAX_REDIRECTS = 3
+#: HTTP statuses worth another try.
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class URLRejected(ValueError):
+    """A URL that EvalBoard will not contact (scheme, missing host, or a host outside the allow-list)."""
+
+
+class HTTPFailure(RuntimeError):
+    """A request that gave no usable reply.
+
+    Attributes
+    ----------
+    kind : str
+        ``"timeout"``, ``"connection"``, ``"http"`` (with ``status``), ``"redirect"`` (a
+        redirect to another origin or past :data:`MAX_REDIRECTS`), ``"too_large"`` (the reply
+        passed the cap) or ``"rejected"`` (the URL broke a rule; no request was sent).
+    status : int or None
+        HTTP status for ``"http"`` and ``"redirect"``.
+    retry_after : float or None
+        Seconds from a ``Retry-After`` header.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        """True for failures worth another try (timeouts, connection errors, 408/409/429/5xx)."""
+        return self.kind in ("timeout", "connection") or (self.kind == "http" and self.status in RETRY_STATUS)
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a URL, lower-case, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+def is_under(url: str, base: str) -> bool:
+    """True when ``url`` has the origin of ``base`` and a path at or below its path."""
+    if origin(url) != origin(base):
+        return False
+    base_path = urlsplit(base).path.rstrip("/")
+    path = urlsplit(url).path
+    return path == base_path or path.startswith(base_path + "/") or not base_path
+
+
+def allowed_hosts_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    """The allow-list of ``EVALBOARD_ALLOWED_HOSTS`` (lower-case entries), ``None`` when unset or blank."""
+    raw = (os.environ if env is None else env).get(ALLOWED_HOSTS_VAR, "")
+    hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
+    return hosts or None
+
+
+def _host_allowed(host: str, port: int, allowed: Iterable[str]) -> bool:
+    for entry in allowed:
+        name, _, want_port = entry.partition(":") if not entry.startswith("[") else (entry, "", "")
+        if want_port and want_port != str(port):
+            continue
+        if name.startswith("*."):
+            if host.endswith(name[1:]) and host != name[2:]:
+                return True
+        elif host == name.strip("[]"):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class URLPolicy:
+    """Which URLs may be contacted.
+
+    Attributes
+    ----------
+    allowed_hosts : tuple of str or None
+        Entries ``host``, ``host:port`` or ``*.domain``; ``None`` allows every host.
+    trusted : tuple of str
+        Base URLs always allowed (the server's own configured endpoint).
+    """
+
+    allowed_hosts: tuple[str, ...] | None = None
+    trusted: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, trusted: Iterable[str] = ()) -> URLPolicy:
+        """The policy of ``EVALBOARD_ALLOWED_HOSTS``, with ``trusted`` base URLs always allowed."""
+        return cls(allowed_hosts_from_env(env), tuple(t for t in trusted if t))
+
+    def check(self, url: str) -> str:
+        """Return ``url`` if it may be contacted.
+
+        Raises
+        ------
+        URLRejected
+            For a scheme other than http/https, a URL without a host, credentials in the URL,
+            or a host outside the allow-list.
+        """
+        parts = urlsplit(url.strip())
+        if parts.scheme.lower() not in _DEFAULT_PORTS:
+            given = f"{parts.scheme}://" if parts.scheme else "a URL without a scheme"
+            raise URLRejected(f"only http:// and https:// URLs are accepted, not {given}")
+        if not parts.hostname:
+            raise URLRejected("the URL has no host")
+        if parts.username or parts.password:
+            raise URLRejected("credentials in the URL are not accepted (give the key in its own field)")
+        scheme, host, port = origin(url)
+        if self.allowed_hosts is not None and not any(is_under(url, t) for t in self.trusted):
+            if not _host_allowed(host, port, self.allowed_hosts):
+                raise URLRejected(f"host {host}:{port} is not in {ALLOWED_HOSTS_VAR} "
+                                  f"({', '.join(self.allowed_hosts)})")
+        return url.strip()
+
+
+def _describe(url: str) -> str:
+    scheme, host, port = origin(url)
+    return f"{host}:{port}" if host else url[:60]
+
+
+def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0,
+         policy: URLPolicy | None = None, max_bytes: int | None = None,
+         transport: httpx.BaseTransport | None = None) -> bytes:
+    """POST ``body`` to ``url`` and return the reply body (one attempt; see :func:`retrying`).
+
+    Parameters
+    ----------
+    url : str
+        Checked by ``policy`` (default: http/https only, the allow-list of the environment).
+    body : bytes
+        Request body, sent as is.
+    headers : mapping, optional
+        Request headers; sent only to ``url``'s origin (redirects elsewhere are refused).
+    timeout : float
+        Seconds for connecting and for each read, > 0.
+    max_bytes : int, optional
+        Cap of the reply body (default :data:`MAX_REPLY_BYTES`).
+
+    Returns
+    -------
+    bytes
+        The body of a 2xx reply.
+
+    Raises
+    ------
+    HTTPFailure
+        ``rejected`` (URL rule, nothing sent), ``timeout``, ``connection``, ``http`` (non-2xx
+        status, with ``retry_after``), ``redirect`` or ``too_large``.
+    """
+    policy = policy or URLPolicy.from_env()
+    cap = MAX_REPLY_BYTES if max_bytes is None else max_bytes
+    try:
+        policy.check(url)
+    except URLRejected as exc:
+        raise HTTPFailure(f"{exc}; nothing was sent", kind="rejected") from exc
+    start = url
+    with httpx.Client(timeout=timeout, follow_redirects=False, transport=transport, trust_env=False) as client:
+        for _hop in range(MAX_REDIRECTS + 1):
+            try:
+                with client.stream("POST", url, content=body, headers=dict(headers or {})) as response:
+                    if response.is_redirect:
+                        target = urljoin(url, response.headers.get("location", ""))
+                        if origin(target) != origin(start):
+                            raise HTTPFailure(f"HTTP {response.status_code} from {_describe(url)}: redirect to another "
+                                              f"host ({_describe(target)}) not followed", kind="redirect",
+                                              status=response.status_code)
+                        url = target
+                        continue
+                    data = _read_capped(response, cap, url)
+                    if not response.is_success:
+                        raise HTTPFailure(f"HTTP {response.status_code} {response.reason_phrase} from {_describe(url)} "
+                                          f"({len(data)} bytes)", kind="http", status=response.status_code,
+                                          retry_after=_retry_after(response.headers.get("retry-after")))
+                    return data
+            except httpx.TimeoutException as exc:
+                raise HTTPFailure(f"timed out after {timeout:g} s ({_describe(url)})", kind="timeout") from exc
+            except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+                raise HTTPFailure(f"connection error for {_describe(url)}: {type(exc).__name__}: {exc}",
+                                  kind="connection") from exc
+    raise HTTPFailure(f"more than {MAX_REDIRECTS} redirects from {_describe(start)}", kind="redirect")
+
+
+def _read_capped(response: httpx.Response, cap: int, url: str) -> bytes:
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap:
+        raise HTTPFailure(f"reply from {_describe(url)} declares {int(declared)} bytes, over the {cap}-byte limit",
+                          kind="too_large")
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise HTTPFailure(f"reply from {_describe(url)} is over the {cap}-byte limit", kind="too_large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def retrying(call: Callable[[], bytes], *, max_retries: int, backoff_s: float, max_backoff_s: float,
+             sleep: Callable[[float], None] = time.sleep) -> bytes:
+    """Run ``call`` and try again on transient :class:`HTTPFailure` (tenacity).
+
+    The n-th retry waits ``backoff_s * 2**(n-1)`` seconds, at least ``Retry-After``, at most
+    ``max_backoff_s``.  Other failures and the last transient one are raised as they are, with
+    ``attempts`` (requests made) set on the exception.
+    """
+    def wait(state: tenacity.RetryCallState) -> float:
+        delay = backoff_s * (2 ** (state.attempt_number - 1))
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, HTTPFailure) and exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        return min(delay, max_backoff_s)
+
+    attempts = 0
+
+    def counted() -> bytes:
+        nonlocal attempts
+        attempts += 1
+        return call()
+
+    try:
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, HTTPFailure) and e.transient),
+            stop=tenacity.stop_after_attempt(max_retries + 1), wait=wait, sleep=sleep, reraise=True)(counted)
+    except HTTPFailure as exc:
+        exc.attempts = attempts
+        raise
