@@ -10,6 +10,7 @@ import codecs
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -25,51 +26,130 @@ from evaluators.io.errors import InputError, InputIssue
 from evaluators.results import DictMixin
 
 
-def parse_json_text(text: str | bytes, file: str = "<input>") -> Any:
+#: Deepest nesting of arrays and objects read (orjson's own limit; the standard library is held to it too).
+MAX_JSON_DEPTH = 1024
+
+# A \uD800-\uDFFF escape that is not half of a surrogate pair (an even number of backslashes before it).
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    r"|(?<!\\)((?:\\\\)*)\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def replace_lone_surrogates(text: str) -> tuple[str, int, int | None]:
+    """Replace ``\\uD800``-``\\uDFFF`` escapes that are not surrogate pairs by ``\\uFFFD`` in JSON text.
+
+    A lone surrogate is not a Unicode character: Python would read it into a string that no
+    UTF-8 output (report, CSV, the page's Arrow tables) can encode.
+
+    Returns
+    -------
+    (text, count, line)
+        The text, how many escapes were replaced, and the 1-based line of the first one
+        (``None`` when there was none).
+    """
+    found: list[int] = []  # start offsets of the replaced escapes
+
+    def fix(m: re.Match) -> str:
+        if m.group(2) is not None and m.group(3) is not None:
+            return m.group(0)  # a valid pair
+        found.append(m.start())
+        return (m.group(1) if m.group(2) is not None else m.group(4)) + "\\ufffd"
+
+    if "\\u" not in text:
+        return text, 0, None
+    out = _LONE_SURROGATE.sub(fix, text)
+    if not found:
+        return text, 0, None
+    return out, len(found), text.count("\n", 0, found[0]) + 1
+
+
+def _too_deep(file: str, line: int | None = None) -> InputError:
+    return InputError(InputIssue(file, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels of arrays and objects)",
+                                 line=line, kind="json"))
+
+
+def _stdlib_loads(text: str | bytes, file: str, line: int | None) -> tuple[Any, int, int | None]:
+    """``json.loads`` after lone-surrogate repair; ``(value, replaced, first_line)``.
+
+    Raises json.JSONDecodeError for invalid JSON and :class:`InputError` for too deep nesting.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8")
+    text, replaced, first = replace_lone_surrogates(text)
+    try:
+        return json.loads(text), replaced, first
+    except RecursionError as exc:
+        raise _too_deep(file, line) from exc
+
+
+def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[InputIssue] | None = None) -> Any:
     """Parse a JSON document (orjson when installed, else the standard library; same result).
 
     ``NaN``/``Infinity`` tokens, which orjson rejects, are read by the standard library as
-    floats, as before.
+    floats, as before.  A lone surrogate escape (``"\\ud800"``) is read as U+FFFD, with a
+    warning appended to ``issues`` when given.
 
     Raises
     ------
     InputError
         With the 1-based line and column of the syntax error and the parser's message
-        (the standard library's wording).
+        (the standard library's wording), or when arrays and objects nest deeper than
+        :data:`MAX_JSON_DEPTH`.
     """
     if _orjson is not None:
         try:
             return _orjson.loads(text)
-        except _orjson.JSONDecodeError:
-            pass  # fall through for NaN tokens and for the standard library's error message
+        except _orjson.JSONDecodeError as exc:
+            if str(exc).startswith("depth limit exceeded"):
+                raise _too_deep(file) from exc
+            # fall through for NaN tokens and lone surrogates, and for the standard library's error message
     try:
-        return json.loads(text)
+        value, replaced, first = _stdlib_loads(text, file, None)
     except json.JSONDecodeError as exc:
         raise InputError(
             InputIssue(file, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno, kind="json")
         ) from exc
+    if replaced and issues is not None:
+        issues.append(surrogate_warning(file, replaced, line=first))
+    return value
 
 
-def loads_json_line(line: str | bytes) -> Any:
+def surrogate_warning(file: str, count: int, **where) -> InputIssue:
+    """The warning given when lone surrogate escapes were replaced by U+FFFD."""
+    return InputIssue(file, f"{count} lone surrogate escape(s) (\\ud800-\\udfff, not a character) read as U+FFFD",
+                      severity="warning", kind="decode", **where)
+
+
+def loads_json_line(line: str | bytes, file: str = "<input>", lineno: int | None = None) -> Any:
     """Parse one JSON value (orjson when installed, else the standard library; same result).
 
     Used for JSONL lines, when they are read and when they are read again, so both agree:
-    ``NaN``/``Infinity`` tokens (which orjson rejects) are read as floats.
+    ``NaN``/``Infinity`` tokens (which orjson rejects) are read as floats and lone surrogate
+    escapes as U+FFFD (see :func:`replace_lone_surrogates`).
 
     Raises
     ------
     json.JSONDecodeError
         When the text is not valid JSON (the standard library's message and column).
+    InputError
+        When it nests deeper than :data:`MAX_JSON_DEPTH`.
     """
+    return _loads_line(line, file, lineno)[0]
+
+
+def _loads_line(line: str | bytes, file: str, lineno: int | None) -> tuple[Any, int]:
+    """:func:`loads_json_line` and the number of lone surrogate escapes replaced."""
     if _orjson is not None:
         try:
-            return _orjson.loads(line)
-        except _orjson.JSONDecodeError:
-            pass
-    return json.loads(line)
+            return _orjson.loads(line), 0
+        except _orjson.JSONDecodeError as exc:
+            if str(exc).startswith("depth limit exceeded"):
+                raise _too_deep(file, lineno) from exc
+    value, replaced, _ = _stdlib_loads(line, file, lineno)
+    return value, replaced
 
 
-def load_json_bytes(data: bytes, file: str = "<input>") -> tuple[Any, str]:
+def load_json_bytes(data: bytes, file: str = "<input>", issues: list[InputIssue] | None = None) -> tuple[Any, str]:
     """Decode and parse a JSON file.
 
     UTF-8 (with or without BOM) is parsed straight from the bytes; anything else is decoded
@@ -92,7 +172,7 @@ def load_json_bytes(data: bytes, file: str = "<input>") -> tuple[Any, str]:
         except _orjson.JSONDecodeError:
             pass  # not UTF-8, NaN tokens or invalid JSON: the path below decides and locates errors
     decoded = decode_bytes(data, file)
-    return parse_json_text(decoded.text, file), decoded.encoding
+    return parse_json_text(decoded.text, file, issues), decoded.encoding
 
 
 @dataclass(frozen=True)
@@ -143,6 +223,11 @@ class RecordSet(DictMixin):
     records: list[Record] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
 
+    @property
+    def errors(self) -> list[InputIssue]:
+        """The issues of severity ``error`` (warnings left out)."""
+        return [i for i in self.issues if i.severity == "error"]
+
 
 _HEAD = 65536
 
@@ -175,7 +260,7 @@ def sniff_format(file: str, head: str) -> str:
             for ln in lines:
                 try:
                     objects += isinstance(loads_json_line(ln), dict)
-                except (json.JSONDecodeError, RecursionError):
+                except (json.JSONDecodeError, InputError):
                     pass
             if 2 * objects > len(lines):
                 return "jsonl"
@@ -318,14 +403,16 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
         if not line.strip():
             continue
         try:
-            value = loads_json_line(line)
+            value, replaced = _loads_line(line, file, lineno)
         except json.JSONDecodeError as exc:
             yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
                              kind="json")
             continue
-        except RecursionError:
-            yield InputIssue(file, "JSON nested too deeply on this line", line=lineno, kind="json")
+        except InputError as exc:
+            yield exc.issue
             continue
+        if replaced:
+            yield surrogate_warning(file, replaced, line=lineno)
         if not isinstance(value, dict):
             yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
                              kind="schema")
@@ -354,14 +441,15 @@ def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple
     InputError
         Only when the bytes cannot be decoded.
     """
+    warnings: list[InputIssue] = []
     try:
-        value, encoding = load_json_bytes(bytes(data), file)
+        value, encoding = load_json_bytes(bytes(data), file, warnings)
     except InputError as exc:
         if exc.issue.kind != "json":
             raise
         return None, RecordSet(file=file, format="json", encoding=decode_bytes(bytes(data), file).encoding,
                                issues=[exc.issue])
-    return value, RecordSet(file=file, format="json", encoding=encoding)
+    return value, RecordSet(file=file, format="json", encoding=encoding, issues=warnings)
 
 
 def add_json_records(value: Any, out: RecordSet) -> RecordSet:
@@ -454,7 +542,7 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         return out
     if fmt == "json":
         value, out = read_json_document(data, file)
-        return out if out.issues else add_json_records(value, out)
+        return out if out.errors else add_json_records(value, out)
     decoded = decode_bytes(bytes(data), file)
     text = decoded.text
     out = RecordSet(file=file, format=fmt, encoding=decoded.encoding)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path, PurePosixPath
@@ -12,12 +13,37 @@ from evaluators.io.errors import InputIssue
 from evaluators.results import DictMixin
 
 
+#: Largest file read from disk (CLI paths and folders), in bytes.  Above the 200 MB JSONL
+#: that EvalBoard is sized for; larger files are reported, not read.
+MAX_FILE_BYTES = 1024 ** 3
+#: Most members of one zip archive looked at (directories and skipped names included).
+MAX_ZIP_MEMBERS = 10_000
+#: Largest zip member read, in bytes (uncompressed), whatever its header declares.
+MAX_MEMBER_BYTES = 200 * 1024 ** 2
+#: Largest total of the members read from one archive, in bytes (uncompressed).
+MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
+#: Highest compression ratio (uncompressed / compressed) of a member over 1 MiB.  JSON and
+#: text compress 3-20x; hundreds or thousands to one is a zip bomb.
+MAX_COMPRESSION_RATIO = 200
+_RATIO_FLOOR = 1024 ** 2
+
+
 @dataclass(frozen=True)
 class InputFile:
-    """A named blob of bytes (an upload, a file on disk, or a zip member)."""
+    """A named blob of bytes (an upload, a file on disk, or a zip member).
+
+    ``issue`` is set (and ``data`` empty) for a file that could not be read safely (an
+    archive or member over a limit, an unreadable member, a file too large): it is reported
+    with that issue and never parsed.
+    """
 
     name: str
     data: bytes
+    issue: InputIssue | None = None
+
+
+def _unread(name: str, message: str) -> InputFile:
+    return InputFile(name, b"", InputIssue(name, message, kind="archive"))
 
 
 def collect_paths(path: str | Path, suffixes: tuple[str, ...] = (".json",)) -> list[InputFile]:
@@ -33,7 +59,8 @@ def collect_paths(path: str | Path, suffixes: tuple[str, ...] = (".json",)) -> l
     Returns
     -------
     list of InputFile
-        Sorted by name.
+        Sorted by name.  A file over :data:`MAX_FILE_BYTES`, or one reached through a link
+        that leads out of the folder, is returned unread with its ``issue`` set.
 
     Raises
     ------
@@ -44,38 +71,151 @@ def collect_paths(path: str | Path, suffixes: tuple[str, ...] = (".json",)) -> l
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
     if p.is_dir():
-        files = [
-            InputFile(str(f.relative_to(p)), f.read_bytes())
-            for f in sorted(p.rglob("*"))
-            if f.is_file() and f.suffix.lower() in suffixes
-        ]
+        root = p.resolve()
+        files = []
+        for f in sorted(p.rglob("*")):
+            if not f.is_file() or f.suffix.lower() not in suffixes:
+                continue
+            name = str(f.relative_to(p))
+            if not f.resolve().is_relative_to(root):
+                files.append(_unread(name, f"a link out of {p} (to {f.resolve()}); not read"))
+            else:
+                files.append(_read_file(f, name))
         return files
-    return expand_archives([InputFile(p.name, p.read_bytes())], suffixes)
+    return expand_archives([_read_file(p, p.name)], suffixes)
+
+
+def _read_file(f: Path, name: str) -> InputFile:
+    size = f.stat().st_size
+    if size > MAX_FILE_BYTES:
+        return _unread(name, f"{size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of one file; not read")
+    return InputFile(name, f.read_bytes())
+
+
+def safe_member_name(name: str) -> str:
+    r"""A zip member's name as shown to users: ``/`` separators, no drive, root or ``..`` parts.
+
+    >>> safe_member_name("../../etc/x.json"), safe_member_name("C:\\a\\b.json"), safe_member_name("/abs/y.json")
+    ('etc/x.json', 'a/b.json', 'abs/y.json')
+    """
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".", "..")]
+    if parts and len(parts[0]) == 2 and parts[0][1] == ":":
+        parts = parts[1:]
+    return "/".join(parts) or "_"
 
 
 def expand_archives(files: list[InputFile], suffixes: tuple[str, ...] = (".json",)) -> list[InputFile]:
     """Replace every ``.zip`` in ``files`` by its members that have one of ``suffixes``.
 
-    Members under ``__MACOSX/`` and hidden files are skipped.  A zip that cannot be
-    opened is kept as is, so the caller reports it as an unreadable file.
+    Members under ``__MACOSX/`` and hidden files are skipped, nested archives are not
+    opened, and nothing is written to disk (member names are shown through
+    :func:`safe_member_name`, so ``../`` and absolute names cannot point anywhere).
+
+    Limits, checked on the declared sizes before anything is read, then again while each
+    member is read through a capped stream (a header can lie): at most
+    :data:`MAX_ZIP_MEMBERS` members, :data:`MAX_MEMBER_BYTES` per member,
+    :data:`MAX_ARCHIVE_BYTES` in all, and a compression ratio of at most
+    :data:`MAX_COMPRESSION_RATIO` for each member over 1 MiB and for the smaller members
+    taken together.
+
+    Returns
+    -------
+    list of InputFile
+        Other files as given, then the members read.  An archive that breaks the member
+        count, total size or overall ratio limit is returned unread with its ``issue`` set (nothing of it
+        is read); a member over its own limit, encrypted, compressed with an unknown method
+        or corrupt is returned unread with its ``issue`` set, and the other members are
+        kept.  A zip that cannot be opened at all is kept as is, so the caller reports it as
+        an unreadable file.
     """
     out: list[InputFile] = []
     for f in files:
-        if not f.name.lower().endswith(".zip"):
+        if not f.name.lower().endswith(".zip") or f.issue is not None:
             out.append(f)
             continue
         try:
-            with zipfile.ZipFile(BytesIO(f.data)) as zf:
-                for info in zf.infolist():
-                    member = PurePosixPath(info.filename)
-                    if info.is_dir() or "__MACOSX" in member.parts or member.name.startswith("."):
-                        continue
-                    if member.suffix.lower() not in suffixes:
-                        continue
-                    out.append(InputFile(f"{f.name}/{info.filename}", zf.read(info)))
-        except zipfile.BadZipFile:
+            zf = zipfile.ZipFile(BytesIO(f.data))
+        except (zipfile.BadZipFile, OSError, ValueError):
             out.append(f)
+            continue
+        with zf:
+            out.extend(_members(f.name, zf, suffixes))
     return out
+
+
+def _members(archive: str, zf: zipfile.ZipFile, suffixes: tuple[str, ...]) -> list[InputFile]:
+    infos = zf.infolist()
+    if len(infos) > MAX_ZIP_MEMBERS:
+        return [_unread(archive, f"zip archive with {len(infos):,} members, over the limit of {MAX_ZIP_MEMBERS:,}; "
+                                 "not read")]
+    wanted = []
+    for info in infos:
+        member = PurePosixPath(info.filename.replace("\\", "/"))
+        if info.is_dir() or "__MACOSX" in member.parts or member.name.startswith("."):
+            continue
+        if member.suffix.lower() in suffixes:
+            wanted.append(info)
+    declared = sum(i.file_size for i in wanted)
+    if declared > MAX_ARCHIVE_BYTES:
+        return [_unread(archive, f"zip archive whose members declare {declared:,} bytes uncompressed, over the "
+                                 f"limit of {MAX_ARCHIVE_BYTES:,}; not read")]
+    # Members under the per-member ratio floor can still inflate a lot together.
+    small = [i for i in wanted if i.file_size <= _RATIO_FLOOR]
+    unpacked, packed = sum(i.file_size for i in small), sum(i.compress_size for i in small)
+    if unpacked > _RATIO_FLOOR and unpacked > MAX_COMPRESSION_RATIO * max(packed, 1):
+        return [_unread(archive, f"zip archive whose small members compress {unpacked / max(packed, 1):,.0f} to 1 "
+                                 f"({packed:,} -> {unpacked:,} bytes), over the limit of {MAX_COMPRESSION_RATIO} to 1 "
+                                 "(a zip bomb?); not read")]
+    out, total = [], 0
+    for info in wanted:
+        name = f"{archive}/{safe_member_name(info.filename)}"
+        problem = _member_problem(info)
+        if problem is None:
+            try:
+                data = _read_capped(zf, info, min(MAX_MEMBER_BYTES, MAX_ARCHIVE_BYTES - total))
+            except _TooLarge:
+                problem = (f"larger than its header says and over the limit "
+                           f"({min(MAX_MEMBER_BYTES, MAX_ARCHIVE_BYTES - total):,} bytes left for it); not read")
+            except RuntimeError as exc:  # encrypted (zipfile says so with a RuntimeError)
+                problem = f"cannot be read: {exc}"
+            except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, zlib.error) as exc:
+                problem = f"cannot be read ({type(exc).__name__}: {exc})"
+        if problem is not None:
+            out.append(_unread(name, f"zip member {problem}"))
+            continue
+        total += len(data)
+        out.append(InputFile(name, data))
+    return out
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    if info.file_size > MAX_MEMBER_BYTES:
+        return f"declares {info.file_size:,} bytes uncompressed, over the limit of {MAX_MEMBER_BYTES:,}; not read"
+    if info.file_size > _RATIO_FLOOR and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1):
+        ratio = info.file_size / max(info.compress_size, 1)
+        return (f"compressed {ratio:,.0f} to 1 ({info.compress_size:,} -> {info.file_size:,} bytes), over the limit of "
+                f"{MAX_COMPRESSION_RATIO} to 1 (a zip bomb?); not read")
+    if info.flag_bits & 0x1:
+        return "is encrypted; not read"
+    return None
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> bytes:
+    """The member's bytes, read in 1 MiB pieces; :class:`_TooLarge` past ``cap`` bytes."""
+    chunks, size = [], 0
+    with zf.open(info) as stream:
+        while True:
+            chunk = stream.read(min(1 << 20, cap - size + 1))
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > cap:
+                raise _TooLarge
+            chunks.append(chunk)
 
 
 #: Suffixes stripped from a file stem to get its story id, repeatedly, in this order.
@@ -148,6 +288,7 @@ class Pairing(DictMixin):
 def pair_files(gt_files: list[InputFile], pred_files: list[InputFile]) -> Pairing:
     """Pair GT and prediction files by :func:`story_id`.
 
+    Files that were not read (``InputFile.issue`` set) are left out and their issue reported.
     Two files of one side with the same story id: the first (by name) is used and the
     other is reported.  Files without a partner are listed, never dropped silently.
     """
@@ -159,6 +300,9 @@ def pair_files(gt_files: list[InputFile], pred_files: list[InputFile]) -> Pairin
         # v3 file of a story over its v2 file.
         want_pred = side == "prediction"
         for f in sorted(files, key=lambda f: (looks_like_prediction(f.name) != want_pred, not _is_v3(f.name), f.name)):
+            if f.issue is not None:  # not read (archive limits, unreadable member, too large)
+                result.issues.append(f.issue)
+                continue
             sid = story_id(f.name)
             if sid in by_id:
                 result.issues.append(

@@ -122,7 +122,7 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
     except InputError as exc:  # undecodable
         out.issues.append(exc.issue)
         return out
-    if parsed.issues:  # not one JSON document: JSONL or CSV records
+    if parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     if isinstance(value, dict) and value.get("format") == CACHE_FORMAT:
         cache = JudgeCache.from_value(value, file)

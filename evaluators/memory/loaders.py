@@ -294,7 +294,7 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
     """
     issues: list[InputIssue] = []
     value, parsed = read_json_document(data, file)
-    if parsed.issues:  # not one JSON document: JSONL or CSV records
+    if parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     if isinstance(value, dict) and value and all(isinstance(v, (str, int, float)) or v is None
                                                  for v in value.values()):
@@ -386,7 +386,7 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
         value, parsed = read_json_document(data, file)
     except InputError as exc:  # undecodable
         return LoadReport(file=file, format="unknown", issues=[exc.issue])
-    if parsed.issues:
+    if parsed.errors:
         return read_results(data, file)  # JSONL or CSV (or invalid JSON, reported with its position)
     kind = detect_format(value)
     if kind == "mem0_locomo":

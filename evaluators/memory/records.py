@@ -253,6 +253,10 @@ def results_from_records(records: RecordSet) -> LoadReport:
         except ValueError as exc:
             report.issues.append(InputIssue(file, str(exc), kind="schema", **where))
             continue
+        except RecursionError:  # an answer of lists nested hundreds deep
+            report.issues.append(InputIssue(file, "a field nests lists too deeply to be read as an answer",
+                                            kind="schema", **where))
+            continue
         if result.question_id in seen:
             report.issues.append(InputIssue(file, f"duplicate question_id {result.question_id!r}; the first is kept",
                                             kind="schema", severity="warning", **where))

@@ -240,6 +240,9 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
     for n, (sid, g, p) in enumerate(pairs, start=1):
         outcome = DocumentOutcome(sid, g.name, p.name)
         try:
+            for f in (g, p):
+                if f.issue is not None:
+                    raise InputError(f.issue)
             gl = load_document(g.data, g.name)
             outcome.encodings["gt"] = gl.encoding
             pl = load_document(p.data, p.name)

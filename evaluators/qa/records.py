@@ -30,8 +30,8 @@ def _is_squad(value: Any) -> bool:
     return isinstance(first, Mapping) and isinstance(first.get("paragraphs"), list)
 
 
-def _flatten_squad(value: Mapping[str, Any], file: str, encoding: str) -> RecordSet:
-    out = RecordSet(file=file, format="squad", encoding=encoding)
+def _flatten_squad(value: Mapping[str, Any], file: str, encoding: str, warnings=()) -> RecordSet:
+    out = RecordSet(file=file, format="squad", encoding=encoding, issues=list(warnings))
     for a, article in enumerate(value["data"]):
         paragraphs = article.get("paragraphs") if isinstance(article, Mapping) else None
         if not isinstance(paragraphs, list):
@@ -79,10 +79,10 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
     if fmt != "json":
         return read_records(data, file, fmt)
     value, out = read_json_document(data, file)
-    if out.issues:
+    if out.errors:
         return out
     if _is_squad(value):
-        return _flatten_squad(value, file, out.encoding)
+        return _flatten_squad(value, file, out.encoding, out.issues)
     return add_json_records(value, out)
 
 
@@ -102,10 +102,10 @@ def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[
     fmt = sniff_bytes(data, file)
     if fmt == "json":
         value, rs = read_json_document(data, file)
-        if rs.issues:
-            raise InputError(rs.issues[0])
+        if rs.errors:
+            raise InputError(rs.errors[0])
         if isinstance(value, dict) and records_field(value) is None:  # {id: answer}; answers may be lists
-            return {str(k).strip(): v for k, v in value.items()}, []
+            return {str(k).strip(): v for k, v in value.items()}, list(rs.issues)
         add_json_records(value, rs)
     else:
         rs = read_records(data, file, fmt)

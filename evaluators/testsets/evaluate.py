@@ -97,11 +97,11 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
     fmt = sniff_bytes(data, file)
     if fmt == "json":
         value, parsed = read_json_document(data, file)
-        if parsed.issues:
-            raise InputError(parsed.issues[0])
+        if parsed.errors:
+            raise InputError(parsed.errors[0])
     elif data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
         value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
-        if parsed.issues:  # JSONL after all
+        if parsed.errors:  # JSONL after all
             value, parsed = None, None
     is_record = isinstance(value, Mapping) and "id" in value and any(f in value for f in ANSWER_FIELDS + ("turns",))
     if value is not None and not is_record:
