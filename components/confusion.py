@@ -6,12 +6,12 @@ itself (layouts and row normalization come from the report).  Usable by every fa
 
 from __future__ import annotations
 
-import html
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from evaluators.metrics.classification import ClassificationReport
+from evaluators.reports.escape import html_text
 
 LAYOUTS = {"predicted": "Rows = predicted · 行为预测", "true": "Rows = true · 行为真实 (scikit-learn)"}
 VALUES = {"counts": "Counts · 计数", "normalized": "Row-normalized · 按行归一化"}
@@ -28,7 +28,7 @@ def confusion_figure(report: ClassificationReport, rows: str = "predicted", norm
     normalized : bool
         Colour by row share instead of counts.
     """
-    labels = [html.escape(str(label)) for label in report.labels]
+    labels = [html_text(str(label), breaks=False) for label in report.labels]
     counts = report.matrix(rows)
     shares = report.row_normalized(rows)
     z = [[(v if v is not None else 0.0) for v in r] for r in shares] if normalized else counts
@@ -74,7 +74,7 @@ def render_confusion(report: ClassificationReport, key: str = "confusion") -> tu
     event = st.plotly_chart(fig, key=chart_key, on_select="rerun", selection_mode="points",
                             config={"displayModeBar": False})
     labels = [str(label) for label in report.labels]
-    shown = {html.escape(label): label for label in labels}
+    shown = {html_text(label, breaks=False): label for label in labels}
     try:
         points = list(event.selection.points) if event else []
     except AttributeError:

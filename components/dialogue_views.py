@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.express as px
 import streamlit as st
+from evaluators.reports.escape import md
 
 if TYPE_CHECKING:
     from evaluators.dialogue.scoring import CaseResult
@@ -84,7 +85,7 @@ def comparison_view(comparison: dict | None) -> None:
         st.info("Load replies of two or more models to compare them on the same cases.")
         return
     st.write(f"On **{comparison['n_shared']}** cases answered by every model: "
-             + ", ".join(f"**{m}** wins {n}" for m, n in comparison["wins"].items())
+             + ", ".join(f"**{md(m)}** wins {n}" for m, n in comparison["wins"].items())
              + f", ties {comparison['ties']}.")
     c1, c2 = st.columns(2)
     with c1:

@@ -6,7 +6,6 @@ scoring happens here.  User text is HTML-escaped before it is rendered.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +15,8 @@ import streamlit as st
 
 from components.metrics import fmt as _fmt
 from components.metrics import metric_row
+from evaluators.reports.csv_writer import write_csv
+from evaluators.reports.escape import html_text, md
 
 #: Display names of the metric keys.
 LABELS = {
@@ -48,7 +49,7 @@ def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str
         st.dataframe(pd.DataFrame([{"metric": label(k), "signature": v} for k, v in signatures.items()]),
                      hide_index=True, width="stretch")
         for name, reason in unavailable.items():
-            st.caption(f"{label(name)} left out: {reason}")
+            st.caption(f"{md(label(name))} left out: {md(reason)}")
 
 
 def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
@@ -117,16 +118,22 @@ def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Seque
     return pd.DataFrame(data)
 
 
+def frame_csv(frame: pd.DataFrame) -> str:
+    """A table as CSV through the project's one writer (missing values as empty cells)."""
+    return write_csv([str(c) for c in frame.columns],
+                     ([None if pd.isna(v) else v for v in row] for row in frame.itertuples(index=False)))
+
+
 def _block(title: str, text: str) -> None:
-    safe = html.escape(text) if text else "<em>(empty)</em>"
-    st.markdown(f"**{html.escape(title)}**")
+    safe = html_text(text) if text else "<em>(empty)</em>"
+    st.markdown(f"**{md(title)}**")
     st.markdown(f"<div style='white-space: pre-wrap; padding: 0.4rem 0.6rem; border-left: 3px solid #ccc;'>"
                 f"{safe}</div>", unsafe_allow_html=True)
 
 
 def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
     """Drill-down of one question: texts, scores, and the judge's mode, reasoning and reply."""
-    st.markdown(f"**{html.escape(result.question_id)}** · {html.escape(result.question_type)}"
+    st.markdown(f"**{md(result.question_id)}** · {md(result.question_type)}"
                 + (" · abstention" if result.abstention else ""))
     _block("Question", result.question)
     left, right = st.columns(2)
@@ -140,12 +147,12 @@ def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
     if j is None:
         st.info("No judge verdict for this question yet.")
         return
-    st.markdown(f"**Judge** · mode `{html.escape(j.mode)}` · model `{html.escape(j.model or 'unknown')}` · "
+    st.markdown(f"**Judge** · mode `{md(j.mode)}` · model `{md(j.model or 'unknown')}` · "
                 f"score {_fmt(j.score)}")
     if j.error:
-        st.error(f"The judge gave no score: {j.error}")
+        st.error(f"The judge gave no score: {md(j.error)}")
     if j.note:
-        st.caption(f"Note: {j.note}")
+        st.caption(f"Note: {md(j.note)}")
     _block("Judge reasoning", j.reasoning)
     if j.reply and j.reply.strip() != j.reasoning.strip():
         with st.expander("Raw judge reply"):
@@ -162,10 +169,10 @@ def show_agreement(agreement: Any, stored_name: str) -> None:
         {"stored: correct": [cm["both_correct"], cm["stored_only_correct"]],
          "stored: wrong": [cm["ours_only_correct"], cm["both_wrong"]]},
         index=["ours: correct", "ours: wrong"]), width="content")
-    st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {html.escape(stored_name)}. "
+    st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {md(stored_name)}. "
                "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
     if agreement.disagreements:
-        st.caption("Disagreements: " + ", ".join(html.escape(q) for q in agreement.disagreements[:30]))
+        st.caption("Disagreements: " + ", ".join(md(q) for q in agreement.disagreements[:30]))
 
 
 def show_longmemeval(report: Any, models: Mapping[str, int]) -> None:
@@ -178,7 +185,7 @@ def show_longmemeval(report: Any, models: Mapping[str, int]) -> None:
               "accuracy": report.abstention.accuracy}]
     table(pd.DataFrame(rows))
     if models:
-        st.caption("Judge model(s): " + ", ".join(f"{html.escape(m)} ({n})" for m, n in models.items()))
+        st.caption("Judge model(s): " + ", ".join(f"{md(m)} ({n})" for m, n in models.items()))
     if report.unknown_ids:
         st.caption(f"{len(report.unknown_ids)} labelled id(s) are not in the question table and were left out.")
 
@@ -193,4 +200,4 @@ def show_parity(parity: Any) -> None:
         st.caption(f"{len(parity.skipped)} question(s) are not LoCoMo questions and were left out.")
     st.caption("Whitespace tokens, as in the benchmark's code: an answer written without spaces (Chinese) is one "
                "token, so it scores 1 only when identical.")
-    st.caption(f"signature: {parity.signature}")
+    st.caption(f"signature: {md(parity.signature)}")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import html
-import re
 
 import streamlit as st
 
 from evaluators.results import fmt  # noqa: F401 - re-exported: the pages format scores with it
+from evaluators.reports.escape import html_text, md
 
 
 def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digits: int = 3) -> None:
@@ -19,15 +18,7 @@ def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digit
 
 def signature_caption(signature: str) -> None:
     """The settings that produced the numbers, in small print under them."""
-    st.caption(f"Signature: `{signature}`")
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:])")
-
-
-def md_text(text: object) -> str:
-    """Escape user text for Streamlit markdown (no links, emphasis, HTML or LaTeX can be injected)."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+    st.caption(f"Signature: {md(signature)}")
 
 
 def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None]]]) -> str:
@@ -40,7 +31,7 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
     rows : list of (label, values)
         One row per item; ``None`` is shown as N/A.
     """
-    head = "".join(f"<th style='text-align:left;padding:4px 10px'>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th style='text-align:left;padding:4px 10px'>{html_text(c, breaks=False)}</th>" for c in columns)
     body = []
     for label, values in rows:
         cells = []
@@ -54,6 +45,6 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
                 f"height:8px;background:#e3e8ef;border-radius:4px;vertical-align:middle;margin-right:6px'>"
                 f"<span style='display:block;width:{pct:.0f}%;height:8px;background:#1565c0;border-radius:4px'>"
                 f"</span></span>{v:.3f}</td>")
-        body.append(f"<tr><td style='padding:4px 10px'>{html.escape(label)}</td>{''.join(cells)}</tr>")
+        body.append(f"<tr><td style='padding:4px 10px'>{html_text(label, breaks=False)}</td>{''.join(cells)}</tr>")
     return (f"<table class='eb-scores' style='border-collapse:collapse;font-size:0.9rem'>"
             f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")

@@ -2,23 +2,23 @@
 
 Every function takes results from :mod:`evaluators.narrative` and renders them; nothing here
 computes a score.  User text reaches the screen only through dataframes (plain text), escaped
-HTML (:mod:`components.span_overlay`) or escaped markdown (:func:`components.metrics.md_text`).
+HTML (:mod:`components.span_overlay`) or escaped markdown (:func:`evaluators.reports.escape.md`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
 
 import pandas as pd
 import streamlit as st
 
 from components.charts import confusion_heatmap, scores_by_document
-from components.metrics import md_text, metric_row, signature_caption
+from components.metrics import metric_row, signature_caption
 from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
+from evaluators.reports.escape import html_text, md
 
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
 STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": "#ffcdd2", "extra": "#ffe0b2",
@@ -29,16 +29,16 @@ def _legend(colors: dict[str, str]) -> None:
     chips = "".join(
         f"<span style='display:inline-flex;align-items:center;margin-right:14px'><span style='width:14px;"
         f"height:14px;background:{c};border:1px solid #bbb;display:inline-block;margin-right:5px'></span>"
-        f"{html.escape(label)}</span>" for label, c in colors.items())
+        f"{html_text(label, breaks=False)}</span>" for label, c in colors.items())
     st.html(f"<div style='font-size:0.85rem'>{chips}</div>")
 
 
 def _gt_incomplete_note(result: NarrativeResult, component: str) -> None:
     det = result.detailed_results[component]
     if result.component_scores[component] is None:
-        st.info(f"**{COMPONENT_TITLES[component]} score not available:** {md_text(det.reason or 'no data')}")
+        st.info(f"**{COMPONENT_TITLES[component]} score not available:** {md(det.reason or 'no data')}")
     elif det.gt_incomplete and det.reason:
-        st.caption(f"GT incomplete — {md_text(det.reason)}")
+        st.caption(f"GT incomplete — {md(det.reason)}")
 
 
 # ---------------------------------------------------------------- overview
@@ -106,7 +106,7 @@ def render_document_header(result: NarrativeResult) -> None:
                + [(COMPONENT_TITLES[c], result.component_scores[c], result.left_out.get(c)) for c in COMPONENTS])
     blank = {c: why for c, why in result.left_out.items() if result.component_scores[c] is None}
     for c, why in blank.items():
-        st.caption(f"{COMPONENT_TITLES[c]} left out of the overall score: {md_text(why)}")
+        st.caption(f"{COMPONENT_TITLES[c]} left out of the overall score: {md(why)}")
 
 
 # ---------------------------------------------------------------- characters
@@ -145,9 +145,10 @@ def character_chips_html(result: NarrativeResult) -> str:
     c = result.characters
 
     def chip(text: str, status: str, title: str = "") -> str:
-        return (f"<span class='eb-chip' data-status='{html.escape(status)}' title='{html.escape(title, quote=True)}' "
+        return (f"<span class='eb-chip' data-status='{html_text(status, breaks=False)}' "
+                f"title='{html_text(title, breaks=False)}' "
                 f"style='display:inline-block;margin:3px 6px 3px 0;padding:2px 10px;border-radius:12px;"
-                f"border:1px solid #bbb;background:{STATUS_COLORS.get(status, 'white')}'>{html.escape(text)}</span>")
+                f"border:1px solid #bbb;background:{STATUS_COLORS.get(status, 'white')}'>{html_text(text, breaks=False)}</span>")
 
     parts = []
     for m in c.matched_characters:
@@ -433,7 +434,7 @@ def render_alignment(result: NarrativeResult) -> None:
     if result.warnings:
         st.subheader("Warnings")
         for w in result.warnings:
-            st.warning(md_text(w))
+            st.warning(md(w))
     validity = []
     for comp in ("characters", "relationships", "sentiment", "action_layer"):
         for f, sides in result.detailed_results[comp].validity.items():
@@ -451,5 +452,5 @@ def render_alignment(result: NarrativeResult) -> None:
     if incomplete:
         st.subheader("Ground truth incomplete")
         for title, why in incomplete:
-            st.markdown(f"- **{title}**: {md_text(why or 'some GT values are empty (skipped)')}")
+            st.markdown(f"- **{title}**: {md(why or 'some GT values are empty (skipped)')}")
 

@@ -6,8 +6,6 @@ Uploaded text is shown only through ``st.dataframe`` / ``st.text`` (never as HTM
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import PurePath
 
 import pandas as pd
@@ -17,13 +15,7 @@ from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.qa.export import records_csv, report_json
 from evaluators.qa.tables import pct
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
-
-
-def safe_md(text: object) -> str:
-    """User text made inert inside Streamlit markdown, on one line: HTML-escaped, markdown and LaTeX punctuation escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False)).replace("\n", " ")
+from evaluators.reports.escape import md
 
 
 def headline(report: QAReport) -> None:
@@ -46,7 +38,7 @@ def headline(report: QAReport) -> None:
         cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
         cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
                        help="Unreadable lines or elements of the input, listed above with their location.")
-    st.caption(f"Signature: {report.signature}")
+    st.caption(f"Signature: {md(report.signature)}")
 
 
 def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str = "input problems") -> None:

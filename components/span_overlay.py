@@ -8,10 +8,10 @@ text shows which events cover it, with their labels and IoU.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, replace
 
 import streamlit as st
+from evaluators.reports.escape import html_text
 
 CATEGORY_COLORS = {
     "correct": "#2e7d32",
@@ -58,7 +58,7 @@ def legend_html() -> str:
         items.append(
             f"<span style='display:inline-flex;align-items:center;margin-right:14px'>"
             f"<span style='width:14px;height:14px;background:{_tint(color, .25)};border-bottom:3px solid {color};"
-            f"display:inline-block;margin-right:5px'></span>{html.escape(CATEGORY_LABELS[cat])}</span>")
+            f"display:inline-block;margin-right:5px'></span>{html_text(CATEGORY_LABELS[cat], breaks=False)}</span>")
     items.append("<span style='margin-left:6px;color:#555'>underline = GT · fill = prediction · "
                  "<span style='color:#9e9e9e'>▏</span> = sentence start</span>")
     return "<div style='font-size:0.85rem;line-height:1.9'>" + "".join(items) + "</div>"
@@ -98,11 +98,11 @@ def overlay_html(text: str, spans: list[OverlaySpan], sentence_starts: list[int]
             style.append(f"background:{_tint(CATEGORY_COLORS.get(p.category, '#000'), .32 if p.selected else .18)}")
         if any(s.selected for s in gt + pr):
             style.append("outline:1px dashed #1565c0")
-        piece = html.escape(text[a:b]).replace("\n", "<br>")
+        piece = html_text(text[a:b])
         if a in starts:
             piece = "<span class='eb-sb' style='color:#9e9e9e'>▏</span>" + piece
         if gt or pr:
-            title = html.escape(" | ".join(s.label for s in gt + pr), quote=True)
+            title = html_text(" | ".join(s.label for s in gt + pr), breaks=False)
             out.append(f"<span style=\"{';'.join(style)}\" title=\"{title}\">{piece}</span>")
         else:
             out.append(piece)

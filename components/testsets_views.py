@@ -6,7 +6,6 @@ around the keyword spans (found by :func:`evaluators.testsets.keyword_spans`) ar
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import pandas as pd
@@ -15,13 +14,9 @@ import streamlit as st
 
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
+from evaluators.reports.escape import html_text
 
 _MARK = '<mark style="background:#ffe08a;padding:0 2px;border-radius:3px">'
-
-
-def esc(text: object) -> str:
-    """User text for an HTML block: escaped, line breaks as ``<br>`` (a blank line would end the block)."""
-    return html.escape(str(text)).replace("\r", "").replace("\n", "<br>")
 
 
 def highlight_html(text: str | None, keywords: Sequence[str]) -> str:
@@ -30,17 +25,17 @@ def highlight_html(text: str | None, keywords: Sequence[str]) -> str:
         return '<span style="color:#999">— (no answer · 无回答)</span>'
     out, pos = [], 0
     for start, end in keyword_spans(text, keywords):
-        out.append(esc(text[pos:start]))
-        out.append(_MARK + esc(text[start:end]) + "</mark>")
+        out.append(html_text(text[pos:start]))
+        out.append(_MARK + html_text(text[start:end]) + "</mark>")
         pos = end
-    out.append(esc(text[pos:]))
+    out.append(html_text(text[pos:]))
     return "".join(out)
 
 
 def _chips(words: Sequence[str], ok: bool) -> str:
     color = "#1b7f3b" if ok else "#b42318"
     sign = "✓" if ok else "✗"
-    return " ".join(f'<span style="color:{color};white-space:nowrap">{sign} {esc(w)}</span>' for w in words)
+    return " ".join(f'<span style="color:{color};white-space:nowrap">{sign} {html_text(w)}</span>' for w in words)
 
 
 def item_table(report: TestSetReport) -> None:
@@ -50,11 +45,11 @@ def item_table(report: TestSetReport) -> None:
         score = "n/a" if r.score is None else f"{r.score:.2f}"
         rows.append(
             "<tr>"
-            f"<td>{esc(r.id)}<br><small>{esc(r.category)} · {esc(r.difficulty)}</small></td>"
-            f"<td>{esc(r.question)}<br><small style='color:#666'>expected: {esc(r.expected_answer)}</small></td>"
+            f"<td>{html_text(r.id)}<br><small>{html_text(r.category)} · {html_text(r.difficulty)}</small></td>"
+            f"<td>{html_text(r.question)}<br><small style='color:#666'>expected: {html_text(r.expected_answer)}</small></td>"
             f"<td>{highlight_html(r.answer, r.found)}</td>"
             f"<td>{_chips(r.found, True)} {_chips(r.missing, False)}</td>"
-            f"<td style='text-align:right'><b>{score}</b><br><small>{esc(r.status)}</small></td>"
+            f"<td style='text-align:right'><b>{score}</b><br><small>{html_text(r.status)}</small></td>"
             "</tr>"
         )
     st.markdown(
@@ -90,19 +85,19 @@ def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
     """Turn by turn: the user's question, the answer with covered points marked, each expected point and its rule."""
     dialogue = next(d for d in report.dialogues if d.id == dialogue_id)
     cov = "n/a" if dialogue.coverage_micro is None else f"{dialogue.coverage_micro:.2f}"
-    st.markdown(f"<div><b>{esc(dialogue.scenario)}</b> — {dialogue.n_covered} of {dialogue.n_points} points "
+    st.markdown(f"<div><b>{html_text(dialogue.scenario)}</b> — {dialogue.n_covered} of {dialogue.n_points} points "
                 f"covered ({cov})</div>", unsafe_allow_html=True)
     for t in dialogue.turns:
         marks = [w for p in t.points for w in p.found]
         points = "<br>".join(
             f"{_chips([p.point], p.covered)} <small style='color:#666'>({p.rule}"
-            + (": " + esc(", ".join(p.keywords)) if p.keywords else "") + ")</small>"
+            + (": " + html_text(", ".join(p.keywords)) if p.keywords else "") + ")</small>"
             for p in t.points)
         ctx = " · needs context · 依赖上文" if t.requires_context else ""
         st.markdown(
             f"<div style='border-left:3px solid #4c78a8;padding:4px 12px;margin:8px 0'>"
             f"<div><b>Turn {t.turn}</b>{ctx} — coverage {t.coverage:.2f} ({t.n_covered}/{t.n_points})</div>"
-            f"<div><small style='color:#666'>user · 用户</small> {esc(t.user)}</div>"
+            f"<div><small style='color:#666'>user · 用户</small> {html_text(t.user)}</div>"
             f"<div><small style='color:#666'>answer · 回答</small> {highlight_html(t.answer, marks)}</div>"
             f"<div style='margin-top:4px'>{points}</div></div>",
             unsafe_allow_html=True,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import html
 
 import streamlit as st
+from evaluators.reports.escape import html_text, md
 
 _STYLE = {
     "delete": "background:#ffd7d5;text-decoration:line-through;",
@@ -15,11 +15,12 @@ _STYLE = {
 def diff_html(ops: list[tuple[str, str, str]]) -> tuple[str, str]:
     """HTML of the expected and the predicted side from ``evaluators.dialogue.diff.char_diff`` opcodes.
 
-    Every text piece goes through ``html.escape``; only the span tags are ours.
+    Every text piece goes through :func:`evaluators.reports.escape.html_text` (newlines as ``<br>``,
+    carriage returns and other hidden characters shown); only the span tags are ours.
     """
     left, right = [], []
     for tag, a, b in ops:
-        a_html, b_html = html.escape(a).replace("\n", "<br>"), html.escape(b).replace("\n", "<br>")
+        a_html, b_html = html_text(a), html_text(b)
         if tag == "equal":
             left.append(a_html)
             right.append(b_html)
@@ -37,8 +38,8 @@ def render_char_diff(ops: list[tuple[str, str, str]], labels: tuple[str, str] = 
     c1, c2 = st.columns(2)
     box = 'style="border:1px solid #ddd;border-radius:6px;padding:8px;font-size:1.05rem;line-height:1.7"'
     with c1:
-        st.caption(labels[0] + " (red: not in the prediction)")
+        st.caption(md(labels[0]) + " (red: not in the prediction)")
         st.markdown(f'<div class="evalboard-diff" {box}>{left or "&nbsp;"}</div>', unsafe_allow_html=True)
     with c2:
-        st.caption(labels[1] + " (green: not in the expected reply)")
+        st.caption(md(labels[1]) + " (green: not in the expected reply)")
         st.markdown(f'<div class="evalboard-diff" {box}>{right or "&nbsp;"}</div>', unsafe_allow_html=True)

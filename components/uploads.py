@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import threading
 import weakref
 from collections import OrderedDict
@@ -13,6 +12,7 @@ from typing import TypeVar
 import streamlit as st
 
 from evaluators.io import InputFile, InputIssue, expand_archives
+from evaluators.reports.escape import html_text
 
 
 T = TypeVar("T")
@@ -239,5 +239,5 @@ def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") 
             mark = "error" if i.severity == "error" else "warning"
             color = "#c62828" if mark == "error" else "#ef6c00"
             lines.append(f"<li><span style='color:{color};font-weight:600'>{mark}</span> "
-                         f"<code>{html.escape(i.location())}</code> — {html.escape(i.message)}</li>")
+                         f"<code>{html_text(i.location(), breaks=False)}</code> — {html_text(i.message, breaks=False)}</li>")
         st.html(f"<ul class='eb-issues' style='margin:0;padding-left:1.2rem'>{''.join(lines)}</ul>")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from components import narrative_views as views
 from components.layout import page_frame
-from components.metrics import md_text
+from evaluators.reports.escape import md
 from components.narrative_state import demo_files, score, settings
 from components.uploads import read_uploads, show_issues
 from evaluators.reports.narrative import document_markdown, mismatches_csv, to_json, to_markdown
@@ -48,10 +48,10 @@ for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
             name = d.gt_file if side == "gt" else d.pred_file
-            st.caption(f"{md_text(name)} was read as **{enc}**.")
+            st.caption(f"{md(name)} was read as **{enc}**.")
 if batch.unpaired_gt or batch.unpaired_pred:
     st.warning("Not paired (no file with the same story id on the other side): "
-               + ", ".join(md_text(n) for n in batch.unpaired_gt + batch.unpaired_pred))
+               + ", ".join(md(n) for n in batch.unpaired_gt + batch.unpaired_pred))
 if not batch.scored:
     st.error("No pair could be scored: see the input problems above.")
     st.stop()
@@ -78,10 +78,10 @@ elif "event" in qp:  # an event of another document must not linger in the share
 
 if view == "Overview":
     views.render_overview(batch)
-    st.subheader(f"Document: {md_text(doc_id)}")
+    st.subheader(f"Document: {md(doc_id)}")
     views.render_document_header(result)
 else:
-    st.subheader(f"{md_text(doc_id)} — {view}")
+    st.subheader(f"{md(doc_id)} — {view}")
     views.render_document_header(result)
     st.divider()
     if view == "Characters":

@@ -10,7 +10,8 @@ import streamlit as st  # noqa: E402
 
 from components.confusion import render_confusion  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
-                                 ratio_columns, safe_md)
+                                 ratio_columns)
+from evaluators.reports.escape import md  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
@@ -91,17 +92,17 @@ config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fiel
 try:
     report = score(data, file_name, preds, preds_name, config, data_key)
 except InputError as exc:
-    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
+    st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
 
-st.caption(f"File: {safe_md(file_name)} · task: **{report.task}** ({safe_md(report.task_reason)})")
+st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
 issues_table(report.issues)
 if report.n_records == 0:
     st.error("No usable records in this file (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset).")
     st.stop()
 if report.overall.n == 0:
     st.error(f"None of the {report.n_records} records has a ground-truth answer "
-             f"(looked in: {safe_md(', '.join(config.gt_fields))}).")
+             f"(looked in: {md(', '.join(config.gt_fields))}).")
 
 headline(report)
 
@@ -112,7 +113,7 @@ if report.classification is not None:
         st.caption("Click a cell, or pick a true and a predicted label, to list its claims.")
     else:
         rows, n_cell = report.records_in_cell(*cell, limit=MAX_ROWS)
-        st.markdown(f"**{n_cell:,} record(s)** with true = `{cell[0]}` and predicted = `{cell[1]}`"
+        st.markdown(f"**{n_cell:,} record(s)** with true = {md(cell[0])} and predicted = {md(cell[1])}"
                     + (f"; the first {MAX_ROWS:,} are shown." if n_cell > len(rows) else ""))
         st.dataframe([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
                        "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),

@@ -10,13 +10,14 @@ import json  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from components.qa_views import issues_table, ratio_columns, safe_md  # noqa: E402
+from components.qa_views import issues_table, ratio_columns  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
                                        turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
+from evaluators.reports.escape import md  # noqa: E402
 
 DEMOS = {
     "single": ("Single-turn demo · 单轮示例 (9 items)", "factual_demo.json", "factual_demo_answers.json"),
@@ -63,11 +64,11 @@ try:
     with st.spinner("Scoring …"):
         test_set, answers, report = cached(key, compute)
 except InputError as exc:
-    st.error(safe_md(f"{exc.issue.location()}: {exc.issue.message}"))
+    st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
 
-st.caption(f"Test set: {safe_md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
-           f"version {safe_md(test_set.version)}) · answers: {safe_md(answers_name)} ({len(answers.answers)})")
+st.caption(f"Test set: {md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
+           f"version {md(test_set.version)}) · answers: {md(answers_name)} ({len(answers.answers)})")
 issues_table(list(test_set.issues) + list(answers.issues))
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
@@ -86,7 +87,7 @@ if report.kind == "single":
     cols[3].metric("No answer · 无回答", len(report.missing_prediction), help="Scored 0.")
     cols[4].metric("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",
                    help=f"Mean of {o.n_human} 1-5 rubric scores given with the answers.")
-    st.caption(f"{report.aggregation}. Signature: {report.signature}")
+    st.caption(f"{report.aggregation}. Signature: {md(report.signature)}")
 
     st.subheader("By category and difficulty · 按类别与难度")
     g1, g2 = st.columns(2)
@@ -107,9 +108,9 @@ if report.kind == "single":
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
     item_table(report)
     if report.no_keywords:
-        st.caption(f"Without keywords (no automatic score, review by hand): {safe_md(', '.join(report.no_keywords))}")
+        st.caption(f"Without keywords (no automatic score, review by hand): {md(', '.join(report.no_keywords))}")
     if report.extra_answers:
-        st.caption(f"Answers that match no item: {safe_md(', '.join(report.extra_answers))}")
+        st.caption(f"Answers that match no item: {md(', '.join(report.extra_answers))}")
 else:
     o = report.overall
     cols = st.columns(4)
@@ -121,7 +122,7 @@ else:
                    "n/a" if report.dialogue_macro is None else f"{report.dialogue_macro:.3f}",
                    help="Mean of each dialogue's point coverage (macro over dialogues).")
     cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
-    st.caption(f"Signature: {report.signature}")
+    st.caption(f"Signature: {md(report.signature)}")
     st.dataframe(pd.DataFrame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
                                 "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
                                 "mean_turn_coverage": d.coverage_macro} for d in report.dialogues]),

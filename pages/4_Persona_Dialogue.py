@@ -24,6 +24,7 @@ from evaluators.dialogue import (  # noqa: E402
 from evaluators.dialogue.diff import char_diff  # noqa: E402
 from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
+from evaluators.reports.escape import md  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 #: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
@@ -60,9 +61,9 @@ else:
                  for key, f in zip(pred_keys, up_preds or [])]
 
 if not case_set.cases:
-    st.error(f"No usable test case in {cases_name}.")
+    st.error(f"No usable test case in {md(cases_name)}.")
     for issue in case_set.issues:
-        st.write(f"- `{issue.location()}`: {issue.message}")
+        st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
     st.stop()
 
 # ----------------------------------------------------------------------------- settings
@@ -104,22 +105,22 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
                            checkpoint=checkpoint,
                            progress=lambda d, t, row: bar.progress(d / t, text=f"{d}/{t} replies"))
         except URLRejected as exc:
-            st.error(f"This URL is not contacted: {exc}")
+            st.error(f"This URL is not contacted: {md(exc)}")
         except OSError as exc:
             st.error(f"Cannot write the live-mode checkpoint under {LIVE_DIR}: {exc.strerror}")
         else:
             live_rows[:] = [r for r in live_rows if r.model != live_model] + run.rows
-            st.success(f"{live_model}: {run.n_called} replies asked, {run.n_resumed} kept from earlier runs, {run.n_errors} errors "
+            st.success(f"{md(live_model)}: {run.n_called} replies asked, {run.n_resumed} kept from earlier runs, {run.n_errors} errors "
                        "(recorded per case).")
             for err in run.reset_errors:
-                st.warning(f"reset failed {err}")
+                st.warning(f"reset failed {md(err)}")
 
 live_set = [PredictionSet(rows=list(live_rows), files=["live endpoint"])] if live_rows else []
 preds = PredictionSet.combine([*pred_sets, *live_set])  # a new set: the cached ones are shared and never changed
 if not preds.rows:
     st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
     for issue in preds.issues:
-        st.write(f"- `{issue.location()}`: {issue.message}")
+        st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
     st.stop()
 
 if not chosen:
@@ -147,23 +148,23 @@ eval_key = ("dialogue-eval", cases_key, tuple(pred_keys), tuple(live_rows),
 try:
     evaluation = cached(eval_key, _evaluate)
 except (KeyError, ValueError) as exc:
-    st.error(f"Cannot score: {exc}")
+    st.error(f"Cannot score: {md(exc)}")
     st.stop()
 names = config.metric_names()
 
 if evaluation.issues:
     with st.expander(f"⚠️ {len(evaluation.issues)} input issue(s): unmatched, duplicate or skipped rows"):
         for issue in evaluation.issues[:200]:
-            st.write(f"- **{issue.kind}** `{issue.location()}`: {issue.message}")
+            st.markdown(f"- **{md(issue.kind)}** {md(issue.location())}: {md(issue.message)}")
 
 cols = st.columns(max(1, len(evaluation.by_model)))
 for col, s in zip(cols, evaluation.by_model):
-    col.metric(f"{s.model} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
+    col.metric(f"{md(s.model)} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
                help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth")
 st.caption(f"Combined score: {evaluation.weights.note}. Mean over cases (macro).")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
-    st.caption(f"**{m['name']}**: n/a — {m['unavailable_reason']}")
+    st.caption(f"**{md(m['name'])}**: n/a — {md(m['unavailable_reason'])}")
 
 tab_heat, tab_models, tab_cases, tab_compare, tab_dl = st.tabs(
     ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"])
@@ -174,7 +175,7 @@ with tab_models:
                 {k: v.to_dict() for k, v in evaluation.corpus_bleu.items()})
     with st.expander("Signatures (tokenizer, normalization, library versions)"):
         for name, sig in evaluation.signatures.items():
-            st.markdown(f"- **{name}**: `{sig}`")
+            st.markdown(f"- **{md(name)}**: {md(sig)}")
 with tab_cases:
     f1, f2 = st.columns(2)
     model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model")

@@ -28,6 +28,7 @@ from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E40
 from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
 from evaluators.results import to_jsonable  # noqa: E402
+from evaluators.reports.escape import md  # noqa: E402
 
 #: Where judge runs started from this page keep their cache (one file per results set).
 CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboard") / "judge_cache")))
@@ -111,7 +112,7 @@ else:
             # A judge output carries the judged answers: evaluate those questions, as print_qa_metrics.py does.
             results = [r.with_prediction(stored.hypotheses[r.question_id]) for r in results
                        if r.question_id in stored.hypotheses]
-            st.caption(f"Predictions: the {len(results)} hypotheses in {stored_name}; the other "
+            st.caption(f"Predictions: the {len(results)} hypotheses in {md(stored_name)}; the other "
                        f"{len(dataset.results) - len(results)} questions of the table are left out.")
         else:
             st.caption("No predictions file: every prediction is empty (upload one keyed by question_id).")
@@ -183,7 +184,7 @@ if disk_stat is not None:
                              lambda: judge_mod.JudgeCache(disk_cache_path))
         judge_source = f"the local cache {disk_cache_path}"
     except InputError as exc:
-        st.error(f"The local judge cache cannot be read and is not used: {exc}")
+        st.error(f"The local judge cache cannot be read and is not used: {md(exc)}")
 if judge_cache is None and uploaded_cache is not None:
     judge_cache = uploaded_cache
     judge_source = "the demo judge cache" if source == "demo" else "the uploaded judge cache"
@@ -193,14 +194,14 @@ judgements, stale = cached(("mem-judge-match", data_key, *judge_cache_key),
                            lambda: judge_cache.matching(results)) if judge_cache is not None else ({}, [])
 if stale:
     st.warning(f"{len(stale)} cached judgement(s) no longer match their question, ground truth or prediction and "
-               f"are not used (e.g. {', '.join(stale[:3])}); run the judge to redo them.")
+               f"are not used (e.g. {md(', '.join(stale[:3]))}); run the judge to redo them.")
 n_ok = sum(1 for j in judgements.values() if j.ok)
 n_err = sum(1 for j in judgements.values() if not j.ok)
 if judgements:
-    st.caption(f"{n_ok} of {len(results)} questions judged (from {judge_source})"
+    st.caption(f"{n_ok} of {len(results)} questions judged (from {md(judge_source)})"
                + (f"; {n_err} without a score (malformed reply or failed request)" if n_err else "") + ".")
 elif stored is not None and stored.labels:
-    st.caption(f"No judge run yet; judge_score uses the stored labels ({stored_name}).")
+    st.caption(f"No judge run yet; judge_score uses the stored labels ({md(stored_name)}).")
 else:
     st.caption("No judge scores yet: judge_score stays empty until the judge runs or a judge cache is uploaded.")
 
@@ -318,7 +319,7 @@ if parity_on:
 d1.download_button("Report (JSON)", lambda: json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
                    file_name="memory_report.json", mime="application/json")
 d2.download_button("Per question (CSV)",
-                   lambda: views.question_frame(rows, by_id, names).to_csv(index=False).encode("utf-8-sig"),
+                   lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
                    file_name="memory_questions.csv", mime="text/csv")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
                    mime="application/jsonl")

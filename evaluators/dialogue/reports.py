@@ -15,12 +15,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from datetime import datetime
 
 from evaluators.dialogue.scoring import LEGACY_NAMES, DialogueEvaluation
+from evaluators.reports.csv_writer import write_csv
 from evaluators.results import to_jsonable
 
 ANNOTATION_COLUMNS = ["scene", "dialogue_index", "context", "expected_response", "prediction", "exact_match",
@@ -35,18 +34,19 @@ def _index_out(index: str):
 def annotation_csv(evaluation: DialogueEvaluation) -> str:
     """The human-annotation CSV as text (``\\r\\n`` line ends, as ``csv`` writes them).
 
-    ``exact_match`` is written as ``1.0``/``0.0`` (empty for cases without ground truth).
+    ``exact_match`` is written as ``1.0``/``0.0`` (empty for cases without ground truth).  Written by
+    :func:`evaluators.reports.csv_writer.write_csv` (formula-like cells made inert).
     """
-    buf = io.StringIO()
     multi = len(evaluation.models) > 1
-    writer = csv.writer(buf)
-    writer.writerow(ANNOTATION_COLUMNS + (["model"] if multi else []))
-    for r in evaluation.results:
-        em = r.metrics.get("exact_match")
-        row = [r.scene, r.dialogue_index, r.context, r.expected_response, r.prediction,
-               "" if em is None else repr(float(em)), "", "", ""]
-        writer.writerow(row + ([r.model] if multi else []))
-    return buf.getvalue()
+
+    def rows():
+        for r in evaluation.results:
+            em = r.metrics.get("exact_match")
+            row = [r.scene, r.dialogue_index, r.context, r.expected_response, r.prediction,
+                   "" if em is None else repr(float(em)), "", "", ""]
+            yield row + ([r.model] if multi else [])
+
+    return write_csv(ANNOTATION_COLUMNS + (["model"] if multi else []), rows())
 
 
 def json_report(evaluation: DialogueEvaluation, timestamp: datetime | None = None) -> dict:

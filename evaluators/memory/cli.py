@@ -19,8 +19,6 @@ Examples::
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from collections import Counter
@@ -28,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue
+from evaluators.reports.csv_writer import write_csv
 
 
 def add_parser(subparsers) -> None:
@@ -134,18 +133,13 @@ def _markdown(report: dict[str, Any]) -> str:
 
 
 def _csv(rows, results) -> str:
-    buf = io.StringIO()
     by_id = {r.question_id: r for r in results}
     names = list(rows[0].scores) if rows else []
-    writer = csv.writer(buf)
-    writer.writerow(["question_id", "question_type", "question", "ground_truth", "prediction", *names,
-                     "judge_reasoning"])
-    for row in rows:
-        r = by_id[row.question_id]
-        writer.writerow([row.question_id, row.question_type, r.question, r.ground_truth, r.prediction,
-                         *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
-                         row.judgement.reasoning if row.judgement else ""])
-    return buf.getvalue()
+    header = ["question_id", "question_type", "question", "ground_truth", "prediction", *names, "judge_reasoning"]
+    return write_csv(header, ([row.question_id, row.question_type, by_id[row.question_id].question,
+                               by_id[row.question_id].ground_truth, by_id[row.question_id].prediction,
+                               *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
+                               row.judgement.reasoning if row.judgement else ""] for row in rows))
 
 
 def run(args) -> int:

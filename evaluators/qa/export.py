@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from evaluators.qa.evaluate import QARecordResult, QAReport
+from evaluators.reports.csv_writer import write_dict_csv
 
 RECORD_COLUMNS = (
     "id", "group", "status", "lang", "tokenizer", "exact_match", "token_f1", "question", "gold_answers",
@@ -41,12 +40,8 @@ def report_json(report: QAReport, *, include_records: bool = True) -> str:
 
 
 def records_csv(report: QAReport) -> str:
-    """Per-record CSV text (UTF-8); the last column repeats the report's signature."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=[*RECORD_COLUMNS, "signature"])
-    writer.writeheader()
-    for row in record_rows(report):
-        row = {k: ("" if v is None else v) for k, v in row.items()}
+    """Per-record CSV text (UTF-8, :mod:`evaluators.reports.csv_writer`); the last column repeats the signature."""
+    rows = record_rows(report)
+    for row in rows:
         row["signature"] = report.signature
-        writer.writerow(row)
-    return buf.getvalue()
+    return write_dict_csv([*RECORD_COLUMNS, "signature"], rows)

@@ -1,22 +1,21 @@
 """Narrative reports: JSON and Markdown for one document or a batch, CSV of every mismatch.
 
 The same writers serve the CLI and the dashboard's downloads.  Every report carries the
-signature of the settings that produced it.  CSV cells that would start a spreadsheet
-formula (``= + - @``) are prefixed with an apostrophe so that opening the file in a
-spreadsheet cannot execute uploaded text.
+signature of the settings that produced it.  The CSV goes through
+:mod:`evaluators.reports.csv_writer` (formula-like cells made inert), Markdown text through
+:func:`evaluators.reports.escape.md`.
 """
 
 from __future__ import annotations
 
-import csv
-import html
-import io
 import json
 from typing import Any
 
 from evaluators.narrative.base import COMPONENT_TITLES, COMPONENTS
 from evaluators.narrative.batch import BatchResult
 from evaluators.narrative.composite import NarrativeResult
+from evaluators.reports.csv_writer import write_csv
+from evaluators.reports.escape import md
 from evaluators.results import fmt
 
 MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", "gt_value", "pred_value", "note")
@@ -27,32 +26,20 @@ def to_json(result: NarrativeResult | BatchResult, *, indent: int = 2) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
 
 
-def _safe_cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    if text[:1] in ("=", "+", "-", "@"):
-        return "'" + text
-    return text
-
-
 def mismatches_csv(results: NarrativeResult | BatchResult | list[NarrativeResult]) -> str:
     """CSV of every mismatch: document, component, gt_event, pred_event, field, gt_value, pred_value, note."""
     if isinstance(results, NarrativeResult):
         results = [results]
     elif isinstance(results, BatchResult):
         results = results.scored
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(MISMATCH_COLUMNS)
-    for r in results:
-        for m in r.mismatches():
-            w.writerow([_safe_cell(v) for v in (r.story_id, m.component, m.gt_event, m.pred_event, m.field,
-                                                 m.gt_value, m.pred_value, m.note)])
-    return buf.getvalue()
+    rows = ([r.story_id, m.component, m.gt_event, m.pred_event, m.field, _text(m.gt_value), _text(m.pred_value),
+             m.note] for r in results for m in r.mismatches())
+    return write_csv(MISMATCH_COLUMNS, rows, lineterminator="\n")
 
 
-def _md_escape(text: str) -> str:
-    """User text made inert in Markdown: HTML escaped (a viewer may render raw HTML), pipes and newlines."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+def _text(value: Any) -> Any:
+    """Values of a mismatch as text (a list or number of the GT is shown as written)."""
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _component_lines(r: NarrativeResult) -> list[str]:
@@ -63,8 +50,8 @@ def _component_lines(r: NarrativeResult) -> list[str]:
         f"- Precision / recall / F1: {fmt(c.character_precision)} / {fmt(c.character_recall)} / "
         f"{fmt(c.character_f1)} ({c.n_matched} matched of {c.n_ground_truth} GT, {c.n_predicted} predicted)",
         f"- Archetype accuracy: {fmt(c.character_archetype_accuracy)} ({c.archetype_correct}/{c.archetype_total})",
-        f"- Missing characters ({c.n_missing}): {_md_escape(', '.join(c.missing_characters)) or '—'}",
-        f"- Extra characters ({c.n_extra}): {_md_escape(', '.join(c.extra_characters)) or '—'}",
+        f"- Missing characters ({c.n_missing}): {md(', '.join(c.missing_characters)) or '—'}",
+        f"- Extra characters ({c.n_extra}): {md(', '.join(c.extra_characters)) or '—'}",
         "",
         "### Relationships",
         "",
@@ -105,9 +92,9 @@ def _component_lines(r: NarrativeResult) -> list[str]:
 def document_markdown(r: NarrativeResult) -> str:
     """Markdown report of one document."""
     lines = [
-        f"# Evaluation report: {_md_escape(r.story_id)}",
+        f"# Evaluation report: {md(r.story_id)}",
         "",
-        f"GT `{_md_escape(r.gt_file)}` · prediction `{_md_escape(r.pred_file)}`",
+        f"GT {md(r.gt_file)} · prediction {md(r.pred_file)}",
         "",
         f"## Overall score: {fmt(r.overall_score)}",
         "",
@@ -118,7 +105,7 @@ def document_markdown(r: NarrativeResult) -> str:
         det = r.detailed_results[comp]
         note = r.left_out.get(comp) or det.reason or ""
         lines.append(f"| {COMPONENT_TITLES[comp]} | {fmt(r.component_scores[comp])} | "
-                     f"{'yes' if det.gt_incomplete else 'no'} | {_md_escape(note)} |")
+                     f"{'yes' if det.gt_incomplete else 'no'} | {md(note)} |")
     s = r.summary
     lines += [
         "",
@@ -131,11 +118,11 @@ def document_markdown(r: NarrativeResult) -> str:
         *_component_lines(r),
     ]
     if r.warnings:
-        lines += ["", "## Warnings", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+        lines += ["", "## Warnings", ""] + [f"- {md(w)}" for w in r.warnings]
     if r.issues:
-        lines += ["", "## Input issues", ""] + [f"- {_md_escape(i.location())}: {_md_escape(i.message)}"
+        lines += ["", "## Input issues", ""] + [f"- {md(i.location())}: {md(i.message)}"
                                                  for i in r.issues]
-    lines += ["", f"<sub>{_md_escape(r.signature)}</sub>", ""]
+    lines += ["", f"<sub>{md(r.signature)}</sub>", ""]
     return "\n".join(lines)
 
 
@@ -146,11 +133,11 @@ def batch_markdown(b: BatchResult) -> str:
              "|" + "---|" * (len(COMPONENTS) + 2)]
     for d in b.documents:
         if d.result is None:
-            lines.append(f"| {_md_escape(d.story_id)} | error: {_md_escape(d.error.message if d.error else '')} |"
+            lines.append(f"| {md(d.story_id)} | error: {md(d.error.message if d.error else '')} |"
                          + " |" * len(COMPONENTS))
             continue
         r = d.result
-        lines.append(f"| {_md_escape(d.story_id)} | {fmt(r.overall_score)} | "
+        lines.append(f"| {md(d.story_id)} | {fmt(r.overall_score)} | "
                      + " | ".join(fmt(r.component_scores[c]) for c in COMPONENTS) + " |")
     if b.micro:
         lines.append("| **micro** (pooled counts) | " + fmt(b.micro["overall_score"]) + " | "
@@ -159,11 +146,11 @@ def batch_markdown(b: BatchResult) -> str:
                      + " | ".join(fmt(b.macro["component_scores"][c]) for c in COMPONENTS) + " |")
     if b.unpaired_gt or b.unpaired_pred or b.issues:
         lines += ["", "## Files not scored", ""]
-        lines += [f"- GT without prediction: {_md_escape(n)}" for n in b.unpaired_gt]
-        lines += [f"- Prediction without GT: {_md_escape(n)}" for n in b.unpaired_pred]
-        lines += [f"- {_md_escape(i.location())}: {_md_escape(i.message)}" for i in b.issues
+        lines += [f"- GT without prediction: {md(n)}" for n in b.unpaired_gt]
+        lines += [f"- Prediction without GT: {md(n)}" for n in b.unpaired_pred]
+        lines += [f"- {md(i.location())}: {md(i.message)}" for i in b.issues
                   if i.kind != "pairing" or "ignored" in i.message]
-    lines += ["", f"<sub>{_md_escape(b.signature)}</sub>", ""]
+    lines += ["", f"<sub>{md(b.signature)}</sub>", ""]
     return "\n".join(lines)
 
 

@@ -46,3 +46,14 @@ def run_memory_page(source: str = "demo") -> AppTest:
 def memory_metric(at: AppTest, label: str) -> str:
     """The value of the long-memory page's metric with this label."""
     return metric_values(at)[label]
+
+
+def shown(source: str) -> str:
+    """The text a reader sees for Markdown source of the page: backslash escapes and HTML entities undone.
+
+    Pages escape user text with :func:`evaluators.reports.escape.md`; tests compare what is shown.
+    """
+    import html
+    import re
+
+    return html.unescape(re.sub(r"\\(.)", r"\1", source))

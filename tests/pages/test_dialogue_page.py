@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import require_shared
 from tests.helpers.http_servers import ChatServer
-from tests.pages.helpers import DIALOGUE_PAGE, page_app
+from tests.pages.helpers import DIALOGUE_PAGE, page_app, shown
 
 REPORT = "peppa_structured_evaluation_202510101638_report.json"
 
@@ -15,7 +15,7 @@ def _app(source: str) -> AppTest:
 
 
 def _texts(at) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    parts = [m.value for m in at.markdown] + [shown(c.value) for c in at.caption] + [i.value for i in at.info]
     return "\n".join(str(p) for p in parts)
 
 
@@ -23,7 +23,7 @@ def test_demo_shows_scores_heatmap_tables_and_downloads():
     at = _app("demo")
     at.run()
     assert not at.exception and not at.error
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = {shown(m.label): m.value for m in at.metric}
     assert set(metrics) == {"panda-chat-large · combined", "panda-chat-small · combined"}
     # the large model is much closer to the script than the small one
     assert float(metrics["panda-chat-large · combined"]) > float(metrics["panda-chat-small · combined"])
@@ -71,7 +71,7 @@ def test_real_run_uploaded_as_cases_and_predictions(no_embeddings):
     assert not at.exception and not at.error
     at.radio(key="dialogue_mode").set_value("difflib").run()
     assert not at.exception and not at.error
-    assert [m.label for m in at.metric] == ["qwen3-32B · combined"]
+    assert [shown(m.label) for m in at.metric] == ["qwen3-32B · combined"]
     model_frame = next(d.value for d in at.dataframe if "corpus BLEU" in d.value.columns)
     row = model_frame.iloc[0]
     assert row["cases"] == 186 and row["missing"] == 0
@@ -85,7 +85,7 @@ def test_bad_uploads_are_reported_not_crashing():
     at.file_uploader(key="dialogue_cases").set_value(("cases.json", b'{"test_cases_by_scene": [', "application/json"))
     at.run()
     assert not at.exception
-    assert any("No usable test case" in e.value for e in at.error)
+    assert any("No usable test case" in shown(e.value) for e in at.error)
     good = '{"test_cases_by_scene": {"s": [{"context": "c", "expected_response": "你好", "dialogue_index": 1}]}}'
     at.file_uploader(key="dialogue_cases").set_value(("cases.json", good.encode(), "application/json"))
     at.file_uploader(key="dialogue_preds").set_value([("p.jsonl", b"{broken\n", "application/octet-stream")])
@@ -110,8 +110,8 @@ def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoin
     with ChatServer("fail_one") as srv:
         _ask_live(at, srv.url)
         assert not at.exception
-        assert any("live-panda: 13 replies asked, 0 kept from earlier runs, 0 errors" in s.value for s in at.success)
-        assert "live-panda · combined" in [m.label for m in at.metric]
+        assert any("live-panda: 13 replies asked, 0 kept from earlier runs, 0 errors" in shown(s.value) for s in at.success)
+        assert "live-panda · combined" in [shown(m.label) for m in at.metric]
         assert srv.paths().count("/chat") == 13 and srv.paths().count("/reset") == 4  # before + after 3 scenes
         saved = list((tmp_path / "live").glob("*.jsonl"))
         assert len(saved) == 1 and len(saved[0].read_text(encoding="utf-8").splitlines()) == 13
@@ -120,7 +120,7 @@ def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoin
         again = _app("demo")
         again.run()
         _ask_live(again, srv.url)
-        assert any("live-panda: 0 replies asked, 13 kept from earlier runs" in s.value for s in again.success)
+        assert any("live-panda: 0 replies asked, 13 kept from earlier runs" in shown(s.value) for s in again.success)
         assert srv.paths().count("/chat") == 13
 
 
@@ -130,7 +130,7 @@ def test_live_mode_refuses_a_file_url_and_shows_no_file(monkeypatch, tmp_path):
     at.run()
     _ask_live(at, "file:///etc/passwd#")
     assert not at.exception
-    assert [e.value for e in at.error] == ["This URL is not contacted: only http:// and https:// URLs are accepted, "
+    assert [shown(e.value) for e in at.error] == ["This URL is not contacted: only http:// and https:// URLs are accepted, "
                                            "not file://"]
     page_text = " ".join(str(getattr(el, "value", "")) for el in at.main)
     assert "root:" not in page_text

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import evaluators.dialogue as dialogue
-from tests.pages.helpers import DIALOGUE_PAGE, page_app
+from tests.pages.helpers import DIALOGUE_PAGE, page_app, shown
 
 pytestmark = pytest.mark.usefixtures("empty_result_store")
 
@@ -49,13 +49,13 @@ def _upload(cases_name: str = "cases.json"):
 
 
 def _issue_lines(at) -> list[str]:
-    return [m.value for m in at.markdown if m.value.startswith("- **")]
+    return [shown(m.value) for m in at.markdown if m.value.startswith("- ")]
 
 
 def test_widget_reruns_neither_parse_nor_score_again(calls):
     at = _upload()
     assert calls == {"load_cases": 1, "load_predictions": 1, "evaluate_dialogue": 1}
-    assert [m.label for m in at.metric] == ["m1 · combined"]
+    assert [shown(m.label) for m in at.metric] == ["m1 · combined"]
     at.selectbox(key="dialogue_case_scene").set_value("park").run()
     at.selectbox(key="dialogue_case_pick").set_value(1).run()
     assert not at.exception
@@ -82,12 +82,12 @@ def test_the_same_bytes_under_another_name_are_read_and_scored_again(calls):
 
 def test_the_name_picks_the_format_of_the_same_bytes():
     at = _upload("cases.json")
-    assert [m.label for m in at.metric] == ["m1 · combined"]
+    assert [shown(m.label) for m in at.metric] == ["m1 · combined"]
     # the same bytes named .jsonl are read line by line: one object without scene/dialogue_index, no case
     at.file_uploader(key="dialogue_cases").set_value(("cases.jsonl", CASES, "application/jsonl"))
     at.run()
     assert not at.exception
-    assert any("No usable test case in cases.jsonl" in e.value for e in at.error)
+    assert any("No usable test case in cases.jsonl" in shown(e.value) for e in at.error)
     assert not at.metric
 
 

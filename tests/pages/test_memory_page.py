@@ -15,7 +15,7 @@ from evaluators.memory.loaders import load_results_file
 from tests.conftest import require_shared
 from tests.helpers.http_servers import FakeJudgeServer
 from tests.helpers.locomo_reference import locomo_reference_scores
-from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page
+from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page, shown
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
 
@@ -39,7 +39,7 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     assert len(scores) == 24
     assert metric(at, "Questions") == "25"
     assert metric(at, "Judge score") == f"{sum(scores) / 24:.3f}"
-    assert any("24 of 25 questions judged (from the demo judge cache)" in c.value for c in at.caption)
+    assert any("24 of 25 questions judged (from the demo judge cache)" in shown(c.value) for c in at.caption)
     # The second judge's 24 labels against ours binarised at 0.5 (score >= 0.5 is correct): they agree on 23,
     # demo-en-1_q5 (our 0.6, their false) is the one disagreement.
     labels = [json.loads(line) for line in demo_path("memory", "demo_judge_labels.jsonl").read_text(
@@ -47,7 +47,7 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     agree = [(cache[x["question_id"]]["score"] >= 0.5) == x["label"] for x in labels]
     assert (sum(agree), len(agree)) == (23, 24)
     assert metric(at, "Agreement (accuracy)") == f"{23 / 24:.3f}"
-    subheaders = [s.value for s in at.subheader]
+    subheaders = [shown(s.value) for s in at.subheader]
     assert subheaders[:3] == ["LLM judge", "Overall", "By question type"]
     assert "LoCoMo parity (the benchmark's published scoring)" in subheaders
     by_type = at.dataframe[0].value
@@ -132,7 +132,7 @@ def test_run_the_judge_from_the_page_resumes_from_its_cache(monkeypatch, isolate
         assert not at.exception
         # The demo cache covers 24 of 25: the one unjudged question is the only request.
         assert len(server.requests) == 1
-        assert any("Judged 1 question(s) with page-judge, reused 24 from the cache" in s.value for s in at.success)
+        assert any("Judged 1 question(s) with page-judge, reused 24 from the cache" in shown(s.value) for s in at.success)
         files = list((isolated / "cache").glob("memory-*.json"))
         assert len(files) == 1
         cache = JudgeCache(files[0])
@@ -140,11 +140,11 @@ def test_run_the_judge_from_the_page_resumes_from_its_cache(monkeypatch, isolate
         assert len(judged) == 25 and stale == []
         assert judged["demo-zh-1_q10"].model == "page-judge"  # empty prediction judged "No." by the endpoint
         assert judged["demo-zh-1_q10"].score == 0.0
-        assert any("25 of 25 questions judged" in c.value for c in at.caption)
+        assert any("25 of 25 questions judged" in shown(c.value) for c in at.caption)
         # A second run needs nothing new: no second call.
         at.button(key="mem_run_judge").click().run()
         assert len(server.requests) == 1
-        assert any("Judged 0 question(s) with page-judge, reused 25" in s.value for s in at.success)
+        assert any("Judged 0 question(s) with page-judge, reused 25" in shown(s.value) for s in at.success)
 
 
 @pytest.mark.realdata
@@ -159,7 +159,7 @@ def test_real_longmemeval_judge_output_joined_with_the_question_table():
     lme = next(df.value for df in at.dataframe if "accuracy" in df.value.columns).set_index("question_type")
     assert lme.loc["temporal_reasoning", "count"] == 8 and lme.loc["temporal_reasoning", "accuracy"] == 0.75
     assert lme.loc["overall", "accuracy"] == 0.75 and lme.loc["abstention (_abs)", "count"] == 0
-    assert any("gpt-4o-2024-08-06 (8)" in c.value for c in at.caption)
+    assert any("gpt-4o-2024-08-06 (8)" in shown(c.value) for c in at.caption)
 
 
 @pytest.mark.realdata
@@ -184,7 +184,7 @@ def test_real_mem0_results_with_the_locomo_dataset():
     assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(reference, abs=1e-9)
     assert round(reference, 4) == 0.3921
     assert parity.loc["single_hop", "LoCoMo F1"] == pytest.approx(0.3921, abs=5e-5)
-    assert any("llm_score in the results file" in c.value for c in at.caption)
+    assert any("llm_score in the results file" in shown(c.value) for c in at.caption)
 
 
 @pytest.mark.parametrize("typed_key", [None, "sk-typed"])
@@ -210,4 +210,4 @@ def test_a_file_url_for_the_judge_is_refused_on_the_page():
     at.text_input(key="mem_model").set_value("page-judge").run()
     at.button(key="mem_run_judge").click().run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["only http:// and https:// URLs are accepted, not file://"]
+    assert [shown(e.value) for e in at.error] == ["only http:// and https:// URLs are accepted, not file://"]

@@ -7,6 +7,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evaluators.reports.escape import md
+
 from tests.conftest import require_shared
 from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page
 
@@ -78,7 +80,7 @@ def test_upload_escapes_answers_and_reports_bad_items():
 
 def test_upload_invalid_json_shows_located_error():
     at = _upload(("set.json", b'{"items": [\n  {"id": }'), ("ans.json", b"{}"))
-    assert at.error and r"set\.json:2:10: invalid JSON" in at.error[0].value  # file, line, column (markdown-escaped)
+    assert at.error and md("set.json:2:10: invalid JSON") in at.error[0].value  # file, line, column (markdown-escaped)
 
 
 @pytest.mark.realdata

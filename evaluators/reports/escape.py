@@ -1,0 +1,103 @@
+"""The one way user text reaches a page or a Markdown/HTML report: escaped, on one line where needed,
+with invisible control characters made visible.
+
+User text is anything that came from an upload, a file, an endpoint or a widget: file names,
+model names, ids, labels, questions, answers, categories, scene names, and error messages that
+quote them.  Streamlit renders Markdown (and, with ``unsafe_allow_html``, HTML) in
+``st.markdown``, ``st.write``, ``st.caption``, ``st.info``/``warning``/``error``/``success``,
+widget labels, expander titles, tab names and metric labels; :func:`md` makes such text
+inert there.  :func:`html_text` is for text placed inside our own HTML blocks.  ``st.text``,
+``st.code`` and data-frame cells render no Markup; :func:`visible` still shows hidden
+characters in names there.
+
+Functions
+---------
+visible(text)
+    Control and format characters (bidirectional overrides, zero-width characters, C0/C1
+    controls but tab and newline) shown as ``⟨U+202E⟩``.
+md(text, *, one_line=True)
+    For Markdown: HTML-escaped, every Markdown/LaTeX/directive punctuation backslash-escaped.
+html_text(text, *, breaks=True)
+    For HTML: ``html.escape`` (quotes too), ``\\r`` dropped, newlines as ``<br>``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# Bidirectional embeddings/overrides/isolates, zero-width and joiner characters, BOM, word
+# joiner and invisible operators, the line/paragraph separators, and C0/C1 controls (tab and
+# newline excepted; a carriage return counts: it can end a Markdown or HTML block).
+_HIDDEN = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f"
+                     "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+# Markdown, GitHub-flavoured Markdown, Streamlit directives (:red[..], :material/x:) and KaTeX ($).
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=^\"'@])")  # not '&': html.escape made it an entity
+
+
+def visible(text: object) -> str:
+    r"""``str(text)`` with control and format characters shown as ``⟨U+XXXX⟩``.
+
+    Parameters
+    ----------
+    text : object
+        Converted with ``str``; ``None`` gives ``""``.
+
+    Returns
+    -------
+    str
+        Tabs and newlines are kept; every other control or invisible format character
+        (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE, U+FEFF, ``\r`` ...) is
+        replaced by its code point in angle brackets, so ``"evil\u202egnp.exe"`` cannot pass
+        for another name.
+
+    >>> visible("abc\u202egnp.exe\u200b")
+    'abc⟨U+202E⟩gnp.exe⟨U+200B⟩'
+    """
+    if text is None:
+        return ""
+    return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", str(text))
+
+
+def md(text: object, *, one_line: bool = True) -> str:
+    r"""User text made inert inside Streamlit Markdown.
+
+    HTML-escaped (``<``, ``>``, ``&``), then every character with a Markdown, LaTeX or
+    Streamlit-directive meaning backslash-escaped, so no link, image, emphasis, heading,
+    list, table, colour (``:red[...]``), icon (``:material/x:``) or formula (``$x$``) can be
+    made; hidden characters are made :func:`visible`.
+
+    Parameters
+    ----------
+    text : object
+        Converted with ``str``; ``None`` gives ``""``.
+    one_line : bool
+        Newlines become spaces (default), so the text can stand in a heading, a label or a
+        table cell and cannot start a new block.  With ``False`` newlines are kept as
+        Markdown hard breaks (``"  \n"``); blank lines still cannot open a block.
+
+    >>> md("**bold** :red[x] $x^2$ ![i](http://h/i.png)")
+    '\\*\\*bold\\*\\* \\:red\\[x\\] \\$x\\^2\\$ \\!\\[i\\]\\(http\\://h/i\\.png\\)'
+    >>> md("第一行\n\n第二行")
+    '第一行 第二行'
+    """
+    escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
+    lines = [line.strip() for line in escaped.split("\n")]
+    if one_line:
+        return " ".join(line for line in lines if line) if len(lines) > 1 else escaped
+    return "  \n".join(line for line in lines if line)
+
+
+def html_text(text: object, *, breaks: bool = True) -> str:
+    r"""User text for our own HTML (rendered with ``unsafe_allow_html``).
+
+    ``html.escape`` with quotes (safe inside attributes too), hidden characters made
+    :func:`visible`; with ``breaks`` newlines become ``<br>`` (a raw blank line would end
+    Streamlit's HTML block and let the rest render as Markdown).
+
+    >>> html_text('<img src=x onerror="alert(1)">\n\n"ok"')
+    '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;<br><br>&quot;ok&quot;'
+    """
+    text = "" if text is None else str(text)
+    escaped = html.escape(visible(text.replace("\r\n", "\n")), quote=True)
+    return escaped.replace("\n", "<br>") if breaks else escaped.replace("\n", " ")

@@ -1,0 +1,120 @@
+"""The one escaping helper (evaluators.reports.escape) and the one CSV writer (evaluators.reports.csv_writer),
+and every CSV the project writes going through it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from evaluators.reports.csv_writer import safe_cell, write_csv, write_dict_csv
+from evaluators.reports.escape import html_text, md, visible
+
+PAYLOAD = "=cmd|' /C calc'!A0"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("abc\u202egnp.exe", "abc⟨U+202E⟩gnp.exe"),          # right-to-left override
+    ("张\u200b三\ufeff", "张⟨U+200B⟩三⟨U+FEFF⟩"),          # zero-width space, BOM
+    ("a\tb\nc", "a\tb\nc"),                              # tab and newline kept
+    ("x\ry\x00\x1b", "x⟨U+000D⟩y⟨U+0000⟩⟨U+001B⟩"),       # CR, NUL, ESC
+    (None, ""),
+])
+def test_visible(text, expected):
+    assert visible(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("**bold**", r"\*\*bold\*\*"),
+    (":red[RED]", r"\:red\[RED\]"),
+    ("$x^2$", r"\$x\^2\$"),
+    ("![x](http://127.0.0.1:9/b)", r"\!\[x\]\(http\://127\.0\.0\.1\:9/b\)"),
+    ("[link](javascript:alert(1))", r"\[link\]\(javascript\:alert\(1\)\)"),
+    ("<script>alert(1)</script>", r"&lt;script&gt;alert\(1\)&lt;/script&gt;"),
+    ("# 标题\n\n- 列表", r"\# 标题 \- 列表"),                 # one line: no heading, no list
+    ("a & b", "a &amp; b"),                                 # the entity is not broken by a backslash
+    ("普通中文", "普通中文"),
+])
+def test_md(text, expected):
+    assert md(text) == expected
+
+
+def test_md_multi_line_keeps_breaks_without_blank_lines():
+    assert md("第一行\n\n第二行 *x*", one_line=False) == "第一行  \n第二行 \\*x\\*"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('<img src=x onerror="alert(1)">', "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"),
+    ("a\n\nb", "a<br><br>b"),                 # a blank line cannot end the HTML block
+    ("a\r\rb", "a⟨U+000D⟩⟨U+000D⟩b"),         # nor can bare carriage returns
+    ("'单引号'", "&#x27;单引号&#x27;"),          # safe inside a quoted attribute
+])
+def test_html_text(text, expected):
+    assert html_text(text) == expected
+
+
+def test_html_text_without_breaks_is_one_line():
+    assert html_text("a\nb", breaks=False) == "a b"
+
+
+def test_safe_cell_and_writer():
+    assert safe_cell(PAYLOAD) == "'" + PAYLOAD
+    for start in "=+-@\t\r":
+        assert safe_cell(start + "1") == "'" + start + "1"
+    assert safe_cell(-0.5) == -0.5 and safe_cell(3) == 3 and safe_cell("中文=1") == "中文=1"
+    text = write_csv(["a", "=b"], [[PAYLOAD, -1.5], ["+SUM(A1)", None]])
+    assert text == "a,'=b\r\n'=cmd|' /C calc'!A0,-1.5\r\n'+SUM(A1),\r\n"
+    assert list(csv.reader(io.StringIO(text)))[1] == ["'" + PAYLOAD, "-1.5"]
+    assert write_dict_csv(["x", "y"], [{"x": "@me"}], lineterminator="\n") == "x,y\n'@me,\n"
+
+
+def _neutralised(text: str) -> None:
+    cells = [c for row in csv.reader(io.StringIO(text.lstrip("\ufeff"))) for c in row]
+    assert "'" + PAYLOAD in cells and PAYLOAD not in cells
+
+
+def test_qa_csv_export(tmp_path):
+    from evaluators.cli import main
+
+    data = tmp_path / "qa.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": PAYLOAD, "answer": "a", "prediction": PAYLOAD}) + "\n",
+                    encoding="utf-8")
+    out = tmp_path / "out.csv"
+    assert main(["qa", "--input", str(data), "--output-file", str(out)]) == 0
+    _neutralised(out.read_text(encoding="utf-8"))
+
+
+def test_dialogue_annotation_csv():
+    from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases
+    from evaluators.dialogue.inputs import PredictionRow
+    from evaluators.dialogue.reports import annotation_csv
+
+    cases = load_cases(json.dumps({"test_cases_by_scene": {"s": [
+        {"context": PAYLOAD, "expected_response": "好", "scene": "s", "dialogue_index": 1}]}}).encode(), "c.json")
+    rows = [PredictionRow("m", "s", "1", PAYLOAD)]
+    ev = evaluate_dialogue(cases.cases, rows, DialogueConfig(metrics=("exact_match",)))
+    _neutralised(annotation_csv(ev))
+
+
+def test_memory_csv(tmp_path, capsys):
+    from evaluators.cli import main
+    from evaluators.memory.records import EvalResult, results_to_jsonl
+
+    path = tmp_path / "r.jsonl"
+    path.write_text(results_to_jsonl([EvalResult("s", "q1", "single_hop", PAYLOAD, "a", PAYLOAD)]), encoding="utf-8")
+    assert main(["memory", "--results", str(path), "--metrics", "f1", "--format", "csv"]) == 0
+    _neutralised(capsys.readouterr().out)
+
+
+def test_narrative_mismatch_csv():
+    from evaluators.narrative.batch import evaluate_batch
+    from evaluators.io import InputFile
+    from evaluators.reports.narrative import mismatches_csv
+    from tests.unit.test_narrative_batch_cli import _doc
+
+    gt = _doc([("甲", "", "")], [])
+    pred = _doc([(PAYLOAD, "", "")], [])
+    batch = evaluate_batch([InputFile("X_v3.json", gt)], [InputFile("X_pred.json", pred)])
+    _neutralised(mismatches_csv(batch))
