@@ -176,9 +176,22 @@ def render_characters(result: NarrativeResult) -> None:
     if df.empty:
         st.info("No characters in either file.")
         return
-    styled = df.style.apply(lambda row: [f"background-color: {STATUS_COLORS.get(row['status'], 'white')}"]
-                            * len(row), axis=1)
-    st.dataframe(styled, hide_index=True)
+    styled_dataframe(df, lambda row: [f"background-color: {STATUS_COLORS.get(row['status'], 'white')}"] * len(row))
+
+
+def styled_dataframe(df, row_style, **kwargs) -> None:
+    """``st.dataframe`` of ``df`` with ``row_style`` applied per row (pandas Styler), or plain above the limit.
+
+    Streamlit refuses a Styler of more than ``styler.render.max_elements`` cells (262,144 by
+    default); such a table is shown without colours and a caption says so.
+    """
+    limit = pd.get_option("styler.render.max_elements")
+    if df.size > limit:
+        st.dataframe(df, hide_index=True, **kwargs)
+        st.caption(f"{len(df):,} rows × {len(df.columns)} columns is over the {limit:,} cells that can be coloured: "
+                   "shown without colours (filter the table to see them).")
+        return
+    st.dataframe(df.style.apply(row_style, axis=1), hide_index=True, **kwargs)
 
 
 # ---------------------------------------------------------------- relationships
@@ -277,8 +290,7 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
         view = view[view["GT level 1"].isin(chosen) | view["pred level 1"].isin(chosen)]
     if ev != "(all events)":
         view = view[(view["GT event"] == ev) | (view["pred event"] == ev)]
-    st.dataframe(view.style.apply(_highlight_relationship, axis=1), hide_index=True,
-                 column_order=[c for c in view.columns if not c.endswith(" ok")])
+    styled_dataframe(view, _highlight_relationship, column_order=[c for c in view.columns if not c.endswith(" ok")])
     st.caption(f"{len(view)} of {len(df)} rows · extra relationships are not counted (missing-GT policy) · "
                "∅ = empty target in GT (matched on the agent)")
     if s.confusion:
@@ -338,7 +350,7 @@ def render_action_layer(result: NarrativeResult) -> None:
         return out
 
     show = [c for c in df.columns if not c.endswith(" ok")]
-    st.dataframe(df.style.apply(style, axis=1), hide_index=True, column_order=show)
+    styled_dataframe(df, style, column_order=show)
     st.caption("Green: equal after canonicalisation · red: different or missing · blank: GT empty (skipped, "
                "not counted) · status *missed*: the GT event has no aligned prediction")
     conf = a.category_confusion

@@ -176,3 +176,20 @@ def test_highlighted_event_follows_its_id_and_is_dropped_with_another_document(d
     at.selectbox(key="nar_doc").set_value("EN_001_lantern_keeper").run()
     assert not at.exception, at.exception
     assert "event" not in at.query_params
+
+
+def test_tables_over_the_styler_cell_limit_are_shown_without_colours():
+    import pandas as pd
+
+    names = [(f"角色{i}", "", "") for i in range(12)]
+    gt = doc("甲见乙。", names, [event("e", span("甲见乙。", "甲见乙。"), [rel("角色1", "角色2")])])
+    pred = json.loads(json.dumps(gt, ensure_ascii=False))
+    pred["characters"] = pred["characters"][:6]
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [("L_v3.json", json.dumps(gt).encode())], [("L_pred.json", json.dumps(pred).encode())])
+    with pd.option_context("styler.render.max_elements", 40):  # 12 characters x 5+ columns > 40 cells
+        at.segmented_control(key="nar_view").set_value("Characters").run()
+    assert not at.exception
+    assert any("cells that can be coloured: shown without colours" in c.value for c in at.caption)
+    at.segmented_control(key="nar_view").set_value("Characters").run()  # under the default limit: coloured
+    assert not any("shown without colours" in c.value for c in at.caption)
