@@ -16,6 +16,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
+from evaluators.qa.evaluate import unusable_reason  # noqa: E402
 from evaluators.qa.export import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
 
@@ -97,12 +98,11 @@ except InputError as exc:
 
 st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
 issues_table(report.issues)
-if report.n_records == 0:
-    st.error("No usable records in this file (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset).")
+reason = unusable_reason(report, config, preds_name if preds is not None else None)
+if reason:
+    st.error(md(f"{file_name}: {reason}. Upload the predictions with the file (second uploader) or set the "
+                "prediction field under Settings." if "prediction" in reason else f"{file_name}: {reason}."))
     st.stop()
-if report.overall.n == 0:
-    st.error(f"None of the {report.n_records} records has a ground-truth answer "
-             f"(looked in: {md(', '.join(config.gt_fields))}).")
 
 headline(report)
 

@@ -57,7 +57,9 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.io import InputError
-    from evaluators.qa.evaluate import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa_file
+    from evaluators.qa.evaluate import (
+        DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa_file, unusable_reason,
+    )
     from evaluators.qa.export import record_rows, records_csv, report_json
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
 
@@ -86,11 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
     for issue in report.issues:
         print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
-    if report.n_records == 0:
-        return _fail(f"{path}: no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset)")
-    if report.overall.n == 0:
-        return _fail(f"{path}: none of the {report.n_records} records has a ground-truth answer "
-                     f"(looked in: {', '.join(config.gt_fields)})")
+    reason = unusable_reason(report, config, args.predictions)
+    if reason:
+        return _fail(f"{path}: {reason}")
 
     bar = "=" * 80
     print(bar)

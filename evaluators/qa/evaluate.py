@@ -253,6 +253,36 @@ class QAReport(DictMixin):
         return hits[:limit], len(hits)
 
 
+def unusable_reason(report: QAReport, config: QAConfig, predictions_file: str | None = None) -> str | None:
+    """Why a scored file must not be shown as a result (``None`` when it can).
+
+    A file whose records have no ground truth, or none of which has a prediction, would be
+    scored 0%: that is a missing input, not a result.  The text says what was looked for
+    and how to give it (used by the CLI, which exits 2, and by the QA page).
+
+    Parameters
+    ----------
+    report : QAReport
+    config : QAConfig
+        The fields that were looked in.
+    predictions_file : str, optional
+        The separate predictions file, when one was given.
+    """
+    if report.n_records == 0:
+        return "no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset)"
+    if report.overall.n == 0:
+        return (f"none of the {report.n_records} records has a ground-truth answer "
+                f"(looked in: {', '.join(config.gt_fields)})")
+    if len(report.missing_prediction) == report.overall.n:
+        if predictions_file:
+            return (f"no prediction found for any of the {report.overall.n} records: no id in {predictions_file} "
+                    "matches a record id")
+        return (f"no prediction found in any of the {report.overall.n} records (looked in: "
+                f"{', '.join(config.pred_fields)}); add predictions to the records, name their field, or give a "
+                "predictions file {id: answer} (--predictions)")
+    return None
+
+
 def has_cjk(text: str) -> bool:
     """True when ``text`` holds a CJK ideograph (basic block, extension A or compatibility)."""
     return _CJK.search(text) is not None

@@ -309,7 +309,8 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
     return TestSetReport(
         file=test_set.file, answers_file=answers.file, kind="single", overall=_stats(rows),
-        by_category={c: _stats([r for r in rows if r.category == c]) for c in CATEGORIES
+        by_category={c: _stats([r for r in rows if r.category == c])
+                     for c in [*CATEGORIES, *sorted({r.category for r in rows} - set(CATEGORIES))]
                      if any(r.category == c for r in rows)},
         by_difficulty={d: _stats([r for r in rows if r.difficulty == d]) for d in DIFFICULTIES
                        if any(r.difficulty == d for r in rows)},

@@ -66,7 +66,7 @@ class TestItem(_Model):
     __test__ = False  # not a pytest class
 
     id: str = Field(min_length=1)
-    category: Literal["character", "location", "event", "relation", "item"]
+    category: str = Field(min_length=1)  # CATEGORIES, or another name (warned, grouped on its own)
     difficulty: Literal["easy", "medium", "hard"]
     question: str = Field(min_length=1)
     expected_answer: str = Field(min_length=1)
@@ -212,6 +212,10 @@ def parse_test_set(value: Any, file: str = "<test set>", kind: str | None = None
         if item.id in seen:
             issues.append(InputIssue(file, f"duplicate id {item.id!r}; the first one is kept", path=f"{where}.id"))
             continue
+        if kind != "multi_turn" and item.category not in CATEGORIES:
+            issues.append(InputIssue(file, f"category {item.category!r} is not one of {', '.join(CATEGORIES)}; the item "
+                                           "is kept and grouped under its own category", path=f"{where}.category",
+                                     severity="warning"))
         seen.add(item.id)
         good.append(item)
     version = header.get("version")

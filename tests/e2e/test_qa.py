@@ -48,7 +48,7 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     wait_for_app(page)
     page.get_by_text("QA demo · 问答示例 (12 questions)").click()
     wait_for_app(page)
-    page.get_by_text("Records · 逐条结果").wait_for()
+    page.get_by_text("Records · 逐条结果").first.wait_for()
     assert page.locator(CHART).count() == 0  # no confusion matrix for plain QA
     # EM of the QA demo: 4 of 11 scored questions (en-01, en-04, en-05, zh-01; en-06 has no ground truth)
     assert "36.36%" in page.locator('[data-testid="stMetricValue"]').first.inner_text()

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import require_shared
+from evaluators.qa.fields import DEFAULT_PRED_FIELDS
 from tests.pages.helpers import QA_PAGE, metric_values, run_page, shown
 
 
@@ -106,7 +107,13 @@ def test_upload_squad_style_with_predictions():
         {"id": "Q1", "question": "首都？", "answers": [{"text": "北京"}]},
         {"id": "Q2", "question": "Who?", "answers": [{"text": "Jane Austen"}]}]}]}]}
     at = _upload(_app(), "dev.json", json.dumps(dataset, ensure_ascii=False).encode())
-    assert _metrics(at)["EM"] == "0.00%"  # no predictions yet: both missing, scored 0
+    # no predictions yet: not a 0% result but a request for them
+    assert not _metrics(at) and len(at.error) == 1
+    assert shown(at.error[0].value) == (
+        "dev.json: no prediction found in any of the 2 records (looked in: " + ", ".join(DEFAULT_PRED_FIELDS)
+        + "); add predictions to the records, name their field, or give a predictions file {id: answer} "
+        "(--predictions). Upload the predictions with the file (second uploader) or set the prediction field "
+        "under Settings.")
     at.file_uploader(key="qa_pred_upload").upload("pred.json", json.dumps({"Q1": "北京", "Q2": "Austen"}).encode()).run()
     m = _metrics(at)
     assert m["EM"] == "50.00%" and m["F1"] == "83.33%"  # (1 + 2/3) / 2

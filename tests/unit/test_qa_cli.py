@@ -96,3 +96,24 @@ def test_testsets_cli_exit_2(tmp_path, capsys):
     assert main(["testsets", "--items", str(items), "--pred", str(tmp_path / "missing.json")]) == 2
     assert main(["testsets", "--items", str(items), "--pred", str(empty)]) == 2
     assert "no answers read" in capsys.readouterr().err
+
+
+def test_files_without_any_prediction_exit_2_and_ask_for_them(tmp_path, capsys):
+    squad = tmp_path / "dev.json"
+    squad.write_text(json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "Q1", "question": "首都？", "answers": [{"text": "北京"}]}]}]}]}, ensure_ascii=False), encoding="utf-8")
+    assert main(["qa", "--input", str(squad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{squad}: no prediction found in any of the 1 records (looked in: final_answer" in err
+    assert "--predictions" in err
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("\n".join(json.dumps({"id": str(i), "claim": f"c{i}", "label": "T"}) for i in range(3)) + "\n",
+                      encoding="utf-8")
+    assert main(["qa", "--input", str(claims), "--dataset", "fever"]) == 2
+    assert "no prediction found in any of the 3 records" in capsys.readouterr().err
+    preds = tmp_path / "p.json"
+    preds.write_text(json.dumps({"other": "北京"}), encoding="utf-8")
+    assert main(["qa", "--input", str(squad), "--predictions", str(preds)]) == 2
+    assert f"no id in {preds} matches a record id" in capsys.readouterr().err
+    preds.write_text(json.dumps({"Q1": "北京"}), encoding="utf-8")
+    assert main(["qa", "--input", str(squad), "--predictions", str(preds)]) == 0

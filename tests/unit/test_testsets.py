@@ -33,14 +33,27 @@ def test_schema_reports_each_bad_item_with_its_path_and_keeps_the_rest():
         item(id="fact_006", question="Where?", keywords=["inn", " "]),
     ]}
     ts = parse_test_set(doc, "set.json")
-    assert [i.id for i in ts.items] == ["fact_001", "fact_006"] and ts.kind == "single"
-    assert ts.items[1].keywords == ["inn"]  # blank keyword dropped
+    # an unknown category only groups: the item is kept, with a warning
+    assert [i.id for i in ts.items] == ["fact_001", "fact_002", "fact_006"] and ts.kind == "single"
+    assert ts.items[2].keywords == ["inn"]  # blank keyword dropped
     msgs = {i.path: i.message for i in ts.issues}
-    assert msgs["items[1].category"].startswith("category must be one of character, location, event, relation, item")
+    sev = {i.path: i.severity for i in ts.issues}
+    assert msgs["items[1].category"] == ("category 'weapon' is not one of character, location, event, relation, "
+                                         "item; the item is kept and grouped under its own category")
+    assert sev["items[1].category"] == "warning"
     assert msgs["items[2].difficulty"].startswith("difficulty must be one of easy, medium, hard")
     assert msgs["items[3].expected_answer"] == "required field 'expected_answer' is missing"
     assert "line_range" in next(p for p in msgs if p.startswith("items[4]"))
     assert "duplicate id" in msgs["items[5].id"]
+
+
+def test_an_item_of_an_unknown_category_is_scored_in_its_own_group():
+    doc = {"items": [item(), item(id="org_1", category="organization", question="哪个组织？", expected_answer="花羽会",
+                                  keywords=["花羽会"])]}
+    ts = parse_test_set(doc, "set.json")
+    report = evaluate_single(ts, load_answers(json.dumps({"fact_001": "医生", "org_1": "是花羽会"}).encode(), "a.json"))
+    assert list(report.by_category) == ["character", "organization"]  # known categories first, then others
+    assert report.by_category["organization"].n_items == 1 and report.by_category["organization"].mean_score == 1.0
 
 
 def test_schema_multi_turn_and_errors():
