@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.express as px
 import streamlit as st
-from evaluators.reports.escape import md
+from evaluators.reports.escape import md, visible
 
 if TYPE_CHECKING:
     from evaluators.dialogue.scoring import CaseResult
@@ -69,7 +69,7 @@ def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str,
     """One row per model: counts, mean of each metric, combined score, corpus BLEU."""
     rows = []
     for s in by_model:
-        row = {"model": s["model"], "cases": s["n_cases"], "scored": s["n_scored"], "missing": s["n_missing"],
+        row = {"model": visible(s["model"]), "cases": s["n_cases"], "scored": s["n_scored"], "missing": s["n_missing"],
                "errors": s["n_errors"], "no GT": s["n_no_gt"], "combined": s["combined_score"]}
         row.update({m: s["means"].get(m) for m in metrics})
         row["corpus BLEU"] = (corpus_bleu.get(s["model"]) or {}).get("score")
@@ -109,7 +109,7 @@ def case_table(results: Sequence[CaseResult], metrics: list[str]) -> pd.DataFram
     """
     rows = []
     for r in results:
-        row = {"model": r.model, "scene": r.scene, "index": r.dialogue_index, "status": r.status,
+        row = {"model": visible(r.model), "scene": visible(r.scene), "index": visible(r.dialogue_index), "status": r.status,
                "combined": _finite(r.combined_score), "expected": r.expected_response, "prediction": r.prediction}
         row.update({m: _finite(r.metrics.get(m)) for m in metrics})
         if r.error:

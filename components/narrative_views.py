@@ -18,7 +18,7 @@ from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
-from evaluators.reports.escape import html_text, md
+from evaluators.reports.escape import html_text, md, visible
 
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
 STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": "#ffcdd2", "extra": "#ffe0b2",
@@ -128,13 +128,13 @@ def character_frame(result: NarrativeResult) -> pd.DataFrame:
             "gt_alias": f"predicted name is a GT alias: {m.via}",
             "pred_alias": f"GT name is a predicted alias: {m.via}",
             "alias_overlap": f"shared alias: {m.via}"}[m.method]
-        rows.append({"status": status, "GT character": m.gt_name, "predicted character": m.pred_name,
+        rows.append({"status": status, "GT character": visible(m.gt_name), "predicted character": visible(m.pred_name),
                      "how matched": how, "GT archetype": m.gt_archetype, "predicted archetype": m.pred_archetype})
     for name in c.missing_characters:
-        rows.append({"status": "missing", "GT character": name, "predicted character": "", "how matched": "",
+        rows.append({"status": "missing", "GT character": visible(name), "predicted character": "", "how matched": "",
                      "GT archetype": "", "predicted archetype": ""})
     for name in c.extra_characters:
-        rows.append({"status": "extra", "GT character": "", "predicted character": name, "how matched": "",
+        rows.append({"status": "extra", "GT character": "", "predicted character": visible(name), "how matched": "",
                      "GT archetype": "", "predicted archetype": ""})
     return pd.DataFrame(rows, columns=["status", "GT character", "predicted character", "how matched",
                                        "GT archetype", "predicted archetype"])

@@ -24,7 +24,7 @@ from evaluators.dialogue import (  # noqa: E402
 from evaluators.dialogue.diff import char_diff  # noqa: E402
 from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
-from evaluators.reports.escape import md  # noqa: E402
+from evaluators.reports.escape import md, visible  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 #: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
@@ -184,7 +184,7 @@ with tab_cases:
              if (model_pick == "all" or r.model == model_pick) and (scene_pick == "all" or r.scene == scene_pick)]
     case_table(shown, names)
     if shown:
-        labels = [f"{r.model} · {r.scene} #{r.dialogue_index}" + (f" ({r.occurrence + 1})" if r.occurrence else "")
+        labels = [visible(f"{r.model} · {r.scene} #{r.dialogue_index}") + (f" ({r.occurrence + 1})" if r.occurrence else "")
                   for r in shown]
         pick = st.selectbox("Character diff of case", range(len(shown)), format_func=labels.__getitem__,
                             key="dialogue_case_pick")

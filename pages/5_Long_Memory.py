@@ -131,7 +131,12 @@ else:
 
 views.show_issues(issues)
 if not results:
-    st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:  # something was uploaded but nothing in it could be used: say why
+        st.error(md(f"No usable question in the upload: {errors[0].location()}: {errors[0].message}"
+                    + (f" (and {len(errors) - 1} more problem(s), listed above)" if len(errors) > 1 else "")))
+    else:
+        st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
     st.stop()
 
 by_id = {r.question_id: r for r in results}

@@ -168,7 +168,7 @@ def run(args) -> int:
     for line in _issue_lines(issues):
         print(line, file=sys.stderr)
     if not results:
-        print("error: no usable question in the input", file=sys.stderr)
+        print(f"error: no usable question in {args.results or args.questions} (see the problems above)", file=sys.stderr)
         return 2
     if args.write_results:
         Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")

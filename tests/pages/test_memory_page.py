@@ -211,3 +211,13 @@ def test_a_file_url_for_the_judge_is_refused_on_the_page():
     at.button(key="mem_run_judge").click().run()
     assert not at.exception
     assert [shown(e.value) for e in at.error] == ["only http:// and https:// URLs are accepted, not file://"]
+
+
+def test_an_unusable_upload_says_why_with_file_and_line():
+    at = run_page("upload")
+    bad = b'{"question_id": "q1", "question": "x"\n{oops\n'
+    at.file_uploader(key="mem_results").set_value(("results.jsonl", bad, "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and shown(at.error[0].value).startswith("No usable question in the upload: results.jsonl:1")
+    assert not any("Upload a results file" in i.value for i in at.info)
