@@ -22,10 +22,13 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
     assert "竹笋饼干" in diff.first.inner_text()
     assert page.locator(".evalboard-diff span").count() >= 1  # highlighted differences
     page.get_by_role("tab", name="Downloads").click()
+    wait_for_app(page, timeout=90000)
     for label in ("Human annotation CSV", "JSON report", "Text summary"):
-        page.get_by_role("button", name=label).wait_for()
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Human annotation CSV").click()
+        page.get_by_role("button", name=label).wait_for(timeout=90000)
+    button = page.get_by_role("button", name="Human annotation CSV")
+    # the file is made on click (a deferred download): on a cold server that can take a while
+    with page.expect_download(timeout=120000) as dl:
+        button.click()
     path = dl.value.path()
     header = open(path, encoding="utf-8").readline().strip()
     assert header.startswith("scene,dialogue_index,context,expected_response,prediction,exact_match,content_correct")
