@@ -1,7 +1,6 @@
 """Live mode against real HTTP servers started here on 127.0.0.1 (normal, slow, failing, flaky)."""
 
 import json
-import time
 
 import pytest
 
@@ -39,13 +38,10 @@ def test_live_run_asks_each_case_and_resets_per_scene(cases):
 
 def test_slow_endpoint_times_out_and_errors_are_recorded_per_case(cases):
     with ChatServer("slow", delay=0.6) as srv:
-        t0 = time.monotonic()
         run = run_live(cases, _cfg(srv.url, timeout=0.2, retries=1))
-        elapsed = time.monotonic() - t0
     assert run.n_errors == 3 and all(r.prediction == "" for r in run.rows)
     assert all("timed out after 0.2 s" in r.error and "after 2 attempt(s)" in r.error for r in run.rows)
     assert srv.paths().count("/chat") == 6  # 1 try + 1 retry per case, the run went on
-    assert elapsed < 5
 
 
 def test_failing_endpoint_and_missing_response_field(cases):
