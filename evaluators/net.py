@@ -256,8 +256,7 @@ def retrying(call: Callable[[], bytes], *, max_retries: int, backoff_s: float, m
     """Run ``call`` and try again on transient :class:`HTTPFailure` (tenacity).
 
     The n-th retry waits ``backoff_s * 2**(n-1)`` seconds, at least ``Retry-After``, at most
-    ``max_backoff_s``.  Other failures and the last transient one are raised as they are, with
-    ``attempts`` (requests made) set on the exception.
+    ``max_backoff_s``.  Other failures and the last transient one are raised as they are.
     """
     def wait(state: tenacity.RetryCallState) -> float:
         delay = backoff_s * (2 ** (state.attempt_number - 1))
@@ -266,17 +265,6 @@ def retrying(call: Callable[[], bytes], *, max_retries: int, backoff_s: float, m
             delay = max(delay, exc.retry_after)
         return min(delay, max_backoff_s)
 
-    attempts = 0
-
-    def counted() -> bytes:
-        nonlocal attempts
-        attempts += 1
-        return call()
-
-    try:
-        return tenacity.Retrying(
-            retry=tenacity.retry_if_exception(lambda e: isinstance(e, HTTPFailure) and e.transient),
-            stop=tenacity.stop_after_attempt(max_retries + 1), wait=wait, sleep=sleep, reraise=True)(counted)
-    except HTTPFailure as exc:
-        exc.attempts = attempts
-        raise
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, HTTPFailure) and e.transient),
+        stop=tenacity.stop_after_attempt(max_retries + 1), wait=wait, sleep=sleep, reraise=True)(call)

@@ -256,17 +256,22 @@ class OpenAICompatibleClient:
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        attempts = 0
+
+        def post() -> bytes:
+            nonlocal attempts
+            attempts += 1
+            return self._post(payload)
+
         try:
-            raw = net.retrying(lambda: self._post(payload), max_retries=self.config.max_retries,
-                               backoff_s=self.config.backoff_s, max_backoff_s=self.config.max_backoff_s,
-                               sleep=self._sleep)
+            raw = net.retrying(post, max_retries=self.config.max_retries, backoff_s=self.config.backoff_s,
+                               max_backoff_s=self.config.max_backoff_s, sleep=self._sleep)
         except HTTPFailure as exc:
-            attempts = getattr(exc, "attempts", 1)
             kind = {"too_large": "malformed", "redirect": "http", "rejected": "http"}.get(exc.kind, exc.kind)
             message = str(exc) + (f" (gave up after {attempts} attempts)" if exc.transient and attempts > 1 else "")
-            raise LLMError(message, kind=kind, status=exc.status, attempts=attempts) from exc
+            raise LLMError(message, kind=kind, status=exc.status, attempts=max(attempts, 1)) from exc
         try:
             return parse_chat_completion(raw)
         except LLMError as exc:
-            exc.attempts = 1
+            exc.attempts = attempts
             raise
