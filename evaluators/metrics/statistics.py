@@ -1,0 +1,289 @@
+"""Uncertainty of a mean score and paired comparison of two runs on the same items.
+
+All functions take per-item scores (documents for narrative, records elsewhere) as numbers in
+[0, 1] (any finite floats work) and are seeded, so a figure can be reproduced from its
+signature.
+
+- :func:`bootstrap_ci`: percentile bootstrap confidence interval of the mean (Efron &
+  Tibshirani 1993, ch. 13), the same definition as ``scipy.stats.bootstrap(...,
+  method="percentile")``.  Resampling n items with replacement and averaging equals drawing
+  the counts of each distinct value from a multinomial, so the mean of every resample is
+  computed from ``k`` counts instead of ``n`` indices (``k`` distinct values: 2 for exact
+  match, a few hundred for token F1).  With more than ``n / COUNTS_RATIO`` distinct values
+  the items are resampled by index, in chunks (same distribution, cost ``n`` per resample).
+- :func:`paired_bootstrap`: the interval and a two-sided p-value of the mean difference of
+  paired scores (Koehn 2004, "Statistical significance tests for machine translation
+  evaluation"; p-value as Efron & Tibshirani 1993, sec. 16.4: the share of resampled
+  differences on the other side of 0, doubled).
+- :func:`approximate_randomization`: paired permutation test by random sign flips of the
+  differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
+- :func:`mcnemar`: McNemar's exact test for paired binary outcomes (accuracy, exact match):
+  a two-sided binomial test on the discordant pairs (McNemar 1947; equal to
+  ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluators.results import DictMixin
+
+#: Resample means come from multinomial counts when the items have at most ``n / COUNTS_RATIO``
+#: distinct values (a multinomial category costs about as much as this many drawn indices).
+COUNTS_RATIO = 8
+_CHUNK_CELLS = 1 << 24  # indices drawn at once by the index resampler (128 MiB of int64)
+
+
+@dataclass(frozen=True)
+class BootstrapCI(DictMixin):
+    """A percentile bootstrap interval of a mean.
+
+    Attributes
+    ----------
+    estimate : float
+        The mean of the data.
+    ci_low, ci_high : float
+        The interval's ends (``confidence_level`` of the resampled means between them).
+    n : int
+        Items averaged.
+    n_resamples : int
+    confidence_level : float
+        In (0, 1), e.g. 0.95.
+    seed : int
+    signature : str
+        How the interval was made, for reports.
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    signature: str
+
+
+def _values(values) -> np.ndarray:
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("at least one value is needed")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values must be finite (leave undefined scores out before resampling)")
+    return x
+
+
+def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """Means of ``n_resamples`` resamples (with replacement, same size) of ``values``.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n,)
+    n_resamples : int
+        >= 1.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_resamples,)
+
+    Raises
+    ------
+    ValueError
+        For no values, non-finite values or ``n_resamples < 1``.
+    """
+    x = _values(values)
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be >= 1")
+    rng = np.random.default_rng(seed)
+    n = x.size
+    distinct, counts = np.unique(x, return_counts=True)
+    if distinct.size * COUNTS_RATIO <= n:
+        # counts of each distinct value in a resample ~ Multinomial(n, counts / n)
+        drawn = rng.multinomial(n, counts / n, size=n_resamples)
+        return drawn @ distinct / n
+    out = np.empty(n_resamples)
+    step = max(1, _CHUNK_CELLS // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
+        out[start:stop] = x[idx].mean(axis=1)
+    return out
+
+
+def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
+                 seed: int = 0) -> BootstrapCI:
+    """Percentile bootstrap confidence interval of the mean of ``values``.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n,)
+        One score per resampling unit (document or record); undefined scores left out.
+    n_resamples : int
+    confidence_level : float
+        In (0, 1).
+    seed : int
+
+    Returns
+    -------
+    BootstrapCI
+        ``ci_low``/``ci_high`` are the ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles
+        (linear interpolation, as numpy and scipy) of the resampled means.
+
+    Raises
+    ------
+    ValueError
+        See :func:`resample_means`; also for a level outside (0, 1).
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13;
+    ``scipy.stats.bootstrap(method="percentile")``.
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    x = _values(values)
+    means = resample_means(x, n_resamples, seed)
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
+    return BootstrapCI(float(x.mean()), float(low), float(high), int(x.size), n_resamples, confidence_level, seed,
+                       f"bootstrap(percentile, mean, n_resamples={n_resamples}, level={confidence_level:g}, "
+                       f"seed={seed}, unit=item)")
+
+
+@dataclass(frozen=True)
+class PairedComparison(DictMixin):
+    """Run B minus run A on the same items.
+
+    Attributes
+    ----------
+    mean_a, mean_b : float
+        Mean scores.
+    delta : float
+        ``mean_b - mean_a``.
+    ci_low, ci_high : float
+        Percentile bootstrap interval of ``delta``.
+    p_value : float
+        Two-sided, in (0, 1].
+    won, lost, tied : int
+        Items where B scores higher, lower, the same.
+    n : int
+    method : str
+    """
+
+    mean_a: float
+    mean_b: float
+    delta: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float
+    won: int
+    lost: int
+    tied: int
+    n: int
+    method: str
+
+
+def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _values(a), _values(b)
+    if a.size != b.size:
+        raise ValueError(f"paired scores need the same items: {a.size} vs {b.size}")
+    return a, b
+
+
+def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
+                     seed: int = 0) -> PairedComparison:
+    """Paired bootstrap of the mean difference ``b - a`` over the same items.
+
+    The p-value is ``min(1, 2 * min(P*(delta* <= 0), P*(delta* >= 0)))`` over the resampled
+    mean differences (two-sided; Efron & Tibshirani 1993, sec. 16.4; Koehn 2004).
+
+    Raises
+    ------
+    ValueError
+        For different lengths, no items or non-finite scores.
+    """
+    a, b = _paired(a, b)
+    d = b - a
+    ci = bootstrap_ci(d, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    means = resample_means(d, n_resamples, seed)
+    p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
+    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), ci.ci_low, ci.ci_high, float(p),
+                            int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
+                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})")
+
+
+def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+    """Approximate randomization (sign-flip permutation) test of ``mean(b) - mean(a)``.
+
+    Each resample swaps the two runs' scores of every item with probability 1/2; the p-value
+    is ``(hits + 1) / (n_resamples + 1)`` with ``hits`` the resamples whose absolute mean
+    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).
+
+    Returns
+    -------
+    PairedComparison
+        ``ci_low``/``ci_high`` are ``None`` (a permutation test gives no interval).
+    """
+    a, b = _paired(a, b)
+    d = b - a
+    observed = abs(d.mean())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    step = max(1, _CHUNK_CELLS // d.size)
+    for start in range(0, n_resamples, step):
+        k = min(step, n_resamples - start)
+        signs = rng.integers(0, 2, size=(k, d.size), dtype=np.int8) * 2 - 1
+        hits += int(np.sum(np.abs(signs @ d) / d.size >= observed - 1e-12))
+    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None,
+                            (hits + 1) / (n_resamples + 1), int((d > 0).sum()), int((d < 0).sum()),
+                            int((d == 0).sum()), int(d.size),
+                            f"approximate randomization(n_resamples={n_resamples}, seed={seed})")
+
+
+@dataclass(frozen=True)
+class McNemarResult(DictMixin):
+    """McNemar's exact test on paired binary outcomes.
+
+    Attributes
+    ----------
+    only_a, only_b : int
+        Items right in A only, in B only (the discordant pairs).
+    both, neither : int
+    p_value : float
+        Exact two-sided binomial p-value on the discordant pairs.
+    odds_ratio : float or None
+        ``only_b / only_a`` (``None`` when ``only_a`` is 0): the effect size.
+    """
+
+    only_a: int
+    only_b: int
+    both: int
+    neither: int
+    p_value: float
+    odds_ratio: float | None
+
+
+def mcnemar(a, b) -> McNemarResult:
+    """McNemar's exact test of two runs' binary outcomes (1 right, 0 wrong) on the same items.
+
+    Raises
+    ------
+    ValueError
+        For different lengths or values other than 0 and 1.
+    """
+    from scipy.stats import binomtest
+
+    a, b = _paired(a, b)
+    if not (np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all()):
+        raise ValueError("McNemar's test needs binary outcomes (0 or 1)")
+    only_a = int(((a == 1) & (b == 0)).sum())
+    only_b = int(((a == 0) & (b == 1)).sum())
+    both = int(((a == 1) & (b == 1)).sum())
+    neither = int(((a == 0) & (b == 0)).sum())
+    discordant = only_a + only_b
+    p = 1.0 if discordant == 0 else float(binomtest(min(only_a, only_b), discordant, 0.5).pvalue)
+    return McNemarResult(only_a, only_b, both, neither, min(1.0, p), only_b / only_a if only_a else None)

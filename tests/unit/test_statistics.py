@@ -1,0 +1,99 @@
+"""Bootstrap intervals and paired tests (evaluators.metrics.statistics) against scipy and statsmodels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evaluators.metrics import statistics as st
+
+
+def scipy_ci(x, seed, level=0.95, n=10_000):
+    res = stats.bootstrap((np.asarray(x, float),), np.mean, n_resamples=n, confidence_level=level,
+                          method="percentile", random_state=np.random.default_rng(seed), vectorized=True)
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+@pytest.mark.parametrize("kind", ["binary", "f1_like", "continuous"])
+def test_interval_equals_scipy_percentile_bootstrap_within_monte_carlo_error(kind):
+    rng = np.random.default_rng(7)
+    n = 2000
+    x = {"binary": rng.integers(0, 2, n).astype(float),               # exact match: multinomial path (2 values)
+         "f1_like": np.round(rng.beta(2, 3, n) * 12) / 12,            # few distinct values: multinomial path
+         "continuous": rng.beta(2, 3, 400)}[kind]                      # all distinct: index path
+    ours = st.bootstrap_ci(x, seed=1)
+    low, high = scipy_ci(x, seed=1)
+    # both estimate the same percentiles of the same distribution from 10,000 resamples; the
+    # Monte Carlo error of a 2.5% quantile is a small fraction of the standard error of the mean
+    se = x.std(ddof=1) / np.sqrt(x.size)
+    assert ours.ci_low == pytest.approx(low, abs=0.1 * se) and ours.ci_high == pytest.approx(high, abs=0.1 * se)
+    assert ours.estimate == pytest.approx(x.mean()) and ours.n == x.size
+    assert "n_resamples=10000" in ours.signature and "seed=1" in ours.signature
+
+
+def test_seeded_and_hand_checked_cases():
+    x = [0, 1, 1, 0, 1]
+    assert st.bootstrap_ci(x, seed=4) == st.bootstrap_ci(x, seed=4)
+    same = st.bootstrap_ci([0.5] * 50)
+    assert (same.ci_low, same.estimate, same.ci_high) == (0.5, 0.5, 0.5)  # no spread: a point
+    # GT against itself: every paired difference is 0
+    cmp = st.paired_bootstrap([0.2, 0.9, 1.0], [0.2, 0.9, 1.0])
+    assert (cmp.delta, cmp.ci_low, cmp.ci_high, cmp.p_value, cmp.tied) == (0.0, 0.0, 0.0, 1.0, 3)
+    with pytest.raises(ValueError):
+        st.bootstrap_ci([])
+    with pytest.raises(ValueError):
+        st.bootstrap_ci([0.1, float("nan")])
+    with pytest.raises(ValueError):
+        st.paired_bootstrap([1, 0], [1])
+
+
+def test_the_interval_covers_the_true_mean_about_95_percent_of_the_time():
+    rng = np.random.default_rng(11)
+    p, n, runs = 0.3, 300, 400
+    covered = 0
+    for i in range(runs):
+        x = (rng.random(n) < p).astype(float)
+        ci = st.bootstrap_ci(x, n_resamples=2000, seed=i)
+        covered += ci.ci_low <= p <= ci.ci_high
+    # 400 runs: a binomial(400, 0.95) count lies in [366, 394] with probability > 0.999
+    assert 366 <= covered <= 394, covered
+
+
+def test_mcnemar_equals_statsmodels_exact():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2, 300)
+    b = np.where(rng.random(300) < 0.8, a, 1 - a)
+    ours = st.mcnemar(a, b)
+    table = [[ours.both, ours.only_a], [ours.only_b, ours.neither]]
+    assert ours.p_value == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
+    assert ours.both + ours.only_a + ours.only_b + ours.neither == 300
+    # hand case: 10 discordant pairs, 1 vs 9 -> p = 2 * (C(10,0) + C(10,1)) / 2**10 = 22 / 1024
+    a = [1] + [0] * 9 + [1] * 5
+    b = [0] + [1] * 9 + [1] * 5
+    r = st.mcnemar(a, b)
+    assert (r.only_a, r.only_b, r.both) == (1, 9, 5) and r.p_value == pytest.approx(22 / 1024)
+    assert r.odds_ratio == 9.0
+    with pytest.raises(ValueError):
+        st.mcnemar([0.5], [1])
+
+
+def test_permutation_and_paired_bootstrap_agree_on_a_clear_and_a_null_difference():
+    rng = np.random.default_rng(5)
+    a = rng.random(400)
+    better = np.clip(a + 0.1 + rng.normal(0, 0.05, 400), 0, 1)
+    for test in (st.paired_bootstrap, st.approximate_randomization):
+        assert test(a, better, n_resamples=2000).p_value < 0.001
+    null = a[rng.permutation(400)]
+    pr = st.approximate_randomization(a, null, n_resamples=2000)
+    pb = st.paired_bootstrap(a, null, n_resamples=2000)
+    assert pr.p_value > 0.05 and pb.p_value > 0.05
+    assert pb.ci_low <= pb.delta <= pb.ci_high
+    assert pr.won + pr.lost + pr.tied == 400
+
+
+def test_approximate_randomization_p_value_by_hand():
+    # one item, difference 1: a sign flip gives -1 (|.| = 1 >= 1), so every resample is a hit: p = 1
+    assert st.approximate_randomization([0.0], [1.0], n_resamples=99).p_value == 1.0
