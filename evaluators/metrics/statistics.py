@@ -115,7 +115,7 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
 
 
 def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
-                 seed: int = 0) -> BootstrapCI:
+                 seed: int = 0, unit: str = "item") -> BootstrapCI:
     """Percentile bootstrap confidence interval of the mean of ``values``.
 
     Parameters
@@ -126,6 +126,8 @@ def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float =
     confidence_level : float
         In (0, 1).
     seed : int
+    unit : str
+        What one value is (``record``, ``document`` ...), named in the signature.
 
     Returns
     -------
@@ -151,7 +153,7 @@ def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float =
     low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
     return BootstrapCI(float(x.mean()), float(low), float(high), int(x.size), n_resamples, confidence_level, seed,
                        f"bootstrap(percentile, mean, n_resamples={n_resamples}, level={confidence_level:g}, "
-                       f"seed={seed}, unit=item)")
+                       f"seed={seed}, unit={unit})")
 
 
 @dataclass(frozen=True)

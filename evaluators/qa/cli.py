@@ -40,6 +40,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
                    help="write the report: .csv for per-record rows, anything else for JSON")
+    p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
+                   help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
     p.set_defaults(func=run)
 
 
@@ -77,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         gt_fields=tuple(args.gt_field) if args.gt_field else DEFAULT_GT_FIELDS,
         pred_fields=tuple(args.pred_field) if args.pred_field else DEFAULT_PRED_FIELDS,
         group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
+        ci_resamples=max(0, args.ci_resamples),
     )
     try:
         report = evaluate_qa_file(path, config, predictions=preds,
@@ -122,12 +125,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"Scores: {report.overall.aggregation}")
     print(f"  Exact Match (EM): {pct(report.overall.exact_match)}")
     print(f"  F1 Score:         {pct(report.overall.token_f1)}")
+    o = report.overall
+    if o.ci:
+        print(f"  95% CI:           EM {pct(o.exact_match_ci_low)} - {pct(o.exact_match_ci_high)}, "
+              f"F1 {pct(o.token_f1_ci_low)} - {pct(o.token_f1_ci_high)}  [{o.ci}]")
     if len(report.by_lang) > 1 or report.by_group:
-        rows = [[f"lang={k}", v.n, pct(v.exact_match), pct(v.token_f1)] for k, v in report.by_lang.items()]
-        rows += [[f"{report.group_field}={k}", v.n, pct(v.exact_match), pct(v.token_f1)]
-                 for k, v in report.by_group.items()]
+        def ci(lo, hi):
+            return f"{pct(lo)} - {pct(hi)}" if lo is not None else "-"
+
+        subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
+        subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
+        rows = [[name, v.n, pct(v.exact_match), ci(v.exact_match_ci_low, v.exact_match_ci_high), pct(v.token_f1),
+                 ci(v.token_f1_ci_low, v.token_f1_ci_high)] for name, v in subsets]
         print()
-        print(format_table(["subset", "n", "EM", "F1"], rows))
+        print(format_table(["subset", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"], rows))
     cls = report.classification
     if cls is not None:
         print(bar)

@@ -23,6 +23,8 @@ also given per language and per group (``system`` / ``model`` field) when presen
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import re
 import sys
@@ -40,6 +42,7 @@ from evaluators.io.readers import iter_jsonl, sniff_bytes
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
@@ -78,6 +81,12 @@ class QAConfig(DictMixin):
     group_field : str or None
         Field to break scores down by; ``"auto"`` picks the first of ``system``, ``model``,
         ``method``, ``run`` present; ``None`` for none.
+    ci_resamples : int
+        Bootstrap resamples for the confidence intervals of EM and F1 (0: no intervals).
+    ci_level : float
+        Confidence level of the intervals, in (0, 1).
+    ci_seed : int
+        Seed of the resampling (the same inputs and settings give the same intervals).
     """
 
     dataset: str | None = None
@@ -86,6 +95,9 @@ class QAConfig(DictMixin):
     gt_fields: tuple[str, ...] = DEFAULT_GT_FIELDS
     pred_fields: tuple[str, ...] = DEFAULT_PRED_FIELDS
     group_field: str | None = "auto"
+    ci_resamples: int = 10_000
+    ci_level: float = 0.95
+    ci_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -164,12 +176,23 @@ class ScoreSummary(DictMixin):
         Means in [0, 1]; ``None`` when ``n == 0``.
     aggregation : str
         How the mean is taken.
+    exact_match_ci_low, exact_match_ci_high, token_f1_ci_low, token_f1_ci_high : float or None
+        Percentile bootstrap interval of each mean, records resampled
+        (:func:`evaluators.metrics.statistics.bootstrap_ci`, settings in ``ci``); ``None``
+        without scored records or with ``QAConfig.ci_resamples == 0``.
+    ci : str or None
+        The interval's signature (resamples, level, seed).
     """
 
     n: int
     exact_match: float | None
     token_f1: float | None
     aggregation: str = AGGREGATION
+    exact_match_ci_low: float | None = None
+    exact_match_ci_high: float | None = None
+    token_f1_ci_low: float | None = None
+    token_f1_ci_high: float | None = None
+    ci: str | None = None
 
 
 @dataclass(frozen=True)
@@ -347,6 +370,17 @@ def _summary(n: int, em_sum: float, f1_sum: float) -> ScoreSummary:
     return ScoreSummary(n, em_sum / n if n else None, f1_sum / n if n else None)
 
 
+def _with_ci(summary: ScoreSummary, scores: tuple | None, config: QAConfig) -> ScoreSummary:
+    """``summary`` with bootstrap intervals of EM and F1 from the records' ``(em, f1)`` arrays."""
+    if not config.ci_resamples or scores is None or not len(scores[0]):
+        return summary
+    settings = {"n_resamples": config.ci_resamples, "confidence_level": config.ci_level, "seed": config.ci_seed,
+                "unit": "record"}
+    em, f1 = bootstrap_ci(scores[0], **settings), bootstrap_ci(scores[1], **settings)
+    return dataclasses.replace(summary, exact_match_ci_low=em.ci_low, exact_match_ci_high=em.ci_high,
+                               token_f1_ci_low=f1.ci_low, token_f1_ci_high=f1.ci_high, ci=em.signature)
+
+
 def signature(task: str) -> str:
     """Signature string of a QA or fact-check evaluation."""
     if task == "factcheck":
@@ -462,12 +496,15 @@ def evaluate_records(
             labels.append(verdicts.UNPARSED)
         classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
                                                 average_labels=verdicts.VERDICTS)
-    lang_sums = store.sums("lang")
-    by_lang = {lang: _summary(*lang_sums[lang]) for lang in sorted(k for k in lang_sums if k)}
+    lang_sums, lang_scores = store.sums("lang"), store.scores("lang") if config.ci_resamples else {}
+    by_lang = {lang: _with_ci(_summary(*lang_sums[lang]), lang_scores.get(lang), config)
+               for lang in sorted(k for k in lang_sums if k)}
     by_group = {}
     if group_field:
         sums = store.sums("group")  # records without a group value are counted in the overall score only
-        by_group = {g: _summary(*sums[g]) for g in sorted(g for g in sums if g is not None)}
+        group_scores = store.scores("group") if config.ci_resamples else {}
+        by_group = {g: _with_ci(_summary(*sums[g]), group_scores.get(g), config)
+                    for g in sorted(g for g in sums if g is not None)}
 
     return QAReport(
         file=file or "<input>",
@@ -475,7 +512,8 @@ def evaluate_records(
         task=task,
         task_reason=reason,
         n_records=len(store),
-        overall=_summary(*store.sums().get(None, (0, 0.0, 0.0))),
+        overall=_with_ci(_summary(*store.sums().get(None, (0, 0.0, 0.0))),
+                         store.scores().get(None) if config.ci_resamples else None, config),
         by_lang=by_lang,
         by_group=by_group,
         group_field=group_field,

@@ -16,6 +16,8 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from evaluators.io.readers import loads_json_line
 
 #: Values of the small-vocabulary columns, coded as one byte each (0 = None).
@@ -210,6 +212,22 @@ class RecordStore(Sequence):
             acc[1] += e
             acc[2] += f1[i]
         return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+    def scores(self, by: str | None = None) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
+        """``{key: (EM values, F1 values)}`` of the scored records, as float arrays (for intervals).
+
+        ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``, as :meth:`sums`.
+        """
+        em = np.frombuffer(self._em, dtype=float)
+        f1 = np.frombuffer(self._f1, dtype=float)
+        scored = ~np.isnan(em)
+        if by is None:
+            return {None: (em[scored], f1[scored])} if scored.any() else {}
+        keys = (self._group if by == "group" else [self._tables["lang"][c] for c in self._codes["lang"]])
+        rows: dict[Any, list[int]] = {}
+        for i in np.flatnonzero(scored).tolist():
+            rows.setdefault(keys[i], []).append(i)
+        return {k: (em[idx], f1[idx]) for k, idx in rows.items()}
 
     def __eq__(self, other) -> bool:  # sequences of records compare by content
         if isinstance(other, (RecordStore, tuple, list)):

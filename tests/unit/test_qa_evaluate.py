@@ -198,3 +198,28 @@ def test_exports_are_json_safe_and_carry_signature():
     text = records_csv(r)
     assert text.splitlines()[0].startswith("id,group,status") and text.count("\n") == 13  # header + 12 records
     assert not any(isinstance(v, float) and math.isnan(v) for v in data["overall"].values())
+
+
+def test_confidence_intervals_of_em_and_f1_resample_the_scored_records():
+    import json as _json
+
+    from evaluators.metrics.statistics import bootstrap_ci
+    from evaluators.qa import QAConfig, evaluate_qa
+
+    rows = [{"id": str(i), "question": "q", "answer": "Paris", "prediction": p, "system": s}
+            for i, (p, s) in enumerate([("Paris", "a"), ("paris!", "a"), ("Lyon", "a"), ("the Paris", "b"),
+                                        ("Paris, France", "b"), ("", "b")])]
+    data = "\n".join(_json.dumps(r) for r in rows).encode()
+    report = evaluate_qa(data, "x.jsonl", QAConfig(ci_resamples=2000, ci_seed=5))
+    o = report.overall
+    # EM per record: 1, 1, 0, 1 ("the" is an article), 0, 0 -> mean 0.5; the interval is the bootstrap of that column
+    ref = bootstrap_ci([1, 1, 0, 1, 0, 0], n_resamples=2000, seed=5, unit="record")
+    assert o.exact_match == 0.5 and (o.exact_match_ci_low, o.exact_match_ci_high) == (ref.ci_low, ref.ci_high)
+    assert o.exact_match_ci_low <= o.exact_match <= o.exact_match_ci_high
+    assert o.token_f1_ci_low <= o.token_f1 <= o.token_f1_ci_high and "unit=record" in o.ci
+    a = report.by_group["a"]
+    ref_a = bootstrap_ci([1, 1, 0], n_resamples=2000, seed=5)
+    assert (a.exact_match_ci_low, a.exact_match_ci_high) == (ref_a.ci_low, ref_a.ci_high)
+    assert report.to_dict()["overall"]["exact_match_ci_high"] == o.exact_match_ci_high  # in the JSON report
+    none = evaluate_qa(data, "x.jsonl", QAConfig(ci_resamples=0)).overall
+    assert none.exact_match == 0.5 and none.exact_match_ci_low is None and none.ci is None
