@@ -31,6 +31,8 @@ from evaluators.results import to_jsonable  # noqa: E402
 from evaluators.reports.escape import md  # noqa: E402
 
 #: Where judge runs started from this page keep their cache (one file per results set).
+#: Bootstrap resamples of the confidence intervals (the CLI's default, so both give the same numbers).
+CI_RESAMPLES = 10_000
 CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboard") / "judge_cache")))
 
 # ---------------------------------------------------------------- inputs
@@ -260,7 +262,7 @@ judge_scores = judgements if judgements else (stored.labels if stored is not Non
 # ---------------------------------------------------------------- metrics
 def _score() -> tuple[list, dict]:
     scored = metrics_mod.score_questions(results, judge_scores, metrics=names)
-    return scored, metrics_mod.aggregate_rows(scored, names)
+    return scored, metrics_mod.aggregate_rows(scored, names, ci_resamples=CI_RESAMPLES)
 
 
 # Scored once per inputs, judge scores and metrics: a widget rerun (filters, drill-down) reuses the rows.

@@ -53,6 +53,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", help="write the report here (default: stdout)")
     p.add_argument("--format", choices=["json", "md", "csv"], default="json",
                    help="json (full report), md (tables), csv (one row per question)")
+    p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
+                   help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
     p.set_defaults(func=run)
 
 
@@ -213,7 +215,7 @@ def run(args) -> int:
     except ImportError as exc:  # MetricUnavailable names the install command
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report["metrics"] = aggregate_rows(rows, names, unavailable=unavailable)
+    report["metrics"] = aggregate_rows(rows, names, unavailable=unavailable, ci_resamples=max(0, args.ci_resamples))
     if args.parity == "locomo":
         report["locomo_parity"] = {k: v for k, v in to_jsonable(locomo_parity(results)).items()
                                    if k != "per_question"}

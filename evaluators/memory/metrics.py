@@ -38,6 +38,7 @@ from evaluators import __version__
 from evaluators.memory.judge import Judgement
 from evaluators.memory.locomo_parity import locomo_score
 from evaluators.memory.records import EvalResult
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 
@@ -228,10 +229,18 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     return rows
 
 
-def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str]) -> dict[str, Any]:
+#: Seed of the bootstrap intervals (the same rows give the same intervals).
+CI_SEED = 0
+
+
+def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str], ci_resamples: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {"count": len(rows)}
     for name in names:
-        out[name] = mean_or_none(row.scores.get(name) for row in rows)
+        values = [v for v in (row.scores.get(name) for row in rows) if v is not None]
+        out[name] = mean_or_none(values)
+        if ci_resamples and values:
+            ci = bootstrap_ci(values, n_resamples=ci_resamples, seed=CI_SEED, unit="question")
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = ci.ci_low, ci.ci_high
     if "judge_score" in names:
         out["judged"] = sum(1 for row in rows if row.scores.get("judge_score") is not None)
     text_names = [n for n in names if n in REGISTRY_NAMES]
@@ -286,17 +295,20 @@ def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, An
 
 
 def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str], *,
-                   unavailable: Mapping[str, str] | None = None) -> dict[str, Any]:
+                   unavailable: Mapping[str, str] | None = None, ci_resamples: int = 0) -> dict[str, Any]:
     """Aggregate :func:`score_questions` rows as :func:`compute_metrics` does.
 
-    ``unavailable`` (``{metric: reason}``) is passed through to the output.
+    ``unavailable`` (``{metric: reason}``) is passed through to the output.  With
+    ``ci_resamples`` > 0 every mean gets a 95% percentile bootstrap interval over its
+    questions (``{metric}_ci_low``, ``{metric}_ci_high``; seed :data:`CI_SEED`; see
+    :func:`evaluators.metrics.statistics.bootstrap_ci`), and ``ci`` names the settings.
     """
     names = _check_names(metrics)
     by_type: dict[str, list[QuestionScores]] = {}
     for row in rows:
         by_type.setdefault(row.question_type, []).append(row)
-    overall = _aggregate(rows, names)
-    types = {t: _aggregate(group, names) for t, group in by_type.items()}
+    overall = _aggregate(rows, names, ci_resamples)
+    types = {t: _aggregate(group, names, ci_resamples) for t, group in by_type.items()}
     if "judge_score" in names:
         overall["task_averaged_judge_score"] = mean_or_none(t["judge_score"] for t in types.values())
     return {
@@ -306,4 +318,6 @@ def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str], *,
         "unavailable": dict(unavailable or {}),
         "aggregation": "mean over questions (macro over questions); task_averaged_judge_score = mean over types",
         "signature": {"evalboard": __version__, **metric_signatures(names)},
+        "ci": (f"bootstrap(percentile, mean, n_resamples={ci_resamples}, level=0.95, seed={CI_SEED}, unit=question)"
+               if ci_resamples else None),
     }

@@ -48,7 +48,13 @@ def test_judge_with_cache_then_offline_rerun(files, monkeypatch, capsys):
         assert report["metrics"]["by_type"]["single_hop"] == {
             "count": 2, "judge_score": 1.0, "judged": 2,
             # LoCoMo F1: a = [oslo] vs [ann, live, in, oslo] -> P=1/4, R=1 -> 0.4; d = 1.0 -> mean 0.7
-            "locomo_f1": pytest.approx(0.7)}
+            "locomo_f1": pytest.approx(0.7),
+            # 95% bootstrap intervals over the two questions: resample means of (1, 1) are all 1; of
+            # (0.4, 1.0) they are 0.4, 0.7, 1.0 with probabilities 1/4, 1/2, 1/4 -> 2.5th and 97.5th
+            # percentiles 0.4 and 1.0
+            "judge_score_ci_low": 1.0, "judge_score_ci_high": 1.0,
+            "locomo_f1_ci_low": pytest.approx(0.4), "locomo_f1_ci_high": pytest.approx(1.0)}
+        assert report["metrics"]["ci"].startswith("bootstrap(percentile, mean, n_resamples=10000")
         assert report["judge"]["n_judged"] == 4 and report["judge"]["n_cached"] == 0
         # rerun with the cache: nothing asked again
         assert main(args) == 0
