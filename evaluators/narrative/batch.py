@@ -17,6 +17,7 @@ from typing import Any
 
 from evaluators.io.errors import InputError, InputIssue
 from evaluators.io.sources import InputFile, collect_paths, pair_files, story_id
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
 from evaluators.narrative.composite import (
     NarrativeEvaluator,
@@ -184,24 +185,49 @@ def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DE
     return {"overall_score": overall, "component_scores": comps, **out}
 
 
-def macro_aggregate(results: list[NarrativeResult]) -> dict[str, Any]:
-    """Mean over documents of each document's value (``None`` values left out; counts in ``n_documents``)."""
-    sums: dict[str, float] = {}
-    counts: dict[str, int] = {}
+#: Bootstrap resamples and seed of the document-level confidence intervals of the macro scores.
+CI_RESAMPLES = 10_000
+CI_SEED = 0
+
+
+def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAMPLES) -> dict[str, Any]:
+    """Mean over documents of each document's value (``None`` values left out; counts in ``n_documents``).
+
+    The overall score and each component score also get a 95% percentile bootstrap interval
+    with documents as the resampling unit (``overall_score_ci_low``/``_ci_high``,
+    ``component_ci_low``/``component_ci_high`` by component; ``ci`` names the settings;
+    :func:`evaluators.metrics.statistics.bootstrap_ci`).  ``ci_resamples=0`` leaves them out.
+    """
+    values: dict[str, list[float]] = {}
     for r in results:
         summary = get_metrics_summary(r)
         for c in COMPONENTS:
             summary[f"component:{c}"] = r.component_scores[c]
         for k, v in summary.items():
             if v is not None:
-                sums[k] = sums.get(k, 0.0) + v
-                counts[k] = counts.get(k, 0) + 1
+                values.setdefault(k, []).append(v)
+
+    def mean(k: str) -> float | None:
+        return sum(values[k]) / len(values[k]) if values.get(k) else None
+
     keys = ["overall_score"] + [k for k in get_metrics_summary(results[0]) if k != "overall_score"] if results else []
-    out: dict[str, Any] = {k: (sums[k] / counts[k] if counts.get(k) else None) for k in keys}
-    out["component_scores"] = {c: (sums[f"component:{c}"] / counts[f"component:{c}"]
-                                   if counts.get(f"component:{c}") else None) for c in COMPONENTS}
-    out["n_documents"] = {"overall_score": counts.get("overall_score", 0),
-                          **{c: counts.get(f"component:{c}", 0) for c in COMPONENTS}}
+    out: dict[str, Any] = {k: mean(k) for k in keys}
+    out["component_scores"] = {c: mean(f"component:{c}") for c in COMPONENTS}
+    out["n_documents"] = {"overall_score": len(values.get("overall_score", ())),
+                          **{c: len(values.get(f"component:{c}", ())) for c in COMPONENTS}}
+    if ci_resamples:
+        def ci(k: str) -> tuple[float | None, float | None]:
+            if not values.get(k):
+                return None, None
+            b = bootstrap_ci(values[k], n_resamples=ci_resamples, seed=CI_SEED, unit="document")
+            return b.ci_low, b.ci_high
+
+        out["overall_score_ci_low"], out["overall_score_ci_high"] = ci("overall_score")
+        bounds = {c: ci(f"component:{c}") for c in COMPONENTS}
+        out["component_ci_low"] = {c: lo for c, (lo, _) in bounds.items()}
+        out["component_ci_high"] = {c: hi for c, (_, hi) in bounds.items()}
+        out["ci"] = (f"bootstrap(percentile, mean, n_resamples={ci_resamples}, level=0.95, seed={CI_SEED}, "
+                     "unit=document)")
     return out
 
 

@@ -47,3 +47,20 @@ def test_chinese_demo_specifics(demo):
     assert r.sentiment.n_relationships_skipped == 1                          # GT sentiment empty: skipped
     assert r.relationships.n_invalid_pred == 1                               # a schema error, reported
     assert any("outside the taxonomy" in w and "sabotage" in w for w in r.warnings)
+
+
+def test_macro_intervals_resample_documents(demo):
+    from evaluators.narrative.batch import macro_aggregate
+
+    docs = list(demo.values())
+    macro = macro_aggregate(docs)
+    a, b = (r.overall_score for r in docs)
+    # two documents: resample means are a, (a+b)/2, b with probabilities 1/4, 1/2, 1/4, so the 2.5th
+    # and 97.5th percentiles of 10,000 resamples are min(a, b) and max(a, b)
+    assert macro["overall_score"] == pytest.approx((a + b) / 2)
+    assert (macro["overall_score_ci_low"], macro["overall_score_ci_high"]) == (min(a, b), max(a, b))
+    for c, lo in macro["component_ci_low"].items():
+        vals = [r.component_scores[c] for r in docs if r.component_scores[c] is not None]
+        assert (lo, macro["component_ci_high"][c]) == ((min(vals), max(vals)) if vals else (None, None))
+    assert "unit=document" in macro["ci"]
+    assert "overall_score_ci_low" not in macro_aggregate(docs, ci_resamples=0)
