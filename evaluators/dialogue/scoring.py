@@ -26,6 +26,7 @@ from evaluators.dialogue.inputs import DialogueCase, PredictionRow
 from evaluators.dialogue.matching import Matching, match_predictions
 from evaluators.io import InputIssue
 from evaluators.metrics.overlap import CorpusBleu, corpus_bleu
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.metrics.registry import PairScorer, get_metric
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
@@ -203,6 +204,10 @@ class GroupSummary(DictMixin):
     combined_score : float or None
         Mean combined score over scored cases.
     aggregation : str
+    combined_score_ci_low, combined_score_ci_high : float or None
+        95% percentile bootstrap interval of ``combined_score``, cases resampled
+        (:func:`evaluators.metrics.statistics.bootstrap_ci`, seed 0, :data:`CI_RESAMPLES`);
+        set for the per-model summaries, ``None`` for per-scene ones.
     """
 
     model: str
@@ -215,6 +220,8 @@ class GroupSummary(DictMixin):
     means: dict[str, float | None]
     combined_score: float | None
     aggregation: str = "macro over cases (mean of per-case values)"
+    combined_score_ci_low: float | None = None
+    combined_score_ci_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -271,6 +278,10 @@ class DialogueEvaluation(DictMixin):
         return {m["name"]: m["signature"] for m in self.metric_info}
 
 
+#: Bootstrap resamples of the per-model interval of the combined score.
+CI_RESAMPLES = 10_000
+
+
 def _summaries(results: list[CaseResult], names: list[str], by_scene: bool) -> list[GroupSummary]:
     groups: dict[tuple, list[CaseResult]] = defaultdict(list)
     for r in results:
@@ -278,12 +289,16 @@ def _summaries(results: list[CaseResult], names: list[str], by_scene: bool) -> l
     out = []
     for (model, scene), rs in groups.items():
         scored = [r for r in rs if r.status != STATUS_NO_GT]
+        combined = [r.combined_score for r in scored if r.combined_score is not None]
+        ci = (bootstrap_ci(combined, n_resamples=CI_RESAMPLES, seed=0, unit="case")
+              if combined and not by_scene and CI_RESAMPLES else None)
         out.append(GroupSummary(
             model=model, scene=scene, n_cases=len(rs), n_scored=len(scored),
             n_missing=sum(r.status == STATUS_MISSING for r in rs), n_errors=sum(r.error is not None for r in rs),
             n_no_gt=len(rs) - len(scored),
             means={m: mean_or_none(r.metrics.get(m) for r in scored) for m in names},
-            combined_score=mean_or_none(r.combined_score for r in scored),
+            combined_score=mean_or_none(combined),
+            combined_score_ci_low=ci.ci_low if ci else None, combined_score_ci_high=ci.ci_high if ci else None,
         ))
     return out
 

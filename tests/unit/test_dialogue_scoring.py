@@ -158,3 +158,18 @@ def test_cli_list_metrics(capsys):
     assert main(["dialogue", "--cases", "x", "--list-metrics"]) == 0
     out = capsys.readouterr().out
     assert "rougeL" in out and "bert_f1" in out and "unavailable" in out
+
+
+def test_per_model_interval_of_the_combined_score(no_embeddings):
+    from evaluators.metrics.statistics import bootstrap_ci
+
+    ev = _evaluate()
+    by_model = {s.model: s for s in ev.by_model}
+    b = by_model["B"]  # s1#1 exact (1.0), s1#2 missing (0.0), s2#1 "Hi" vs "Hello Lulu"; s2#2 has no GT
+    scores = [r.combined_score for r in ev.results if r.model == "B" and r.combined_score is not None]
+    assert len(scores) == 3 and b.combined_score == pytest.approx(sum(scores) / 3)
+    ref = bootstrap_ci(scores, n_resamples=10_000, seed=0)
+    assert (b.combined_score_ci_low, b.combined_score_ci_high) == (ref.ci_low, ref.ci_high)
+    # all three draws alike has probability 1/27 = 3.7% > 2.5%: the interval ends are the lowest and highest score
+    assert min(scores) == b.combined_score_ci_low < b.combined_score < b.combined_score_ci_high == max(scores)
+    assert all(s.combined_score_ci_low is None for s in ev.by_scene)  # per-scene: too few cases, none given
