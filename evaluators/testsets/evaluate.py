@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from evaluators import __version__
 from evaluators.io import InputError, InputIssue, read_records
 from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
 from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
@@ -206,6 +207,9 @@ class GroupStats(DictMixin):
         ``keywords_found / keywords_total`` (micro).
     mean_human_score : float or None
         Mean of the 1-5 human scores given (``n_human`` of them).
+    mean_score_ci_low, mean_score_ci_high : float or None
+        95% percentile bootstrap interval of ``mean_score``, items resampled
+        (:func:`evaluators.metrics.statistics.bootstrap_ci`, :data:`CI_RESAMPLES`, seed 0).
     """
 
     n_items: int
@@ -216,6 +220,12 @@ class GroupStats(DictMixin):
     keyword_recall: float | None
     mean_human_score: float | None
     n_human: int
+    mean_score_ci_low: float | None = None
+    mean_score_ci_high: float | None = None
+
+
+#: Bootstrap resamples of the item-level interval of the mean keyword score.
+CI_RESAMPLES = 10_000
 
 
 def _stats(rows: Sequence[ItemResult]) -> GroupStats:
@@ -223,8 +233,10 @@ def _stats(rows: Sequence[ItemResult]) -> GroupStats:
     found = sum(len(r.found) for r in scored)
     total = sum(len(r.keywords) for r in scored)
     humans = [r.human_score for r in rows if r.human_score is not None]
+    ci = bootstrap_ci([r.score for r in scored], n_resamples=CI_RESAMPLES, seed=0, unit="item") if scored else None
     return GroupStats(len(rows), len(scored), mean_or_none(r.score for r in scored), found, total,
-                      safe_div(found, total), mean_or_none(humans), len(humans))
+                      safe_div(found, total), mean_or_none(humans), len(humans),
+                      ci.ci_low if ci else None, ci.ci_high if ci else None)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,12 @@ def test_an_item_of_an_unknown_category_is_scored_in_its_own_group():
     report = evaluate_single(ts, load_answers(json.dumps({"fact_001": "医生", "org_1": "是花羽会"}).encode(), "a.json"))
     assert list(report.by_category) == ["character", "organization"]  # known categories first, then others
     assert report.by_category["organization"].n_items == 1 and report.by_category["organization"].mean_score == 1.0
+    # both items fully covered: every resample mean is 1
+    assert (report.overall.mean_score_ci_low, report.overall.mean_score_ci_high) == (1.0, 1.0)
+    wrong = evaluate_single(ts, load_answers(json.dumps({"fact_001": "农民", "org_1": "是花羽会"}).encode(), "a.json"))
+    # scores 0 and 1: resample means 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4 -> interval [0, 1]
+    assert wrong.overall.mean_score == 0.5
+    assert (wrong.overall.mean_score_ci_low, wrong.overall.mean_score_ci_high) == (0.0, 1.0)
 
 
 def test_schema_multi_turn_and_errors():
