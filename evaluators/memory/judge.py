@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluators.io.readers import loads_json_line
 from evaluators import __version__
 from evaluators.io import InputError, InputIssue, load_json_bytes
 from evaluators.memory.llm import ChatLLM, LLMError
@@ -130,15 +131,15 @@ def _extract_json_object(reply: str) -> dict[str, Any]:
     if fenced:
         text = fenced.group(1).strip()
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = loads_json_line(text)
+    except ValueError:  # invalid JSON, or nested too deeply (InputError)
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end <= start:
             raise ValueError("no JSON object in the reply") from None
         try:
-            value = json.loads(text[start:end + 1])
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the JSON object does not parse ({exc.msg})") from None
+            value = loads_json_line(text[start:end + 1])
+        except ValueError as exc:
+            raise ValueError(f"the JSON object does not parse ({getattr(exc, 'msg', exc)})") from None
     if not isinstance(value, dict):
         raise ValueError("the reply is JSON but not an object")
     return value

@@ -13,12 +13,12 @@ A dotted name (``original_row.label``) is a nested lookup; a CSV column literall
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.io.readers import loads_json_line
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin
 
@@ -94,11 +94,11 @@ def answer_texts(value: Any, field: str = "") -> tuple[str, ...]:
         stripped = value.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             try:
-                parsed = json.loads(stripped)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, list):
-                return answer_texts(parsed, field)
+                parsed = loads_json_line(stripped)  # the one JSON reader: nesting limit, lone surrogates
+                if isinstance(parsed, list):
+                    return answer_texts(parsed, field)
+            except (ValueError, RecursionError):  # not JSON, or lists nested too deeply to flatten
+                pass
         return (value,) if stripped else ()
     if field.split(".")[-1] == "label" and isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
         return ("Yes" if value == 1 else "No",)
