@@ -162,9 +162,9 @@ def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
         return done
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by an interruption
+            rec = loads_json_line(line)
+        except ValueError:
+            continue  # a line cut by an interruption (or not JSON at all)
         if isinstance(rec, dict) and rec.get("model") == model and not rec.get("error"):
             key = (str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0)))
             done[key] = rec

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from evaluators import net
+from evaluators.io.readers import loads_json_line
 from evaluators.net import RETRY_STATUS, HTTPFailure, URLPolicy  # noqa: F401 - RETRY_STATUS re-exported
 
 
@@ -179,9 +180,9 @@ def parse_chat_completion(body: bytes) -> str:
         ``choices[0].message.content`` string.
     """
     try:
-        data = json.loads(body.decode("utf-8"))
+        data = loads_json_line(body.decode("utf-8"))
         content = data["choices"][0]["message"]["content"]
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # not UTF-8, not JSON, nested too deeply
         raise LLMError(f"malformed response: not JSON ({exc})", kind="malformed") from exc
     except (KeyError, IndexError, TypeError) as exc:
         raise LLMError("malformed response: no choices[0].message.content", kind="malformed") from exc
