@@ -22,8 +22,10 @@ def headline(report: QAReport) -> None:
     """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
     o = report.overall
     cols = st.columns(6)
-    cols[0].metric("EM · 精确匹配", pct(o.exact_match), help=o.aggregation)
-    cols[1].metric("F1", pct(o.token_f1), help=o.aggregation)
+    ci = {m: f"; 95% CI {pct(getattr(o, m + '_ci_low'))} – {pct(getattr(o, m + '_ci_high'))}" if o.ci else ""
+          for m in ("exact_match", "token_f1")}
+    cols[0].metric("EM · 精确匹配", pct(o.exact_match), help=o.aggregation + ci["exact_match"])
+    cols[1].metric("F1", pct(o.token_f1), help=o.aggregation + ci["token_f1"])
     cols[2].metric("Scored · 评分数", f"{o.n} / {report.n_records}",
                    help="Records in the denominators (missing predictions count as errors).")
     cols[3].metric("No GT · 无标准答案", len(report.missing_gt), help="Not scored; listed below by id.")
@@ -38,6 +40,9 @@ def headline(report: QAReport) -> None:
         cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
         cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
                        help="Unreadable lines or elements of the input, listed above with their location.")
+    if o.ci:
+        st.caption(f"95% confidence intervals: EM {pct(o.exact_match_ci_low)} – {pct(o.exact_match_ci_high)}, "
+                   f"F1 {pct(o.token_f1_ci_low)} – {pct(o.token_f1_ci_high)} ({md(o.ci)})")
     st.caption(f"Signature: {md(report.signature)}")
 
 

@@ -117,3 +117,15 @@ def test_upload_squad_style_with_predictions():
     at.file_uploader(key="qa_pred_upload").upload("pred.json", json.dumps({"Q1": "北京", "Q2": "Austen"}).encode()).run()
     m = _metrics(at)
     assert m["EM"] == "50.00%" and m["F1"] == "83.33%"  # (1 + 2/3) / 2
+
+
+def test_headline_shows_the_bootstrap_intervals_of_the_demo():
+    from evaluators.demo import demo_path
+    from evaluators.qa import QAConfig, evaluate_qa
+
+    at = run_page(QA_PAGE, source="demo")
+    shown_file = next(shown(c.value) for c in at.caption if shown(c.value).startswith("File: ")).split()[1]
+    o = evaluate_qa(demo_path("qa", shown_file).read_bytes(), shown_file, QAConfig()).overall
+    line = next(shown(c.value) for c in at.caption if shown(c.value).startswith("95% confidence intervals"))
+    assert line.startswith(f"95% confidence intervals: EM {100 * o.exact_match_ci_low:.2f}% – "
+                           f"{100 * o.exact_match_ci_high:.2f}%, F1 {100 * o.token_f1_ci_low:.2f}%")
