@@ -72,6 +72,9 @@ def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
         help_text = None
         if name == "judge_score":
             help_text = f"{overall.get('judged', 0)} of {overall.get('count', 0)} questions have a judge score"
+        low, high = overall.get(f"{name}_ci_low"), overall.get(f"{name}_ci_high")
+        if low is not None:
+            help_text = (help_text + "; " if help_text else "") + f"95% CI {_fmt(low)} – {_fmt(high)} (bootstrap)"
         items.append((label(name), overall.get(name), help_text))
     metric_row(items)
 
@@ -91,9 +94,17 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
     types = sorted(report["by_type"])
     fig = go.Figure()
     for name in names:
-        values = [report["by_type"][t].get(name) for t in types]
+        blocks = [report["by_type"][t] for t in types]
+        values = [b.get(name) for b in blocks]
+        # 95% bootstrap intervals as asymmetric error bars (none where a type has no interval)
+        plus = [b[f"{name}_ci_high"] - v if v is not None and b.get(f"{name}_ci_high") is not None else None
+                for b, v in zip(blocks, values)]
+        minus = [v - b[f"{name}_ci_low"] if v is not None and b.get(f"{name}_ci_low") is not None else None
+                 for b, v in zip(blocks, values)]
         fig.add_trace(go.Bar(
             name=label(name), x=types, y=values,
+            error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1,
+                     "visible": any(p is not None for p in plus)},
             text=[_fmt(v) for v in values], textposition="outside",
             customdata=[report["by_type"][t]["count"] for t in types],
             hovertemplate="%{x}<br>" + label(name) + ": %{y:.3f}<br>questions: %{customdata}<extra></extra>",

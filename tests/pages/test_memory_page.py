@@ -221,3 +221,16 @@ def test_an_unusable_upload_says_why_with_file_and_line():
     assert not at.exception
     assert len(at.error) == 1 and shown(at.error[0].value).startswith("No usable question in the upload: results.jsonl:1")
     assert not any("Upload a results file" in i.value for i in at.info)
+
+
+def test_chart_error_bars_are_the_bootstrap_intervals():
+    from components.memory_views import by_type_figure
+    from evaluators.memory.metrics import aggregate_rows, score_questions
+
+    results = load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo").results
+    report = aggregate_rows(score_questions(results, None, metrics=["f1"]), ["f1"], ci_resamples=2000)
+    fig = by_type_figure(report, ["f1"])
+    bar = fig.data[0]
+    for t, y, plus, minus in zip(bar.x, bar.y, bar.error_y.array, bar.error_y.arrayminus):
+        block = report["by_type"][t]
+        assert y + plus == pytest.approx(block["f1_ci_high"]) and y - minus == pytest.approx(block["f1_ci_low"])
