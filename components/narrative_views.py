@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from components.charts import confusion_heatmap, scores_by_document
-from components.metrics import metric_row, signature_caption
+from components.metrics import fmt, metric_row, signature_caption
 from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
@@ -72,7 +72,9 @@ def render_overview(batch: BatchResult) -> None:
         ("Overall (micro)", batch.micro.get("overall_score") if scored else None,
          "Weighted mean of component scores computed from pooled counts over all documents."),
         ("Overall (macro)", batch.macro.get("overall_score") if scored else None,
-         "Mean of the documents' overall scores."),
+         "Mean of the documents' overall scores." + (
+             f" 95% CI {fmt(batch.macro['overall_score_ci_low'])} – {fmt(batch.macro['overall_score_ci_high'])} "
+             "(bootstrap over documents)." if batch.macro.get("overall_score_ci_low") is not None else "")),
         ("Pairs with errors", sum(d.result is None for d in batch.documents), None),
     ], digits=3)
     df = overview_frame(batch)

@@ -80,7 +80,9 @@ if report.kind == "single":
     o = report.overall
     cols = st.columns(5)
     cols[0].metric("Mean score · 平均得分", "n/a" if o.mean_score is None else f"{o.mean_score:.3f}",
-                   help="Mean keyword score over scored items (macro over items).")
+                   help="Mean keyword score over scored items (macro over items)." + (
+                       f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
+                       if o.mean_score_ci_low is not None else ""))
     cols[1].metric("Keyword recall · 关键词召回", "n/a" if o.keyword_recall is None else f"{o.keyword_recall:.3f}",
                    help="Keywords found / all keywords (micro).")
     cols[2].metric("Scored items · 评分条目", f"{o.n_scored} / {o.n_items}")

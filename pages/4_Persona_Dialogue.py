@@ -160,7 +160,9 @@ if evaluation.issues:
 cols = st.columns(max(1, len(evaluation.by_model)))
 for col, s in zip(cols, evaluation.by_model):
     col.metric(f"{md(s.model)} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
-               help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth")
+               help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"
+               + (f"; 95% CI {s.combined_score_ci_low:.3f} – {s.combined_score_ci_high:.3f} (bootstrap over cases)"
+                  if s.combined_score_ci_low is not None else ""))
 st.caption(f"Combined score: {evaluation.weights.note}. Mean over cases (macro).")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
