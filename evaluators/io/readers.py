@@ -63,9 +63,15 @@ def replace_lone_surrogates(text: str) -> tuple[str, int, int | None]:
     return out, len(found), text.count("\n", 0, found[0]) + 1
 
 
-def _too_deep(file: str, line: int | None = None) -> InputError:
+def _too_deep(file: str, line: int | None = None, exc: Exception | None = None) -> InputError:
+    """The located error of too deep nesting: orjson's line and column where it gave up, else the path ``$``."""
+    column = getattr(exc, "colno", None)
+    if line is None:
+        line = getattr(exc, "lineno", None)
+    elif column is not None and getattr(exc, "lineno", 1) != 1:
+        column = None  # a JSONL line: orjson counts within the line only when it is line 1 of the text
     return InputError(InputIssue(file, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels of arrays and objects)",
-                                 line=line, kind="json"))
+                                 line=line, column=column, path=None if line is not None else "$", kind="json"))
 
 
 def _stdlib_loads(text: str | bytes, file: str, line: int | None) -> tuple[Any, int, int | None]:
@@ -101,7 +107,7 @@ def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[Input
             return _orjson.loads(text)
         except _orjson.JSONDecodeError as exc:
             if str(exc).startswith("depth limit exceeded"):
-                raise _too_deep(file) from exc
+                raise _too_deep(file, None, exc) from exc
             # fall through for NaN tokens and lone surrogates, and for the standard library's error message
     try:
         value, replaced, first = _stdlib_loads(text, file, None)
@@ -144,7 +150,7 @@ def _loads_line(line: str | bytes, file: str, lineno: int | None) -> tuple[Any, 
             return _orjson.loads(line), 0
         except _orjson.JSONDecodeError as exc:
             if str(exc).startswith("depth limit exceeded"):
-                raise _too_deep(file, lineno) from exc
+                raise _too_deep(file, lineno, exc) from exc
     value, replaced, _ = _stdlib_loads(line, file, lineno)
     return value, replaced
 

@@ -199,6 +199,8 @@ def run(args) -> int:
                     return 2
                 llm = OpenAICompatibleClient(config)
             cache = JudgeCache(args.cache) if args.cache else None
+            for line in _issue_lines(cache.issues if cache is not None else []):
+                print(line, file=sys.stderr)
             run_ = batch_judge(results, llm=llm, mode=args.judge_mode, cache=cache,
                                progress=_progress if args.judge and sys.stderr.isatty() else None)
             judge_scores = run_.judgements

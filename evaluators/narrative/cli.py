@@ -113,6 +113,9 @@ def run(args) -> int:
     finally:
         if bar is not None:
             bar.close()
+    for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
+        if issue.kind == "archive":
+            print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
     if not batch.documents:
         msg = "no ground-truth/prediction pair found"
         if batch.unpaired_gt or batch.unpaired_pred:

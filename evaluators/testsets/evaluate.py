@@ -117,6 +117,9 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
                         a, s = _answer_of(item)
                         if a is not None:
                             out.answers[(str(key), t)] = Answer(a, _human(s, file, {"path": f"{key}[{t - 1}]"}, out.issues))
+                        else:
+                            out.issues.append(InputIssue(file, "expected an answer string for this turn",
+                                                         path=f"{key}[{t - 1}]"))
                 elif isinstance(v, Mapping):
                     for t, item in v.items():
                         a, s = _answer_of(item)

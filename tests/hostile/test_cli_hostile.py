@@ -1,0 +1,113 @@
+"""Every CLI command on every file of the hostile corpus: no crash, no hang, < 500 MB, located errors,
+good records still scored (the acceptance of the hardening issue).
+
+Each case runs ``python -m evaluators ...`` in its own process; its peak memory is the
+child's ``ru_maxrss`` from ``os.wait4``.  See tests/hostile/make_corpus.py for the cases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.hostile.conftest import MANIFEST
+
+TIMEOUT_S = 120
+MAX_RSS_KIB = 500 * 1024
+
+
+def run_case(case: dict, corpus: Path, out_dir: Path) -> dict:
+    """Run one case; returns exit code, stdout, stderr, peak RSS (KiB) and the output file's JSON."""
+    args = [a.replace("{c}", str(corpus)) for a in case["args"]]
+    out_file = out_dir / (case["name"].replace("/", "__") + ".json")
+    cmd = args[0]
+    if cmd == "qa":
+        args += ["--output-file", str(out_file)]
+    elif cmd in ("narrative", "memory"):
+        args += ["--out", str(out_file)]
+    elif cmd == "testsets":
+        args += ["--output-file", str(out_file)]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "evaluators", *args], cwd=ROOT, stdout=out, stderr=err,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT), EVALBOARD_JUDGE_BASE_URL="",
+                                         EVALBOARD_JUDGE_MODEL=""))
+        timer = threading.Timer(TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    data = None
+    if cmd == "dialogue":
+        try:
+            data = json.loads(stdout)
+        except ValueError:
+            data = None
+    elif out_file.exists():
+        data = json.loads(out_file.read_text(encoding="utf-8"))
+    return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr, "rss_kib": usage.ru_maxrss, "data": data}
+
+
+def scored(task: str, data: dict | None) -> int | None:
+    """Good records scored, from a command's JSON output."""
+    if data is None:
+        return None
+    if task == "qa":
+        return data["overall"]["n"]
+    if task == "narrative":  # a batch report, or one document's report when one pair was scored
+        return sum(1 for d in data["documents"] if d.get("error") is None) if "documents" in data else 1
+    if task == "testsets":
+        return data["overall"]["n_items"] if "overall" in data else None
+    if task == "dialogue":
+        return sum(m["n_scored"] for m in data["by_model"])
+    if task == "memory":
+        return data["metrics"]["overall"]["count"]
+    raise ValueError(task)
+
+
+@pytest.fixture(scope="module")
+def outcomes(corpus_dir, tmp_path_factory):
+    """Every case run once (two at a time: this machine has two cores)."""
+    out_dir = tmp_path_factory.mktemp("hostile_out")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda case: (case["name"], run_case(case, corpus_dir, out_dir)), MANIFEST)
+        return dict(results)
+
+
+def test_the_corpus_has_at_least_80_files_and_every_case_ran(outcomes):
+    files = [p for p in (Path(__file__).parent / "corpus").rglob("*") if p.is_file()]
+    assert len(files) >= 80
+    assert len(outcomes) == len(MANIFEST) >= 80
+
+
+@pytest.mark.parametrize("case", MANIFEST, ids=[c["name"] for c in MANIFEST])
+def test_case(case, outcomes):
+    o = outcomes[case["name"]]
+    where = f"{case['name']}: rc={o['rc']}\nstderr: {o['stderr'][-2000:]}"
+    assert o["rc"] != -9, f"hang (killed after {TIMEOUT_S} s) " + where
+    assert "Traceback" not in o["stderr"], where
+    assert o["rc"] in case["exit"], where
+    assert o["rss_kib"] < MAX_RSS_KIB, f"peak memory {o['rss_kib'] / 1024:.0f} MB; " + where
+    if case["names"] and (o["rc"] != 0 or case["located"]):
+        assert case["names"] in o["stderr"] or case["names"] in json.dumps(o["data"] or {}, ensure_ascii=False), \
+            "the error does not name the file; " + where
+    if case["located"]:
+        text = o["stderr"] + json.dumps((o["data"] or {}).get("issues", []), ensure_ascii=False)
+        located = re.search(re.escape(case["names"]) + r"[^\s\"]*(:\d+|\s+at\s+\S+|\"line\": \d+|\"path\": \")", text)
+        assert located, "no line number or JSON path for the problem; " + where
+    if o["rc"] == 0 and case["scored"] is not None:
+        assert scored(case["task"], o["data"]) == case["scored"], where
