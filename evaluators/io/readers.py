@@ -538,6 +538,9 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
     InputError
         Only when the bytes cannot be decoded at all.
     """
+    if not bytes(data[:_HEAD]).strip(b" \t\r\n\xef\xbb\xbf") and not bytes(data).strip(b" \t\r\n\xef\xbb\xbf"):
+        return RecordSet(file=file, format=fmt or "unknown", encoding="utf-8",
+                         issues=[InputIssue(file, "the file is empty (no records)", line=1, kind="empty")])
     if fmt is None:
         fmt = sniff_bytes(data, file)
     if fmt == "jsonl":

@@ -68,15 +68,15 @@ def test_the_gib_bomb_is_refused_from_its_header_without_reading_it(monkeypatch)
 
 
 def test_the_bomb_stays_far_under_500_mb_of_memory(tmp_path):
-    """Peak memory of a fresh interpreter expanding the 1 GiB bomb (ru_maxrss, KiB on Linux)."""
+    """Peak memory (KiB) of a fresh interpreter expanding the 1 GiB bomb."""
     path = tmp_path / "bomb.zip"
     path.write_bytes(bomb(1 << 30))
     code = textwrap.dedent(f"""
-        import resource
         from evaluators.io import collect_paths
         files = collect_paths({str(path)!r})
         assert files[0].issue is not None and files[0].data == b""
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        # VmHWM: this process image's peak RSS (ru_maxrss would include the forking test runner's)
+        print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")))
     """)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
