@@ -7,7 +7,7 @@ from components.metrics import metric_row, score_table_html
 from components.narrative_state import demo_files, score
 from evaluators.narrative.base import DEFAULT_CONFIG
 
-source = page_frame("EvalBoard", ":material/analytics:",
+source = page_frame("EvalBoard", "📊",
                     caption="Evaluate LLM outputs against ground truth and look at the differences — 中文 and English.")
 
 st.markdown(

@@ -57,7 +57,7 @@ def data_source() -> str:
     return value
 
 
-def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None) -> str:
+def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) -> str:
     """Set up a page: config, title, navigation and the shared data-source choice in the sidebar.
 
     Parameters
@@ -65,7 +65,8 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
     title : str
         Page title (browser tab and heading).
     icon : str
-        Page icon (a Material icon name such as ``":material/menu_book:"`` or an emoji).
+        Page icon, an emoji: a Material icon name as the browser tab's icon would be fetched from
+        Google's font server (the dashboard makes no request outside its own server).
     caption : str, optional
         One line under the title.
 

@@ -12,7 +12,7 @@ from evaluators.reports.narrative import document_markdown, mismatches_csv, to_j
 VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
 VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
 
-source = page_frame("Narrative annotation", ":material/menu_book:",
+source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
 config, settings_issues = settings()
 

@@ -11,6 +11,7 @@ import streamlit as st  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
+from components.metrics import visible_frame  # noqa: E402
 from evaluators.reports.escape import md  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
@@ -146,7 +147,7 @@ def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
     """
     def compute():
         indices, n = store.select(limit=MAX_ROWS, **filters)
-        return pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS), n
+        return visible_frame(pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS)), n
     return cached(("qa-rows", data_key, config, kind), compute)
 
 

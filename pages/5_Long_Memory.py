@@ -12,7 +12,7 @@ import streamlit as st
 from components.layout import page_frame
 
 source = page_frame(
-    "Long-term memory QA", ":material/psychology:",
+    "Long-term memory QA", "🧠",
     caption="LoCoMo / LongMemEval results by question type, with an LLM judge (cached) and LoCoMo's own F1.",
 )
 
@@ -28,6 +28,7 @@ from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E40
 from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
 from evaluators.results import to_jsonable  # noqa: E402
+from components.metrics import visible_frame  # noqa: E402
 from evaluators.reports.escape import md  # noqa: E402
 
 #: Where judge runs started from this page keep their cache (one file per results set).
@@ -307,7 +308,7 @@ picked_types = f1c.multiselect("Question types", types, default=types, key="mem_
 only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
 shown_rows = [row for row in rows if row.question_type in picked_types and (
     not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
-views.table(views.question_frame(shown_rows, by_id, names), height=360)
+views.table(visible_frame(views.question_frame(shown_rows, by_id, names)), height=360)
 if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
                        format_func=lambda q: f"{q} · {by_id[q].question[:80]}")

@@ -234,3 +234,15 @@ def test_chart_error_bars_are_the_bootstrap_intervals():
     for t, y, plus, minus in zip(bar.x, bar.y, bar.error_y.array, bar.error_y.arrayminus):
         block = report["by_type"][t]
         assert y + plus == pytest.approx(block["f1_ci_high"]) and y - minus == pytest.approx(block["f1_ci_low"])
+
+
+def test_hidden_characters_in_the_question_table_are_shown():
+    rows = [{"question_id": "evil\u202egnp.exe", "question_type": "single_hop", "question": "zero\u200bwidth",
+             "ground_truth": "a", "prediction": "a"}]
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(
+        ("r.jsonl", "\n".join(json.dumps(r) for r in rows).encode(), "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "question" in df.value.columns)
+    assert list(table["question_id"]) == ["evil⟨U+202E⟩gnp.exe"] and list(table["question"]) == ["zero⟨U+200B⟩width"]
