@@ -1,0 +1,211 @@
+"""Hostile text in every user-visible field, rendered by real headless Chromium.
+
+Each page showing user text gets uploads whose names, ids, labels, questions, answers, categories
+and scene names hold XSS and Markdown payloads.  After each view is rendered the test asserts:
+
+* no script ran: the ``dialog`` handler saw nothing and ``window.__pwned`` is still undefined;
+* no request left for another host (Playwright's request log), and the local "beacon" server the
+  image payloads point at counted no hit;
+* no payload turned into markup in the page body: no ``<img>`` from a payload, no ``<b>``/``<script>``
+  /``<iframe>``, no ``javascript:`` link, no KaTeX (``.katex``), no Streamlit colour (an element whose
+  text is only ``RED``), no bold ``bold``;
+* the literal payload text is visible instead (checked on views that show it as text, not in a
+  data-frame canvas).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.e2e.conftest import wait_for_app
+from tests.unit.narrative_builders import doc, event, rel, span
+
+pytestmark = pytest.mark.e2e
+
+WAIT = 120000  # ms: a cold server on a shared machine can be slow; every wait is bounded
+
+
+@pytest.fixture(scope="module")
+def beacon():
+    """A 127.0.0.1 HTTP server that records every request: a payload image that loads would hit it."""
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    server.hits = hits
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def payloads(beacon_url: str) -> list[str]:
+    """The hostile strings; a numbered prefix would not disarm any of them."""
+    return [
+        '<img src=x onerror="window.__pwned=1">',
+        "<script>window.__pwned=1</script>",
+        f"![x]({beacon_url}/md.png)",
+        f'<img src="{beacon_url}/html.png">',
+        ":red[RED]",
+        "$x^2$",
+        "**bold**",
+        "[link](javascript:window.__pwned=1)",
+        "evil\u202egnp.exe",
+        "zero\u200bwidth",
+        "a\r\r<b>x</b>",
+        '<div>\n\n<img src=x onerror="window.__pwned=1">\n\n</div>',
+    ]
+
+
+def flat(text: str) -> str:
+    """A payload for one-line fields (ids, names, categories): line breaks become spaces."""
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+@pytest.fixture
+def watched(page):
+    """The test page with a dialog handler and a log of every request it makes."""
+    page.dialogs, page.requests = [], []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: page.requests.append(r.url))
+    return page
+
+
+def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...] = ()) -> None:
+    """Everything the module docstring promises, for the view now shown."""
+    wait_for_app(page, timeout=WAIT)
+    assert page.dialogs == [], where
+    assert page.evaluate("() => window.__pwned") is None, where
+    foreign = [u for u in page.requests if not u.startswith((app_url + "/", "data:", "blob:"))]
+    assert foreign == [], where
+    assert beacon.hits == [], where
+    main = page.locator('[data-testid="stMain"]')
+    for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
+                     'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')"):
+        assert main.locator(selector).count() == 0, (where, selector)
+    text = main.inner_text()
+    for typed in literal:
+        assert typed in text, (where, typed)
+
+
+def upload(page, label: str, name: str, data: bytes) -> None:
+    """Put one file into the uploader whose label contains ``label`` and wait for the rerun."""
+    box = page.locator('[data-testid="stFileUploader"]', has_text=label)
+    box.locator("input[type=file]").set_input_files([{"name": name, "mimeType": "application/json", "buffer": data}])
+    # the file is listed once the upload is done; the rerun it starts ends with the app idle
+    box.locator('[data-testid="stFileChipName"]').first.wait_for(timeout=WAIT)
+    wait_for_app(page, timeout=WAIT)
+
+
+def jsonl(rows: list[dict]) -> bytes:
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode("utf-8")
+
+
+def open_upload_page(page, app_url: str, slug: str) -> None:
+    page.goto(f"{app_url}/{slug}?source=upload")
+    wait_for_app(page, timeout=WAIT)
+
+
+def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    rows = [{"id": f"q{i} {flat(p)}", "question": p, "answer": p, "prediction": f"{p} 多余", "system": flat(p)}
+            for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "QA_Factcheck")
+    upload(page, "Records", "<b>x</b>:red[RED].jsonl", jsonl(rows))
+    page.get_by_text("EM · 精确匹配").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "QA page")
+
+
+def test_narrative_views_show_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    text = "甲看见乙。" + "".join(flat(p) + "。" for p in ps)
+    characters = [("甲", "", "Hero")] + [(flat(p), flat(p), p) for p in ps]
+    events = [event(f"e{i} {flat(p)}", span(text, flat(p) + "。"), [rel("甲", flat(p), p, p, p)])
+              for i, p in enumerate(ps)]
+    gt = doc(text, characters, events)
+    pred = doc(text, characters[:6], events[:5])
+    open_upload_page(page, app_url, "Narrative")
+    upload(page, "Ground-truth files", "T_001_v3.json", json.dumps(gt, ensure_ascii=False).encode())
+    upload(page, "Prediction files", "T_001_pred.json", json.dumps(pred, ensure_ascii=False).encode())
+    page.get_by_text("Documents scored").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "narrative overview")
+    for view in ("Characters", "Relationships", "Actions", "Spans", "Alignment"):
+        page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
+        page.wait_for_url(re.compile(f"view={view.lower()}"), timeout=WAIT)
+        wait_for_app(page, timeout=WAIT)
+        # the character chips and the span overlay are our HTML: the payloads show there as typed
+        literal = {"Characters": ("**bold**", ":red[RED]", "$x^2$", "evil⟨U+202E⟩gnp.exe", "zero⟨U+200B⟩width"),
+                   "Spans": ("<script>window.__pwned=1</script>", "**bold**")}.get(view, ())
+        assert_inert(page, app_url, beacon, f"narrative {view}", literal)
+
+
+def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    items = {"version": "1", "items": [
+        {"id": f"t{i}", "category": flat(p), "difficulty": "easy", "question": p, "expected_answer": p,
+         "source": {"file": flat(p), "line_range": [1, 2]}, "keywords": [flat(p), "关键词"]}
+        for i, p in enumerate(ps)]}
+    answers = {f"t{i}": f"{p} 关键词" for i, p in enumerate(ps)}
+    open_upload_page(page, app_url, "Test_Sets")
+    upload(page, "Test set", "items.json", json.dumps(items, ensure_ascii=False).encode())
+    upload(page, "Answers", "answers.json", json.dumps(answers, ensure_ascii=False).encode())
+    page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "test sets", ("**bold**", ":red[RED]", "$x^2$"))
+
+
+def test_dialogue_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    scene = "场景 " + flat(ps[6])
+    cases = {"test_cases_by_scene": {scene: [
+        {"context": p, "expected_response": f"{p} 你好", "scene": scene, "dialogue_index": i + 1}
+        for i, p in enumerate(ps)]}}
+    models = [flat(p) for p in (ps[0], ps[2], ps[4], ps[8])]  # model names: HTML, image, colour, RTL override
+    preds = [{"model": m, "scene": scene, "dialogue_index": i + 1, "prediction": p}
+             for m in models for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "Persona_Dialogue")
+    upload(page, "Test cases", "cases.json", json.dumps(cases, ensure_ascii=False).encode())
+    upload(page, "Predictions", "preds.jsonl", jsonl(preds))
+    page.get_by_text("· combined").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "dialogue scores", (":red[RED] · combined", "evil⟨U+202E⟩gnp.exe · combined"))
+    for tab, literal in (("Models", ()), ("Cases", ('<img src=x onerror="window.__pwned=1">',)),
+                         ("Model comparison", (":red[RED]",))):
+        page.get_by_role("tab", name=tab, exact=True).click()
+        wait_for_app(page, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"dialogue {tab}", literal)
+
+
+def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    rows = [{"question_id": f"m{i} {flat(p)}", "question_type": "single_hop", "question": p, "ground_truth": p,
+             "prediction": f"{p} 也许"} for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "Long_Memory")
+    upload(page, "Results", "results.jsonl", jsonl(rows))
+    page.get_by_role("heading", name="Overall").wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "memory")
+    for i in (0, 4, 11):  # an HTML payload, a colour directive, blank lines inside HTML
+        box = page.get_by_role("combobox", name="Question", exact=True)
+        box.click()
+        box.fill(f"m{i} ")
+        page.get_by_role("option").first.wait_for(timeout=WAIT)
+        page.keyboard.press("Enter")
+        # the drill-down header "<id> · <type>" of the chosen question marks the end of the rerun
+        page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
+                     has_text=re.compile(rf"^m{i} .* · single_hop")).first.wait_for(timeout=WAIT)
+        wait_for_app(page, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"memory question {i}", (flat(ps[i]).split(" ")[0],))
