@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.express as px
 import streamlit as st
+from components.tables import visible_frame
 from evaluators.reports.escape import md, visible
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def comparison_view(comparison: dict | None) -> None:
         st.dataframe(pd.DataFrame(comparison["pairwise"]).T.astype("Int64"), width="stretch")
     with c2:
         st.caption("Best model per scene (mean combined score)")
-        st.dataframe(pd.DataFrame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
+        st.dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
                      hide_index=True, width="stretch")
 
 
