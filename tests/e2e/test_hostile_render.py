@@ -132,6 +132,11 @@ def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
     assert_inert(page, app_url, beacon, "QA page")
 
 
+#: A metric card that only this narrative view shows.
+VIEW_MARK = {"Characters": "Archetype accuracy", "Relationships": "Sentiment P (micro)",
+             "Actions": "Field accuracy (micro)", "Spans": "Boundary similarity B", "Alignment": "GT events"}
+
+
 def test_narrative_views_show_payloads_as_text(watched, app_url, beacon):
     page, ps = watched, payloads(beacon.url)
     text = "甲看见乙。" + "".join(flat(p) + "。" for p in ps)
@@ -148,6 +153,8 @@ def test_narrative_views_show_payloads_as_text(watched, app_url, beacon):
     for view in ("Characters", "Relationships", "Actions", "Spans", "Alignment"):
         page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
         page.wait_for_url(re.compile(f"view={view.lower()}"), timeout=WAIT)
+        # a metric card only this view shows: the rerun of the click has rendered it
+        page.locator('[data-testid="stMetric"]', has_text=VIEW_MARK[view]).first.wait_for(timeout=WAIT)
         wait_for_app(page, timeout=WAIT)
         # the character chips and the span overlay are our HTML: the payloads show there as typed
         literal = {"Characters": ("**bold**", ":red[RED]", "$x^2$", "evil⟨U+202E⟩gnp.exe", "zero⟨U+200B⟩width"),
