@@ -103,7 +103,7 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
         minus = [v - b[f"{name}_ci_low"] if v is not None and b.get(f"{name}_ci_low") is not None else None
                  for b, v in zip(blocks, values)]
         fig.add_trace(go.Bar(
-            name=label(name), x=types, y=values,
+            name=label(name), x=[html_text(t, breaks=False) for t in types], y=values,
             error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1,
                      "visible": any(p is not None for p in plus)},
             text=[_fmt(v) for v in values], textposition="outside",

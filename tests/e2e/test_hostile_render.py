@@ -8,7 +8,8 @@ and scene names hold XSS and Markdown payloads.  After each view is rendered the
   image payloads point at counted no hit;
 * no payload turned into markup in the page body: no ``<img>`` from a payload, no ``<b>``/``<script>``
   /``<iframe>``, no ``javascript:`` link, no KaTeX (``.katex``), no Streamlit colour (an element whose
-  text is only ``RED``), no bold ``bold``;
+  text is only ``RED``), no bold ``bold``, no bold text or link in a
+  plotly chart;
 * the literal payload text is visible instead (checked on views that show it as text, not in a
   data-frame canvas).
 """
@@ -70,6 +71,7 @@ def payloads(beacon_url: str) -> list[str]:
         "zero\u200bwidth",
         "a\r\r<b>x</b>",
         '<div>\n\n<img src=x onerror="window.__pwned=1">\n\n</div>',
+        f'<a href="{beacon_url}/a">plotly link</a>',
     ]
 
 
@@ -97,7 +99,9 @@ def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...
     assert beacon.hits == [], where
     main = page.locator('[data-testid="stMain"]')
     for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
-                     'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')"):
+                     'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')",
+                     # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
+                     ".js-plotly-plot a", '.js-plotly-plot tspan[style*="bold"]:text-is("x")'):
         assert main.locator(selector).count() == 0, (where, selector)
     text = main.inner_text()
     for typed in literal:
@@ -176,13 +180,28 @@ def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
     assert_inert(page, app_url, beacon, "test sets", ("**bold**", ":red[RED]", "$x^2$"))
 
 
+def test_multi_turn_test_set_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    items = {"version": "1", "items": [{"id": "d1 " + flat(ps[4]), "scenario": flat(ps[6]), "turns": [
+        {"turn": i + 1, "user": p, "expected_points": [flat(p), {"point": p, "keywords": [flat(p)]}],
+         "requires_context": i > 0} for i, p in enumerate(ps)]}]}
+    answers = [{"id": "d1 " + flat(ps[4]), "turn": i + 1, "answer": f"{p} 回答"} for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "Test_Sets")
+    upload(page, "Test set", "multi_turn.json", json.dumps(items, ensure_ascii=False).encode())
+    upload(page, "Answers", "answers.jsonl", jsonl(answers))
+    page.get_by_text("Turn by turn").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "multi-turn test set",
+                 ("**bold**", ":red[RED]", "$x^2$", "<script>window.__pwned=1</script>", "evil⟨U+202E⟩gnp.exe"))
+
+
 def test_dialogue_page_shows_payloads_as_text(watched, app_url, beacon):
     page, ps = watched, payloads(beacon.url)
     scene = "场景 " + flat(ps[6])
     cases = {"test_cases_by_scene": {scene: [
         {"context": p, "expected_response": f"{p} 你好", "scene": scene, "dialogue_index": i + 1}
         for i, p in enumerate(ps)]}}
-    models = [flat(p) for p in (ps[0], ps[2], ps[4], ps[8])]  # model names: HTML, image, colour, RTL override
+    # model names: HTML, image, colour, RTL override, bold tag, link (the last two for the plotly heatmap)
+    models = [flat(p) for p in (ps[0], ps[2], ps[4], ps[8], ps[10], ps[12])]
     preds = [{"model": m, "scene": scene, "dialogue_index": i + 1, "prediction": p}
              for m in models for i, p in enumerate(ps)]
     open_upload_page(page, app_url, "Persona_Dialogue")
@@ -201,6 +220,8 @@ def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
     page, ps = watched, payloads(beacon.url)
     rows = [{"question_id": f"m{i} {flat(p)}", "question_type": "single_hop", "question": p, "ground_truth": p,
              "prediction": f"{p} 也许"} for i, p in enumerate(ps)]
+    for row in rows[-3:]:  # question types are chart labels too: a bold tag, a link
+        row["question_type"] = flat(ps[10]) if row is rows[-3] else flat(ps[12])
     open_upload_page(page, app_url, "Long_Memory")
     upload(page, "Results", "results.jsonl", jsonl(rows))
     page.get_by_role("heading", name="Overall").wait_for(timeout=WAIT)
@@ -213,6 +234,6 @@ def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
         page.keyboard.press("Enter")
         # the drill-down header "<id> · <type>" of the chosen question marks the end of the rerun
         page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
-                     has_text=re.compile(rf"^m{i} .* · single_hop")).first.wait_for(timeout=WAIT)
+                     has_text=re.compile(rf"^m{i} .* · ")).first.wait_for(timeout=WAIT)
         wait_for_app(page, timeout=WAIT)
         assert_inert(page, app_url, beacon, f"memory question {i}", (flat(ps[i]).split(" ")[0],))

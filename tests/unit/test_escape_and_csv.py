@@ -70,6 +70,13 @@ def test_safe_cell_and_writer():
     assert write_dict_csv(["x", "y"], [{"x": "@me"}], lineterminator="\n") == "x,y\n'@me,\n"
 
 
+def test_writer_chinese_cells_and_quoting():
+    # "=张三" starts a formula -> apostrophe; "+1" is text -> apostrophe; -0.5 is a number -> as is;
+    # a comma and a quote force csv quoting ("" doubles the quote); "李四" is plain text.
+    text = write_csv(["名字", "分数", "备注"], [["=张三", -0.5, '说"好",行'], ["李四", "+1", "@提及"]])
+    assert text == '名字,分数,备注\r\n\'=张三,-0.5,"说""好"",行"\r\n李四,\'+1,\'@提及\r\n'
+
+
 def _neutralised(text: str) -> None:
     cells = [c for row in csv.reader(io.StringIO(text.lstrip("\ufeff"))) for c in row]
     assert "'" + PAYLOAD in cells and PAYLOAD not in cells
