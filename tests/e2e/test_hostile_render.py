@@ -7,7 +7,7 @@ and scene names hold XSS and Markdown payloads.  After each view is rendered the
 * no request left for another host (Playwright's request log), and the local "beacon" server the
   image payloads point at counted no hit;
 * no payload turned into markup in the page body: no ``<img>`` from a payload, no ``<b>``/``<script>``
-  /``<iframe>``, no ``javascript:`` link, no KaTeX (``.katex``), no Streamlit colour (an element whose
+  /``<iframe>``, no ``javascript:`` link or autolink, no KaTeX (``.katex``), no Streamlit colour (an element whose
   text is only ``RED``), no bold ``bold``, no bold text or link in a
   plotly chart;
 * the literal payload text is visible instead (checked on views that show it as text, not in a
@@ -37,7 +37,7 @@ def beacon():
     hits: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
+        def do_GET(self):
             hits.append(self.path)
             self.send_response(204)
             self.end_headers()
@@ -72,6 +72,7 @@ def payloads(beacon_url: str) -> list[str]:
         "a\r\r<b>x</b>",
         '<div>\n\n<img src=x onerror="window.__pwned=1">\n\n</div>',
         f'<a href="{beacon_url}/a">plotly link</a>',
+        "autolinks www.example.com me@example.com",
     ]
 
 
@@ -101,6 +102,7 @@ def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...
     for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
                      'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')",
                      # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
+                     'a[href^="http"]', 'a[href^="mailto"]',  # GFM autolinks of user text
                      ".js-plotly-plot a", '.js-plotly-plot tspan[style*="bold"]:text-is("x")'):
         assert main.locator(selector).count() == 0, (where, selector)
     text = main.inner_text()
