@@ -1,10 +1,15 @@
-"""Plotly figures shared by the pages (they take plain numbers, compute nothing)."""
+"""Plotly figures shared by the pages (they take plain numbers, compute nothing).
+
+Plotly reads a subset of HTML in category labels (``<b>``, ``<a href>``, ``<span style>``): user labels
+go in through :func:`evaluators.reports.escape.html_text`, so they show as typed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+
+from evaluators.reports.escape import html_text
 
 FONT = "Noto Sans CJK SC, Noto Sans, sans-serif"
 
@@ -18,7 +23,7 @@ def scores_by_document(documents: Sequence[str], components: Sequence[str], valu
     fig = go.Figure()
     for j, comp in enumerate(components):
         ys = [row[j] for row in values]
-        fig.add_bar(name=comp, x=list(documents), y=ys,
+        fig.add_bar(name=comp, x=[html_text(d, breaks=False) for d in documents], y=ys,
                     text=["N/A" if v is None else f"{v:.2f}" for v in ys], textposition="outside",
                     hovertemplate=f"%{{x}}<br>{comp}: %{{y:.3f}}<extra></extra>")
     fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.12], title="score"),
@@ -41,7 +46,8 @@ def confusion_heatmap(rows: Sequence[str], cols: Sequence[str], counts: list[lis
         else:
             z.append([float(c) for c in r])
             text.append([str(c) for c in r])
-    fig = go.Figure(go.Heatmap(z=z, x=list(cols), y=list(rows), text=text, texttemplate="%{text}",
+    fig = go.Figure(go.Heatmap(z=z, x=[html_text(c, breaks=False) for c in cols], y=[html_text(r, breaks=False) for r in rows],
+                               text=text, texttemplate="%{text}",
                                colorscale="Blues", showscale=False,
                                hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{text}}<extra></extra>"))
     fig.update_layout(title=title, xaxis=dict(title=col_title, side="bottom"),

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evaluators.metrics.classification import ClassificationReport
-from evaluators.reports.escape import html_text
+from evaluators.reports.escape import html_text, visible
 
 LAYOUTS = {"predicted": "Rows = predicted · 行为预测", "true": "Rows = true · 行为真实 (scikit-learn)"}
 VALUES = {"counts": "Counts · 计数", "normalized": "Row-normalized · 按行归一化"}
@@ -88,8 +88,8 @@ def render_confusion(report: ClassificationReport, key: str = "confusion") -> tu
             st.session_state[f"{key}_true"], st.session_state[f"{key}_pred"] = cell
     s1, s2 = st.columns(2)
     options = ["—", *labels]
-    true_label = s1.selectbox("True label · 真实标签", options, key=f"{key}_true")
-    pred_label = s2.selectbox("Predicted label · 预测标签", options, key=f"{key}_pred")
+    true_label = s1.selectbox("True label · 真实标签", options, key=f"{key}_true", format_func=visible)
+    pred_label = s2.selectbox("Predicted label · 预测标签", options, key=f"{key}_pred", format_func=visible)
     if true_label == "—" or pred_label == "—":
         return None
     return true_label, pred_label

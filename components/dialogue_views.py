@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.express as px
 import streamlit as st
-from evaluators.reports.escape import md, visible
+from components.tables import visible_frame
+from evaluators.reports.escape import html_text, md, visible
 
 if TYPE_CHECKING:
     from evaluators.dialogue.scoring import CaseResult
@@ -59,6 +60,9 @@ def scene_model_heatmap(by_scene: list[dict]) -> None:
         st.info("No scored case yet.")
         return
     df = pd.DataFrame(rows).pivot(index="scene", columns="model", values="combined")
+    # plotly reads <b>, <a href> ... in labels: scene and model names are escaped to show as typed
+    df.index = [html_text(s, breaks=False) for s in df.index]
+    df.columns = [html_text(m, breaks=False) for m in df.columns]
     fig = px.imshow(df, text_auto=".3f", zmin=0, zmax=1, color_continuous_scale="Blues", aspect="auto",
                     labels={"color": "combined"})
     fig.update_layout(height=max(260, 60 + 48 * len(df)), margin=dict(l=10, r=10, t=30, b=10))
@@ -93,7 +97,7 @@ def comparison_view(comparison: dict | None) -> None:
         st.dataframe(pd.DataFrame(comparison["pairwise"]).T.astype("Int64"), width="stretch")
     with c2:
         st.caption("Best model per scene (mean combined score)")
-        st.dataframe(pd.DataFrame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
+        st.dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
                      hide_index=True, width="stretch")
 
 

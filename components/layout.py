@@ -28,6 +28,25 @@ PAGES = [
 ]
 
 
+#: Emoji for the browser tab of pages whose icon is a Material name: Streamlit fetches a Material favicon
+#: from fonts.gstatic.com, and the dashboard makes no request outside its own server (the Material
+#: font of the navigation and expanders is bundled and served locally).
+TAB_ICONS = {":material/analytics:": "📊", ":material/home:": "🏠", ":material/menu_book:": "📖",
+             ":material/fact_check:": "✅", ":material/checklist:": "🧪", ":material/forum:": "💬",
+             ":material/psychology:": "🧠"}
+
+
+def tab_icon(icon: str) -> str:
+    """The browser-tab icon for a page icon: an emoji as it is, a Material name as its emoji (``"📊"`` if unknown).
+
+    >>> tab_icon(":material/menu_book:"), tab_icon("💬"), tab_icon(":material/unknown:")
+    ('📖', '💬', '📊')
+    """
+    if icon.startswith(":material/"):
+        return TAB_ICONS.get(icon, "📊")
+    return icon
+
+
 def existing_pages() -> list[tuple[str, str, str, str]]:
     """The entries of :data:`PAGES` whose file exists."""
     return [p for p in PAGES if (ROOT / p[0]).exists()]
@@ -57,7 +76,7 @@ def data_source() -> str:
     return value
 
 
-def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) -> str:
+def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None) -> str:
     """Set up a page: config, title, navigation and the shared data-source choice in the sidebar.
 
     Parameters
@@ -65,8 +84,8 @@ def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) ->
     title : str
         Page title (browser tab and heading).
     icon : str
-        Page icon, an emoji: a Material icon name as the browser tab's icon would be fetched from
-        Google's font server (the dashboard makes no request outside its own server).
+        Page icon (a Material icon name such as ``":material/menu_book:"`` or an emoji); the browser
+        tab shows an emoji (:func:`tab_icon`), never a favicon fetched from another host.
     caption : str, optional
         One line under the title.
 
@@ -75,7 +94,7 @@ def page_frame(title: str, icon: str = "📊", *, caption: str | None = None) ->
     str
         ``"demo"`` or ``"upload"``.
     """
-    st.set_page_config(page_title=f"{title} · EvalBoard", page_icon=icon, layout="wide")
+    st.set_page_config(page_title=f"{title} · EvalBoard", page_icon=tab_icon(icon), layout="wide")
     current = data_source()
     with st.sidebar:
         st.markdown("### EvalBoard")

@@ -16,6 +16,7 @@ import streamlit as st
 from components.metrics import fmt as _fmt
 from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
+from components.tables import visible_frame
 from evaluators.reports.escape import html_text, md
 
 #: Display names of the metric keys.
@@ -40,7 +41,7 @@ def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
 
 def table(frame: pd.DataFrame, **kwargs) -> None:
     """``st.dataframe`` (sortable) with floats at 3 decimals and no index."""
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
+    st.dataframe(visible_frame(frame), hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
 
 
 def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str]) -> None:
@@ -102,7 +103,7 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
         minus = [v - b[f"{name}_ci_low"] if v is not None and b.get(f"{name}_ci_low") is not None else None
                  for b, v in zip(blocks, values)]
         fig.add_trace(go.Bar(
-            name=label(name), x=types, y=values,
+            name=label(name), x=[html_text(t, breaks=False) for t in types], y=values,
             error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1,
                      "visible": any(p is not None for p in plus)},
             text=[_fmt(v) for v in values], textposition="outside",

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 
-import pandas as pd
 import streamlit as st
 
 from evaluators.results import fmt  # noqa: F401 - re-exported: the pages format scores with it
-from evaluators.reports.escape import html_text, md, visible
+from evaluators.reports.escape import html_text, md
 
 
 def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digits: int = 3) -> None:
@@ -49,16 +48,3 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
         body.append(f"<tr><td style='padding:4px 10px'>{html_text(label, breaks=False)}</td>{''.join(cells)}</tr>")
     return (f"<table class='eb-scores' style='border-collapse:collapse;font-size:0.9rem'>"
             f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
-
-
-def visible_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` for display: hidden control characters of every text cell shown as ``⟨U+202E⟩``.
-
-    Data-grid cells render no Markup, but a right-to-left override or a zero-width character
-    would still disguise a name (``evil\u202egnp.exe`` reads as ``evilexe.png``).
-    """
-    out = frame.copy()
-    for column in out.columns:
-        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-            out[column] = out[column].map(lambda v: visible(v) if isinstance(v, str) else v)
-    return out

@@ -11,6 +11,7 @@ from evaluators.demo import demo_path
 from evaluators.io import InputFile, InputIssue, collect_paths
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeConfig
 from evaluators.narrative.batch import BatchResult, evaluate_batch
+from evaluators.reports.escape import md
 from evaluators.taxonomy import Taxonomy, default_taxonomy, load_relationship_csv, load_sentiment_csv
 
 
@@ -36,7 +37,7 @@ def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig) -
 
         def tick(done, total, sid):
             if bar is not None:
-                bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {sid}")
+                bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {md(sid)}")
 
         result = evaluate_batch(gt, pred, config, tick)
         if bar is not None:

@@ -18,6 +18,7 @@ from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
+from components.tables import visible_frame
 from evaluators.reports.escape import html_text, md, visible
 
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
@@ -77,7 +78,7 @@ def render_overview(batch: BatchResult) -> None:
              "(bootstrap over documents)." if batch.macro.get("overall_score_ci_low") is not None else "")),
         ("Pairs with errors", sum(d.result is None for d in batch.documents), None),
     ], digits=3)
-    df = overview_frame(batch)
+    df = visible_frame(overview_frame(batch))
     score_cols = ["overall", *[COMPONENT_TITLES[c] for c in COMPONENTS]]
     st.dataframe(
         df, hide_index=True,
@@ -189,11 +190,11 @@ def styled_dataframe(df, row_style, **kwargs) -> None:
     """
     limit = pd.get_option("styler.render.max_elements")
     if df.size > limit:
-        st.dataframe(df, hide_index=True, **kwargs)
+        st.dataframe(visible_frame(df), hide_index=True, **kwargs)
         st.caption(f"{len(df):,} rows × {len(df.columns)} columns is over the {limit:,} cells that can be coloured: "
                    "shown without colours (filter the table to see them).")
         return
-    st.dataframe(df.style.apply(row_style, axis=1), hide_index=True, **kwargs)
+    st.dataframe(visible_frame(df).style.apply(row_style, axis=1), hide_index=True, **kwargs)
 
 
 # ---------------------------------------------------------------- relationships
@@ -279,10 +280,10 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
     c1, c2, c3 = st.columns([1, 2, 2])
     only_bad = c1.toggle("Only mismatches", value=False, key="rel_only_bad")
     levels = sorted({v for v in df["GT level 1"].tolist() + df["pred level 1"].tolist() if v})
-    chosen = c2.multiselect("Level 1", levels, key="rel_level1")
+    chosen = c2.multiselect("Level 1", levels, key="rel_level1", format_func=visible)
     events = ["(all events)"] + sorted({e for e in df["GT event"].tolist() + df["pred event"].tolist() if e})
     default_event = events.index(event_filter) if event_filter in events else 0
-    ev = c3.selectbox("Event", events, index=default_event, key="rel_event")
+    ev = c3.selectbox("Event", events, index=default_event, key="rel_event", format_func=visible)
     view = df
     if only_bad:
         ok = (view["status"] == "matched") & (view["level1 ok"] != False) & (view["level2 ok"] != False)  # noqa: E712
@@ -440,7 +441,7 @@ def render_alignment(result: NarrativeResult) -> None:
                 ("Aligned", s.events_aligned, ", ".join(f"{k}: {v}" for k, v in s.alignment_methods.items())),
                 ("Missed", s.events_missed, None), ("Spurious", s.events_spurious, None),
                 ("Event F1", s.event_f1, None)])
-    df = alignment_frame(result)
+    df = visible_frame(alignment_frame(result))
     st.dataframe(df, hide_index=True,
                  column_config={"IoU": st.column_config.NumberColumn("IoU", format="%.3f")})
     st.caption(f"Minimum IoU for a span-based pair: {result.alignment.min_iou:g}. Pairs made by time_order or list "

@@ -15,6 +15,7 @@ from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.qa.export import records_csv, report_json
 from evaluators.qa.tables import pct
+from components.tables import visible_frame
 from evaluators.reports.escape import md
 
 
@@ -52,8 +53,8 @@ def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str =
         return
     errors = sum(1 for i in issues if i.severity == "error")
     st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    st.dataframe(pd.DataFrame([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
-                                "problem": i.message} for i in issues]), hide_index=True)
+    st.dataframe(visible_frame([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
+                                 "problem": i.message} for i in issues]), hide_index=True)
 
 
 def per_class_frame(report: QAReport) -> pd.DataFrame:

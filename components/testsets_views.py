@@ -62,7 +62,7 @@ def item_table(report: TestSetReport) -> None:
 
 def breakdown_chart(groups: dict[str, GroupStats], title: str) -> go.Figure:
     """Bar chart of the mean keyword score per group, with item counts on the bars."""
-    names = list(groups)
+    names = [html_text(name, breaks=False) for name in groups]  # plotly reads <b>, <a href> in labels
     fig = go.Figure(go.Bar(
         x=names, y=[g.mean_score or 0.0 for g in groups.values()],
         text=[f"{(g.mean_score or 0):.2f} (n={g.n_scored})" for g in groups.values()], textposition="outside",

@@ -4,7 +4,7 @@ import streamlit as st
 
 from components import narrative_views as views
 from components.layout import page_frame
-from evaluators.reports.escape import md
+from evaluators.reports.escape import md, visible
 from components.narrative_state import demo_files, score, settings
 from components.uploads import read_uploads, show_issues
 from evaluators.reports.narrative import document_markdown, mismatches_csv, to_json, to_markdown
@@ -62,7 +62,7 @@ default_doc = qp.get("doc") if qp.get("doc") in docs else docs[0]
 default_view = next((v for v in VIEWS if VIEW_SLUGS[v] == qp.get("view")), VIEWS[0])
 
 top1, top2 = st.columns([1, 3])
-doc_id = top1.selectbox("Document", docs, index=docs.index(default_doc), key="nar_doc")
+doc_id = top1.selectbox("Document", docs, index=docs.index(default_doc), key="nar_doc", format_func=visible)
 with top2:
     view = st.segmented_control("View", VIEWS, default=default_view, key="nar_view") or VIEWS[0]
 result = next(r for r in batch.scored if r.story_id == doc_id)
@@ -92,7 +92,8 @@ else:
         views.render_action_layer(result)
     elif view == "Spans":
         pick = st.selectbox("Highlight an event", ["(none)", *event_ids],
-                            index=(event_ids.index(event) + 1) if event else 0, key="nar_span_event")
+                            index=(event_ids.index(event) + 1) if event else 0, key="nar_span_event",
+                            format_func=visible)
         if pick != "(none)":
             qp["event"] = pick
         elif "event" in qp:

@@ -9,9 +9,9 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.confusion import render_confusion  # noqa: E402
+from components.tables import visible_frame  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
-from components.metrics import visible_frame  # noqa: E402
 from evaluators.reports.escape import md  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
@@ -36,7 +36,7 @@ def score(source, name: str, preds: bytes | None, preds_name: str, config: QACon
     line (no second copy of a large upload); a progress bar shows while it runs.
     """
     def compute():
-        bar = st.progress(0.0, text=f"Scoring {name} …")
+        bar = st.progress(0.0, text=f"Scoring {md(name)} …")
 
         def tick(done, total):
             bar.progress(min(done / max(total, 1), 1.0), text=f"Scored {done} of {total or '?'}")
@@ -116,9 +116,9 @@ if report.classification is not None:
         rows, n_cell = report.records_in_cell(*cell, limit=MAX_ROWS)
         st.markdown(f"**{n_cell:,} record(s)** with true = {md(cell[0])} and predicted = {md(cell[1])}"
                     + (f"; the first {MAX_ROWS:,} are shown." if n_cell > len(rows) else ""))
-        st.dataframe([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
+        st.dataframe(visible_frame([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
                        "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
-                       "gold verdict": r.gold_verdict} for r in rows], hide_index=True, key="qa_cell_rows")
+                       "gold verdict": r.gold_verdict} for r in rows]), hide_index=True, key="qa_cell_rows")
     st.subheader("Per-class metrics · 各类别指标")
     c = report.classification
     st.dataframe(per_class_frame(report), hide_index=True, column_config=ratio_columns("precision", "recall", "f1"))
@@ -147,7 +147,7 @@ def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
     """
     def compute():
         indices, n = store.select(limit=MAX_ROWS, **filters)
-        return visible_frame(pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS)), n
+        return pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS), n
     return cached(("qa-rows", data_key, config, kind), compute)
 
 
@@ -155,7 +155,7 @@ view, n_match = _rows(("view", tuple(statuses), tuple(lang_pick), only_errors, n
                       langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
 order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
          "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
-st.dataframe(view, hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
+st.dataframe(visible_frame(view), hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
              column_order=[c for c in order if c in view and view[c].notna().any()])
 st.caption(f"{n_match} of {len(store)} records match the filters"
            + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
@@ -165,7 +165,7 @@ st.caption(f"{n_match} of {len(store)} records match the filters"
 def _side_table(columns: list[str], key: str, **filters) -> None:
     frame, n = _rows((key,), **filters)
     if n:
-        st.dataframe(frame[columns], hide_index=True, key=key)
+        st.dataframe(visible_frame(frame[columns]), hide_index=True, key=key)
 
 
 c_left, c_right = st.columns(2)

@@ -11,13 +11,14 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
+from components.tables import visible_frame  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
                                        turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
-from evaluators.reports.escape import md  # noqa: E402
+from evaluators.reports.escape import md, visible  # noqa: E402
 
 DEMOS = {
     "single": ("Single-turn demo · 单轮示例 (9 items)", "factual_demo.json", "factual_demo_answers.json"),
@@ -106,7 +107,7 @@ if report.kind == "single":
                            "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
                            "human_score": r.human_score, "question": r.question, "answer": r.answer,
                            "missing": ", ".join(r.missing)} for r in report.items])
-    st.dataframe(frame, hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
+    st.dataframe(visible_frame(frame), hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
     item_table(report)
     if report.no_keywords:
@@ -125,7 +126,7 @@ else:
                    help="Mean of each dialogue's point coverage (macro over dialogues).")
     cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
     st.caption(f"Signature: {md(report.signature)}")
-    st.dataframe(pd.DataFrame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
+    st.dataframe(visible_frame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
                                 "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
                                 "mean_turn_coverage": d.coverage_macro} for d in report.dialogues]),
                  hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
@@ -137,7 +138,7 @@ else:
     st.subheader("Turn by turn · 逐轮查看")
     ids = [d.id for d in report.dialogues]
     pick = st.selectbox("Dialogue · 对话", ids,
-                        format_func=lambda i: f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}")
+                        format_func=lambda i: visible(f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}"))
     turn_view(report, pick)
 
 with st.expander("Human rubric (1-5) · 人工评分标准"):

@@ -128,7 +128,7 @@ if not chosen:
 try:
     config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode)
 except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate yet
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 
 # ----------------------------------------------------------------------------- evaluation (cached per input)
@@ -180,8 +180,8 @@ with tab_models:
             st.markdown(f"- **{md(name)}**: {md(sig)}")
 with tab_cases:
     f1, f2 = st.columns(2)
-    model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model")
-    scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene")
+    model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model", format_func=visible)
+    scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene", format_func=visible)
     shown = [r for r in evaluation.results
              if (model_pick == "all" or r.model == model_pick) and (scene_pick == "all" or r.scene == scene_pick)]
     case_table(shown, names)

@@ -28,8 +28,7 @@ from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E40
 from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
 from evaluators.results import to_jsonable  # noqa: E402
-from components.metrics import visible_frame  # noqa: E402
-from evaluators.reports.escape import md  # noqa: E402
+from evaluators.reports.escape import md, visible  # noqa: E402
 
 #: Where judge runs started from this page keep their cache (one file per results set).
 #: Bootstrap resamples of the confidence intervals (the CLI's default, so both give the same numbers).
@@ -217,7 +216,7 @@ env_config = None
 try:
     env_config = LLMConfig.from_env()
 except ValueError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
 with st.expander("Run the judge", expanded=env_config is not None and n_ok < len(results)):
     e1, e2 = st.columns(2)
     base_url = e1.text_input("Endpoint (OpenAI-compatible, up to /v1)", value=env_config.base_url if env_config else "",
@@ -238,7 +237,7 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
             config = LLMConfig.from_env(base_url=base_url, model=model, api_key=typed_key or None)
             cache = judge_mod.JudgeCache(disk_cache_path)
         except (ValueError, InputError) as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             st.stop()
         if uploaded_cache is not None:
             for qid, entry in uploaded_cache.entries.items():  # copies: the uploaded cache is shared (cached)
@@ -252,9 +251,9 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
             run = judge_mod.batch_judge(results, llm=OpenAICompatibleClient(config), mode=mode, cache=cache,
                                         progress=_progress)
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
         else:
-            st.session_state["mem_flash"] = (f"Judged {run.n_judged} question(s) with {config.model}, reused "
+            st.session_state["mem_flash"] = (f"Judged {run.n_judged} question(s) with {md(config.model)}, reused "
                                              f"{run.n_cached} from the cache; {run.n_errors} without a score.")
             st.rerun()
 
@@ -304,14 +303,14 @@ if judgements and stored is not None and stored.labels:
 st.subheader("Questions")
 f1c, f2c = st.columns([2, 1])
 types = sorted({r.question_type for r in results})
-picked_types = f1c.multiselect("Question types", types, default=types, key="mem_types")
+picked_types = f1c.multiselect("Question types", types, default=types, key="mem_types", format_func=visible)
 only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
 shown_rows = [row for row in rows if row.question_type in picked_types and (
     not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
-views.table(visible_frame(views.question_frame(shown_rows, by_id, names)), height=360)
+views.table(views.question_frame(shown_rows, by_id, names), height=360)
 if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
-                       format_func=lambda q: f"{q} · {by_id[q].question[:80]}")
+                       format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
     row = next(r for r in shown_rows if r.question_id == qid)
     views.show_question(by_id[qid], row, names)
 else:

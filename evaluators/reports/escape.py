@@ -31,6 +31,11 @@ import re
 # newline excepted; a carriage return counts: it can end a Markdown or HTML block).
 _HIDDEN = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f"
                      "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+# GitHub-flavoured Markdown's autolink literals (http://, https://, www., a@b.c) are found in the
+# parsed text, after backslash escapes and entities are resolved: a word joiner (U+2060, invisible)
+# before the ':', '.' or '@' that would start one is the only thing that keeps them plain text.
+_AUTOLINK = re.compile(r"(?i)(?<![\w])(https?|ftp|www|mailto|xmpp)(?=\\[:.])|(?=\\@)")
+_WORD_JOINER = "\u2060"
 # Markdown, GitHub-flavoured Markdown, Streamlit directives (:red[..], :material/x:) and KaTeX ($).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=^\"'@])")  # not '&': html.escape made it an entity
 
@@ -65,7 +70,10 @@ def md(text: object, *, one_line: bool = True) -> str:
     HTML-escaped (``<``, ``>``, ``&``), then every character with a Markdown, LaTeX or
     Streamlit-directive meaning backslash-escaped, so no link, image, emphasis, heading,
     list, table, colour (``:red[...]``), icon (``:material/x:``) or formula (``$x$``) can be
-    made; hidden characters are made :func:`visible`.
+    made; hidden characters are made :func:`visible`.  GitHub-style autolinks (``http://``,
+    ``https://``, ``www.``, ``name@host``) are recognised after escapes are resolved, so a word
+    joiner (U+2060, invisible) goes before their ``:``, ``.`` or ``@``: the text looks the same and
+    is no link (a copy of it holds the joiner).
 
     Parameters
     ----------
@@ -77,11 +85,12 @@ def md(text: object, *, one_line: bool = True) -> str:
         Markdown hard breaks (``"  \n"``); blank lines still cannot open a block.
 
     >>> md("**bold** :red[x] $x^2$ ![i](http://h/i.png)")
-    '\\*\\*bold\\*\\* \\:red\\[x\\] \\$x\\^2\\$ \\!\\[i\\]\\(http\\://h/i\\.png\\)'
+    '\\*\\*bold\\*\\* \\:red\\[x\\] \\$x\\^2\\$ \\!\\[i\\]\\(http\u2060\\://h/i\\.png\\)'
     >>> md("第一行\n\n第二行")
     '第一行 第二行'
     """
     escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
+    escaped = _AUTOLINK.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, escaped)
     lines = [line.strip() for line in escaped.split("\n")]
     if one_line:
         return " ".join(line for line in lines if line) if len(lines) > 1 else escaped

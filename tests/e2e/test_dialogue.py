@@ -25,8 +25,13 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
     wait_for_app(page, timeout=90000)
     for label in ("Human annotation CSV", "JSON report", "Text summary"):
         page.get_by_role("button", name=label).wait_for(timeout=90000)
+    from playwright.sync_api import expect  # the fixtures skip (or fail under CI) without Playwright
+
     button = page.get_by_role("button", name="Human annotation CSV")
-    # the file is made on click (a deferred download): on a cold server that can take a while
+    # attached, enabled and the app idle before the click; the file is made on click (a deferred
+    # download): on a cold server that can take a while
+    expect(button).to_be_enabled(timeout=90000)
+    wait_for_app(page, timeout=90000)
     with page.expect_download(timeout=120000) as dl:
         button.click()
     path = dl.value.path()

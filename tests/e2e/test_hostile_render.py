@@ -1,11 +1,17 @@
-"""XSS and Markdown payloads in every field that reaches a page, in real headless Chromium.
+"""Hostile text in every user-visible field, rendered by real headless Chromium.
 
-Each page gets uploads whose user-visible fields hold the payloads below; the views that show
-those fields are opened, and the test asserts that no script ran (no dialog, ``window.__pwned``
-never set), that no request left for another host (the Playwright request log, and a local
-"beacon" server that counts hits), and that no payload turned into markup (no ``img``/``script``
-/``iframe``/``javascript:`` link, no KaTeX, no Streamlit colour, no ``<strong>bold</strong>``)
-while the literal text is on the page.
+Each page showing user text gets uploads whose names, ids, labels, questions, answers, categories
+and scene names hold XSS and Markdown payloads.  After each view is rendered the test asserts:
+
+* no script ran: the ``dialog`` handler saw nothing and ``window.__pwned`` is still undefined;
+* no request left for another host (Playwright's request log), and the local "beacon" server the
+  image payloads point at counted no hit;
+* no payload turned into markup in the page body: no ``<img>`` from a payload, no ``<b>``/``<script>``
+  /``<iframe>``, no ``javascript:`` link or autolink, no KaTeX (``.katex``), no Streamlit colour (an element whose
+  text is only ``RED``), no bold ``bold``, no bold text or link in a
+  plotly chart;
+* the literal payload text is visible instead (checked on views that show it as text, not in a
+  data-frame canvas).
 """
 
 from __future__ import annotations
@@ -22,44 +28,40 @@ from tests.unit.narrative_builders import doc, event, rel, span
 
 pytestmark = pytest.mark.e2e
 
-
-class Beacon:
-    """A local HTTP server counting every request (an image payload that loads would hit it)."""
-
-    def __init__(self):
-        self.hits: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                outer.hits.append(self.path)
-                self.send_response(204)
-                self.end_headers()
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+WAIT = 120000  # ms: a cold server on a shared machine can be slow; every wait is bounded
 
 
 @pytest.fixture(scope="module")
 def beacon():
-    b = Beacon()
-    yield b
-    b.close()
+    """A 127.0.0.1 HTTP server that records every request: a payload image that loads would hit it."""
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    server.hits = hits
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
 
 
 def payloads(beacon_url: str) -> list[str]:
+    """The hostile strings; a numbered prefix would not disarm any of them."""
     return [
         '<img src=x onerror="window.__pwned=1">',
         "<script>window.__pwned=1</script>",
-        f"![b]({beacon_url}/md.png)",
+        f"![x]({beacon_url}/md.png)",
         f'<img src="{beacon_url}/html.png">',
         ":red[RED]",
         "$x^2$",
@@ -68,159 +70,172 @@ def payloads(beacon_url: str) -> list[str]:
         "evil\u202egnp.exe",
         "zero\u200bwidth",
         "a\r\r<b>x</b>",
-        '<div>\n\n<img src=x onerror="window.__pwned=1">',
+        '<div>\n\n<img src=x onerror="window.__pwned=1">\n\n</div>',
+        f'<a href="{beacon_url}/a">plotly link</a>',
+        "autolinks www.example.com me@example.com",
     ]
 
 
-def one_line(p: str) -> str:
-    return p.replace("\n", " ").replace("\r", " ")
+def flat(text: str) -> str:
+    """A payload for one-line fields (ids, names, categories): line breaks become spaces."""
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 @pytest.fixture
-def watched(page, app_url):
-    """The page with a dialog handler and a request log."""
-    dialogs, requests = [], []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("request", lambda r: requests.append(r.url))
-    page.watched = (dialogs, requests)
+def watched(page):
+    """The test page with a dialog handler and a log of every request it makes."""
+    page.dialogs, page.requests = [], []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: page.requests.append(r.url))
     return page
 
 
-def assert_inert(page, app_url, beacon, where: str, literal: tuple[str, ...] = ()) -> None:
-    dialogs, requests = page.watched
-    wait_for_app(page, timeout=90000)
-    assert dialogs == [], where
+def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...] = ()) -> None:
+    """Everything the module docstring promises, for the view now shown."""
+    wait_for_app(page, timeout=WAIT)
+    assert page.dialogs == [], where
     assert page.evaluate("() => window.__pwned") is None, where
-    foreign = [u for u in requests if not u.startswith((app_url, "data:", "blob:", "about:"))]
+    foreign = [u for u in page.requests if not u.startswith((app_url + "/", "data:", "blob:"))]
     assert foreign == [], where
     assert beacon.hits == [], where
     main = page.locator('[data-testid="stMain"]')
-    for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "iframe", 'a[href^="javascript"]', ".katex",
-                     "b:text-is('x')"):
+    for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
+                     'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')",
+                     # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
+                     'a[href^="http"]', 'a[href^="mailto"]',  # GFM autolinks of user text
+                     ".js-plotly-plot a", '.js-plotly-plot tspan[style*="bold"]:text-is("x")'):
         assert main.locator(selector).count() == 0, (where, selector)
-    assert main.locator("strong:text-is('bold')").count() == 0, where  # **bold** of a payload never turns bold
-    scripts = page.evaluate("() => [...document.scripts].filter(s => s.textContent.includes('__pwned')).length")
-    assert scripts == 0, where
     text = main.inner_text()
-    assert ":red[RED]" in text or "RED" not in text, where  # a colour directive shows as typed, never as colour
-    for typed in literal:  # payloads shown as the text they are
+    for typed in literal:
         assert typed in text, (where, typed)
 
 
-def upload(page, label: str, files: list[tuple[str, bytes, str]]) -> None:
-    box = page.locator('[data-testid="stFileUploader"]', has_text=label).locator("input[type=file]")
-    box.set_input_files([{"name": n, "mimeType": m, "buffer": b} for n, b, m in files])
-    wait_for_app(page, timeout=90000)
+def upload(page, label: str, name: str, data: bytes) -> None:
+    """Put one file into the uploader whose label contains ``label`` and wait for the rerun."""
+    box = page.locator('[data-testid="stFileUploader"]', has_text=label)
+    box.locator("input[type=file]").set_input_files([{"name": name, "mimeType": "application/json", "buffer": data}])
+    # the file is listed once the upload is done; the rerun it starts ends with the app idle
+    box.locator('[data-testid="stFileChipName"]').first.wait_for(timeout=WAIT)
+    wait_for_app(page, timeout=WAIT)
 
 
-#: A metric card that only each narrative view shows (its rerun is done when it is there).
-VIEW_MARK = {"Characters": "Archetype accuracy", "Relationships": "Pair coverage", "Actions": "Field accuracy",
-             "Spans": "Boundary similarity B", "Alignment": "Spurious"}
+def jsonl(rows: list[dict]) -> bytes:
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode("utf-8")
 
 
-def click_view(page, label: str) -> None:
-    page.locator('[data-testid="stButtonGroup"] button', has_text=label).first.click()
-    page.wait_for_url(re.compile(f"view={label.lower()}"), timeout=90000)
-    page.locator('[data-testid="stMetric"]', has_text=VIEW_MARK[label]).first.wait_for(timeout=90000)
-    wait_for_app(page, timeout=90000)
+def open_upload_page(page, app_url: str, slug: str) -> None:
+    page.goto(f"{app_url}/{slug}?source=upload")
+    wait_for_app(page, timeout=WAIT)
 
 
-def test_qa_page(watched, app_url, beacon):
-    page = watched
-    ps = payloads(beacon.url)
-    rows = [{"id": f"id{i} {one_line(p)}", "question": p, "answer": p, "prediction": p + " extra", "system": one_line(p)}
+def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    rows = [{"id": f"q{i} {flat(p)}", "question": p, "answer": p, "prediction": f"{p} 多余", "system": flat(p)}
             for i, p in enumerate(ps)]
-    page.goto(f"{app_url}/QA_Factcheck?source=upload")
-    wait_for_app(page, timeout=90000)
-    upload(page, "Records", [("xss.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(),
-                              "application/json")])
-    page.get_by_text("EM · 精确匹配").first.wait_for(timeout=90000)
-    assert_inert(page, app_url, beacon, "QA")
+    open_upload_page(page, app_url, "QA_Factcheck")
+    upload(page, "Records", "<b>x</b>:red[RED].jsonl", jsonl(rows))
+    page.get_by_text("EM · 精确匹配").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "QA page")
 
 
-def test_narrative_page(watched, app_url, beacon):
-    page = watched
-    ps = payloads(beacon.url)
-    text = "甲见乙。" + "".join(one_line(p) + "。" for p in ps)
-    names = [(one_line(p), p, p) for p in ps]
-    gt = doc(text, [("甲", "", "Hero"), *names],
-             [event(f"e{i} {one_line(p)}", span(text, one_line(p) + "。"), [rel("甲", one_line(p), p, p, p)])
-              for i, p in enumerate(ps[:6])])
-    pred = json.loads(json.dumps(gt, ensure_ascii=False))
-    pred["characters"] = pred["characters"][:5]
-    page.goto(f"{app_url}/Narrative?source=upload")
-    wait_for_app(page, timeout=90000)
-    upload(page, "Ground-truth files", [("X_v3.json", json.dumps(gt, ensure_ascii=False).encode(), "application/json")])
-    upload(page, "Prediction files", [("X_pred.json", json.dumps(pred, ensure_ascii=False).encode(),
-                                       "application/json")])
-    page.get_by_text("Documents scored").wait_for(timeout=90000)
+#: A metric card that only this narrative view shows.
+VIEW_MARK = {"Characters": "Archetype accuracy", "Relationships": "Sentiment P (micro)",
+             "Actions": "Field accuracy (micro)", "Spans": "Boundary similarity B", "Alignment": "GT events"}
+
+
+def test_narrative_views_show_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    text = "甲看见乙。" + "".join(flat(p) + "。" for p in ps)
+    characters = [("甲", "", "Hero")] + [(flat(p), flat(p), p) for p in ps]
+    events = [event(f"e{i} {flat(p)}", span(text, flat(p) + "。"), [rel("甲", flat(p), p, p, p)])
+              for i, p in enumerate(ps)]
+    gt = doc(text, characters, events)
+    pred = doc(text, characters[:6], events[:5])
+    open_upload_page(page, app_url, "Narrative")
+    upload(page, "Ground-truth files", "T_001_v3.json", json.dumps(gt, ensure_ascii=False).encode())
+    upload(page, "Prediction files", "T_001_pred.json", json.dumps(pred, ensure_ascii=False).encode())
+    page.get_by_text("Documents scored").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "narrative overview")
     for view in ("Characters", "Relationships", "Actions", "Spans", "Alignment"):
-        click_view(page, view)
-        assert_inert(page, app_url, beacon, f"narrative {view}",
-                     ("**bold**", ":red[RED]", "$x^2$") if view == "Characters" else ())
-    click_view(page, "Characters")
-    assert "⟨U+202E⟩" in page.locator('[data-testid="stMain"]').inner_text()  # the override is shown, not obeyed
+        page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
+        page.wait_for_url(re.compile(f"view={view.lower()}"), timeout=WAIT)
+        # a metric card only this view shows: the rerun of the click has rendered it
+        page.locator('[data-testid="stMetric"]', has_text=VIEW_MARK[view]).first.wait_for(timeout=WAIT)
+        wait_for_app(page, timeout=WAIT)
+        # the character chips and the span overlay are our HTML: the payloads show there as typed
+        literal = {"Characters": ("**bold**", ":red[RED]", "$x^2$", "evil⟨U+202E⟩gnp.exe", "zero⟨U+200B⟩width"),
+                   "Spans": ("<script>window.__pwned=1</script>", "**bold**")}.get(view, ())
+        assert_inert(page, app_url, beacon, f"narrative {view}", literal)
 
 
-def test_test_sets_page(watched, app_url, beacon):
-    page = watched
-    ps = payloads(beacon.url)
+def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
     items = {"version": "1", "items": [
-        {"id": f"q{i}", "category": one_line(p), "difficulty": "easy", "question": p, "expected_answer": p,
-         "source": {"file": "x.txt", "line_range": [1, 1]}, "keywords": [one_line(p)]} for i, p in enumerate(ps)]}
-    answers = {f"q{i}": p for i, p in enumerate(ps)}
-    page.goto(f"{app_url}/Test_Sets?source=upload")
-    wait_for_app(page, timeout=90000)
-    upload(page, "Test set", [("items.json", json.dumps(items, ensure_ascii=False).encode(), "application/json")])
-    upload(page, "Answers", [("answers.json", json.dumps(answers, ensure_ascii=False).encode(), "application/json")])
-    page.get_by_text("Mean score").first.wait_for(timeout=90000)
-    assert_inert(page, app_url, beacon, "test sets", ("**bold**", ":red[RED]", "$x^2$", "<script>window.__pwned=1</script>"))
+        {"id": f"t{i}", "category": flat(p), "difficulty": "easy", "question": p, "expected_answer": p,
+         "source": {"file": flat(p), "line_range": [1, 2]}, "keywords": [flat(p), "关键词"]}
+        for i, p in enumerate(ps)]}
+    answers = {f"t{i}": f"{p} 关键词" for i, p in enumerate(ps)}
+    open_upload_page(page, app_url, "Test_Sets")
+    upload(page, "Test set", "items.json", json.dumps(items, ensure_ascii=False).encode())
+    upload(page, "Answers", "answers.json", json.dumps(answers, ensure_ascii=False).encode())
+    page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "test sets", ("**bold**", ":red[RED]", "$x^2$"))
 
 
-def test_dialogue_page(watched, app_url, beacon):
-    page = watched
-    ps = payloads(beacon.url)
-    scene = "场景 " + one_line(ps[0])
+def test_multi_turn_test_set_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    items = {"version": "1", "items": [{"id": "d1 " + flat(ps[4]), "scenario": flat(ps[6]), "turns": [
+        {"turn": i + 1, "user": p, "expected_points": [flat(p), {"point": p, "keywords": [flat(p)]}],
+         "requires_context": i > 0} for i, p in enumerate(ps)]}]}
+    answers = [{"id": "d1 " + flat(ps[4]), "turn": i + 1, "answer": f"{p} 回答"} for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "Test_Sets")
+    upload(page, "Test set", "multi_turn.json", json.dumps(items, ensure_ascii=False).encode())
+    upload(page, "Answers", "answers.jsonl", jsonl(answers))
+    page.get_by_text("Turn by turn").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "multi-turn test set",
+                 ("**bold**", ":red[RED]", "$x^2$", "<script>window.__pwned=1</script>", "evil⟨U+202E⟩gnp.exe"))
+
+
+def test_dialogue_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    scene = "场景 " + flat(ps[6])
     cases = {"test_cases_by_scene": {scene: [
-        {"context": p, "expected_response": p + " 你好", "scene": scene, "dialogue_index": i + 1}
+        {"context": p, "expected_response": f"{p} 你好", "scene": scene, "dialogue_index": i + 1}
         for i, p in enumerate(ps)]}}
-    # four models named by payloads (an RTL override among them), each answering the first case
-    preds = [{"model": one_line(p), "scene": scene, "dialogue_index": 1, "prediction": p}
-             for p in (ps[0], ps[2], ps[4], ps[8])]
-    page.goto(f"{app_url}/Persona_Dialogue?source=upload")
-    wait_for_app(page, timeout=90000)
-    upload(page, "Test cases", [("cases.json", json.dumps(cases, ensure_ascii=False).encode(), "application/json")])
-    upload(page, "Predictions", [("preds.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in preds).encode(),
-                                  "application/json")])
-    page.get_by_text("· combined").first.wait_for(timeout=90000)
-    assert_inert(page, app_url, beacon, "dialogue scores")
-    for tab in ("Cases", "Model comparison"):
-        page.get_by_role("tab", name=tab).click()
-        wait_for_app(page, timeout=90000)
-        assert_inert(page, app_url, beacon, f"dialogue {tab}", ('<img src=x onerror="window.__pwned=1">',) if tab == "Cases" else ())
+    # model names: HTML, image, colour, RTL override, bold tag, link (the last two for the plotly heatmap)
+    models = [flat(p) for p in (ps[0], ps[2], ps[4], ps[8], ps[10], ps[12])]
+    preds = [{"model": m, "scene": scene, "dialogue_index": i + 1, "prediction": p}
+             for m in models for i, p in enumerate(ps)]
+    open_upload_page(page, app_url, "Persona_Dialogue")
+    upload(page, "Test cases", "cases.json", json.dumps(cases, ensure_ascii=False).encode())
+    upload(page, "Predictions", "preds.jsonl", jsonl(preds))
+    page.get_by_text("· combined").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "dialogue scores", (":red[RED] · combined", "evil⟨U+202E⟩gnp.exe · combined"))
+    for tab, literal in (("Models", ()), ("Cases", ('<img src=x onerror="window.__pwned=1">',)),
+                         ("Model comparison", (":red[RED]",))):
+        page.get_by_role("tab", name=tab, exact=True).click()
+        wait_for_app(page, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"dialogue {tab}", literal)
 
 
-def test_memory_page(watched, app_url, beacon):
-    page = watched
-    ps = payloads(beacon.url)
-    rows = [{"question_id": f"m{i} {one_line(p)}", "question_type": "single_hop", "question": p, "ground_truth": p,
-             "prediction": p + " 也许"} for i, p in enumerate(ps)]
-    page.goto(f"{app_url}/Long_Memory?source=upload")
-    wait_for_app(page, timeout=90000)
-    upload(page, "Results", [("results.jsonl", "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(),
-                              "application/json")])
-    page.get_by_role("heading", name="Overall").wait_for(timeout=90000)
+def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
+    page, ps = watched, payloads(beacon.url)
+    rows = [{"question_id": f"m{i} {flat(p)}", "question_type": "single_hop", "question": p, "ground_truth": p,
+             "prediction": f"{p} 也许"} for i, p in enumerate(ps)]
+    for row in rows[-3:]:  # question types are chart labels too: a bold tag, a link
+        row["question_type"] = flat(ps[10]) if row is rows[-3] else flat(ps[12])
+    open_upload_page(page, app_url, "Long_Memory")
+    upload(page, "Results", "results.jsonl", jsonl(rows))
+    page.get_by_role("heading", name="Overall").wait_for(timeout=WAIT)
     assert_inert(page, app_url, beacon, "memory")
-    for i, typed in ((0, '<img src=x onerror="window.__pwned=1">'), (4, ":red[RED]"), (6, "**bold**")):
-        # drill into payload questions: each shown as typed
+    for i in (0, 4, 11):  # an HTML payload, a colour directive, blank lines inside HTML
         box = page.get_by_role("combobox", name="Question", exact=True)
         box.click()
         box.fill(f"m{i} ")
-        page.get_by_role("option").first.wait_for()
+        page.get_by_role("option").first.wait_for(timeout=WAIT)
         page.keyboard.press("Enter")
-        page.keyboard.press("Escape")
-        # the drill-down header of that question ("<id> · <type>") is shown once the rerun is done
-        page.locator('[data-testid="stMain"]').get_by_text(f"m{i} {one_line(ps[i])} · single_hop").wait_for(
-            timeout=90000)
-        wait_for_app(page, timeout=90000)
-        assert_inert(page, app_url, beacon, f"memory drill-down {i}", (typed,))
+        # the drill-down header "<id> · <type>" of the chosen question marks the end of the rerun
+        page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
+                     has_text=re.compile(rf"^m{i} .* · ")).first.wait_for(timeout=WAIT)
+        wait_for_app(page, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"memory question {i}", (flat(ps[i]).split(" ")[0],))

@@ -49,11 +49,12 @@ def memory_metric(at: AppTest, label: str) -> str:
 
 
 def shown(source: str) -> str:
-    """The text a reader sees for Markdown source of the page: backslash escapes and HTML entities undone.
+    """The text a reader sees for Markdown source of the page: backslash escapes and HTML entities undone,
+    and the invisible word joiners that keep autolinks from forming (U+2060) left out.
 
     Pages escape user text with :func:`evaluators.reports.escape.md`; tests compare what is shown.
     """
     import html
     import re
 
-    return html.unescape(re.sub(r"\\(.)", r"\1", source))
+    return html.unescape(re.sub(r"\\(.)", r"\1", source)).replace("\u2060", "")

@@ -30,12 +30,16 @@ def test_visible(text, expected):
     ("**bold**", r"\*\*bold\*\*"),
     (":red[RED]", r"\:red\[RED\]"),
     ("$x^2$", r"\$x\^2\$"),
-    ("![x](http://127.0.0.1:9/b)", r"\!\[x\]\(http\://127\.0\.0\.1\:9/b\)"),
+    ("![x](http://127.0.0.1:9/b)", "\\!\\[x\\]\\(http\u2060\\://127\\.0\\.0\\.1\\:9/b\\)"),
     ("[link](javascript:alert(1))", r"\[link\]\(javascript\:alert\(1\)\)"),
     ("<script>alert(1)</script>", r"&lt;script&gt;alert\(1\)&lt;/script&gt;"),
     ("# 标题\n\n- 列表", r"\# 标题 \- 列表"),                 # one line: no heading, no list
     ("a & b", "a &amp; b"),                                 # the entity is not broken by a backslash
     ("普通中文", "普通中文"),
+    # GFM autolink literals form after escapes are resolved: a word joiner (U+2060) before ':', '.', '@'
+    ("see www.x.org, me@x.org", "see www\u2060\\.x\\.org, me\u2060\\@x\\.org"),
+    ("邮件 张三@例子.中国 HTTPS://a.b", "邮件 张三\u2060\\@例子\\.中国 HTTPS\u2060\\://a\\.b"),
+    ("xhttp://a.b", "xhttp\\://a\\.b"),             # inside a word: no autolink, no joiner
 ])
 def test_md(text, expected):
     assert md(text) == expected
@@ -68,6 +72,13 @@ def test_safe_cell_and_writer():
     assert text == "a,'=b\r\n'=cmd|' /C calc'!A0,-1.5\r\n'+SUM(A1),\r\n"
     assert list(csv.reader(io.StringIO(text)))[1] == ["'" + PAYLOAD, "-1.5"]
     assert write_dict_csv(["x", "y"], [{"x": "@me"}], lineterminator="\n") == "x,y\n'@me,\n"
+
+
+def test_writer_chinese_cells_and_quoting():
+    # "=张三" starts a formula -> apostrophe; "+1" is text -> apostrophe; -0.5 is a number -> as is;
+    # a comma and a quote force csv quoting ("" doubles the quote); "李四" is plain text.
+    text = write_csv(["名字", "分数", "备注"], [["=张三", -0.5, '说"好",行'], ["李四", "+1", "@提及"]])
+    assert text == '名字,分数,备注\r\n\'=张三,-0.5,"说""好"",行"\r\n李四,\'+1,\'@提及\r\n'
 
 
 def _neutralised(text: str) -> None:
@@ -118,3 +129,17 @@ def test_narrative_mismatch_csv():
     pred = _doc([(PAYLOAD, "", "")], [])
     batch = evaluate_batch([InputFile("X_v3.json", gt)], [InputFile("X_pred.json", pred)])
     _neutralised(mismatches_csv(batch))
+
+
+def test_visible_frame_shows_hidden_characters_in_text_cells_only():
+    import pandas as pd
+
+    from components.tables import visible_frame
+
+    source = pd.DataFrame({"model": ["evil\u202egnp.exe", "张\u200b三", None], "score": [-0.5, 1.0, None]})
+    shown = visible_frame(source)
+    assert shown["model"].tolist()[:2] == ["evil⟨U+202E⟩gnp.exe", "张⟨U+200B⟩三"]
+    assert pd.isna(shown["model"][2])                              # a missing cell stays missing
+    assert shown["score"].tolist()[:2] == [-0.5, 1.0]              # numbers untouched
+    assert source["model"][0] == "evil\u202egnp.exe"               # the caller's frame is not changed
+    assert visible_frame([{"id": "q\x1b1"}]).to_dict("records") == [{"id": "q⟨U+001B⟩1"}]

@@ -1,0 +1,35 @@
+"""Data-frame display of user text: cells are not Markdown, but hidden characters are still made visible."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from evaluators.reports.escape import visible
+
+
+def visible_frame(data: Any) -> pd.DataFrame:
+    """A copy of ``data`` (a DataFrame or anything ``pd.DataFrame`` takes) with every text cell through
+    :func:`evaluators.reports.escape.visible`.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, list of dict, or dict
+        The table as it would be given to ``st.dataframe``; numbers, ``None`` and other cells are kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same shape, index and columns; a right-to-left override or a zero-width space in a name
+        shows as ``⟨U+202E⟩`` / ``⟨U+200B⟩`` instead of reordering or hiding text.
+        Only text (object or string dtype) columns are looked at (numbers cost nothing).
+
+    >>> visible_frame([{"model": "evil\u202egnp", "score": -0.5}]).to_dict("records")
+    [{'model': 'evil⟨U+202E⟩gnp', 'score': -0.5}]
+    """
+    frame = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    for column, dtype in frame.dtypes.items():
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            frame[column] = frame[column].map(lambda v: visible(v) if isinstance(v, str) else v)
+    return frame
