@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from evaluators import __version__
@@ -38,7 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code.
+
+    0 success, 2 unusable input (the task's reason on stderr), 1 an unexpected error: one line
+    naming the command and its input files (``EVALBOARD_DEBUG=1`` re-raises it with the traceback).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -48,3 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
+        if os.environ.get("EVALBOARD_DEBUG"):
+            raise
+        inputs = [str(v) for k, v in sorted(vars(args).items())
+                  if v and k in ("input", "gt", "pred", "items", "cases", "results", "questions", "predictions")]
+        print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
+              f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1

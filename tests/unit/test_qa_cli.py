@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from evaluators.cli import main
 from evaluators.demo import demo_path
 from tests.conftest import ROOT
@@ -117,3 +119,23 @@ def test_files_without_any_prediction_exit_2_and_ask_for_them(tmp_path, capsys):
     assert f"no id in {preds} matches a record id" in capsys.readouterr().err
     preds.write_text(json.dumps({"Q1": "北京"}), encoding="utf-8")
     assert main(["qa", "--input", str(squad), "--predictions", str(preds)]) == 0
+
+
+def test_an_unexpected_error_is_one_line_naming_the_input(tmp_path, capsys, monkeypatch):
+    import evaluators.qa.evaluate as qa_evaluate
+
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"id": "1", "answer": "a", "prediction": "a"}\n', encoding="utf-8")
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(qa_evaluate, "evaluate_qa_file", broken)
+    monkeypatch.delenv("EVALBOARD_DEBUG", raising=False)
+    assert main(["qa", "--input", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (f"error: unexpected ZeroDivisionError while running qa on {path}: division by zero "
+                           "(a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)")
+    monkeypatch.setenv("EVALBOARD_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["qa", "--input", str(path)])
