@@ -119,7 +119,7 @@ def case_table(results: Sequence[CaseResult], metrics: list[str]) -> pd.DataFram
         if r.error:
             row["error"] = r.error
         rows.append(row)
-    df = pd.DataFrame(rows)
+    df = visible_frame(rows)  # hidden characters shown in every text cell (an RTL override reorders a cell)
     st.dataframe(df, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ["combined", *metrics]})
     return df

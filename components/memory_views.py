@@ -17,7 +17,7 @@ from components.metrics import fmt as _fmt
 from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
 from components.tables import visible_frame
-from evaluators.reports.escape import html_text, md
+from evaluators.reports.escape import html_text, md, visible
 
 #: Display names of the metric keys.
 LABELS = {
@@ -60,7 +60,7 @@ def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
     errors = sum(1 for i in issues if i.severity == "error")
     with st.expander(f"{title}: {errors} error(s), {len(issues) - errors} warning(s)", expanded=errors > 0):
         for issue in issues[:200]:
-            st.text(f"{issue.severity}: {issue.location()}: {issue.message}")
+            st.text(visible(f"{issue.severity}: {issue.location()}: {issue.message}"))
         if len(issues) > 200:
             st.caption(f"... and {len(issues) - 200} more")
 
@@ -168,7 +168,7 @@ def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
     _block("Judge reasoning", j.reasoning)
     if j.reply and j.reply.strip() != j.reasoning.strip():
         with st.expander("Raw judge reply"):
-            st.text(j.reply)
+            st.text(visible(j.reply))
 
 
 def show_agreement(agreement: Any, stored_name: str) -> None:

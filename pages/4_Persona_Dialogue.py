@@ -192,7 +192,7 @@ with tab_cases:
                             key="dialogue_case_pick")
         r = shown[pick]
         st.markdown("**Context**")
-        st.text(r.context)
+        st.text(visible(r.context))
         render_char_diff(char_diff(r.expected_response, r.prediction))
 with tab_compare:
     comparison_view(evaluation.comparison.to_dict() if evaluation.comparison else None)

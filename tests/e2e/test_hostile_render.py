@@ -91,23 +91,28 @@ def watched(page):
 
 
 def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...] = ()) -> None:
-    """Everything the module docstring promises, for the view now shown."""
+    """Everything the module docstring promises, for the view now shown.
+
+    The literal texts are awaited first (bounded): they are drawn by the end of the rerun that shows
+    them, so the checks after them look at the finished view.
+    """
+    from playwright.sync_api import expect  # the fixtures skip (or fail under CI) without Playwright
+
+    main = page.locator('[data-testid="stMain"]')
+    for typed in literal:
+        expect(main).to_contain_text(typed, timeout=WAIT)
     wait_for_app(page, timeout=WAIT)
     assert page.dialogs == [], where
     assert page.evaluate("() => window.__pwned") is None, where
     foreign = [u for u in page.requests if not u.startswith((app_url + "/", "data:", "blob:"))]
     assert foreign == [], where
     assert beacon.hits == [], where
-    main = page.locator('[data-testid="stMain"]')
     for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
                      'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')",
-                     # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
                      'a[href^="http"]', 'a[href^="mailto"]',  # GFM autolinks of user text
+                     # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
                      ".js-plotly-plot a", '.js-plotly-plot tspan[style*="bold"]:text-is("x")'):
         assert main.locator(selector).count() == 0, (where, selector)
-    text = main.inner_text()
-    for typed in literal:
-        assert typed in text, (where, typed)
 
 
 def upload(page, label: str, name: str, data: bytes) -> None:
@@ -179,7 +184,8 @@ def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Test set", "items.json", json.dumps(items, ensure_ascii=False).encode())
     upload(page, "Answers", "answers.json", json.dumps(answers, ensure_ascii=False).encode())
     page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
-    assert_inert(page, app_url, beacon, "test sets", ("**bold**", ":red[RED]", "$x^2$"))
+    # the answers' text (drawn only once the answers are read) with the keyword highlighted
+    assert_inert(page, app_url, beacon, "test sets", (":red[RED] 关键词", "**bold** 关键词", "$x^2$ 关键词"))
 
 
 def test_multi_turn_test_set_shows_payloads_as_text(watched, app_url, beacon):
@@ -193,7 +199,8 @@ def test_multi_turn_test_set_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Answers", "answers.jsonl", jsonl(answers))
     page.get_by_text("Turn by turn").first.wait_for(timeout=WAIT)
     assert_inert(page, app_url, beacon, "multi-turn test set",
-                 ("**bold**", ":red[RED]", "$x^2$", "<script>window.__pwned=1</script>", "evil⟨U+202E⟩gnp.exe"))
+                 (":red[RED] 回答", "**bold** 回答", "$x^2$ 回答", "<script>window.__pwned=1</script> 回答",
+                  "evil⟨U+202E⟩gnp.exe 回答"))
 
 
 def test_dialogue_page_shows_payloads_as_text(watched, app_url, beacon):
