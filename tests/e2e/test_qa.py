@@ -60,4 +60,5 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
     wait_for_app(page)
     page.get_by_text("Turn by turn · 逐轮查看").wait_for()
+    page.get_by_text("needs context · 依赖上文").nth(1).wait_for()  # the rerun draws the turns after the heading
     assert page.get_by_text("needs context · 依赖上文").count() == 2
