@@ -75,16 +75,17 @@ def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
     with ChatServer("fail_one") as srv:
         first = run_live(cases, _cfg(srv.url, retries=0), checkpoint=ckpt)
     assert first.n_errors == 1 and len(ckpt.read_text(encoding="utf-8").splitlines()) == 3
-    stop_after = iter([False, True])  # an interrupted run: stop before the second case
     with ChatServer("ok") as srv:
-        partial = run_live(cases, _cfg(srv.url), checkpoint=ckpt, should_stop=lambda: next(stop_after, True))
-        assert partial.stopped and partial.n_called == 0 and partial.n_resumed == 1
+        # stopped before the one case still to ask: nothing is sent, both replies of the checkpoint are listed
+        partial = run_live(cases, _cfg(srv.url), checkpoint=ckpt, should_stop=lambda: True)
+        assert partial.stopped and (partial.n_called, partial.n_resumed) == (0, 2) and srv.log == []
+        assert [(r.scene, r.dialogue_index) for r in partial.rows] == [("s1", "1"), ("s2", "1")]
         second = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
     # only the failed case is asked again; the others come from the checkpoint
     assert (second.n_called, second.n_resumed, second.n_errors) == (1, 2, 0)
     assert [b["message"] for p, b in srv.log if p == "/chat"] == ["再见"]
     # resumed run: a reset before the first scene still to ask and after it; scene s2 was complete
-    assert srv.paths() == ["/reset", "/reset", "/chat", "/reset"]
+    assert srv.paths() == ["/reset", "/chat", "/reset"]
     assert [r.prediction for r in second.rows][1] == "再见呀 (peppa-test)"
 
 
