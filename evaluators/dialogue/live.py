@@ -188,6 +188,23 @@ def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
     return done
 
 
+def _end_line(path: Path) -> None:
+    """End a checkpoint cut in the middle of a line (an interrupted write) with a newline, so the next
+    appended reply starts a line of its own instead of being glued to the broken one."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() == 0:
+                return
+            fh.seek(-1, 2)
+            last = fh.read(1)
+    except FileNotFoundError:
+        return
+    if last != b"\n":
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+
+
 def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: str | Path | None = None,
              progress: Callable[[int, int, PredictionRow], None] | None = None,
              should_stop: Callable[[], bool] | None = None, client: ChatClient | None = None) -> LiveRun:
@@ -217,6 +234,8 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     client = client or ChatClient(config)
     ckpt = Path(checkpoint) if checkpoint else None
     done = _load_checkpoint(ckpt, config.model) if ckpt else {}
+    if ckpt:
+        _end_line(ckpt)
     out = LiveRun(model=config.model)
     scenes = list(dict.fromkeys(c.scene for c in cases))
     total = len(cases)

@@ -108,3 +108,18 @@ def test_cli_live_mode(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "m1: 3 called, 0 resumed, 0 errors" in captured.err
     assert "m1:" in captured.out and "Average fuzzy match" in captured.out
+
+
+def test_a_checkpoint_cut_mid_line_loses_no_later_reply(cases, tmp_path):
+    ckpt = tmp_path / "run.jsonl"
+    with ChatServer("ok") as srv:
+        run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+        lines = ckpt.read_text(encoding="utf-8").splitlines()
+        ckpt.write_text(lines[0] + "\n" + lines[1][:15], encoding="utf-8")  # interrupted while writing line 2
+        resumed = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+        assert (resumed.n_called, resumed.n_resumed) == (2, 1)
+        # every reply of the resumed run is readable from the checkpoint: a third run asks nothing
+        n_chat = srv.paths().count("/chat")
+        third = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+    assert (third.n_called, third.n_resumed) == (0, 3) and srv.paths().count("/chat") == n_chat
+    assert [r.prediction for r in third.rows] == [r.prediction for r in resumed.rows]
