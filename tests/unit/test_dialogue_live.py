@@ -123,3 +123,29 @@ def test_a_checkpoint_cut_mid_line_loses_no_later_reply(cases, tmp_path):
         third = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
     assert (third.n_called, third.n_resumed) == (0, 3) and srv.paths().count("/chat") == n_chat
     assert [r.prediction for r in third.rows] == [r.prediction for r in resumed.rows]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--endpoint", "file:///etc/passwd#"], "only http:// and https:// URLs are accepted, not file://"),
+    (["--endpoint", "gopher://127.0.0.1:70/"], "not gopher://"),
+    (["--endpoint", "http://127.0.0.1:9", "--timeout", "0"], "timeout must be > 0 seconds"),
+    (["--endpoint", "http://127.0.0.1:9", "--retries", "-1"], "retries must be >= 0"),
+])
+def test_cli_live_mode_unusable_settings_exit_2_before_any_request(tmp_path, capsys, extra, message):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
+    assert main(["dialogue", "--cases", str(cases), "--model", "m1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "root:" not in err and "unexpected" not in err
+
+
+def test_cli_live_mode_checkpoint_that_cannot_be_written_exits_2(tmp_path, capsys):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    with ChatServer("ok") as srv:
+        code = main(["dialogue", "--cases", str(cases), "--endpoint", srv.url, "--model", "m1",
+                     "--checkpoint", str(blocker / "c.jsonl")])
+    assert code == 2 and srv.log == []
+    assert f"cannot write the checkpoint {blocker / 'c.jsonl'}" in capsys.readouterr().err
