@@ -108,6 +108,13 @@ class FakeJudgeServer(RecordingServer):
     SLOW ones a late reply (``slow_s``), FAIL ones HTTP 500, FLAKY ones one 503 before a
     good reply.  ``delay_s`` delays every reply; ``status_override`` answers every request
     with that status; ``max_in_flight`` is the most requests answered at once.
+
+    ``in_flight`` counts requests between their arrival and the moment their reply is ready,
+    decremented *before* the reply is written: a client holding a slot until it has read the
+    reply can never be seen with more requests in flight than it allows.  ``gather`` (> 1)
+    holds the first requests (at most ``gather_timeout_s`` seconds) until that many are in
+    flight at once, so a test of a concurrency limit sees the limit reached without relying
+    on timing.
     """
 
     def __init__(self, slow_s: float = 1.0):
@@ -120,6 +127,9 @@ class FakeJudgeServer(RecordingServer):
         self.delay_s = 0.0
         self.seen_flaky: set[str] = set()
         self.status_override: int | None = None
+        self.gather = 0
+        self.gather_timeout_s = 10.0
+        self._gathered = threading.Condition(self._lock)
 
     @property
     def base_url(self) -> str:
@@ -144,11 +154,14 @@ class FakeJudgeServer(RecordingServer):
             self.headers.append(headers)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._gathered.notify_all()
+            if self.gather > 1:  # bounded: a client that never sends that many at once fails its assertion
+                self._gathered.wait_for(lambda: self.max_in_flight >= self.gather, timeout=self.gather_timeout_s)
         try:
             return self.judge(path, body)
         finally:
             with self._lock:
-                self.in_flight -= 1
+                self.in_flight -= 1  # before the reply is written (the caller writes it after this returns)
 
     def judge(self, path: str, body: dict) -> tuple[int, bytes, dict]:
         if path != "/v1/chat/completions":
