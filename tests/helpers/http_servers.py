@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -19,11 +20,15 @@ class RecordingServer:
     """A threaded HTTP server on 127.0.0.1; subclasses answer POSTs in :meth:`respond`.
 
     ``respond(path, raw_body, headers)`` returns ``(status, payload, extra_headers)``; a
-    payload that is not ``bytes`` is sent as JSON.  Replies are ``application/json``.
+    payload that is not ``bytes`` is sent as JSON, except an iterator of ``bytes`` chunks,
+    which is streamed chunk by chunk without a ``Content-Length`` (the reply ends when the
+    connection closes) and stops as soon as the client hangs up.  Replies are
+    ``application/json``.  ``chunks_sent`` counts the streamed chunks written.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.chunks_sent = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,6 +38,22 @@ class RecordingServer:
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, payload, extra = outer.respond(self.path, raw, dict(self.headers))
+                if isinstance(payload, Iterator):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    for key, value in extra.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    try:
+                        for chunk in payload:
+                            self.wfile.write(chunk)
+                            self.wfile.flush()
+                            with outer._lock:
+                                outer.chunks_sent += 1
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client stopped reading (cap or time limit)
+                    self.close_connection = True
+                    return
                 if not isinstance(payload, bytes):
                     payload = json.dumps(payload, ensure_ascii=False).encode("utf-8")
                 self.send_response(status)
