@@ -16,9 +16,10 @@ case whose call still fails gets its error recorded and the run goes on (the cas
 scored as a missing reply).  Results are appended to a JSONL checkpoint as they arrive;
 running again with the same checkpoint skips the cases already answered (failed ones are
 tried again), so an interrupted or stopped run resumes.  A scene resumed half-way starts
-again from an empty history: its earlier turns are not replayed.  Only the configured endpoint is contacted, through :mod:`evaluators.net`: an
-http(s) URL only, within ``EVALBOARD_ALLOWED_HOSTS`` when that is set, no redirect to
-another host, replies capped in size, and no reply body quoted in an error.
+again from an empty history: its earlier turns are not replayed.  Only the configured
+endpoint is contacted, through :mod:`evaluators.net`: an http(s) URL only, within
+``EVALBOARD_ALLOWED_HOSTS`` when that is set, no redirect to another host, replies capped
+in size, and no reply body quoted in an error.
 """
 
 from __future__ import annotations
