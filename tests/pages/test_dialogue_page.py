@@ -94,6 +94,14 @@ def test_bad_uploads_are_reported_not_crashing():
     assert "Upload one or more prediction files" in _texts(at)
 
 
+def _demo_with_data_dir(monkeypatch, tmp_path) -> AppTest:
+    """The demo page run once, its live-mode checkpoints under ``tmp_path/live``."""
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    at = _app("demo")
+    at.run()
+    return at
+
+
 def _ask_live(at, url: str, model: str = "live-panda"):
     at.text_input(key="dialogue_live_url").set_value(url)
     at.text_input(key="dialogue_live_model").set_value(model)
@@ -104,9 +112,7 @@ def _ask_live(at, url: str, model: str = "live-panda"):
 
 
 def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoint(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    at = _app("demo")
-    at.run()
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
     with ChatServer("fail_one") as srv:
         _ask_live(at, srv.url)
         assert not at.exception
@@ -125,9 +131,7 @@ def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoin
 
 
 def test_live_run_cut_by_a_rerun_goes_on_and_stop_keeps_every_reply(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    at = _app("demo")
-    at.run()
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
     with ChatServer("ok") as srv:
         _ask_live(at, srv.url)
         checkpoint = next((tmp_path / "live").glob("*.jsonl"))
@@ -163,9 +167,7 @@ def test_live_run_cut_by_a_rerun_goes_on_and_stop_keeps_every_reply(monkeypatch,
 
 
 def test_live_mode_refuses_a_file_url_and_shows_no_file(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    at = _app("demo")
-    at.run()
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
     _ask_live(at, "file:///etc/passwd#")
     assert not at.exception
     assert [shown(e.value) for e in at.error] == ["This URL is not contacted: only http:// and https:// URLs are accepted, "
