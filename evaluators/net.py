@@ -21,25 +21,55 @@ uploaded files never leave the server.
   :data:`MAX_REDIRECTS`), so a header never crosses hosts; a redirect elsewhere fails the
   request and names the target host.
 - A reply body is read through a stream capped at :data:`MAX_REPLY_BYTES` (10 MB;
-  ``EVALBOARD_MAX_REPLY_BYTES``); a longer reply is a malformed reply.  Error messages give
-  the status, host and size of a reply, never its body.
+  ``EVALBOARD_MAX_REPLY_BYTES``); a longer reply is a malformed reply.  Replies are asked for
+  uncompressed (``Accept-Encoding: identity``) and the cap counts decoded bytes.  One attempt
+  lasts at most about twice its timeout, however slowly a server drips its reply.
+- Error messages give the status, the standard reason phrase of that status, host and size of
+  a reply, never its body (nor the server's own reason text).
+- No proxy, ``.netrc`` or other credentials are taken from the environment
+  (``trust_env=False``).
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from email.utils import parsedate_to_datetime
+from http import HTTPStatus
+from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx
 import tenacity
 
 #: Environment variable of the host allow-list for user-typed URLs.
 ALLOWED_HOSTS_VAR = "EVALBOARD_ALLOWED_HOSTS"
+#: Environment variable overriding :data:`MAX_REPLY_BYTES` (a positive whole number of bytes).
+MAX_REPLY_BYTES_VAR = "EVALBOARD_MAX_REPLY_BYTES"
+#: Default cap of one reply body: 10 MB.
+DEFAULT_MAX_REPLY_BYTES = 10 * 1024 * 1024
+
+
+def _reply_cap_from_env(env: Mapping[str, str] | None = None) -> int:
+    """The reply cap of ``EVALBOARD_MAX_REPLY_BYTES``; the default (with a warning) when unset or not a positive int."""
+    raw = (os.environ if env is None else env).get(MAX_REPLY_BYTES_VAR, "").strip()
+    if not raw:
+        return DEFAULT_MAX_REPLY_BYTES
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        warnings.warn(f"{MAX_REPLY_BYTES_VAR}={raw[:40]!r} is not a positive number of bytes; "
+                      f"using {DEFAULT_MAX_REPLY_BYTES}", RuntimeWarning, stacklevel=2)
+        return DEFAULT_MAX_REPLY_BYTES
+    return value
+
+
 #: Largest reply body read, in bytes (10 MB unless ``EVALBOARD_MAX_REPLY_BYTES`` says otherwise).
-MAX_REPLY_BYTES = int(os.environ.get("EVALBOARD_MAX_REPLY_BYTES") or 10 * 1024 * 1024)
+MAX_REPLY_BYTES = _reply_cap_from_env()
 #: Same-origin redirects followed at most.
 MAX_REDIRECTS = 3
 #: HTTP statuses worth another try.
@@ -90,11 +120,17 @@ def origin(url: str) -> tuple[str, str, int]:
 
 
 def is_under(url: str, base: str) -> bool:
-    """True when ``url`` has the origin of ``base`` and a path at or below its path."""
+    """True when ``url`` has the origin of ``base`` and a path at or below its path.
+
+    A path with a ``.`` or ``..`` segment (also percent-encoded) is never under anything: the
+    client or the server would resolve it to another place.
+    """
     if origin(url) != origin(base):
         return False
     base_path = urlsplit(base).path.rstrip("/")
     path = urlsplit(url).path
+    if any(unquote(segment) in (".", "..") for segment in path.split("/")):
+        return False
     return path == base_path or path.startswith(base_path + "/") or not base_path
 
 
@@ -105,15 +141,26 @@ def allowed_hosts_from_env(env: Mapping[str, str] | None = None) -> tuple[str, .
     return hosts or None
 
 
+def _split_entry(entry: str) -> tuple[str, str]:
+    """``(host, port)`` of an allow-list entry ``host``, ``host:port``, ``[v6]`` or ``[v6]:port`` (port may be "")."""
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        return host, rest[1:] if rest.startswith(":") else ""
+    if entry.count(":") > 1:  # a bare IPv6 address
+        return entry, ""
+    host, _, port = entry.partition(":")
+    return host, port
+
+
 def _host_allowed(host: str, port: int, allowed: Iterable[str]) -> bool:
     for entry in allowed:
-        name, _, want_port = entry.partition(":") if not entry.startswith("[") else (entry, "", "")
+        name, want_port = _split_entry(entry)
         if want_port and want_port != str(port):
             continue
         if name.startswith("*."):
             if host.endswith(name[1:]) and host != name[2:]:
                 return True
-        elif host == name.strip("[]"):
+        elif host == name:
             return True
     return False
 
@@ -164,8 +211,19 @@ class URLPolicy:
 
 
 def _describe(url: str) -> str:
+    """``host:port`` of a URL for messages (never its path or query); ``a scheme:// URL`` without a host."""
     scheme, host, port = origin(url)
-    return f"{host}:{port}" if host else url[:60]
+    if host:
+        return f"{host}:{port}"
+    return f"a {scheme}:// URL" if scheme.isalnum() else "a URL without a host"
+
+
+def _reason(status: int) -> str:
+    """The standard reason phrase of an HTTP status ("" for an unknown one): never the server's own text."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0,
@@ -182,9 +240,15 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
     headers : mapping, optional
         Request headers; sent only to ``url``'s origin (redirects elsewhere are refused).
     timeout : float
-        Seconds for connecting and for each read, > 0.
+        Seconds, > 0, for connecting and for each read.  The whole attempt is also abandoned
+        once ``2 * timeout`` seconds have passed (checked between chunks of the reply), so a
+        server dripping its reply cannot hold it much longer than ``3 * timeout``.
+    policy : URLPolicy, optional
+        Default :meth:`URLPolicy.from_env`.
     max_bytes : int, optional
-        Cap of the reply body (default :data:`MAX_REPLY_BYTES`).
+        Cap of the reply body in bytes (default :data:`MAX_REPLY_BYTES`).
+    transport : httpx.BaseTransport, optional
+        For tests.
 
     Returns
     -------
@@ -195,7 +259,8 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
     ------
     HTTPFailure
         ``rejected`` (URL rule, nothing sent), ``timeout``, ``connection``, ``http`` (non-2xx
-        status, with ``retry_after``), ``redirect`` or ``too_large``.
+        status, with ``retry_after``), ``redirect`` or ``too_large``.  The message names the
+        host and port, the status and its standard reason, and sizes; never the reply body.
     """
     policy = policy or URLPolicy.from_env()
     cap = MAX_REPLY_BYTES if max_bytes is None else max_bytes
@@ -203,11 +268,13 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
         policy.check(url)
     except URLRejected as exc:
         raise HTTPFailure(f"{exc}; nothing was sent", kind="rejected") from exc
+    sent = {"Accept-Encoding": "identity", **dict(headers or {})}
+    deadline = time.monotonic() + 2 * timeout
     start = url
     with httpx.Client(timeout=timeout, follow_redirects=False, transport=transport, trust_env=False) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             try:
-                with client.stream("POST", url, content=body, headers=dict(headers or {})) as response:
+                with client.stream("POST", url, content=body, headers=sent) as response:
                     if response.is_redirect:
                         target = urljoin(url, response.headers.get("location", ""))
                         if origin(target) != origin(start):
@@ -216,23 +283,28 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
                                               status=response.status_code)
                         url = target
                         continue
-                    data = _read_capped(response, cap, url)
+                    data = _read_capped(response, cap, url, deadline)
                     if not response.is_success:
-                        raise HTTPFailure(f"HTTP {response.status_code} {response.reason_phrase} from {_describe(url)} "
-                                          f"({len(data)} bytes)", kind="http", status=response.status_code,
+                        status = " ".join(filter(None, (str(response.status_code), _reason(response.status_code))))
+                        raise HTTPFailure(f"HTTP {status} from {_describe(url)} ({len(data)} bytes)", kind="http",
+                                          status=response.status_code,
                                           retry_after=_retry_after(response.headers.get("retry-after")))
                     return data
             except httpx.TimeoutException as exc:
                 raise HTTPFailure(f"timed out after {timeout:g} s ({_describe(url)})", kind="timeout") from exc
+            except httpx.RemoteProtocolError as exc:  # its text may quote what the server sent: not shown
+                raise HTTPFailure(f"connection error for {_describe(url)}: the server broke the HTTP protocol",
+                                  kind="connection") from exc
             except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-                raise HTTPFailure(f"connection error for {_describe(url)}: {type(exc).__name__}: {exc}",
+                raise HTTPFailure(f"connection error for {_describe(url)}: {type(exc).__name__}: {str(exc)[:120]}",
                                   kind="connection") from exc
     raise HTTPFailure(f"more than {MAX_REDIRECTS} redirects from {_describe(start)}", kind="redirect")
 
 
-def _read_capped(response: httpx.Response, cap: int, url: str) -> bytes:
-    declared = response.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > cap:
+def _read_capped(response: httpx.Response, cap: int, url: str, deadline: float) -> bytes:
+    """The reply body read chunk by chunk, at most ``cap`` bytes (decoded), before ``deadline`` (monotonic)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
         raise HTTPFailure(f"reply from {_describe(url)} declares {int(declared)} bytes, over the {cap}-byte limit",
                           kind="too_large")
     chunks, size = [], 0
@@ -240,23 +312,60 @@ def _read_capped(response: httpx.Response, cap: int, url: str) -> bytes:
         size += len(chunk)
         if size > cap:
             raise HTTPFailure(f"reply from {_describe(url)} is over the {cap}-byte limit", kind="too_large")
+        if time.monotonic() > deadline:
+            raise HTTPFailure(f"timed out: the reply from {_describe(url)} was still arriving ({size} bytes) "
+                              f"past the attempt's time limit", kind="timeout")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
+    """Seconds of a ``Retry-After`` header (delay seconds or an HTTP date), ``None`` when absent or unreadable."""
+    if not value:
         return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def retrying(call: Callable[[], bytes], *, max_retries: int, backoff_s: float, max_backoff_s: float,
              sleep: Callable[[float], None] = time.sleep) -> bytes:
     """Run ``call`` and try again on transient :class:`HTTPFailure` (tenacity).
 
-    The n-th retry waits ``backoff_s * 2**(n-1)`` seconds, at least ``Retry-After``, at most
-    ``max_backoff_s``.  Other failures and the last transient one are raised as they are.
+    Parameters
+    ----------
+    call : callable
+        One attempt, e.g. a :func:`post`; it may raise :class:`HTTPFailure`.
+    max_retries : int
+        Tries after the first one (>= 0) for transient failures (:attr:`HTTPFailure.transient`:
+        timeouts, connection errors, HTTP 408/409/429/5xx).
+    backoff_s : float
+        Seconds before the first retry; the n-th retry waits ``backoff_s * 2**(n-1)``, at least
+        the ``Retry-After`` of the failed reply.
+    max_backoff_s : float
+        Upper bound of one wait in seconds (also caps ``Retry-After``).
+    sleep : callable, optional
+        Waits between attempts (tests pass a recorder).
+
+    Returns
+    -------
+    object
+        What ``call`` returned.
+
+    Raises
+    ------
+    HTTPFailure
+        A failure that is not transient at once (4xx, refused redirect, reply over the cap,
+        rejected URL), or the last transient one after ``max_retries`` retries; any other
+        exception of ``call`` as it is, without a retry.
     """
     def wait(state: tenacity.RetryCallState) -> float:
         delay = backoff_s * (2 ** (state.attempt_number - 1))

@@ -79,41 +79,80 @@ with st.expander("Settings: metrics, mode, weights", expanded=False):
                for wcol, (name, w) in zip(wcols, DEFAULT_WEIGHTS.items())}
 
 live_rows = st.session_state.setdefault("dialogue_live_rows", [])
-with st.expander("Live endpoint (optional): ask a running chat server", expanded=False):
+# A live run is a job in the session: "Ask" starts it, every rerun while it is set goes on with it (the
+# checkpoint keeps each reply as it arrives, so a rerun asks only the cases still without one), "Stop" ends it.
+LIVE_JOB, LIVE_STOP = "dialogue_live_job", "dialogue_live_stop_requested"
+
+
+def _live_checkpoint(url: str, model: str) -> Path:
+    """The checkpoint of these cases (by digest), endpoint and model."""
+    return LIVE_DIR / (hashlib.blake2b(f"{cases_key}|{url.strip()}|{model}".encode("utf-8"),
+                                       digest_size=12).hexdigest() + ".jsonl")
+
+
+def _start_live() -> None:
+    state = st.session_state
+    state[LIVE_JOB] = {"cases": cases_key, "url": state["dialogue_live_url"].strip(),
+                       "model": state["dialogue_live_model"], "timeout": float(state["dialogue_live_timeout"]),
+                       "retries": int(state["dialogue_live_retries"])}
+    state[LIVE_STOP] = False
+
+
+def _stop_live() -> None:
+    st.session_state[LIVE_STOP] = True
+
+
+job = st.session_state.get(LIVE_JOB)
+if job is not None and job["cases"] != cases_key:  # other test cases now: that run does not apply
+    del st.session_state[LIVE_JOB]
+    job = None
+with st.expander("Live endpoint (optional): ask a running chat server", expanded=job is not None):
     st.caption("POST {base}/chat with {message, model_config_name}; POST {base}/reset after each scene. "
-               "Only the URL you give is contacted.")
+               "Only the URL you give is contacted (http or https; no redirect to another host).")
     url = st.text_input("Base URL", placeholder="http://127.0.0.1:8000", key="dialogue_live_url")
     live_model = st.text_input("Model name", key="dialogue_live_model")
     lc1, lc2 = st.columns(2)
     timeout = lc1.number_input("Timeout per request (s)", 1.0, 600.0, 60.0, key="dialogue_live_timeout")
     retries = lc2.number_input("Retries", 0, 10, 2, key="dialogue_live_retries")
-    checkpoint = LIVE_DIR / (hashlib.blake2b(f"{cases_key}|{url.strip()}|{live_model}".encode("utf-8"),
-                                             digest_size=12).hexdigest() + ".jsonl")
-    if url and live_model and checkpoint.exists():
+    if url and live_model and job is None and _live_checkpoint(url, live_model).exists():
         st.caption("Replies already received for these cases, URL and model are kept; asking again sends only "
                    "the cases still without a reply.")
-    if st.button("Ask the endpoint", disabled=not (url and live_model), key="dialogue_live_go"):
+    st.button("Ask the endpoint", disabled=not (url and live_model) or job is not None, key="dialogue_live_go",
+              on_click=_start_live)
+    if job is not None:
         from evaluators.dialogue.live import EndpointConfig, run_live
         from evaluators.net import URLRejected
 
-        st.button("Stop", key="dialogue_live_stop",
-                  help="Stops after the reply in progress; every reply received so far is kept.")
-        bar = st.progress(0.0, text="asking the endpoint…")
+        st.button("Stop", key="dialogue_live_stop", on_click=_stop_live,
+                  help="Stops after the reply in progress; every reply received so far is kept, and asking again "
+                       "resumes with the cases still without a reply.")
+        checkpoint = _live_checkpoint(job["url"], job["model"])
+        bar = st.progress(0.0, text=f"asking {md(job['model'])}…")
         try:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            run = run_live(case_set.cases, EndpointConfig(url.strip(), live_model, float(timeout), int(retries)),
-                           checkpoint=checkpoint,
+            run = run_live(case_set.cases, EndpointConfig(job["url"], job["model"], job["timeout"], job["retries"]),
+                           checkpoint=checkpoint, should_stop=lambda: st.session_state.get(LIVE_STOP, False),
                            progress=lambda d, t, row: bar.progress(d / t, text=f"{d}/{t} replies"))
         except URLRejected as exc:
             st.error(f"This URL is not contacted: {md(exc)}")
+        except ValueError as exc:
+            st.error(f"Live mode settings: {md(exc)}")
         except OSError as exc:
-            st.error(f"Cannot write the live-mode checkpoint under {LIVE_DIR}: {exc.strerror}")
+            st.error(f"Cannot write the live-mode checkpoint under {md(LIVE_DIR)}: {md(exc.strerror or exc)}")
+        except Exception:  # an unexpected failure ends the job; Streamlit's rerun (a BaseException) does not:
+            del st.session_state[LIVE_JOB]  # a run cut by a rerun goes on from its checkpoint in the next one
+            raise
         else:
-            live_rows[:] = [r for r in live_rows if r.model != live_model] + run.rows
-            st.success(f"{md(live_model)}: {run.n_called} replies asked, {run.n_resumed} kept from earlier runs, {run.n_errors} errors "
-                       "(recorded per case).")
+            live_rows[:] = [r for r in live_rows if r.model != job["model"]] + run.rows
+            if run.stopped:
+                st.warning(f"{md(job['model'])}: stopped; {len(run.rows)} of {len(case_set.cases)} replies kept "
+                           f"({run.n_called} asked in this run). Ask again to go on with the others.")
+            else:
+                st.success(f"{md(job['model'])}: {run.n_called} replies asked, {run.n_resumed} kept from earlier "
+                           f"runs, {run.n_errors} errors (recorded per case).")
             for err in run.reset_errors:
                 st.warning(f"reset failed {md(err)}")
+        del st.session_state[LIVE_JOB]
 
 live_set = [PredictionSet(rows=list(live_rows), files=["live endpoint"])] if live_rows else []
 preds = PredictionSet.combine([*pred_sets, *live_set])  # a new set: the cached ones are shared and never changed

@@ -91,16 +91,26 @@ def run(args: argparse.Namespace) -> int:
             continue
         pred_sets.append(load_predictions(data, Path(file).name, default_model=default_model))
     if args.endpoint:
-        from evaluators.dialogue.live import EndpointConfig, run_live
+        from evaluators.dialogue.live import ChatClient, EndpointConfig, run_live
 
         for model in args.model:
-            cfg = EndpointConfig(args.endpoint, model, timeout=args.timeout, retries=args.retries)
+            try:  # settings, URL rules (evaluators.net) and the checkpoint, before anything is sent
+                cfg = EndpointConfig(args.endpoint, model, timeout=args.timeout, retries=args.retries)
+                client = ChatClient(cfg)
+                if args.checkpoint:
+                    Path(args.checkpoint).open("a", encoding="utf-8").close()
+            except ValueError as exc:  # also evaluators.net.URLRejected
+                print(f"error: live mode, --endpoint {args.endpoint}: {exc}", file=sys.stderr)
+                return 2
+            except OSError as exc:
+                print(f"error: cannot write the checkpoint {args.checkpoint}: {exc.strerror or exc}", file=sys.stderr)
+                return 2
 
             def show(done, total, row, model=model):
                 mark = "!" if row.error else "."
                 print(f"\r{model}: {done}/{total} {mark}", end="", file=sys.stderr, flush=True)
 
-            live = run_live(case_set.cases, cfg, checkpoint=args.checkpoint, progress=show)
+            live = run_live(case_set.cases, cfg, checkpoint=args.checkpoint, progress=show, client=client)
             print(f"\n{model}: {live.n_called} called, {live.n_resumed} resumed, {live.n_errors} errors",
                   file=sys.stderr)
             for err in live.reset_errors:

@@ -8,16 +8,18 @@ Protocol (the earlier persona script's server):
   (as the earlier script did) and also before the first scene sent in a run, so every
   scene starts with an empty history, also when a run resumes.
 
-Each call has a timeout; failures (connection errors, timeouts, HTTP 5xx, a reply
-without ``"response"``) are retried ``retries`` times with a short exponential backoff;
-an HTTP 4xx is not retried.  A case whose call still fails gets its error recorded and
-the run goes on (the case is then scored as a missing reply).  Results are appended
-to a JSONL checkpoint as they arrive; running again with the same checkpoint skips the
-cases already answered (failed ones are tried again), so an interrupted run resumes.  A
-scene resumed half-way starts again from an empty history: its earlier turns are not
-replayed.  Only the configured endpoint is contacted, through :mod:`evaluators.net`: an
-http(s) URL only, within ``EVALBOARD_ALLOWED_HOSTS`` when that is set, no redirect to
-another host, replies capped in size, and no reply body quoted in an error.
+Each call has a timeout; transient failures (connection errors, timeouts, HTTP
+408/409/429/5xx, honouring ``Retry-After``) are retried ``retries`` times with a short
+exponential backoff; an HTTP 4xx, a redirect to another host, a reply over the size cap
+and a malformed reply (not JSON, or without a text ``"response"``) are not retried.  A
+case whose call still fails gets its error recorded and the run goes on (the case is then
+scored as a missing reply).  Results are appended to a JSONL checkpoint as they arrive;
+running again with the same checkpoint skips the cases already answered (failed ones are
+tried again), so an interrupted or stopped run resumes.  A scene resumed half-way starts
+again from an empty history: its earlier turns are not replayed.  Only the configured
+endpoint is contacted, through :mod:`evaluators.net`: an http(s) URL only, within
+``EVALBOARD_ALLOWED_HOSTS`` when that is set, no redirect to another host, replies capped
+in size, and no reply body quoted in an error.
 """
 
 from __future__ import annotations
@@ -49,11 +51,16 @@ class EndpointConfig(DictMixin):
     model : str
         Sent as ``model_config_name``; also the model name in the results.
     timeout : float
-        Seconds per request.
+        Seconds per request, > 0 (see :func:`evaluators.net.post` for the whole attempt's limit).
     retries : int
-        Extra attempts after a failed one.
+        Extra attempts after a transient failure, >= 0.
     backoff : float
-        Seconds before the first retry; doubled for each further retry.
+        Seconds before the first retry, >= 0; doubled for each further retry (at most 30 s).
+
+    Raises
+    ------
+    ValueError
+        For a timeout <= 0, negative retries or backoff.
     """
 
     base_url: str
@@ -61,6 +68,15 @@ class EndpointConfig(DictMixin):
     timeout: float = 60.0
     retries: int = 2
     backoff: float = 0.5
+
+    def __post_init__(self) -> None:
+        """Check the numbers (raises ``ValueError`` naming the setting)."""
+        if not self.timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, not {self.timeout!r}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, not {self.retries!r}")
+        if self.backoff < 0:
+            raise ValueError(f"backoff must be >= 0 seconds, not {self.backoff!r}")
 
 
 class ChatClient:
@@ -92,8 +108,9 @@ class ChatClient:
                             policy=self.policy)
             try:
                 return loads_json_line(body) if body.strip() else {}
-            except (ValueError, RecursionError) as exc:  # retried like a failed call, as before
-                raise net.HTTPFailure(f"reply is not JSON ({len(body)} bytes)", kind="connection") from exc
+            except (ValueError, RecursionError) as exc:  # a malformed reply: not retried, never quoted
+                raise EndpointError(f"{path}: reply is not JSON ({len(body)} bytes) after {attempts} "
+                                    "attempt(s)") from exc
 
         try:
             return net.retrying(call, max_retries=self.config.retries, backoff_s=self.config.backoff,
@@ -135,6 +152,7 @@ class LiveRun(DictMixin):
     model : str
     rows : list of PredictionRow
         One row per case in case order; failed cases have ``error`` set and an empty prediction.
+        A stopped run lists only the cases with a reply so far (from this run or the checkpoint).
     n_called : int
         Cases sent to the endpoint in this run.
     n_resumed : int
@@ -171,6 +189,23 @@ def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
     return done
 
 
+def _end_line(path: Path) -> None:
+    """End a checkpoint cut in the middle of a line (an interrupted write) with a newline, so the next
+    appended reply starts a line of its own instead of being glued to the broken one."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() == 0:
+                return
+            fh.seek(-1, 2)
+            last = fh.read(1)
+    except FileNotFoundError:
+        return
+    if last != b"\n":
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+
+
 def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: str | Path | None = None,
              progress: Callable[[int, int, PredictionRow], None] | None = None,
              should_stop: Callable[[], bool] | None = None, client: ChatClient | None = None) -> LiveRun:
@@ -186,7 +221,10 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     progress : callable, optional
         ``progress(done, total, row)`` after each case.
     should_stop : callable, optional
-        Checked before each case; returning True ends the run (resumable).
+        Checked before each case still to ask (and before a scene's first reset); once it
+        returns True nothing more is sent
+        (no further chat or reset), the rest of the cases answered in the checkpoint are still
+        listed, and ``stopped`` is set.  A later run with the same checkpoint resumes.
     client : ChatClient, optional
         For tests; built from ``config`` by default.
 
@@ -197,6 +235,8 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     client = client or ChatClient(config)
     ckpt = Path(checkpoint) if checkpoint else None
     done = _load_checkpoint(ckpt, config.model) if ckpt else {}
+    if ckpt:
+        _end_line(ckpt)
     out = LiveRun(model=config.model)
     scenes = list(dict.fromkeys(c.scene for c in cases))
     total = len(cases)
@@ -206,20 +246,23 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     for scene in scenes:
         scene_cases = [c for c in cases if c.scene == scene]
         pending = [c for c in scene_cases if c.key not in done]
-        if pending and not history_clean:
+        if pending and not out.stopped and should_stop is not None and should_stop():
+            out.stopped = True
+        if pending and not history_clean and not out.stopped:
             try:
                 client.reset()
             except EndpointError as exc:
                 out.reset_errors.append(f"before scene {scene!r}: {exc}")
         for case in scene_cases:
-            if should_stop and should_stop():
-                out.stopped = True
-                return out
             rec = done.get(case.key)
+            if rec is None and not out.stopped and should_stop is not None and should_stop():
+                out.stopped = True
             if rec is not None:
                 out.n_resumed += 1
                 row = PredictionRow(config.model, case.scene, case.dialogue_index, str(rec.get("prediction", "")),
                                     file=str(ckpt), occurrence=case.occurrence)
+            elif out.stopped:
+                continue  # stopped: only replies already in the checkpoint are listed, nothing is asked
             else:
                 out.n_called += 1
                 try:
@@ -239,7 +282,7 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
             count += 1
             if progress:
                 progress(count, total, row)
-        if pending:
+        if pending and not out.stopped:
             try:
                 client.reset()
                 history_clean = True

@@ -173,7 +173,11 @@ def run(args) -> int:
         print(f"error: no usable question in {args.results or args.questions} (see the problems above)", file=sys.stderr)
         return 2
     if args.write_results:
-        Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")
+        try:
+            Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write the results {args.write_results}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
 
     report: dict[str, Any] = {"input": {"results": args.results, "questions": args.questions,
                                         "predictions": args.predictions, "n_questions": len(results)},
@@ -182,7 +186,12 @@ def run(args) -> int:
     stored = None
     all_failed = False
     if args.labels:
-        stored = load_judge_labels(_read(args.labels), args.labels,
+        try:
+            labels_bytes = _read(args.labels)
+        except OSError as exc:
+            print(f"error: cannot read the labels file {args.labels}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        stored = load_judge_labels(labels_bytes, args.labels,
                                    dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
         for line in _issue_lines(stored.issues):
             print(line, file=sys.stderr)
@@ -201,6 +210,13 @@ def run(args) -> int:
             cache = JudgeCache(args.cache) if args.cache else None
             for line in _issue_lines(cache.issues if cache is not None else []):
                 print(line, file=sys.stderr)
+            if cache is not None and llm is not None:
+                try:  # judgements are written as they arrive: a cache that cannot be written fails first
+                    cache.save()
+                except OSError as exc:
+                    print(f"error: cannot write the judge cache {args.cache}: {exc.strerror or exc}; "
+                          "nothing was sent", file=sys.stderr)
+                    return 2
             run_ = batch_judge(results, llm=llm, mode=args.judge_mode, cache=cache,
                                progress=_progress if args.judge and sys.stderr.isatty() else None)
             judge_scores = run_.judgements
@@ -233,7 +249,11 @@ def run(args) -> int:
     else:
         text = _csv(rows, results)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write the report {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(text)
     return 1 if all_failed else 0

@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -19,11 +20,15 @@ class RecordingServer:
     """A threaded HTTP server on 127.0.0.1; subclasses answer POSTs in :meth:`respond`.
 
     ``respond(path, raw_body, headers)`` returns ``(status, payload, extra_headers)``; a
-    payload that is not ``bytes`` is sent as JSON.  Replies are ``application/json``.
+    payload that is not ``bytes`` is sent as JSON, except an iterator of ``bytes`` chunks,
+    which is streamed chunk by chunk without a ``Content-Length`` (the reply ends when the
+    connection closes) and stops as soon as the client hangs up.  Replies are
+    ``application/json``.  ``chunks_sent`` counts the streamed chunks written.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.chunks_sent = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,6 +38,22 @@ class RecordingServer:
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, payload, extra = outer.respond(self.path, raw, dict(self.headers))
+                if isinstance(payload, Iterator):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    for key, value in extra.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    try:
+                        for chunk in payload:
+                            self.wfile.write(chunk)
+                            self.wfile.flush()
+                            with outer._lock:
+                                outer.chunks_sent += 1
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client stopped reading (cap or time limit)
+                    self.close_connection = True
+                    return
                 if not isinstance(payload, bytes):
                     payload = json.dumps(payload, ensure_ascii=False).encode("utf-8")
                 self.send_response(status)
@@ -108,6 +129,13 @@ class FakeJudgeServer(RecordingServer):
     SLOW ones a late reply (``slow_s``), FAIL ones HTTP 500, FLAKY ones one 503 before a
     good reply.  ``delay_s`` delays every reply; ``status_override`` answers every request
     with that status; ``max_in_flight`` is the most requests answered at once.
+
+    ``in_flight`` counts requests between their arrival and the moment their reply is ready,
+    decremented *before* the reply is written: a client holding a slot until it has read the
+    reply can never be seen with more requests in flight than it allows.  ``gather`` (> 1)
+    holds the first requests (at most ``gather_timeout_s`` seconds) until that many are in
+    flight at once, so a test of a concurrency limit sees the limit reached without relying
+    on timing.
     """
 
     def __init__(self, slow_s: float = 1.0):
@@ -120,6 +148,9 @@ class FakeJudgeServer(RecordingServer):
         self.delay_s = 0.0
         self.seen_flaky: set[str] = set()
         self.status_override: int | None = None
+        self.gather = 0
+        self.gather_timeout_s = 10.0
+        self._gathered = threading.Condition(self._lock)
 
     @property
     def base_url(self) -> str:
@@ -144,11 +175,14 @@ class FakeJudgeServer(RecordingServer):
             self.headers.append(headers)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._gathered.notify_all()
+            if self.gather > 1:  # bounded: a client that never sends that many at once fails its assertion
+                self._gathered.wait_for(lambda: self.max_in_flight >= self.gather, timeout=self.gather_timeout_s)
         try:
             return self.judge(path, body)
         finally:
             with self._lock:
-                self.in_flight -= 1
+                self.in_flight -= 1  # before the reply is written (the caller writes it after this returns)
 
     def judge(self, path: str, body: dict) -> tuple[int, bytes, dict]:
         if path != "/v1/chat/completions":

@@ -94,6 +94,14 @@ def test_bad_uploads_are_reported_not_crashing():
     assert "Upload one or more prediction files" in _texts(at)
 
 
+def _demo_with_data_dir(monkeypatch, tmp_path) -> AppTest:
+    """The demo page run once, its live-mode checkpoints under ``tmp_path/live``."""
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    at = _app("demo")
+    at.run()
+    return at
+
+
 def _ask_live(at, url: str, model: str = "live-panda"):
     at.text_input(key="dialogue_live_url").set_value(url)
     at.text_input(key="dialogue_live_model").set_value(model)
@@ -104,9 +112,7 @@ def _ask_live(at, url: str, model: str = "live-panda"):
 
 
 def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoint(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    at = _app("demo")
-    at.run()
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
     with ChatServer("fail_one") as srv:
         _ask_live(at, srv.url)
         assert not at.exception
@@ -124,10 +130,44 @@ def test_live_endpoint_from_the_page_adds_a_model_and_resumes_from_its_checkpoin
         assert srv.paths().count("/chat") == 13
 
 
+def test_live_run_cut_by_a_rerun_goes_on_and_stop_keeps_every_reply(monkeypatch, tmp_path):
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
+    with ChatServer("ok") as srv:
+        _ask_live(at, srv.url)
+        checkpoint = next((tmp_path / "live").glob("*.jsonl"))
+        lines = checkpoint.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 13 and srv.paths().count("/chat") == 13
+        # A run cut by a rerun (any click while it runs) after 5 replies, the 6th line half written; the
+        # job is still in the session, so the next run of the page goes on with it by itself.
+        job = {"cases": "demo:persona_cases.json", "url": srv.url, "model": "live-panda", "timeout": 2.0,
+               "retries": 0}
+        checkpoint.write_text("\n".join(lines[:5]) + "\n" + lines[5][:20], encoding="utf-8")
+        at.session_state["dialogue_live_job"] = job
+        at.run()
+        assert not at.exception
+        assert any("live-panda: 8 replies asked, 5 kept from earlier runs, 0 errors" in shown(s.value)
+                   for s in at.success)
+        assert srv.paths().count("/chat") == 13 + 8
+        kept = [line for line in checkpoint.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+        assert len(kept) == 13  # the 8 new replies each on a line of their own after the half-written one
+        asked = [b["message"] for p, b in srv.log if p == "/chat"]
+        assert asked[13:] == asked[5:13]  # exactly the cases after the 5 kept replies, in case order
+
+        # Stop while a job runs: the Stop button ends it; nothing more is asked, every reply so far is kept.
+        checkpoint.write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
+        assert at.button(key="dialogue_live_stop").label == "Stop"  # drawn while the job ran
+        at.session_state["dialogue_live_job"] = job
+        n_before = len(srv.log)
+        at.button(key="dialogue_live_stop").click().run()
+        assert not at.exception and len(srv.log) == n_before
+        assert any("live-panda: stopped; 5 of 13 replies kept (0 asked in this run)" in shown(w.value)
+                   for w in at.warning)
+        assert "live-panda · combined" in [shown(m.label) for m in at.metric]  # the 5 replies are scored
+        assert "dialogue_live_job" not in at.session_state
+
+
 def test_live_mode_refuses_a_file_url_and_shows_no_file(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    at = _app("demo")
-    at.run()
+    at = _demo_with_data_dir(monkeypatch, tmp_path)
     _ask_live(at, "file:///etc/passwd#")
     assert not at.exception
     assert [shown(e.value) for e in at.error] == ["This URL is not contacted: only http:// and https:// URLs are accepted, "

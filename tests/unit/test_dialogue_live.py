@@ -75,16 +75,17 @@ def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
     with ChatServer("fail_one") as srv:
         first = run_live(cases, _cfg(srv.url, retries=0), checkpoint=ckpt)
     assert first.n_errors == 1 and len(ckpt.read_text(encoding="utf-8").splitlines()) == 3
-    stop_after = iter([False, True])  # an interrupted run: stop before the second case
     with ChatServer("ok") as srv:
-        partial = run_live(cases, _cfg(srv.url), checkpoint=ckpt, should_stop=lambda: next(stop_after, True))
-        assert partial.stopped and partial.n_called == 0 and partial.n_resumed == 1
+        # stopped before the one case still to ask: nothing is sent, both replies of the checkpoint are listed
+        partial = run_live(cases, _cfg(srv.url), checkpoint=ckpt, should_stop=lambda: True)
+        assert partial.stopped and (partial.n_called, partial.n_resumed) == (0, 2) and srv.log == []
+        assert [(r.scene, r.dialogue_index) for r in partial.rows] == [("s1", "1"), ("s2", "1")]
         second = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
     # only the failed case is asked again; the others come from the checkpoint
     assert (second.n_called, second.n_resumed, second.n_errors) == (1, 2, 0)
     assert [b["message"] for p, b in srv.log if p == "/chat"] == ["再见"]
     # resumed run: a reset before the first scene still to ask and after it; scene s2 was complete
-    assert srv.paths() == ["/reset", "/reset", "/chat", "/reset"]
+    assert srv.paths() == ["/reset", "/chat", "/reset"]
     assert [r.prediction for r in second.rows][1] == "再见呀 (peppa-test)"
 
 
@@ -107,3 +108,44 @@ def test_cli_live_mode(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "m1: 3 called, 0 resumed, 0 errors" in captured.err
     assert "m1:" in captured.out and "Average fuzzy match" in captured.out
+
+
+def test_a_checkpoint_cut_mid_line_loses_no_later_reply(cases, tmp_path):
+    ckpt = tmp_path / "run.jsonl"
+    with ChatServer("ok") as srv:
+        run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+        lines = ckpt.read_text(encoding="utf-8").splitlines()
+        ckpt.write_text(lines[0] + "\n" + lines[1][:15], encoding="utf-8")  # interrupted while writing line 2
+        resumed = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+        assert (resumed.n_called, resumed.n_resumed) == (2, 1)
+        # every reply of the resumed run is readable from the checkpoint: a third run asks nothing
+        n_chat = srv.paths().count("/chat")
+        third = run_live(cases, _cfg(srv.url), checkpoint=ckpt)
+    assert (third.n_called, third.n_resumed) == (0, 3) and srv.paths().count("/chat") == n_chat
+    assert [r.prediction for r in third.rows] == [r.prediction for r in resumed.rows]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--endpoint", "file:///etc/passwd#"], "only http:// and https:// URLs are accepted, not file://"),
+    (["--endpoint", "gopher://127.0.0.1:70/"], "not gopher://"),
+    (["--endpoint", "http://127.0.0.1:9", "--timeout", "0"], "timeout must be > 0 seconds"),
+    (["--endpoint", "http://127.0.0.1:9", "--retries", "-1"], "retries must be >= 0"),
+])
+def test_cli_live_mode_unusable_settings_exit_2_before_any_request(tmp_path, capsys, extra, message):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
+    assert main(["dialogue", "--cases", str(cases), "--model", "m1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "root:" not in err and "unexpected" not in err
+
+
+def test_cli_live_mode_checkpoint_that_cannot_be_written_exits_2(tmp_path, capsys):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    with ChatServer("ok") as srv:
+        code = main(["dialogue", "--cases", str(cases), "--endpoint", srv.url, "--model", "m1",
+                     "--checkpoint", str(blocker / "c.jsonl")])
+    assert code == 2 and srv.log == []
+    assert f"cannot write the checkpoint {blocker / 'c.jsonl'}" in capsys.readouterr().err

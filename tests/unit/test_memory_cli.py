@@ -132,3 +132,28 @@ def test_judge_with_some_failed_requests_exits_0_with_a_summary(files, monkeypat
         assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--judge"]) == 0
     err = capsys.readouterr().err
     assert "judge: 1 of 4 judge request(s) of this run failed" in err and "every judge request" not in err
+
+
+def test_file_problems_exit_2_naming_the_file_and_send_nothing(files, monkeypatch, capsys):
+    tmp, path = files
+    assert main(["memory", "--results", str(path), "--metrics", "f1", "--labels", str(tmp / "no-labels.jsonl")]) == 2
+    assert f"cannot read the labels file {tmp / 'no-labels.jsonl'}" in capsys.readouterr().err
+    blocker = tmp / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    assert main(["memory", "--results", str(path), "--metrics", "f1", "--out", str(blocker / "r.json")]) == 2
+    assert f"cannot write the report {blocker / 'r.json'}" in capsys.readouterr().err
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
+        code = main(["memory", "--results", str(path), "--metrics", "judge_score", "--judge",
+                     "--cache", str(blocker / "cache.json")])
+    assert code == 2 and server.requests == []  # the cache cannot be written: fails before any request
+    assert f"cannot write the judge cache {blocker / 'cache.json'}" in capsys.readouterr().err
+
+
+def test_judge_url_that_is_not_http_exits_2_before_any_request(files, capsys):
+    _, path = files
+    code = main(["memory", "--results", str(path), "--metrics", "judge_score", "--judge",
+                 "--base-url", "file:///etc/passwd#", "--model", "m"])
+    err = capsys.readouterr().err
+    assert code == 2 and "only http:// and https:// URLs are accepted, not file://" in err and "root:" not in err

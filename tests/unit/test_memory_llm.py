@@ -181,9 +181,21 @@ def test_changed_prediction_invalidates_only_that_entry(server, tmp_path):
 
 
 def test_concurrency_limit_holds_across_threads(server):
-    server.delay_s = 0.15
+    # The server counts a request in flight until its reply is ready (decremented before writing it)
+    # and holds the first requests until two are in flight together: the maximum it sees is exactly
+    # the client's limit, whatever the scheduling (a third request would have to pass the semaphore).
+    server.delay_s = 0.1
+    server.gather = 2
     client = client_for(server, concurrency=2)
     results = [EvalResult("s", f"q{i}", "single_hop", f"Q{i}", "a", "a") for i in range(6)]
     run = batch_judge(results, llm=client, max_workers=6)
-    assert run.n_errors == 0 and len(server.requests) == 6
+    assert run.n_errors == 0 and len(server.requests) == 6 and client.requests_made == 6
     assert server.max_in_flight == 2  # 6 threads, at most 2 requests at once
+
+
+def test_concurrency_of_one_is_strictly_sequential(server):
+    server.delay_s = 0.05
+    client = client_for(server, concurrency=1)
+    results = [EvalResult("s", f"q{i}", "single_hop", f"Q{i}", "a", "a") for i in range(4)]
+    run = batch_judge(results, llm=client, max_workers=4)
+    assert run.n_errors == 0 and client.requests_made == 4 and server.max_in_flight == 1
