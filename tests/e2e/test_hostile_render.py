@@ -117,10 +117,19 @@ def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...
 
 def upload(page, label: str, name: str, data: bytes) -> None:
     """Put one file into the uploader whose label contains ``label`` and wait for the rerun."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     box = page.locator('[data-testid="stFileUploader"]', has_text=label)
-    box.locator("input[type=file]").set_input_files([{"name": name, "mimeType": "application/json", "buffer": data}])
-    # the file is listed once the upload is done; the rerun it starts ends with the app idle
-    box.locator('[data-testid="stFileChipName"]').first.wait_for(timeout=WAIT)
+    for attempt in range(3):  # files set on an input that a rerun replaces are lost: set them again
+        box.locator("input[type=file]").set_input_files([{"name": name, "mimeType": "application/json",
+                                                          "buffer": data}])
+        try:  # the file is listed once the upload is done
+            box.locator('[data-testid="stFileChipName"]').first.wait_for(timeout=WAIT // 3)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            wait_for_app(page, timeout=WAIT)
     wait_for_app(page, timeout=WAIT)
 
 
