@@ -210,10 +210,13 @@ def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float
     """
     a, b = _paired(a, b)
     d = b - a
-    ci = bootstrap_ci(d, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    means = resample_means(d, n_resamples, seed)
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    means = resample_means(d, n_resamples, seed)  # the same resamples give the interval and the p-value
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
     p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
-    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), ci.ci_low, ci.ci_high, float(p),
+    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high), float(p),
                             int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
                             f"paired bootstrap(n_resamples={n_resamples}, seed={seed})")
 
