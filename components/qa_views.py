@@ -83,11 +83,16 @@ def breakdown_frame(report: QAReport) -> pd.DataFrame:
 
 
 def downloads(report: QAReport, key: str = "qa") -> None:
-    """Download buttons: the JSON report and the per-record CSV (both carry the signature)."""
+    """Download buttons: the JSON report, the per-record CSV (both carry the signature) and the HTML report."""
+    from evaluators.reports.html import qa_report
+
     stem = PurePath(report.file).stem or "qa"
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     # Written when clicked (callables): a large report is not serialised on every rerun.
     c1.download_button("Download JSON report · 下载报告", lambda: report_json(report).encode("utf-8"),
                        file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json")
     c2.download_button("Download per-record CSV · 下载逐条结果", lambda: records_csv(report).encode("utf-8-sig"),
                        file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv")
+    c3.download_button("Download HTML report · 下载网页报告", lambda: qa_report(report).encode("utf-8"),
+                       file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html",
+                       help="One self-contained file (charts inlined): opens offline in any browser.")

@@ -19,6 +19,8 @@ from evaluators import __version__
 COMMANDS: dict[str, str] = {
     "narrative": "evaluators.narrative.cli",
     "qa": "evaluators.qa.cli",
+    "compare": "evaluators.qa.compare_cli",
+    "report": "evaluators.reports.cli",
     "testsets": "evaluators.testsets.cli",
     "dialogue": "evaluators.dialogue.cli",
     "memory": "evaluators.memory.cli",

@@ -8,6 +8,7 @@ source = page_frame("QA & Fact-check · 问答与事实核查", "✅",
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from components.compare_views import side_by_side_section  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
@@ -17,6 +18,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
+from evaluators.qa.compare import runs_of  # noqa: E402
 from evaluators.qa.evaluate import unusable_reason  # noqa: E402
 from evaluators.qa.export import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
@@ -26,6 +28,7 @@ MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody
 DEMOS = {
     "factcheck": ("Fact-check demo · 事实核查示例 (17 claims)", "factcheck_demo.jsonl"),
     "qa": ("QA demo · 问答示例 (12 questions)", "qa_demo.jsonl"),
+    "systems": ("Three systems · 多系统对比 (16 questions)", "qa_systems_demo.jsonl"),
 }
 
 
@@ -64,6 +67,7 @@ if source == "demo":
     data = demo_path("qa", file_name).read_bytes()
     data_key = (f"demo:{file_name}",)
     preds, preds_name = None, "<predictions>"
+    more_runs = []
 else:
     up = st.file_uploader("Records: JSONL, JSON array or CSV (UTF-8, BOM or GB18030), or a SQuAD-style dataset · 上传文件",
                           type=["jsonl", "json", "csv", "tsv", "txt"], key="qa_upload")
@@ -75,6 +79,11 @@ else:
                 "prediction, predicted_label or pred). Fact-check files are detected from a `claim` field with "
                 "verdict answers or a dataset name such as hover / fever / fact.")
         st.stop()
+    more_runs = st.file_uploader("Optional: other runs of the same questions, to compare side by side · 可选：其他系统的结果",
+                                 type=["jsonl", "json", "csv", "tsv", "txt"], accept_multiple_files=True,
+                                 key="qa_more_runs",
+                                 help="Each file is one run (or one run per system when it has a system / model "
+                                      "field); records are matched by id.") or []
     preds = upload_bytes(pred_up) if pred_up is not None else None
     preds_name = pred_up.name if pred_up is not None else "<predictions>"
     file_name, data = up.name, up
@@ -128,6 +137,28 @@ if report.classification is not None:
 if len(report.by_lang) > 1 or report.by_group:
     st.subheader("Breakdown · 分组")
     st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
+
+others = []
+for extra in more_runs:
+    try:
+        other = score(extra, extra.name, None, "<predictions>", config, (upload_digest(extra),))
+    except InputError as exc:
+        st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
+        continue
+    problem = unusable_reason(other, config)
+    if problem:
+        st.error(md(f"{extra.name}: {problem}; left out of the comparison."))
+        continue
+    others.append(other)
+runs = cached(("qa-runs", data_key, tuple(upload_digest(x) for x in more_runs), config),
+              lambda: runs_of([report, *others]))
+if len(runs) > 1:
+    side_by_side_section(runs, report.signature, cached,
+                         (data_key, tuple(upload_digest(x) for x in more_runs), config),
+                         n_resamples=config.ci_resamples)
+elif source != "demo":
+    st.caption("To compare systems side by side, upload more runs of the same questions (above), or a file "
+               "with a system / model field.")
 
 st.subheader("Records · 逐条结果")
 store = report.records

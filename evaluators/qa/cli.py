@@ -24,6 +24,17 @@ def add_parser(subparsers) -> None:
                    help="records with ground truth and prediction, or a SQuAD-style dataset")
     p.add_argument("--predictions", metavar="FILE",
                    help="separate predictions, {id: answer} or records with id and prediction, joined by id")
+    add_scoring_arguments(p)
+    p.add_argument("--rows", choices=("predicted", "true"), default="predicted",
+                   help="confusion matrix rows: predicted (earlier script) or true (scikit-learn)")
+    p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
+    p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
+                   help="write the report: .csv for per-record rows, anything else for JSON")
+    p.set_defaults(func=run)
+
+
+def add_scoring_arguments(p) -> None:
+    """The scoring settings shared by ``qa`` and ``compare`` (dataset, task, language, fields, group, CI)."""
     p.add_argument("--dataset", metavar="NAME", help="dataset name (hover, exfever, fever, fact... mean fact-check)")
     p.add_argument("--task", choices=("auto", "qa", "factcheck"), default="auto", help="default: detect")
     p.add_argument("--lang", choices=("auto", "en", "zh"), default="auto",
@@ -35,14 +46,21 @@ def add_parser(subparsers) -> None:
                    help="prediction field, repeatable, in priority order; replaces the default order")
     p.add_argument("--group-field", metavar="FIELD", default="auto",
                    help="break scores down by this field (default: system/model/method/run if present; 'none' to disable)")
-    p.add_argument("--rows", choices=("predicted", "true"), default="predicted",
-                   help="confusion matrix rows: predicted (earlier script) or true (scikit-learn)")
-    p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
-    p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
-                   help="write the report: .csv for per-record rows, anything else for JSON")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
-    p.set_defaults(func=run)
+
+
+def config_of(args: argparse.Namespace):
+    """The :class:`~evaluators.qa.evaluate.QAConfig` of parsed :func:`add_scoring_arguments`."""
+    from evaluators.qa.evaluate import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig
+
+    return QAConfig(
+        dataset=args.dataset, task=args.task, lang=args.lang,
+        gt_fields=tuple(args.gt_field) if args.gt_field else DEFAULT_GT_FIELDS,
+        pred_fields=tuple(args.pred_field) if args.pred_field else DEFAULT_PRED_FIELDS,
+        group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
+        ci_resamples=max(0, args.ci_resamples),
+    )
 
 
 def _fail(message: str) -> int:
@@ -59,9 +77,7 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.io import InputError
-    from evaluators.qa.evaluate import (
-        DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, QAConfig, evaluate_qa_file, unusable_reason,
-    )
+    from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
     from evaluators.qa.export import record_rows, records_csv, report_json
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
 
@@ -74,13 +90,7 @@ def run(args: argparse.Namespace) -> int:
             preds = Path(args.predictions).read_bytes()
         except OSError as exc:
             return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
-    config = QAConfig(
-        dataset=args.dataset, task=args.task, lang=args.lang,
-        gt_fields=tuple(args.gt_field) if args.gt_field else DEFAULT_GT_FIELDS,
-        pred_fields=tuple(args.pred_field) if args.pred_field else DEFAULT_PRED_FIELDS,
-        group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
-        ci_resamples=max(0, args.ci_resamples),
-    )
+    config = config_of(args)
     try:
         report = evaluate_qa_file(path, config, predictions=preds,
                                   predictions_file=args.predictions or "<predictions>")

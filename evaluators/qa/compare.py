@@ -9,17 +9,23 @@ EM and F1 give:
   randomization p-value (:mod:`evaluators.metrics.statistics`);
 - McNemar's exact test on EM (binary outcomes);
 - the records that changed: won (B higher F1), lost (B lower) and tied.
+
+Several runs side by side (:func:`side_by_side`): one row per record id with every system's
+prediction, EM and F1 and whether the systems agree, and each system's EM / F1 with
+bootstrap intervals (records resampled).  :func:`runs_of` turns reports into named runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evaluators.metrics.statistics import (
     McNemarResult, PairedComparison, approximate_randomization, mcnemar, paired_bootstrap,
 )
-from evaluators.qa.evaluate import STATUS_MISSING_PREDICTION, STATUS_SCORED, QARecordResult, QAReport
+from evaluators.qa.evaluate import (
+    STATUS_MISSING_PREDICTION, STATUS_SCORED, QARecordResult, QAReport, ScoreSummary, with_intervals,
+)
 from evaluators.results import DictMixin
 
 
@@ -127,3 +133,158 @@ def compare_groups(report: QAReport, group_a: str, group_b: str, **kwargs) -> Ru
     a = [r for r in report.records if r.group == group_a]
     b = [r for r in report.records if r.group == group_b]
     return compare_records(a, b, group_a, group_b, **kwargs)
+
+
+#: Agreement of the systems on one record (by exact match).
+ALL_CORRECT, ALL_WRONG, DISAGREE, INCOMPLETE = "all_correct", "all_wrong", "disagree", "incomplete"
+AGREEMENTS = (DISAGREE, ALL_WRONG, ALL_CORRECT, INCOMPLETE)
+
+
+@dataclass(frozen=True)
+class SystemScore(ScoreSummary):
+    """One system's :class:`~evaluators.qa.evaluate.ScoreSummary` (means over its scored records,
+    missing predictions scored 0, with percentile bootstrap intervals), named.
+
+    Attributes
+    ----------
+    system : str
+    """
+
+    system: str = ""
+
+
+@dataclass(frozen=True)
+class MatrixRow(DictMixin):
+    """One record id across systems (a row of the records x systems matrix).
+
+    Attributes
+    ----------
+    id : str
+    question : str or None
+        From the first system that has the record.
+    gold_answers : tuple of str
+        From the first system that has the record.
+    predictions, exact_match, token_f1 : tuple, one entry per system
+        ``None`` where the system has no scored record with this id.
+    agreement : {"all_correct", "all_wrong", "disagree", "incomplete"}
+        By exact match: every system right, every system wrong, some right and some wrong,
+        or at least one system without this record.
+    """
+
+    id: str
+    question: str | None
+    gold_answers: tuple[str, ...]
+    predictions: tuple[str | None, ...]
+    exact_match: tuple[float | None, ...]
+    token_f1: tuple[float | None, ...]
+    agreement: str
+
+
+@dataclass(frozen=True)
+class SideBySide(DictMixin):
+    """Several runs of the same questions, side by side.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        Run names, in the order given.
+    scores : tuple of SystemScore
+        One per system, same order.
+    rows : tuple of MatrixRow
+        One per record id, in order of first appearance (first system first).
+    counts : dict
+        Rows per agreement value.
+    """
+
+    systems: tuple[str, ...]
+    scores: tuple[SystemScore, ...]
+    rows: tuple[MatrixRow, ...] = field(repr=False)
+    counts: dict[str, int]
+
+
+def runs_of(reports: Sequence[QAReport]) -> dict[str, list[QARecordResult]]:
+    """Named runs from reports: a report with a group field gives one run per group, else one run.
+
+    Run names are group values (one report) or file names; when two reports give the same
+    name, the file name is put in front (``file · group``).  Records without a group value
+    in a grouped report form the run ``(no <field>)``.
+
+    Returns
+    -------
+    dict
+        Run name -> its records, in file order.
+    """
+    parts: list[tuple[str, str, list[QARecordResult]]] = []
+    for report in reports:
+        if report.group_field and report.by_group:
+            runs: dict[str, list[QARecordResult]] = {}
+            for r in report.records:
+                runs.setdefault(r.group if r.group is not None else f"(no {report.group_field})", []).append(r)
+            parts += [(report.file, name, rows) for name, rows in runs.items()]
+        else:
+            parts.append((report.file, report.file, list(report.records)))
+    names = [name for _, name, _ in parts]
+    out: dict[str, list[QARecordResult]] = {}
+    for file, name, rows in parts:
+        key = name if names.count(name) == 1 or file == name else f"{file} · {name}"
+        while key in out:
+            key += "'"
+        out[key] = rows
+    return out
+
+
+def side_by_side(runs: Mapping[str, Iterable[QARecordResult]], *, n_resamples: int = 10_000,
+                 confidence_level: float = 0.95, seed: int = 0) -> SideBySide:
+    """Records x systems matrix and per-system scores of several runs of the same questions.
+
+    Parameters
+    ----------
+    runs : mapping of str to iterable of QARecordResult
+        Run name -> its per-record results (see :func:`runs_of`).  Records are matched by id;
+        only scored records (and missing predictions, scored 0) count; a duplicate id in one
+        run keeps its first record.
+    n_resamples, confidence_level, seed
+        Percentile bootstrap of each system's mean EM and F1 over its records
+        (:func:`evaluators.metrics.statistics.bootstrap_ci`); ``n_resamples=0`` for none.
+
+    Returns
+    -------
+    SideBySide
+
+    Raises
+    ------
+    ValueError
+        When ``runs`` is empty.
+    """
+    if not runs:
+        raise ValueError("no run to compare")
+    systems = tuple(runs)
+    scored = [_scored(runs[s]) for s in systems]
+    scores = []
+    for name, rows in zip(systems, scored):
+        em = [r.exact_match for r in rows.values()]
+        f1 = [r.token_f1 for r in rows.values()]
+        n = len(em)
+        score = SystemScore(n, sum(em) / n if n else None, sum(f1) / n if n else None, system=name)
+        scores.append(with_intervals(score, em, f1, n_resamples=n_resamples, confidence_level=confidence_level,
+                                     seed=seed))
+    ids = list(dict.fromkeys(i for rows in scored for i in rows))
+    matrix = []
+    counts = dict.fromkeys(AGREEMENTS, 0)
+    for i in ids:
+        got = [rows.get(i) for rows in scored]
+        first = next(r for r in got if r is not None)
+        ems = tuple(None if r is None else r.exact_match for r in got)
+        if any(e is None for e in ems):
+            agreement = INCOMPLETE
+        elif all(e == 1 for e in ems):
+            agreement = ALL_CORRECT
+        elif all(e == 0 for e in ems):
+            agreement = ALL_WRONG
+        else:
+            agreement = DISAGREE
+        counts[agreement] += 1
+        matrix.append(MatrixRow(i, first.question, tuple(first.gold_answers),
+                                tuple(None if r is None else r.prediction for r in got), ems,
+                                tuple(None if r is None else r.token_f1 for r in got), agreement))
+    return SideBySide(systems, tuple(scores), tuple(matrix), counts)

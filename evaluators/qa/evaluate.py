@@ -374,9 +374,22 @@ def _with_ci(summary: ScoreSummary, scores: tuple | None, config: QAConfig) -> S
     """``summary`` with bootstrap intervals of EM and F1 from the records' ``(em, f1)`` arrays."""
     if not config.ci_resamples or scores is None or not len(scores[0]):
         return summary
-    settings = {"n_resamples": config.ci_resamples, "confidence_level": config.ci_level, "seed": config.ci_seed,
-                "unit": "record"}
-    em, f1 = bootstrap_ci(scores[0], **settings), bootstrap_ci(scores[1], **settings)
+    return with_intervals(summary, scores[0], scores[1], n_resamples=config.ci_resamples,
+                          confidence_level=config.ci_level, seed=config.ci_seed)
+
+
+def with_intervals(summary: ScoreSummary, exact_match, token_f1, *, n_resamples: int = 10_000,
+                   confidence_level: float = 0.95, seed: int = 0) -> ScoreSummary:
+    """``summary`` (or a subclass) with percentile bootstrap intervals of its EM and F1 means.
+
+    ``exact_match`` and ``token_f1`` are the per-record scores behind the means (records are
+    resampled, :func:`evaluators.metrics.statistics.bootstrap_ci`).  Unchanged when there is
+    no record or ``n_resamples`` is 0.
+    """
+    if not n_resamples or not len(exact_match):
+        return summary
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed, "unit": "record"}
+    em, f1 = bootstrap_ci(exact_match, **settings), bootstrap_ci(token_f1, **settings)
     return dataclasses.replace(summary, exact_match_ci_low=em.ci_low, exact_match_ci_high=em.ci_high,
                                token_f1_ci_low=f1.ci_low, token_f1_ci_high=f1.ci_high, ci=em.signature)
 

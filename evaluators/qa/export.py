@@ -45,3 +45,42 @@ def records_csv(report: QAReport) -> str:
     for row in rows:
         row["signature"] = report.signature
     return write_dict_csv([*RECORD_COLUMNS, "signature"], rows)
+
+
+def matrix_rows(view) -> list[dict[str, Any]]:
+    """The records x systems matrix of a :class:`~evaluators.qa.compare.SideBySide` as flat rows.
+
+    Columns: ``id``, ``agreement``, ``question``, ``gold_answers`` (joined with `` | ``), then per
+    system ``<system>: prediction``, ``<system>: exact_match``, ``<system>: token_f1``
+    (``None`` where the system has no scored record with that id).
+    """
+    rows = []
+    for r in view.rows:
+        row: dict[str, Any] = {"id": r.id, "agreement": r.agreement, "question": r.question,
+                               "gold_answers": " | ".join(r.gold_answers)}
+        for k, s in enumerate(view.systems):
+            row[f"{s}: prediction"] = r.predictions[k]
+            row[f"{s}: exact_match"] = r.exact_match[k]
+            row[f"{s}: token_f1"] = r.token_f1[k]
+        rows.append(row)
+    return rows
+
+
+def matrix_csv(view, signature: str) -> str:
+    """:func:`matrix_rows` as CSV text through the one writer; the last column repeats the signature."""
+    rows = matrix_rows(view)
+    columns = ["id", "agreement", "question", "gold_answers"]
+    columns += [f"{s}: {c}" for s in view.systems for c in ("prediction", "exact_match", "token_f1")]
+    for row in rows:
+        row["signature"] = signature
+    return write_dict_csv([*columns, "signature"], rows)
+
+
+def comparison_json(view, comparison=None, signature: str = "") -> str:
+    """Side-by-side scores (and the paired comparison, if given) as pretty JSON with the signature."""
+    data: dict[str, Any] = {"signature": signature, "systems": list(view.systems),
+                            "scores": [s.to_dict() for s in view.scores], "agreement": dict(view.counts),
+                            "matrix": matrix_rows(view)}
+    if comparison is not None:
+        data["comparison"] = comparison.to_dict()
+    return json.dumps(data, ensure_ascii=False, indent=2)

@@ -4,7 +4,7 @@ Ground truth is looked up by priority (configurable); the first field with a non
 value wins and its name is recorded.  The default order is the earlier fact-check
 script's: inside ``original_row`` (``人工评测结果``, ``标准答案``, ``答案``, ``label``), then
 at the root (``人工评测结果``, ``标准答案``, ``答案``), then ``answer``, ``answers``,
-``answers_objects``, ``label``.  ``None``, blank strings, empty lists and NaN count as
+``gold_answer``, ``answers_objects``, ``label``.  ``None``, blank strings, empty lists and NaN count as
 absent (the next field is tried).
 
 A dotted name (``original_row.label``) is a nested lookup; a CSV column literally named
@@ -25,9 +25,9 @@ from evaluators.results import DictMixin
 DEFAULT_GT_FIELDS: tuple[str, ...] = (
     "original_row.人工评测结果", "original_row.标准答案", "original_row.答案", "original_row.label",
     "人工评测结果", "标准答案", "答案",
-    "answer", "answers", "answers_objects", "label",
+    "answer", "answers", "gold_answer", "answers_objects", "label",
 )
-DEFAULT_PRED_FIELDS: tuple[str, ...] = ("final_answer", "prediction", "predicted_label", "pred")
+DEFAULT_PRED_FIELDS: tuple[str, ...] = ("final_answer", "prediction", "predicted_answer", "predicted_label", "pred")
 ID_FIELDS: tuple[str, ...] = ("id", "question_id", "qid", "_id", "row_id", "example_id", "uid")
 QUESTION_FIELDS: tuple[str, ...] = ("question", "claim", "question_text", "query", "问题", "主张", "input")
 GROUP_FIELDS: tuple[str, ...] = ("system", "model", "method", "run")

@@ -7,6 +7,11 @@ A SQuAD-style dataset (``{"data": [{"paragraphs": [{"qas": [...]}]}]}``, as SQuA
 and CMRC 2018 ship) is flattened to one record per question (``id``, ``question``,
 ``answers``).  Predictions can then come from a separate JSON object ``{id: answer}``
 (the official scripts' prediction file), joined by id.
+
+A comparison file ``{system: [records]}`` (an object with two or more fields, every one a
+non-empty list of record objects, none of them SQuAD-style), as HotpotQA ablation scripts
+write, is read as grouped records: each record gets the field :data:`SYSTEM_FIELD` set to its
+key (a record's own ``system`` value is kept), so the systems are scored side by side.
 """
 
 from __future__ import annotations
@@ -21,6 +26,23 @@ from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
 
 #: Field that receives predictions joined from a separate predictions file.
 JOINED_PRED_FIELD = "prediction"
+#: Field that receives the key of a ``{system: [records]}`` comparison file.
+SYSTEM_FIELD = "system"
+
+
+def _is_grouped(value: Any) -> bool:
+    """Whether a JSON object is ``{system: [records]}`` with at least two systems."""
+    if not isinstance(value, Mapping) or len(value) < 2 or _is_squad(value):
+        return False
+    return all(isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v) for v in value.values())
+
+
+def _flatten_grouped(value: Mapping[str, Any], out: RecordSet) -> RecordSet:
+    for system, rows in value.items():
+        for i, row in enumerate(rows):
+            data = row if SYSTEM_FIELD in row else {SYSTEM_FIELD: str(system), **row}
+            out.records.append(Record(data, None, len(out.records), path=f"{system}[{i}]"))
+    return out
 
 
 def _is_squad(value: Any) -> bool:
@@ -83,6 +105,8 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
         return out
     if _is_squad(value):
         return _flatten_squad(value, file, out.encoding, out.issues)
+    if _is_grouped(value):
+        return _flatten_grouped(value, out)
     return add_json_records(value, out)
 
 

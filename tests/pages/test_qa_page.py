@@ -129,3 +129,44 @@ def test_headline_shows_the_bootstrap_intervals_of_the_demo():
     line = next(shown(c.value) for c in at.caption if shown(c.value).startswith("95% confidence intervals"))
     assert line.startswith(f"95% confidence intervals: EM {100 * o.exact_match_ci_low:.2f}% – "
                            f"{100 * o.exact_match_ci_high:.2f}%, F1 {100 * o.token_f1_ci_low:.2f}%")
+
+
+def _frame(at, *columns: str):
+    """The first table holding all ``columns`` (AppTest does not keep a dataframe's key)."""
+    return next(d.value for d in at.dataframe if all(c in d.value.columns for c in columns))
+
+
+def test_systems_demo_side_by_side_and_paired_comparison():
+    at = _app()
+    at.radio(key="qa_demo").set_value("systems").run()
+    assert not at.exception, at.exception
+    # qa_systems_demo.jsonl: EM 5 + 10 + 11 of 48 records = 26 / 48 = 54.17% (see tests/unit/test_qa_compare.py)
+    assert _metrics(at)["EM"] == "54.17%"
+    systems = _frame(at, "system", "EM 95% CI")
+    assert list(systems["system"]) == ["baseline-7b", "rag-7b", "rag-70b"]
+    assert list(systems["exact_match"]) == [5 / 16, 10 / 16, 11 / 16]
+    agreement = at.radio(key="qa_sbs_agreement")
+    assert agreement.options == ["All · 全部", "Systems disagree · 不一致 (14)", "All wrong · 全错 (1)",
+                                 "All right · 全对 (1)"]
+    agreement.set_value("all_wrong").run()
+    assert list(_frame(at, "agreement", "rag-7b: prediction")["id"]) == ["en-06"]
+    at.selectbox(key="qa_sbs_b").set_value("rag-70b").run()
+    m = _metrics(at)
+    # EM 11/16 - 5/16 = +37.50 points; McNemar 2 vs 8 discordant: p = 2 * (1 + 10 + 45) / 1024 = 0.1094
+    assert m["EM delta"] == "+37.50 pts" and m["p (McNemar, EM)"] == "0.1094"
+    at.radio(key="qa_sbs_outcome").set_value("lost").run()
+    assert sorted(_frame(at, "outcome", "prediction B")["id"]) == ["zh-06", "zh-08"]
+
+
+def test_uploaded_runs_are_compared_side_by_side():
+    at = _app()
+    a = b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n{"id":"2","answer":"Rome","final_answer":"Milan"}\n'
+    b = b'{"id":"1","answer":"Paris","final_answer":"Lyon"}\n{"id":"2","answer":"Rome","final_answer":"Rome"}\n'
+    _upload(at, "run_a.jsonl", a)
+    assert not at.get("subheader") or not any("side by side" in s.value for s in at.subheader)
+    at.file_uploader(key="qa_more_runs").upload("run_b.jsonl", b).run()
+    assert not at.exception, at.exception
+    systems = _frame(at, "system", "EM 95% CI")
+    assert list(systems["system"]) == ["run_a.jsonl", "run_b.jsonl"]
+    assert list(systems["exact_match"]) == [0.5, 0.5]
+    assert at.radio(key="qa_sbs_agreement").options[1] == "Systems disagree · 不一致 (2)"

@@ -1,0 +1,135 @@
+"""Streamlit section of several QA / fact-check runs side by side, and a paired test of two.
+
+Renders :func:`evaluators.qa.compare.side_by_side` and :func:`evaluators.qa.compare.compare_records`
+results: a chart of EM / F1 by system with 95% intervals, the systems table, the records x systems
+matrix filtered by agreement, the paired comparison of two systems with the records that changed,
+and downloads (matrix CSV, HTML report).  Computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import pandas as pd
+import streamlit as st
+
+from components.tables import visible_frame
+from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
+from evaluators.qa.export import matrix_csv, matrix_rows
+from evaluators.qa.tables import pct
+from evaluators.reports.escape import md
+from evaluators.reports.figures import metric_by_system
+
+AGREEMENT_LABELS = {"disagree": "Systems disagree · 不一致", "all_wrong": "All wrong · 全错",
+                    "all_correct": "All right · 全对", "incomplete": "Missing in a system · 有缺失"}
+OUTCOME_LABELS = {"changed": "Changed · 有变化", "won": "B better · B 更好", "lost": "B worse · B 更差",
+                  "tied": "Tied · 相同"}
+
+
+def _ci(lo, hi) -> str | None:
+    return None if lo is None else f"{pct(lo)} – {pct(hi)}"
+
+
+def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, Callable], object],
+                         key: tuple, *, n_resamples: int = 10_000, prefix: str = "qa_sbs") -> None:
+    """The whole section for ``runs`` (name -> records, two or more), results cached under ``key``."""
+    st.subheader("Systems side by side · 系统对比")
+    view = cache(("qa-sbs", key, n_resamples), lambda: side_by_side(runs, n_resamples=n_resamples))
+    s = view.scores
+    st.plotly_chart(metric_by_system(
+        list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
+        {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
+        {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
+        title="EM and F1 by system (error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
+    st.dataframe(visible_frame([{"system": x.system, "n": x.n, "exact_match": x.exact_match,
+                                 "EM 95% CI": _ci(x.exact_match_ci_low, x.exact_match_ci_high),
+                                 "token_f1": x.token_f1, "F1 95% CI": _ci(x.token_f1_ci_low, x.token_f1_ci_high)}
+                                for x in s]),
+                 hide_index=True, key=f"{prefix}_systems",
+                 column_config={c: st.column_config.NumberColumn(c, format="percent")
+                                for c in ("exact_match", "token_f1")})
+    if s and s[0].ci:
+        st.caption(f"Intervals: {md(s[0].ci)}")
+
+    st.markdown("**Records × systems · 逐条对比**")
+    present = [a for a in AGREEMENTS if view.counts.get(a)]
+    pick = st.radio("Show · 显示", ["all", *present], horizontal=True, key=f"{prefix}_agreement",
+                    format_func=lambda a: "All · 全部" if a == "all"
+                    else f"{AGREEMENT_LABELS[a]} ({view.counts[a]})")
+    rows = [r for r, m in zip(matrix_rows(view), view.rows) if pick == "all" or m.agreement == pick]
+    frame = pd.DataFrame(rows)
+    st.dataframe(visible_frame(frame), hide_index=True, key=f"{prefix}_matrix",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.2f")
+                                for c in frame.columns if c.endswith((": exact_match", ": token_f1"))})
+    st.caption(f"{len(rows)} of {len(view.rows)} record ids. Agreement is by exact match.")
+
+    st.markdown("**Paired comparison · 配对比较**")
+    names = list(view.systems)
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("System A (baseline) · 基线", names, index=0, key=f"{prefix}_a")
+    b = c2.selectbox("System B · 对比系统", names, index=1 if len(names) > 1 else 0, key=f"{prefix}_b")
+    comparison = None
+    if a == b:
+        st.info("Pick two different systems to compare them.")
+    else:
+        try:
+            comparison = cache(("qa-pair", key, a, b, n_resamples),
+                               lambda: compare_records(runs[a], runs[b], a, b, n_resamples=max(1, n_resamples)))
+        except ValueError as exc:
+            st.warning(md(str(exc)))
+    if comparison is not None:
+        _paired(comparison, prefix)
+    st.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
+                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv")
+
+    def html() -> bytes:
+        from evaluators.reports.html import comparison_report
+        return comparison_report(view, comparison, signature,
+                                 title=f"Comparison: {', '.join(names)}").encode("utf-8")
+
+    st.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
+                       mime="text/html", key=f"{prefix}_html",
+                       help="One self-contained file (charts inlined): opens offline in any browser.")
+
+
+def _paired(c, prefix: str) -> None:
+    f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
+    cols = st.columns(4)
+    cols[0].metric("F1 delta · F1 差值", f"{100 * f1.delta:+.2f} pts",
+                   help=f"Mean F1 of {c.name_b} minus {c.name_a} over {c.n_paired} records paired by id; "
+                        f"95% CI {100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f} points ({f1.method}).")
+    cols[1].metric("p (F1)", f"{f1.p_value:.4f}",
+                   help=f"Paired bootstrap p = {f1.p_value:.4g}; approximate randomization p = {ar.p_value:.4g}.")
+    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts",
+                   help=f"95% CI {100 * em.ci_low:+.2f} to {100 * em.ci_high:+.2f} points.")
+    cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
+                   help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
+    st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
+               + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
+               + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. Approximate randomization "
+               f"p = {ar.p_value:.4f}.")
+    counts = {"changed": f1.won + f1.lost, "won": f1.won, "lost": f1.lost, "tied": f1.tied}
+    pick = st.radio("Records · 记录", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
+                    format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")
+    wanted = {"won", "lost"} if pick == "changed" else {pick}
+    rows = [{"id": r.id, "outcome": r.outcome, "F1 A": r.token_f1_a, "F1 B": r.token_f1_b,
+             "EM A": r.exact_match_a, "EM B": r.exact_match_b, "prediction A": r.prediction_a,
+             "prediction B": r.prediction_b, "question": r.question} for r in c.records if r.outcome in wanted]
+    if not rows:
+        st.caption("No record in this group.")
+        return
+    event = st.dataframe(visible_frame(rows), hide_index=True, key=f"{prefix}_changed", on_select="rerun",
+                         selection_mode="single-row",
+                         column_config={k: st.column_config.NumberColumn(k, format="%.2f")
+                                        for k in ("F1 A", "F1 B", "EM A", "EM B")})
+    picked = event.selection.rows if event is not None and hasattr(event, "selection") else []
+    if picked:
+        r = rows[picked[0]]
+        st.markdown(f"**{md(r['id'])}** · {md(r['question'] or '')}")
+        left, right = st.columns(2)
+        left.markdown(f"A · {md(c.name_a)} — F1 {r['F1 A']:.2f}")
+        left.text(r["prediction A"])
+        right.markdown(f"B · {md(c.name_b)} — F1 {r['F1 B']:.2f}")
+        right.text(r["prediction B"])
+    else:
+        st.caption("Select a row to see both predictions.")

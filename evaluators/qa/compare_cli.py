@@ -1,0 +1,174 @@
+"""``python -m evaluators compare``: QA / fact-check runs side by side and a paired test of two.
+
+Runs are record files of the same questions (each file one run, or one run per system when a
+file has a system / model field, e.g. a HotpotQA ``{system: [rows]}`` comparison file), or
+several ``--predictions`` files for one SQuAD-style dataset.  Prints each system's EM and F1
+with 95% bootstrap intervals, how often the systems agree, the paired comparison of two
+systems (``--a``/``--b``, default the first two) and the records that changed between them.
+
+Exit codes: 0 success; 2 unusable input (unreadable file, fewer than two runs, unknown system,
+no record id common to the two systems), with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evaluators.qa.cli import add_scoring_arguments, config_of
+
+OUTCOMES = ("changed", "won", "lost", "tied", "all")
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``compare`` subcommand."""
+    p = subparsers.add_parser(
+        "compare",
+        help="QA / fact-check runs side by side, with a paired significance test of two systems",
+        description="Score several runs of the same questions with the qa settings and compare them: "
+                    "EM and F1 per system with 95%% bootstrap intervals, agreement counts, the paired "
+                    "bootstrap / approximate randomization / McNemar tests of system B against A, and the "
+                    "records B won or lost.",
+    )
+    p.add_argument("--input", action="append", required=True, metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable; a file with a "
+                        "system/model field gives one run per system")
+    p.add_argument("--predictions", action="append", metavar="FILE",
+                   help="with one SQuAD-style --input: a predictions file per run, repeatable")
+    p.add_argument("--a", metavar="SYSTEM", help="baseline system (default: the first run)")
+    p.add_argument("--b", metavar="SYSTEM", help="system compared with it (default: the second run)")
+    add_scoring_arguments(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and randomization resamples")
+    p.add_argument("--show", choices=OUTCOMES, default="changed",
+                   help="records listed: changed (won or lost, default), won, lost, tied or all")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="records listed at most (0: all)")
+    p.add_argument("--output-file", dest="output_file", metavar="FILE",
+                   help="write the comparison: .csv for the records x systems matrix, .html for the "
+                        "self-contained report, anything else for JSON")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def load_runs(args: argparse.Namespace, *, intervals: bool = False):
+    """Score the inputs of ``args``; returns ``(reports, error message or None)``.
+
+    Without ``intervals`` the reports carry no bootstrap intervals (a comparison computes
+    them per system itself).
+    """
+    import dataclasses
+
+    from evaluators.io import InputError
+    from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
+
+    config = config_of(args) if intervals else dataclasses.replace(config_of(args), ci_resamples=0)
+    jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
+    if args.predictions:
+        if len(args.input) != 1:
+            return [], "--predictions needs exactly one --input (the SQuAD-style dataset)"
+        jobs = [(Path(args.input[0]), p) for p in args.predictions]
+    reports = []
+    for path, pred_file in jobs:
+        if not path.is_file():
+            return [], f"cannot read {path}: no such file"
+        try:
+            preds = Path(pred_file).read_bytes() if pred_file else None
+            report = evaluate_qa_file(path, config, name=pred_file or None, predictions=preds,
+                                      predictions_file=pred_file or "<predictions>")
+        except OSError as exc:
+            return [], f"cannot read {pred_file or path}: {exc.strerror or exc}"
+        except InputError as exc:
+            return [], str(exc)
+        for issue in report.issues:
+            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+        reason = unusable_reason(report, config, pred_file)
+        if reason:
+            return [], f"{pred_file or path}: {reason}"
+        reports.append(report)
+    return reports, None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``compare`` subcommand; returns the exit code."""
+    from evaluators.qa.compare import compare_records, runs_of, side_by_side
+    from evaluators.qa.export import comparison_json, matrix_csv
+    from evaluators.qa.tables import format_table, pct
+
+    reports, error = load_runs(args)
+    if error:
+        return _fail(error)
+    runs = runs_of(reports)
+    if len(runs) < 2:
+        return _fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
+                     "system/model field, or several --predictions")
+    names = list(runs)
+    a, b = args.a or names[0], args.b or names[1]
+    for name in (a, b):
+        if name not in runs:
+            return _fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
+    if a == b:
+        return _fail("--a and --b name the same system")
+    resamples = max(0, args.ci_resamples)
+    view = side_by_side(runs, n_resamples=resamples, seed=args.seed)
+    try:
+        comparison = compare_records(runs[a], runs[b], a, b, n_resamples=max(1, resamples), seed=args.seed)
+    except ValueError as exc:
+        return _fail(str(exc))
+    signature = reports[0].signature
+
+    def ci(lo, hi):
+        return f"{pct(lo)} - {pct(hi)}" if lo is not None else "-"
+
+    bar = "=" * 80
+    print(bar)
+    print(f"Systems side by side ({len(names)} runs, {len(view.rows)} record ids)")
+    print(format_table(["system", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"],
+                       [[s.system, s.n, pct(s.exact_match), ci(s.exact_match_ci_low, s.exact_match_ci_high),
+                         pct(s.token_f1), ci(s.token_f1_ci_low, s.token_f1_ci_high)] for s in view.scores]))
+    print("  agreement (exact match): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view.counts.items()))
+    print(bar)
+    c = comparison
+    print(f"Paired comparison: B = {b} against A = {a}")
+    print(f"  records paired by id: {c.n_paired}" + (f" (left out: {c.only_a} only in A, {c.only_b} only in B)"
+                                                     if c.only_a or c.only_b else ""))
+    f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
+    print(f"  F1: {pct(f1.mean_a)} -> {pct(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, 95% CI "
+          f"{100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f}, p = {f1.p_value:.4g} (paired bootstrap), "
+          f"p = {ar.p_value:.4g} (approximate randomization)")
+    print(f"  EM: {pct(em.mean_a)} -> {pct(em.mean_b)}, delta {100 * em.delta:+.2f} points, 95% CI "
+          f"{100 * em.ci_low:+.2f} to {100 * em.ci_high:+.2f}, p = {em.p_value:.4g} (paired bootstrap)")
+    odds = "n/a" if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
+    print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact p = {mc.p_value:.4g}, "
+          f"odds ratio {odds}")
+    print(f"  records by F1: B won {f1.won}, lost {f1.lost}, tied {f1.tied}")
+    wanted = {"changed": {"won", "lost"}, "all": {"won", "lost", "tied"}}.get(args.show, {args.show})
+    listed = [r for r in c.records if r.outcome in wanted]
+    shown = listed if args.limit <= 0 else listed[:args.limit]
+    if shown:
+        print(bar)
+        print(f"Records ({args.show}): {len(listed)}" + (f", first {len(shown)} shown (--limit)"
+                                                         if len(shown) < len(listed) else ""))
+        print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
+                           [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
+                             r.prediction_b[:40]] for r in shown]))
+    print(bar)
+    print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
+          f"{view.scores[0].ci or 'none'}")
+    print(f"signature: {signature}")
+    if args.output_file:
+        out = Path(args.output_file)
+        suffix = out.suffix.lower()
+        if suffix == ".csv":
+            text = matrix_csv(view, signature)
+        elif suffix in (".html", ".htm"):
+            from evaluators.reports.html import comparison_report
+            text = comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
+        else:
+            text = comparison_json(view, comparison, signature)
+        out.write_text(text, encoding="utf-8")
+        print(f"comparison written to {out}")
+    return 0

@@ -1,0 +1,75 @@
+"""``python -m evaluators report``: a self-contained HTML report of QA / fact-check runs.
+
+One run gives the run's report (:func:`evaluators.reports.html.qa_report`); several runs (files,
+systems of one file, or ``--predictions`` files) give the side-by-side comparison with the
+paired test of the first two (:func:`evaluators.reports.html.comparison_report`).  The file
+inlines plotly.js and opens offline.
+
+Exit codes: 0 success; 2 unusable input, with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``report`` subcommand."""
+    from evaluators.qa.cli import add_scoring_arguments
+
+    p = subparsers.add_parser(
+        "report", help="self-contained HTML report of a QA / fact-check run or a comparison of runs",
+        description="Write one HTML file (charts inlined, no network needed to open it): the report of one "
+                    "QA / fact-check run, or, for several runs, the systems side by side with the paired test "
+                    "of the first two (--a/--b choose others).")
+    p.add_argument("--input", action="append", required=True, metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable")
+    p.add_argument("--predictions", action="append", metavar="FILE",
+                   help="with one SQuAD-style --input: a predictions file per run, repeatable")
+    p.add_argument("--a", metavar="SYSTEM", help="baseline of the paired test (default: the first run)")
+    p.add_argument("--b", metavar="SYSTEM", help="system tested against it (default: the second run)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resamples")
+    p.add_argument("--title", help="report title (default: from the file names)")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
+    add_scoring_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``report`` subcommand; returns the exit code."""
+    from evaluators.qa.compare import compare_records, runs_of, side_by_side
+    from evaluators.qa.compare_cli import load_runs
+    from evaluators.reports.html import comparison_report, qa_report
+
+    reports, error = load_runs(args, intervals=True)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    runs = runs_of(reports)
+    resamples = max(0, args.ci_resamples)
+    if len(reports) == 1 and len(runs) == 1:
+        text = qa_report(reports[0], title=args.title)
+    else:
+        names = list(runs)
+        a, b = args.a or names[0], args.b or names[1]
+        missing = [n for n in (a, b) if n not in runs]
+        if missing or a == b:
+            print(f"error: --a/--b must name two different runs of: {', '.join(names)}", file=sys.stderr)
+            return 2
+        view = side_by_side(runs, n_resamples=resamples, seed=args.seed)
+        try:
+            comparison = compare_records(runs[a], runs[b], a, b, n_resamples=max(1, resamples), seed=args.seed)
+        except ValueError:
+            comparison = None
+        text = comparison_report(view, comparison, reports[0].signature,
+                                 title=args.title or f"Comparison: {', '.join(names)}")
+    out = Path(args.out)
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"report written to {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB, opens offline)")
+    return 0

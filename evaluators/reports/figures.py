@@ -1,0 +1,92 @@
+"""Plotly figures shared by the pages and the HTML report (they take plain numbers, compute nothing).
+
+Plotly reads a subset of HTML in category labels (``<b>``, ``<a href>``, ``<span style>``): user labels
+go in through :func:`evaluators.reports.escape.html_text`, so they show as typed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from evaluators.reports.escape import html_text
+
+FONT = "Noto Sans CJK SC, Noto Sans, sans-serif"
+
+
+def scores_by_document(documents: Sequence[str], components: Sequence[str], values: list[list[float | None]],
+                       *, title: str = "Component scores by document") -> go.Figure:
+    """Grouped bars: one group per document, one bar per component (``None`` drawn as a gap).
+
+    ``values[i][j]`` is the score of document ``i`` on component ``j``.
+    """
+    fig = go.Figure()
+    for j, comp in enumerate(components):
+        ys = [row[j] for row in values]
+        fig.add_bar(name=comp, x=[html_text(d, breaks=False) for d in documents], y=ys,
+                    text=["N/A" if v is None else f"{v:.2f}" for v in ys], textposition="outside",
+                    hovertemplate=f"%{{x}}<br>{comp}: %{{y:.3f}}<extra></extra>")
+    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.12], title="score"),
+                      legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
+                      font=dict(family=FONT))
+    return fig
+
+
+def confusion_heatmap(rows: Sequence[str], cols: Sequence[str], counts: list[list[int]], *,
+                      row_title: str = "ground truth", col_title: str = "prediction",
+                      normalize_rows: bool = False, title: str = "") -> go.Figure:
+    """Heatmap of a confusion matrix; counts are written in the cells (row-normalised on request)."""
+    z: list[list[float]] = []
+    text: list[list[str]] = []
+    for r in counts:
+        total = sum(r)
+        if normalize_rows:
+            z.append([c / total if total else 0.0 for c in r])
+            text.append([f"{c / total:.0%}<br>({c})" if total else "0" for c in r])
+        else:
+            z.append([float(c) for c in r])
+            text.append([str(c) for c in r])
+    fig = go.Figure(go.Heatmap(z=z, x=[html_text(c, breaks=False) for c in cols], y=[html_text(r, breaks=False) for r in rows],
+                               text=text, texttemplate="%{text}",
+                               colorscale="Blues", showscale=False,
+                               hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{text}}<extra></extra>"))
+    fig.update_layout(title=title, xaxis=dict(title=col_title, side="bottom"),
+                      yaxis=dict(title=row_title, autorange="reversed"),
+                      height=max(260, 60 + 45 * len(rows)), margin=dict(t=40 if title else 10, b=40, l=10, r=10),
+                      font=dict(family=FONT))
+    return fig
+
+
+def metric_by_system(systems: Sequence[str], metrics: dict[str, Sequence[float | None]],
+                     ci_low: dict[str, Sequence[float | None]] | None = None,
+                     ci_high: dict[str, Sequence[float | None]] | None = None, *,
+                     title: str = "Scores by system", level: float = 0.95) -> go.Figure:
+    """Grouped bars of each metric by system, with asymmetric error bars for the intervals.
+
+    Parameters
+    ----------
+    systems : sequence of str, length n
+    metrics : dict of metric name -> n values in [0, 1] (``None`` drawn as a gap)
+    ci_low, ci_high : dict of metric name -> n bounds, optional
+        Interval bounds (``None`` where there is none); drawn as error bars.
+    level : float
+        Confidence level named in the hover text.
+    """
+    fig = go.Figure()
+    labels = [html_text(s, breaks=False) for s in systems]
+    for name, values in metrics.items():
+        lows = (ci_low or {}).get(name)
+        highs = (ci_high or {}).get(name)
+        error = None
+        if lows is not None and highs is not None:
+            error = dict(type="data", symmetric=False,
+                         array=[None if v is None or h is None else h - v for v, h in zip(values, highs)],
+                         arrayminus=[None if v is None or lo is None else v - lo for v, lo in zip(values, lows)])
+        fig.add_bar(name=html_text(name, breaks=False), x=labels, y=list(values), error_y=error,
+                    text=["N/A" if v is None else f"{v:.3f}" for v in values], textposition="inside",
+                    hovertemplate=f"%{{x}}<br>{html_text(name, breaks=False)}: %{{y:.3f}}"
+                                  + (f" ({level:.0%} CI shown as the bar)" if error else "") + "<extra></extra>")
+    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.05], title="score"),
+                      legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
+                      font=dict(family=FONT))
+    return fig

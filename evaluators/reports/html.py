@@ -1,0 +1,236 @@
+"""Self-contained HTML reports: one file, plotly.js inlined, no request leaves the page.
+
+A report is built from headings, paragraphs, metric cards, tables and plotly figures; every
+string from the data goes through :func:`evaluators.reports.escape.html_text`, and the page
+carries a Content-Security-Policy that forbids loading anything (no ``src``/``href`` to another
+origin, no fetch), so it opens offline and cannot call home even if a label held markup.
+
+:func:`qa_report` and :func:`comparison_report` write the QA / fact-check report and the
+side-by-side comparison of several runs (``python -m evaluators report`` and the QA page's
+download).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Sequence
+from typing import Any
+
+from evaluators import __version__
+from evaluators.reports.escape import html_text
+
+#: No network, no frames, no objects; inline script and style only (plotly.js is inlined and
+#: builds its charts with inline styles; it compiles no code from strings for bar and heatmap
+#: traces, but its bundle references ``Function`` so ``'unsafe-eval'`` is allowed).
+CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+       "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
+
+_STYLE = """
+body{font-family:"Noto Sans CJK SC","Noto Sans",system-ui,sans-serif;margin:24px auto;max-width:1200px;
+padding:0 16px;color:#1f2328}
+h1{font-size:1.6em;margin-bottom:0}.sub{color:#57606a;margin-top:4px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0}
+.card{border:1px solid #d0d7de;border-radius:8px;padding:10px 14px;min-width:150px}
+.card .label{color:#57606a;font-size:.85em}.card .value{font-size:1.5em;font-weight:600}
+.card .help{color:#57606a;font-size:.75em}
+.tablewrap{overflow-x:auto;margin:8px 0 16px}
+table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
+th{background:#f6f8fa;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.none{color:#8c959f}caption{caption-side:bottom;text-align:left;color:#57606a;font-size:.85em;padding-top:4px}
+footer{color:#57606a;font-size:.8em;margin-top:32px;border-top:1px solid #d0d7de;padding-top:8px}
+"""
+
+
+def _cell(value: Any, digits: int) -> str:
+    if value is None:
+        return '<td class="none" title="no value">—</td>'
+    if isinstance(value, bool):
+        return f"<td>{value}</td>"
+    if isinstance(value, int):
+        return f'<td class="num">{value:,}</td>'
+    if isinstance(value, float):
+        return f'<td class="num">{value:.{digits}f}</td>'
+    return f"<td>{html_text(value)}</td>"
+
+
+class HtmlReport:
+    """Builder of one self-contained HTML page.
+
+    Parameters
+    ----------
+    title : str
+    subtitle : str, optional
+        Shown under the title (escaped).
+
+    Methods append blocks in order; :meth:`render` returns the page as text (UTF-8 when written).
+    """
+
+    def __init__(self, title: str, subtitle: str | None = None):
+        self.title = title
+        self.subtitle = subtitle
+        self._blocks: list[str] = []
+        self._figures = 0
+
+    def heading(self, text: str, level: int = 2) -> None:
+        """A section heading (``level`` 2 to 4)."""
+        level = min(4, max(2, level))
+        self._blocks.append(f"<h{level}>{html_text(text, breaks=False)}</h{level}>")
+
+    def paragraph(self, text: str) -> None:
+        """A paragraph of plain text (newlines kept)."""
+        self._blocks.append(f"<p>{html_text(text)}</p>")
+
+    def cards(self, items: Sequence[tuple[str, Any, str | None]], digits: int = 3) -> None:
+        """Metric cards: ``(label, value, help)``; floats with ``digits`` decimals, ``None`` as —."""
+        out = []
+        for label, value, help_text in items:
+            shown = ("—" if value is None else f"{value:.{digits}f}" if isinstance(value, float)
+                     else f"{value:,}" if isinstance(value, int) else str(value))
+            out.append(f'<div class="card"><div class="label">{html_text(label, breaks=False)}</div>'
+                       f'<div class="value">{html_text(shown, breaks=False)}</div>'
+                       + (f'<div class="help">{html_text(help_text)}</div>' if help_text else "") + "</div>")
+        self._blocks.append(f'<div class="cards">{"".join(out)}</div>')
+
+    def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str | None = None,
+              digits: int = 3, max_rows: int | None = None) -> None:
+        """A table; ``None`` cells show —, floats ``digits`` decimals; past ``max_rows`` rows a caption says so."""
+        shown = rows if max_rows is None else rows[:max_rows]
+        head = "".join(f"<th>{html_text(c, breaks=False)}</th>" for c in columns)
+        body = "".join("<tr>" + "".join(_cell(v, digits) for v in row) + "</tr>" for row in shown)
+        notes = [caption] if caption else []
+        if len(shown) < len(rows):
+            notes.append(f"first {len(shown):,} of {len(rows):,} rows")
+        cap = f"<caption>{html_text(' · '.join(notes))}</caption>" if notes else ""
+        self._blocks.append(f'<div class="tablewrap"><table>{cap}<thead><tr>{head}</tr></thead>'
+                            f"<tbody>{body}</tbody></table></div>")
+
+    def figure(self, fig) -> None:
+        """A plotly figure, drawn by the inlined plotly.js (no CDN)."""
+        self._figures += 1
+        self._blocks.append(fig.to_html(full_html=False, include_plotlyjs=False,
+                                        div_id=f"figure-{self._figures}",
+                                        config={"displaylogo": False, "responsive": True}))
+
+    def render(self) -> str:
+        """The whole page: ``<!DOCTYPE html>`` with the CSP, styles, blocks and plotly.js once if needed."""
+        script = ""
+        if self._figures:
+            from plotly.offline import get_plotlyjs
+            script = f"<script>{get_plotlyjs()}</script>"
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        sub = f'<p class="sub">{html_text(self.subtitle)}</p>' if self.subtitle else ""
+        return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+                f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+                f"<title>{html_text(self.title, breaks=False)}</title><style>{_STYLE}</style>{script}</head>"
+                f"<body><h1>{html_text(self.title, breaks=False)}</h1>{sub}{''.join(self._blocks)}"
+                f"<footer>EvalBoard {html_text(__version__)} · written {stamp}</footer></body></html>\n")
+
+
+def _ci(lo: float | None, hi: float | None) -> str | None:
+    return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
+
+
+def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
+    """The self-contained HTML report of one QA / fact-check :class:`~evaluators.qa.evaluate.QAReport`.
+
+    Cards (EM, F1 with their intervals, records), the breakdown by language / group with a
+    chart by group, the confusion matrix and per-class table for fact-check, and the first
+    ``max_rows`` records.
+    """
+    from evaluators.qa.export import rows_of
+    from evaluators.reports.figures import confusion_heatmap, metric_by_system
+
+    page = HtmlReport(title or f"QA report: {report.file}", f"task: {report.task} ({report.task_reason})")
+    o = report.overall
+    page.cards([("Exact match", o.exact_match, _ci(o.exact_match_ci_low, o.exact_match_ci_high) and
+                 f"95% CI {_ci(o.exact_match_ci_low, o.exact_match_ci_high)}"),
+                ("Token F1", o.token_f1, _ci(o.token_f1_ci_low, o.token_f1_ci_high) and
+                 f"95% CI {_ci(o.token_f1_ci_low, o.token_f1_ci_high)}"),
+                ("Records scored", o.n, f"of {report.n_records:,} read"),
+                ("Missing prediction", len(report.missing_prediction), "scored 0"),
+                ("Missing ground truth", len(report.missing_gt), "not scored")])
+    subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
+    subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
+    if len(subsets) > 1:
+        page.heading("Breakdown")
+        page.table(["subset", "n", "exact_match", "EM 95% CI", "token_f1", "F1 95% CI"],
+                   [[name, v.n, v.exact_match, _ci(v.exact_match_ci_low, v.exact_match_ci_high), v.token_f1,
+                     _ci(v.token_f1_ci_low, v.token_f1_ci_high)] for name, v in subsets])
+    if report.by_group:
+        groups = list(report.by_group.values())
+        page.figure(metric_by_system(
+            list(report.by_group), {"exact_match": [g.exact_match for g in groups],
+                                    "token_f1": [g.token_f1 for g in groups]},
+            {"exact_match": [g.exact_match_ci_low for g in groups], "token_f1": [g.token_f1_ci_low for g in groups]},
+            {"exact_match": [g.exact_match_ci_high for g in groups],
+             "token_f1": [g.token_f1_ci_high for g in groups]},
+            title=f"EM and F1 by {report.group_field} (95% CI)"))
+    cls = report.classification
+    if cls is not None:
+        page.heading("Confusion matrix")
+        page.figure(confusion_heatmap(list(cls.labels), list(cls.labels), [list(r) for r in cls.counts],
+                                      row_title="true", col_title="predicted"))
+        page.table(["class", "precision", "recall", "f1", "support"],
+                   [[c.label, c.precision, c.recall, c.f1, c.support] for c in cls.per_class],
+                   caption=f"accuracy {cls.accuracy:.3f} ({cls.correct} of {cls.n})" if cls.accuracy is not None
+                   else None)
+    page.heading("Records")
+    rows = rows_of(report.records[i] for i in range(min(len(report.records), max_rows)))
+    cols = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
+            "gold_verdict", "predicted_verdict"]
+    cols = [c for c in cols if any(r.get(c) is not None for r in rows)]
+    page.table(cols, [[r.get(c) for c in cols] for r in rows],
+               caption=None if len(report.records) <= max_rows
+               else f"first {max_rows:,} of {len(report.records):,} records; the CSV download has all")
+    page.paragraph(f"signature: {report.signature}")
+    return page.render()
+
+
+def comparison_report(view, comparison=None, signature: str = "", *, title: str = "Comparison",
+                      max_rows: int = 2000) -> str:
+    """The self-contained HTML report of runs side by side (:class:`~evaluators.qa.compare.SideBySide`).
+
+    A chart of EM and F1 by system with 95% intervals, the systems table, agreement counts,
+    the paired comparison of two systems when ``comparison`` is given
+    (:class:`~evaluators.qa.compare.RunComparison`) with its won / lost records, and the
+    records x systems matrix (first ``max_rows`` rows).
+    """
+    from evaluators.qa.export import matrix_rows
+    from evaluators.reports.figures import metric_by_system
+
+    page = HtmlReport(title, f"{len(view.systems)} systems · {len(view.rows):,} record ids")
+    s = view.scores
+    page.figure(metric_by_system(
+        list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
+        {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
+        {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
+        title="EM and F1 by system (95% CI)"))
+    page.table(["system", "n", "exact_match", "EM 95% CI", "token_f1", "F1 95% CI"],
+               [[x.system, x.n, x.exact_match, _ci(x.exact_match_ci_low, x.exact_match_ci_high), x.token_f1,
+                 _ci(x.token_f1_ci_low, x.token_f1_ci_high)] for x in s], caption=s[0].ci if s else None)
+    page.paragraph("Agreement by exact match: " + ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                             for k, v in view.counts.items()))
+    if comparison is not None:
+        c = comparison
+        f1, em, ar, mc = (c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization,
+                          c.exact_match_mcnemar)
+        page.heading(f"{c.name_b} against {c.name_a}")
+        page.cards([("F1 delta (B − A)", f1.delta, f"95% CI {f1.ci_low:+.3f} to {f1.ci_high:+.3f}"),
+                    ("p, paired bootstrap (F1)", f1.p_value, None),
+                    ("p, approximate randomization (F1)", ar.p_value, None),
+                    ("EM delta (B − A)", em.delta, f"95% CI {em.ci_low:+.3f} to {em.ci_high:+.3f}"),
+                    ("p, McNemar exact (EM)", mc.p_value, f"right in A only {mc.only_a}, in B only {mc.only_b}"),
+                    ("Records won / lost / tied", f"{f1.won} / {f1.lost} / {f1.tied}", f"of {c.n_paired} paired")],
+                   digits=4)
+        changed = [r for r in c.records if r.outcome != "tied"]
+        page.table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B", "question"],
+                   [[r.id, r.outcome, r.token_f1_a, r.token_f1_b, r.prediction_a, r.prediction_b, r.question]
+                    for r in changed], caption="records whose F1 changed", max_rows=max_rows)
+    page.heading("Records x systems")
+    rows = matrix_rows(view)
+    cols = list(rows[0]) if rows else ["id"]
+    page.table(cols, [[r[c] for c in cols] for r in rows], max_rows=max_rows)
+    if signature:
+        page.paragraph(f"signature: {signature}")
+    return page.render()

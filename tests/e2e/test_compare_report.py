@@ -1,0 +1,65 @@
+"""Browser tests: systems side by side on the QA page, and the HTML report opened with the network off."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+CHART = '[data-testid="stPlotlyChart"]'
+DEMO = ROOT / "evaluators" / "demo" / "qa" / "qa_systems_demo.jsonl"
+
+
+def test_systems_demo_shows_chart_matrix_and_paired_test(app_url, page):
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/QA_Factcheck")
+    wait_for_app(page)
+    page.get_by_text("Three systems · 多系统对比 (16 questions)").click()
+    wait_for_app(page)
+    heading = page.get_by_text("Systems side by side · 系统对比")
+    heading.wait_for(timeout=90000)
+    heading.scroll_into_view_if_needed()
+    # the chart of EM / F1 by system has one bar per system and metric, with error bars
+    page.wait_for_selector(f"{CHART} .errorbar", timeout=60000)
+    labels = " ".join(page.locator(f"{CHART} text").evaluate_all("els => els.map(e => e.textContent || '')"))
+    for name in ("baseline-7b", "rag-7b", "rag-70b"):
+        assert name in labels
+    # agreement filter: 14 of 16 questions split the systems (see the demo's README)
+    expect(page.get_by_text("Systems disagree · 不一致 (14)")).to_be_visible()
+    # the paired test of rag-7b (B, the default second system) against baseline-7b:
+    # EM 5/16 -> 10/16, +31.25 points (the same figures as `python -m evaluators compare`)
+    expect(page.locator('[data-testid="stMetricValue"]').filter(has_text="+31.25 pts")).to_have_count(1)
+    page.screenshot(path=str(ROOT / ".pytest_cache" / "qa_side_by_side.png"), full_page=True) \
+        if (ROOT / ".pytest_cache").exists() else None
+
+
+def test_html_report_opens_offline_and_draws_every_chart(browser, tmp_path):
+    out = tmp_path / "comparison.html"
+    done = subprocess.run([sys.executable, "-m", "evaluators", "report", "--input", str(DEMO), "--out", str(out),
+                           "--ci-resamples", "2000"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "cdn.plot.ly" not in html.split("<script>", 1)[0]  # nothing loaded from a CDN in the head
+    context = browser.new_context(offline=True, viewport={"width": 1300, "height": 1000})
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(out.as_uri())
+    pg.wait_for_selector(".js-plotly-plot .main-svg", timeout=60000)
+    n_divs = pg.locator(".plotly-graph-div").count()
+    n_drawn = pg.locator(".plotly-graph-div .main-svg").count()
+    assert n_divs == 1 and n_drawn >= 1  # the one chart of a comparison (EM and F1 by system) is drawn
+    assert pg.locator(".plotly-graph-div .errorbar").count() >= 1
+    assert pg.get_by_role("heading", name="rag-7b against baseline-7b").count() == 1
+    assert not errors, errors
+    assert [u for u in requests if not u.startswith("file://")] == []
+    context.close()

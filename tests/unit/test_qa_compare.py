@@ -1,0 +1,151 @@
+"""Systems side by side, the paired comparison CLI and the HTML report, on hand-checked data.
+
+The demo ``qa_systems_demo.jsonl`` has three systems on 16 questions.  Exact match per system
+(SQuAD v1.1 normalisation for English, CMRC 2018 for Chinese), derived by hand:
+
+- baseline-7b right on en-01 (Mars), en-08 (7), zh-02 (曹雪芹), zh-06 (H2O), zh-08 (12个月): 5 / 16
+- rag-7b right on en-01, en-02, en-04, en-05 ("Pacific Ocean" = "the Pacific Ocean" after removing
+  articles), en-07, zh-01, zh-05, zh-06, zh-07, zh-08: 10 / 16 ("seven continents", 作者是曹雪芹,
+  约6300公里, the empty zh-04 and en-03/en-06 are wrong)
+- rag-70b right on en-01..05, en-08, zh-01..04, zh-07: 11 / 16
+- every system right on en-01 only, every system wrong on en-06 only: 14 rows disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from scipy.stats import binomtest
+
+from evaluators.cli import main
+from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file
+from evaluators.qa.compare import compare_records, runs_of, side_by_side
+from evaluators.qa.export import matrix_csv, matrix_rows
+from evaluators.reports.html import HtmlReport, comparison_report, qa_report
+from tests.conftest import ROOT, require_shared
+
+DEMO = ROOT / "evaluators" / "demo" / "qa" / "qa_systems_demo.jsonl"
+
+
+@pytest.fixture(scope="module")
+def demo_runs():
+    return runs_of([evaluate_qa_file(DEMO, QAConfig(ci_resamples=0))])
+
+
+def test_runs_of_splits_a_file_by_its_system_field(demo_runs):
+    assert list(demo_runs) == ["baseline-7b", "rag-7b", "rag-70b"]
+    assert [len(v) for v in demo_runs.values()] == [16, 16, 16]
+
+
+def test_side_by_side_scores_and_agreement_equal_the_hand_count(demo_runs):
+    view = side_by_side(demo_runs, n_resamples=2000)
+    assert [s.exact_match for s in view.scores] == [5 / 16, 10 / 16, 11 / 16]
+    assert view.counts == {"disagree": 14, "all_wrong": 1, "all_correct": 1, "incomplete": 0}
+    row = {r.id: r for r in view.rows}
+    assert row["en-01"].agreement == "all_correct" and row["en-06"].agreement == "all_wrong"
+    assert row["zh-04"].predictions == ("土星", "", "木星") and row["zh-04"].exact_match == (0.0, 0.0, 1.0)
+    for s in view.scores:  # the interval holds the mean and lies in [0, 1]
+        assert 0 <= s.exact_match_ci_low <= s.exact_match <= s.exact_match_ci_high <= 1
+
+
+def test_a_record_missing_in_one_run_is_incomplete_and_left_out_of_its_mean():
+    a = evaluate_qa(b'{"id":"1","answer":"x","final_answer":"x"}\n{"id":"2","answer":"y","final_answer":"n"}\n',
+                    "a.jsonl", QAConfig(ci_resamples=0))
+    b = evaluate_qa(b'{"id":"1","answer":"x","final_answer":"x"}\n', "b.jsonl", QAConfig(ci_resamples=0))
+    view = side_by_side(runs_of([a, b]), n_resamples=0)
+    assert view.systems == ("a.jsonl", "b.jsonl")
+    assert [s.exact_match for s in view.scores] == [0.5, 1.0]  # a: (1 + 0) / 2, b: 1 / 1
+    assert view.counts["incomplete"] == 1 and view.rows[1].exact_match == (0.0, None)
+    assert view.scores[0].exact_match_ci_low is None  # no resamples asked for
+
+
+def test_paired_comparison_mcnemar_equals_the_binomial_test(demo_runs):
+    c = compare_records(demo_runs["baseline-7b"], demo_runs["rag-70b"], "baseline-7b", "rag-70b", n_resamples=2000)
+    mc = c.exact_match_mcnemar
+    # right in baseline only: zh-06 (H2O vs 水的化学式是H2O), zh-08 (12个月 vs 十二)
+    # right in rag-70b only: en-02, en-03, en-04, en-05, zh-01, zh-03, zh-04, zh-07
+    assert (mc.only_a, mc.only_b, mc.both, mc.neither) == (2, 8, 3, 3)
+    assert mc.p_value == pytest.approx(2 * (1 + 10 + 45) / 2 ** 10)  # two-sided exact binomial, n = 10, k = 2
+    assert mc.p_value == pytest.approx(binomtest(2, 10, 0.5).pvalue)
+    assert c.exact_match_bootstrap.delta == pytest.approx(11 / 16 - 5 / 16)
+
+
+def test_grouped_json_comparison_file_reads_as_systems(tmp_path):
+    data = {"sysA": [{"question_id": "q1", "gold_answer": "Paris", "predicted_answer": "Paris"},
+                     {"question_id": "q2", "gold_answer": "Rome", "predicted_answer": "Milan"}],
+            "sysB": [{"question_id": "q1", "gold_answer": "Paris", "predicted_answer": "paris"},
+                     {"question_id": "q2", "gold_answer": "Rome", "predicted_answer": "Rome"}]}
+    report = evaluate_qa(json.dumps(data).encode(), "cmp.json", QAConfig(ci_resamples=0))
+    assert report.group_field == "system"
+    assert {k: v.exact_match for k, v in report.by_group.items()} == {"sysA": 0.5, "sysB": 1.0}
+
+
+def test_hotpotqa_comparison_file_matches_the_repositorys_own_summaries():
+    folder = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "comparison_20251210_140921")
+    report = evaluate_qa_file(folder / "all_per_question.json", QAConfig(ci_resamples=0))
+    summaries = json.loads((folder / "all_summaries.json").read_text(encoding="utf-8"))
+    assert set(report.by_group) == set(summaries)
+    for name, s in summaries.items():
+        assert report.by_group[name].n == s["num_questions"]
+        assert report.by_group[name].exact_match == pytest.approx(s["answer_metrics"]["avg_em"])
+        assert report.by_group[name].token_f1 == pytest.approx(s["answer_metrics"]["avg_f1"])
+
+
+def test_compare_cli_prints_the_same_figures_and_writes_json_csv_html(tmp_path, capsys):
+    out = tmp_path / "cmp.json"
+    assert main(["compare", "--input", str(DEMO), "--b", "rag-70b", "--ci-resamples", "2000",
+                 "--output-file", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "baseline-7b  16  31.25%" in text and "right in A only 2, in B only 8, exact p = 0.1094" in text
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["comparison"]["exact_match_mcnemar"]["only_b"] == 8
+    assert [s["exact_match"] for s in data["scores"]] == [5 / 16, 10 / 16, 11 / 16]
+    csv_out = tmp_path / "cmp.csv"
+    assert main(["compare", "--input", str(DEMO), "--ci-resamples", "0", "--output-file", str(csv_out)]) == 0
+    header = csv_out.read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("id,agreement,question,gold_answers,baseline-7b: prediction")
+    html_out = tmp_path / "cmp.html"
+    assert main(["compare", "--input", str(DEMO), "--ci-resamples", "200", "--output-file", str(html_out)]) == 0
+    assert "<h2>rag-7b against baseline-7b</h2>" in html_out.read_text(encoding="utf-8")
+
+
+def test_compare_cli_refuses_one_run_and_unknown_systems(tmp_path, capsys):
+    single = ROOT / "evaluators" / "demo" / "qa" / "qa_demo.jsonl"
+    assert main(["compare", "--input", str(single)]) == 2
+    assert "one run only" in capsys.readouterr().err
+    assert main(["compare", "--input", str(DEMO), "--a", "nope"]) == 2
+    assert "no system named 'nope'" in capsys.readouterr().err
+
+
+def test_matrix_csv_goes_through_the_one_writer(demo_runs):
+    view = side_by_side(demo_runs, n_resamples=0)
+    rows = matrix_rows(view)
+    assert rows[0]["rag-70b: exact_match"] == 1.0
+    view_rows = list(view.rows)
+    hostile = type(view)(("=cmd",), view.scores[:1], (type(view_rows[0])("=1+1", "@q", ("+g",), ("-p",), (1.0,),
+                                                                          (1.0,), "all_correct"),), {})
+    text = matrix_csv(hostile, "sig")
+    assert "'=1+1" in text and "'@q" in text and "'-p" in text and "'=cmd: prediction" in text
+
+
+def test_html_report_escapes_text_and_loads_nothing():
+    page = HtmlReport("<script>alert(1)</script>", "sub <b>x</b>")
+    page.table(["<i>col</i>"], [["<img src=x onerror=alert(1)>"], [None], [0.5]])
+    html = page.render()
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'http-equiv="Content-Security-Policy"' in html and "default-src 'none'" in html
+    assert not re.search(r'(src|href)="https?:', html)  # no external resource
+    assert "plotly" not in html.lower()  # no chart, no plotly.js
+
+
+def test_qa_report_and_comparison_report_inline_plotly_once(demo_runs):
+    report = evaluate_qa_file(DEMO, QAConfig(ci_resamples=200))
+    html = qa_report(report)
+    assert html.count("<script>") >= 2 and "cdn.plot.ly/plotly" not in html.split("</head>")[0]
+    assert "EM and F1 by system (95% CI)" in html
+    view = side_by_side(demo_runs, n_resamples=200)
+    html = comparison_report(view, None, "sig")
+    assert "Records x systems" in html and "signature: sig" in html
