@@ -14,6 +14,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from evaluators.parallel import add_workers_argument, worker_count
+
 
 def add_parser(subparsers) -> None:
     """Register the ``dialogue`` subcommand."""
@@ -32,6 +34,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="live mode: seconds per request (default 60)")
     p.add_argument("--retries", type=int, default=2, help="live mode: retries per failed request (default 2)")
     p.add_argument("--checkpoint", help="live mode: JSONL file to resume from and append to")
+    add_workers_argument(p)
     p.add_argument("--mode", choices=["default", "difflib"], default="default",
                    help="difflib: exact/fuzzy/keyword exactly as the earlier persona script")
     p.add_argument("--metrics", help="comma-separated metric names (default: the combined score's and "
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
         config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode)
         evaluation = evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
-                                       issues=case_set.issues + preds.issues)
+                                       issues=case_set.issues + preds.issues, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from functools import partial
+from typing import Callable, Iterable, Iterator
 
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow
 from evaluators.dialogue.matching import Matching, match_predictions
@@ -28,6 +29,7 @@ from evaluators.io import InputIssue
 from evaluators.metrics.overlap import CorpusBleu, corpus_bleu
 from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.metrics.registry import PairScorer, get_metric
+from evaluators.parallel import chunked, imap_chunks
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 from evaluators.text.tokenize import TextView
@@ -346,9 +348,42 @@ def compare_models(results: list[CaseResult], tol: float = 1e-9) -> ModelCompari
     return ModelComparison(models, n_shared, wins, ties, pairwise, best_by_scene, winners)
 
 
+#: (model, case) pairs per chunk sent to a worker process.
+CHUNK_CASES = 500
+
+
+def _case_result(scorer: PairScorer, weights: CombinedWeights, names: list[str], ref_views: dict[tuple, TextView],
+                 model: str, case: DialogueCase, row: PredictionRow | None) -> CaseResult:
+    """One model's reply to one case, scored (``ref_views`` caches each expected reply's tokens)."""
+    prediction = row.prediction if row else ""
+    error = row.error if row else None
+    if is_empty(case.expected_response):
+        status, scores = STATUS_NO_GT, dict.fromkeys(names)
+    elif is_empty(prediction):
+        status = STATUS_MISSING
+        scores = {m: (None if m in scorer.unavailable else 0.0) for m in names}
+    else:
+        status = STATUS_COMPARED
+        ref = ref_views.setdefault(case.key, TextView(case.expected_response))
+        scores = scorer.score_views(TextView(prediction), ref)
+    combined = None if status == STATUS_NO_GT else combine(scores, weights)
+    return CaseResult(model, case.scene, case.dialogue_index, case.occurrence, case.context, case.expected_response,
+                      prediction, status, scores, combined, error, row.where() if row else "")
+
+
+def _score_chunk(config: DialogueConfig, items: list[tuple[str, DialogueCase, PredictionRow | None]]
+                 ) -> list[CaseResult]:
+    """:func:`_case_result` over a chunk of ``(model, case, row)`` in a worker process."""
+    names = config.metric_names()
+    scorer = PairScorer(names, modes=config.mode)
+    weights = combined_weights(config.weights, scorer.unavailable)
+    ref_views: dict[tuple, TextView] = {}
+    return [_case_result(scorer, weights, names, ref_views, *item) for item in items]
+
+
 def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], config: DialogueConfig | None = None,
                       *, cases_file: str = "<cases>", issues: Iterable[InputIssue] = (),
-                      progress: Callable[[int, int], None] | None = None) -> DialogueEvaluation:
+                      progress: Callable[[int, int], None] | None = None, workers: int = 1) -> DialogueEvaluation:
     """Score every model's replies against the cases.
 
     Parameters
@@ -363,6 +398,9 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         Reading issues to carry into the result.
     progress : callable, optional
         ``progress(done, total)`` after each scored case.
+    workers : int
+        Worker processes scoring chunks of :data:`CHUNK_CASES` replies (:mod:`evaluators.parallel`);
+        the result is identical to ``workers=1``.
 
     Returns
     -------
@@ -382,32 +420,18 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
     matching: Matching = match_predictions(cases, rows)
     models = matching.models
     total = len(cases) * len(models)
+    items = [(model, case, matching.matched[model].get(case.key)) for model in models for case in cases]
+    if workers <= 1:
+        ref_views: dict[tuple, TextView] = {}
+        scored: Iterator[CaseResult] = (_case_result(scorer, weights, names, ref_views, *item) for item in items)
+    else:
+        scored = (r for _, chunk in imap_chunks(partial(_score_chunk, config), chunked(items, CHUNK_CASES), workers)
+                  for r in chunk)
     results: list[CaseResult] = []
-    ref_views: dict[tuple, TextView] = {}
-    done = 0
-    for model in models:
-        matched = matching.matched[model]
-        for case in cases:
-            row = matched.get(case.key)
-            prediction = row.prediction if row else ""
-            error = row.error if row else None
-            if is_empty(case.expected_response):
-                status, scores = STATUS_NO_GT, dict.fromkeys(names)
-            elif is_empty(prediction):
-                status = STATUS_MISSING
-                scores = {m: (None if m in scorer.unavailable else 0.0) for m in names}
-            else:
-                status = STATUS_COMPARED
-                ref = ref_views.setdefault(case.key, TextView(case.expected_response))
-                scores = scorer.score_views(TextView(prediction), ref)
-            combined = None if status == STATUS_NO_GT else combine(scores, weights)
-            results.append(CaseResult(
-                model, case.scene, case.dialogue_index, case.occurrence, case.context, case.expected_response,
-                prediction, status, scores, combined, error, row.where() if row else "",
-            ))
-            done += 1
-            if progress:
-                progress(done, total)
+    for r in scored:
+        results.append(r)
+        if progress:
+            progress(len(results), total)
     bleu = {}
     for model in models:
         pairs = [(r.prediction, r.expected_response) for r in results if r.model == model and r.status != STATUS_NO_GT]

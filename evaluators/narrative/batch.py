@@ -10,7 +10,8 @@ how many entered each mean.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from evaluators.io.errors import InputError, InputIssue
 from evaluators.io.sources import InputFile, collect_paths, pair_files, story_id
 from evaluators.metrics.statistics import bootstrap_ci
+from evaluators.parallel import chunked, imap_chunks
 from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
 from evaluators.narrative.composite import (
     NarrativeEvaluator,
@@ -232,7 +234,7 @@ def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAM
 
 
 def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None) -> BatchResult:
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
     """Pair files by story id and score every readable pair.
 
     Parameters
@@ -242,6 +244,8 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
     config : NarrativeConfig, optional
     progress : callable, optional
         Called as ``progress(done, total, story_id)`` after each pair (CLI progress bar, page progress).
+    workers : int
+        Worker processes (see :func:`score_pairs`).
 
     Returns
     -------
@@ -251,39 +255,64 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
     """
     pairing = pair_files(gt_files, pred_files)
     return score_pairs(pairing.pairs, config, progress, issues=pairing.issues,
-                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred)
+                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred, workers=workers)
+
+
+def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputFile) -> DocumentOutcome:
+    """One pair scored, or the located reason it could not be."""
+    outcome = DocumentOutcome(sid, g.name, p.name)
+    try:
+        for f in (g, p):
+            if f.issue is not None:
+                raise InputError(f.issue)
+        gl = load_document(g.data, g.name)
+        outcome.encodings["gt"] = gl.encoding
+        pl = load_document(p.data, p.name)
+        outcome.encodings["pred"] = pl.encoding
+        outcome.result = evaluator.evaluate(pl, gl, story_id=sid)
+    except InputError as exc:
+        outcome.error = exc.issue
+    except Exception as exc:  # noqa: BLE001 - one bad pair must not lose the rest of the batch
+        outcome.error = InputIssue(p.name, f"could not be scored against {g.name}: {type(exc).__name__}: {exc}",
+                                   kind="internal")
+    return outcome
+
+
+def _score_chunk(config: NarrativeConfig, pairs: list[tuple[str, InputFile, InputFile]]) -> list[DocumentOutcome]:
+    """:func:`_score_pair` over a chunk of pairs (in a worker process when ``workers > 1``)."""
+    evaluator = NarrativeEvaluator(config)
+    return [_score_pair(evaluator, sid, g, p) for sid, g, p in pairs]
+
+
+#: Document pairs per chunk sent to a worker process.
+CHUNK_PAIRS = 8
 
 
 def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: NarrativeConfig | None = None,
                 progress: Callable[[int, int, str], None] | None = None, *, issues: list[InputIssue] | None = None,
-                unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None) -> BatchResult:
-    """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`."""
+                unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None,
+                workers: int = 1) -> BatchResult:
+    """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`.
+
+    ``workers > 1`` scores chunks of :data:`CHUNK_PAIRS` pairs in worker processes
+    (:mod:`evaluators.parallel`); the result is identical to ``workers=1``.
+    """
     config = config or DEFAULT_CONFIG
-    evaluator = NarrativeEvaluator(config)
     docs: list[DocumentOutcome] = []
     issues = list(issues or [])
     total = len(pairs)
-    for n, (sid, g, p) in enumerate(pairs, start=1):
-        outcome = DocumentOutcome(sid, g.name, p.name)
-        try:
-            for f in (g, p):
-                if f.issue is not None:
-                    raise InputError(f.issue)
-            gl = load_document(g.data, g.name)
-            outcome.encodings["gt"] = gl.encoding
-            pl = load_document(p.data, p.name)
-            outcome.encodings["pred"] = pl.encoding
-            outcome.result = evaluator.evaluate(pl, gl, story_id=sid)
-        except InputError as exc:
-            outcome.error = exc.issue
-            issues.append(exc.issue)
-        except Exception as exc:  # noqa: BLE001 - one bad pair must not lose the rest of the batch
-            outcome.error = InputIssue(p.name, f"could not be scored against {g.name}: {type(exc).__name__}: {exc}",
-                                       kind="internal")
+    if workers <= 1:
+        evaluator = NarrativeEvaluator(config)
+        outcomes: Iterator[DocumentOutcome] = (_score_pair(evaluator, *pair) for pair in pairs)
+    else:
+        outcomes = (o for _, chunk in imap_chunks(partial(_score_chunk, config), chunked(pairs, CHUNK_PAIRS), workers)
+                    for o in chunk)
+    for outcome in outcomes:
+        if outcome.error is not None:
             issues.append(outcome.error)
         docs.append(outcome)
         if progress is not None:
-            progress(n, total, sid)
+            progress(len(docs), total, outcome.story_id)
     scored = [d.result for d in docs if d.result is not None]
     return BatchResult(
         documents=docs,
@@ -297,11 +326,11 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
 
 
 def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None) -> BatchResult:
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
     """Score files or folders (or zips) of GT and predictions.
 
     Two single JSON files are paired with each other whatever their names; otherwise files
-    are paired by story id (:func:`evaluators.io.story_id`).
+    are paired by story id (:func:`evaluators.io.story_id`).  ``workers``: see :func:`score_pairs`.
 
     Raises
     ------
@@ -314,4 +343,4 @@ def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: Narrative
     if single:
         g, p = gt_files[0], pred_files[0]
         return score_pairs([(story_id(g.name), g, p)], config, progress)
-    return evaluate_batch(gt_files, pred_files, config, progress)
+    return evaluate_batch(gt_files, pred_files, config, progress, workers=workers)

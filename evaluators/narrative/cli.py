@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from evaluators.parallel import add_workers_argument
+
 FORMATS = ("json", "md", "csv")
 
 
@@ -27,6 +29,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--relationship-taxonomy", metavar="CSV", help="relationship vocabulary in the guide's layout")
     p.add_argument("--sentiment-taxonomy", metavar="CSV", help="sentiment vocabulary in the guide's layout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
@@ -89,10 +92,12 @@ def _table(batch) -> str:
 def run(args) -> int:
     """Score, print a table on stdout, write the report; 2 on unusable input."""
     from evaluators.narrative.batch import evaluate_paths
+    from evaluators.parallel import worker_count
     from evaluators.reports.narrative import mismatches_csv, to_json, to_markdown
 
     try:
         config = _config(args)
+        workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
     bar = None
@@ -107,7 +112,7 @@ def run(args) -> int:
             bar.update(1)
 
     try:
-        batch = evaluate_paths(args.gt, args.pred, config, progress)
+        batch = evaluate_paths(args.gt, args.pred, config, progress, workers=workers)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     finally:

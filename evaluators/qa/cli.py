@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.parallel import add_workers_argument
+
 
 def add_parser(subparsers) -> None:
     """Register the ``qa`` subcommand."""
@@ -48,6 +50,8 @@ def add_scoring_arguments(p) -> None:
                    help="break scores down by this field (default: system/model/method/run if present; 'none' to disable)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
+    add_workers_argument(p)
+
 
 
 def config_of(args: argparse.Namespace):
@@ -77,6 +81,7 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.io import InputError
+    from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
     from evaluators.qa.export import record_rows, records_csv, report_json
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
@@ -92,8 +97,13 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
     config = config_of(args)
     try:
+        workers = worker_count(args.workers)
+    except ValueError as exc:
+        return _fail(str(exc))
+    try:
         report = evaluate_qa_file(path, config, predictions=preds,
-                                  predictions_file=args.predictions or "<predictions>")
+                                  predictions_file=args.predictions or "<predictions>",
+                                  workers=workers)
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except InputError as exc:

@@ -63,6 +63,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     import dataclasses
 
     from evaluators.io import InputError
+    from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
 
     config = config_of(args) if intervals else dataclasses.replace(config_of(args), ci_resamples=0)
@@ -78,10 +79,11 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         try:
             preds = Path(pred_file).read_bytes() if pred_file else None
             report = evaluate_qa_file(path, config, name=pred_file or None, predictions=preds,
-                                      predictions_file=pred_file or "<predictions>")
+                                      predictions_file=pred_file or "<predictions>",
+                                      workers=worker_count(args.workers))
         except OSError as exc:
             return [], f"cannot read {pred_file or path}: {exc.strerror or exc}"
-        except InputError as exc:
+        except (InputError, ValueError) as exc:  # unreadable input, a bad --workers
             return [], str(exc)
         for issue in report.issues:
             print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)

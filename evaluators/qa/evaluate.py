@@ -30,6 +30,7 @@ import re
 import sys
 import threading
 from collections import Counter
+from functools import partial
 from itertools import chain
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import bootstrap_ci
+from evaluators.parallel import chunked, imap_chunks
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
@@ -414,6 +416,7 @@ def evaluate_records(
     file: str | None = None,
     total: int | None = None,
     reader: Callable[[int, int], bytes] | None = None,
+    workers: int = 1,
 ) -> QAReport:
     """Score QA or fact-check records, from a :class:`~evaluators.io.RecordSet` or a stream.
 
@@ -436,6 +439,9 @@ def evaluate_records(
     reader : callable, optional
         ``reader(offset, length) -> bytes`` reading a streamed line back from the input the
         caller keeps; per-record results then hold offsets instead of copies of the lines.
+    workers : int
+        Worker processes scoring chunks of :data:`CHUNK_RECORDS` records (:mod:`evaluators.parallel`);
+        the report is identical to the one of ``workers=1``.
 
     Returns
     -------
@@ -479,13 +485,29 @@ def evaluate_records(
     special: dict[str, list[str]] = {"missing_gt": [], "missing_prediction": [], "gold_unparsed": [],
                                      "unparsed_predictions": []}
     total = total or 0
-    for k, rec in enumerate(chain(head, stream)):
-        if isinstance(rec, InputIssue):
-            issues.append(rec)
-            continue
+    def records_only():  # issues are collected here, records go on to be scored
+        for item in chain(head, stream):
+            if isinstance(item, InputIssue):
+                issues.append(item)
+            else:
+                yield item
+
+    def scored() -> Iterator[tuple[Record, QARecordResult]]:
+        if workers <= 1:
+            for rec in records_only():
+                yield rec, _score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used)
+            return
+        work = partial(_score_chunk, task, config, group_field)
+        for chunk, (results, gt_counts, pred_counts) in imap_chunks(
+                work, chunked(records_only(), CHUNK_RECORDS), workers,
+                payload=lambda chunk: [(r.data, r.index, r.line) for r in chunk]):
+            gt_used.update(gt_counts)
+            pred_used.update(pred_counts)
+            yield from zip(chunk, results)
+
+    for k, (rec, r) in enumerate(scored()):
         if progress is not None and k % 250 == 0:
             progress(k, total)
-        r = _score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used)
         store.append(r, rec.raw, rec.offset)
         if r.status == STATUS_MISSING_GT:
             special["missing_gt"].append(r.id)
@@ -543,6 +565,20 @@ def evaluate_records(
     )
 
 
+#: Records per chunk sent to a worker process (``workers > 1``).
+CHUNK_RECORDS = 2000
+
+
+def _score_chunk(task: str, config: QAConfig, group_field: str | None,
+                 items: list[tuple[Mapping[str, Any], int, int | None]]
+                 ) -> tuple[list[QARecordResult], Counter[str], Counter[str]]:
+    """:func:`_score_one` over ``(data, index, line)`` items in a worker; with the field counts."""
+    gt_used: Counter[str] = Counter()
+    pred_used: Counter[str] = Counter()
+    return ([_score_one(d, i, ln, task, config, group_field, gt_used, pred_used) for d, i, ln in items],
+            gt_used, pred_used)
+
+
 def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str, config: QAConfig,
                group_field: str | None, gt_used: Counter[str], pred_used: Counter[str]) -> QARecordResult:
     rid = text_field(data, ID_FIELDS, allow_numbers=True) or f"#{line if line is not None else index + 1}"
@@ -592,7 +628,7 @@ def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str,
 
 def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,
                 predictions: bytes | None = None, predictions_file: str = "<predictions>",
-                progress: Callable[[int, int], None] | None = None) -> QAReport:
+                progress: Callable[[int, int], None] | None = None, workers: int = 1) -> QAReport:
     """Read and score a QA / fact-check file.
 
     Parameters
@@ -612,6 +648,8 @@ def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", con
         Its name.
     progress : callable, optional
         ``progress(done, total)``.
+    workers : int
+        Worker processes (see :func:`evaluate_records`).
 
     Returns
     -------
@@ -627,18 +665,19 @@ def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", con
     if predictions is None and sniff_bytes(data, file) == "jsonl":
         # Stream: score line by line without keeping the parsed records.
         return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
-                                total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n])
+                                total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n],
+                                workers=workers)
     records = read_qa_records(data, file)
     if predictions is not None:
         mapping, issues = read_prediction_map(predictions, predictions_file)
         records = join_predictions(records, mapping, predictions_file)
         records.issues.extend(issues)
-    return evaluate_records(records, config, progress)
+    return evaluate_records(records, config, progress, workers=workers)
 
 
 def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = None, *, name: str | None = None,
                      predictions: bytes | None = None, predictions_file: str = "<predictions>",
-                     progress: Callable[[int, int], None] | None = None) -> QAReport:
+                     progress: Callable[[int, int], None] | None = None, workers: int = 1) -> QAReport:
     """:func:`evaluate_qa` on a file on disk or an open binary file; JSONL is read one line at a time.
 
     The file is never held in memory whole when it is JSONL (and no separate predictions
@@ -665,11 +704,11 @@ def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = No
 
         return _evaluate_open_file(source, name or str(getattr(source, "name", "<input>")), config, predictions,
                                    predictions_file, progress,
-                                   from_buffer if hasattr(source, "getbuffer") else None)
+                                   from_buffer if hasattr(source, "getbuffer") else None, workers)
     path = Path(source)
     with open(path, "rb") as f:
         return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress,
-                                   _LineReader(path))
+                                   _LineReader(path), workers)
 
 
 class _LineReader:
@@ -707,14 +746,14 @@ class _LineReader:
 
 
 def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress,
-                        reader: Callable[[int, int], bytes] | None = None) -> QAReport:
+                        reader: Callable[[int, int], bytes] | None = None, workers: int = 1) -> QAReport:
     f.seek(0)
     if predictions is None and sniff_bytes(f.read(65536), name) == "jsonl":
         f.seek(0)
         total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
         f.seek(0)
         return evaluate_records(iter_jsonl(f, name), config, progress, file=name, total=total,
-                                reader=reader)
+                                reader=reader, workers=workers)
     f.seek(0)
     return evaluate_qa(f.read(), name, config, predictions=predictions, predictions_file=predictions_file,
-                       progress=progress)
+                       progress=progress, workers=workers)

@@ -26,6 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--kind", choices=("auto", "single", "multi_turn"), default="auto", help="default: detect")
     p.add_argument("--verbose", action="store_true", help="print every item / turn")
     p.add_argument("--output-file", dest="output_file", metavar="FILE", help="write the JSON report")
+    from evaluators.parallel import add_workers_argument
+
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
@@ -42,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
     from evaluators.io import InputError
     from evaluators.qa.tables import format_table
+    from evaluators.parallel import worker_count
     from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
 
     try:
@@ -60,7 +64,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{args.items}: no valid item")
     if not answers.answers:
         return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
-    report = evaluate_test_set(test_set, answers)
+    try:
+        workers = worker_count(args.workers)
+    except ValueError as exc:
+        return _fail(str(exc))
+    report = evaluate_test_set(test_set, answers, workers=workers)
     bar = "=" * 80
     print(bar)
     print(f"test set: {args.items} ({test_set.kind}, {len(test_set.items)} items, version {test_set.version})")

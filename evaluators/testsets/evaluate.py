@@ -26,6 +26,7 @@ from evaluators import __version__
 from evaluators.io import InputError, InputIssue, read_records
 from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
 from evaluators.metrics.statistics import bootstrap_ci
+from evaluators.parallel import chunked, imap_chunks
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
 from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
@@ -284,7 +285,31 @@ def _answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
     return a if a is not None else answers.answers.get((item_id, 1))
 
 
-def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
+#: Items (single-turn) or dialogues (multi-turn) per chunk sent to a worker process.
+CHUNK_ITEMS = 500
+
+
+def _item_result(item: TestItem, a: Any) -> ItemResult:
+    """One single-turn item keyword-scored against its answer (``None``: no answer)."""
+    text = a.text if a is not None and a.text.strip() else None
+    ks = keyword_score(text or "", item.keywords)
+    if ks.score is None:
+        status = "no_keywords"
+    elif text is None:
+        status = "missing_prediction"
+    else:
+        status = "scored"
+    return ItemResult(item.id, item.category, item.difficulty, item.question, item.expected_answer, text,
+                      status, tuple(item.keywords), ks.found, ks.missing, ks.score,
+                      a.human_score if a is not None else None)
+
+
+def _score_items(pairs: list[tuple[TestItem, Any]]) -> list[ItemResult]:
+    """:func:`_item_result` over ``(item, answer)`` pairs (in a worker process when ``workers > 1``)."""
+    return [_item_result(item, a) for item, a in pairs]
+
+
+def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> TestSetReport:
     """Keyword-score each item of a single-turn set.
 
     Parameters
@@ -293,6 +318,9 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
         ``kind == "single"``.
     answers : AnswerSet
         Answers keyed by item id.
+    workers : int
+        Worker processes over chunks of :data:`CHUNK_ITEMS` items (:mod:`evaluators.parallel`);
+        the report is identical to ``workers=1``.
 
     Returns
     -------
@@ -305,21 +333,9 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet) -> TestSetReport:
     """
     if test_set.kind != "single":
         raise ValueError("evaluate_single needs a single-turn test set; use evaluate_multi_turn")
-    rows = []
-    for item in test_set.items:
-        assert isinstance(item, TestItem)
-        a = _answer_for(answers, item.id)
-        text = a.text if a is not None and a.text.strip() else None
-        ks = keyword_score(text or "", item.keywords)
-        if ks.score is None:
-            status = "no_keywords"
-        elif text is None:
-            status = "missing_prediction"
-        else:
-            status = "scored"
-        rows.append(ItemResult(item.id, item.category, item.difficulty, item.question, item.expected_answer, text,
-                               status, tuple(item.keywords), ks.found, ks.missing, ks.score,
-                               a.human_score if a is not None else None))
+    pairs = [(item, _answer_for(answers, item.id)) for item in test_set.items]
+    rows = [r for _, chunk in imap_chunks(_score_items, chunked(pairs, CHUNK_ITEMS if workers > 1 else len(pairs) or 1),
+                                          workers) for r in chunk]
     ids = {i.id for i in test_set.items}
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
     return TestSetReport(
@@ -437,7 +453,27 @@ class MultiTurnReport(DictMixin):
     signature: str = ""
 
 
-def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnReport:
+def _dialogue_result(d: Dialogue, turn_answers: list[Any]) -> DialogueResult:
+    """Expected-point coverage of one dialogue's turns (in turn order) against their answers."""
+    turns = []
+    for t, a in zip(sorted(d.turns, key=lambda t: t.turn), turn_answers):
+        text = a.text if a is not None and a.text.strip() else None
+        points = tuple(point_coverage(text or "", p.point, p.keywords) if isinstance(p, ExpectedPoint)
+                       else point_coverage(text or "", p) for p in t.expected_points)
+        n_cov = sum(p.covered for p in points)
+        turns.append(TurnResult(d.id, t.turn, t.user, t.requires_context, text,
+                                "scored" if text is not None else "missing_prediction", points, len(points),
+                                n_cov, n_cov / len(points), a.human_score if a is not None else None))
+    c = _coverage(turns)
+    return DialogueResult(d.id, d.scenario, tuple(turns), c.n_points, c.n_covered, c.coverage_micro, c.coverage_macro)
+
+
+def _score_dialogues(work: list[tuple[Dialogue, list[Any]]]) -> list[DialogueResult]:
+    """:func:`_dialogue_result` over a chunk (in a worker process when ``workers > 1``)."""
+    return [_dialogue_result(d, turn_answers) for d, turn_answers in work]
+
+
+def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> MultiTurnReport:
     """Expected-point coverage per turn and per dialogue.
 
     Parameters
@@ -446,6 +482,8 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnRepor
         ``kind == "multi_turn"``.
     answers : AnswerSet
         Answers keyed by ``(dialogue id, turn)``.
+    workers : int
+        Worker processes over chunks of dialogues; the report is identical to ``workers=1``.
 
     Returns
     -------
@@ -461,23 +499,16 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnRepor
     dialogues = []
     all_turns: list[TurnResult] = []
     used: set[tuple[str, int | None]] = set()
+    work = []
     for d in test_set.items:
-        assert isinstance(d, Dialogue)
-        turns = []
-        for t in sorted(d.turns, key=lambda t: t.turn):
-            a = answers.answers.get((d.id, t.turn))
-            used.add((d.id, t.turn))
-            text = a.text if a is not None and a.text.strip() else None
-            points = tuple(point_coverage(text or "", p.point, p.keywords) if isinstance(p, ExpectedPoint)
-                           else point_coverage(text or "", p) for p in t.expected_points)
-            n_cov = sum(p.covered for p in points)
-            turns.append(TurnResult(d.id, t.turn, t.user, t.requires_context, text,
-                                    "scored" if text is not None else "missing_prediction", points, len(points),
-                                    n_cov, n_cov / len(points), a.human_score if a is not None else None))
-        c = _coverage(turns)
-        dialogues.append(DialogueResult(d.id, d.scenario, tuple(turns), c.n_points, c.n_covered, c.coverage_micro,
-                                        c.coverage_macro))
-        all_turns.extend(turns)
+        turns = sorted(d.turns, key=lambda t: t.turn)
+        used.update((d.id, t.turn) for t in turns)
+        work.append((d, [answers.answers.get((d.id, t.turn)) for t in turns]))
+    for _, chunk in imap_chunks(_score_dialogues, chunked(work, CHUNK_ITEMS if workers > 1 else len(work) or 1),
+                                workers):
+        for dialogue in chunk:
+            dialogues.append(dialogue)
+            all_turns.extend(dialogue.turns)
     extra = tuple(sorted(f"{k}#{t}" if t is not None else k for k, t in answers.answers if (k, t) not in used))
     return MultiTurnReport(
         file=test_set.file, answers_file=answers.file, kind="multi_turn", overall=_coverage(all_turns),
@@ -495,8 +526,8 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet) -> MultiTurnRepor
     )
 
 
-def evaluate_test_set(test_set: TestSet, answers: AnswerSet) -> TestSetReport | MultiTurnReport:
-    """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind."""
+def evaluate_test_set(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> TestSetReport | MultiTurnReport:
+    """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind (``workers``: see them)."""
     if test_set.kind == "multi_turn":
-        return evaluate_multi_turn(test_set, answers)
-    return evaluate_single(test_set, answers)
+        return evaluate_multi_turn(test_set, answers, workers=workers)
+    return evaluate_single(test_set, answers, workers=workers)

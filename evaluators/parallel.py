@@ -1,0 +1,94 @@
+"""Process pools for batch scoring: the same per-record functions over chunks, merged in input order.
+
+Batch commands take ``--workers N``: records (or document pairs) are cut into chunks, each
+chunk is scored in a worker process by the very function the single-process path calls, and
+the results come back in input order, so every aggregate is computed once, in the parent,
+from the same per-record values: the report is identical to the one of ``--workers 1``
+(tests compare them field by field).
+
+Only the command line uses pools; pages score in the server process.  The function sent
+to the workers must be picklable (a module-level function or a :func:`functools.partial`
+of one).  See ``docs/scaling.md`` for the same functions on Dask or Ray.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Chunks submitted ahead of the one being collected, per worker (bounds memory on a stream).
+AHEAD_PER_WORKER = 2
+
+
+def add_workers_argument(parser) -> None:
+    """Add ``--workers N`` to an argparse parser (1 default, 0 one per CPU); see :func:`worker_count`."""
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="worker processes scoring chunks of records (default 1; 0 = one per CPU); "
+                             "the results are the same for any N")
+
+
+def worker_count(requested: int | None) -> int:
+    """``requested`` workers, with 0 (or ``None``) meaning one per CPU; at least 1.
+
+    Raises
+    ------
+    ValueError
+        For a negative count.
+    """
+    if requested is None or requested == 0:
+        return max(1, os.cpu_count() or 1)
+    if requested < 0:
+        raise ValueError(f"workers must be 0 (one per CPU) or a positive count, not {requested}")
+    return requested
+
+
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last may be shorter); ``size`` >= 1."""
+    it = iter(items)
+    while chunk := list(islice(it, max(1, size))):
+        yield chunk
+
+
+def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int = 1, *,
+                payload: Callable[[list[T]], Any] | None = None) -> Iterator[tuple[list[T], R]]:
+    """``(chunk, fn(payload(chunk)))`` for each chunk, in input order.
+
+    Parameters
+    ----------
+    fn : callable
+        Applied to each chunk's payload; run in worker processes when ``workers > 1`` (then
+        it and the payload must be picklable).
+    chunks : iterable of list
+        Consumed lazily: at most ``AHEAD_PER_WORKER * workers`` chunks are in flight.
+    workers : int
+        1 runs everything in this process (no pool).
+    payload : callable, optional
+        What to send of a chunk (e.g. only the fields the worker needs); default the chunk.
+
+    Raises
+    ------
+    Whatever ``fn`` raises, when its chunk is collected (the pool is shut down).
+    """
+    payload = payload or (lambda chunk: chunk)
+    if workers <= 1:
+        for chunk in chunks:
+            yield chunk, fn(payload(chunk))
+        return
+    from concurrent.futures import ProcessPoolExecutor  # not imported for --help or one worker
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append((chunk, pool.submit(fn, payload(chunk))))
+            while len(pending) >= AHEAD_PER_WORKER * workers:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()

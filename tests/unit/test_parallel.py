@@ -1,0 +1,110 @@
+"""``--workers N``: chunks scored in worker processes give the very report of one process.
+
+Each batch engine is run twice on real data (or the shipped demos), once in-process and once
+with two workers and chunks small enough that every worker gets several, and the reports are
+compared field by field (``to_dict``), not only their headline numbers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.parallel import chunked, imap_chunks, worker_count
+from tests.conftest import ROOT, require_shared
+
+
+def _square_all(chunk: list[int]) -> list[int]:
+    return [x * x for x in chunk]
+
+
+def _fail_on_three(chunk: list[int]) -> list[int]:
+    if 3 in chunk:
+        raise ValueError("three")
+    return chunk
+
+
+def test_chunked_and_worker_count():
+    assert list(chunked(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert list(chunked([], 3)) == []
+    assert worker_count(2) == 2 and worker_count(0) >= 1
+    with pytest.raises(ValueError, match="workers"):
+        worker_count(-1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_imap_chunks_keeps_input_order(workers):
+    out = [r for _, res in imap_chunks(_square_all, chunked(range(50), 4), workers) for r in res]
+    assert out == [x * x for x in range(50)]
+
+
+def test_a_worker_error_reaches_the_caller():
+    with pytest.raises(ValueError, match="three"):
+        for _ in imap_chunks(_fail_on_three, chunked(range(10), 2), 2):
+            pass
+
+
+def test_qa_report_is_identical_with_workers(monkeypatch):
+    import evaluators.qa.evaluate as qa
+    from evaluators.qa import QAConfig, evaluate_qa_file
+
+    monkeypatch.setattr(qa, "CHUNK_RECORDS", 37)  # 600 records -> 17 chunks over 2 workers
+    path = require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")
+    one = evaluate_qa_file(path, QAConfig(ci_resamples=500))
+    two = evaluate_qa_file(path, QAConfig(ci_resamples=500), workers=2)
+    assert one.to_dict() == two.to_dict()
+    assert one.overall.n == 600
+    grouped = ROOT / "evaluators" / "demo" / "qa" / "qa_systems_demo.jsonl"
+    monkeypatch.setattr(qa, "CHUNK_RECORDS", 5)
+    assert evaluate_qa_file(grouped, workers=2).to_dict() == evaluate_qa_file(grouped).to_dict()
+
+
+def test_narrative_batch_is_identical_with_workers(monkeypatch):
+    import evaluators.narrative.batch as batch
+
+    monkeypatch.setattr(batch, "CHUNK_PAIRS", 1)
+    gt = require_shared("fairytales", "gt_v3")
+    pred = require_shared("fairytales", "predictions")
+    one = batch.evaluate_paths(gt, pred)
+    two = batch.evaluate_paths(gt, pred, workers=2)
+    assert len(one.scored) >= 2
+    assert one.to_dict() == two.to_dict()
+
+
+def test_dialogue_evaluation_is_identical_with_workers(monkeypatch):
+    import evaluators.dialogue.scoring as scoring
+    from evaluators.dialogue.inputs import load_cases, load_predictions
+
+    monkeypatch.setattr(scoring, "CHUNK_CASES", 7)
+    folder = require_shared("persona_chat")
+    cases = load_cases((folder / "peppa_structured_test_cases.json").read_bytes(), "cases.json")
+    preds = load_predictions((folder / "peppa_structured_evaluation_202510101638_report.json").read_bytes(),
+                             "report.json")
+    one = scoring.evaluate_dialogue(cases.cases, preds.rows)
+    two = scoring.evaluate_dialogue(cases.cases, preds.rows, workers=2)
+    assert len(one.results) > 7
+    assert one.to_dict() == two.to_dict()
+
+
+@pytest.mark.parametrize("items, answers", [("factual_demo.json", "factual_demo_answers.json"),
+                                            ("multi_turn_demo.json", "multi_turn_demo_answers.jsonl")])
+def test_test_set_report_is_identical_with_workers(monkeypatch, items, answers):
+    import evaluators.testsets.evaluate as ts
+    from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
+
+    monkeypatch.setattr(ts, "CHUNK_ITEMS", 2)
+    demo = ROOT / "evaluators" / "demo" / "testsets"
+    test_set = load_test_set((demo / items).read_bytes(), items)
+    ans = load_answers((demo / answers).read_bytes(), answers)
+    assert evaluate_test_set(test_set, ans, workers=2).to_dict() == evaluate_test_set(test_set, ans).to_dict()
+
+
+def test_cli_workers_flag_gives_the_same_output(tmp_path, capsys):
+    from evaluators.cli import main
+
+    demo = ROOT / "evaluators" / "demo" / "qa" / "qa_systems_demo.jsonl"
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["qa", "--input", str(demo), "--ci-resamples", "300", "--output-file", str(a)]) == 0
+    assert main(["qa", "--input", str(demo), "--ci-resamples", "300", "--workers", "2", "--output-file", str(b)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert main(["qa", "--input", str(demo), "--workers", "-3"]) == 2
+    assert "workers" in capsys.readouterr().err
