@@ -340,7 +340,12 @@ def detect_task(records: Sequence[Mapping[str, Any]], dataset: str | None,
     return "qa", f"no fact-check dataset name; {n_claim} claims, {n_verdict} of {len(golds)} answers are verdicts"
 
 
-def _pick_group_field(records: Sequence[Mapping[str, Any]], setting: str | None) -> str | None:
+def pick_group_field(records: Sequence[Mapping[str, Any]], setting: str | None) -> str | None:
+    """The group field of ``records`` for the setting ``QAConfig.group_field``.
+
+    ``None`` disables grouping, a name is used as given, and ``"auto"`` picks the first of
+    :data:`~evaluators.qa.fields.GROUP_FIELDS` with a non-blank string value in any record.
+    """
     if setting is None:
         return None
     if setting != "auto":
@@ -473,7 +478,7 @@ def evaluate_records(
         task, reason = detect_task(sample, config.dataset, config.gt_fields)
     else:
         task, reason = config.task, "set by the user"
-    group_field = _pick_group_field(sample, config.group_field)
+    group_field = pick_group_field(sample, config.group_field)
     del sample
     gt_used: Counter[str] = Counter()
     pred_used: Counter[str] = Counter()
@@ -563,6 +568,37 @@ def evaluate_records(
         signature=signature(task),
         records=store,
     )
+
+
+def score_record(data: Mapping[str, Any], task: str, config: QAConfig | None = None, group_field: str | None = None,
+                 *, index: int = 0, line: int | None = None) -> QARecordResult:
+    """Score one record: the per-record function behind every report (and the unit to distribute).
+
+    Parameters
+    ----------
+    data : mapping
+        One input record (JSON object or CSV row).
+    task : {"qa", "factcheck"}
+        As decided for the whole file (:func:`detect_task` on a sample, or set by the user).
+    config : QAConfig, optional
+    group_field : str, optional
+        As decided for the whole file (:func:`pick_group_field`).
+    index, line : int
+        Position of the record (0-based) and its line (1-based), shown in the result.
+
+    Returns
+    -------
+    QARecordResult
+        EM and F1 in [0, 1] (SQuAD v1.1 for English, CMRC 2018 for Chinese, verdict match for
+        fact-check), or a status saying why the record is not scored.
+
+    Notes
+    -----
+    A report's means are plain means of these results' ``exact_match`` / ``token_f1`` over
+    the records with status ``scored`` or ``missing_prediction``; see ``docs/scaling.md`` for
+    running this function on Dask or Ray.
+    """
+    return _score_one(data, index, line, task, config or QAConfig(), group_field, Counter(), Counter())
 
 
 #: Records per chunk sent to a worker process (``workers > 1``).
