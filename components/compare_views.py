@@ -133,3 +133,37 @@ def _paired(c, prefix: str) -> None:
         right.text(r["prediction B"])
     else:
         st.caption("Select a row to see both predictions.")
+
+
+def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "score") -> None:
+    """A :class:`~evaluators.metrics.statistics.PairedScores` comparison: cards, then its items by outcome.
+
+    ``rows`` maps each item key (as in ``c.outcomes``) to the table row shown for it (plain values).
+    """
+    bs, ar = c.bootstrap, c.randomization
+    cols = st.columns(4)
+    cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
+                   help=f"Mean {metric} of {c.name_b} minus {c.name_a} over {c.n_paired} paired items; "
+                        f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f} ({bs.method}).")
+    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}", help="Paired bootstrap percentile interval.")
+    cols[2].metric("p (paired bootstrap)", f"{bs.p_value:.4f}", help="Two-sided (Koehn 2004).")
+    cols[3].metric("p (randomization)", f"{ar.p_value:.4f}",
+                   help=f"Approximate randomization, {ar.method} (Noreen 1989).")
+    counts = {"changed": bs.won + bs.lost, "won": bs.won, "lost": bs.lost, "tied": bs.tied}
+    st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} items paired"
+               + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
+               + f"; B higher on {bs.won}, lower on {bs.lost}, tied on {bs.tied}.")
+    pick = st.radio("Items · 条目", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
+                    format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")
+    wanted = {"won", "lost"} if pick == "changed" else {pick}
+    shown = [{"outcome": o, **rows.get(k, {"item": k})} for k, o in c.outcomes.items() if o in wanted]
+    if shown:
+        st.dataframe(visible_frame(shown), hide_index=True, key=f"{prefix}_items")
+    else:
+        st.caption("No item in this group.")
+
+
+def systems_chart(names: list[str], metrics: dict[str, list], lows: dict[str, list], highs: dict[str, list], *,
+                  title: str, key: str) -> None:
+    """Bars of each metric by system with their 95% intervals as error bars."""
+    st.plotly_chart(metric_by_system(names, metrics, lows, highs, title=title), key=key)

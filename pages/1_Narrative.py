@@ -3,19 +3,24 @@
 import streamlit as st
 
 from components import narrative_views as views
+from components.compare_views import paired_scores_view, systems_chart
+from components.tables import visible_frame
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
 from components.narrative_state import demo_files, score, settings
 from components.uploads import read_uploads, show_issues
-from evaluators.reports.narrative import document_markdown, mismatches_csv, to_json, to_markdown
+from evaluators.narrative import COMPONENTS
+from evaluators.narrative.batch import compare_two_systems, systems_matrix
+from evaluators.reports.narrative import document_markdown, mismatches_csv, systems_csv, to_json, to_markdown
 
-VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
+VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
 VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
 
 source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
 config, settings_issues = settings()
 
+other_systems: dict = {}
 if source == "demo":
     gt_files, pred_files = demo_files()
     st.info("Showing the built-in demo: one Chinese and one English story, each with a deliberately imperfect "
@@ -27,8 +32,16 @@ else:
                              accept_multiple_files=True, key="nar_gt_upload")
     pred_up = c2.file_uploader("Prediction files (JSON v3, or a .zip)", type=["json", "zip"],
                                accept_multiple_files=True, key="nar_pred_upload")
+    more_up = st.file_uploader("Optional: other systems' predictions of the same stories, one .zip (or JSON file) "
+                               "per system, to compare them (view Compare)", type=["json", "zip"],
+                               accept_multiple_files=True, key="nar_more_pred")
     gt_files = read_uploads(gt_up, group="nar_gt")
     pred_files = read_uploads(pred_up, group="nar_pred")
+    for i, up in enumerate(more_up or []):
+        name = up.name.rsplit(".", 1)[0] or f"system {i + 2}"
+        while name in other_systems:
+            name += "'"
+        other_systems[name] = read_uploads([up], group=f"nar_more_{i}")
     if not gt_files or not pred_files:
         st.markdown(
             "**Upload ground truth and predictions to start.** Files are paired by story id: the file name "
@@ -101,6 +114,51 @@ else:
         views.render_spans(result, selected_event=None if pick == "(none)" else pick)
     elif view == "Alignment":
         views.render_alignment(result)
+    elif view == "Compare":
+        if not other_systems:
+            st.info("Compare prediction sets of several systems on the same stories: switch **Data source** to "
+                    "upload, then add each other system's predictions (one .zip or JSON file per system) under "
+                    "*Optional: other systems' predictions*.")
+        else:
+            first = pred_up[0].name.rsplit(".", 1)[0] if pred_up and len(pred_up) == 1 else "predictions"
+            batches = {first: batch}
+            for name, files in other_systems.items():
+                batches[name if name != first else name + "'"] = score(gt_files, files, config)
+            names = list(batches)
+            macro = {n: b.macro for n, b in batches.items()}
+            metrics = {"overall": [macro[n].get("overall_score") for n in names]}
+            lows = {"overall": [macro[n].get("overall_score_ci_low") for n in names]}
+            highs = {"overall": [macro[n].get("overall_score_ci_high") for n in names]}
+            for c in COMPONENTS:
+                metrics[c] = [macro[n].get("component_scores", {}).get(c) for n in names]
+                lows[c] = [macro[n].get("component_ci_low", {}).get(c) for n in names]
+                highs[c] = [macro[n].get("component_ci_high", {}).get(c) for n in names]
+            systems_chart(names, metrics, lows, highs, key="nar_systems_chart",
+                          title="Macro scores by system (mean over documents; error bars: 95% bootstrap CI)")
+            matrix = systems_matrix(batches)
+            spread = st.slider("Show stories whose overall scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
+                               key="nar_spread")
+            kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
+            overall_cols = ["story_id", *[f"{n}: overall_score" for n in names], "spread"]
+            st.dataframe(visible_frame([{k: r.get(k) for k in overall_cols} for r in kept]), hide_index=True,
+                         key="nar_matrix")
+            st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
+            st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
+                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv")
+            p1, p2 = st.columns(2)
+            sys_a = p1.selectbox("System A (baseline)", names, index=0, key="nar_pair_a", format_func=visible)
+            sys_b = p2.selectbox("System B", names, index=1, key="nar_pair_b", format_func=visible)
+            if sys_a == sys_b:
+                st.info("Pick two different systems.")
+            else:
+                try:
+                    paired = compare_two_systems(batches, sys_a, sys_b)
+                except ValueError as exc:
+                    st.warning(md(str(exc)))
+                else:
+                    rows = {r["story_id"]: {"story_id": r["story_id"], sys_a: r.get(f"{sys_a}: overall_score"),
+                                            sys_b: r.get(f"{sys_b}: overall_score")} for r in matrix}
+                    paired_scores_view(paired, rows, "nar_pair", metric="overall score")
     elif view == "Downloads":
         st.markdown("Reports are written by the same writers as the command line "
                     "(`python -m evaluators narrative`).")

@@ -15,6 +15,8 @@ import streamlit as st  # noqa: E402
 from components.dialogue_views import (  # noqa: E402
     case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
 )
+from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
+from components.tables import visible_frame  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -22,6 +24,7 @@ from evaluators.dialogue import (  # noqa: E402
     DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, PredictionSet, evaluate_dialogue, load_cases, load_predictions,
 )
 from evaluators.dialogue.diff import char_diff  # noqa: E402
+from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa: E402
 from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
@@ -212,6 +215,13 @@ tab_heat, tab_models, tab_cases, tab_compare, tab_dl = st.tabs(
 with tab_heat:
     scene_model_heatmap([s.to_dict() for s in evaluation.by_scene])
 with tab_models:
+    if evaluation.by_model:
+        bm = evaluation.by_model
+        systems_chart([s.model for s in bm], {"combined_score": [s.combined_score for s in bm]},
+                      {"combined_score": [s.combined_score_ci_low for s in bm]},
+                      {"combined_score": [s.combined_score_ci_high for s in bm]},
+                      title="Combined score by model (error bars: 95% bootstrap CI over cases)",
+                      key="dialogue_models_chart")
     model_table([s.to_dict() for s in evaluation.by_model], names,
                 {k: v.to_dict() for k, v in evaluation.corpus_bleu.items()})
     with st.expander("Signatures (tokenizer, normalization, library versions)"):
@@ -235,6 +245,35 @@ with tab_cases:
         render_char_diff(char_diff(r.expected_response, r.prediction))
 with tab_compare:
     comparison_view(evaluation.comparison.to_dict() if evaluation.comparison else None)
+    if len(evaluation.models) > 1:
+        st.markdown("**Cases × models · 逐条对比**")
+        matrix = case_matrix(evaluation)
+        spread = st.slider("Show cases where the models' combined scores differ by at least · 分差至少", 0.0, 1.0, 0.0,
+                           0.05, key="dialogue_spread")
+        kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
+        st.dataframe(visible_frame(kept), hide_index=True, key="dialogue_matrix",
+                     column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                                    for c in kept[0] if c.endswith("combined_score") or c == "spread"} if kept else None)
+        st.caption(f"{len(kept)} of {len(matrix)} cases.")
+        st.markdown("**Paired comparison · 配对比较**")
+        p1, p2 = st.columns(2)
+        model_a = p1.selectbox("Model A (baseline)", evaluation.models, index=0, key="dialogue_pair_a",
+                               format_func=visible)
+        model_b = p2.selectbox("Model B", evaluation.models, index=1, key="dialogue_pair_b", format_func=visible)
+        if model_a == model_b:
+            st.info("Pick two different models.")
+        else:
+            try:
+                paired = cached(("dialogue-pair", eval_key, model_a, model_b),
+                                lambda: compare_two_models(evaluation, model_a, model_b))
+            except ValueError as exc:
+                st.warning(md(str(exc)))
+            else:
+                by_case = {r["case"]: {"case": r["case"], f"{model_a}": r[f"{model_a}: combined_score"],
+                                       f"{model_b}": r[f"{model_b}: combined_score"],
+                                       "expected": r["expected_response"], f"{model_a} reply": r[f"{model_a}: prediction"],
+                                       f"{model_b} reply": r[f"{model_b}: prediction"]} for r in matrix}
+                paired_scores_view(paired, by_case, "dialogue_pair", metric="combined score")
 with tab_dl:
     stem = "persona_evaluation"
     downloads({  # written when a button is clicked, not on every rerun

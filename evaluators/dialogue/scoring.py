@@ -449,3 +449,56 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         results=results, by_model=_summaries(results, names, False), by_scene=_summaries(results, names, True),
         comparison=compare_models(results), corpus_bleu=bleu, issues=all_issues, matching=summary,
     )
+
+
+def case_key(r: CaseResult) -> str:
+    """A case's key across models: ``scene#dialogue_index#occurrence``."""
+    return f"{r.scene}#{r.dialogue_index}#{r.occurrence}"
+
+
+def case_matrix(evaluation: DialogueEvaluation) -> list[dict]:
+    """Cases x models: one row per case with each model's reply and combined score.
+
+    Returns
+    -------
+    list of dict
+        Keys ``case`` (:func:`case_key`), ``scene``, ``dialogue_index``, ``expected_response``,
+        ``<model>: combined_score``, ``<model>: prediction`` per model (``None`` where the model
+        has no result), and ``spread``: the highest minus the lowest combined score of the
+        models that have one (``None`` with fewer than two), in [0, 1].
+    """
+    rows: dict[str, dict] = {}
+    for r in evaluation.results:
+        row = rows.setdefault(case_key(r), {"case": case_key(r), "scene": r.scene,
+                                            "dialogue_index": r.dialogue_index,
+                                            "expected_response": r.expected_response,
+                                            **{f"{m}: combined_score": None for m in evaluation.models},
+                                            **{f"{m}: prediction": None for m in evaluation.models}})
+        row[f"{r.model}: combined_score"] = r.combined_score
+        row[f"{r.model}: prediction"] = r.prediction
+    for row in rows.values():
+        values = [row[f"{m}: combined_score"] for m in evaluation.models if row[f"{m}: combined_score"] is not None]
+        row["spread"] = max(values) - min(values) if len(values) > 1 else None
+    return list(rows.values())
+
+
+def compare_two_models(evaluation: DialogueEvaluation, model_a: str, model_b: str, *, n_resamples: int = 10_000,
+                       seed: int = 0):
+    """Paired comparison of two models' combined scores over the cases both were scored on.
+
+    Returns
+    -------
+    evaluators.metrics.statistics.PairedScores
+        Paired bootstrap interval and p-value of the mean difference (B - A), approximate
+        randomization p-value, won / lost / tied per case (keys from :func:`case_key`).
+
+    Raises
+    ------
+    ValueError
+        When the two models share no scored case.
+    """
+    from evaluators.metrics.statistics import compare_paired_scores
+
+    a = {case_key(r): r.combined_score for r in evaluation.results if r.model == model_a}
+    b = {case_key(r): r.combined_score for r in evaluation.results if r.model == model_b}
+    return compare_paired_scores(a, b, model_a, model_b, n_resamples=n_resamples, seed=seed)

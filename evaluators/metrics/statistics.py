@@ -292,3 +292,65 @@ def mcnemar(a, b) -> McNemarResult:
     discordant = only_a + only_b
     p = 1.0 if discordant == 0 else float(binomtest(min(only_a, only_b), discordant, 0.5).pvalue)
     return McNemarResult(only_a, only_b, both, neither, min(1.0, p), only_b / only_a if only_a else None)
+
+
+@dataclass(frozen=True)
+class PairedScores(DictMixin):
+    """Two systems' scores on the items both scored, compared (B against A).
+
+    Attributes
+    ----------
+    name_a, name_b : str
+    n_paired : int
+        Items with a score in both (paired by key).
+    only_a, only_b : int
+        Items scored by one system only (left out).
+    bootstrap : PairedComparison
+        Paired bootstrap of the mean difference (interval and p-value).
+    randomization : PairedComparison
+        Approximate randomization p-value of the same difference.
+    outcomes : dict
+        Item key (as text) -> ``"won"`` (B higher), ``"lost"`` or ``"tied"`` (within ``tol``).
+    """
+
+    name_a: str
+    name_b: str
+    n_paired: int
+    only_a: int
+    only_b: int
+    bootstrap: PairedComparison
+    randomization: PairedComparison
+    outcomes: dict[str, str]
+
+
+def compare_paired_scores(a, b, name_a: str = "A", name_b: str = "B", *, n_resamples: int = 10_000,
+                          confidence_level: float = 0.95, seed: int = 0, tol: float = 1e-12) -> PairedScores:
+    """Compare two systems' per-item scores, paired by item key.
+
+    Parameters
+    ----------
+    a, b : mapping of hashable -> float or None
+        Scores by item key (a document, a case, a question); ``None`` (not scored) is left out.
+    name_a, name_b : str
+    n_resamples, confidence_level, seed
+        For :func:`paired_bootstrap` and :func:`approximate_randomization`.
+    tol : float
+        Differences within ``tol`` count as ties.
+
+    Raises
+    ------
+    ValueError
+        When no item is scored by both.
+    """
+    sa = {k: v for k, v in a.items() if v is not None}
+    sb = {k: v for k, v in b.items() if v is not None}
+    keys = [k for k in sa if k in sb]
+    if not keys:
+        raise ValueError(f"{name_a} and {name_b} have no scored item in common")
+    xa = [sa[k] for k in keys]
+    xb = [sb[k] for k in keys]
+    outcomes = {str(k): "won" if y > x + tol else "lost" if y < x - tol else "tied" for k, x, y in zip(keys, xa, xb)}
+    return PairedScores(name_a, name_b, len(keys), len(sa) - len(keys), len(sb) - len(keys),
+                        paired_bootstrap(xa, xb, n_resamples=n_resamples, confidence_level=confidence_level,
+                                         seed=seed),
+                        approximate_randomization(xa, xb, n_resamples=n_resamples, seed=seed), outcomes)

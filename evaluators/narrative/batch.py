@@ -344,3 +344,55 @@ def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: Narrative
         g, p = gt_files[0], pred_files[0]
         return score_pairs([(story_id(g.name), g, p)], config, progress)
     return evaluate_batch(gt_files, pred_files, config, progress, workers=workers)
+
+
+def systems_matrix(batches: dict[str, BatchResult]) -> list[dict[str, Any]]:
+    """Documents x systems: one row per story id with each system's overall and component scores.
+
+    Parameters
+    ----------
+    batches : dict
+        System name -> its batch against the same ground truth.
+
+    Returns
+    -------
+    list of dict
+        ``story_id``, then per system ``<system>: overall_score`` and ``<system>: <component>``
+        (``None`` where the system has no scored document for that story or the score is
+        undefined), and ``spread``: the highest minus the lowest overall score among the systems
+        that have one (``None`` with fewer than two).  Stories in order of first appearance.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    names = list(batches)
+    for name, batch in batches.items():
+        for r in batch.scored:
+            row = rows.setdefault(r.story_id, {"story_id": r.story_id,
+                                               **{f"{s}: overall_score": None for s in names}})
+            row[f"{name}: overall_score"] = r.overall_score
+            for c in COMPONENTS:
+                row[f"{name}: {c}"] = r.component_scores[c]
+    for row in rows.values():
+        values = [row[f"{s}: overall_score"] for s in names if row[f"{s}: overall_score"] is not None]
+        row["spread"] = max(values) - min(values) if len(values) > 1 else None
+    return list(rows.values())
+
+
+def compare_two_systems(batches: dict[str, BatchResult], a: str, b: str, *, n_resamples: int = 10_000,
+                        seed: int = 0):
+    """Paired comparison of two systems' overall scores over the stories both scored (documents paired).
+
+    Returns
+    -------
+    evaluators.metrics.statistics.PairedScores
+        Keys are story ids.
+
+    Raises
+    ------
+    ValueError
+        When the two systems share no scored story.
+    """
+    from evaluators.metrics.statistics import compare_paired_scores
+
+    return compare_paired_scores({r.story_id: r.overall_score for r in batches[a].scored},
+                                 {r.story_id: r.overall_score for r in batches[b].scored}, a, b,
+                                 n_resamples=n_resamples, seed=seed)

@@ -159,3 +159,16 @@ def to_markdown(result: NarrativeResult | BatchResult) -> str:
     if isinstance(result, BatchResult):
         return batch_markdown(result)
     return document_markdown(result)
+
+
+def systems_csv(matrix: list[dict[str, Any]], signature: str = "") -> str:
+    """The documents x systems rows of :func:`evaluators.narrative.batch.systems_matrix` as CSV (one writer).
+
+    Columns: ``story_id``, every ``<system>: <score>`` column in first-seen order, ``spread`` and
+    ``signature`` (the scoring settings).
+    """
+    from evaluators.reports.csv_writer import write_dict_csv
+
+    columns = list(dict.fromkeys(k for row in matrix for k in row if k not in ("spread",)))
+    rows = [{**row, "signature": signature} for row in matrix]
+    return write_dict_csv([*columns, "spread", "signature"], rows)

@@ -24,11 +24,12 @@ def test_demo_shows_scores_heatmap_tables_and_downloads():
     at.run()
     assert not at.exception and not at.error
     metrics = {shown(m.label): m.value for m in at.metric}
-    assert set(metrics) == {"panda-chat-large · combined", "panda-chat-small · combined"}
+    assert {k for k in metrics if k.endswith("· combined")} == {"panda-chat-large · combined",
+                                                               "panda-chat-small · combined"}
     # the large model is much closer to the script than the small one
     assert float(metrics["panda-chat-large · combined"]) > float(metrics["panda-chat-small · combined"])
     assert [t.label for t in at.tabs] == ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"]
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("plotly_chart")) == 2  # scenes x models heatmap, combined score by model with CIs
     assert len(at.get("download_button")) == 3
     # issues of the demo: one unmatched row and a case without ground truth
     assert any("input issue" in e.label for e in at.expander)
@@ -189,3 +190,30 @@ def test_diff_html_escapes_user_text():
     # only our own span tags are HTML; every character of the texts is escaped
     assert untagged == [html.escape(expected), html.escape(predicted)]
     assert "<script" not in right and "<b>" not in left
+
+
+def test_demo_model_comparison_equals_the_engine():
+    from evaluators.demo import demo_path
+    from evaluators.dialogue import evaluate_dialogue, load_cases, load_predictions
+    from evaluators.dialogue.inputs import PredictionSet
+    from evaluators.dialogue.scoring import case_matrix, compare_two_models
+
+    at = _app("demo")
+    at.run()
+    assert not at.exception
+    folder = demo_path("dialogue")
+    cases = load_cases((folder / "persona_cases.json").read_bytes(), "persona_cases.json")
+    preds = PredictionSet.combine([load_predictions((folder / n).read_bytes(), n)
+                                   for n in ("panda-chat-large.jsonl", "panda-chat-small_report.json")])
+    evaluation = evaluate_dialogue(cases.cases, preds.rows)
+    paired = compare_two_models(evaluation, "panda-chat-large", "panda-chat-small")
+    metrics = {shown(m.label): m.value for m in at.metric}
+    assert metrics["combined score delta · 差值"] == f"{paired.bootstrap.delta:+.3f}"
+    assert metrics["p (randomization)"] == f"{paired.randomization.p_value:.4f}"
+    won, lost = paired.bootstrap.won, paired.bootstrap.lost
+    assert at.radio(key="dialogue_pair_outcome").options[:3] == [
+        f"Changed · 有变化 ({won + lost})", f"B better · B 更好 ({won})", f"B worse · B 更差 ({lost})"]
+    # the spread filter keeps the cases whose two combined scores differ by at least 0.3
+    at.slider(key="dialogue_spread").set_value(0.3).run()
+    expected = sum(1 for r in case_matrix(evaluation) if r["spread"] is not None and r["spread"] >= 0.3 - 1e-12)
+    assert any(c.value == f"{expected} of {len(case_matrix(evaluation))} cases." for c in at.caption)

@@ -13,7 +13,7 @@ from tests.conftest import require_shared
 from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, run_page as run
 from tests.unit.narrative_builders import doc, event, rel, span
 
-VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Downloads"]
+VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
 
 
 def html_bodies(at) -> str:
@@ -193,3 +193,31 @@ def test_tables_over_the_styler_cell_limit_are_shown_without_colours():
     assert any("cells that can be coloured: shown without colours" in c.value for c in at.caption)
     at.segmented_control(key="nar_view").set_value("Characters").run()  # under the default limit: coloured
     assert not any("shown without colours" in c.value for c in at.caption)
+
+
+def test_compare_view_scores_other_systems_side_by_side(demo_batch):
+    import io
+    import zipfile
+
+    gt, pred = demo_files()
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [(f.name, f.data) for f in gt], [(f.name, f.data) for f in pred])
+    # a second "system" whose predictions are the ground truth itself: every score is 1.0 (GT against itself)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in gt:
+            z.writestr(f.name.replace("_v3.json", "_prediction.json"), f.data)
+    at.file_uploader(key="nar_more_pred").set_value([("oracle.zip", buf.getvalue(), "application/zip")]).run()
+    at.segmented_control(key="nar_view").set_value("Compare").run()
+    assert not at.exception, at.exception
+    matrix = next(d.value for d in at.dataframe if "story_id" in d.value.columns and "spread" in d.value.columns)
+    by_story = {r.story_id: r for r in demo_batch.scored}
+    for _, row in matrix.iterrows():
+        assert row["oracle: overall_score"] == pytest.approx(1.0)
+        assert row["predictions: overall_score"] == pytest.approx(by_story[row["story_id"]].overall_score)
+        assert row["spread"] == pytest.approx(1.0 - by_story[row["story_id"]].overall_score)
+    m = metrics(at)
+    # B (oracle) - A (demo predictions) = 1 - mean of the two demo overall scores
+    mean_a = sum(r.overall_score for r in demo_batch.scored) / 2
+    assert m["overall score delta"] == f"{1 - mean_a:+.3f}"
+    assert at.radio(key="nar_pair_outcome").options[1] == "B better · B 更好 (2)"
