@@ -15,7 +15,7 @@ import streamlit as st
 
 from components.tables import visible_frame
 from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
-from evaluators.qa.export import matrix_csv, matrix_rows
+from evaluators.qa.export import matrix_csv, matrix_rows, systems_csv
 from evaluators.qa.tables import pct
 from evaluators.reports.escape import md
 from evaluators.reports.figures import metric_by_system
@@ -79,15 +79,18 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
             st.warning(md(str(exc)))
     if comparison is not None:
         _paired(comparison, prefix)
-    st.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
                        file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv")
+    d2.download_button("Download systems CSV (with CIs)", lambda: systems_csv(view, signature).encode("utf-8-sig"),
+                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv")
 
     def html() -> bytes:
         from evaluators.reports.html import comparison_report
         return comparison_report(view, comparison, signature,
                                  title=f"Comparison: {', '.join(names)}").encode("utf-8")
 
-    st.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
+    d3.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
                        mime="text/html", key=f"{prefix}_html",
                        help="One self-contained file (charts inlined): opens offline in any browser.")
 

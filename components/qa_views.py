@@ -13,7 +13,7 @@ import streamlit as st
 
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
-from evaluators.qa.export import records_csv, report_json
+from evaluators.qa.export import records_csv, report_json, summary_csv
 from evaluators.qa.tables import pct
 from components.tables import visible_frame
 from evaluators.reports.escape import md
@@ -59,11 +59,18 @@ def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str =
 
 def per_class_frame(report: QAReport) -> pd.DataFrame:
     """Per-class precision / recall / F1 / support plus the averages, as a DataFrame."""
-    c = report.classification
-    rows = [{"class": str(m.label), "precision": m.precision, "recall": m.recall, "f1": m.f1, "support": m.support,
-             "predicted": m.predicted, "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in c.per_class]
+    c, ci = report.classification, report.classification_ci
+
+    def interval(lo, hi):
+        return None if ci is None or lo is None else f"{pct(lo)} – {pct(hi)}"
+
+    rows = [{"class": str(m.label), "precision": m.precision, "recall": m.recall, "f1": m.f1,
+             "f1 95% CI": interval(ci and ci.f1_ci_low.get(m.label), ci and ci.f1_ci_high.get(m.label)),
+             "support": m.support, "predicted": m.predicted, "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in c.per_class]
     for avg in (c.micro, c.macro, c.weighted):
         rows.append({"class": f"{avg.kind} avg", "precision": avg.precision, "recall": avg.recall, "f1": avg.f1,
+                     "f1 95% CI": interval(ci.macro_f1_ci_low, ci.macro_f1_ci_high) if ci and avg.kind == "macro"
+                     else None,
                      "support": sum(m.support for m in c.per_class if m.label in c.average_labels)})
     return pd.DataFrame(rows)
 
@@ -87,12 +94,15 @@ def downloads(report: QAReport, key: str = "qa") -> None:
     from evaluators.reports.html import qa_report
 
     stem = PurePath(report.file).stem or "qa"
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     # Written when clicked (callables): a large report is not serialised on every rerun.
     c1.download_button("Download JSON report · 下载报告", lambda: report_json(report).encode("utf-8"),
                        file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json")
     c2.download_button("Download per-record CSV · 下载逐条结果", lambda: records_csv(report).encode("utf-8-sig"),
                        file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv")
+    c4.download_button("Download summary CSV · 下载汇总", lambda: summary_csv(report).encode("utf-8-sig"),
+                       file_name=f"{stem}_summary.csv", mime="text/csv", key=f"{key}_summary",
+                       help="EM / F1 (and per-class F1) with their 95% intervals, overall and by subset.")
     c3.download_button("Download HTML report · 下载网页报告", lambda: qa_report(report).encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html",
                        help="One self-contained file (charts inlined): opens offline in any browser.")

@@ -32,6 +32,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
                    help="write the report: .csv for per-record rows, anything else for JSON")
+    p.add_argument("--summary-csv", metavar="FILE",
+                   help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
     p.set_defaults(func=run)
 
 
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.io import InputError
     from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
-    from evaluators.qa.export import record_rows, records_csv, report_json
+    from evaluators.qa.export import record_rows, records_csv, report_json, summary_csv
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)
@@ -170,6 +172,12 @@ def run(args: argparse.Namespace) -> int:
         print(per_class_table(cls))
         print()
         print(f"  Accuracy: {pct(cls.accuracy)}  ({cls.correct} of {cls.n})")
+        ci = report.classification_ci
+        if ci is not None:
+            per_class = ", ".join(f"{lab} {pct(ci.f1_ci_low[lab])} - {pct(ci.f1_ci_high[lab])}"
+                                  for lab in cls.labels if ci.f1_ci_low.get(lab) is not None)
+            print(f"  95% CI: accuracy {pct(ci.accuracy_ci_low)} - {pct(ci.accuracy_ci_high)}, macro F1 "
+                  f"{pct(ci.macro_f1_ci_low)} - {pct(ci.macro_f1_ci_high)}; F1 by class: {per_class}")
         kappa = "n/a" if cls.cohen_kappa is None else f"{cls.cohen_kappa:.4f}"
         print(f"  Cohen's kappa: {kappa}")
         skipped = cls.macro.n_skipped
@@ -191,4 +199,7 @@ def run(args: argparse.Namespace) -> int:
         text = records_csv(report) if out.suffix.lower() == ".csv" else report_json(report)
         out.write_text(text, encoding="utf-8")
         print(f"report written to {out}")
+    if args.summary_csv:
+        Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")
+        print(f"summary written to {args.summary_csv}")
     return 0

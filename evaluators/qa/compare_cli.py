@@ -46,6 +46,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-file", dest="output_file", metavar="FILE",
                    help="write the comparison: .csv for the records x systems matrix, .html for the "
                         "self-contained report, anything else for JSON")
+    p.add_argument("--systems-csv", metavar="FILE",
+                   help="write each system's EM / F1 with 95%% intervals as CSV")
     p.set_defaults(func=run)
 
 
@@ -173,4 +175,8 @@ def run(args: argparse.Namespace) -> int:
             text = comparison_json(view, comparison, signature)
         out.write_text(text, encoding="utf-8")
         print(f"comparison written to {out}")
+    if args.systems_csv:
+        from evaluators.qa.export import systems_csv
+        Path(args.systems_csv).write_text(systems_csv(view, signature), encoding="utf-8")
+        print(f"systems written to {args.systems_csv}")
     return 0

@@ -43,7 +43,7 @@ from evaluators.io.readers import iter_jsonl, sniff_bytes
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
-from evaluators.metrics.statistics import bootstrap_ci
+from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
 from evaluators.parallel import chunked, imap_chunks
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
@@ -230,6 +230,9 @@ class QAReport(DictMixin):
         Tokenizers, normalization, matching rules and package version.
     records : RecordStore (a sequence of QARecordResult)
         Every record, in input order; compact for streamed files (see :mod:`evaluators.qa.store`).
+    classification_ci : ClassificationIntervals or None
+        Fact-check with ``QAConfig.ci_resamples``: bootstrap intervals of per-class F1, macro F1
+        and accuracy (pairs resampled, :func:`evaluators.metrics.statistics.classification_intervals`).
     """
 
     file: str
@@ -251,6 +254,7 @@ class QAReport(DictMixin):
     issues: tuple[InputIssue, ...]
     signature: str
     records: RecordStore | tuple[QARecordResult, ...] = field(repr=False, default=())
+    classification_ci: ClassificationIntervals | None = None
 
     @property
     def n_scored(self) -> int:
@@ -527,6 +531,7 @@ def evaluate_records(
         progress(len(store), total or len(store))
 
     classification = None
+    classification_ci = None
     if task == "factcheck":
         status = store.column("status")
         gold, pred = store.column("gold_verdict"), store.column("predicted_verdict")
@@ -536,6 +541,10 @@ def evaluate_records(
             labels.append(verdicts.UNPARSED)
         classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
                                                 average_labels=verdicts.VERDICTS)
+        if config.ci_resamples and classification.n and not classification.n_outside_labels:
+            classification_ci = classification_intervals(
+                classification.counts, classification.labels, classification.average_labels,
+                n_resamples=config.ci_resamples, confidence_level=config.ci_level, seed=config.ci_seed)
     lang_sums, lang_scores = store.sums("lang"), store.scores("lang") if config.ci_resamples else {}
     by_lang = {lang: _with_ci(_summary(*lang_sums[lang]), lang_scores.get(lang), config)
                for lang in sorted(k for k in lang_sums if k)}
@@ -567,6 +576,7 @@ def evaluate_records(
         issues=tuple(issues),
         signature=signature(task),
         records=store,
+        classification_ci=classification_ci,
     )
 
 

@@ -84,3 +84,41 @@ def comparison_json(view, comparison=None, signature: str = "") -> str:
     if comparison is not None:
         data["comparison"] = comparison.to_dict()
     return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+SUMMARY_COLUMNS = ("subset", "n", "exact_match", "exact_match_ci_low", "exact_match_ci_high", "token_f1",
+                   "token_f1_ci_low", "token_f1_ci_high", "ci")
+
+
+def summary_csv(report: QAReport) -> str:
+    """EM / F1 with their bootstrap intervals overall, by language and by group, as CSV (one writer).
+
+    Columns :data:`SUMMARY_COLUMNS` plus ``signature``; one row per subset (``overall``,
+    ``lang=<code>``, ``<group field>=<value>``).  For fact-check, one more row per class with its
+    F1 (in ``token_f1``) and interval, and ``macro_f1`` / ``accuracy``.
+    """
+    subsets = [("overall", report.overall)] + [(f"lang={k}", v) for k, v in report.by_lang.items()]
+    subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
+    rows = [{"subset": name, **{c: getattr(s, c) for c in SUMMARY_COLUMNS[1:]}} for name, s in subsets]
+    cls, ci = report.classification, report.classification_ci
+    if cls is not None:
+        for m in cls.per_class:
+            rows.append({"subset": f"class={m.label}", "n": m.support, "token_f1": m.f1,
+                         "token_f1_ci_low": ci.f1_ci_low.get(m.label) if ci else None,
+                         "token_f1_ci_high": ci.f1_ci_high.get(m.label) if ci else None, "ci": ci and ci.signature})
+        rows.append({"subset": "macro_f1", "n": cls.n, "token_f1": cls.macro.f1,
+                     "token_f1_ci_low": ci and ci.macro_f1_ci_low, "token_f1_ci_high": ci and ci.macro_f1_ci_high,
+                     "ci": ci and ci.signature})
+        rows.append({"subset": "accuracy", "n": cls.n, "exact_match": cls.accuracy,
+                     "exact_match_ci_low": ci and ci.accuracy_ci_low, "exact_match_ci_high": ci and ci.accuracy_ci_high,
+                     "ci": ci and ci.signature})
+    for row in rows:
+        row["signature"] = report.signature
+    return write_dict_csv([*SUMMARY_COLUMNS, "signature"], rows)
+
+
+def systems_csv(view, signature: str = "") -> str:
+    """Per-system EM / F1 with intervals of a :class:`~evaluators.qa.compare.SideBySide`, as CSV (one writer)."""
+    columns = ("system", *SUMMARY_COLUMNS[1:])
+    rows = [{**{c: getattr(s, c) for c in columns}, "signature": signature} for s in view.scores]
+    return write_dict_csv([*columns, "signature"], rows)

@@ -149,3 +149,21 @@ def test_qa_report_and_comparison_report_inline_plotly_once(demo_runs):
     view = side_by_side(demo_runs, n_resamples=200)
     html = comparison_report(view, None, "sig")
     assert "Records x systems" in html and "signature: sig" in html
+
+
+def test_summary_and_systems_csv_carry_the_intervals(tmp_path, capsys):
+    import csv
+    import io
+
+    out = tmp_path / "summary.csv"
+    assert main(["qa", "--input", str(DEMO), "--ci-resamples", "500", "--summary-csv", str(out)]) == 0
+    rows = {r["subset"]: r for r in csv.DictReader(io.StringIO(out.read_text(encoding="utf-8")))}
+    assert float(rows["overall"]["exact_match"]) == pytest.approx(26 / 48)
+    assert float(rows["system=rag-70b"]["exact_match"]) == pytest.approx(11 / 16)
+    for r in rows.values():
+        assert float(r["exact_match_ci_low"]) <= float(r["exact_match"]) <= float(r["exact_match_ci_high"])
+    systems = tmp_path / "systems.csv"
+    assert main(["compare", "--input", str(DEMO), "--ci-resamples", "500", "--systems-csv", str(systems)]) == 0
+    lines = systems.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("system,n,exact_match,exact_match_ci_low,exact_match_ci_high,token_f1")
+    assert lines[1].startswith("baseline-7b,16,0.3125,")

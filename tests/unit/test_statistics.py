@@ -97,3 +97,60 @@ def test_permutation_and_paired_bootstrap_agree_on_a_clear_and_a_null_difference
 def test_approximate_randomization_p_value_by_hand():
     # one item, difference 1: a sign flip gives -1 (|.| = 1 >= 1), so every resample is a hit: p = 1
     assert st.approximate_randomization([0.0], [1.0], n_resamples=99).p_value == 1.0
+
+
+def _pairs_and_matrix(seed=1, n=200):
+    rng = np.random.default_rng(seed)
+    y_true = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    y_pred = np.where(rng.random(n) < 0.7, y_true, rng.choice(3, n))
+    counts = np.zeros((3, 3), int)
+    np.add.at(counts, (y_true, y_pred), 1)
+    return y_true, y_pred, counts
+
+
+def test_classification_intervals_agree_with_scipy_bootstrap_on_pairs():
+    from scipy.stats import bootstrap
+
+    from evaluators.metrics.statistics import classification_intervals
+
+    y_true, y_pred, counts = _pairs_and_matrix()
+    ci = classification_intervals(counts, ["T", "F", "U"], n_resamples=10_000)
+    for c, label in enumerate(["T", "F", "U"]):
+        def f1(a, b, c=c):
+            tp = np.sum((a == c) & (b == c))
+            return 2 * tp / (np.sum(a == c) + np.sum(b == c))
+
+        ref = bootstrap((y_true, y_pred), f1, paired=True, vectorized=False, method="percentile",
+                        n_resamples=3000, random_state=0).confidence_interval
+        # Monte Carlo tolerance: the bounds of two 95% percentile intervals from 3,000 / 10,000
+        # resamples of the same distribution differ by ~0.01 here
+        assert ci.f1_ci_low[label] == pytest.approx(ref.low, abs=0.03)
+        assert ci.f1_ci_high[label] == pytest.approx(ref.high, abs=0.03)
+    acc = bootstrap(((y_true == y_pred).astype(float),), np.mean, method="percentile", n_resamples=3000,
+                    random_state=0).confidence_interval
+    assert ci.accuracy_ci_low == pytest.approx(acc.low, abs=0.03)
+    assert ci.accuracy_ci_high == pytest.approx(acc.high, abs=0.03)
+
+
+def test_classification_intervals_of_a_perfect_classifier_are_points():
+    from evaluators.metrics.statistics import classification_intervals
+
+    ci = classification_intervals([[5, 0], [0, 3]], ["yes", "no"], n_resamples=500)
+    # every resample is diagonal: F1 = 2 tp / (2 tp) = 1 for each class that appears
+    assert ci.f1_ci_low == {"yes": 1.0, "no": 1.0} and ci.f1_ci_high == {"yes": 1.0, "no": 1.0}
+    assert (ci.macro_f1_ci_low, ci.macro_f1_ci_high, ci.accuracy_ci_low) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        classification_intervals([[0, 0], [0, 0]], ["a", "b"])
+
+
+def test_fact_check_report_carries_per_class_intervals():
+    from evaluators.qa import QAConfig, evaluate_qa_file
+    from tests.conftest import ROOT
+
+    report = evaluate_qa_file(ROOT / "evaluators" / "demo" / "qa" / "factcheck_demo.jsonl", QAConfig(ci_resamples=2000))
+    ci = report.classification_ci
+    per_class = {m.label: m.f1 for m in report.classification.per_class}
+    for label, f1 in per_class.items():
+        assert ci.f1_ci_low[label] <= f1 <= ci.f1_ci_high[label]
+    assert ci.macro_f1_ci_low <= report.classification.macro.f1 <= ci.macro_f1_ci_high
+    assert "classification_ci" in report.to_dict()
