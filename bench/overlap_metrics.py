@@ -4,8 +4,8 @@ Reference, each library called on its own (each re-tokenizes the pair):
   rouge-score RougeScorer(rouge1, rouge2, rougeL) with a jieba tokenizer,
   sacrebleu sentence_bleu(tokenize="zh"), jieba keyword Jaccard, and the CMRC2018 F1
   (``evaluators.metrics.cmrc.cmrc_f1``).
-EvalBoard: one ``PairScorer`` for rouge1, rouge2, rougeL, bleu4, keyword_jaccard, token_f1
-and cmrc_f1, each text tokenized once per tokenizer.
+EvalBoard: one ``PairScorer`` for rouge1, rouge2, rougeL, bleu4, keyword_jaccard, token_f1_char
+and token_f1_cmrc, each text tokenized once per tokenizer.
 
 Pairs: expected vs predicted replies of the real run in ../shared/data/persona_chat
 (falls back to the shipped demo data when absent).  Prints median microseconds per pair
@@ -93,7 +93,7 @@ def main() -> None:
     pairs, origin = load_pairs()
     jieba_raw("预热")  # initialise jieba outside the timings
     ref_fn = reference_scorer()
-    names = ["rouge1", "rouge2", "rougeL", "bleu4", "keyword_jaccard", "token_f1", "cmrc_f1"]
+    names = ["rouge1", "rouge2", "rougeL", "bleu4", "keyword_jaccard", "token_f1_char", "token_f1_cmrc"]
     scorer = PairScorer(names)
 
     def ours(p, r):

@@ -192,7 +192,7 @@ try:
 except (KeyError, ValueError) as exc:
     st.error(f"Cannot score: {md(exc)}")
     st.stop()
-names = config.metric_names()
+names = [m["name"] for m in evaluation.metric_info]  # as scored: a mode's variants under their own names
 
 if evaluation.issues:
     with st.expander(f"⚠️ {len(evaluation.issues)} input issue(s): unmatched, duplicate or skipped rows"):

@@ -277,7 +277,7 @@ if report["overall"].get("task_averaged_judge_score") is not None:
 
 st.subheader("By question type")
 views.table(views.by_type_frame(report, names))
-chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names if n in ("judge_score", "f1",
+chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names if n in ("judge_score", "token_f1_char",
                                                                                          "locomo_f1")] or names[:1],
                                format_func=views.label, key="mem_chart")
 if chart_metrics:

@@ -38,8 +38,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--mode", choices=["default", "difflib"], default="default",
                    help="difflib: exact/fuzzy/keyword exactly as the earlier persona script")
     p.add_argument("--metrics", help="comma-separated metric names (default: the combined score's and "
-                                     "token_f1, rougeL, bleu4); see --list-metrics")
-    p.add_argument("--weights", help="combined-score weights, e.g. exact_match=0.5,fuzzy_ratio=0.5")
+                                     "token_f1_char, rougeL, bleu4); see --list-metrics")
+    p.add_argument("--weights", help="combined-score weights, e.g. exact_match_normalized=0.5,fuzzy_ratio=0.5 "
+                                     "(in --mode difflib each applies to the metric's difflib variant)")
     p.add_argument("--list-metrics", action="store_true", help="list the metrics with availability and exit")
     p.add_argument("--out", help="folder for the annotation CSV, JSON report and summary")
     p.add_argument("--prefix", default="persona_evaluation", help="file name prefix in --out (a timestamp is added)")

@@ -6,10 +6,12 @@
   appended only when several models are evaluated).
 - :func:`json_report`: ``{"evaluation_info": {timestamp, models_evaluated,
   total_test_cases, ...}, "results": [{model, scene, dialogue_index, context,
-  expected_response, prediction, metrics: {exact_match, fuzzy_match, edit_distance,
-  sentence_bert, keyword_similarity, combined_score}}]}``.  Extra keys (status,
-  ``metrics_all``, signatures, weights) are added beside the old ones; a metric that
-  is unavailable is ``null``, never 0.
+  expected_response, prediction, metrics: {...}}]}``.  The old ``metrics`` block holds
+  only the earlier script's keys whose definition ours equals (difflib mode:
+  ``exact_match``, ``fuzzy_match``, ``keyword_similarity``); every score is in
+  ``metrics_all`` under its own name and the weighted score is ``combined`` (the earlier
+  ``edit_distance``, ``sentence_bert`` and ``combined_score`` had other definitions, so
+  their keys are not reused).  A metric that is unavailable is ``null``, never 0.
 - :func:`summary_text`: the text summary per model.
 """
 
@@ -24,6 +26,8 @@ from evaluators.results import to_jsonable
 
 ANNOTATION_COLUMNS = ["scene", "dialogue_index", "context", "expected_response", "prediction", "exact_match",
                       "content_correct", "style_consistent", "notes"]
+#: The exact-match column: the earlier script's name where our definition is its own (difflib mode).
+EM_COLUMN = {"exact_match_strip": "exact_match", "exact_match_normalized": "exact_match_normalized"}
 
 
 def _index_out(index: str):
@@ -38,15 +42,18 @@ def annotation_csv(evaluation: DialogueEvaluation) -> str:
     :func:`evaluators.reports.csv_writer.write_csv` (formula-like cells made inert).
     """
     multi = len(evaluation.models) > 1
+    names = [m["name"] for m in evaluation.metric_info]
+    em_key = next((k for k in EM_COLUMN if k in names), "exact_match_normalized")
+    columns = [EM_COLUMN[em_key] if c == "exact_match" else c for c in ANNOTATION_COLUMNS]
 
     def rows():
         for r in evaluation.results:
-            em = r.metrics.get("exact_match")
+            em = r.metrics.get(em_key)
             row = [r.scene, r.dialogue_index, r.context, r.expected_response, r.prediction,
                    "" if em is None else repr(float(em)), "", "", ""]
             yield row + ([r.model] if multi else [])
 
-    return write_csv(ANNOTATION_COLUMNS + (["model"] if multi else []), rows())
+    return write_csv(columns + (["model"] if multi else []), rows())
 
 
 def json_report(evaluation: DialogueEvaluation, timestamp: datetime | None = None) -> dict:
@@ -66,12 +73,12 @@ def json_report(evaluation: DialogueEvaluation, timestamp: datetime | None = Non
     ts = (timestamp or datetime.now()).isoformat()
     results = []
     for r in evaluation.results:
-        legacy = {old: r.metrics.get(new) for new, old in LEGACY_NAMES.items()}
-        legacy["combined_score"] = r.combined_score
+        legacy = {old: r.metrics[new] for old, new in LEGACY_NAMES.items() if new in r.metrics}
         results.append({
             "model": r.model, "scene": r.scene, "dialogue_index": _index_out(r.dialogue_index), "context": r.context,
             "expected_response": r.expected_response, "prediction": r.prediction, "metrics": legacy,
             "status": r.status, "error": r.error, "occurrence": r.occurrence, "metrics_all": r.metrics,
+            "combined": r.combined_score,
         })
     info = {
         "timestamp": ts, "models_evaluated": evaluation.models, "total_test_cases": len(evaluation.results),
@@ -110,13 +117,14 @@ def summary_text(evaluation: DialogueEvaluation, timestamp: datetime | None = No
     for s in evaluation.by_model:
         lines += ["", f"{s.model}:", f"  Test cases: {s.n_cases} (scored {s.n_scored}, missing {s.n_missing}, "
                                       f"errors {s.n_errors}, no ground truth {s.n_no_gt})"]
-        for label, name in (("exact match", "exact_match"), ("fuzzy match", "fuzzy_ratio"),
-                            ("BERT similarity", "semantic_similarity")):
+        first = ("exact_match_strip", "exact_match_normalized", "fuzzy_ratio_difflib", "fuzzy_ratio",
+                 "semantic_similarity")
+        for name in first:
             if name in s.means:
                 extra = f" ({unavailable[name]})" if name in unavailable else ""
-                lines.append(f"  Average {label}: {_fmt(s.means[name])}{extra}")
+                lines.append(f"  Average {name}: {_fmt(s.means[name])}{extra}")
         for name, value in s.means.items():
-            if name not in ("exact_match", "fuzzy_ratio", "semantic_similarity"):
+            if name not in first:
                 extra = f" ({unavailable[name]})" if name in unavailable else ""
                 lines.append(f"  Average {name}: {_fmt(value)}{extra}")
         lines.append(f"  Average combined score: {_fmt(s.combined_score)}")

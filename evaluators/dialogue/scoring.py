@@ -36,16 +36,18 @@ from evaluators.text.tokenize import TextView
 
 #: Default weights of the combined score (the earlier persona script's).
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "exact_match": 0.5, "fuzzy_ratio": 0.2, "edit_similarity": 0.1, "semantic_similarity": 0.1,
+    "exact_match_normalized": 0.5, "fuzzy_ratio": 0.2, "edit_similarity": 0.1, "semantic_similarity": 0.1,
     "keyword_jaccard": 0.1,
 }
 #: Metrics computed by default (the combined score's plus three overlap metrics).
-DEFAULT_METRICS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS) + ("token_f1", "rougeL", "bleu4")
+DEFAULT_METRICS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS) + ("token_f1_char", "rougeL", "bleu4")
 
-#: Names used by the earlier script's JSON report for our metrics.
+#: Keys of the earlier script's JSON report -> our metric with the same definition (difflib mode).
+#: Its other keys (``edit_distance``, ``sentence_bert``, ``combined_score``) had other definitions
+#: than ours: our values are written under our own names only (``metrics_all``, ``combined``).
 LEGACY_NAMES: dict[str, str] = {
-    "exact_match": "exact_match", "fuzzy_ratio": "fuzzy_match", "edit_similarity": "edit_distance",
-    "semantic_similarity": "sentence_bert", "keyword_jaccard": "keyword_similarity",
+    "exact_match": "exact_match_strip", "fuzzy_match": "fuzzy_ratio_difflib",
+    "keyword_similarity": "keyword_jaccard_difflib",
 }
 
 STATUS_COMPARED, STATUS_MISSING, STATUS_NO_GT = "compared", "missing", "no_gt"
@@ -374,11 +376,16 @@ def _case_result(scorer: PairScorer, weights: CombinedWeights, names: list[str],
 def _score_chunk(config: DialogueConfig, items: list[tuple[str, DialogueCase, PredictionRow | None]]
                  ) -> list[CaseResult]:
     """:func:`_case_result` over a chunk of ``(model, case, row)`` in a worker process."""
-    names = config.metric_names()
-    scorer = PairScorer(names, modes=config.mode)
-    weights = combined_weights(config.weights, scorer.unavailable)
+    scorer, names, weights = _scorer(config)
     ref_views: dict[tuple, TextView] = {}
     return [_case_result(scorer, weights, names, ref_views, *item) for item in items]
+
+
+def _scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], CombinedWeights]:
+    """The scorer of ``config``, the metric names it scores (a mode's variants named as such) and the weights."""
+    scorer = PairScorer(config.metric_names(), modes=config.mode)
+    weights = {scorer.resolved.get(m, m): w for m, w in config.weights.items()}
+    return scorer, list(scorer.metrics), combined_weights(weights, scorer.unavailable)
 
 
 def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], config: DialogueConfig | None = None,
@@ -414,9 +421,7 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         Invalid weights (see :func:`combined_weights`).
     """
     config = config or DialogueConfig()
-    names = config.metric_names()
-    scorer = PairScorer(names, modes=config.mode)
-    weights = combined_weights(config.weights, scorer.unavailable)
+    scorer, names, weights = _scorer(config)
     matching: Matching = match_predictions(cases, rows)
     models = matching.models
     total = len(cases) * len(models)
@@ -436,7 +441,7 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
     for model in models:
         pairs = [(r.prediction, r.expected_response) for r in results if r.model == model and r.status != STATUS_NO_GT]
         bleu[model] = corpus_bleu([p for p, _ in pairs], [e for _, e in pairs])
-    info = [get_metric(n, config.mode).info() for n in names]
+    info = [get_metric(n).info() for n in names]
     all_issues = list(issues) + matching.issues()
     summary = {
         "n_unmatched": len(matching.unmatched), "n_duplicates": len(matching.duplicates),

@@ -39,7 +39,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
-    p.add_argument("--metrics", help="comma-separated metrics (default: all but bert_f1, sbert_similarity)")
+    p.add_argument("--metrics", help="comma-separated metrics (default: all but bert_f1, semantic_similarity; "
+                                     "the earlier names f1, exact_match, sbert_similarity are still accepted)")
     p.add_argument("--judge", action="store_true", help="run the LLM judge (endpoint from EVALBOARD_JUDGE_* "
                                                         "variables or --base-url/--model)")
     p.add_argument("--judge-mode", default="auto", help="auto (by question type) or one judge mode for all")

@@ -12,13 +12,13 @@ Output keys and the registry metric behind each:
 key                registry name           what
 =================  ======================  =========================================
 judge_score        (the judge)             :mod:`evaluators.memory.judge`
-exact_match        exact_match             normalised exact match
-f1                 token_f1                token F1 (SQuAD; CJK by character)
+exact_match_normalized  (same)           normalised exact match (NFKC, case, punctuation)
+token_f1_char      (same)                  token F1 (SQuAD formula; CJK by character)
 rouge1/2/L         rouge1, rouge2, rougeL  ROUGE F-measure (Lin, 2004)
 bleu1/2/4          bleu1, bleu2, bleu4     sentence BLEU (Papineni et al., 2002)
 meteor             meteor                  METEOR (Banerjee & Lavie, 2005)
 bert_f1            bert_f1                 BERTScore F1 (optional install)
-sbert_similarity   semantic_similarity     sentence-embedding cosine (optional install)
+semantic_similarity (same)                 sentence-embedding cosine (optional install)
 locomo_f1          (LoCoMo parity)         :mod:`evaluators.memory.locomo_parity`
 =================  ======================  =========================================
 
@@ -42,10 +42,10 @@ from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 
-#: Output key -> registry metric name.
+#: Output key -> registry metric name (the same name: one key per definition everywhere).
 REGISTRY_NAMES: dict[str, str] = {
-    "exact_match": "exact_match",
-    "f1": "token_f1",
+    "exact_match_normalized": "exact_match_normalized",
+    "token_f1_char": "token_f1_char",
     "rouge1": "rouge1",
     "rouge2": "rouge2",
     "rougeL": "rougeL",
@@ -54,11 +54,14 @@ REGISTRY_NAMES: dict[str, str] = {
     "bleu4": "bleu4",
     "meteor": "meteor",
     "bert_f1": "bert_f1",
-    "sbert_similarity": "semantic_similarity",
+    "semantic_similarity": "semantic_similarity",
 }
+#: Names earlier versions used, still accepted as input (``--metrics f1``); outputs use the new keys.
+RENAMED: dict[str, str] = {"exact_match": "exact_match_normalized", "f1": "token_f1_char",
+                           "sbert_similarity": "semantic_similarity"}
 ALL_METRICS: tuple[str, ...] = ("judge_score", *REGISTRY_NAMES, "locomo_f1")
 #: Metrics that need ``requirements-optional.txt`` (models); computed only when asked for.
-OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "sbert_similarity")
+OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "semantic_similarity")
 #: ``metrics=None`` computes these.
 DEFAULT_METRICS: tuple[str, ...] = tuple(m for m in ALL_METRICS if m not in OPTIONAL_METRICS and m != "locomo_f1")
 
@@ -83,7 +86,7 @@ class QuestionScores(DictMixin):
 
 
 def _check_names(metrics: Sequence[str] | None) -> tuple[str, ...]:
-    names = tuple(DEFAULT_METRICS if metrics is None else metrics)
+    names = tuple(dict.fromkeys(RENAMED.get(m, m) for m in (DEFAULT_METRICS if metrics is None else metrics)))
     unknown = [m for m in names if m not in ALL_METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; expected some of {', '.join(ALL_METRICS)}")
@@ -261,7 +264,7 @@ def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         of ``judge_score``.
     metrics : sequence of str, optional
         Keys from :data:`ALL_METRICS`.  Default: the :data:`DEFAULT_METRICS` (everything
-        but the model-based ``bert_f1``, ``sbert_similarity`` and the LoCoMo parity
+        but the model-based ``bert_f1``, ``semantic_similarity`` and the LoCoMo parity
         ``locomo_f1``) that can run here; any that cannot (METEOR without nltk's WordNet
         data) is listed in ``unavailable`` with its reason instead of being scored.
 

@@ -13,20 +13,20 @@ from evaluators.metrics import cmrc, squad
 from evaluators.metrics.registry import Metric, register
 
 register(Metric(
-    "squad_exact_match", "SQuAD v1.1 exact match (official evaluate-v1.1.py normalization)", (0.0, 1.0),
+    "exact_match_squad", "SQuAD v1.1 exact match (official evaluate-v1.1.py normalization)", (0.0, 1.0),
     "squad-v1.1|lower,strip ASCII punctuation,drop a/an/the,collapse whitespace",
     fn=lambda p, r: squad.exact_match(p.text, r.text),
 ))
 register(Metric(
-    "squad_f1", "SQuAD v1.1 token F1 (bag of whitespace tokens after the official normalization)", (0.0, 1.0),
+    "token_f1_squad", "SQuAD v1.1 token F1 (bag of whitespace tokens after the official normalization)", (0.0, 1.0),
     "squad-v1.1|lower,strip ASCII punctuation,drop a/an/the,whitespace tokens",
     fn=lambda p, r: squad.token_f1(p.text, r.text),
 ))
 register(Metric(
-    "cmrc_exact_match", "CMRC 2018 exact match (official cmrc2018_evaluate.py: symbol list removed)", (0.0, 1.0),
+    "exact_match_cmrc", "CMRC 2018 exact match (official cmrc2018_evaluate.py: symbol list removed)", (0.0, 1.0),
     cmrc.signature(), fn=lambda p, r: cmrc.cmrc_exact_match(p.text, r.text),
 ))
 register(Metric(
-    "cmrc_f1", "CMRC 2018 F1 from the longest common contiguous run of mixed CJK/word tokens (official script)",
+    "token_f1_cmrc", "CMRC 2018 F1 from the longest common contiguous run of mixed CJK/word tokens (official script)",
     (0.0, 1.0), cmrc.signature(), fn=lambda p, r: cmrc.cmrc_f1(p.text, r.text),
 ))

@@ -347,19 +347,19 @@ def _register_all() -> None:
     rouge_sig = f"{char}|rouge-score {ROUGE_VERSION}|no stemming|F-measure"
     bleu_sig = f"{char}|nltk-compatible sentence BLEU (nltk {NLTK_VERSION})|smoothing=method1(eps=0.1)|1 reference"
     register(Metric(
-        "exact_match", "1 if equal after NFKC, lowercasing and removing whitespace, punctuation and symbols, "
-        "else 0 (stricter on symbols than SQuAD; the official definitions are squad_exact_match and "
-        "cmrc_exact_match)", (0.0, 1.0),
+        "exact_match_normalized", "1 if equal after NFKC, lowercasing and removing whitespace, punctuation and "
+        "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
+        "exact_match_cmrc)", (0.0, 1.0),
         f"norm={EXACT_NORMALIZATION}", fn=exact_match,
     ))
     register(Metric(
-        "exact_match", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
-        "norm=strip() only|mode=difflib", mode="difflib", fn=exact_match_strip,
+        "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
+        "norm=strip() only|mode=difflib", mode="difflib", variant_of="exact_match_normalized", fn=exact_match_strip,
     ))
     register(Metric(
-        "token_f1", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
+        "token_f1_char", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
-        "(the official definitions are squad_f1 and cmrc_f1)", (0.0, 1.0),
+        "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1,
     ))
     for n in (1, 2):

@@ -30,7 +30,8 @@ from evaluators.text.tokenize import TextView
 OPTIONAL_INSTALL = "pip install -r requirements-optional.txt"
 
 #: Display order of the built-in metrics (metrics registered by others follow, in registration order).
-CANONICAL_ORDER = ("exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1",
+CANONICAL_ORDER = ("exact_match_normalized", "token_f1_char", "exact_match_squad", "token_f1_squad",
+                   "exact_match_cmrc", "token_f1_cmrc", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1",
                    "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1")
 
 #: Modules defining metrics; imported on first use of the registry.
@@ -65,7 +66,12 @@ class Metric:
     install_hint : str
         How to enable the metric when it is unavailable.
     mode : str
-        Variant of the definition (``"default"``; ``"difflib"`` for the earlier script's).
+        ``"default"``, or the mode in which this metric replaces ``variant_of`` (``"difflib"``:
+        the earlier persona script's definitions).
+    variant_of : str or None
+        For a mode variant: the default metric it replaces in that mode.  A variant has its
+        own name (the rule is in the name: ``exact_match_strip``), so a score's key always
+        names its definition.
     fn : callable
         ``(prediction: TextView, reference: TextView) -> float``; not part of equality.
     check : callable or None
@@ -80,6 +86,7 @@ class Metric:
     requires: tuple[str, ...] = ()
     install_hint: str = ""
     mode: str = "default"
+    variant_of: str | None = None
     fn: Callable[[TextView, TextView], float] | None = field(default=None, repr=False, compare=False)
     check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
 
@@ -144,7 +151,8 @@ class Metric:
 
 
 _REGISTRY: dict[str, Metric] = {}
-_VARIANTS: dict[tuple[str, str], Metric] = {}
+_VARIANTS: dict[tuple[str, str], Metric] = {}  # (default metric's name, mode) -> variant
+_VARIANT_NAMES: dict[str, Metric] = {}  # a variant by its own name
 _loaded = False
 _load_lock = threading.RLock()  # re-entrant: the imported modules call register()
 
@@ -192,15 +200,21 @@ def register(metric: Metric, *, replace_existing: bool = False) -> Metric:
             raise ValueError(f"metric {metric.name!r} is already registered")
         _REGISTRY[metric.name] = metric
     else:
-        key = (metric.name, metric.mode)
+        if not metric.variant_of:
+            raise ValueError(f"variant {metric.name!r} (mode {metric.mode!r}) must name the metric it replaces")
+        key = (metric.variant_of, metric.mode)
         if key in _VARIANTS and not replace_existing and _VARIANTS[key] is not metric:
-            raise ValueError(f"metric {metric.name!r} mode {metric.mode!r} is already registered")
+            raise ValueError(f"metric {metric.variant_of!r} mode {metric.mode!r} is already registered")
         _VARIANTS[key] = metric
+        _VARIANT_NAMES[metric.name] = metric
     return metric
 
 
 def get_metric(name: str, mode: str | None = None) -> Metric:
     """The metric registered as ``name`` (and ``mode``; ``None``/"default" for the default).
+
+    ``name`` may also be a variant's own name (``exact_match_strip``).  In a mode, the
+    returned metric's ``name`` is the variant's: score keys always name the definition.
 
     A mode that a metric does not define falls back to its default definition only when
     the mode is ``"difflib"`` and the metric has no difflib variant (for example
@@ -212,6 +226,8 @@ def get_metric(name: str, mode: str | None = None) -> Metric:
         Unknown name or mode; the message lists the known names (or modes).
     """
     _ensure_loaded()
+    if name in _VARIANT_NAMES:  # a variant asked for by its own name
+        return _VARIANT_NAMES[name]
     if name not in _REGISTRY:
         raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(metric_names())}")
     if mode in (None, "default"):
@@ -257,7 +273,11 @@ class PairScorer:
     Attributes
     ----------
     metrics : dict
-        ``{name: Metric}`` in the order given.
+        ``{name: Metric}`` in the order given, keyed by the metric's own name (a mode's
+        variant replaces the name asked for: ``exact_match_normalized`` in difflib mode is
+        scored as ``exact_match_strip``).
+    resolved : dict
+        ``{name asked for: name scored}``.
     unavailable : dict
         ``{name: reason}`` of metrics that cannot run here; their scores are ``None``.
     """
@@ -268,7 +288,12 @@ class PairScorer:
         if isinstance(modes, str):
             modes = {n: modes for n in names}
         modes = modes or {}
-        self.metrics: dict[str, Metric] = {n: get_metric(n, modes.get(n)) for n in names}
+        self.metrics: dict[str, Metric] = {}
+        self.resolved: dict[str, str] = {}
+        for n in names:
+            m = get_metric(n, modes.get(n))
+            self.metrics[m.name] = m
+            self.resolved[n] = m.name
         self.unavailable: dict[str, str] = {}
         for n, m in self.metrics.items():
             reason = m.unavailable_reason()

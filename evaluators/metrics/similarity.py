@@ -108,9 +108,9 @@ def _register_all() -> None:
         f"norm={NORMALIZATION}|rapidfuzz {RAPIDFUZZ_VERSION} fuzz.ratio/100", fn=fuzzy_ratio,
     ))
     register(Metric(
-        "fuzzy_ratio", "difflib SequenceMatcher(None, reference, prediction).ratio() (earlier persona script)",
+        "fuzzy_ratio_difflib", "difflib SequenceMatcher(None, reference, prediction).ratio() (earlier persona script)",
         (0.0, 1.0), "norm=none|difflib.SequenceMatcher.ratio (Ratcliff/Obershelp, autojunk on)|mode=difflib",
-        mode="difflib", fn=fuzzy_ratio_difflib,
+        mode="difflib", variant_of="fuzzy_ratio", fn=fuzzy_ratio_difflib,
     ))
     register(Metric(
         "edit_similarity", "1 - Levenshtein distance / max length (characters)", (0.0, 1.0),
@@ -121,10 +121,10 @@ def _register_all() -> None:
         f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words)|set Jaccard", fn=keyword_jaccard,
     ))
     register(Metric(
-        "keyword_jaccard", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
+        "keyword_jaccard_difflib", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
         f"tok=jieba-{jieba_version()}(accurate,hmm)|norm=none|punct=kept|stopwords=none"
         "|mode=difflib",
-        mode="difflib", fn=keyword_jaccard_difflib,
+        mode="difflib", variant_of="keyword_jaccard", fn=keyword_jaccard_difflib,
     ))
 
 

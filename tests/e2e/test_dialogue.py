@@ -45,7 +45,7 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
             wait_for_app(page, timeout=90000)
     path = dl.value.path()
     header = open(path, encoding="utf-8").readline().strip()
-    assert header.startswith("scene,dialogue_index,context,expected_response,prediction,exact_match,content_correct")
+    assert header.startswith("scene,dialogue_index,context,expected_response,prediction,exact_match_normalized,content_correct")
 
 
 def test_real_run_uploaded_in_the_browser(app_url, page):

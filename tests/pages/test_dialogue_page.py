@@ -76,8 +76,8 @@ def test_real_run_uploaded_as_cases_and_predictions(no_embeddings):
     model_frame = next(d.value for d in at.dataframe if "corpus BLEU" in d.value.columns)
     row = model_frame.iloc[0]
     assert row["cases"] == 186 and row["missing"] == 0
-    assert round(row["fuzzy_ratio"], 4) == 0.1323  # the stored summary's average fuzzy match
-    assert row["exact_match"] == 0.0
+    assert round(row["fuzzy_ratio_difflib"], 4) == 0.1323  # the stored summary's average fuzzy match
+    assert row["exact_match_strip"] == 0.0
 
 
 def test_bad_uploads_are_reported_not_crashing():

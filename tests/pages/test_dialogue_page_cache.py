@@ -100,7 +100,7 @@ def test_downloads_are_written_on_click_not_on_every_rerun(deferred_downloads):
     assert report["evaluation_info"]["total_test_cases"] == 2  # the third case has no dialogue_index: skipped
     # case 1 identical; case 2 "我带了饼干。" vs "我带了竹笋饼干。" lacks 竹笋: not exact, and
     # edit similarity 1 - 2 deletions / 8 characters = 0.75
-    assert [r["metrics_all"]["exact_match"] for r in report["results"]] == [1.0, 0.0]
+    assert [r["metrics_all"]["exact_match_normalized"] for r in report["results"]] == [1.0, 0.0]
     assert [r["metrics_all"]["edit_similarity"] for r in report["results"]] == [1.0, 0.75]
     assert "Cases file: cases.json (2 cases)" in made["persona_evaluation_summary.txt"]().decode("utf-8")
     csv = made["persona_evaluation_human_annotation.csv"]().decode("utf-8")

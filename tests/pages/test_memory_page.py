@@ -228,12 +228,12 @@ def test_chart_error_bars_are_the_bootstrap_intervals():
     from evaluators.memory.metrics import aggregate_rows, score_questions
 
     results = load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo").results
-    report = aggregate_rows(score_questions(results, None, metrics=["f1"]), ["f1"], ci_resamples=2000)
-    fig = by_type_figure(report, ["f1"])
+    report = aggregate_rows(score_questions(results, None, metrics=["token_f1_char"]), ["token_f1_char"], ci_resamples=2000)
+    fig = by_type_figure(report, ["token_f1_char"])
     bar = fig.data[0]
     for t, y, plus, minus in zip(bar.x, bar.y, bar.error_y.array, bar.error_y.arrayminus):
         block = report["by_type"][t]
-        assert y + plus == pytest.approx(block["f1_ci_high"]) and y - minus == pytest.approx(block["f1_ci_low"])
+        assert y + plus == pytest.approx(block["token_f1_char_ci_high"]) and y - minus == pytest.approx(block["token_f1_char_ci_low"])
 
 
 def test_hidden_characters_in_the_question_table_are_shown():

@@ -63,15 +63,15 @@ def test_widget_reruns_reuse_the_scores_and_settings_recompute_them(monkeypatch)
     # filters and the drill-down do not change the scores
     at.multiselect(key="mem_types").set_value(["temporal"]).run()
     at.checkbox(key="mem_low").check().run()
-    at.multiselect(key="mem_chart").set_value(["f1"]).run()
+    at.multiselect(key="mem_chart").set_value(["token_f1_char"]).run()
     assert not at.exception
     assert (len(scored), len(parity)) == (1, 1)
     # another metric set is scored once; the parity F1 does not depend on it
-    at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match"]).run()
+    at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match_normalized"]).run()
     assert not at.exception and len(scored) == 2 and len(parity) == 1
-    assert [m.label for m in at.metric][:3] == ["Questions", "Judge score", "Exact match"]
+    assert [m.label for m in at.metric][:3] == ["Questions", "Judge score", "Exact match (normalized)"]
     # back to the first set: still cached
-    at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match"]).run()
+    at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match_normalized"]).run()
     assert len(scored) == 2
 
 

@@ -65,15 +65,15 @@ def _edit_similarity(prediction: str, expected: str) -> float:
 
 
 def test_difflib_mode_reproduces_stored_exact_fuzzy_keyword_exactly(report):
-    scorer = PairScorer(["exact_match", "fuzzy_ratio", "keyword_jaccard"], modes="difflib")
+    scorer = PairScorer(["exact_match_normalized", "fuzzy_ratio", "keyword_jaccard"], modes="difflib")
     rows = report["results"]
     assert len(rows) == 186
     for row in rows:
         ours = scorer.score(row["prediction"], row["expected_response"])
         stored = row["metrics"]
-        assert ours["exact_match"] == stored["exact_match"]
-        assert ours["fuzzy_ratio"] == stored["fuzzy_match"]          # exact float equality
-        assert ours["keyword_jaccard"] == stored["keyword_similarity"]
+        assert ours["exact_match_strip"] == stored["exact_match"]
+        assert ours["fuzzy_ratio_difflib"] == stored["fuzzy_match"]          # exact float equality
+        assert ours["keyword_jaccard_difflib"] == stored["keyword_similarity"]
     # the summary's average fuzzy match (0.1323) follows
     assert round(sum(r["metrics"]["fuzzy_match"] for r in rows) / len(rows), 4) == 0.1323
 
@@ -107,7 +107,7 @@ def test_rescoring_the_stored_run_in_difflib_mode_without_semantic(no_embeddings
     # the report's repeated (scene, index) rows are matched by occurrence: every row is scored
     assert ev.matching["n_matched"] == {"qwen3-32B": 186} and ev.matching["n_unmatched"] == 0
     s = ev.by_model[0]
-    assert round(s.means["fuzzy_ratio"], 4) == 0.1323 and s.means["exact_match"] == 0.0
+    assert round(s.means["fuzzy_ratio_difflib"], 4) == 0.1323 and s.means["exact_match_strip"] == 0.0
     assert s.means["semantic_similarity"] is None  # unavailable: n/a, not 0
     stored = json.loads(data)["results"]
     # combined: same metrics except the real edit similarity, semantic's weight redistributed
@@ -158,8 +158,8 @@ def test_matching_the_run_to_the_current_case_file(report):
     assert len(cases.cases) == 164 and cases.n_duplicate_keys == 12 and len(cases.scenes) == 11
     assert (len(cases.cases), cases.n_duplicate_keys, len(cases.scenes)) == (
         expected["cases"], expected["duplicate_keys"], expected["scenes"])
-    ev = evaluate_dialogue(cases.cases, preds.rows, DialogueConfig(metrics=("exact_match",),
-                                                                   weights={"exact_match": 1.0}),
+    ev = evaluate_dialogue(cases.cases, preds.rows, DialogueConfig(metrics=("exact_match_normalized",),
+                                                                   weights={"exact_match_normalized": 1.0}),
                            issues=cases.issues + preds.issues)
     assert ev.matching["n_matched"] == {"qwen3-32B": 164} == {"qwen3-32B": expected["matched"]}
     assert ev.matching["n_unmatched"] == 22 and ev.matching["n_context_mismatch"] == 104
@@ -175,7 +175,8 @@ def test_annotation_csv_matches_the_stored_one_in_difflib_mode():
     path = require_shared("persona_chat", REPORT)
     data = path.read_bytes()
     ev = evaluate_dialogue(load_cases(data, REPORT).cases, load_predictions(data, REPORT).rows,
-                           DialogueConfig(metrics=("exact_match",), weights={"exact_match": 1.0}, mode="difflib"))
+                           DialogueConfig(metrics=("exact_match_normalized",), weights={"exact_match_normalized": 1.0},
+                                         mode="difflib"))
     stored = require_shared("persona_chat", ANNOTATION).read_bytes().decode("utf-8")
     assert annotation_csv(ev) == stored  # byte for byte (same columns, quoting and \r\n)
     report = json_report(ev)

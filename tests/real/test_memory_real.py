@@ -265,8 +265,8 @@ def test_compute_metrics_on_mem0_predictions_by_type(mem0, mem0_raw):
     # "9 February 2023" vs "19 January, 2023": [9, february, 2023] vs [19, january, 2023] -> 1/3
     from evaluators.memory.metrics import score_questions
 
-    row = score_questions([r for r in mem0.results if r.question_id == "conv-30_q0"], metrics=["f1"])[0]
-    assert row.scores["f1"] == pytest.approx(1 / 3)
+    row = score_questions([r for r in mem0.results if r.question_id == "conv-30_q0"], metrics=["token_f1_char"])[0]
+    assert row.scores["token_f1_char"] == pytest.approx(1 / 3)
     # every value is a mean over questions in [0, 1]
     for block in [report["overall"], *report["by_type"].values()]:
         for name in report["metrics"]:

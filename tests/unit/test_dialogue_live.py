@@ -92,7 +92,7 @@ def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
 def test_live_rows_are_scored_with_errors_as_missing(cases):
     with ChatServer("fail_one") as srv:
         run = run_live(cases, _cfg(srv.url, retries=0))
-    ev = evaluate_dialogue(cases, run.rows, DialogueConfig(metrics=("exact_match",), weights={"exact_match": 1.0}))
+    ev = evaluate_dialogue(cases, run.rows, DialogueConfig(metrics=("exact_match_normalized",), weights={"exact_match_normalized": 1.0}))
     statuses = [(r.status, r.error is not None) for r in ev.results]
     assert statuses == [("compared", False), ("missing", True), ("compared", False)]
     assert ev.by_model[0].n_errors == 1
@@ -103,11 +103,11 @@ def test_cli_live_mode(tmp_path, capsys):
     cases.write_text(json.dumps(CASES, ensure_ascii=False), encoding="utf-8")
     with ChatServer("ok") as srv:
         code = main(["dialogue", "--cases", str(cases), "--endpoint", srv.url, "--model", "m1", "--timeout", "2",
-                     "--metrics", "exact_match,fuzzy_ratio", "--weights", "exact_match=0.5,fuzzy_ratio=0.5"])
+                     "--metrics", "exact_match_normalized,fuzzy_ratio", "--weights", "exact_match_normalized=0.5,fuzzy_ratio=0.5"])
     assert code == 0
     captured = capsys.readouterr()
     assert "m1: 3 called, 0 resumed, 0 errors" in captured.err
-    assert "m1:" in captured.out and "Average fuzzy match" in captured.out
+    assert "m1:" in captured.out and "Average fuzzy_ratio" in captured.out
 
 
 def test_a_checkpoint_cut_mid_line_loses_no_later_reply(cases, tmp_path):

@@ -26,7 +26,7 @@ PREDS = [
     {"model": "B", "scene": "s1", "dialogue_index": 1, "prediction": "我喜欢猫"},
     {"model": "B", "scene": "s2", "dialogue_index": 1, "prediction": "Hi"},
 ]
-METRICS = ("exact_match", "fuzzy_ratio", "edit_similarity", "keyword_jaccard")
+METRICS = ("exact_match_normalized", "fuzzy_ratio", "edit_similarity", "keyword_jaccard")
 
 
 def _evaluate(mode="default"):
@@ -36,13 +36,13 @@ def _evaluate(mode="default"):
 
 
 def test_combined_weights_redistribute_unavailable():
-    w = combined_weights({"exact_match": 0.5, "fuzzy_ratio": 0.2, "edit_similarity": 0.1,
+    w = combined_weights({"exact_match_normalized": 0.5, "fuzzy_ratio": 0.2, "edit_similarity": 0.1,
                           "semantic_similarity": 0.1, "keyword_jaccard": 0.1}, ["semantic_similarity"])
-    assert w.used == pytest.approx({"exact_match": 0.5 / 0.9, "fuzzy_ratio": 0.2 / 0.9, "edit_similarity": 0.1 / 0.9,
+    assert w.used == pytest.approx({"exact_match_normalized": 0.5 / 0.9, "fuzzy_ratio": 0.2 / 0.9, "edit_similarity": 0.1 / 0.9,
                                     "keyword_jaccard": 0.1 / 0.9})
     assert w.redistributed == ("semantic_similarity",) and "redistributed" in w.note
     # exact 1, fuzzy 0.5, others 0: (0.5*1 + 0.2*0.5) / 0.9 = 0.6 / 0.9
-    assert combine({"exact_match": 1.0, "fuzzy_ratio": 0.5, "edit_similarity": 0.0, "keyword_jaccard": 0.0}, w) \
+    assert combine({"exact_match_normalized": 1.0, "fuzzy_ratio": 0.5, "edit_similarity": 0.0, "keyword_jaccard": 0.0}, w) \
         == pytest.approx(0.6 / 0.9)
     # a cosine enters clipped to [0, 1]
     w2 = combined_weights({"semantic_similarity": 1.0})
@@ -50,7 +50,7 @@ def test_combined_weights_redistribute_unavailable():
     with pytest.raises(ValueError):
         combined_weights({"semantic_similarity": 1.0}, ["semantic_similarity"])
     with pytest.raises(ValueError):
-        combined_weights({"exact_match": -1.0})
+        combined_weights({"exact_match_normalized": -1.0})
 
 
 def test_per_case_statuses_and_hand_worked_combined(no_embeddings):
@@ -59,7 +59,7 @@ def test_per_case_statuses_and_hand_worked_combined(no_embeddings):
     assert ev.weights.redistributed == ("semantic_similarity",)
     a11 = res[("A", "s1", "1")]
     # fuzzy 2*3/8 (LCS 我喜欢), edit 1 - 1/4, keyword {喜欢,狗} vs {喜欢,猫} = 1/3 (我 is a stop word)
-    assert a11.metrics == pytest.approx({"exact_match": 0.0, "fuzzy_ratio": 0.75, "edit_similarity": 0.75,
+    assert a11.metrics == pytest.approx({"exact_match_normalized": 0.0, "fuzzy_ratio": 0.75, "edit_similarity": 0.75,
                                          "keyword_jaccard": 1 / 3, "semantic_similarity": None})
     assert a11.combined_score == pytest.approx((0.2 * 0.75 + 0.1 * 0.75 + 0.1 / 3) / 0.9)
     a21 = res[("A", "s2", "1")]
@@ -77,7 +77,7 @@ def test_per_case_statuses_and_hand_worked_combined(no_embeddings):
         (4, 3, 1, 1)  # s1#2 missing; s2#2 has no ground truth (not missing)
     assert by_model["A"].combined_score == pytest.approx(
         (a11.combined_score + 1.0 + a21.combined_score) / 3)
-    assert by_model["B"].means["exact_match"] == pytest.approx(1 / 3)  # 1, 0 (missing), 0
+    assert by_model["B"].means["exact_match_normalized"] == pytest.approx(1 / 3)  # 1, 0 (missing), 0
     assert ev.matching["n_missing"] == {"A": 0, "B": 2}
 
 
@@ -93,7 +93,8 @@ def test_model_comparison(no_embeddings):
 def test_reports_are_compatible_with_the_earlier_script(no_embeddings):
     ev = _evaluate()
     rows = list(csv.reader(io.StringIO(annotation_csv(ev))))
-    assert rows[0] == ANNOTATION_COLUMNS + ["model"]  # model column appended: two models
+    # model column appended (two models); default mode: the exact-match column names its definition
+    assert rows[0] == [c if c != "exact_match" else "exact_match_normalized" for c in ANNOTATION_COLUMNS] + ["model"]
     assert len(rows) == 1 + 8
     assert rows[1][:6] == ["s1", "1", "c1", "我喜欢猫", "我喜欢狗", "0.0"] and rows[1][6:9] == ["", "", ""]
     assert rows[4][5] == ""  # no ground truth: exact match not computed
@@ -101,22 +102,28 @@ def test_reports_are_compatible_with_the_earlier_script(no_embeddings):
     assert set(report["evaluation_info"]) >= {"timestamp", "models_evaluated", "total_test_cases"}
     first = report["results"][0]
     assert first["dialogue_index"] == 1  # written as an int, as before
-    assert set(first["metrics"]) == {"exact_match", "fuzzy_match", "edit_distance", "sentence_bert",
-                                     "keyword_similarity", "combined_score"}
-    assert first["metrics"]["sentence_bert"] is None  # unavailable: null, never 0
-    assert first["metrics"]["edit_distance"] == pytest.approx(0.75)
+    # default mode: no definition equals the earlier script's, so its "metrics" block is empty and
+    # every score is under its own name (edit_distance / sentence_bert / combined_score are not reused)
+    assert first["metrics"] == {}
+    assert first["metrics_all"]["semantic_similarity"] is None  # unavailable: null, never 0
+    assert first["metrics_all"]["edit_similarity"] == pytest.approx(0.75)
+    assert first["combined"] == pytest.approx((0.2 * 0.75 + 0.1 * 0.75 + 0.1 / 3) / 0.9)
     json.dumps(report, allow_nan=False)
     text = summary_text(ev)
-    assert "A:" in text and "Average fuzzy match: " in text and "n/a (unavailable" in text
+    assert "A:" in text and "Average fuzzy_ratio: " in text and "n/a (unavailable" in text
     assert "redistributed" in text and "A wins 2" in text
 
 
 def test_difflib_mode_uses_the_earlier_definitions(no_embeddings):
     ev = _evaluate(mode="difflib")
     a21 = next(r for r in ev.results if (r.model, r.scene, r.dialogue_index) == ("A", "s2", "1"))
-    assert a21.metrics["exact_match"] == 0.0  # "Hello Lulu!" != "Hello Lulu" after strip()
-    assert a21.metrics["fuzzy_ratio"] == pytest.approx(20 / 21)
-    assert ev.config.mode == "difflib" and "mode=difflib" in ev.signatures["fuzzy_ratio"]
+    assert a21.metrics["exact_match_strip"] == 0.0  # "Hello Lulu!" != "Hello Lulu" after strip()
+    assert a21.metrics["fuzzy_ratio_difflib"] == pytest.approx(20 / 21)
+    assert "exact_match_normalized" not in a21.metrics and "fuzzy_ratio" not in a21.metrics
+    assert ev.config.mode == "difflib" and "mode=difflib" in ev.signatures["fuzzy_ratio_difflib"]
+    # the earlier report's keys come back where the definitions are the same
+    first = json_report(ev)["results"][0]
+    assert set(first["metrics"]) == {"exact_match", "fuzzy_match", "keyword_similarity"}
 
 
 def test_cli_writes_three_outputs(tmp_path, capsys, no_embeddings):
@@ -132,9 +139,9 @@ def test_cli_writes_three_outputs(tmp_path, capsys, no_embeddings):
     assert files == ["human_annotation.csv", "report.json", "summary.txt"]
     assert "PERSONA DIALOGUE EVALUATION SUMMARY" in capsys.readouterr().out
     assert main(["dialogue", "--cases", str(cases), "--pred", str(preds), "--format", "json",
-                 "--weights", "exact_match=1"]) == 0
+                 "--weights", "exact_match_normalized=1"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["evaluation_info"]["combined_weights"]["used"] == {"exact_match": 1.0}
+    assert printed["evaluation_info"]["combined_weights"]["used"] == {"exact_match_normalized": 1.0}
 
 
 @pytest.mark.parametrize("argv, message", [

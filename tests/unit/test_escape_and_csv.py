@@ -105,7 +105,7 @@ def test_dialogue_annotation_csv():
     cases = load_cases(json.dumps({"test_cases_by_scene": {"s": [
         {"context": PAYLOAD, "expected_response": "好", "scene": "s", "dialogue_index": 1}]}}).encode(), "c.json")
     rows = [PredictionRow("m", "s", "1", PAYLOAD)]
-    ev = evaluate_dialogue(cases.cases, rows, DialogueConfig(metrics=("exact_match",)))
+    ev = evaluate_dialogue(cases.cases, rows, DialogueConfig(metrics=("exact_match_normalized",)))
     _neutralised(annotation_csv(ev))
 
 

@@ -33,25 +33,25 @@ JUDGE = {"e1": 1.0, "e2": Judgement(1.0, "continuous"), "z1": 0.6, "z2": 0.0, "z
 
 
 def test_hand_derived_values_by_type_and_overall():
-    report = compute_metrics(RESULTS, JUDGE, metrics=["judge_score", "exact_match", "f1", "rouge1"])
+    report = compute_metrics(RESULTS, JUDGE, metrics=["judge_score", "exact_match_normalized", "token_f1_char", "rouge1"])
     by = report["by_type"]
     assert by["single_hop"]["count"] == 2
-    assert by["single_hop"]["f1"] == pytest.approx((0.4 + 4 / 7) / 2)
-    assert by["single_hop"]["exact_match"] == 0.0
-    assert by["temporal"]["exact_match"] == 1.0 and by["temporal"]["f1"] == 1.0
-    assert by["open_domain"]["f1"] == 0.0 and by["open_domain"]["judge_score"] is None
+    assert by["single_hop"]["token_f1_char"] == pytest.approx((0.4 + 4 / 7) / 2)
+    assert by["single_hop"]["exact_match_normalized"] == 0.0
+    assert by["temporal"]["exact_match_normalized"] == 1.0 and by["temporal"]["token_f1_char"] == 1.0
+    assert by["open_domain"]["token_f1_char"] == 0.0 and by["open_domain"]["judge_score"] is None
     assert by["open_domain"]["judged"] == 0
     overall = report["overall"]
     assert overall["count"] == 5
-    assert overall["f1"] == pytest.approx((0.4 + 1 + 4 / 7 + 1 + 0) / 5)
-    assert overall["exact_match"] == pytest.approx(2 / 5)
+    assert overall["token_f1_char"] == pytest.approx((0.4 + 1 + 4 / 7 + 1 + 0) / 5)
+    assert overall["exact_match_normalized"] == pytest.approx(2 / 5)
     # judge: e1 1, e2 1, z1 0.6, z2 0; z3 not judged -> mean over 4 judged
     assert overall["judge_score"] == pytest.approx((1 + 1 + 0.6 + 0) / 4) and overall["judged"] == 4
     # task-averaged = mean over types with a judge score: single_hop 0.8, temporal 0.5
     assert overall["task_averaged_judge_score"] == pytest.approx((0.8 + 0.5) / 2)
     # ROUGE-1 F on unigram counts equals token F1 on the same tokens
-    assert overall["rouge1"] == pytest.approx(overall["f1"])
-    assert set(report["signature"]) >= {"judge_score", "exact_match", "f1", "rouge1"}
+    assert overall["rouge1"] == pytest.approx(overall["token_f1_char"])
+    assert set(report["signature"]) >= {"judge_score", "exact_match_normalized", "token_f1_char", "rouge1"}
 
 
 def test_bleu1_matches_nltk():
@@ -75,12 +75,12 @@ def test_ground_truth_against_itself_scores_one():
 
 
 def test_empty_input_and_missing_ground_truth():
-    empty = compute_metrics([], {}, metrics=["judge_score", "f1"])
+    empty = compute_metrics([], {}, metrics=["judge_score", "token_f1_char"])
     assert empty["by_type"] == {}
     assert empty["overall"]["count"] == 0
-    assert empty["overall"]["f1"] is None and empty["overall"]["judge_score"] is None  # nothing to average
-    no_gt = compute_metrics([EvalResult("s", "x", "multi_session", "?", "", "something")], metrics=["f1"])
-    assert no_gt["overall"]["f1"] is None and no_gt["overall"]["gt_missing"] == 1
+    assert empty["overall"]["token_f1_char"] is None and empty["overall"]["judge_score"] is None  # nothing to average
+    no_gt = compute_metrics([EvalResult("s", "x", "multi_session", "?", "", "something")], metrics=["token_f1_char"])
+    assert no_gt["overall"]["token_f1_char"] is None and no_gt["overall"]["gt_missing"] == 1
 
 
 def test_default_metrics_leave_out_what_cannot_run_with_the_reason():
@@ -109,7 +109,7 @@ def _make_unavailable(name: str, request, monkeypatch) -> None:
         request.getfixturevalue("no_embeddings")
 
 
-@pytest.mark.parametrize("name", ["meteor", "bert_f1", "sbert_similarity"])
+@pytest.mark.parametrize("name", ["meteor", "bert_f1", "semantic_similarity"])
 def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name, request, monkeypatch):
     _make_unavailable(name, request, monkeypatch)
     assert metric_availability([name])[name] is not None
@@ -119,7 +119,7 @@ def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name, r
     assert "install" in str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["meteor", "bert_f1", "sbert_similarity"])
+@pytest.mark.parametrize("name", ["meteor", "bert_f1", "semantic_similarity"])
 def test_an_available_optional_metric_is_the_registry_metric(name):
     if metric_availability([name])[name] is not None:
         pytest.skip(f"{name} cannot run here (the unavailable path is tested above)")

