@@ -14,8 +14,10 @@ For a matched pair with GT sentiment ``g`` and predicted sentiment ``p``:
 Micro precision = correct / predicted labels, micro recall = correct / GT labels, F1
 their harmonic mean (``sentiment_precision``, ``sentiment_recall``, ``sentiment_f1``).
 Macro scores average per-label precision/recall/F1 over every label seen in GT or
-prediction, with 0 for an undefined per-label ratio (scikit-learn's
-``zero_division=0``).  Polarity accuracy compares the taxonomy polarity (positive /
+prediction, from :func:`evaluators.metrics.classification.classification_report`: an
+undefined per-label ratio (no prediction of the label, or no GT of it) is skipped, not
+counted as 0 (scikit-learn's ``zero_division=np.nan``), as in every other per-class table.
+Polarity accuracy compares the taxonomy polarity (positive /
 neutral / negative) over pairs whose GT label has a known polarity; an unknown predicted
 label counts as wrong.
 """
@@ -26,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.metrics.classification import classification_report
 from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
 from evaluators.results import DictMixin, build_frozen, f1_score, prf, safe_div
@@ -63,6 +66,10 @@ class SentimentResult(DictMixin):
         return self.sentiment_f1
 
 
+#: Stand-in label of a matched relationship without a predicted sentiment (never a class of the table).
+MISSING_PREDICTION = "\x00(no prediction)"
+
+
 def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:
     """Precision, recall, F1 (undefined precision/recall count as 0 in F1), support and counts of one label."""
     lp = safe_div(tp, tp + fp)
@@ -71,9 +78,15 @@ def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:
             "tp": tp, "fp": fp, "fn": fn}
 
 
-def macro_average(per_label: dict[str, dict[str, Any]], key: str) -> float:
-    """Mean of ``key`` over labels (an undefined value counts as 0, as scikit-learn's zero_division=0)."""
-    return sum(v[key] or 0.0 for v in per_label.values()) / len(per_label)
+def macro_average(per_label: dict[str, dict[str, Any]], key: str) -> float | None:
+    """Mean of ``key`` over the labels where it is defined (``None`` values skipped; ``None`` if none is).
+
+    The same rule as :func:`evaluators.metrics.classification.classification_report` and
+    scikit-learn's ``zero_division=np.nan``: a class without predictions has no precision,
+    one without support no recall, and neither is counted as 0.
+    """
+    values = [v[key] for v in per_label.values() if v[key] is not None]
+    return sum(values) / len(values) if values else None
 
 
 class SentimentEvaluator(ComponentEvaluator):
@@ -107,6 +120,7 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     validity.add("sentiment", "gt", [pr.gt.sentiment for pr in pairs])
     validity.add("sentiment", "pred", [pr.pred.sentiment for pr in pairs])
     pair_correct: list[bool | None] = []
+    compared: list[tuple[str, str]] = []
     for pr in pairs:
         g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
         if not g:
@@ -114,6 +128,7 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
             pair_correct.append(None)
             continue
         pair_correct.append(bool(p) and g == p)
+        compared.append((g, p))
         n_gt += 1
         confusion.setdefault(g, Counter())[p] += 1
         gpol = polarity.get(g)
@@ -136,11 +151,17 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
                                        pr.pred_event, f"{pr.gt.agent} -> {pr.gt.target}"))
     precision, recall, f1 = prf(correct, n_pred, n_gt, precision_needs_gold=True)
     labels = sorted(set(tp) | set(fp) | set(fn))
-    per_label = {lab: label_scores(tp[lab], fp[lab], fn[lab]) for lab in labels}
+    macro_p = macro_r = macro_f = None
+    per_label: dict[str, dict[str, Any]] = {}
     if labels and n_gt:
-        macro_p, macro_r, macro_f = (macro_average(per_label, k) for k in ("precision", "recall", "f1"))
-    else:
-        macro_p = macro_r = macro_f = None
+        # the per-label table and its macro means come from the one classification report;
+        # a missing prediction is its own value outside ``labels`` (a false negative only)
+        y_true = [g for g, _ in compared]
+        y_pred = [p or MISSING_PREDICTION for _, p in compared]
+        report = classification_report(y_true, y_pred, labels, average_labels=labels)
+        per_label = {m.label: {"precision": m.precision, "recall": m.recall, "f1": m.f1, "support": m.support,
+                               "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in report.per_class}
+        macro_p, macro_r, macro_f = report.macro.precision, report.macro.recall, report.macro.f1
     reason = None
     if not pairs:
         reason = "no matched relationships to compare sentiment on"

@@ -89,15 +89,19 @@ def test_sentiment_on_matched_pairs(result):
 
 
 def test_sentiment_macro_equals_sklearn(result):
+    import numpy as np
     import sklearn.metrics as sklearn  # a dev requirement (requirements-dev.txt): never skipped
     y_true = ["positive", "positive", "positive"]
     y_pred = ["positive", "neutral", "(none)"]
+    # undefined values are skipped, not counted as 0 (zero_division=nan), as in the QA per-class table
     p, r, f, _ = sklearn.precision_recall_fscore_support(
-        y_true, y_pred, labels=["neutral", "positive"], average="macro", zero_division=0)
+        y_true, y_pred, labels=["neutral", "positive"], average="macro", zero_division=np.nan)
     s = result.sentiment
     assert (s.sentiment_macro_precision, s.sentiment_macro_recall, s.sentiment_macro_f1) == pytest.approx((p, r, f))
-    # by hand: positive P=1 R=1/3 F1=.5; neutral P=0 R=0 F1=0 -> macro .5, 1/6, .25
-    assert (p, r, f) == pytest.approx((0.5, 1 / 6, 0.25))
+    # by hand: positive P=1 R=1/3 F1=.5; neutral P=0, R undefined (no GT neutral: skipped), F1=0
+    # -> macro P (1 + 0) / 2 = .5, R 1/3 (positive only), F1 (.5 + 0) / 2 = .25
+    assert (p, r, f) == pytest.approx((0.5, 1 / 3, 0.25))
+    assert s.per_label["neutral"]["recall"] is None and s.per_label["positive"]["recall"] == pytest.approx(1 / 3)
 
 
 def test_english_relationship_labels_through_the_taxonomy():
