@@ -51,7 +51,7 @@ def overview_frame(batch: BatchResult) -> pd.DataFrame:
         row = {"document": d.story_id}
         if d.result is None:
             row.update({"overall": None, **{COMPONENT_TITLES[c]: None for c in COMPONENTS},
-                        "events GT/pred/aligned": "", "warnings": 0,
+                        "events GT/pred/aligned": "", "scoring notes": 0,
                         "status": f"error: {d.error.message if d.error else 'unreadable'}"})
         else:
             r = d.result
@@ -60,7 +60,7 @@ def overview_frame(batch: BatchResult) -> pd.DataFrame:
                         **{COMPONENT_TITLES[c]: r.component_scores[c] for c in COMPONENTS},
                         "events GT/pred/aligned": f"{s.total_events_ground_truth}/{s.total_events_predicted}/"
                                                   f"{s.events_aligned}",
-                        "warnings": len(r.warnings), "status": "scored"})
+                        "scoring notes": len(r.warnings), "status": "scored"})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -76,7 +76,11 @@ def render_overview(batch: BatchResult) -> None:
          "Mean of the documents' overall scores." + (
              f" 95% CI {fmt(batch.macro['overall_score_ci_low'])} – {fmt(batch.macro['overall_score_ci_high'])} "
              "(bootstrap over documents)." if batch.macro.get("overall_score_ci_low") is not None else "")),
-        ("Pairs with errors", sum(d.result is None for d in batch.documents), None),
+        ("Pairs not scored", batch.problem_counts()["pairs_not_scored"],
+         "Pairs whose GT or prediction file could not be used at all (see Input problems)."),
+        ("Scoring notes", batch.problem_counts()["scoring_notes"],
+         "Offset repairs, pairs aligned without text evidence, labels outside the taxonomy: listed per "
+         "document in the Alignment view and in the report."),
     ], digits=3)
     df = visible_frame(overview_frame(batch))
     score_cols = ["overall", *[COMPONENT_TITLES[c] for c in COMPONENTS]]
@@ -203,9 +207,12 @@ def relationship_frame(result: NarrativeResult) -> pd.DataFrame:
     """One row per GT or predicted relationship, side by side, with per-field agreement."""
     rows = []
     outcome = dict(zip(map(id, result.relationships.matched_pairs), result.sentiment.pair_correct))
+    label = result.alignment.label_of
     for ev in result.relationships.events:
+        ids = {"GT event id": ev.gt_event or "", "pred event id": ev.pred_event or ""}
         for m in ev.matched:
-            rows.append({"GT event": ev.gt_event, "pred event": ev.pred_event, "status": "matched",
+            rows.append({"GT event": label(ev.gt_event or ""), "pred event": label(ev.pred_event or ""), **ids,
+                         "status": "matched",
                          "agent → target": f"{m.gt.agent} → {m.gt.target or '∅'}",
                          "predicted agent → target": f"{m.pred.agent} → {m.pred.target or '∅'}",
                          "GT level 1": m.gt.relationship_level1, "pred level 1": m.pred.relationship_level1,
@@ -214,7 +221,7 @@ def relationship_frame(result: NarrativeResult) -> pd.DataFrame:
                          "level1 ok": m.level1_match, "level2 ok": m.level2_match,
                          "sentiment ok": outcome.get(id(m))})
         for r in ev.missed:
-            rows.append({"GT event": ev.gt_event, "pred event": ev.pred_event,
+            rows.append({"GT event": label(ev.gt_event or ""), "pred event": label(ev.pred_event or ""), **ids,
                          "status": "missed (event not aligned)" if ev.status == "missed" else "missed",
                          "agent → target": f"{r.agent} → {r.target or '∅'}", "predicted agent → target": "",
                          "GT level 1": r.relationship_level1, "pred level 1": "", "GT level 2": r.relationship_level2,
@@ -223,13 +230,15 @@ def relationship_frame(result: NarrativeResult) -> pd.DataFrame:
         for r in ev.spurious:
             status = {"skipped": "extra (GT event has none; not counted)",
                       "spurious": "extra (spurious event; not counted)"}.get(ev.status, "spurious")
-            rows.append({"GT event": ev.gt_event, "pred event": ev.pred_event, "status": status,
+            rows.append({"GT event": label(ev.gt_event or ""), "pred event": label(ev.pred_event or ""), **ids,
+                         "status": status,
                          "agent → target": "", "predicted agent → target": f"{r.agent} → {r.target or '∅'}",
                          "GT level 1": "", "pred level 1": r.relationship_level1, "GT level 2": "",
                          "pred level 2": r.relationship_level2, "GT sentiment": "", "pred sentiment": r.sentiment,
                          "level1 ok": None, "level2 ok": None, "sentiment ok": None})
     cols = ["GT event", "pred event", "status", "agent → target", "predicted agent → target", "GT level 1",
-            "pred level 1", "GT level 2", "pred level 2", "GT sentiment", "pred sentiment", "level1 ok", "level2 ok", "sentiment ok"]
+            "pred level 1", "GT level 2", "pred level 2", "GT sentiment", "pred sentiment", "level1 ok", "level2 ok",
+            "sentiment ok", "GT event id", "pred event id"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -281,9 +290,11 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
     only_bad = c1.toggle("Only mismatches", value=False, key="rel_only_bad")
     levels = sorted({v for v in df["GT level 1"].tolist() + df["pred level 1"].tolist() if v})
     chosen = c2.multiselect("Level 1", levels, key="rel_level1", format_func=visible)
-    events = ["(all events)"] + sorted({e for e in df["GT event"].tolist() + df["pred event"].tolist() if e})
+    events = ["(all events)"] + sorted({e for e in df["GT event id"].tolist() + df["pred event id"].tolist() if e})
     default_event = events.index(event_filter) if event_filter in events else 0
-    ev = c3.selectbox("Event", events, index=default_event, key="rel_event", format_func=visible)
+    ev = c3.selectbox("Event", events, index=default_event, key="rel_event",
+                      format_func=lambda e: e if e == "(all events)" else visible(result.alignment.label_of(e)),
+                      help="Events by type and the first words of their span; the ids are the table's last columns.")
     view = df
     if only_bad:
         ok = (view["status"] == "matched") & (view["level1 ok"] != False) & (view["level2 ok"] != False)  # noqa: E712
@@ -292,7 +303,7 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
     if chosen:
         view = view[view["GT level 1"].isin(chosen) | view["pred level 1"].isin(chosen)]
     if ev != "(all events)":
-        view = view[(view["GT event"] == ev) | (view["pred event"] == ev)]
+        view = view[(view["GT event id"] == ev) | (view["pred event id"] == ev)]
     styled_dataframe(view, _highlight_relationship, column_order=[c for c in view.columns if not c.endswith(" ok")])
     st.caption(f"{len(view)} of {len(df)} rows · extra relationships are not counted (missing-GT policy) · "
                "∅ = empty target in GT (matched on the agent)")
@@ -308,12 +319,14 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
 
 def action_frame(result: NarrativeResult) -> pd.DataFrame:
     rows = []
+    label = result.alignment.label_of
     for ev in result.action_layer.events:
-        row = {"GT event": ev.gt_event, "pred event": ev.pred_event, "status": ev.status}
+        row = {"GT event": label(ev.gt_event or ""), "pred event": label(ev.pred_event or ""), "status": ev.status}
         for f in ACTION_FIELDS:
             row[f"GT {f}"] = ev.gt[f]
             row[f"pred {f}"] = ev.pred[f]
             row[f"{f} ok"] = ev.correct[f]
+        row["GT event id"], row["pred event id"] = ev.gt_event or "", ev.pred_event or ""
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -412,20 +425,21 @@ def alignment_frame(result: NarrativeResult) -> pd.DataFrame:
     rows = []
     for p in al.pairs:
         g, q = al.gt_spans[p.gt_index], al.pred_spans[p.pred_index]
-        rows.append({"GT event": al.gt_ids[p.gt_index], "pred event": al.pred_ids[p.pred_index],
+        rows.append({"GT event": al.gt_labels[p.gt_index], "pred event": al.pred_labels[p.pred_index],
                      "method": p.method, "IoU": p.iou, "GT span": _span_str(g), "GT offsets": g.status,
                      "pred span": _span_str(q), "pred offsets": q.status, "note": "; ".join(
-                         x for x in (g.note, q.note) if x)})
+                         x for x in (g.note, q.note) if x),
+                     "GT event id": al.gt_ids[p.gt_index], "pred event id": al.pred_ids[p.pred_index]})
     for i in al.missed:
         g = al.gt_spans[i]
-        rows.append({"GT event": al.gt_ids[i], "pred event": "", "method": "missed", "IoU": None,
+        rows.append({"GT event": al.gt_labels[i], "pred event": "", "method": "missed", "IoU": None,
                      "GT span": _span_str(g), "GT offsets": g.status, "pred span": "", "pred offsets": "",
-                     "note": g.note})
+                     "note": g.note, "GT event id": al.gt_ids[i], "pred event id": ""})
     for j in al.spurious:
         q = al.pred_spans[j]
-        rows.append({"GT event": "", "pred event": al.pred_ids[j], "method": "spurious", "IoU": None,
+        rows.append({"GT event": "", "pred event": al.pred_labels[j], "method": "spurious", "IoU": None,
                      "GT span": "", "GT offsets": "", "pred span": _span_str(q), "pred offsets": q.status,
-                     "note": q.note})
+                     "note": q.note, "GT event id": "", "pred event id": al.pred_ids[j]})
     return pd.DataFrame(rows)
 
 
@@ -447,9 +461,12 @@ def render_alignment(result: NarrativeResult) -> None:
     st.caption(f"Minimum IoU for a span-based pair: {result.alignment.min_iou:g}. Pairs made by time_order or list "
                "order have no text evidence and are flagged below.")
     if result.warnings:
-        st.subheader("Warnings")
-        for w in result.warnings:
+        st.subheader(f"Scoring notes ({len(result.warnings)})")
+        st.caption("The same notes are counted on the Overview and by the command line.")
+        for w in result.warnings[:20]:
             st.warning(md(w))
+        if len(result.warnings) > 20:
+            st.caption(f"… and {len(result.warnings) - 20} more: the document's JSON report (Downloads) lists all.")
     validity = []
     for comp in ("characters", "relationships", "sentiment", "action_layer"):
         for f, sides in result.detailed_results[comp].validity.items():

@@ -52,11 +52,7 @@ else:
 
 batch = score(gt_files, pred_files, config)
 
-issues = list(settings_issues) + list(batch.issues)
-for d in batch.documents:
-    if d.result is not None:
-        issues.extend(d.result.issues)
-show_issues(issues)
+show_issues(list(settings_issues) + batch.all_issues())
 for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
@@ -106,7 +102,9 @@ else:
     elif view == "Spans":
         pick = st.selectbox("Highlight an event", ["(none)", *event_ids],
                             index=(event_ids.index(event) + 1) if event else 0, key="nar_span_event",
-                            format_func=visible)
+                            format_func=lambda e: e if e == "(none)" else
+                            visible(result.alignment.label_of(e)) + ("  (GT)" if e in result.alignment.gt_ids
+                                                                     else "  (prediction)"))
         if pick != "(none)":
             qp["event"] = pick
         elif "event" in qp:

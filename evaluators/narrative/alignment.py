@@ -70,6 +70,9 @@ class Alignment:
         The verified/repaired span of every event, by index.
     gt_ids, pred_ids : tuple of str
         Event ids by index (``#i`` when an event has no id).
+    gt_labels, pred_labels : tuple of str
+        Readable names of the events by index (:func:`event_label`: type and the first words
+        of the span), for tables and pickers; the ids stay the keys.
     min_iou : float
         The IoU threshold used.
     warnings : tuple of str
@@ -85,6 +88,15 @@ class Alignment:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     gt_ids: tuple[str, ...] = field(default_factory=tuple)
     pred_ids: tuple[str, ...] = field(default_factory=tuple)
+    gt_labels: tuple[str, ...] = field(default_factory=tuple)
+    pred_labels: tuple[str, ...] = field(default_factory=tuple)
+
+    def label_of(self, event_id: str) -> str:
+        """The readable label of a GT or predicted event id (the id itself if unknown or empty)."""
+        for ids, labels in ((self.gt_ids, self.gt_labels), (self.pred_ids, self.pred_labels)):
+            if event_id in ids and len(labels) == len(ids):
+                return labels[ids.index(event_id)]
+        return event_id
 
     @property
     def n_gt(self) -> int:
@@ -123,12 +135,42 @@ def _pair_iou(a: ResolvedSpan, b: ResolvedSpan) -> float | None:
     return None
 
 
+#: Words (or CJK characters) of the span shown in an event label.
+LABEL_WORDS, LABEL_CJK_CHARS = 6, 14
+
+
+def event_label(event: NarrativeEvent, index: int, text: str = "", span: ResolvedSpan | None = None) -> str:
+    """A short readable name of an event: ``"<type>: <first words of its span>…"``.
+
+    The span text is the resolved span's slice of ``text`` when usable, else the event's own
+    ``text_span.text``, else its description; the first :data:`LABEL_WORDS` words (or
+    :data:`LABEL_CJK_CHARS` characters of Chinese) are kept.  An event with none of these is
+    ``"event <index + 1>"``.  Newlines become spaces.
+    """
+    snippet = ""
+    if span is not None and span.usable and text:
+        snippet = text[span.start:span.end]
+    if not snippet and event.text_span is not None:
+        snippet = event.text_span.text or ""
+    snippet = " ".join((snippet or event.description or "").split())
+    words = snippet.split(" ")
+    if len(words) > 1:
+        short = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
+    else:
+        short = snippet[:LABEL_CJK_CHARS] + ("…" if len(snippet) > LABEL_CJK_CHARS else "")
+    kind = (event.event_type or "").strip()
+    if not short:
+        return f"{kind or 'event'} {index + 1}"
+    return f"{kind}: {short}" if kind else short
+
+
 def align_events(
     gt_events: list[NarrativeEvent],
     pred_events: list[NarrativeEvent],
     gt_spans: list[ResolvedSpan] | tuple[ResolvedSpan, ...],
     pred_spans: list[ResolvedSpan] | tuple[ResolvedSpan, ...],
     min_iou: float = 0.5,
+    text: str = "",
 ) -> Alignment:
     """Align events one-to-one (see the module docstring for the order of methods).
 
@@ -139,6 +181,8 @@ def align_events(
         Resolved spans, one per event, same order.
     min_iou : float in (0, 1], default 0.5
         Minimum character IoU for a span-based pair.
+    text : str
+        The source text (for the events' readable labels).
 
     Returns
     -------
@@ -235,4 +279,6 @@ def align_events(
         warnings=tuple(warnings),
         gt_ids=tuple(e.id or f"#{i}" for i, e in enumerate(gt_events)),
         pred_ids=tuple(e.id or f"#{j}" for j, e in enumerate(pred_events)),
+        gt_labels=tuple(event_label(e, i, text, gt_spans[i]) for i, e in enumerate(gt_events)),
+        pred_labels=tuple(event_label(e, j, text, pred_spans[j]) for j, e in enumerate(pred_events)),
     )

@@ -209,7 +209,7 @@ def build_context(prediction: Any, ground_truth: Any, text: str | None = None,
     gt_spans = [resolve_span(e.text_span, ref) for e in gt.doc.narrative_events]
     pred_spans = [resolve_span(e.text_span, ref) for e in pred.doc.narrative_events]
     alignment = align_events(gt.doc.narrative_events, pred.doc.narrative_events, gt_spans, pred_spans,
-                             config.min_iou)
+                             config.min_iou, text=ref)
     return EvalContext(gt, pred, ref, source, alignment, config)
 
 

@@ -88,6 +88,28 @@ class BatchResult:
         """Results of the documents that could be scored."""
         return [d.result for d in self.documents if d.result is not None]
 
+    def all_issues(self) -> list[InputIssue]:
+        """Every input problem: the batch's (pairing, unusable files) then each scored document's."""
+        return list(self.issues) + [i for r in self.scored for i in r.issues]
+
+    def problem_counts(self) -> dict[str, int]:
+        """The one count of problems shown by the page banner, the overview and the CLI.
+
+        Returns
+        -------
+        dict
+            ``pairs_not_scored`` (pairs whose file could not be used at all), ``input_errors``
+            and ``input_warnings`` (located input problems, :meth:`all_issues`; an error left a
+            record or a file out, the rest was scored), ``scoring_notes`` (each document's
+            ``warnings``: offset repairs, pairs aligned without text evidence, labels outside
+            the taxonomy; listed in the Alignment view and the report).
+        """
+        issues = self.all_issues()
+        errors = sum(i.severity == "error" for i in issues)
+        return {"pairs_not_scored": sum(d.result is None for d in self.documents), "input_errors": errors,
+                "input_warnings": len(issues) - errors,
+                "scoring_notes": sum(len(r.warnings) for r in self.scored)}
+
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable({
             "documents": [
@@ -101,6 +123,7 @@ class BatchResult:
             "issues": [i.to_dict() for i in self.issues],
             "micro": self.micro,
             "macro": self.macro,
+            "problem_counts": self.problem_counts(),
             "signature": self.signature,
         })
 

@@ -141,9 +141,11 @@ def run(args) -> int:
         for enc_side, enc in d.encodings.items():
             if enc and enc != "utf-8":
                 print(f"note: {d.gt_file if enc_side == 'gt' else d.pred_file} decoded as {enc}", file=sys.stderr)
-    n_warn = sum(len(r.warnings) for r in batch.scored)
-    if n_warn:
-        print(f"{n_warn} warnings (offset repairs, labels outside the taxonomy, schema errors): see the report",
+    counts = batch.problem_counts()
+    if counts["input_errors"] or counts["input_warnings"] or counts["scoring_notes"]:
+        print(f"input problems: {counts['input_errors']} errors, {counts['input_warnings']} warnings; "
+              f"pairs not scored: {counts['pairs_not_scored']}; scoring notes: {counts['scoring_notes']} "
+              "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
     if args.out or args.format:

@@ -221,3 +221,17 @@ def test_compare_view_scores_other_systems_side_by_side(demo_batch):
     mean_a = sum(r.overall_score for r in demo_batch.scored) / 2
     assert m["overall score delta"] == f"{1 - mean_a:+.3f}"
     assert at.radio(key="nar_pair_outcome").options[1] == "B better · B 更好 (2)"
+
+
+def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
+    gt, pred = demo_files()
+    broken = [(f"BROKEN_{i:02d}_v3.json", b"{not json") for i in range(25)]
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [(f.name, f.data) for f in gt] + broken, [(f.name, f.data) for f in pred])
+    expander = next(e for e in at.expander if e.label.startswith("Input problems"))
+    listed = html_bodies(at).count("<li>")
+    assert listed == 20  # the first 20 of 25 unpaired/unreadable files (SHOWN_ISSUES)
+    assert any("The first 20 are listed; the CSV has all 25" in c.value for c in at.caption)
+    assert any(b.proto.label == "Download all problems (CSV)" for b in at.get("download_button"))
+    # unpaired GT files are warnings (the paired stories are still scored)
+    assert expander.label == "Input problems: 0 errors, 25 warnings — the rest of the data is still scored"

@@ -170,3 +170,4 @@ def test_uploaded_runs_are_compared_side_by_side():
     assert list(systems["system"]) == ["run_a.jsonl", "run_b.jsonl"]
     assert list(systems["exact_match"]) == [0.5, 0.5]
     assert at.radio(key="qa_sbs_agreement").options[1] == "Systems disagree · 不一致 (2)"
+

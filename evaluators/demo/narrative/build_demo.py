@@ -92,7 +92,7 @@ def chinese() -> tuple[dict, dict]:
                _act("communicative", "inform", "explain", "success", "setup")),      # context wrong
         _event("p4", 4, _span(t, ZH[3]),
                [_rel("王二", "阿木", "Adversarial", "enemy", "hostile"),            # level 2 and sentiment wrong
-                {"doer": "王二", "receiver": "青石", "type": "destroy"}],          # schema error
+                _rel("王二", "青石", "Adversarial", "enemy", "negative")],        # not in GT: an extra relationship
                _act("physical", "steal", "sabotage", "success", "trigger")),        # type wrong; context outside the taxonomy
         # zh-g5 (山神大怒 ...) has no prediction: a missed event and a missing span
         _event("p6", 5, _span(t, ZH[5]),
