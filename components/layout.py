@@ -110,6 +110,9 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
             on_change=_remember_source,
             help="Shared by all pages: the built-in demo, or files you upload on each page.",
         )
+    # Our own style rule (no user text): button groups (the view switch) wrap on a narrow
+    # screen instead of hiding their last buttons past the edge.
+    st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }</style>")
     st.title(title)
     if caption:
         st.caption(caption)

@@ -21,7 +21,7 @@ from evaluators.reports.escape import html_text, md, visible
 
 #: Display names of the metric keys.
 LABELS = {
-    "judge_score": "Judge score", "exact_match_normalized": "Exact match (normalized)", "token_f1_char": "Token F1 (char)", "rouge1": "ROUGE-1",
+    "judge_score": "Judge score", "exact_match_normalized": "EM (normalized)", "token_f1_char": "F1 (char)", "rouge1": "ROUGE-1",
     "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "bleu1": "BLEU-1", "bleu2": "BLEU-2", "bleu4": "BLEU-4",
     "meteor": "METEOR", "bert_f1": "BERTScore F1", "semantic_similarity": "Semantic similarity",
     "locomo_f1": "LoCoMo F1 (parity)",

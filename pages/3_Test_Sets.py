@@ -84,8 +84,8 @@ if report.kind == "single":
                    help="Mean keyword score over scored items (macro over items)." + (
                        f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
                        if o.mean_score_ci_low is not None else ""))
-    cols[1].metric("Keyword recall · 关键词召回", "n/a" if o.keyword_recall is None else f"{o.keyword_recall:.3f}",
-                   help="Keywords found / all keywords (micro).")
+    cols[1].metric("Recall · 召回率", "n/a" if o.keyword_recall is None else f"{o.keyword_recall:.3f}",
+                   help="Keyword recall · 关键词召回: keywords found / all keywords (micro).")
     cols[2].metric("Scored items · 评分条目", f"{o.n_scored} / {o.n_items}")
     cols[3].metric("No answer · 无回答", len(report.missing_prediction), help="Scored 0.")
     cols[4].metric("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",

@@ -32,7 +32,7 @@ ROWS = ("true", "predicted")
 
 SIGNATURE = (
     "classification=sklearn-compatible(per-class P/R/F1 from counts, F1=2tp/(2tp+fp+fn); "
-    "undefined -> None and skipped in averages (sklearn zero_division=nan); kappa unweighted)"
+    "undefined -> no value, skipped in averages (sklearn zero_division=nan); kappa unweighted)"
 )
 
 

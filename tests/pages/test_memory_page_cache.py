@@ -69,7 +69,7 @@ def test_widget_reruns_reuse_the_scores_and_settings_recompute_them(monkeypatch)
     # another metric set is scored once; the parity F1 does not depend on it
     at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match_normalized"]).run()
     assert not at.exception and len(scored) == 2 and len(parity) == 1
-    assert [m.label for m in at.metric][:3] == ["Questions", "Judge score", "Exact match (normalized)"]
+    assert [m.label for m in at.metric][:3] == ["Questions", "Judge score", "EM (normalized)"]
     # back to the first set: still cached
     at.multiselect(key="mem_metrics").set_value(["judge_score", "exact_match_normalized"]).run()
     assert len(scored) == 2

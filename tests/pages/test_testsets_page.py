@@ -42,7 +42,7 @@ def test_demo_single_turn_scores_and_highlights():
     # keyword scores q_001..q_008 = 1, .5, 0, .5, 1, 1, 1, 0 (q_008 unanswered; q_009 has no keywords, unscored)
     # mean (1+.5+0+.5+1+1+1+0)/8 = 5/8 = 0.625; keywords found 1+1+0+1+4+2+2+0 = 11 of 1+2+1+2+4+2+2+3 = 17
     # -> 11/17 = 0.647
-    assert m["Mean score"] == "0.625" and m["Keyword recall"] == "0.647" and m["Scored items"] == "8 / 9"
+    assert m["Mean score"] == "0.625" and m["Recall"] == "0.647" and m["Scored items"] == "8 / 9"
     html = _html(at)
     assert "<mark" in html and ">林远</mark>" in html          # matched keyword highlighted in the answer
     assert ">ＢＲＡＳＳ</mark>" in html                         # found through NFKC, highlighted as written
