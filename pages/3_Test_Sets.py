@@ -19,6 +19,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
+from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
 
 DEMOS = {
     "single": ("Single-turn demo · 单轮示例 (9 items)", "factual_demo.json", "factual_demo_answers.json"),
@@ -47,6 +48,23 @@ else:
     up_items = c1.file_uploader("Test set (factual_qa.json, multi_turn.json …) · 测试集", type=["json"], key="ts_items")
     up_answers = c2.file_uploader("Answers keyed by id (and turn) · 模型回答", type=["json", "jsonl", "csv"],
                                   key="ts_answers")
+    if up_items is not None and up_answers is None:
+        # A test set alone: what it holds, and the answers file a model run should fill in.
+        try:
+            alone = cached(("testsets-set", upload_digest(up_items)),
+                           lambda: load_test_set(up_items.getvalue(), up_items.name))
+        except InputError as exc:
+            st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
+            st.stop()
+        issues_table(list(alone.issues))
+        st.subheader(f"Preview · 预览: {md(up_items.name)}")
+        st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
+                   "(second box) to score them; the template below has every id (and turn) with an empty answer.")
+        st.dataframe(visible_frame(preview_rows(alone)), hide_index=True, key="ts_preview")
+        st.download_button("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
+                           file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
+                           key="ts_template")
+        st.stop()
     if up_items is None or up_answers is None:
         st.info("Upload a test set and the answers to score. Answers: a JSON object {id: answer} (multi-turn: "
                 "{id: {turn: answer}}), or records with id, turn and answer (JSON array, JSONL or CSV); an optional "
@@ -137,13 +155,17 @@ else:
                      hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"))
     st.subheader("Turn by turn · 逐轮查看")
     ids = [d.id for d in report.dialogues]
-    pick = st.selectbox("Dialogue · 对话", ids,
+    pick = st.selectbox("Dialogue · 对话", ids, key="ts_dialogue",
                         format_func=lambda i: visible(f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}"))
     turn_view(report, pick)
 
 with st.expander("Human rubric (1-5) · 人工评分标准"):
     rubric()
-# The report is written when the button is clicked (a callable), not on every rerun.
-st.download_button("Download JSON report · 下载报告",
+# The reports are written when a button is clicked (callables), not on every rerun.
+d1, d2 = st.columns(2)
+d1.download_button("Download JSON report · 下载报告",
                    lambda: json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
-                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json")
+                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json")
+d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(report).encode("utf-8-sig"),
+                   file_name=f"{items_name.rsplit('.', 1)[0]}_{'turns' if report.kind == 'multi_turn' else 'items'}.csv",
+                   mime="text/csv", key="ts_csv")

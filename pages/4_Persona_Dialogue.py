@@ -205,7 +205,8 @@ for col, s in zip(cols, evaluation.by_model):
                help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"
                + (f"; 95% CI {s.combined_score_ci_low:.3f} – {s.combined_score_ci_high:.3f} (bootstrap over cases)"
                   if s.combined_score_ci_low is not None else ""))
-st.caption(f"Combined score: {evaluation.weights.note}. Mean over cases (macro).")
+st.caption("Combined score = " + " + ".join(f"{w:.2f} × {md(m)}" for m, w in evaluation.weights.used.items())
+           + f" ({md(evaluation.weights.note)}). Mean over cases (macro); a missing reply counts 0.")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
     st.caption(f"**{md(m['name'])}**: n/a — {md(m['unavailable_reason'])}")

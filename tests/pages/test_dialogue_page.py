@@ -217,3 +217,12 @@ def test_demo_model_comparison_equals_the_engine():
     at.slider(key="dialogue_spread").set_value(0.3).run()
     expected = sum(1 for r in case_matrix(evaluation) if r["spread"] is not None and r["spread"] >= 0.3 - 1e-12)
     assert any(c.value == f"{expected} of {len(case_matrix(evaluation))} cases." for c in at.caption)
+
+
+def test_headline_names_the_weights_used(no_embeddings):
+    at = _app("demo")
+    at.run()
+    caption = next(shown(c.value) for c in at.caption if c.value.startswith("Combined score ="))
+    # default weights 0.5 / 0.2 / 0.1 / 0.1 / 0.1 with semantic similarity unavailable: each over 0.9
+    assert caption.startswith("Combined score = 0.56 × exact_match_normalized + 0.22 × fuzzy_ratio + "
+                              "0.11 × edit_similarity + 0.11 × keyword_jaccard (semantic_similarity unavailable")

@@ -95,3 +95,49 @@ def test_upload_real_keyword_sets():
     rows = "".join(json.dumps({"id": "mt_002", "turn": 2, "answer": "是恰斯卡救了它"}, ensure_ascii=False) + "\n")
     at = _upload((multi.name, multi.read_bytes()), ("answers.jsonl", rows.encode()))
     assert _metrics(at)["Points covered"] == f"{1 / 15:.3f}"         # one of the 15 expected points
+
+
+def test_a_test_set_alone_shows_a_preview_and_an_answer_template():
+    from tests.conftest import ROOT
+
+    data = (ROOT / "evaluators" / "demo" / "testsets" / "factual_demo.json").read_bytes()
+    at = _app()
+    at.radio(key="_source_widget").set_value("upload").run()
+    at.file_uploader(key="ts_items").upload("factual_demo.json", data).run()
+    assert not at.exception, at.exception
+    from evaluators.testsets import load_test_set
+
+    preview = next(d.value for d in at.dataframe if "expected answer" in d.value.columns)
+    assert list(preview["id"]) == [i.id for i in load_test_set(data, "factual_demo.json").items]
+    assert len(preview) == 9  # the demo's 9 items
+    assert any(b.proto.label == "Download answer template · 下载回答模板" for b in at.get("download_button"))
+
+
+def test_answer_template_and_csv_round_trip():
+    import csv
+    import io
+
+    from evaluators.reports.testsets import answer_template, report_csv
+    from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
+    from tests.conftest import ROOT
+
+    demo = ROOT / "evaluators" / "demo" / "testsets"
+    for items, answers in (("factual_demo.json", "factual_demo_answers.json"),
+                           ("multi_turn_demo.json", "multi_turn_demo_answers.jsonl")):
+        test_set = load_test_set((demo / items).read_bytes(), items)
+        template = answer_template(test_set)
+        # the template reads back as answers for every item (or turn), all empty: everything unanswered
+        empty = evaluate_test_set(test_set, load_answers(template.encode("utf-8"), "template.json"))
+        if test_set.kind == "multi_turn":
+            assert len(empty.missing_prediction) == sum(len(d.turns) for d in test_set.items)
+        else:  # an item without keywords has no automatic score ("no_keywords"), the others are unanswered
+            assert len(empty.missing_prediction) + len(empty.no_keywords) == len(test_set.items)
+        report = evaluate_test_set(test_set, load_answers((demo / answers).read_bytes(), answers))
+        rows = list(csv.DictReader(io.StringIO(report_csv(report))))
+        if test_set.kind == "multi_turn":
+            assert len(rows) == sum(len(d.turns) for d in report.dialogues)
+            assert [float(r["coverage"]) for r in rows] == [t.coverage for d in report.dialogues for t in d.turns]
+        else:
+            assert [r["id"] for r in rows] == [r.id for r in report.items]
+            assert [r["score"] and float(r["score"]) for r in rows] == [r.score if r.score is not None else ""
+                                                                       for r in report.items]

@@ -1,0 +1,61 @@
+"""Writers of keyword test sets: the answer template of a set, per-item / per-turn CSV of a report.
+
+- :func:`answer_template`: the answers file a model run should produce for a test set, with
+  every answer empty (``{id: ""}``, or ``{id: {turn: ""}}`` for multi-turn), in the layout
+  :func:`evaluators.testsets.load_answers` reads.
+- :func:`preview_rows`: the items (or turns) of a set, for a table before any answer exists.
+- :func:`report_csv`: one row per item (single turn) or turn (multi-turn) with its score,
+  through the one CSV writer (:mod:`evaluators.reports.csv_writer`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evaluators.reports.csv_writer import write_dict_csv
+
+ITEM_COLUMNS = ("id", "category", "difficulty", "status", "score", "found", "missing", "human_score", "question",
+                "expected_answer", "answer")
+TURN_COLUMNS = ("dialogue_id", "turn", "requires_context", "status", "n_points", "n_covered", "coverage",
+                "points_missed", "human_score", "user", "answer")
+
+
+def answer_template(test_set) -> str:
+    """The answers JSON for ``test_set`` with empty answers (UTF-8 text, ids in set order)."""
+    if test_set.kind == "multi_turn":
+        value: dict[str, Any] = {d.id: {str(t.turn): "" for t in sorted(d.turns, key=lambda t: t.turn)}
+                                 for d in test_set.items}
+    else:
+        value = {item.id: "" for item in test_set.items}
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def preview_rows(test_set) -> list[dict[str, Any]]:
+    """Items (single turn: id, category, difficulty, keywords, question) or turns (multi-turn) of a set."""
+    if test_set.kind == "multi_turn":
+        return [{"dialogue": d.id, "scenario": d.scenario, "turn": t.turn, "user": t.user,
+                 "expected points": len(t.expected_points), "requires context": t.requires_context}
+                for d in test_set.items for t in sorted(d.turns, key=lambda t: t.turn)]
+    return [{"id": i.id, "category": i.category, "difficulty": i.difficulty, "keywords": ", ".join(i.keywords),
+             "question": i.question, "expected answer": i.expected_answer} for i in test_set.items]
+
+
+def report_csv(report) -> str:
+    """Per-item (single turn) or per-turn (multi-turn) rows of a test-set report as CSV text.
+
+    Columns :data:`ITEM_COLUMNS` or :data:`TURN_COLUMNS`, then ``signature``; keyword lists
+    are joined with ``" | "``.
+    """
+    if report.kind == "multi_turn":
+        rows = [{"dialogue_id": t.dialogue_id, "turn": t.turn, "requires_context": t.requires_context,
+                 "status": t.status, "n_points": t.n_points, "n_covered": t.n_covered, "coverage": t.coverage,
+                 "points_missed": " | ".join(p.point for p in t.points if not p.covered), "human_score": t.human_score,
+                 "user": t.user, "answer": t.answer, "signature": report.signature}
+                for d in report.dialogues for t in d.turns]
+        return write_dict_csv([*TURN_COLUMNS, "signature"], rows)
+    rows = [{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status, "score": r.score,
+             "found": " | ".join(r.found), "missing": " | ".join(r.missing), "human_score": r.human_score,
+             "question": r.question, "expected_answer": r.expected_answer, "answer": r.answer,
+             "signature": report.signature} for r in report.items]
+    return write_dict_csv([*ITEM_COLUMNS, "signature"], rows)
