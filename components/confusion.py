@@ -17,7 +17,8 @@ LAYOUTS = {"predicted": "Rows = predicted · 行为预测", "true": "Rows = true
 VALUES = {"counts": "Counts · 计数", "normalized": "Row-normalized · 按行归一化"}
 
 
-def confusion_figure(report: ClassificationReport, rows: str = "predicted", normalized: bool = False) -> go.Figure:
+def confusion_figure(report: ClassificationReport, rows: str = "predicted", normalized: bool = False,
+                     selected: tuple[str, str] | None = None) -> go.Figure:
     """Plotly heatmap of the matrix; cells show the count (and the row share when normalized).
 
     Parameters
@@ -27,6 +28,8 @@ def confusion_figure(report: ClassificationReport, rows: str = "predicted", norm
         Which labels run down the rows.
     normalized : bool
         Colour by row share instead of counts.
+    selected : (true label, predicted label), optional
+        A cell outlined in orange (the one whose records are listed).
     """
     labels = [html_text(str(label), breaks=False) for label in report.labels]
     counts = report.matrix(rows)
@@ -55,6 +58,12 @@ def confusion_figure(report: ClassificationReport, rows: str = "predicted", norm
         height=120 + 90 * len(labels), margin={"l": 20, "r": 20, "t": 80, "b": 20},
         font={"family": "Noto Sans CJK SC, Noto Sans, sans-serif"},
     )
+    names = [str(label) for label in report.labels]
+    if selected is not None and selected[0] in names and selected[1] in names:
+        t, p = names.index(selected[0]), names.index(selected[1])
+        col, row = (t, p) if rows == "predicted" else (p, t)
+        fig.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=row - 0.5, y1=row + 0.5,
+                      line={"color": "#ef6c00", "width": 4}, fillcolor="rgba(0,0,0,0)")
     return fig
 
 
@@ -69,27 +78,38 @@ def render_confusion(report: ClassificationReport, key: str = "confusion") -> tu
                     key=f"{key}_rows", help="The earlier fact-check script printed predictions on rows; "
                                             "scikit-learn puts true labels on rows.")
     values = c2.radio("Cell values · 单元格", list(VALUES), format_func=VALUES.get, horizontal=True, key=f"{key}_values")
-    fig = confusion_figure(report, rows, values == "normalized")
-    chart_key = f"{key}_chart_{rows}_{values}"  # one chart per layout: a click keeps its meaning
-    event = st.plotly_chart(fig, key=chart_key, on_select="rerun", selection_mode="points",
-                            config={"displayModeBar": False})
     labels = [str(label) for label in report.labels]
+    qp = st.query_params
+    if f"{key}_true" not in st.session_state and qp.get("cell_true") in labels and qp.get("cell_pred") in labels:
+        # a shared link opens with its cell chosen
+        st.session_state[f"{key}_true"], st.session_state[f"{key}_pred"] = qp["cell_true"], qp["cell_pred"]
+    chart_key = f"{key}_chart_{rows}_{values}"  # one chart per layout: a click keeps its meaning
     shown = {html_text(label, breaks=False): label for label in labels}
+    # A click is read from the chart's state before the chart is drawn, so the clicked cell is
+    # outlined in this run; it is applied once, so the selectors can still be changed by hand.
     try:
-        points = list(event.selection.points) if event else []
-    except AttributeError:
+        state = st.session_state.get(chart_key)
+        points = list(state["selection"]["points"]) if state else []
+    except (KeyError, TypeError, AttributeError):
         points = []
     if points:
         x, y = shown.get(str(points[0].get("x"))), shown.get(str(points[0].get("y")))
         cell = (x, y) if rows == "predicted" else (y, x)
-        # Apply a click once, so the selectors can still be changed by hand afterwards.
         if None not in cell and st.session_state.get(f"{chart_key}_applied") != cell:
             st.session_state[f"{chart_key}_applied"] = cell
             st.session_state[f"{key}_true"], st.session_state[f"{key}_pred"] = cell
+    current = (st.session_state.get(f"{key}_true"), st.session_state.get(f"{key}_pred"))
+    fig = confusion_figure(report, rows, values == "normalized",
+                           selected=current if None not in current and "—" not in current else None)
+    st.plotly_chart(fig, key=chart_key, on_select="rerun", selection_mode="points", config={"displayModeBar": False})
     s1, s2 = st.columns(2)
     options = ["—", *labels]
     true_label = s1.selectbox("True label · 真实标签", options, key=f"{key}_true", format_func=visible)
     pred_label = s2.selectbox("Predicted label · 预测标签", options, key=f"{key}_pred", format_func=visible)
     if true_label == "—" or pred_label == "—":
+        for k in ("cell_true", "cell_pred"):
+            if k in qp:
+                del qp[k]
         return None
+    qp["cell_true"], qp["cell_pred"] = true_label, pred_label  # the chosen cell is part of the link
     return true_label, pred_label

@@ -65,8 +65,12 @@ def overview_frame(batch: BatchResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render_overview(batch: BatchResult) -> None:
-    """Batch table (sortable), micro/macro totals and the component chart."""
+def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
+    """Batch table (sortable), micro/macro totals and the component chart.
+
+    With ``open_key`` (the document picker's widget key), clicking a scored document's row
+    opens it: the picker is set to that story before the page runs again.
+    """
     scored = batch.scored
     metric_row([
         ("Documents scored", len(scored), None),
@@ -82,13 +86,24 @@ def render_overview(batch: BatchResult) -> None:
          "Offset repairs, pairs aligned without text evidence, labels outside the taxonomy: listed per "
          "document in the Alignment view and in the report."),
     ], digits=3)
-    df = visible_frame(overview_frame(batch))
+    frame = overview_frame(batch)
+    df = visible_frame(frame)
     score_cols = ["overall", *[COMPONENT_TITLES[c] for c in COMPONENTS]]
+    stories = list(frame["document"]) if len(frame) else []
+    scored_ids = {r.story_id for r in scored}
+
+    def open_row() -> None:
+        rows = st.session_state["nar_overview_table"].selection.rows
+        if rows and open_key and stories[rows[0]] in scored_ids:
+            st.session_state[open_key] = stories[rows[0]]
+
     st.dataframe(
-        df, hide_index=True,
+        df, hide_index=True, key="nar_overview_table", on_select=open_row, selection_mode="single-row",
         column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
                        for c in score_cols},
     )
+    if open_key:
+        st.caption("Click a row to open that document.")
     if scored:
         totals = pd.DataFrame([
             {"aggregate": "micro (pooled counts)", **{COMPONENT_TITLES[c]: batch.micro["component_scores"][c]

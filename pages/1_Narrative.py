@@ -86,7 +86,7 @@ elif "event" in qp:  # an event of another document must not linger in the share
     del qp["event"]
 
 if view == "Overview":
-    views.render_overview(batch)
+    views.render_overview(batch, open_key="nar_doc")
     st.subheader(f"Document: {md(doc_id)}")
     views.render_document_header(result)
 else:

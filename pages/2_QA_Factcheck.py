@@ -13,7 +13,7 @@ from components.confusion import render_confusion  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
-from evaluators.reports.escape import md  # noqa: E402
+from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
@@ -186,11 +186,69 @@ view, n_match = _rows(("view", tuple(statuses), tuple(lang_pick), only_errors, n
                       langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
 order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
          "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
+ids_shown = [str(i) for i in view["id"]] if len(view) else []
+qp = st.query_params
+if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
+    st.session_state["qa_open"] = qp["record"]  # a shared link opens its record
+
+
+def _open_selected() -> None:
+    """A row clicked in the records table opens that record."""
+    rows = st.session_state["qa_records"].selection.rows
+    if rows:
+        st.session_state["qa_open"] = ids_shown[rows[0]]
+
+
 st.dataframe(visible_frame(view), hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
-             column_order=[c for c in order if c in view and view[c].notna().any()])
+             column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
+             selection_mode="single-row")
 st.caption(f"{n_match} of {len(store)} records match the filters"
            + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
-              if n_match > MAX_ROWS else "."))
+              if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
+
+
+def _step(delta: int) -> None:
+    """Previous / next record within the filtered table."""
+    at = ids_shown.index(st.session_state["qa_open"]) if st.session_state.get("qa_open") in ids_shown else 0
+    st.session_state["qa_open"] = ids_shown[max(0, min(len(ids_shown) - 1, at + delta))]
+
+
+def _given(value) -> bool:
+    """A cell with a value (not None, not NaN)."""
+    return value is not None and value == value
+
+
+opened = st.session_state.get("qa_open")
+if opened in ids_shown:
+    qp["record"] = opened
+    pos = ids_shown.index(opened)
+    row = view.iloc[pos]
+    with st.container(border=True):
+        h1, h2, h3 = st.columns([6, 1, 1])
+        h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · status {md(row['status'])}")
+        h2.button("◀ Previous", key="qa_prev", on_click=_step, args=(-1,), disabled=pos == 0, width="stretch")
+        h3.button("Next ▶", key="qa_next", on_click=_step, args=(1,), disabled=pos == len(ids_shown) - 1,
+                  width="stretch")
+        if isinstance(row.get("question"), str):
+            st.markdown("**Question · 问题**")
+            st.text(visible(row["question"]))
+        g, p = st.columns(2)
+        g.markdown("**Ground truth · 标准答案**")
+        g.text(visible(row["gold_answers"] or "—"))
+        p.markdown("**Prediction · 预测**" + (f" (EM {row['exact_match']:.0f}, F1 {row['token_f1']:.2f})"
+                                             if _given(row["exact_match"]) else ""))
+        p.text(visible(row["prediction"] or "—"))
+        if isinstance(row.get("prediction_raw"), str) and row["prediction_raw"] != row["prediction"]:
+            with st.expander("Raw prediction (before <think> / <answer> handling)"):
+                st.text(visible(row["prediction_raw"]))
+        if isinstance(row.get("gold_verdict"), str):
+            st.caption(f"Verdict: gold {md(row['gold_verdict'])}, predicted {md(row['predicted_verdict'])} "
+                       f"({md(row['verdict_rule'] or '')})")
+        where = {k: (row[k] if _given(row[k]) else "—") for k in ("tokenizer", "gold_field", "prediction_field", "line")}
+        st.caption(f"Tokenizer {md(where['tokenizer'])} · gold field {md(where['gold_field'])} · "
+                   f"prediction field {md(where['prediction_field'])} · line {md(where['line'])}")
+elif "record" in qp:
+    del qp["record"]
 
 
 def _side_table(columns: list[str], key: str, **filters) -> None:

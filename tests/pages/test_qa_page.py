@@ -171,3 +171,37 @@ def test_uploaded_runs_are_compared_side_by_side():
     assert list(systems["exact_match"]) == [0.5, 0.5]
     assert at.radio(key="qa_sbs_agreement").options[1] == "Systems disagree · 不一致 (2)"
 
+
+
+def test_a_record_opens_from_the_link_and_steps_with_previous_and_next():
+    at = run_page(QA_PAGE)
+    at.query_params["record"] = "fc-02"
+    at.run()
+    assert not at.exception, at.exception
+    # factcheck demo (default): fc-02 is the second record of the unfiltered table
+    head = next(shown(m.value) for m in at.markdown if m.value.startswith("**Record"))
+    assert head.startswith("**Record fc-02** · 2 of 17 shown")
+    at.button(key="qa_next").click().run()
+    head = next(shown(m.value) for m in at.markdown if m.value.startswith("**Record"))
+    assert head.startswith("**Record fc-03** · 3 of 17 shown") and at.query_params["record"] == "fc-03"
+    at.button(key="qa_prev").click().run()
+    at.button(key="qa_prev").click().run()
+    assert at.query_params["record"] == "fc-01" and at.button(key="qa_prev").disabled
+
+
+def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
+    from tests.pages.helpers import page_app
+
+    at = page_app(QA_PAGE)  # a first visit with the link: nothing chosen in the session yet
+    at.query_params["cell_true"] = "T"
+    at.query_params["cell_pred"] = "unparsed"
+    at.run()
+    assert not at.exception, at.exception
+    # fc-08, fc-15, fc-17: true T, predicted unparsed (see test_demo_factcheck_metrics_matrix_and_cell)
+    assert any("3 record(s) with true = T and predicted = unparsed" in shown(m.value).replace("**", "")
+               for m in at.markdown)
+    import json as _json
+    fig = _json.loads(at.get("plotly_chart")[0].proto.spec)
+    shapes = fig["layout"].get("shapes", [])
+    # rows = predicted (default): the T column (x index 0) of the unparsed row (y index 3)
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 2.5)]
