@@ -56,8 +56,22 @@ def upload_bytes(u) -> bytes:
     return _remember("bytes", u, u.getvalue)
 
 
+def _ttl_seconds() -> float:
+    """``EVALBOARD_CACHE_TTL`` (seconds, default 3600): how long an unused result is kept."""
+    import os
+
+    try:
+        return max(1.0, float(os.environ.get("EVALBOARD_CACHE_TTL", "3600")))
+    except ValueError:
+        return 3600.0
+
+
 class _ResultStore:
     """Computed results by namespace, each namespace an LRU of its own size, shared by all sessions.
+
+    An entry not used for :func:`_ttl_seconds` is dropped (checked on every lookup and insert),
+    so results derived from a session's uploads do not outlive their use in a long-running
+    server; the LRU bounds the count.
 
     Streamlit runs each session's script in its own thread: ``lock`` guards the namespaces
     (lookups move entries, insertions evict), and one lock per key being computed lets a
@@ -69,23 +83,43 @@ class _ResultStore:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.namespaces: dict[Hashable, OrderedDict] = {}
+        self.used: dict[tuple[Hashable, Hashable], float] = {}  # (namespace, key) -> last use (monotonic)
         self.computing: dict[tuple[Hashable, Hashable], list] = {}  # (namespace, key) -> [RLock, users]
 
+    def _expire(self, now: float) -> None:
+        """Drop entries unused for longer than the TTL (the caller holds ``lock``)."""
+        limit = now - _ttl_seconds()
+        for (namespace, key), when in list(self.used.items()):
+            if when < limit:
+                del self.used[(namespace, key)]
+                self.namespaces.get(namespace, {}).pop(key, None)
+
     def get(self, namespace: Hashable, key: Hashable) -> tuple[bool, object]:
+        import time
+
         with self.lock:
+            now = time.monotonic()
+            self._expire(now)
             entries = self.namespaces.get(namespace)
             if entries is None or key not in entries:
                 return False, None
             entries.move_to_end(key)
+            self.used[(namespace, key)] = now
             return True, entries[key]
 
     def put(self, namespace: Hashable, key: Hashable, value: object, max_entries: int) -> None:
+        import time
+
         with self.lock:
+            now = time.monotonic()
+            self._expire(now)
             entries = self.namespaces.setdefault(namespace, OrderedDict())
             entries[key] = value
             entries.move_to_end(key)
+            self.used[(namespace, key)] = now
             while len(entries) > max_entries:
-                entries.popitem(last=False)
+                old, _ = entries.popitem(last=False)
+                self.used.pop((namespace, old), None)
 
     def key_lock(self, slot: tuple[Hashable, Hashable]) -> threading.RLock:
         """The lock of one key being computed (counted, so it leaves once nobody holds it)."""
@@ -112,9 +146,11 @@ def cached(key: Hashable, compute: Callable[[], T], *, namespace: Hashable | Non
            max_entries: int = 12) -> T:
     """``compute()`` once per ``key`` (e.g. a file digest plus the settings), kept for every session.
 
-    Unlike ``st.cache_data`` the result is not pickled and copied on each rerun (a large report
-    would be), and unlike elements inside ``st.cache_resource`` a progress bar drawn by
-    ``compute`` is not replayed on later runs.
+    Why not ``st.cache_resource`` / ``st.cache_data``: ``st.cache_data`` pickles and copies the
+    result on each rerun (a large report would be), and ``st.cache_resource`` replays the
+    elements ``compute`` draws (its progress bar) on every later run; both are tested
+    against here (``tests/unit/test_uploads_cache.py``).  Like them, entries are bounded
+    (``max_entries`` per namespace) and expire when unused (``EVALBOARD_CACHE_TTL``, 1 hour).
 
     Results are kept per ``namespace`` (default: the first element of a tuple ``key``, such as
     ``"narrative"`` in ``("narrative", digest)``), each namespace holding its ``max_entries``

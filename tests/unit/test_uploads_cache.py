@@ -222,3 +222,18 @@ def test_elements_drawn_by_compute_are_not_replayed_on_a_rerun():
     assert [m.value for m in at.markdown] == ["value: result"]
     assert not at.get("progress")
     assert at.session_state["computed"] == 1
+
+
+def test_an_unused_result_expires_after_the_ttl(monkeypatch):
+    import time
+
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setenv("EVALBOARD_CACHE_TTL", "60")
+    compute = Counter()
+    first = cached(("ttl", "k"), compute)
+    now[0] += 59  # used within the minute: kept
+    assert cached(("ttl", "k"), compute) is first and compute.calls == 1
+    now[0] += 61  # unused for more than 60 s: dropped, computed again
+    assert cached(("ttl", "k"), compute) is not first and compute.calls == 2
+    assert ("ttl", ("ttl", "k")) in _result_store().used  # (namespace, key)
