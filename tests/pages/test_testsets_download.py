@@ -20,8 +20,9 @@ def test_json_report_is_made_on_click(monkeypatch, deferred_downloads):
     at = run_page(TESTSETS_PAGE)
     at.radio(key="ts_demo").set_value("multi").run()
     assert not at.exception
-    (button,) = at.get("download_button")
-    assert button.proto.deferred_file_id and not button.proto.url
+    buttons = at.get("download_button")  # the JSON report and the per-turn CSV
+    assert len(buttons) == 2
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
     assert to_dict_calls == []  # two runs, no report serialized
     report = json.loads(made["multi_turn_demo_report.json"]().decode("utf-8"))
     assert to_dict_calls == ["MultiTurnReport"]
