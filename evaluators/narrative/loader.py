@@ -18,7 +18,6 @@ from evaluators.io.errors import InputError, InputIssue, format_json_path
 from evaluators.io.readers import load_json_bytes, parse_json_text
 from evaluators.io.sources import story_id as story_id_from_name
 from evaluators.schema.narrative import (
-    STRICT_DOCUMENT,
     Character,
     NarrativeDocument,
     NarrativeEvent,
@@ -320,15 +319,8 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
                   "action fields moved into action_layer", severity="warning", kind="conversion"))
     loaded.raw = obj
     try:
-        loaded.doc = STRICT_DOCUMENT.model_validate(obj)
-    except ValidationError as strict_error:
-        # The lenient models coerce values (None, numbers, bare strings) but cannot supply a
-        # missing field: with one of those, go straight to record-by-record validation.
-        doc = None
-        if not any(e.get("type") == "missing" for e in strict_error.errors()):
-            try:
-                doc = NarrativeDocument.model_validate(obj)
-            except ValidationError:
-                doc = None
-        loaded.doc = doc if doc is not None else _validate_slowly(obj, loaded)
+        loaded.doc = NarrativeDocument.model_validate(obj)
+    except ValidationError:
+        # a part that cannot be interpreted: validate record by record, locate each problem, keep the rest
+        loaded.doc = _validate_slowly(obj, loaded)
     return loaded
