@@ -93,9 +93,10 @@ def test_unusable_input_exits_2_with_the_reason(files, capsys):
     assert "EVALBOARD_JUDGE_BASE_URL" in capsys.readouterr().err
     assert main(["memory", "--results", str(path), "--metrics", "nope"]) == 2
     assert "unknown metric(s) ['nope']" in capsys.readouterr().err
-    # not in the cache and no endpoint: the judge says what is missing
+    # not in the cache and no endpoint: the judge says what is missing; without --judge the cache is read
+    # only (as the page reads one), so the adversarial c is not judged by the rule either: 4 of 4 missing
     assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(tmp / "c.json")]) == 2
-    assert "3 question(s) are not in the judge cache" in capsys.readouterr().err
+    assert "4 question(s) are not in the judge cache" in capsys.readouterr().err
 
 
 def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, monkeypatch, capsys):
