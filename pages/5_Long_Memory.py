@@ -109,8 +109,9 @@ chosen = s1.multiselect(
     "Metrics", options=[m for m in metrics_mod.ALL_METRICS if m != "locomo_f1"],
     default=[m for m in metrics_mod.DEFAULT_METRICS if availability.get(m) is None],
     format_func=lambda m: views.label(m) + (" (unavailable)" if availability.get(m) else ""), key="mem_metrics",
-    help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, SBERT: "
-         "`pip install -r requirements-optional.txt`) or data (METEOR: nltk's WordNet).",
+    help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, semantic "
+         "similarity: `pip install -r requirements-optional.txt`) or data: METEOR, not picked by default, needs "
+         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart).",
 )
 for m in chosen:
     if availability.get(m):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue
+from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.reports.csv_writer import write_csv
 
 
@@ -39,8 +40,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
-    p.add_argument("--metrics", help="comma-separated metrics (default: all but bert_f1, semantic_similarity; "
-                                     "the earlier names f1, exact_match, sbert_similarity are still accepted)")
+    p.add_argument("--metrics", help="comma-separated metrics (default: judge_score and the text metrics but "
+                                     "meteor, bert_f1, semantic_similarity; locomo_f1 with --parity locomo). "
+                                     f"meteor needs nltk's WordNet data: run `{METEOR_DATA_HINT}` once (with "
+                                     "network), then --metrics ...,meteor. bert_f1, semantic_similarity: pip install "
+                                     "-r requirements-optional.txt. The earlier names f1, exact_match, "
+                                     "sbert_similarity are still accepted")
     p.add_argument("--judge", action="store_true", help="run the LLM judge (endpoint from EVALBOARD_JUDGE_* "
                                                         "variables or --base-url/--model)")
     p.add_argument("--judge-mode", default="auto", help="auto (by question type) or one judge mode for all")
@@ -49,7 +54,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", help="judge model name")
     p.add_argument("--labels", help="stored judge labels (LongMemEval eval-results JSONL, records with a label, "
                                     "mem0 results): per-type accuracy and agreement with our judge")
-    p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code)")
+    p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code): a table by "
+                                                         "category and the locomo_f1 metric")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
     p.add_argument("--out", help="write the report here (default: stdout)")
     p.add_argument("--format", choices=["json", "md", "csv"], default="json",
@@ -154,6 +160,8 @@ def run(args) -> int:
     except ImportError as exc:  # the metric registry or an optional metric is missing
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.parity == "locomo" and "locomo_f1" not in names:
+        names = (*names, "locomo_f1")  # as the page's "LoCoMo parity F1" switch: a column beside the others
     for name, reason in unavailable.items():
         print(f"warning: {name} left out: {reason}", file=sys.stderr)
     for line in _issue_lines(inputs.issues):
