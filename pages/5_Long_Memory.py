@@ -266,7 +266,8 @@ if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
                        format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
     row = next(r for r in shown_rows if r.question_id == qid)
-    views.show_question(by_id[qid], row, names)
+    views.show_question(by_id[qid], row, names, stored_label=inputs.stored_labels.get(qid),
+                        stored_source=stored_name)
 else:
     st.info("No question matches the filters.")
 
