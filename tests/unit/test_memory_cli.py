@@ -106,7 +106,7 @@ def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, mon
         server.status_override = 401  # not retried: one request per question
         monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
         monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
-        args = ["memory", "--results", str(path), "--metrics", "judge_score,f1", "--judge", "--cache", str(cache),
+        args = ["memory", "--results", str(path), "--metrics", "judge_score,token_f1_char", "--judge", "--cache", str(cache),
                 "--out", str(out)]
         assert main(args) == 1
         err = capsys.readouterr().err
@@ -137,11 +137,11 @@ def test_judge_with_some_failed_requests_exits_0_with_a_summary(files, monkeypat
 
 def test_file_problems_exit_2_naming_the_file_and_send_nothing(files, monkeypatch, capsys):
     tmp, path = files
-    assert main(["memory", "--results", str(path), "--metrics", "f1", "--labels", str(tmp / "no-labels.jsonl")]) == 2
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char", "--labels", str(tmp / "no-labels.jsonl")]) == 2
     assert f"cannot read the labels file {tmp / 'no-labels.jsonl'}" in capsys.readouterr().err
     blocker = tmp / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    assert main(["memory", "--results", str(path), "--metrics", "f1", "--out", str(blocker / "r.json")]) == 2
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char", "--out", str(blocker / "r.json")]) == 2
     assert f"cannot write the report {blocker / 'r.json'}" in capsys.readouterr().err
     with FakeJudgeServer() as server:
         monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
@@ -158,3 +158,16 @@ def test_judge_url_that_is_not_http_exits_2_before_any_request(files, capsys):
                  "--base-url", "file:///etc/passwd#", "--model", "m"])
     err = capsys.readouterr().err
     assert code == 2 and "only http:// and https:// URLs are accepted, not file://" in err and "root:" not in err
+
+
+def test_earlier_metric_names_are_read_and_the_registry_names_written(files, capsys):
+    _, path = files
+    # f1 and exact_match were memory's own names for the registry's token_f1_char and exact_match_normalized
+    assert main(["memory", "--results", str(path), "--metrics", "f1,exact_match", "--ci-resamples", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["metrics"]["metrics"] == ["token_f1_char", "exact_match_normalized"]
+    single_hop = report["metrics"]["by_type"]["single_hop"]
+    assert "f1" not in single_hop and "exact_match" not in single_hop
+    # a: "Oslo" vs "Ann lives in Oslo." -> tokens [oslo] / [ann, lives, in, oslo]: P 1/4, R 1, F1 0.4; not equal
+    # d: 成都 vs 成都 -> F1 1, equal; single_hop means 0.7 and 0.5
+    assert single_hop["token_f1_char"] == pytest.approx(0.7) and single_hop["exact_match_normalized"] == 0.5

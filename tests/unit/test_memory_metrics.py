@@ -127,7 +127,7 @@ def _make_unavailable(name: str, request, monkeypatch) -> None:
         monkeypatch.setattr(nltk.data, "find", not_found)
     elif name == "bert_f1":  # no local BERTScore model named
         monkeypatch.delenv(embeddings.ENV_BERTSCORE_MODEL, raising=False)
-    else:  # sbert_similarity: an embedding backend that cannot run
+    else:  # semantic_similarity: an embedding backend that cannot run
         request.getfixturevalue("no_embeddings")
 
 
