@@ -290,10 +290,14 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
     -------
     (predictions, issues)
         ``{question_id: text}`` and the located problems (bad lines, missing fields,
-        duplicates: the first prediction is kept).
+        duplicates: the first prediction is kept; an undecodable file: no predictions
+        and one issue).
     """
     issues: list[InputIssue] = []
-    value, parsed = read_json_document(data, file)
+    try:
+        value, parsed = read_json_document(data, file)
+    except InputError as exc:  # undecodable: reported, never raised
+        return {}, [exc.issue]
     if parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     one_record = isinstance(value, dict) and any(f in value for f in FIELD_ALIASES["question_id"]) and any(

@@ -88,3 +88,12 @@ def test_judgements_win_over_stored_labels():
     assert pick_judge_scores({}, inputs.stored, inputs.stored_source) == (
         {"t1": 1.0, "u1": 0.0}, "stored labels from out.eval-results")
     assert pick_judge_scores(None, None) == (None, "")
+
+
+def test_an_undecodable_file_in_any_role_is_an_issue_not_an_exception():
+    binary = b"\x81\x00\xff garbage"
+    for role in ("results", "predictions", "labels", "judge_cache"):
+        inputs = resolve_inputs(questions=("lme.json", _json(QUESTIONS)), **{role: (f"{role}.bin", binary)})
+        assert any(i.file == f"{role}.bin" and "cannot be decoded" in i.message for i in inputs.issues), role
+    inputs = resolve_inputs(questions=("q.bin", binary))
+    assert inputs.results == [] and inputs.issues[0].file == "q.bin"
