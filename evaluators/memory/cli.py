@@ -170,7 +170,8 @@ def run(args) -> int:
         print(f"note: {note}", file=sys.stderr)
     results = inputs.results
     if not results:
-        print(f"error: no usable question in {args.results or args.questions} (see the problems above)", file=sys.stderr)
+        print(f"error: no usable question in {args.results or args.questions} (see the problems above)",
+              file=sys.stderr)
         return 2
     if args.write_results:
         try:

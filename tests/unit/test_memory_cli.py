@@ -106,8 +106,8 @@ def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, mon
         server.status_override = 401  # not retried: one request per question
         monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
         monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
-        args = ["memory", "--results", str(path), "--metrics", "judge_score,token_f1_char", "--judge", "--cache", str(cache),
-                "--out", str(out)]
+        args = ["memory", "--results", str(path), "--metrics", "judge_score,token_f1_char", "--judge",
+                "--cache", str(cache), "--out", str(out)]
         assert main(args) == 1
         err = capsys.readouterr().err
         # a, b, d asked the endpoint and failed; c (adversarial) was decided by the rule without a request
@@ -137,7 +137,8 @@ def test_judge_with_some_failed_requests_exits_0_with_a_summary(files, monkeypat
 
 def test_file_problems_exit_2_naming_the_file_and_send_nothing(files, monkeypatch, capsys):
     tmp, path = files
-    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char", "--labels", str(tmp / "no-labels.jsonl")]) == 2
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char",
+                 "--labels", str(tmp / "no-labels.jsonl")]) == 2
     assert f"cannot read the labels file {tmp / 'no-labels.jsonl'}" in capsys.readouterr().err
     blocker = tmp / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")

@@ -15,7 +15,8 @@ QUESTIONS = [
 ]
 #: LongMemEval's judge output: the judged hypothesis and the judge's label, for two of the three questions.
 LABELS = [
-    {"question_id": "t1", "hypothesis": "In May 2023.", "autoeval_label": {"model": "gpt-4o-2024-08-06", "label": True}},
+    {"question_id": "t1", "hypothesis": "In May 2023.",
+     "autoeval_label": {"model": "gpt-4o-2024-08-06", "label": True}},
     {"question_id": "u1", "hypothesis": "叫咪咪。", "autoeval_label": {"model": "gpt-4o-2024-08-06", "label": False}},
 ]
 

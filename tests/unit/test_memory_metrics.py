@@ -10,7 +10,8 @@ import pytest
 
 from evaluators.memory.judge import Judgement
 from evaluators.memory.metrics import (
-    ALL_METRICS, DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics, score_questions,
+    ALL_METRICS, DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics,
+    score_questions,
 )
 from evaluators.memory.records import EvalResult
 from evaluators.metrics import embeddings
