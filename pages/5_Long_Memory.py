@@ -43,11 +43,11 @@ if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
             "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
             "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
-    demo_files = {role: (name, demo_path("memory", name).read_bytes()) for role, name in
-                  (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
-                   ("labels", "demo_judge_labels.jsonl"))}
+    demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
+                  ("labels", "demo_judge_labels.jsonl"))
     # Read and resolved once (shared across reruns and sessions; never changed below).
-    inputs = cached(("mem-demo",), lambda: resolve_inputs(**demo_files))
+    inputs = cached(("mem-demo",), lambda: resolve_inputs(**{role: (name, demo_path("memory", name).read_bytes())
+                                                             for role, name in demo_files}))
     uploaded_cache_key = ("demo",)
     # What the results (and stored labels) were made from: the cache key of everything derived from them.
     input_key: tuple = ("demo",)
