@@ -98,7 +98,9 @@ def _markdown(report: dict[str, Any]) -> str:
 
     for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
         lines.append(f"| {name} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")
-    out = ["## Metrics by question type (mean over questions)", "", *lines, ""]
+    notes = report.get("input", {}).get("notes") or []
+    out = [*(f"Note: {n}" for n in notes), *([""] if notes else []),
+           "## Metrics by question type (mean over questions)", "", *lines, ""]
     if "locomo_parity" in report:
         lp = report["locomo_parity"]
         out += ["## LoCoMo parity F1 (published scoring code)", "", "| category | type | count | mean |",

@@ -172,3 +172,19 @@ def test_earlier_metric_names_are_read_and_the_registry_names_written(files, cap
     # a: "Oslo" vs "Ann lives in Oslo." -> tokens [oslo] / [ann, lives, in, oslo]: P 1/4, R 1, F1 0.4; not equal
     # d: 成都 vs 成都 -> F1 1, equal; single_hop means 0.7 and 0.5
     assert single_hop["token_f1_char"] == pytest.approx(0.7) and single_hop["exact_match_normalized"] == 0.5
+
+
+def test_questions_with_a_judge_output_score_its_hypotheses_and_say_so(tmp_path, capsys):
+    questions = [{"question_id": "t1", "question_type": "temporal-reasoning", "question": "When?", "answer": "May"},
+                 {"question_id": "t2", "question_type": "temporal-reasoning", "question": "几月？", "answer": "五月"}]
+    (tmp_path / "q.json").write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "out.eval-results").write_text(json.dumps(
+        {"question_id": "t2", "hypothesis": "五月", "autoeval_label": {"model": "m", "label": True}},
+        ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["memory", "--questions", str(tmp_path / "q.json"), "--labels", str(tmp_path / "out.eval-results"),
+                 "--metrics", "judge_score,token_f1_char", "--format", "md", "--ci-resamples", "0"]) == 0
+    captured = capsys.readouterr()
+    # only t2 was judged: its hypothesis is the prediction (五月 = 五月: F1 1), its label the judge score
+    assert "| overall | 1 | 1.0000 | 1.0000 |" in captured.out
+    note = f"Predictions: the 1 hypotheses in {tmp_path / 'out.eval-results'}; the other 1 question(s)"
+    assert f"note: {note}" in captured.err and f"Note: {note}" in captured.out
