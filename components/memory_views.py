@@ -143,8 +143,16 @@ def _block(title: str, text: str) -> None:
                 f"{safe}</div>", unsafe_allow_html=True)
 
 
-def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
-    """Drill-down of one question: texts, scores, and the judge's mode, reasoning and reply."""
+def show_stored_label(value: float, source: str) -> None:
+    """One question's stored judge label (a label file's, or mem0's ``llm_score``) and where it came from."""
+    verdict = "correct" if value >= 0.5 else "wrong"
+    st.markdown(f"**Stored label** · {_fmt(value)} ({verdict}) · from {md(source or 'the stored labels')}")
+
+
+def show_question(result: Any, row: Any, names: Sequence[str], stored_label: float | None = None,
+                  stored_source: str = "") -> None:
+    """Drill-down of one question: texts, scores, the judge's mode, reasoning and reply, and the stored
+    label (``stored_label``, read from ``stored_source``) when there is one."""
     st.markdown(f"**{md(result.question_id)}** · {md(result.question_type)}"
                 + (" · abstention" if result.abstention else ""))
     _block("Question", result.question)
@@ -156,8 +164,11 @@ def show_question(result: Any, row: Any, names: Sequence[str]) -> None:
     scores = {label(n): row.scores.get(n) for n in names}
     table(pd.DataFrame([scores]))
     j = row.judgement
+    if stored_label is not None:
+        show_stored_label(stored_label, stored_source)
     if j is None:
-        st.info("No judge verdict for this question yet.")
+        if stored_label is None:
+            st.info("No judge verdict for this question yet.")
         return
     st.markdown(f"**Judge** · mode `{md(j.mode)}` · model `{md(j.model or 'unknown')}` · "
                 f"score {_fmt(j.score)}")

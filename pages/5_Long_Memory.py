@@ -19,10 +19,10 @@ source = page_frame(
 from components import memory_views as views  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
-from evaluators.io import InputError, InputIssue  # noqa: E402
+from evaluators.io import InputError  # noqa: E402
 from evaluators.memory import agreement as agreement_mod  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
-from evaluators.memory import loaders  # noqa: E402
+from evaluators.memory.inputs import pick_judge_scores, resolve_inputs  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
 from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
@@ -36,32 +36,21 @@ CI_RESAMPLES = 10_000
 CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboard") / "judge_cache")))
 
 # ---------------------------------------------------------------- inputs
-issues: list[InputIssue] = []
-results = []
-uploaded_cache = None
-uploaded_cache_key: tuple = ()  # what uploaded_cache was read from (part of the judge cache keys)
-stored = None
-stored_name = ""
-# What the results (and stored labels) were made from: the cache key of everything derived from them.
-input_key: tuple = ("demo",)
+# Every rule deciding what is scored lives in evaluators.memory.inputs (the CLI uses the same resolver).
+uploaded_cache_key: tuple = ()  # what the input judge cache was read from (part of the judge cache keys)
 
 if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
             "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
             "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
-
-    def _read_demo():
-        return (loaders.load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo_results.jsonl"),
-                judge_mod.JudgeCache.from_bytes(demo_path("memory", "demo_judge_cache.json").read_bytes(),
-                                                "demo_judge_cache.json"),
-                agreement_mod.load_judge_labels(demo_path("memory", "demo_judge_labels.jsonl").read_bytes(),
-                                                "demo_judge_labels.jsonl"))
-
-    # Read and parsed once (shared across reruns and sessions; never changed below).
-    report, uploaded_cache, stored = cached(("mem-demo",), _read_demo)
+    demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
+                  ("labels", "demo_judge_labels.jsonl"))
+    # Read and resolved once (shared across reruns and sessions; never changed below).
+    inputs = cached(("mem-demo",), lambda: resolve_inputs(**{role: (name, demo_path("memory", name).read_bytes())
+                                                             for role, name in demo_files}))
     uploaded_cache_key = ("demo",)
-    results, issues = report.results, list(report.issues)
-    stored_name = "demo_judge_labels.jsonl"
+    # What the results (and stored labels) were made from: the cache key of everything derived from them.
+    input_key: tuple = ("demo",)
 else:
     st.markdown("**Results**: an EvalResult file (JSONL / JSON / CSV with `question_id`, `question_type`, "
                 "`question`, `ground_truth`, `prediction`) or mem0's LoCoMo `results.json` — or a question file "
@@ -76,60 +65,23 @@ else:
                                  help="LongMemEval's judge output (*.eval-results-<model>, JSONL), records with "
                                       "question_id + label, or mem0 results (llm_score). With a LongMemEval "
                                       "question file and no predictions file, its hypotheses are the predictions.")
+    uploads = {"results": up_results, "questions": up_questions, "predictions": up_preds, "labels": up_labels,
+               "judge_cache": up_cache}
     input_key = tuple(upload_digest(u) if u is not None else None
                       for u in (up_results, up_questions, up_preds, up_labels))
-    dataset = None
-    if up_questions is not None:
-        # Parsed once per file content (shared across reruns), not on every widget change.
-        dataset = cached(("mem-questions", upload_digest(up_questions)),
-                         lambda: loaders.load_results_file(upload_bytes(up_questions), up_questions.name))
-        issues.extend(dataset.issues)
-        if dataset.format not in ("locomo", "longmemeval"):
-            issues.append(InputIssue(up_questions.name, "not a LoCoMo or LongMemEval question file; ignored"))
-            dataset = None
-    locomo_set = dataset if dataset is not None and dataset.format == "locomo" else None
-    # The LoCoMo question file the labels and results are read against, by its digest (never by object id).
-    locomo_key = upload_digest(up_questions) if locomo_set is not None else None
-    if up_labels is not None:
-        stored = cached(("mem-labels", upload_digest(up_labels), locomo_key),
-                        lambda: agreement_mod.load_judge_labels(upload_bytes(up_labels), up_labels.name,
-                                                                dataset=locomo_set))
-        issues.extend(stored.issues)
-        stored_name = up_labels.name
-    if up_results is not None:
-        report = cached(("mem-results", upload_digest(up_results), locomo_key),
-                        lambda: loaders.load_results_file(upload_bytes(up_results), up_results.name,
-                                                          dataset=locomo_set))
-        results = report.results
-        issues.extend(report.issues)
-    elif dataset is not None:
-        results = dataset.results
-        if up_preds is not None:
-            preds, pred_issues = cached(("mem-preds", upload_digest(up_preds)),
-                                        lambda: loaders.load_predictions(upload_bytes(up_preds), up_preds.name))
-            issues.extend(pred_issues)
-            results, join_issues = loaders.attach_predictions(results, preds, up_preds.name)
-            issues.extend(join_issues)
-        elif stored is not None and stored.hypotheses:
-            # A judge output carries the judged answers: evaluate those questions, as print_qa_metrics.py does.
-            results = [r.with_prediction(stored.hypotheses[r.question_id]) for r in results
-                       if r.question_id in stored.hypotheses]
-            st.caption(f"Predictions: the {len(results)} hypotheses in {md(stored_name)}; the other "
-                       f"{len(dataset.results) - len(results)} questions of the table are left out.")
-        else:
-            st.caption("No predictions file: every prediction is empty (upload one keyed by question_id).")
     if up_cache is not None:
-        try:
-            uploaded_cache_key = ("upload", upload_digest(up_cache))
-            uploaded_cache = cached(("mem-judge-upload", uploaded_cache_key[1]),
-                                    lambda: judge_mod.JudgeCache.from_bytes(upload_bytes(up_cache), up_cache.name))
-            issues.extend(uploaded_cache.issues)
-        except InputError as exc:
-            issues.append(exc.issue)
-    if stored is None and results and any("llm_score" in r.metadata for r in results):
-        stored = agreement_mod.StoredLabels(labels=agreement_mod.stored_labels_from_results(results),
-                                            format="mem0_locomo")
-        stored_name = "llm_score in the results file"
+        uploaded_cache_key = ("upload", upload_digest(up_cache))
+    # Read and resolved once per file contents (shared across reruns), not on every widget change.
+    inputs = cached(("mem-inputs", input_key, uploaded_cache_key),
+                    lambda: resolve_inputs(**{role: (u.name, upload_bytes(u)) for role, u in uploads.items()
+                                              if u is not None}))
+results = inputs.results
+issues = inputs.issues
+stored = inputs.stored
+stored_name = inputs.stored_source
+uploaded_cache = inputs.judge_cache
+for note in inputs.notes:
+    st.caption(md(note))
 
 views.show_issues(issues)
 if not results:
@@ -157,8 +109,9 @@ chosen = s1.multiselect(
     "Metrics", options=[m for m in metrics_mod.ALL_METRICS if m != "locomo_f1"],
     default=[m for m in metrics_mod.DEFAULT_METRICS if availability.get(m) is None],
     format_func=lambda m: views.label(m) + (" (unavailable)" if availability.get(m) else ""), key="mem_metrics",
-    help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, SBERT: "
-         "`pip install -r requirements-optional.txt`) or data (METEOR: nltk's WordNet).",
+    help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, semantic "
+         "similarity: `pip install -r requirements-optional.txt`) or data: METEOR, not picked by default, needs "
+         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart).",
 )
 for m in chosen:
     if availability.get(m):
@@ -257,7 +210,7 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
                                              f"{run.n_cached} from the cache; {run.n_errors} without a score.")
             st.rerun()
 
-judge_scores = judgements if judgements else (stored.labels if stored is not None else None)
+judge_scores, _ = pick_judge_scores(judgements, stored, stored_name)
 
 # ---------------------------------------------------------------- metrics
 def _score() -> tuple[list, dict]:
@@ -290,9 +243,10 @@ if parity_on:
     parity = cached(("mem-parity", input_key), lambda: locomo_parity(results))
     views.show_parity(parity)
 
-if stored is not None and stored.format == "longmemeval" and stored.labels:
+lme_questions = inputs.longmemeval_questions()
+if lme_questions is not None:
     st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
-    views.show_longmemeval(agreement_mod.longmemeval_accuracy(results, stored.labels), stored.models)
+    views.show_longmemeval(agreement_mod.longmemeval_accuracy(lme_questions, stored.labels), stored.models)
 
 if judgements and stored is not None and stored.labels:
     st.subheader("Our judge vs stored labels")
@@ -312,7 +266,8 @@ if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
                        format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
     row = next(r for r in shown_rows if r.question_id == qid)
-    views.show_question(by_id[qid], row, names)
+    views.show_question(by_id[qid], row, names, stored_label=inputs.stored_labels.get(qid),
+                        stored_source=stored_name)
 else:
     st.info("No question matches the filters.")
 

@@ -2,6 +2,7 @@
 
 - :mod:`~evaluators.memory.records`       ``EvalResult`` and its JSON/JSONL in and out
 - :mod:`~evaluators.memory.loaders`       LoCoMo, LongMemEval, mem0 results, predictions by id
+- :mod:`~evaluators.memory.inputs`        ``resolve_inputs``: the one set of input rules of the page and the CLI
 - :mod:`~evaluators.memory.unanswerable`  ``is_unanswerable`` (English and Chinese)
 - :mod:`~evaluators.memory.judge`         ``judge_answer``, ``batch_judge``, the JSON judge cache
 - :mod:`~evaluators.memory.llm`           OpenAI-compatible chat-completions client
@@ -15,6 +16,7 @@ from evaluators.memory.agreement import (
     JudgeAgreement, LongMemEvalReport, StoredLabels, cohen_kappa, judge_agreement, load_judge_labels,
     longmemeval_accuracy, stored_labels_from_results,
 )
+from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores, resolve_inputs
 from evaluators.memory.judge import MODES, Judgement, JudgeCache, JudgeRun, auto_mode, batch_judge, judge_answer
 from evaluators.memory.llm import LLMConfig, LLMError, OpenAICompatibleClient
 from evaluators.memory.loaders import (
@@ -28,7 +30,7 @@ from evaluators.memory.unanswerable import is_unanswerable
 __all__ = [
     "EvalResult", "LoadReport", "read_results", "results_to_json", "results_to_jsonl",
     "load_locomo", "load_longmemeval", "load_mem0_locomo", "load_predictions", "attach_predictions",
-    "load_results_file", "is_unanswerable", "MODES", "Judgement", "JudgeCache", "JudgeRun", "auto_mode",
+    "load_results_file", "ResolvedInputs", "resolve_inputs", "pick_judge_scores", "is_unanswerable", "MODES", "Judgement", "JudgeCache", "JudgeRun", "auto_mode",
     "batch_judge", "judge_answer", "LLMConfig", "LLMError", "OpenAICompatibleClient", "JudgeAgreement",
     "LongMemEvalReport", "StoredLabels", "cohen_kappa", "judge_agreement", "load_judge_labels",
     "longmemeval_accuracy", "stored_labels_from_results", "LocomoParityReport", "locomo_parity",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue
+from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.reports.csv_writer import write_csv
 
 
@@ -39,8 +40,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
-    p.add_argument("--metrics", help="comma-separated metrics (default: all but bert_f1, semantic_similarity; "
-                                     "the earlier names f1, exact_match, sbert_similarity are still accepted)")
+    p.add_argument("--metrics", help="comma-separated metrics (default: judge_score and the text metrics but "
+                                     "meteor, bert_f1, semantic_similarity; locomo_f1 with --parity locomo). "
+                                     f"meteor needs nltk's WordNet data: run `{METEOR_DATA_HINT}` once (with "
+                                     "network), then --metrics ...,meteor. bert_f1, semantic_similarity: pip install "
+                                     "-r requirements-optional.txt. The earlier names f1, exact_match, "
+                                     "sbert_similarity are still accepted")
     p.add_argument("--judge", action="store_true", help="run the LLM judge (endpoint from EVALBOARD_JUDGE_* "
                                                         "variables or --base-url/--model)")
     p.add_argument("--judge-mode", default="auto", help="auto (by question type) or one judge mode for all")
@@ -49,7 +54,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", help="judge model name")
     p.add_argument("--labels", help="stored judge labels (LongMemEval eval-results JSONL, records with a label, "
                                     "mem0 results): per-type accuracy and agreement with our judge")
-    p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code)")
+    p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code): a table by "
+                                                         "category and the locomo_f1 metric")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
     p.add_argument("--out", help="write the report here (default: stdout)")
     p.add_argument("--format", choices=["json", "md", "csv"], default="json",
@@ -59,47 +65,27 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path: str) -> bytes:
-    return Path(path).read_bytes()
+#: The input options, by the role :func:`evaluators.memory.inputs.resolve_inputs` gives them.
+INPUT_ROLES = ("results", "questions", "predictions", "labels")
 
 
 def _issue_lines(issues: list[InputIssue]) -> list[str]:
     return [f"{i.severity}: {i.location()}: {i.message}" for i in issues]
 
 
-def _load(args) -> tuple[list, Any, list[InputIssue]]:
-    from evaluators.io import load_json_bytes
-    from evaluators.memory.loaders import (
-        attach_predictions, detect_format, load_locomo, load_longmemeval, load_predictions, load_results_file,
-    )
-
-    issues: list[InputIssue] = []
-    dataset = None
-    if args.questions:
-        value, _ = load_json_bytes(_read(args.questions), args.questions)
-        kind = detect_format(value)
-        if kind == "locomo":
-            dataset = load_locomo(value, args.questions)
-        elif kind == "longmemeval":
-            dataset = load_longmemeval(value, args.questions)
-        else:
-            raise ValueError(f"{args.questions}: not a LoCoMo or LongMemEval question file")
-        issues.extend(dataset.issues)
-    if args.results:
-        report = load_results_file(_read(args.results), args.results,
-                                   dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
-        issues.extend(report.issues)
-        results = report.results
-    elif dataset is not None:
-        results = dataset.results
-        if args.predictions:
-            preds, pred_issues = load_predictions(_read(args.predictions), args.predictions)
-            issues.extend(pred_issues)
-            results, join_issues = attach_predictions(results, preds, args.predictions)
-            issues.extend(join_issues)
-    else:
-        raise ValueError("give --results, or --questions (with --predictions or --labels)")
-    return results, dataset, issues
+def _input_files(args) -> dict[str, tuple[str, bytes] | None]:
+    """``role -> (path, bytes)`` of the input options given; raises OSError naming the file."""
+    files: dict[str, tuple[str, bytes] | None] = {}
+    for role in INPUT_ROLES:
+        path = getattr(args, role)
+        if not path:
+            files[role] = None
+            continue
+        try:
+            files[role] = (path, Path(path).read_bytes())
+        except OSError as exc:
+            raise OSError(f"cannot read the {role} file {path}: {exc.strerror or exc}") from None
+    return files
 
 
 def _markdown(report: dict[str, Any]) -> str:
@@ -112,7 +98,9 @@ def _markdown(report: dict[str, Any]) -> str:
 
     for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
         lines.append(f"| {name} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")
-    out = ["## Metrics by question type (mean over questions)", "", *lines, ""]
+    notes = report.get("input", {}).get("notes") or []
+    out = [*(f"Note: {n}" for n in notes), *([""] if notes else []),
+           "## Metrics by question type (mean over questions)", "", *lines, ""]
     if "locomo_parity" in report:
         lp = report["locomo_parity"]
         out += ["## LoCoMo parity F1 (published scoring code)", "", "| category | type | count | mean |",
@@ -147,9 +135,14 @@ def _csv(rows, results) -> str:
 
 def run(args) -> int:
     """Execute ``memory``; returns 0, 2 with the reason on stderr for unusable input, or 1 when ``--judge``
-    asked the endpoint and every request failed (the report is still written)."""
+    asked the endpoint and every request failed (the report is still written).
+
+    The inputs are resolved by :func:`evaluators.memory.inputs.resolve_inputs`, as on the Long
+    Memory page; the rules it applied are printed (``note: ...``) and written under ``input.notes``.
+    """
     from evaluators.io import InputError
-    from evaluators.memory.agreement import judge_agreement, load_judge_labels, longmemeval_accuracy
+    from evaluators.memory.agreement import judge_agreement, longmemeval_accuracy
+    from evaluators.memory.inputs import pick_judge_scores, resolve_inputs
     from evaluators.memory.judge import JudgeCache, batch_judge
     from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
     from evaluators.memory.locomo_parity import locomo_parity
@@ -157,21 +150,30 @@ def run(args) -> int:
     from evaluators.memory.records import results_to_jsonl
     from evaluators.results import to_jsonable
 
+    if not (args.results or args.questions):
+        print("error: give --results, or --questions (with --predictions or --labels)", file=sys.stderr)
+        return 2
     try:
-        results, dataset, issues = _load(args)
+        inputs = resolve_inputs(**_input_files(args))
         names, unavailable = resolve_metrics(args.metrics.split(",") if args.metrics else None)
-    except (InputError, ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:  # the metric registry or an optional metric is missing
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.parity == "locomo" and "locomo_f1" not in names:
+        names = (*names, "locomo_f1")  # as the page's "LoCoMo parity F1" switch: a column beside the others
     for name, reason in unavailable.items():
         print(f"warning: {name} left out: {reason}", file=sys.stderr)
-    for line in _issue_lines(issues):
+    for line in _issue_lines(inputs.issues):
         print(line, file=sys.stderr)
+    for note in inputs.notes:
+        print(f"note: {note}", file=sys.stderr)
+    results = inputs.results
     if not results:
-        print(f"error: no usable question in {args.results or args.questions} (see the problems above)", file=sys.stderr)
+        print(f"error: no usable question in {args.results or args.questions} (see the problems above)",
+              file=sys.stderr)
         return 2
     if args.write_results:
         try:
@@ -181,37 +183,27 @@ def run(args) -> int:
             return 2
 
     report: dict[str, Any] = {"input": {"results": args.results, "questions": args.questions,
-                                        "predictions": args.predictions, "n_questions": len(results)},
-                              "issues": [to_jsonable(i) for i in issues]}
-    judge_scores = None
-    stored = None
-    all_failed = False
-    if args.labels:
-        try:
-            labels_bytes = _read(args.labels)
-        except OSError as exc:
-            print(f"error: cannot read the labels file {args.labels}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-        stored = load_judge_labels(labels_bytes, args.labels,
-                                   dataset=dataset if dataset is not None and dataset.format == "locomo" else None)
-        for line in _issue_lines(stored.issues):
-            print(line, file=sys.stderr)
+                                        "predictions": args.predictions, "n_questions": len(results),
+                                        "notes": list(inputs.notes)},
+                              "issues": [to_jsonable(i) for i in inputs.issues]}
+    stored = inputs.stored
+    if args.labels and stored is not None:
         report["labels"] = {"file": args.labels, "n": len(stored.labels), "models": stored.models,
                             "format": stored.format}
+    judgements: dict[str, Any] = {}
+    all_failed = False
     try:
-        if args.judge or args.cache:
-            llm = None
-            if args.judge:
-                config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
-                if config is None:
-                    print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
-                          "(or --base-url and --model)", file=sys.stderr)
-                    return 2
-                llm = OpenAICompatibleClient(config)
+        if args.judge:
+            config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
+            if config is None:
+                print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
+                      "(or --base-url and --model)", file=sys.stderr)
+                return 2
+            llm = OpenAICompatibleClient(config)
             cache = JudgeCache(args.cache) if args.cache else None
             for line in _issue_lines(cache.issues if cache is not None else []):
                 print(line, file=sys.stderr)
-            if cache is not None and llm is not None:
+            if cache is not None:
                 try:  # judgements are written as they arrive: a cache that cannot be written fails first
                     cache.save()
                 except OSError as exc:
@@ -219,16 +211,35 @@ def run(args) -> int:
                           "nothing was sent", file=sys.stderr)
                     return 2
             run_ = batch_judge(results, llm=llm, mode=args.judge_mode, cache=cache,
-                               progress=_progress if args.judge and sys.stderr.isatty() else None)
-            judge_scores = run_.judgements
+                               progress=_progress if sys.stderr.isatty() else None)
+            judgements = run_.judgements
             report["judge"] = {k: v for k, v in to_jsonable(run_).items() if k != "judgements"}
-            all_failed = _judge_summary(run_) if args.judge else False
-        elif stored is not None:
-            judge_scores = stored.labels
-            report["judge"] = {"source": f"stored labels from {args.labels}"}
+            all_failed = _judge_summary(run_)
+        elif args.cache:
+            # Read only, as the page reads a judge cache: the judgements that still fit their question.
+            cache = JudgeCache(args.cache)
+            for line in _issue_lines(cache.issues):
+                print(line, file=sys.stderr)
+            judgements, stale = cache.matching(results)
+            missing = [r.question_id for r in results if r.question_id not in judgements]
+            if not judgements:
+                print(f"error: {len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
+                      "questions is); run with --judge and an endpoint to judge them", file=sys.stderr)
+                return 2
+            if stale:
+                print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
+                      f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
+            if missing:
+                print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
+                      f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+            report["judge"] = {"cache_path": args.cache, "n_total": len(results), "n_cached": len(judgements),
+                               "n_stale": len(stale)}
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    judge_scores, judge_source = pick_judge_scores(judgements, stored, inputs.stored_source)
+    if judge_source:
+        report.setdefault("judge", {})["source"] = judge_source
     try:
         rows = score_questions(results, judge_scores, metrics=names)
     except ImportError as exc:  # MetricUnavailable names the install command
@@ -238,11 +249,11 @@ def run(args) -> int:
     if args.parity == "locomo":
         report["locomo_parity"] = {k: v for k, v in to_jsonable(locomo_parity(results)).items()
                                    if k != "per_question"}
-    if stored is not None:
-        if dataset is not None and dataset.format == "longmemeval":
-            report["longmemeval"] = to_jsonable(longmemeval_accuracy(dataset.results, stored.labels))
-        if args.judge or args.cache:
-            report["agreement"] = to_jsonable(judge_agreement(judge_scores, stored.labels))
+    lme_questions = inputs.longmemeval_questions()
+    if lme_questions is not None:
+        report["longmemeval"] = to_jsonable(longmemeval_accuracy(lme_questions, stored.labels))
+    if judgements and stored is not None and stored.labels:
+        report["agreement"] = to_jsonable(judge_agreement(judgements, stored.labels))
     if args.format == "json":
         text = json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n"
     elif args.format == "md":

@@ -290,14 +290,20 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
     -------
     (predictions, issues)
         ``{question_id: text}`` and the located problems (bad lines, missing fields,
-        duplicates: the first prediction is kept).
+        duplicates: the first prediction is kept; an undecodable file: no predictions
+        and one issue).
     """
     issues: list[InputIssue] = []
-    value, parsed = read_json_document(data, file)
+    try:
+        value, parsed = read_json_document(data, file)
+    except InputError as exc:  # undecodable: reported, never raised
+        return {}, [exc.issue]
     if parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
-    if isinstance(value, dict) and value and all(isinstance(v, (str, int, float)) or v is None
-                                                 for v in value.values()):
+    one_record = isinstance(value, dict) and any(f in value for f in FIELD_ALIASES["question_id"]) and any(
+        f in value for f in PREDICTION_FIELDS)  # a one-line JSONL file: one record, not {question_id: answer}
+    if isinstance(value, dict) and value and not one_record and all(isinstance(v, (str, int, float)) or v is None
+                                                                    for v in value.values()):
         return {str(k): answer_text(v) for k, v in value.items()}, issues
     records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
     issues.extend(records.issues)

@@ -62,8 +62,14 @@ RENAMED: dict[str, str] = {"exact_match": "exact_match_normalized", "f1": "token
 ALL_METRICS: tuple[str, ...] = ("judge_score", *REGISTRY_NAMES, "locomo_f1")
 #: Metrics that need ``requirements-optional.txt`` (models); computed only when asked for.
 OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "semantic_similarity")
+#: Metrics that need data nothing downloads at run time; computed only when asked for
+#: (METEOR needs nltk's WordNet: :data:`METEOR_DATA_HINT`).
+NEEDS_DATA_METRICS: tuple[str, ...] = ("meteor",)
+#: How to get METEOR's data, once, with network (said in the CLI's --help and the page's help).
+METEOR_DATA_HINT = "python -m nltk.downloader wordnet omw-1.4"
 #: ``metrics=None`` computes these.
-DEFAULT_METRICS: tuple[str, ...] = tuple(m for m in ALL_METRICS if m not in OPTIONAL_METRICS and m != "locomo_f1")
+DEFAULT_METRICS: tuple[str, ...] = tuple(m for m in ALL_METRICS
+                                         if m not in OPTIONAL_METRICS + NEEDS_DATA_METRICS and m != "locomo_f1")
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ def resolve_metrics(metrics: Sequence[str] | None) -> tuple[tuple[str, ...], dic
     ----------
     metrics : sequence of str or None
         ``None``: :data:`DEFAULT_METRICS` that can run here; the others are returned with
-        their reason (e.g. METEOR without nltk's WordNet data), never scored 0.
+        their reason, never scored 0.
 
     Returns
     -------
@@ -264,9 +270,9 @@ def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         of ``judge_score``.
     metrics : sequence of str, optional
         Keys from :data:`ALL_METRICS`.  Default: the :data:`DEFAULT_METRICS` (everything
-        but the model-based ``bert_f1``, ``semantic_similarity`` and the LoCoMo parity
-        ``locomo_f1``) that can run here; any that cannot (METEOR without nltk's WordNet
-        data) is listed in ``unavailable`` with its reason instead of being scored.
+        but the model-based ``bert_f1``, ``semantic_similarity``, ``meteor`` (it needs
+        nltk's WordNet data) and the LoCoMo parity ``locomo_f1``) that can run here; any
+        that cannot is listed in ``unavailable`` with its reason instead of being scored.
 
     Returns
     -------

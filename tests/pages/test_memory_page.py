@@ -246,3 +246,23 @@ def test_hidden_characters_in_the_question_table_are_shown():
     assert not at.exception
     table = next(df.value for df in at.dataframe if "question" in df.value.columns)
     assert list(table["question_id"]) == ["evil⟨U+202E⟩gnp.exe"] and list(table["question"]) == ["zero⟨U+200B⟩width"]
+
+
+def test_a_stored_score_is_shown_with_its_source_not_as_unjudged():
+    # mem0's results layout: llm_score 1 for the first question, 0 for the second; no judge cache, no judge run
+    mem0 = {"0": [{"question": "Where does Ann live?", "answer": "Oslo", "response": "Oslo", "category": "4",
+                   "llm_score": 1},
+                  {"question": "小王什么时候搬家？", "answer": "2023年5月", "response": "六月", "category": "2",
+                   "llm_score": 0}]}
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(
+        ("results.json", json.dumps(mem0, ensure_ascii=False).encode("utf-8"), "application/json"))
+    at.run()
+    assert not at.exception
+    assert metric(at, "Judge score") == f"{(1 + 0) / 2:.3f}"
+    for qid, text in (("conv0_0", "1.000 (correct)"), ("conv0_1", "0.000 (wrong)")):
+        at.selectbox(key="mem_question").set_value(qid).run()
+        assert not at.exception
+        stored = [shown(m.value) for m in at.markdown if "Stored label" in m.value]
+        assert stored == [f"**Stored label** · {text} · from llm_score in the results file results.json"]
+        assert not any("No judge verdict" in i.value for i in at.info)

@@ -116,10 +116,13 @@ def test_cache_keys_are_digests_and_settings_not_object_ids(monkeypatch):
     assert not at.exception
     parts = [p for k in keys for p in _flatten(k)]
     assert not [p for p in parts if isinstance(p, int)], "an object id (or other int) in a cache key"
-    assert {k[0] for k in keys} >= {"mem-questions", "mem-labels", "mem-results", "mem-scores", "mem-parity"}
-    # the labels and results read against the question file are keyed by that file's digest
-    questions_digest = next(k[1] for k in keys if k[0] == "mem-questions")
-    assert all(k[2] == questions_digest for k in keys if k[0] in ("mem-labels", "mem-results"))
+    assert {k[0] for k in keys} >= {"mem-inputs", "mem-scores", "mem-parity"}
+    # the inputs are resolved together (labels and results read against the question file), keyed by the
+    # digests of the files in the order results, questions, predictions, labels
+    inputs_key = [k for k in keys if k[0] == "mem-inputs"][-1]  # the run after the uploads
+    assert inputs_key[1] == (f"results.json:{uploads._blake(MEM0)}",
+                             f"locomo_a.json:{uploads._blake(_locomo('conv-a'))}", None,
+                             f"labels.json:{uploads._blake(MEM0)}")
 
 
 def test_results_are_read_again_against_another_question_file():

@@ -115,7 +115,7 @@ def test_memory_csv(tmp_path, capsys):
 
     path = tmp_path / "r.jsonl"
     path.write_text(results_to_jsonl([EvalResult("s", "q1", "single_hop", PAYLOAD, "a", PAYLOAD)]), encoding="utf-8")
-    assert main(["memory", "--results", str(path), "--metrics", "f1", "--format", "csv"]) == 0
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char", "--format", "csv"]) == 0
     _neutralised(capsys.readouterr().out)
 
 

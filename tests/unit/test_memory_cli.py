@@ -93,9 +93,10 @@ def test_unusable_input_exits_2_with_the_reason(files, capsys):
     assert "EVALBOARD_JUDGE_BASE_URL" in capsys.readouterr().err
     assert main(["memory", "--results", str(path), "--metrics", "nope"]) == 2
     assert "unknown metric(s) ['nope']" in capsys.readouterr().err
-    # not in the cache and no endpoint: the judge says what is missing
+    # not in the cache and no endpoint: the judge says what is missing; without --judge the cache is read
+    # only (as the page reads one), so the adversarial c is not judged by the rule either: 4 of 4 missing
     assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(tmp / "c.json")]) == 2
-    assert "3 question(s) are not in the judge cache" in capsys.readouterr().err
+    assert "4 question(s) are not in the judge cache" in capsys.readouterr().err
 
 
 def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, monkeypatch, capsys):
@@ -105,8 +106,8 @@ def test_judge_where_every_request_fails_exits_1_and_keeps_the_report(files, mon
         server.status_override = 401  # not retried: one request per question
         monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
         monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
-        args = ["memory", "--results", str(path), "--metrics", "judge_score,f1", "--judge", "--cache", str(cache),
-                "--out", str(out)]
+        args = ["memory", "--results", str(path), "--metrics", "judge_score,token_f1_char", "--judge",
+                "--cache", str(cache), "--out", str(out)]
         assert main(args) == 1
         err = capsys.readouterr().err
         # a, b, d asked the endpoint and failed; c (adversarial) was decided by the rule without a request
@@ -136,11 +137,12 @@ def test_judge_with_some_failed_requests_exits_0_with_a_summary(files, monkeypat
 
 def test_file_problems_exit_2_naming_the_file_and_send_nothing(files, monkeypatch, capsys):
     tmp, path = files
-    assert main(["memory", "--results", str(path), "--metrics", "f1", "--labels", str(tmp / "no-labels.jsonl")]) == 2
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char",
+                 "--labels", str(tmp / "no-labels.jsonl")]) == 2
     assert f"cannot read the labels file {tmp / 'no-labels.jsonl'}" in capsys.readouterr().err
     blocker = tmp / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    assert main(["memory", "--results", str(path), "--metrics", "f1", "--out", str(blocker / "r.json")]) == 2
+    assert main(["memory", "--results", str(path), "--metrics", "token_f1_char", "--out", str(blocker / "r.json")]) == 2
     assert f"cannot write the report {blocker / 'r.json'}" in capsys.readouterr().err
     with FakeJudgeServer() as server:
         monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
@@ -157,3 +159,32 @@ def test_judge_url_that_is_not_http_exits_2_before_any_request(files, capsys):
                  "--base-url", "file:///etc/passwd#", "--model", "m"])
     err = capsys.readouterr().err
     assert code == 2 and "only http:// and https:// URLs are accepted, not file://" in err and "root:" not in err
+
+
+def test_earlier_metric_names_are_read_and_the_registry_names_written(files, capsys):
+    _, path = files
+    # f1 and exact_match were memory's own names for the registry's token_f1_char and exact_match_normalized
+    assert main(["memory", "--results", str(path), "--metrics", "f1,exact_match", "--ci-resamples", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["metrics"]["metrics"] == ["token_f1_char", "exact_match_normalized"]
+    single_hop = report["metrics"]["by_type"]["single_hop"]
+    assert "f1" not in single_hop and "exact_match" not in single_hop
+    # a: "Oslo" vs "Ann lives in Oslo." -> tokens [oslo] / [ann, lives, in, oslo]: P 1/4, R 1, F1 0.4; not equal
+    # d: 成都 vs 成都 -> F1 1, equal; single_hop means 0.7 and 0.5
+    assert single_hop["token_f1_char"] == pytest.approx(0.7) and single_hop["exact_match_normalized"] == 0.5
+
+
+def test_questions_with_a_judge_output_score_its_hypotheses_and_say_so(tmp_path, capsys):
+    questions = [{"question_id": "t1", "question_type": "temporal-reasoning", "question": "When?", "answer": "May"},
+                 {"question_id": "t2", "question_type": "temporal-reasoning", "question": "几月？", "answer": "五月"}]
+    (tmp_path / "q.json").write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "out.eval-results").write_text(json.dumps(
+        {"question_id": "t2", "hypothesis": "五月", "autoeval_label": {"model": "m", "label": True}},
+        ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["memory", "--questions", str(tmp_path / "q.json"), "--labels", str(tmp_path / "out.eval-results"),
+                 "--metrics", "judge_score,token_f1_char", "--format", "md", "--ci-resamples", "0"]) == 0
+    captured = capsys.readouterr()
+    # only t2 was judged: its hypothesis is the prediction (五月 = 五月: F1 1), its label the judge score
+    assert "| overall | 1 | 1.0000 | 1.0000 |" in captured.out
+    note = f"Predictions: the 1 hypotheses in {tmp_path / 'out.eval-results'}; the other 1 question(s)"
+    assert f"note: {note}" in captured.err and f"Note: {note}" in captured.out

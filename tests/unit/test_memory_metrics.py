@@ -10,7 +10,8 @@ import pytest
 
 from evaluators.memory.judge import Judgement
 from evaluators.memory.metrics import (
-    DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics, score_questions,
+    ALL_METRICS, DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics,
+    score_questions,
 )
 from evaluators.memory.records import EvalResult
 from evaluators.metrics import embeddings
@@ -94,6 +95,28 @@ def test_default_metrics_leave_out_what_cannot_run_with_the_reason():
             assert "install" in report["unavailable"][name]
 
 
+def test_meteor_is_selectable_but_not_a_default_and_never_warned_about(monkeypatch):
+    import nltk
+
+    def not_found(resource, *args, **kwargs):
+        raise LookupError(resource)
+
+    monkeypatch.setattr(nltk.data, "find", not_found)  # no WordNet, as offline
+    assert "meteor" in ALL_METRICS and "meteor" not in DEFAULT_METRICS
+    names, unavailable = resolve_metrics(None)
+    assert "meteor" not in names and "meteor" not in unavailable  # nothing to warn about on a default run
+    assert metric_availability(["meteor"])["meteor"] is not None  # still listed, with its reason, when asked
+
+
+def test_meteor_help_names_the_download_once(capsys):
+    from evaluators.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["memory", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert text.count("python -m nltk.downloader wordnet omw-1.4") == 1
+
+
 def _make_unavailable(name: str, request, monkeypatch) -> None:
     """Take away what ``name`` needs, whatever this machine has installed."""
     if name == "meteor":  # nltk's WordNet data not found
@@ -105,7 +128,7 @@ def _make_unavailable(name: str, request, monkeypatch) -> None:
         monkeypatch.setattr(nltk.data, "find", not_found)
     elif name == "bert_f1":  # no local BERTScore model named
         monkeypatch.delenv(embeddings.ENV_BERTSCORE_MODEL, raising=False)
-    else:  # sbert_similarity: an embedding backend that cannot run
+    else:  # semantic_similarity: an embedding backend that cannot run
         request.getfixturevalue("no_embeddings")
 
 
