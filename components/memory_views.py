@@ -224,3 +224,44 @@ def show_parity(parity: Any) -> None:
     st.caption("Whitespace tokens, as in the benchmark's code: an answer written without spaces (Chinese) is one "
                "token, so it scores 1 only when identical.")
     st.caption(f"signature: {md(parity.signature)}")
+
+
+def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: Sequence[str], key: Any) -> None:
+    """Systems on the same questions: a metric by system with 95% CIs, questions x systems, a paired test.
+
+    ``rows_by_system`` maps a system name to its :func:`evaluators.memory.metrics.score_questions`
+    rows; every number comes from :mod:`evaluators.memory.compare`.
+    """
+    from components.compare_views import paired_scores_view, systems_chart
+    from components.uploads import cached
+    from evaluators.memory.compare import compare_two, questions_matrix, systems_table
+
+    names = list(rows_by_system)
+    metric = st.selectbox("Metric · 指标", list(metrics), format_func=label, key="mem_sbs_metric")
+    table_rows = cached(("mem-sbs", key, tuple(names), metric), lambda: systems_table(rows_by_system, metric))
+    systems_chart([r["system"] for r in table_rows], {label(metric): [r["mean"] for r in table_rows]},
+                  {label(metric): [r["ci_low"] for r in table_rows]}, {label(metric): [r["ci_high"] for r in table_rows]},
+                  title=f"{label(metric)} by system (error bars: 95% bootstrap CI over questions)",
+                  key="mem_sbs_chart")
+    matrix = questions_matrix(rows_by_system, metric)
+    spread = st.slider("Show questions whose scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
+                       key="mem_sbs_spread")
+    kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
+    st.dataframe(visible_frame(kept), hide_index=True, key="mem_sbs_matrix",
+                 column_config={n: st.column_config.NumberColumn(n, format="%.3f") for n in [*names, "spread"]})
+    st.caption(f"{len(kept)} of {len(matrix)} questions.")
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("System A (baseline)", names, index=0, key="mem_sbs_a", format_func=visible)
+    b = c2.selectbox("System B", names, index=1, key="mem_sbs_b", format_func=visible)
+    if a == b:
+        st.info("Pick two different systems.")
+        return
+    try:
+        paired = cached(("mem-pair", key, tuple(names), metric, a, b),
+                        lambda: compare_two(rows_by_system, a, b, metric))
+    except ValueError as exc:
+        st.warning(md(str(exc)))
+        return
+    rows = {r["question_id"]: {"question_id": r["question_id"], "type": r["question_type"], a: r[a], b: r[b]}
+            for r in matrix}
+    paired_scores_view(paired, rows, "mem_pair", metric=label(metric))

@@ -22,6 +22,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.memory import agreement as agreement_mod  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
+from evaluators.memory.compare import score_system  # noqa: E402
 from evaluators.memory.inputs import pick_judge_scores, resolve_inputs  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
@@ -45,6 +46,8 @@ if source == "demo":
             "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
     demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
                   ("labels", "demo_judge_labels.jsonl"))
+    other_files = {"no-memory baseline": ("demo_results_baseline.jsonl",
+                                          lambda: demo_path("memory", "demo_results_baseline.jsonl").read_bytes())}
     # Read and resolved once (shared across reruns and sessions; never changed below).
     inputs = cached(("mem-demo",), lambda: resolve_inputs(**{role: (name, demo_path("memory", name).read_bytes())
                                                              for role, name in demo_files}))
@@ -65,6 +68,12 @@ else:
                                  help="LongMemEval's judge output (*.eval-results-<model>, JSONL), records with "
                                       "question_id + label, or mem0 results (llm_score). With a LongMemEval "
                                       "question file and no predictions file, its hypotheses are the predictions.")
+    up_more = st.file_uploader("Optional: other systems on the same questions, to compare side by side · 其他系统",
+                               type=["jsonl", "json", "csv"], accept_multiple_files=True, key="mem_more_results",
+                               help="One EvalResult file (or mem0 results.json) per system; questions are matched "
+                                    "by question_id.") or []
+    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, lambda u=u: upload_bytes(u))
+                   for i, u in enumerate(up_more)}
     uploads = {"results": up_results, "questions": up_questions, "predictions": up_preds, "labels": up_labels,
                "judge_cache": up_cache}
     input_key = tuple(upload_digest(u) if u is not None else None
@@ -213,6 +222,18 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
 judge_scores, _ = pick_judge_scores(judgements, stored, stored_name)
 
 # ---------------------------------------------------------------- metrics
+def upload_digest_or(name: str, read) -> str:
+    """A content digest of another system's file (its bytes hashed once per rerun of the comparison)."""
+    return hashlib.sha256(read()).hexdigest()[:16]
+
+
+def _score_other(file_name: str, data: bytes) -> tuple[list, list]:
+    """Another system's results scored with this run's text metrics: (rows, problems)."""
+    other = resolve_inputs(results=(file_name, data))
+    metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
+    return score_system(other.results, metrics), list(other.issues)
+
+
 def _score() -> tuple[list, dict]:
     scored = metrics_mod.score_questions(results, judge_scores, metrics=names)
     return scored, metrics_mod.aggregate_rows(scored, names, ci_resamples=CI_RESAMPLES)
@@ -237,6 +258,22 @@ if chart_metrics:
     st.plotly_chart(views.by_type_figure(report, chart_metrics), width="stretch")
 st.caption("Means over questions (macro over questions): each question weighs the same.")
 views.show_signatures(report["signature"], report.get("unavailable", {}))
+
+if other_files:
+    st.subheader("Systems side by side · 系统对比")
+    text_metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
+    rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
+    for other_name, (file_name, read) in other_files.items():
+        other = cached(("mem-other", file_name, upload_digest_or(file_name, read), tuple(text_metrics)),
+                       lambda file_name=file_name, read=read: _score_other(file_name, read()))
+        if other[1]:
+            views.show_issues(other[1], title=f"Problems in {file_name}")
+        if other[0]:
+            rows_by_system[other_name] = other[0]
+    if len(rows_by_system) > 1 and text_metrics:
+        views.systems_side_by_side(rows_by_system, text_metrics, input_key)
+    elif not text_metrics:
+        st.caption("Pick a text metric (token F1, ROUGE …) to compare systems: the judge scores only this run.")
 
 if parity_on:
     st.subheader("LoCoMo parity (the benchmark's published scoring)")

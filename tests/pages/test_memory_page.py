@@ -266,3 +266,26 @@ def test_a_stored_score_is_shown_with_its_source_not_as_unjudged():
         stored = [shown(m.value) for m in at.markdown if "Stored label" in m.value]
         assert stored == [f"**Stored label** · {text} · from llm_score in the results file results.json"]
         assert not any("No judge verdict" in i.value for i in at.info)
+
+
+def test_demo_compares_the_assistant_with_the_no_memory_baseline():
+    from evaluators.demo import demo_path
+    from evaluators.memory.compare import compare_two, systems_table
+    from evaluators.memory.inputs import resolve_inputs
+    from evaluators.memory.metrics import score_questions
+
+    at = run_page("demo")
+    assert not at.exception, at.exception
+    at.selectbox(key="mem_sbs_metric").set_value("token_f1_char").run()
+    # the same numbers from the engine: each demo file resolved and scored on its own
+    rows = {}
+    for name, file in (("memory assistant", "demo_results.jsonl"), ("no-memory baseline", "demo_results_baseline.jsonl")):
+        results = resolve_inputs(results=(file, demo_path("memory", file).read_bytes())).results
+        rows[name] = score_questions(results, None, metrics=["token_f1_char"])
+    paired = compare_two(rows, "memory assistant", "no-memory baseline", "token_f1_char")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["F1 (char) delta · 差值"] == f"{paired.bootstrap.delta:+.3f}"
+    # the baseline answers only every third question (16 of 25 say "I don't remember"): it loses on those
+    assert paired.bootstrap.delta < 0 and paired.n_paired == 25
+    table = systems_table(rows, "token_f1_char", ci_resamples=0)
+    assert [r["system"] for r in table] == ["memory assistant", "no-memory baseline"]
