@@ -164,13 +164,14 @@ else:
         base = doc_id.replace("/", "_")
         # Each file is written when its button is clicked (callables), not on every rerun.
         c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
-                           "application/json")
+                           "application/json", key="nar_doc_json")
         c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
-                           "text/markdown")
+                           "text/markdown", key="nar_doc_md")
         c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result),
-                           f"{base}_mismatches.csv", "text/csv")
-        c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json")
+                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv")
+        c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json",
+                           key="nar_batch_json")
         c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
-                           "text/markdown")
+                           "text/markdown", key="nar_batch_md")
         c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
-                           "text/csv")
+                           "text/csv", key="nar_batch_csv")

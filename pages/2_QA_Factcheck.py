@@ -91,12 +91,13 @@ else:
 
 with st.expander("Settings · 设置", expanded=False):
     c1, c2, c3 = st.columns(3)
-    dataset = c1.text_input("Dataset name · 数据集名称", value="", help="hover, exfever, fever or fact in the name mean fact-check.")
-    task = c2.radio("Task · 任务", ["auto", "qa", "factcheck"], horizontal=True)
+    dataset = c1.text_input("Dataset name · 数据集名称", value="", help="hover, exfever, fever or fact in the name mean fact-check.", key="qa_dataset")
+    task = c2.radio("Task · 任务", ["auto", "qa", "factcheck"], horizontal=True, key="qa_task")
     lang = c3.radio("Tokenization · 分词", ["auto", "en", "zh"], horizontal=True,
-                    help="auto: CMRC 2018 when the gold answer or the prediction holds Chinese, else SQuAD v1.1.")
-    gt_text = st.text_input("Ground-truth fields, by priority · 标准答案字段", ", ".join(DEFAULT_GT_FIELDS))
-    pred_text = st.text_input("Prediction fields, by priority · 预测字段", ", ".join(DEFAULT_PRED_FIELDS))
+                    help="auto: CMRC 2018 when the gold answer or the prediction holds Chinese, else SQuAD v1.1.",
+                    key="qa_lang")
+    gt_text = st.text_input("Ground-truth fields, by priority · 标准答案字段", ", ".join(DEFAULT_GT_FIELDS), key="qa_gt_fields")
+    pred_text = st.text_input("Prediction fields, by priority · 预测字段", ", ".join(DEFAULT_PRED_FIELDS), key="qa_pred_fields")
 
 config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fields(gt_text, DEFAULT_GT_FIELDS),
                   pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS))
@@ -165,10 +166,10 @@ store = report.records
 all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
 all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
 f1c, f2c, f3c, f4c = st.columns([2, 2, 1, 2])
-statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses)
-lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs) if all_langs else []
-only_errors = f3c.checkbox("Errors only · 只看错误", value=False)
-needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …")
+statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses, key="qa_statuses")
+lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs, key="qa_langs") if all_langs else []
+only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_errors_only")
+needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …", key="qa_search")
 
 
 def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
