@@ -139,7 +139,8 @@ def test_visible_frame_shows_hidden_characters_in_text_cells_only():
     source = pd.DataFrame({"model": ["evil\u202egnp.exe", "张\u200b三", None], "score": [-0.5, 1.0, None]})
     shown = visible_frame(source)
     assert shown["model"].tolist()[:2] == ["evil⟨U+202E⟩gnp.exe", "张⟨U+200B⟩三"]
-    assert pd.isna(shown["model"][2])                              # a missing cell stays missing
+    assert shown["model"][2] == "—"          # a missing text cell shows a dash, never the grid's literal "None"
+    assert pd.isna(shown["score"][2])                              # a missing number stays missing
     assert shown["score"].tolist()[:2] == [-0.5, 1.0]              # numbers untouched
     assert source["model"][0] == "evil\u202egnp.exe"               # the caller's frame is not changed
     assert visible_frame([{"id": "q\x1b1"}]).to_dict("records") == [{"id": "q⟨U+001B⟩1"}]
