@@ -20,7 +20,7 @@ from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
 from evaluators.qa.compare import runs_of  # noqa: E402
 from evaluators.qa.evaluate import unusable_reason  # noqa: E402
-from evaluators.qa.export import RECORD_COLUMNS, rows_of  # noqa: E402
+from evaluators.reports.qa import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
 
 MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead

@@ -25,7 +25,7 @@ from evaluators.dialogue import (  # noqa: E402
 )
 from evaluators.dialogue.diff import char_diff  # noqa: E402
 from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa: E402
-from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text  # noqa: E402
+from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 

@@ -59,7 +59,7 @@ def _parse_weights(text: str) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code (2: unusable input, reason on stderr)."""
     from evaluators.dialogue.inputs import PredictionSet, load_cases, load_predictions
-    from evaluators.dialogue.reports import annotation_csv, json_report_text, summary_text
+    from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text
     from evaluators.dialogue.scoring import DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, evaluate_dialogue
     from evaluators.metrics.registry import list_metrics
 

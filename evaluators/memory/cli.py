@@ -27,7 +27,7 @@ from typing import Any
 
 from evaluators.io import InputIssue
 from evaluators.memory.metrics import METEOR_DATA_HINT
-from evaluators.reports.csv_writer import write_csv
+from evaluators.reports.memory import questions_csv, report_markdown
 
 
 def add_parser(subparsers) -> None:
@@ -86,51 +86,6 @@ def _input_files(args) -> dict[str, tuple[str, bytes] | None]:
         except OSError as exc:
             raise OSError(f"cannot read the {role} file {path}: {exc.strerror or exc}") from None
     return files
-
-
-def _markdown(report: dict[str, Any]) -> str:
-    m = report["metrics"]
-    names = [n for n in m["metrics"]]
-    lines = ["| type | count | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
-
-    def fmt(v):
-        return "—" if v is None else f"{v:.4f}"
-
-    for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
-        lines.append(f"| {name} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")
-    notes = report.get("input", {}).get("notes") or []
-    out = [*(f"Note: {n}" for n in notes), *([""] if notes else []),
-           "## Metrics by question type (mean over questions)", "", *lines, ""]
-    if "locomo_parity" in report:
-        lp = report["locomo_parity"]
-        out += ["## LoCoMo parity F1 (published scoring code)", "", "| category | type | count | mean |",
-                "|---:|---|---:|---:|"]
-        out += [f"| {c['category']} | {c['question_type']} | {c['count']} | {fmt(c['mean'])} |"
-                for c in lp["by_category"]]
-        out += [f"| all | overall | {lp['count']} | {fmt(lp['overall'])} |", ""]
-    if "longmemeval" in report:
-        lme = report["longmemeval"]
-        out += ["## LongMemEval accuracy (stored labels)", "", "| type | count | accuracy |", "|---|---:|---:|"]
-        out += [f"| {t['question_type']} | {t['count']} | {fmt(t['accuracy'])} |" for t in lme["by_type"]]
-        out += [f"| task-averaged | | {fmt(lme['task_averaged'])} |", f"| overall | {lme['n_labels']} | "
-                f"{fmt(lme['overall'])} |", f"| abstention | {lme['abstention']['count']} | "
-                f"{fmt(lme['abstention']['accuracy'])} |", ""]
-    if "agreement" in report:
-        a = report["agreement"]
-        out += [f"Judge vs stored labels: {a['n_compared']} compared, accuracy {fmt(a['accuracy'])}, "
-                f"Cohen's kappa {fmt(a['cohen_kappa'])}", ""]
-    out.append(f"signature: {json.dumps(m['signature'], ensure_ascii=False)}")
-    return "\n".join(out) + "\n"
-
-
-def _csv(rows, results) -> str:
-    by_id = {r.question_id: r for r in results}
-    names = list(rows[0].scores) if rows else []
-    header = ["question_id", "question_type", "question", "ground_truth", "prediction", *names, "judge_reasoning"]
-    return write_csv(header, ([row.question_id, row.question_type, by_id[row.question_id].question,
-                               by_id[row.question_id].ground_truth, by_id[row.question_id].prediction,
-                               *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
-                               row.judgement.reasoning if row.judgement else ""] for row in rows))
 
 
 def run(args) -> int:
@@ -257,9 +212,9 @@ def run(args) -> int:
     if args.format == "json":
         text = json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n"
     elif args.format == "md":
-        text = _markdown(to_jsonable(report))
+        text = report_markdown(to_jsonable(report))
     else:
-        text = _csv(rows, results)
+        text = questions_csv(rows, results)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.io import InputError
     from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
-    from evaluators.qa.export import record_rows, records_csv, report_json, summary_csv
+    from evaluators.reports.qa import record_rows, records_csv, report_json, summary_csv
     from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)

@@ -99,7 +99,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.qa.compare import compare_records, runs_of, side_by_side
-    from evaluators.qa.export import comparison_json, matrix_csv
+    from evaluators.reports.qa import comparison_json, matrix_csv
     from evaluators.qa.tables import format_table, pct
 
     reports, error = load_runs(args)
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(text, encoding="utf-8")
         print(f"comparison written to {out}")
     if args.systems_csv:
-        from evaluators.qa.export import systems_csv
+        from evaluators.reports.qa import systems_csv
         Path(args.systems_csv).write_text(systems_csv(view, signature), encoding="utf-8")
         print(f"systems written to {args.systems_csv}")
     return 0

@@ -138,7 +138,7 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
     chart by group, the confusion matrix and per-class table for fact-check, and the first
     ``max_rows`` records.
     """
-    from evaluators.qa.export import rows_of
+    from evaluators.reports.qa import rows_of
     from evaluators.reports.figures import confusion_heatmap, metric_by_system
 
     page = HtmlReport(title or f"QA report: {report.file}", f"task: {report.task} ({report.task_reason})")
@@ -196,7 +196,7 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
     (:class:`~evaluators.qa.compare.RunComparison`) with its won / lost records, and the
     records x systems matrix (first ``max_rows`` rows).
     """
-    from evaluators.qa.export import matrix_rows
+    from evaluators.reports.qa import matrix_rows
     from evaluators.reports.figures import metric_by_system
 
     page = HtmlReport(title, f"{len(view.systems)} systems · {len(view.rows):,} record ids")

@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases, load_predictions
-from evaluators.dialogue.reports import annotation_csv, json_report
+from evaluators.reports.dialogue import annotation_csv, json_report
 from evaluators.metrics.registry import PairScorer, get_metric
 from tests.conftest import require_shared
 

@@ -10,7 +10,7 @@ from evaluators.cli import main
 from evaluators.dialogue import (
     DialogueConfig, combine, combined_weights, evaluate_dialogue, load_cases, load_predictions,
 )
-from evaluators.dialogue.reports import ANNOTATION_COLUMNS, annotation_csv, json_report, summary_text
+from evaluators.reports.dialogue import ANNOTATION_COLUMNS, annotation_csv, json_report, summary_text
 
 CASES = {"test_cases_by_scene": {
     "s1": [{"context": "c1", "expected_response": "我喜欢猫", "dialogue_index": 1},

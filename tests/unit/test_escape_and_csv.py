@@ -100,7 +100,7 @@ def test_qa_csv_export(tmp_path):
 def test_dialogue_annotation_csv():
     from evaluators.dialogue import DialogueConfig, evaluate_dialogue, load_cases
     from evaluators.dialogue.inputs import PredictionRow
-    from evaluators.dialogue.reports import annotation_csv
+    from evaluators.reports.dialogue import annotation_csv
 
     cases = load_cases(json.dumps({"test_cases_by_scene": {"s": [
         {"context": PAYLOAD, "expected_response": "好", "scene": "s", "dialogue_index": 1}]}}).encode(), "c.json")

@@ -187,4 +187,6 @@ def test_questions_with_a_judge_output_score_its_hypotheses_and_say_so(tmp_path,
     # only t2 was judged: its hypothesis is the prediction (五月 = 五月: F1 1), its label the judge score
     assert "| overall | 1 | 1.0000 | 1.0000 |" in captured.out
     note = f"Predictions: the 1 hypotheses in {tmp_path / 'out.eval-results'}; the other 1 question(s)"
-    assert f"note: {note}" in captured.err and f"Note: {note}" in captured.out
+    from tests.pages.helpers import shown  # Markdown output: file names are escaped (evaluators.reports.escape.md)
+
+    assert f"note: {note}" in captured.err and f"Note: {note}" in shown(captured.out)

@@ -22,7 +22,7 @@ from scipy.stats import binomtest
 from evaluators.cli import main
 from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file
 from evaluators.qa.compare import compare_records, runs_of, side_by_side
-from evaluators.qa.export import matrix_csv, matrix_rows
+from evaluators.reports.qa import matrix_csv, matrix_rows
 from evaluators.reports.html import HtmlReport, comparison_report, qa_report
 from tests.conftest import ROOT, require_shared
 

@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.demo import demo_path
 from evaluators.qa import QAConfig, detect_task, evaluate_qa
-from evaluators.qa.export import records_csv, report_json
+from evaluators.reports.qa import records_csv, report_json
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, answer_texts, resolve
 
 # The earlier script's ten-sample example (EVALUATION_FIX_CN.md of zhenhaodai/ace, test_confusion_matrix_standalone.py).

@@ -1,0 +1,65 @@
+"""Writers of long-term-memory reports: Markdown tables and the per-question CSV (``memory --format md|csv``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evaluators.reports.csv_writer import write_csv
+from evaluators.reports.escape import md
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The memory report (``python -m evaluators memory --format md``) as Markdown tables.
+
+    ``report`` is the JSON-ready report of the CLI (``metrics`` with ``overall``/``by_type``,
+    optional ``locomo_parity``, ``longmemeval``, ``agreement``, ``input.notes``).  Question types
+    and notes come from user files and go through :func:`evaluators.reports.escape.md`.
+    """
+    m = report["metrics"]
+    names = [n for n in m["metrics"]]
+    lines = ["| type | count | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
+
+    def fmt(v):
+        return "—" if v is None else f"{v:.4f}"
+
+    for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
+        lines.append(f"| {md(name)} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")
+    notes = report.get("input", {}).get("notes") or []
+    out = [*(f"Note: {md(n)}" for n in notes), *([""] if notes else []),
+           "## Metrics by question type (mean over questions)", "", *lines, ""]
+    if "locomo_parity" in report:
+        lp = report["locomo_parity"]
+        out += ["## LoCoMo parity F1 (published scoring code)", "", "| category | type | count | mean |",
+                "|---:|---|---:|---:|"]
+        out += [f"| {c['category']} | {md(c['question_type'])} | {c['count']} | {fmt(c['mean'])} |"
+                for c in lp["by_category"]]
+        out += [f"| all | overall | {lp['count']} | {fmt(lp['overall'])} |", ""]
+    if "longmemeval" in report:
+        lme = report["longmemeval"]
+        out += ["## LongMemEval accuracy (stored labels)", "", "| type | count | accuracy |", "|---|---:|---:|"]
+        out += [f"| {md(t['question_type'])} | {t['count']} | {fmt(t['accuracy'])} |" for t in lme["by_type"]]
+        out += [f"| task-averaged | | {fmt(lme['task_averaged'])} |", f"| overall | {lme['n_labels']} | "
+                f"{fmt(lme['overall'])} |", f"| abstention | {lme['abstention']['count']} | "
+                f"{fmt(lme['abstention']['accuracy'])} |", ""]
+    if "agreement" in report:
+        a = report["agreement"]
+        out += [f"Judge vs stored labels: {a['n_compared']} compared, accuracy {fmt(a['accuracy'])}, "
+                f"Cohen's kappa {fmt(a['cohen_kappa'])}", ""]
+    out.append(f"signature: {json.dumps(m['signature'], ensure_ascii=False)}")
+    return "\n".join(out) + "\n"
+
+
+def questions_csv(rows, results) -> str:
+    """One CSV row per question: id, type, question, ground truth, prediction, every score, the judge's reasoning.
+
+    ``rows`` are :func:`evaluators.memory.metrics.score_questions` rows, ``results`` the
+    EvalResult records they score; written by the one CSV writer.
+    """
+    by_id = {r.question_id: r for r in results}
+    names = list(rows[0].scores) if rows else []
+    header = ["question_id", "question_type", "question", "ground_truth", "prediction", *names, "judge_reasoning"]
+    return write_csv(header, ([row.question_id, row.question_type, by_id[row.question_id].question,
+                               by_id[row.question_id].ground_truth, by_id[row.question_id].prediction,
+                               *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
+                               row.judgement.reasoning if row.judgement else ""] for row in rows))
