@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "qa": "evaluators.qa.cli",
     "compare": "evaluators.qa.compare_cli",
     "report": "evaluators.reports.cli",
+    "review": "evaluators.review.cli",
     "testsets": "evaluators.testsets.cli",
     "dialogue": "evaluators.dialogue.cli",
     "memory": "evaluators.memory.cli",

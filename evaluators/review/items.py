@@ -1,0 +1,48 @@
+"""Review items from scored runs: what a reviewer sees of each QA record, persona reply, memory answer
+or test-set item.  Each payload is plain JSON: ``kind``, ``id``, ``question`` (or context),
+``ground_truth``, ``prediction``, the ``system`` (model) when there is one, and the scores shown
+beside it; its canonical JSON digest is the item's identity (:func:`evaluators.review.store.item_digest`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def qa_items(report, limit: int | None = None) -> list[dict[str, Any]]:
+    """Scored records of a :class:`~evaluators.qa.evaluate.QAReport` (missing GT left out)."""
+    out = []
+    for r in report.records:
+        if r.status not in ("scored", "missing_prediction"):
+            continue
+        out.append({"kind": "qa", "id": r.id, "question": r.question or "", "ground_truth": " | ".join(r.gold_answers),
+                    "prediction": r.prediction, "system": r.group, "exact_match": r.exact_match,
+                    "token_f1": r.token_f1, "verdict": r.predicted_verdict, "gold_verdict": r.gold_verdict})
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def dialogue_items(evaluation) -> list[dict[str, Any]]:
+    """Persona replies with a reference (``no_gt`` cases left out), with the combined score."""
+    return [{"kind": "dialogue", "id": f"{r.scene}#{r.dialogue_index}#{r.occurrence}", "scene": r.scene,
+             "dialogue_index": r.dialogue_index, "context": r.context, "ground_truth": r.expected_response,
+             "prediction": r.prediction, "system": r.model, "combined": r.combined_score}
+            for r in evaluation.results if r.status != "no_gt"]
+
+
+def memory_items(results: Iterable[Any], rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Long-term-memory answers (EvalResult) with their scores (``score_questions`` rows, optional)."""
+    scores = {r.question_id: r.scores for r in rows}
+    return [{"kind": "memory", "id": r.question_id, "question_type": r.question_type, "question": r.question,
+             "ground_truth": r.ground_truth, "prediction": r.prediction,
+             "scores": {k: v for k, v in scores.get(r.question_id, {}).items() if v is not None}}
+            for r in results]
+
+
+def testset_items(report) -> list[dict[str, Any]]:
+    """Single-turn test-set items with their answers and keyword scores."""
+    return [{"kind": "testsets", "id": r.id, "question": r.question, "ground_truth": r.expected_answer,
+             "prediction": r.answer or "", "category": r.category, "keywords_missing": list(r.missing),
+             "score": r.score} for r in getattr(report, "items", ())]
