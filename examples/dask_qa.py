@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     group_field = pick_group_field(head, config.group_field)
     print(f"task: {task} ({reason}); group field: {group_field or '-'}")
 
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, Client(cluster) as client:
         bag = db.read_text(args.input, blocksize=args.blocksize)
         print(f"{bag.npartitions} partition(s) on {len(client.scheduler_info()['workers'])} worker(s)")
         parts = bag.map_partitions(partition_sums, task, config, group_field)

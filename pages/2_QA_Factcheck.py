@@ -276,3 +276,16 @@ with c_right:
 
 st.subheader("Downloads · 下载")
 downloads(report)
+if st.button("Review these records · 人工审阅这些记录", key="qa_to_review",
+             help="Creates a review session of the scored records (kept in the review database) and opens it."):
+    from datetime import datetime
+
+    from evaluators.review.items import qa_items
+    from evaluators.review.store import ReviewStore
+
+    review = ReviewStore()
+    raw = data if isinstance(data, bytes) else upload_bytes(data)
+    made = review.create_session(f"{file_name} · {datetime.now():%Y-%m-%d %H:%M:%S}", "qa", qa_items(report),
+                                 created_by="qa page", k=2, uploads=[review.put_upload(file_name, raw)])
+    st.session_state["review_session"] = made.id
+    st.switch_page("pages/6_Review.py")

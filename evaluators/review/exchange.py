@@ -99,7 +99,8 @@ def export_csv(store: ReviewStore, session_id: int) -> str:
     for d in store.decisions(session_id):
         p = items[d.item_id].payload
         correct = {"acceptable_variant": 1, "model_error": 0}.get(d.label or "", "")
-        rows.append([p.get("scene", ""), p.get("dialogue_index", p.get("id", "")), p.get("context", p.get("question", "")),
+        rows.append([p.get("scene", ""), p.get("dialogue_index", p.get("id", "")),
+                     p.get("context", p.get("question", "")),
                      p.get("ground_truth", ""), p.get("prediction", ""), p.get("exact_match", ""), correct,
                      "" if d.score is None else d.score, d.comment, d.annotator, d.label or "", d.status])
     return write_csv(CSV_COLUMNS, rows)

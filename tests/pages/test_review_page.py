@@ -1,0 +1,91 @@
+"""AppTest of pages/6_Review.py: the demo review in three clicks, stale saves, adjudication, agreement, export."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluators.review import ReviewStore
+from tests.conftest import ROOT
+from tests.pages.helpers import page_app
+
+PAGE = str(ROOT / "pages" / "6_Review.py")
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    return tmp_path
+
+
+def _click_label(at, label: str):
+    button = next(b for b in at.button if str(b.key).startswith(f"review_{label}_"))
+    button.click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_demo_review_in_three_clicks_is_saved(data_dir):
+    at = page_app(PAGE)
+    at.query_params["annotator"] = "alice"
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="review_demo").click().run()          # click 2 (click 1: Review in the navigation)
+    assert not at.exception, at.exception
+    _click_label(at, "model_error")                     # click 3: the decision, saved
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    (decision,) = store.decisions(session.id)
+    assert (decision.annotator, decision.label, decision.status) == ("alice", "model_error", "submitted")
+    assert store.get_upload(session.uploads[0])[0] == "qa_demo.jsonl"  # the session's file is kept
+    # qa_demo.jsonl: 12 records, en-06 without GT -> 11 reviewable items
+    assert len(store.items(session.id)) == 11
+    assert at.query_params["session"] == str(session.id) and at.query_params["annotator"] == "alice"
+
+
+def test_a_second_tab_saving_the_same_decision_is_told_not_overwritten(data_dir):
+    at = page_app(PAGE)
+    at.query_params["annotator"] = "bob"
+    at.run()
+    at.button(key="review_demo").click().run()
+    store = ReviewStore(data_dir / "review.sqlite")
+    session = store.sessions()[0]
+    item_id = int(at.query_params["item"])
+    store.save_decision(item_id, "bob", label="gt_error")      # another tab of bob's saved first
+    _click_label(at, "acceptable_variant")
+    assert any("changed" in w.value or "already has a decision" in w.value for w in at.warning)
+    assert store.decision(item_id, "bob").label == "gt_error" and session.k == 2
+
+
+def test_adjudication_agreement_and_export_tabs(data_dir):
+    at = page_app(PAGE)
+    at.query_params["annotator"] = "carol"
+    at.run()
+    at.button(key="review_demo").click().run()
+    store = ReviewStore(data_dir / "review.sqlite")
+    session = store.sessions()[0]
+    first, second = store.items(session.id)[:2]
+    for who, labels in (("x", ("model_error", "model_error")), ("y", ("acceptable_variant", "model_error"))):
+        for item, label in zip((first, second), labels):
+            store.save_decision(item.id, who, label=label)
+    at.run()
+    assert not at.exception, at.exception
+    assert any("1 item(s) where reviewers disagree" in c.value for c in at.caption)
+    at.radio(key="review_adj_label").set_value("acceptable_variant")
+    at.button(key="review_adj_submit").click().run()
+    assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
+    agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
+    assert list(agreement["items rated by 2+"]) == [2, 0]
+    assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
+
+
+def test_qa_page_opens_a_review_of_its_records(data_dir):
+    from tests.pages.helpers import QA_PAGE
+
+    at = page_app(QA_PAGE)
+    at.run()
+    at.radio(key="qa_demo").set_value("qa").run()
+    at.button(key="qa_to_review").click().run()
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    assert session.name.startswith("qa_demo.jsonl · ") and len(store.items(session.id)) == 11
