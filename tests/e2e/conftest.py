@@ -39,29 +39,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Start the dashboard once for the session; yield its base URL."""
+def start_server(extra_env: dict | None = None, log=subprocess.DEVNULL) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` on a free port; returns the process and its base URL once healthy."""
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    log = open(ROOT / ".pytest_cache" / "streamlit-e2e.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(extra_env or {}))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 90
     while time.time() < deadline:
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                 if r.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit server did not become healthy within 60 s")
+    proc.kill()
+    pytest.fail("streamlit server did not become healthy within 90 s")
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """Start the dashboard once for the session (review data in a temporary folder); yield its base URL."""
+    log = open(ROOT / ".pytest_cache" / "streamlit-e2e.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
+    proc, url = start_server({"EVALBOARD_DATA_DIR": str(tmp_path_factory.mktemp("evalboard-data"))}, log)
     yield url
     proc.terminate()
     try:

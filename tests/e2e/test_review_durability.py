@@ -6,41 +6,19 @@ Chromium, kills the server with SIGKILL, starts it again and reads the database.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
 from evaluators.review import ReviewStore
-from tests.conftest import ROOT
-from tests.e2e.conftest import _free_port, wait_for_app
+from tests.e2e.conftest import start_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
 
 def _start(data_dir) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), EVALBOARD_DATA_DIR=str(data_dir))
-    env.pop("EVALBOARD_DATABASE_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    pytest.fail("streamlit server did not start within 90 s")
+    return start_server({"EVALBOARD_DATA_DIR": str(data_dir), "EVALBOARD_DATABASE_URL": ""})
 
 
 def _decide(page, label_text: str) -> str:

@@ -18,6 +18,17 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _demo_session(annotator: str):
+    """The Review page with the QA demo session opened by ``annotator``."""
+    at = page_app(PAGE)
+    at.query_params["annotator"] = annotator
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="review_demo").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
 def _click_label(at, label: str):
     button = next(b for b in at.button if str(b.key).startswith(f"review_{label}_"))
     button.click().run()
@@ -26,12 +37,7 @@ def _click_label(at, label: str):
 
 
 def test_demo_review_in_three_clicks_is_saved(data_dir):
-    at = page_app(PAGE)
-    at.query_params["annotator"] = "alice"
-    at.run()
-    assert not at.exception, at.exception
-    at.button(key="review_demo").click().run()          # click 2 (click 1: Review in the navigation)
-    assert not at.exception, at.exception
+    at = _demo_session("alice")  # click 2: Review the QA demo (click 1: Review in the navigation)
     _click_label(at, "model_error")                     # click 3: the decision, saved
     store = ReviewStore(data_dir / "review.sqlite")
     (session,) = store.sessions()
@@ -44,10 +50,7 @@ def test_demo_review_in_three_clicks_is_saved(data_dir):
 
 
 def test_a_second_tab_saving_the_same_decision_is_told_not_overwritten(data_dir):
-    at = page_app(PAGE)
-    at.query_params["annotator"] = "bob"
-    at.run()
-    at.button(key="review_demo").click().run()
+    at = _demo_session("bob")
     store = ReviewStore(data_dir / "review.sqlite")
     session = store.sessions()[0]
     item_id = int(at.query_params["item"])
@@ -58,10 +61,7 @@ def test_a_second_tab_saving_the_same_decision_is_told_not_overwritten(data_dir)
 
 
 def test_adjudication_agreement_and_export_tabs(data_dir):
-    at = page_app(PAGE)
-    at.query_params["annotator"] = "carol"
-    at.run()
-    at.button(key="review_demo").click().run()
+    at = _demo_session("carol")
     store = ReviewStore(data_dir / "review.sqlite")
     session = store.sessions()[0]
     first, second = store.items(session.id)[:2]
