@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue
+from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.reports.memory import questions_csv, report_markdown
 
@@ -62,6 +63,7 @@ def add_parser(subparsers) -> None:
                    help="json (full report), md (tables), csv (one row per question)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
@@ -196,8 +198,8 @@ def run(args) -> int:
     if judge_source:
         report.setdefault("judge", {})["source"] = judge_source
     try:
-        rows = score_questions(results, judge_scores, metrics=names)
-    except ImportError as exc:  # MetricUnavailable names the install command
+        rows = score_questions(results, judge_scores, metrics=names, workers=worker_count(args.workers))
+    except (ImportError, ValueError) as exc:  # MetricUnavailable names the install command; a bad --workers
         print(f"error: {exc}", file=sys.stderr)
         return 2
     report["metrics"] = aggregate_rows(rows, names, unavailable=unavailable, ci_resamples=max(0, args.ci_resamples))

@@ -187,9 +187,22 @@ def _judge_value(value: Any) -> tuple[float | None, Judgement | None]:
     return float(value), None
 
 
+#: Questions per chunk sent to a worker process (``workers > 1``).
+CHUNK_QUESTIONS = 500
+
+
+def _score_chunk(metrics: Sequence[str] | None, chunk: list[tuple[EvalResult, Any]]) -> list[QuestionScores]:
+    """:func:`score_questions` of ``(result, its judge score)`` pairs, in a worker process."""
+    return score_questions([r for r, _ in chunk], {r.question_id: j for r, j in chunk if j is not None},
+                           metrics=metrics)
+
+
 def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, Any] | None = None, *,
-                    metrics: Sequence[str] | None = None) -> list[QuestionScores]:
+                    metrics: Sequence[str] | None = None, workers: int = 1) -> list[QuestionScores]:
     """Per-question scores (the rows behind :func:`compute_metrics`).
+
+    ``workers > 1`` scores chunks of :data:`CHUNK_QUESTIONS` questions in worker processes
+    (:mod:`evaluators.parallel`) with this same function; the rows are identical and in order.
 
     Parameters
     ----------
@@ -213,6 +226,15 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     """
     names, _ = resolve_metrics(metrics)
     text_keys = {key: REGISTRY_NAMES[key] for key in _registry_metrics(names)}  # raises MetricUnavailable here
+    if workers > 1:
+        from functools import partial
+
+        from evaluators.parallel import chunked, imap_chunks
+
+        judged = judge_scores or {}
+        pairs = [(r, judged.get(r.question_id)) for r in results]
+        return [row for _, rows in imap_chunks(partial(_score_chunk, list(names)), chunked(pairs, CHUNK_QUESTIONS),
+                                               workers) for row in rows]
     scorer = None
     if text_keys:
         from evaluators.metrics.registry import PairScorer

@@ -108,3 +108,17 @@ def test_cli_workers_flag_gives_the_same_output(tmp_path, capsys):
     assert a.read_bytes() == b.read_bytes()
     assert main(["qa", "--input", str(demo), "--workers", "-3"]) == 2
     assert "workers" in capsys.readouterr().err
+
+
+def test_memory_rows_are_identical_with_workers(monkeypatch):
+    import evaluators.memory.metrics as mm
+    from evaluators.memory.inputs import resolve_inputs
+
+    monkeypatch.setattr(mm, "CHUNK_QUESTIONS", 4)
+    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
+    results = resolve_inputs(results=("results.json", path.read_bytes())).results[:60]
+    judged = {r.question_id: 1.0 for r in results[::3]}
+    metrics = ["judge_score", "token_f1_char", "rouge1"]
+    one = mm.score_questions(results, judged, metrics=metrics)
+    two = mm.score_questions(results, judged, metrics=metrics, workers=2)
+    assert [r.to_dict() for r in one] == [r.to_dict() for r in two] and len(one) == 60
