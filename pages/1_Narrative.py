@@ -175,3 +175,10 @@ else:
                            "text/markdown", key="nar_batch_md")
         c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
                            "text/csv", key="nar_batch_csv")
+
+        def batch_html() -> bytes:
+            from evaluators.reports.html import narrative_report
+            return narrative_report(batch).encode("utf-8")
+
+        c1.download_button("Whole batch — HTML report", batch_html, "batch_report.html", "text/html",
+                           key="nar_batch_html", help="One self-contained file (charts inlined): opens offline.")

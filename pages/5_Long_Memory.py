@@ -325,3 +325,12 @@ d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_na
 cache_out = judge_cache.subset(by_id) if judge_cache is not None else judge_mod.JudgeCache()
 d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
                    disabled=not cache_out.entries, key="mem_dl_cache")
+
+
+def _memory_html() -> bytes:
+    from evaluators.reports.html import memory_report
+    return memory_report(to_jsonable(full)).encode("utf-8")
+
+
+st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
+                   key="mem_dl_html", help="Charts inlined: opens offline in any browser.")

@@ -59,8 +59,8 @@ def add_parser(subparsers) -> None:
                                                          "category and the locomo_f1 metric")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
     p.add_argument("--out", help="write the report here (default: stdout)")
-    p.add_argument("--format", choices=["json", "md", "csv"], default="json",
-                   help="json (full report), md (tables), csv (one row per question)")
+    p.add_argument("--format", choices=["json", "md", "csv", "html"], default="json",
+                   help="json (full report), md (tables), csv (one row per question), html (self-contained report)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
     add_workers_argument(p)
@@ -215,6 +215,9 @@ def run(args) -> int:
         text = json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n"
     elif args.format == "md":
         text = report_markdown(to_jsonable(report))
+    elif args.format == "html":
+        from evaluators.reports.html import memory_report
+        text = memory_report(to_jsonable(report))
     else:
         text = questions_csv(rows, results)
     if args.out:

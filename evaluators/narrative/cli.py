@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evaluators.parallel import add_workers_argument
 
-FORMATS = ("json", "md", "csv")
+FORMATS = ("json", "md", "csv", "html")
 
 
 def add_parser(subparsers) -> None:
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--gt", required=True, metavar="PATH", help="ground-truth file, folder or zip")
     p.add_argument("--pred", required=True, metavar="PATH", help="prediction file, folder or zip")
     p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")
-    p.add_argument("--format", choices=FORMATS, help="report format: json (default), md or csv (every mismatch)")
+    p.add_argument("--format", choices=FORMATS, help="report format: json (default), md, csv (every mismatch) or html (self-contained)")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
     p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
     p.add_argument("--weights", metavar="C=W,...",
@@ -149,9 +149,14 @@ def run(args) -> int:
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
     if args.out or args.format:
-        fmt_name = args.format or {".md": "md", ".csv": "csv"}.get(Path(args.out).suffix.lower(), "json")
+        fmt_name = args.format or {".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
+            Path(args.out).suffix.lower(), "json")
         target = batch.scored[0] if len(batch.documents) == 1 and batch.scored else batch
-        text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
+        if fmt_name == "html":
+            from evaluators.reports.html import narrative_report
+            text = narrative_report(batch)
+        else:
+            text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")
             print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)

@@ -13,6 +13,7 @@ download).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -233,4 +234,74 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
     page.table(cols, [[r[c] for c in cols] for r in rows], max_rows=max_rows)
     if signature:
         page.paragraph(f"signature: {signature}")
+    return page.render()
+
+
+def narrative_report(batch, *, title: str = "Narrative annotation report", max_rows: int = 2000) -> str:
+    """The self-contained HTML report of a narrative batch (:class:`~evaluators.narrative.batch.BatchResult`).
+
+    Micro and macro overall scores (macro with its 95% interval over documents), the component
+    scores by document (chart and table), the problem counts and the signature.
+    """
+    from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+    from evaluators.reports.figures import metric_by_system, scores_by_document
+
+    scored = batch.scored
+    page = HtmlReport(title, f"{len(scored)} document(s) scored of {len(batch.documents)} paired")
+    macro, micro = batch.macro or {}, batch.micro or {}
+    counts = batch.problem_counts()
+    page.cards([("Overall (micro)", micro.get("overall_score"), "pooled counts over documents"),
+                ("Overall (macro)", macro.get("overall_score"),
+                 _ci(macro.get("overall_score_ci_low"), macro.get("overall_score_ci_high")) and
+                 f"95% CI {_ci(macro.get('overall_score_ci_low'), macro.get('overall_score_ci_high'))}"),
+                ("Pairs not scored", counts["pairs_not_scored"], None),
+                ("Input problems", counts["input_errors"] + counts["input_warnings"], None),
+                ("Scoring notes", counts["scoring_notes"], None)])
+    if scored:
+        comps = [COMPONENT_TITLES[c] for c in COMPONENTS]
+        page.figure(metric_by_system(
+            comps, {"macro": [macro.get("component_scores", {}).get(c) for c in COMPONENTS]},
+            {"macro": [macro.get("component_ci_low", {}).get(c) for c in COMPONENTS]},
+            {"macro": [macro.get("component_ci_high", {}).get(c) for c in COMPONENTS]},
+            title="Component scores, macro over documents (95% CI)"))
+        page.figure(scores_by_document([r.story_id for r in scored], comps,
+                                       [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        page.heading("Documents")
+        page.table(["document", "overall", *comps, "scoring notes"],
+                   [[r.story_id, r.overall_score, *[r.component_scores[c] for c in COMPONENTS], len(r.warnings)]
+                    for r in scored], max_rows=max_rows)
+    errors = [d for d in batch.documents if d.result is None]
+    if errors:
+        page.heading("Pairs not scored")
+        page.table(["document", "problem"], [[d.story_id, d.error.message if d.error else "unreadable"]
+                                             for d in errors], max_rows=max_rows)
+    page.paragraph(f"signature: {batch.signature}")
+    return page.render()
+
+
+def memory_report(report: dict, *, title: str = "Long-term memory report") -> str:
+    """The self-contained HTML report of a memory run (the ``memory`` command's JSON-ready report).
+
+    Overall cards with 95% intervals, the by-type table and a chart of every metric by question
+    type with its intervals, and the signature of each metric.
+    """
+    from evaluators.reports.figures import metric_by_system
+
+    m = report["metrics"]
+    names = list(m["metrics"])
+    overall = m["overall"]
+    page = HtmlReport(title, f"{overall.get('count', 0)} question(s)")
+    page.cards([(n, overall.get(n), _ci(overall.get(f"{n}_ci_low"), overall.get(f"{n}_ci_high")) and
+                 f"95% CI {_ci(overall.get(f'{n}_ci_low'), overall.get(f'{n}_ci_high'))}") for n in names])
+    types = sorted(m["by_type"])
+    page.figure(metric_by_system(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
+                                 {n: [m["by_type"][t].get(f"{n}_ci_low") for t in types] for n in names},
+                                 {n: [m["by_type"][t].get(f"{n}_ci_high") for t in types] for n in names},
+                                 title="Metrics by question type (95% CI)"))
+    page.heading("By question type")
+    page.table(["type", "count", *names], [["overall", overall.get("count"), *[overall.get(n) for n in names]]] +
+               [[t, m["by_type"][t].get("count"), *[m["by_type"][t].get(n) for n in names]] for t in types])
+    for note in report.get("input", {}).get("notes") or []:
+        page.paragraph(f"Note: {note}")
+    page.paragraph("signature: " + json.dumps(m.get("signature", {}), ensure_ascii=False))
     return page.render()

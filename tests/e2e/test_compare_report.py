@@ -63,3 +63,26 @@ def test_html_report_opens_offline_and_draws_every_chart(browser, tmp_path):
     assert not errors, errors
     assert [u for u in requests if not u.startswith("file://")] == []
     context.close()
+
+
+@pytest.mark.parametrize("argv, charts", [
+    (["narrative", "--gt", "evaluators/demo/narrative", "--pred", "evaluators/demo/narrative", "--quiet",
+      "--format", "html", "--out"], 2),
+    (["memory", "--results", "evaluators/demo/memory/demo_results.jsonl", "--format", "html", "--out"], 1),
+], ids=["narrative", "memory"])
+def test_run_reports_open_offline_with_every_chart(browser, tmp_path, argv, charts):
+    out = tmp_path / "report.html"
+    done = subprocess.run([sys.executable, "-m", "evaluators", *argv, str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    context = browser.new_context(offline=True)
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    pg = context.new_page()
+    pg.goto(out.as_uri())
+    pg.wait_for_selector(".js-plotly-plot .main-svg", timeout=60000)
+    pg.wait_for_function(f"() => document.querySelectorAll('.plotly-graph-div .main-svg').length >= {charts}",
+                         timeout=60000)
+    assert pg.locator(".plotly-graph-div").count() == charts
+    assert [u for u in requests if not u.startswith("file://")] == []
+    context.close()
