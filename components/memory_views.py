@@ -77,7 +77,8 @@ def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
         if low is not None:
             help_text = (help_text + "; " if help_text else "") + f"95% CI {_fmt(low)} – {_fmt(high)} (bootstrap)"
         items.append((label(name), overall.get(name), help_text))
-    metric_row(items)
+    for start in range(0, len(items), 5):  # at most 5 cards a row: labels stay whole at 1440 px
+        metric_row(items[start:start + 5])
 
 
 def by_type_frame(report: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:

@@ -243,7 +243,9 @@ def test_cli_parity_and_longmemeval_table_on_real_files(tmp_path, reference_mean
          str(base / "longmemeval_predictions_sample/my_predictions.jsonl.eval-results-gpt-4o"),
          "--metrics", "judge_score", "--format", "md"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "| temporal_reasoning | 8 | 0.7500 |" in proc.stdout
+    from tests.pages.helpers import shown  # the Markdown escapes user text (question types)
+
+    assert "| temporal_reasoning | 8 | 0.7500 |" in shown(proc.stdout)
 
 
 def test_compute_metrics_on_mem0_predictions_by_type(mem0, mem0_raw):
