@@ -10,6 +10,7 @@ import json  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
+from components.keyboard import shortcuts  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.uploads import upload_bytes  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -181,6 +182,10 @@ with tab_review:
                 st.rerun()
             if mine:
                 st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)})")
+            st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous (not while typing in a field).")
+            shortcuts({"1": f"review_model_error_{item.id}", "2": f"review_gt_error_{item.id}",
+                       "3": f"review_acceptable_variant_{item.id}", "s": f"review_skip_{item.id}",
+                       "j": "review_next", "k": "review_prev"})
 
 with tab_adjudicate:
     queue = store.adjudication_queue(session_id)

@@ -49,6 +49,16 @@ def test_decisions_survive_sigkill_and_two_browsers_lose_nothing(browser, tmp_pa
         bob.get_by_role("button", name="2 · GT error · 标准答案错误").first.wait_for(timeout=90000)
         _decide(bob, "2 · GT error · 标准答案错误")
         decided.append(_decide(alice, "1 · Model error · 模型错误"))
+        # the keyboard: "3" decides (acceptable variant) and opens the next item, "k" goes back to it
+        by_key = alice.evaluate("() => new URL(location.href).searchParams.get('item')")
+        alice.evaluate("() => document.activeElement && document.activeElement.blur()")  # not in a text field
+        alice.keyboard.press("3")
+        alice.wait_for_function(f"() => new URL(location.href).searchParams.get('item') !== '{by_key}'",
+                                timeout=90000)
+        wait_for_app(alice, timeout=90000)
+        alice.keyboard.press("k")
+        alice.wait_for_function(f"() => new URL(location.href).searchParams.get('item') === '{by_key}'",
+                                timeout=90000)
     finally:
         proc.send_signal(signal.SIGKILL)  # no shutdown: what was submitted must already be on disk
         proc.wait(30)
@@ -57,6 +67,7 @@ def test_decisions_survive_sigkill_and_two_browsers_lose_nothing(browser, tmp_pa
     got = {(d.annotator, str(d.item_id)): d.label for d in store.decisions(s.id)}
     assert got[("alice", decided[0])] == "model_error" and got[("alice", decided[1])] == "acceptable_variant"
     assert got[("alice", shared)] == "model_error" and got[("bob", shared)] == "gt_error"
+    assert got[("alice", by_key)] == "acceptable_variant"
     assert store.get_upload(s.uploads[0])[0] == "qa_demo.jsonl"
     # a restarted server reopens the session from its link, with the decisions
     proc, url = _start(tmp_path)
@@ -64,7 +75,7 @@ def test_decisions_survive_sigkill_and_two_browsers_lose_nothing(browser, tmp_pa
         page = browser.new_context().new_page()
         page.goto(f"{url}/Review?annotator=alice&session={session}")
         wait_for_app(page, timeout=90000)
-        page.get_by_text("You have decided 3 of").wait_for(timeout=90000)
+        page.get_by_text("You have decided 4 of").wait_for(timeout=90000)
     finally:
         proc.terminate()
         proc.wait(30)

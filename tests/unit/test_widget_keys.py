@@ -21,3 +21,10 @@ def test_every_widget_has_a_key(path):
                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                and node.func.attr in WIDGETS and not any(k.arg == "key" for k in node.keywords)]
     assert not missing, missing
+
+
+def test_shortcut_targets_must_be_plain_widget_keys():
+    from components.keyboard import shortcuts
+
+    with pytest.raises(ValueError):
+        shortcuts({"1": "bad key'] button, x"})  # would break out of the CSS selector
