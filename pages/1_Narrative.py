@@ -10,7 +10,9 @@ from evaluators.reports.escape import md, visible
 from components.narrative_state import demo_files, score, settings
 from components.uploads import read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
+from components.review_link import review_button
 from evaluators.narrative.batch import compare_two_systems, systems_matrix
+from evaluators.review.items import narrative_items
 from evaluators.reports.narrative import document_markdown, mismatches_csv, systems_csv, to_json, to_markdown
 
 VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
@@ -182,3 +184,5 @@ else:
 
         c1.download_button("Whole batch — HTML report", batch_html, "batch_report.html", "text/html",
                            key="nar_batch_html", help="One self-contained file (charts inlined): opens offline.")
+        review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch",
+                      lambda: narrative_items(batch.scored), key="nar_to_review")

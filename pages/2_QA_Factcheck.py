@@ -10,6 +10,7 @@ import streamlit as st  # noqa: E402
 
 from components.compare_views import side_by_side_section  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
+from components.review_link import review_button  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
@@ -19,6 +20,7 @@ from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
 from evaluators.qa.compare import runs_of  # noqa: E402
+from evaluators.review.items import qa_items  # noqa: E402
 from evaluators.qa.evaluate import unusable_reason  # noqa: E402
 from evaluators.reports.qa import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
@@ -276,16 +278,5 @@ with c_right:
 
 st.subheader("Downloads · 下载")
 downloads(report)
-if st.button("Review these records · 人工审阅这些记录", key="qa_to_review",
-             help="Creates a review session of the scored records (kept in the review database) and opens it."):
-    from datetime import datetime
-
-    from evaluators.review.items import qa_items
-    from evaluators.review.store import ReviewStore
-
-    review = ReviewStore()
-    raw = data if isinstance(data, bytes) else upload_bytes(data)
-    made = review.create_session(f"{file_name} · {datetime.now():%Y-%m-%d %H:%M:%S}", "qa", qa_items(report),
-                                 created_by="qa page", k=2, uploads=[review.put_upload(file_name, raw)])
-    st.session_state["review_session"] = made.id
-    st.switch_page("pages/6_Review.py")
+review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
+              data=lambda: data if isinstance(data, bytes) else upload_bytes(data))

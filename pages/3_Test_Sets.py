@@ -20,6 +20,8 @@ from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
+from components.review_link import review_button  # noqa: E402
+from evaluators.review.items import testset_items  # noqa: E402
 
 DEMOS = {
     "single": ("Single-turn demo · 单轮示例 (9 items)", "factual_demo.json", "factual_demo_answers.json"),
@@ -169,3 +171,6 @@ d1.download_button("Download JSON report · 下载报告",
 d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(report).encode("utf-8-sig"),
                    file_name=f"{items_name.rsplit('.', 1)[0]}_{'turns' if report.kind == 'multi_turn' else 'items'}.csv",
                    mime="text/csv", key="ts_csv")
+if report.kind == "single":
+    review_button("Review these answers · 人工审阅这些回答", "testsets", items_name, lambda: testset_items(report),
+                  key="ts_to_review")

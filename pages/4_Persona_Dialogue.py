@@ -16,6 +16,8 @@ from components.dialogue_views import (  # noqa: E402
     case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
 )
 from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
+from components.review_link import review_button  # noqa: E402
+from evaluators.review.items import dialogue_items  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
@@ -282,3 +284,5 @@ with tab_dl:
         "JSON report": (f"{stem}_report.json", lambda: json_report_text(evaluation)),
         "Text summary": (f"{stem}_summary.txt", lambda: summary_text(evaluation)),
     })
+    review_button("Review these replies · 人工审阅这些回复", "dialogue", case_set.file,
+                  lambda: dialogue_items(evaluation), key="dialogue_to_review")

@@ -22,7 +22,9 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.memory import agreement as agreement_mod  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
+from components.review_link import review_button  # noqa: E402
 from evaluators.memory.compare import score_system  # noqa: E402
+from evaluators.review.items import memory_items  # noqa: E402
 from evaluators.memory.inputs import pick_judge_scores, resolve_inputs  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
@@ -332,5 +334,7 @@ def _memory_html() -> bytes:
     return memory_report(to_jsonable(full)).encode("utf-8")
 
 
+review_button("Review these answers · 人工审阅这些回答", "memory", "long-memory run",
+              lambda: memory_items(results, rows), key="mem_to_review")
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
                    key="mem_dl_html", help="Charts inlined: opens offline in any browser.")

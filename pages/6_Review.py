@@ -18,6 +18,7 @@ from evaluators.io import InputError  # noqa: E402
 from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import LABELS, ReviewStore, StaleDecision, session_agreement  # noqa: E402
+from evaluators.review.agreement import automatic_agreement  # noqa: E402
 from evaluators.review.exchange import export_csv, export_jsonl  # noqa: E402
 from evaluators.review.items import qa_items  # noqa: E402
 from evaluators.review.store import default_url  # noqa: E402
@@ -221,6 +222,16 @@ with tab_agreement:
     st.dataframe(visible_frame(rows), hide_index=True, key="review_agreement")
     st.caption("Cohen (1960; quadratic weights for scores, Cohen 1968), Fleiss (1971) over the items rated by the "
                "most common number of reviewers, Krippendorff (2011). Empty: not enough shared items or no variation.")
+    machine = automatic_agreement(items, store.decisions(session_id))
+    if machine["source"]:
+        st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
+        st.dataframe(visible_frame(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]), hide_index=True,
+                     key="review_auto_agreement")
+        alpha = machine["krippendorff_alpha"]
+        st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
+                   "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
+                   f"with the automatic verdict as one more rater: {'—' if alpha is None else f'{alpha:.3f}'} "
+                   f"over {machine['n_items']} item(s).")
 
 with tab_export:
     st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, session_id).encode("utf-8"),

@@ -211,3 +211,55 @@ def session_agreement(decisions: Sequence[Any]) -> dict[str, Any]:
             "krippendorff_alpha": krippendorff_alpha(data, level) if shared else None, "level": level,
         }
     return out
+
+
+#: Where an item keeps its automatic verdict, by item kind: (payload path, what it is).
+AUTOMATIC = {"qa": (("exact_match",), "exact match"), "memory": (("scores", "judge_score"), "LLM judge"),
+             "dialogue": (("combined",), "combined score"), "testsets": (("score",), "keyword score")}
+
+
+def _automatic(payload: dict) -> tuple[float | None, str | None]:
+    path, what = AUTOMATIC.get(payload.get("kind", ""), ((), None))
+    value: Any = payload
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return (float(value), what) if isinstance(value, (int, float)) and not isinstance(value, bool) else (None, what)
+
+
+def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, threshold: float = 0.5) -> dict[str, Any]:
+    """Agreement of the automatic verdict (metric or LLM judge) with each human, beside human vs human.
+
+    A human ``acceptable_variant`` counts as correct (1) and ``model_error`` as wrong (0); a
+    ``gt_error`` is left out (the reference itself is disputed).  The automatic verdict is correct
+    when its score (exact match, judge score, combined or keyword score by item kind) is at least
+    ``threshold``.
+
+    Returns
+    -------
+    dict
+        ``source`` (what the automatic verdict is), ``threshold``, ``per_annotator``: rows with
+        ``annotator``, ``n_items``, ``accuracy`` (share of items where the two agree) and
+        ``cohen_kappa``; ``krippendorff_alpha`` (nominal) over the humans and the automatic
+        verdict as one more rater, with ``n_items``.
+    """
+    auto: dict[int, int] = {}
+    source = None
+    for item in items:
+        value, what = _automatic(item.payload)
+        source = source or what
+        if value is not None:
+            auto[item.id] = int(value >= threshold)
+    human: dict[str, dict[int, int]] = {}
+    for d in decisions:
+        if d.status == "submitted" and d.label in ("acceptable_variant", "model_error") and d.item_id in auto:
+            human.setdefault(d.annotator, {})[d.item_id] = int(d.label == "acceptable_variant")
+    rows = []
+    for annotator, ratings in sorted(human.items()):
+        ids = sorted(ratings)
+        a, h = [auto[i] for i in ids], [ratings[i] for i in ids]
+        rows.append({"annotator": annotator, "n_items": len(ids),
+                     "accuracy": sum(x == y for x, y in zip(a, h)) / len(ids), "cohen_kappa": cohen_kappa(a, h)})
+    rated = sorted({i for r in human.values() for i in r})
+    data = [[auto[i] for i in rated]] + [[r.get(i) for i in rated] for r in human.values()]
+    return {"source": source, "threshold": threshold, "per_annotator": rows,
+            "krippendorff_alpha": krippendorff_alpha(data, "nominal") if rated else None, "n_items": len(rated)}

@@ -46,3 +46,21 @@ def testset_items(report) -> list[dict[str, Any]]:
     return [{"kind": "testsets", "id": r.id, "question": r.question, "ground_truth": r.expected_answer,
              "prediction": r.answer or "", "category": r.category, "keywords_missing": list(r.missing),
              "score": r.score} for r in getattr(report, "items", ())]
+
+
+def narrative_items(results: Iterable[Any]) -> list[dict[str, Any]]:
+    """One item per narrative mismatch (a missed character, a relationship or action mismatch, a span).
+
+    ``results`` are :class:`~evaluators.narrative.composite.NarrativeResult` s; events are named
+    by their readable labels (type and first words of the span).
+    """
+    out = []
+    for r in results:
+        label = r.alignment.label_of
+        for n, m in enumerate(r.mismatches()):
+            events = " / ".join(x for x in (label(m.gt_event) if m.gt_event else "",
+                                             label(m.pred_event) if m.pred_event else "") if x)
+            out.append({"kind": "narrative", "id": f"{r.story_id}:{m.component}:{n}", "story": r.story_id,
+                        "question": f"{m.component} · {m.field}" + (f" · {events}" if events else ""),
+                        "ground_truth": m.gt_value, "prediction": m.pred_value, "note": m.note})
+    return out

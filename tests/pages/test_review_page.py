@@ -76,6 +76,9 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
     agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
     assert list(agreement["items rated by 2+"]) == [2, 0]
+    # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
+    machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
+    assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
 
 
@@ -89,3 +92,31 @@ def test_qa_page_opens_a_review_of_its_records(data_dir):
     store = ReviewStore(data_dir / "review.sqlite")
     (session,) = store.sessions()
     assert session.name.startswith("qa_demo.jsonl · ") and len(store.items(session.id)) == 11
+
+
+@pytest.mark.parametrize("page, setup, key, kind, expected", [
+    ("4_Persona_Dialogue.py", None, "dialogue_to_review", "dialogue", None),
+    ("5_Long_Memory.py", None, "mem_to_review", "memory", 25),
+    ("3_Test_Sets.py", None, "ts_to_review", "testsets", 9),
+    ("1_Narrative.py", "downloads", "nar_to_review", "narrative", None),
+], ids=["persona", "memory", "test_sets", "narrative"])
+def test_every_page_opens_a_review_of_its_run(data_dir, no_embeddings, page, setup, key, kind, expected):
+    at = page_app(str(ROOT / "pages" / page), timeout=180)
+    if setup:
+        at.query_params["view"] = setup
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key=key).click().run()
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    items = store.items(session.id)
+    assert session.kind == kind and {i.payload["kind"] for i in items} == {kind}
+    if expected is not None:  # the memory demo's 25 questions; the test-set demo's 9 items
+        assert len(items) == expected
+    else:
+        assert len(items) > 3
+    if kind == "narrative":  # every mismatch of the demo batch, events named by their labels
+        from components.narrative_state import demo_files
+        from evaluators.narrative.batch import evaluate_batch
+
+        assert len(items) == sum(len(r.mismatches()) for r in evaluate_batch(*demo_files()).scored)

@@ -274,3 +274,23 @@ def test_cli_export_import_agreement(tmp_path, capsys):
     assert agr["label"]["n_items"] == 2 and agr["label"]["cohen_kappa_mean"] is None  # one label only
     assert main(["review", "export", "--db", str(db), "--session", "nope"]) == 2
     assert os.path.exists(db)
+
+
+def test_automatic_verdict_against_humans(store):
+    from evaluators.review.agreement import automatic_agreement
+
+    items = [{"kind": "memory", "id": f"m{i}", "question": "?", "ground_truth": "x", "prediction": "y",
+              "scores": {"judge_score": score}} for i, score in enumerate([1.0, 0.0, 1.0, 0.0, 0.6])]
+    s = store.create_session("auto", "memory", items, created_by="x", k=2)
+    rows = store.items(s.id)
+    # judge (>= 0.5): 1, 0, 1, 0, 1; alice: acceptable, model_error, model_error, gt_error (left out), acceptable
+    for item, label in zip(rows, ["acceptable_variant", "model_error", "model_error", "gt_error", "acceptable_variant"]):
+        store.save_decision(item.id, "alice", label=label)
+    result = automatic_agreement(rows, store.decisions(s.id))
+    (alice,) = result["per_annotator"]
+    judge, human = [1, 0, 1, 1], [1, 0, 0, 1]  # items m0, m1, m2, m4
+    assert result["source"] == "LLM judge" and alice["n_items"] == 4
+    assert alice["accuracy"] == pytest.approx(3 / 4)
+    assert alice["cohen_kappa"] == pytest.approx(cohen_kappa_score(judge, human))
+    assert result["krippendorff_alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=np.array([judge, human], dtype=float), level_of_measurement="nominal"))

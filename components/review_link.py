@@ -1,0 +1,37 @@
+"""A button that turns the scored run of a page into a review session and opens the Review page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+import streamlit as st
+
+from evaluators.reports.escape import md
+
+
+def review_button(label: str, kind: str, source_name: str, items: Callable[[], list[dict]], *, key: str,
+                  data: Callable[[], bytes] | None = None) -> None:
+    """Show ``label``; when clicked, create a session of ``items()`` (k = 2) and switch to the Review page.
+
+    ``data`` returns the bytes of the run's main file, kept with the session (by digest) so the
+    session reopens after a restart.  Problems (no item, a database error) are shown, not raised.
+    """
+    if not st.button(label, key=key, help="Creates a review session (kept in the review database) and opens it."):
+        return
+    from evaluators.review.store import ReviewStore
+
+    try:
+        store = ReviewStore()
+        payloads = items()
+        if not payloads:
+            st.warning("Nothing to review here: no scored item.")
+            return
+        uploads = [store.put_upload(source_name, data())] if data is not None else []
+        made = store.create_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
+                                    created_by=f"{kind} page", k=2, uploads=uploads)
+    except (ValueError, OSError, RuntimeError) as exc:
+        st.error(md(f"Could not create the review session: {exc}"))
+        return
+    st.session_state["review_session"] = made.id
+    st.switch_page("pages/6_Review.py")
