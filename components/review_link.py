@@ -11,11 +11,11 @@ from evaluators.reports.escape import md
 
 
 def review_button(label: str, kind: str, source_name: str, items: Callable[[], list[dict]], *, key: str,
-                  data: Callable[[], bytes] | None = None) -> None:
+                  data: Callable[[], bytes] | None = None, blind: bool = False) -> None:
     """Show ``label``; when clicked, create a session of ``items()`` (k = 2) and switch to the Review page.
 
     ``data`` returns the bytes of the run's main file, kept with the session (by digest) so the
-    session reopens after a restart.  Problems (no item, a database error) are shown, not raised.
+    session reopens after a restart.  ``blind`` hides system names (and shuffles A/B sides).  Problems (no item, a database error) are shown, not raised.
     """
     if not st.button(label, key=key, help="Creates a review session (kept in the review database) and opens it."):
         return
@@ -29,7 +29,7 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
             return
         uploads = [store.put_upload(source_name, data())] if data is not None else []
         made = store.create_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
-                                    created_by=f"{kind} page", k=2, uploads=uploads)
+                                    created_by=f"{kind} page", k=2, uploads=uploads, blind=blind)
     except (ValueError, OSError, RuntimeError) as exc:
         st.error(md(f"Could not create the review session: {exc}"))
         return

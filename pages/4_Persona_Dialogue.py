@@ -17,7 +17,7 @@ from components.dialogue_views import (  # noqa: E402
 )
 from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
-from evaluators.review.items import dialogue_items  # noqa: E402
+from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
@@ -277,6 +277,9 @@ with tab_compare:
                                        "expected": r["expected_response"], f"{model_a} reply": r[f"{model_a}: prediction"],
                                        f"{model_b} reply": r[f"{model_b}: prediction"]} for r in matrix}
                 paired_scores_view(paired, by_case, "dialogue_pair", metric="combined score")
+                review_button(f"Blind A/B review of {model_a} and {model_b} · 盲评", "dialogue_pair", case_set.file,
+                              lambda: dialogue_pair_items(evaluation, model_a, model_b), key="dialogue_ab_review",
+                              blind=True)
 with tab_dl:
     stem = "persona_evaluation"
     downloads({  # written when a button is clicked, not on every rerun

@@ -130,15 +130,23 @@ with tab_review:
             done = sum(1 for d in store.decisions(session_id) if d.annotator == annotator and d.status != "draft")
             st.progress(done / len(order), text=f"You have decided {done} of {len(order)} · item {pos + 1}")
             p = item.payload
+            pair = isinstance(p.get("sides"), dict) and {"A", "B"} <= set(p["sides"])
+            # A/B item: the screen's left/right are the stored A/B, swapped per annotator in blind mode
+            screen = ("B", "A") if pair and ReviewStore.blind_sides(session, annotator, item) else ("A", "B")
             with st.container(border=True):
                 if p.get("system") and not session.blind:
                     st.caption(f"System: {md(p['system'])}")
                 st.markdown(f"**{md(p.get('id', ''))}** · " + md(p.get("question") or p.get("context") or ""))
-                g, r = st.columns(2)
-                g.markdown("**Ground truth · 标准答案**")
-                g.text(visible(p.get("ground_truth") or "—"))
-                r.markdown("**Prediction · 模型回答**")
-                r.text(visible(p.get("prediction") or "—"))
+                st.markdown("**Ground truth · 标准答案**")
+                st.text(visible(p.get("ground_truth") or "—"))
+                if pair:
+                    for col, side, name in zip(st.columns(2), screen, ("Left · 左", "Right · 右")):
+                        shown_side = p["sides"][side]
+                        col.markdown(f"**{name}**" + ("" if session.blind else f" · {md(shown_side.get('system'))}"))
+                        col.text(visible(shown_side.get("prediction") or "—"))
+                else:
+                    st.markdown("**Prediction · 模型回答**")
+                    st.text(visible(p.get("prediction") or "—"))
                 if p.get("exact_match") is not None and not session.blind:
                     st.caption(f"EM {p['exact_match']:.0f} · F1 {p.get('token_f1') or 0:.2f}")
             mine = store.decision(item.id, annotator)
@@ -157,8 +165,15 @@ with tab_review:
                 st.caption("Decide with one click: the decision is saved and the next item opens.")
                 buttons = st.columns(4)
                 chosen = None
-                for col, lab in zip(buttons, LABELS):
-                    if col.form_submit_button(LABEL_TEXT[lab], key=f"review_{lab}_{item.id}",
+                if pair:  # screen choices, each saved as the stored side's label
+                    left, right = screen
+                    choices = [("left", "1 · Left better · 左边更好", f"{left.lower()}_better"),
+                               ("right", "2 · Right better · 右边更好", f"{right.lower()}_better"),
+                               ("tie", "3 · Tie · 相当", "tie")]
+                else:
+                    choices = [(lab, LABEL_TEXT[lab], lab) for lab in LABELS]
+                for col, (slug, text, lab) in zip(buttons, choices):
+                    if col.form_submit_button(text, key=f"review_{slug}_{item.id}",
                                               type="primary" if mine and mine.label == lab else "secondary"):
                         chosen = lab
                 if buttons[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}"):
@@ -184,9 +199,9 @@ with tab_review:
             if mine:
                 st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)})")
             st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous (not while typing in a field).")
-            shortcuts({"1": f"review_model_error_{item.id}", "2": f"review_gt_error_{item.id}",
-                       "3": f"review_acceptable_variant_{item.id}", "s": f"review_skip_{item.id}",
-                       "j": "review_next", "k": "review_prev"})
+            slugs = ("left", "right", "tie") if pair else LABELS
+            shortcuts({**{str(n): f"review_{slug}_{item.id}" for n, slug in enumerate(slugs, start=1)},
+                       "s": f"review_skip_{item.id}", "j": "review_next", "k": "review_prev"})
 
 with tab_adjudicate:
     queue = store.adjudication_queue(session_id)

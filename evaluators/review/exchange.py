@@ -18,7 +18,7 @@ from typing import Any
 from evaluators.io import InputIssue
 from evaluators.io.readers import iter_jsonl
 from evaluators.reports.csv_writer import write_csv
-from evaluators.review.store import LABELS, STATUSES, ReviewStore, item_digest
+from evaluators.review.store import ALL_LABELS, STATUSES, ReviewStore, item_digest
 
 #: The persona human-annotation layout (the earlier script's CSV), plus who decided.
 CSV_COLUMNS = ["scene", "dialogue_index", "context", "expected_response", "prediction", "exact_match",
@@ -61,8 +61,8 @@ def import_jsonl(store: ReviewStore, data: bytes, file: str = "<decisions>", *,
         if d.get("item_digest") and d["item_digest"] != item_digest(payload):
             issues.append(InputIssue(file, "item_digest does not match the item (edited by hand?)", **where))
             continue
-        if d.get("label") is not None and d.get("label") not in LABELS or d.get("status") not in STATUSES:
-            issues.append(InputIssue(file, f"label must be one of {', '.join(LABELS)} (or null) and status one "
+        if d.get("label") is not None and d.get("label") not in ALL_LABELS or d.get("status") not in STATUSES:
+            issues.append(InputIssue(file, f"label must be one of {', '.join(ALL_LABELS)} (or null) and status one "
                                            f"of {', '.join(STATUSES)}", **where))
             continue
         score = d.get("score")

@@ -64,3 +64,24 @@ def narrative_items(results: Iterable[Any]) -> list[dict[str, Any]]:
                         "question": f"{m.component} · {m.field}" + (f" · {events}" if events else ""),
                         "ground_truth": m.gt_value, "prediction": m.pred_value, "note": m.note})
     return out
+
+
+def dialogue_pair_items(evaluation, model_a: str, model_b: str) -> list[dict[str, Any]]:
+    """Two models' replies to the same persona case as one A/B item (cases both answered, with a reference).
+
+    The payload's ``sides`` are ``{"A": {"system", "prediction", "combined"}, "B": {...}}``; in a
+    blind session the page hides the names and shows the sides in a per-annotator seeded order
+    (:meth:`evaluators.review.store.ReviewStore.blind_sides`), storing the decision about A and B.
+    """
+    by_case: dict[str, dict[str, Any]] = {}
+    for r in evaluation.results:
+        if r.status != "no_gt" and r.model in (model_a, model_b):
+            by_case.setdefault(f"{r.scene}#{r.dialogue_index}#{r.occurrence}", {})[r.model] = r
+    out = []
+    for case, rows in by_case.items():
+        if model_a in rows and model_b in rows:
+            a, b = rows[model_a], rows[model_b]
+            out.append({"kind": "dialogue_pair", "id": case, "context": a.context, "ground_truth": a.expected_response,
+                        "sides": {"A": {"system": model_a, "prediction": a.prediction, "combined": a.combined_score},
+                                  "B": {"system": model_b, "prediction": b.prediction, "combined": b.combined_score}}})
+    return out

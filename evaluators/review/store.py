@@ -36,6 +36,9 @@ from evaluators.results import DictMixin
 
 SCHEMA_VERSION = 1
 LABELS = ("model_error", "gt_error", "acceptable_variant")
+#: Labels of a two-sided (A/B) item, always about the stored sides (the page maps screen sides back).
+PAIR_LABELS = ("a_better", "b_better", "tie")
+ALL_LABELS = LABELS + PAIR_LABELS
 STATUSES = ("draft", "submitted", "skipped")
 #: Largest upload kept in the database (bytes).
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -85,7 +88,7 @@ class Decision(DictMixin):
     item_digest : str
     annotator : str
     label : str or None
-        One of :data:`LABELS` (``None`` for a skipped item).
+        One of :data:`LABELS`, or of :data:`PAIR_LABELS` for an A/B item (``None`` for a skipped item).
     score : int or None
         1-5 where the rubric has one.
     comment : str
@@ -368,8 +371,8 @@ class ReviewStore:
         """
         if not annotator.strip():
             raise ValueError("an annotator name is required")
-        if label is not None and label not in LABELS:
-            raise ValueError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
+        if label is not None and label not in ALL_LABELS:
+            raise ValueError(f"label must be one of {', '.join(ALL_LABELS)}, not {label!r}")
         if status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
         if status == "submitted" and label is None:
@@ -431,8 +434,8 @@ class ReviewStore:
         ValueError
             An unknown label or an empty adjudicator name.
         """
-        if label not in LABELS:
-            raise ValueError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
+        if label not in ALL_LABELS:
+            raise ValueError(f"label must be one of {', '.join(ALL_LABELS)}, not {label!r}")
         if not adjudicator.strip():
             raise ValueError("an adjudicator name is required")
         with self.engine.begin() as c:

@@ -120,3 +120,24 @@ def test_every_page_opens_a_review_of_its_run(data_dir, no_embeddings, page, set
         from evaluators.narrative.batch import evaluate_batch
 
         assert len(items) == sum(len(r.mismatches()) for r in evaluate_batch(*demo_files()).scored)
+
+
+def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_dir, no_embeddings):
+    at = page_app(str(ROOT / "pages" / "4_Persona_Dialogue.py"), timeout=180)
+    at.run()
+    at.button(key="dialogue_ab_review").click().run()
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    assert session.blind and session.kind == "dialogue_pair"
+    review = page_app(PAGE)
+    review.query_params["annotator"] = "dana"
+    review.query_params["session"] = str(session.id)
+    review.run()
+    assert not review.exception, review.exception
+    item = next(i for i in store.items(session.id) if str(i.id) == review.query_params["item"])
+    swapped = ReviewStore.blind_sides(session, "dana", item)
+    # no model name on the page in blind mode
+    shown_text = " ".join(m.value for m in review.markdown)
+    assert "panda-chat-large" not in shown_text and "panda-chat-small" not in shown_text
+    _click_label(review, "left")
+    assert store.decision(item.id, "dana").label == ("b_better" if swapped else "a_better")
