@@ -94,7 +94,9 @@ def comparison_view(comparison: dict | None) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.caption("Pairwise: cases where the row model scores higher than the column model")
-        st.dataframe(pd.DataFrame(comparison["pairwise"]).T.astype("Int64"), width="stretch")
+        pairwise = pd.DataFrame(comparison["pairwise"]).T.astype("Int64").astype(object)
+        # a model against itself has no count: a dash, not the grid's "None"
+        st.dataframe(pairwise.where(pairwise.notna(), "—"), width="stretch")
     with c2:
         st.caption("Best model per scene (mean combined score)")
         st.dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),

@@ -14,6 +14,8 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
                   data: Callable[[], bytes] | None = None, blind: bool = False) -> None:
     """Show ``label``; when clicked, create a session of ``items()`` (k = 2) and switch to the Review page.
 
+    ``label`` is Markdown: user text in it must come through :func:`evaluators.reports.escape.md`.
+
     ``data`` returns the bytes of the run's main file, kept with the session (by digest) so the
     session reopens after a restart.  ``blind`` hides system names (and shuffles A/B sides).  Problems (no item, a database error) are shown, not raised.
     """

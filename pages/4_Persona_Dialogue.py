@@ -277,7 +277,7 @@ with tab_compare:
                                        "expected": r["expected_response"], f"{model_a} reply": r[f"{model_a}: prediction"],
                                        f"{model_b} reply": r[f"{model_b}: prediction"]} for r in matrix}
                 paired_scores_view(paired, by_case, "dialogue_pair", metric="combined score")
-                review_button(f"Blind A/B review of {model_a} and {model_b} · 盲评", "dialogue_pair", case_set.file,
+                review_button(f"Blind A/B review of {md(model_a)} and {md(model_b)} · 盲评", "dialogue_pair", case_set.file,
                               lambda: dialogue_pair_items(evaluation, model_a, model_b), key="dialogue_ab_review",
                               blind=True)
 with tab_dl:

@@ -107,7 +107,10 @@ def assert_inert(page, app_url: str, beacon, where: str, literal: tuple[str, ...
     foreign = [u for u in page.requests if not u.startswith((app_url + "/", "data:", "blob:"))]
     assert foreign == [], where
     assert beacon.hits == [], where
-    for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "iframe", "b:text-is('x')",
+    # the only frame allowed is our own keyboard-shortcut component (components/keyboard.py, no user text)
+    frames = main.locator("iframe").evaluate_all("fs => fs.map(f => (f.srcdoc || '').includes('__evalboardKeys'))")
+    assert all(frames), (where, "iframe")
+    for selector in ('img[src="x"]', f'img[src^="{beacon.url}"]', "img[onerror]", "script", "b:text-is('x')",
                      'a[href^="javascript"]', ".katex", "strong:text-is('bold')", "span:text-is('RED')",
                      'a[href^="http"]', 'a[href^="mailto"]',  # GFM autolinks of user text
                      # plotly reads <b>, <a href> in labels: a payload label must not become bold or a link
@@ -150,6 +153,13 @@ def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Records", "<b>x</b>:red[RED].jsonl", jsonl(rows))
     page.get_by_text("EM · 精确匹配").first.wait_for(timeout=WAIT)
     assert_inert(page, app_url, beacon, "QA page")
+    # the same records in a review session: question, GT, prediction and system name all shown as text
+    page.get_by_role("button", name="Review these records · 人工审阅这些记录").click()
+    page.get_by_text("Ground truth · 标准答案").first.wait_for(timeout=WAIT)
+    assert_inert(page, app_url, beacon, "review page")
+    for tab in ("Adjudicate · 裁决", "Agreement · 一致性"):
+        page.get_by_role("tab", name=tab).click()
+        assert_inert(page, app_url, beacon, f"review page, {tab}")
 
 
 #: A metric card that only this narrative view shows.

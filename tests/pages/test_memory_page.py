@@ -58,7 +58,8 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
         encoding="utf-8").splitlines() if line.strip()]
     types = Counter(r["question_type"] for r in demo)
     assert list(by_type["count"]) == [types[t] for t in sorted(types)] + [len(demo)] == [4, 5, 3, 8, 5, 25]
-    assert not at.button  # no endpoint configured: no "Run judge" button, an explanation instead
+    # no endpoint configured: no "Run judge" button, an explanation instead
+    assert [b.key for b in at.button] == ["mem_to_review"]
     assert any("EVALBOARD_JUDGE_BASE_URL" in i.value for i in at.info)
 
 
