@@ -135,8 +135,8 @@ def _pair_iou(a: ResolvedSpan, b: ResolvedSpan) -> float | None:
     return None
 
 
-#: Words (or CJK characters) of the span shown in an event label.
-LABEL_WORDS, LABEL_CJK_CHARS = 6, 14
+#: Words (or CJK characters) of the span shown in an event label; characters of the span looked at.
+LABEL_WORDS, LABEL_CJK_CHARS, LABEL_SCAN_CHARS = 6, 14, 120
 
 
 def event_label(event: NarrativeEvent, index: int, text: str = "", span: ResolvedSpan | None = None) -> str:
@@ -149,11 +149,11 @@ def event_label(event: NarrativeEvent, index: int, text: str = "", span: Resolve
     """
     snippet = ""
     if span is not None and span.usable and text:
-        snippet = text[span.start:span.end]
+        snippet = text[span.start:min(span.end, span.start + LABEL_SCAN_CHARS)]
     if not snippet and event.text_span is not None:
-        snippet = event.text_span.text or ""
-    snippet = " ".join((snippet or event.description or "").split())
-    words = snippet.split(" ")
+        snippet = (event.text_span.text or "")[:LABEL_SCAN_CHARS]
+    snippet = " ".join((snippet or (event.description or "")[:LABEL_SCAN_CHARS]).split())
+    words = snippet.split(" ", LABEL_WORDS)
     if len(words) > 1:
         short = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
     else:
