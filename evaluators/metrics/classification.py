@@ -22,7 +22,7 @@ References
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -312,15 +312,7 @@ def classification_report(
     true_count = Counter(y_true)
     pred_count = Counter(y_pred)
     tp_count = Counter(t for t, p in zip(y_true, y_pred) if t == p)
-    per_class = []
-    for label in labels:
-        tp = tp_count.get(label, 0)
-        support = true_count.get(label, 0)
-        predicted = pred_count.get(label, 0)
-        fp = predicted - tp
-        fn = support - tp
-        per_class.append(ClassMetrics(label, tp, fp, fn, support, predicted,
-                                      safe_div(tp, predicted), safe_div(tp, support), _f1(tp, fp, fn)))
+    per_class = class_metrics(labels, tp_count, true_count, pred_count)
     avg_set = set(avg_labels)
     chosen = [m for m in per_class if m.label in avg_set]
 
@@ -332,10 +324,7 @@ def classification_report(
     micro_f = _f1(tp_sum, pred_sum - tp_sum, true_sum - tp_sum)
     micro = Average("micro", micro_p, micro_r, micro_f, len(chosen), 0)
 
-    mp, sp = _mean([m.precision for m in chosen])
-    mr, sr = _mean([m.recall for m in chosen])
-    mf, sf = _mean([m.f1 for m in chosen])
-    macro = Average("macro", mp, mr, mf, len(chosen), max(sp, sr, sf))
+    macro = macro_average(chosen)
     supports = [m.support for m in chosen]
     wp, swp = _weighted([m.precision for m in chosen], supports)
     wr, swr = _weighted([m.recall for m in chosen], supports)
@@ -359,6 +348,39 @@ def classification_report(
         cohen_kappa=_kappa(counts),
         n_outside_labels=outside,
     )
+
+
+def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], support: Mapping[Hashable, int],
+                  predicted: Mapping[Hashable, int]) -> list[ClassMetrics]:
+    """Per-class precision / recall / F1 from counts: the one definition behind every per-class table.
+
+    Parameters
+    ----------
+    labels : sequence
+        Classes, in output order.
+    tp, support, predicted : mapping of label -> int
+        True positives, pairs whose true label is the class, pairs predicted as the class
+        (missing labels count 0).
+
+    Returns
+    -------
+    list of ClassMetrics
+        ``precision = tp / predicted`` and ``recall = tp / support`` (``None`` when the denominator
+        is 0), ``f1 = 2 tp / (2 tp + fp + fn)`` (``None`` when that denominator is 0).
+    """
+    out = []
+    for label in labels:
+        t, s, p = tp.get(label, 0), support.get(label, 0), predicted.get(label, 0)
+        out.append(ClassMetrics(label, t, p - t, s - t, s, p, safe_div(t, p), safe_div(t, s), _f1(t, p - t, s - t)))
+    return out
+
+
+def macro_average(per_class: Sequence[ClassMetrics]) -> Average:
+    """Unweighted mean over classes of precision, recall and F1, undefined values skipped (``n_skipped``)."""
+    mp, sp = _mean([m.precision for m in per_class])
+    mr, sr = _mean([m.recall for m in per_class])
+    mf, sf = _mean([m.f1 for m in per_class])
+    return Average("macro", mp, mr, mf, len(per_class), max(sp, sr, sf))
 
 
 def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],

@@ -28,7 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.metrics.classification import classification_report
+from evaluators.metrics.classification import class_metrics
+from evaluators.metrics.classification import macro_average as classes_macro_average
 from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
 from evaluators.results import DictMixin, build_frozen, f1_score, prf, safe_div
@@ -64,10 +65,6 @@ class SentimentResult(DictMixin):
     def score(self) -> float | None:
         """The component score: micro ``sentiment_f1``."""
         return self.sentiment_f1
-
-
-#: Stand-in label of a matched relationship without a predicted sentiment (never a class of the table).
-MISSING_PREDICTION = "\x00(no prediction)"
 
 
 def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:
@@ -120,7 +117,6 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     validity.add("sentiment", "gt", [pr.gt.sentiment for pr in pairs])
     validity.add("sentiment", "pred", [pr.pred.sentiment for pr in pairs])
     pair_correct: list[bool | None] = []
-    compared: list[tuple[str, str]] = []
     for pr in pairs:
         g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
         if not g:
@@ -128,7 +124,6 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
             pair_correct.append(None)
             continue
         pair_correct.append(bool(p) and g == p)
-        compared.append((g, p))
         n_gt += 1
         confusion.setdefault(g, Counter())[p] += 1
         gpol = polarity.get(g)
@@ -154,14 +149,14 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     macro_p = macro_r = macro_f = None
     per_label: dict[str, dict[str, Any]] = {}
     if labels and n_gt:
-        # the per-label table and its macro means come from the one classification report;
-        # a missing prediction is its own value outside ``labels`` (a false negative only)
-        y_true = [g for g, _ in compared]
-        y_pred = [p or MISSING_PREDICTION for _, p in compared]
-        report = classification_report(y_true, y_pred, labels, average_labels=labels)
+        # the per-label table and its macro means: the classification report's own definitions
+        # (a missing prediction is a false negative only)
+        per_class = class_metrics(labels, tp, {lab: tp[lab] + fn[lab] for lab in labels},
+                                  {lab: tp[lab] + fp[lab] for lab in labels})
         per_label = {m.label: {"precision": m.precision, "recall": m.recall, "f1": m.f1, "support": m.support,
-                               "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in report.per_class}
-        macro_p, macro_r, macro_f = report.macro.precision, report.macro.recall, report.macro.f1
+                               "tp": m.tp, "fp": m.fp, "fn": m.fn} for m in per_class}
+        macro = classes_macro_average(per_class)
+        macro_p, macro_r, macro_f = macro.precision, macro.recall, macro.f1
     reason = None
     if not pairs:
         reason = "no matched relationships to compare sentiment on"
