@@ -8,7 +8,7 @@ from components.tables import visible_frame
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
 from components.narrative_state import demo_files, score, settings
-from components.uploads import read_uploads, show_issues
+from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
 from evaluators.narrative.batch import compare_two_systems, systems_matrix
@@ -152,7 +152,10 @@ else:
                 st.info("Pick two different systems.")
             else:
                 try:
-                    paired = compare_two_systems(batches, sys_a, sys_b)
+                    # keyed on the two systems' per-story scores: a rerun of another widget re-samples nothing
+                    scores_key = tuple((n, tuple((r.story_id, r.overall_score) for r in batches[n].scored))
+                                       for n in (sys_a, sys_b))
+                    paired = cached(("narrative-pair", scores_key), lambda: compare_two_systems(batches, sys_a, sys_b))
                 except ValueError as exc:
                     st.warning(md(str(exc)))
                 else:
