@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
     from evaluators.review.store import ReviewStore
 
+    if args.db and "://" not in args.db and not Path(args.db).exists() and args.action != "import":
+        return _fail(f"no review database at {args.db} (a path is created only by import or the Review page)")
     store = ReviewStore(args.db)
     if args.action == "sessions":
         text = "".join(f"{s.name}\t{s.kind}\t{len(store.items(s.id))} items\t{len(store.decisions(s.id))} decisions\n"

@@ -274,6 +274,9 @@ def test_cli_export_import_agreement(tmp_path, capsys):
     assert agr["label"]["n_items"] == 2 and agr["label"]["cohen_kappa_mean"] is None  # one label only
     assert main(["review", "export", "--db", str(db), "--session", "nope"]) == 2
     assert os.path.exists(db)
+    typo = tmp_path / "typo.sqlite"
+    assert main(["review", "agreement", "--db", str(typo), "--session", "cli"]) == 2
+    assert "no review database" in capsys.readouterr().err and not typo.exists()  # nothing created by a typo
 
 
 def test_automatic_verdict_against_humans(store):
