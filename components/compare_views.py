@@ -17,7 +17,7 @@ from components.tables import visible_frame
 from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
 from evaluators.qa.tables import pct
-from evaluators.reports.escape import md
+from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
 AGREEMENT_LABELS = {"disagree": "Systems disagree · 不一致", "all_wrong": "All wrong · 全错",
@@ -56,7 +56,8 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     pick = st.radio("Show · 显示", ["all", *present], horizontal=True, key=f"{prefix}_agreement",
                     format_func=lambda a: "All · 全部" if a == "all"
                     else f"{AGREEMENT_LABELS[a]} ({view.counts[a]})")
-    rows = [r for r, m in zip(matrix_rows(view), view.rows) if pick == "all" or m.agreement == pick]
+    all_rows = cache(("qa-sbs-rows", key, n_resamples), lambda: matrix_rows(view))  # built once, not per rerun
+    rows = [r for r, m in zip(all_rows, view.rows) if pick == "all" or m.agreement == pick]
     frame = pd.DataFrame(rows)
     st.dataframe(visible_frame(frame), hide_index=True, key=f"{prefix}_matrix",
                  column_config={c: st.column_config.NumberColumn(c, format="%.2f")
@@ -66,8 +67,9 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     st.markdown("**Paired comparison · 配对比较**")
     names = list(view.systems)
     c1, c2 = st.columns(2)
-    a = c1.selectbox("System A (baseline) · 基线", names, index=0, key=f"{prefix}_a")
-    b = c2.selectbox("System B · 对比系统", names, index=1 if len(names) > 1 else 0, key=f"{prefix}_b")
+    a = c1.selectbox("System A (baseline) · 基线", names, index=0, key=f"{prefix}_a", format_func=visible)
+    b = c2.selectbox("System B · 对比系统", names, index=1 if len(names) > 1 else 0, key=f"{prefix}_b",
+                     format_func=visible)
     comparison = None
     if a == b:
         st.info("Pick two different systems to compare them.")
@@ -99,7 +101,7 @@ def _paired(c, prefix: str) -> None:
     f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
     cols = st.columns(4)
     cols[0].metric("F1 delta · F1 差值", f"{100 * f1.delta:+.2f} pts",
-                   help=f"Mean F1 of {c.name_b} minus {c.name_a} over {c.n_paired} records paired by id; "
+                   help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
                         f"95% CI {100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f} points ({f1.method}).")
     cols[1].metric("p (F1)", f"{f1.p_value:.4f}",
                    help=f"Paired bootstrap p = {f1.p_value:.4g}; approximate randomization p = {ar.p_value:.4g}.")
@@ -131,9 +133,9 @@ def _paired(c, prefix: str) -> None:
         st.markdown(f"**{md(r['id'])}** · {md(r['question'] or '')}")
         left, right = st.columns(2)
         left.markdown(f"A · {md(c.name_a)} — F1 {r['F1 A']:.2f}")
-        left.text(r["prediction A"])
+        left.text(visible(r["prediction A"]))
         right.markdown(f"B · {md(c.name_b)} — F1 {r['F1 B']:.2f}")
-        right.text(r["prediction B"])
+        right.text(visible(r["prediction B"]))
     else:
         st.caption("Select a row to see both predictions.")
 
@@ -146,7 +148,7 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     bs, ar = c.bootstrap, c.randomization
     cols = st.columns(4)
     cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
-                   help=f"Mean {metric} of {c.name_b} minus {c.name_a} over {c.n_paired} paired items; "
+                   help=f"Mean {metric} of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} paired items; "
                         f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f} ({bs.method}).")
     cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}", help="Paired bootstrap percentile interval.")
     cols[2].metric("p (paired bootstrap)", f"{bs.p_value:.4f}", help="Two-sided (Koehn 2004).")

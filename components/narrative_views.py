@@ -12,7 +12,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from components.charts import confusion_heatmap, scores_by_document
+from evaluators.reports.figures import confusion_heatmap, scores_by_document
 from components.metrics import fmt, metric_row, signature_caption
 from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult

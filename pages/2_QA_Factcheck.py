@@ -153,8 +153,9 @@ for extra in more_runs:
         st.error(md(f"{extra.name}: {problem}; left out of the comparison."))
         continue
     others.append(other)
+# Split into runs only when there is more than one system: a single large file is never materialised.
 runs = cached(("qa-runs", data_key, tuple(upload_digest(x) for x in more_runs), config),
-              lambda: runs_of([report, *others]))
+              lambda: runs_of([report, *others])) if others or len(report.by_group) > 1 else {}
 if len(runs) > 1:
     side_by_side_section(runs, report.signature, cached,
                          (data_key, tuple(upload_digest(x) for x in more_runs), config),

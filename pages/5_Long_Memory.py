@@ -48,7 +48,8 @@ if source == "demo":
             "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
     demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
                   ("labels", "demo_judge_labels.jsonl"))
-    other_files = {"no-memory baseline": ("demo_results_baseline.jsonl",
+    # other systems: name -> (file name, content key, bytes when first needed)
+    other_files = {"no-memory baseline": ("demo_results_baseline.jsonl", "demo",
                                           lambda: demo_path("memory", "demo_results_baseline.jsonl").read_bytes())}
     # Read and resolved once (shared across reruns and sessions; never changed below).
     inputs = cached(("mem-demo",), lambda: resolve_inputs(**{role: (name, demo_path("memory", name).read_bytes())
@@ -74,7 +75,7 @@ else:
                                type=["jsonl", "json", "csv"], accept_multiple_files=True, key="mem_more_results",
                                help="One EvalResult file (or mem0 results.json) per system; questions are matched "
                                     "by question_id.") or []
-    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, lambda u=u: upload_bytes(u))
+    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, upload_digest(u), lambda u=u: upload_bytes(u))
                    for i, u in enumerate(up_more)}
     uploads = {"results": up_results, "questions": up_questions, "predictions": up_preds, "labels": up_labels,
                "judge_cache": up_cache}
@@ -224,11 +225,6 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
 judge_scores, _ = pick_judge_scores(judgements, stored, stored_name)
 
 # ---------------------------------------------------------------- metrics
-def upload_digest_or(name: str, read) -> str:
-    """A content digest of another system's file (its bytes hashed once per rerun of the comparison)."""
-    return hashlib.sha256(read()).hexdigest()[:16]
-
-
 def _score_other(file_name: str, data: bytes) -> tuple[list, list]:
     """Another system's results scored with this run's text metrics: (rows, problems)."""
     other = resolve_inputs(results=(file_name, data))
@@ -265,8 +261,9 @@ if other_files:
     st.subheader("Systems side by side · 系统对比")
     text_metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
     rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
-    for other_name, (file_name, read) in other_files.items():
-        other = cached(("mem-other", file_name, upload_digest_or(file_name, read), tuple(text_metrics)),
+    for other_name, (file_name, content_key, read) in other_files.items():
+        # keyed on the upload's digest (computed once per upload): a rerun reads and hashes nothing
+        other = cached(("mem-other", file_name, content_key, tuple(text_metrics)),
                        lambda file_name=file_name, read=read: _score_other(file_name, read()))
         if other[1]:
             views.show_issues(other[1], title=f"Problems in {file_name}")

@@ -103,6 +103,7 @@ session_id = st.selectbox("Session · 审阅任务", ids, key="review_session",
 qp["session"] = str(session_id)
 session = store.session(session_id)
 items = store.items(session_id)
+decisions = store.decisions(session_id)  # read once per run: a save reruns the page
 st.caption(f"{len(items)} items · {session.kind} · k = {session.k} reviewer(s) per item"
            + (" · blind" if session.blind else "") + f" · created by {md(session.created_by)}")
 
@@ -113,7 +114,7 @@ with tab_review:
     if not annotator:
         st.info("Type your name in the sidebar to start reviewing (it is recorded with each decision).")
     else:
-        order = store.order_for(session_id, annotator)
+        order = store.order_for(session_id, annotator, decisions)
         if not order:
             st.success("Nothing left for you in this session: every item has its reviewers.")
         else:
@@ -122,12 +123,12 @@ with tab_review:
                 wanted = qp.get("item")
                 st.session_state[pos_key] = next((n for n, it in enumerate(order) if str(it.id) == wanted), None)
                 if st.session_state[pos_key] is None:  # first item without a decision of this annotator
-                    mine = {d.item_id for d in store.decisions(session_id) if d.annotator == annotator}
+                    mine = {d.item_id for d in decisions if d.annotator == annotator}
                     st.session_state[pos_key] = next((n for n, it in enumerate(order) if it.id not in mine), 0)
             pos = min(st.session_state[pos_key], len(order) - 1)
             item = order[pos]
             qp["item"] = str(item.id)
-            done = sum(1 for d in store.decisions(session_id) if d.annotator == annotator and d.status != "draft")
+            done = sum(1 for d in decisions if d.annotator == annotator and d.status != "draft")
             st.progress(done / len(order), text=f"You have decided {done} of {len(order)} · item {pos + 1}")
             p = item.payload
             pair = isinstance(p.get("sides"), dict) and {"A", "B"} <= set(p["sides"])
@@ -211,10 +212,10 @@ with tab_adjudicate:
         st.caption(f"{len(queue)} item(s) where reviewers disagree or someone marked a GT error.")
         pick = st.selectbox("Item", range(len(queue)), key="review_adj_item",
                             format_func=lambda n: visible(str(queue[n][0].payload.get("id", queue[n][0].id))))
-        item, decisions = queue[pick]
+        item, item_decisions = queue[pick]
         st.text(visible(f"GT: {item.payload.get('ground_truth')}\nPrediction: {item.payload.get('prediction')}"))
         st.dataframe(visible_frame([{"annotator": d.annotator, "label": d.label, "score": d.score,
-                                     "comment": d.comment} for d in decisions]), hide_index=True,
+                                     "comment": d.comment} for d in item_decisions]), hide_index=True,
                      key="review_adj_table")
         with st.form("review_adj_form", border=False):
             final = st.radio("Final decision", list(LABELS), format_func=LABEL_TEXT.get, horizontal=True,
@@ -227,7 +228,7 @@ with tab_adjudicate:
             st.caption("Type your name in the sidebar to adjudicate.")
 
 with tab_agreement:
-    agr = session_agreement(store.decisions(session_id))
+    agr = session_agreement(decisions)
     rows = []
     for field, block in agr.items():
         rows.append({"what": "labels (nominal)" if field == "label" else "1-5 scores (ordinal)",
@@ -237,7 +238,7 @@ with tab_agreement:
     st.dataframe(visible_frame(rows), hide_index=True, key="review_agreement")
     st.caption("Cohen (1960; quadratic weights for scores, Cohen 1968), Fleiss (1971) over the items rated by the "
                "most common number of reviewers, Krippendorff (2011). Empty: not enough shared items or no variation.")
-    machine = automatic_agreement(items, store.decisions(session_id))
+    machine = automatic_agreement(items, decisions)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
         st.dataframe(visible_frame(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]), hide_index=True,

@@ -319,18 +319,19 @@ class ReviewStore:
             return True
 
     # ------------------------------------------------------------ assignment
-    def order_for(self, session_id: int, annotator: str) -> list[Item]:
+    def order_for(self, session_id: int, annotator: str, decisions: Iterable[Decision] | None = None) -> list[Item]:
         """The items an annotator reviews, in their own seeded random order.
 
         The order is ``random.Random(f"{seed}:{annotator}")`` shuffling the items: the same
         session seed and annotator always give the same order.  An item that already has ``k``
         submitted decisions by others is left out, unless this annotator decided it too.
+        ``decisions`` (the session's, when the caller has them already) saves a query.
         """
         s = self.session(session_id)
         items = self.items(session_id)
         random.Random(f"{s.seed}:{annotator}").shuffle(items)
         taken: dict[int, set[str]] = {}
-        for d in self.decisions(session_id):
+        for d in self.decisions(session_id) if decisions is None else decisions:
             if d.status == "submitted":
                 taken.setdefault(d.item_id, set()).add(d.annotator)
         return [i for i in items if annotator in taken.get(i.id, set()) or len(taken.get(i.id, set())) < s.k]
