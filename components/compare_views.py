@@ -16,7 +16,7 @@ import streamlit as st
 from components.tables import visible_frame
 from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.qa.tables import pct
+from evaluators.reports.tables import pct
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 

@@ -14,7 +14,7 @@ import streamlit as st
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
-from evaluators.qa.tables import pct
+from evaluators.reports.tables import pct
 from components.tables import visible_frame
 from evaluators.reports.escape import md
 

@@ -9,7 +9,7 @@
 - :mod:`~evaluators.memory.agreement`     stored judge labels, agreement, LongMemEval accuracy table
 - :mod:`~evaluators.memory.locomo_parity` LoCoMo's own F1 (the benchmark's published scoring)
 - :mod:`~evaluators.memory.metrics`       ``compute_metrics`` overall and by question type
-- :mod:`~evaluators.memory.cli`           ``python -m evaluators memory ...``
+- :mod:`~evaluators.cli.memory`           ``python -m evaluators memory ...``
 """
 
 from evaluators.memory.agreement import (

@@ -4,8 +4,8 @@
 - :mod:`evaluators.qa.verdict`   verdict normalization to T / F / uncertain / unparsed
 - :mod:`evaluators.qa.records`   readers (records, SQuAD-style datasets, prediction maps)
 - :mod:`evaluators.qa.evaluate`  fact-check detection, per-record EM / F1, the report
-- :mod:`evaluators.qa.tables`    aligned text tables (CLI)
-- :mod:`evaluators.qa.cli`       ``python -m evaluators qa``
+- :mod:`evaluators.reports.tables`    aligned text tables (CLI)
+- :mod:`evaluators.cli.qa`       ``python -m evaluators qa``
 """
 
 from evaluators.qa.evaluate import QAConfig, QARecordResult, QAReport, detect_task, evaluate_qa, evaluate_qa_file, evaluate_records

@@ -3,7 +3,7 @@
 - :mod:`evaluators.testsets.schema`    file schema, the 1-5 human rubric, loading with located errors
 - :mod:`evaluators.testsets.scoring`   keyword score, keyword spans, expected-point coverage
 - :mod:`evaluators.testsets.evaluate`  answers files, per-item / per-turn results, breakdowns
-- :mod:`evaluators.testsets.cli`       ``python -m evaluators testsets``
+- :mod:`evaluators.cli.testsets`       ``python -m evaluators testsets``
 """
 
 from evaluators.testsets.evaluate import (AnswerSet, MultiTurnReport, TestSetReport, evaluate_multi_turn,

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
     from evaluators.reports.qa import record_rows, records_csv, report_json, summary_csv
-    from evaluators.qa.tables import confusion_table, format_table, pct, per_class_table
+    from evaluators.reports.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)
     if not path.is_file():

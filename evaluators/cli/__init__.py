@@ -1,9 +1,10 @@
 """Command line: ``python -m evaluators <task> ...``.
 
-Each task family registers its subcommand from its own ``cli`` module, which exposes
-``add_parser(subparsers)``; the parser's ``func`` default returns the exit code
-(0 success, 2 unusable input with the reason on stderr).  Family modules keep heavy
-imports (jieba, sklearn ...) inside their functions so ``--help`` stays fast.
+One module per command in this package (``evaluators.cli.<command>``), the only place that
+parses arguments. Each exposes ``add_parser(subparsers)``; the parser's ``func`` default
+returns the exit code (0 success, 2 unusable input with the reason on stderr). Command
+modules keep heavy imports (jieba, scipy ...) inside their functions so ``--help`` stays fast.
+Task packages (``evaluators.<task>``) never import this package or ``evaluators.reports``.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from evaluators import __version__
 
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
-    "narrative": "evaluators.narrative.cli",
-    "qa": "evaluators.qa.cli",
-    "compare": "evaluators.qa.compare_cli",
-    "report": "evaluators.reports.cli",
-    "review": "evaluators.review.cli",
-    "testsets": "evaluators.testsets.cli",
-    "dialogue": "evaluators.dialogue.cli",
-    "memory": "evaluators.memory.cli",
+    "narrative": "evaluators.cli.narrative",
+    "qa": "evaluators.cli.qa",
+    "compare": "evaluators.cli.compare",
+    "report": "evaluators.cli.report",
+    "review": "evaluators.cli.review",
+    "testsets": "evaluators.cli.testsets",
+    "dialogue": "evaluators.cli.dialogue",
+    "memory": "evaluators.cli.memory",
 }
 
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.qa.cli import add_scoring_arguments, config_of
+from evaluators.cli.qa import add_scoring_arguments, config_of
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.qa.compare import compare_records, runs_of, side_by_side
     from evaluators.reports.qa import comparison_json, matrix_csv
-    from evaluators.qa.tables import format_table, pct
+    from evaluators.reports.tables import format_table, pct
 
     reports, error = load_runs(args)
     if error:

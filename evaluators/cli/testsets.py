@@ -44,7 +44,7 @@ def _num(v: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
     from evaluators.io import InputError
-    from evaluators.qa.tables import format_table
+    from evaluators.reports.tables import format_table
     from evaluators.parallel import worker_count
     from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 def add_parser(subparsers) -> None:
     """Register the ``report`` subcommand."""
-    from evaluators.qa.cli import add_scoring_arguments
+    from evaluators.cli.qa import add_scoring_arguments
 
     p = subparsers.add_parser(
         "report", help="self-contained HTML report of a QA / fact-check run or a comparison of runs",
@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the ``report`` subcommand; returns the exit code."""
     from evaluators.qa.compare import compare_records, runs_of, side_by_side
-    from evaluators.qa.compare_cli import load_runs
+    from evaluators.cli.compare import load_runs
     from evaluators.reports.html import comparison_report, qa_report
 
     reports, error = load_runs(args, intervals=True)

@@ -69,7 +69,7 @@ def _config(args):
 
 def _table(batch) -> str:
     from evaluators.narrative.base import COMPONENTS
-    from evaluators.qa.tables import format_table
+    from evaluators.reports.tables import format_table
     from evaluators.results import fmt
 
     head = ["document", "overall", "chars", "rels", "sent", "action", "spans", "events g/p/aligned"]
