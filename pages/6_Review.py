@@ -19,7 +19,8 @@ from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import LABELS, ReviewStore, StaleDecision, session_agreement  # noqa: E402
 from evaluators.review.agreement import automatic_agreement  # noqa: E402
-from evaluators.review.exchange import export_csv, export_jsonl  # noqa: E402
+from evaluators.reports.review import export_csv  # noqa: E402
+from evaluators.review.exchange import export_jsonl  # noqa: E402
 from evaluators.review.items import qa_items  # noqa: E402
 from evaluators.review.store import default_url  # noqa: E402
 

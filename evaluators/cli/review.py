@@ -33,8 +33,9 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``review`` subcommand; returns the exit code."""
+    from evaluators.reports.review import export_csv
     from evaluators.review.agreement import session_agreement
-    from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
+    from evaluators.review.exchange import export_jsonl, import_jsonl
     from evaluators.review.store import ReviewStore
 
     if args.db and "://" not in args.db and not Path(args.db).exists() and args.action != "import":

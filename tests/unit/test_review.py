@@ -16,9 +16,10 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evaluators.cli import main
+from evaluators.reports.review import export_csv
 from evaluators.review import ReviewStore, StaleDecision, cohen_kappa, fleiss_kappa, krippendorff_alpha
 from evaluators.review.agreement import session_agreement
-from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
+from evaluators.review.exchange import export_jsonl, import_jsonl
 from tests.conftest import ROOT, require_shared
 
 ITEMS = [{"kind": "qa", "id": f"q{i}", "question": f"question {i}", "ground_truth": "Paris",
