@@ -29,9 +29,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m evaluators") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m evaluators",
+        prog=prog,
         description="EvalBoard: score LLM outputs against ground truth (Chinese and English).",
     )
     parser.add_argument("--version", action="version", version=f"evalboard {__version__}")
@@ -42,13 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> int:
     """Run the CLI; returns the process exit code.
 
     0 success, 2 unusable input (the task's reason on stderr), 1 an unexpected error: one line
     naming the command and its input files (``EVALBOARD_DEBUG=1`` re-raises it with the traceback).
     """
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -65,3 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
+
+
+def main_exit() -> None:
+    """Console-script entry point (``evalboard ...``): :func:`main`, then exit with its code."""
+    sys.exit(main(prog="evalboard"))
