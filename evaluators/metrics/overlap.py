@@ -39,8 +39,11 @@ corpus BLEU
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from importlib.metadata import version as _pkg_version
@@ -239,19 +242,45 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
 # --------------------------------------------------------------------------- METEOR
 
 
-def wordnet_missing() -> str | None:
-    """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted)."""
-    try:
+def nltk_data_dirs() -> list[str]:
+    """nltk's default data search path (``nltk.data.path`` on a UNIX-like system), without importing nltk.
+
+    The same list, in the same order, as ``nltk/data.py`` builds: ``$NLTK_DATA`` entries,
+    ``~/nltk_data``, then the prefix and system folders. Importing nltk to ask costs 1-3 s
+    (it imports scipy.stats), which a page that only lists the available metrics should not pay.
+    """
+    dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        dirs.append(os.path.expanduser("~/nltk_data"))
+    if sys.platform.startswith("win"):  # pragma: no cover - nltk's own list there
         import nltk
 
-        for name in ("corpora/wordnet", "corpora/wordnet.zip"):
+        return list(nltk.data.path)
+    dirs += [os.path.join(sys.prefix, "nltk_data"), os.path.join(sys.prefix, "share", "nltk_data"),
+             os.path.join(sys.prefix, "lib", "nltk_data"), "/usr/share/nltk_data", "/usr/local/share/nltk_data",
+             "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"]
+    return dirs
+
+
+def wordnet_missing() -> str | None:
+    """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted).
+
+    Where nltk is already imported its own ``nltk.data.find`` answers (it may have a path added
+    at run time); otherwise the default data folders (:func:`nltk_data_dirs`) are looked at.
+    """
+    if importlib.util.find_spec("nltk") is None:  # pragma: no cover - nltk is a core requirement
+        return "nltk is not installed"
+    names = ("corpora/wordnet", "corpora/wordnet.zip")
+    nltk = sys.modules.get("nltk")
+    if nltk is not None:
+        for name in names:
             try:
                 nltk.data.find(name)
                 return None
             except LookupError:
                 continue
-    except ImportError:  # pragma: no cover - nltk is a core requirement
-        return "nltk is not installed"
+    elif any(os.path.exists(os.path.join(d, *name.split("/"))) for d in nltk_data_dirs() for name in names):
+        return None
     return "nltk WordNet data not found (METEOR needs it; nothing is downloaded at run time)"
 
 
