@@ -16,10 +16,10 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evaluators.cli import main
-from evaluators.review import ReviewStore, StaleDecision, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from evaluators.review import ReviewStore, StaleDecision
 from evaluators.review.agreement import session_agreement
 from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
-from tests.conftest import ROOT, require_shared
+from tests.conftest import ROOT
 
 ITEMS = [{"kind": "qa", "id": f"q{i}", "question": f"question {i}", "ground_truth": "Paris",
           "prediction": "Paris" if i % 2 else "Lyon", "system": "sys-a"} for i in range(6)]
@@ -33,58 +33,7 @@ def store(tmp_path):
 # ---------------------------------------------------------------- agreement
 
 
-def test_cohen_kappa_by_hand_and_against_sklearn():
-    a = ["model_error", "model_error", "acceptable_variant", "acceptable_variant"]
-    b = ["model_error", "acceptable_variant", "acceptable_variant", "acceptable_variant"]
-    # observed agreement 3/4; chance: A says model_error 2/4, B 1/4 -> 2/4*1/4 + 2/4*3/4 = 1/2
-    # kappa = (3/4 - 1/2) / (1 - 1/2) = 1/2
-    assert cohen_kappa(a, b) == pytest.approx(0.5) == cohen_kappa_score(a, b)
-    rng = np.random.default_rng(0)
-    x = rng.integers(1, 6, 80)
-    y = np.clip(x + rng.integers(-1, 2, 80), 1, 5)
-    for weights in (None, "linear", "quadratic"):
-        assert cohen_kappa(list(x), list(y), weights=weights) == pytest.approx(cohen_kappa_score(x, y, weights=weights))
-    assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # one label only: chance agreement 1
-
-
-def test_fleiss_kappa_by_hand_and_against_statsmodels():
-    # 3 items x 2 categories, 2 raters each: [2,0], [0,2], [1,1]
-    # p_j = (3/6, 3/6); P_i = 1, 1, 0 -> P = 2/3; Pe = 1/2 -> kappa = (2/3 - 1/2) / (1/2) = 1/3
-    table = [[2, 0], [0, 2], [1, 1]]
-    assert fleiss_kappa(table) == pytest.approx(1 / 3) == pytest.approx(statsmodels_fleiss(np.array(table)))
-    rng = np.random.default_rng(1)
-    t = rng.multinomial(5, [0.5, 0.3, 0.2], size=40)
-    assert fleiss_kappa(t) == pytest.approx(statsmodels_fleiss(t))
-    with pytest.raises(ValueError):
-        fleiss_kappa([[2, 0], [1, 2]])
-
-
-@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
-def test_krippendorff_alpha_against_the_krippendorff_package(level):
-    rng = np.random.default_rng(2)
-    data = rng.integers(1, 6, (4, 40)).astype(float)
-    data[rng.random(data.shape) < 0.25] = np.nan  # missing ratings
-    ours = krippendorff_alpha(data.tolist(), level)
-    assert ours == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
-
-
-def test_krippendorff_alpha_by_hand():
-    # two raters, three units: (1,1), (2,2), (1,2); nominal coincidences o11=2, o22=2, o12=o21=1; n=6
-    # D_o term: o12 + o21 = 2; expected: n1=3, n2=3 -> 2 * 3 * 3 = 18; alpha = 1 - 5 * 2 / 18 = 4/9
-    assert krippendorff_alpha([[1, 2, 1], [1, 2, 2]], "nominal") == pytest.approx(4 / 9)
-
-
-def test_agreement_on_real_data_mem0_judge_against_its_own_f1():
-    """The LLM judge's verdicts (llm_score) against mem0's token F1 >= 0.5, on the real LoCoMo run."""
-    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
-    rows = [r for block in json.loads(path.read_text(encoding="utf-8")).values() for r in block]
-    judge = [int(r["llm_score"]) for r in rows]
-    f1_rule = [int(float(r["f1_score"]) >= 0.5) for r in rows]
-    assert len(rows) > 100
-    assert cohen_kappa(judge, f1_rule) == pytest.approx(cohen_kappa_score(judge, f1_rule))
-    data = np.array([judge, f1_rule], dtype=float)
-    assert krippendorff_alpha(data.tolist(), "nominal") == pytest.approx(
-        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+# the statistics themselves: tests/unit/test_agreement.py
 
 
 # ---------------------------------------------------------------- storage
