@@ -17,6 +17,8 @@ signature.
   differences on the other side of 0, doubled).
 - :func:`approximate_randomization`: paired permutation test by random sign flips of the
   differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
+- :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
+  agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
 - :func:`mcnemar`: McNemar's exact test for paired binary outcomes (accuracy, exact match):
   a two-sided binomial test on the discordant pairs (McNemar 1947; equal to
   ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``).
@@ -112,6 +114,85 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
         idx = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
         out[start:stop] = x[idx].mean(axis=1)
     return out
+
+
+def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cells: int = 1 << 22):
+    """Blocks of bootstrap resamples of ``n_items`` items, as draw counts per item.
+
+    Resample ``r`` draws ``rng.integers(0, n_items, n_items)`` (one call per resample, with
+    ``rng = numpy.random.default_rng(seed)``), so a plain loop that draws indices the same way
+    sees the same resamples; row ``r`` of a block counts how often each item was drawn.  A
+    statistic that is a function of per-item sums (counts of a confusion matrix, coincidences)
+    is then evaluated for a whole block with one matrix product.
+
+    Parameters
+    ----------
+    n_items : int
+        >= 1.
+    n_resamples : int
+        >= 1.
+    seed : int
+    block_cells : int
+        At most this many cells per block (rows x items).
+
+    Yields
+    ------
+    numpy.ndarray, shape (block, n_items), float
+        Draw counts; every row sums to ``n_items``.
+    """
+    if n_items < 1 or n_resamples < 1:
+        raise ValueError("n_items and n_resamples must be >= 1")
+    rng = np.random.default_rng(seed)
+    step = max(1, block_cells // n_items)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        block = np.empty((rows, n_items))
+        for r in range(rows):
+            block[r] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+        yield block
+
+
+def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, confidence_level: float = 0.95,
+                           seed: int = 0) -> tuple[float | None, float | None, int]:
+    """Percentile bootstrap interval of a statistic of items, the items resampled with replacement.
+
+    Parameters
+    ----------
+    n_items : int
+        Items behind the statistic (>= 1).
+    statistic : callable
+        ``statistic(weights) -> values``: ``weights`` of shape (block, n_items) from
+        :func:`resample_weights` (how often each item is in a resample), ``values`` of shape
+        (block,) with NaN where the statistic is undefined on that resample.
+    n_resamples, confidence_level, seed
+        As :func:`bootstrap_ci`.
+
+    Returns
+    -------
+    (ci_low, ci_high, n_defined)
+        The ``(1 -/+ level) / 2`` percentiles (linear interpolation) of the defined values;
+        both ``None`` when fewer than half of the resamples give a defined value.
+        ``n_defined``: resamples with a defined value.
+
+    Raises
+    ------
+    ValueError
+        For ``n_items`` or ``n_resamples`` < 1 or a level outside (0, 1).
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval).
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    values = np.concatenate([np.asarray(statistic(w), dtype=float)
+                             for w in resample_weights(n_items, n_resamples, seed)])
+    ok = values[~np.isnan(values)]
+    if ok.size * 2 < n_resamples:
+        return None, None, int(ok.size)
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high), int(ok.size)
 
 
 def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float = 0.95,

@@ -15,6 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
+from evaluators.metrics import agreement as st_agreement
 from evaluators.metrics.agreement import cohen_kappa, cohen_kappa_from_counts, fleiss_kappa, krippendorff_alpha
 from tests.conftest import require_shared
 
@@ -137,3 +138,100 @@ def test_agreement_on_real_data_mem0_judge_against_its_own_f1():
     data = np.array([judge, f1_rule], dtype=float)
     assert krippendorff_alpha(data.tolist(), "nominal") == pytest.approx(
         krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+
+
+# ---------------------------------------------------------------- intervals over items
+
+
+def _loop_bootstrap(n, statistic, seed=0, n_resamples=2000, level=0.95):
+    """The bootstrap over items written out: resample r draws n item indices with replacement
+    (``rng.integers(0, n, n)``), the statistic is recomputed with the public scalar function on
+    the resampled items, undefined resamples are skipped, and the interval is the percentile one."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_resamples):
+        v = statistic(rng.integers(0, n, n))
+        if v is not None:
+            values.append(v)
+    return tuple(np.percentile(values, [100 * (1 - level) / 2, 100 * (1 + level) / 2]))
+
+
+def _ratings(seed, n_raters=3, n_items=60, missing=0.2):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, n_items)
+    data = np.clip(truth + rng.integers(-1, 2, (n_raters, n_items)), 1, 5).astype(float)
+    data[rng.random(data.shape) < missing] = np.nan
+    return data
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_kappa_interval_equals_a_bootstrap_over_items(weights):
+    data = _ratings(3, 2, 50, 0)
+    a, b = [int(x) for x in data[0]], [int(x) for x in data[1]]
+    labels = sorted(set(a) | set(b))  # each resample keeps the full data's label order
+    fig = st_agreement.cohen_kappa_ci(a, b, weights=weights, seed=4)
+    low, high = _loop_bootstrap(50, lambda idx: cohen_kappa([a[i] for i in idx], [b[i] for i in idx],
+                                                            weights=weights, labels=labels), seed=4)
+    assert fig.value == cohen_kappa(a, b, weights=weights)
+    assert (fig.ci_low, fig.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert fig.ci_low < fig.value < fig.ci_high and fig.n_items == 50 and fig.meaningful and fig.note is None
+    assert "n_resamples=2000" in fig.method and "seed=4" in fig.method
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_krippendorff_alpha_interval_equals_a_bootstrap_over_units(level):
+    data = _ratings(5)
+    pairable = [u for u in range(data.shape[1]) if np.sum(~np.isnan(data[:, u])) >= 2]
+    units = data[:, pairable]
+    fig = st_agreement.krippendorff_alpha_ci(data.tolist(), level)
+    low, high = _loop_bootstrap(len(pairable), lambda idx: krippendorff_alpha(units[:, idx].tolist(), level))
+    assert fig.value == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    assert (fig.ci_low, fig.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert fig.n_items == len(pairable) > 30 and fig.meaningful
+
+
+def test_fleiss_and_mean_pairwise_kappa_intervals_equal_a_bootstrap_over_items():
+    rng = np.random.default_rng(8)
+    table = rng.multinomial(4, [0.6, 0.3, 0.1], size=45)
+    fig = st_agreement.fleiss_kappa_ci(table)
+    low, high = _loop_bootstrap(45, lambda idx: fleiss_kappa(table[idx]))
+    assert fig.value == pytest.approx(statsmodels_fleiss(table))
+    assert (fig.ci_low, fig.ci_high) == pytest.approx((low, high), abs=1e-12)
+
+    data = _ratings(9, 3, 40, 0.3)
+    shared = [u for u in range(40) if np.sum(~np.isnan(data[:, u])) >= 2]
+    cols = data[:, shared]
+
+    def mean_of_pairs(idx):
+        kappas = []
+        for x, y in ((0, 1), (0, 2), (1, 2)):
+            both = [(cols[x, u], cols[y, u]) for u in idx if not np.isnan(cols[x, u]) and not np.isnan(cols[y, u])]
+            full = [(p, q) for p, q in zip(cols[x], cols[y]) if not np.isnan(p) and not np.isnan(q)]
+            labels = sorted({v for pair in full for v in pair})  # the pair's label order in the full data
+            k = cohen_kappa([p for p, _ in both], [q for _, q in both], weights="quadratic", labels=labels)
+            if k is not None:
+                kappas.append(k)
+        return float(np.mean(kappas)) if kappas else None
+
+    fig = st_agreement.mean_pairwise_cohen_kappa_ci(data.tolist(), weights="quadratic")
+    assert fig.value == pytest.approx(mean_of_pairs(range(len(shared))))
+    assert (fig.ci_low, fig.ci_high) == pytest.approx(_loop_bootstrap(len(shared), mean_of_pairs), abs=1e-12)
+    assert fig.n_items == len(shared)
+
+
+def test_under_thirty_items_a_figure_is_flagged_not_yet_meaningful():
+    a = ["对", "错", "对", "对"] * 7 + ["对"]   # 29 items
+    b = ["对", "错", "错", "对"] * 7 + ["错"]
+    few = st_agreement.cohen_kappa_ci(a, b)
+    assert few.n_items == 29 and not few.meaningful
+    assert few.note == "not yet meaningful: 29 items (fewer than 30)"
+    assert few.value is not None and few.ci_low is not None  # the interval is still given
+    enough = st_agreement.cohen_kappa_ci(a + ["错"], b + ["错"])
+    assert enough.n_items == 30 and enough.meaningful and enough.note is None
+    undefined = st_agreement.cohen_kappa_ci(["yes"] * 40, ["yes"] * 40)  # one label: chance agreement 1
+    assert undefined.value is None and undefined.ci_low is None and not undefined.meaningful
+    assert undefined.note.startswith("undefined")
+    empty = st_agreement.krippendorff_alpha_ci([[1, None], [None, 2]])
+    assert (empty.value, empty.n_items, empty.meaningful) == (None, 0, False)
+    none = st_agreement.cohen_kappa_ci(a, b, n_resamples=0)
+    assert none.ci_low is None and none.value == few.value and "no interval" in none.method

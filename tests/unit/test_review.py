@@ -246,3 +246,70 @@ def test_automatic_verdict_against_humans(store):
     assert alice["cohen_kappa"] == pytest.approx(cohen_kappa_score(judge, human))
     assert result["krippendorff_alpha"] == pytest.approx(
         krippendorff.alpha(reliability_data=np.array([judge, human], dtype=float), level_of_measurement="nominal"))
+    # accuracy's interval: the share of agreeing items (1, 1, 0, 1) over resampled items, written out
+    agree = np.array([1.0, 1.0, 0.0, 1.0])
+    draw = np.random.default_rng(0)
+    shares = [agree[draw.integers(0, 4, 4)].mean() for _ in range(2000)]
+    low, high = np.percentile(shares, [2.5, 97.5])
+    assert (alice["accuracy_ci_low"], alice["accuracy_ci_high"]) == pytest.approx((low, high))
+    assert not alice["meaningful"] and alice["note"] == "not yet meaningful: 4 items (fewer than 30)"
+    assert result["figures"]["krippendorff_alpha"]["n_items"] == 4
+
+
+def test_session_agreement_gives_every_figure_an_interval_over_items_and_flags_few_items(store):
+    items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris",
+              "prediction": "Paris", "system": "s"} for i in range(40)]
+    s = store.create_session("intervals", "qa", items, created_by="x", k=2)
+    rng = np.random.default_rng(12)
+    la = rng.choice(["model_error", "acceptable_variant"], 40)
+    lb = np.where(rng.random(40) < 0.8, la, rng.choice(["model_error", "acceptable_variant"], 40))
+    rows = store.items(s.id)
+    for item, x, y in zip(rows, la, lb):
+        store.save_decision(item.id, "alice", label=str(x))
+        store.save_decision(item.id, "bob", label=str(y))
+    block = session_agreement(store.decisions(s.id))["label"]
+    # the bootstrap over the 40 items written out: resample r draws rng.integers(0, 40, 40)
+    order = sorted(r.id for r in rows)
+    by_id = {r.id: (str(x), str(y)) for r, x, y in zip(rows, la, lb)}
+    a = [by_id[i][0] for i in order]
+    b = [by_id[i][1] for i in order]
+    draw = np.random.default_rng(0)
+    kappas = []
+    for _ in range(2000):
+        idx = draw.integers(0, 40, 40)
+        k = cohen_kappa_score([a[i] for i in idx], [b[i] for i in idx])
+        if not np.isnan(k):
+            kappas.append(k)
+    low, high = np.percentile(kappas, [2.5, 97.5])
+    mean = block["figures"]["cohen_kappa_mean"]
+    assert mean["value"] == pytest.approx(cohen_kappa_score(a, b)) and mean["n_items"] == 40
+    assert (mean["ci_low"], mean["ci_high"]) == pytest.approx((low, high), abs=1e-9)
+    assert block["meaningful"] and mean["meaningful"] and mean["note"] is None
+    (pair,) = block["pairs"]
+    assert (pair["ci_low"], pair["ci_high"]) == pytest.approx((low, high), abs=1e-9)  # one pair: the same items
+    for name in ("fleiss_kappa", "krippendorff_alpha"):
+        fig = block["figures"][name]
+        assert fig["ci_low"] <= fig["value"] <= fig["ci_high"] and fig["n_items"] == 40
+
+    # with two reviews on 4 items only (the case), every figure is flagged
+    few = store.create_session("few", "qa", items[:4], created_by="x", k=2)
+    for item, x, y in zip(store.items(few.id), ["model_error", "acceptable_variant"] * 2, ["model_error"] * 4):
+        store.save_decision(item.id, "alice", label=x)
+        store.save_decision(item.id, "bob", label=y)
+    small = session_agreement(store.decisions(few.id))["label"]
+    assert not small["meaningful"] and small["n_items"] == 4
+    assert small["figures"]["krippendorff_alpha"]["note"] == "not yet meaningful: 4 items (fewer than 30)"
+
+
+def test_cli_agreement_prints_intervals_and_flags(tmp_path, capsys):
+    db = tmp_path / "flags.sqlite"
+    st = ReviewStore(db)
+    s = st.create_session("flags", "qa", ITEMS, created_by="x", k=2)
+    for n, item in enumerate(st.items(s.id)):
+        st.save_decision(item.id, "a", label="model_error" if n % 2 else "acceptable_variant")
+        st.save_decision(item.id, "b", label="model_error" if n % 3 else "acceptable_variant")
+    assert main(["review", "agreement", "--db", str(db), "--session", "flags"]) == 0
+    captured = capsys.readouterr()
+    figure = json.loads(captured.out)["label"]["figures"]["krippendorff_alpha"]
+    assert figure["n_items"] == 6 and not figure["meaningful"] and {"ci_low", "ci_high"} <= set(figure)
+    assert "note: label krippendorff_alpha: not yet meaningful: 6 items (fewer than 30)" in captured.err
