@@ -13,7 +13,7 @@
 """
 
 from evaluators.memory.agreement import (
-    JudgeAgreement, LongMemEvalReport, StoredLabels, cohen_kappa, judge_agreement, load_judge_labels,
+    JudgeAgreement, LongMemEvalReport, StoredLabels, judge_agreement, load_judge_labels,
     longmemeval_accuracy, stored_labels_from_results,
 )
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores, resolve_inputs
@@ -32,7 +32,7 @@ __all__ = [
     "load_locomo", "load_longmemeval", "load_mem0_locomo", "load_predictions", "attach_predictions",
     "load_results_file", "ResolvedInputs", "resolve_inputs", "pick_judge_scores", "is_unanswerable", "MODES", "Judgement", "JudgeCache", "JudgeRun", "auto_mode",
     "batch_judge", "judge_answer", "LLMConfig", "LLMError", "OpenAICompatibleClient", "JudgeAgreement",
-    "LongMemEvalReport", "StoredLabels", "cohen_kappa", "judge_agreement", "load_judge_labels",
+    "LongMemEvalReport", "StoredLabels", "judge_agreement", "load_judge_labels",
     "longmemeval_accuracy", "stored_labels_from_results", "LocomoParityReport", "locomo_parity",
     "ALL_METRICS", "DEFAULT_METRICS", "compute_metrics", "score_questions",
 ]

@@ -7,13 +7,13 @@ words), so no metric drops CJK text.
 
 Definitions and sources
 -----------------------
-exact_match
+exact_match_normalized
     1.0 when the two texts are equal after NFKC, lower case and removal of all
     whitespace, punctuation and symbols, else 0.0 (SQuAD v1.1 ``evaluate-v1.1.py``
     normalizes case/punctuation/whitespace the same way; English articles are kept).
     Mode ``"difflib"``: ``prediction.strip() == reference.strip()``, the earlier
     persona-dialogue script's definition.
-token_f1
+token_f1_char
     Harmonic mean of precision and recall of the multiset overlap of tokens (SQuAD v1.1
     ``f1_score``), on ``char`` tokens: Chinese characters, English words.
 rouge1 / rouge2 / rougeL
@@ -79,8 +79,12 @@ def exact_key(view: TextView) -> str:
     return _NON_WORD.sub("", view.normalized)
 
 
-def exact_match(prediction: TextView, reference: TextView) -> float:
-    """1.0 if the normalized texts are equal (see ``EXACT_NORMALIZATION``), else 0.0."""
+def exact_match_normalized(prediction: TextView, reference: TextView) -> float:
+    """1.0 if the normalized texts are equal (see ``EXACT_NORMALIZATION``), else 0.0.
+
+    Not SQuAD's exact match (:func:`evaluators.metrics.squad.exact_match_squad`): symbols and
+    all whitespace are removed and English articles kept.
+    """
     return 1.0 if exact_key(prediction) == exact_key(reference) else 0.0
 
 
@@ -121,10 +125,15 @@ def _f1_from_common(common: int, n_pred: int, n_ref: int) -> float:
     return f1_score(common / n_pred, common / n_ref)
 
 
-def token_f1(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
-    """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1` (unigram counts are shared)."""
-    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
-    common = prediction.matches(reference, tokenizer, 1) if p and r else 0
+def token_f1_char(prediction: TextView, reference: TextView) -> float:
+    """F1 of the multiset overlap of ``char`` tokens (CJK characters, other words); see :func:`overlap_f1`.
+
+    The SQuAD v1.1 ``f1_score`` formula on the shared ``char`` tokenizer's tokens (unigram counts
+    shared with ROUGE-1 and BLEU), not SQuAD's normalization
+    (:func:`evaluators.metrics.squad.token_f1_squad`).
+    """
+    p, r = prediction.tokens("char"), reference.tokens("char")
+    common = prediction.matches(reference, "char", 1) if p and r else 0
     return _f1_from_common(common, len(p), len(r))
 
 
@@ -379,7 +388,7 @@ def _register_all() -> None:
         "exact_match_normalized", "1 if equal after NFKC, lowercasing and removing whitespace, punctuation and "
         "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
         "exact_match_cmrc)", (0.0, 1.0),
-        f"norm={EXACT_NORMALIZATION}", fn=exact_match,
+        f"norm={EXACT_NORMALIZATION}", fn=exact_match_normalized,
     ))
     register(Metric(
         "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
@@ -389,7 +398,7 @@ def _register_all() -> None:
         "token_f1_char", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
-        f"{char}|multiset overlap", fn=token_f1,
+        f"{char}|multiset overlap", fn=token_f1_char,
     ))
     for n in (1, 2):
         register(Metric(
