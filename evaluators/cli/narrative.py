@@ -38,33 +38,20 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def _config(args):
-    from evaluators.narrative.base import COMPONENTS, NarrativeConfig
-    from evaluators.taxonomy import default_taxonomy, load_relationship_csv, load_sentiment_csv
+def _settings(args):
+    """The narrative settings of the options (:func:`evaluators.narrative.settings.build_config`)."""
+    from evaluators.narrative.settings import TaxonomyFile, build_config, parse_weights
 
-    weights = dict.fromkeys(COMPONENTS, 1.0)
-    if args.weights:
-        for part in args.weights.split(","):
-            name, _, value = part.partition("=")
-            name = name.strip()
-            if name not in weights:
-                raise ValueError(f"--weights: unknown component {name!r}; known: {', '.join(COMPONENTS)}")
-            try:
-                weights[name] = float(value)
-            except ValueError:
-                raise ValueError(f"--weights: {part!r} is not component=number") from None
-    tax = default_taxonomy()
-    replace = {}
-    if args.relationship_taxonomy:
-        path = Path(args.relationship_taxonomy)
-        l1, l2 = load_relationship_csv(path.read_bytes(), path.name)
-        replace.update(relationship_level1=l1, relationship_level2=l2)
-    if args.sentiment_taxonomy:
-        path = Path(args.sentiment_taxonomy)
-        replace["sentiment"] = load_sentiment_csv(path.read_bytes(), path.name)
-    if replace:
-        tax = tax.with_vocabularies(**replace)
-    return NarrativeConfig(min_iou=args.min_iou, n_t=args.n_t, weights=weights, taxonomy=tax)
+    try:
+        weights = parse_weights(args.weights)
+    except ValueError as exc:
+        raise ValueError(f"--weights: {exc}") from None
+    files = {}
+    for key, path in (("relationship_taxonomy", args.relationship_taxonomy),
+                      ("sentiment_taxonomy", args.sentiment_taxonomy)):
+        if path:
+            files[key] = TaxonomyFile(Path(path).name, Path(path).read_bytes())
+    return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, **files)
 
 
 def _table(batch) -> str:
@@ -91,15 +78,19 @@ def _table(batch) -> str:
 
 def run(args) -> int:
     """Score, print a table on stdout, write the report; 2 on unusable input."""
-    from evaluators.narrative.batch import evaluate_paths
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
     from evaluators.parallel import worker_count
     from evaluators.reports.narrative import mismatches_csv, to_json, to_markdown
 
     try:
-        config = _config(args)
+        settings = _settings(args)
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
+    for issue in settings.issues:
+        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+    if settings.has_errors:
+        return 2
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -112,7 +103,8 @@ def run(args) -> int:
             bar.update(1)
 
     try:
-        batch = evaluate_paths(args.gt, args.pred, config, progress, workers=workers)
+        batch = run_narrative(NarrativeInputs.from_paths(args.gt, args.pred), settings, progress=progress,
+                              workers=workers)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     finally:

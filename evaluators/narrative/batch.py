@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io.errors import InputError, InputIssue
-from evaluators.io.sources import InputFile, collect_paths, pair_files, story_id
+from evaluators.io.sources import InputFile, pair_files
 from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.parallel import chunked, imap_chunks
 from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
@@ -57,9 +57,9 @@ class DocumentOutcome:
     encodings: dict[str, str | None] = field(default_factory=dict)
 
 
-@dataclass
-class BatchResult:
-    """Scores of a batch with the files that could not be paired or read.
+@dataclass(frozen=True)
+class NarrativeReport:
+    """Scores of a batch with the files that could not be paired or read (what :func:`run_narrative` returns).
 
     Attributes
     ----------
@@ -126,6 +126,10 @@ class BatchResult:
             "problem_counts": self.problem_counts(),
             "signature": self.signature,
         })
+
+
+#: The former name of :class:`NarrativeReport`.
+BatchResult = NarrativeReport
 
 
 def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DEFAULT_CONFIG) -> dict[str, Any]:
@@ -257,7 +261,7 @@ def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAM
 
 
 def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> NarrativeReport:
     """Pair files by story id and score every readable pair.
 
     Parameters
@@ -272,7 +276,7 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
 
     Returns
     -------
-    BatchResult
+    NarrativeReport
         Unpaired files are listed; a pair with an unusable file has its ``error`` set and the
         others are still scored.
     """
@@ -314,7 +318,7 @@ CHUNK_PAIRS = 8
 def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: NarrativeConfig | None = None,
                 progress: Callable[[int, int, str], None] | None = None, *, issues: list[InputIssue] | None = None,
                 unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None,
-                workers: int = 1) -> BatchResult:
+                workers: int = 1) -> NarrativeReport:
     """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`.
 
     ``workers > 1`` scores chunks of :data:`CHUNK_PAIRS` pairs in worker processes
@@ -337,7 +341,7 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
         if progress is not None:
             progress(len(docs), total, outcome.story_id)
     scored = [d.result for d in docs if d.result is not None]
-    return BatchResult(
+    return NarrativeReport(
         documents=docs,
         unpaired_gt=list(unpaired_gt or []),
         unpaired_pred=list(unpaired_pred or []),
@@ -349,27 +353,21 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
 
 
 def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
-    """Score files or folders (or zips) of GT and predictions.
-
-    Two single JSON files are paired with each other whatever their names; otherwise files
-    are paired by story id (:func:`evaluators.io.story_id`).  ``workers``: see :func:`score_pairs`.
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> NarrativeReport:
+    """Score files or folders (or zips) of GT and predictions: :func:`evaluators.narrative.run.run_narrative`
+    of :meth:`~evaluators.narrative.run.NarrativeInputs.from_paths`.
 
     Raises
     ------
     FileNotFoundError
         If a path does not exist.
     """
-    gt_files = collect_paths(gt_path)
-    pred_files = collect_paths(pred_path)
-    single = all(Path(x).is_file() and Path(x).suffix.lower() == ".json" for x in (gt_path, pred_path))
-    if single:
-        g, p = gt_files[0], pred_files[0]
-        return score_pairs([(story_id(g.name), g, p)], config, progress)
-    return evaluate_batch(gt_files, pred_files, config, progress, workers=workers)
+    from evaluators.narrative.run import NarrativeInputs, run_narrative  # run.py builds on this module
+
+    return run_narrative(NarrativeInputs.from_paths(gt_path, pred_path), config, progress=progress, workers=workers)
 
 
-def systems_matrix(batches: dict[str, BatchResult]) -> list[dict[str, Any]]:
+def systems_matrix(batches: dict[str, NarrativeReport]) -> list[dict[str, Any]]:
     """Documents x systems: one row per story id with each system's overall and component scores.
 
     Parameters
@@ -400,7 +398,7 @@ def systems_matrix(batches: dict[str, BatchResult]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def compare_two_systems(batches: dict[str, BatchResult], a: str, b: str, *, n_resamples: int = 10_000,
+def compare_two_systems(batches: dict[str, NarrativeReport], a: str, b: str, *, n_resamples: int = 10_000,
                         seed: int = 0):
     """Paired comparison of two systems' overall scores over the stories both scored (documents paired).
 
