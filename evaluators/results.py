@@ -131,6 +131,9 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+_FIELD_NAMES: dict[type, dict[str, None]] = {}
+
+
 def build_frozen(cls: type, values: dict[str, Any]):
     """Instantiate a frozen dataclass from a mapping of *all* its fields.
 
@@ -143,7 +146,9 @@ def build_frozen(cls: type, values: dict[str, Any]):
     TypeError
         If ``values`` does not name exactly the dataclass's fields.
     """
-    fields = cls.__dataclass_fields__
+    fields = _FIELD_NAMES.get(cls)
+    if fields is None:  # the instance fields (class variables are listed in __dataclass_fields__ too)
+        fields = _FIELD_NAMES[cls] = {f.name: None for f in dataclasses.fields(cls)}
     if len(values) != len(fields) or not fields.keys() == values.keys():
         missing = sorted(set(fields) - set(values))
         unknown = sorted(set(values) - set(fields))

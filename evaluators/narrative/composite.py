@@ -72,7 +72,7 @@ class NarrativeResult:
     weights_used : dict
         Renormalised weights of the components that entered the overall score.
     detailed_results : dict
-        Component name -> its result object.
+        Component name -> its result (a :class:`~evaluators.narrative.base.ComponentResult`).
     alignment : Alignment
     summary : EventSummary
     issues : list of InputIssue

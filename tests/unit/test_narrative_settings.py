@@ -66,7 +66,7 @@ def test_parse_weights_and_invalid_settings():
 
 
 def test_an_unreadable_taxonomy_file_is_a_located_error_and_the_shipped_one_stays():
-    s = build_config(sentiment_taxonomy=TaxonomyFile("mine.csv", "no,such,columns\n1,2,3\n".encode()))
+    s = build_config(sentiment_taxonomy=TaxonomyFile("mine.csv", b"no,such,columns\n1,2,3\n"))
     assert s.has_errors
     assert [(i.file, i.kind) for i in s.issues] == [("mine.csv", "taxonomy")]
     assert s.config.signature == DEFAULT_CONFIG.signature
@@ -97,7 +97,7 @@ def test_cli_all_zero_weights_warns_and_scores_with_equal_weights(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run([sys.executable, "-m", "evaluators", "narrative", "--gt", str(tmp_path / "gt"), "--pred",
                            str(tmp_path / "pred"), "--weights", zero, "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, cwd=ROOT)
+                          check=False, capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert f"warning: settings: {ALL_ZERO_WEIGHTS}" in proc.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -105,3 +105,20 @@ def test_cli_all_zero_weights_warns_and_scores_with_equal_weights(tmp_path):
     assert report["micro"]["overall_score"] == pytest.approx(equal.micro["overall_score"])
     assert report["documents"][1]["result"]["overall_score"] == 1.0  # B scored against itself
     assert report["issues"][0]["message"] == ALL_ZERO_WEIGHTS
+
+
+def test_component_results_share_one_base_and_keep_their_report_layout():
+    from evaluators.narrative.base import ComponentResult
+
+    r = run_narrative(_files(), build_config()).scored[0]
+    for c in COMPONENTS:
+        res = r.detailed_results[c]
+        assert isinstance(res, ComponentResult)
+        assert res.score == r.component_scores[c]
+        keys = list(res.to_dict())
+        # own metrics first, then the shared status fields, the component's rows, the mismatches last
+        i = keys.index("gt_incomplete")
+        assert keys[i:i + 4] == ["gt_incomplete", "reason", "skipped", "validity"] and keys[-1] == "mismatches"
+        assert keys.index(res.score_field) < i
+    assert r.characters.score == pytest.approx(2 / 3)  # P 1/1, R 1/2
+    assert r.text_span.validity == {}
