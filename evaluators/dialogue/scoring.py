@@ -258,9 +258,9 @@ class ModelComparison(DictMixin):
     winners: dict[str, str]
 
 
-@dataclass
-class DialogueEvaluation(DictMixin):
-    """Everything computed for one cases file and one or more models."""
+@dataclass(frozen=True)
+class DialogueReport(DictMixin):
+    """Everything computed for one cases file and one or more models (what ``run_dialogue`` returns)."""
 
     config: DialogueConfig
     metric_info: list[dict]
@@ -280,6 +280,10 @@ class DialogueEvaluation(DictMixin):
     def signatures(self) -> dict[str, str]:
         """``{metric: signature}`` of the metrics computed."""
         return {m["name"]: m["signature"] for m in self.metric_info}
+
+
+#: The former name of :class:`DialogueReport`.
+DialogueEvaluation = DialogueReport
 
 
 #: Bootstrap resamples of the per-model interval of the combined score.
