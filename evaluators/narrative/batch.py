@@ -19,7 +19,7 @@ from typing import Any
 from evaluators.io.errors import InputError, InputIssue
 from evaluators.io.sources import InputFile, pair_files
 from evaluators.metrics.statistics import bootstrap_ci
-from evaluators.parallel import chunked, imap_chunks
+from evaluators.parallel import map_ordered
 from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
 from evaluators.narrative.composite import (
     NarrativeEvaluator,
@@ -305,10 +305,11 @@ def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputF
     return outcome
 
 
-def _score_chunk(config: NarrativeConfig, pairs: list[tuple[str, InputFile, InputFile]]) -> list[DocumentOutcome]:
-    """:func:`_score_pair` over a chunk of pairs (in a worker process when ``workers > 1``)."""
+def _score_chunk(config: NarrativeConfig, pairs: list[tuple[str, InputFile, InputFile]]) -> Iterator[DocumentOutcome]:
+    """:func:`_score_pair` over pairs, one outcome at a time (all pairs in one process, or a worker's chunk)."""
     evaluator = NarrativeEvaluator(config)
-    return [_score_pair(evaluator, sid, g, p) for sid, g, p in pairs]
+    for sid, g, p in pairs:
+        yield _score_pair(evaluator, sid, g, p)
 
 
 #: Document pairs per chunk sent to a worker process.
@@ -328,13 +329,7 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
     docs: list[DocumentOutcome] = []
     issues = list(issues or [])
     total = len(pairs)
-    if workers <= 1:
-        evaluator = NarrativeEvaluator(config)
-        outcomes: Iterator[DocumentOutcome] = (_score_pair(evaluator, *pair) for pair in pairs)
-    else:
-        outcomes = (o for _, chunk in imap_chunks(partial(_score_chunk, config), chunked(pairs, CHUNK_PAIRS), workers)
-                    for o in chunk)
-    for outcome in outcomes:
+    for outcome in map_ordered(partial(_score_chunk, config), pairs, workers, chunk_size=CHUNK_PAIRS):
         if outcome.error is not None:
             issues.append(outcome.error)
         docs.append(outcome)

@@ -122,3 +122,31 @@ def test_memory_rows_are_identical_with_workers(monkeypatch):
     one = mm.score_questions(results, judged, metrics=metrics)
     two = mm.score_questions(results, judged, metrics=metrics, workers=2)
     assert [r.to_dict() for r in one] == [r.to_dict() for r in two] and len(one) == 60
+
+
+def _squares_streamed(chunk):
+    for x in chunk:
+        yield x * x
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_map_ordered_flattens_chunk_results_in_input_order(workers):
+    from evaluators.parallel import map_ordered
+
+    assert list(map_ordered(_squares_streamed, range(23), workers, chunk_size=4)) == [x * x for x in range(23)]
+    assert list(map_ordered(_squares_streamed, [], workers, chunk_size=4)) == []
+
+
+def test_map_ordered_streams_item_by_item_in_one_process():
+    from evaluators.parallel import map_ordered
+
+    seen = []
+
+    def chunk_fn(items):
+        seen.append(len(items))  # one call with every item: state (a scorer) is built once
+        for x in items:
+            yield x
+
+    it = map_ordered(chunk_fn, iter(range(5)), 1, chunk_size=2)
+    assert next(it) == 0 and seen == [5]
+    assert list(it) == [1, 2, 3, 4]
