@@ -80,7 +80,9 @@ def run(args) -> int:
     """Score, print a table on stdout, write the report; 2 on unusable input."""
     from evaluators.narrative.run import NarrativeInputs, run_narrative
     from evaluators.parallel import worker_count
-    from evaluators.reports.narrative import mismatches_csv, to_json, to_markdown
+    from evaluators.reports.narrative import (
+        BatchJsonWriter, batch_json, document_entry_json, document_json, mismatches_csv, to_json, to_markdown,
+    )
 
     try:
         settings = _settings(args)
@@ -102,18 +104,41 @@ def run(args) -> int:
             bar.set_postfix_str(sid[:30])
             bar.update(1)
 
+    fmt_name = None
+    if args.out or args.format:
+        fmt_name = args.format or {".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
+            Path(args.out).suffix.lower(), "json")
+    # A JSON report's documents are written by the processes that score them (render) and, with --out,
+    # streamed into a file beside the target while the rest is scored (moved into place at the end).
+    render = document_entry_json if fmt_name == "json" else None
+    stream = partial_path = None
+    if render is not None and args.out:
+        partial_path = Path(args.out).with_name(Path(args.out).name + ".partial")
+        try:
+            stream = partial_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    writer = BatchJsonWriter(stream) if stream is not None else None
     try:
         batch = run_narrative(NarrativeInputs.from_paths(args.gt, args.pred), settings, progress=progress,
-                              workers=workers)
+                              workers=workers, render=render, on_document=writer.document if writer else None)
+        if writer is not None:
+            writer.finish(batch)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     finally:
         if bar is not None:
             bar.close()
+        if stream is not None:
+            stream.close()
+            if sys.exc_info()[0] is not None:
+                partial_path.unlink(missing_ok=True)
     for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
         if issue.kind == "archive":
             print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
     if not batch.documents:
+        if partial_path is not None:
+            partial_path.unlink(missing_ok=True)
         msg = "no ground-truth/prediction pair found"
         if batch.unpaired_gt or batch.unpaired_pred:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
@@ -140,17 +165,26 @@ def run(args) -> int:
               "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
-    if args.out or args.format:
-        fmt_name = args.format or {".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
-            Path(args.out).suffix.lower(), "json")
+    if fmt_name is not None:
         target = batch.scored[0] if len(batch.documents) == 1 and batch.scored else batch
-        if fmt_name == "html":
+        if target is batch and partial_path is not None:
+            text = None  # streamed already
+        elif fmt_name == "html":
             from evaluators.reports.html import narrative_report
             text = narrative_report(batch)
+        elif fmt_name == "json" and target is batch:
+            text = batch_json(batch)  # from the entries the workers wrote
+        elif fmt_name == "json":
+            text = document_json(batch.documents[0])
         else:
             text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
         if args.out:
-            Path(args.out).write_text(text, encoding="utf-8")
+            if text is None:
+                partial_path.replace(args.out)
+            else:
+                Path(args.out).write_text(text, encoding="utf-8")
+                if partial_path is not None:
+                    partial_path.unlink(missing_ok=True)
             print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -170,6 +170,10 @@ class ComponentResult(DictMixin):
     def to_dict(self) -> dict[str, Any]:
         return {name: to_jsonable(getattr(self, name)) for name in self._field_order()}
 
+    def without_rows(self):
+        """A copy with every score and count but empty row lists (``detail_fields`` and ``mismatches``)."""
+        return dataclasses.replace(self, mismatches=[], **{f: [] for f in self.detail_fields})
+
 
 class ValidityCounter:
     """Counts labels inside / outside the taxonomy per field, for GT and prediction separately.

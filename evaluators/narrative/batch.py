@@ -9,6 +9,7 @@ how many entered each mean.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -47,6 +48,11 @@ class DocumentOutcome:
         Set when a file of the pair is unusable (undecodable, invalid JSON ...).
     encodings : dict
         ``{"gt": ..., "pred": ...}`` encodings used to decode the files.
+    rendered : str or None
+        This entry's JSON (as in a batch report's ``documents``) written by the ``render``
+        function given to :func:`score_pairs`, in the process that scored it; ``result`` is
+        then :meth:`~evaluators.narrative.NarrativeResult.without_rows` and :meth:`to_dict`
+        reads the rendered entry.  ``None`` without ``render``.
     """
 
     story_id: str
@@ -55,6 +61,15 @@ class DocumentOutcome:
     result: NarrativeResult | None = None
     error: InputIssue | None = None
     encodings: dict[str, str | None] = field(default_factory=dict)
+    rendered: str | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (an entry of a batch report's ``documents``)."""
+        if self.rendered is not None:
+            return json.loads(self.rendered)
+        return {"story_id": self.story_id, "gt_file": self.gt_file, "pred_file": self.pred_file,
+                "encodings": dict(self.encodings), "error": self.error.to_dict() if self.error else None,
+                "result": self.result.to_dict() if self.result else None}
 
 
 @dataclass(frozen=True)
@@ -111,13 +126,11 @@ class NarrativeReport:
                 "scoring_notes": sum(len(r.warnings) for r in self.scored)}
 
     def to_dict(self) -> dict[str, Any]:
+        return {"documents": [d.to_dict() for d in self.documents], **self.tail_dict()}
+
+    def tail_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without ``documents`` (the keys written after them)."""
         return to_jsonable({
-            "documents": [
-                {"story_id": d.story_id, "gt_file": d.gt_file, "pred_file": d.pred_file,
-                 "encodings": d.encodings, "error": d.error.to_dict() if d.error else None,
-                 "result": d.result.to_dict() if d.result else None}
-                for d in self.documents
-            ],
             "unpaired_gt": self.unpaired_gt,
             "unpaired_pred": self.unpaired_pred,
             "issues": [i.to_dict() for i in self.issues],
@@ -261,7 +274,9 @@ def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAM
 
 
 def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> NarrativeReport:
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1,
+                   render: Callable[[DocumentOutcome], str] | None = None,
+                   on_document: Callable[[DocumentOutcome], None] | None = None) -> NarrativeReport:
     """Pair files by story id and score every readable pair.
 
     Parameters
@@ -273,6 +288,8 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
         Called as ``progress(done, total, story_id)`` after each pair (CLI progress bar, page progress).
     workers : int
         Worker processes (see :func:`score_pairs`).
+    render, on_document : callable, optional
+        See :func:`score_pairs`.
 
     Returns
     -------
@@ -282,7 +299,8 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
     """
     pairing = pair_files(gt_files, pred_files)
     return score_pairs(pairing.pairs, config, progress, issues=pairing.issues,
-                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred, workers=workers)
+                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred, workers=workers,
+                       render=render, on_document=on_document)
 
 
 def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputFile) -> DocumentOutcome:
@@ -305,11 +323,18 @@ def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputF
     return outcome
 
 
-def _score_chunk(config: NarrativeConfig, pairs: list[tuple[str, InputFile, InputFile]]) -> Iterator[DocumentOutcome]:
-    """:func:`_score_pair` over pairs, one outcome at a time (all pairs in one process, or a worker's chunk)."""
+def _score_chunk(config: NarrativeConfig, render: Callable[[DocumentOutcome], str] | None,
+                 pairs: list[tuple[str, InputFile, InputFile]]) -> Iterator[DocumentOutcome]:
+    """:func:`_score_pair` over pairs, one outcome at a time (all pairs in one process, or a worker's chunk),
+    each rendered by ``render`` when given (in the worker: writing the report is parallel too)."""
     evaluator = NarrativeEvaluator(config)
     for sid, g, p in pairs:
-        yield _score_pair(evaluator, sid, g, p)
+        outcome = _score_pair(evaluator, sid, g, p)
+        if render is not None:
+            outcome.rendered = render(outcome)
+            if outcome.result is not None:
+                outcome.result = outcome.result.without_rows()
+        yield outcome
 
 
 #: Document pairs per chunk sent to a worker process.
@@ -319,20 +344,28 @@ CHUNK_PAIRS = 8
 def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: NarrativeConfig | None = None,
                 progress: Callable[[int, int, str], None] | None = None, *, issues: list[InputIssue] | None = None,
                 unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None,
-                workers: int = 1) -> NarrativeReport:
+                workers: int = 1, render: Callable[[DocumentOutcome], str] | None = None,
+                on_document: Callable[[DocumentOutcome], None] | None = None) -> NarrativeReport:
     """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`.
 
     ``workers > 1`` scores chunks of :data:`CHUNK_PAIRS` pairs in worker processes
     (:mod:`evaluators.parallel`); the result is identical to ``workers=1``.
+
+    ``render(outcome) -> str`` (picklable: a module-level function) writes each outcome's JSON
+    entry where it is scored, into ``outcome.rendered`` (the result then comes back without its
+    rows, see :class:`DocumentOutcome`); ``on_document(outcome)`` is called here with
+    each outcome in input order as soon as it is there (e.g. to write it while the rest is scored).
     """
     config = config or DEFAULT_CONFIG
     docs: list[DocumentOutcome] = []
     issues = list(issues or [])
     total = len(pairs)
-    for outcome in map_ordered(partial(_score_chunk, config), pairs, workers, chunk_size=CHUNK_PAIRS):
+    for outcome in map_ordered(partial(_score_chunk, config, render), pairs, workers, chunk_size=CHUNK_PAIRS):
         if outcome.error is not None:
             issues.append(outcome.error)
         docs.append(outcome)
+        if on_document is not None:
+            on_document(outcome)
         if progress is not None:
             progress(len(docs), total, outcome.story_id)
     scored = [d.result for d in docs if d.result is not None]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from evaluators.io.sources import InputFile, collect_paths, story_id
 from evaluators.narrative.base import DEFAULT_CONFIG, NarrativeConfig
-from evaluators.narrative.batch import NarrativeReport, evaluate_batch, score_pairs
+from evaluators.narrative.batch import DocumentOutcome, NarrativeReport, evaluate_batch, score_pairs
 from evaluators.narrative.settings import NarrativeSettings
 
 
@@ -59,7 +59,9 @@ class NarrativeInputs:
 
 
 def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | NarrativeConfig | None = None, *,
-                  progress: Callable[[int, int, str], None] | None = None, workers: int = 1) -> NarrativeReport:
+                  progress: Callable[[int, int, str], None] | None = None, workers: int = 1,
+                  render: Callable[[DocumentOutcome], str] | None = None,
+                  on_document: Callable[[DocumentOutcome], None] | None = None) -> NarrativeReport:
     """Score every readable pair of ``inputs`` with ``config``.
 
     Parameters
@@ -72,6 +74,11 @@ def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | Narrative
         ``progress(done, total, story_id)`` after each pair.
     workers : int
         Worker processes (:func:`evaluators.narrative.batch.score_pairs`); the report is the same.
+    render : callable, optional
+        ``render(outcome) -> str`` run where each document is scored (a worker), kept in
+        ``outcome.rendered``: a report writer's per-document part, written in parallel.
+    on_document : callable, optional
+        Called with each document's outcome in input order as soon as it is scored (streamed writes).
 
     Returns
     -------
@@ -83,9 +90,11 @@ def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | Narrative
         cfg, settings_issues = config or DEFAULT_CONFIG, []
     if inputs.single_pair:
         g, p = inputs.gt[0], inputs.pred[0]
-        report = score_pairs([(story_id(g.name), g, p)], cfg, progress, workers=workers)
+        report = score_pairs([(story_id(g.name), g, p)], cfg, progress, workers=workers, render=render,
+                             on_document=on_document)
     else:
-        report = evaluate_batch(list(inputs.gt), list(inputs.pred), cfg, progress, workers=workers)
+        report = evaluate_batch(list(inputs.gt), list(inputs.pred), cfg, progress, workers=workers, render=render,
+                                on_document=on_document)
     if settings_issues:
         report = replace(report, issues=settings_issues + list(report.issues))
     return report
