@@ -20,7 +20,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
 from evaluators.memory.judge import JudgeCache  # noqa: E402
 from components.review_link import review_button  # noqa: E402
-from evaluators.memory.compare import score_system  # noqa: E402
+from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
 from evaluators.memory.inputs import resolve_inputs  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
@@ -207,11 +207,10 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
 
 
 # ---------------------------------------------------------------- metrics
-def _score_other(file_name: str, data: bytes) -> tuple[list, list]:
-    """Another system's results scored with this run's text metrics: (rows, problems)."""
-    other = resolve_inputs(results=(file_name, data))
-    metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
-    return score_system(other.results, metrics), list(other.issues)
+def _score_other(file_name: str, data: bytes) -> OtherSystem:
+    """Another system's results, paired with this run's questions and scored with its text metrics."""
+    return score_other_system(file_name, data, [n for n in names if n not in ("judge_score", "locomo_f1")], results,
+                              dataset=inputs.locomo_dataset)
 
 
 rows, metrics = report.rows, report.metrics
@@ -237,12 +236,13 @@ if other_files:
     rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
     for other_name, (file_name, content_key, read) in other_files.items():
         # keyed on the upload's digest (computed once per upload): a rerun reads and hashes nothing
-        other = cached(("mem-other", file_name, content_key, tuple(text_metrics)),
+        other = cached(("mem-other", input_key, file_name, content_key, tuple(text_metrics)),
                        lambda file_name=file_name, read=read: _score_other(file_name, read()))
-        if other[1]:
-            views.show_issues(other[1], title=f"Problems in {file_name}")
-        if other[0]:
-            rows_by_system[other_name] = other[0]
+        if other.issues:
+            views.show_issues(other.issues, title=f"Problems in {file_name}")
+        if other.rows:
+            rows_by_system[other_name] = other.rows
+            st.caption(f"{md(other_name)}: {md(other.pairing.describe())}")
     if len(rows_by_system) > 1 and text_metrics:
         views.systems_side_by_side(rows_by_system, text_metrics, input_key)
     elif not text_metrics:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,17 @@ def _is_mem0_shape(value: Any) -> bool:
     )
 
 
+#: A mem0 results key naming a conversation by its position in ``locomo10.json``: ``"0"`` (mem0's
+#: ``evals.py``) or ``"conv_0"`` / ``"conv-0"`` / ``"conversation_0"`` (other versions of its scripts).
+_MEM0_KEY = re.compile(r"(?:conv(?:ersation)?[-_ ]?)?(\d+)", re.IGNORECASE)
+
+
+def mem0_conversation_index(key: str) -> int | None:
+    """The position in ``locomo10.json`` a mem0 results key names (``"0"``, ``"conv_0"`` -> 0), or ``None``."""
+    match = _MEM0_KEY.fullmatch(str(key).strip())
+    return int(match.group(1)) if match else None
+
+
 def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None, *,
                      dataset: LoadReport | None = None) -> LoadReport:
     """Load LoCoMo predictions in mem0's results format.
@@ -204,7 +216,8 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
     ----------
     source : bytes, path or parsed dict
         ``{"0": [{"question", "answer", "response", "category", ...}], "1": [...]}``: the
-        keys are positions in ``locomo10.json``, the items follow the conversation's
+        keys are positions in ``locomo10.json`` (``"0"``, or ``"conv_0"`` in other versions of
+        mem0's scripts: :func:`mem0_conversation_index`), the items follow the conversation's
         ``qa`` order with category 5 left out (mem0 ``evaluation/evals.py``).
     dataset : LoadReport, optional
         :func:`load_locomo` of the dataset.  When given, each item takes the id of the
@@ -215,7 +228,9 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
     Returns
     -------
     LoadReport
-        ``format="mem0_locomo"``.  Without a dataset, ids are ``conv{key}_{i}``.
+        ``format="mem0_locomo"``.  Without a dataset, ids are ``conv{n}_{i}`` (``n`` the
+        conversation's position, whichever way the key spells it: ``"0"`` and ``"conv_0"`` both
+        give ``conv0_3``; a key without a position is kept as is: ``conv{key}_{i}``).
         mem0's stored per-question scores (``llm_score``, ``f1_score``,
         ``bleu_score``) are kept in ``metadata``.
     """
@@ -234,7 +249,9 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
         for r in dataset.results:
             by_conv.setdefault(order.index(r.sample_id), []).append(r)
     for key, items in value.items():
-        conv_questions = by_conv.get(int(key), []) if key.isdigit() else []
+        position = mem0_conversation_index(key)
+        conv = f"conv{position}" if position is not None else f"conv{key}"
+        conv_questions = by_conv.get(position, []) if position is not None else []
         cursor = 0
         for i, item in enumerate(items):
             path = f"{key}[{i}]"
@@ -263,7 +280,7 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
                 sid, qid = match.sample_id, match.question_id
                 metadata.update({k: v for k, v in match.metadata.items() if k not in metadata})
             else:
-                sid, qid = f"conv{key}", f"conv{key}_{i}"
+                sid, qid = conv, f"{conv}_{i}"
             if qtype == "adversarial":
                 gt = ADVERSARIAL_GROUND_TRUTH
                 metadata["adversarial_answer"] = answer_text(item.get("answer", item.get("adversarial_answer")))

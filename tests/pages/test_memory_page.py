@@ -290,3 +290,20 @@ def test_demo_compares_the_assistant_with_the_no_memory_baseline():
     assert paired.bootstrap.delta < 0 and paired.n_paired == 25
     table = systems_table(rows, "token_f1_char", ci_resamples=0)
     assert [r["system"] for r in table] == ["memory assistant", "no-memory baseline"]
+
+
+def test_two_mem0_layouts_side_by_side_pair_every_question(tmp_path):
+    """Issue 20.1: mem0 results keyed "0" as the run and the same file keyed "conv_0" as another system."""
+    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    conv_keyed = json.dumps({f"conv_{k}": v for k, v in raw.items()}, ensure_ascii=False).encode("utf-8")
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(("results.json", path.read_bytes(), "application/json"))
+    at.file_uploader(key="mem_more_results").set_value([("results_conv.json", conv_keyed, "application/json")])
+    at.run()
+    assert not at.exception, at.exception
+    assert "results_conv: 1540 paired by question id." in [shown(c.value) for c in at.caption]
+    at.selectbox(key="mem_sbs_metric").set_value("token_f1_char").run()
+    matrix = next(d.value for d in at.dataframe if "spread" in d.value.columns)
+    assert len(matrix) == 1540 and matrix["this run"].notna().sum() == matrix["results_conv"].notna().sum() == 1540
+    assert (matrix["spread"] == 0).all()  # the same answers: every question scores the same in both
