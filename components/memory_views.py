@@ -17,7 +17,11 @@ from components.metrics import fmt as _fmt
 from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
 from components.tables import visible_frame
+from evaluators.memory.metrics import METRIC_HELP
 from evaluators.reports.escape import html_text, md, visible
+
+#: The ROUGE-1 note for a metric picker's help.
+ROUGE1_NOTE = METRIC_HELP["rouge1"]
 
 #: Display names of the metric keys.
 LABELS = {
@@ -66,11 +70,14 @@ def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
 
 
 def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
-    """One ``st.metric`` per metric (mean over questions), with the question count first."""
-    shown = [n for n in names if n in overall][:7]
+    """One ``st.metric`` per metric computed (mean over questions), with the question count first.
+
+    Every metric asked for has its card (rows of 5); a metric's note (:data:`METRIC_HELP`) is in its help.
+    """
+    shown = [n for n in names if n in overall]
     items: list[tuple[str, Any, str | None]] = [("Questions", overall.get("count", 0), None)]
     for name in shown:
-        help_text = None
+        help_text = METRIC_HELP.get(name)
         if name == "judge_score":
             help_text = f"{overall.get('judged', 0)} of {overall.get('count', 0)} questions have a judge score"
         low, high = overall.get(f"{name}_ci_low"), overall.get(f"{name}_ci_high")

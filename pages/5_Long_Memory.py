@@ -119,7 +119,8 @@ chosen = s1.multiselect(
     format_func=lambda m: views.label(m) + (" (unavailable)" if availability.get(m) else ""), key="mem_metrics",
     help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, semantic "
          "similarity: `pip install -r requirements-optional.txt`) or data: METEOR, not picked by default, needs "
-         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart).",
+         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart). "
+         + views.ROUGE1_NOTE,
 )
 for m in chosen:
     if availability.get(m):

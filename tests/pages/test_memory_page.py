@@ -307,3 +307,16 @@ def test_two_mem0_layouts_side_by_side_pair_every_question(tmp_path):
     matrix = next(d.value for d in at.dataframe if "spread" in d.value.columns)
     assert len(matrix) == 1540 and matrix["this run"].notna().sum() == matrix["results_conv"].notna().sum() == 1540
     assert (matrix["spread"] == 0).all()  # the same answers: every question scores the same in both
+
+
+def test_overall_shows_a_card_for_every_metric_and_says_rouge1_is_token_f1():
+    """Issue 20.3: the demo computes 10 metrics (9 defaults and the LoCoMo parity F1): 10 cards, not 7."""
+    at = run_page("demo")
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    by_type_columns = list(at.dataframe[0].value.columns)[2:]  # after question_type, count
+    assert len(by_type_columns) == 10
+    assert labels[:11] == ["Questions", *by_type_columns]
+    help_text = next(m.proto.help for m in at.metric if m.label == "ROUGE-1")
+    assert "ROUGE-1 F equals F1 (char) on every answer, by definition" in help_text
+    assert "ROUGE-1 F equals F1 (char)" in at.multiselect(key="mem_metrics").help

@@ -81,9 +81,11 @@ def assert_page_matches_cli(at, report: dict, per_question: dict[str, dict[str, 
     m = report["metrics"]
     names, overall = m["metrics"], m["overall"]
     cards = {c.label: c for c in at.metric}
-    # cards: the question count, then up to 7 metrics, each with its interval and judged count in the help
+    # cards: the question count, then every metric, each with its interval and judged count in the help
     assert cards["Questions"].value == str(overall["count"]) == str(report["input"]["n_questions"])
-    for name in names[:7]:
+    assert list(cards) == ["Questions", *[label(n) for n in names], *[k for k in cards if k not in
+                                                                      {"Questions", *map(label, names)}]]
+    for name in names:
         card = cards[label(name)]
         assert card.value == fmt(overall[name], 3), name
         if overall.get(f"{name}_ci_low") is not None:

@@ -321,3 +321,23 @@ def test_two_mem0_layouts_pair_by_id_and_other_ids_on_the_question_text(mem0_raw
     assert compare_two({"a": base_rows, "b": by_text.rows}, "a", "b", "token_f1_char",
                        n_resamples=10).n_paired == 1540
     assert {r.question_id: r.scores for r in by_text.rows} == {r.question_id: r.scores for r in base_rows}
+
+
+def test_rouge1_is_token_f1_char_on_every_real_answer(mem0):
+    """Issue 20.3: ROUGE-1 F = F1 (char) by definition (F1 of the clipped unigram overlap on the same tokens);
+    ROUGE-2 is another number.  Checked on mem0's 1,540 LoCoMo answers, the demo and hand-made pairs."""
+    from evaluators.demo import demo_path
+    from evaluators.memory.metrics import METRIC_HELP, score_questions
+    from evaluators.memory.records import EvalResult, read_results
+
+    demo = read_results(demo_path("memory", "demo_results.jsonl").read_bytes()).results
+    # English and Chinese by hand: "the cat sat" vs "the cat" -> P 2/3, R 1, F 0.8; "北京市" vs "北京" -> F 0.8;
+    # one side empty -> 0 in both; both empty -> 1 in both
+    pairs = [("the cat sat", "the cat"), ("北京市", "北京"), ("", "x"), ("，", "。")]
+    hand = [EvalResult("s", f"h{i}", "single_hop", "q", gt, pred) for i, (pred, gt) in enumerate(pairs)]
+    rows = score_questions([*mem0.results, *demo, *hand], None, metrics=["token_f1_char", "rouge1", "rouge2"])
+    assert len(rows) == 1540 + 25 + 4
+    assert all(r.scores["rouge1"] == r.scores["token_f1_char"] for r in rows)
+    assert [round(r.scores["rouge1"], 12) for r in rows[-4:]] == [0.8, 0.8, 0.0, 1.0]
+    assert sum(r.scores["rouge2"] != r.scores["token_f1_char"] for r in rows) > 500
+    assert "by definition" in METRIC_HELP["rouge1"]
