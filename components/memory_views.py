@@ -124,14 +124,29 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
     return fig
 
 
-def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
-    """Per-question table: id, type, question, ground truth, prediction, scores, judge mode."""
+#: Characters of a text shown in a table cell (the whole text is in the drill-down and the downloads).
+CELL_CHARS = 2_000
+
+
+def _cell(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[:limit] + f" … ({len(text) - limit:,} more characters)"
+
+
+def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Sequence[str], *,
+                   max_chars: int | None = None) -> pd.DataFrame:
+    """Per-question table: id, type, question, ground truth, prediction, scores, judge mode.
+
+    ``max_chars`` cuts long texts for display (saying how much was left out); ``None`` keeps them whole.
+    """
     data = []
     for row in rows:
         r = results[row.question_id]
         data.append({
-            "question_id": row.question_id, "question_type": row.question_type, "question": r.question,
-            "ground_truth": r.ground_truth, "prediction": r.prediction,
+            "question_id": row.question_id, "question_type": row.question_type,
+            "question": _cell(r.question, max_chars), "ground_truth": _cell(r.ground_truth, max_chars),
+            "prediction": _cell(r.prediction, max_chars),
             **{label(n): row.scores.get(n) for n in names},
             "judge_mode": row.judgement.mode if row.judgement else None,
         })

@@ -269,7 +269,7 @@ picked_types = f1c.multiselect("Question types", types, default=types, key="mem_
 only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
 shown_rows = [row for row in rows if row.question_type in picked_types and (
     not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
-views.table(views.question_frame(shown_rows, by_id, names), height=360)
+views.table(views.question_frame(shown_rows, by_id, names, max_chars=views.CELL_CHARS), height=360)
 if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
                        format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))

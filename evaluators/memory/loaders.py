@@ -23,7 +23,7 @@ from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
 from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.records import (
     ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
-    answer_text, canonical_type, read_results, results_from_records,
+    answer_text, canonical_type, lines_despite_bad_bytes, read_results, results_from_records,
 )
 from evaluators.policy import is_empty
 
@@ -311,18 +311,23 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
         and one issue).
     """
     issues: list[InputIssue] = []
+    lines = None
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable: reported, never raised
-        return {}, [exc.issue]
-    if parsed.errors:  # not one JSON document: JSONL or CSV records
+    except InputError as exc:  # undecodable as a whole: reported, never raised; a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            return {}, [exc.issue]
+        value, parsed = None, None
+    if parsed is not None and parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     one_record = isinstance(value, dict) and any(f in value for f in FIELD_ALIASES["question_id"]) and any(
         f in value for f in PREDICTION_FIELDS)  # a one-line JSONL file: one record, not {question_id: answer}
     if isinstance(value, dict) and value and not one_record and all(isinstance(v, (str, int, float)) or v is None
                                                                     for v in value.values()):
         return {str(k): answer_text(v) for k, v in value.items()}, issues
-    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
+    records = lines if lines is not None else (
+        add_json_records(value, parsed) if parsed is not None else read_records(data, file))
     issues.extend(records.issues)
     out: dict[str, str] = {}
     for rec in records.records:
@@ -407,8 +412,11 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
     """
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable
-        return LoadReport(file=file, format="unknown", issues=[exc.issue])
+    except InputError as exc:  # undecodable as a whole: a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            return LoadReport(file=file, format="unknown", issues=[exc.issue])
+        return results_from_records(lines)
     if parsed.errors:
         return read_results(data, file)  # JSONL or CSV (or invalid JSON, reported with its position)
     kind = detect_format(value)

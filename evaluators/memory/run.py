@@ -190,7 +190,10 @@ class MemoryReport:
 def local_judge_store(folder: str | Path, results: Sequence[EvalResult]) -> Path:
     """The judge cache file kept for one set of results in ``folder`` (the page's local cache):
     ``memory-<first 16 hex of the SHA-256 of the results' JSONL>.json``."""
-    digest = hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for r in results:  # line by line: the same digest as the whole JSONL, without a copy of every answer
+        digest.update(results_to_jsonl([r]).encode("utf-8"))
+    digest = digest.hexdigest()[:16]
     return Path(folder) / f"memory-{digest}.json"
 
 
