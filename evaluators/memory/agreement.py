@@ -21,7 +21,7 @@ from evaluators.io import InputError, InputIssue, read_records
 from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.judge import CACHE_FORMAT, JudgeCache, Judgement
 from evaluators.memory.loaders import load_mem0_locomo
-from evaluators.memory.records import EvalResult
+from evaluators.memory.records import EvalResult, lines_despite_bad_bytes
 from evaluators.metrics.classification import classification_report
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, safe_div
@@ -119,12 +119,16 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
         Bad lines are reported with their line and skipped.
     """
     out = StoredLabels()
+    lines = None
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable
-        out.issues.append(exc.issue)
-        return out
-    if parsed.errors:  # not one JSON document: JSONL or CSV records
+    except InputError as exc:  # undecodable as a whole: a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            out.issues.append(exc.issue)
+            return out
+        value, parsed = None, None
+    if parsed is not None and parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     if isinstance(value, dict) and value.get("format") == CACHE_FORMAT:
         cache = JudgeCache.from_value(value, file)
@@ -143,7 +147,8 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
             out.labels = stored_labels_from_results(report.results)
             out.hypotheses = {r.question_id: r.prediction for r in report.results}
             return out
-    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
+    records = lines if lines is not None else (
+        add_json_records(value, parsed) if parsed is not None else read_records(data, file))
     out.issues.extend(records.issues)
     for rec in records.records:
         where = rec.where()

@@ -74,9 +74,21 @@ def _char_sig() -> str:
 # --------------------------------------------------------------------------- exact / F1
 
 
+#: Characters of normalized text handled by one ``re.sub`` in :func:`exact_key`.
+_EXACT_CHUNK = 1 << 20
+
+
 def exact_key(view: TextView) -> str:
-    """Exact-match key: normalized text without whitespace, punctuation or symbols."""
-    return _NON_WORD.sub("", view.normalized)
+    """Exact-match key: normalized text without whitespace, punctuation or symbols.
+
+    A long text is cleaned in 1 Mi-character pieces (``re.sub`` keeps a list of every kept
+    piece: 10 M of them for a 20 MB answer); ``[\\W_]+`` removes runs of single characters,
+    so a run cut between two pieces is removed in both and the key is the same.
+    """
+    text = view.normalized
+    if len(text) <= _EXACT_CHUNK:
+        return _NON_WORD.sub("", text)
+    return "".join(_NON_WORD.sub("", text[i:i + _EXACT_CHUNK]) for i in range(0, len(text), _EXACT_CHUNK))
 
 
 def exact_match_normalized(prediction: TextView, reference: TextView) -> float:
@@ -172,8 +184,45 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
         return 1.0
     if not p or not r:
         return 0.0
-    lcs = LCSseq.similarity(r, p)
+    if len(p) > LCS_REDUCE_AT and len(p) > len(r):
+        lcs = LCSseq.similarity(r, lcs_reduced(p, r))
+    elif len(r) > LCS_REDUCE_AT:
+        lcs = LCSseq.similarity(lcs_reduced(r, p), p)
+    else:
+        lcs = LCSseq.similarity(r, p)
     return f1_score(lcs / len(p), lcs / len(r))
+
+
+#: Token count above which the longer side is reduced before the LCS (:func:`lcs_reduced`).
+LCS_REDUCE_AT = 100_000
+
+
+def lcs_reduced(long: list[str], short: list[str]) -> list[str]:
+    """``long`` reduced without changing its longest common subsequence with ``short``.
+
+    rapidfuzz's ``LCSseq`` keeps about 40 bytes per token of the longer side (400 MB for a
+    10 M-token answer), so a long side is reduced first, by two steps that keep the LCS length:
+
+    1. tokens that ``short`` does not contain are dropped (they can match nothing);
+    2. each run of one token ``t`` is cut to ``short``'s count of ``t``: a common subsequence
+       matches at most that many of the run (each match takes another position of ``t`` in
+       ``short``), and the first ones of the run serve as well as any others.
+    """
+    counts = Counter(short)
+    out: list[str] = []
+    prev, run = None, 0
+    for tok in long:
+        limit = counts.get(tok)
+        if not limit:
+            continue
+        if tok == prev:
+            run += 1
+            if run > limit:
+                continue
+        else:
+            prev, run = tok, 1
+        out.append(tok)
+    return out
 
 
 # --------------------------------------------------------------------------- BLEU
