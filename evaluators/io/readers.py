@@ -448,14 +448,22 @@ def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple
         Only when the bytes cannot be decoded.
     """
     warnings: list[InputIssue] = []
+    data = bytes(data)
+    if _orjson is not None:
+        bom = data[:3] == b"\xef\xbb\xbf"
+        try:
+            value = _orjson.loads(memoryview(data)[3:] if bom else data)
+            return value, RecordSet(file=file, format="json", encoding="utf-8-sig" if bom else "utf-8")
+        except _orjson.JSONDecodeError:
+            pass  # not UTF-8, NaN tokens or invalid JSON: decoded once below, errors located
+    decoded = decode_bytes(data, file)  # the one decode (its encoding is kept for the error case too)
     try:
-        value, encoding = load_json_bytes(bytes(data), file, warnings)
+        value = parse_json_text(decoded.text, file, warnings)
     except InputError as exc:
         if exc.issue.kind != "json":
             raise
-        return None, RecordSet(file=file, format="json", encoding=decode_bytes(bytes(data), file).encoding,
-                               issues=[exc.issue])
-    return value, RecordSet(file=file, format="json", encoding=encoding, issues=warnings)
+        return None, RecordSet(file=file, format="json", encoding=decoded.encoding, issues=[exc.issue])
+    return value, RecordSet(file=file, format="json", encoding=decoded.encoding, issues=warnings)
 
 
 def add_json_records(value: Any, out: RecordSet) -> RecordSet:

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import os
 import re
 import sys
-import threading
 from collections import Counter
 from functools import partial
 from itertools import chain
@@ -39,7 +37,6 @@ from typing import Any, BinaryIO
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
-from evaluators.io.readers import iter_jsonl, sniff_bytes
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
@@ -48,7 +45,7 @@ from evaluators.parallel import chunked, imap_chunks
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
                                   Resolved, get_path, resolve, text_field)
-from evaluators.qa.records import join_predictions, read_prediction_map, read_qa_records
+from evaluators.qa.records import QASource, open_qa_source
 from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin
 
@@ -672,6 +669,15 @@ def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str,
                           exact_match=em, token_f1=f1)
 
 
+def evaluate_source(source: QASource, config: QAConfig | None = None, *,
+                    progress: Callable[[int, int], None] | None = None, workers: int = 1) -> QAReport:
+    """Score an input read once by :func:`evaluators.qa.records.open_qa_source` (records, not bytes)."""
+    if source.streamed:
+        return evaluate_records(source.records, config, progress, file=source.file, total=source.total,
+                                reader=source.reader, workers=workers)
+    return evaluate_records(source.records, config, progress, workers=workers)
+
+
 def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,
                 predictions: bytes | None = None, predictions_file: str = "<predictions>",
                 progress: Callable[[int, int], None] | None = None, workers: int = 1) -> QAReport:
@@ -706,19 +712,9 @@ def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", con
     InputError
         When a file cannot be decoded (or the predictions file is not valid JSON).
     """
-    if not isinstance(data, bytes):
-        data = bytes(data)
-    if predictions is None and sniff_bytes(data, file) == "jsonl":
-        # Stream: score line by line without keeping the parsed records.
-        return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
-                                total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n],
-                                workers=workers)
-    records = read_qa_records(data, file)
-    if predictions is not None:
-        mapping, issues = read_prediction_map(predictions, predictions_file)
-        records = join_predictions(records, mapping, predictions_file)
-        records.issues.extend(issues)
-    return evaluate_records(records, config, progress, workers=workers)
+    source = open_qa_source(data, file, predictions=predictions, predictions_file=predictions_file,
+                            count_lines=progress is not None)
+    return evaluate_source(source, config, progress=progress, workers=workers)
 
 
 def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = None, *, name: str | None = None,
@@ -743,63 +739,6 @@ def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = No
     InputError
         As :func:`evaluate_qa`.
     """
-    if hasattr(source, "read"):
-        def from_buffer(off: int, n: int) -> bytes:  # an in-memory file (an upload): read in place, no copy
-            with source.getbuffer() as view:
-                return bytes(view[off:off + n])
-
-        return _evaluate_open_file(source, name or str(getattr(source, "name", "<input>")), config, predictions,
-                                   predictions_file, progress,
-                                   from_buffer if hasattr(source, "getbuffer") else None, workers)
-    path = Path(source)
-    with open(path, "rb") as f:
-        return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress,
-                                   _LineReader(path), workers)
-
-
-class _LineReader:
-    """``reader(offset, length) -> bytes`` over a file on disk, for records re-derived later.
-
-    The file is opened on first use and kept open (closed with the reader), and read with
-    ``os.pread`` where available (no shared file position, so threads can share it).  The
-    file must not change after it was scored: the report reads its lines back from it.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file: BinaryIO | None = None
-        self._lock = threading.Lock()
-
-    def __call__(self, offset: int, length: int) -> bytes:
-        with self._lock:
-            if self._file is None:
-                self._file = open(self.path, "rb")
-            if hasattr(os, "pread"):
-                return os.pread(self._file.fileno(), length, offset)
-            self._file.seek(offset)
-            return self._file.read(length)
-
-    def __del__(self) -> None:
-        f = self._file
-        if f is not None:
-            f.close()
-
-    def __getstate__(self) -> dict:  # picklable: the open file is not part of the state
-        return {"path": self.path}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"])
-
-
-def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress,
-                        reader: Callable[[int, int], bytes] | None = None, workers: int = 1) -> QAReport:
-    f.seek(0)
-    if predictions is None and sniff_bytes(f.read(65536), name) == "jsonl":
-        f.seek(0)
-        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
-        f.seek(0)
-        return evaluate_records(iter_jsonl(f, name), config, progress, file=name, total=total,
-                                reader=reader, workers=workers)
-    f.seek(0)
-    return evaluate_qa(f.read(), name, config, predictions=predictions, predictions_file=predictions_file,
-                       progress=progress, workers=workers)
+    opened = open_qa_source(source, name, predictions=predictions, predictions_file=predictions_file,
+                            count_lines=progress is not None)
+    return evaluate_source(opened, config, progress=progress, workers=workers)
