@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from evaluators.io import InputIssue, Record, RecordSet, read_records
 from evaluators.io.errors import InputError
-from evaluators.io.readers import (add_json_records, iter_jsonl, read_json_document, records_field, sniff_bytes)
+from evaluators.io.readers import (add_json_records, iter_jsonl_values, read_json_document, records_field, sniff_bytes)
 from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
 
 #: Field that receives predictions joined from a separate predictions file.
@@ -188,9 +188,10 @@ class QASource:
         Its name.
     format : str
         ``jsonl`` (streamed), ``json``, ``csv`` or ``squad``.
-    records : RecordSet or iterator of Record / InputIssue
+    records : RecordSet or iterator of tuple / InputIssue
         What the scorer consumes: the records read whole, or a one-pass stream of a JSONL
-        input (parsed line by line as it is consumed; issues in the stream are located).
+        input, parsed line by line as it is consumed (``(data, line, index, raw, offset)``
+        tuples, :func:`evaluators.io.readers.iter_jsonl_values`; issues in the stream are located).
     total : int or None
         Lines of a stream when counted (for a progress bar), else ``None``.
     reader : callable or None
@@ -200,7 +201,7 @@ class QASource:
 
     file: str
     format: str
-    records: RecordSet | Iterator[Record | InputIssue]
+    records: RecordSet | Iterator[tuple | InputIssue]
     total: int | None = None
     reader: Callable[[int, int], bytes] | None = None
 
@@ -251,10 +252,10 @@ def _count_lines(f: BinaryIO) -> int:
     return total
 
 
-def _stream_path(path: Path, name: str) -> Iterator[Record | InputIssue]:
+def _stream_path(path: Path, name: str) -> Iterator[tuple | InputIssue]:
     """The JSONL records of a file on disk, one line in memory at a time; the file is closed at the end."""
     with open(path, "rb") as f:
-        yield from iter_jsonl(f, name)
+        yield from iter_jsonl_values(f, name)
 
 
 def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryIO, name: str | None = None, *,
@@ -313,14 +314,14 @@ def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryI
                     with source.getbuffer() as view:
                         return bytes(view[off:off + n])
             total = _count_lines(source) if count_lines else None
-            return QASource(name, "jsonl", iter_jsonl(source, name), total, reader)
+            return QASource(name, "jsonl", iter_jsonl_values(source, name), total, reader)
         return _whole(source.read(), name, fmt, predictions, predictions_file)
     data = source if isinstance(source, bytes) else bytes(source)
     name = name or "<input>"
     fmt = sniff_bytes(data[:65536], name)
     if predictions is None and fmt == "jsonl":
         total = data.count(b"\n") + 1 if count_lines else None
-        return QASource(name, "jsonl", iter_jsonl(data, name), total, lambda off, n: data[off:off + n])
+        return QASource(name, "jsonl", iter_jsonl_values(data, name), total, lambda off, n: data[off:off + n])
     return _whole(data, name, fmt, predictions, predictions_file)
 
 

@@ -79,4 +79,4 @@ def test_a_streamed_source_is_parsed_only_when_consumed(counts):
     assert source.streamed and counts == {"sniff": 1, "decode": 0}
     records = list(source.records)
     assert counts == {"sniff": 1, "decode": 1}
-    assert [r.data["id"] for r in records] == ["q1", "q2"]
+    assert [r[0]["id"] for r in records] == ["q1", "q2"]  # (data, line, index, raw, offset)
