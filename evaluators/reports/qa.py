@@ -1,19 +1,38 @@
-"""Downloads of a QA report: the JSON report and the per-record CSV (both carry the signature)."""
+"""Downloads of a QA report: the JSON report and the per-record CSV (both carry the signature).
+
+Both are written by streaming writers (:func:`write_report_json`, :func:`write_records_csv`):
+one record at a time, so a report of a million records is never materialised as rows.  The
+CLI goes one step further and renders each record's row while it is scored (:func:`json_rows`,
+:func:`csv_rows`, passed to :func:`evaluators.qa.run.run_qa`), in worker processes when there
+are several; the text is the same as the one the writers give from the finished report.
+"""
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import io
 import json
-from collections.abc import Iterable
-from typing import Any
+import shutil
+from collections.abc import Callable, Iterable
+from typing import IO, Any
 
-from evaluators.qa.evaluate import QARecordResult, QAReport
-from evaluators.reports.csv_writer import write_dict_csv
+from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
+from evaluators.qa.run import RECORD_COLUMNS, record_row
+from evaluators.reports.csv_writer import safe_cell, write_dict_csv
+from evaluators.results import to_jsonable
 
-RECORD_COLUMNS = (
-    "id", "group", "status", "lang", "tokenizer", "exact_match", "token_f1", "question", "gold_answers",
-    "gold_field", "prediction", "prediction_raw", "prediction_field", "gold_verdict", "predicted_verdict",
-    "verdict_rule", "line",
-)
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is in requirements.txt
+    _orjson = None
+
+__all__ = ["RECORD_COLUMNS", "csv_rows", "json_rows", "record_rows", "records_csv", "report_json", "rows_of",
+           "write_records_csv", "write_report_json"]
+
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
+#: What comes before a record's index in its JSON text inside a report (4 spaces deep).
+_INDEX_PREFIX = '{\n      "index": '
 
 
 def record_rows(report: QAReport) -> list[dict[str, Any]]:
@@ -23,28 +42,124 @@ def record_rows(report: QAReport) -> list[dict[str, Any]]:
 
 def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
     """:func:`record_rows` for any records (e.g. the few shown in a table)."""
-    rows = []
-    for r in records:
-        row = {c: getattr(r, c) for c in RECORD_COLUMNS}
-        row["gold_answers"] = " | ".join(r.gold_answers)
-        rows.append(row)
-    return rows
+    return [record_row(r) for r in records]
 
 
-def report_json(report: QAReport, *, include_records: bool = True) -> str:
-    """The report as pretty JSON (UTF-8 text, no NaN); records included by default."""
-    data = report.to_dict()
-    if not include_records:
-        data.pop("records", None)
-    return json.dumps(data, ensure_ascii=False, indent=2)
+def _record_json(r: QARecordResult) -> str:
+    """One record as it stands in the report's ``records`` list: pretty JSON, indented 4 (no separator)."""
+    data = {f: getattr(r, f) for f in _RECORD_FIELDS}
+    tiny = any(isinstance(x, float) and (x != x or x in (float("inf"), float("-inf")) or 0 < abs(x) < 1e-4)
+               for x in (r.exact_match, r.token_f1))
+    if _orjson is not None and not tiny:  # same text as json.dumps(indent=2) (tested); exponents differ, so not those
+        text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2).decode("utf-8")
+    else:
+        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
+    return text.replace("\n", "\n    ")
+
+
+def render_json_row(r: QARecordResult, signature: str) -> str:
+    """A record's JSON text in the report from its index on (the writer puts the index back; see :func:`json_rows`)."""
+    text = _record_json(r)
+    return "\x00" + text[len(_INDEX_PREFIX) + len(str(r.index)):]
+
+
+def render_csv_row(r: QARecordResult, signature: str) -> str:
+    """A record's CSV row (columns :data:`RECORD_COLUMNS` then the signature), through the one CSV writer's rule."""
+    row = record_row(r)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([safe_cell(row[c]) for c in RECORD_COLUMNS]
+                                                     + [safe_cell(signature)])
+    return buf.getvalue()
+
+
+def _csv_header() -> str:
+    return write_dict_csv([*RECORD_COLUMNS, "signature"], [])
+
+
+def write_records_csv(report: QAReport, out: IO[str]) -> None:
+    """Per-record CSV (UTF-8 text, one row per record, the last column repeats the signature), streamed to ``out``."""
+    out.write(_csv_header())
+    for r in report.records:
+        out.write(render_csv_row(r, report.signature))
 
 
 def records_csv(report: QAReport) -> str:
-    """Per-record CSV text (UTF-8, :mod:`evaluators.reports.csv_writer`); the last column repeats the signature."""
-    rows = record_rows(report)
-    for row in rows:
-        row["signature"] = report.signature
-    return write_dict_csv([*RECORD_COLUMNS, "signature"], rows)
+    """:func:`write_records_csv` as text."""
+    buf = io.StringIO()
+    write_records_csv(report, buf)
+    return buf.getvalue()
+
+
+def csv_rows(out: IO[str]) -> RowSink:
+    """A row sink writing the per-record CSV to ``out`` while the records are scored (header first)."""
+    out.write(_csv_header())
+    return RowSink(render_csv_row, out.write)
+
+
+class _JsonSpool:
+    """Record texts written while scoring, kept in a temporary file until the report's head is known."""
+
+    def __init__(self):
+        import tempfile
+
+        self.file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.index = 0
+
+    def write(self, text: str) -> None:
+        parts = text.split("\x00")  # one part per record, each led by the marker
+        write = self.file.write
+        for part in parts[1:]:
+            write((",\n    " if self.index else "\n    ") + _INDEX_PREFIX + str(self.index) + part)
+            self.index += 1
+
+
+def json_rows() -> tuple[RowSink, _JsonSpool]:
+    """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
+    spool = _JsonSpool()
+    return RowSink(render_json_row, spool.write), spool
+
+
+def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
+                      spool: _JsonSpool | None = None) -> None:
+    """The report as pretty JSON (UTF-8 text, no NaN), written field by field to ``out``.
+
+    The text equals ``json.dumps(report.to_dict(), ensure_ascii=False, indent=2)`` (tested);
+    records are written one at a time (from ``spool`` when they were rendered while scoring).
+    """
+    out.write("{")
+    first = True
+    for f in dataclasses.fields(report):
+        if f.name == "records" and not include_records:
+            continue
+        out.write(("" if first else ",") + "\n  " + json.dumps(f.name) + ": ")
+        first = False
+        if f.name != "records":
+            out.write(json.dumps(to_jsonable(getattr(report, f.name)), ensure_ascii=False, indent=2)
+                      .replace("\n", "\n  "))
+            continue
+        if spool is not None:
+            if not spool.index:
+                out.write("[]")
+                continue
+            out.write("[")
+            spool.file.flush()
+            spool.file.seek(0)
+            shutil.copyfileobj(spool.file, out, 1 << 20)
+            out.write("\n  ]")
+            continue
+        n = 0
+        for r in report.records:
+            out.write((",\n    " if n else "[\n    ") + _record_json(r))
+            n += 1
+        out.write("\n  ]" if n else "[]")
+    out.write("\n}")
+
+
+def report_json(report: QAReport, *, include_records: bool = True) -> str:
+    """The report as pretty JSON text (see :func:`write_report_json`); records included by default."""
+    buf = io.StringIO()
+    write_report_json(report, buf, include_records=include_records)
+    return buf.getvalue()
 
 
 def matrix_rows(view) -> list[dict[str, Any]]:
