@@ -524,14 +524,13 @@ def evaluate_records(
     if workers <= 1:
         values = scorer.values
         ask_question = render is not None
+        pending: list[tuple] = []  # values of the records not yet rendered
         for data, line, index, raw, offset in items():
             v = values(data, index, line, ask_question or raw is None)
             rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
             if raw is None:  # records read whole are kept whole
-                result = QARecordResult(*v)
-                store.append(result)
+                store.append(QARecordResult(*v))
             else:
-                result = None
                 append(raw, offset, line, v[13], v[14], status, v[11], v[15], v[16], group)
             if pred_field:
                 pred_used[pred_field] += 1
@@ -542,10 +541,15 @@ def evaluate_records(
             elif v[16] == unparsed:
                 special["unparsed_predictions"].append(rid)
             if render is not None:
-                write(render(result if result is not None else QARecordResult(*v), sig))
+                pending.append(v)
+                if len(pending) >= ROWS_PER_WRITE:
+                    write(render(pending, sig))
+                    pending = []
             k += 1
             if progress is not None and k % 250 == 0:
                 progress(k, total)
+        if pending:
+            write(render(pending, sig))
     else:
         work = partial(_score_chunk, scorer, render, sig)
         for chunk, (compact, text) in imap_chunks(work, chunked(items(), CHUNK_RECORDS), workers,
@@ -840,15 +844,20 @@ class RowSink:
     Attributes
     ----------
     render : callable
-        ``render(record, signature) -> str``: the text of one row; it runs in the worker
-        processes when there are several (so it must be picklable: a module-level function).
+        ``render(values, signature) -> str``: the text of the rows of consecutive records, each
+        given as the values of a :class:`QARecordResult` in field order (a tuple).  It runs in
+        the worker processes when there are several, so it must be picklable (a module-level
+        function).
     write : callable
-        ``write(text)``: called in this process with the rendered rows of consecutive records
-        (one call per record, or per chunk of records), in input order.
+        ``write(text)``: called in this process with the rendered rows, in input order.
     """
 
-    render: Callable[[QARecordResult, str], str]
+    render: Callable[[list[tuple], str], str]
     write: Callable[[str], None]
+
+
+#: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
+ROWS_PER_WRITE = 1000
 
 
 #: Positions in :meth:`Scorer.values` of what the compact store and the aggregates keep.
@@ -862,7 +871,7 @@ def _compact(v: tuple) -> tuple:
             v[_I_PRED_V], v[_I_GOLD_FIELD], v[_I_PRED_FIELD])
 
 
-def _score_chunk(scorer: Scorer, render: Callable[[QARecordResult, str], str] | None, signature_text: str,
+def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], str] | None, signature_text: str,
                  payload: tuple[bool, list[tuple[Mapping[str, Any], int, int | None]]]
                  ) -> tuple[list[tuple], str | None]:
     """A chunk of ``(data, index, line)`` scored in a worker.
@@ -871,14 +880,10 @@ def _score_chunk(scorer: Scorer, render: Callable[[QARecordResult, str], str] | 
     whole records), and the rows' text when rendering.
     """
     full, items = payload
-    out = []
-    texts = [] if render is not None else None
-    for d, i, ln in items:
-        v = scorer.values(d, i, ln, question=full or render is not None)
-        out.append(v if full else _compact(v))
-        if texts is not None:
-            texts.append(render(QARecordResult(*v), signature_text))
-    return out, ("".join(texts) if texts is not None else None)
+    need_all = full or render is not None
+    values = [scorer.values(d, i, ln, need_all) for d, i, ln in items]
+    text = render(values, signature_text) if render is not None else None
+    return (values if full else [_compact(v) for v in values]), text
 
 
 def evaluate_source(source: QASource, config: QAConfig | None = None, *,

@@ -9,17 +9,17 @@ are several; the text is the same as the one the writers give from the finished 
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import io
 import json
+import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import IO, Any
 
 from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
 from evaluators.qa.run import RECORD_COLUMNS, record_row
-from evaluators.reports.csv_writer import safe_cell, write_dict_csv
+from evaluators.reports.csv_writer import FORMULA_START, write_dict_csv
 from evaluators.results import to_jsonable
 
 try:
@@ -45,31 +45,61 @@ def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
     return [record_row(r) for r in records]
 
 
-def _record_json(r: QARecordResult) -> str:
-    """One record as it stands in the report's ``records`` list: pretty JSON, indented 4 (no separator)."""
-    data = {f: getattr(r, f) for f in _RECORD_FIELDS}
-    tiny = any(isinstance(x, float) and (x != x or x in (float("inf"), float("-inf")) or 0 < abs(x) < 1e-4)
-               for x in (r.exact_match, r.token_f1))
-    if _orjson is not None and not tiny:  # same text as json.dumps(indent=2) (tested); exponents differ, so not those
+def _record_json(values: tuple) -> str:
+    """One record (its values in field order) as it stands in the report's ``records`` list: pretty JSON,
+    indented 4 (no separator)."""
+    data = dict(zip(_RECORD_FIELDS, values))
+    plain = all(x is None or x == 0 or 1e-4 <= abs(x) < 1e16 for x in (data["exact_match"], data["token_f1"]))
+    if _orjson is not None and plain:  # the same text as json.dumps(indent=2) (tested); exponents differ, so not those
         text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2).decode("utf-8")
     else:
         text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
     return text.replace("\n", "\n    ")
 
 
-def render_json_row(r: QARecordResult, signature: str) -> str:
-    """A record's JSON text in the report from its index on (the writer puts the index back; see :func:`json_rows`)."""
-    text = _record_json(r)
-    return "\x00" + text[len(_INDEX_PREFIX) + len(str(r.index)):]
+def _values(r: QARecordResult) -> tuple:
+    return tuple(getattr(r, f) for f in _RECORD_FIELDS)
 
 
-def render_csv_row(r: QARecordResult, signature: str) -> str:
-    """A record's CSV row (columns :data:`RECORD_COLUMNS` then the signature), through the one CSV writer's rule."""
-    row = record_row(r)
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow([safe_cell(row[c]) for c in RECORD_COLUMNS]
-                                                     + [safe_cell(signature)])
-    return buf.getvalue()
+def render_json_rows(rows: list[tuple], signature: str) -> str:
+    """Records' JSON texts in the report, each from its index on, led by a NUL marker (the writer puts
+    the index and the separators back; see :func:`json_rows`).  ``rows``: each record's values in field order."""
+    out = []
+    for v in rows:
+        text = _record_json(v)
+        out.append("\x00" + text[len(_INDEX_PREFIX) + len(str(v[0])):])
+    return "".join(out)
+
+
+_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+_COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
+_GOLD_AT = _RECORD_FIELDS.index("gold_answers")
+_GOLD_COLUMN = RECORD_COLUMNS.index("gold_answers")
+
+
+def _csv_cell(value: Any) -> str:
+    """A cell as the csv module writes it (minimal quoting) after :func:`~evaluators.reports.csv_writer.safe_cell`."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if value.startswith(FORMULA_START):
+            value = "'" + value
+        return '"' + value.replace('"', '""') + '"' if _NEEDS_QUOTES.search(value) else value
+    return str(value)
+
+
+def render_csv_rows(rows: list[tuple], signature: str) -> str:
+    """Records' CSV rows (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
+
+    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested).
+    """
+    tail = "," + _csv_cell(signature) + "\r\n"
+    out = []
+    for v in rows:
+        cells = [v[i] for i in _COLUMN_AT]
+        cells[_GOLD_COLUMN] = " | ".join(v[_GOLD_AT])
+        out.append(",".join([_csv_cell(c) for c in cells]) + tail)
+    return "".join(out)
 
 
 def _csv_header() -> str:
@@ -79,8 +109,13 @@ def _csv_header() -> str:
 def write_records_csv(report: QAReport, out: IO[str]) -> None:
     """Per-record CSV (UTF-8 text, one row per record, the last column repeats the signature), streamed to ``out``."""
     out.write(_csv_header())
+    block: list[tuple] = []
     for r in report.records:
-        out.write(render_csv_row(r, report.signature))
+        block.append(_values(r))
+        if len(block) >= 1000:
+            out.write(render_csv_rows(block, report.signature))
+            block = []
+    out.write(render_csv_rows(block, report.signature))
 
 
 def records_csv(report: QAReport) -> str:
@@ -93,7 +128,7 @@ def records_csv(report: QAReport) -> str:
 def csv_rows(out: IO[str]) -> RowSink:
     """A row sink writing the per-record CSV to ``out`` while the records are scored (header first)."""
     out.write(_csv_header())
-    return RowSink(render_csv_row, out.write)
+    return RowSink(render_csv_rows, out.write)
 
 
 class _JsonSpool:
@@ -116,7 +151,7 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_row, spool.write), spool
+    return RowSink(render_json_rows, spool.write), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
@@ -149,7 +184,7 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
             continue
         n = 0
         for r in report.records:
-            out.write((",\n    " if n else "[\n    ") + _record_json(r))
+            out.write((",\n    " if n else "[\n    ") + _record_json(_values(r)))
             n += 1
         out.write("\n  ]" if n else "[]")
     out.write("\n}")
