@@ -1,7 +1,7 @@
 """Streamlit section of several QA / fact-check runs side by side, and a paired test of two.
 
-Renders :func:`evaluators.qa.compare.side_by_side` and :func:`evaluators.qa.compare.compare_records`
-results: a chart of EM / F1 by system with 95% intervals, the systems table, the records x systems
+Renders the side-by-side view and paired comparison of a :class:`evaluators.qa.run.QARun`
+(:meth:`~evaluators.qa.run.QARun.side_by_side`, :meth:`~evaluators.qa.run.QARun.compare`): a chart of EM / F1 by system with 95% intervals, the systems table, the records x systems
 matrix filtered by agreement, the paired comparison of two systems with the records that changed,
 and downloads (matrix CSV, HTML report).  Computes nothing itself.
 """
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from components.tables import visible_frame
-from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
+from evaluators.qa.compare import AGREEMENTS
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
 from evaluators.reports.tables import p_value_text, pct
 from evaluators.reports.escape import md, visible
@@ -30,11 +30,13 @@ def _ci(lo, hi) -> str | None:
     return None if lo is None else f"{pct(lo)} – {pct(hi)}"
 
 
-def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, Callable], object],
+def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable], object],
                          key: tuple, *, n_resamples: int = 10_000, prefix: str = "qa_sbs") -> None:
-    """The whole section for ``runs`` (name -> records, two or more), results cached under ``key``."""
+    """The whole section for the ``runs`` (name -> records, two or more) of a :class:`~evaluators.qa.run.QARun`,
+    results cached under ``key``."""
+    signature = result.signature
     st.subheader("Systems side by side · 系统对比")
-    view = cache(("qa-sbs", key, n_resamples), lambda: side_by_side(runs, n_resamples=n_resamples))
+    view = cache(("qa-sbs", key, n_resamples), lambda: result.side_by_side(runs, n_resamples=n_resamples))
     s = view.scores
     st.plotly_chart(metric_by_system(
         list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
@@ -76,7 +78,7 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     else:
         try:
             comparison = cache(("qa-pair", key, a, b, n_resamples),
-                               lambda: compare_records(runs[a], runs[b], a, b, n_resamples=n_resamples))
+                               lambda: result.compare(a, b, runs, n_resamples=n_resamples))
         except ValueError as exc:
             st.warning(md(str(exc)))
     if comparison is not None:

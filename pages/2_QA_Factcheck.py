@@ -18,11 +18,9 @@ from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
-from evaluators.qa import QAConfig, evaluate_qa, evaluate_qa_file  # noqa: E402
-from evaluators.qa.compare import runs_of  # noqa: E402
+from evaluators.qa import QAConfig  # noqa: E402
+from evaluators.qa.run import RECORD_COLUMNS, QAInput, record_view, run_qa  # noqa: E402
 from evaluators.review.items import qa_items  # noqa: E402
-from evaluators.qa.evaluate import unusable_reason  # noqa: E402
-from evaluators.reports.qa import RECORD_COLUMNS, rows_of  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
 
 MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead
@@ -34,25 +32,21 @@ DEMOS = {
 }
 
 
-def score(source, name: str, preds: bytes | None, preds_name: str, config: QAConfig, key: tuple):
-    """Score a file once per (content, settings) and share the report across reruns and sessions.
+def score(inputs: list[QAInput], config: QAConfig, key: tuple):
+    """Run :func:`run_qa` once per (contents, settings) and share the result across reruns and sessions.
 
-    ``source`` is the demo's bytes or the upload itself, which JSONL is streamed from line by
-    line (no second copy of a large upload); a progress bar shows while it runs.
+    The main input is the demo's bytes or the upload itself, which JSONL is streamed from line
+    by line (no second copy of a large upload); a progress bar shows while it runs.
     """
     def compute():
-        bar = st.progress(0.0, text=f"Scoring {md(name)} …")
+        bar = st.progress(0.0, text="Scoring …")
 
-        def tick(done, total):
-            bar.progress(min(done / max(total, 1), 1.0), text=f"Scored {done} of {total or '?'}")
+        def tick(name, done, total):
+            bar.progress(min(done / max(total, 1), 1.0), text=f"Scored {done} of {total or '?'} ({md(name)})")
 
-        if isinstance(source, bytes):
-            report = evaluate_qa(source, name, config, predictions=preds, predictions_file=preds_name, progress=tick)
-        else:
-            report = evaluate_qa_file(source, config, name=name, predictions=preds, predictions_file=preds_name,
-                                      progress=tick)
+        result = run_qa(inputs, config, progress=tick)
         bar.empty()
-        return report
+        return result
 
     return cached(("qa", key, config), compute)
 
@@ -103,16 +97,20 @@ with st.expander("Settings · 设置", expanded=False):
 
 config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fields(gt_text, DEFAULT_GT_FIELDS),
                   pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS))
-try:
-    report = score(data, file_name, preds, preds_name, config, data_key)
-except InputError as exc:
-    st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
-    st.stop()
+inputs = [QAInput(data, name=file_name, predictions=preds, predictions_file=preds_name if preds is not None else None),
+          *(QAInput(extra, name=extra.name) for extra in more_runs)]
+run_key = (data_key, tuple(upload_digest(x) for x in more_runs))
+result = score(inputs, config, run_key)
+main = result.inputs[0]
 
+if main.report is None:  # unreadable (undecodable bytes ...)
+    st.error(md(f"{main.failure.location()}: {main.failure.message}"))
+    st.stop()
+report = main.report
 st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
 issues_table(report.issues)
-reason = unusable_reason(report, config, preds_name if preds is not None else None)
-if reason:
+if not main.usable:
+    reason = main.failure.message
     st.error(md(f"{file_name}: {reason}. Upload the predictions with the file (second uploader) or set the "
                 "prediction field under Settings." if "prediction" in reason else f"{file_name}: {reason}."))
     st.stop()
@@ -141,25 +139,14 @@ if len(report.by_lang) > 1 or report.by_group:
     st.subheader("Breakdown · 分组")
     st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
 
-others = []
-for extra in more_runs:
-    try:
-        other = score(extra, extra.name, None, "<predictions>", config, (upload_digest(extra),))
-    except InputError as exc:
-        st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
-        continue
-    problem = unusable_reason(other, config)
-    if problem:
-        st.error(md(f"{extra.name}: {problem}; left out of the comparison."))
-        continue
-    others.append(other)
+for other in result.inputs[1:]:
+    if other.failure is not None:
+        f = other.failure
+        st.error(md(f"{f.location()}: {f.message}" + ("; left out of the comparison." if f.kind == "unusable" else "")))
 # Split into runs only when there is more than one system: a single large file is never materialised.
-runs = cached(("qa-runs", data_key, tuple(upload_digest(x) for x in more_runs), config),
-              lambda: runs_of([report, *others])) if others or len(report.by_group) > 1 else {}
+runs = cached(("qa-runs", run_key, config), result.runs) if result.others or len(report.by_group) > 1 else {}
 if len(runs) > 1:
-    side_by_side_section(runs, report.signature, cached,
-                         (data_key, tuple(upload_digest(x) for x in more_runs), config),
-                         n_resamples=config.ci_resamples)
+    side_by_side_section(result, runs, cached, (run_key, config), n_resamples=config.ci_resamples)
 elif source != "demo":
     st.caption("To compare systems side by side, upload more runs of the same questions (above), or a file "
                "with a system / model field.")
@@ -175,22 +162,18 @@ only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_e
 needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …", key="qa_search")
 
 
-def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
-    """The first MAX_ROWS records passing ``filters`` as a table, and how many pass.
-
-    Cached on the file, settings and filters: a rerun of another widget re-derives no record.
-    """
-    def compute():
-        indices, n = store.select(limit=MAX_ROWS, **filters)
-        return pd.DataFrame(rows_of(store[i] for i in indices), columns=RECORD_COLUMNS), n
-    return cached(("qa-rows", data_key, config, kind), compute)
+def _view(kind: tuple, **filters):
+    """The records passing ``filters`` (the first MAX_ROWS as rows), cached on the file, settings and filters:
+    a rerun of another widget re-derives no record."""
+    return cached(("qa-rows", data_key, config, kind), lambda: record_view(report, limit=MAX_ROWS, **filters))
 
 
-view, n_match = _rows(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
-                      langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
+records = _view(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
+                langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
+view, n_match = pd.DataFrame(records.rows, columns=RECORD_COLUMNS), records.n_match
 order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
          "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
-ids_shown = [str(i) for i in view["id"]] if len(view) else []
+ids_shown = records.ids
 qp = st.query_params
 if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
     st.session_state["qa_open"] = qp["record"]  # a shared link opens its record
@@ -206,49 +189,43 @@ def _open_selected() -> None:
 st.dataframe(visible_frame(view), hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
              column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
              selection_mode="single-row")
-st.caption(f"{n_match} of {len(store)} records match the filters"
+st.caption(f"{n_match} of {records.n_total} records match the filters"
            + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
               if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
 
 
 def _step(delta: int) -> None:
     """Previous / next record within the filtered table."""
-    at = ids_shown.index(st.session_state["qa_open"]) if st.session_state.get("qa_open") in ids_shown else 0
-    st.session_state["qa_open"] = ids_shown[max(0, min(len(ids_shown) - 1, at + delta))]
-
-
-def _given(value) -> bool:
-    """A cell with a value (not None, not NaN)."""
-    return value is not None and value == value
+    st.session_state["qa_open"] = records.step(st.session_state.get("qa_open"), delta)
 
 
 opened = st.session_state.get("qa_open")
-if opened in ids_shown:
+detail = records.detail(opened) if opened is not None else None
+if detail is not None:
     qp["record"] = opened
-    pos = ids_shown.index(opened)
-    row = view.iloc[pos]
+    pos = records.position(opened)
     with st.container(border=True):
         h1, h2, h3 = st.columns([6, 1, 1])
-        h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · status {md(row['status'])}")
+        h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · status {md(detail['status'])}")
         h2.button("◀ Previous", key="qa_prev", on_click=_step, args=(-1,), disabled=pos == 0, width="stretch")
         h3.button("Next ▶", key="qa_next", on_click=_step, args=(1,), disabled=pos == len(ids_shown) - 1,
                   width="stretch")
-        if isinstance(row.get("question"), str):
+        if detail["question"] is not None:
             st.markdown("**Question · 问题**")
-            st.text(visible(row["question"]))
+            st.text(visible(detail["question"]))
         g, p = st.columns(2)
         g.markdown("**Ground truth · 标准答案**")
-        g.text(visible(row["gold_answers"] or "—"))
-        p.markdown("**Prediction · 预测**" + (f" (EM {row['exact_match']:.0f}, F1 {row['token_f1']:.2f})"
-                                             if _given(row["exact_match"]) else ""))
-        p.text(visible(row["prediction"] or "—"))
-        if isinstance(row.get("prediction_raw"), str) and row["prediction_raw"] != row["prediction"]:
+        g.text(visible(detail["gold"]))
+        scores = detail["scores"]
+        p.markdown("**Prediction · 预测**" + (f" (EM {scores[0]:.0f}, F1 {scores[1]:.2f})" if scores else ""))
+        p.text(visible(detail["prediction"]))
+        if detail["raw_prediction"] is not None:
             with st.expander("Raw prediction (before <think> / <answer> handling)"):
-                st.text(visible(row["prediction_raw"]))
-        if isinstance(row.get("gold_verdict"), str):
-            st.caption(f"Verdict: gold {md(row['gold_verdict'])}, predicted {md(row['predicted_verdict'])} "
-                       f"({md(row['verdict_rule'] or '')})")
-        where = {k: (row[k] if _given(row[k]) else "—") for k in ("tokenizer", "gold_field", "prediction_field", "line")}
+                st.text(visible(detail["raw_prediction"]))
+        if detail["verdict"] is not None:
+            gold_v, pred_v, rule = detail["verdict"]
+            st.caption(f"Verdict: gold {md(gold_v)}, predicted {md(pred_v)} ({md(rule)})")
+        where = detail["where"]
         st.caption(f"Tokenizer {md(where['tokenizer'])} · gold field {md(where['gold_field'])} · "
                    f"prediction field {md(where['prediction_field'])} · line {md(where['line'])}")
 elif "record" in qp:
@@ -256,9 +233,9 @@ elif "record" in qp:
 
 
 def _side_table(columns: list[str], key: str, **filters) -> None:
-    frame, n = _rows((key,), **filters)
-    if n:
-        st.dataframe(visible_frame(frame[columns]), hide_index=True, key=key)
+    side = _view((key,), **filters)
+    if side.n_match:
+        st.dataframe(visible_frame(pd.DataFrame(side.rows, columns=RECORD_COLUMNS)[columns]), hide_index=True, key=key)
 
 
 c_left, c_right = st.columns(2)

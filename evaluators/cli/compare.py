@@ -57,55 +57,55 @@ def _fail(message: str) -> int:
 
 
 def load_runs(args: argparse.Namespace, *, intervals: bool = False):
-    """Score the inputs of ``args``; returns ``(reports, error message or None)``.
+    """Score the inputs of ``args`` with :func:`evaluators.qa.run.run_qa`; returns ``(run, error message or None)``.
 
     Without ``intervals`` the reports carry no bootstrap intervals (a comparison computes
-    them per system itself).
+    them per system itself).  Any input that cannot be scored is an error (exit 2).
     """
     import dataclasses
 
-    from evaluators.io import InputError
     from evaluators.parallel import worker_count
-    from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
+    from evaluators.qa.run import QAInput, run_qa
 
     config = config_of(args) if intervals else dataclasses.replace(config_of(args), ci_resamples=0)
     jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
     if args.predictions:
         if len(args.input) != 1:
-            return [], "--predictions needs exactly one --input (the SQuAD-style dataset)"
+            return None, "--predictions needs exactly one --input (the SQuAD-style dataset)"
         jobs = [(Path(args.input[0]), p) for p in args.predictions]
-    reports = []
+    inputs = []
     for path, pred_file in jobs:
         if not path.is_file():
-            return [], f"cannot read {path}: no such file"
+            return None, f"cannot read {path}: no such file"
         try:
             preds = Path(pred_file).read_bytes() if pred_file else None
-            report = evaluate_qa_file(path, config, name=pred_file or None, predictions=preds,
-                                      predictions_file=pred_file or "<predictions>",
-                                      workers=worker_count(args.workers))
         except OSError as exc:
-            return [], f"cannot read {pred_file or path}: {exc.strerror or exc}"
-        except (InputError, ValueError) as exc:  # unreadable input, a bad --workers
-            return [], str(exc)
-        for issue in report.issues:
+            return None, f"cannot read {pred_file}: {exc.strerror or exc}"
+        inputs.append(QAInput(path, name=pred_file or None, predictions=preds, predictions_file=pred_file))
+    try:
+        result = run_qa(inputs, config, workers=worker_count(args.workers))
+    except OSError as exc:
+        return None, f"cannot read {exc.filename or ''}: {exc.strerror or exc}"
+    except ValueError as exc:  # a bad --workers
+        return None, str(exc)
+    for outcome in result.inputs:
+        for issue in outcome.report.issues if outcome.report is not None else ():
             print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
-        reason = unusable_reason(report, config, pred_file)
-        if reason:
-            return [], f"{pred_file or path}: {reason}"
-        reports.append(report)
-    return reports, None
+        if outcome.failure is not None:
+            f = outcome.failure
+            return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
+    return result, None
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
-    from evaluators.qa.compare import compare_records, runs_of, side_by_side
     from evaluators.reports.qa import comparison_json, matrix_csv
     from evaluators.reports.tables import format_table, p_value_text, pct
 
-    reports, error = load_runs(args)
+    result, error = load_runs(args)
     if error:
         return _fail(error)
-    runs = runs_of(reports)
+    runs = result.runs()
     if len(runs) < 2:
         return _fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
                      "system/model field, or several --predictions")
@@ -117,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
     if a == b:
         return _fail("--a and --b name the same system")
     resamples = max(0, args.ci_resamples)
-    view = side_by_side(runs, n_resamples=resamples, seed=args.seed)
+    view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
     try:
-        comparison = compare_records(runs[a], runs[b], a, b, n_resamples=resamples, seed=args.seed)
+        comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
     except ValueError as exc:
         return _fail(str(exc))
-    signature = reports[0].signature
+    signature = result.signature
 
     def ci(lo, hi):
         return f"{pct(lo)} - {pct(hi)}" if lo is not None else "-"

@@ -82,10 +82,9 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
-    from evaluators.io import InputError
     from evaluators.parallel import worker_count
-    from evaluators.qa.evaluate import evaluate_qa_file, unusable_reason
-    from evaluators.reports.qa import record_rows, records_csv, report_json, summary_csv
+    from evaluators.qa.run import QAInput, run_qa
+    from evaluators.reports.qa import csv_rows, json_rows, record_rows, summary_csv, write_report_json
     from evaluators.reports.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)
@@ -102,20 +101,37 @@ def run(args: argparse.Namespace) -> int:
         workers = worker_count(args.workers)
     except ValueError as exc:
         return _fail(str(exc))
+    out = Path(args.output_file) if args.output_file else None
+    as_csv = out is not None and out.suffix.lower() == ".csv"
+    try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
+        out_file = open(out, "w", encoding="utf-8", newline="") if as_csv else None
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    spool = None
+    if as_csv:
+        sink = csv_rows(out_file)
+    elif out is not None:
+        sink, spool = json_rows()
+    else:
+        sink = None
     try:
-        report = evaluate_qa_file(path, config, predictions=preds,
-                                  predictions_file=args.predictions or "<predictions>",
-                                  workers=workers)
+        result = run_qa(QAInput(path, predictions=preds, predictions_file=args.predictions), config,
+                        workers=workers, rows=sink)
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
-    except InputError as exc:
-        return _fail(str(exc))
-
-    for issue in report.issues:
-        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
-    reason = unusable_reason(report, config, args.predictions)
-    if reason:
-        return _fail(f"{path}: {reason}")
+    finally:
+        if out_file is not None:
+            out_file.close()
+    main = result.inputs[0]
+    if main.report is not None:
+        for issue in main.report.issues:
+            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+    if not main.usable:
+        if out_file is not None:
+            out.unlink(missing_ok=True)  # nothing usable: no half-written rows
+        failure = main.failure
+        return _fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
+    report = main.report
 
     bar = "=" * 80
     print(bar)
@@ -194,10 +210,11 @@ def run(args: argparse.Namespace) -> int:
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
     print(bar)
     print(f"signature: {report.signature}")
-    if args.output_file:
-        out = Path(args.output_file)
-        text = records_csv(report) if out.suffix.lower() == ".csv" else report_json(report)
-        out.write_text(text, encoding="utf-8")
+    if out is not None:
+        if spool is not None:
+            with open(out, "w", encoding="utf-8") as f:
+                write_report_json(report, f, spool=spool)
+            spool.file.close()
         print(f"report written to {out}")
     if args.summary_csv:
         Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")

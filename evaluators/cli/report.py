@@ -39,18 +39,17 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``report`` subcommand; returns the exit code."""
-    from evaluators.qa.compare import compare_records, runs_of, side_by_side
     from evaluators.cli.compare import load_runs
     from evaluators.reports.html import comparison_report, qa_report
 
-    reports, error = load_runs(args, intervals=True)
+    result, error = load_runs(args, intervals=True)
     if error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    runs = runs_of(reports)
+    runs = result.runs()
     resamples = max(0, args.ci_resamples)
-    if len(reports) == 1 and len(runs) == 1:
-        text = qa_report(reports[0], title=args.title)
+    if len(result.reports) == 1 and len(runs) == 1:
+        text = qa_report(result.report, title=args.title)
     else:
         names = list(runs)
         a, b = args.a or names[0], args.b or names[1]
@@ -58,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
         if missing or a == b:
             print(f"error: --a/--b must name two different runs of: {', '.join(names)}", file=sys.stderr)
             return 2
-        view = side_by_side(runs, n_resamples=resamples, seed=args.seed)
+        view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
         try:
-            comparison = compare_records(runs[a], runs[b], a, b, n_resamples=resamples, seed=args.seed)
+            comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
         except ValueError:
             comparison = None
-        text = comparison_report(view, comparison, reports[0].signature,
+        text = comparison_report(view, comparison, result.signature,
                                  title=args.title or f"Comparison: {', '.join(names)}")
     out = Path(args.out)
     try:

@@ -397,14 +397,40 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
     InputError
         If the bytes are neither UTF-8 nor GB18030.
     """
+    for item in iter_jsonl_values(data, file, encoding=encoding, keep_raw=keep_raw):
+        yield item if type(item) is not tuple else Record(*item)
+
+
+def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, encoding: str | None = None,
+                      keep_raw: bool = True) -> Iterator[tuple | InputIssue]:
+    """:func:`iter_jsonl` without the record objects: ``(data, line, index, raw, offset)`` tuples per good line.
+
+    For callers that handle millions of lines (the tuple is the arguments of :class:`Record`);
+    bad lines are :class:`InputIssue` items, exactly as :func:`iter_jsonl` gives them.
+    """
     if encoding is None:
         encoding, bom = _detect_encoding(data, file)
     else:
         bom = 3 if encoding == "utf-8-sig" else 0
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     utf8 = codec == "utf-8"
+    fast = _orjson.loads if _orjson is not None and utf8 else None
+    fast_error = _orjson.JSONDecodeError if fast is not None else ()
     index = 0
     for lineno, (offset, raw_line) in enumerate(_lines(data, bom), start=1):
+        if fast is not None:  # valid UTF-8 (checked above): orjson reads the bytes, same value as from the text
+            try:
+                value = fast(raw_line)
+            except fast_error:
+                pass  # blank, invalid, NaN tokens, too deep, lone surrogates: the path below decides
+            else:
+                if type(value) is dict:
+                    if not keep_raw:
+                        yield value, lineno, index, None, None
+                    else:
+                        yield value, lineno, index, bytes(raw_line), offset
+                    index += 1
+                    continue
         try:
             line = str(raw_line, codec)
         except UnicodeDecodeError as exc:  # only when a wrong ``encoding`` was passed in
@@ -429,11 +455,11 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
                              kind="schema")
             continue
         if not keep_raw:
-            yield Record(value, lineno, index)
+            yield value, lineno, index, None, None
         elif utf8:
-            yield Record(value, lineno, index, bytes(raw_line), offset)
+            yield value, lineno, index, bytes(raw_line), offset
         else:
-            yield Record(value, lineno, index, line.encode("utf-8"), None)
+            yield value, lineno, index, line.encode("utf-8"), None
         index += 1
 
 
@@ -453,14 +479,22 @@ def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple
         Only when the bytes cannot be decoded.
     """
     warnings: list[InputIssue] = []
+    data = bytes(data)
+    if _orjson is not None:
+        bom = data[:3] == b"\xef\xbb\xbf"
+        try:
+            value = _orjson.loads(memoryview(data)[3:] if bom else data)
+            return value, RecordSet(file=file, format="json", encoding="utf-8-sig" if bom else "utf-8")
+        except _orjson.JSONDecodeError:
+            pass  # not UTF-8, NaN tokens or invalid JSON: decoded once below, errors located
+    decoded = decode_bytes(data, file)  # the one decode (its encoding is kept for the error case too)
     try:
-        value, encoding = load_json_bytes(bytes(data), file, warnings)
+        value = parse_json_text(decoded.text, file, warnings)
     except InputError as exc:
         if exc.issue.kind != "json":
             raise
-        return None, RecordSet(file=file, format="json", encoding=_detect_encoding(data, file)[0],
-                               issues=[exc.issue])
-    return value, RecordSet(file=file, format="json", encoding=encoding, issues=warnings)
+        return None, RecordSet(file=file, format="json", encoding=decoded.encoding, issues=[exc.issue])
+    return value, RecordSet(file=file, format="json", encoding=decoded.encoding, issues=warnings)
 
 
 def add_json_records(value: Any, out: RecordSet) -> RecordSet:

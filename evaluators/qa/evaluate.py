@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import os
 import re
 import sys
-import threading
 from collections import Counter
 from functools import partial
-from itertools import chain
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,16 +36,16 @@ from typing import Any, BinaryIO
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
-from evaluators.io.readers import iter_jsonl, sniff_bytes
 from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
 from evaluators.parallel import chunked, imap_chunks
+from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
-                                  Resolved, get_path, resolve, text_field)
-from evaluators.qa.records import join_predictions, read_prediction_map, read_qa_records
+                                  answer_texts, get_path, resolve, text_field)
+from evaluators.qa.records import QASource, open_qa_source
 from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin
 
@@ -412,6 +409,19 @@ def signature(task: str) -> str:
     return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
 
 
+def _count(rid: str, status: str, pred_v: str | None, gold_field: str | None, pred_field: str | None,
+           special: dict[str, list[str]], gt_used: Counter[str], pred_used: Counter[str]) -> None:
+    """Book one scored record: the id lists of the report and the field counts."""
+    if pred_field:
+        pred_used[pred_field] += 1
+    if gold_field:
+        gt_used[gold_field] += 1
+    if status != STATUS_SCORED:
+        special[status].append(rid)
+    elif pred_v == verdicts.UNPARSED:
+        special["unparsed_predictions"].append(rid)
+
+
 #: Records looked at to detect the task and the group field of a streamed file (a
 #: :class:`~evaluators.io.RecordSet`, already in memory, is looked at whole).
 DETECTION_SAMPLE = 2000
@@ -426,6 +436,7 @@ def evaluate_records(
     total: int | None = None,
     reader: Callable[[int, int], bytes] | None = None,
     workers: int = 1,
+    rows: RowSink | None = None,
 ) -> QAReport:
     """Score QA or fact-check records, from a :class:`~evaluators.io.RecordSet` or a stream.
 
@@ -451,6 +462,9 @@ def evaluate_records(
     workers : int
         Worker processes scoring chunks of :data:`CHUNK_RECORDS` records (:mod:`evaluators.parallel`);
         the report is identical to the one of ``workers=1``.
+    rows : RowSink, optional
+        Receives each record's rendered row as it is scored (in input order), so a writer
+        streams instead of materialising every record after the report.
 
     Returns
     -------
@@ -464,20 +478,20 @@ def evaluate_records(
     config = config or QAConfig()
     if isinstance(records, RecordSet):
         file, issues, total = records.file, list(records.issues), len(records.records)
-        stream: Iterator[Record | InputIssue] = iter(records.records)
+        stream: Iterator[Any] = iter(records.records)
         sample_size = max(1, total)
     else:
         issues, stream = [], iter(records)
         sample_size = DETECTION_SAMPLE
-    head: list[Record] = []
+    head: list[tuple] = []  # (data, line, index, raw, offset) of the first records
     for item in stream:
         if isinstance(item, InputIssue):
             issues.append(item)
             continue
-        head.append(item)
+        head.append(item if type(item) is tuple else (item.data, item.line, item.index, item.raw, item.offset))
         if len(head) >= sample_size:
             break
-    sample = [r.data for r in head]
+    sample = [r[0] for r in head]
     if config.task == "auto":
         task, reason = detect_task(sample, config.dataset, config.gt_fields)
     else:
@@ -486,46 +500,74 @@ def evaluate_records(
     del sample
     gt_used: Counter[str] = Counter()
     pred_used: Counter[str] = Counter()
-
-    def rescore(data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
-        return _score_one(data, index, line, task, config, group_field, Counter(), Counter())
-
-    store = RecordStore(rescore, reader)
-    special: dict[str, list[str]] = {"missing_gt": [], "missing_prediction": [], "gold_unparsed": [],
+    scorer = Scorer(task, config, group_field)
+    store = RecordStore(scorer.record, reader)
+    special: dict[str, list[str]] = {STATUS_MISSING_GT: [], STATUS_MISSING_PREDICTION: [], STATUS_GOLD_UNPARSED: [],
                                      "unparsed_predictions": []}
+    sig = signature(task)
+    render, write = (rows.render, rows.write) if rows is not None else (None, None)
     total = total or 0
-    def records_only():  # issues are collected here, records go on to be scored
-        for item in chain(head, stream):
-            if isinstance(item, InputIssue):
+
+    def items() -> Iterator[tuple]:  # issues are collected here, records go on to be scored as tuples
+        yield from head
+        for item in stream:
+            if type(item) is tuple:
+                yield item
+            elif isinstance(item, InputIssue):
                 issues.append(item)
             else:
-                yield item
+                yield item.data, item.line, item.index, item.raw, item.offset
 
-    def scored() -> Iterator[tuple[Record, QARecordResult]]:
-        if workers <= 1:
-            for rec in records_only():
-                yield rec, _score_one(rec.data, rec.index, rec.line, task, config, group_field, gt_used, pred_used)
-            return
-        work = partial(_score_chunk, task, config, group_field)
-        for chunk, (results, gt_counts, pred_counts) in imap_chunks(
-                work, chunked(records_only(), CHUNK_RECORDS), workers,
-                payload=lambda chunk: [(r.data, r.index, r.line) for r in chunk]):
-            gt_used.update(gt_counts)
-            pred_used.update(pred_counts)
-            yield from zip(chunk, results)
-
-    for k, (rec, r) in enumerate(scored()):
-        if progress is not None and k % 250 == 0:
-            progress(k, total)
-        store.append(r, rec.raw, rec.offset)
-        if r.status == STATUS_MISSING_GT:
-            special["missing_gt"].append(r.id)
-        elif r.status == STATUS_MISSING_PREDICTION:
-            special["missing_prediction"].append(r.id)
-        elif r.status == STATUS_GOLD_UNPARSED:
-            special["gold_unparsed"].append(r.id)
-        elif r.status == STATUS_SCORED and r.predicted_verdict == verdicts.UNPARSED:
-            special["unparsed_predictions"].append(r.id)
+    append = store.append_values
+    unparsed = verdicts.UNPARSED
+    k = 0
+    if workers <= 1:
+        values = scorer.values
+        ask_question = render is not None
+        pending: list[tuple] = []  # values of the records not yet rendered
+        for data, line, index, raw, offset in items():
+            v = values(data, index, line, ask_question or raw is None)
+            rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
+            if raw is None:  # records read whole are kept whole
+                store.append(QARecordResult(*v))
+            else:
+                append(raw, offset, line, v[13], v[14], status, v[11], v[15], v[16], group)
+            if pred_field:
+                pred_used[pred_field] += 1
+            if gold_field:
+                gt_used[gold_field] += 1
+            if status != STATUS_SCORED:
+                special[status].append(rid)
+            elif v[16] == unparsed:
+                special["unparsed_predictions"].append(rid)
+            if render is not None:
+                pending.append(v)
+                if len(pending) >= ROWS_PER_WRITE:
+                    write(render(pending, sig))
+                    pending = []
+            k += 1
+            if progress is not None and k % 250 == 0:
+                progress(k, total)
+        if pending:
+            write(render(pending, sig))
+    else:
+        work = partial(_score_chunk, scorer, render, sig)
+        for chunk, (compact, text) in imap_chunks(work, chunked(items(), CHUNK_RECORDS), workers,
+                                                  payload=lambda chunk: (chunk[0][3] is None,
+                                                                         [(d, i, ln) for d, ln, i, _, _ in chunk])):
+            for (_, _, _, raw, offset), c in zip(chunk, compact):
+                if raw is None:  # records read whole are kept whole (all their values came back)
+                    store.append(QARecordResult(*c))
+                    c = _compact(c)
+                line, rid, group, status, lang, em, f1, gold_v, pred_v, gold_field, pred_field = c
+                if raw is not None:
+                    append(raw, offset, line, em, f1, status, lang, gold_v, pred_v, group)
+                _count(rid, status, pred_v, gold_field, pred_field, special, gt_used, pred_used)
+            if text is not None:
+                write(text)
+            k += len(chunk)
+            if progress is not None:
+                progress(k, total)
     head.clear()
     if progress is not None:
         progress(len(store), total or len(store))
@@ -566,9 +608,9 @@ def evaluate_records(
         by_lang=by_lang,
         by_group=by_group,
         group_field=group_field,
-        missing_gt=tuple(special["missing_gt"]),
-        missing_prediction=tuple(special["missing_prediction"]),
-        gold_unparsed=tuple(special["gold_unparsed"]),
+        missing_gt=tuple(special[STATUS_MISSING_GT]),
+        missing_prediction=tuple(special[STATUS_MISSING_PREDICTION]),
+        gold_unparsed=tuple(special[STATUS_GOLD_UNPARSED]),
         unparsed_predictions=tuple(special["unparsed_predictions"]),
         classification=classification,
         gt_fields_used=dict(gt_used),
@@ -608,68 +650,250 @@ def score_record(data: Mapping[str, Any], task: str, config: QAConfig | None = N
     the records with status ``scored`` or ``missing_prediction``; see ``docs/scaling.md`` for
     running this function on Dask or Ray.
     """
-    return _score_one(data, index, line, task, config or QAConfig(), group_field, Counter(), Counter())
+    return Scorer(task, config or QAConfig(), group_field).record(data, index, line)
 
 
 #: Records per chunk sent to a worker process (``workers > 1``).
 CHUNK_RECORDS = 2000
 
+#: (prediction, gold answers) pairs whose scores a :class:`Scorer` remembers (then it starts afresh).
+MEMO_PAIRS = 100_000
 
-def _score_chunk(task: str, config: QAConfig, group_field: str | None,
-                 items: list[tuple[Mapping[str, Any], int, int | None]]
-                 ) -> tuple[list[QARecordResult], Counter[str], Counter[str]]:
-    """:func:`_score_one` over ``(data, index, line)`` items in a worker; with the field counts."""
-    gt_used: Counter[str] = Counter()
-    pred_used: Counter[str] = Counter()
-    return ([_score_one(d, i, ln, task, config, group_field, gt_used, pred_used) for d, i, ln in items],
-            gt_used, pred_used)
+_ABSENT = object()
+_ORIGINAL_ROW = "original_row"
 
 
-def _score_one(data: Mapping[str, Any], index: int, line: int | None, task: str, config: QAConfig,
-               group_field: str | None, gt_used: Counter[str], pred_used: Counter[str]) -> QARecordResult:
-    rid = text_field(data, ID_FIELDS, allow_numbers=True) or f"#{line if line is not None else index + 1}"
-    group = None
-    if group_field:
-        g = data.get(group_field)
-        group = sys.intern(str(g)) if g is not None and str(g).strip() else None  # few distinct values
-    question = text_field(data, QUESTION_FIELDS)
-    gold: Resolved | None = resolve(data, config.gt_fields)
-    pred_field, pred_raw, pred_value = _prediction(data, config.pred_fields)
-    prediction = verdicts.extract_answer(pred_raw) if pred_raw is not None else ""
-    base = dict(index=index, line=line, id=rid.strip(), group=group, question=question,
-                gold_answers=gold.texts if gold else (), gold_field=gold.field if gold else None,
-                prediction_raw=pred_raw, prediction_field=pred_field, prediction=prediction)
-    if pred_field:
-        pred_used[pred_field] += 1
-    if gold is None:
-        return QARecordResult(**base, status=STATUS_MISSING_GT, lang=None, tokenizer=None,
-                              exact_match=None, token_f1=None)
-    gt_used[gold.field] += 1
-    missing_pred = not prediction.strip()
-    status = STATUS_MISSING_PREDICTION if missing_pred else STATUS_SCORED
-    if task == "factcheck":
-        gold_v = verdicts.normalize_verdict(gold.raw if not isinstance(gold.raw, (list, dict)) else gold.texts[0])
-        pred_v = verdicts.normalize_verdict(pred_value if pred_value is not None else None)
-        if gold_v.label == verdicts.UNPARSED:
-            return QARecordResult(**base, status=STATUS_GOLD_UNPARSED, lang=None, tokenizer="verdict",
-                                  exact_match=None, token_f1=None, gold_verdict=gold_v.label,
-                                  predicted_verdict=pred_v.label, verdict_rule=pred_v.rule)
-        hit = 1.0 if pred_v.label == gold_v.label else 0.0
-        return QARecordResult(**base, status=status, lang=None, tokenizer="verdict", exact_match=hit,
-                              token_f1=hit, gold_verdict=gold_v.label, predicted_verdict=pred_v.label,
-                              verdict_rule=pred_v.rule)
-    if config.lang == "auto":
-        lang = "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in gold.texts)) else "en"
-    else:
-        lang = config.lang
-    if missing_pred:
-        em = f1 = 0.0
-    elif lang == "zh":
-        em, f1 = cmrc.cmrc_scores(prediction, gold.texts)
-    else:
-        em, f1 = squad.squad_scores(prediction, gold.texts)
-    return QARecordResult(**base, status=status, lang=lang, tokenizer="cmrc2018" if lang == "zh" else "squad-v1.1",
-                          exact_match=em, token_f1=f1)
+def _spec(name: str) -> tuple[str, str | None, str | None]:
+    """``(name, head, rest)`` of a field name (``head``/``rest`` split at the first dot, else None)."""
+    if "." not in name:
+        return name, None, None
+    head, rest = name.split(".", 1)
+    return name, head, rest
+
+
+def _value(record: Mapping[str, Any], spec: tuple[str, str | None, str | None]) -> Any:
+    """:func:`evaluators.qa.fields.get_path` with the name split once."""
+    name, head, rest = spec
+    value = record.get(name, _ABSENT)
+    if value is not _ABSENT:
+        return value
+    if head is None:
+        return None
+    inner = record.get(head)
+    return get_path(inner, rest) if isinstance(inner, Mapping) else None
+
+
+class Scorer:
+    """Scores records of one file: the task, settings and group field fixed, field names split once.
+
+    :meth:`values` is the one per-record computation: :meth:`record` builds a
+    :class:`QARecordResult` from it, and a streamed file keeps only the compact columns it
+    gives (a record is re-derived later by :meth:`record`, from the same values).  Picklable:
+    worker processes get one per chunk.
+
+    The field lookups give exactly what :func:`~evaluators.qa.fields.resolve`,
+    :func:`~evaluators.qa.fields.text_field` and :func:`_prediction` give (tested).
+    """
+
+    def __init__(self, task: str, config: QAConfig, group_field: str | None):
+        self.task, self.config, self.group_field = task, config, group_field
+        self._gt = [_spec(n) for n in config.gt_fields]
+        self._pred = [_spec(n) for n in config.pred_fields]
+        self._ids = [(n, f"{_ORIGINAL_ROW}.{n}") for n in ID_FIELDS]
+        self._questions = [(n, f"{_ORIGINAL_ROW}.{n}") for n in QUESTION_FIELDS]
+        self._memo: dict[tuple[str, tuple[str, ...]], tuple[str, float, float]] = {}
+
+    def __getstate__(self) -> dict:  # a worker starts with an empty memo
+        return {**self.__dict__, "_memo": {}}
+
+    @staticmethod
+    def _text(record: Mapping[str, Any], names: list[tuple[str, str]], allow_numbers: bool) -> str | None:
+        """:func:`~evaluators.qa.fields.text_field` over names without dots."""
+        inner = record.get(_ORIGINAL_ROW)
+        if inner is not None and not isinstance(inner, Mapping):
+            inner = None
+        for name, dotted in names:
+            value = record.get(name)
+            if value is not None:
+                if isinstance(value, str):
+                    if value.strip():
+                        return value
+                elif allow_numbers and isinstance(value, int) and not isinstance(value, bool):
+                    return str(value)
+            value = record[dotted] if dotted in record else inner.get(name) if inner is not None else None
+            if value is not None:
+                if isinstance(value, str):
+                    if value.strip():
+                        return value
+                elif allow_numbers and isinstance(value, int) and not isinstance(value, bool):
+                    return str(value)
+        return None
+
+    def _gold(self, record: Mapping[str, Any]) -> tuple[str, Any, tuple[str, ...]] | None:
+        """:func:`~evaluators.qa.fields.resolve` as ``(field, raw, texts)``."""
+        for name, head, rest in self._gt:
+            value = record.get(name, _ABSENT)
+            if value is _ABSENT:
+                if head is None:
+                    continue
+                inner = record.get(head)
+                if inner is None or not isinstance(inner, Mapping):
+                    continue
+                value = get_path(inner, rest)
+            if value is None:
+                continue
+            if type(value) is str:
+                stripped = value.strip()
+                if not stripped:
+                    continue
+                if not (stripped[0] == "[" and stripped[-1] == "]"):
+                    return name, value, (value,)
+            elif is_empty(value):
+                continue
+            texts = answer_texts(value, name)
+            if texts:
+                return name, value, texts
+        return None
+
+    def _prediction(self, record: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+        """:func:`_prediction` with the field names split once."""
+        for name, head, rest in self._pred:
+            value = record.get(name, _ABSENT)
+            if value is _ABSENT:
+                if head is None:
+                    continue
+                inner = record.get(head)
+                if inner is None or not isinstance(inner, Mapping):
+                    continue
+                value = get_path(inner, rest)
+            if value is None or (isinstance(value, float) and value != value):
+                continue
+            if type(value) is str:
+                if not value.strip():
+                    continue
+                return name, value, value
+            if isinstance(value, list):
+                value = next((v for v in value if isinstance(v, str) and v.strip()), None)
+                if value is None:
+                    continue
+            return name, str(value), value
+        return None, None, None
+
+    def _scores(self, prediction: str, texts: tuple[str, ...], missing: bool) -> tuple[str, float, float]:
+        """``(lang, EM, F1)`` of a QA prediction against its gold answers, remembered for repeated pairs."""
+        key = (prediction, texts)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        lang = self.config.lang
+        if lang == "auto":
+            lang = "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in texts)) else "en"
+        if missing:
+            em = f1 = 0.0
+        elif lang == "zh":
+            em, f1 = cmrc.cmrc_scores(prediction, texts)
+        else:
+            em, f1 = squad.squad_scores(prediction, texts)
+        if len(self._memo) >= MEMO_PAIRS:
+            self._memo.clear()
+        self._memo[key] = hit = (lang, em, f1)
+        return hit
+
+    def values(self, data: Mapping[str, Any], index: int, line: int | None, question: bool = True) -> tuple:
+        """The values of a :class:`QARecordResult`, in field order (``question`` None unless asked for)."""
+        rid = self._text(data, self._ids, True)
+        rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
+        group = None
+        if self.group_field:
+            g = data.get(self.group_field)
+            if g is not None:
+                g = g if type(g) is str else str(g)
+                group = sys.intern(g) if g.strip() else None  # few distinct values
+        q = self._text(data, self._questions, False) if question else None
+        gold = self._gold(data)
+        pred_field, pred_raw, pred_value = self._prediction(data)
+        prediction = verdicts.extract_answer(pred_raw) if pred_raw is not None else ""
+        if gold is None:
+            return (index, line, rid, group, q, (), None, pred_raw, pred_field, prediction, STATUS_MISSING_GT,
+                    None, None, None, None, None, None, None)
+        gold_field, gold_raw, texts = gold
+        missing = not prediction.strip()
+        status = STATUS_MISSING_PREDICTION if missing else STATUS_SCORED
+        if self.task == "factcheck":
+            gold_v = verdicts.normalize_verdict(gold_raw if not isinstance(gold_raw, (list, dict)) else texts[0])
+            pred_v = verdicts.normalize_verdict(pred_value if pred_value is not None else None)
+            if gold_v.label == verdicts.UNPARSED:
+                return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction,
+                        STATUS_GOLD_UNPARSED, None, "verdict", None, None, gold_v.label, pred_v.label, pred_v.rule)
+            hit = 1.0 if pred_v.label == gold_v.label else 0.0
+            return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction, status, None,
+                    "verdict", hit, hit, gold_v.label, pred_v.label, pred_v.rule)
+        lang, em, f1 = self._scores(prediction, texts, missing)
+        return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction, status, lang,
+                "cmrc2018" if lang == "zh" else "squad-v1.1", em, f1, None, None, None)
+
+    def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
+        """The full :class:`QARecordResult` of one record."""
+        return QARecordResult(*self.values(data, index, line))
+
+
+@dataclass(frozen=True)
+class RowSink:
+    """Where per-record rows go while a file is scored (a streaming writer), in input order.
+
+    Attributes
+    ----------
+    render : callable
+        ``render(values, signature) -> str``: the text of the rows of consecutive records, each
+        given as the values of a :class:`QARecordResult` in field order (a tuple).  It runs in
+        the worker processes when there are several, so it must be picklable (a module-level
+        function).
+    write : callable
+        ``write(text)``: called in this process with the rendered rows, in input order.
+    """
+
+    render: Callable[[list[tuple], str], str]
+    write: Callable[[str], None]
+
+
+#: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
+ROWS_PER_WRITE = 1000
+
+
+#: Positions in :meth:`Scorer.values` of what the compact store and the aggregates keep.
+_I_LINE, _I_ID, _I_GROUP, _I_GOLD_FIELD, _I_PRED_FIELD, _I_STATUS, _I_LANG = 1, 2, 3, 6, 8, 10, 11
+_I_EM, _I_F1, _I_GOLD_V, _I_PRED_V = 13, 14, 15, 16
+
+
+def _compact(v: tuple) -> tuple:
+    """What the store keeps of a record's values (line, id, group, status, lang, EM, F1, verdicts, fields)."""
+    return (v[_I_LINE], v[_I_ID], v[_I_GROUP], v[_I_STATUS], v[_I_LANG], v[_I_EM], v[_I_F1], v[_I_GOLD_V],
+            v[_I_PRED_V], v[_I_GOLD_FIELD], v[_I_PRED_FIELD])
+
+
+def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], str] | None, signature_text: str,
+                 payload: tuple[bool, list[tuple[Mapping[str, Any], int, int | None]]]
+                 ) -> tuple[list[tuple], str | None]:
+    """A chunk of ``(data, index, line)`` scored in a worker.
+
+    Returns the compact values of each record (all its values when ``payload[0]`` asks for
+    whole records), and the rows' text when rendering.
+    """
+    full, items = payload
+    need_all = full or render is not None
+    values = [scorer.values(d, i, ln, need_all) for d, i, ln in items]
+    text = render(values, signature_text) if render is not None else None
+    return (values if full else [_compact(v) for v in values]), text
+
+
+def evaluate_source(source: QASource, config: QAConfig | None = None, *,
+                    progress: Callable[[int, int], None] | None = None, workers: int = 1,
+                    rows: RowSink | None = None) -> QAReport:
+    """Score an input read once by :func:`evaluators.qa.records.open_qa_source` (records, not bytes)."""
+    if source.streamed:
+        return evaluate_records(source.records, config, progress, file=source.file, total=source.total,
+                                reader=source.reader, workers=workers, rows=rows)
+    return evaluate_records(source.records, config, progress, workers=workers, rows=rows)
 
 
 def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,
@@ -706,19 +930,9 @@ def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", con
     InputError
         When a file cannot be decoded (or the predictions file is not valid JSON).
     """
-    if not isinstance(data, bytes):
-        data = bytes(data)
-    if predictions is None and sniff_bytes(data, file) == "jsonl":
-        # Stream: score line by line without keeping the parsed records.
-        return evaluate_records(iter_jsonl(data, file), config, progress, file=file,
-                                total=data.count(b"\n") + 1, reader=lambda off, n: data[off:off + n],
-                                workers=workers)
-    records = read_qa_records(data, file)
-    if predictions is not None:
-        mapping, issues = read_prediction_map(predictions, predictions_file)
-        records = join_predictions(records, mapping, predictions_file)
-        records.issues.extend(issues)
-    return evaluate_records(records, config, progress, workers=workers)
+    source = open_qa_source(data, file, predictions=predictions, predictions_file=predictions_file,
+                            count_lines=progress is not None)
+    return evaluate_source(source, config, progress=progress, workers=workers)
 
 
 def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = None, *, name: str | None = None,
@@ -743,63 +957,6 @@ def evaluate_qa_file(source: str | Path | BinaryIO, config: QAConfig | None = No
     InputError
         As :func:`evaluate_qa`.
     """
-    if hasattr(source, "read"):
-        def from_buffer(off: int, n: int) -> bytes:  # an in-memory file (an upload): read in place, no copy
-            with source.getbuffer() as view:
-                return bytes(view[off:off + n])
-
-        return _evaluate_open_file(source, name or str(getattr(source, "name", "<input>")), config, predictions,
-                                   predictions_file, progress,
-                                   from_buffer if hasattr(source, "getbuffer") else None, workers)
-    path = Path(source)
-    with open(path, "rb") as f:
-        return _evaluate_open_file(f, name or str(path), config, predictions, predictions_file, progress,
-                                   _LineReader(path), workers)
-
-
-class _LineReader:
-    """``reader(offset, length) -> bytes`` over a file on disk, for records re-derived later.
-
-    The file is opened on first use and kept open (closed with the reader), and read with
-    ``os.pread`` where available (no shared file position, so threads can share it).  The
-    file must not change after it was scored: the report reads its lines back from it.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file: BinaryIO | None = None
-        self._lock = threading.Lock()
-
-    def __call__(self, offset: int, length: int) -> bytes:
-        with self._lock:
-            if self._file is None:
-                self._file = open(self.path, "rb")
-            if hasattr(os, "pread"):
-                return os.pread(self._file.fileno(), length, offset)
-            self._file.seek(offset)
-            return self._file.read(length)
-
-    def __del__(self) -> None:
-        f = self._file
-        if f is not None:
-            f.close()
-
-    def __getstate__(self) -> dict:  # picklable: the open file is not part of the state
-        return {"path": self.path}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"])
-
-
-def _evaluate_open_file(f: BinaryIO, name: str, config, predictions, predictions_file, progress,
-                        reader: Callable[[int, int], bytes] | None = None, workers: int = 1) -> QAReport:
-    f.seek(0)
-    if predictions is None and sniff_bytes(f.read(65536), name) == "jsonl":
-        f.seek(0)
-        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
-        f.seek(0)
-        return evaluate_records(iter_jsonl(f, name), config, progress, file=name, total=total,
-                                reader=reader, workers=workers)
-    f.seek(0)
-    return evaluate_qa(f.read(), name, config, predictions=predictions, predictions_file=predictions_file,
-                       progress=progress, workers=workers)
+    opened = open_qa_source(source, name, predictions=predictions, predictions_file=predictions_file,
+                            count_lines=progress is not None)
+    return evaluate_source(opened, config, progress=progress, workers=workers)

@@ -16,12 +16,16 @@ key (a record's own ``system`` value is kept), so the systems are scored side by
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from evaluators.io import InputIssue, Record, RecordSet, read_records
 from evaluators.io.errors import InputError
-from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
+from evaluators.io.readers import (add_json_records, iter_jsonl_values, read_json_document, records_field, sniff_bytes)
 from evaluators.qa.fields import DEFAULT_PRED_FIELDS, ID_FIELDS, text_field
 
 #: Field that receives predictions joined from a separate predictions file.
@@ -97,7 +101,11 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
     InputError
         When the bytes cannot be decoded.
     """
-    fmt = sniff_bytes(data, file)
+    return records_of(data, file, sniff_bytes(data, file))
+
+
+def records_of(data: bytes, file: str, fmt: str) -> RecordSet:
+    """:func:`read_qa_records` of a file whose format is known (``json``, ``jsonl`` or ``csv``): no second sniff."""
     if fmt != "json":
         return read_records(data, file, fmt)
     value, out = read_json_document(data, file)
@@ -168,3 +176,159 @@ def join_predictions(records: RecordSet, predictions: Mapping[str, Any], pred_fi
                                      severity="warning", kind="pairing"))
     return out
 
+
+
+@dataclass
+class QASource:
+    """One QA input, sniffed once and read once into records (with their located problems).
+
+    Attributes
+    ----------
+    file : str
+        Its name.
+    format : str
+        ``jsonl`` (streamed), ``json``, ``csv`` or ``squad``.
+    records : RecordSet or iterator of tuple / InputIssue
+        What the scorer consumes: the records read whole, or a one-pass stream of a JSONL
+        input, parsed line by line as it is consumed (``(data, line, index, raw, offset)``
+        tuples, :func:`evaluators.io.readers.iter_jsonl_values`; issues in the stream are located).
+    total : int or None
+        Lines of a stream when counted (for a progress bar), else ``None``.
+    reader : callable or None
+        ``reader(offset, length) -> bytes`` reading a streamed line back from the input
+        (which the caller keeps), so per-record results can hold offsets instead of lines.
+    """
+
+    file: str
+    format: str
+    records: RecordSet | Iterator[tuple | InputIssue]
+    total: int | None = None
+    reader: Callable[[int, int], bytes] | None = None
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the records are a one-pass stream (JSONL)."""
+        return not isinstance(self.records, RecordSet)
+
+
+class LineReader:
+    """``reader(offset, length) -> bytes`` over a file on disk, for records re-derived later.
+
+    The file is opened on first use and kept open (closed with the reader), and read with
+    ``os.pread`` where available (no shared file position, so threads can share it).  The
+    file must not change after it was scored: the report reads its lines back from it.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        with self._lock:
+            if self._file is None:
+                self._file = open(self.path, "rb")
+            if hasattr(os, "pread"):
+                return os.pread(self._file.fileno(), length, offset)
+            self._file.seek(offset)
+            return self._file.read(length)
+
+    def __del__(self) -> None:
+        f = self._file
+        if f is not None:
+            f.close()
+
+    def __getstate__(self) -> dict:  # picklable: the open file is not part of the state
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"])
+
+
+def _count_lines(f: BinaryIO) -> int:
+    f.seek(0)
+    total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) + 1
+    f.seek(0)
+    return total
+
+
+def _stream_path(path: Path, name: str) -> Iterator[tuple | InputIssue]:
+    """The JSONL records of a file on disk, one line in memory at a time; the file is closed at the end."""
+    with open(path, "rb") as f:
+        yield from iter_jsonl_values(f, name)
+
+
+def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryIO, name: str | None = None, *,
+                   predictions: bytes | None = None, predictions_file: str = "<predictions>",
+                   count_lines: bool = False) -> QASource:
+    """Sniff a QA input once and read it once into records (the one entry from bytes to records).
+
+    JSONL without a separate predictions file is streamed (one line at a time; nothing is
+    parsed until the records are consumed); every other input is read whole once and parsed
+    by its format (JSON array or object, SQuAD-style dataset, ``{system: [records]}``, CSV),
+    then joined with ``predictions`` by id when given.
+
+    Parameters
+    ----------
+    source : bytes-like, path, or seekable binary file (an upload, ``open(path, "rb")``)
+        A ``bytearray`` / ``memoryview`` is copied to ``bytes`` once (streamed lines are read
+        back from it).
+    name : str, optional
+        File name for messages and format sniffing (default: the path, or the file's ``name``).
+    predictions : bytes, optional
+        A separate predictions file (``{id: answer}`` or records with id and prediction).
+    predictions_file : str
+        Its name.
+    count_lines : bool
+        Count the lines of a streamed file first (for a progress bar's total).
+
+    Raises
+    ------
+    OSError
+        If a file cannot be read.
+    InputError
+        When bytes cannot be decoded (or the predictions file is not valid JSON).  For a
+        stream, decoding errors are raised when the records are consumed.
+    """
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        name = name or str(path)
+        with open(path, "rb") as f:
+            fmt = sniff_bytes(f.read(65536), name)
+            if predictions is None and fmt == "jsonl":
+                total = _count_lines(f) if count_lines else None
+                return QASource(name, "jsonl", _stream_path(path, name), total, LineReader(path))
+            f.seek(0)
+            data = f.read()
+        return _whole(data, name, fmt, predictions, predictions_file)
+    if hasattr(source, "read"):
+        name = name or str(getattr(source, "name", "<input>"))
+        source.seek(0)
+        head = source.read(65536)
+        source.seek(0)
+        fmt = sniff_bytes(head, name)
+        if predictions is None and fmt == "jsonl":
+            reader = None
+            if hasattr(source, "getbuffer"):
+                def reader(off: int, n: int) -> bytes:  # an in-memory file (an upload): read in place, no copy
+                    with source.getbuffer() as view:
+                        return bytes(view[off:off + n])
+            total = _count_lines(source) if count_lines else None
+            return QASource(name, "jsonl", iter_jsonl_values(source, name), total, reader)
+        return _whole(source.read(), name, fmt, predictions, predictions_file)
+    data = source if isinstance(source, bytes) else bytes(source)
+    name = name or "<input>"
+    fmt = sniff_bytes(data[:65536], name)
+    if predictions is None and fmt == "jsonl":
+        total = data.count(b"\n") + 1 if count_lines else None
+        return QASource(name, "jsonl", iter_jsonl_values(data, name), total, lambda off, n: data[off:off + n])
+    return _whole(data, name, fmt, predictions, predictions_file)
+
+
+def _whole(data: bytes, name: str, fmt: str, predictions: bytes | None, predictions_file: str) -> QASource:
+    records = records_of(data, name, fmt)
+    if predictions is not None:
+        mapping, issues = read_prediction_map(predictions, predictions_file)
+        records = join_predictions(records, mapping, predictions_file)
+        records.issues.extend(issues)
+    return QASource(name, records.format, records)

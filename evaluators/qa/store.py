@@ -74,25 +74,51 @@ class RecordStore(Sequence):
 
         With a ``reader`` and the line's ``offset``, not even the line is kept.
         """
-        if raw is not None and not isinstance(raw, bytes):
+        if raw is None:
+            self._items.append(result)
+            self._offset.append(-1)
+            self._length.append(0)
+            self._columns(result.line, result.exact_match, result.token_f1, result.status, result.lang,
+                          result.gold_verdict, result.predicted_verdict, result.group)
+            return
+        self.append_values(raw, offset, result.line, result.exact_match, result.token_f1, result.status, result.lang,
+                           result.gold_verdict, result.predicted_verdict, result.group)
+
+    def append_values(self, raw: bytes, offset: int | None, line: int | None, exact_match: float | None,
+                      token_f1: float | None, status: str, lang: str | None, gold_verdict: str | None,
+                      predicted_verdict: str | None, group: str | None) -> None:
+        """Add a streamed record by its JSON line (UTF-8) and the values the aggregates need (no result object).
+
+        With a ``reader`` and the line's ``offset`` only the offset is kept, else a copy of the line.
+        """
+        if not isinstance(raw, bytes):
             raw = bytes(raw)  # bytearray / memoryview: a stored line is always ``bytes``
-        if raw is not None and offset is not None and self._reader is not None:
+        if offset is not None and self._reader is not None:
             self._items.append(None)
             self._offset.append(offset)
             self._length.append(len(raw))
         else:
-            self._items.append(raw if raw is not None else result)
+            self._items.append(raw)
             self._offset.append(-1)
             self._length.append(0)
-        self._line.append(result.line if result.line is not None else -1)
-        self._em.append(math.nan if result.exact_match is None else result.exact_match)
-        self._f1.append(math.nan if result.token_f1 is None else result.token_f1)
-        for name in _CODES:
-            self._codes[name].append(self._code(name, getattr(result, name)))
-        g = result.group
-        if g is not None:
-            g = self._groups.setdefault(g, g)
-        self._group.append(g)
+        self._columns(line, exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group)
+
+    def _columns(self, line, exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group) -> None:
+        self._line.append(line if line is not None else -1)
+        self._em.append(math.nan if exact_match is None else exact_match)
+        self._f1.append(math.nan if token_f1 is None else token_f1)
+        codes, index_of = self._codes, self._index_of
+        idx = index_of["status"].get(status)
+        codes["status"].append(idx if idx is not None else self._code("status", status))
+        idx = index_of["lang"].get(lang)
+        codes["lang"].append(idx if idx is not None else self._code("lang", lang))
+        idx = index_of["gold_verdict"].get(gold_verdict)
+        codes["gold_verdict"].append(idx if idx is not None else self._code("gold_verdict", gold_verdict))
+        idx = index_of["predicted_verdict"].get(predicted_verdict)
+        codes["predicted_verdict"].append(idx if idx is not None else self._code("predicted_verdict", predicted_verdict))
+        if group is not None:
+            group = self._groups.setdefault(group, group)
+        self._group.append(group)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -1,19 +1,38 @@
-"""Downloads of a QA report: the JSON report and the per-record CSV (both carry the signature)."""
+"""Downloads of a QA report: the JSON report and the per-record CSV (both carry the signature).
+
+Both are written by streaming writers (:func:`write_report_json`, :func:`write_records_csv`):
+one record at a time, so a report of a million records is never materialised as rows.  The
+CLI goes one step further and renders each record's row while it is scored (:func:`json_rows`,
+:func:`csv_rows`, passed to :func:`evaluators.qa.run.run_qa`), in worker processes when there
+are several; the text is the same as the one the writers give from the finished report.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
+import re
+import shutil
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
-from evaluators.qa.evaluate import QARecordResult, QAReport
-from evaluators.reports.csv_writer import write_dict_csv
+from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
+from evaluators.qa.run import RECORD_COLUMNS, record_row
+from evaluators.reports.csv_writer import FORMULA_START, write_dict_csv
+from evaluators.results import to_jsonable
 
-RECORD_COLUMNS = (
-    "id", "group", "status", "lang", "tokenizer", "exact_match", "token_f1", "question", "gold_answers",
-    "gold_field", "prediction", "prediction_raw", "prediction_field", "gold_verdict", "predicted_verdict",
-    "verdict_rule", "line",
-)
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is in requirements.txt
+    _orjson = None
+
+__all__ = ["RECORD_COLUMNS", "csv_rows", "json_rows", "record_rows", "records_csv", "report_json", "rows_of",
+           "write_records_csv", "write_report_json"]
+
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
+#: What comes before a record's index in its JSON text inside a report (4 spaces deep).
+_INDEX_PREFIX = '{\n      "index": '
 
 
 def record_rows(report: QAReport) -> list[dict[str, Any]]:
@@ -23,28 +42,159 @@ def record_rows(report: QAReport) -> list[dict[str, Any]]:
 
 def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
     """:func:`record_rows` for any records (e.g. the few shown in a table)."""
-    rows = []
-    for r in records:
-        row = {c: getattr(r, c) for c in RECORD_COLUMNS}
-        row["gold_answers"] = " | ".join(r.gold_answers)
-        rows.append(row)
-    return rows
+    return [record_row(r) for r in records]
 
 
-def report_json(report: QAReport, *, include_records: bool = True) -> str:
-    """The report as pretty JSON (UTF-8 text, no NaN); records included by default."""
-    data = report.to_dict()
-    if not include_records:
-        data.pop("records", None)
-    return json.dumps(data, ensure_ascii=False, indent=2)
+def _record_json(values: tuple) -> str:
+    """One record (its values in field order) as it stands in the report's ``records`` list: pretty JSON,
+    indented 4 (no separator)."""
+    data = dict(zip(_RECORD_FIELDS, values))
+    plain = all(x is None or x == 0 or 1e-4 <= abs(x) < 1e16 for x in (data["exact_match"], data["token_f1"]))
+    if _orjson is not None and plain:  # the same text as json.dumps(indent=2) (tested); exponents differ, so not those
+        text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2).decode("utf-8")
+    else:
+        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
+    return text.replace("\n", "\n    ")
+
+
+def _values(r: QARecordResult) -> tuple:
+    return tuple(getattr(r, f) for f in _RECORD_FIELDS)
+
+
+def render_json_rows(rows: list[tuple], signature: str) -> str:
+    """Records' JSON texts in the report, each from its index on, led by a NUL marker (the writer puts
+    the index and the separators back; see :func:`json_rows`).  ``rows``: each record's values in field order."""
+    out = []
+    for v in rows:
+        text = _record_json(v)
+        out.append("\x00" + text[len(_INDEX_PREFIX) + len(str(v[0])):])
+    return "".join(out)
+
+
+_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+_COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
+_GOLD_AT = _RECORD_FIELDS.index("gold_answers")
+_GOLD_COLUMN = RECORD_COLUMNS.index("gold_answers")
+
+
+def _csv_cell(value: Any) -> str:
+    """A cell as the csv module writes it (minimal quoting) after :func:`~evaluators.reports.csv_writer.safe_cell`."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if value.startswith(FORMULA_START):
+            value = "'" + value
+        return '"' + value.replace('"', '""') + '"' if _NEEDS_QUOTES.search(value) else value
+    return str(value)
+
+
+def render_csv_rows(rows: list[tuple], signature: str) -> str:
+    """Records' CSV rows (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
+
+    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested).
+    """
+    tail = "," + _csv_cell(signature) + "\r\n"
+    out = []
+    for v in rows:
+        cells = [v[i] for i in _COLUMN_AT]
+        cells[_GOLD_COLUMN] = " | ".join(v[_GOLD_AT])
+        out.append(",".join([_csv_cell(c) for c in cells]) + tail)
+    return "".join(out)
+
+
+def _csv_header() -> str:
+    return write_dict_csv([*RECORD_COLUMNS, "signature"], [])
+
+
+def write_records_csv(report: QAReport, out: IO[str]) -> None:
+    """Per-record CSV (UTF-8 text, one row per record, the last column repeats the signature), streamed to ``out``."""
+    out.write(_csv_header())
+    block: list[tuple] = []
+    for r in report.records:
+        block.append(_values(r))
+        if len(block) >= 1000:
+            out.write(render_csv_rows(block, report.signature))
+            block = []
+    out.write(render_csv_rows(block, report.signature))
 
 
 def records_csv(report: QAReport) -> str:
-    """Per-record CSV text (UTF-8, :mod:`evaluators.reports.csv_writer`); the last column repeats the signature."""
-    rows = record_rows(report)
-    for row in rows:
-        row["signature"] = report.signature
-    return write_dict_csv([*RECORD_COLUMNS, "signature"], rows)
+    """:func:`write_records_csv` as text."""
+    buf = io.StringIO()
+    write_records_csv(report, buf)
+    return buf.getvalue()
+
+
+def csv_rows(out: IO[str]) -> RowSink:
+    """A row sink writing the per-record CSV to ``out`` while the records are scored (header first)."""
+    out.write(_csv_header())
+    return RowSink(render_csv_rows, out.write)
+
+
+class _JsonSpool:
+    """Record texts written while scoring, kept in a temporary file until the report's head is known."""
+
+    def __init__(self):
+        import tempfile
+
+        self.file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.index = 0
+
+    def write(self, text: str) -> None:
+        parts = text.split("\x00")  # one part per record, each led by the marker
+        write = self.file.write
+        for part in parts[1:]:
+            write((",\n    " if self.index else "\n    ") + _INDEX_PREFIX + str(self.index) + part)
+            self.index += 1
+
+
+def json_rows() -> tuple[RowSink, _JsonSpool]:
+    """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
+    spool = _JsonSpool()
+    return RowSink(render_json_rows, spool.write), spool
+
+
+def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
+                      spool: _JsonSpool | None = None) -> None:
+    """The report as pretty JSON (UTF-8 text, no NaN), written field by field to ``out``.
+
+    The text equals ``json.dumps(report.to_dict(), ensure_ascii=False, indent=2)`` (tested);
+    records are written one at a time (from ``spool`` when they were rendered while scoring).
+    """
+    out.write("{")
+    first = True
+    for f in dataclasses.fields(report):
+        if f.name == "records" and not include_records:
+            continue
+        out.write(("" if first else ",") + "\n  " + json.dumps(f.name) + ": ")
+        first = False
+        if f.name != "records":
+            out.write(json.dumps(to_jsonable(getattr(report, f.name)), ensure_ascii=False, indent=2)
+                      .replace("\n", "\n  "))
+            continue
+        if spool is not None:
+            if not spool.index:
+                out.write("[]")
+                continue
+            out.write("[")
+            spool.file.flush()
+            spool.file.seek(0)
+            shutil.copyfileobj(spool.file, out, 1 << 20)
+            out.write("\n  ]")
+            continue
+        n = 0
+        for r in report.records:
+            out.write((",\n    " if n else "[\n    ") + _record_json(_values(r)))
+            n += 1
+        out.write("\n  ]" if n else "[]")
+    out.write("\n}")
+
+
+def report_json(report: QAReport, *, include_records: bool = True) -> str:
+    """The report as pretty JSON text (see :func:`write_report_json`); records included by default."""
+    buf = io.StringIO()
+    write_report_json(report, buf, include_records=include_records)
+    return buf.getvalue()
 
 
 def matrix_rows(view) -> list[dict[str, Any]]:

@@ -122,7 +122,7 @@ def test_files_without_any_prediction_exit_2_and_ask_for_them(tmp_path, capsys):
 
 
 def test_an_unexpected_error_is_one_line_naming_the_input(tmp_path, capsys, monkeypatch):
-    import evaluators.qa.evaluate as qa_evaluate
+    import evaluators.qa.run as qa_run
 
     path = tmp_path / "x.jsonl"
     path.write_text('{"id": "1", "answer": "a", "prediction": "a"}\n', encoding="utf-8")
@@ -130,7 +130,7 @@ def test_an_unexpected_error_is_one_line_naming_the_input(tmp_path, capsys, monk
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(qa_evaluate, "evaluate_qa_file", broken)
+    monkeypatch.setattr(qa_run, "evaluate_source", broken)  # the engine, under the run function
     monkeypatch.delenv("EVALBOARD_DEBUG", raising=False)
     assert main(["qa", "--input", str(path)]) == 1
     err = capsys.readouterr().err

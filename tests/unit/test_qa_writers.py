@@ -1,0 +1,65 @@
+"""Streaming QA writers: the same text as the whole-report writers, rows rendered while scoring, any worker count."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import evaluators.qa.evaluate as qa
+from evaluators.cli import main
+from evaluators.qa import QAConfig, evaluate_qa
+from evaluators.reports.csv_writer import write_dict_csv
+from evaluators.reports.qa import RECORD_COLUMNS, record_rows, records_csv, report_json
+from tests.conftest import require_shared
+
+HOSTILE = [  # cells the CSV writer must quote or defuse, JSON escapes, CJK, a tiny F1 (an exponent in JSON)
+    {"id": "c1", "question": 'a "quoted", comma', "answer": "=1+1", "final_answer": "-2\r\nline"},
+    {"id": "c2", "question": "tab\tand \x00 nul", "answer": "@home", "final_answer": "\u2028 sep ,"},
+    {"id": "c3", "question": "长城有多长？", "answer": ["两万公里", "21196 km"], "final_answer": "两万"},
+    {"id": "c4", "answer": "w " * 1 + "x", "final_answer": "x " + "y " * 30000},  # F1 = 2/30002 ~ 6.7e-05
+    {"id": "c5", "question": "no prediction", "answer": "a"},
+    {"id": "c6", "question": "no gold", "final_answer": "b"},
+]
+DATA = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in HOSTILE).encode("utf-8")
+
+
+def test_streamed_writers_equal_the_whole_report_writers():
+    report = evaluate_qa(DATA, "h.jsonl", QAConfig(ci_resamples=20))
+    assert 0 < report.records[3].token_f1 < 1e-4  # json.dumps writes it with an exponent; so must the writer
+    assert report_json(report) == json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
+    rows = record_rows(report)
+    for row in rows:
+        row["signature"] = report.signature
+    assert records_csv(report) == write_dict_csv([*RECORD_COLUMNS, "signature"], rows)
+    assert "'=1+1" in records_csv(report) and '"a ""quoted"", comma"' in records_csv(report)
+
+
+@pytest.mark.parametrize("suffix", ["json", "csv"])
+def test_cli_rows_rendered_while_scoring_equal_the_writers_and_any_worker_count(tmp_path, monkeypatch, suffix):
+    monkeypatch.setattr(qa, "CHUNK_RECORDS", 37)  # several chunks per worker
+    monkeypatch.setattr(qa, "ROWS_PER_WRITE", 7)  # several blocks in one process
+    outputs = []
+    for name, data in (("h.jsonl", DATA),
+                       ("cfever.jsonl", require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")),
+                       ("hotpot.jsonl", require_shared("qa_factcheck", "hotpotqa_vatsalp04",
+                                                       "DERIVED_seed_format.jsonl"))):
+        src = tmp_path / name
+        if isinstance(data, bytes):
+            src.write_bytes(data)
+        else:
+            shutil.copy(data, src)
+        monkeypatch.chdir(tmp_path)
+        got = []
+        for workers in ("1", "2"):
+            out = tmp_path / f"{name}.{workers}.{suffix}"
+            assert main(["qa", "--input", name, "--output-file", str(out), "--workers", workers,
+                         "--ci-resamples", "50"]) == 0
+            got.append(out.read_bytes())
+        assert got[0] == got[1]  # identical bytes with 2 workers
+        report = evaluate_qa(src.read_bytes(), name, QAConfig(ci_resamples=50))
+        expected = report_json(report) if suffix == "json" else records_csv(report)
+        assert got[0].decode("utf-8") == expected  # the page's download of the same report
+        outputs.append(got[0])
+    assert len(json.loads(outputs[1])["records"]) == 600 if suffix == "json" else outputs[1].count(b"\r\n") > 600
