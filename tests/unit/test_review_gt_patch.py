@@ -1,0 +1,92 @@
+"""Review decisions -> GT patch (evaluators.review.gt_patch), and the corrected-answer column of the store."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+import sqlalchemy as sa
+
+from evaluators.io.gt_patch import apply_gt_patch, read_gt_patch, write_gt_patch
+from evaluators.review import ReviewStore
+from evaluators.review.gt_patch import build_gt_patch, final_labels
+
+DIGEST = hashlib.sha256(b"gt file").hexdigest()
+ITEMS = [
+    {"kind": "qa", "id": "q0", "question": "capital of France?", "ground_truth": "Paris", "prediction": "Paris city"},
+    {"kind": "qa", "id": "q1", "question": "中国的首都?", "ground_truth": "北京", "prediction": "北京市"},
+    {"kind": "qa", "id": "q2", "question": "year?", "ground_truth": "1843 | 1844", "prediction": "1842"},
+    {"kind": "qa", "id": "q3", "question": "who?", "ground_truth": "Lyon", "prediction": "Nice"},
+    {"kind": "qa", "id": "q4", "question": "what?", "ground_truth": "a", "prediction": "b"},
+    {"kind": "qa", "id": "q5", "question": "which?", "ground_truth": "x", "prediction": "y"},
+]
+GOLD = {"q0": ("Paris",), "q1": ("北京",), "q2": ("1843", "1844"), "q3": ("Lyon",), "q4": ("a",), "q5": ("x",)}
+
+
+@pytest.fixture
+def session(tmp_path):
+    store = ReviewStore(tmp_path / "review.sqlite")
+    s = store.create_session("s1", "qa", ITEMS, created_by="lead", k=2)
+    items = {i.payload["id"]: i for i in store.items(s.id)}
+
+    def both(rid, label_a, label_b=None, comment=""):
+        store.save_decision(items[rid].id, "ann", label=label_a, comment=comment, status="submitted")
+        store.save_decision(items[rid].id, "bob", label=label_b or label_a, status="submitted")
+
+    both("q0", "acceptable_variant", comment="same city")        # agreed: add the prediction
+    both("q1", "acceptable_variant", "model_error")                  # disagree, adjudicated below
+    both("q2", "gt_error")                                           # adjudicated with a corrected answer
+    both("q3", "gt_error")                                           # adjudicated, no corrected answer
+    both("q4", "model_error")                                        # agreed model error: nothing
+    both("q5", "acceptable_variant", "model_error")                  # disagree, not adjudicated: no final label
+    store.adjudicate(items["q1"].id, "carol", "acceptable_variant", "全称")
+    store.adjudicate(items["q2"].id, "carol", "gt_error", "born in 1842", corrected_answer=" 1842 ")
+    store.adjudicate(items["q3"].id, "carol", "gt_error")
+    return store, s
+
+
+def test_final_labels_adjudication_first_then_agreement(session):
+    store, s = session
+    final = {f.item.payload["id"]: (f.label, f.source, f.who) for f in final_labels(store, s.id)}
+    assert final == {"q0": ("acceptable_variant", "agreed", "ann, bob"),
+                     "q1": ("acceptable_variant", "adjudicated", "carol"),
+                     "q2": ("gt_error", "adjudicated", "carol"), "q3": ("gt_error", "adjudicated", "carol"),
+                     "q4": ("model_error", "agreed", "ann, bob")}
+    assert [c["corrected_answer"] for c in store.gt_corrections(s.id)] == [" 1842 ", None]
+
+
+def test_build_patch_from_decisions_then_apply(session):
+    store, s = session
+    built = build_gt_patch(store, s.id, DIGEST, GOLD)
+    got = [(e.record_id, e.op, e.old, e.new, e.who, e.session) for e in built.entries]
+    assert got == [("q0", "add_answer", ("Paris",), ("Paris city",), "ann, bob", "s1"),
+                   ("q1", "add_answer", ("北京",), ("北京市",), "carol", "s1"),
+                   ("q2", "replace", ("1843", "1844"), ("1842",), "carol", "s1")]
+    assert built.entries[0].why == "acceptable_variant: same city (agreed)"
+    assert built.entries[2].why == "gt_error: born in 1842"
+    assert built.skipped == (("q3", "GT error without a corrected answer (type it when adjudicating)"),)
+    # through the file format and back, then applied
+    patch = read_gt_patch(write_gt_patch(built.entries).encode("utf-8"), "s1.jsonl")
+    out = apply_gt_patch(GOLD, patch.entries, DIGEST)
+    assert out.answers == {"q0": ("Paris", "Paris city"), "q1": ("北京", "北京市"), "q2": ("1842",)}
+    # without the GT, old answers come from the items (QA answers shown joined by " | ")
+    assert build_gt_patch(store, s.id, DIGEST).entries[2].old == ("1843", "1844")
+    # an id the GT file does not have is skipped, with the reason
+    assert ("q0", "record id not in the GT file") in build_gt_patch(store, s.id, DIGEST,
+                                                                   {k: v for k, v in GOLD.items() if k != "q0"}).skipped
+
+
+def test_a_database_made_before_the_column_gets_it(tmp_path):
+    path = tmp_path / "old.sqlite"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as c:  # the adjudications table as it was first released
+        c.execute(sa.text("CREATE TABLE adjudications (item_id INTEGER PRIMARY KEY, adjudicator VARCHAR(256) NOT NULL,"
+                          " label VARCHAR(32) NOT NULL, comment TEXT NOT NULL, updated_at VARCHAR(40) NOT NULL)"))
+    engine.dispose()
+    store = ReviewStore(path)
+    s = store.create_session("old", "qa", ITEMS[:1], created_by="lead")
+    item = store.items(s.id)[0]
+    store.adjudicate(item.id, "carol", "gt_error", corrected_answer="Paris, France")
+    assert store.adjudications(s.id)[0]["corrected_answer"] == "Paris, France"
+    store.adjudicate(item.id, "carol", "model_error", corrected_answer="ignored")  # only a gt_error keeps one
+    assert store.adjudications(s.id)[0]["corrected_answer"] is None
