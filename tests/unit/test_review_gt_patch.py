@@ -90,3 +90,28 @@ def test_a_database_made_before_the_column_gets_it(tmp_path):
     assert store.adjudications(s.id)[0]["corrected_answer"] == "Paris, France"
     store.adjudicate(item.id, "carol", "model_error", corrected_answer="ignored")  # only a gt_error keeps one
     assert store.adjudications(s.id)[0]["corrected_answer"] is None
+
+
+def test_reviewed_estimate_from_session_labels(session):
+    from evaluators.metrics.ppi import classical_mean, ppi_mean
+    from evaluators.review.estimate import human_labels, reviewed_estimate
+
+    store, s = session
+    final = final_labels(store, s.id)
+    # q0, q1 acceptable -> 1; q4 model error -> 0; q2 gt_error rescored against 1842 -> EM 1; q3 not rescored: out
+    human = human_labels(final, rescored={(None, "q2"): 1.0})
+    assert human == {(None, "q0"): 1.0, (None, "q1"): 1.0, (None, "q2"): 1.0, (None, "q4"): 0.0}
+    # the run: 10 records, EM 0 on the six reviewed ones, and 4 more never reviewed
+    auto = {(None, f"q{i}"): 0.0 for i in range(6)} | {(None, f"u{i}"): float(i % 2) for i in range(4)}
+    est = reviewed_estimate(auto, human, metric="exact_match")
+    assert (est.n_records, est.n_reviewed, est.n_unknown, est.automatic) == (10, 4, 0, 0.2)
+    assert est.human_only == classical_mean([1, 1, 1, 0])
+    # unreviewed: q3 (GT error not rescored), q5 (no final label), u0-u3
+    assert est.reviewed == ppi_mean([1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 1, 0, 1])
+    # the metric is constant on the reviewed records: no information, lam 0 -> the human mean 3/4
+    assert est.reviewed.lam == 0 and est.reviewed.estimate == 0.75
+    with pytest.raises(ValueError, match="at least 2"):
+        reviewed_estimate(auto, {(None, "q0"): 1.0})
+    # everything reviewed: the estimate is the human one
+    every = reviewed_estimate({k: 0.0 for k in human}, human)
+    assert every.reviewed == every.human_only
