@@ -93,7 +93,9 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         if reason:
             return [], f"{pred_file or path}: {reason}"
         reports.append(report)
-    return reports, None
+    from evaluators.cli.patching import patch_runs  # --gt-patch: each report patched for its GT file
+    return patch_runs(args, reports, [Path(args.input[0])] * len(reports) if args.predictions else
+                      [Path(f) for f in args.input])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -159,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
                            [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
+    if args.gt_patch:
+        from evaluators.cli.patching import print_effect
+        print(bar)
+        print_effect(args, reports)
     print(bar)
     print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
           f"{view.scores[0].ci or 'none'}")

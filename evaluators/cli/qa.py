@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
 from evaluators.parallel import add_workers_argument
 
 
@@ -53,6 +54,7 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
     add_workers_argument(p)
+    add_gt_patch_argument(p)
 
 
 
@@ -116,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     reason = unusable_reason(report, config, args.predictions)
     if reason:
         return _fail(f"{path}: {reason}")
+    patched, error = patch_runs(args, [report], [Path(path)])  # --gt-patch: the scores below are after it
+    if error:
+        return _fail(error)
+    report = patched[0]
 
     bar = "=" * 80
     print(bar)
@@ -192,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
+    if args.gt_patch:
+        print(bar)
+        print_effect(args, [report])
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:

@@ -81,7 +81,8 @@ class PatchBuild(DictMixin):
     Attributes
     ----------
     entries : tuple of PatchEntry
-        In item order.
+        In item order; an answer accepted on several items of one record id (several systems gave
+        it) is added once.
     skipped : tuple of (str, str)
         ``(record id or item position, why)`` for final labels that give no entry although
         they correct something (a GT error without corrected answer, an id not in the GT ...).
@@ -123,6 +124,7 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
     session = store.session(session_id)
     entries: list[PatchEntry] = []
     skipped: list[tuple[str, str]] = []
+    added: set[tuple[str, str]] = set()
     for f in final_labels(store, session_id):
         p = f.item.payload
         if f.label == "model_error":
@@ -142,6 +144,9 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             if not prediction:
                 skipped.append((rid, "acceptable variant of an empty prediction"))
                 continue
+            if (rid, prediction) in added:
+                continue  # the same answer accepted for another system's record of this question: once
+            added.add((rid, prediction))
             entries.append(PatchEntry(rid, gt_digest, OP_ADD, old, (prediction,), f.who, why, session.name))
         elif f.label == "gt_error":
             if not (f.corrected_answer or "").strip():

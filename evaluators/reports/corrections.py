@@ -1,0 +1,83 @@
+"""Text and JSON of review corrections applied to scores: what a GT patch did, scores before and
+after with their intervals and paired tests, rank flips (:mod:`evaluators.qa.patch`), and the
+reviewed estimate of a run from a sample (:mod:`evaluators.review.estimate`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from evaluators.reports.tables import format_table, pct
+from evaluators.results import to_jsonable
+
+
+def _ci(ci) -> str:
+    return f"{pct(ci.estimate)} [{pct(ci.ci_low)}, {pct(ci.ci_high)}]"
+
+
+def _delta(c) -> str:
+    return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] p={c.p_value:.3g}"
+
+
+def applications_text(applications: Sequence) -> str:
+    """One line per patched GT file: entries applied, already in place, conflicts, unknown ids."""
+    lines = []
+    for name, app in applications:
+        counts = Counter(c.status for c in app.changes)
+        lines.append(f"  {name}: {len(app.changes)} correction(s): {counts['applied']} applied, "
+                     f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
+                     f"{counts['unknown_record']} unknown id(s); {len(app.answers)} record id(s) with new answers")
+    return "\n".join(lines)
+
+
+def patch_effect_text(effect, applications: Sequence = ()) -> str:
+    """Before / after table of a :class:`~evaluators.qa.patch.PatchEffect` (percentages, 95% intervals).
+
+    Parameters
+    ----------
+    effect : PatchEffect
+    applications : sequence of (str, PatchApplication)
+        GT file name and what the patch did there.
+    """
+    out = ["Review corrections (GT patch): scores before -> after, on the same records"]
+    if applications:
+        out.append(applications_text(applications))
+    level = f"{100 * effect.changes[0].exact_match_before.confidence_level:g}"
+    rows = [[c.run, c.n_paired, c.n_changed, _ci(c.exact_match_before), _ci(c.exact_match_after),
+             _delta(c.exact_match_change), f"{c.exact_match_mcnemar.p_value:.3g}", _ci(c.token_f1_before),
+             _ci(c.token_f1_after), _delta(c.token_f1_change)] for c in effect.changes]
+    out.append(format_table(["run", "n", "changed", "EM before", "EM after", "EM delta (points) & paired bootstrap",
+                             "McNemar p", "F1 before", "F1 after", "F1 delta (points) & paired bootstrap"], rows))
+    out.append(f"  intervals: {level}% percentile bootstrap ({effect.changes[0].exact_match_before.signature}); "
+               f"paired: {effect.changes[0].exact_match_change.method}")
+    if len(effect.changes) > 1:
+        if effect.rank_flips:
+            for f in effect.rank_flips:
+                name = "EM" if f.metric == "exact_match" else "F1"
+                out.append(f"  RANK FLIP ({name}): {f.higher_before} was ahead of {f.higher_after} "
+                           f"({pct(f.before[0])} vs {pct(f.before[1])}); after the corrections {f.higher_after} is "
+                           f"ahead ({pct(f.after[1])} vs {pct(f.after[0])})")
+        else:
+            out.append("  order of the systems: unchanged by the corrections (EM and F1)")
+    return "\n".join(out)
+
+
+def patch_effect_json(effect, applications: Sequence = ()) -> str:
+    """JSON of a patch effect and of what each patch did (per entry)."""
+    return json.dumps({"effect": to_jsonable(effect),
+                       "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]},
+                      ensure_ascii=False, indent=2) + "\n"
+
+
+def reviewed_estimate_text(est) -> str:
+    """The reviewed estimate of a run beside the human-only one and the metric alone."""
+    r, h = est.reviewed, est.human_only
+    return "\n".join([
+        f"Reviewed estimate of {est.metric or 'the score'} ({est.n_reviewed} of {est.n_records} records reviewed)",
+        f"  metric alone (no review):     {pct(est.automatic)}",
+        f"  human labels only:            {pct(h.estimate)} [{pct(h.ci_low)}, {pct(h.ci_high)}] (width {pct(h.width)})",
+        f"  prediction-powered (PPI++):   {pct(r.estimate)} [{pct(r.ci_low)}, {pct(r.ci_high)}] (width {pct(r.width)}, "
+        f"lam {r.lam:.3f})",
+        f"  method: {r.method}",
+    ])
