@@ -37,7 +37,7 @@ def read_patches(files: Sequence[str]):
             return [], str(exc)
         for issue in patch.issues:
             print(f"warning: {issue.location()}: {issue.message} (line skipped)", file=sys.stderr)
-        if not patch.entries:
+        if not patch.entries and patch.issues:
             return [], f"{name}: no usable correction in this GT patch"
         entries.extend(patch.entries)
     return entries, None

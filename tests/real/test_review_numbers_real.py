@@ -108,3 +108,20 @@ def test_qa_cli_with_patch_and_refusal(reviewed, capsys, tmp_path):
     assert main(["qa", "--input", str(other), "--gt-patch", str(patch), "--ci-resamples", "0"]) == 2
     err = capsys.readouterr().err
     assert "made for the GT file with sha256 " + file_sha256(path)[:12] in err and "DERIVED_seed_format" in err
+
+
+def test_gate_exit_codes_on_the_shared_file(capsys):
+    path = require_shared(*FILE)
+
+    def gate(a, b):
+        return main(["review", "gate", "--gt", str(path), "--baseline", a, "--candidate", b, "--test", "mcnemar"])
+
+    # FullPipeline 33/50 vs SearchFallback 22/50: 13 right only in the baseline, 2 only in the candidate:
+    # exact p = 2 * (C(15,0) + C(15,1) + C(15,2)) / 2**15 = 242 / 32768 = 0.007385 < 0.05 -> exit 1
+    assert gate("Decomp_FullPipeline", "Decomp_SearchFallback") == 1
+    assert f"p = {242 / 32768:.4g}" in capsys.readouterr().out
+    # RelaxedInitial 27/50 vs SearchFallback 22/50: 6 vs 1 discordant: p = 2 * (1 + 7) / 128 = 0.125 -> exit 0
+    assert gate("Decomp_RelaxedInitial", "Decomp_SearchFallback") == 0
+    assert "p = 0.125" in capsys.readouterr().out
+    # a better candidate never fails
+    assert gate("Decomp_SearchFallback", "Decomp_FullPipeline") == 0
