@@ -3,7 +3,8 @@
 - ``review patch --session S --gt FILE [--out P]``: the session's final labels as a GT patch for
   ``FILE`` (acceptable variants added as answers, adjudicated GT errors with their corrected answer);
 - ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
-  score from the reviewed sample (prediction-powered inference) beside the human-only estimate;
+  score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
+  and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
 - ``review gate --baseline A --candidate B [--gt FILE] [--gt-patch P ...] [--metric M] [--level L]``:
   exits 1 when the candidate's (reviewed) score is significantly below the baseline's (paired
   test on the records both scored), 0 otherwise; prints the figures.  ``A`` and ``B`` are two
@@ -147,6 +148,15 @@ def estimate(args, store, session, gt: Path) -> int:
         blocks.append(reviewed_estimate_text(est))
     print("\n\n".join(blocks))
     print("(valid when the reviewed records are a uniformly random sample of the run)")
+    from evaluators.reports.corrections import metric_agreement_text
+    from evaluators.review.metric_agreement import metric_against_people
+    try:
+        agreement = metric_against_people(store, session.id, source=args.metric, confidence_level=1 - args.level)
+    except ValueError as exc:
+        print(f"metric against people: {exc}")
+    else:
+        print()
+        print(metric_agreement_text(agreement))
     return 0
 
 

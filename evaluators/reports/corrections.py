@@ -81,3 +81,20 @@ def reviewed_estimate_text(est) -> str:
         f"lam {r.lam:.3f})",
         f"  method: {r.method}",
     ])
+
+
+def metric_agreement_text(m) -> str:
+    """The automatic verdict against the people's final labels (:class:`~evaluators.review.metric_agreement.MetricAgreement`)."""
+    (ww, wr), (rw, rr) = m.confusion
+    kappa = "n/a" if m.cohen_kappa is None else f"{m.cohen_kappa:.3f}"
+    if m.cohen_kappa_ci_low is not None:
+        kappa += f" [{m.cohen_kappa_ci_low:.3f}, {m.cohen_kappa_ci_high:.3f}]"
+    ceiling = "n/a" if m.human_kappa is None else f"{m.human_kappa:.3f}"
+    return "\n".join([
+        f"Metric against people ({m.source} >= {m.threshold:g} vs the final human labels, {m.n_items} items; "
+        f"{m.n_left_out} left out: GT errors or no score)",
+        format_table(["", "human: wrong", "human: right"], [["metric: wrong", ww, wr], ["metric: right", rw, rr]]),
+        f"  accuracy {pct(m.accuracy)} [{pct(m.accuracy_ci_low)}, {pct(m.accuracy_ci_high)}], Cohen's kappa {kappa}; "
+        f"people with each other (ceiling): Cohen's kappa {ceiling}",
+        f"  intervals: {m.signature}",
+    ])

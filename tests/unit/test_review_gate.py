@@ -118,5 +118,7 @@ def test_review_patch_and_estimate_commands(files, tmp_path, capsys):
     # human labels: 20 x 1 -> human-only 100% [100%, 100%]; metric alone: EM 10/40 = 25%
     assert "20 of 40 records reviewed" in text and "metric alone (no review):     25.00%" in text
     assert "human labels only:            100.00% [100.00%, 100.00%]" in text
+    # metric against people: EM right on 5 of the 20 reviewed (positions 0, 4, 8, 12, 16), people say all 20 right
+    assert "accuracy 25.00%" in text and "metric: wrong             0            15" in text
     assert main(["review", "estimate", "--db", str(db), "--session", "nope", "--gt", str(run)]) == 2
     assert main(["review", "patch", "--db", str(db), "--session", "cand"]) == 2
