@@ -84,13 +84,21 @@ def patch_runs(args: argparse.Namespace, reports: Sequence, gt_paths: Sequence[P
     return patched, None
 
 
-def print_effect(args: argparse.Namespace, after: Sequence) -> None:
-    """Print scores before -> after the patch, per run, with paired tests and rank flips."""
+def effect_of(args: argparse.Namespace, after: Sequence):
+    """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
     from evaluators.qa.compare import runs_of
     from evaluators.qa.patch import patch_effect
-    from evaluators.reports.corrections import patch_effect_text
 
+    if not getattr(args, "gt_patch", None):
+        return None
     before, applications = args.gt_patch_before
     effect = patch_effect(runs_of(before), runs_of(after), n_resamples=max(1, args.ci_resamples),
                           seed=getattr(args, "seed", 0) or 0)
-    print(patch_effect_text(effect, applications))
+    return effect, applications
+
+
+def print_effect(args: argparse.Namespace, after: Sequence) -> None:
+    """Print scores before -> after the patch, per run, with paired tests and rank flips."""
+    from evaluators.reports.corrections import patch_effect_text
+
+    print(patch_effect_text(*effect_of(args, after)))

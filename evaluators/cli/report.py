@@ -49,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     runs = runs_of(reports)
     resamples = max(0, args.ci_resamples)
+    from evaluators.cli.patching import effect_of
+    corrections = effect_of(args, reports)  # --gt-patch: before / after section
     if len(reports) == 1 and len(runs) == 1:
-        text = qa_report(reports[0], title=args.title)
+        text = qa_report(reports[0], title=args.title, corrections=corrections)
     else:
         names = list(runs)
         a, b = args.a or names[0], args.b or names[1]
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             comparison = None
         text = comparison_report(view, comparison, reports[0].signature,
-                                 title=args.title or f"Comparison: {', '.join(names)}")
+                                 title=args.title or f"Comparison: {', '.join(names)}", corrections=corrections)
     out = Path(args.out)
     try:
         out.write_text(text, encoding="utf-8")

@@ -98,3 +98,39 @@ def metric_agreement_text(m) -> str:
         f"people with each other (ceiling): Cohen's kappa {ceiling}",
         f"  intervals: {m.signature}",
     ])
+
+
+def add_html_section(page, effect, applications: Sequence = ()) -> None:
+    """Append the before / after section of a GT patch to an :class:`~evaluators.reports.html.HtmlReport`.
+
+    A table per run (means before and after with their intervals, the paired bootstrap of the
+    change and McNemar's test on EM), what each patch did, and the rank flips.
+    """
+    page.heading("Review corrections: before and after")
+    for name, app in applications:
+        counts = Counter(c.status for c in app.changes)
+        page.paragraph(f"{name}: {len(app.changes)} correction(s) — {counts['applied']} applied, "
+                       f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
+                       f"{counts['unknown_record']} unknown id(s)")
+
+    def ci(x) -> str:
+        return f"{x.ci_low:.3f} – {x.ci_high:.3f}"
+
+    page.table(["run", "n", "changed", "EM before", "EM before 95% CI", "EM after", "EM after 95% CI",
+                "EM delta", "p (paired bootstrap)", "p (McNemar)", "F1 before", "F1 after", "F1 delta",
+                "p (F1, paired bootstrap)"],
+               [[c.run, c.n_paired, c.n_changed, c.exact_match_before.estimate, ci(c.exact_match_before),
+                 c.exact_match_after.estimate, ci(c.exact_match_after), c.exact_match_change.delta,
+                 c.exact_match_change.p_value, c.exact_match_mcnemar.p_value, c.token_f1_before.estimate,
+                 c.token_f1_after.estimate, c.token_f1_change.delta, c.token_f1_change.p_value]
+                for c in effect.changes],
+               caption=f"{effect.changes[0].exact_match_before.signature}; {effect.changes[0].exact_match_change.method}")
+    if len(effect.changes) > 1:
+        if effect.rank_flips:
+            for f in effect.rank_flips:
+                name = "EM" if f.metric == "exact_match" else "F1"
+                page.paragraph(f"Rank flip ({name}): {f.higher_before} was ahead of {f.higher_after} "
+                               f"({f.before[0]:.3f} vs {f.before[1]:.3f}); after the corrections {f.higher_after} "
+                               f"is ahead ({f.after[1]:.3f} vs {f.after[0]:.3f}).")
+        else:
+            page.paragraph("The order of the systems is unchanged by the corrections (EM and F1).")

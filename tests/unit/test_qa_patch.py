@@ -105,3 +105,20 @@ def test_qa_cli_prints_before_after_and_refuses_another_file(tmp_path, capsys):
     assert "made for the GT file with sha256 " + DIGEST[:12] in capsys.readouterr().err
     assert main(["qa", "--input", str(gt), "--gt-patch", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read GT patch" in capsys.readouterr().err
+
+
+def test_html_report_shows_before_and_after(tmp_path, capsys):
+    gt = tmp_path / "runs.jsonl"
+    gt.write_bytes(DATA)
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch(ENTRIES[:3]), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", "--input", str(gt), "--gt-patch", str(patch), "--ci-resamples", "100",
+                 "--out", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "Review corrections: before and after" in html and "3 applied" in html
+    # B: EM 1/4 before, 4/4 after; the flip is stated
+    assert "Rank flip (EM): A was ahead of B (0.750 vs 0.250); after the corrections B is ahead (1.000 vs 0.750)" in html
+    # without a patch, no such section
+    assert main(["report", "--input", str(gt), "--ci-resamples", "0", "--out", str(out)]) == 0
+    assert "Review corrections" not in out.read_text(encoding="utf-8")
