@@ -27,6 +27,7 @@ lines still apply.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,6 +37,7 @@ from typing import Any, BinaryIO
 
 from evaluators.io.decode import decode_bytes
 from evaluators.io.errors import InputError, InputIssue
+from evaluators.io.readers import loads_json_line
 from evaluators.results import DictMixin
 
 PATCH_FORMAT = "evalboard.gt_patch"
@@ -250,11 +252,13 @@ def read_gt_patch(data: bytes | bytearray | memoryview, file: str = "<patch>") -
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            issues.append(InputIssue(file, f"invalid JSON: {getattr(exc, 'msg', exc)}", line=n,
-                                     column=getattr(exc, "colno", None), kind="gt_patch"))
+        try:  # the project's JSON line reader: nesting limit, lone surrogates read as U+FFFD
+            obj = loads_json_line(raw, file, n)
+        except json.JSONDecodeError as exc:
+            issues.append(InputIssue(file, f"invalid JSON: {exc.msg}", line=n, column=exc.colno, kind="gt_patch"))
+            continue
+        except InputError as exc:
+            issues.append(dataclasses.replace(exc.issue, line=n, kind="gt_patch"))
             continue
         try:
             entries.append(_entry(obj, file, n))

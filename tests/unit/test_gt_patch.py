@@ -123,3 +123,17 @@ def test_entry_validation():
         entry("q1", "replace", ["a"], [])
     with pytest.raises(ValueError, match="op must be"):
         entry("q1", "drop", [], ["a"])
+
+
+def test_hostile_lines_do_not_crash():
+    good = json.loads(write_gt_patch([entry("q1", "add_answer", ["Paris"], ["Paris, France"])]))
+    lines = [json.dumps({**good, "answer": "Par\\ud800is"}).replace("\\\\ud800", "\\ud800"),  # a lone surrogate
+             "[" * 5000 + "]" * 5000,                                                          # too deep
+             json.dumps({**good, "old": [1, 2]}),                                              # wrong types
+             json.dumps({**good, "answer": "   "})]                                            # blank answer
+    patch = read_gt_patch("\n".join(lines).encode("utf-8"), "h.jsonl")
+    assert [e.line for e in patch.entries] == [1] and patch.entries[0].new == ("Par\ufffdis",)
+    assert [i.line for i in patch.issues] == [2, 3, 4]
+    assert "nested too deeply" in patch.issues[0].message and "list of strings" in patch.issues[1].message
+    assert "non-empty" in patch.issues[2].message
+    write_gt_patch(patch.entries).encode("utf-8")  # what was read can be written back as UTF-8
