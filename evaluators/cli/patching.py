@@ -14,6 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+#: Resamples of the before / after intervals and paired tests when ``--ci-resamples 0`` was given.
+EFFECT_RESAMPLES = 2000
+
+
 def add_gt_patch_argument(p) -> None:
     """Register ``--gt-patch`` (repeatable, applied in order)."""
     p.add_argument("--gt-patch", action="append", metavar="FILE",
@@ -92,8 +96,9 @@ def effect_of(args: argparse.Namespace, after: Sequence):
     if not getattr(args, "gt_patch", None):
         return None
     before, applications = args.gt_patch_before
-    effect = patch_effect(runs_of(before), runs_of(after), n_resamples=max(1, args.ci_resamples),
-                          seed=getattr(args, "seed", 0) or 0)
+    # the before / after table always has intervals (--ci-resamples 0 only drops them elsewhere)
+    effect = patch_effect(runs_of(before), runs_of(after), n_resamples=args.ci_resamples if args.ci_resamples > 0
+                          else EFFECT_RESAMPLES, seed=getattr(args, "seed", 0) or 0)
     return effect, applications
 
 
