@@ -16,7 +16,7 @@ import streamlit as st
 from components.tables import visible_frame
 from evaluators.qa.compare import AGREEMENTS, compare_records, side_by_side
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.reports.tables import pct
+from evaluators.reports.tables import p_value_text, pct
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
@@ -76,7 +76,7 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     else:
         try:
             comparison = cache(("qa-pair", key, a, b, n_resamples),
-                               lambda: compare_records(runs[a], runs[b], a, b, n_resamples=max(1, n_resamples)))
+                               lambda: compare_records(runs[a], runs[b], a, b, n_resamples=n_resamples))
         except ValueError as exc:
             st.warning(md(str(exc)))
     if comparison is not None:
@@ -97,22 +97,36 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
                        help="One self-contained file (charts inlined): opens offline in any browser.")
 
 
+def _p(x) -> str:
+    """A paired test's p-value for a card: 4 decimals, a bound as ``< 0.0001``, ``—`` when not run."""
+    if not x.computed:
+        return "—"
+    return p_value_text(x.p_value, True)[2:] if x.p_value_is_bound else f"{x.p_value:.4f}"
+
+
+def _ci_text(x, scale: float = 100, unit: str = " points") -> str:
+    if x.ci_low is None:
+        return "no interval computed (0 resamples)"
+    digits = 2 if scale == 100 else 3
+    return f"95% CI {scale * x.ci_low:+.{digits}f} to {scale * x.ci_high:+.{digits}f}{unit}"
+
+
 def _paired(c, prefix: str) -> None:
     f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
     cols = st.columns(4)
     cols[0].metric("F1 delta · F1 差值", f"{100 * f1.delta:+.2f} pts",
                    help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
-                        f"95% CI {100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f} points ({f1.method}).")
-    cols[1].metric("p (F1)", f"{f1.p_value:.4f}",
-                   help=f"Paired bootstrap p = {f1.p_value:.4g}; approximate randomization p = {ar.p_value:.4g}.")
-    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts",
-                   help=f"95% CI {100 * em.ci_low:+.2f} to {100 * em.ci_high:+.2f} points.")
+                        f"{_ci_text(f1)} ({f1.method}).")
+    cols[1].metric("p (F1)", _p(f1),
+                   help=f"Paired bootstrap {p_value_text(f1.p_value, f1.p_value_is_bound)}; approximate randomization "
+                        f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
+    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts", help=f"{_ci_text(em)}.")
     cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
                    help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
                + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. Approximate randomization "
-               f"p = {ar.p_value:.4f}.")
+               f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
     counts = {"changed": f1.won + f1.lost, "won": f1.won, "lost": f1.lost, "tied": f1.tied}
     pick = st.radio("Records · 记录", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
                     format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")
@@ -149,10 +163,11 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     cols = st.columns(4)
     cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
                    help=f"Mean {metric} of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} paired items; "
-                        f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f} ({bs.method}).")
-    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}", help="Paired bootstrap percentile interval.")
-    cols[2].metric("p (paired bootstrap)", f"{bs.p_value:.4f}", help="Two-sided (Koehn 2004).")
-    cols[3].metric("p (randomization)", f"{ar.p_value:.4f}",
+                        f"{_ci_text(bs, 1, '')} ({bs.method}).")
+    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}" if bs.ci_low is not None else "—",
+                   help="Paired bootstrap percentile interval.")
+    cols[2].metric("p (paired bootstrap)", _p(bs), help="Two-sided (Koehn 2004).")
+    cols[3].metric("p (randomization)", _p(ar),
                    help=f"Approximate randomization, {ar.method} (Noreen 1989).")
     counts = {"changed": bs.won + bs.lost, "won": bs.won, "lost": bs.lost, "tied": bs.tied}
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} items paired"

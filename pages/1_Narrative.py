@@ -20,7 +20,7 @@ VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
 
 source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
-config, settings_issues = settings()
+narrative_settings = settings()
 
 other_systems: dict = {}
 if source == "demo":
@@ -52,9 +52,9 @@ else:
             "a zip are fine; UTF-8, UTF-8 with BOM and GB18030 are read.")
         st.stop()
 
-batch = score(gt_files, pred_files, config)
+batch = score(gt_files, pred_files, narrative_settings)
 
-show_issues(list(settings_issues) + batch.all_issues())
+show_issues(batch.all_issues())  # settings problems (all weights 0, taxonomy files) first
 for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
@@ -123,7 +123,7 @@ else:
             first = pred_up[0].name.rsplit(".", 1)[0] if pred_up and len(pred_up) == 1 else "predictions"
             batches = {first: batch}
             for name, files in other_systems.items():
-                batches[name if name != first else name + "'"] = score(gt_files, files, config)
+                batches[name if name != first else name + "'"] = score(gt_files, files, narrative_settings)
             names = list(batches)
             macro = {n: b.macro for n, b in batches.items()}
             metrics = {"overall": [macro[n].get("overall_score") for n in names]}

@@ -17,7 +17,7 @@ from components.testsets_views import (breakdown_chart, groups_frame, item_table
                                        turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
-from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
+from evaluators.testsets import TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
 from components.review_link import review_button  # noqa: E402
@@ -29,11 +29,9 @@ DEMOS = {
 }
 
 
-def score(items: bytes, items_name: str, answers: bytes, answers_name: str):
-    """Load and score a test set against an answers file."""
-    test_set = load_test_set(items, items_name)
-    ans = load_answers(answers, answers_name)
-    return test_set, ans, (evaluate_test_set(test_set, ans) if test_set.items else None)
+def score(items: bytes, items_name: str, answers: bytes, answers_name: str) -> TestSetsReport:
+    """:func:`run_testsets` of a test set and an answers file (the CLI's run function)."""
+    return run_testsets(TestSetsInputs(items, items_name, answers, answers_name))
 
 
 if source == "demo":
@@ -83,14 +81,15 @@ else:
 
 try:
     with st.spinner("Scoring …"):
-        test_set, answers, report = cached(key, compute)
+        run = cached(key, compute)
 except InputError as exc:
     st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
+test_set, answers, report = run.test_set, run.answers, run.scores
 
 st.caption(f"Test set: {md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
            f"version {md(test_set.version)}) · answers: {md(answers_name)} ({len(answers.answers)})")
-issues_table(list(test_set.issues) + list(answers.issues))
+issues_table(run.issues)
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
     st.stop()

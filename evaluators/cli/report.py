@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         view = side_by_side(runs, n_resamples=resamples, seed=args.seed)
         try:
-            comparison = compare_records(runs[a], runs[b], a, b, n_resamples=max(1, resamples), seed=args.seed)
+            comparison = compare_records(runs[a], runs[b], a, b, n_resamples=resamples, seed=args.seed)
         except ValueError:
             comparison = None
         text = comparison_report(view, comparison, reports[0].signature,

@@ -78,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "corrections":
             text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in store.gt_corrections(session.id))
         else:
-            text = json.dumps(session_agreement(store.decisions(session.id)), ensure_ascii=False, indent=2) + "\n"
+            agreement = session_agreement(store.decisions(session.id))
+            text = json.dumps(agreement, ensure_ascii=False, indent=2) + "\n"
+            for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
+                for name, fig in block["figures"].items():
+                    if fig["note"]:
+                        print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:

@@ -28,6 +28,11 @@ from evaluators.results import DictMixin
 
 #: Deepest nesting of arrays and objects read (orjson's own limit; the standard library is held to it too).
 MAX_JSON_DEPTH = 1024
+#: Largest text (bytes or characters) parsed with orjson; longer ones go to the standard library.
+#: orjson reserves about 12 bytes of working memory per input byte (a 20 MB line peaks near 270 MB,
+#: also when the text fails to parse after its first line), the standard library about the size of
+#: the result: above this size the standard library keeps a read within 3x the input.
+ORJSON_MAX_BYTES = 4 << 20
 
 # A \uD800-\uDFFF escape that is not half of a surrogate pair (an even number of backslashes before it).
 _LONE_SURROGATE = re.compile(
@@ -102,7 +107,7 @@ def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[Input
         (the standard library's wording), or when arrays and objects nest deeper than
         :data:`MAX_JSON_DEPTH`.
     """
-    if _orjson is not None:
+    if _orjson is not None and len(text) <= ORJSON_MAX_BYTES:
         try:
             return _orjson.loads(text)
         except _orjson.JSONDecodeError as exc:
@@ -145,7 +150,7 @@ def loads_json_line(line: str | bytes, file: str = "<input>", lineno: int | None
 
 def _loads_line(line: str | bytes, file: str, lineno: int | None) -> tuple[Any, int]:
     """:func:`loads_json_line` and the number of lone surrogate escapes replaced."""
-    if _orjson is not None:
+    if _orjson is not None and len(line) <= ORJSON_MAX_BYTES:
         try:
             return _orjson.loads(line), 0
         except _orjson.JSONDecodeError as exc:
@@ -171,7 +176,7 @@ def load_json_bytes(data: bytes, file: str = "<input>", issues: list[InputIssue]
     InputError
         Undecodable bytes, or invalid JSON (with line and column).
     """
-    if _orjson is not None:
+    if _orjson is not None and len(data) <= ORJSON_MAX_BYTES:
         bom = data[:3] == b"\xef\xbb\xbf"
         try:
             return _orjson.loads(memoryview(data)[3:] if bom else data), ("utf-8-sig" if bom else "utf-8")
@@ -453,7 +458,7 @@ def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple
     except InputError as exc:
         if exc.issue.kind != "json":
             raise
-        return None, RecordSet(file=file, format="json", encoding=decode_bytes(bytes(data), file).encoding,
+        return None, RecordSet(file=file, format="json", encoding=_detect_encoding(data, file)[0],
                                issues=[exc.issue])
     return value, RecordSet(file=file, format="json", encoding=encoding, issues=warnings)
 

@@ -17,6 +17,8 @@ signature.
   differences on the other side of 0, doubled).
 - :func:`approximate_randomization`: paired permutation test by random sign flips of the
   differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
+- :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
+  agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
 - :func:`mcnemar`: McNemar's exact test for paired binary outcomes (accuracy, exact match):
   a two-sided binomial test on the discordant pairs (McNemar 1947; equal to
   ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``).
@@ -114,6 +116,85 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
     return out
 
 
+def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cells: int = 1 << 22):
+    """Blocks of bootstrap resamples of ``n_items`` items, as draw counts per item.
+
+    Resample ``r`` draws ``rng.integers(0, n_items, n_items)`` (one call per resample, with
+    ``rng = numpy.random.default_rng(seed)``), so a plain loop that draws indices the same way
+    sees the same resamples; row ``r`` of a block counts how often each item was drawn.  A
+    statistic that is a function of per-item sums (counts of a confusion matrix, coincidences)
+    is then evaluated for a whole block with one matrix product.
+
+    Parameters
+    ----------
+    n_items : int
+        >= 1.
+    n_resamples : int
+        >= 1.
+    seed : int
+    block_cells : int
+        At most this many cells per block (rows x items).
+
+    Yields
+    ------
+    numpy.ndarray, shape (block, n_items), float
+        Draw counts; every row sums to ``n_items``.
+    """
+    if n_items < 1 or n_resamples < 1:
+        raise ValueError("n_items and n_resamples must be >= 1")
+    rng = np.random.default_rng(seed)
+    step = max(1, block_cells // n_items)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        block = np.empty((rows, n_items))
+        for r in range(rows):
+            block[r] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+        yield block
+
+
+def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, confidence_level: float = 0.95,
+                           seed: int = 0) -> tuple[float | None, float | None, int]:
+    """Percentile bootstrap interval of a statistic of items, the items resampled with replacement.
+
+    Parameters
+    ----------
+    n_items : int
+        Items behind the statistic (>= 1).
+    statistic : callable
+        ``statistic(weights) -> values``: ``weights`` of shape (block, n_items) from
+        :func:`resample_weights` (how often each item is in a resample), ``values`` of shape
+        (block,) with NaN where the statistic is undefined on that resample.
+    n_resamples, confidence_level, seed
+        As :func:`bootstrap_ci`.
+
+    Returns
+    -------
+    (ci_low, ci_high, n_defined)
+        The ``(1 -/+ level) / 2`` percentiles (linear interpolation) of the defined values;
+        both ``None`` when fewer than half of the resamples give a defined value.
+        ``n_defined``: resamples with a defined value.
+
+    Raises
+    ------
+    ValueError
+        For ``n_items`` or ``n_resamples`` < 1 or a level outside (0, 1).
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval).
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    values = np.concatenate([np.asarray(statistic(w), dtype=float)
+                             for w in resample_weights(n_items, n_resamples, seed)])
+    ok = values[~np.isnan(values)]
+    if ok.size * 2 < n_resamples:
+        return None, None, int(ok.size)
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high), int(ok.size)
+
+
 def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
                  seed: int = 0, unit: str = "item") -> BootstrapCI:
     """Percentile bootstrap confidence interval of the mean of ``values``.
@@ -166,14 +247,22 @@ class PairedComparison(DictMixin):
         Mean scores.
     delta : float
         ``mean_b - mean_a``.
-    ci_low, ci_high : float
-        Percentile bootstrap interval of ``delta``.
-    p_value : float
-        Two-sided, in (0, 1].
+    ci_low, ci_high : float or None
+        Percentile bootstrap interval of ``delta``; ``None`` for a permutation test and when
+        no resample was drawn (``n_resamples=0``).
+    p_value : float or None
+        Two-sided, in (0, 1]; ``None`` when no resample was drawn (``n_resamples=0``: no test
+        was run).  When no resample of ``R`` lands on the other side (a Monte Carlo p-value
+        below its resolution), ``p_value`` is ``1 / (R + 1)`` and ``p_value_is_bound`` is true:
+        read it as ``p < 1 / (R + 1)``.
     won, lost, tied : int
         Items where B scores higher, lower, the same.
     n : int
     method : str
+    p_value_is_bound : bool
+        ``p_value`` is an upper bound (``p < p_value``), not an estimate.
+    n_resamples : int
+        Resamples behind ``ci_low`` / ``ci_high`` / ``p_value`` (0: none computed).
     """
 
     mean_a: float
@@ -181,12 +270,19 @@ class PairedComparison(DictMixin):
     delta: float
     ci_low: float | None
     ci_high: float | None
-    p_value: float
+    p_value: float | None
     won: int
     lost: int
     tied: int
     n: int
     method: str
+    p_value_is_bound: bool = False
+    n_resamples: int = 0
+
+    @property
+    def computed(self) -> bool:
+        """Whether a test was run (``n_resamples > 0``): otherwise no interval and no p-value."""
+        return self.p_value is not None
 
 
 def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -196,29 +292,65 @@ def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0 (0: no interval and no p-value)")
+
+
+def _not_run(d: np.ndarray, a: np.ndarray, b: np.ndarray, test: str) -> PairedComparison:
+    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None, None,
+                            int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
+                            f"{test} not run (n_resamples=0): no interval or p-value computed", False, 0)
+
+
 def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
                      seed: int = 0) -> PairedComparison:
     """Paired bootstrap of the mean difference ``b - a`` over the same items.
 
     The p-value is ``min(1, 2 * min(P*(delta* <= 0), P*(delta* >= 0)))`` over the resampled
-    mean differences (two-sided; Efron & Tibshirani 1993, sec. 16.4; Koehn 2004).
+    mean differences (two-sided; Efron & Tibshirani 1993, sec. 16.4; Koehn 2004).  When none
+    of the ``R`` resampled differences lies on the other side of 0 that share is 0, which
+    says only that p is below the resolution of ``R`` resamples: the result then carries
+    ``p_value = 1 / (R + 1)`` with ``p_value_is_bound`` set (``p < 1 / (R + 1)``), the same
+    floor as :func:`approximate_randomization`.
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n,)
+        Scores of run A and run B on the same n items, in the same order.
+    n_resamples : int
+        ``R`` >= 0; 0 runs no test (``ci_low``, ``ci_high`` and ``p_value`` are ``None``).
+    confidence_level : float
+        In (0, 1).
+    seed : int
+
+    Returns
+    -------
+    PairedComparison
 
     Raises
     ------
     ValueError
-        For different lengths, no items or non-finite scores.
+        For different lengths, no items, non-finite scores, ``n_resamples < 0`` or a level
+        outside (0, 1).
     """
     a, b = _paired(a, b)
     d = b - a
     if not 0 < confidence_level < 1:
         raise ValueError("confidence_level must be in (0, 1)")
+    _check_resamples(n_resamples)
+    if n_resamples == 0:
+        return _not_run(d, a, b, "paired bootstrap")
     means = resample_means(d, n_resamples, seed)  # the same resamples give the interval and the p-value
     alpha = (1 - confidence_level) / 2
     low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
     p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
+    bound = p == 0
+    if bound:
+        p = 1 / (n_resamples + 1)
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high), float(p),
                             int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
-                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})")
+                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})", bool(bound), n_resamples)
 
 
 def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:
@@ -226,15 +358,31 @@ def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0)
 
     Each resample swaps the two runs' scores of every item with probability 1/2; the p-value
     is ``(hits + 1) / (n_resamples + 1)`` with ``hits`` the resamples whose absolute mean
-    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).
+    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).  With no
+    hit, ``p_value = 1 / (R + 1)`` is flagged as a bound (``p_value_is_bound``).
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n,)
+    n_resamples : int
+        ``R`` >= 0; 0 runs no test (``p_value`` is ``None``).
+    seed : int
 
     Returns
     -------
     PairedComparison
         ``ci_low``/``ci_high`` are ``None`` (a permutation test gives no interval).
+
+    Raises
+    ------
+    ValueError
+        For different lengths, no items, non-finite scores or ``n_resamples < 0``.
     """
     a, b = _paired(a, b)
     d = b - a
+    _check_resamples(n_resamples)
+    if n_resamples == 0:
+        return _not_run(d, a, b, "approximate randomization")
     observed = abs(d.mean())
     rng = np.random.default_rng(seed)
     hits = 0
@@ -246,7 +394,8 @@ def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0)
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None,
                             (hits + 1) / (n_resamples + 1), int((d > 0).sum()), int((d < 0).sum()),
                             int((d == 0).sum()), int(d.size),
-                            f"approximate randomization(n_resamples={n_resamples}, seed={seed})")
+                            f"approximate randomization(n_resamples={n_resamples}, seed={seed})", hits == 0,
+                            n_resamples)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.reports.escape import html_text
+from evaluators.reports.tables import p_value_text
 
 #: No network, no frames, no objects; inline script and style only (plotly.js is inlined and
 #: builds its charts with inline styles; it compiles no code from strings for bar and heatmap
@@ -225,10 +226,22 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
         f1, em, ar, mc = (c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization,
                           c.exact_match_mcnemar)
         page.heading(f"{c.name_b} against {c.name_a}")
-        page.cards([("F1 delta (B − A)", f1.delta, f"95% CI {f1.ci_low:+.3f} to {f1.ci_high:+.3f}"),
-                    ("p, paired bootstrap (F1)", f1.p_value, None),
-                    ("p, approximate randomization (F1)", ar.p_value, None),
-                    ("EM delta (B − A)", em.delta, f"95% CI {em.ci_low:+.3f} to {em.ci_high:+.3f}"),
+        if not f1.computed:
+            page.paragraph("No interval or p-value was computed for the paired bootstrap and the approximate "
+                           "randomization test: the report was made with 0 resamples.")
+
+        def interval(x):
+            return f"95% CI {x.ci_low:+.3f} to {x.ci_high:+.3f}" if x.ci_low is not None else "no interval computed"
+
+        def p_card(x):
+            if not x.computed:
+                return "not computed"
+            return p_value_text(x.p_value, True) if x.p_value_is_bound else x.p_value
+
+        page.cards([("F1 delta (B − A)", f1.delta, interval(f1)),
+                    ("p, paired bootstrap (F1)", p_card(f1), None),
+                    ("p, approximate randomization (F1)", p_card(ar), None),
+                    ("EM delta (B − A)", em.delta, interval(em)),
                     ("p, McNemar exact (EM)", mc.p_value, f"right in A only {mc.only_a}, in B only {mc.only_b}"),
                     ("Records won / lost / tied", f"{f1.won} / {f1.lost} / {f1.tied}", f"of {c.n_paired} paired")],
                    digits=4)

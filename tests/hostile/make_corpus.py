@@ -341,6 +341,13 @@ def memory_cases(c: Corpus) -> None:
                                           "ground_truth": p, "question_type": p}) for i, p in enumerate(PAYLOADS)]),
         scored=len(good) + len(PAYLOADS), located=False)
     mem("duplicate_ids", jsonl(good + good[:3]), scored=len(good))
+    # one line that is not UTF-8 (nor GB18030) among good ones: the good lines are scored, the bad one located
+    mem("undecodable_line", jsonl(good[:10]) + b'{"question_id": "bad", "question": "\xff\xfe\xc3("}\n'
+        + jsonl(good[10:]), scored=len(good))
+    # a 1,000-deep value in an extra field: the question is scored, the field left out with a located warning
+    mem("deep_metadata", jsonl(good + ['{"question_id": "dm", "question_type": "single_hop", "question": "q", '
+                                       '"ground_truth": "a", "prediction": "a", "extra": %s}' % DEEP_VALUE]),
+        scored=len(good) + 1)
     mem("wrong_types", jsonl(good + [dumps({**first, "question_id": ["x"]}), dumps({**first, "question_id": 7,
                                                                                      "prediction": {"a": 1}})]),
         scored=None, located=False)
@@ -353,6 +360,10 @@ def memory_cases(c: Corpus) -> None:
     mem("csv_ragged", ("question_id,question_type,question,ground_truth,prediction\n"
                        "c1,single_hop,q,a,a\nc2,single_hop,too,many,cells,here\nc3,\x00,q,a,b\n").encode(),
         suffix="csv", scored=2)
+    rel = "memory/huge_line.jsonl"  # written at test time: the demo's lines and one 20 MB prediction
+    c.case("memory/huge_line", "memory", ["memory", "--results", "{c}/" + rel, "--format", "json",
+                                          "--ci-resamples", "0"], scored=len(good) + 1, huge=True,
+           names="huge_line.jsonl")
     # questions + predictions, labels and judge caches next to good results
     qrel = c.file("memory/questions_deep.json", DEEP_ARRAY.encode())
     c.case("memory/questions_deep", "memory", ["memory", "--questions", "{c}/" + qrel, "--format", "json"],

@@ -235,3 +235,14 @@ def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
     assert any(b.proto.label == "Download all problems (CSV)" for b in at.get("download_button"))
     # unpaired GT files are warnings (the paired stories are still scored)
     assert expander.label == "Input problems: 0 errors, 25 warnings — the rest of the data is still scored"
+
+
+def test_all_zero_weights_warn_and_score_like_the_cli(demo_batch):
+    """The page builds its config with the CLI's function: all weights 0 -> equal weights and a warning."""
+    at = run(PAGE)
+    for c in ("characters", "relationships", "sentiment", "action_layer", "text_span"):
+        at.number_input(key=f"nar_w_{c}").set_value(0.0)
+    at.run()
+    assert not at.exception
+    assert "all component weights are 0; using equal weights" in html_bodies(at)
+    assert metrics(at)["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])

@@ -154,3 +154,42 @@ def test_fact_check_report_carries_per_class_intervals():
         assert ci.f1_ci_low[label] <= f1 <= ci.f1_ci_high[label]
     assert ci.macro_f1_ci_low <= report.classification.macro.f1 <= ci.macro_f1_ci_high
     assert "classification_ci" in report.to_dict()
+
+
+def test_a_p_value_below_the_resolution_is_reported_as_a_bound():
+    # every paired difference is +1 or +0.4: no resampled mean difference is <= 0, so the share
+    # on the other side of 0 is 0 of R; the honest statement is p < 1 / (R + 1), not p = 0
+    a, b = [0] * 30 + [.5] * 10, [1] * 30 + [.9] * 10
+    pb = st.paired_bootstrap(a, b)
+    assert pb.p_value == 1 / 10_001 and pb.p_value_is_bound and pb.n_resamples == 10_000
+    assert 0 < pb.p_value <= 1  # the docstring's (0, 1]
+    # the randomization test: |mean of sign-flipped d| >= 0.85 needs every sign +1 or every sign -1,
+    # probability 2 / 2**40 per resample, so no hit in 10,000: p = (0 + 1) / 10,001, a bound too
+    ar = st.approximate_randomization(a, b)
+    assert ar.p_value == 1 / 10_001 and ar.p_value_is_bound
+    # an ordinary p-value is no bound
+    null = st.paired_bootstrap([0.2, 0.9, 1.0, 0.4], [0.3, 0.8, 1.0, 0.4], n_resamples=2000)
+    assert not null.p_value_is_bound and null.p_value > 0.5
+
+
+def test_zero_resamples_compute_no_interval_and_no_p_value():
+    a, b = [0, 1, 1, 0, 1], [1, 1, 1, 0, 0]
+    for test in (st.paired_bootstrap, st.approximate_randomization):
+        r = test(a, b, n_resamples=0)
+        assert (r.ci_low, r.ci_high, r.p_value, r.n_resamples, r.computed) == (None, None, None, 0, False)
+        assert r.delta == pytest.approx(0.0) and (r.won, r.lost, r.tied) == (1, 1, 3)  # 3/5 - 3/5
+        assert "no interval or p-value computed" in r.method
+        with pytest.raises(ValueError):
+            test(a, b, n_resamples=-1)
+    both = st.compare_paired_scores({"x": 0.1, "y": 0.5}, {"x": 0.3, "y": 0.4}, n_resamples=0)
+    assert both.bootstrap.p_value is None and both.randomization.p_value is None
+
+
+def test_p_value_text_spells_bounds_and_missing_tests():
+    from evaluators.reports.tables import p_value_text
+
+    assert p_value_text(0.109375) == "p = 0.1094"
+    assert p_value_text(1 / 10_001, True) == "p < 0.0001"   # 0.00009999 rounded up
+    assert p_value_text(1 / 1_001, True) == "p < 0.001"
+    assert p_value_text(1 / 51, True) == "p < 0.02"         # 0.0196 rounded up, never down
+    assert p_value_text(None) == "p not computed (no resamples)"
