@@ -165,7 +165,7 @@ def gate(args) -> int:
     from evaluators.cli.compare import load_runs
     from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
     from evaluators.qa.compare import compare_records, runs_of
-    from evaluators.reports.tables import pct
+    from evaluators.reports.tables import p_value_text, pct
 
     if not args.baseline or not args.candidate:
         return _fail("review gate needs --baseline and --candidate")
@@ -206,12 +206,12 @@ def gate(args) -> int:
     boot = paired_bootstrap(xa, xb, n_resamples=max(1, args.resamples), confidence_level=1 - args.level,
                             seed=args.seed)
     if args.test == "bootstrap":
-        p, method = boot.p_value, boot.method
+        p, bound, method = boot.p_value, boot.p_value_is_bound, boot.method
     elif args.test == "randomization":
         ar = approximate_randomization(xa, xb, n_resamples=max(1, args.resamples), seed=args.seed)
-        p, method = ar.p_value, ar.method
+        p, bound, method = ar.p_value, ar.p_value_is_bound, ar.method
     else:
-        p, method = mcnemar(xa, xb).p_value, "McNemar exact (binomial)"
+        p, bound, method = mcnemar(xa, xb).p_value, False, "McNemar exact (binomial)"
     worse = boot.delta < 0 and p < args.level
     applied = ""
     if args.gt_patch:
@@ -224,7 +224,7 @@ def gate(args) -> int:
     print(f"  baseline  {args.baseline}: {pct(boot.mean_a)}")
     print(f"  candidate {args.candidate}: {pct(boot.mean_b)}")
     print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
-          f"{100 * boot.ci_high:+.2f} (paired bootstrap); p = {p:.4g} ({method}); level {args.level:g}")
+          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value_text(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
     if worse:
         print("FAIL: the candidate is significantly below the baseline")

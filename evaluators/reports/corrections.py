@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.reports.tables import format_table, pct
+from evaluators.reports.tables import format_table, p_value_text, pct
 from evaluators.results import to_jsonable
 
 
@@ -17,7 +17,8 @@ def _ci(ci) -> str:
 
 
 def _delta(c) -> str:
-    return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] p={c.p_value:.3g}"
+    return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] " + \
+        p_value_text(c.p_value, c.p_value_is_bound, digits=3)
 
 
 def applications_text(applications: Sequence) -> str:
@@ -86,10 +87,14 @@ def reviewed_estimate_text(est) -> str:
 def metric_agreement_text(m) -> str:
     """The automatic verdict against the people's final labels (:class:`~evaluators.review.metric_agreement.MetricAgreement`)."""
     (ww, wr), (rw, rr) = m.confusion
-    kappa = "n/a" if m.cohen_kappa is None else f"{m.cohen_kappa:.3f}"
-    if m.cohen_kappa_ci_low is not None:
-        kappa += f" [{m.cohen_kappa_ci_low:.3f}, {m.cohen_kappa_ci_high:.3f}]"
-    ceiling = "n/a" if m.human_kappa is None else f"{m.human_kappa:.3f}"
+
+    def figure(f) -> str:
+        if f.value is None:
+            return f"n/a ({f.note})" if f.note else "n/a"
+        text = f"{f.value:.3f}" + (f" [{f.ci_low:.3f}, {f.ci_high:.3f}]" if f.ci_low is not None else "")
+        return text + (f" ({f.note})" if f.note else "")
+
+    kappa, ceiling = figure(m.cohen_kappa), figure(m.human_kappa)
     return "\n".join([
         f"Metric against people ({m.source} >= {m.threshold:g} vs the final human labels, {m.n_items} items; "
         f"{m.n_left_out} left out: GT errors or no score)",

@@ -6,9 +6,10 @@ the human verdict is *right* for ``acceptable_variant`` and *wrong* for ``model_
 (``gt_error`` items are left out: the reference itself was wrong); the automatic verdict is
 *right* when the item's score (``exact_match``, ``token_f1``, a judge, combined or keyword score)
 is at least ``threshold``.  Reported: the 2 x 2 confusion of the two, accuracy (share of items
-where they agree) and Cohen's kappa (Cohen 1960), each with a percentile bootstrap interval over
-items (the 4 cell counts drawn from a multinomial, as resampling the items; Efron & Tibshirani
-1993, ch. 13), and the mean pairwise Cohen's kappa of the annotators on the same labels.
+where they agree, :func:`evaluators.metrics.statistics.bootstrap_ci`) and Cohen's kappa (Cohen
+1960, :func:`evaluators.metrics.agreement.cohen_kappa_ci`), each with a percentile bootstrap
+interval over items (Efron & Tibshirani 1993, ch. 13), and the mean pairwise Cohen's kappa of the
+annotators on the same labels (:func:`evaluators.review.agreement.session_agreement`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from evaluators.metrics.agreement import AgreementFigure, cohen_kappa_ci
+from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.results import DictMixin
-from evaluators.review.agreement import AUTOMATIC, cohen_kappa, session_agreement
+from evaluators.review.agreement import AUTOMATIC, session_agreement
 from evaluators.review.gt_patch import final_labels
 from evaluators.review.store import ReviewStore
 
@@ -41,11 +44,12 @@ class MetricAgreement(DictMixin):
     confusion : list of list of int, shape (2, 2)
         Rows: automatic wrong / right; columns: human wrong / right.
     accuracy, accuracy_ci_low, accuracy_ci_high : float
-    cohen_kappa, cohen_kappa_ci_low, cohen_kappa_ci_high : float or None
-        ``None`` when undefined (one verdict only on both sides); interval ``None`` when kappa is
-        undefined in more than half the resamples.
-    human_kappa : float or None
-        Mean pairwise Cohen's kappa of the annotators' labels (``None`` without shared items).
+    cohen_kappa : AgreementFigure
+        The value (``None`` when undefined: one verdict only on both sides), its interval, and
+        whether it is meaningful yet (:data:`evaluators.metrics.agreement.MIN_ITEMS` items).
+    human_kappa : AgreementFigure
+        Mean pairwise Cohen's kappa of the annotators' labels (its value ``None`` without items
+        reviewed by two people); its interval at 95%.
     signature : str
     """
 
@@ -57,10 +61,8 @@ class MetricAgreement(DictMixin):
     accuracy: float
     accuracy_ci_low: float
     accuracy_ci_high: float
-    cohen_kappa: float | None
-    cohen_kappa_ci_low: float | None
-    cohen_kappa_ci_high: float | None
-    human_kappa: float | None
+    cohen_kappa: AgreementFigure
+    human_kappa: AgreementFigure
     signature: str
 
 
@@ -73,17 +75,6 @@ def _score(payload: dict, source: str | None) -> tuple[float | None, str]:
         value = value.get(part) if isinstance(value, dict) else None
     name = ".".join(path) or "none"
     return ((float(value), name) if isinstance(value, (int, float)) and not isinstance(value, bool) else (None, name))
-
-
-def kappa_from_counts(counts: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of 2 x 2 tables, vectorised: ``counts`` shape (..., 2, 2) -> (...), NaN where undefined."""
-    c = np.asarray(counts, dtype=float)
-    n = c.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        po = (c[..., 0, 0] + c[..., 1, 1]) / n
-        rows, cols = c.sum(axis=-1) / n[..., None], c.sum(axis=-2) / n[..., None]
-        pe = (rows * cols).sum(axis=-1)
-        return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
 
 
 def metric_against_people(store: ReviewStore, session_id: int, *, source: str | None = None,
@@ -124,19 +115,12 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     counts = np.zeros((2, 2), dtype=np.int64)
     for a, h in zip(auto, human):
         counts[a, h] += 1
-    n = len(auto)
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts.ravel() / n, size=n_resamples).reshape(n_resamples, 2, 2)
-    alpha = 100 * (1 - confidence_level) / 2
-    acc = (draws[:, 0, 0] + draws[:, 1, 1]) / n
-    kappas = kappa_from_counts(draws)
-    ok = kappas[~np.isnan(kappas)]
-    k_lo, k_hi = (np.percentile(ok, [alpha, 100 - alpha]) if ok.size * 2 >= n_resamples else (None, None))
-    human_kappa = session_agreement(store.decisions(session_id))["label"]["cohen_kappa_mean"]
-    a_lo, a_hi = np.percentile(acc, [alpha, 100 - alpha])
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
+    accuracy = bootstrap_ci(np.equal(auto, human).astype(float), unit="item", **settings)
+    kappa = cohen_kappa_ci(auto, human, labels=[0, 1], **settings)
+    people = session_agreement(store.decisions(session_id), n_resamples=n_resamples, seed=seed)
+    human_kappa = AgreementFigure(**people["label"]["figures"]["cohen_kappa_mean"])
     return MetricAgreement(
-        name, threshold, n, left_out, counts.tolist(), float((counts[0, 0] + counts[1, 1]) / n), float(a_lo),
-        float(a_hi), cohen_kappa(auto, human), None if k_lo is None else float(k_lo),
-        None if k_hi is None else float(k_hi), human_kappa,
-        f"bootstrap(percentile, 2x2 multinomial, n_resamples={n_resamples}, level={confidence_level:g}, "
-        f"seed={seed}, unit=item); verdict right when {name} >= {threshold:g}")
+        name, threshold, len(auto), left_out, counts.tolist(), accuracy.estimate, accuracy.ci_low, accuracy.ci_high,
+        kappa, human_kappa,
+        f"{accuracy.signature}; kappa: {kappa.method}; verdict right when {name} >= {threshold:g}")
