@@ -94,7 +94,8 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         if outcome.failure is not None:
             f = outcome.failure
             return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
-    return result, None
+    from evaluators.cli.patching import patch_qa_run  # --gt-patch: each report patched for its GT file
+    return patch_qa_run(args, result, [path for path, _ in jobs])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -165,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
                            [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
+    if args.gt_patch:
+        from evaluators.cli.patching import print_effect
+        print(bar)
+        print_effect(args, result.reports)
     print(bar)
     print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
           f"{view.scores[0].ci or 'none'}")

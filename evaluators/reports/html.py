@@ -133,12 +133,13 @@ def _ci(lo: float | None, hi: float | None) -> str | None:
     return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
 
 
-def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
+def qa_report(report, *, title: str | None = None, max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of one QA / fact-check :class:`~evaluators.qa.evaluate.QAReport`.
 
     Cards (EM, F1 with their intervals, records), the breakdown by language / group with a
     chart by group, the confusion matrix and per-class table for fact-check, and the first
-    ``max_rows`` records.
+    ``max_rows`` records.  ``corrections``: ``(PatchEffect, applications)`` of a GT patch, shown
+    before and after (:func:`evaluators.reports.corrections.add_html_section`).
     """
     from evaluators.reports.qa import rows_of
     from evaluators.reports.figures import confusion_heatmap, metric_by_system
@@ -152,6 +153,9 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
                 ("Records scored", o.n, f"of {report.n_records:,} read"),
                 ("Missing prediction", len(report.missing_prediction), "scored 0"),
                 ("Missing ground truth", len(report.missing_gt), "not scored")])
+    if corrections is not None:
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, *corrections)
     subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
     subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
     if len(subsets) > 1:
@@ -190,13 +194,14 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
 
 
 def comparison_report(view, comparison=None, signature: str = "", *, title: str = "Comparison",
-                      max_rows: int = 2000) -> str:
+                      max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of runs side by side (:class:`~evaluators.qa.compare.SideBySide`).
 
     A chart of EM and F1 by system with 95% intervals, the systems table, agreement counts,
     the paired comparison of two systems when ``comparison`` is given
     (:class:`~evaluators.qa.compare.RunComparison`) with its won / lost records, and the
-    records x systems matrix (first ``max_rows`` rows).
+    records x systems matrix (first ``max_rows`` rows).  ``corrections``: ``(PatchEffect,
+    applications)`` of a GT patch, shown before and after (:mod:`evaluators.reports.corrections`).
     """
     from evaluators.reports.qa import matrix_rows
     from evaluators.reports.figures import metric_by_system
@@ -213,6 +218,9 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
                  _ci(x.token_f1_ci_low, x.token_f1_ci_high)] for x in s], caption=s[0].ci if s else None)
     page.paragraph("Agreement by exact match: " + ", ".join(f"{k.replace('_', ' ')} {v}"
                                                              for k, v in view.counts.items()))
+    if corrections is not None:
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, *corrections)
     if comparison is not None:
         c = comparison
         f1, em, ar, mc = (c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization,
