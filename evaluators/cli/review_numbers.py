@@ -185,9 +185,10 @@ def gate(args) -> int:
     else:
         missing = [f for f, ok in zip((args.baseline, args.candidate), files) if not ok]
         return _fail(f"no such file: {', '.join(missing)} (name systems of a file with --gt FILE)")
-    reports, error = load_runs(scoring)
+    result, error = load_runs(scoring)
     if error:
         return _fail(error)
+    reports = result.reports
     if args.gt and not all(files):
         runs = runs_of(reports)
         for name in (args.baseline, args.candidate):
