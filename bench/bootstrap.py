@@ -70,7 +70,8 @@ def main() -> None:
         dz = max(abs(ours.ci_low - ref.confidence_interval.low), abs(ours.ci_high - ref.confidence_interval.high)) / mc
         target = "" if name != "continuous" else f"  target 2 s: {'met' if t_ours <= 2 else 'NOT met'}"
         print(f"  {name:12s} distinct={distinct:>7,}  ours {t_ours:7.3f} s (cpu {c_ours:6.3f} s)  "
-              f"[{ours.ci_low:.5f}, {ours.ci_high:.5f}]   scipy ~{t_scipy:7.1f} s (scaled from {args.scipy_resamples:,})  "
+              f"[{ours.ci_low:.5f}, {ours.ci_high:.5f}]   "
+              f"scipy ~{t_scipy:7.1f} s (scaled from {args.scipy_resamples:,})  "
               f"[{ref.confidence_interval.low:.5f}, {ref.confidence_interval.high:.5f}]  "
               f"ratio {t_ours / t_scipy:.3f}x scipy  ends {dz:.1f} MC sd apart{target}", flush=True)
 
