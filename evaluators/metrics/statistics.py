@@ -207,9 +207,10 @@ def _segmented_resample_means(x: np.ndarray, n_resamples: int, seed: int) -> np.
 def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cells: int = 1 << 22):
     """Blocks of bootstrap resamples of ``n_items`` items, as draw counts per item.
 
-    Resample ``r`` draws ``rng.integers(0, n_items, n_items)`` (one call per resample, with
-    ``rng = numpy.random.default_rng(seed)``), so a plain loop that draws indices the same way
-    sees the same resamples; row ``r`` of a block counts how often each item was drawn.  A
+    Resample ``r`` holds the indices that the ``r``-th call of ``rng.integers(0, n_items, n_items)``
+    gives (``rng = numpy.random.default_rng(seed)``; drawn a block at a time, the same numbers),
+    so a plain loop that draws indices that way sees the same resamples; row ``r`` of a block
+    counts how often each item was drawn.  A
     statistic that is a function of per-item sums (counts of a confusion matrix, coincidences)
     is then evaluated for a whole block with one matrix product.
 
@@ -234,10 +235,10 @@ def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cel
     step = max(1, block_cells // n_items)
     for start in range(0, n_resamples, step):
         rows = min(step, n_resamples - start)
-        block = np.empty((rows, n_items))
-        for r in range(rows):
-            block[r] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
-        yield block
+        # one call draws the same numbers as `rows` calls of n_items (the generator buffers its 32-bit halves)
+        idx = rng.integers(0, n_items, size=(rows, n_items))
+        idx += np.arange(rows)[:, None] * n_items
+        yield np.bincount(idx.ravel(), minlength=rows * n_items).reshape(rows, n_items).astype(float)
 
 
 def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, confidence_level: float = 0.95,
