@@ -213,11 +213,11 @@ def test_segmented_sampler_interval_equals_scipy_within_monte_carlo_error():
     assert abs(ours.ci_low - low) < tol and abs(ours.ci_high - high) < tol
 
 
-def test_segmented_sampler_draws_every_item_uniformly():
+@pytest.mark.parametrize("n, r_count", [(20_000, 4000), ((1 << 17) + 5000, 1000)])  # 16-bit and 32-bit words
+def test_segmented_sampler_draws_every_item_uniformly(n, r_count):
     # the resample mean of v has mean mean(v) and variance var(v) / n when every draw is uniform over the n items;
     # v picks out the rest (drawn by rng.integers), the top bit and the lowest used bit of each segment's index;
     # the 1e-9 ramp makes every value distinct (so the segmented sampler runs) and moves nothing measurably
-    n, r_count = 20_000, 4000
     i = np.arange(n)
     segments, rest = st._segments(n)
     top_half = np.zeros(n)
