@@ -193,3 +193,55 @@ def test_p_value_text_spells_bounds_and_missing_tests():
     assert p_value_text(1 / 1_001, True) == "p < 0.001"
     assert p_value_text(1 / 51, True) == "p < 0.02"         # 0.0196 rounded up, never down
     assert p_value_text(None) == "p not computed (no resamples)"
+
+
+# ---------------------------------------------------------------- the segmented sampler (many items, all distinct)
+
+
+def test_segmented_sampler_interval_equals_scipy_within_monte_carlo_error():
+    rng = np.random.default_rng(21)
+    x = rng.beta(2, 3, 20_000)  # all distinct, >= SEGMENTED_MIN_ITEMS: segments 16384, 2048, 1024 and a rest of 544
+    assert x.size >= st.SEGMENTED_MIN_ITEMS and st._segments(x.size) == ([(0, 14), (16384, 11), (18432, 10)], 19456)
+    ours = st.bootstrap_ci(x, n_resamples=4000, seed=2)
+    low, high = scipy_ci(x, seed=2, n=2000)
+    # Monte Carlo error of a 2.5% / 97.5% percentile from R resamples: sqrt(p (1 - p) / R) / phi(1.96) in units of
+    # the standard error of the mean = 0.156 / 0.0584 / sqrt(R) = 2.67 / sqrt(R); the two estimates differ by
+    # 2.67 * sqrt(1/4000 + 1/2000) = 0.073 se in standard deviation; 5 of those is the tolerance (the interval
+    # is 3.92 se wide)
+    se = x.std() / np.sqrt(x.size)
+    tol = 5 * 2.67 * np.sqrt(1 / 4_000 + 1 / 2_000) * se
+    assert abs(ours.ci_low - low) < tol and abs(ours.ci_high - high) < tol
+
+
+@pytest.mark.parametrize("n, r_count", [(20_000, 4000), ((1 << 17) + 5000, 1000)])  # 16-bit and 32-bit words
+def test_segmented_sampler_draws_every_item_uniformly(n, r_count):
+    # the resample mean of v has mean mean(v) and variance var(v) / n when every draw is uniform over the n items;
+    # v picks out the rest (drawn by rng.integers), the top bit and the lowest used bit of each segment's index;
+    # the 1e-9 ramp makes every value distinct (so the segmented sampler runs) and moves nothing measurably
+    i = np.arange(n)
+    segments, rest = st._segments(n)
+    top_half = np.zeros(n)
+    for start, bits in segments:
+        top_half[start + (1 << (bits - 1)):start + (1 << bits)] = 1
+    for v in (i >= rest, top_half, i % 2 == 1, i.astype(float)):
+        v = np.asarray(v, float) + 1e-9 * i
+        means = st.resample_means(v, r_count, seed=5)
+        expected_sd = np.sqrt(v.var() / n)
+        assert abs(means.mean() - v.mean()) < 5 * expected_sd / np.sqrt(r_count)
+        # sample variance of r_count normal means: relative sd sqrt(2 / r_count) = 0.022; 5 of those
+        assert means.var() / expected_sd**2 == pytest.approx(1, abs=5 * np.sqrt(2 / r_count))
+
+
+def test_segmented_sampler_does_not_depend_on_the_number_of_threads(monkeypatch):
+    x = np.random.default_rng(4).random(17_000)
+    monkeypatch.setattr(st, "BOOTSTRAP_THREADS", 1)
+    one = st.resample_means(x, 300, seed=9)
+    monkeypatch.setattr(st, "BOOTSTRAP_THREADS", 2)
+    assert np.array_equal(one, st.resample_means(x, 300, seed=9))
+    assert not np.array_equal(one, st.resample_means(x, 300, seed=10))
+
+
+def test_below_the_segmented_size_the_resamples_are_the_index_draws_as_before():
+    x = np.random.default_rng(6).random(1000)  # all distinct, below SEGMENTED_MIN_ITEMS: numbers unchanged
+    draws = np.random.default_rng(3).integers(0, 1000, size=(500, 1000), dtype=np.int32)
+    assert np.array_equal(st.resample_means(x, 500, seed=3), x[draws].mean(axis=1))
