@@ -265,6 +265,14 @@ def testset_cases(c: Corpus) -> None:
                                          for k, v in list(answers.items())[:3]]
                                         + ['{"id": "x", "answer": ', DEEP_ARRAY, '{"answer": "no id"}']),
        answers_suffix="jsonl", names="answers_bad_lines_answers.jsonl")
+    good_answers = [{"id": k, "answer": v if isinstance(v, str) else v["answer"]} for k, v in list(answers.items())[:3]]
+    # one line (row) that is not UTF-8 among good ones: the good answers are kept, the line located
+    ts("answers_undecodable_line", None, jsonl(good_answers[:2]) + b'{"id": "bad", "answer": "\xff\xfe"}\n'
+       + jsonl(good_answers[2:]), answers_suffix="jsonl", names="answers_undecodable_line_answers.jsonl")
+    ts("answers_undecodable_row", None, ("id,answer\n" + "".join(f"{a['id']},{a['answer']}\n" for a in good_answers[:2])
+                                         ).encode() + b"bad,\xff\xfe\n"
+       + f"{good_answers[2]['id']},{good_answers[2]['answer']}\n".encode(), answers_suffix="csv",
+       names="answers_undecodable_row_answers.csv")
     ts("answers_surrogate", None, (dumps(answers)[:-1] + ', "zz_extra": "y\\ud800"}').encode(), located=False)
     ts("answers_wrong_types", None, dumps({k: [1, {"a": None}] for k in answers}).encode(), exit=(2,),
        names="answers_wrong_types_answers.json")
