@@ -322,6 +322,11 @@ def dialogue_cases(c: Corpus) -> None:
                                   + f"m,{first['scene']},{first['dialogue_index']},ok\n"
                                   + "m,too,many,cells,here\nm,\x00,1,x\n").encode(), pred_suffix="csv",
         names="pred_csv_ragged_pred.csv")
+    # empty and BOM-only uploads are read and said to be empty (not taken for "no upload")
+    dlg("cases_empty", b"", None, exit=(2,), names="cases_empty_cases.json")
+    dlg("cases_bom_only", codecs.BOM_UTF8, None, exit=(2,), names="cases_bom_only_cases.json")
+    dlg("pred_empty", None, b"", exit=(2,), names="pred_empty_pred.jsonl")
+    dlg("pred_bom_only", None, codecs.BOM_UTF8 + b"\n", exit=(2,), names="pred_bom_only_pred.jsonl")
     dlg("pred_binary", None, bytes(random.Random(5).randrange(256) for _ in range(1024)), exit=(2,), located=False)
 
 
