@@ -14,7 +14,7 @@ from components.qa_views import issues_table, ratio_columns  # noqa: E402
 from components.tables import visible_frame  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
-                                       turn_view)
+                                       shown_text, turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
@@ -124,7 +124,8 @@ if report.kind == "single":
     st.subheader("Items · 逐条")
     frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
                            "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
-                           "human_score": r.human_score, "question": r.question, "answer": r.answer,
+                           "human_score": r.human_score, "question": shown_text(r.question),
+                           "answer": shown_text(r.answer),
                            "missing": ", ".join(r.missing)} for r in report.items])
     st.dataframe(visible_frame(frame), hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")

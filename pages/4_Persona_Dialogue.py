@@ -54,7 +54,7 @@ else:
     up_preds = st.file_uploader("Predictions, one or more models (stored JSON report, or CSV/JSONL with model, "
                                 "scene, dialogue_index, prediction)", type=["json", "jsonl", "csv"],
                                 accept_multiple_files=True, key="dialogue_preds")
-    if up_cases is None or not up_cases.size:
+    if up_cases is None:  # an empty upload is read, and said to be empty
         st.info("Upload a test-case file to start. Cases look like "
                 '`{"test_cases_by_scene": {"scene": [{"context", "expected_response", "scene", "dialogue_index"}]}}`; '
                 "a JSON report stored by the earlier persona script works as cases and as predictions.")
@@ -114,7 +114,10 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
 inputs = DialogueInputs.of(case_set, [*pred_sets, *jobs.prediction_sets()])
 preds = inputs.combined()  # a new set: the cached ones are shared and never changed
 if not preds.rows:
-    st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
+    if pred_sets:  # files were given: none of them holds a usable row (an empty file says so below)
+        st.error("No usable prediction row in " + ", ".join(md(f) for s in pred_sets for f in s.files) + ".")
+    else:
+        st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
     for issue in preds.issues:
         st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
     st.stop()

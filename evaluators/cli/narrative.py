@@ -119,11 +119,13 @@ def run(args) -> int:
         except OSError as exc:
             return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     writer = BatchJsonWriter(stream) if stream is not None else None
+    streamed = False
     try:
         batch = run_narrative(NarrativeInputs.from_paths(args.gt, args.pred), settings, progress=progress,
                               workers=workers, render=render, on_document=writer.document if writer else None)
         if writer is not None:
             writer.finish(batch)
+            streamed = True
     except FileNotFoundError as exc:
         return _fail(str(exc))
     finally:
@@ -131,7 +133,7 @@ def run(args) -> int:
             bar.close()
         if stream is not None:
             stream.close()
-            if sys.exc_info()[0] is not None:
+            if not streamed:  # a path not found, or an error while scoring: no half-written report is left
                 partial_path.unlink(missing_ok=True)
     for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
         if issue.kind == "archive":

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow, PredictionSet
 from evaluators.dialogue.live import EndpointConfig, run_live
+from evaluators.net import URLRejected
 
 #: Keys of the mapping (kept as before the move, so open sessions keep their jobs).
 JOB_KEY, STOP_KEY, ROWS_KEY = "dialogue_live_job", "dialogue_live_stop_requested", "dialogue_live_rows"
@@ -128,8 +129,6 @@ class LiveJobs:
         Exception
             An unexpected failure, after the job was ended.
         """
-        from evaluators.net import URLRejected
-
         job = self.state.get(JOB_KEY)
         if job is None:
             raise RuntimeError("no live job to run")

@@ -102,8 +102,13 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
         if parsed.errors:
             raise InputError(parsed.errors[0])
     elif data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
-        value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
-        if parsed.errors:  # JSONL after all
+        try:
+            value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
+        except InputError as exc:  # not decodable as a whole: JSONL read line by line below
+            if exc.issue.kind != "decode":
+                raise
+            value, parsed = None, None
+        if parsed is not None and parsed.errors:  # JSONL after all
             value, parsed = None, None
     is_record = isinstance(value, Mapping) and "id" in value and any(f in value for f in ANSWER_FIELDS + ("turns",))
     if value is not None and not is_record:
@@ -132,7 +137,7 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
                 else:
                     out.issues.append(InputIssue(file, "expected an answer string", path=str(key)))
             return out
-    rs = add_json_records(value, parsed) if parsed is not None else read_records(data, file, fmt)
+    rs = add_json_records(value, parsed) if parsed is not None else read_records(data, file, fmt, line_by_line=True)
     out.issues.extend(rs.issues)
     for rec in rs.records:
         where = rec.where()

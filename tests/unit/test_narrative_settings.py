@@ -122,3 +122,11 @@ def test_component_results_share_one_base_and_keep_their_report_layout():
         assert keys.index(res.score_field) < i
     assert r.characters.score == pytest.approx(2 / 3)  # P 1/1, R 1/2
     assert r.text_span.validity == {}
+
+
+def test_cli_leaves_no_partial_report_when_a_path_is_missing(tmp_path):
+    from evaluators.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["narrative", "--gt", str(tmp_path / "nope"), "--pred", str(tmp_path), "--out", str(out)]) == 2
+    assert list(tmp_path.iterdir()) == []

@@ -44,3 +44,28 @@ def test_no_valid_item_gives_no_scores_and_a_whole_file_error_raises():
         run.to_dict()
     with pytest.raises(InputError):
         run_testsets(TestSetsInputs(b"{not json", "set.json", b"{}", "a.json"))
+
+
+@pytest.mark.parametrize("name, data", [
+    ("a.jsonl", '{"id": "q1", "answer": "北京"}\n{"id": "q2", "answer": "x"}\n'.encode()
+     + b'{"id": "q3", "answer": "\xff\xfe"}\n' + '{"id": "q4", "answer": "Jupiter"}\n'.encode()),
+    ("a.csv", "id,answer\nq1,北京\nq2,x\n".encode() + b"q3,\xff\xfe\n" + b"q4,Jupiter\n"),
+    ("bom.jsonl", b"\xef\xbb\xbf" + '{"id": "q1", "answer": "北京"}\n{"id": "q2", "answer": "x"}\n'.encode()
+     + b'{"id": "q3", "answer": "\xff"}\n{"id": "q4", "answer": "Jupiter"}\n'),
+])
+def test_one_undecodable_answer_line_is_located_and_the_others_kept(name, data):
+    """Issue 20 point 10: answers are decoded line by line when the file as a whole is neither UTF-8 nor GB18030."""
+    from evaluators.testsets import load_answers
+
+    answers = load_answers(data, name)
+    assert sorted(k for k, _ in answers.answers) == ["q1", "q2", "q4"]
+    assert answers.answers[("q1", None)].text == "北京"
+    [issue] = answers.issues
+    assert (issue.file, issue.line, issue.kind) == (name, 4 if name == "a.csv" else 3, "decode")
+
+
+def test_an_undecodable_json_document_of_answers_is_still_one_file_error():
+    from evaluators.testsets import load_answers
+
+    with pytest.raises(InputError, match="cannot be decoded"):
+        load_answers(b'{"q1": "\xff"}', "a.json")
