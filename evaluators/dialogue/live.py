@@ -33,6 +33,7 @@ from typing import Callable
 from evaluators import net
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow, index_key
 from evaluators.io.readers import loads_json_line
+from evaluators.io.replies import ReplyStore
 from evaluators.results import DictMixin
 
 
@@ -145,36 +146,18 @@ class LiveRun(DictMixin):
     stopped: bool = False
 
 
-def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
-    done: dict[tuple, dict] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = loads_json_line(line)
-        except ValueError:
-            continue  # a line cut by an interruption (or not JSON at all)
-        if isinstance(rec, dict) and rec.get("model") == model and not rec.get("error"):
-            key = (str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0)))
-            done[key] = rec
-    return done
+def _checkpoint_key(rec: dict) -> tuple:
+    return str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0) or 0)
 
 
-def _end_line(path: Path) -> None:
-    """End a checkpoint cut in the middle of a line (an interrupted write) with a newline, so the next
-    appended reply starts a line of its own instead of being glued to the broken one."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, 2)
-            if fh.tell() == 0:
-                return
-            fh.seek(-1, 2)
-            last = fh.read(1)
-    except FileNotFoundError:
-        return
-    if last != b"\n":
-        with path.open("ab") as fh:
-            fh.write(b"\n")
+def open_checkpoint(path: str | Path | None, model: str) -> ReplyStore:
+    """The live checkpoint as a :class:`~evaluators.io.replies.ReplyStore` (JSONL layout, the one reply store):
+    ``model``'s answered cases by ``(scene, dialogue index, occurrence)``; failed replies and other models' lines
+    stay in the file but are not reused.  A line cut by an interruption is skipped and ended."""
+    store = ReplyStore(path, layout="jsonl", key=_checkpoint_key,
+                       accept=lambda rec: rec.get("model") == model and not rec.get("error"))
+    store.open_for_append()
+    return store
 
 
 def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: str | Path | None = None,
@@ -206,9 +189,8 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     own_client = client is None
     client = client or ChatClient(config)
     ckpt = Path(checkpoint) if checkpoint else None
-    done = _load_checkpoint(ckpt, config.model) if ckpt else {}
-    if ckpt:
-        _end_line(ckpt)
+    store = open_checkpoint(ckpt, config.model) if ckpt else None
+    done = store.entries if store is not None else {}
     out = LiveRun(model=config.model)
     scenes = list(dict.fromkeys(c.scene for c in cases))
     total = len(cases)
@@ -244,12 +226,11 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
                     out.n_errors += 1
                 row = PredictionRow(config.model, case.scene, case.dialogue_index, reply, file=source,
                                     occurrence=case.occurrence, error=error)
-                if ckpt:
-                    with ckpt.open("a", encoding="utf-8") as fh:
-                        fh.write(json.dumps({
-                            "model": config.model, "scene": case.scene, "dialogue_index": case.dialogue_index,
-                            "occurrence": case.occurrence, "prediction": reply, "error": error,
-                        }, ensure_ascii=False) + "\n")
+                if store is not None:
+                    store.put(case.key, {
+                        "model": config.model, "scene": case.scene, "dialogue_index": case.dialogue_index,
+                        "occurrence": case.occurrence, "prediction": reply, "error": error,
+                    })
             out.rows.append(row)
             count += 1
             if progress:
