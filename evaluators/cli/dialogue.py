@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
         for model in args.model:
             try:  # settings, URL rules (evaluators.net) and the checkpoint, before anything is sent
-                cfg = EndpointConfig(args.endpoint, model, timeout=args.timeout, retries=args.retries)
+                cfg = EndpointConfig(args.endpoint, model, timeout_s=args.timeout, max_retries=args.retries)
                 client = ChatClient(cfg)
                 if args.checkpoint:
                     Path(args.checkpoint).open("a", encoding="utf-8").close()
