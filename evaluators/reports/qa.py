@@ -9,6 +9,7 @@ are several; the text is the same as the one the writers give from the finished 
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import json
@@ -132,20 +133,35 @@ def csv_rows(out: IO[str]) -> RowSink:
 
 
 class _JsonSpool:
-    """Record texts written while scoring, kept in a temporary file until the report's head is known."""
+    """Record texts written while scoring, kept (UTF-8) in a temporary file until the report's head is known."""
 
     def __init__(self):
         import tempfile
 
-        self.file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.file = tempfile.TemporaryFile("w+b")
         self.index = 0
 
     def write(self, text: str) -> None:
         parts = text.split("\x00")  # one part per record, each led by the marker
-        write = self.file.write
-        for part in parts[1:]:
-            write((",\n    " if self.index else "\n    ") + _INDEX_PREFIX + str(self.index) + part)
-            self.index += 1
+        start = self.index
+        out = [(",\n    " if k else "\n    ") + _INDEX_PREFIX + str(k) + part
+               for k, part in enumerate(parts[1:], start)]
+        self.index = start + len(out)
+        self.file.write("".join(out).encode("utf-8"))
+
+    def copy_to(self, out: IO[str]) -> None:
+        """Write the spooled records to ``out`` (through its byte buffer when it has one)."""
+        self.file.flush()
+        self.file.seek(0)
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8":
+            out.flush()
+            shutil.copyfileobj(self.file, buffer, 1 << 20)
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")()  # a chunk may end inside a character
+        for chunk in iter(lambda: self.file.read(1 << 20), b""):
+            out.write(decoder.decode(chunk))
+        out.write(decoder.decode(b"", final=True))
 
 
 def json_rows() -> tuple[RowSink, _JsonSpool]:
@@ -177,9 +193,7 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
                 out.write("[]")
                 continue
             out.write("[")
-            spool.file.flush()
-            spool.file.seek(0)
-            shutil.copyfileobj(spool.file, out, 1 << 20)
+            spool.copy_to(out)
             out.write("\n  ]")
             continue
         n = 0
