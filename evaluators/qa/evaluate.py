@@ -427,7 +427,7 @@ class _Block:
     gt_used: Counter[str]
     pred_used: Counter[str]
     issues: list[InputIssue]
-    text: str | None
+    text: bytes | None
 
 
 def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[tuple[bytes, int, int]]:
@@ -437,7 +437,7 @@ def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[
         first_line += block.count(b"\n")
 
 
-def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], str] | None, signature_text: str, file: str,
+def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str, file: str,
                  payload: tuple[bytes, int, int]) -> _Block:
     """Parse, score (and render) a block of UTF-8 JSONL lines in a worker, exactly as the stream would.
 
@@ -957,16 +957,16 @@ class RowSink:
     Attributes
     ----------
     render : callable
-        ``render(values, signature) -> str``: the text of the rows of consecutive records, each
-        given as the values of a :class:`QARecordResult` in field order (a tuple).  It runs in
-        the worker processes when there are several, so it must be picklable (a module-level
-        function).
+        ``render(values, signature) -> bytes``: the UTF-8 text of the rows of consecutive
+        records, each given as the values of a :class:`QARecordResult` in field order (a
+        tuple).  It runs in the worker processes when there are several, so it must be
+        picklable (a module-level function).
     write : callable
-        ``write(text)``: called in this process with the rendered rows, in input order.
+        ``write(data)``: called in this process with the rendered rows, in input order.
     """
 
-    render: Callable[[list[tuple], str], str]
-    write: Callable[[str], None]
+    render: Callable[[list[tuple], str], bytes]
+    write: Callable[[bytes], None]
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
@@ -984,9 +984,9 @@ def _compact(v: tuple) -> tuple:
             v[_I_PRED_V], v[_I_GOLD_FIELD], v[_I_PRED_FIELD])
 
 
-def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], str] | None, signature_text: str,
+def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
                  payload: tuple[bool, list[tuple[Mapping[str, Any], int, int | None]]]
-                 ) -> tuple[list[tuple], str | None]:
+                 ) -> tuple[list[tuple], bytes | None]:
     """A chunk of ``(data, index, line)`` scored in a worker.
 
     Returns the compact values of each record (all its values when ``payload[0]`` asks for
