@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output_file) if args.output_file else None
     as_csv = out is not None and out.suffix.lower() == ".csv"
     try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
-        out_file = open(out, "w", encoding="utf-8", newline="") if as_csv else None
+        out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc.strerror or exc}")
     spool = None

@@ -409,6 +409,84 @@ def signature(task: str) -> str:
     return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
 
 
+@dataclass
+class _Block:
+    """What a worker gives back for a block of lines: columns for the store, ids, field counts, issues, rows."""
+
+    offsets: list[int]
+    lengths: list[int]
+    lines: list[int]
+    exact_match: list[float | None]
+    token_f1: list[float | None]
+    status: list[str]
+    lang: list[str | None]
+    gold_verdict: list[str | None]
+    predicted_verdict: list[str | None]
+    group: list[str | None]
+    special: dict[str, list[str]]
+    gt_used: Counter[str]
+    pred_used: Counter[str]
+    issues: list[InputIssue]
+    text: bytes | None
+
+
+def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[tuple[bytes, int, int]]:
+    """``(block, offset, first line)``: line numbers carried from block to block."""
+    for block, offset in blocks:
+        yield block, offset, first_line
+        first_line += block.count(b"\n")
+
+
+def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str, file: str,
+                 payload: tuple[bytes, int, int]) -> _Block:
+    """Parse, score (and render) a block of UTF-8 JSONL lines in a worker, exactly as the stream would.
+
+    ``payload``: the block's bytes, its offset in the input and the number of its first line.
+    Lines and offsets are the input's; a record's index is its position in the block (the
+    caller's store numbers records by position anyway, and the JSON row writer writes its own).
+    """
+    from evaluators.io.readers import iter_jsonl_values
+
+    block, base, first_line = payload
+    out = _Block([], [], [], [], [], [], [], [], [], [], {STATUS_MISSING_GT: [], STATUS_MISSING_PREDICTION: [],
+                 STATUS_GOLD_UNPARSED: [], "unparsed_predictions": []}, Counter(), Counter(), [], None)
+    rendered: list[tuple] = []
+    values = scorer.values
+    ask_question = render is not None
+    special, unparsed = out.special, verdicts.UNPARSED
+    for item in iter_jsonl_values(block, file, encoding="utf-8"):
+        if type(item) is not tuple:
+            out.issues.append(item if item.line is None else dataclasses.replace(item, line=first_line + item.line - 1))
+            continue
+        data, ln, index, raw, offset = item
+        line = first_line + ln - 1
+        v = values(data, index, line, ask_question)
+        out.offsets.append(base + offset)
+        out.lengths.append(len(raw))
+        out.lines.append(line)
+        out.exact_match.append(v[13])
+        out.token_f1.append(v[14])
+        status = v[10]
+        out.status.append(status)
+        out.lang.append(v[11])
+        out.gold_verdict.append(v[15])
+        out.predicted_verdict.append(v[16])
+        out.group.append(v[3])
+        if v[8]:
+            out.pred_used[v[8]] += 1
+        if v[6]:
+            out.gt_used[v[6]] += 1
+        if status != STATUS_SCORED:
+            special[status].append(v[2])
+        elif v[16] == unparsed:
+            special["unparsed_predictions"].append(v[2])
+        if render is not None:
+            rendered.append(v)
+    if render is not None:
+        out.text = render(rendered, signature_text)
+    return out
+
+
 def _count(rid: str, status: str, pred_v: str | None, gold_field: str | None, pred_field: str | None,
            special: dict[str, list[str]], gt_used: Counter[str], pred_used: Counter[str]) -> None:
     """Book one scored record: the id lists of the report and the field counts."""
@@ -437,6 +515,7 @@ def evaluate_records(
     reader: Callable[[int, int], bytes] | None = None,
     workers: int = 1,
     rows: RowSink | None = None,
+    blocks: Callable[[int], Iterator[tuple[bytes, int]]] | None = None,
 ) -> QAReport:
     """Score QA or fact-check records, from a :class:`~evaluators.io.RecordSet` or a stream.
 
@@ -465,6 +544,12 @@ def evaluate_records(
     rows : RowSink, optional
         Receives each record's rendered row as it is scored (in input order), so a writer
         streams instead of materialising every record after the report.
+    blocks : callable, optional
+        ``blocks(offset) -> iterator of (bytes, offset)``: the UTF-8 JSONL input from ``offset``
+        in blocks that end at a line end (:attr:`evaluators.qa.records.QASource.blocks`).  With
+        several workers, a stream's lines after the detection sample are then sent to the
+        workers as raw blocks, which parse, score and render them (nothing is parsed or
+        pickled per record here); the report is the same.
 
     Returns
     -------
@@ -520,12 +605,15 @@ def evaluate_records(
 
     append = store.append_values
     unparsed = verdicts.UNPARSED
-    k = 0
-    if workers <= 1:
+    done = 0
+
+    def score_here(records: Iterable[tuple]) -> None:
+        """Score records in this process, rows rendered in blocks."""
+        nonlocal done
         values = scorer.values
         ask_question = render is not None
         pending: list[tuple] = []  # values of the records not yet rendered
-        for data, line, index, raw, offset in items():
+        for data, line, index, raw, offset in records:
             v = values(data, index, line, ask_question or raw is None)
             rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
             if raw is None:  # records read whole are kept whole
@@ -545,11 +633,36 @@ def evaluate_records(
                 if len(pending) >= ROWS_PER_WRITE:
                     write(render(pending, sig))
                     pending = []
-            k += 1
-            if progress is not None and k % 250 == 0:
-                progress(k, total)
+            done += 1
+            if progress is not None and done % 250 == 0:
+                progress(done, total)
         if pending:
             write(render(pending, sig))
+
+    last = head[-1] if head else None
+    by_block = (workers > 1 and blocks is not None and reader is not None and len(head) == sample_size
+                and last[4] is not None)
+    if workers <= 1:
+        score_here(items())
+    elif by_block:  # the head here, the rest as byte blocks parsed and scored in the workers
+        score_here(head)
+        if hasattr(stream, "close"):
+            stream.close()  # not read further: the blocks start after the head's last line
+        work = partial(_score_block, scorer, render, sig, file)
+        for _, part in imap_chunks(work, _numbered(blocks(last[4] + len(last[3]) + 1), last[1] + 1), workers,
+                                   payload=lambda x: x):
+            issues.extend(part.issues)
+            store.extend_lines(part.offsets, part.lengths, part.lines, part.exact_match, part.token_f1,
+                               part.status, part.lang, part.gold_verdict, part.predicted_verdict, part.group)
+            for key, ids in part.special.items():
+                special[key].extend(ids)
+            gt_used.update(part.gt_used)
+            pred_used.update(part.pred_used)
+            if part.text is not None:
+                write(part.text)
+            done += len(part.lines)
+            if progress is not None:
+                progress(done, total)
     else:
         work = partial(_score_chunk, scorer, render, sig)
         for chunk, (compact, text) in imap_chunks(work, chunked(items(), CHUNK_RECORDS), workers,
@@ -565,9 +678,9 @@ def evaluate_records(
                 _count(rid, status, pred_v, gold_field, pred_field, special, gt_used, pred_used)
             if text is not None:
                 write(text)
-            k += len(chunk)
+            done += len(chunk)
             if progress is not None:
-                progress(k, total)
+                progress(done, total)
     head.clear()
     if progress is not None:
         progress(len(store), total or len(store))
@@ -844,16 +957,16 @@ class RowSink:
     Attributes
     ----------
     render : callable
-        ``render(values, signature) -> str``: the text of the rows of consecutive records, each
-        given as the values of a :class:`QARecordResult` in field order (a tuple).  It runs in
-        the worker processes when there are several, so it must be picklable (a module-level
-        function).
+        ``render(values, signature) -> bytes``: the UTF-8 text of the rows of consecutive
+        records, each given as the values of a :class:`QARecordResult` in field order (a
+        tuple).  It runs in the worker processes when there are several, so it must be
+        picklable (a module-level function).
     write : callable
-        ``write(text)``: called in this process with the rendered rows, in input order.
+        ``write(data)``: called in this process with the rendered rows, in input order.
     """
 
-    render: Callable[[list[tuple], str], str]
-    write: Callable[[str], None]
+    render: Callable[[list[tuple], str], bytes]
+    write: Callable[[bytes], None]
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
@@ -871,9 +984,9 @@ def _compact(v: tuple) -> tuple:
             v[_I_PRED_V], v[_I_GOLD_FIELD], v[_I_PRED_FIELD])
 
 
-def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], str] | None, signature_text: str,
+def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
                  payload: tuple[bool, list[tuple[Mapping[str, Any], int, int | None]]]
-                 ) -> tuple[list[tuple], str | None]:
+                 ) -> tuple[list[tuple], bytes | None]:
     """A chunk of ``(data, index, line)`` scored in a worker.
 
     Returns the compact values of each record (all its values when ``payload[0]`` asks for
@@ -892,7 +1005,7 @@ def evaluate_source(source: QASource, config: QAConfig | None = None, *,
     """Score an input read once by :func:`evaluators.qa.records.open_qa_source` (records, not bytes)."""
     if source.streamed:
         return evaluate_records(source.records, config, progress, file=source.file, total=source.total,
-                                reader=source.reader, workers=workers, rows=rows)
+                                reader=source.reader, workers=workers, rows=rows, blocks=source.blocks)
     return evaluate_records(source.records, config, progress, workers=workers, rows=rows)
 
 

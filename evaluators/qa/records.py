@@ -16,10 +16,12 @@ key (a record's own ``system`` value is kept), so the systems are scored side by
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -197,6 +199,10 @@ class QASource:
     reader : callable or None
         ``reader(offset, length) -> bytes`` reading a streamed line back from the input
         (which the caller keeps), so per-record results can hold offsets instead of lines.
+    blocks : callable or None
+        ``blocks(offset) -> iterator of (bytes, offset)``: the raw input from ``offset`` in
+        blocks of about :data:`BLOCK_BYTES` that end at a line end, for worker processes that
+        parse lines themselves (a file on disk or bytes; not an upload, which is read in place).
     """
 
     file: str
@@ -204,6 +210,7 @@ class QASource:
     records: RecordSet | Iterator[tuple | InputIssue]
     total: int | None = None
     reader: Callable[[int, int], bytes] | None = None
+    blocks: Callable[[int], Iterator[tuple[bytes, int]]] | None = None
 
     @property
     def streamed(self) -> bool:
@@ -243,6 +250,31 @@ class LineReader:
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["path"])
+
+
+#: Bytes per block of lines sent to a worker process.
+BLOCK_BYTES = 1 << 20
+
+
+def _blocks(open_input: Callable[[], BinaryIO], start: int) -> Iterator[tuple[bytes, int]]:
+    """``(block, offset)`` of the input from ``start``, each block ending at a newline (the last at the end)."""
+    with open_input() as f:
+        f.seek(start)
+        offset, rest = start, b""
+        while True:
+            chunk = f.read(BLOCK_BYTES)
+            if not chunk:
+                if rest:
+                    yield rest, offset
+                return
+            chunk = rest + chunk if rest else chunk
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                rest = chunk  # a line longer than a block: read on
+                continue
+            yield chunk[:cut + 1], offset
+            offset += cut + 1
+            rest = chunk[cut + 1:]
 
 
 def _count_lines(f: BinaryIO) -> int:
@@ -297,7 +329,8 @@ def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryI
             fmt = sniff_bytes(f.read(65536), name)
             if predictions is None and fmt == "jsonl":
                 total = _count_lines(f) if count_lines else None
-                return QASource(name, "jsonl", _stream_path(path, name), total, LineReader(path))
+                return QASource(name, "jsonl", _stream_path(path, name), total, LineReader(path),
+                                partial(_blocks, partial(open, path, "rb")))
             f.seek(0)
             data = f.read()
         return _whole(data, name, fmt, predictions, predictions_file)
@@ -321,7 +354,8 @@ def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryI
     fmt = sniff_bytes(data[:65536], name)
     if predictions is None and fmt == "jsonl":
         total = data.count(b"\n") + 1 if count_lines else None
-        return QASource(name, "jsonl", iter_jsonl_values(data, name), total, lambda off, n: data[off:off + n])
+        return QASource(name, "jsonl", iter_jsonl_values(data, name), total, lambda off, n: data[off:off + n],
+                        partial(_blocks, partial(io.BytesIO, data)))
     return _whole(data, name, fmt, predictions, predictions_file)
 
 

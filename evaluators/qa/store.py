@@ -103,6 +103,32 @@ class RecordStore(Sequence):
             self._length.append(0)
         self._columns(line, exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group)
 
+    def extend_lines(self, offsets: list[int], lengths: list[int], lines: list[int],
+                     exact_match: list[float | None], token_f1: list[float | None], status: list[str],
+                     lang: list[str | None], gold_verdict: list[str | None], predicted_verdict: list[str | None],
+                     group: list[str | None]) -> None:
+        """Add streamed records by their lines' offsets and lengths in the input (read back by the
+        ``reader``) and the columns of :meth:`append_values`, one list entry per record."""
+        if self._reader is None:
+            raise ValueError("records kept by offset need a reader")
+        n = len(offsets)
+        self._items.extend([None] * n)
+        self._offset.extend(offsets)
+        self._length.extend(lengths)
+        self._line.extend(lines)
+        nan = math.nan
+        self._em.extend([nan if x is None else x for x in exact_match])
+        self._f1.extend([nan if x is None else x for x in token_f1])
+        for name, values in (("status", status), ("lang", lang), ("gold_verdict", gold_verdict),
+                             ("predicted_verdict", predicted_verdict)):
+            index_of = self._index_of[name]
+            try:
+                self._codes[name].extend(map(index_of.__getitem__, values))
+            except KeyError:  # a value not seen yet: coded one by one
+                self._codes[name].extend([index_of[v] if v in index_of else self._code(name, v) for v in values])
+        groups = self._groups
+        self._group.extend([g if g is None else groups.setdefault(g, g) for g in group])
+
     def _columns(self, line, exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group) -> None:
         self._line.append(line if line is not None else -1)
         self._em.append(math.nan if exact_match is None else exact_match)
@@ -220,24 +246,34 @@ class RecordStore(Sequence):
     def sums(self, by: str | None = None) -> dict[Any, tuple[int, float, float]]:
         """``{key: (n_scored, sum of EM, sum of F1)}`` over records with a score, without lists.
 
-        ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``.
+        ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``.  The sums add the
+        records in file order, one after the other (a running sum, ``numpy.cumsum``), so they
+        are the same floats as a plain loop's.
         """
-        out: dict[Any, list] = {}
-        keys = (self._group if by == "group" else
-                [self._tables["lang"][c] for c in self._codes["lang"]] if by == "lang" else None)
-        em, f1 = self._em, self._f1
-        for i in range(len(em)):
-            e = em[i]
-            if e != e:  # NaN: not scored
-                continue
-            key = keys[i] if keys is not None else None
-            acc = out.get(key)
-            if acc is None:
-                acc = out[key] = [0, 0.0, 0.0]
-            acc[0] += 1
-            acc[1] += e
-            acc[2] += f1[i]
-        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+        em = np.frombuffer(self._em, dtype=float)
+        f1 = np.frombuffer(self._f1, dtype=float)
+        scored = np.flatnonzero(~np.isnan(em))
+        if not len(scored):
+            return {}
+        if by is None:
+            return {None: (len(scored), float(np.cumsum(em[scored])[-1]), float(np.cumsum(f1[scored])[-1]))}
+        if by == "lang":
+            codes = np.frombuffer(bytes(self._codes["lang"]), dtype=np.uint8)
+            names = self._tables["lang"]
+        else:
+            index: dict[str | None, int] = {}
+            codes = np.fromiter((index.setdefault(g, len(index)) for g in self._group), dtype=np.int64,
+                                count=len(self._group))
+            names = list(index)
+        keyed = codes[scored]
+        order = np.argsort(keyed, kind="stable")  # by key, file order kept within a key
+        rows, keys = scored[order], keyed[order]
+        cuts = np.flatnonzero(np.diff(keys)) + 1
+        out = {}
+        for part in np.split(np.arange(len(rows)), cuts):
+            idx = rows[part]
+            out[names[int(keys[part[0]])]] = (len(idx), float(np.cumsum(em[idx])[-1]), float(np.cumsum(f1[idx])[-1]))
+        return out
 
     def scores(self, by: str | None = None) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
         """``{key: (EM values, F1 values)}`` of the scored records, as float arrays (for intervals).

@@ -9,6 +9,7 @@ are several; the text is the same as the one the writers give from the finished 
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import json
@@ -45,30 +46,27 @@ def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
     return [record_row(r) for r in records]
 
 
-def _record_json(values: tuple) -> str:
+def _record_json(values: tuple) -> bytes:
     """One record (its values in field order) as it stands in the report's ``records`` list: pretty JSON,
-    indented 4 (no separator)."""
+    indented 4 (no separator), UTF-8."""
     data = dict(zip(_RECORD_FIELDS, values))
     plain = all(x is None or x == 0 or 1e-4 <= abs(x) < 1e16 for x in (data["exact_match"], data["token_f1"]))
     if _orjson is not None and plain:  # the same text as json.dumps(indent=2) (tested); exponents differ, so not those
-        text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2).decode("utf-8")
+        text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2)
     else:
-        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
-    return text.replace("\n", "\n    ")
+        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2).encode("utf-8")
+    return text.replace(b"\n", b"\n    ")
 
 
 def _values(r: QARecordResult) -> tuple:
     return tuple(getattr(r, f) for f in _RECORD_FIELDS)
 
 
-def render_json_rows(rows: list[tuple], signature: str) -> str:
-    """Records' JSON texts in the report, each from its index on, led by a NUL marker (the writer puts
+def render_json_rows(rows: list[tuple], signature: str) -> bytes:
+    """Records' JSON texts (UTF-8) in the report, each from its index on, led by a NUL marker (the spool puts
     the index and the separators back; see :func:`json_rows`).  ``rows``: each record's values in field order."""
-    out = []
-    for v in rows:
-        text = _record_json(v)
-        out.append("\x00" + text[len(_INDEX_PREFIX) + len(str(v[0])):])
-    return "".join(out)
+    skip = len(_INDEX_PREFIX)
+    return b"".join([b"\x00" + _record_json(v)[skip + len(str(v[0])):] for v in rows])
 
 
 _NEEDS_QUOTES = re.compile(r'[,"\r\n]')
@@ -88,8 +86,8 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def render_csv_rows(rows: list[tuple], signature: str) -> str:
-    """Records' CSV rows (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
+def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
+    """Records' CSV rows, UTF-8 (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
 
     The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested).
     """
@@ -99,7 +97,7 @@ def render_csv_rows(rows: list[tuple], signature: str) -> str:
         cells = [v[i] for i in _COLUMN_AT]
         cells[_GOLD_COLUMN] = " | ".join(v[_GOLD_AT])
         out.append(",".join([_csv_cell(c) for c in cells]) + tail)
-    return "".join(out)
+    return "".join(out).encode("utf-8")
 
 
 def _csv_header() -> str:
@@ -113,9 +111,9 @@ def write_records_csv(report: QAReport, out: IO[str]) -> None:
     for r in report.records:
         block.append(_values(r))
         if len(block) >= 1000:
-            out.write(render_csv_rows(block, report.signature))
+            out.write(render_csv_rows(block, report.signature).decode("utf-8"))
             block = []
-    out.write(render_csv_rows(block, report.signature))
+    out.write(render_csv_rows(block, report.signature).decode("utf-8"))
 
 
 def records_csv(report: QAReport) -> str:
@@ -125,27 +123,42 @@ def records_csv(report: QAReport) -> str:
     return buf.getvalue()
 
 
-def csv_rows(out: IO[str]) -> RowSink:
-    """A row sink writing the per-record CSV to ``out`` while the records are scored (header first)."""
-    out.write(_csv_header())
+def csv_rows(out: IO[bytes]) -> RowSink:
+    """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` while the records are scored."""
+    out.write(_csv_header().encode("utf-8"))
     return RowSink(render_csv_rows, out.write)
 
 
 class _JsonSpool:
-    """Record texts written while scoring, kept in a temporary file until the report's head is known."""
+    """Record texts written while scoring, kept (UTF-8) in a temporary file until the report's head is known."""
 
     def __init__(self):
         import tempfile
 
-        self.file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.file = tempfile.TemporaryFile("w+b")
         self.index = 0
 
-    def write(self, text: str) -> None:
-        parts = text.split("\x00")  # one part per record, each led by the marker
-        write = self.file.write
-        for part in parts[1:]:
-            write((",\n    " if self.index else "\n    ") + _INDEX_PREFIX + str(self.index) + part)
-            self.index += 1
+    def write(self, text: bytes) -> None:
+        parts = text.split(b"\x00")  # one part per record, each led by the marker
+        start = self.index
+        head, first = (",\n    " + _INDEX_PREFIX).encode("utf-8"), ("\n    " + _INDEX_PREFIX).encode("utf-8")
+        out = [(head if k else first) + str(k).encode("ascii") + part for k, part in enumerate(parts[1:], start)]
+        self.index = start + len(out)
+        self.file.write(b"".join(out))
+
+    def copy_to(self, out: IO[str]) -> None:
+        """Write the spooled records to ``out`` (through its byte buffer when it has one)."""
+        self.file.flush()
+        self.file.seek(0)
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8":
+            out.flush()
+            shutil.copyfileobj(self.file, buffer, 1 << 20)
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")()  # a chunk may end inside a character
+        for chunk in iter(lambda: self.file.read(1 << 20), b""):
+            out.write(decoder.decode(chunk))
+        out.write(decoder.decode(b"", final=True))
 
 
 def json_rows() -> tuple[RowSink, _JsonSpool]:
@@ -177,14 +190,12 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
                 out.write("[]")
                 continue
             out.write("[")
-            spool.file.flush()
-            spool.file.seek(0)
-            shutil.copyfileobj(spool.file, out, 1 << 20)
+            spool.copy_to(out)
             out.write("\n  ]")
             continue
         n = 0
         for r in report.records:
-            out.write((",\n    " if n else "[\n    ") + _record_json(_values(r)))
+            out.write((",\n    " if n else "[\n    ") + _record_json(_values(r)).decode("utf-8"))
             n += 1
         out.write("\n  ]" if n else "[]")
     out.write("\n}")

@@ -44,3 +44,30 @@ def test_remembered_pairs_score_the_same(monkeypatch):
     assert again == fresh
     # "eiffel tower" vs "The Eiffel Tower": articles removed -> EM 1; "长城！" vs "长城": CMRC removes the full-width "！" -> EM 1
     assert [(r.lang, r.exact_match) for r in fresh[:2]] == [("en", 1.0), ("zh", 1.0)]
+
+
+def test_store_sums_are_the_running_sums_of_a_plain_loop():
+    import random
+
+    from evaluators.qa.store import RecordStore
+
+    rng = random.Random(3)
+    store = RecordStore(lambda *a: None, lambda off, n: b"")
+    rows = []
+    for i in range(5000):
+        scored = rng.random() > 0.1
+        em = float(rng.random() > 0.5) if scored else None
+        f1 = rng.random() / 3 if scored else None  # thirds: sums that depend on the order of addition
+        lang, group = rng.choice(["en", "zh"]), rng.choice([None, "A", "B", *(f"g{k}" for k in range(40))])
+        store.append_values(b"{}", i, i + 1, em, f1, "scored" if scored else "missing_gt", lang, None, None, group)
+        rows.append((em, f1, lang, group))
+    for by, key in ((None, lambda r: None), ("lang", lambda r: r[2]), ("group", lambda r: r[3])):
+        expected: dict = {}
+        for r in rows:
+            if r[0] is None:
+                continue
+            acc = expected.setdefault(key(r), [0, 0.0, 0.0])
+            acc[0] += 1
+            acc[1] += r[0]
+            acc[2] += r[1]
+        assert store.sums(by) == {k: tuple(v) for k, v in expected.items()}  # exact, not approximately

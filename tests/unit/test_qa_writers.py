@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 import evaluators.qa.evaluate as qa
+import evaluators.qa.records as qa_records
 from evaluators.cli import main
 from evaluators.qa import QAConfig, evaluate_qa
 from evaluators.reports.csv_writer import write_dict_csv
@@ -40,6 +41,8 @@ def test_streamed_writers_equal_the_whole_report_writers():
 def test_cli_rows_rendered_while_scoring_equal_the_writers_and_any_worker_count(tmp_path, monkeypatch, suffix):
     monkeypatch.setattr(qa, "CHUNK_RECORDS", 37)  # several chunks per worker
     monkeypatch.setattr(qa, "ROWS_PER_WRITE", 7)  # several blocks in one process
+    monkeypatch.setattr(qa, "DETECTION_SAMPLE", 40)  # past the sample, workers parse raw blocks of lines ...
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 5000)  # ... of a few lines each (some longer than a block)
     outputs = []
     for name, data in (("h.jsonl", DATA),
                        ("cfever.jsonl", require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")),
@@ -63,3 +66,30 @@ def test_cli_rows_rendered_while_scoring_equal_the_writers_and_any_worker_count(
         assert got[0].decode("utf-8") == expected  # the page's download of the same report
         outputs.append(got[0])
     assert len(json.loads(outputs[1])["records"]) == 600 if suffix == "json" else outputs[1].count(b"\r\n") > 600
+
+
+def test_blocks_parsed_in_workers_give_the_same_report_and_located_issues(tmp_path, monkeypatch):
+    monkeypatch.setattr(qa, "DETECTION_SAMPLE", 3)
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 64)
+    lines = [line + b"\n" for line in DATA.split(b"\n")[:-1]]  # (not splitlines: U+2028 is inside a string)
+    data = b"".join(lines[:4] + [b"{broken\r\n", b"[1, 2]\n", b"\n"] + lines[4:] + lines[:3])
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(data[:-1])  # no newline at the end
+    one = qa.evaluate_qa_file(path, QAConfig(ci_resamples=30))
+    two = qa.evaluate_qa_file(path, QAConfig(ci_resamples=30), workers=2)
+    assert one.to_dict() == two.to_dict()
+    assert [(i.line, i.kind) for i in two.issues] == [(5, "json"), (6, "schema")]  # located in the file
+    assert two.n_records == 9 and [r.line for r in two.records] == [1, 2, 3, 4, 8, 9, 10, 11, 12]
+
+
+def test_a_spool_copied_to_a_text_stream_gives_the_same_text():
+    import io
+
+    from evaluators.qa.run import QAInput, run_qa
+    from evaluators.reports.qa import json_rows, write_report_json
+
+    sink, spool = json_rows()
+    report = run_qa(QAInput(DATA * 300, name="h.jsonl"), QAConfig(ci_resamples=0), rows=sink).report
+    buf = io.StringIO()  # no byte buffer: the spool is decoded incrementally (chunks end inside characters)
+    write_report_json(report, buf, spool=spool)
+    assert buf.getvalue() == report_json(report)

@@ -1,0 +1,157 @@
+"""QA command-line speed and memory against the official SQuAD v1.1 script (issue 21's QA rows).
+
+    python bench/qa_cli.py [--records 1000000] [--output-records 200000] [--repeat 2] [--distinct] [--keep]
+
+Writes HotpotQA-like JSONL files into a temporary folder (the real rows of
+``../shared/data/qa_factcheck/hotpotqa_vatsalp04/DERIVED_seed_format.jsonl``, three systems,
+repeated with unique ids; ``--distinct`` also makes every gold answer and prediction distinct,
+so no (prediction, gold) pair repeats), then times, each in a fresh process, alternating
+with the reference in the same run:
+
+- reference: the official SQuAD v1.1 EM / F1 functions (``bench/official_qa_metrics.py``,
+  verbatim) over the same JSONL, including ``json.loads`` of every line;
+- ``qa --input FILE`` (intervals on, the default) on the large file: time ratio (target
+  <= 0.33x the reference) and peak memory (target <= 250 MB);
+- ``qa --input FILE --output-file out.json`` and ``out.csv`` on the smaller file: peak memory
+  (target <= 3x the input + 150 MB) and time ratio with the report written (target <= 0.33x);
+- ``--workers 2`` against ``--workers 1`` with ``--output-file out.json``: speed-up (target
+  >= 1.7x on 2 cores) and whether the two files are byte-identical.
+
+Times are wall-clock medians (and CPU seconds, less sensitive to a busy machine); peak
+memory is the child's ``ru_maxrss``.  Prints figures next to their targets; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT.parent / "shared" / "data" / "qa_factcheck" / "hotpotqa_vatsalp04" / "DERIVED_seed_format.jsonl"
+
+OFFICIAL = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from official_qa_metrics import exact_match_score, f1_score, metric_max_over_ground_truths
+em = f1 = n = 0
+with open({path!r}, encoding="utf-8") as f:
+    for line in f:
+        r = json.loads(line)
+        ground_truths = [r["answer"]]
+        em += metric_max_over_ground_truths(exact_match_score, r["final_answer"], ground_truths)
+        f1 += metric_max_over_ground_truths(f1_score, r["final_answer"], ground_truths)
+        n += 1
+print(json.dumps({{"exact_match": 100.0 * em / n, "f1": 100.0 * f1 / n}}))
+"""
+
+
+def write_file(path: Path, n: int, distinct: bool) -> None:
+    rows = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            r = dict(rows[i % len(rows)])
+            r.pop("reference_em", None)
+            r.pop("reference_f1", None)
+            r["question_id"] = f"{r['question_id']}-{i}"
+            if distinct:  # the same words, plus a token of its own: no pair repeats, EM/F1 stay meaningful
+                r["answer"] = f"{r['answer']} n{i}"
+                r["final_answer"] = f"{r['final_answer']} n{i}" if i % 2 else r["final_answer"]
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def run(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MB) of a child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def official(path: Path) -> list[str]:
+    return [sys.executable, "-c", OFFICIAL.format(bench=str(ROOT / "bench"), path=str(path))]
+
+
+def qa(path: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "evaluators", "qa", "--input", str(path), *extra]
+
+
+def paired(ref_cmd: list[str], cmd: list[str], repeat: int) -> dict[str, float]:
+    """Medians of the reference and the command, run alternately."""
+    ref, got = [], []
+    for _ in range(repeat):
+        ref.append(run(ref_cmd))
+        got.append(run(cmd))
+    med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+    return {"ref_wall": med(ref, 0), "ref_cpu": med(ref, 1), "wall": med(got, 0), "cpu": med(got, 1),
+            "peak": max(x[2] for x in got)}
+
+
+def line(label: str, value: str, target: str, ok: bool) -> None:
+    print(f"  {label:58s} {value:>22s}   target {target:10s} {'met' if ok else 'NOT met'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--output-records", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--distinct", action="store_true", help="no (prediction, gold) pair repeats")
+    ap.add_argument("--keep", action="store_true", help="keep the generated files")
+    args = ap.parse_args()
+    if not REAL.exists():
+        raise SystemExit(f"needs {REAL}")
+    tmp = Path(tempfile.mkdtemp(prefix="evalboard-qa-cli-"))
+    try:
+        big, small = tmp / "big.jsonl", tmp / "small.jsonl"
+        write_file(big, args.records, args.distinct)
+        write_file(small, args.output_records, args.distinct)
+        big_mb, small_mb = big.stat().st_size / 2**20, small.stat().st_size / 2**20
+        kind = "distinct pairs" if args.distinct else "real rows repeated"
+        print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; {kind}; "
+              f"{args.records:,} records ({big_mb:.0f} MiB), {args.output_records:,} records ({small_mb:.0f} MiB)")
+
+        print(f"qa CLI, {args.records:,} records, intervals on")
+        r = paired(official(big), qa(big), args.repeat)
+        print(f"  reference {r['ref_wall']:.2f} s ({1e6 * r['ref_wall'] / args.records:.1f} us/record), "
+              f"qa {r['wall']:.2f} s ({1e6 * r['wall'] / args.records:.1f} us/record)")
+        line("time / official (wall; CPU in brackets)", f"{r['wall'] / r['ref_wall']:.2f}x "
+             f"({r['cpu'] / r['ref_cpu']:.2f}x)", "<= 0.33x", r["wall"] / r["ref_wall"] <= 0.33)
+        line("peak memory", f"{r['peak']:.0f} MB", "<= 250 MB", r["peak"] <= 250)
+
+        print(f"qa --output-file, {args.output_records:,} records")
+        for suffix in ("json", "csv"):
+            out = tmp / f"out.{suffix}"
+            r = paired(official(small), qa(small, "--output-file", str(out)), args.repeat)
+            bound = 3 * small_mb + 150
+            line(f"{suffix}: peak memory ({out.stat().st_size / 2**20:.0f} MiB written)", f"{r['peak']:.0f} MB",
+                 f"<= {bound:.0f} MB", r["peak"] <= bound)
+            line(f"{suffix}: time / official (wall; CPU)", f"{r['wall'] / r['ref_wall']:.2f}x "
+                 f"({r['cpu'] / r['ref_cpu']:.2f}x)", "<= 0.33x", r["wall"] / r["ref_wall"] <= 0.33)
+
+        print(f"--workers 2 vs 1, qa --output-file out.json, {args.output_records:,} records")
+        one, two = tmp / "one.json", tmp / "two.json"
+        r = paired(qa(small, "--output-file", str(one), "--workers", "1"),
+                   qa(small, "--output-file", str(two), "--workers", "2"), args.repeat)
+        same = one.read_bytes() == two.read_bytes()
+        line("speed-up (wall)", f"{r['ref_wall'] / r['wall']:.2f}x", ">= 1.7x", r["ref_wall"] / r["wall"] >= 1.7)
+        line("identical bytes", str(same), "True", same)
+    finally:
+        if args.keep:
+            print(f"files kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
