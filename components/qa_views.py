@@ -15,7 +15,7 @@ from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
 from evaluators.reports.tables import pct
-from components.tables import visible_frame
+from components.tables import show_table
 from evaluators.reports.escape import md
 
 
@@ -53,8 +53,8 @@ def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str =
         return
     errors = sum(1 for i in issues if i.severity == "error")
     st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    st.dataframe(visible_frame([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
-                                 "problem": i.message} for i in issues]), hide_index=True)
+    show_table([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
+                 "problem": i.message} for i in issues])
 
 
 def per_class_frame(report: QAReport) -> pd.DataFrame:

@@ -4,7 +4,7 @@ import streamlit as st
 
 from components import narrative_views as views
 from components.compare_views import paired_scores_view, systems_chart
-from components.tables import visible_frame
+from components.tables import show_table
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
 from components.narrative_state import demo_files, score, settings
@@ -140,8 +140,8 @@ else:
                                key="nar_spread")
             kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
             overall_cols = ["story_id", *[f"{n}: overall_score" for n in names], "spread"]
-            st.dataframe(visible_frame([{k: r.get(k) for k in overall_cols} for r in kept]), hide_index=True,
-                         key="nar_matrix")
+            show_table([{k: r.get(k) for k in overall_cols} for r in kept],
+                       key="nar_matrix")
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
             st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
                                "narrative_systems.csv", "text/csv", key="nar_matrix_csv")

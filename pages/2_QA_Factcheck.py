@@ -11,7 +11,7 @@ import streamlit as st  # noqa: E402
 from components.compare_views import side_by_side_section  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
 from components.review_link import review_button  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
 from evaluators.reports.escape import md, visible  # noqa: E402
@@ -128,18 +128,18 @@ if report.classification is not None:
         rows, n_cell = report.records_in_cell(*cell, limit=MAX_ROWS)
         st.markdown(f"**{n_cell:,} record(s)** with true = {md(cell[0])} and predicted = {md(cell[1])}"
                     + (f"; the first {MAX_ROWS:,} are shown." if n_cell > len(rows) else ""))
-        st.dataframe(visible_frame([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
-                       "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
-                       "gold verdict": r.gold_verdict} for r in rows]), hide_index=True, key="qa_cell_rows")
+        show_table([{"claim": r.question, "raw prediction": r.prediction_raw, "verdict": r.predicted_verdict,
+                     "gold verdict": r.gold_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
+                     "id": r.id} for r in rows], key="qa_cell_rows")
     st.subheader("Per-class metrics · 各类别指标")
     c = report.classification
-    st.dataframe(per_class_frame(report), hide_index=True, column_config=ratio_columns("precision", "recall", "f1"))
+    show_table(per_class_frame(report), column_config=ratio_columns("precision", "recall", "f1"))
     st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
                "or no support for a class) are empty and skipped in the averages.")
 
 if len(report.by_lang) > 1 or report.by_group:
     st.subheader("Breakdown · 分组")
-    st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
+    show_table(breakdown_frame(report), column_config=ratio_columns("exact_match", "token_f1"))
 
 others = []
 for extra in more_runs:
@@ -188,8 +188,10 @@ def _rows(kind: tuple, **filters) -> tuple[pd.DataFrame, int]:
 
 view, n_match = _rows(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
                       langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
-order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
-         "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
+# question and prediction first (they are what is read; a hex id first pushed them off a phone's screen)
+order = ["question", "prediction", "gold_answers", "exact_match", "token_f1", "status", "gold_verdict",
+         "predicted_verdict", "group", "lang", "id", "verdict_rule", "tokenizer", "gold_field", "prediction_field",
+         "line"]
 ids_shown = [str(i) for i in view["id"]] if len(view) else []
 qp = st.query_params
 if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
@@ -203,9 +205,9 @@ def _open_selected() -> None:
         st.session_state["qa_open"] = ids_shown[rows[0]]
 
 
-st.dataframe(visible_frame(view), hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
-             column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
-             selection_mode="single-row")
+show_table(view, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
+           column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
+           selection_mode="single-row")
 st.caption(f"{n_match} of {len(store)} records match the filters"
            + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
               if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
@@ -258,24 +260,24 @@ elif "record" in qp:
 def _side_table(columns: list[str], key: str, **filters) -> None:
     frame, n = _rows((key,), **filters)
     if n:
-        st.dataframe(visible_frame(frame[columns]), hide_index=True, key=key)
+        show_table(frame[columns], key=key)
 
 
 c_left, c_right = st.columns(2)
 with c_left:
     st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
     if report.missing_gt:
-        _side_table(["id", "question", "prediction"], "qa_missing_gt", statuses={"missing_gt"})
+        _side_table(["question", "prediction", "id"], "qa_missing_gt", statuses={"missing_gt"})
 with c_right:
     if report.task == "factcheck":
         st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
                     f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
-        _side_table(["id", "question", "prediction_raw"], "qa_unparsed", statuses={"scored", "missing_prediction"},
+        _side_table(["question", "prediction_raw", "id"], "qa_unparsed", statuses={"scored", "missing_prediction"},
                     predicted_verdicts={"unparsed"})
     else:
         st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
         if report.missing_prediction:
-            _side_table(["id", "question", "gold_answers"], "qa_missing_pred", statuses={"missing_prediction"})
+            _side_table(["question", "gold_answers", "id"], "qa_missing_pred", statuses={"missing_prediction"})
 
 st.subheader("Downloads · 下载")
 downloads(report)

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
                                        turn_view)
@@ -62,7 +62,7 @@ else:
         st.subheader(f"Preview · 预览: {md(up_items.name)}")
         st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
                    "(second box) to score them; the template below has every id (and turn) with an empty answer.")
-        st.dataframe(visible_frame(preview_rows(alone)), hide_index=True, key="ts_preview")
+        show_table(preview_rows(alone), key="ts_preview")
         st.download_button("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
                            file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
                            key="ts_template")
@@ -127,7 +127,7 @@ if report.kind == "single":
                            "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
                            "human_score": r.human_score, "question": r.question, "answer": r.answer,
                            "missing": ", ".join(r.missing)} for r in report.items])
-    st.dataframe(visible_frame(frame), hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
+    show_table(frame, column_config=ratio_columns("score"), key="ts_items_table")
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
     item_table(report)
     if report.no_keywords:
@@ -146,10 +146,10 @@ else:
                    help="Mean of each dialogue's point coverage (macro over dialogues).")
     cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
     st.caption(f"Signature: {md(report.signature)}")
-    st.dataframe(visible_frame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
-                                "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
-                                "mean_turn_coverage": d.coverage_macro} for d in report.dialogues]),
-                 hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
+    show_table([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
+                 "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
+                 "mean_turn_coverage": d.coverage_macro} for d in report.dialogues],
+               column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
     if report.by_requires_context:
         st.dataframe(pd.DataFrame([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro,
                                     "mean_turn_coverage": v.coverage_macro}

@@ -11,7 +11,7 @@ import json  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.keyboard import shortcuts  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.uploads import upload_bytes  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
@@ -214,9 +214,8 @@ with tab_adjudicate:
                             format_func=lambda n: visible(str(queue[n][0].payload.get("id", queue[n][0].id))))
         item, item_decisions = queue[pick]
         st.text(visible(f"GT: {item.payload.get('ground_truth')}\nPrediction: {item.payload.get('prediction')}"))
-        st.dataframe(visible_frame([{"annotator": d.annotator, "label": d.label, "score": d.score,
-                                     "comment": d.comment} for d in item_decisions]), hide_index=True,
-                     key="review_adj_table")
+        show_table([{"annotator": d.annotator, "label": d.label, "score": d.score,
+                     "comment": d.comment} for d in item_decisions], key="review_adj_table")
         with st.form("review_adj_form", border=False):
             final = st.radio("Final decision", list(LABELS), format_func=LABEL_TEXT.get, horizontal=True,
                              key="review_adj_label")
@@ -235,14 +234,14 @@ with tab_agreement:
                      "items rated by 2+": block["n_items"], "annotators": block["n_annotators"],
                      "Cohen's kappa (mean of pairs)": block["cohen_kappa_mean"],
                      "Fleiss' kappa": block["fleiss_kappa"], "Krippendorff's alpha": block["krippendorff_alpha"]})
-    st.dataframe(visible_frame(rows), hide_index=True, key="review_agreement")
+    show_table(rows, key="review_agreement", counts=("items rated by 2+", "annotators"))
     st.caption("Cohen (1960; quadratic weights for scores, Cohen 1968), Fleiss (1971) over the items rated by the "
                "most common number of reviewers, Krippendorff (2011). Empty: not enough shared items or no variation.")
     machine = automatic_agreement(items, decisions)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
-        st.dataframe(visible_frame(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]), hide_index=True,
-                     key="review_auto_agreement")
+        show_table(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}],
+                   key="review_auto_agreement")
         alpha = machine["krippendorff_alpha"]
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
