@@ -83,9 +83,9 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
         _paired(comparison, prefix)
     d1, d2, d3 = st.columns(3)
     d1.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv")
+                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv", on_click="ignore")
     d2.download_button("Download systems CSV (with CIs)", lambda: systems_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv")
+                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv", on_click="ignore")
 
     def html() -> bytes:
         from evaluators.reports.html import comparison_report
@@ -94,7 +94,8 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
 
     d3.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
                        mime="text/html", key=f"{prefix}_html",
-                       help="One self-contained file (charts inlined): opens offline in any browser.")
+                       help="One self-contained file (charts drawn in it): opens offline in any browser.",
+                       on_click="ignore")
 
 
 def _paired(c, prefix: str) -> None:

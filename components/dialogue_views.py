@@ -136,4 +136,4 @@ def downloads(files: dict[str, tuple[str, Callable[[], str]]]) -> None:
     for col, (label, (name, make)) in zip(cols, files.items()):
         mime = "text/csv" if name.endswith(".csv") else "application/json" if name.endswith(".json") else "text/plain"
         col.download_button(label, data=lambda make=make: make().encode("utf-8"), file_name=name, mime=mime,
-                            width="stretch", key=f"dialogue_dl_{name}")
+                            width="stretch", key=f"dialogue_dl_{name}", on_click="ignore")

@@ -144,7 +144,7 @@ else:
                        key="nar_matrix")
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
             st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
-                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv")
+                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv", on_click="ignore")
             p1, p2 = st.columns(2)
             sys_a = p1.selectbox("System A (baseline)", names, index=0, key="nar_pair_a", format_func=visible)
             sys_b = p2.selectbox("System B", names, index=1, key="nar_pair_b", format_func=visible)
@@ -169,23 +169,24 @@ else:
         base = doc_id.replace("/", "_")
         # Each file is written when its button is clicked (callables), not on every rerun.
         c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
-                           "application/json", key="nar_doc_json")
+                           "application/json", key="nar_doc_json", on_click="ignore")
         c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
-                           "text/markdown", key="nar_doc_md")
+                           "text/markdown", key="nar_doc_md", on_click="ignore")
         c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result),
-                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv")
+                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv", on_click="ignore")
         c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json",
-                           key="nar_batch_json")
+                           key="nar_batch_json", on_click="ignore")
         c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
-                           "text/markdown", key="nar_batch_md")
+                           "text/markdown", key="nar_batch_md", on_click="ignore")
         c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
-                           "text/csv", key="nar_batch_csv")
+                           "text/csv", key="nar_batch_csv", on_click="ignore")
 
         def batch_html() -> bytes:
             from evaluators.reports.html import narrative_report
             return narrative_report(batch).encode("utf-8")
 
         c1.download_button("Whole batch — HTML report", batch_html, "batch_report.html", "text/html",
-                           key="nar_batch_html", help="One self-contained file (charts inlined): opens offline.")
+                           key="nar_batch_html", help="One self-contained file (charts drawn in it): opens offline.",
+                           on_click="ignore")
         review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch",
                       lambda: narrative_items(batch.scored), key="nar_to_review")

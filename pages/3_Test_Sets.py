@@ -65,7 +65,7 @@ else:
         show_table(preview_rows(alone), key="ts_preview")
         st.download_button("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
                            file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
-                           key="ts_template")
+                           key="ts_template", on_click="ignore")
         st.stop()
     if up_items is None or up_answers is None:
         st.info("Upload a test set and the answers to score. Answers: a JSON object {id: answer} (multi-turn: "
@@ -167,10 +167,11 @@ with st.expander("Human rubric (1-5) · 人工评分标准"):
 d1, d2 = st.columns(2)
 d1.download_button("Download JSON report · 下载报告",
                    lambda: json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
-                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json")
+                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json",
+                   on_click="ignore")
 d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(report).encode("utf-8-sig"),
                    file_name=f"{items_name.rsplit('.', 1)[0]}_{'turns' if report.kind == 'multi_turn' else 'items'}.csv",
-                   mime="text/csv", key="ts_csv")
+                   mime="text/csv", key="ts_csv", on_click="ignore")
 if report.kind == "single":
     review_button("Review these answers · 人工审阅这些回答", "testsets", items_name, lambda: testset_items(report),
                   key="ts_to_review")

@@ -315,15 +315,15 @@ if parity_on:
     full["locomo_parity"] = {k: v for k, v in to_jsonable(parity).items() if k != "per_question"}
 # The files are written when a button is clicked (callables), not on every rerun.
 d1.download_button("Report (JSON)", lambda: json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
-                   file_name="memory_report.json", mime="application/json", key="mem_dl_json")
+                   file_name="memory_report.json", mime="application/json", key="mem_dl_json", on_click="ignore")
 d2.download_button("Per question (CSV)",
                    lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
-                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv")
+                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv", on_click="ignore")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
-                   mime="application/jsonl", key="mem_dl_results")
+                   mime="application/jsonl", key="mem_dl_results", on_click="ignore")
 cache_out = judge_cache.subset(by_id) if judge_cache is not None else judge_mod.JudgeCache()
 d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
-                   disabled=not cache_out.entries, key="mem_dl_cache")
+                   disabled=not cache_out.entries, key="mem_dl_cache", on_click="ignore")
 
 
 def _memory_html() -> bytes:
@@ -334,4 +334,5 @@ def _memory_html() -> bytes:
 review_button("Review these answers · 人工审阅这些回答", "memory", "long-memory run",
               lambda: memory_items(results, rows), key="mem_to_review")
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
-                   key="mem_dl_html", help="Charts inlined: opens offline in any browser.")
+                   key="mem_dl_html", help="Charts drawn in the file: opens offline in any browser.",
+                   on_click="ignore")

@@ -250,13 +250,15 @@ with tab_agreement:
 
 with tab_export:
     st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, session_id).encode("utf-8"),
-                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl")
+                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl",
+                       on_click="ignore")
     st.download_button("Decisions (CSV, persona annotation layout)",
                        lambda: export_csv(store, session_id).encode("utf-8-sig"), file_name="review_decisions.csv",
-                       mime="text/csv", key="review_dl_csv")
+                       mime="text/csv", key="review_dl_csv", on_click="ignore")
     st.download_button("GT corrections (JSONL)",
                        lambda: "".join(json.dumps(c, ensure_ascii=False) + "\n"
                                        for c in store.gt_corrections(session_id)).encode("utf-8"),
-                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt")
+                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt",
+                       on_click="ignore")
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME`; "
                "the JSONL imports back with `review import` (idempotent).")

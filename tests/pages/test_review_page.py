@@ -80,6 +80,8 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
+    # a click only downloads (a rerun renewed every file id and the next click fetched nothing: issue 20.8)
+    assert all(b.proto.ignore_rerun for b in at.get("download_button"))
 
 
 def test_qa_page_opens_a_review_of_its_records(data_dir):
