@@ -59,7 +59,7 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     all_rows = cache(("qa-sbs-rows", key, n_resamples), lambda: matrix_rows(view))  # built once, not per rerun
     rows = [r for r, m in zip(all_rows, view.rows) if pick == "all" or m.agreement == pick]
     frame = pd.DataFrame(rows)
-    show_table(frame, key=f"{prefix}_matrix", column_order=sorted(frame.columns, key=lambda c: c == "id"),  # the id last
+    show_table(frame, key=f"{prefix}_matrix", column_order=sorted(frame.columns, key=lambda c: c == "id"),  # id last
                column_config={c: st.column_config.NumberColumn(c, format="%.2f")
                                 for c in frame.columns if c.endswith((": exact_match", ": token_f1"))})
     st.caption(f"{len(rows)} of {len(view.rows)} record ids. Agreement is by exact match.")
@@ -83,9 +83,11 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
         _paired(comparison, prefix)
     d1, d2, d3 = st.columns(3)
     d1.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv", on_click="ignore")
+                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv",
+                       on_click="ignore", wrap=True)
     d2.download_button("Download systems CSV (with CIs)", lambda: systems_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv", on_click="ignore")
+                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv",
+                       on_click="ignore", wrap=True)
 
     def html() -> bytes:
         from evaluators.reports.html import comparison_report
@@ -95,7 +97,7 @@ def side_by_side_section(runs: dict, signature: str, cache: Callable[[Hashable, 
     d3.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
                        mime="text/html", key=f"{prefix}_html",
                        help="One self-contained file (charts drawn in it): opens offline in any browser.",
-                       on_click="ignore")
+                       on_click="ignore", wrap=True)
 
 
 def _paired(c, prefix: str) -> None:
@@ -146,7 +148,7 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     ``rows`` maps each item key (as in ``c.outcomes``) to the table row shown for it (plain values).
     """
     bs, ar = c.bootstrap, c.randomization
-    cols = st.columns(4)
+    cols = st.columns([1, 1.5, 1, 1])  # the interval card holds two signed numbers: it gets the room
     cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
                    help=f"Mean {metric} of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} paired items; "
                         f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f} ({bs.method}).")

@@ -96,7 +96,7 @@ def comparison_view(comparison: dict | None) -> None:
         st.caption("Pairwise: cases where the row model scores higher than the column model")
         pairwise = pd.DataFrame(comparison["pairwise"]).T.astype("Int64").astype(object)
         # a model against itself has no count: a dash, not the grid's "None"
-        dataframe(pairwise.where(pairwise.notna(), "—"), width="stretch")
+        dataframe(pairwise, width="stretch")  # a missing pair shows the placeholder "—"
     with c2:
         st.caption("Best model per scene (mean combined score)")
         dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),

@@ -97,12 +97,15 @@ def downloads(report: QAReport, key: str = "qa") -> None:
     c1, c2, c3, c4 = st.columns(4)
     # Written when clicked (callables): a large report is not serialised on every rerun.
     c1.download_button("Download JSON report · 下载报告", lambda: report_json(report).encode("utf-8"),
-                       file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json", on_click="ignore")
+                       file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json",
+                       on_click="ignore", wrap=True)
     c2.download_button("Download per-record CSV · 下载逐条结果", lambda: records_csv(report).encode("utf-8-sig"),
-                       file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv", on_click="ignore")
+                       file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv", on_click="ignore", wrap=True)
     c4.download_button("Download summary CSV · 下载汇总", lambda: summary_csv(report).encode("utf-8-sig"),
-                       file_name=f"{stem}_summary.csv", mime="text/csv", key=f"{key}_summary", on_click="ignore",
+                       file_name=f"{stem}_summary.csv", mime="text/csv", key=f"{key}_summary",
+                       on_click="ignore", wrap=True,
                        help="EM / F1 (and per-class F1) with their 95% intervals, overall and by subset.")
     c3.download_button("Download HTML report · 下载网页报告", lambda: qa_report(report).encode("utf-8"),
-                       file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html", on_click="ignore",
+                       file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html",
+                       on_click="ignore", wrap=True,
                        help="One self-contained file (charts drawn in it): opens offline in any browser.")

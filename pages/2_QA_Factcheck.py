@@ -168,7 +168,7 @@ st.subheader("Records · 逐条结果")
 store = report.records
 all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
 all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
-f1c, f2c, f3c, f4c = st.columns([2, 2, 1, 2])
+f1c, f2c, f3c, f4c = st.columns([2, 2, 1.4, 2])
 statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses, key="qa_statuses")
 lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs, key="qa_langs") if all_langs else []
 only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_errors_only")

@@ -4,7 +4,7 @@ from components.layout import page_frame
 
 source = page_frame("Review · 人工审阅", "📝",
                     caption="Every decision is saved when submitted (SQLite by default); sessions reopen "
-                            "from their link.")
+                            "from their link.", source_choice=False)
 
 import json  # noqa: E402
 
