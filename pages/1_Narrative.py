@@ -7,7 +7,7 @@ from components.compare_views import paired_scores_view, systems_chart
 from components.tables import show_table
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
-from components.narrative_state import demo_files, score, settings
+from components.narrative_state import demo_files, score, settings, system_name
 from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
@@ -120,7 +120,7 @@ else:
                     "upload, then add each other system's predictions (one .zip or JSON file per system) under "
                     "*Optional: other systems' predictions*.")
         else:
-            first = pred_up[0].name.rsplit(".", 1)[0] if pred_up and len(pred_up) == 1 else "predictions"
+            first = system_name([u.name for u in pred_up or []])  # the file / zip name, not "predictions"
             batches = {first: batch}
             for name, files in other_systems.items():
                 batches[name if name != first else name + "'"] = score(gt_files, files, config)
@@ -145,6 +145,7 @@ else:
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
             st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
                                "narrative_systems.csv", "text/csv", key="nar_matrix_csv", on_click="ignore")
+            paired = None
             p1, p2 = st.columns(2)
             sys_a = p1.selectbox("System A (baseline)", names, index=0, key="nar_pair_a", format_func=visible)
             sys_b = p2.selectbox("System B", names, index=1, key="nar_pair_b", format_func=visible)
@@ -162,6 +163,14 @@ else:
                     rows = {r["story_id"]: {"story_id": r["story_id"], sys_a: r.get(f"{sys_a}: overall_score"),
                                             sys_b: r.get(f"{sys_b}: overall_score")} for r in matrix}
                     paired_scores_view(paired, rows, "nar_pair", metric="overall score")
+
+            def comparison_html() -> bytes:
+                from evaluators.reports.html import narrative_comparison_report
+                return narrative_comparison_report(batches, paired).encode("utf-8")
+
+            st.download_button("Download comparison HTML report · 下载对比报告", comparison_html,
+                               "narrative_comparison.html", "text/html", key="nar_compare_html", on_click="ignore",
+                               help="Systems side by side and the paired test, in one file that opens offline.")
     elif view == "Downloads":
         st.markdown("Reports are written by the same writers as the command line "
                     "(`python -m evaluators narrative`).")

@@ -334,3 +334,61 @@ def memory_report(report: dict, *, title: str = "Long-term memory report") -> st
     else:
         page.paragraph(f"signature: {signature}")
     return page.render()
+
+
+def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Narrative systems compared",
+                                max_rows: int = 2000) -> str:
+    """The self-contained HTML report of several systems' predictions of the same stories.
+
+    Parameters
+    ----------
+    batches : dict of str -> :class:`~evaluators.narrative.batch.BatchResult`
+        System name -> its batch against the same ground truth (the page's Compare view).
+    paired : :class:`~evaluators.metrics.statistics.PairedScores`, optional
+        The paired test of two of them (:func:`evaluators.narrative.batch.compare_two_systems`).
+
+    Macro scores by system and component with their 95% intervals (chart and table), the
+    documents x systems overall scores (collapsed), the paired test when given, the signature.
+    Scores are in [0, 1] with three decimals, differences signed, as on the page.
+    """
+    from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+    from evaluators.narrative.batch import systems_matrix
+    from evaluators.reports.svg import grouped_bars
+
+    names = list(batches)
+    page = HtmlReport(title, f"{len(names)} systems · " + ", ".join(names))
+    macro = {n: b.macro or {} for n, b in batches.items()}
+    keys = ["overall", *COMPONENTS]
+    labels = {"overall": "Overall", **{c: COMPONENT_TITLES[c] for c in COMPONENTS}}
+
+    def value(n, k, suffix=""):
+        m = macro[n]
+        return m.get(f"overall_score{suffix}") if k == "overall" else m.get(f"component{suffix or '_scores'}", {}).get(k)
+
+    page.chart(grouped_bars([labels[k] for k in keys], {n: [value(n, k) for k in keys] for n in names},
+                            {n: [value(n, k, "_ci_low") for k in keys] for n in names},
+                            {n: [value(n, k, "_ci_high") for k in keys] for n in names},
+                            title="Macro scores by system (mean over documents; 95% CI)"))
+    page.table(["system", "documents scored", "overall (macro)", "95% CI", *[labels[c] for c in COMPONENTS]],
+               [[n, len(batches[n].scored), value(n, "overall"), _ci(value(n, "overall", "_ci_low"),
+                                                                    value(n, "overall", "_ci_high")),
+                 *[value(n, c) for c in COMPONENTS]] for n in names])
+    if paired is not None:
+        bs, ar = paired.bootstrap, paired.randomization
+        page.heading(f"{paired.name_b} against {paired.name_a}")
+        page.cards([("Overall delta (B − A)", f"{bs.delta:+.3f}",
+                     f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f}" if bs.ci_low is not None else None),
+                    ("p, paired bootstrap", bs.p_value, None), ("p, approximate randomization", ar.p_value, None),
+                    ("Stories higher / lower / tied", f"{bs.won} / {bs.lost} / {bs.tied}",
+                     f"of {paired.n_paired} paired")], digits=4)
+    page.heading("Documents x systems")
+    matrix = systems_matrix(batches)
+    cols = ["story_id", *[f"{n}: overall_score" for n in names], "spread"]
+    page.table(cols, [[r.get(c) for c in cols] for r in matrix], max_rows=max_rows,
+               collapsed=f"Show the {len(matrix):,} stories")
+    signatures = {n: b.signature for n, b in batches.items()}
+    if len(set(signatures.values())) == 1:
+        page.paragraph(f"signature: {next(iter(signatures.values()))}")
+    else:
+        page.table(["system", "signature"], [[n, s] for n, s in signatures.items()], css_class="sig")
+    return page.render()
