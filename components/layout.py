@@ -121,9 +121,11 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
         else:
             st.caption("Data source: not used on this page. A review session keeps the files it was made "
                        "from, demo or upload.")
-    # Our own style rule (no user text): button groups (the view switch) wrap on a narrow
-    # screen instead of hiding their last buttons past the edge.
-    st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }</style>")
+    # Our own style rules (no user text): button groups (the view switch) and tab bars wrap on a
+    # narrow screen instead of hiding their last buttons or tabs past the edge (Review's Export tab
+    # was reached by scrolling the tab bar sideways at 390 px).
+    st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }"
+            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }</style>")
     st.title(title)
     if caption:
         st.caption(caption)

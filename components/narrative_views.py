@@ -99,7 +99,8 @@ def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
 
     dataframe(
         df, hide_index=True, key="nar_overview_table", on_select=open_row, selection_mode="single-row",
-        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
+        # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
+        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f", width=112)
                        for c in score_cols},
     )
     if open_key:

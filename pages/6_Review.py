@@ -175,7 +175,8 @@ with tab_review:
                     choices = [(lab, LABEL_TEXT[lab], lab) for lab in LABELS]
                 for col, (slug, text, lab) in zip(buttons, choices):
                     if col.form_submit_button(text, key=f"review_{slug}_{item.id}",
-                                              type="primary" if mine and mine.label == lab else "secondary"):
+                                              type="primary" if mine and mine.label == lab else "secondary",
+                                              wrap=True):  # a long bilingual label wraps, never cut
                         chosen = lab
                 if buttons[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}"):
                     chosen = "skip"
