@@ -16,7 +16,7 @@ import streamlit as st
 from components.metrics import fmt as _fmt
 from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
-from components.tables import visible_frame
+from components.tables import count_columns, show_table
 from evaluators.memory.metrics import METRIC_HELP
 from evaluators.reports.escape import html_text, md, visible
 
@@ -39,20 +39,20 @@ def label(name: str) -> str:
 
 def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
     """``column_config`` showing the float columns of ``frame`` with ``digits`` decimals."""
+    counts = set(count_columns(frame))
     return {c: st.column_config.NumberColumn(c, format=f"%.{digits}f") for c in frame.columns
-            if pd.api.types.is_float_dtype(frame[c])}
+            if pd.api.types.is_float_dtype(frame[c]) and c not in counts}
 
 
 def table(frame: pd.DataFrame, **kwargs) -> None:
     """``st.dataframe`` (sortable) with floats at 3 decimals and no index."""
-    st.dataframe(visible_frame(frame), hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
+    show_table(frame, width="stretch", column_config=number_columns(frame), **kwargs)
 
 
 def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str]) -> None:
     """How each number was computed (tokenizer, normalisation, library version) and what was left out."""
     with st.expander("Signatures: how each number was computed"):
-        st.dataframe(pd.DataFrame([{"metric": label(k), "signature": v} for k, v in signatures.items()]),
-                     hide_index=True, width="stretch")
+        show_table([{"metric": label(k), "signature": v} for k, v in signatures.items()], width="stretch")
         for name, reason in unavailable.items():
             st.caption(f"{md(label(name))} left out: {md(reason)}")
 
@@ -270,8 +270,8 @@ def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: S
     spread = st.slider("Show questions whose scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
                        key="mem_sbs_spread")
     kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
-    st.dataframe(visible_frame(kept), hide_index=True, key="mem_sbs_matrix",
-                 column_config={n: st.column_config.NumberColumn(n, format="%.3f") for n in [*names, "spread"]})
+    show_table(kept, key="mem_sbs_matrix",
+               column_config={n: st.column_config.NumberColumn(n, format="%.3f") for n in [*names, "spread"]})
     st.caption(f"{len(kept)} of {len(matrix)} questions.")
     c1, c2 = st.columns(2)
     a = c1.selectbox("System A (baseline)", names, index=0, key="mem_sbs_a", format_func=visible)

@@ -69,3 +69,33 @@ def settings(container=None) -> NarrativeSettings:
         sen_file = st.file_uploader("Sentiment taxonomy (CSV, guide layout)", type=["csv"], key="nar_sen_tax")
     return build_config(min_iou=min_iou, n_t=n_t, weights=weights, relationship_taxonomy=_taxonomy_file(rel_file),
                         sentiment_taxonomy=_taxonomy_file(sen_file))
+
+
+def system_name(file_names: list[str], default: str = "predictions") -> str:
+    """The name of the system whose prediction files were uploaded together (the Compare view's labels).
+
+    One file or zip: its name without the extension.  Several files: their longest common
+    start, cut back to a whole word, when it is at least three characters; otherwise the first
+    name and how many more.  ``default`` when there is none (the demo).
+
+    >>> system_name(["gpt4o_preds.zip"])
+    'gpt4o_preds'
+    >>> system_name(["qwen_CH_002.json", "qwen_EN_001.json"])
+    'qwen'
+    >>> system_name(["CH_002_v3_prediction.json", "CH_003_prediction.json"])
+    'CH_002_v3_prediction + 1 more'
+    >>> system_name(["a.json", "b.json", "c.json"])
+    'a + 2 more'
+    """
+    import os
+
+    stems = [n.rsplit(".", 1)[0] if "." in n else n for n in file_names]
+    if not stems:
+        return default
+    if len(stems) == 1:
+        return stems[0] or default
+    prefix = os.path.commonprefix(stems)
+    if any(stem != prefix for stem in stems):  # cut back to a whole word ("run_a_01", "run_a_02" -> "run_a")
+        prefix = prefix[:max((prefix.rfind(sep) for sep in "_-. "), default=-1) + 1]
+    prefix = prefix.rstrip("_-. ")
+    return prefix if len(prefix) >= 3 else f"{stems[0]} + {len(stems) - 1} more"

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.tables import dataframe
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
 from evaluators.reports.escape import html_text
@@ -126,6 +127,6 @@ def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
 
 def rubric() -> None:
     """The 1-5 human rubric of the test-set schema."""
-    st.dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
+    dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
                                                                                               reverse=True)]),
                  hide_index=True)

@@ -103,4 +103,4 @@ def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") 
                 lambda: write_dict_csv(["severity", "kind", "file", "line", "path", "message"],
                                        [{"severity": i.severity, "kind": i.kind, "file": i.file, "line": i.line,
                                          "path": i.path, "message": i.message} for i in ordered]).encode("utf-8-sig"),
-                file_name="input_problems.csv", mime="text/csv", key=f"issues_csv_{title}")
+                file_name="input_problems.csv", mime="text/csv", key=f"issues_csv_{title}", on_click="ignore")

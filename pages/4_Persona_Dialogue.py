@@ -17,7 +17,7 @@ from components.dialogue_views import (  # noqa: E402
 from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -208,9 +208,9 @@ with tab_compare:
         spread = st.slider("Show cases where the models' combined scores differ by at least · 分差至少", 0.0, 1.0, 0.0,
                            0.05, key="dialogue_spread")
         kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
-        st.dataframe(visible_frame(kept), hide_index=True, key="dialogue_matrix",
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f")
-                                    for c in kept[0] if c.endswith("combined_score") or c == "spread"} if kept else None)
+        show_table(kept, key="dialogue_matrix",
+                   column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                                  for c in kept[0] if c.endswith("combined_score") or c == "spread"} if kept else None)
         st.caption(f"{len(kept)} of {len(matrix)} cases.")
         st.markdown("**Paired comparison · 配对比较**")
         p1, p2 = st.columns(2)

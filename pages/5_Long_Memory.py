@@ -284,15 +284,15 @@ st.subheader("Downloads")
 d1, d2, d3, d4 = st.columns(4)
 # The files are written when a button is clicked (callables), not on every rerun; the JSON is the CLI's.
 d1.download_button("Report (JSON)", lambda: report_json(report),
-                   file_name="memory_report.json", mime="application/json", key="mem_dl_json")
+                   file_name="memory_report.json", mime="application/json", key="mem_dl_json", on_click="ignore")
 d2.download_button("Per question (CSV)",
                    lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
-                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv")
+                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv", on_click="ignore")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
-                   mime="application/jsonl", key="mem_dl_results")
+                   mime="application/jsonl", key="mem_dl_results", on_click="ignore")
 cache_out = report.judge_cache.subset(by_id) if report.judge_cache is not None else JudgeCache()
 d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
-                   disabled=not cache_out.entries, key="mem_dl_cache")
+                   disabled=not cache_out.entries, key="mem_dl_cache", on_click="ignore")
 
 
 def _memory_html() -> bytes:
@@ -303,4 +303,5 @@ def _memory_html() -> bytes:
 review_button("Review these answers · 人工审阅这些回答", "memory", "long-memory run",
               lambda: memory_items(results, rows), key="mem_to_review")
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
-                   key="mem_dl_html", help="Charts inlined: opens offline in any browser.")
+                   key="mem_dl_html", help="Charts drawn in the file: opens offline in any browser.",
+                   on_click="ignore")

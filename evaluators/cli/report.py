@@ -3,7 +3,7 @@
 One run gives the run's report (:func:`evaluators.reports.html.qa_report`); several runs (files,
 systems of one file, or ``--predictions`` files) give the side-by-side comparison with the
 paired test of the first two (:func:`evaluators.reports.html.comparison_report`).  The file
-inlines plotly.js and opens offline.
+draws its charts as inline SVG (no script) and opens offline.
 
 Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 """

@@ -15,6 +15,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from components.memory_views import label
@@ -64,10 +65,12 @@ def _run_page(files: dict[str, Path] | None):
 
 
 def _same(shown_value, cli_value, tol: float = 1e-12) -> bool:
-    """A table cell (None / NaN when empty) equals the CLI's number (None when empty)."""
+    """A table cell (None / NaN / pandas' NA in an integer count column when empty) equals the CLI's number
+    (None when empty)."""
+    empty = shown_value is None or shown_value is pd.NA or (isinstance(shown_value, float) and math.isnan(shown_value))
     if cli_value is None:
-        return shown_value is None or (isinstance(shown_value, float) and math.isnan(shown_value))
-    return shown_value is not None and not math.isnan(float(shown_value)) and abs(float(shown_value) - cli_value) <= tol
+        return empty
+    return not empty and abs(float(shown_value) - cli_value) <= tol
 
 
 def _frame(at, column: str):
