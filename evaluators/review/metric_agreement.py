@@ -14,7 +14,6 @@ annotators on the same labels (:func:`evaluators.review.agreement.session_agreem
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
