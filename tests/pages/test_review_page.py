@@ -24,6 +24,7 @@ def _demo_session(annotator: str):
     at.query_params["annotator"] = annotator
     at.run()
     assert not at.exception, at.exception
+    at.button(key="review_confirm_link").click().run()  # a name from a link is confirmed, never taken silently
     at.button(key="review_demo").click().run()
     assert not at.exception, at.exception
     return at
@@ -70,15 +71,18 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
             store.save_decision(item.id, who, label=label)
     at.run()
     assert not at.exception, at.exception
+    at.segmented_control(key="review_view").set_value("Adjudicate · 裁决").run()
     assert any("1 item(s) where reviewers disagree" in c.value for c in at.caption)
     at.radio(key="review_adj_label").set_value("acceptable_variant")
     at.button(key="review_adj_submit").click().run()
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
+    at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
     assert list(agreement["items rated by 2+"]) == [2, 0]
     # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
+    at.segmented_control(key="review_view").set_value("Export · 导出").run()
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
 
 
@@ -132,6 +136,7 @@ def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_di
     review.query_params["annotator"] = "dana"
     review.query_params["session"] = str(session.id)
     review.run()
+    review.button(key="review_confirm_link").click().run()
     assert not review.exception, review.exception
     item = next(i for i in store.items(session.id) if str(i.id) == review.query_params["item"])
     swapped = ReviewStore.blind_sides(session, "dana", item)

@@ -18,7 +18,8 @@ from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 from evaluators.cli import main
 from evaluators.review import ReviewStore, StaleDecision, cohen_kappa, fleiss_kappa, krippendorff_alpha
 from evaluators.review.agreement import session_agreement
-from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
+from evaluators.reports.review import export_csv
+from evaluators.review.exchange import export_jsonl, import_jsonl
 from tests.conftest import ROOT, require_shared
 
 ITEMS = [{"kind": "qa", "id": f"q{i}", "question": f"question {i}", "ground_truth": "Paris",
@@ -93,11 +94,13 @@ def test_agreement_on_real_data_mem0_judge_against_its_own_f1():
 def test_sessions_items_orders_and_blind_sides(store):
     s = store.create_session("demo", "qa", ITEMS + ITEMS[:1], created_by="ann", blind=True, k=2, seed=7)
     items = store.items(s.id)
-    assert len(items) == 6  # the repeated payload is one item
+    assert len(items) == 6 and s.n_items == 6  # the repeated payload is one item
     first = [i.id for i in store.order_for(s.id, "alice")]
     assert first == [i.id for i in store.order_for(s.id, "alice")]  # seeded: reproducible
     assert sorted(first) == sorted(i.id for i in items)
-    assert first != [i.id for i in store.order_for(s.id, "bob")] or len(items) < 3
+    # one seeded order per session (overlap first: everyone works towards k reviews on the same items)
+    assert first == [i.id for i in store.order_for(s.id, "bob")]
+    assert store.next_item(s.id, "alice").id == first[0]
     sides = [ReviewStore.blind_sides(s, "alice", i) for i in items]
     assert sides == [ReviewStore.blind_sides(s, "alice", i) for i in items] and any(sides) and not all(sides)
     with pytest.raises(ValueError, match="exists already"):
@@ -236,14 +239,16 @@ def test_export_import_export_is_byte_identical_and_import_is_idempotent(tmp_pat
             store.save_decision(item.id, "bob", label="acceptable_variant", status="submitted")
     first = export_jsonl(store, s.id)
     fresh = ReviewStore(tmp_path / "fresh.sqlite")
-    written, unchanged, issues = import_jsonl(fresh, first.encode("utf-8"), "decisions.jsonl")
-    assert (written, unchanged, issues) == (9, 0, [])
+    report = import_jsonl(fresh, first.encode("utf-8"), "decisions.jsonl")
+    assert (report.written, report.unchanged, report.issues) == (9, 0, [])
     again = export_jsonl(fresh, fresh.session_by_name("exchange").id)
     assert again == first  # byte for byte
-    assert import_jsonl(fresh, first.encode("utf-8"))[:2] == (0, 9)  # the same file again: nothing changes
+    report = import_jsonl(fresh, first.encode("utf-8"))
+    assert (report.written, report.unchanged) == (0, 9)  # the same file again: nothing changes
+    # lines: 1 session, 6 items, then decisions; line 8 is the first decision
     broken = first.replace('"label": "model_error"', '"label": "nonsense"', 1) + "{not json\n"
-    written, unchanged, issues = import_jsonl(ReviewStore(tmp_path / "third.sqlite"), broken.encode(), "b.jsonl")
-    assert written == 8 and len(issues) == 2 and {i.line for i in issues} >= {10}
+    report = import_jsonl(ReviewStore(tmp_path / "third.sqlite"), broken.encode(), "b.jsonl")
+    assert report.written == 8 and len(report.issues) == 2 and {i.line for i in report.issues} == {8, 17}
 
 
 def test_csv_export_uses_the_persona_annotation_layout(store):
