@@ -105,7 +105,7 @@ if view_name in (None, VIEWS[0]):
             try:
                 rs.decide(store, session, annotator, item.id, None if chosen == "skip" else chosen, comment=comment,
                           score=int(score) if give else None, seen_version=seen_version, shown_at=shown_at)
-                nxt = store.next_item(sid, annotator)
+                nxt = store.next_item(sid, annotator, claim=True)
                 st.session_state[cur_key] = nxt.id if nxt else item.id
                 st.rerun()
             except (StaleDecision, ValueError) as exc:
@@ -116,7 +116,7 @@ if view_name in (None, VIEWS[0]):
             st.session_state[cur_key] = prev.id if prev else item.id
             st.rerun()
         if n2.button("Next ▶", key="review_next"):
-            nxt = store.next_item(sid, annotator, exclude=[item.id])
+            nxt = store.next_item(sid, annotator, exclude=[item.id], claim=True)
             st.session_state[cur_key] = nxt.id if nxt else item.id
             st.rerun()
         if mine:

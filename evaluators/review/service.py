@@ -150,7 +150,7 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
             if item is not None and item.session_id != session.id:
                 item = None
     if item is None:
-        item = store.next_item(session.id, annotator)
+        item = store.next_item(session.id, annotator, claim=bool(annotator))
     progress = store.progress(session.id, annotator)
     if item is None:
         return ItemView(None, progress, note=note)

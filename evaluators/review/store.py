@@ -32,10 +32,11 @@ import json
 import os
 import random
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from evaluators.review.schema import (
     SCHEMA_VERSION,
     SchemaTooNew,
     adjudications_table,
+    claims_table,
     decisions_table,
     ensure_schema,
     items_table,
@@ -66,6 +68,10 @@ STATUSES = ("draft", "submitted", "skipped")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 #: Rows per statement batch in bulk writes.
 BATCH = 2_000
+#: How long an item handed out by :meth:`ReviewStore.next_item` stays claimed (seconds).
+CLAIM_SECONDS = 600
+#: Stores opened in this process (weakly held), so tests can close their pools before dropping a database.
+OPEN_STORES: weakref.WeakSet = weakref.WeakSet()
 
 __all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES", "Decision",
            "Item", "Progress", "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "default_url",
@@ -240,8 +246,11 @@ class ReviewStore:
                 sa.event.listen(self._writer, "connect", _sqlite_autocommit)
                 sa.event.listen(self._writer, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
         else:
-            self.engine = self._writer = sa.create_engine(url, pool_pre_ping=True)
+            # a server thread per browser session: room for a team reviewing at once
+            self.engine = self._writer = sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=40,
+                                                          pool_timeout=120)
         ensure_schema(self.engine)
+        OPEN_STORES.add(self)
 
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
@@ -441,27 +450,78 @@ class ReviewStore:
         return _item(row)
 
     # ------------------------------------------------------------ assignment
-    def next_item(self, session_id: int, annotator: str, *, exclude: Iterable[int] = ()) -> Item | None:
-        """The next item for an annotator, overlap first: among items this annotator has not
-        decided and that have fewer than ``k`` submitted decisions, those with the most
-        decisions first (so items reach ``k`` reviewers before new ones open), then by the
-        session's seeded rank.  One indexed query per level of ``k``; ``exclude``: item ids to pass over.
+    def next_item(self, session_id: int, annotator: str, *, exclude: Iterable[int] = (),
+                  claim: bool = False) -> Item | None:
+        """The next item for an annotator, overlap first.
+
+        Among items this annotator has not decided, with fewer than ``k`` submitted decisions
+        plus live claims by others, those with the most decisions come first (items reach ``k``
+        reviewers before new ones open), then by the session's seeded rank.  One indexed query
+        per level of ``k``; ``exclude``: item ids to pass over.
+
+        With ``claim``, the item is claimed for :data:`CLAIM_SECONDS` (the annotator's earlier
+        claim in the session is released), atomically: no item is handed to more than ``k``
+        annotators at once.
         """
         s = self.session(session_id)
         exclude = list(exclude)
-        mine = sa.select(decisions_table.c.id).where(decisions_table.c.item_id == items_table.c.id,
-                                                     decisions_table.c.annotator == annotator).exists()
-        with self.engine.connect() as c:
-            for done in range(s.k - 1, -1, -1):
-                q = (sa.select(items_table).where(items_table.c.session_id == session_id,
-                                                  items_table.c.n_done == done, ~mine)
-                     .order_by(items_table.c.rank).limit(1))
-                if exclude:
-                    q = q.where(items_table.c.id.not_in(exclude))
-                row = c.execute(q).first()
-                if row is not None:
-                    return _item(row)
+        if not claim:
+            with self.engine.connect() as c:
+                return self._first_open(c, s, annotator, _now(), exclude)
+        for _attempt in range(50):  # on SQLite the first try holds the write lock: it always succeeds
+            with self._write() as c:
+                now = _now()
+                found = self._first_open(c, s, annotator, now, exclude)
+                if found is None or self._claim(c, found, annotator, s.k, now):
+                    return found
+            exclude.append(found.id)  # claimed to k meanwhile (PostgreSQL): the next one
         return None
+
+    def _first_open(self, c, s: Session, annotator: str, now: str, exclude: list[int]) -> Item | None:
+        for done in range(s.k - 1, -1, -1):
+            row = c.execute(self._queue_query(s.id, annotator, done, s.k, now, exclude)).first()
+            if row is not None:
+                return _item(row)
+        return None
+
+    @staticmethod
+    def _queue_query(session_id: int, annotator: str, done: int, k: int, now: str, exclude: list[int]):
+        i, d, cl = items_table, decisions_table, claims_table
+        mine = sa.select(d.c.id).where(d.c.item_id == i.c.id, d.c.annotator == annotator).exists()
+        claimed = (sa.select(sa.func.count()).select_from(cl)
+                   .where(cl.c.item_id == i.c.id, cl.c.annotator != annotator, cl.c.expires_at > now)
+                   .scalar_subquery())
+        q = (sa.select(i).where(i.c.session_id == session_id, i.c.n_done == done, ~mine, claimed < k - done)
+             .order_by(i.c.rank).limit(1))
+        return q.where(i.c.id.not_in(exclude)) if exclude else q
+
+    @staticmethod
+    def _claim(c, item: Item, annotator: str, k: int, now: str) -> bool:
+        i, cl = items_table, claims_table
+        until = (datetime.now(timezone.utc) + timedelta(seconds=CLAIM_SECONDS)).isoformat(timespec="microseconds")
+        q = sa.select(i.c.n_done).where(i.c.id == item.id)
+        if c.dialect.name == "postgresql":
+            q = q.with_for_update()  # claims of one item one at a time
+        n_done = c.execute(q).scalar_one()
+        others = c.execute(sa.select(sa.func.count()).select_from(cl).where(
+            cl.c.item_id == item.id, cl.c.annotator != annotator, cl.c.expires_at > now)).scalar_one()
+        if n_done + others >= k:
+            return False
+        session_items = sa.select(i.c.id).where(i.c.session_id == item.session_id)
+        c.execute(cl.delete().where(cl.c.annotator == annotator, cl.c.item_id.in_(session_items)))
+        c.execute(cl.insert().values(item_id=item.id, annotator=annotator, expires_at=until))
+        return True
+
+    def claims(self, session_id: int) -> dict[int, list[str]]:
+        """Live claims of a session: item id -> annotators."""
+        now, i, cl = _now(), items_table, claims_table
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(cl.c.item_id, cl.c.annotator).join(i, i.c.id == cl.c.item_id)
+                             .where(i.c.session_id == session_id, cl.c.expires_at > now)).all()
+        out: dict[int, list[str]] = {}
+        for item_id, who in rows:
+            out.setdefault(item_id, []).append(who)
+        return out
 
     def previous_item(self, session_id: int, annotator: str, before: Item | None = None) -> Item | None:
         """The item this annotator decided last before ``before`` (by time of decision); ``None`` at the start."""
@@ -588,6 +648,8 @@ class ReviewStore:
             if delta:
                 c.execute(items_table.update().where(items_table.c.id == item_id)
                           .values(n_done=items_table.c.n_done + delta))
+            c.execute(claims_table.delete().where(claims_table.c.item_id == item_id,
+                                                  claims_table.c.annotator == annotator))
             c.execute(sessions_table.update().where(sessions_table.c.id == item.session_id)
                       .values(changes=sessions_table.c.changes + 1))
         result = self.decision(item_id, annotator)

@@ -23,8 +23,10 @@ def _start(data_dir) -> tuple[subprocess.Popen, str]:
 
 def _confirm(page, name: str) -> None:
     """Confirm the name the link proposes (a link's name is never taken silently)."""
+    from playwright.sync_api import expect
+
     page.get_by_role("button", name=f"Continue as {name}?").click()
-    page.get_by_text(name, exact=False).first.wait_for(timeout=90000)
+    expect(page.get_by_label("Your name · 审阅人")).to_have_value(name, timeout=90000)
     wait_for_app(page, timeout=90000)
 
 
