@@ -26,7 +26,7 @@ def _confirm(page, name: str) -> None:
     from playwright.sync_api import expect
 
     page.get_by_role("button", name=f"Continue as {name}?").click()
-    expect(page.get_by_label("Your name · 审阅人")).to_have_value(name, timeout=90000)
+    expect(page.get_by_role("textbox", name="Your name · 审阅人")).to_have_value(name, timeout=90000)
     wait_for_app(page, timeout=90000)
 
 

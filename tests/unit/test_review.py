@@ -27,8 +27,9 @@ ITEMS = [{"kind": "qa", "id": f"q{i}", "question": f"question {i}", "ground_trut
 
 
 @pytest.fixture
-def store(tmp_path):
-    return ReviewStore(tmp_path / "review.sqlite")
+def store(review_url):
+    """An empty review database on SQLite, and on PostgreSQL when EVALBOARD_TEST_DATABASE_URL is set."""
+    return ReviewStore(review_url)
 
 
 # ---------------------------------------------------------------- agreement
