@@ -21,6 +21,24 @@ from evaluators.review.store import ReviewStore
 DEMO_SESSION = "Demo review · 示例审阅"
 
 
+def identity_sidebar(link_name: str | None) -> str | None:
+    """Who acts (:func:`evaluators.review.service.resolve_identity`): the signed-in identity, else the
+    name typed in this browser; a link's name is offered ("Continue as ...?"), never taken silently."""
+    user = getattr(st, "user", None)
+    signed_in = str(user.get("email") or user.get("name")) if getattr(user, "is_logged_in", False) else None
+    me = rs.resolve_identity(signed_in, st.session_state.get("review_me"), link_name)
+    if me.signed_in:
+        st.sidebar.caption(f"Reviewing as **{md(me.name)}** (signed in)")
+        return me.name
+    if me.pending:
+        st.sidebar.button(f"Continue as {md(me.pending)}? · 以此身份继续", key="review_confirm_link",
+                          on_click=lambda: st.session_state.update(review_me=me.pending),
+                          help="The link names this reviewer. Confirm only if it is you.")
+    st.sidebar.text_input("Your name · 审阅人", key="review_me",
+                          help="Type your own name and press Enter: it is recorded with every decision.")
+    return me.name
+
+
 def item_card(view: rs.ItemView) -> None:
     """The item as the annotator may see it (text escaped, hidden characters made visible)."""
     with st.container(border=True):

@@ -11,7 +11,8 @@ source = page_frame("Review · 人工审阅", "📝",
 import streamlit as st  # noqa: E402
 
 from components.keyboard import shortcuts  # noqa: E402
-from components.review import agreement_panel, decisions_table, export_panel, item_card, new_session_panel  # noqa: E402,E501
+from components.review import (agreement_panel, decisions_table, export_panel, identity_sidebar,  # noqa: E402
+                               item_card, new_session_panel)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
 from evaluators.review.store import LABELS, ReviewStore, StaleDecision, default_url  # noqa: E402
@@ -27,18 +28,7 @@ def review_store(url: str) -> ReviewStore:
 
 store, qp = review_store(default_url()), st.query_params
 link = st.session_state.setdefault("review_link", {k: qp.get(k) for k in ("annotator", "item", "session")})
-user = getattr(st, "user", None)
-signed_in = str(user.get("email") or user.get("name")) if getattr(user, "is_logged_in", False) else None
-me = rs.resolve_identity(signed_in, st.session_state.get("review_me"), link["annotator"])
-if me.signed_in:
-    st.sidebar.caption(f"Reviewing as **{md(me.name)}** (signed in)")
-else:
-    if me.pending and st.sidebar.button(f"Continue as {me.pending}? · 以此身份继续", key="review_confirm_link",
-                                        on_click=lambda n=me.pending: st.session_state.update(review_me=n)):
-        st.rerun()
-    st.sidebar.text_input("Your name · 审阅人", key="review_me",
-                          help="Type your own name and press Enter: it is recorded with every decision.")
-annotator = me.name
+annotator = identity_sidebar(link["annotator"])
 if annotator:
     qp["annotator"] = annotator
 
@@ -63,6 +53,10 @@ if view_name in (None, VIEWS[0]):
     from_link = st.session_state.get(cur_key) is None and str(link["item"]).isdigit()
     view = rs.review_view(store, session, annotator or "", link_annotator=link["annotator"] if from_link else None,
                           item_id=int(link["item"]) if from_link else st.session_state.get(cur_key))
+    # first in the view (a fixed place: the listener is updated, not remounted): keys act on this item only
+    shortcuts({**{str(n): f"review_{c[0]}_{view.item.id}" for n, c in enumerate(view.choices, start=1)},
+               "s": f"review_skip_{view.item.id}", "j": "review_next", "k": "review_prev"}
+              if annotator and view.item is not None else {})
     if view.note:
         st.info(md(view.note))
     if session.guidelines:
@@ -127,11 +121,9 @@ if view_name in (None, VIEWS[0]):
         elif view.others_hidden:
             st.caption(f"{view.others_hidden} other reviewer(s) decided this item: shown after your own decision.")
         st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous (not while typing in a field).")
-        shortcuts({**{str(n): f"review_{c[0]}_{item.id}" for n, c in enumerate(view.choices, start=1)},
-                   "s": f"review_skip_{item.id}", "j": "review_next", "k": "review_prev"})
-else:
-    shortcuts({})  # keys act on the Review view's item only
 
+else:
+    shortcuts({})  # the same place in the page: no key acts outside the Review view
 if view_name == VIEWS[1]:
     if not rs.can_adjudicate(session, annotator):
         st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")

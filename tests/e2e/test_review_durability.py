@@ -63,6 +63,8 @@ def test_decisions_survive_sigkill_and_two_browsers_lose_nothing(browser, tmp_pa
         # the keyboard: "3" decides (acceptable variant) and opens the next item, "k" goes back to it
         by_key = alice.evaluate("() => new URL(location.href).searchParams.get('item')")
         alice.evaluate("() => document.activeElement && document.activeElement.blur()")  # not in a text field
+        alice.wait_for_function(f"() => (window.__evalboardKeys || {{}})['3'] === 'review_acceptable_variant_{by_key}'",
+                                timeout=90000)  # the key map of this item is in place
         alice.keyboard.press("3")
         alice.wait_for_function(f"() => new URL(location.href).searchParams.get('item') !== '{by_key}'",
                                 timeout=90000)
