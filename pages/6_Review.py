@@ -28,8 +28,7 @@ def review_store(url: str) -> ReviewStore:
 
 store, qp = review_store(default_url()), st.query_params
 link = st.session_state.setdefault("review_link", {k: qp.get(k) for k in ("annotator", "item", "session")})
-annotator = identity_sidebar(link["annotator"])
-if annotator:
+if annotator := identity_sidebar(link["annotator"]):
     qp["annotator"] = annotator
 
 new_session_panel(store, annotator, len(store.sessions()))
