@@ -16,7 +16,7 @@ from evaluators.reports.review import corrections_jsonl, export_csv
 from evaluators.review import service as rs
 from evaluators.review.exchange import export_jsonl
 from evaluators.review.items import qa_items
-from evaluators.review.store import ReviewStore
+from evaluators.review.store import ReviewStore, StaleDecision
 
 DEMO_SESSION = "Demo review · 示例审阅"
 
@@ -37,6 +37,26 @@ def identity_sidebar(link_name: str | None) -> str | None:
     st.sidebar.text_input("Your name · 审阅人", key="review_me",
                           help="Type your own name and press Enter: it is recorded with every decision.")
     return me.name
+
+
+def on_decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, version: int,
+              shown_at: float, label: str | None) -> None:
+    """A decision button's callback (runs before the next script run): save what the form holds,
+    at the version that was shown, then point ``key`` at the annotator's next item."""
+    ss = st.session_state
+    try:
+        rs.decide(store, session, annotator, item_id, label, comment=ss.get(f"review_comment_{item_id}", ""),
+                  score=int(ss[f"review_score_{item_id}"]) if ss.get(f"review_give_score_{item_id}") else None,
+                  seen_version=version, shown_at=shown_at)
+    except (StaleDecision, ValueError) as exc:
+        ss["review_flash"] = f"{exc}. The page now shows the saved decision."
+        return
+    ss[key] = rs.step(store, session, annotator, item_id, 1)
+
+
+def on_step(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, step: int) -> None:
+    """Previous / Next: point ``key`` at the item before (by this annotator's decisions) or the next open one."""
+    st.session_state[key] = rs.step(store, session, annotator, item_id, step)
 
 
 def item_card(view: rs.ItemView) -> None:

@@ -12,10 +12,10 @@ import streamlit as st  # noqa: E402
 
 from components.keyboard import shortcuts  # noqa: E402
 from components.review import (agreement_panel, decisions_table, export_panel, identity_sidebar,  # noqa: E402
-                               item_card, new_session_panel)
+                               item_card, new_session_panel, on_decide, on_step)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
-from evaluators.review.store import LABELS, ReviewStore, StaleDecision, default_url  # noqa: E402
+from evaluators.review.store import LABELS, ReviewStore, default_url  # noqa: E402
 
 VIEWS = ["Review · 审阅", "Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"]
 
@@ -61,57 +61,40 @@ if view_name in (None, VIEWS[0]):
     if session.guidelines:
         with st.expander("Guidelines · 审阅指南"):
             st.markdown(md(session.guidelines, one_line=False))
+    if flash := st.session_state.pop("review_flash", None):
+        st.warning(md(flash))
     if view.item is None:
         st.success("Nothing left for you in this session: every item has its reviewers.")
-    else:
-        item, prog = view.item, view.progress
-        if annotator:
-            st.session_state[cur_key] = item.id
-            qp["item"] = str(item.id)
-            st.progress(min(1.0, prog.decided / max(1, prog.n_items)),
-                        text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
-                             f"all {session.k} reviews")
+    elif not annotator:
         item_card(view)
-        if not annotator:
-            st.info("Confirm your name in the sidebar to review: decisions are recorded under it.")
-    if annotator and view.item is not None:
-        mine = view.mine
-        # optimistic locking against what this page showed, not what is stored now
-        seen_key = f"review_seen_{sid}_{item.id}_{annotator}"
-        seen_version = st.session_state.get(seen_key, mine.version if mine else 0)
-        st.session_state[seen_key] = mine.version if mine else 0
-        shown_at = st.session_state.setdefault(f"review_shown_{sid}_{item.id}", view.shown_at)
+        st.info("Confirm your name in the sidebar to review: decisions are recorded under it.")
+    else:
+        item, prog, mine = view.item, view.progress, view.mine
+        st.session_state[cur_key], qp["item"] = item.id, str(item.id)
+        here = {"store": store, "session": session, "annotator": annotator, "item_id": item.id, "key": cur_key}
+        n1, n2 = st.columns(2)  # navigation first: it is there whatever the item holds
+        n1.button("◀ Previous", key="review_prev", on_click=on_step, kwargs={**here, "step": -1})
+        n2.button("Next ▶", key="review_next", on_click=on_step, kwargs={**here, "step": 1})
+        st.progress(min(1.0, prog.decided / max(1, prog.n_items)),
+                    text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
+                         f"all {session.k} reviews")
+        item_card(view)
+        # saved in the click's callback, before the next run draws the next item (one run per click); the
+        # version is the one shown here: a decision saved meanwhile elsewhere is never overwritten
+        here |= {"version": mine.version if mine else 0,
+                 "shown_at": st.session_state.setdefault(f"review_shown_{sid}_{item.id}", view.shown_at)}
         with st.form(f"review_form_{item.id}", border=False):
-            give = st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score), key=f"review_give_score_{item.id}")
-            score = st.slider("Score (5 = as good as the reference)", 1, 5, (mine.score if mine and mine.score else 3),
-                              key=f"review_score_{item.id}")
-            comment = st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}")
+            st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score), key=f"review_give_score_{item.id}")
+            st.slider("Score (5 = as good as the reference)", 1, 5, (mine.score if mine and mine.score else 3),
+                      key=f"review_score_{item.id}")
+            st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}")
             st.caption("Decide with one click: the decision is saved and the next item opens.")
-            chosen = None
             for col, (slug, text, lab, hint) in zip(st.columns(4), view.choices):
-                if col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=hint or None,
-                                          type="primary" if mine and mine.label == lab else "secondary"):
-                    chosen = lab
-            if st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}"):
-                chosen = "skip"
-        if chosen is not None:
-            try:
-                rs.decide(store, session, annotator, item.id, None if chosen == "skip" else chosen, comment=comment,
-                          score=int(score) if give else None, seen_version=seen_version, shown_at=shown_at)
-                nxt = store.next_item(sid, annotator, claim=True)
-                st.session_state[cur_key] = nxt.id if nxt else item.id
-                st.rerun()
-            except (StaleDecision, ValueError) as exc:
-                st.warning(md(f"{exc}. The page now shows the saved decision."))
-        n1, n2 = st.columns(2)
-        if n1.button("◀ Previous", key="review_prev"):
-            prev = store.previous_item(sid, annotator, item)
-            st.session_state[cur_key] = prev.id if prev else item.id
-            st.rerun()
-        if n2.button("Next ▶", key="review_next"):
-            nxt = store.next_item(sid, annotator, exclude=[item.id], claim=True)
-            st.session_state[cur_key] = nxt.id if nxt else item.id
-            st.rerun()
+                col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=hint or None,
+                                       type="primary" if mine and mine.label == lab else "secondary",
+                                       on_click=on_decide, kwargs={**here, "label": lab})
+            st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
+                                                kwargs={**here, "label": None})
         if mine:
             st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)})")
         if view.others:

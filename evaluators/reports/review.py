@@ -25,16 +25,9 @@ def iter_csv(store: ReviewStore, session_id: int) -> Iterator[str]:
     ``gt_error`` (the reference is wrong, the reply is not judged); ``style_consistent`` is the
     1-5 score; ``notes`` the comment; ``exact_match`` the item's own, when it has one.
     """
-    payloads: dict[int, dict] = {}
     rows: list[list] = []
     header = True
-    for d in store.iter_decisions(session_id):
-        p = payloads.get(d.item_id)
-        if p is None:
-            if len(payloads) > CHUNK:
-                payloads.clear()
-            item = store.item(d.item_id)
-            p = payloads[d.item_id] = item.payload if item else {}
+    for d, p in store.iter_decisions_with_items(session_id):
         correct = {"acceptable_variant": 1, "model_error": 0}.get(d.label or "", "")
         rows.append([p.get("scene", ""), p.get("dialogue_index", p.get("id", "")),
                      p.get("context", p.get("question", "")),

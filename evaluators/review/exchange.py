@@ -394,14 +394,23 @@ class _Importer:
         deltas: dict[int, int] = {}
         touched: dict[int, int] = {}
         with self.store._write() as c:
-            for lineno, sid, item_id, annotator, version, values in inserts:
-                row = {"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
-                try:
-                    with c.begin_nested():
-                        c.execute(d.insert().values(**row))
-                except IntegrityError:  # saved meanwhile by a reviewer: theirs is kept
-                    self.conflict(lineno, annotator, None, version, values["updated_at"], meanwhile=True)
-                    continue
+            rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
+                    for _lineno, sid, item_id, annotator, version, values in inserts]
+            try:  # the whole batch in one statement; row by row only when a reviewer saved one meanwhile
+                with c.begin_nested():
+                    if rows:
+                        c.execute(d.insert(), rows)
+                added = inserts
+            except IntegrityError:
+                added = []
+                for entry, row in zip(inserts, rows):
+                    try:
+                        with c.begin_nested():
+                            c.execute(d.insert().values(**row))
+                        added.append(entry)
+                    except IntegrityError:  # saved meanwhile by a reviewer: theirs is kept
+                        self.conflict(entry[0], entry[3], None, entry[4], row["updated_at"], meanwhile=True)
+            for _lineno, sid, item_id, _annotator, _version, values in added:
                 self.counts["written"] += 1
                 deltas[item_id] = deltas.get(item_id, 0) + int(values["status"] == "submitted")
                 touched[sid] = touched.get(sid, 0) + 1

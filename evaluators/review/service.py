@@ -204,6 +204,16 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
                                seconds=seconds)
 
 
+def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int) -> int:
+    """The item to show after ``item_id``: ``direction < 0`` the item this annotator decided before
+    it, else the next open item (claimed); ``item_id`` itself when there is none."""
+    if direction < 0:
+        target = store.previous_item(session.id, annotator, store.item(item_id))
+    else:
+        target = store.next_item(session.id, annotator, exclude=[item_id], claim=True)
+    return target.id if target is not None else item_id
+
+
 def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str,
                note: str = "") -> None:
     """Record a final label, for those who may (:func:`can_adjudicate`).
@@ -258,7 +268,7 @@ __all__ = [
     "can_export",
     "can_manage",
     "can_see_others",
-    "decide",
+    "decide", "step",
     "is_owner",
     "number_of",
     "resolve_identity",

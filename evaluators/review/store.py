@@ -413,18 +413,11 @@ class ReviewStore:
         return list(self.iter_items(session_id))
 
     def iter_items(self, session_id: int, *, batch: int = BATCH) -> Iterator[Item]:
-        """A session's items in creation order, read ``batch`` at a time (keyset pagination)."""
-        last = -1
-        while True:
-            with self.engine.connect() as c:
-                rows = c.execute(sa.select(items_table).where(items_table.c.session_id == session_id,
-                                                              items_table.c.position > last)
-                                 .order_by(items_table.c.position).limit(batch)).all()
-            for r in rows:
+        """A session's items in creation order, streamed (one query, ``batch`` rows at a time)."""
+        q = sa.select(items_table).where(items_table.c.session_id == session_id).order_by(items_table.c.position)
+        with self.engine.connect() as c:
+            for r in c.execution_options(stream_results=True, yield_per=batch).execute(q):
                 yield _item(r)
-            if len(rows) < batch:
-                return
-            last = rows[-1].position
 
     def item(self, item_id: int) -> Item | None:
         with self.engine.connect() as c:
@@ -661,21 +654,21 @@ class ReviewStore:
         return list(self.iter_decisions(session_id))
 
     def iter_decisions(self, session_id: int, *, batch: int = BATCH) -> Iterator[Decision]:
-        """A session's decisions by item position then annotator, read ``batch`` at a time."""
-        last: tuple[int, str] = (-1, "")
+        """A session's decisions by item position then annotator, streamed (one query)."""
+        for decision, _payload in self.iter_decisions_with_items(session_id, batch=batch, payloads=False):
+            yield decision
+
+    def iter_decisions_with_items(self, session_id: int, *, batch: int = BATCH,
+                                  payloads: bool = True) -> Iterator[tuple[Decision, dict | None]]:
+        """Each decision with its item's payload (``None`` without ``payloads``), streamed, by
+        item position then annotator."""
         d, i = decisions_table, items_table
-        while True:
-            with self.engine.connect() as c:
-                rows = c.execute(sa.select(d, i.c.digest, i.c.position).join(i, i.c.id == d.c.item_id)
-                                 .where(d.c.session_id == session_id,
-                                        sa.or_(i.c.position > last[0],
-                                               sa.and_(i.c.position == last[0], d.c.annotator > last[1])))
-                                 .order_by(i.c.position, d.c.annotator).limit(batch)).all()
-            for r in rows:
-                yield _decision(r)
-            if len(rows) < batch:
-                return
-            last = (rows[-1].position, rows[-1].annotator)
+        cols = [d, i.c.digest] + ([i.c.payload] if payloads else [])
+        q = (sa.select(*cols).join(i, i.c.id == d.c.item_id).where(d.c.session_id == session_id)
+             .order_by(i.c.position, d.c.annotator))
+        with self.engine.connect() as c:
+            for r in c.execution_options(stream_results=True, yield_per=batch).execute(q):
+                yield _decision(r), (json.loads(r.payload) if payloads else None)
 
     def ratings(self, session_id: int) -> list[Decision]:
         """The submitted decisions of a session without comments (what agreement needs), one query."""
