@@ -72,3 +72,49 @@ def no_embeddings():
     embeddings.set_embedding_backend(MissingEmbeddings())
     yield
     embeddings.set_embedding_backend(None)
+
+
+# ---------------------------------------------------------------- review databases
+#: A PostgreSQL server for the review tests (``.ci/run`` starts one and sets it), e.g.
+#: ``postgresql+psycopg://postgres@127.0.0.1:55432/postgres``; each test gets its own database.
+TEST_DATABASE_URL = os.environ.get("EVALBOARD_TEST_DATABASE_URL", "")
+REVIEW_BACKENDS = ["sqlite", "postgresql"]
+
+
+def _fresh_postgres_database(request) -> str:
+    import uuid
+
+    import sqlalchemy as sa
+
+    if not TEST_DATABASE_URL:
+        msg = "EVALBOARD_TEST_DATABASE_URL is not set (no PostgreSQL server for the review tests)"
+        if IN_CI:
+            pytest.fail(msg + " (required under CI=true: .ci/run sets it)")
+        pytest.skip(msg)
+    admin = sa.create_engine(TEST_DATABASE_URL, isolation_level="AUTOCOMMIT")
+    name = f"evalboard_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as c:
+        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.make_url(TEST_DATABASE_URL).set(database=name).render_as_string(hide_password=False)
+
+    def drop():
+        from evaluators.review import store as review_store
+
+        for s in list(review_store.OPEN_STORES):
+            if s.url == url:
+                s.dispose()
+        with admin.connect() as c:
+            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    request.addfinalizer(drop)
+    return url
+
+
+@pytest.fixture(params=REVIEW_BACKENDS)
+def review_url(request, tmp_path) -> str:
+    """A new, empty review database: an SQLite file, then a PostgreSQL database (when
+    ``EVALBOARD_TEST_DATABASE_URL`` is set; skipped without it, failed under CI=true)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'review.sqlite'}"
+    return _fresh_postgres_database(request)

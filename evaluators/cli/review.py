@@ -1,6 +1,11 @@
-"""``python -m evaluators review export|import|agreement --db URL``: review decisions outside the page.
+"""``python -m evaluators review export|import|agreement|sessions|corrections --db URL``: review sessions outside the page.
 
-Exit codes: 0 success; 2 unusable input (no such session, unreadable file, nothing imported).
+The CLI works with direct access to the database (its file or URL): that access is the
+authority here, so a blind session exports in full (the page limits that to owners and
+adjudicators).  Exports are streamed; imports are read one line at a time and written in batches.
+
+Exit codes: 0 success; 2 unusable input (no such session, unreadable file, nothing imported, a
+database of a newer EvalBoard).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from pathlib import Path
 
 def add_parser(subparsers) -> None:
     """Register the ``review`` subcommand."""
-    p = subparsers.add_parser("review", help="export / import review decisions, agreement between annotators",
+    p = subparsers.add_parser("review", help="export / import review sessions, agreement between annotators",
                               description="Work with the review database of the dashboard's Review page.")
     from evaluators.cli import review_numbers
 
@@ -35,11 +40,19 @@ def _fail(message: str) -> int:
     return 2
 
 
+def terminal(text: object) -> str:
+    """User text for a terminal line: control and format characters (escape sequences, tabs,
+    newlines, bidirectional overrides) shown as ``⟨U+XXXX⟩``."""
+    from evaluators.reports.escape import visible
+
+    return visible(text).replace("\t", "⟨U+0009⟩").replace("\n", "⟨U+000A⟩")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``review`` subcommand; returns the exit code."""
-    from evaluators.reports.review import export_csv
-    from evaluators.review.agreement import session_agreement
-    from evaluators.review.exchange import export_jsonl, import_jsonl
+    from evaluators.reports.review import export_text
+    from evaluators.review.exchange import import_jsonl
+    from evaluators.review.schema import SchemaTooNew
     from evaluators.review.store import ReviewStore
 
     if args.action == "gate":  # needs no review database
@@ -47,45 +60,55 @@ def run(args: argparse.Namespace) -> int:
         return run_numbers(args, None)
     if args.db and "://" not in args.db and not Path(args.db).exists() and args.action != "import":
         return _fail(f"no review database at {args.db} (a path is created only by import or the Review page)")
-    store = ReviewStore(args.db)
+    try:
+        store = ReviewStore(args.db)
+    except SchemaTooNew as exc:
+        return _fail(f"{terminal(args.db or 'the review database')}: {exc}")
     if args.action in ("patch", "estimate"):
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, lambda: store)
     if args.action == "sessions":
-        text = "".join(f"{s.name}\t{s.kind}\t{len(store.items(s.id))} items\t{len(store.decisions(s.id))} decisions\n"
-                       for s in store.sessions())
+        chunks = iter(["".join(f"{terminal(s.name)}\t{terminal(s.kind)}\t{s.n_items} items\t"
+                               f"{store.progress(s.id, '').n_decisions} decisions"
+                               f"{chr(9) + 'blind' if s.blind else ''}\n" for s in store.sessions())])
     elif args.action == "import":
         if not args.input:
             return _fail("import needs --input FILE")
         try:
-            data = Path(args.input).read_bytes()
+            fh = open(args.input, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
             return _fail(f"cannot read {args.input}: {exc.strerror or exc}")
-        written, unchanged, issues = import_jsonl(store, data, args.input)
-        for issue in issues:
-            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
-        if not written and not unchanged:
-            return _fail(f"{args.input}: no decision imported")
-        text = f"{written} decision(s) written, {unchanged} unchanged\n"
+        with fh:
+            report = import_jsonl(store, fh, args.input)
+        for issue in report.issues:
+            print(f"warning: {terminal(issue.location())}: {terminal(issue.message)}", file=sys.stderr)
+        if not report.imported and not report.sessions_created and not report.items_added:
+            return _fail(f"{args.input}: nothing imported")
+        chunks = iter([f"{report.written} decision(s) written, {report.unchanged} unchanged, "
+                       f"{report.conflicts} conflict(s), {report.duplicates} duplicate(s); "
+                       f"{report.sessions_created} session(s) and {report.items_added} item(s) added\n"])
     else:
         if not args.session:
             return _fail(f"{args.action} needs --session NAME (see: review sessions)")
         session = store.session_by_name(args.session)
         if session is None:
-            return _fail(f"no review session named {args.session!r}")
+            return _fail(f"no review session named {terminal(args.session)!r}")
         if args.action == "export":
-            text = export_csv(store, session.id) if args.format == "csv" else export_jsonl(store, session.id)
+            chunks = export_text(store, session.id, args.format)
         elif args.action == "corrections":
-            text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in store.gt_corrections(session.id))
+            chunks = export_text(store, session.id, "corrections")
         else:
-            agreement = session_agreement(store.decisions(session.id))
-            text = json.dumps(agreement, ensure_ascii=False, indent=2) + "\n"
+            agreement = store.agreement(session.id)
+            chunks = iter([json.dumps(agreement, ensure_ascii=False, indent=2) + "\n"])
             for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
-                for name, fig in block["figures"].items():
-                    if fig["note"]:
+                for name, fig in block.get("figures", {}).items():
+                    if fig.get("note"):
                         print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        with open(args.out, "w", encoding="utf-8", newline="") as out:
+            for chunk in chunks:
+                out.write(chunk)
     else:
-        sys.stdout.write(text)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
     return 0

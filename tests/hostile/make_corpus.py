@@ -398,9 +398,109 @@ def memory_cases(c: Corpus) -> None:
                    "mem_results": rrel, "mem_cache": crel}})
 
 
+# ----------------------------------------------------------------------------------------- review
+def _review_line(**fields) -> str:
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True)
+
+
+def _digest(payload: dict) -> str:
+    import hashlib
+
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+REVIEW_ITEMS = [{"kind": "qa", "id": f"r{i}", "question": ["首都是哪里？", "Who wrote Emma?"][i % 2] + f" #{i}",
+                 "ground_truth": ["北京", "Jane Austen"][i % 2], "prediction": ["北京", XSS][i % 2],
+                 "system": "sys-" + "ab"[i % 2], "exact_match": float(i % 2 == 0), "token_f1": 0.5}
+                for i in range(6)]
+
+
+def review_files() -> dict[str, str]:
+    """Review session exports (format 2) and hostile variants, for ``review import`` and the Review page.
+
+    ``full_session.jsonl``: a blind session (k = 2, seed 7, guidelines, an adjudicator), 6 items, 3
+    decided (4 decisions), one adjudication.  The other files are read against it (tests/hostile/
+    test_review_hostile.py)."""
+    name = "盲审 blind session"
+    head = _review_line(type="session", format=2, session=name, kind="qa", created_by="owner-olga",
+                        created_at="2026-01-05T09:00:00.000000+00:00", blind=True, k=2, seed=7,
+                        settings={"adjudicators": ["adj-ada"], "guidelines": "Mark **GT errors** first.",
+                                  "guidelines_version": 1}, uploads=[])
+    items = [_review_line(type="item", session=name, item_digest=_digest(p), position=n, item=p, gold=None)
+             for n, p in enumerate(REVIEW_ITEMS)]
+    d = [_digest(p) for p in REVIEW_ITEMS]
+
+    def dec(n, who, label, version, stamp, comment="", **extra):
+        return _review_line(type="decision", session=name, item_digest=d[n], annotator=who, label=label, score=None,
+                            comment=comment, status="submitted", version=version, updated_at=stamp, **extra)
+
+    decisions = [dec(0, "alice", "model_error", 3, "2026-01-06T10:00:00.000000+00:00", "third look"),
+                 dec(0, "bob", "gt_error", 1, "2026-01-06T10:05:00.000000+00:00", FORMULA),
+                 dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00"),
+                 dec(2, "bob", "model_error", 2, "2026-01-06T10:02:00.000000+00:00", "说明")]
+    adjudication = _review_line(type="adjudication", session=name, item_digest=d[0], adjudicator="adj-ada",
+                                label="gt_error", comment="the key is wrong", updated_at="2026-01-07T08:00:00.000000+00:00")
+    full = [head, *items, *decisions, adjudication]
+    files = {"full_session.jsonl": "\n".join(full) + "\n"}
+    # an older copy of alice's and bob's decisions (lower version / earlier time): conflicts, never imported
+    files["older_export.jsonl"] = "\n".join([
+        head, dec(0, "alice", "acceptable_variant", 2, "2026-01-06T09:00:00.000000+00:00", "older"),
+        dec(2, "bob", "gt_error", 2, "2026-01-06T09:59:00.000000+00:00", "earlier time"),
+        dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00"),  # the same: unchanged
+        dec(3, "carol", "model_error", 1, "2026-01-06T11:00:00.000000+00:00", "new")]) + "\n"
+    files["duplicates.jsonl"] = "\n".join([
+        head, *items, dec(4, "dave", "model_error", 1, "2026-01-08T10:00:00.000000+00:00"),
+        dec(4, "dave", "gt_error", 1, "2026-01-08T10:00:01.000000+00:00"),
+        dec(5, "dave", "model_error", 1, "2026-01-08T10:00:02.000000+00:00")]) + "\n"
+    qa_item = json.loads(items[3])
+    bad_items = [dict(qa_item, item=dict(REVIEW_ITEMS[3], exact_match="yes"), item_digest=None),
+                 dict(qa_item, item={"kind": "dialogue_pair", "id": "p1", "sides": {"A": "left", "B": ["x"]}},
+                      item_digest=None)]
+    files["bad_types.jsonl"] = "\n".join([
+        head, *items,
+        _review_line(**dict(json.loads(dec(1, "x", "model_error", 1, "2026-01-09T00:00:00.000000+00:00")),
+                            annotator={"name": "alice"})),
+        dec(1, "erin", "model_error", 1, "2026-01-09T00:00:00.000000+00:00").replace(
+            '"score": null', '"score": true'),
+        dec(2, "erin", "a_better", 1, "2026-01-09T00:00:00.000000+00:00"),
+        *(_review_line(**{k: v for k, v in b.items() if v is not None}) for b in bad_items),
+        dec(3, "erin", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good line")]) + "\n"
+    files["deep_value.jsonl"] = "\n".join([
+        head, *items,
+        dec(1, "frank", "model_error", 1, "2026-01-09T00:00:00.000000+00:00").replace('"comment": ""',
+                                                                                       '"comment": ' + DEEP_VALUE),
+        '{"type": "item", "session": "%s", "position": 9, "item": {"id": "deep", "x": %s}}' % (name, DEEP_VALUE),
+        dec(4, "frank", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "after the deep lines")]) + "\n"
+    undecodable = [head, *items, dec(1, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "NUL \x00"),
+                   dec(2, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good after")]
+    files["undecodable.jsonl"] = "\n".join(undecodable) + "\n"  # its bad bytes are added by review_cases
+    files["control_names.jsonl"] = "\n".join([
+        _review_line(type="session", format=2, session="evil\x1b[2J\x1b]0;pwned\x07name", kind="qa",
+                     created_by="o", blind=False, k=1, seed=0, settings={}, uploads=[]),
+        _review_line(type="session", format=2, session="two\nlines", kind="qa", created_by="o", blind=False, k=1,
+                     seed=0, settings={}, uploads=[]),
+        _review_line(type="session", format=2, session="plain " + RTL, kind="qa", created_by="o", blind=False, k=1,
+                     seed=0, settings={}, uploads=[]),
+        _review_line(type="item", session="plain " + RTL, item_digest=_digest(REVIEW_ITEMS[0]), position=0,
+                     item=REVIEW_ITEMS[0], gold=None)]) + "\n"
+    return files
+
+
+def review_cases(c: Corpus) -> None:
+    """Files only (no CLI case in the manifest): tests/hostile/test_review_hostile.py imports them."""
+    for rel, text in review_files().items():
+        data = text.encode("utf-8")
+        if rel == "undecodable.jsonl":
+            lines = data.split(b"\n")
+            lines.insert(8, b'{"type": "decision", "comment": "\xff\xfe not UTF-8 \xc3\x28"}')
+            data = b"\n".join(lines)
+        c.file(f"review/{rel}", data)
+
+
 def build(out: Path) -> Corpus:
     corpus = Corpus(out)
-    for make in (qa_cases, narrative_cases, testset_cases, dialogue_cases, memory_cases):
+    for make in (qa_cases, narrative_cases, testset_cases, dialogue_cases, memory_cases, review_cases):
         make(corpus)
     corpus.write()
     return corpus

@@ -24,6 +24,7 @@ def _demo_session(annotator: str):
     at.query_params["annotator"] = annotator
     at.run()
     assert not at.exception, at.exception
+    at.button(key="review_confirm_link").click().run()  # a name from a link is confirmed, never taken silently
     at.button(key="review_demo").click().run()
     assert not at.exception, at.exception
     return at
@@ -70,18 +71,19 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
             store.save_decision(item.id, who, label=label)
     at.run()
     assert not at.exception, at.exception
+    at.segmented_control(key="review_view").set_value("Adjudicate · 裁决").run()
     assert any("1 item(s) where reviewers disagree" in c.value for c in at.caption)
     at.radio(key="review_adj_label").set_value("acceptable_variant")
     at.button(key="review_adj_submit").click().run()
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
+    at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
     assert list(agreement["items rated by 2+"]) == [2, 0]
     # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
+    at.segmented_control(key="review_view").set_value("Export · 导出").run()
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
-    # a click only downloads (a rerun renewed every file id and the next click fetched nothing: issue 20.8)
-    assert all(b.proto.ignore_rerun for b in at.get("download_button"))
 
 
 def test_qa_page_opens_a_review_of_its_records(data_dir):
@@ -134,6 +136,7 @@ def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_di
     review.query_params["annotator"] = "dana"
     review.query_params["session"] = str(session.id)
     review.run()
+    review.button(key="review_confirm_link").click().run()
     assert not review.exception, review.exception
     item = next(i for i in store.items(session.id) if str(i.id) == review.query_params["item"])
     swapped = ReviewStore.blind_sides(session, "dana", item)
@@ -142,6 +145,115 @@ def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_di
     assert "panda-chat-large" not in shown_text and "panda-chat-small" not in shown_text
     _click_label(review, "left")
     assert store.decision(item.id, "dana").label == ("b_better" if swapped else "a_better")
+
+
+# ---------------------------------------------------------------- who may do what
+ITEMS = [{"kind": "qa", "id": f"w{i}", "question": f"问题 {i}", "ground_truth": "Paris", "prediction": "Lyon",
+          "system": "sys-secret", "exact_match": 0.0, "token_f1": 0.25} for i in range(4)]
+
+
+def _session(data_dir, *, blind=False, adjudicators=()):
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("roles", "qa", ITEMS, created_by="olga", k=2, blind=blind,
+                             settings={"adjudicators": list(adjudicators)})
+    return store, s
+
+
+def _open(session_id, *, link_name=None, item=None, me=None, view=None):
+    """The page as a browser opens it: a link (``?annotator=&item=``) and a name typed in this browser."""
+    at = page_app(PAGE)
+    at.query_params["session"] = str(session_id)
+    if link_name:
+        at.query_params["annotator"] = link_name
+    if item:
+        at.query_params["item"] = str(item)
+    at.run()
+    if me:
+        at.text_input(key="review_me").set_value(me).run()
+    if view:
+        at.segmented_control(key="review_view").set_value(view).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [t.value for t in at.text]
+    parts += [str(t.value) for t in at.text_area] + [df.value.to_string() for df in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_a_link_opened_under_another_name_shows_the_item_never_the_decision_or_controls(data_dir):
+    """Today ``?annotator=alice&item=...`` opened by anyone showed Alice's comment and her buttons."""
+    store, s = _session(data_dir)
+    item = store.items(s.id)[1]
+    store.save_decision(item.id, "alice", label="gt_error", comment="alice's private note")
+    at = _open(s.id, link_name="alice", item=item.id)
+    assert "问题 1" in _shown_text(at)                                       # the item is shown
+    assert "alice's private note" not in _shown_text(at)                     # not her comment
+    assert not [b for b in at.button if str(b.key).startswith("review_")     # nor her controls
+                and str(b.key).split("_")[-1].isdigit()]
+    assert at.button(key="review_confirm_link").label.startswith("Continue as alice?")
+    assert store.decision(item.id, "alice").version == 1
+
+
+def test_a_link_opened_by_a_colleague_records_only_under_their_own_name(data_dir):
+    store, s = _session(data_dir)
+    item = store.items(s.id)[1]
+    store.save_decision(item.id, "alice", label="gt_error", comment="alice's private note")
+    at = _open(s.id, link_name="alice", item=item.id, me="bob")
+    assert "alice's private note" not in _shown_text(at)
+    assert any("made for alice" in i.value for i in at.info)                  # bob starts at his own item
+    _click_label(at, "model_error")
+    (bobs,) = [d for d in store.decisions(s.id) if d.annotator == "bob"]
+    assert bobs.label == "model_error"
+    assert store.decision(item.id, "alice").label == "gt_error" and store.decision(item.id, "alice").version == 1
+
+
+def test_other_reviewers_decisions_only_after_ones_own_or_for_adjudicators(data_dir):
+    store, s = _session(data_dir)
+    first = store.next_item(s.id, "carl")
+    store.save_decision(first.id, "alice", label="gt_error", comment="alice thinks the key is wrong")
+    at = _open(s.id, me="carl")
+    assert at.query_params["item"] == str(first.id)                           # overlap first: alice's item
+    assert "alice thinks" not in _shown_text(at)
+    assert any("shown after your own decision" in c.value for c in at.caption)
+    _click_label(at, "model_error")
+    at.button(key="review_prev").click().run()                                # back to the item carl decided
+    assert at.query_params["item"] == str(first.id) and "alice thinks" in _shown_text(at)
+    owner = _open(s.id, link_name="olga", item=first.id)                      # the owner sees them at once
+    owner.button(key="review_confirm_link").click().run()
+    assert owner.query_params["item"] == str(first.id) and store.decision(first.id, "olga") is None
+    assert "alice thinks" in _shown_text(owner)
+
+
+@pytest.mark.parametrize("who, may", [("olga", True), ("ada", True), ("root", True), ("mallory", False)],
+                         ids=["owner", "session_adjudicator", "admin", "reviewer"])
+def test_only_owners_and_adjudicators_adjudicate(data_dir, monkeypatch, who, may):
+    monkeypatch.setenv("EVALBOARD_REVIEW_ADMINS", "root, someone")
+    store, s = _session(data_dir, adjudicators=["ada"])
+    item = store.items(s.id)[0]
+    store.save_decision(item.id, "x", label="model_error", comment="x's reason")
+    store.save_decision(item.id, "y", label="acceptable_variant", comment="y's reason")
+    at = _open(s.id, me=who, view="Adjudicate · 裁决")
+    assert ("y's reason" in _shown_text(at)) is may
+    assert bool([b for b in at.button if b.key == "review_adj_submit"]) is may
+    if may:
+        at.radio(key="review_adj_label").set_value("gt_error")
+        at.button(key="review_adj_submit").click().run()
+        assert store.adjudications(s.id)[0]["adjudicator"] == who
+    else:
+        assert any("owner and adjudicators" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("who, may", [("olga", True), ("ada", True), ("mallory", False)])
+def test_blind_session_exports_only_for_owners_and_adjudicators(data_dir, who, may):
+    """Today any reviewer downloaded a blind session with every system name and EM/F1."""
+    store, s = _session(data_dir, blind=True, adjudicators=["ada"])
+    at = _open(s.id, me=who, view="Export · 导出")
+    assert bool(at.get("download_button")) is may
+    assert "sys-secret" not in _shown_text(_open(s.id, me=who))               # the Review view hides it from all
+    if not may:
+        assert any("blind" in i.value for i in at.info)
 
 
 def test_review_sidebar_does_not_offer_a_data_source_it_does_not_read(data_dir):

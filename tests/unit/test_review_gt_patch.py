@@ -76,12 +76,21 @@ def test_build_patch_from_decisions_then_apply(session):
                                                                    {k: v for k, v in GOLD.items() if k != "q0"}).skipped
 
 
-def test_a_database_made_before_the_column_gets_it(tmp_path):
+def test_a_schema_2_database_is_upgraded_to_keep_corrected_answers(tmp_path):
+    """Schema 3 (Alembic revision 0003) adds the column to a database made at schema 2."""
+    from alembic import command
+    from alembic.config import Config
+
+    from evaluators.review import schema
+
     path = tmp_path / "old.sqlite"
     engine = sa.create_engine(f"sqlite:///{path}")
-    with engine.begin() as c:  # the adjudications table as it was first released
-        c.execute(sa.text("CREATE TABLE adjudications (item_id INTEGER PRIMARY KEY, adjudicator VARCHAR(256) NOT NULL,"
-                          " label VARCHAR(32) NOT NULL, comment TEXT NOT NULL, updated_at VARCHAR(40) NOT NULL)"))
+    config = Config()
+    config.set_main_option("script_location", str(schema._MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0002")
+    assert "corrected_answer" not in {c["name"] for c in sa.inspect(engine).get_columns("adjudications")}
     engine.dispose()
     store = ReviewStore(path)
     s = store.create_session("old", "qa", ITEMS[:1], created_by="lead")

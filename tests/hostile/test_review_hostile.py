@@ -1,0 +1,139 @@
+"""Review import and export on the hostile corpus (``corpus/review/``, written by make_corpus.py):
+a session restored whole, older decisions never replacing newer ones, duplicates, type-checked
+fields, deep values and undecodable lines located while the good lines import, control
+characters escaped in ``review sessions``, and any stored payload rendered by the page."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from evaluators.cli import main
+from evaluators.review import ReviewStore
+from evaluators.review.exchange import export_jsonl, import_jsonl
+from tests.conftest import ROOT
+from tests.hostile.conftest import CORPUS
+from tests.pages.helpers import page_app
+
+REVIEW = CORPUS / "review"
+SESSION = "盲审 blind session"
+
+
+def _import(store: ReviewStore, name: str):
+    return import_jsonl(store, (REVIEW / name).read_bytes(), name)
+
+
+def test_export_then_import_restores_the_same_session(review_url):
+    """Today's import restored blind=False, k=1, seed=0 and only the decided items."""
+    store = ReviewStore(review_url)
+    report = _import(store, "full_session.jsonl")
+    assert (report.sessions_created, report.items_added, report.written, report.adjudications) == (1, 6, 4, 1)
+    assert report.issues == []
+    s = store.session_by_name(SESSION)
+    assert (s.blind, s.k, s.seed, s.created_by, s.n_items) == (True, 2, 7, "owner-olga", 6)
+    assert s.adjudicators == ("adj-ada",) and s.guidelines == "Mark **GT errors** first."
+    assert [i.payload["id"] for i in store.items(s.id)] == [f"r{n}" for n in range(6)]  # undecided items too
+    assert export_jsonl(store, s.id) == (REVIEW / "full_session.jsonl").read_text(encoding="utf-8")
+    again = _import(store, "full_session.jsonl")
+    assert (again.written, again.unchanged, again.conflicts) == (0, 4, 0)
+
+
+def test_an_older_export_never_replaces_newer_decisions(review_url):
+    store = ReviewStore(review_url)
+    _import(store, "full_session.jsonl")
+    report = _import(store, "older_export.jsonl")
+    # line 2: alice version 2 at 09:00 against the stored version 3 at 10:00; line 3: bob at an earlier time
+    assert (report.written, report.unchanged, report.conflicts) == (1, 1, 2)
+    assert [(i.line, i.kind) for i in report.issues] == [(2, "conflict"), (3, "conflict")]
+    assert "version 3" in report.issues[0].message
+    s = store.session_by_name(SESSION)
+    got = {(d.annotator, d.item_digest[:6]): (d.label, d.comment, d.version) for d in store.decisions(s.id)}
+    items = store.items(s.id)
+    assert got[("alice", items[0].digest[:6])] == ("model_error", "third look", 3)
+    assert got[("bob", items[2].digest[:6])] == ("model_error", "说明", 2)
+    assert got[("carol", items[3].digest[:6])] == ("model_error", "new", 1)
+
+
+def test_duplicate_lines_are_reported(review_url):
+    report = _import(ReviewStore(review_url), "duplicates.jsonl")
+    assert (report.written, report.duplicates) == (2, 1)
+    (issue,) = report.issues
+    assert issue.line == 9 and issue.kind == "duplicate" and "line 8" in issue.message
+
+
+def test_every_field_is_type_checked_and_the_good_line_imports(review_url):
+    store = ReviewStore(review_url)
+    report = _import(store, "bad_types.jsonl")
+    assert report.written == 1
+    messages = {i.line: i.message for i in report.issues}
+    assert sorted(messages) == [8, 9, 10, 11, 12]
+    assert "annotator must be a string" in messages[8]
+    assert "score must be an integer" in messages[9]
+    assert "does not fit" in messages[10]                  # an A/B label on a QA item
+    assert "item.exact_match must be a number" in messages[11]
+    assert "item.sides must be" in messages[12]
+    s = store.session_by_name(SESSION)
+    (d,) = store.decisions(s.id)
+    assert (d.annotator, d.comment) == ("erin", "good line")
+
+
+def test_deep_values_are_located_and_later_lines_still_import(review_url):
+    """Today a 1,000-deep value ended the import with 'unexpected RecursionError'."""
+    store = ReviewStore(review_url)
+    report = _import(store, "deep_value.jsonl")
+    assert report.written == 1
+    messages = {i.line: i.message for i in report.issues}
+    assert sorted(messages) == [8, 9]
+    assert "comment must be a string" in messages[8] and "nested deeper" in messages[9]
+    (d,) = store.decisions(store.session_by_name(SESSION).id)
+    assert d.comment == "after the deep lines"
+
+
+def test_an_undecodable_line_is_located_and_the_rest_imports(review_url):
+    store = ReviewStore(review_url)
+    report = _import(store, "undecodable.jsonl")
+    assert report.written == 1 and report.items_added == 6
+    messages = {i.line: i.message for i in report.issues}
+    assert sorted(messages) == [8, 9]
+    assert "NUL" in messages[8] and "not valid utf-8" in messages[9].lower()
+
+
+def test_review_sessions_escapes_control_characters(tmp_path, capsys):
+    db = tmp_path / "names.sqlite"
+    store = ReviewStore(db)
+    report = _import(store, "control_names.jsonl")
+    # names with control characters are refused at import, located
+    assert [(i.line, "control character" in i.message) for i in report.issues] == [(1, True), (2, True)]
+    # a database from before the limits may hold them: they never reach the terminal raw
+    with store.engine.begin() as c:
+        c.execute(sa.text("INSERT INTO sessions (name, kind, created_by, blind, k, seed, uploads, created_at) VALUES "
+                          "(:n, 'qa', 'o', :b, 1, 0, '[]', '2026-01-01')"), {"n": "evil\x1b[2J\x1b]0;x\x07\nname",
+                                                                             "b": False})
+    assert main(["review", "sessions", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert len(out.splitlines()) == 2 and "⟨U+001B⟩" in out and "⟨U+202E⟩" in out and "⟨U+000A⟩" in out
+
+
+def test_the_page_renders_any_stored_payload(tmp_path, monkeypatch):
+    """Items that today's page crashed on (a text exact_match, A/B sides that are not objects)."""
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    store = ReviewStore(tmp_path / "review.sqlite")
+    hostile = [{"kind": "qa", "id": "em", "question": "q", "exact_match": "yes", "token_f1": "high"},
+               {"kind": "dialogue_pair", "id": "sides", "sides": {"A": "left", "B": ["x"]}},
+               {"kind": "qa", "id": {"nested": [1, 2]}, "question": ["a", {"b": None}], "sides": "AB",
+                "ground_truth": 3.5, "prediction": None, "system": {"x": 1}}]
+    s = store.create_session("hostile", "qa", hostile, created_by="olga", k=1)
+    at = page_app(str(ROOT / "pages" / "6_Review.py"))
+    at.query_params["annotator"] = "olga"
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.button(key="review_confirm_link").click().run()
+    seen = set()
+    for _ in hostile:
+        assert not at.exception, at.exception
+        assert {"review_prev", "review_next"} <= {b.key for b in at.button}
+        seen.add(at.query_params["item"])
+        next(b for b in at.button if str(b.key).startswith("review_skip_")).click().run()
+    assert not at.exception, at.exception
+    assert len(seen) == 3 and len(store.decisions(s.id)) == 3
