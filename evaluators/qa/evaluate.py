@@ -27,12 +27,16 @@ import dataclasses
 
 import re
 import sys
+import zlib
+from array import array
 from collections import Counter
 from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
@@ -428,6 +432,7 @@ class _Block:
     pred_used: Counter[str]
     issues: list[InputIssue]
     text: bytes | None
+    id_keys: list[int] = field(default_factory=list)
 
 
 def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[tuple[bytes, int, int]]:
@@ -472,6 +477,7 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
         out.gold_verdict.append(v[15])
         out.predicted_verdict.append(v[16])
         out.group.append(v[3])
+        out.id_keys.append(_id_key(v[2], v[3]))
         if v[8]:
             out.pred_used[v[8]] += 1
         if v[6]:
@@ -484,6 +490,48 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
             rendered.append(v)
     if render is not None:
         out.text = render(rendered, signature_text)
+    return out
+
+
+def _id_key(rid: str, group: str | None) -> int:
+    """32-bit hash (CRC-32) of a record's (group, id): the same in every process."""
+    return zlib.crc32(f"{group}\x00{rid}".encode("utf-8", "surrogatepass"))
+
+
+#: Repeated record ids reported one by one (the rest are counted in one more warning).
+REPEATED_IDS_LISTED = 20
+
+
+def _repeated_ids(store: RecordStore, keys: array, file: str, group_field: str | None) -> list[InputIssue]:
+    """A located warning per record id that stands more than once (within one group, with a group field).
+
+    Records are all scored; comparisons of runs pair by id and keep an id's first record.
+    Candidates come from equal hashes; their ids are read back to rule out collisions.
+    """
+    if len(keys) < 2:
+        return []
+    codes = np.frombuffer(keys, dtype=np.uint32)
+    _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(counts[inverse] > 1).tolist()
+    if not candidates:
+        return []
+    seen: dict[tuple[str | None, str], list[QARecordResult]] = {}
+    for i in candidates:
+        r = store[i]
+        seen.setdefault((r.group, r.id), []).append(r)
+    repeated = [(key, rs) for key, rs in seen.items() if len(rs) > 1]
+    repeated.sort(key=lambda item: item[1][1].index)  # by where the id comes back first
+    out = []
+    for (group, rid), rs in repeated[:REPEATED_IDS_LISTED]:
+        where = ", ".join(f"line {r.line}" if r.line is not None else f"record {r.index + 1}" for r in rs)
+        scope = f" in {group_field} {group!r}" if group_field and group is not None else ""
+        second = rs[1]
+        out.append(InputIssue(file, f"record id {rid!r} stands {len(rs)} times{scope} ({where}): every record is "
+                              "scored; comparisons pair records by id and keep the first",
+                              line=second.line, severity="warning", kind="duplicate"))
+    if len(repeated) > REPEATED_IDS_LISTED:
+        out.append(InputIssue(file, f"{len(repeated) - REPEATED_IDS_LISTED} more record id(s) stand more than once",
+                              severity="warning", kind="duplicate"))
     return out
 
 
@@ -577,8 +625,10 @@ def evaluate_records(
         if len(head) >= sample_size:
             break
     sample = [r[0] for r in head]
+    sampled = config.task == "auto"  # the reason counts the sample; said so below when the file is longer
     if config.task == "auto":
         task, reason = detect_task(sample, config.dataset, config.gt_fields)
+        sampled = not reason.startswith("dataset name")
     else:
         task, reason = config.task, "set by the user"
     group_field = pick_group_field(sample, config.group_field)
@@ -606,6 +656,7 @@ def evaluate_records(
     append = store.append_values
     unparsed = verdicts.UNPARSED
     done = 0
+    id_keys = array("I")  # a 32-bit hash of each record's (group, id), to find repeated ids at the end
 
     def score_here(records: Iterable[tuple]) -> None:
         """Score records in this process, rows rendered in blocks."""
@@ -616,6 +667,7 @@ def evaluate_records(
         for data, line, index, raw, offset in records:
             v = values(data, index, line, ask_question or raw is None)
             rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
+            id_keys.append(_id_key(rid, group))
             if raw is None:  # records read whole are kept whole
                 store.append(QARecordResult(*v))
             else:
@@ -652,6 +704,7 @@ def evaluate_records(
         for _, part in imap_chunks(work, _numbered(blocks(last[4] + len(last[3]) + 1), last[1] + 1), workers,
                                    payload=lambda x: x):
             issues.extend(part.issues)
+            id_keys.extend(part.id_keys)
             store.extend_lines(part.offsets, part.lengths, part.lines, part.exact_match, part.token_f1,
                                part.status, part.lang, part.gold_verdict, part.predicted_verdict, part.group)
             for key, ids in part.special.items():
@@ -673,6 +726,7 @@ def evaluate_records(
                     store.append(QARecordResult(*c))
                     c = _compact(c)
                 line, rid, group, status, lang, em, f1, gold_v, pred_v, gold_field, pred_field = c
+                id_keys.append(_id_key(rid, group))
                 if raw is not None:
                     append(raw, offset, line, em, f1, status, lang, gold_v, pred_v, group)
                 _count(rid, status, pred_v, gold_field, pred_field, special, gt_used, pred_used)
@@ -681,9 +735,13 @@ def evaluate_records(
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
+    n_sample = len(head)
     head.clear()
     if progress is not None:
         progress(len(store), total or len(store))
+    issues.extend(_repeated_ids(store, id_keys, file or "<input>", group_field))
+    if sampled and len(store) > n_sample:
+        reason += f" (in a sample: the first {n_sample:,} of {len(store):,} records)"
 
     classification = None
     classification_ci = None
