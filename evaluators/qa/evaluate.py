@@ -664,13 +664,37 @@ def evaluate_records(
         values = scorer.values
         ask_question = render is not None
         pending: list[tuple] = []  # values of the records not yet rendered
+        cols: tuple[list, ...] = tuple([] for _ in range(10))  # lines kept by offset: the store's columns, batched
+        offsets, lengths, lines, ems, f1s, statuses, langs, gold_vs, pred_vs, groups = cols
+
+        def flush() -> None:
+            if offsets:
+                store.extend_lines(*cols)
+                for c in cols:
+                    c.clear()
+
         for data, line, index, raw, offset in records:
             v = values(data, index, line, ask_question or raw is None)
             rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
             id_keys.append(_id_key(rid, group))
             if raw is None:  # records read whole are kept whole
+                flush()
                 store.append(QARecordResult(*v))
+            elif offset is not None and reader is not None:
+                offsets.append(offset)
+                lengths.append(len(raw))
+                lines.append(line)
+                ems.append(v[13])
+                f1s.append(v[14])
+                statuses.append(status)
+                langs.append(v[11])
+                gold_vs.append(v[15])
+                pred_vs.append(v[16])
+                groups.append(group)
+                if len(offsets) >= ROWS_PER_WRITE:
+                    flush()
             else:
+                flush()
                 append(raw, offset, line, v[13], v[14], status, v[11], v[15], v[16], group)
             if pred_field:
                 pred_used[pred_field] += 1
@@ -688,6 +712,7 @@ def evaluate_records(
             done += 1
             if progress is not None and done % 250 == 0:
                 progress(done, total)
+        flush()
         if pending:
             write(render(pending, sig))
 
@@ -873,9 +898,31 @@ class Scorer:
         self._ids = [(n, f"{_ORIGINAL_ROW}.{n}") for n in ID_FIELDS]
         self._questions = [(n, f"{_ORIGINAL_ROW}.{n}") for n in QUESTION_FIELDS]
         self._memo: dict[tuple[str, tuple[str, ...]], tuple[str, float, float]] = {}
+        self._plans: dict[tuple, tuple[list, list, list, list]] = {}
 
     def __getstate__(self) -> dict:  # a worker starts with an empty memo
-        return {**self.__dict__, "_memo": {}}
+        return {**self.__dict__, "_memo": {}, "_plans": {}}
+
+    def _plan(self, record: Mapping[str, Any]) -> tuple[list, list, list, list]:
+        """The field names that can hold a value in records with ``record``'s keys (a record's shape).
+
+        A name can only be found when it is a key, or its head (``original_row`` of
+        ``original_row.label``) is; records of one file share a few shapes, so the names are
+        narrowed once per shape, in priority order: the lookups then skip absent fields.
+        """
+        shape = tuple(record)
+        plan = self._plans.get(shape)
+        if plan is None:
+            keys = set(shape)
+            has_row = _ORIGINAL_ROW in keys
+            plan = ([x for x in self._gt if x[0] in keys or (x[1] is not None and x[1] in keys)],
+                    [x for x in self._pred if x[0] in keys or (x[1] is not None and x[1] in keys)],
+                    [x for x in self._ids if x[0] in keys or x[1] in keys or has_row],
+                    [x for x in self._questions if x[0] in keys or x[1] in keys or has_row])
+            if len(self._plans) >= 1000:
+                self._plans.clear()
+            self._plans[shape] = plan
+        return plan
 
     @staticmethod
     def _text(record: Mapping[str, Any], names: list[tuple[str, str]], allow_numbers: bool) -> str | None:
@@ -900,9 +947,9 @@ class Scorer:
                     return str(value)
         return None
 
-    def _gold(self, record: Mapping[str, Any]) -> tuple[str, Any, tuple[str, ...]] | None:
+    def _gold(self, record: Mapping[str, Any], specs: list | None = None) -> tuple[str, Any, tuple[str, ...]] | None:
         """:func:`~evaluators.qa.fields.resolve` as ``(field, raw, texts)``."""
-        for name, head, rest in self._gt:
+        for name, head, rest in self._gt if specs is None else specs:
             value = record.get(name, _ABSENT)
             if value is _ABSENT:
                 if head is None:
@@ -926,9 +973,9 @@ class Scorer:
                 return name, value, texts
         return None
 
-    def _prediction(self, record: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+    def _prediction(self, record: Mapping[str, Any], specs: list | None = None) -> tuple[str | None, str | None, Any]:
         """:func:`_prediction` with the field names split once."""
-        for name, head, rest in self._pred:
+        for name, head, rest in self._pred if specs is None else specs:
             value = record.get(name, _ABSENT)
             if value is _ABSENT:
                 if head is None:
@@ -972,7 +1019,8 @@ class Scorer:
 
     def values(self, data: Mapping[str, Any], index: int, line: int | None, question: bool = True) -> tuple:
         """The values of a :class:`QARecordResult`, in field order (``question`` None unless asked for)."""
-        rid = self._text(data, self._ids, True)
+        gt_specs, pred_specs, id_names, q_names = self._plan(data)
+        rid = self._text(data, id_names, True) if id_names else None
         rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
         group = None
         if self.group_field:
@@ -980,9 +1028,9 @@ class Scorer:
             if g is not None:
                 g = g if type(g) is str else str(g)
                 group = sys.intern(g) if g.strip() else None  # few distinct values
-        q = self._text(data, self._questions, False) if question else None
-        gold = self._gold(data)
-        pred_field, pred_raw, pred_value = self._prediction(data)
+        q = self._text(data, q_names, False) if question and q_names else None
+        gold = self._gold(data, gt_specs)
+        pred_field, pred_raw, pred_value = self._prediction(data, pred_specs)
         prediction = verdicts.extract_answer(pred_raw) if pred_raw is not None else ""
         if gold is None:
             return (index, line, rid, group, q, (), None, pred_raw, pred_field, prediction, STATUS_MISSING_GT,
