@@ -5,7 +5,7 @@ import streamlit as st
 from components.layout import PAGES, existing_pages, page_frame, page_link
 from components.metrics import metric_row, score_table_html
 from components.narrative_state import demo_files, score
-from evaluators.narrative.base import DEFAULT_CONFIG
+from evaluators.narrative.settings import build_config
 
 source = page_frame("EvalBoard", "📊",
                     caption="Evaluate LLM outputs against ground truth and look at the differences — 中文 and English.")
@@ -19,7 +19,8 @@ st.caption("**Data source** (sidebar, shared by every page): "
            + ("the built-in demo is shown — nothing to upload." if source == "demo"
               else "upload mode — each page asks for its files."))
 
-st.subheader("Five kinds of evaluation")
+# every page but Home and Review is a kind of evaluation; Review is where people check them
+st.subheader(f"{len(PAGES) - 2} kinds of evaluation, and a review workspace")
 available = {p[0] for p in existing_pages()}
 cols = st.columns(3)
 for n, (path, label, icon, description) in enumerate(PAGES[1:]):
@@ -33,7 +34,7 @@ for n, (path, label, icon, description) in enumerate(PAGES[1:]):
 
 st.subheader("Demo at a glance: narrative annotation")
 gt, pred = demo_files()
-batch = score(gt, pred, DEFAULT_CONFIG)  # the narrative page's defaults
+batch = score(gt, pred, build_config())  # the narrative page's defaults
 metric_row([("Stories", len(batch.scored), "One Chinese, one English, written for EvalBoard."),
             ("Overall (micro)", batch.micro["overall_score"], "Pooled counts over both stories."),
             ("Overall (macro)", batch.macro["overall_score"], "Mean of the stories' overall scores.")])

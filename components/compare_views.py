@@ -13,10 +13,10 @@ from collections.abc import Callable, Hashable
 import pandas as pd
 import streamlit as st
 
-from components.tables import visible_frame
+from components.tables import show_table
 from evaluators.qa.compare import AGREEMENTS
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.reports.tables import pct
+from evaluators.reports.tables import p_value_text, pct
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
@@ -43,12 +43,12 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
         {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
         {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
         title="EM and F1 by system (error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
-    st.dataframe(visible_frame([{"system": x.system, "n": x.n, "exact_match": x.exact_match,
+    show_table([{"system": x.system, "n": x.n, "exact_match": x.exact_match,
                                  "EM 95% CI": _ci(x.exact_match_ci_low, x.exact_match_ci_high),
                                  "token_f1": x.token_f1, "F1 95% CI": _ci(x.token_f1_ci_low, x.token_f1_ci_high)}
-                                for x in s]),
-                 hide_index=True, key=f"{prefix}_systems",
-                 column_config={c: st.column_config.NumberColumn(c, format="percent")
+                                for x in s],
+               key=f"{prefix}_systems",
+               column_config={c: st.column_config.NumberColumn(c, format="percent")
                                 for c in ("exact_match", "token_f1")})
     if s and s[0].ci:
         st.caption(f"Intervals: {md(s[0].ci)}")
@@ -61,8 +61,8 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
     all_rows = cache(("qa-sbs-rows", key, n_resamples), lambda: matrix_rows(view))  # built once, not per rerun
     rows = [r for r, m in zip(all_rows, view.rows) if pick == "all" or m.agreement == pick]
     frame = pd.DataFrame(rows)
-    st.dataframe(visible_frame(frame), hide_index=True, key=f"{prefix}_matrix",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.2f")
+    show_table(frame, key=f"{prefix}_matrix", column_order=sorted(frame.columns, key=lambda c: c == "id"),  # id last
+               column_config={c: st.column_config.NumberColumn(c, format="%.2f")
                                 for c in frame.columns if c.endswith((": exact_match", ": token_f1"))})
     st.caption(f"{len(rows)} of {len(view.rows)} record ids. Agreement is by exact match.")
 
@@ -85,9 +85,11 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
         _paired(comparison, prefix)
     d1, d2, d3 = st.columns(3)
     d1.download_button("Download matrix CSV · 下载对比表", lambda: matrix_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv")
+                       file_name="systems_side_by_side.csv", mime="text/csv", key=f"{prefix}_csv",
+                       on_click="ignore", wrap=True)
     d2.download_button("Download systems CSV (with CIs)", lambda: systems_csv(view, signature).encode("utf-8-sig"),
-                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv")
+                       file_name="systems_scores.csv", mime="text/csv", key=f"{prefix}_systems_csv",
+                       on_click="ignore", wrap=True)
 
     def html() -> bytes:
         from evaluators.reports.html import comparison_report
@@ -96,7 +98,22 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
 
     d3.download_button("Download comparison HTML report · 下载对比报告", html, file_name="comparison.html",
                        mime="text/html", key=f"{prefix}_html",
-                       help="One self-contained file (charts inlined): opens offline in any browser.")
+                       help="One self-contained file (charts drawn in it): opens offline in any browser.",
+                       on_click="ignore", wrap=True)
+
+
+def _p(x) -> str:
+    """A paired test's p-value for a card: 4 decimals, a bound as ``< 0.0001``, ``—`` when not run."""
+    if not x.computed:
+        return "—"
+    return p_value_text(x.p_value, True)[2:] if x.p_value_is_bound else f"{x.p_value:.4f}"
+
+
+def _ci_text(x, scale: float = 100, unit: str = " points") -> str:
+    if x.ci_low is None:
+        return "no interval computed (0 resamples)"
+    digits = 2 if scale == 100 else 3
+    return f"95% CI {scale * x.ci_low:+.{digits}f} to {scale * x.ci_high:+.{digits}f}{unit}"
 
 
 def _paired(c, prefix: str) -> None:
@@ -104,30 +121,29 @@ def _paired(c, prefix: str) -> None:
     cols = st.columns(4)
     cols[0].metric("F1 delta · F1 差值", f"{100 * f1.delta:+.2f} pts",
                    help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
-                        f"95% CI {100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f} points ({f1.method}).")
-    cols[1].metric("p (F1)", f"{f1.p_value:.4f}",
-                   help=f"Paired bootstrap p = {f1.p_value:.4g}; approximate randomization p = {ar.p_value:.4g}.")
-    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts",
-                   help=f"95% CI {100 * em.ci_low:+.2f} to {100 * em.ci_high:+.2f} points.")
+                        f"{_ci_text(f1)} ({f1.method}).")
+    cols[1].metric("p (F1)", _p(f1),
+                   help=f"Paired bootstrap {p_value_text(f1.p_value, f1.p_value_is_bound)}; approximate randomization "
+                        f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
+    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts", help=f"{_ci_text(em)}.")
     cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
                    help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
                + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. Approximate randomization "
-               f"p = {ar.p_value:.4f}.")
+               f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
     counts = {"changed": f1.won + f1.lost, "won": f1.won, "lost": f1.lost, "tied": f1.tied}
     pick = st.radio("Records · 记录", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
                     format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")
     wanted = {"won", "lost"} if pick == "changed" else {pick}
-    rows = [{"id": r.id, "outcome": r.outcome, "F1 A": r.token_f1_a, "F1 B": r.token_f1_b,
-             "EM A": r.exact_match_a, "EM B": r.exact_match_b, "prediction A": r.prediction_a,
-             "prediction B": r.prediction_b, "question": r.question} for r in c.records if r.outcome in wanted]
+    rows = [{"question": r.question, "prediction A": r.prediction_a, "prediction B": r.prediction_b,
+             "F1 A": r.token_f1_a, "F1 B": r.token_f1_b, "EM A": r.exact_match_a, "EM B": r.exact_match_b,
+             "outcome": r.outcome, "id": r.id} for r in c.records if r.outcome in wanted]
     if not rows:
         st.caption("No record in this group.")
         return
-    event = st.dataframe(visible_frame(rows), hide_index=True, key=f"{prefix}_changed", on_select="rerun",
-                         selection_mode="single-row",
-                         column_config={k: st.column_config.NumberColumn(k, format="%.2f")
+    event = show_table(rows, key=f"{prefix}_changed", on_select="rerun", selection_mode="single-row",
+                       column_config={k: st.column_config.NumberColumn(k, format="%.2f")
                                         for k in ("F1 A", "F1 B", "EM A", "EM B")})
     picked = event.selection.rows if event is not None and hasattr(event, "selection") else []
     if picked:
@@ -148,13 +164,14 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     ``rows`` maps each item key (as in ``c.outcomes``) to the table row shown for it (plain values).
     """
     bs, ar = c.bootstrap, c.randomization
-    cols = st.columns(4)
+    cols = st.columns([1, 1.5, 1, 1])  # the interval card holds two signed numbers: it gets the room
     cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
                    help=f"Mean {metric} of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} paired items; "
-                        f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f} ({bs.method}).")
-    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}", help="Paired bootstrap percentile interval.")
-    cols[2].metric("p (paired bootstrap)", f"{bs.p_value:.4f}", help="Two-sided (Koehn 2004).")
-    cols[3].metric("p (randomization)", f"{ar.p_value:.4f}",
+                        f"{_ci_text(bs, 1, '')} ({bs.method}).")
+    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}" if bs.ci_low is not None else "—",
+                   help="Paired bootstrap percentile interval.")
+    cols[2].metric("p (paired bootstrap)", _p(bs), help="Two-sided (Koehn 2004).")
+    cols[3].metric("p (randomization)", _p(ar),
                    help=f"Approximate randomization, {ar.method} (Noreen 1989).")
     counts = {"changed": bs.won + bs.lost, "won": bs.won, "lost": bs.lost, "tied": bs.tied}
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} items paired"
@@ -165,7 +182,7 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     wanted = {"won", "lost"} if pick == "changed" else {pick}
     shown = [{"outcome": o, **rows.get(k, {"item": k})} for k, o in c.outcomes.items() if o in wanted]
     if shown:
-        st.dataframe(visible_frame(shown), hide_index=True, key=f"{prefix}_items")
+        show_table(shown, key=f"{prefix}_items")
     else:
         st.caption("No item in this group.")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.express as px
 import streamlit as st
-from components.tables import visible_frame
+from components.tables import dataframe, visible_frame
 from evaluators.reports.escape import html_text, md, visible
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def metric_picker(metric_info: list[dict], default: list[str], key: str = "dialo
         "how to enable": "" if m["available"] else (m["unavailable_reason"] or ""),
     } for m in metric_info])
     with st.expander("Metric signatures and availability"):
-        st.dataframe(table, hide_index=True, width="stretch")
+        dataframe(table, hide_index=True, width="stretch")
     return chosen
 
 
@@ -78,7 +78,7 @@ def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str,
         row.update({m: s["means"].get(m) for m in metrics})
         row["corpus BLEU"] = (corpus_bleu.get(s["model"]) or {}).get("score")
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ["combined", "corpus BLEU",
                                                                                           *metrics]})
 
@@ -96,10 +96,10 @@ def comparison_view(comparison: dict | None) -> None:
         st.caption("Pairwise: cases where the row model scores higher than the column model")
         pairwise = pd.DataFrame(comparison["pairwise"]).T.astype("Int64").astype(object)
         # a model against itself has no count: a dash, not the grid's "None"
-        st.dataframe(pairwise.where(pairwise.notna(), "—"), width="stretch")
+        dataframe(pairwise, width="stretch")  # a missing pair shows the placeholder "—"
     with c2:
         st.caption("Best model per scene (mean combined score)")
-        st.dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
+        dataframe(visible_frame([{"scene": s, "best model": m} for s, m in comparison["best_by_scene"].items()]),
                      hide_index=True, width="stretch")
 
 
@@ -122,7 +122,7 @@ def case_table(results: Sequence[CaseResult], metrics: list[str]) -> pd.DataFram
             row["error"] = r.error
         rows.append(row)
     df = visible_frame(rows)  # hidden characters shown in every text cell (an RTL override reorders a cell)
-    st.dataframe(df, hide_index=True, width="stretch",
+    dataframe(df, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ["combined", *metrics]})
     return df
 
@@ -136,4 +136,4 @@ def downloads(files: dict[str, tuple[str, Callable[[], str]]]) -> None:
     for col, (label, (name, make)) in zip(cols, files.items()):
         mime = "text/csv" if name.endswith(".csv") else "application/json" if name.endswith(".json") else "text/plain"
         col.download_button(label, data=lambda make=make: make().encode("utf-8"), file_name=name, mime=mime,
-                            width="stretch", key=f"dialogue_dl_{name}")
+                            width="stretch", key=f"dialogue_dl_{name}", on_click="ignore")

@@ -78,7 +78,8 @@ def data_source() -> str:
     return value
 
 
-def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None) -> str:
+def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None,
+               source_choice: bool = True) -> str:
     """Set up a page: config, title, navigation and the shared data-source choice in the sidebar.
 
     Parameters
@@ -90,6 +91,10 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
         tab shows an emoji (:func:`tab_icon`), never a favicon fetched from another host.
     caption : str, optional
         One line under the title.
+    source_choice : bool
+        Show the shared *Data source* choice in the sidebar (default).  ``False`` for a page that does
+        not read it (Review works on saved sessions, each keeping the files it was made from): the
+        sidebar says so instead of showing "Demo data" beside a session built from an upload.
 
     Returns
     -------
@@ -103,18 +108,24 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
         for path, label, page_icon, _ in existing_pages():
             page_link(path, label, page_icon)
         st.divider()
-        st.radio(
-            "Data source",
-            options=list(SOURCES),
-            format_func=SOURCES.get,
-            index=list(SOURCES).index(current),
-            key="_source_widget",
-            on_change=_remember_source,
-            help="Shared by all pages: the built-in demo, or files you upload on each page.",
-        )
-    # Our own style rule (no user text): button groups (the view switch) wrap on a narrow
-    # screen instead of hiding their last buttons past the edge.
-    st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }</style>")
+        if source_choice:
+            st.radio(
+                "Data source",
+                options=list(SOURCES),
+                format_func=SOURCES.get,
+                index=list(SOURCES).index(current),
+                key="_source_widget",
+                on_change=_remember_source,
+                help="Shared by all pages: the built-in demo, or files you upload on each page.",
+            )
+        else:
+            st.caption("Data source: not used on this page. A review session keeps the files it was made "
+                       "from, demo or upload.")
+    # Our own style rules (no user text): button groups (the view switch) and tab bars wrap on a
+    # narrow screen instead of hiding their last buttons or tabs past the edge (Review's Export tab
+    # was reached by scrolling the tab bar sideways at 390 px).
+    st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }"
+            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }</style>")
     st.title(title)
     if caption:
         st.caption(caption)

@@ -16,8 +16,12 @@ import streamlit as st
 from components.metrics import fmt as _fmt
 from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
-from components.tables import visible_frame
+from components.tables import count_columns, show_table
+from evaluators.memory.metrics import METRIC_HELP
 from evaluators.reports.escape import html_text, md, visible
+
+#: The ROUGE-1 note for a metric picker's help.
+ROUGE1_NOTE = METRIC_HELP["rouge1"]
 
 #: Display names of the metric keys.
 LABELS = {
@@ -35,20 +39,20 @@ def label(name: str) -> str:
 
 def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
     """``column_config`` showing the float columns of ``frame`` with ``digits`` decimals."""
+    counts = set(count_columns(frame))
     return {c: st.column_config.NumberColumn(c, format=f"%.{digits}f") for c in frame.columns
-            if pd.api.types.is_float_dtype(frame[c])}
+            if pd.api.types.is_float_dtype(frame[c]) and c not in counts}
 
 
 def table(frame: pd.DataFrame, **kwargs) -> None:
     """``st.dataframe`` (sortable) with floats at 3 decimals and no index."""
-    st.dataframe(visible_frame(frame), hide_index=True, width="stretch", column_config=number_columns(frame), **kwargs)
+    show_table(frame, width="stretch", column_config=number_columns(frame), **kwargs)
 
 
 def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str]) -> None:
     """How each number was computed (tokenizer, normalisation, library version) and what was left out."""
     with st.expander("Signatures: how each number was computed"):
-        st.dataframe(pd.DataFrame([{"metric": label(k), "signature": v} for k, v in signatures.items()]),
-                     hide_index=True, width="stretch")
+        show_table([{"metric": label(k), "signature": v} for k, v in signatures.items()], width="stretch")
         for name, reason in unavailable.items():
             st.caption(f"{md(label(name))} left out: {md(reason)}")
 
@@ -66,11 +70,14 @@ def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
 
 
 def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
-    """One ``st.metric`` per metric (mean over questions), with the question count first."""
-    shown = [n for n in names if n in overall][:7]
+    """One ``st.metric`` per metric computed (mean over questions), with the question count first.
+
+    Every metric asked for has its card (rows of 5); a metric's note (:data:`METRIC_HELP`) is in its help.
+    """
+    shown = [n for n in names if n in overall]
     items: list[tuple[str, Any, str | None]] = [("Questions", overall.get("count", 0), None)]
     for name in shown:
-        help_text = None
+        help_text = METRIC_HELP.get(name)
         if name == "judge_score":
             help_text = f"{overall.get('judged', 0)} of {overall.get('count', 0)} questions have a judge score"
         low, high = overall.get(f"{name}_ci_low"), overall.get(f"{name}_ci_high")
@@ -117,14 +124,29 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
     return fig
 
 
-def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
-    """Per-question table: id, type, question, ground truth, prediction, scores, judge mode."""
+#: Characters of a text shown in a table cell (the whole text is in the drill-down and the downloads).
+CELL_CHARS = 2_000
+
+
+def _cell(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[:limit] + f" … ({len(text) - limit:,} more characters)"
+
+
+def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Sequence[str], *,
+                   max_chars: int | None = None) -> pd.DataFrame:
+    """Per-question table: id, type, question, ground truth, prediction, scores, judge mode.
+
+    ``max_chars`` cuts long texts for display (saying how much was left out); ``None`` keeps them whole.
+    """
     data = []
     for row in rows:
         r = results[row.question_id]
         data.append({
-            "question_id": row.question_id, "question_type": row.question_type, "question": r.question,
-            "ground_truth": r.ground_truth, "prediction": r.prediction,
+            "question_id": row.question_id, "question_type": row.question_type,
+            "question": _cell(r.question, max_chars), "ground_truth": _cell(r.ground_truth, max_chars),
+            "prediction": _cell(r.prediction, max_chars),
             **{label(n): row.scores.get(n) for n in names},
             "judge_mode": row.judgement.mode if row.judgement else None,
         })
@@ -248,8 +270,8 @@ def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: S
     spread = st.slider("Show questions whose scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
                        key="mem_sbs_spread")
     kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
-    st.dataframe(visible_frame(kept), hide_index=True, key="mem_sbs_matrix",
-                 column_config={n: st.column_config.NumberColumn(n, format="%.3f") for n in [*names, "spread"]})
+    show_table(kept, key="mem_sbs_matrix",
+               column_config={n: st.column_config.NumberColumn(n, format="%.3f") for n in [*names, "spread"]})
     st.caption(f"{len(kept)} of {len(matrix)} questions.")
     c1, c2 = st.columns(2)
     a = c1.selectbox("System A (baseline)", names, index=0, key="mem_sbs_a", format_func=visible)

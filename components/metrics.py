@@ -10,10 +10,15 @@ from evaluators.reports.escape import html_text, md
 
 
 def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digits: int = 3) -> None:
-    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as N/A."""
-    cols = st.columns(len(items))
-    for col, (label, value, help_text) in zip(cols, items):
-        col.metric(label, fmt(value, digits), help=help_text)
+    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as N/A.
+
+    The cards sit in a horizontal container that wraps: on a phone they fill two or three to a
+    line instead of one column each (ten cards stacked one per line pushed the content two
+    screens down).
+    """
+    with st.container(horizontal=True, gap="small"):
+        for label, value, help_text in items:
+            st.metric(label, fmt(value, digits), help=help_text, width=150)
 
 
 def signature_caption(signature: str) -> None:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
-from components.uploads import cached, digest, upload_digest
+from components.uploads import cached, digest
 from evaluators.demo import demo_path
-from evaluators.io import InputFile, InputIssue, collect_paths
-from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeConfig
-from evaluators.narrative.batch import BatchResult, evaluate_batch
+from evaluators.io import InputFile, collect_paths
+from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+from evaluators.narrative.batch import NarrativeReport
+from evaluators.narrative.run import NarrativeInputs, run_narrative
+from evaluators.narrative.settings import NarrativeSettings, TaxonomyFile, build_config
 from evaluators.reports.escape import md
-from evaluators.taxonomy import Taxonomy, default_taxonomy, load_relationship_csv, load_sentiment_csv
 
 
 @st.cache_resource(show_spinner=False)
@@ -23,43 +22,42 @@ def demo_files() -> tuple[list[InputFile], list[InputFile]]:
             [f for f in files if f.name.endswith("_prediction.json")])
 
 
-def score(gt: list[InputFile], pred: list[InputFile], config: NarrativeConfig) -> BatchResult:
-    """Score ``gt``/``pred`` with ``config``, cached on the files' bytes and the settings.
+def score(gt: list[InputFile], pred: list[InputFile], settings: NarrativeSettings) -> NarrativeReport:
+    """:func:`run_narrative` of ``gt``/``pred`` with ``settings``, cached on the files' bytes and the settings.
 
     The settings enter the key through ``config.signature``, which names every taxonomy file
-    with a hash of its bytes.
+    with a hash of its bytes, and their issues.
 
     A progress bar is shown while a new batch is scored; a cached batch is returned at once
     (the object is shared, not copied, so reruns stay fast).
     """
-    def compute() -> BatchResult:
+    def compute() -> NarrativeReport:
         bar = st.progress(0.0, text="Scoring…") if len(gt) > 1 else None
 
         def tick(done, total, sid):
             if bar is not None:
                 bar.progress(done / max(total, 1), text=f"Scoring {done}/{total}: {md(sid)}")
 
-        result = evaluate_batch(gt, pred, config, tick)
+        result = run_narrative(NarrativeInputs.from_files(gt, pred), settings, progress=tick)
         if bar is not None:
             bar.empty()
         return result
 
-    return cached(("narrative", digest(gt, pred, extra=config.signature)), compute)
+    extra = settings.config.signature + "|" + "|".join(f"{i.file}:{i.message}" for i in settings.issues)
+    return cached(("narrative", digest(gt, pred, extra=extra)), compute)
 
 
-def _user_vocabulary(upload, load: Callable):
-    """``load(bytes, name)`` of an uploaded taxonomy CSV, once per upload content (ValueError: not kept)."""
-    return cached(("narrative-taxonomy", load.__name__, upload_digest(upload)),
-                  lambda: load(upload.getvalue(), upload.name))
+def _taxonomy_file(upload) -> TaxonomyFile | None:
+    return None if upload is None else TaxonomyFile(upload.name, upload.getvalue())
 
 
-def settings(container=None) -> tuple[NarrativeConfig, list[InputIssue]]:
+def settings(container=None) -> NarrativeSettings:
     """Settings widgets (alignment threshold, near-miss tolerance, weights, taxonomy files).
 
-    Returns the config and the issues with user taxonomy files.
+    Returns the settings built by :func:`evaluators.narrative.settings.build_config` (the CLI's
+    function): the config and its issues (all weights 0, unreadable taxonomy files).
     """
     box = container or st.sidebar
-    issues: list[InputIssue] = []
     with box.expander("Scoring settings", expanded=False):
         min_iou = st.slider("Minimum span IoU to align events", 0.05, 1.0, 0.5, 0.05, key="nar_min_iou",
                             help="Events are aligned one-to-one on character IoU of their text spans.")
@@ -69,24 +67,35 @@ def settings(container=None) -> tuple[NarrativeConfig, list[InputIssue]]:
         weights = {c: st.number_input(COMPONENT_TITLES[c], 0.0, 10.0, 1.0, 0.5, key=f"nar_w_{c}") for c in COMPONENTS}
         rel_file = st.file_uploader("Relationship taxonomy (CSV, guide layout)", type=["csv"], key="nar_rel_tax")
         sen_file = st.file_uploader("Sentiment taxonomy (CSV, guide layout)", type=["csv"], key="nar_sen_tax")
-    tax: Taxonomy = default_taxonomy()
-    replace = {}
-    if rel_file is not None:
-        try:
-            l1, l2 = _user_vocabulary(rel_file, load_relationship_csv)
-            replace.update(relationship_level1=l1, relationship_level2=l2)
-        except ValueError as exc:
-            issues.append(InputIssue(rel_file.name, str(exc), kind="taxonomy"))
-    if sen_file is not None:
-        try:
-            replace["sentiment"] = _user_vocabulary(sen_file, load_sentiment_csv)
-        except ValueError as exc:
-            issues.append(InputIssue(sen_file.name, str(exc), kind="taxonomy"))
-    if replace:
-        tax = tax.with_vocabularies(**replace)
-    if sum(weights.values()) == 0:
-        issues.append(InputIssue("settings", "all component weights are 0; using equal weights", severity="warning",
-                                 kind="settings"))
-        weights = dict.fromkeys(COMPONENTS, 1.0)
-    config = NarrativeConfig(min_iou=min_iou, n_t=n_t, weights=weights, taxonomy=tax)
-    return config, issues
+    return build_config(min_iou=min_iou, n_t=n_t, weights=weights, relationship_taxonomy=_taxonomy_file(rel_file),
+                        sentiment_taxonomy=_taxonomy_file(sen_file))
+
+
+def system_name(file_names: list[str], default: str = "predictions") -> str:
+    """The name of the system whose prediction files were uploaded together (the Compare view's labels).
+
+    One file or zip: its name without the extension.  Several files: their longest common
+    start, cut back to a whole word, when it is at least three characters; otherwise the first
+    name and how many more.  ``default`` when there is none (the demo).
+
+    >>> system_name(["gpt4o_preds.zip"])
+    'gpt4o_preds'
+    >>> system_name(["qwen_CH_002.json", "qwen_EN_001.json"])
+    'qwen'
+    >>> system_name(["CH_002_v3_prediction.json", "CH_003_prediction.json"])
+    'CH_002_v3_prediction + 1 more'
+    >>> system_name(["a.json", "b.json", "c.json"])
+    'a + 2 more'
+    """
+    import os
+
+    stems = [n.rsplit(".", 1)[0] if "." in n else n for n in file_names]
+    if not stems:
+        return default
+    if len(stems) == 1:
+        return stems[0] or default
+    prefix = os.path.commonprefix(stems)
+    if any(stem != prefix for stem in stems):  # cut back to a whole word ("run_a_01", "run_a_02" -> "run_a")
+        prefix = prefix[:max((prefix.rfind(sep) for sep in "_-. "), default=-1) + 1]
+    prefix = prefix.rstrip("_-. ")
+    return prefix if len(prefix) >= 3 else f"{stems[0]} + {len(stems) - 1} more"

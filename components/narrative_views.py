@@ -18,7 +18,7 @@ from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
-from components.tables import visible_frame
+from components.tables import dataframe, visible_frame
 from evaluators.reports.escape import html_text, md, visible
 
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
@@ -97,9 +97,10 @@ def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
         if rows and open_key and stories[rows[0]] in scored_ids:
             st.session_state[open_key] = stories[rows[0]]
 
-    st.dataframe(
+    dataframe(
         df, hide_index=True, key="nar_overview_table", on_select=open_row, selection_mode="single-row",
-        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
+        # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
+        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f", width=112)
                        for c in score_cols},
     )
     if open_key:
@@ -111,7 +112,7 @@ def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
             {"aggregate": "macro (mean of documents)", **{COMPONENT_TITLES[c]: batch.macro["component_scores"][c]
                                                           for c in COMPONENTS}, "overall": batch.macro["overall_score"]},
         ])
-        st.dataframe(totals, hide_index=True,
+        dataframe(totals, hide_index=True,
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in score_cols})
         n_docs = batch.macro["n_documents"]
         st.caption("Documents in each macro mean: " + ", ".join(
@@ -209,11 +210,11 @@ def styled_dataframe(df, row_style, **kwargs) -> None:
     """
     limit = pd.get_option("styler.render.max_elements")
     if df.size > limit:
-        st.dataframe(visible_frame(df), hide_index=True, **kwargs)
+        dataframe(visible_frame(df), hide_index=True, **kwargs)
         st.caption(f"{len(df):,} rows × {len(df.columns)} columns is over the {limit:,} cells that can be coloured: "
                    "shown without colours (filter the table to see them).")
         return
-    st.dataframe(visible_frame(df).style.apply(row_style, axis=1), hide_index=True, **kwargs)
+    dataframe(visible_frame(df).style.apply(row_style, axis=1), hide_index=True, **kwargs)
 
 
 # ---------------------------------------------------------------- relationships
@@ -471,7 +472,7 @@ def render_alignment(result: NarrativeResult) -> None:
                 ("Missed", s.events_missed, None), ("Spurious", s.events_spurious, None),
                 ("Event F1", s.event_f1, None)])
     df = visible_frame(alignment_frame(result))
-    st.dataframe(df, hide_index=True,
+    dataframe(df, hide_index=True,
                  column_config={"IoU": st.column_config.NumberColumn("IoU", format="%.3f")})
     st.caption(f"Minimum IoU for a span-based pair: {result.alignment.min_iou:g}. Pairs made by time_order or list "
                "order have no text evidence and are flagged below.")
@@ -491,7 +492,7 @@ def render_alignment(result: NarrativeResult) -> None:
                                  "outside the taxonomy": ", ".join(f"{k} ×{n}" for k, n in v["invalid_labels"].items())})
     if validity:
         st.subheader("Labels inside the taxonomy")
-        st.dataframe(pd.DataFrame(validity), hide_index=True,
+        dataframe(pd.DataFrame(validity), hide_index=True,
                      column_config={"validity rate": st.column_config.ProgressColumn(
                          "validity rate", min_value=0.0, max_value=1.0, format="%.2f")})
     incomplete = [(COMPONENT_TITLES[c], result.detailed_results[c].reason) for c in COMPONENTS

@@ -15,7 +15,7 @@ from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
 from evaluators.reports.tables import pct
-from components.tables import visible_frame
+from components.tables import show_table
 from evaluators.reports.escape import md
 
 
@@ -53,8 +53,8 @@ def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str =
         return
     errors = sum(1 for i in issues if i.severity == "error")
     st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    st.dataframe(visible_frame([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
-                                 "problem": i.message} for i in issues]), hide_index=True)
+    show_table([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
+                 "problem": i.message} for i in issues])
 
 
 def per_class_frame(report: QAReport) -> pd.DataFrame:
@@ -97,12 +97,15 @@ def downloads(report: QAReport, key: str = "qa") -> None:
     c1, c2, c3, c4 = st.columns(4)
     # Written when clicked (callables): a large report is not serialised on every rerun.
     c1.download_button("Download JSON report · 下载报告", lambda: report_json(report).encode("utf-8"),
-                       file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json")
+                       file_name=f"{stem}_report.json", mime="application/json", key=f"{key}_json",
+                       on_click="ignore", wrap=True)
     c2.download_button("Download per-record CSV · 下载逐条结果", lambda: records_csv(report).encode("utf-8-sig"),
-                       file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv")
+                       file_name=f"{stem}_records.csv", mime="text/csv", key=f"{key}_csv", on_click="ignore", wrap=True)
     c4.download_button("Download summary CSV · 下载汇总", lambda: summary_csv(report).encode("utf-8-sig"),
                        file_name=f"{stem}_summary.csv", mime="text/csv", key=f"{key}_summary",
+                       on_click="ignore", wrap=True,
                        help="EM / F1 (and per-class F1) with their 95% intervals, overall and by subset.")
     c3.download_button("Download HTML report · 下载网页报告", lambda: qa_report(report).encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html",
-                       help="One self-contained file (charts inlined): opens offline in any browser.")
+                       on_click="ignore", wrap=True,
+                       help="One self-contained file (charts drawn in it): opens offline in any browser.")

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.tables import dataframe
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
 from evaluators.reports.escape import html_text
@@ -19,16 +20,36 @@ from evaluators.reports.escape import html_text
 _MARK = '<mark style="background:#ffe08a;padding:0 2px;border-radius:3px">'
 
 
-def highlight_html(text: str | None, keywords: Sequence[str]) -> str:
-    """``text`` escaped for HTML with each keyword occurrence wrapped in ``<mark>``; ``—`` for no text."""
+#: Characters of an answer shown on the page (tables and highlights); the scores and downloads use all of it.
+SHOWN_CHARS = 3000
+
+
+def shown_text(text: str | None, limit: int = SHOWN_CHARS) -> str | None:
+    """``text`` cut to ``limit`` characters for display, saying how much was left out."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]} … (+{len(text) - limit:,} characters · 其余 {len(text) - limit:,} 字符: see the downloads)"
+
+
+def highlight_html(text: str | None, keywords: Sequence[str], limit: int = SHOWN_CHARS) -> str:
+    """``text`` escaped for HTML with each keyword occurrence wrapped in ``<mark>``; ``—`` for no text.
+
+    Only the first ``limit`` characters are shown (a one-line answer of megabytes would otherwise be
+    sent whole to the browser); the rest is counted.
+    """
     if not text:
         return '<span style="color:#999">— (no answer · 无回答)</span>'
+    rest = len(text) - limit
+    if rest > 0:
+        text = text[:limit]
     out, pos = [], 0
     for start, end in keyword_spans(text, keywords):
         out.append(html_text(text[pos:start]))
         out.append(_MARK + html_text(text[start:end]) + "</mark>")
         pos = end
     out.append(html_text(text[pos:]))
+    if rest > 0:
+        out.append(f'<small style="color:#666"> … (+{rest:,} characters · 其余 {rest:,} 字符: see the downloads)</small>')
     return "".join(out)
 
 
@@ -106,6 +127,6 @@ def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
 
 def rubric() -> None:
     """The 1-5 human rubric of the test-set schema."""
-    st.dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
+    dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
                                                                                               reverse=True)]),
                  hide_index=True)

@@ -36,8 +36,9 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http import HTTPStatus
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -226,9 +227,173 @@ def _reason(status: int) -> str:
         return ""
 
 
+#: Environment variables of the judge endpoint (:meth:`EndpointSettings.from_env`).
+JUDGE_ENV = {"base_url": ("EVALBOARD_JUDGE_BASE_URL", "OPENAI_BASE_URL"), "model": ("EVALBOARD_JUDGE_MODEL",),
+             "api_key": ("EVALBOARD_JUDGE_API_KEY", "OPENAI_API_KEY"), "timeout_s": ("EVALBOARD_JUDGE_TIMEOUT",),
+             "max_retries": ("EVALBOARD_JUDGE_MAX_RETRIES",), "concurrency": ("EVALBOARD_JUDGE_CONCURRENCY",)}
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """Where and how to call one endpoint: the one settings class of every HTTP caller.
+
+    Used by the LLM judge (:class:`evaluators.memory.llm.OpenAICompatibleClient`, also under its
+    earlier name ``LLMConfig``) and by dialogue live mode (:class:`evaluators.dialogue.live.ChatClient`,
+    also under ``EndpointConfig``).
+
+    Attributes
+    ----------
+    base_url : str
+        Endpoint root (the judge: up to and including ``/v1``; the persona endpoint: its root).
+    model : str
+        Model name sent with every request.
+    timeout_s : float
+        Seconds to connect and for each read, > 0 (an attempt lasts at most about twice this,
+        see :func:`post`).
+    max_retries : int
+        Retries after the first attempt for transient failures (timeouts, connection errors,
+        HTTP 408/409/429/5xx), >= 0.
+    backoff_s : float
+        Seconds before the first retry, >= 0; doubled for each further retry.
+    api_key : str or None
+        Bearer token; ``None`` for servers that need none.  Not shown by ``repr``.  :meth:`from_env`
+        gives the environment's key only to the environment's base URL.
+    max_backoff_s : float
+        Upper bound of one wait (also caps ``Retry-After``).
+    concurrency : int
+        Requests in flight at once across threads (>= 1); also the size of the connection pool.
+    temperature : float
+        Sampling temperature (the judge: 0, deterministic).
+    policy : URLPolicy
+        Which URLs may be contacted (default: any http/https host; :meth:`from_env` reads
+        ``EVALBOARD_ALLOWED_HOSTS`` and trusts the environment's base URL).
+
+    Raises
+    ------
+    ValueError
+        For a timeout <= 0, negative retries or backoff, or a concurrency < 1 (naming the setting).
+    """
+
+    base_url: str
+    model: str
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    backoff_s: float = 1.0
+    api_key: str | None = None
+    max_backoff_s: float = 30.0
+    concurrency: int = 4
+    temperature: float = 0.0
+    policy: URLPolicy = field(default_factory=URLPolicy)
+
+    def __post_init__(self) -> None:
+        """Check the numbers (raises ``ValueError`` naming the setting)."""
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout must be > 0 seconds (timeout_s), not {self.timeout_s!r}")
+        if self.max_retries < 0:
+            raise ValueError(f"retries must be >= 0 (max_retries), not {self.max_retries!r}")
+        if self.backoff_s < 0:
+            raise ValueError(f"backoff must be >= 0 seconds (backoff_s), not {self.backoff_s!r}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, not {self.concurrency!r}")
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "none"
+        return (f"EndpointSettings(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>, "
+                f"timeout_s={self.timeout_s}, max_retries={self.max_retries}, concurrency={self.concurrency})")
+
+    def to_dict(self) -> dict:
+        """The settings for a report: everything but the key (``api_key`` says only whether one is set)."""
+        return {"base_url": self.base_url, "model": self.model, "timeout_s": self.timeout_s,
+                "max_retries": self.max_retries, "backoff_s": self.backoff_s, "api_key": bool(self.api_key),
+                "max_backoff_s": self.max_backoff_s, "concurrency": self.concurrency,
+                "temperature": self.temperature}
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> EndpointSettings | None:
+        """The judge endpoint of the environment (:data:`JUDGE_ENV`), with ``overrides`` (a typed URL, model, key).
+
+        Returns
+        -------
+        EndpointSettings or None
+            ``None`` when no base URL or no model is configured.
+
+        Raises
+        ------
+        ValueError
+            When a numeric variable does not parse; :class:`URLRejected` (a ``ValueError``) when the
+            base URL may not be contacted.
+
+        Notes
+        -----
+        ``EVALBOARD_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``) is used only when the base URL is the
+        environment's ``EVALBOARD_JUDGE_BASE_URL`` (or ``OPENAI_BASE_URL``) or below it; another
+        ``base_url`` gets the ``api_key`` override alone.
+        """
+        env = os.environ if env is None else env
+
+        def first(name: str) -> str | None:
+            return next((env[v] for v in JUDGE_ENV[name] if env.get(v)), None)
+
+        env_base = first("base_url")
+        base = overrides.pop("base_url", None) or env_base
+        model = overrides.pop("model", None) or first("model")
+        if not base or not model:
+            return None
+        policy = URLPolicy.from_env(env, trusted=[env_base] if env_base else [])
+        policy.check(base)
+        key = overrides.pop("api_key", None)
+        if not key and env_base and is_under(base.rstrip("/"), env_base.rstrip("/")):
+            key = first("api_key")
+        numbers = {}
+        for name, cast in (("timeout_s", float), ("max_retries", int), ("concurrency", int)):
+            var = JUDGE_ENV[name][0]
+            if env.get(var):
+                try:
+                    numbers[name] = cast(env[var])
+                except ValueError as exc:
+                    raise ValueError(f"{var}={env[var]!r} is not a valid {cast.__name__}") from exc
+        numbers.update(overrides)
+        return cls(base_url=base.rstrip("/"), model=model, api_key=key or None, policy=policy, **numbers)
+
+
+class Session:
+    """One reused HTTP client (a keep-alive connection pool) for one endpoint's settings.
+
+    :meth:`post` is :func:`post` through this session's pool: the rules on URLs, redirects,
+    reply sizes and messages are the same, and connections to the endpoint are kept open
+    between requests (a new TCP and TLS handshake per request is what this saves).
+    Thread-safe; the pool holds up to ``settings.concurrency`` connections.  Close it (or use
+    it as a context manager) when done; an unclosed session's connections close with it.
+    """
+
+    def __init__(self, settings: EndpointSettings, *, transport: httpx.BaseTransport | None = None):
+        self.settings = settings
+        limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
+        # no cookie is kept between requests (a reused client would otherwise send back what a server set)
+        no_cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+        self._client = httpx.Client(timeout=settings.timeout_s, follow_redirects=False, transport=transport,
+                                    trust_env=False, limits=limits, cookies=no_cookies)
+
+    def post(self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None,
+             max_bytes: int | None = None) -> bytes:
+        """:func:`post` with this session's timeout and URL policy, on its reused connections."""
+        return post(url, body, headers=headers, timeout=self.settings.timeout_s, policy=self.settings.policy,
+                    max_bytes=max_bytes, client=self._client)
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._client.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0,
          policy: URLPolicy | None = None, max_bytes: int | None = None,
-         transport: httpx.BaseTransport | None = None) -> bytes:
+         transport: httpx.BaseTransport | None = None, client: httpx.Client | None = None) -> bytes:
     """POST ``body`` to ``url`` and return the reply body (one attempt; see :func:`retrying`).
 
     Parameters
@@ -249,6 +414,9 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
         Cap of the reply body in bytes (default :data:`MAX_REPLY_BYTES`).
     transport : httpx.BaseTransport, optional
         For tests.
+    client : httpx.Client, optional
+        A reused client (:class:`Session`); it must not follow redirects nor trust the environment.
+        Default: a client for this request only.
 
     Returns
     -------
@@ -270,34 +438,46 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
         raise HTTPFailure(f"{exc}; nothing was sent", kind="rejected") from exc
     sent = {"Accept-Encoding": "identity", **dict(headers or {})}
     deadline = time.monotonic() + 2 * timeout
+    own = client is None
+    if own:
+        client = httpx.Client(timeout=timeout, follow_redirects=False, transport=transport, trust_env=False)
+    try:
+        return _post_hops(client, url, body, sent, timeout, cap, deadline)
+    finally:
+        if own:
+            client.close()
+
+
+def _post_hops(client: httpx.Client, url: str, body: bytes, sent: Mapping[str, str], timeout: float, cap: int,
+               deadline: float) -> bytes:
+    """The request and its same-origin redirects (see :func:`post`)."""
     start = url
-    with httpx.Client(timeout=timeout, follow_redirects=False, transport=transport, trust_env=False) as client:
-        for _hop in range(MAX_REDIRECTS + 1):
-            try:
-                with client.stream("POST", url, content=body, headers=sent) as response:
-                    if response.is_redirect:
-                        target = urljoin(url, response.headers.get("location", ""))
-                        if origin(target) != origin(start):
-                            raise HTTPFailure(f"HTTP {response.status_code} from {_describe(url)}: redirect to another "
-                                              f"host ({_describe(target)}) not followed", kind="redirect",
-                                              status=response.status_code)
-                        url = target
-                        continue
-                    data = _read_capped(response, cap, url, deadline)
-                    if not response.is_success:
-                        status = " ".join(filter(None, (str(response.status_code), _reason(response.status_code))))
-                        raise HTTPFailure(f"HTTP {status} from {_describe(url)} ({len(data)} bytes)", kind="http",
-                                          status=response.status_code,
-                                          retry_after=_retry_after(response.headers.get("retry-after")))
-                    return data
-            except httpx.TimeoutException as exc:
-                raise HTTPFailure(f"timed out after {timeout:g} s ({_describe(url)})", kind="timeout") from exc
-            except httpx.RemoteProtocolError as exc:  # its text may quote what the server sent: not shown
-                raise HTTPFailure(f"connection error for {_describe(url)}: the server broke the HTTP protocol",
-                                  kind="connection") from exc
-            except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-                raise HTTPFailure(f"connection error for {_describe(url)}: {type(exc).__name__}: {str(exc)[:120]}",
-                                  kind="connection") from exc
+    for _hop in range(MAX_REDIRECTS + 1):
+        try:
+            with client.stream("POST", url, content=body, headers=sent, timeout=timeout) as response:
+                if response.is_redirect:
+                    target = urljoin(url, response.headers.get("location", ""))
+                    if origin(target) != origin(start):
+                        raise HTTPFailure(f"HTTP {response.status_code} from {_describe(url)}: redirect to another "
+                                          f"host ({_describe(target)}) not followed", kind="redirect",
+                                          status=response.status_code)
+                    url = target
+                    continue
+                data = _read_capped(response, cap, url, deadline)
+                if not response.is_success:
+                    status = " ".join(filter(None, (str(response.status_code), _reason(response.status_code))))
+                    raise HTTPFailure(f"HTTP {status} from {_describe(url)} ({len(data)} bytes)", kind="http",
+                                      status=response.status_code,
+                                      retry_after=_retry_after(response.headers.get("retry-after")))
+                return data
+        except httpx.TimeoutException as exc:
+            raise HTTPFailure(f"timed out after {timeout:g} s ({_describe(url)})", kind="timeout") from exc
+        except httpx.RemoteProtocolError as exc:  # its text may quote what the server sent: not shown
+            raise HTTPFailure(f"connection error for {_describe(url)}: the server broke the HTTP protocol",
+                              kind="connection") from exc
+        except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            raise HTTPFailure(f"connection error for {_describe(url)}: {type(exc).__name__}: {str(exc)[:120]}",
+                              kind="connection") from exc
     raise HTTPFailure(f"more than {MAX_REDIRECTS} redirects from {_describe(start)}", kind="redirect")
 
 

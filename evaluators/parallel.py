@@ -9,6 +9,12 @@ from the same per-record values: the report is identical to the one of ``--worke
 Only the command line uses pools; pages score in the server process.  The function sent
 to the workers must be picklable (a module-level function or a :func:`functools.partial`
 of one).  See ``docs/scaling.md`` for the same functions on Dask or Ray.
+
+Batch engines call :func:`map_ordered` with one *chunk function* (items -> their results, in
+order): in one process it gets every item at once and its results stream one by one (a
+progress bar per item, state such as a scorer built once); with workers it gets chunks.
+:func:`imap_chunks` is the lower-level piece (chunks in, ``(chunk, result)`` out) for
+callers that merge per chunk themselves.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -92,3 +99,39 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
         while pending:
             done, future = pending.popleft()
             yield done, future.result()
+
+
+def _as_list(fn: Callable[[list[T]], Iterable[R]], chunk: list[T]) -> list[R]:
+    """``list(fn(chunk))``: a chunk's results materialised in the worker (a generator cannot be pickled)."""
+    return list(fn(chunk))
+
+
+def map_ordered(fn: Callable[[list[T]], Iterable[R]], items: Iterable[T], workers: int = 1, *,
+                chunk_size: int) -> Iterator[R]:
+    """Results of ``fn`` over ``items``, one per item, in input order: the chunk -> pool -> merge of batch engines.
+
+    Parameters
+    ----------
+    fn : callable
+        A chunk function: a list of items -> an iterable of their results, one per item, in
+        order.  Must be picklable when ``workers > 1`` (a module-level function or a
+        :func:`functools.partial` of one).
+    items : iterable
+        With one worker, passed to ``fn`` as one list and its results yielded as ``fn``
+        produces them (a generator streams item by item).  With several, consumed lazily in
+        chunks of ``chunk_size`` (at most ``AHEAD_PER_WORKER * workers`` chunks in flight).
+    workers : int
+        1 (or less): everything in this process, no pool.
+    chunk_size : int
+        Items per chunk sent to a worker: large enough that scoring a chunk costs much more
+        than pickling it there and back.
+
+    Raises
+    ------
+    Whatever ``fn`` raises (with workers: when its chunk is collected; the pool is shut down).
+    """
+    if workers <= 1:
+        yield from fn(items if isinstance(items, list) else list(items))
+        return
+    for _, results in imap_chunks(partial(_as_list, fn), chunked(items, chunk_size), workers):
+        yield from results

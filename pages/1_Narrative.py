@@ -4,10 +4,10 @@ import streamlit as st
 
 from components import narrative_views as views
 from components.compare_views import paired_scores_view, systems_chart
-from components.tables import visible_frame
+from components.tables import show_table
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
-from components.narrative_state import demo_files, score, settings
+from components.narrative_state import demo_files, score, settings, system_name
 from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
@@ -20,7 +20,7 @@ VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
 
 source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
-config, settings_issues = settings()
+narrative_settings = settings()
 
 other_systems: dict = {}
 if source == "demo":
@@ -52,9 +52,9 @@ else:
             "a zip are fine; UTF-8, UTF-8 with BOM and GB18030 are read.")
         st.stop()
 
-batch = score(gt_files, pred_files, config)
+batch = score(gt_files, pred_files, narrative_settings)
 
-show_issues(list(settings_issues) + batch.all_issues())
+show_issues(batch.all_issues())  # settings problems (all weights 0, taxonomy files) first
 for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
@@ -120,10 +120,10 @@ else:
                     "upload, then add each other system's predictions (one .zip or JSON file per system) under "
                     "*Optional: other systems' predictions*.")
         else:
-            first = pred_up[0].name.rsplit(".", 1)[0] if pred_up and len(pred_up) == 1 else "predictions"
+            first = system_name([u.name for u in pred_up or []])  # the file / zip name, not "predictions"
             batches = {first: batch}
             for name, files in other_systems.items():
-                batches[name if name != first else name + "'"] = score(gt_files, files, config)
+                batches[name if name != first else name + "'"] = score(gt_files, files, narrative_settings)
             names = list(batches)
             macro = {n: b.macro for n, b in batches.items()}
             metrics = {"overall": [macro[n].get("overall_score") for n in names]}
@@ -140,11 +140,12 @@ else:
                                key="nar_spread")
             kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
             overall_cols = ["story_id", *[f"{n}: overall_score" for n in names], "spread"]
-            st.dataframe(visible_frame([{k: r.get(k) for k in overall_cols} for r in kept]), hide_index=True,
-                         key="nar_matrix")
+            show_table([{k: r.get(k) for k in overall_cols} for r in kept],
+                       key="nar_matrix")
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
             st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
-                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv")
+                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv", on_click="ignore")
+            paired = None
             p1, p2 = st.columns(2)
             sys_a = p1.selectbox("System A (baseline)", names, index=0, key="nar_pair_a", format_func=visible)
             sys_b = p2.selectbox("System B", names, index=1, key="nar_pair_b", format_func=visible)
@@ -162,6 +163,14 @@ else:
                     rows = {r["story_id"]: {"story_id": r["story_id"], sys_a: r.get(f"{sys_a}: overall_score"),
                                             sys_b: r.get(f"{sys_b}: overall_score")} for r in matrix}
                     paired_scores_view(paired, rows, "nar_pair", metric="overall score")
+
+            def comparison_html() -> bytes:
+                from evaluators.reports.html import narrative_comparison_report
+                return narrative_comparison_report(batches, paired).encode("utf-8")
+
+            st.download_button("Download comparison HTML report · 下载对比报告", comparison_html,
+                               "narrative_comparison.html", "text/html", key="nar_compare_html", on_click="ignore",
+                               help="Systems side by side and the paired test, in one file that opens offline.")
     elif view == "Downloads":
         st.markdown("Reports are written by the same writers as the command line "
                     "(`python -m evaluators narrative`).")
@@ -169,23 +178,24 @@ else:
         base = doc_id.replace("/", "_")
         # Each file is written when its button is clicked (callables), not on every rerun.
         c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
-                           "application/json", key="nar_doc_json")
+                           "application/json", key="nar_doc_json", on_click="ignore")
         c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
-                           "text/markdown", key="nar_doc_md")
+                           "text/markdown", key="nar_doc_md", on_click="ignore")
         c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result),
-                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv")
+                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv", on_click="ignore")
         c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json",
-                           key="nar_batch_json")
+                           key="nar_batch_json", on_click="ignore")
         c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
-                           "text/markdown", key="nar_batch_md")
+                           "text/markdown", key="nar_batch_md", on_click="ignore")
         c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
-                           "text/csv", key="nar_batch_csv")
+                           "text/csv", key="nar_batch_csv", on_click="ignore")
 
         def batch_html() -> bytes:
             from evaluators.reports.html import narrative_report
             return narrative_report(batch).encode("utf-8")
 
         c1.download_button("Whole batch — HTML report", batch_html, "batch_report.html", "text/html",
-                           key="nar_batch_html", help="One self-contained file (charts inlined): opens offline.")
+                           key="nar_batch_html", help="One self-contained file (charts drawn in it): opens offline.",
+                           on_click="ignore")
         review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch",
                       lambda: narrative_items(batch.scored), key="nar_to_review")

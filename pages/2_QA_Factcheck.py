@@ -11,12 +11,11 @@ import streamlit as st  # noqa: E402
 from components.compare_views import side_by_side_section  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
 from components.review_link import review_button  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
-from evaluators.io import InputError  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.qa import QAConfig  # noqa: E402
 from evaluators.qa.run import RECORD_COLUMNS, QAInput, record_view, run_qa  # noqa: E402
@@ -126,18 +125,18 @@ if report.classification is not None:
         rows, n_cell = report.records_in_cell(*cell, limit=MAX_ROWS)
         st.markdown(f"**{n_cell:,} record(s)** with true = {md(cell[0])} and predicted = {md(cell[1])}"
                     + (f"; the first {MAX_ROWS:,} are shown." if n_cell > len(rows) else ""))
-        st.dataframe(visible_frame([{"id": r.id, "claim": r.question, "raw prediction": r.prediction_raw,
-                       "verdict": r.predicted_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
-                       "gold verdict": r.gold_verdict} for r in rows]), hide_index=True, key="qa_cell_rows")
+        show_table([{"claim": r.question, "raw prediction": r.prediction_raw, "verdict": r.predicted_verdict,
+                     "gold verdict": r.gold_verdict, "rule": r.verdict_rule, "gold": " | ".join(r.gold_answers),
+                     "id": r.id} for r in rows], key="qa_cell_rows")
     st.subheader("Per-class metrics · 各类别指标")
     c = report.classification
-    st.dataframe(per_class_frame(report), hide_index=True, column_config=ratio_columns("precision", "recall", "f1"))
+    show_table(per_class_frame(report), column_config=ratio_columns("precision", "recall", "f1"))
     st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
                "or no support for a class) are empty and skipped in the averages.")
 
 if len(report.by_lang) > 1 or report.by_group:
     st.subheader("Breakdown · 分组")
-    st.dataframe(breakdown_frame(report), hide_index=True, column_config=ratio_columns("exact_match", "token_f1"))
+    show_table(breakdown_frame(report), column_config=ratio_columns("exact_match", "token_f1"))
 
 for other in result.inputs[1:]:
     if other.failure is not None:
@@ -155,7 +154,7 @@ st.subheader("Records · 逐条结果")
 store = report.records
 all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
 all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
-f1c, f2c, f3c, f4c = st.columns([2, 2, 1, 2])
+f1c, f2c, f3c, f4c = st.columns([2, 2, 1.4, 2])
 statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses, key="qa_statuses")
 lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs, key="qa_langs") if all_langs else []
 only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_errors_only")
@@ -171,8 +170,10 @@ def _view(kind: tuple, **filters):
 records = _view(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
                 langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
 view, n_match = pd.DataFrame(records.rows, columns=RECORD_COLUMNS), records.n_match
-order = ["id", "group", "status", "lang", "exact_match", "token_f1", "question", "gold_answers", "prediction",
-         "gold_verdict", "predicted_verdict", "verdict_rule", "tokenizer", "gold_field", "prediction_field", "line"]
+# question and prediction first (they are what is read; a hex id first pushed them off a phone's screen)
+order = ["question", "prediction", "gold_answers", "exact_match", "token_f1", "status", "gold_verdict",
+         "predicted_verdict", "group", "lang", "id", "verdict_rule", "tokenizer", "gold_field", "prediction_field",
+         "line"]
 ids_shown = records.ids
 qp = st.query_params
 if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
@@ -186,9 +187,9 @@ def _open_selected() -> None:
         st.session_state["qa_open"] = ids_shown[rows[0]]
 
 
-st.dataframe(visible_frame(view), hide_index=True, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
-             column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
-             selection_mode="single-row")
+show_table(view, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
+           column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
+           selection_mode="single-row")
 st.caption(f"{n_match} of {records.n_total} records match the filters"
            + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
               if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
@@ -235,24 +236,24 @@ elif "record" in qp:
 def _side_table(columns: list[str], key: str, **filters) -> None:
     side = _view((key,), **filters)
     if side.n_match:
-        st.dataframe(visible_frame(pd.DataFrame(side.rows, columns=RECORD_COLUMNS)[columns]), hide_index=True, key=key)
+        show_table(pd.DataFrame(side.rows, columns=RECORD_COLUMNS)[columns], key=key)
 
 
 c_left, c_right = st.columns(2)
 with c_left:
     st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
     if report.missing_gt:
-        _side_table(["id", "question", "prediction"], "qa_missing_gt", statuses={"missing_gt"})
+        _side_table(["question", "prediction", "id"], "qa_missing_gt", statuses={"missing_gt"})
 with c_right:
     if report.task == "factcheck":
         st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
                     f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
-        _side_table(["id", "question", "prediction_raw"], "qa_unparsed", statuses={"scored", "missing_prediction"},
+        _side_table(["question", "prediction_raw", "id"], "qa_unparsed", statuses={"scored", "missing_prediction"},
                     predicted_verdicts={"unparsed"})
     else:
         st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
         if report.missing_prediction:
-            _side_table(["id", "question", "gold_answers"], "qa_missing_pred", statuses={"missing_prediction"})
+            _side_table(["question", "gold_answers", "id"], "qa_missing_pred", statuses={"missing_prediction"})
 
 st.subheader("Downloads · 下载")
 downloads(report)

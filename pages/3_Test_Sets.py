@@ -11,13 +11,13 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
-                                       turn_view)
+                                       shown_text, turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
-from evaluators.testsets import evaluate_test_set, load_answers, load_test_set  # noqa: E402
+from evaluators.testsets import TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
 from components.review_link import review_button  # noqa: E402
@@ -29,11 +29,9 @@ DEMOS = {
 }
 
 
-def score(items: bytes, items_name: str, answers: bytes, answers_name: str):
-    """Load and score a test set against an answers file."""
-    test_set = load_test_set(items, items_name)
-    ans = load_answers(answers, answers_name)
-    return test_set, ans, (evaluate_test_set(test_set, ans) if test_set.items else None)
+def score(items: bytes, items_name: str, answers: bytes, answers_name: str) -> TestSetsReport:
+    """:func:`run_testsets` of a test set and an answers file (the CLI's run function)."""
+    return run_testsets(TestSetsInputs(items, items_name, answers, answers_name))
 
 
 if source == "demo":
@@ -62,10 +60,10 @@ else:
         st.subheader(f"Preview · 预览: {md(up_items.name)}")
         st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
                    "(second box) to score them; the template below has every id (and turn) with an empty answer.")
-        st.dataframe(visible_frame(preview_rows(alone)), hide_index=True, key="ts_preview")
+        show_table(preview_rows(alone), key="ts_preview")
         st.download_button("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
                            file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
-                           key="ts_template")
+                           key="ts_template", on_click="ignore")
         st.stop()
     if up_items is None or up_answers is None:
         st.info("Upload a test set and the answers to score. Answers: a JSON object {id: answer} (multi-turn: "
@@ -83,14 +81,15 @@ else:
 
 try:
     with st.spinner("Scoring …"):
-        test_set, answers, report = cached(key, compute)
+        run = cached(key, compute)
 except InputError as exc:
     st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
     st.stop()
+test_set, answers, report = run.test_set, run.answers, run.scores
 
 st.caption(f"Test set: {md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
            f"version {md(test_set.version)}) · answers: {md(answers_name)} ({len(answers.answers)})")
-issues_table(list(test_set.issues) + list(answers.issues))
+issues_table(run.issues)
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
     st.stop()
@@ -125,9 +124,10 @@ if report.kind == "single":
     st.subheader("Items · 逐条")
     frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
                            "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
-                           "human_score": r.human_score, "question": r.question, "answer": r.answer,
+                           "human_score": r.human_score, "question": shown_text(r.question),
+                           "answer": shown_text(r.answer),
                            "missing": ", ".join(r.missing)} for r in report.items])
-    st.dataframe(visible_frame(frame), hide_index=True, column_config=ratio_columns("score"), key="ts_items_table")
+    show_table(frame, column_config=ratio_columns("score"), key="ts_items_table")
     st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
     item_table(report)
     if report.no_keywords:
@@ -146,10 +146,10 @@ else:
                    help="Mean of each dialogue's point coverage (macro over dialogues).")
     cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
     st.caption(f"Signature: {md(report.signature)}")
-    st.dataframe(visible_frame([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
-                                "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
-                                "mean_turn_coverage": d.coverage_macro} for d in report.dialogues]),
-                 hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
+    show_table([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
+                 "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
+                 "mean_turn_coverage": d.coverage_macro} for d in report.dialogues],
+               column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
     if report.by_requires_context:
         st.dataframe(pd.DataFrame([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro,
                                     "mean_turn_coverage": v.coverage_macro}
@@ -167,10 +167,11 @@ with st.expander("Human rubric (1-5) · 人工评分标准"):
 d1, d2 = st.columns(2)
 d1.download_button("Download JSON report · 下载报告",
                    lambda: json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
-                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json")
+                   file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json",
+                   on_click="ignore")
 d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(report).encode("utf-8-sig"),
                    file_name=f"{items_name.rsplit('.', 1)[0]}_{'turns' if report.kind == 'multi_turn' else 'items'}.csv",
-                   mime="text/csv", key="ts_csv")
+                   mime="text/csv", key="ts_csv", on_click="ignore")
 if report.kind == "single":
     review_button("Review these answers · 人工审阅这些回答", "testsets", items_name, lambda: testset_items(report),
                   key="ts_to_review")

@@ -5,7 +5,6 @@ from components.layout import page_frame
 source = page_frame("Persona Dialogue", "💬",
                     caption="Persona chatbot replies against expected responses, scene by scene — 中文 and English.")
 
-import hashlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -18,13 +17,14 @@ from components.dialogue_views import (  # noqa: E402
 from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.dialogue import (  # noqa: E402
-    DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, PredictionSet, evaluate_dialogue, load_cases, load_predictions,
+    DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, DialogueInputs, load_cases, load_predictions, run_dialogue,
 )
+from evaluators.dialogue.live_job import LiveJobs  # noqa: E402
 from evaluators.dialogue.diff import char_diff  # noqa: E402
 from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa: E402
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
@@ -54,7 +54,7 @@ else:
     up_preds = st.file_uploader("Predictions, one or more models (stored JSON report, or CSV/JSONL with model, "
                                 "scene, dialogue_index, prediction)", type=["json", "jsonl", "csv"],
                                 accept_multiple_files=True, key="dialogue_preds")
-    if up_cases is None or not up_cases.size:
+    if up_cases is None:  # an empty upload is read, and said to be empty
         st.info("Upload a test-case file to start. Cases look like "
                 '`{"test_cases_by_scene": {"scene": [{"context", "expected_response", "scene", "dialogue_index"}]}}`; '
                 "a JSON report stored by the earlier persona script works as cases and as predictions.")
@@ -83,34 +83,10 @@ with st.expander("Settings: metrics, mode, weights", expanded=False):
     weights = {name: wcol.number_input(name, 0.0, 1.0, float(w), 0.05, key=f"dialogue_w_{name}")
                for wcol, (name, w) in zip(wcols, DEFAULT_WEIGHTS.items())}
 
-live_rows = st.session_state.setdefault("dialogue_live_rows", [])
-# A live run is a job in the session: "Ask" starts it, every rerun while it is set goes on with it (the
-# checkpoint keeps each reply as it arrives, so a rerun asks only the cases still without one), "Stop" ends it.
-LIVE_JOB, LIVE_STOP = "dialogue_live_job", "dialogue_live_stop_requested"
-
-
-def _live_checkpoint(url: str, model: str) -> Path:
-    """The checkpoint of these cases (by digest), endpoint and model."""
-    return LIVE_DIR / (hashlib.blake2b(f"{cases_key}|{url.strip()}|{model}".encode("utf-8"),
-                                       digest_size=12).hexdigest() + ".jsonl")
-
-
-def _start_live() -> None:
-    state = st.session_state
-    state[LIVE_JOB] = {"cases": cases_key, "url": state["dialogue_live_url"].strip(),
-                       "model": state["dialogue_live_model"], "timeout": float(state["dialogue_live_timeout"]),
-                       "retries": int(state["dialogue_live_retries"])}
-    state[LIVE_STOP] = False
-
-
-def _stop_live() -> None:
-    st.session_state[LIVE_STOP] = True
-
-
-job = st.session_state.get(LIVE_JOB)
-if job is not None and job["cases"] != cases_key:  # other test cases now: that run does not apply
-    del st.session_state[LIVE_JOB]
-    job = None
+# A live run is a job of the session (evaluators.dialogue.live_job): "Ask" starts it, every rerun while it is
+# recorded goes on with it from its checkpoint, "Stop" ends it after the reply in progress.
+jobs = LiveJobs(st.session_state, LIVE_DIR)
+job = jobs.current(cases_key)
 with st.expander("Live endpoint (optional): ask a running chat server", expanded=job is not None):
     st.caption("POST {base}/chat with {message, model_config_name}; POST {base}/reset after each scene. "
                "Only the URL you give is contacted (http or https; no redirect to another host).")
@@ -119,50 +95,29 @@ with st.expander("Live endpoint (optional): ask a running chat server", expanded
     lc1, lc2 = st.columns(2)
     timeout = lc1.number_input("Timeout per request (s)", 1.0, 600.0, 60.0, key="dialogue_live_timeout")
     retries = lc2.number_input("Retries", 0, 10, 2, key="dialogue_live_retries")
-    if url and live_model and job is None and _live_checkpoint(url, live_model).exists():
+    if url and live_model and job is None and jobs.has_replies(cases_key, url, live_model):
         st.caption("Replies already received for these cases, URL and model are kept; asking again sends only "
                    "the cases still without a reply.")
     st.button("Ask the endpoint", disabled=not (url and live_model) or job is not None, key="dialogue_live_go",
-              on_click=_start_live)
+              on_click=lambda: jobs.start(cases_key, *(st.session_state[f"dialogue_live_{k}"]  # values at the click
+                                                       for k in ("url", "model", "timeout", "retries"))))
     if job is not None:
-        from evaluators.dialogue.live import EndpointConfig, run_live
-        from evaluators.net import URLRejected
-
-        st.button("Stop", key="dialogue_live_stop", on_click=_stop_live,
+        st.button("Stop", key="dialogue_live_stop", on_click=jobs.request_stop,
                   help="Stops after the reply in progress; every reply received so far is kept, and asking again "
                        "resumes with the cases still without a reply.")
-        checkpoint = _live_checkpoint(job["url"], job["model"])
         bar = st.progress(0.0, text=f"asking {md(job['model'])}…")
-        try:
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            run = run_live(case_set.cases, EndpointConfig(job["url"], job["model"], job["timeout"], job["retries"]),
-                           checkpoint=checkpoint, should_stop=lambda: st.session_state.get(LIVE_STOP, False),
-                           progress=lambda d, t, row: bar.progress(d / t, text=f"{d}/{t} replies"))
-        except URLRejected as exc:
-            st.error(f"This URL is not contacted: {md(exc)}")
-        except ValueError as exc:
-            st.error(f"Live mode settings: {md(exc)}")
-        except OSError as exc:
-            st.error(f"Cannot write the live-mode checkpoint under {md(LIVE_DIR)}: {md(exc.strerror or exc)}")
-        except Exception:  # an unexpected failure ends the job; Streamlit's rerun (a BaseException) does not:
-            del st.session_state[LIVE_JOB]  # a run cut by a rerun goes on from its checkpoint in the next one
-            raise
-        else:
-            live_rows[:] = [r for r in live_rows if r.model != job["model"]] + run.rows
-            if run.stopped:
-                st.warning(f"{md(job['model'])}: stopped; {len(run.rows)} of {len(case_set.cases)} replies kept "
-                           f"({run.n_called} asked in this run). Ask again to go on with the others.")
-            else:
-                st.success(f"{md(job['model'])}: {run.n_called} replies asked, {run.n_resumed} kept from earlier "
-                           f"runs, {run.n_errors} errors (recorded per case).")
-            for err in run.reset_errors:
-                st.warning(f"reset failed {md(err)}")
-        del st.session_state[LIVE_JOB]
+        outcome = jobs.run(case_set.cases, progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} replies"))
+        {"success": st.success, "warning": st.warning, "error": st.error}[outcome.level](md(outcome.message))
+        for note in outcome.warnings:
+            st.warning(md(note))
 
-live_set = [PredictionSet(rows=list(live_rows), files=["live endpoint"])] if live_rows else []
-preds = PredictionSet.combine([*pred_sets, *live_set])  # a new set: the cached ones are shared and never changed
+inputs = DialogueInputs.of(case_set, [*pred_sets, *jobs.prediction_sets()])
+preds = inputs.combined()  # a new set: the cached ones are shared and never changed
 if not preds.rows:
-    st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
+    if pred_sets:  # files were given: none of them holds a usable row (an empty file says so below)
+        st.error("No usable prediction row in " + ", ".join(md(f) for s in pred_sets for f in s.files) + ".")
+    else:
+        st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
     for issue in preds.issues:
         st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
     st.stop()
@@ -179,15 +134,14 @@ except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate
 def _evaluate():
     bar = st.progress(0.0, text="scoring…")
     try:
-        return evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
-                                 issues=case_set.issues + preds.issues,
-                                 progress=lambda d, t: bar.progress(d / t, text=f"scoring {d}/{t}"))
+        return run_dialogue(inputs, config, predictions=preds,
+                            progress=lambda d, t: bar.progress(d / t, text=f"scoring {d}/{t}"))
     finally:
         bar.empty()
 
 
 # Keyed on the parsed files (content and name), the live replies (this session's) and every setting.
-eval_key = ("dialogue-eval", cases_key, tuple(pred_keys), tuple(live_rows),
+eval_key = ("dialogue-eval", cases_key, tuple(pred_keys), tuple(jobs.rows()),
             json.dumps(config.to_dict(), sort_keys=True, ensure_ascii=False))
 try:
     evaluation = cached(eval_key, _evaluate)
@@ -254,9 +208,9 @@ with tab_compare:
         spread = st.slider("Show cases where the models' combined scores differ by at least · 分差至少", 0.0, 1.0, 0.0,
                            0.05, key="dialogue_spread")
         kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
-        st.dataframe(visible_frame(kept), hide_index=True, key="dialogue_matrix",
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f")
-                                    for c in kept[0] if c.endswith("combined_score") or c == "spread"} if kept else None)
+        show_table(kept, key="dialogue_matrix",
+                   column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                                  for c in kept[0] if c.endswith("combined_score") or c == "spread"} if kept else None)
         st.caption(f"{len(kept)} of {len(matrix)} cases.")
         st.markdown("**Paired comparison · 配对比较**")
         p1, p2 = st.columns(2)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -19,23 +17,22 @@ source = page_frame(
 from components import memory_views as views  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
-from evaluators.io import InputError  # noqa: E402
-from evaluators.memory import agreement as agreement_mod  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
+from evaluators.memory.judge import JudgeCache  # noqa: E402
 from components.review_link import review_button  # noqa: E402
-from evaluators.memory.compare import score_system  # noqa: E402
+from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
-from evaluators.memory.inputs import pick_judge_scores, resolve_inputs  # noqa: E402
+from evaluators.memory.inputs import resolve_inputs  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
-from evaluators.memory.locomo_parity import locomo_parity  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
-from evaluators.results import to_jsonable  # noqa: E402
+from evaluators.memory.run import MemoryConfig, local_judge_store, run_judge, run_memory  # noqa: E402
+from evaluators.reports.memory import report_json  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 
-#: Where judge runs started from this page keep their cache (one file per results set).
 #: Bootstrap resamples of the confidence intervals (the CLI's default, so both give the same numbers).
 CI_RESAMPLES = 10_000
+#: Where judge runs started from this page keep their cache (one file per results set).
 CACHE_DIR = Path(os.environ.get("EVALBOARD_JUDGE_CACHE_DIR", str(Path(".evalboard") / "judge_cache")))
 
 # ---------------------------------------------------------------- inputs
@@ -106,9 +103,8 @@ if not results:
     st.stop()
 
 by_id = {r.question_id: r for r in results}
-data_key = cached(("mem-data-key", input_key),
-                  lambda: hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16])
-disk_cache_path = CACHE_DIR / f"memory-{data_key}.json"
+# The local judge cache of these results (read and written by judge runs started here): once per inputs.
+disk_cache_path = cached(("mem-data-key", input_key, str(CACHE_DIR)), lambda: local_judge_store(CACHE_DIR, results))
 
 # ---------------------------------------------------------------- settings
 is_locomo = any(r.question_type in LOCOMO_TYPES and r.question_type != "adversarial" for r in results)
@@ -123,7 +119,8 @@ chosen = s1.multiselect(
     format_func=lambda m: views.label(m) + (" (unavailable)" if availability.get(m) else ""), key="mem_metrics",
     help="Means over questions. Metrics marked unavailable need an optional install (BERTScore, semantic "
          "similarity: `pip install -r requirements-optional.txt`) or data: METEOR, not picked by default, needs "
-         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart).",
+         f"nltk's WordNet (run `{metrics_mod.METEOR_DATA_HINT}` once, with network, then restart). "
+         + views.ROUGE1_NOTE,
 )
 for m in chosen:
     if availability.get(m):
@@ -132,41 +129,32 @@ chosen = [m for m in chosen if not availability.get(m)]
 parity_on = s2.checkbox("LoCoMo parity F1", value=is_locomo, key="mem_parity",
                         help="LoCoMo's own scoring code: stemmed token F1, multi-hop split on commas, "
                              "adversarial by its unanswerable check.")
-names = list(chosen) + (["locomo_f1"] if parity_on and "locomo_f1" not in chosen else [])
-if not names:
+if not chosen and not parity_on:
     st.warning("Pick at least one metric.")
     st.stop()
+config = MemoryConfig(metrics=tuple(chosen), parity=parity_on, ci_resamples=CI_RESAMPLES,
+                      judge_store=disk_cache_path)
+# One run (the CLI's): judge cache choice, judge scores, metrics, parity, LongMemEval, agreement.  Its steps
+# are kept per inputs and settings (page cache), so a widget rerun (filters, drill-down) reuses them.
+report = run_memory(inputs, config, memo=cached, key=(input_key, uploaded_cache_key))
+names = list(report.names)
+judgements = report.judgements
 
 # ---------------------------------------------------------------- judge
 st.subheader("LLM judge")
 if "mem_flash" in st.session_state:
     st.success(st.session_state.pop("mem_flash"))
-judge_cache = None
-judge_source = ""
-judge_cache_key: tuple = ()
-try:
-    disk_stat = disk_cache_path.stat()
-except OSError:  # no local cache yet
-    disk_stat = None
-if disk_stat is not None:
-    # Read once per file version (a judge run, in any session, replaces it): keyed by inode, time and size.
-    judge_cache_key = ("disk", f"{disk_stat.st_ino}:{disk_stat.st_mtime_ns}:{disk_stat.st_size}")
-    try:
-        judge_cache = cached(("mem-judge-disk", data_key, *judge_cache_key),
-                             lambda: judge_mod.JudgeCache(disk_cache_path))
-        judge_source = f"the local cache {disk_cache_path}"
-    except InputError as exc:
-        st.error(f"The local judge cache cannot be read and is not used: {md(exc)}")
-if judge_cache is None and uploaded_cache is not None:
-    judge_cache = uploaded_cache
+if report.judge_cache_problem is not None:
+    st.error(f"The local judge cache cannot be read and is not used: {md(report.judge_cache_problem.message)}")
+if report.judge_cache is None:
+    judge_source = ""
+elif report.judge_cache is uploaded_cache:
     judge_source = "the demo judge cache" if source == "demo" else "the uploaded judge cache"
-    judge_cache_key = uploaded_cache_key
-# Which cached judgements still fit the results (a fingerprint per question): once per results and cache.
-judgements, stale = cached(("mem-judge-match", data_key, *judge_cache_key),
-                           lambda: judge_cache.matching(results)) if judge_cache is not None else ({}, [])
-if stale:
-    st.warning(f"{len(stale)} cached judgement(s) no longer match their question, ground truth or prediction and "
-               f"are not used (e.g. {md(', '.join(stale[:3]))}); run the judge to redo them.")
+else:
+    judge_source = f"the local cache {report.judge_cache.path}"
+if report.stale:
+    st.warning(f"{len(report.stale)} cached judgement(s) no longer match their question, ground truth or "
+               f"prediction and are not used (e.g. {md(', '.join(report.stale[:3]))}); run the judge to redo them.")
 n_ok = sum(1 for j in judgements.values() if j.ok)
 n_err = sum(1 for j in judgements.values() if not j.ok)
 if judgements:
@@ -199,63 +187,49 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
         st.info("Set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL (or fill in both fields) to run the judge.")
     elif st.button("Run judge", type="primary", key="mem_run_judge"):
         try:
-            config = LLMConfig.from_env(base_url=base_url, model=model, api_key=typed_key or None)
-            cache = judge_mod.JudgeCache(disk_cache_path)
-        except (ValueError, InputError) as exc:
+            llm_config = LLMConfig.from_env(base_url=base_url, model=model, api_key=typed_key or None)
+        except ValueError as exc:
             st.error(md(exc))
             st.stop()
-        if uploaded_cache is not None:
-            for qid, entry in uploaded_cache.entries.items():  # copies: the uploaded cache is shared (cached)
-                cache.entries.setdefault(qid, dict(entry))
         bar = st.progress(0.0, text="Judging ...")
 
         def _progress(done: int, total: int) -> None:
             bar.progress(done / total if total else 1.0, text=f"Judged {done} of {total}")
 
-        try:
-            run = judge_mod.batch_judge(results, llm=OpenAICompatibleClient(config), mode=mode, cache=cache,
-                                        progress=_progress)
-        except ValueError as exc:
+        try:  # the local cache, seeded with the uploaded one, filled in as judgements arrive
+            run, _ = run_judge(inputs, OpenAICompatibleClient(llm_config), store=disk_cache_path, mode=mode,
+                               progress=_progress)
+        except (ValueError, OSError) as exc:  # an unreadable or unwritable local cache, a bad mode
             st.error(md(exc))
         else:
-            st.session_state["mem_flash"] = (f"Judged {run.n_judged} question(s) with {md(config.model)}, reused "
+            st.session_state["mem_flash"] = (f"Judged {run.n_judged} question(s) with {md(llm_config.model)}, reused "
                                              f"{run.n_cached} from the cache; {run.n_errors} without a score.")
             st.rerun()
 
-judge_scores, _ = pick_judge_scores(judgements, stored, stored_name)
 
 # ---------------------------------------------------------------- metrics
-def _score_other(file_name: str, data: bytes) -> tuple[list, list]:
-    """Another system's results scored with this run's text metrics: (rows, problems)."""
-    other = resolve_inputs(results=(file_name, data))
-    metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
-    return score_system(other.results, metrics), list(other.issues)
+def _score_other(file_name: str, data: bytes) -> OtherSystem:
+    """Another system's results, paired with this run's questions and scored with its text metrics."""
+    return score_other_system(file_name, data, [n for n in names if n not in ("judge_score", "locomo_f1")], results,
+                              dataset=inputs.locomo_dataset)
 
 
-def _score() -> tuple[list, dict]:
-    scored = metrics_mod.score_questions(results, judge_scores, metrics=names)
-    return scored, metrics_mod.aggregate_rows(scored, names, ci_resamples=CI_RESAMPLES)
-
-
-# Scored once per inputs, judge scores and metrics: a widget rerun (filters, drill-down) reuses the rows.
-# The judge scores are keyed by content, since a judge run (in any session) rewrites the local cache.
-judge_key = frozenset(judge_scores.items()) if judge_scores else None
-rows, report = cached(("mem-scores", input_key, judge_key, tuple(names)), _score)
+rows, metrics = report.rows, report.metrics
 
 st.subheader("Overall")
-views.metric_cards(report["overall"], names)
-if report["overall"].get("task_averaged_judge_score") is not None:
-    st.caption(f"Task-averaged judge score (mean over types): {report['overall']['task_averaged_judge_score']:.3f}")
+views.metric_cards(metrics["overall"], names)
+if metrics["overall"].get("task_averaged_judge_score") is not None:
+    st.caption(f"Task-averaged judge score (mean over types): {metrics['overall']['task_averaged_judge_score']:.3f}")
 
 st.subheader("By question type")
-views.table(views.by_type_frame(report, names))
+views.table(views.by_type_frame(metrics, names))
 chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names if n in ("judge_score", "token_f1_char",
                                                                                          "locomo_f1")] or names[:1],
                                format_func=views.label, key="mem_chart")
 if chart_metrics:
-    st.plotly_chart(views.by_type_figure(report, chart_metrics), width="stretch")
+    st.plotly_chart(views.by_type_figure(metrics, chart_metrics), width="stretch")
 st.caption("Means over questions (macro over questions): each question weighs the same.")
-views.show_signatures(report["signature"], report.get("unavailable", {}))
+views.show_signatures(metrics["signature"], metrics.get("unavailable", {}))
 
 if other_files:
     st.subheader("Systems side by side · 系统对比")
@@ -263,31 +237,29 @@ if other_files:
     rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
     for other_name, (file_name, content_key, read) in other_files.items():
         # keyed on the upload's digest (computed once per upload): a rerun reads and hashes nothing
-        other = cached(("mem-other", file_name, content_key, tuple(text_metrics)),
+        other = cached(("mem-other", input_key, file_name, content_key, tuple(text_metrics)),
                        lambda file_name=file_name, read=read: _score_other(file_name, read()))
-        if other[1]:
-            views.show_issues(other[1], title=f"Problems in {file_name}")
-        if other[0]:
-            rows_by_system[other_name] = other[0]
+        if other.issues:
+            views.show_issues(other.issues, title=f"Problems in {file_name}")
+        if other.rows:
+            rows_by_system[other_name] = other.rows
+            st.caption(f"{md(other_name)}: {md(other.pairing.describe())}")
     if len(rows_by_system) > 1 and text_metrics:
         views.systems_side_by_side(rows_by_system, text_metrics, input_key)
     elif not text_metrics:
         st.caption("Pick a text metric (token F1, ROUGE …) to compare systems: the judge scores only this run.")
 
-if parity_on:
+if report.locomo_parity is not None:
     st.subheader("LoCoMo parity (the benchmark's published scoring)")
-    parity = cached(("mem-parity", input_key), lambda: locomo_parity(results))
-    views.show_parity(parity)
+    views.show_parity(report.locomo_parity)
 
-lme_questions = inputs.longmemeval_questions()
-if lme_questions is not None:
+if report.longmemeval is not None:
     st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
-    views.show_longmemeval(agreement_mod.longmemeval_accuracy(lme_questions, stored.labels), stored.models)
+    views.show_longmemeval(report.longmemeval, stored.models)
 
-if judgements and stored is not None and stored.labels:
+if report.agreement is not None:
     st.subheader("Our judge vs stored labels")
-    agr = agreement_mod.judge_agreement(judgements, stored.labels)
-    views.show_agreement(agr, stored_name)
+    views.show_agreement(report.agreement, stored_name)
 
 # ---------------------------------------------------------------- drill-down
 st.subheader("Questions")
@@ -297,7 +269,7 @@ picked_types = f1c.multiselect("Question types", types, default=types, key="mem_
 only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
 shown_rows = [row for row in rows if row.question_type in picked_types and (
     not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
-views.table(views.question_frame(shown_rows, by_id, names), height=360)
+views.table(views.question_frame(shown_rows, by_id, names, max_chars=views.CELL_CHARS), height=360)
 if shown_rows:
     qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
                        format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
@@ -310,28 +282,26 @@ else:
 # ---------------------------------------------------------------- downloads
 st.subheader("Downloads")
 d1, d2, d3, d4 = st.columns(4)
-full = {"metrics": report, "judge_source": judge_source or None, "n_questions": len(results)}
-if parity_on:
-    full["locomo_parity"] = {k: v for k, v in to_jsonable(parity).items() if k != "per_question"}
-# The files are written when a button is clicked (callables), not on every rerun.
-d1.download_button("Report (JSON)", lambda: json.dumps(to_jsonable(full), ensure_ascii=False, indent=2),
-                   file_name="memory_report.json", mime="application/json", key="mem_dl_json")
+# The files are written when a button is clicked (callables), not on every rerun; the JSON is the CLI's.
+d1.download_button("Report (JSON)", lambda: report_json(report),
+                   file_name="memory_report.json", mime="application/json", key="mem_dl_json", on_click="ignore")
 d2.download_button("Per question (CSV)",
                    lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
-                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv")
+                   file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv", on_click="ignore")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
-                   mime="application/jsonl", key="mem_dl_results")
-cache_out = judge_cache.subset(by_id) if judge_cache is not None else judge_mod.JudgeCache()
+                   mime="application/jsonl", key="mem_dl_results", on_click="ignore")
+cache_out = report.judge_cache.subset(by_id) if report.judge_cache is not None else JudgeCache()
 d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
-                   disabled=not cache_out.entries, key="mem_dl_cache")
+                   disabled=not cache_out.entries, key="mem_dl_cache", on_click="ignore")
 
 
 def _memory_html() -> bytes:
     from evaluators.reports.html import memory_report
-    return memory_report(to_jsonable(full)).encode("utf-8")
+    return memory_report(report.to_dict()).encode("utf-8")
 
 
 review_button("Review these answers · 人工审阅这些回答", "memory", "long-memory run",
               lambda: memory_items(results, rows), key="mem_to_review")
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
-                   key="mem_dl_html", help="Charts inlined: opens offline in any browser.")
+                   key="mem_dl_html", help="Charts drawn in the file: opens offline in any browser.",
+                   on_click="ignore")

@@ -4,14 +4,14 @@ from components.layout import page_frame
 
 source = page_frame("Review · 人工审阅", "📝",
                     caption="Every decision is saved when submitted (SQLite by default); sessions reopen "
-                            "from their link.")
+                            "from their link.", source_choice=False)
 
 import json  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
 from components.keyboard import shortcuts  # noqa: E402
-from components.tables import visible_frame  # noqa: E402
+from components.tables import show_table  # noqa: E402
 from components.uploads import upload_bytes  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
@@ -19,7 +19,8 @@ from evaluators.qa import QAConfig, evaluate_qa  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import LABELS, ReviewStore, StaleDecision, session_agreement  # noqa: E402
 from evaluators.review.agreement import automatic_agreement  # noqa: E402
-from evaluators.review.exchange import export_csv, export_jsonl  # noqa: E402
+from evaluators.reports.review import export_csv  # noqa: E402
+from evaluators.review.exchange import export_jsonl  # noqa: E402
 from evaluators.review.items import qa_items  # noqa: E402
 from evaluators.review.store import default_url  # noqa: E402
 
@@ -175,7 +176,8 @@ with tab_review:
                     choices = [(lab, LABEL_TEXT[lab], lab) for lab in LABELS]
                 for col, (slug, text, lab) in zip(buttons, choices):
                     if col.form_submit_button(text, key=f"review_{slug}_{item.id}",
-                                              type="primary" if mine and mine.label == lab else "secondary"):
+                                              type="primary" if mine and mine.label == lab else "secondary",
+                                              wrap=True):  # a long bilingual label wraps, never cut
                         chosen = lab
                 if buttons[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}"):
                     chosen = "skip"
@@ -214,9 +216,8 @@ with tab_adjudicate:
                             format_func=lambda n: visible(str(queue[n][0].payload.get("id", queue[n][0].id))))
         item, item_decisions = queue[pick]
         st.text(visible(f"GT: {item.payload.get('ground_truth')}\nPrediction: {item.payload.get('prediction')}"))
-        st.dataframe(visible_frame([{"annotator": d.annotator, "label": d.label, "score": d.score,
-                                     "comment": d.comment} for d in item_decisions]), hide_index=True,
-                     key="review_adj_table")
+        show_table([{"annotator": d.annotator, "label": d.label, "score": d.score,
+                     "comment": d.comment} for d in item_decisions], key="review_adj_table")
         with st.form("review_adj_form", border=False):
             final = st.radio("Final decision", list(LABELS), format_func=LABEL_TEXT.get, horizontal=True,
                              key="review_adj_label")
@@ -235,14 +236,14 @@ with tab_agreement:
                      "items rated by 2+": block["n_items"], "annotators": block["n_annotators"],
                      "Cohen's kappa (mean of pairs)": block["cohen_kappa_mean"],
                      "Fleiss' kappa": block["fleiss_kappa"], "Krippendorff's alpha": block["krippendorff_alpha"]})
-    st.dataframe(visible_frame(rows), hide_index=True, key="review_agreement")
+    show_table(rows, key="review_agreement", counts=("items rated by 2+", "annotators"))
     st.caption("Cohen (1960; quadratic weights for scores, Cohen 1968), Fleiss (1971) over the items rated by the "
                "most common number of reviewers, Krippendorff (2011). Empty: not enough shared items or no variation.")
     machine = automatic_agreement(items, decisions)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
-        st.dataframe(visible_frame(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]), hide_index=True,
-                     key="review_auto_agreement")
+        show_table(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}],
+                   key="review_auto_agreement")
         alpha = machine["krippendorff_alpha"]
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
@@ -251,13 +252,15 @@ with tab_agreement:
 
 with tab_export:
     st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, session_id).encode("utf-8"),
-                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl")
+                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl",
+                       on_click="ignore")
     st.download_button("Decisions (CSV, persona annotation layout)",
                        lambda: export_csv(store, session_id).encode("utf-8-sig"), file_name="review_decisions.csv",
-                       mime="text/csv", key="review_dl_csv")
+                       mime="text/csv", key="review_dl_csv", on_click="ignore")
     st.download_button("GT corrections (JSONL)",
                        lambda: "".join(json.dumps(c, ensure_ascii=False) + "\n"
                                        for c in store.gt_corrections(session_id)).encode("utf-8"),
-                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt")
+                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt",
+                       on_click="ignore")
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME`; "
                "the JSONL imports back with `review import` (idempotent).")

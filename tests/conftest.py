@@ -41,12 +41,12 @@ def fairytales() -> Path:
 
 @pytest.fixture
 def empty_result_store():
-    """Start and end with no result kept by ``components.uploads.cached`` (it is process-wide)."""
-    from components import uploads
+    """Start and end with no result kept by ``components.cache.cached`` (it is process-wide)."""
+    from components.cache import results
 
-    uploads._result_store.clear()
+    results().clear()
     yield
-    uploads._result_store.clear()
+    results().clear()
 
 
 class MissingEmbeddings:

@@ -94,13 +94,14 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         if outcome.failure is not None:
             f = outcome.failure
             return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
-    return result, None
+    from evaluators.cli.patching import patch_qa_run  # --gt-patch: each report patched for its GT file
+    return patch_qa_run(args, result, [path for path, _ in jobs])
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.reports.qa import comparison_json, matrix_csv
-    from evaluators.reports.tables import format_table, pct
+    from evaluators.reports.tables import format_table, p_value_text, pct
 
     result, error = load_runs(args)
     if error:
@@ -140,13 +141,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"  records paired by id: {c.n_paired}" + (f" (left out: {c.only_a} only in A, {c.only_b} only in B)"
                                                      if c.only_a or c.only_b else ""))
     f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
-    print(f"  F1: {pct(f1.mean_a)} -> {pct(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, 95% CI "
-          f"{100 * f1.ci_low:+.2f} to {100 * f1.ci_high:+.2f}, p = {f1.p_value:.4g} (paired bootstrap), "
-          f"p = {ar.p_value:.4g} (approximate randomization)")
-    print(f"  EM: {pct(em.mean_a)} -> {pct(em.mean_b)}, delta {100 * em.delta:+.2f} points, 95% CI "
-          f"{100 * em.ci_low:+.2f} to {100 * em.ci_high:+.2f}, p = {em.p_value:.4g} (paired bootstrap)")
+
+    def tested(x, name):
+        if not x.computed:
+            return "no interval or p-value computed (--ci-resamples 0)"
+        ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
+        return f"{ci_text}{p_value_text(x.p_value, x.p_value_is_bound)} ({name})"
+
+    print(f"  F1: {pct(f1.mean_a)} -> {pct(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
+          f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))
+    print(f"  EM: {pct(em.mean_a)} -> {pct(em.mean_b)}, delta {100 * em.delta:+.2f} points, "
+          f"{tested(em, 'paired bootstrap')}")
     odds = "n/a" if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
-    print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact p = {mc.p_value:.4g}, "
+    print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact {p_value_text(mc.p_value)}, "
           f"odds ratio {odds}")
     print(f"  records by F1: B won {f1.won}, lost {f1.lost}, tied {f1.tied}")
     wanted = {"changed": {"won", "lost"}, "all": {"won", "lost", "tied"}}.get(args.show, {args.show})
@@ -159,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
                            [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
+    if args.gt_patch:
+        from evaluators.cli.patching import print_effect
+        print(bar)
+        print_effect(args, result.reports)
     print(bar)
     print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
           f"{view.scores[0].ci or 'none'}")

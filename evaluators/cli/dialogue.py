@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code (2: unusable input, reason on stderr)."""
     from evaluators.dialogue.inputs import PredictionSet, load_cases, load_predictions
     from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text
-    from evaluators.dialogue.scoring import DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, evaluate_dialogue
+    from evaluators.dialogue.run import DialogueInputs, run_dialogue
+    from evaluators.dialogue.scoring import DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig
     from evaluators.metrics.registry import list_metrics
 
     if args.list_metrics:
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
         for model in args.model:
             try:  # settings, URL rules (evaluators.net) and the checkpoint, before anything is sent
-                cfg = EndpointConfig(args.endpoint, model, timeout=args.timeout, retries=args.retries)
+                cfg = EndpointConfig(args.endpoint, model, timeout_s=args.timeout, max_retries=args.retries)
                 client = ChatClient(cfg)
                 if args.checkpoint:
                     Path(args.checkpoint).open("a", encoding="utf-8").close()
@@ -120,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
             for err in live.reset_errors:
                 print(f"warning: reset failed {err}", file=sys.stderr)
             pred_sets.append(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
-    preds = PredictionSet.combine(pred_sets)
+    inputs = DialogueInputs.of(case_set, pred_sets)
+    preds = inputs.combined()
     for issue in preds.issues:
         print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
     if not preds.rows:
@@ -130,8 +132,7 @@ def run(args: argparse.Namespace) -> int:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
         config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode)
-        evaluation = evaluate_dialogue(case_set.cases, preds.rows, config, cases_file=case_set.file,
-                                       issues=case_set.issues + preds.issues, workers=worker_count(args.workers))
+        evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

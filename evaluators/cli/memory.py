@@ -19,16 +19,14 @@ Examples::
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from evaluators.io import InputIssue
 from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.memory.metrics import METEOR_DATA_HINT
-from evaluators.reports.memory import questions_csv, report_markdown
+from evaluators.reports.memory import questions_csv, report_json, report_markdown
 
 
 def add_parser(subparsers) -> None:
@@ -94,33 +92,31 @@ def run(args) -> int:
     """Execute ``memory``; returns 0, 2 with the reason on stderr for unusable input, or 1 when ``--judge``
     asked the endpoint and every request failed (the report is still written).
 
-    The inputs are resolved by :func:`evaluators.memory.inputs.resolve_inputs`, as on the Long
-    Memory page; the rules it applied are printed (``note: ...``) and written under ``input.notes``.
+    The inputs are resolved by :func:`evaluators.memory.inputs.resolve_inputs` and scored by
+    :func:`evaluators.memory.run.run_memory`, as on the Long Memory page; the rules it applied are
+    printed (``note: ...``) and written under ``input.notes``.
     """
+    from dataclasses import replace
+
     from evaluators.io import InputError
-    from evaluators.memory.agreement import judge_agreement, longmemeval_accuracy
-    from evaluators.memory.inputs import pick_judge_scores, resolve_inputs
-    from evaluators.memory.judge import JudgeCache, batch_judge
+    from evaluators.memory.inputs import resolve_inputs
     from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
-    from evaluators.memory.locomo_parity import locomo_parity
-    from evaluators.memory.metrics import aggregate_rows, resolve_metrics, score_questions
     from evaluators.memory.records import results_to_jsonl
-    from evaluators.results import to_jsonable
+    from evaluators.memory.run import MemoryConfig, run_memory
 
     if not (args.results or args.questions):
         print("error: give --results, or --questions (with --predictions or --labels)", file=sys.stderr)
         return 2
     try:
         inputs = resolve_inputs(**_input_files(args))
-        names, unavailable = resolve_metrics(args.metrics.split(",") if args.metrics else None)
-    except (ValueError, OSError) as exc:
+        config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
+                              parity=args.parity == "locomo", ci_resamples=max(0, args.ci_resamples),
+                              workers=worker_count(args.workers), judge_mode=args.judge_mode,
+                              judge_store=args.cache)
+        _, unavailable = config.metric_names()
+    except (ValueError, OSError, ImportError) as exc:  # unreadable file, unknown metric, bad --workers, no registry
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except ImportError as exc:  # the metric registry or an optional metric is missing
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.parity == "locomo" and "locomo_f1" not in names:
-        names = (*names, "locomo_f1")  # as the page's "LoCoMo parity F1" switch: a column beside the others
     for name, reason in unavailable.items():
         print(f"warning: {name} left out: {reason}", file=sys.stderr)
     for line in _issue_lines(inputs.issues):
@@ -138,88 +134,59 @@ def run(args) -> int:
         except OSError as exc:
             print(f"error: cannot write the results {args.write_results}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-
-    report: dict[str, Any] = {"input": {"results": args.results, "questions": args.questions,
-                                        "predictions": args.predictions, "n_questions": len(results),
-                                        "notes": list(inputs.notes)},
-                              "issues": [to_jsonable(i) for i in inputs.issues]}
-    stored = inputs.stored
-    if args.labels and stored is not None:
-        report["labels"] = {"file": args.labels, "n": len(stored.labels), "models": stored.models,
-                            "format": stored.format}
-    judgements: dict[str, Any] = {}
+    if args.judge:
+        try:
+            llm_config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if llm_config is None:
+            print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
+                  "(or --base-url and --model)", file=sys.stderr)
+            return 2
+        config = replace(config, judge=OpenAICompatibleClient(llm_config))
+    try:
+        report = run_memory(inputs, config, progress=_progress if args.judge and sys.stderr.isatty() else None)
+    except OSError as exc:  # only the judge store is written by the run
+        print(f"error: cannot write the judge cache {args.cache}: {exc.strerror or exc}; nothing was sent",
+              file=sys.stderr)
+        return 2
+    except (InputError, ValueError, ImportError) as exc:  # an unreadable store; MetricUnavailable names the install
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if report.judge_cache is not None:
+        for line in _issue_lines(report.judge_cache.issues):
+            print(line, file=sys.stderr)
     all_failed = False
-    try:
-        if args.judge:
-            config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
-            if config is None:
-                print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
-                      "(or --base-url and --model)", file=sys.stderr)
-                return 2
-            llm = OpenAICompatibleClient(config)
-            cache = JudgeCache(args.cache) if args.cache else None
-            for line in _issue_lines(cache.issues if cache is not None else []):
-                print(line, file=sys.stderr)
-            if cache is not None:
-                try:  # judgements are written as they arrive: a cache that cannot be written fails first
-                    cache.save()
-                except OSError as exc:
-                    print(f"error: cannot write the judge cache {args.cache}: {exc.strerror or exc}; "
-                          "nothing was sent", file=sys.stderr)
-                    return 2
-            run_ = batch_judge(results, llm=llm, mode=args.judge_mode, cache=cache,
-                               progress=_progress if sys.stderr.isatty() else None)
-            judgements = run_.judgements
-            report["judge"] = {k: v for k, v in to_jsonable(run_).items() if k != "judgements"}
-            all_failed = _judge_summary(run_)
-        elif args.cache:
-            # Read only, as the page reads a judge cache: the judgements that still fit their question.
-            cache = JudgeCache(args.cache)
-            for line in _issue_lines(cache.issues):
-                print(line, file=sys.stderr)
-            judgements, stale = cache.matching(results)
-            missing = [r.question_id for r in results if r.question_id not in judgements]
-            if not judgements:
-                print(f"error: {len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
-                      "questions is); run with --judge and an endpoint to judge them", file=sys.stderr)
-                return 2
-            if stale:
-                print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
-                      f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
-            if missing:
-                print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
-                      f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
-            report["judge"] = {"cache_path": args.cache, "n_total": len(results), "n_cached": len(judgements),
-                               "n_stale": len(stale)}
-    except (InputError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    judge_scores, judge_source = pick_judge_scores(judgements, stored, inputs.stored_source)
-    if judge_source:
-        report.setdefault("judge", {})["source"] = judge_source
-    try:
-        rows = score_questions(results, judge_scores, metrics=names, workers=worker_count(args.workers))
-    except (ImportError, ValueError) as exc:  # MetricUnavailable names the install command; a bad --workers
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    report["metrics"] = aggregate_rows(rows, names, unavailable=unavailable, ci_resamples=max(0, args.ci_resamples))
-    if args.parity == "locomo":
-        report["locomo_parity"] = {k: v for k, v in to_jsonable(locomo_parity(results)).items()
-                                   if k != "per_question"}
-    lme_questions = inputs.longmemeval_questions()
-    if lme_questions is not None:
-        report["longmemeval"] = to_jsonable(longmemeval_accuracy(lme_questions, stored.labels))
-    if judgements and stored is not None and stored.labels:
-        report["agreement"] = to_jsonable(judge_agreement(judgements, stored.labels))
+    if report.judge_run is not None:
+        all_failed = _judge_summary(report.judge_run)
+    elif args.cache:
+        # Read only, as the page reads a judge cache: the judgements that still fit their question.
+        if report.judge_cache_problem is not None:
+            print(f"error: {report.judge_cache_problem.location()}: {report.judge_cache_problem.message}",
+                  file=sys.stderr)
+            return 2
+        judgements, stale = report.judgements, report.stale
+        missing = [r.question_id for r in results if r.question_id not in judgements]
+        if not judgements:
+            print(f"error: {len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
+                  "questions is); run with --judge and an endpoint to judge them", file=sys.stderr)
+            return 2
+        if stale:
+            print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
+                  f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
+        if missing:
+            print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
+                  f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
     if args.format == "json":
-        text = json.dumps(to_jsonable(report), ensure_ascii=False, indent=2) + "\n"
+        text = report_json(report)
     elif args.format == "md":
-        text = report_markdown(to_jsonable(report))
+        text = report_markdown(report.to_dict())
     elif args.format == "html":
         from evaluators.reports.html import memory_report
-        text = memory_report(to_jsonable(report))
+        text = memory_report(report.to_dict())
     else:
-        text = questions_csv(rows, results)
+        text = questions_csv(report.rows, results)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -38,33 +38,20 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def _config(args):
-    from evaluators.narrative.base import COMPONENTS, NarrativeConfig
-    from evaluators.taxonomy import default_taxonomy, load_relationship_csv, load_sentiment_csv
+def _settings(args):
+    """The narrative settings of the options (:func:`evaluators.narrative.settings.build_config`)."""
+    from evaluators.narrative.settings import TaxonomyFile, build_config, parse_weights
 
-    weights = dict.fromkeys(COMPONENTS, 1.0)
-    if args.weights:
-        for part in args.weights.split(","):
-            name, _, value = part.partition("=")
-            name = name.strip()
-            if name not in weights:
-                raise ValueError(f"--weights: unknown component {name!r}; known: {', '.join(COMPONENTS)}")
-            try:
-                weights[name] = float(value)
-            except ValueError:
-                raise ValueError(f"--weights: {part!r} is not component=number") from None
-    tax = default_taxonomy()
-    replace = {}
-    if args.relationship_taxonomy:
-        path = Path(args.relationship_taxonomy)
-        l1, l2 = load_relationship_csv(path.read_bytes(), path.name)
-        replace.update(relationship_level1=l1, relationship_level2=l2)
-    if args.sentiment_taxonomy:
-        path = Path(args.sentiment_taxonomy)
-        replace["sentiment"] = load_sentiment_csv(path.read_bytes(), path.name)
-    if replace:
-        tax = tax.with_vocabularies(**replace)
-    return NarrativeConfig(min_iou=args.min_iou, n_t=args.n_t, weights=weights, taxonomy=tax)
+    try:
+        weights = parse_weights(args.weights)
+    except ValueError as exc:
+        raise ValueError(f"--weights: {exc}") from None
+    files = {}
+    for key, path in (("relationship_taxonomy", args.relationship_taxonomy),
+                      ("sentiment_taxonomy", args.sentiment_taxonomy)):
+        if path:
+            files[key] = TaxonomyFile(Path(path).name, Path(path).read_bytes())
+    return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, **files)
 
 
 def _table(batch) -> str:
@@ -91,15 +78,21 @@ def _table(batch) -> str:
 
 def run(args) -> int:
     """Score, print a table on stdout, write the report; 2 on unusable input."""
-    from evaluators.narrative.batch import evaluate_paths
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
     from evaluators.parallel import worker_count
-    from evaluators.reports.narrative import mismatches_csv, to_json, to_markdown
+    from evaluators.reports.narrative import (
+        BatchJsonWriter, batch_json, document_entry_json, document_json, mismatches_csv, to_json, to_markdown,
+    )
 
     try:
-        config = _config(args)
+        settings = _settings(args)
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
+    for issue in settings.issues:
+        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+    if settings.has_errors:
+        return 2
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -111,17 +104,43 @@ def run(args) -> int:
             bar.set_postfix_str(sid[:30])
             bar.update(1)
 
+    fmt_name = None
+    if args.out or args.format:
+        fmt_name = args.format or {".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
+            Path(args.out).suffix.lower(), "json")
+    # A JSON report's documents are written by the processes that score them (render) and, with --out,
+    # streamed into a file beside the target while the rest is scored (moved into place at the end).
+    render = document_entry_json if fmt_name == "json" else None
+    stream = partial_path = None
+    if render is not None and args.out:
+        partial_path = Path(args.out).with_name(Path(args.out).name + ".partial")
+        try:
+            stream = partial_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    writer = BatchJsonWriter(stream) if stream is not None else None
+    streamed = False
     try:
-        batch = evaluate_paths(args.gt, args.pred, config, progress, workers=workers)
+        batch = run_narrative(NarrativeInputs.from_paths(args.gt, args.pred), settings, progress=progress,
+                              workers=workers, render=render, on_document=writer.document if writer else None)
+        if writer is not None:
+            writer.finish(batch)
+            streamed = True
     except FileNotFoundError as exc:
         return _fail(str(exc))
     finally:
         if bar is not None:
             bar.close()
+        if stream is not None:
+            stream.close()
+            if not streamed:  # a path not found, or an error while scoring: no half-written report is left
+                partial_path.unlink(missing_ok=True)
     for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
         if issue.kind == "archive":
             print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
     if not batch.documents:
+        if partial_path is not None:
+            partial_path.unlink(missing_ok=True)
         msg = "no ground-truth/prediction pair found"
         if batch.unpaired_gt or batch.unpaired_pred:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
@@ -148,17 +167,26 @@ def run(args) -> int:
               "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
-    if args.out or args.format:
-        fmt_name = args.format or {".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
-            Path(args.out).suffix.lower(), "json")
+    if fmt_name is not None:
         target = batch.scored[0] if len(batch.documents) == 1 and batch.scored else batch
-        if fmt_name == "html":
+        if target is batch and partial_path is not None:
+            text = None  # streamed already
+        elif fmt_name == "html":
             from evaluators.reports.html import narrative_report
             text = narrative_report(batch)
+        elif fmt_name == "json" and target is batch:
+            text = batch_json(batch)  # from the entries the workers wrote
+        elif fmt_name == "json":
+            text = document_json(batch.documents[0])
         else:
             text = {"json": to_json, "md": to_markdown, "csv": mismatches_csv}[fmt_name](target)
         if args.out:
-            Path(args.out).write_text(text, encoding="utf-8")
+            if text is None:
+                partial_path.replace(args.out)
+            else:
+                Path(args.out).write_text(text, encoding="utf-8")
+                if partial_path is not None:
+                    partial_path.unlink(missing_ok=True)
             print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")

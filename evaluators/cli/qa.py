@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
 from evaluators.parallel import add_workers_argument
 
 
@@ -53,6 +54,7 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
     add_workers_argument(p)
+    add_gt_patch_argument(p)
 
 
 
@@ -84,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.parallel import worker_count
     from evaluators.qa.run import QAInput, run_qa
-    from evaluators.reports.qa import csv_rows, json_rows, record_rows, summary_csv, write_report_json
+    from evaluators.reports.qa import (csv_rows, json_rows, record_rows, summary_csv, write_records_csv,
+                                       write_report_json)
     from evaluators.reports.tables import confusion_table, format_table, pct, per_class_table
 
     path = Path(args.input)
@@ -108,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc.strerror or exc}")
     spool = None
-    if as_csv:
+    if args.gt_patch:  # rows are written after the patch is applied, from the patched report
+        sink = None
+    elif as_csv:
         sink = csv_rows(out_file)
     elif out is not None:
         sink, spool = json_rows()
@@ -132,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
         failure = main.failure
         return _fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
     report = main.report
+    if args.gt_patch:  # the scores below (and the output file) are after the review corrections
+        patched, error = patch_runs(args, [report], [Path(path)])
+        if error:
+            return _fail(error)
+        report = patched[0]
 
     bar = "=" * 80
     print(bar)
@@ -208,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
+    if args.gt_patch:
+        print(bar)
+        print_effect(args, [report])
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:
@@ -215,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
             with open(out, "w", encoding="utf-8") as f:
                 write_report_json(report, f, spool=spool)
             spool.file.close()
+        elif args.gt_patch:
+            with open(out, "w", encoding="utf-8", newline="") as f:
+                (write_records_csv if as_csv else write_report_json)(report, f)
         print(f"report written to {out}")
     if args.summary_csv:
         Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")

@@ -3,7 +3,7 @@
 One run gives the run's report (:func:`evaluators.reports.html.qa_report`); several runs (files,
 systems of one file, or ``--predictions`` files) give the side-by-side comparison with the
 paired test of the first two (:func:`evaluators.reports.html.comparison_report`).  The file
-inlines plotly.js and opens offline.
+draws its charts as inline SVG (no script) and opens offline.
 
 Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 """
@@ -48,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     runs = result.runs()
     resamples = max(0, args.ci_resamples)
+    from evaluators.cli.patching import effect_of
+    corrections = effect_of(args, result.reports)  # --gt-patch: before / after section
     if len(result.reports) == 1 and len(runs) == 1:
-        text = qa_report(result.report, title=args.title)
+        text = qa_report(result.report, title=args.title, corrections=corrections)
     else:
         names = list(runs)
         a, b = args.a or names[0], args.b or names[1]
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             comparison = None
         text = comparison_report(view, comparison, result.signature,
-                                 title=args.title or f"Comparison: {', '.join(names)}")
+                                 title=args.title or f"Comparison: {', '.join(names)}", corrections=corrections)
     out = Path(args.out)
     try:
         out.write_text(text, encoding="utf-8")

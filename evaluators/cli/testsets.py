@@ -44,31 +44,29 @@ def _num(v: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
     from evaluators.io import InputError
-    from evaluators.reports.tables import format_table
     from evaluators.parallel import worker_count
-    from evaluators.testsets import evaluate_test_set, load_answers, load_test_set
+    from evaluators.reports.tables import format_table
+    from evaluators.testsets import TestSetsConfig, TestSetsInputs, run_testsets
 
-    try:
-        items_bytes = Path(args.items).read_bytes()
-        pred_bytes = Path(args.pred).read_bytes()
-    except OSError as exc:
-        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
-    try:
-        test_set = load_test_set(items_bytes, args.items, None if args.kind == "auto" else args.kind)
-        answers = load_answers(pred_bytes, args.pred)
-    except InputError as exc:
-        return _fail(str(exc))
-    for issue in list(test_set.issues) + list(answers.issues):
-        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
-    if not test_set.items:
-        return _fail(f"{args.items}: no valid item")
-    if not answers.answers:
-        return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
         return _fail(str(exc))
-    report = evaluate_test_set(test_set, answers, workers=workers)
+    try:
+        inputs = TestSetsInputs.from_paths(args.items, args.pred)
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    try:
+        run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind), workers=workers)
+    except InputError as exc:
+        return _fail(str(exc))
+    test_set, answers, report = run.test_set, run.answers, run.scores
+    for issue in run.issues:
+        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+    if report is None:
+        return _fail(f"{args.items}: no valid item")
+    if not answers.answers:
+        return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     bar = "=" * 80
     print(bar)
     print(f"test set: {args.items} ({test_set.kind}, {len(test_set.items)} items, version {test_set.version})")
@@ -114,6 +112,6 @@ def run(args: argparse.Namespace) -> int:
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:
-        Path(args.output_file).write_text(json.dumps(report.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
         print(f"report written to {args.output_file}")
     return 0

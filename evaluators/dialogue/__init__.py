@@ -2,10 +2,10 @@
 
 Typical use::
 
-    from evaluators.dialogue import load_cases, load_predictions, evaluate_dialogue
+    from evaluators.dialogue import DialogueInputs, load_cases, load_predictions, run_dialogue
     cases = load_cases(open("cases.json", "rb").read(), "cases.json")
     preds = load_predictions(open("run.jsonl", "rb").read(), "run.jsonl")
-    ev = evaluate_dialogue(cases.cases, preds.rows, cases_file="cases.json", issues=cases.issues + preds.issues)
+    report = run_dialogue(DialogueInputs.of(cases, [preds]))
 """
 
 from evaluators.dialogue.inputs import (
@@ -16,10 +16,11 @@ from evaluators.dialogue.scoring import (
     DEFAULT_METRICS, DEFAULT_WEIGHTS, CaseResult, DialogueConfig, DialogueEvaluation, GroupSummary,
     ModelComparison, combine, combined_weights, compare_models, evaluate_dialogue,
 )
+from evaluators.dialogue.run import DialogueInputs, run_dialogue
 
 __all__ = [
     "CaseSet", "DialogueCase", "PredictionRow", "PredictionSet", "index_key", "load_cases", "load_predictions",
     "Matching", "match_predictions", "DEFAULT_METRICS", "DEFAULT_WEIGHTS", "CaseResult", "DialogueConfig",
     "DialogueEvaluation", "GroupSummary", "ModelComparison", "combine", "combined_weights", "compare_models",
-    "evaluate_dialogue",
+    "evaluate_dialogue", "DialogueInputs", "run_dialogue",
 ]

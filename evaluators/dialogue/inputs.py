@@ -190,6 +190,10 @@ def _text(value: Any) -> str:
 
 def _read_json_or_rows(data: bytes, file: str) -> tuple[Any, list[dict], list[InputIssue], list[int | None]]:
     """Return (json value or None, rows, issues, the rows' line numbers) for a cases or predictions file."""
+    head = bytes(data[:4096])
+    if not head.removeprefix(b"\xef\xbb\xbf").strip() and not bytes(data).removeprefix(b"\xef\xbb\xbf").strip():
+        what = "0 bytes" if not data else "only a byte-order mark or white space"
+        return None, [], [InputIssue(file, f"the file is empty ({what}): nothing to read", line=1, kind="empty")], []
     suffix = Path(file).suffix.lower()
     if suffix == ".json":
         try:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from evaluators import net
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow, index_key
 from evaluators.io.readers import loads_json_line
+from evaluators.io.replies import ReplyStore
 from evaluators.results import DictMixin
 
 
@@ -40,43 +41,9 @@ class EndpointError(RuntimeError):
     """A chat or reset call failed after its retries; the message says why."""
 
 
-@dataclass(frozen=True)
-class EndpointConfig(DictMixin):
-    """Where and how to call the chat endpoint.
-
-    Attributes
-    ----------
-    base_url : str
-        E.g. ``http://127.0.0.1:8000`` (``/chat`` and ``/reset`` are appended).
-    model : str
-        Sent as ``model_config_name``; also the model name in the results.
-    timeout : float
-        Seconds per request, > 0 (see :func:`evaluators.net.post` for the whole attempt's limit).
-    retries : int
-        Extra attempts after a transient failure, >= 0.
-    backoff : float
-        Seconds before the first retry, >= 0; doubled for each further retry (at most 30 s).
-
-    Raises
-    ------
-    ValueError
-        For a timeout <= 0, negative retries or backoff.
-    """
-
-    base_url: str
-    model: str
-    timeout: float = 60.0
-    retries: int = 2
-    backoff: float = 0.5
-
-    def __post_init__(self) -> None:
-        """Check the numbers (raises ``ValueError`` naming the setting)."""
-        if not self.timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds, not {self.timeout!r}")
-        if self.retries < 0:
-            raise ValueError(f"retries must be >= 0, not {self.retries!r}")
-        if self.backoff < 0:
-            raise ValueError(f"backoff must be >= 0 seconds, not {self.backoff!r}")
+#: The persona endpoint's settings: :class:`evaluators.net.EndpointSettings` (one class for every endpoint:
+#: ``EndpointConfig(base_url, model, timeout_s, max_retries)``; ``model`` is sent as ``model_config_name``).
+EndpointConfig = net.EndpointSettings
 
 
 class ChatClient:
@@ -89,12 +56,18 @@ class ChatClient:
         host outside ``EVALBOARD_ALLOWED_HOSTS``).
     """
 
-    def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep,
+    def __init__(self, config: net.EndpointSettings, sleep: Callable[[float], None] = time.sleep,
                  policy: net.URLPolicy | None = None):
         self.policy = policy or net.URLPolicy.from_env()
         self.policy.check(config.base_url)
         self.config = config
         self._sleep = sleep
+        # one client for the run, connections kept alive (the policy of the environment, as checked above)
+        self._session = net.Session(replace(config, policy=self.policy))
+
+    def close(self) -> None:
+        """Close the kept-alive connections."""
+        self._session.close()
 
     def _post(self, path: str, payload: dict | None) -> dict:
         url = self.config.base_url.rstrip("/") + path
@@ -104,8 +77,7 @@ class ChatClient:
         def call() -> dict:
             nonlocal attempts
             attempts += 1
-            body = net.post(url, data, headers={"Content-Type": "application/json"}, timeout=self.config.timeout,
-                            policy=self.policy)
+            body = self._session.post(url, data, headers={"Content-Type": "application/json"})
             try:
                 return loads_json_line(body) if body.strip() else {}
             except (ValueError, RecursionError) as exc:  # a malformed reply: not retried, never quoted
@@ -113,8 +85,8 @@ class ChatClient:
                                     "attempt(s)") from exc
 
         try:
-            return net.retrying(call, max_retries=self.config.retries, backoff_s=self.config.backoff,
-                                max_backoff_s=30.0, sleep=self._sleep)
+            return net.retrying(call, max_retries=self.config.max_retries, backoff_s=self.config.backoff_s,
+                                max_backoff_s=self.config.max_backoff_s, sleep=self._sleep)
         except net.HTTPFailure as exc:
             raise EndpointError(f"{path}: {exc} after {attempts} attempt(s)") from exc
 
@@ -174,36 +146,18 @@ class LiveRun(DictMixin):
     stopped: bool = False
 
 
-def _load_checkpoint(path: Path, model: str) -> dict[tuple, dict]:
-    done: dict[tuple, dict] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = loads_json_line(line)
-        except ValueError:
-            continue  # a line cut by an interruption (or not JSON at all)
-        if isinstance(rec, dict) and rec.get("model") == model and not rec.get("error"):
-            key = (str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0)))
-            done[key] = rec
-    return done
+def _checkpoint_key(rec: dict) -> tuple:
+    return str(rec.get("scene")), index_key(rec.get("dialogue_index")), int(rec.get("occurrence", 0) or 0)
 
 
-def _end_line(path: Path) -> None:
-    """End a checkpoint cut in the middle of a line (an interrupted write) with a newline, so the next
-    appended reply starts a line of its own instead of being glued to the broken one."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, 2)
-            if fh.tell() == 0:
-                return
-            fh.seek(-1, 2)
-            last = fh.read(1)
-    except FileNotFoundError:
-        return
-    if last != b"\n":
-        with path.open("ab") as fh:
-            fh.write(b"\n")
+def open_checkpoint(path: str | Path | None, model: str) -> ReplyStore:
+    """The live checkpoint as a :class:`~evaluators.io.replies.ReplyStore` (JSONL layout, the one reply store):
+    ``model``'s answered cases by ``(scene, dialogue index, occurrence)``; failed replies and other models' lines
+    stay in the file but are not reused.  A line cut by an interruption is skipped and ended."""
+    store = ReplyStore(path, layout="jsonl", key=_checkpoint_key,
+                       accept=lambda rec: rec.get("model") == model and not rec.get("error"))
+    store.open_for_append()
+    return store
 
 
 def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: str | Path | None = None,
@@ -232,11 +186,11 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
     -------
     LiveRun
     """
+    own_client = client is None
     client = client or ChatClient(config)
     ckpt = Path(checkpoint) if checkpoint else None
-    done = _load_checkpoint(ckpt, config.model) if ckpt else {}
-    if ckpt:
-        _end_line(ckpt)
+    store = open_checkpoint(ckpt, config.model) if ckpt else None
+    done = store.entries if store is not None else {}
     out = LiveRun(model=config.model)
     scenes = list(dict.fromkeys(c.scene for c in cases))
     total = len(cases)
@@ -272,12 +226,11 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
                     out.n_errors += 1
                 row = PredictionRow(config.model, case.scene, case.dialogue_index, reply, file=source,
                                     occurrence=case.occurrence, error=error)
-                if ckpt:
-                    with ckpt.open("a", encoding="utf-8") as fh:
-                        fh.write(json.dumps({
-                            "model": config.model, "scene": case.scene, "dialogue_index": case.dialogue_index,
-                            "occurrence": case.occurrence, "prediction": reply, "error": error,
-                        }, ensure_ascii=False) + "\n")
+                if store is not None:
+                    store.put(case.key, {
+                        "model": config.model, "scene": case.scene, "dialogue_index": case.dialogue_index,
+                        "occurrence": case.occurrence, "prediction": reply, "error": error,
+                    })
             out.rows.append(row)
             count += 1
             if progress:
@@ -289,4 +242,6 @@ def run_live(cases: list[DialogueCase], config: EndpointConfig, *, checkpoint: s
             except EndpointError as exc:
                 history_clean = False
                 out.reset_errors.append(f"after scene {scene!r}: {exc}")
+    if own_client:
+        client.close()
     return out

@@ -29,7 +29,7 @@ from evaluators.io import InputIssue
 from evaluators.metrics.overlap import CorpusBleu, corpus_bleu
 from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.metrics.registry import PairScorer, get_metric
-from evaluators.parallel import chunked, imap_chunks
+from evaluators.parallel import map_ordered
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 from evaluators.text.tokenize import TextView
@@ -258,9 +258,9 @@ class ModelComparison(DictMixin):
     winners: dict[str, str]
 
 
-@dataclass
-class DialogueEvaluation(DictMixin):
-    """Everything computed for one cases file and one or more models."""
+@dataclass(frozen=True)
+class DialogueReport(DictMixin):
+    """Everything computed for one cases file and one or more models (what ``run_dialogue`` returns)."""
 
     config: DialogueConfig
     metric_info: list[dict]
@@ -280,6 +280,10 @@ class DialogueEvaluation(DictMixin):
     def signatures(self) -> dict[str, str]:
         """``{metric: signature}`` of the metrics computed."""
         return {m["name"]: m["signature"] for m in self.metric_info}
+
+
+#: The former name of :class:`DialogueReport`.
+DialogueEvaluation = DialogueReport
 
 
 #: Bootstrap resamples of the per-model interval of the combined score.
@@ -374,11 +378,12 @@ def _case_result(scorer: PairScorer, weights: CombinedWeights, names: list[str],
 
 
 def _score_chunk(config: DialogueConfig, items: list[tuple[str, DialogueCase, PredictionRow | None]]
-                 ) -> list[CaseResult]:
-    """:func:`_case_result` over a chunk of ``(model, case, row)`` in a worker process."""
+                 ) -> Iterator[CaseResult]:
+    """:func:`_case_result` over ``(model, case, row)`` items, one at a time (all in one process, or a chunk)."""
     scorer, names, weights = _scorer(config)
     ref_views: dict[tuple, TextView] = {}
-    return [_case_result(scorer, weights, names, ref_views, *item) for item in items]
+    for item in items:
+        yield _case_result(scorer, weights, names, ref_views, *item)
 
 
 def _scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], CombinedWeights]:
@@ -426,14 +431,8 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
     models = matching.models
     total = len(cases) * len(models)
     items = [(model, case, matching.matched[model].get(case.key)) for model in models for case in cases]
-    if workers <= 1:
-        ref_views: dict[tuple, TextView] = {}
-        scored: Iterator[CaseResult] = (_case_result(scorer, weights, names, ref_views, *item) for item in items)
-    else:
-        scored = (r for _, chunk in imap_chunks(partial(_score_chunk, config), chunked(items, CHUNK_CASES), workers)
-                  for r in chunk)
     results: list[CaseResult] = []
-    for r in scored:
+    for r in map_ordered(partial(_score_chunk, config), items, workers, chunk_size=CHUNK_CASES):
         results.append(r)
         if progress:
             progress(len(results), total)

@@ -28,6 +28,11 @@ from evaluators.results import DictMixin
 
 #: Deepest nesting of arrays and objects read (orjson's own limit; the standard library is held to it too).
 MAX_JSON_DEPTH = 1024
+#: Largest text (bytes or characters) parsed with orjson; longer ones go to the standard library.
+#: orjson reserves about 12 bytes of working memory per input byte (a 20 MB line peaks near 270 MB,
+#: also when the text fails to parse after its first line), the standard library about the size of
+#: the result: above this size the standard library keeps a read within 3x the input.
+ORJSON_MAX_BYTES = 4 << 20
 
 # A \uD800-\uDFFF escape that is not half of a surrogate pair (an even number of backslashes before it).
 _LONE_SURROGATE = re.compile(
@@ -102,7 +107,7 @@ def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[Input
         (the standard library's wording), or when arrays and objects nest deeper than
         :data:`MAX_JSON_DEPTH`.
     """
-    if _orjson is not None:
+    if _orjson is not None and len(text) <= ORJSON_MAX_BYTES:
         try:
             return _orjson.loads(text)
         except _orjson.JSONDecodeError as exc:
@@ -145,7 +150,7 @@ def loads_json_line(line: str | bytes, file: str = "<input>", lineno: int | None
 
 def _loads_line(line: str | bytes, file: str, lineno: int | None) -> tuple[Any, int]:
     """:func:`loads_json_line` and the number of lone surrogate escapes replaced."""
-    if _orjson is not None:
+    if _orjson is not None and len(line) <= ORJSON_MAX_BYTES:
         try:
             return _orjson.loads(line), 0
         except _orjson.JSONDecodeError as exc:
@@ -171,7 +176,7 @@ def load_json_bytes(data: bytes, file: str = "<input>", issues: list[InputIssue]
     InputError
         Undecodable bytes, or invalid JSON (with line and column).
     """
-    if _orjson is not None:
+    if _orjson is not None and len(data) <= ORJSON_MAX_BYTES:
         bom = data[:3] == b"\xef\xbb\xbf"
         try:
             return _orjson.loads(memoryview(data)[3:] if bom else data), ("utf-8-sig" if bom else "utf-8")
@@ -549,7 +554,11 @@ def records_field(value: dict) -> str | None:
     return None
 
 
-def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> RecordSet:
+_UNDECODED = re.compile("[\udc80-\udcff]")  # bytes kept by errors="surrogateescape"
+
+
+def read_records(data: bytes, file: str = "<input>", fmt: str | None = None, *,
+                 line_by_line: bool = False) -> RecordSet:
     """Read a JSONL file, a JSON array (or an object holding one, see :func:`records_field`) or a CSV file.
 
     Parameters
@@ -560,6 +569,11 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         Name used in issues and for format sniffing.
     fmt : {"json", "jsonl", "csv"} or None
         Force a format; by default it is sniffed.
+    line_by_line : bool
+        When a JSONL or CSV file is neither UTF-8 nor GB18030 as a whole, read it as UTF-8
+        line by line: each line (CSV: row) holding a byte that is not UTF-8 is skipped with a
+        located issue (kind ``decode``) and the other lines are kept, instead of an error for
+        the whole file.
 
     Returns
     -------
@@ -570,7 +584,7 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
     Raises
     ------
     InputError
-        Only when the bytes cannot be decoded at all.
+        Only when the bytes cannot be decoded at all (a JSON document, or without ``line_by_line``).
     """
     if not bytes(data[:_HEAD]).strip(b" \t\r\n\xef\xbb\xbf") and not bytes(data).strip(b" \t\r\n\xef\xbb\xbf"):
         return RecordSet(file=file, format=fmt or "unknown", encoding="utf-8",
@@ -578,7 +592,12 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
     if fmt is None:
         fmt = sniff_bytes(data, file)
     if fmt == "jsonl":
-        encoding, _ = _detect_encoding(data, file)
+        try:
+            encoding, _ = _detect_encoding(data, file)
+        except InputError as exc:
+            if not (line_by_line and exc.issue.kind == "decode"):
+                raise
+            encoding = "utf-8-sig" if bytes(data[:3]) == b"\xef\xbb\xbf" else "utf-8"  # bad lines: issues
         out = RecordSet(file=file, format=fmt, encoding=encoding)
         for item in iter_jsonl(data, file, encoding=encoding, keep_raw=False):
             (out.records if isinstance(item, Record) else out.issues).append(item)
@@ -586,9 +605,17 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
     if fmt == "json":
         value, out = read_json_document(data, file)
         return out if out.errors else add_json_records(value, out)
-    decoded = decode_bytes(bytes(data), file)
-    text = decoded.text
-    out = RecordSet(file=file, format=fmt, encoding=decoded.encoding)
+    undecoded = False
+    try:
+        decoded = decode_bytes(bytes(data), file)
+        text, encoding = decoded.text, decoded.encoding
+    except InputError as exc:
+        if not (line_by_line and fmt == "csv" and exc.issue.kind == "decode"):
+            raise
+        raw = bytes(data)
+        bom = raw[:3] == b"\xef\xbb\xbf"
+        text, encoding, undecoded = raw[3 if bom else 0:].decode("utf-8", "surrogateescape"), "utf-8", True
+    out = RecordSet(file=file, format=fmt, encoding=encoding)
     if fmt == "csv":
         delimiter = "\t" if PurePath(file).suffix.lower() == ".tsv" else ","
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -601,6 +628,9 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
             out.issues.append(InputIssue(file, f"unreadable CSV header: {exc}", line=1, kind="csv"))
             return out
         header = [h.strip() for h in header]
+        if undecoded and any(_UNDECODED.search(h) for h in header):
+            out.issues.append(InputIssue(file, "bytes that are not UTF-8 in the header row", line=1, kind="decode"))
+            return out
         while True:
             start_line = reader.line_num + 1
             try:
@@ -611,6 +641,10 @@ def read_records(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
                 out.issues.append(InputIssue(file, f"unreadable CSV row: {exc}", line=start_line, kind="csv"))
                 continue
             if not any(cell.strip() for cell in row):
+                continue
+            if undecoded and any(_UNDECODED.search(cell) for cell in row):
+                out.issues.append(InputIssue(file, "bytes that are not UTF-8 on this row; row skipped",
+                                             line=start_line, kind="decode"))
                 continue
             if len(row) != len(header):
                 out.issues.append(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
@@ -40,6 +42,16 @@ class InputFile:
     name: str
     data: bytes
     issue: InputIssue | None = None
+
+    @cached_property
+    def digest(self) -> str:
+        """:func:`bytes_digest` of ``data``, computed once per file object (a cache key)."""
+        return bytes_digest(self.data)
+
+
+def bytes_digest(data: bytes | memoryview) -> str:
+    """BLAKE2b-128 of ``data`` as 32 hex characters: a cache key, not a security check."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _unread(name: str, message: str) -> InputFile:

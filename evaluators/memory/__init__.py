@@ -9,11 +9,12 @@
 - :mod:`~evaluators.memory.agreement`     stored judge labels, agreement, LongMemEval accuracy table
 - :mod:`~evaluators.memory.locomo_parity` LoCoMo's own F1 (the benchmark's published scoring)
 - :mod:`~evaluators.memory.metrics`       ``compute_metrics`` overall and by question type
+- :mod:`~evaluators.memory.run`           ``run_memory(inputs, MemoryConfig) -> MemoryReport``: the one run of page and CLI
 - :mod:`~evaluators.cli.memory`           ``python -m evaluators memory ...``
 """
 
 from evaluators.memory.agreement import (
-    JudgeAgreement, LongMemEvalReport, StoredLabels, cohen_kappa, judge_agreement, load_judge_labels,
+    JudgeAgreement, LongMemEvalReport, StoredLabels, judge_agreement, load_judge_labels,
     longmemeval_accuracy, stored_labels_from_results,
 )
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores, resolve_inputs
@@ -24,6 +25,7 @@ from evaluators.memory.loaders import (
 )
 from evaluators.memory.locomo_parity import LocomoParityReport, locomo_parity
 from evaluators.memory.metrics import ALL_METRICS, DEFAULT_METRICS, compute_metrics, score_questions
+from evaluators.memory.run import MemoryConfig, MemoryReport, run_memory
 from evaluators.memory.records import EvalResult, LoadReport, read_results, results_to_json, results_to_jsonl
 from evaluators.memory.unanswerable import is_unanswerable
 
@@ -32,7 +34,8 @@ __all__ = [
     "load_locomo", "load_longmemeval", "load_mem0_locomo", "load_predictions", "attach_predictions",
     "load_results_file", "ResolvedInputs", "resolve_inputs", "pick_judge_scores", "is_unanswerable", "MODES", "Judgement", "JudgeCache", "JudgeRun", "auto_mode",
     "batch_judge", "judge_answer", "LLMConfig", "LLMError", "OpenAICompatibleClient", "JudgeAgreement",
-    "LongMemEvalReport", "StoredLabels", "cohen_kappa", "judge_agreement", "load_judge_labels",
+    "LongMemEvalReport", "StoredLabels", "judge_agreement", "load_judge_labels",
     "longmemeval_accuracy", "stored_labels_from_results", "LocomoParityReport", "locomo_parity",
-    "ALL_METRICS", "DEFAULT_METRICS", "compute_metrics", "score_questions",
+    "ALL_METRICS", "DEFAULT_METRICS", "compute_metrics", "score_questions", "MemoryConfig", "MemoryReport",
+    "run_memory",
 ]

@@ -4,14 +4,16 @@
   ``*.eval-results-<model>`` JSONL with ``autoeval_label``), flat label files
   (``question_id`` + ``label``/``score``/``llm_score``), mem0 LoCoMo results
   (``llm_score``) or an EvalBoard judge cache.
-- :func:`judge_agreement`: accuracy and Cohen's kappa between two judges' binary labels.
+- :func:`judge_agreement`: accuracy and Cohen's kappa (:mod:`evaluators.metrics.agreement`, through
+  the confusion matrix of :func:`~evaluators.metrics.classification.classification_report`)
+  between two judges' binary labels.
 - :func:`longmemeval_accuracy`: per-type, task-averaged, overall and abstention accuracy as
   LongMemEval's ``print_qa_metrics.py`` prints them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +21,7 @@ from evaluators.io import InputError, InputIssue, read_records
 from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.judge import CACHE_FORMAT, JudgeCache, Judgement
 from evaluators.memory.loaders import load_mem0_locomo
-from evaluators.memory.records import EvalResult
+from evaluators.memory.records import EvalResult, lines_despite_bad_bytes
 from evaluators.metrics.classification import classification_report
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, safe_div
@@ -117,12 +119,16 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
         Bad lines are reported with their line and skipped.
     """
     out = StoredLabels()
+    lines = None
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable
-        out.issues.append(exc.issue)
-        return out
-    if parsed.errors:  # not one JSON document: JSONL or CSV records
+    except InputError as exc:  # undecodable as a whole: a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            out.issues.append(exc.issue)
+            return out
+        value, parsed = None, None
+    if parsed is not None and parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     if isinstance(value, dict) and value.get("format") == CACHE_FORMAT:
         cache = JudgeCache.from_value(value, file)
@@ -141,7 +147,8 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
             out.labels = stored_labels_from_results(report.results)
             out.hypotheses = {r.question_id: r.prediction for r in report.results}
             return out
-    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
+    records = lines if lines is not None else (
+        add_json_records(value, parsed) if parsed is not None else read_records(data, file))
     out.issues.extend(records.issues)
     for rec in records.records:
         where = rec.where()
@@ -172,36 +179,6 @@ def load_judge_labels(data: bytes, file: str = "<labels>", *, dataset=None) -> S
             continue
         out.labels[str(qid)] = score
     return out
-
-
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
-    """Cohen's kappa of two raters' labels (any hashable labels).
-
-    kappa = (p_o - p_e) / (1 - p_e), with p_o the observed agreement and p_e the
-    agreement expected from the raters' marginal label frequencies; computed by
-    :func:`evaluators.metrics.classification.classification_report`.
-
-    Returns
-    -------
-    float or None
-        In [-1, 1]; ``None`` when undefined (no items, or p_e = 1: both raters used
-        one and the same label throughout, where scikit-learn returns NaN).
-
-    Raises
-    ------
-    ValueError
-        If the sequences differ in length.
-
-    References
-    ----------
-    Cohen (1960), "A coefficient of agreement for nominal scales"; same value as
-    ``sklearn.metrics.cohen_kappa_score`` (unweighted).
-    """
-    if len(a) != len(b):
-        raise ValueError(f"label sequences differ in length: {len(a)} vs {len(b)}")
-    if not a:
-        return None
-    return classification_report(list(a), list(b)).cohen_kappa
 
 
 @dataclass(frozen=True)
@@ -374,5 +351,5 @@ def longmemeval_accuracy(questions: Iterable[EvalResult], labels: Mapping[str, f
 
 
 __all__ = ["StoredLabels", "load_judge_labels", "label_value", "stored_labels_from_results",
-           "cohen_kappa", "JudgeAgreement", "judge_agreement", "TypeAccuracy", "LongMemEvalReport",
+           "JudgeAgreement", "judge_agreement", "TypeAccuracy", "LongMemEvalReport",
            "longmemeval_accuracy"]

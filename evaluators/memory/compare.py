@@ -1,7 +1,11 @@
 """Several long-term-memory systems on the same questions: side by side and a paired comparison.
 
 Each system's per-question rows come from :func:`evaluators.memory.metrics.score_questions`
-(the rows behind every memory report); questions are matched by ``question_id``.
+(the rows behind every memory report); questions are matched by ``question_id``.  Another
+system's file is read against the same LoCoMo question file as the run (so mem0 items take
+the same ids) and paired with the run's questions by :func:`pair_results`: by question id,
+then, for the rest, on (conversation, question text); the rule applied is returned with the
+counts (:class:`Pairing`) for display.
 
 - :func:`systems_table`: each system's overall mean of a metric with its 95% bootstrap
   interval (questions resampled, :func:`evaluators.memory.metrics.aggregate_rows`).
@@ -13,9 +17,14 @@ Each system's per-question rows come from :func:`evaluators.memory.metrics.score
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.io import InputIssue
+from evaluators.memory.loaders import load_results_file
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, score_questions
+from evaluators.memory.records import EvalResult, LoadReport
+from evaluators.results import DictMixin
 from evaluators.metrics.statistics import PairedScores, compare_paired_scores
 
 
@@ -75,3 +84,107 @@ def score_system(results, metrics: Sequence[str]) -> list[QuestionScores]:
     (:func:`evaluators.memory.metrics.score_questions`).
     """
     return score_questions(list(results), None, metrics=list(metrics)) if metrics else []
+
+
+def _text_key(result: EvalResult) -> tuple[str, str]:
+    """(conversation, question text) with whitespace runs collapsed and case folded."""
+    return result.sample_id, " ".join(result.question.split()).casefold()
+
+
+@dataclass(frozen=True)
+class Pairing(DictMixin):
+    """How another system's questions were paired with the run's.
+
+    Attributes
+    ----------
+    n_by_id : int
+        Paired by ``question_id``.
+    n_by_text : int
+        Paired on (conversation, question text) (ids differ).
+    n_unpaired : int
+        The other system's questions left without a partner (not compared).
+    examples : list of str
+        Up to three unpaired question ids.
+    """
+
+    n_by_id: int = 0
+    n_by_text: int = 0
+    n_unpaired: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def rule(self) -> str:
+        """``"question_id"``, ``"conversation+question"`` or ``"question_id, then conversation+question"``."""
+        if self.n_by_text and self.n_by_id:
+            return "question_id, then conversation+question"
+        return "conversation+question" if self.n_by_text else "question_id"
+
+    def describe(self) -> str:
+        """One sentence for display: the rule and the counts."""
+        parts = []
+        if self.n_by_id:
+            parts.append(f"{self.n_by_id} paired by question id")
+        if self.n_by_text:
+            parts.append(f"{self.n_by_text} paired on (conversation, question text) because their ids differ")
+        if self.n_unpaired:
+            parts.append(f"{self.n_unpaired} without a partner and not compared (e.g. {', '.join(self.examples)})")
+        return "; ".join(parts) + "." if parts else "No question to pair."
+
+
+def pair_results(base: Sequence[EvalResult], other: Sequence[EvalResult]) -> tuple[list[EvalResult], Pairing]:
+    """``other``'s records paired with ``base``'s: by ``question_id``, then on (conversation, question text).
+
+    A record of ``other`` whose id is one of ``base``'s keeps it.  The others are paired, in
+    order, with the ``base`` records not yet paired that have the same conversation
+    (``sample_id``) and question text (whitespace collapsed, case folded); the k-th such
+    record of ``other`` takes the k-th of ``base`` (the same question asked twice in one
+    conversation).  A paired record takes its partner's ``question_id``.
+
+    Returns
+    -------
+    (records, Pairing)
+        ``other``'s records in their order (paired ones re-keyed, unpaired ones as they were),
+        and how they were paired.
+    """
+    base_ids = {r.question_id for r in base}
+    by_id = [r for r in other if r.question_id in base_ids]
+    taken = {r.question_id for r in by_id}
+    free: dict[tuple[str, str], list[str]] = {}
+    for r in base:
+        if r.question_id not in taken:
+            free.setdefault(_text_key(r), []).append(r.question_id)
+    out: list[EvalResult] = []
+    n_text, unpaired = 0, []
+    for r in other:
+        if r.question_id in base_ids:
+            out.append(r)
+            continue
+        partners = free.get(_text_key(r))
+        if partners:
+            qid = partners.pop(0)
+            out.append(EvalResult(r.sample_id, qid, r.question_type, r.question, r.ground_truth, r.prediction,
+                                  r.abstention, {**r.metadata, "original_question_id": r.question_id}))
+            n_text += 1
+        else:
+            out.append(r)
+            unpaired.append(r.question_id)
+    return out, Pairing(len(by_id), n_text, len(unpaired), unpaired[:3])
+
+
+@dataclass(frozen=True)
+class OtherSystem(DictMixin):
+    """Another system on the run's questions: its ``rows`` (scored with the run's text metrics, re-keyed
+    to the run's question ids), the ``pairing`` applied and the ``issues`` of its file."""
+
+    rows: list[QuestionScores] = field(default_factory=list)
+    pairing: Pairing = field(default_factory=Pairing)
+    issues: list[InputIssue] = field(default_factory=list)
+
+
+def score_other_system(file_name: str, data: bytes, metrics: Sequence[str], base: Sequence[EvalResult], *,
+                       dataset: LoadReport | None = None) -> OtherSystem:
+    """Read another system's results file (against the run's LoCoMo ``dataset``, when there is one, so mem0
+    items take the same ids), pair it with ``base`` (:func:`pair_results`) and score it with ``metrics``."""
+    loaded = load_results_file(data, file_name, dataset=dataset)
+    paired, pairing = pair_results(base, loaded.results)
+    return OtherSystem(score_system(paired, metrics), pairing, list(loaded.issues))

@@ -77,6 +77,8 @@ class ResolvedInputs(DictMixin):
         The rules applied, one human-readable sentence each, in order.
     issues : list of InputIssue
         Located problems of every input.
+    files : dict
+        ``role -> name`` of every input given (the names used in every message and report).
     """
 
     results: list[EvalResult] = field(default_factory=list)
@@ -86,6 +88,7 @@ class ResolvedInputs(DictMixin):
     judge_cache: JudgeCache | None = None
     notes: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def locomo_dataset(self) -> LoadReport | None:
@@ -151,6 +154,9 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
         (an empty ``issues`` means no results or questions file was given at all).
     """
     out = ResolvedInputs()
+    out.files = {role: f[0] for role, f in (("results", results), ("questions", questions),
+                                             ("predictions", predictions), ("labels", labels),
+                                             ("judge_cache", judge_cache)) if f is not None}
     if questions is not None:
         out.dataset = _read_questions(questions, out)
     locomo = out.locomo_dataset

@@ -23,10 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -35,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io.readers import loads_json_line
-from evaluators import __version__
-from evaluators.io import InputError, InputIssue, load_json_bytes
+from evaluators.io.replies import ReplyStore
 from evaluators.memory.llm import ChatLLM, LLMError
 from evaluators.memory.prompts import BINARY_PROMPTS, CONTINUOUS
 from evaluators.memory.records import EvalResult
@@ -254,8 +250,9 @@ def fingerprint(result: EvalResult, mode: str) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:20]
 
 
-class JudgeCache:
-    """Judgements keyed by ``question_id``, stored as one JSON file.
+class JudgeCache(ReplyStore):
+    """Judgements keyed by ``question_id``, stored as one JSON file (a :class:`~evaluators.io.replies.ReplyStore`
+    in its JSON layout: the one reply store, shared with dialogue live mode's checkpoint).
 
     File layout::
 
@@ -272,50 +269,32 @@ class JudgeCache:
     Raises
     ------
     InputError
-        When an existing file is not a judge cache (invalid JSON, wrong layout);
-        single bad entries are skipped and listed in ``issues``.
+        When an existing file is not a judge cache (invalid JSON, wrong layout, over the size
+        cap); single bad entries are skipped and listed in ``issues``.
     """
 
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path is not None else None
-        self.entries: dict[str, dict[str, Any]] = {}
-        self.issues: list[InputIssue] = []
-        self._lock = threading.Lock()
-        if self.path is not None and self.path.exists():
-            self._load(self.path.read_bytes(), str(self.path))
+        super().__init__(path, layout="json", format=CACHE_FORMAT, version=CACHE_VERSION)
+
+    def describe(self) -> str:
+        return "judge cache"
+
+    def check_entry(self, entry: Mapping[str, Any]) -> None:
+        Judgement.from_dict(entry)
 
     @classmethod
     def from_bytes(cls, data: bytes, file: str = "<judge cache>") -> JudgeCache:
         """An in-memory cache read from uploaded bytes."""
         cache = cls(None)
-        cache._load(data, file)
+        cache.load_bytes(data, file)
         return cache
 
     @classmethod
     def from_value(cls, value: Any, file: str = "<judge cache>") -> JudgeCache:
         """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`)."""
         cache = cls(None)
-        cache._load_value(value, file)
+        cache.load_value(value, file)
         return cache
-
-    def _load(self, data: bytes, file: str) -> None:
-        value, _ = load_json_bytes(data, file)
-        self._load_value(value, file)
-
-    def _load_value(self, value: Any, file: str) -> None:
-        if not isinstance(value, dict) or value.get("format") != CACHE_FORMAT or not isinstance(
-                value.get("entries"), dict):
-            raise InputError(InputIssue(file, f"not a judge cache: expected an object with \"format\": "
-                                              f"\"{CACHE_FORMAT}\" and \"entries\"", path="$"))
-        for qid, entry in value["entries"].items():
-            try:
-                if not isinstance(entry, dict):
-                    raise ValueError("expected an object")
-                Judgement.from_dict(entry)
-            except ValueError as exc:
-                self.issues.append(InputIssue(file, f"judge cache entry skipped: {exc}", path=f"entries.{qid}"))
-                continue
-            self.entries[str(qid)] = dict(entry)
 
     def get(self, question_id: str, fp: str | None = None) -> Judgement | None:
         """The cached judgement, or ``None`` when absent or (with ``fp``) stale."""
@@ -356,32 +335,9 @@ class JudgeCache:
         out.entries = {q: dict(self.entries[q]) for q in question_ids if q in self.entries}
         return out
 
-    def put(self, question_id: str, fp: str, judgement: Judgement, question_type: str = "") -> None:
+    def put(self, question_id: str, fp: str, judgement: Judgement, question_type: str = "") -> None:  # type: ignore[override]
         """Store a judgement (thread-safe; call :meth:`save` to write)."""
-        with self._lock:
-            self.entries[question_id] = {"fingerprint": fp, "question_type": question_type, **judgement.to_dict()}
-
-    def to_json(self) -> str:
-        """The cache file's text."""
-        with self._lock:
-            entries = dict(self.entries)
-        return json.dumps({"format": CACHE_FORMAT, "version": CACHE_VERSION, "evalboard": __version__,
-                           "entries": entries}, ensure_ascii=False, indent=1)
-
-    def save(self) -> None:
-        """Write the file atomically (temporary file + rename); no-op without a path."""
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = self.to_json()
-        fd, tmp = tempfile.mkstemp(prefix=".judge-cache-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        super().put(question_id, {"fingerprint": fp, "question_type": question_type, **judgement.to_dict()})
 
 
 @dataclass

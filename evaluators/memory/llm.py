@@ -30,16 +30,13 @@ not retried.  Requests go through :mod:`evaluators.net` (httpx, tenacity).
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from evaluators import net
 from evaluators.io.readers import loads_json_line
-from evaluators.net import RETRY_STATUS, HTTPFailure, URLPolicy  # noqa: F401 - RETRY_STATUS re-exported
+from evaluators.net import RETRY_STATUS, EndpointSettings, HTTPFailure, URLPolicy  # noqa: F401 - re-exported
 
 
 class LLMError(RuntimeError):
@@ -77,97 +74,9 @@ class ChatLLM(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class LLMConfig:
-    """Settings of :class:`OpenAICompatibleClient`.
-
-    Attributes
-    ----------
-    base_url : str
-        Endpoint root, up to and including ``/v1`` (``/chat/completions`` is appended).
-    model : str
-        Model name sent with every request.
-    api_key : str or None
-        Bearer token; ``None`` for local servers that need none.  Not shown by ``repr``.
-        :meth:`from_env` gives the environment's key only to the environment's base URL.
-    timeout_s : float
-        Seconds to wait for one request (connect + read), > 0.
-    max_retries : int
-        Retries after the first attempt for transient failures (>= 0).
-    backoff_s : float
-        First retry delay in seconds; doubles each retry.
-    max_backoff_s : float
-        Upper bound of one delay (also caps ``Retry-After``).
-    concurrency : int
-        Requests in flight at once across threads (>= 1).
-    temperature : float
-        Sampling temperature (0 for a deterministic judge).
-    policy : evaluators.net.URLPolicy
-        Which URLs may be contacted (:meth:`from_env` reads ``EVALBOARD_ALLOWED_HOSTS`` and
-        trusts the environment's base URL).
-    """
-
-    base_url: str
-    model: str
-    api_key: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    backoff_s: float = 1.0
-    max_backoff_s: float = 30.0
-    concurrency: int = 4
-    temperature: float = 0.0
-    policy: URLPolicy = field(default_factory=URLPolicy)
-
-    def __repr__(self) -> str:
-        key = "set" if self.api_key else "none"
-        return (f"LLMConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>, "
-                f"timeout_s={self.timeout_s}, max_retries={self.max_retries}, concurrency={self.concurrency})")
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> LLMConfig | None:
-        """Read the configuration from the environment (see the module docstring).
-
-        Returns
-        -------
-        LLMConfig or None
-            ``None`` when no base URL or no model is configured (the judge is then
-            unavailable; cached judgements can still be used).
-
-        Raises
-        ------
-        ValueError
-            When a numeric variable does not parse; :class:`evaluators.net.URLRejected` (a
-            ``ValueError``) when the base URL may not be contacted (not http/https, or outside
-            ``EVALBOARD_ALLOWED_HOSTS``).
-
-        Notes
-        -----
-        ``EVALBOARD_JUDGE_API_KEY`` (or ``OPENAI_API_KEY``) is used only when the base URL is
-        the environment's ``EVALBOARD_JUDGE_BASE_URL`` (or ``OPENAI_BASE_URL``) or below it;
-        another ``base_url`` gets the ``api_key`` override alone.
-        """
-        env = os.environ if env is None else env
-        env_base = env.get("EVALBOARD_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL")
-        base = overrides.pop("base_url", None) or env_base
-        model = overrides.pop("model", None) or env.get("EVALBOARD_JUDGE_MODEL")
-        if not base or not model:
-            return None
-        policy = URLPolicy.from_env(env, trusted=[env_base] if env_base else [])
-        policy.check(base)
-        key = overrides.pop("api_key", None)
-        if not key and env_base and net.is_under(base.rstrip("/"), env_base.rstrip("/")):
-            key = env.get("EVALBOARD_JUDGE_API_KEY") or env.get("OPENAI_API_KEY")
-        numbers = {}
-        for name, var, cast in (("timeout_s", "EVALBOARD_JUDGE_TIMEOUT", float),
-                                ("max_retries", "EVALBOARD_JUDGE_MAX_RETRIES", int),
-                                ("concurrency", "EVALBOARD_JUDGE_CONCURRENCY", int)):
-            if env.get(var):
-                try:
-                    numbers[name] = cast(env[var])
-                except ValueError as exc:
-                    raise ValueError(f"{var}={env[var]!r} is not a valid {cast.__name__}") from exc
-        numbers.update(overrides)
-        return cls(base_url=base.rstrip("/"), model=model, api_key=key or None, policy=policy, **numbers)
+#: The judge endpoint's settings: :class:`evaluators.net.EndpointSettings` (one class for every endpoint;
+#: ``LLMConfig.from_env`` reads the variables of the module docstring).
+LLMConfig = EndpointSettings
 
 
 def parse_chat_completion(body: bytes) -> str:
@@ -196,25 +105,29 @@ class OpenAICompatibleClient:
 
     Parameters
     ----------
-    config : LLMConfig
+    config : EndpointSettings (``LLMConfig``)
     sleep : callable, optional
         Used between retries (tests pass a recorder).
 
     Notes
     -----
     A semaphore of ``config.concurrency`` bounds the requests in flight, however many
-    threads call :meth:`complete`.  ``requests_made`` counts HTTP requests sent.
+    threads call :meth:`complete`.  ``requests_made`` counts HTTP requests sent.  Requests go
+    through one :class:`evaluators.net.Session`: connections are kept alive between them.
     """
 
-    def __init__(self, config: LLMConfig, *, sleep=time.sleep):
-        if config.timeout_s <= 0 or config.concurrency < 1 or config.max_retries < 0:
-            raise ValueError("timeout_s must be > 0, concurrency >= 1 and max_retries >= 0")
+    def __init__(self, config: EndpointSettings, *, sleep=time.sleep):
         self.config = config
         self.model = config.model
         self._sleep = sleep
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
+        self._session = net.Session(config)  # one client, connections kept alive between requests
         self.requests_made = 0
+
+    def close(self) -> None:
+        """Close the kept-alive connections."""
+        self._session.close()
 
     @property
     def url(self) -> str:
@@ -228,8 +141,7 @@ class OpenAICompatibleClient:
         with self._lock:
             self.requests_made += 1
         with self._slots:
-            return net.post(self.url, payload, headers=headers, timeout=self.config.timeout_s,
-                            policy=self.config.policy)
+            return self._session.post(self.url, payload, headers=headers)
 
     def complete(self, prompt: str, *, max_tokens: int | None = None) -> str:
         """Send one user message and return the reply text.

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
 from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.records import (
     ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
-    answer_text, canonical_type, read_results, results_from_records,
+    answer_text, canonical_type, lines_despite_bad_bytes, read_results, results_from_records,
 )
 from evaluators.policy import is_empty
 
@@ -196,6 +197,17 @@ def _is_mem0_shape(value: Any) -> bool:
     )
 
 
+#: A mem0 results key naming a conversation by its position in ``locomo10.json``: ``"0"`` (mem0's
+#: ``evals.py``) or ``"conv_0"`` / ``"conv-0"`` / ``"conversation_0"`` (other versions of its scripts).
+_MEM0_KEY = re.compile(r"(?:conv(?:ersation)?[-_ ]?)?(\d+)", re.IGNORECASE)
+
+
+def mem0_conversation_index(key: str) -> int | None:
+    """The position in ``locomo10.json`` a mem0 results key names (``"0"``, ``"conv_0"`` -> 0), or ``None``."""
+    match = _MEM0_KEY.fullmatch(str(key).strip())
+    return int(match.group(1)) if match else None
+
+
 def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None, *,
                      dataset: LoadReport | None = None) -> LoadReport:
     """Load LoCoMo predictions in mem0's results format.
@@ -204,7 +216,8 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
     ----------
     source : bytes, path or parsed dict
         ``{"0": [{"question", "answer", "response", "category", ...}], "1": [...]}``: the
-        keys are positions in ``locomo10.json``, the items follow the conversation's
+        keys are positions in ``locomo10.json`` (``"0"``, or ``"conv_0"`` in other versions of
+        mem0's scripts: :func:`mem0_conversation_index`), the items follow the conversation's
         ``qa`` order with category 5 left out (mem0 ``evaluation/evals.py``).
     dataset : LoadReport, optional
         :func:`load_locomo` of the dataset.  When given, each item takes the id of the
@@ -215,7 +228,9 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
     Returns
     -------
     LoadReport
-        ``format="mem0_locomo"``.  Without a dataset, ids are ``conv{key}_{i}``.
+        ``format="mem0_locomo"``.  Without a dataset, ids are ``conv{n}_{i}`` (``n`` the
+        conversation's position, whichever way the key spells it: ``"0"`` and ``"conv_0"`` both
+        give ``conv0_3``; a key without a position is kept as is: ``conv{key}_{i}``).
         mem0's stored per-question scores (``llm_score``, ``f1_score``,
         ``bleu_score``) are kept in ``metadata``.
     """
@@ -234,7 +249,9 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
         for r in dataset.results:
             by_conv.setdefault(order.index(r.sample_id), []).append(r)
     for key, items in value.items():
-        conv_questions = by_conv.get(int(key), []) if key.isdigit() else []
+        position = mem0_conversation_index(key)
+        conv = f"conv{position}" if position is not None else f"conv{key}"
+        conv_questions = by_conv.get(position, []) if position is not None else []
         cursor = 0
         for i, item in enumerate(items):
             path = f"{key}[{i}]"
@@ -263,7 +280,7 @@ def load_mem0_locomo(source: bytes | str | Path | dict, file: str | None = None,
                 sid, qid = match.sample_id, match.question_id
                 metadata.update({k: v for k, v in match.metadata.items() if k not in metadata})
             else:
-                sid, qid = f"conv{key}", f"conv{key}_{i}"
+                sid, qid = conv, f"{conv}_{i}"
             if qtype == "adversarial":
                 gt = ADVERSARIAL_GROUND_TRUTH
                 metadata["adversarial_answer"] = answer_text(item.get("answer", item.get("adversarial_answer")))
@@ -294,18 +311,23 @@ def load_predictions(data: bytes, file: str = "<input>") -> tuple[dict[str, str]
         and one issue).
     """
     issues: list[InputIssue] = []
+    lines = None
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable: reported, never raised
-        return {}, [exc.issue]
-    if parsed.errors:  # not one JSON document: JSONL or CSV records
+    except InputError as exc:  # undecodable as a whole: reported, never raised; a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            return {}, [exc.issue]
+        value, parsed = None, None
+    if parsed is not None and parsed.errors:  # not one JSON document: JSONL or CSV records
         value, parsed = None, None
     one_record = isinstance(value, dict) and any(f in value for f in FIELD_ALIASES["question_id"]) and any(
         f in value for f in PREDICTION_FIELDS)  # a one-line JSONL file: one record, not {question_id: answer}
     if isinstance(value, dict) and value and not one_record and all(isinstance(v, (str, int, float)) or v is None
                                                                     for v in value.values()):
         return {str(k): answer_text(v) for k, v in value.items()}, issues
-    records = add_json_records(value, parsed) if parsed is not None else read_records(data, file)
+    records = lines if lines is not None else (
+        add_json_records(value, parsed) if parsed is not None else read_records(data, file))
     issues.extend(records.issues)
     out: dict[str, str] = {}
     for rec in records.records:
@@ -390,8 +412,11 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
     """
     try:
         value, parsed = read_json_document(data, file)
-    except InputError as exc:  # undecodable
-        return LoadReport(file=file, format="unknown", issues=[exc.issue])
+    except InputError as exc:  # undecodable as a whole: a JSONL file keeps its good lines
+        lines = lines_despite_bad_bytes(data, file, exc.issue)
+        if lines is None:
+            return LoadReport(file=file, format="unknown", issues=[exc.issue])
+        return results_from_records(lines)
     if parsed.errors:
         return read_results(data, file)  # JSONL or CSV (or invalid JSON, reported with its position)
     kind = detect_format(value)

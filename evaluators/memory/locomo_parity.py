@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 import string
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from evaluators.memory.records import LOCOMO_CATEGORIES, EvalResult
-from evaluators.metrics.overlap import overlap_f1
+from evaluators.metrics.overlap import _f1_from_common
 from evaluators.results import DictMixin, safe_div
 
 SIGNATURE = ("locomo-parity:f1|norm=drop-commas+lower+strip-ascii-punct+drop(a,an,the,and)|"
@@ -35,7 +36,9 @@ SIGNATURE = ("locomo-parity:f1|norm=drop-commas+lower+strip-ascii-punct+drop(a,a
              "adversarial=contains('no information available'|'not mentioned')")
 
 _TYPE_TO_CATEGORY = {v: k for k, v in LOCOMO_CATEGORIES.items()}
-_PUNCT = set(string.punctuation)
+_DROP_PUNCT = str.maketrans("", "", string.punctuation)  # str.translate: no list of every character
+_SPACES = re.compile(r"\s+")  # the whitespace of str.split() (Py_UNICODE_ISSPACE)
+_WORD = re.compile(r"\S+")
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 
 
@@ -54,10 +57,9 @@ def _stem(word: str) -> str:
 def normalize_answer(text: str) -> str:
     """LoCoMo's ``normalize_answer``: drop commas, lower-case, drop ASCII punctuation,
     drop "a", "an", "the", "and", collapse whitespace."""
-    s = str(text).replace(",", "").lower()
-    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = str(text).replace(",", "").lower().translate(_DROP_PUNCT)
     s = _ARTICLES.sub(" ", s)
-    return " ".join(s.split())
+    return _SPACES.sub(" ", s).strip()
 
 
 def stemmed_tokens(text: str) -> list[str]:
@@ -73,11 +75,17 @@ def locomo_token_f1(prediction: str, answer: str) -> float:
     float
         In [0, 1].
     """
-    pred = stemmed_tokens(prediction)
-    gold = stemmed_tokens(answer)
+    pred = _stemmed_counts(prediction)
+    gold = _stemmed_counts(answer)
     if not pred or not gold:  # LoCoMo gives 0 here, also when both are empty
         return 0.0
-    return overlap_f1(pred, gold)
+    return _f1_from_common(sum((pred & gold).values()), pred.total(), gold.total())
+
+
+def _stemmed_counts(text: str) -> Counter:
+    """Counts of :func:`stemmed_tokens` (what :func:`~evaluators.metrics.overlap.overlap_f1` counts), read
+    word by word: a long answer is never held as a list of its words."""
+    return Counter(_stem(m.group()) for m in _WORD.finditer(normalize_answer(text)))
 
 
 def locomo_multi_answer_f1(prediction: str, answer: str) -> float:

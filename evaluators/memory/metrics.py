@@ -22,6 +22,13 @@ semantic_similarity (same)                 sentence-embedding cosine (optional i
 locomo_f1          (LoCoMo parity)         :mod:`evaluators.memory.locomo_parity`
 =================  ======================  =========================================
 
+ROUGE-1 and ``token_f1_char`` are one number by definition: ROUGE-1's F-measure is the F1
+of the clipped unigram overlap (Lin, 2004), which is the SQuAD token F1 formula, and both
+are computed on the same ``char`` tokens (CJK by character, other text by word) with the
+same empty-side rule, so they agree on every answer (tested on the demo and the real
+files).  ROUGE-1 is kept because papers report it; :data:`METRIC_HELP` says so wherever it
+is shown.  ROUGE-2 and ROUGE-L differ.
+
 Missing ground truth follows DESIGN.md: a question whose ground truth is empty is left
 out of the text metrics (counted in ``gt_missing``); an empty prediction with a ground
 truth is scored (as a miss).  A question without a judge score is left out of
@@ -67,6 +74,14 @@ OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "semantic_similarity")
 NEEDS_DATA_METRICS: tuple[str, ...] = ("meteor",)
 #: How to get METEOR's data, once, with network (said in the CLI's --help and the page's help).
 METEOR_DATA_HINT = "python -m nltk.downloader wordnet omw-1.4"
+#: A note shown with a metric (its help), where its value needs one to be read right.
+METRIC_HELP: dict[str, str] = {
+    "rouge1": "ROUGE-1 F equals F1 (char) on every answer, by definition: both are the F1 of the clipped "
+              "unigram overlap (Lin 2004; SQuAD's f1_score) on the same tokens (CJK by character, other text by "
+              "word). It is kept because papers report ROUGE-1; ROUGE-2 and ROUGE-L differ.",
+    "token_f1_char": "Token F1 (SQuAD formula) on CJK characters and other words; ROUGE-1 F is the same number.",
+}
+
 #: ``metrics=None`` computes these.
 DEFAULT_METRICS: tuple[str, ...] = tuple(m for m in ALL_METRICS
                                          if m not in OPTIONAL_METRICS + NEEDS_DATA_METRICS and m != "locomo_f1")

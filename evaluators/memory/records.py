@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.io import InputIssue, RecordSet, read_records
+from evaluators.io.readers import Record, iter_jsonl, sniff_bytes
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, to_jsonable
 
@@ -219,6 +220,23 @@ def result_from_dict(data: dict[str, Any]) -> EvalResult:
     )
 
 
+def lines_despite_bad_bytes(data: bytes, file: str, issue: InputIssue) -> RecordSet | None:
+    """The records of a JSONL file that does not decode as a whole, read line by line as UTF-8.
+
+    ``issue`` is the decoding error of the whole file.  A JSONL file (by its name or its first
+    lines) keeps every line that decodes; each line that does not is a located error (its line
+    number and byte offset).  Returns ``None`` for anything else (the file stays unreadable).
+    """
+    if issue.kind != "decode" or sniff_bytes(data, file) != "jsonl":
+        return None
+    out = RecordSet(file=file, format="jsonl", encoding="utf-8", issues=[InputIssue(
+        file, "not UTF-8 (nor GB18030) as a whole: read line by line as UTF-8, the lines that are not are skipped "
+              "(listed with their line)", severity="warning", kind="decode")])
+    for item in iter_jsonl(data, file, encoding="utf-8", keep_raw=False):
+        (out.records if isinstance(item, Record) else out.issues).append(item)
+    return out
+
+
 def read_results(data: bytes, file: str = "<input>", fmt: str | None = None) -> LoadReport:
     """Read EvalResult records from JSONL, a JSON array or CSV.
 
@@ -239,6 +257,40 @@ def read_results(data: bytes, file: str = "<input>", fmt: str | None = None) -> 
         first record and report the others.
     """
     return results_from_records(read_records(data, file, fmt))
+
+
+#: Deepest nesting of a kept extra field (``metadata``); a deeper value is left out with a located warning
+#: (the readers accept 1,024 levels, more than Python's JSON writer and recursion allow).
+MAX_METADATA_DEPTH = 64
+
+
+def nesting_depth(value: Any, limit: int = MAX_METADATA_DEPTH) -> int:
+    """Levels of lists and objects in ``value`` (0 for a scalar), counted without recursion up to ``limit + 1``."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        children = []
+        for v in level:
+            if isinstance(v, dict):
+                children.extend(v.values())
+            elif isinstance(v, (list, tuple)):
+                children.extend(v)
+        if not children and not any(isinstance(v, (dict, list, tuple)) for v in level):
+            break
+        depth += 1
+        level = children
+    return depth
+
+
+def _drop_deep_metadata(result: EvalResult, file: str, where: dict[str, Any]) -> list[InputIssue]:
+    """Leave out the extra fields nested deeper than :data:`MAX_METADATA_DEPTH` (in place), with a warning each."""
+    issues = []
+    for key in [k for k, v in result.metadata.items()
+                if isinstance(v, (dict, list)) and nesting_depth(v) > MAX_METADATA_DEPTH]:
+        del result.metadata[key]
+        issues.append(InputIssue(file, f"field {key!r} nests lists or objects more than {MAX_METADATA_DEPTH} levels "
+                                       "deep; left out (the question is kept)", severity="warning", kind="schema",
+                                 **where))
+    return issues
 
 
 def results_from_records(records: RecordSet) -> LoadReport:
@@ -262,6 +314,8 @@ def results_from_records(records: RecordSet) -> LoadReport:
                                             kind="schema", severity="warning", **where))
             continue
         seen.add(result.question_id)
+        if result.metadata:
+            report.issues.extend(_drop_deep_metadata(result, file, where))
         report.results.append(result)
     return report
 

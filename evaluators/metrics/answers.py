@@ -15,12 +15,12 @@ from evaluators.metrics.registry import Metric, register
 register(Metric(
     "exact_match_squad", "SQuAD v1.1 exact match (official evaluate-v1.1.py normalization)", (0.0, 1.0),
     "squad-v1.1|lower,strip ASCII punctuation,drop a/an/the,collapse whitespace",
-    fn=lambda p, r: squad.exact_match(p.text, r.text),
+    fn=lambda p, r: squad.exact_match_squad(p.text, r.text),
 ))
 register(Metric(
     "token_f1_squad", "SQuAD v1.1 token F1 (bag of whitespace tokens after the official normalization)", (0.0, 1.0),
     "squad-v1.1|lower,strip ASCII punctuation,drop a/an/the,whitespace tokens",
-    fn=lambda p, r: squad.token_f1(p.text, r.text),
+    fn=lambda p, r: squad.token_f1_squad(p.text, r.text),
 ))
 register(Metric(
     "exact_match_cmrc", "CMRC 2018 exact match (official cmrc2018_evaluate.py: symbol list removed)", (0.0, 1.0),

@@ -22,10 +22,11 @@ References
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.metrics.agreement import cohen_kappa_from_counts, sorted_labels
 from evaluators.results import DictMixin, safe_div, to_jsonable
 
 ROWS = ("true", "predicted")
@@ -194,16 +195,8 @@ def _paired(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
     y_pred = list(y_pred)
     if len(y_true) != len(y_pred):
         raise ValueError(f"y_true has {len(y_true)} labels but y_pred has {len(y_pred)}")
-    labels = list(labels) if labels is not None else _sorted_labels(y_true + y_pred)
+    labels = list(labels) if labels is not None else sorted_labels(y_true + y_pred)
     return y_true, y_pred, labels
-
-
-def _sorted_labels(values: Iterable[Hashable]) -> list:
-    uniq = set(values)
-    try:
-        return sorted(uniq)
-    except TypeError:
-        return sorted(uniq, key=lambda v: (type(v).__name__, str(v)))
 
 
 def _mean(values: Sequence[float | None]) -> tuple[float | None, int]:
@@ -251,20 +244,6 @@ def confusion_counts(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
     return counts, outside
 
 
-def _kappa(counts: list[list[int]]) -> float | None:
-    n = sum(sum(r) for r in counts)
-    if n == 0:
-        return None
-    k = len(counts)
-    row = [sum(r) for r in counts]
-    col = [sum(counts[i][j] for i in range(k)) for j in range(k)]
-    observed_disagree = n - sum(counts[i][i] for i in range(k))
-    expected_disagree = n - sum(row[i] * col[i] for i in range(k)) / n
-    if expected_disagree == 0:
-        return None
-    return 1 - observed_disagree / expected_disagree
-
-
 def classification_report(
     y_true: Sequence[Hashable],
     y_pred: Sequence[Hashable],
@@ -301,7 +280,8 @@ def classification_report(
     -----
     Per class ``c``: ``precision = tp / (tp + fp)``, ``recall = tp / (tp + fn)``,
     ``f1 = 2 tp / (2 tp + fp + fn)`` (equal to the harmonic mean when both are defined).
-    Kappa: ``1 - (n - trace) / (n - sum_i row_i col_i / n)`` on the matrix (Cohen 1960).
+    Kappa: ``1 - (n - trace) / (n - sum_i row_i col_i / n)`` on the matrix (Cohen 1960), by
+    :func:`evaluators.metrics.agreement.cohen_kappa_from_counts`.
     """
     y_true, y_pred, labels = _paired(y_true, y_pred, labels)
     avg_labels = list(average_labels) if average_labels is not None else list(labels)
@@ -345,7 +325,7 @@ def classification_report(
         macro=macro,
         weighted=weighted,
         average_labels=tuple(avg_labels),
-        cohen_kappa=_kappa(counts),
+        cohen_kappa=cohen_kappa_from_counts(counts),
         n_outside_labels=outside,
     )
 

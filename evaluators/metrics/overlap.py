@@ -7,13 +7,13 @@ words), so no metric drops CJK text.
 
 Definitions and sources
 -----------------------
-exact_match
+exact_match_normalized
     1.0 when the two texts are equal after NFKC, lower case and removal of all
     whitespace, punctuation and symbols, else 0.0 (SQuAD v1.1 ``evaluate-v1.1.py``
     normalizes case/punctuation/whitespace the same way; English articles are kept).
     Mode ``"difflib"``: ``prediction.strip() == reference.strip()``, the earlier
     persona-dialogue script's definition.
-token_f1
+token_f1_char
     Harmonic mean of precision and recall of the multiset overlap of tokens (SQuAD v1.1
     ``f1_score``), on ``char`` tokens: Chinese characters, English words.
 rouge1 / rouge2 / rougeL
@@ -39,8 +39,11 @@ corpus BLEU
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from importlib.metadata import version as _pkg_version
@@ -71,13 +74,29 @@ def _char_sig() -> str:
 # --------------------------------------------------------------------------- exact / F1
 
 
+#: Characters of normalized text handled by one ``re.sub`` in :func:`exact_key`.
+_EXACT_CHUNK = 1 << 20
+
+
 def exact_key(view: TextView) -> str:
-    """Exact-match key: normalized text without whitespace, punctuation or symbols."""
-    return _NON_WORD.sub("", view.normalized)
+    """Exact-match key: normalized text without whitespace, punctuation or symbols.
+
+    A long text is cleaned in 1 Mi-character pieces (``re.sub`` keeps a list of every kept
+    piece: 10 M of them for a 20 MB answer); ``[\\W_]+`` removes runs of single characters,
+    so a run cut between two pieces is removed in both and the key is the same.
+    """
+    text = view.normalized
+    if len(text) <= _EXACT_CHUNK:
+        return _NON_WORD.sub("", text)
+    return "".join(_NON_WORD.sub("", text[i:i + _EXACT_CHUNK]) for i in range(0, len(text), _EXACT_CHUNK))
 
 
-def exact_match(prediction: TextView, reference: TextView) -> float:
-    """1.0 if the normalized texts are equal (see ``EXACT_NORMALIZATION``), else 0.0."""
+def exact_match_normalized(prediction: TextView, reference: TextView) -> float:
+    """1.0 if the normalized texts are equal (see ``EXACT_NORMALIZATION``), else 0.0.
+
+    Not SQuAD's exact match (:func:`evaluators.metrics.squad.exact_match_squad`): symbols and
+    all whitespace are removed and English articles kept.
+    """
     return 1.0 if exact_key(prediction) == exact_key(reference) else 0.0
 
 
@@ -118,10 +137,15 @@ def _f1_from_common(common: int, n_pred: int, n_ref: int) -> float:
     return f1_score(common / n_pred, common / n_ref)
 
 
-def token_f1(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
-    """Token F1 (SQuAD v1.1) on ``tokenizer`` tokens; see :func:`overlap_f1` (unigram counts are shared)."""
-    p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
-    common = prediction.matches(reference, tokenizer, 1) if p and r else 0
+def token_f1_char(prediction: TextView, reference: TextView) -> float:
+    """F1 of the multiset overlap of ``char`` tokens (CJK characters, other words); see :func:`overlap_f1`.
+
+    The SQuAD v1.1 ``f1_score`` formula on the shared ``char`` tokenizer's tokens (unigram counts
+    shared with ROUGE-1 and BLEU), not SQuAD's normalization
+    (:func:`evaluators.metrics.squad.token_f1_squad`).
+    """
+    p, r = prediction.tokens("char"), reference.tokens("char")
+    common = prediction.matches(reference, "char", 1) if p and r else 0
     return _f1_from_common(common, len(p), len(r))
 
 
@@ -160,8 +184,45 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
         return 1.0
     if not p or not r:
         return 0.0
-    lcs = LCSseq.similarity(r, p)
+    if len(p) > LCS_REDUCE_AT and len(p) > len(r):
+        lcs = LCSseq.similarity(r, lcs_reduced(p, r))
+    elif len(r) > LCS_REDUCE_AT:
+        lcs = LCSseq.similarity(lcs_reduced(r, p), p)
+    else:
+        lcs = LCSseq.similarity(r, p)
     return f1_score(lcs / len(p), lcs / len(r))
+
+
+#: Token count above which the longer side is reduced before the LCS (:func:`lcs_reduced`).
+LCS_REDUCE_AT = 100_000
+
+
+def lcs_reduced(long: list[str], short: list[str]) -> list[str]:
+    """``long`` reduced without changing its longest common subsequence with ``short``.
+
+    rapidfuzz's ``LCSseq`` keeps about 40 bytes per token of the longer side (400 MB for a
+    10 M-token answer), so a long side is reduced first, by two steps that keep the LCS length:
+
+    1. tokens that ``short`` does not contain are dropped (they can match nothing);
+    2. each run of one token ``t`` is cut to ``short``'s count of ``t``: a common subsequence
+       matches at most that many of the run (each match takes another position of ``t`` in
+       ``short``), and the first ones of the run serve as well as any others.
+    """
+    counts = Counter(short)
+    out: list[str] = []
+    prev, run = None, 0
+    for tok in long:
+        limit = counts.get(tok)
+        if not limit:
+            continue
+        if tok == prev:
+            run += 1
+            if run > limit:
+                continue
+        else:
+            prev, run = tok, 1
+        out.append(tok)
+    return out
 
 
 # --------------------------------------------------------------------------- BLEU
@@ -239,19 +300,45 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
 # --------------------------------------------------------------------------- METEOR
 
 
-def wordnet_missing() -> str | None:
-    """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted)."""
-    try:
+def nltk_data_dirs() -> list[str]:
+    """nltk's default data search path (``nltk.data.path`` on a UNIX-like system), without importing nltk.
+
+    The same list, in the same order, as ``nltk/data.py`` builds: ``$NLTK_DATA`` entries,
+    ``~/nltk_data``, then the prefix and system folders. Importing nltk to ask costs 1-3 s
+    (it imports scipy.stats), which a page that only lists the available metrics should not pay.
+    """
+    dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        dirs.append(os.path.expanduser("~/nltk_data"))
+    if sys.platform.startswith("win"):  # pragma: no cover - nltk's own list there
         import nltk
 
-        for name in ("corpora/wordnet", "corpora/wordnet.zip"):
+        return list(nltk.data.path)
+    dirs += [os.path.join(sys.prefix, "nltk_data"), os.path.join(sys.prefix, "share", "nltk_data"),
+             os.path.join(sys.prefix, "lib", "nltk_data"), "/usr/share/nltk_data", "/usr/local/share/nltk_data",
+             "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"]
+    return dirs
+
+
+def wordnet_missing() -> str | None:
+    """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted).
+
+    Where nltk is already imported its own ``nltk.data.find`` answers (it may have a path added
+    at run time); otherwise the default data folders (:func:`nltk_data_dirs`) are looked at.
+    """
+    if importlib.util.find_spec("nltk") is None:  # pragma: no cover - nltk is a core requirement
+        return "nltk is not installed"
+    names = ("corpora/wordnet", "corpora/wordnet.zip")
+    nltk = sys.modules.get("nltk")
+    if nltk is not None:
+        for name in names:
             try:
                 nltk.data.find(name)
                 return None
             except LookupError:
                 continue
-    except ImportError:  # pragma: no cover - nltk is a core requirement
-        return "nltk is not installed"
+    elif any(os.path.exists(os.path.join(d, *name.split("/"))) for d in nltk_data_dirs() for name in names):
+        return None
     return "nltk WordNet data not found (METEOR needs it; nothing is downloaded at run time)"
 
 
@@ -350,7 +437,7 @@ def _register_all() -> None:
         "exact_match_normalized", "1 if equal after NFKC, lowercasing and removing whitespace, punctuation and "
         "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
         "exact_match_cmrc)", (0.0, 1.0),
-        f"norm={EXACT_NORMALIZATION}", fn=exact_match,
+        f"norm={EXACT_NORMALIZATION}", fn=exact_match_normalized,
     ))
     register(Metric(
         "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
@@ -360,7 +447,7 @@ def _register_all() -> None:
         "token_f1_char", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
-        f"{char}|multiset overlap", fn=token_f1,
+        f"{char}|multiset overlap", fn=token_f1_char,
     ))
     for n in (1, 2):
         register(Metric(

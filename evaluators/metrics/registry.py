@@ -99,7 +99,9 @@ class Metric:
         if self.check is not None:
             reason = self.check()
             if reason:
-                return f"unavailable: {reason}; install: {self.install_hint or OPTIONAL_INSTALL}"
+                hint = self.install_hint or OPTIONAL_INSTALL
+                # a reason that already names the install command is not followed by it a second time
+                return f"unavailable: {reason}" + ("" if hint in reason else f"; install: {hint}")
         return None
 
     def is_available(self) -> bool:

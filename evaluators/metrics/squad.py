@@ -8,7 +8,8 @@ The normalization and both metrics are those of the official evaluation script
 3. replace the articles ``a``, ``an``, ``the`` (regex ``\\b(a|an|the)\\b``) by a space;
 4. collapse whitespace (``" ".join(text.split())``).
 
-Exact match compares the normalized strings; F1 is the bag-of-tokens F1 of the normalized
+Exact match (:func:`exact_match_squad`) compares the normalized strings; F1
+(:func:`token_f1_squad`) is the bag-of-tokens F1 of the normalized
 tokens (``Counter`` intersection); both take the maximum over the gold answers.  The
 official quirk is kept: two answers that normalize to nothing have EM 1 and F1 0
 (F1 returns 0 whenever no token is shared).
@@ -131,7 +132,7 @@ def squad_scores(prediction: str, ground_truths: str | Sequence[str]) -> tuple[f
     return em, f1
 
 
-def exact_match(prediction: str, ground_truths: str | Sequence[str]) -> float:
+def exact_match_squad(prediction: str, ground_truths: str | Sequence[str]) -> float:
     """SQuAD v1.1 exact match (0.0 or 1.0), maximized over gold answers; see :func:`squad_scores`.
 
     Compares normalized tokens directly (no F1 is computed); same value as ``squad_scores(...)[0]``.
@@ -141,7 +142,7 @@ def exact_match(prediction: str, ground_truths: str | Sequence[str]) -> float:
     return 1.0 if any(squad_tokens(g) == pred for g in golds) else 0.0
 
 
-def token_f1(prediction: str, ground_truths: str | Sequence[str]) -> float:
+def token_f1_squad(prediction: str, ground_truths: str | Sequence[str]) -> float:
     """SQuAD v1.1 token F1 in [0, 1], maximized over gold answers; see :func:`squad_scores`."""
     return squad_scores(prediction, ground_truths)[1]
 

@@ -10,13 +10,17 @@ signature.
   the counts of each distinct value from a multinomial, so the mean of every resample is
   computed from ``k`` counts instead of ``n`` indices (``k`` distinct values: 2 for exact
   match, a few hundred for token F1).  With more than ``n / COUNTS_RATIO`` distinct values
-  the items are resampled by index, in chunks (same distribution, cost ``n`` per resample).
+  the items are resampled by index, in chunks (same distribution, cost ``n`` per resample);
+  from :data:`SEGMENTED_MIN_ITEMS` items segment by segment (:func:`resample_means`), which
+  draws the same distribution from cheaper random bits, on several threads.
 - :func:`paired_bootstrap`: the interval and a two-sided p-value of the mean difference of
   paired scores (Koehn 2004, "Statistical significance tests for machine translation
   evaluation"; p-value as Efron & Tibshirani 1993, sec. 16.4: the share of resampled
   differences on the other side of 0, doubled).
 - :func:`approximate_randomization`: paired permutation test by random sign flips of the
   differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
+- :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
+  agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
 - :func:`mcnemar`: McNemar's exact test for paired binary outcomes (accuracy, exact match):
   a two-sided binomial test on the discordant pairs (McNemar 1947; equal to
   ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``).
@@ -24,6 +28,7 @@ signature.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +39,13 @@ from evaluators.results import DictMixin
 #: distinct values (a multinomial category costs about as much as this many drawn indices).
 COUNTS_RATIO = 8
 _CHUNK_CELLS = 1 << 24  # indices drawn at once by the index resampler (128 MiB of int64)
+#: From this many items (with many distinct values) resamples are drawn segment by segment.
+SEGMENTED_MIN_ITEMS = 1 << 14
+_MIN_SEGMENT_BITS = 10
+#: Resamples per block (one seed each) of the segmented sampler.
+SEGMENTED_BLOCK = 64
+#: Threads of the segmented sampler (the result does not depend on it).
+BOOTSTRAP_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,22 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
     ------
     ValueError
         For no values, non-finite values or ``n_resamples < 1``.
+
+    Notes
+    -----
+    Three samplers of the same distribution (n independent uniform draws of an item):
+
+    - at most ``n / COUNTS_RATIO`` distinct values: the counts of each distinct value,
+      ``Multinomial(n, counts / n)``, and the mean as ``counts @ values / n``;
+    - fewer than :data:`SEGMENTED_MIN_ITEMS` items: ``n`` indices from ``rng.integers``;
+    - otherwise the items are split into segments of ``2**b`` items (the binary digits of
+      ``n`` from ``2**10`` up) and a rest of fewer than 1,024 items.  How many of the ``n``
+      draws fall in each segment is ``Multinomial(n, sizes / n)``; a draw inside a segment of
+      ``2**b`` items is the top ``b`` bits of a uniform 16- or 32-bit word (the rest: by
+      ``rng.integers``).  Each draw is then uniform over the ``n`` items, as before, but costs
+      a quarter of a 64-bit random word and no rejection step.  Blocks of
+      :data:`SEGMENTED_BLOCK` resamples have seeds spawned from ``seed`` and run on
+      :data:`BOOTSTRAP_THREADS` threads; the result depends on the seed only.
     """
     x = _values(values)
     if n_resamples < 1:
@@ -105,6 +133,8 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
         # counts of each distinct value in a resample ~ Multinomial(n, counts / n)
         drawn = rng.multinomial(n, counts / n, size=n_resamples)
         return drawn @ distinct / n
+    if SEGMENTED_MIN_ITEMS <= n < 1 << 32:
+        return _segmented_resample_means(x, n_resamples, seed)
     out = np.empty(n_resamples)
     step = max(1, _CHUNK_CELLS // n)
     for start in range(0, n_resamples, step):
@@ -112,6 +142,146 @@ def resample_means(values, n_resamples: int = 10_000, seed: int = 0) -> np.ndarr
         idx = rng.integers(0, n, size=(stop - start, n), dtype=np.int32 if n < 2**31 else np.int64)
         out[start:stop] = x[idx].mean(axis=1)
     return out
+
+
+def _segments(n: int) -> tuple[list[tuple[int, int]], int]:
+    """``n`` split into power-of-two segments ``(start, bits)`` of at least ``2**_MIN_SEGMENT_BITS`` items,
+    largest first, and where the rest (fewer than that many items) starts."""
+    segments, start = [], 0
+    for bits in range(n.bit_length() - 1, _MIN_SEGMENT_BITS - 1, -1):
+        if n >> bits & 1:
+            segments.append((start, bits))
+            start += 1 << bits
+    return segments, start
+
+
+def _segmented_block(x: np.ndarray, n_resamples: int, seed_seq: np.random.SeedSequence) -> np.ndarray:
+    """Sums of ``n_resamples`` resamples of ``x`` drawn segment by segment (see :func:`resample_means`)."""
+    n = x.size
+    segments, rest = _segments(n)
+    sizes = [1 << bits for _, bits in segments] + ([n - rest] if rest < n else [])
+    rng = np.random.default_rng(seed_seq)
+    bits_source = rng.bit_generator
+    draws = rng.multinomial(n, np.asarray(sizes, dtype=float) / n, size=n_resamples)  # draws per segment
+    tables = [x[start:start + (1 << bits)] for start, bits in segments]
+    gathered = np.empty(n)
+    out = np.empty(n_resamples)
+    for r in range(n_resamples):
+        total = 0.0
+        for j, (_, bits) in enumerate(segments):
+            k = int(draws[r, j])
+            if not k:
+                continue
+            if bits <= 16:  # the top `bits` bits of uniform 16-bit words: uniform over the segment
+                local = bits_source.random_raw(-(-k // 4)).view(np.uint16)[:k] >> (16 - bits)
+            else:
+                local = bits_source.random_raw(-(-k // 2)).view(np.uint32)[:k] >> (32 - bits)
+            # every index is in range; mode="wrap" with an output buffer is numpy's fast gather for them
+            total += float(np.take(tables[j], local, mode="wrap", out=gathered[:k]).sum())
+        if rest < n and draws[r, -1]:
+            total += float(np.take(x, rng.integers(rest, n, int(draws[r, -1]))).sum())
+        out[r] = total
+    return out
+
+
+def _segmented_resample_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Resample means for many distinct values, in blocks of :data:`SEGMENTED_BLOCK` resamples on threads.
+
+    Block ``b`` draws from ``SeedSequence(seed).spawn(...)[b]``, so the result depends on the
+    seed only, not on the number of threads.
+    """
+    starts = range(0, n_resamples, SEGMENTED_BLOCK)
+    seeds = np.random.SeedSequence(seed).spawn(len(starts))
+    sizes = [min(SEGMENTED_BLOCK, n_resamples - s) for s in starts]
+    workers = min(BOOTSTRAP_THREADS, len(sizes))
+    if workers <= 1:
+        sums = [_segmented_block(x, k, q) for k, q in zip(sizes, seeds)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:  # numpy drops the GIL while drawing, gathering and summing
+            sums = list(pool.map(lambda job: _segmented_block(x, *job), zip(sizes, seeds)))
+    return np.concatenate(sums) / x.size
+
+
+def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cells: int = 1 << 22):
+    """Blocks of bootstrap resamples of ``n_items`` items, as draw counts per item.
+
+    Resample ``r`` holds the indices that the ``r``-th call of ``rng.integers(0, n_items, n_items)``
+    gives (``rng = numpy.random.default_rng(seed)``; drawn a block at a time, the same numbers),
+    so a plain loop that draws indices that way sees the same resamples; row ``r`` of a block
+    counts how often each item was drawn.  A
+    statistic that is a function of per-item sums (counts of a confusion matrix, coincidences)
+    is then evaluated for a whole block with one matrix product.
+
+    Parameters
+    ----------
+    n_items : int
+        >= 1.
+    n_resamples : int
+        >= 1.
+    seed : int
+    block_cells : int
+        At most this many cells per block (rows x items).
+
+    Yields
+    ------
+    numpy.ndarray, shape (block, n_items), float
+        Draw counts; every row sums to ``n_items``.
+    """
+    if n_items < 1 or n_resamples < 1:
+        raise ValueError("n_items and n_resamples must be >= 1")
+    rng = np.random.default_rng(seed)
+    step = max(1, block_cells // n_items)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        # one call draws the same numbers as `rows` calls of n_items (the generator buffers its 32-bit halves)
+        idx = rng.integers(0, n_items, size=(rows, n_items))
+        idx += np.arange(rows)[:, None] * n_items
+        yield np.bincount(idx.ravel(), minlength=rows * n_items).reshape(rows, n_items).astype(float)
+
+
+def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, confidence_level: float = 0.95,
+                           seed: int = 0) -> tuple[float | None, float | None, int]:
+    """Percentile bootstrap interval of a statistic of items, the items resampled with replacement.
+
+    Parameters
+    ----------
+    n_items : int
+        Items behind the statistic (>= 1).
+    statistic : callable
+        ``statistic(weights) -> values``: ``weights`` of shape (block, n_items) from
+        :func:`resample_weights` (how often each item is in a resample), ``values`` of shape
+        (block,) with NaN where the statistic is undefined on that resample.
+    n_resamples, confidence_level, seed
+        As :func:`bootstrap_ci`.
+
+    Returns
+    -------
+    (ci_low, ci_high, n_defined)
+        The ``(1 -/+ level) / 2`` percentiles (linear interpolation) of the defined values;
+        both ``None`` when fewer than half of the resamples give a defined value.
+        ``n_defined``: resamples with a defined value.
+
+    Raises
+    ------
+    ValueError
+        For ``n_items`` or ``n_resamples`` < 1 or a level outside (0, 1).
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval).
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    values = np.concatenate([np.asarray(statistic(w), dtype=float)
+                             for w in resample_weights(n_items, n_resamples, seed)])
+    ok = values[~np.isnan(values)]
+    if ok.size * 2 < n_resamples:
+        return None, None, int(ok.size)
+    alpha = (1 - confidence_level) / 2
+    low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high), int(ok.size)
 
 
 def bootstrap_ci(values, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
@@ -166,14 +336,22 @@ class PairedComparison(DictMixin):
         Mean scores.
     delta : float
         ``mean_b - mean_a``.
-    ci_low, ci_high : float
-        Percentile bootstrap interval of ``delta``.
-    p_value : float
-        Two-sided, in (0, 1].
+    ci_low, ci_high : float or None
+        Percentile bootstrap interval of ``delta``; ``None`` for a permutation test and when
+        no resample was drawn (``n_resamples=0``).
+    p_value : float or None
+        Two-sided, in (0, 1]; ``None`` when no resample was drawn (``n_resamples=0``: no test
+        was run).  When no resample of ``R`` lands on the other side (a Monte Carlo p-value
+        below its resolution), ``p_value`` is ``1 / (R + 1)`` and ``p_value_is_bound`` is true:
+        read it as ``p < 1 / (R + 1)``.
     won, lost, tied : int
         Items where B scores higher, lower, the same.
     n : int
     method : str
+    p_value_is_bound : bool
+        ``p_value`` is an upper bound (``p < p_value``), not an estimate.
+    n_resamples : int
+        Resamples behind ``ci_low`` / ``ci_high`` / ``p_value`` (0: none computed).
     """
 
     mean_a: float
@@ -181,12 +359,19 @@ class PairedComparison(DictMixin):
     delta: float
     ci_low: float | None
     ci_high: float | None
-    p_value: float
+    p_value: float | None
     won: int
     lost: int
     tied: int
     n: int
     method: str
+    p_value_is_bound: bool = False
+    n_resamples: int = 0
+
+    @property
+    def computed(self) -> bool:
+        """Whether a test was run (``n_resamples > 0``): otherwise no interval and no p-value."""
+        return self.p_value is not None
 
 
 def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -196,29 +381,65 @@ def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0 (0: no interval and no p-value)")
+
+
+def _not_run(d: np.ndarray, a: np.ndarray, b: np.ndarray, test: str) -> PairedComparison:
+    return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None, None,
+                            int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
+                            f"{test} not run (n_resamples=0): no interval or p-value computed", False, 0)
+
+
 def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
                      seed: int = 0) -> PairedComparison:
     """Paired bootstrap of the mean difference ``b - a`` over the same items.
 
     The p-value is ``min(1, 2 * min(P*(delta* <= 0), P*(delta* >= 0)))`` over the resampled
-    mean differences (two-sided; Efron & Tibshirani 1993, sec. 16.4; Koehn 2004).
+    mean differences (two-sided; Efron & Tibshirani 1993, sec. 16.4; Koehn 2004).  When none
+    of the ``R`` resampled differences lies on the other side of 0 that share is 0, which
+    says only that p is below the resolution of ``R`` resamples: the result then carries
+    ``p_value = 1 / (R + 1)`` with ``p_value_is_bound`` set (``p < 1 / (R + 1)``), the same
+    floor as :func:`approximate_randomization`.
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n,)
+        Scores of run A and run B on the same n items, in the same order.
+    n_resamples : int
+        ``R`` >= 0; 0 runs no test (``ci_low``, ``ci_high`` and ``p_value`` are ``None``).
+    confidence_level : float
+        In (0, 1).
+    seed : int
+
+    Returns
+    -------
+    PairedComparison
 
     Raises
     ------
     ValueError
-        For different lengths, no items or non-finite scores.
+        For different lengths, no items, non-finite scores, ``n_resamples < 0`` or a level
+        outside (0, 1).
     """
     a, b = _paired(a, b)
     d = b - a
     if not 0 < confidence_level < 1:
         raise ValueError("confidence_level must be in (0, 1)")
+    _check_resamples(n_resamples)
+    if n_resamples == 0:
+        return _not_run(d, a, b, "paired bootstrap")
     means = resample_means(d, n_resamples, seed)  # the same resamples give the interval and the p-value
     alpha = (1 - confidence_level) / 2
     low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
     p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
+    bound = p == 0
+    if bound:
+        p = 1 / (n_resamples + 1)
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high), float(p),
                             int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
-                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})")
+                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})", bool(bound), n_resamples)
 
 
 def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:
@@ -226,15 +447,31 @@ def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0)
 
     Each resample swaps the two runs' scores of every item with probability 1/2; the p-value
     is ``(hits + 1) / (n_resamples + 1)`` with ``hits`` the resamples whose absolute mean
-    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).
+    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).  With no
+    hit, ``p_value = 1 / (R + 1)`` is flagged as a bound (``p_value_is_bound``).
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n,)
+    n_resamples : int
+        ``R`` >= 0; 0 runs no test (``p_value`` is ``None``).
+    seed : int
 
     Returns
     -------
     PairedComparison
         ``ci_low``/``ci_high`` are ``None`` (a permutation test gives no interval).
+
+    Raises
+    ------
+    ValueError
+        For different lengths, no items, non-finite scores or ``n_resamples < 0``.
     """
     a, b = _paired(a, b)
     d = b - a
+    _check_resamples(n_resamples)
+    if n_resamples == 0:
+        return _not_run(d, a, b, "approximate randomization")
     observed = abs(d.mean())
     rng = np.random.default_rng(seed)
     hits = 0
@@ -246,7 +483,8 @@ def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0)
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None,
                             (hits + 1) / (n_resamples + 1), int((d > 0).sum()), int((d < 0).sum()),
                             int((d == 0).sum()), int(d.size),
-                            f"approximate randomization(n_resamples={n_resamples}, seed={seed})")
+                            f"approximate randomization(n_resamples={n_resamples}, seed={seed})", hits == 0,
+                            n_resamples)
 
 
 @dataclass(frozen=True)

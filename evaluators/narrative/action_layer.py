@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
-from evaluators.results import DictMixin, build_frozen, safe_div
+from evaluators.narrative.base import ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context
+from evaluators.results import build_frozen, safe_div
 from evaluators.schema.narrative import ACTION_FIELDS, ActionLayer
 
 TAXONOMY_FIELD = {f: f"action_{f}" for f in ACTION_FIELDS}
@@ -42,8 +42,11 @@ class ActionEventRow(NamedTuple):
 
 
 @dataclass(frozen=True)
-class ActionLayerResult(DictMixin):
+class ActionLayerResult(ComponentResult):
     """Action-layer scores of one document pair."""
+
+    score_field = "action_layer_field_accuracy"
+    detail_fields = ('events',)
 
     action_category_accuracy: float | None
     action_type_accuracy: float | None
@@ -61,17 +64,7 @@ class ActionLayerResult(DictMixin):
     complete_matches: int
     partial_matches: int
     category_confusion: dict[str, dict[str, int]]
-    gt_incomplete: bool
-    reason: str | None
-    skipped: dict[str, int]
-    validity: dict[str, Any]
     events: list[ActionEventRow] = field(default_factory=list)
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def score(self) -> float | None:
-        """The component score: ``action_layer_field_accuracy`` (micro over fields)."""
-        return self.action_layer_field_accuracy
 
 
 class ActionLayerEvaluator(ComponentEvaluator):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from evaluators import __version__
 from evaluators.narrative.alignment import Alignment, align_events
 from evaluators.narrative.loader import LoadedDocument, load_document
 from evaluators.narrative.spans import resolve_span
+from evaluators.results import DictMixin, to_jsonable
 from evaluators.schema.narrative import NarrativeDocument
 from evaluators.taxonomy import Taxonomy, default_taxonomy
 
@@ -113,6 +115,64 @@ class Mismatch(NamedTuple):
     gt_event: str = ""
     pred_event: str = ""
     note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComponentResult(DictMixin):
+    """The fields every component result shares (characters, relationships, sentiment, action layer, spans).
+
+    Subclasses add their metrics and counts, and name their headline metric in
+    ``score_field``.  In :meth:`to_dict` the shared fields follow the subclass's own
+    fields, then come the subclass's row lists named in ``detail_fields``, then the mismatches.
+
+    Attributes
+    ----------
+    gt_incomplete : bool
+        Some ground truth was empty and skipped (missing-GT policy), or there was nothing to compare.
+    reason : str or None
+        Why (what was skipped, or why the score is ``None``).
+    skipped : dict
+        Counts of what was skipped, by kind.
+    validity : dict
+        ``{field: {side: {valid, total, validity_rate, invalid_labels}}}`` of labels checked
+        against the taxonomy (:class:`ValidityCounter`; empty for a component without labels).
+    mismatches : list of Mismatch
+        Every difference found, for tables and the mismatch CSV.
+    """
+
+    gt_incomplete: bool
+    reason: str | None
+    skipped: dict[str, int]
+    validity: dict[str, Any] = field(default_factory=dict)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    #: The field holding the component score.
+    score_field: ClassVar[str] = ""
+    #: Row lists of the subclass, written after the shared fields and before ``mismatches``.
+    detail_fields: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def score(self) -> float | None:
+        """The component score (the value of ``score_field``)."""
+        return getattr(self, self.score_field)
+
+    @classmethod
+    def _field_order(cls) -> tuple[str, ...]:
+        order = cls.__dict__.get("_order")
+        if order is None:
+            shared = ("gt_incomplete", "reason", "skipped", "validity")
+            own = [f.name for f in dataclasses.fields(cls)
+                   if f.name not in shared and f.name != "mismatches" and f.name not in cls.detail_fields]
+            order = (*own, *shared, *cls.detail_fields, "mismatches")
+            cls._order = order
+        return order
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: to_jsonable(getattr(self, name)) for name in self._field_order()}
+
+    def without_rows(self):
+        """A copy with every score and count but empty row lists (``detail_fields`` and ``mismatches``)."""
+        return dataclasses.replace(self, mismatches=[], **{f: [] for f in self.detail_fields})
 
 
 class ValidityCounter:

@@ -9,6 +9,7 @@ how many entered each mean.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io.errors import InputError, InputIssue
-from evaluators.io.sources import InputFile, collect_paths, pair_files, story_id
+from evaluators.io.sources import InputFile, pair_files
 from evaluators.metrics.statistics import bootstrap_ci
-from evaluators.parallel import chunked, imap_chunks
+from evaluators.parallel import map_ordered
 from evaluators.narrative.base import COMPONENTS, DEFAULT_CONFIG, NarrativeConfig
 from evaluators.narrative.composite import (
     NarrativeEvaluator,
@@ -47,6 +48,11 @@ class DocumentOutcome:
         Set when a file of the pair is unusable (undecodable, invalid JSON ...).
     encodings : dict
         ``{"gt": ..., "pred": ...}`` encodings used to decode the files.
+    rendered : str or None
+        This entry's JSON (as in a batch report's ``documents``) written by the ``render``
+        function given to :func:`score_pairs`, in the process that scored it; ``result`` is
+        then :meth:`~evaluators.narrative.NarrativeResult.without_rows` and :meth:`to_dict`
+        reads the rendered entry.  ``None`` without ``render``.
     """
 
     story_id: str
@@ -55,11 +61,20 @@ class DocumentOutcome:
     result: NarrativeResult | None = None
     error: InputIssue | None = None
     encodings: dict[str, str | None] = field(default_factory=dict)
+    rendered: str | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (an entry of a batch report's ``documents``)."""
+        if self.rendered is not None:
+            return json.loads(self.rendered)
+        return {"story_id": self.story_id, "gt_file": self.gt_file, "pred_file": self.pred_file,
+                "encodings": dict(self.encodings), "error": self.error.to_dict() if self.error else None,
+                "result": self.result.to_dict() if self.result else None}
 
 
-@dataclass
-class BatchResult:
-    """Scores of a batch with the files that could not be paired or read.
+@dataclass(frozen=True)
+class NarrativeReport:
+    """Scores of a batch with the files that could not be paired or read (what :func:`run_narrative` returns).
 
     Attributes
     ----------
@@ -111,13 +126,11 @@ class BatchResult:
                 "scoring_notes": sum(len(r.warnings) for r in self.scored)}
 
     def to_dict(self) -> dict[str, Any]:
+        return {"documents": [d.to_dict() for d in self.documents], **self.tail_dict()}
+
+    def tail_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without ``documents`` (the keys written after them)."""
         return to_jsonable({
-            "documents": [
-                {"story_id": d.story_id, "gt_file": d.gt_file, "pred_file": d.pred_file,
-                 "encodings": d.encodings, "error": d.error.to_dict() if d.error else None,
-                 "result": d.result.to_dict() if d.result else None}
-                for d in self.documents
-            ],
             "unpaired_gt": self.unpaired_gt,
             "unpaired_pred": self.unpaired_pred,
             "issues": [i.to_dict() for i in self.issues],
@@ -126,6 +139,10 @@ class BatchResult:
             "problem_counts": self.problem_counts(),
             "signature": self.signature,
         })
+
+
+#: The former name of :class:`NarrativeReport`.
+BatchResult = NarrativeReport
 
 
 def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DEFAULT_CONFIG) -> dict[str, Any]:
@@ -257,7 +274,9 @@ def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAM
 
 
 def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1,
+                   render: Callable[[DocumentOutcome], str] | None = None,
+                   on_document: Callable[[DocumentOutcome], None] | None = None) -> NarrativeReport:
     """Pair files by story id and score every readable pair.
 
     Parameters
@@ -269,16 +288,19 @@ def evaluate_batch(gt_files: list[InputFile], pred_files: list[InputFile], confi
         Called as ``progress(done, total, story_id)`` after each pair (CLI progress bar, page progress).
     workers : int
         Worker processes (see :func:`score_pairs`).
+    render, on_document : callable, optional
+        See :func:`score_pairs`.
 
     Returns
     -------
-    BatchResult
+    NarrativeReport
         Unpaired files are listed; a pair with an unusable file has its ``error`` set and the
         others are still scored.
     """
     pairing = pair_files(gt_files, pred_files)
     return score_pairs(pairing.pairs, config, progress, issues=pairing.issues,
-                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred, workers=workers)
+                       unpaired_gt=pairing.unpaired_gt, unpaired_pred=pairing.unpaired_pred, workers=workers,
+                       render=render, on_document=on_document)
 
 
 def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputFile) -> DocumentOutcome:
@@ -301,10 +323,18 @@ def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputF
     return outcome
 
 
-def _score_chunk(config: NarrativeConfig, pairs: list[tuple[str, InputFile, InputFile]]) -> list[DocumentOutcome]:
-    """:func:`_score_pair` over a chunk of pairs (in a worker process when ``workers > 1``)."""
+def _score_chunk(config: NarrativeConfig, render: Callable[[DocumentOutcome], str] | None,
+                 pairs: list[tuple[str, InputFile, InputFile]]) -> Iterator[DocumentOutcome]:
+    """:func:`_score_pair` over pairs, one outcome at a time (all pairs in one process, or a worker's chunk),
+    each rendered by ``render`` when given (in the worker: writing the report is parallel too)."""
     evaluator = NarrativeEvaluator(config)
-    return [_score_pair(evaluator, sid, g, p) for sid, g, p in pairs]
+    for sid, g, p in pairs:
+        outcome = _score_pair(evaluator, sid, g, p)
+        if render is not None:
+            outcome.rendered = render(outcome)
+            if outcome.result is not None:
+                outcome.result = outcome.result.without_rows()
+        yield outcome
 
 
 #: Document pairs per chunk sent to a worker process.
@@ -314,30 +344,32 @@ CHUNK_PAIRS = 8
 def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: NarrativeConfig | None = None,
                 progress: Callable[[int, int, str], None] | None = None, *, issues: list[InputIssue] | None = None,
                 unpaired_gt: list[str] | None = None, unpaired_pred: list[str] | None = None,
-                workers: int = 1) -> BatchResult:
+                workers: int = 1, render: Callable[[DocumentOutcome], str] | None = None,
+                on_document: Callable[[DocumentOutcome], None] | None = None) -> NarrativeReport:
     """Score already paired files ``(story_id, gt_file, pred_file)``; see :func:`evaluate_batch`.
 
     ``workers > 1`` scores chunks of :data:`CHUNK_PAIRS` pairs in worker processes
     (:mod:`evaluators.parallel`); the result is identical to ``workers=1``.
+
+    ``render(outcome) -> str`` (picklable: a module-level function) writes each outcome's JSON
+    entry where it is scored, into ``outcome.rendered`` (the result then comes back without its
+    rows, see :class:`DocumentOutcome`); ``on_document(outcome)`` is called here with
+    each outcome in input order as soon as it is there (e.g. to write it while the rest is scored).
     """
     config = config or DEFAULT_CONFIG
     docs: list[DocumentOutcome] = []
     issues = list(issues or [])
     total = len(pairs)
-    if workers <= 1:
-        evaluator = NarrativeEvaluator(config)
-        outcomes: Iterator[DocumentOutcome] = (_score_pair(evaluator, *pair) for pair in pairs)
-    else:
-        outcomes = (o for _, chunk in imap_chunks(partial(_score_chunk, config), chunked(pairs, CHUNK_PAIRS), workers)
-                    for o in chunk)
-    for outcome in outcomes:
+    for outcome in map_ordered(partial(_score_chunk, config, render), pairs, workers, chunk_size=CHUNK_PAIRS):
         if outcome.error is not None:
             issues.append(outcome.error)
         docs.append(outcome)
+        if on_document is not None:
+            on_document(outcome)
         if progress is not None:
             progress(len(docs), total, outcome.story_id)
     scored = [d.result for d in docs if d.result is not None]
-    return BatchResult(
+    return NarrativeReport(
         documents=docs,
         unpaired_gt=list(unpaired_gt or []),
         unpaired_pred=list(unpaired_pred or []),
@@ -349,27 +381,21 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
 
 
 def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> BatchResult:
-    """Score files or folders (or zips) of GT and predictions.
-
-    Two single JSON files are paired with each other whatever their names; otherwise files
-    are paired by story id (:func:`evaluators.io.story_id`).  ``workers``: see :func:`score_pairs`.
+                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> NarrativeReport:
+    """Score files or folders (or zips) of GT and predictions: :func:`evaluators.narrative.run.run_narrative`
+    of :meth:`~evaluators.narrative.run.NarrativeInputs.from_paths`.
 
     Raises
     ------
     FileNotFoundError
         If a path does not exist.
     """
-    gt_files = collect_paths(gt_path)
-    pred_files = collect_paths(pred_path)
-    single = all(Path(x).is_file() and Path(x).suffix.lower() == ".json" for x in (gt_path, pred_path))
-    if single:
-        g, p = gt_files[0], pred_files[0]
-        return score_pairs([(story_id(g.name), g, p)], config, progress)
-    return evaluate_batch(gt_files, pred_files, config, progress, workers=workers)
+    from evaluators.narrative.run import NarrativeInputs, run_narrative  # run.py builds on this module
+
+    return run_narrative(NarrativeInputs.from_paths(gt_path, pred_path), config, progress=progress, workers=workers)
 
 
-def systems_matrix(batches: dict[str, BatchResult]) -> list[dict[str, Any]]:
+def systems_matrix(batches: dict[str, NarrativeReport]) -> list[dict[str, Any]]:
     """Documents x systems: one row per story id with each system's overall and component scores.
 
     Parameters
@@ -400,7 +426,7 @@ def systems_matrix(batches: dict[str, BatchResult]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def compare_two_systems(batches: dict[str, BatchResult], a: str, b: str, *, n_resamples: int = 10_000,
+def compare_two_systems(batches: dict[str, NarrativeReport], a: str, b: str, *, n_resamples: int = 10_000,
                         seed: int = 0):
     """Paired comparison of two systems' overall scores over the stories both scored (documents paired).
 

@@ -17,12 +17,14 @@ characters are then listed but not counted, per the missing-GT policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from evaluators.metrics.assignment import max_weight_assignment
-from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
-from evaluators.results import DictMixin, build_frozen, prf, safe_div
+from evaluators.narrative.base import (
+    ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context,
+)
+from evaluators.results import build_frozen, prf, safe_div
 from evaluators.schema.narrative import Character
 from evaluators.text.normalize import name_key
 
@@ -42,8 +44,10 @@ class CharacterMatch(NamedTuple):
 
 
 @dataclass(frozen=True)
-class CharacterResult(DictMixin):
+class CharacterResult(ComponentResult):
     """Character scores of one document pair.  Counts beside ratios; ``None`` = not computable."""
+
+    score_field = "character_f1"
 
     character_precision: float | None
     character_recall: float | None
@@ -60,16 +64,6 @@ class CharacterResult(DictMixin):
     archetype_correct: int
     archetype_total: int
     match_methods: dict[str, int]
-    gt_incomplete: bool
-    reason: str | None
-    skipped: dict[str, int]
-    validity: dict[str, Any]
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def score(self) -> float | None:
-        """The component score: ``character_f1``."""
-        return self.character_f1
 
 
 class NameResolver:

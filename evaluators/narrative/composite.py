@@ -72,7 +72,7 @@ class NarrativeResult:
     weights_used : dict
         Renormalised weights of the components that entered the overall score.
     detailed_results : dict
-        Component name -> its result object.
+        Component name -> its result (a :class:`~evaluators.narrative.base.ComponentResult`).
     alignment : Alignment
     summary : EventSummary
     issues : list of InputIssue
@@ -136,16 +136,32 @@ class NarrativeResult:
             out.extend(self.detailed_results[c].mismatches)
         return out
 
+    def without_rows(self) -> NarrativeResult:
+        """A copy with every score, count, issue and warning but no per-row detail.
+
+        The component results lose their row lists and mismatches, the alignment its pairs
+        and spans (``summary`` keeps the event counts), ``text`` is empty: all that batch
+        totals, tables and problem counts read.  A worker that has already written a
+        document's report sends this back instead of the whole result (a quarter of the bytes).
+        """
+        al = self.alignment
+        values = dict(self.__dict__)
+        values.update(detailed_results={c: r.without_rows() for c, r in self.detailed_results.items()},
+                      alignment=Alignment((), (), (), (), (), al.min_iou, al.warnings), text="")
+        return build_frozen(NarrativeResult, values)
+
     def to_dict(self, *, include_text: bool = False) -> dict[str, Any]:
         """JSON-ready dict with the report keys of the seed design (plus additions)."""
+        # The parts with a to_dict() are JSON-ready already: only the others go through to_jsonable
+        # (walking a whole report twice took as long as scoring it).
         d = {
             "story_id": self.story_id,
             "gt_file": self.gt_file,
             "pred_file": self.pred_file,
-            "overall_score": self.overall_score,
-            "component_scores": dict(self.component_scores),
-            "left_out": dict(self.left_out),
-            "weights_used": dict(self.weights_used),
+            "overall_score": to_jsonable(self.overall_score),
+            "component_scores": to_jsonable(dict(self.component_scores)),
+            "left_out": to_jsonable(dict(self.left_out)),
+            "weights_used": to_jsonable(dict(self.weights_used)),
             "gt_incomplete": self.gt_incomplete,
             "detailed_results": {c: r.to_dict() for c, r in self.detailed_results.items()},
             "summary": self.summary.to_dict(),
@@ -157,7 +173,7 @@ class NarrativeResult:
         }
         if include_text:
             d["text"] = self.text
-        return to_jsonable(d)
+        return d
 
 
 def weighted_overall(scores: dict[str, float | None], weights: dict[str, float]

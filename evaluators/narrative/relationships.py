@@ -30,9 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
+from evaluators.narrative.base import (
+    ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context,
+)
 from evaluators.narrative.characters import NameResolver, evaluate_characters
-from evaluators.results import DictMixin, build_frozen, prf, safe_div
+from evaluators.results import build_frozen, prf, safe_div
 from evaluators.schema.narrative import Relationship
 
 
@@ -67,8 +69,11 @@ class EventRelationships(NamedTuple):
 
 
 @dataclass(frozen=True)
-class RelationshipResult(DictMixin):
+class RelationshipResult(ComponentResult):
     """Relationship scores of one document pair."""
+
+    score_field = "relationship_f1"
+    detail_fields = ('events', 'matched_pairs')
 
     relationship_precision: float | None
     relationship_recall: float | None
@@ -93,18 +98,8 @@ class RelationshipResult(DictMixin):
     pairs_total: int
     n_pred_extra: int
     n_invalid_pred: int
-    gt_incomplete: bool
-    reason: str | None
-    skipped: dict[str, int]
-    validity: dict[str, Any]
     events: list[EventRelationships] = field(default_factory=list)
     matched_pairs: list[RelationshipPair] = field(default_factory=list)
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def score(self) -> float | None:
-        """The component score: ``relationship_f1``."""
-        return self.relationship_f1
 
 
 def match_relationships(gk: list[tuple[str, str]], pk: list[tuple[str, str]]

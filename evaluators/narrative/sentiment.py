@@ -25,19 +25,21 @@ label counts as wrong.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evaluators.metrics.classification import class_metrics
 from evaluators.metrics.classification import macro_average as classes_macro_average
-from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ValidityCounter, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
-from evaluators.results import DictMixin, build_frozen, f1_score, prf, safe_div
+from evaluators.results import build_frozen, f1_score, prf, safe_div
 
 
 @dataclass(frozen=True)
-class SentimentResult(DictMixin):
+class SentimentResult(ComponentResult):
     """Sentiment scores of one document pair (micro unless named macro)."""
+
+    score_field = "sentiment_f1"
 
     sentiment_precision: float | None
     sentiment_recall: float | None
@@ -55,16 +57,6 @@ class SentimentResult(DictMixin):
     pair_correct: list[bool | None]
     per_label: dict[str, dict[str, Any]]
     confusion: dict[str, dict[str, int]]
-    gt_incomplete: bool
-    reason: str | None
-    skipped: dict[str, int]
-    validity: dict[str, Any]
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def score(self) -> float | None:
-        """The component score: micro ``sentiment_f1``."""
-        return self.sentiment_f1
 
 
 def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:

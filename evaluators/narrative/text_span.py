@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.metrics.segmentation import boundary_edits, window_disagreements
-from evaluators.narrative.base import ComponentEvaluator, EvalContext, Mismatch, ensure_context
+from evaluators.narrative.base import ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ensure_context
 from evaluators.narrative.spans import ResolvedSpan
-from evaluators.results import DictMixin, build_frozen, mean_or_none
+from evaluators.results import build_frozen, mean_or_none
 from evaluators.text.sentences import sentence_starts
 
 
@@ -56,8 +56,11 @@ class SpanRow(NamedTuple):
 
 
 @dataclass(frozen=True)
-class TextSpanResult(DictMixin):
+class TextSpanResult(ComponentResult):
     """Span scores of one document pair."""
+
+    score_field = "boundary_score"
+    detail_fields = ('spans', 'sentence_offsets')
 
     boundary_score: float | None
     pk: float | None
@@ -81,17 +84,8 @@ class TextSpanResult(DictMixin):
     span_categories: dict[str, int]
     gt_span_status: dict[str, int]
     pred_span_status: dict[str, int]
-    gt_incomplete: bool
-    reason: str | None
-    skipped: dict[str, int]
     spans: list[SpanRow] = field(default_factory=list)
     sentence_offsets: list[int] = field(default_factory=list)
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def score(self) -> float | None:
-        """The component score: ``boundary_score`` (B)."""
-        return self.boundary_score
 
 
 class TextSpanEvaluator(ComponentEvaluator):
@@ -245,6 +239,7 @@ def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
         "gt_incomplete": not gt_usable or unusable_gt > 0,
         "reason": reason,
         "skipped": {"gt_events_without_usable_span": unusable_gt},
+        "validity": {},  # spans carry no labels
         "spans": rows,
         "sentence_offsets": list(starts),
         "mismatches": mismatches,

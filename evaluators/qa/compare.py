@@ -98,6 +98,10 @@ def compare_records(a: Iterable[QARecordResult], b: Iterable[QARecordResult], na
                     name_b: str = "B", *, n_resamples: int = 10_000, seed: int = 0) -> RunComparison:
     """Compare two runs' records paired by id.
 
+    ``n_resamples`` = 0 runs neither the paired bootstrap nor the randomization test (their
+    intervals and p-values are ``None`` and their ``method`` says so); McNemar's test is exact
+    and always computed.
+
     Raises
     ------
     ValueError

@@ -171,7 +171,7 @@ class QARun(DictMixin):
         if a == b:
             raise ValueError("the two systems compared must differ")
         resamples = self.config.ci_resamples if n_resamples is None else n_resamples
-        return compare_records(runs[a], runs[b], a, b, n_resamples=max(1, resamples), seed=seed)
+        return compare_records(runs[a], runs[b], a, b, n_resamples=max(0, resamples), seed=seed)
 
 
 def run_qa(inputs: QAInput | Iterable[QAInput], config: QAConfig | None = None, *, workers: int = 1,

@@ -1,6 +1,8 @@
-"""Self-contained HTML reports: one file, plotly.js inlined, no request leaves the page.
+"""Self-contained HTML reports: one file, no script, no request leaves the page.
 
-A report is built from headings, paragraphs, metric cards, tables and plotly figures; every
+A report is built from headings, paragraphs, metric cards, tables and static SVG charts
+(:mod:`evaluators.reports.svg`: drawn from the numbers with explicit colours, so a file never
+carries the page's theme state, and a few kilobytes instead of 4.8 MB of plotly.js); every
 string from the data goes through :func:`evaluators.reports.escape.html_text`, and the page
 carries a Content-Security-Policy that forbids loading anything (no ``src``/``href`` to another
 origin, no fetch), so it opens offline and cannot call home even if a label held markup.
@@ -19,23 +21,28 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.reports.escape import html_text
+from evaluators.reports.tables import p_value_text
 
-#: No network, no frames, no objects; inline script and style only (plotly.js is inlined and
-#: builds its charts with inline styles; it compiles no code from strings for bar and heatmap
-#: traces, but its bundle references ``Function`` so ``'unsafe-eval'`` is allowed).
-CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
-       "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
+#: No network, no frames, no objects, no script; inline style only (the charts are inline SVG).
+CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; "
+       "img-src data:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
 
 _STYLE = """
 body{font-family:"Noto Sans CJK SC","Noto Sans",system-ui,sans-serif;margin:24px auto;max-width:1200px;
 padding:0 16px;color:#1f2328}
-h1{font-size:1.6em;margin-bottom:0}.sub{color:#57606a;margin-top:4px}
+h1{font-size:1.6em;margin-bottom:0;overflow-wrap:anywhere}p,h2,h3,h4,summary,figcaption{overflow-wrap:anywhere}.sub{color:#57606a;margin-top:4px}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0}
 .card{border:1px solid #d0d7de;border-radius:8px;padding:10px 14px;min-width:150px}
 .card .label{color:#57606a;font-size:.85em}.card .value{font-size:1.5em;font-weight:600}
 .card .help{color:#57606a;font-size:.75em}
 .tablewrap{overflow-x:auto;margin:8px 0 16px}
 table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
+th{overflow-wrap:anywhere}td{overflow-wrap:break-word}
+details{margin:8px 0 16px}summary{cursor:pointer;font-weight:600;padding:4px 0}
+figure.chart{margin:12px 0 20px}figure.chart figcaption{font-weight:600;margin-bottom:4px}
+table.sig td{font-family:ui-monospace,monospace;font-size:.85em}
+@media (max-width:600px){body{margin:12px auto;padding:0 8px}.card{min-width:0;flex:1 1 40%}
+th,td{padding:3px 4px}}
 th{background:#f6f8fa;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.none{color:#8c959f}caption{caption-side:bottom;text-align:left;color:#57606a;font-size:.85em;padding-top:4px}
 footer{color:#57606a;font-size:.8em;margin-top:32px;border-top:1px solid #d0d7de;padding-top:8px}
@@ -93,8 +100,13 @@ class HtmlReport:
         self._blocks.append(f'<div class="cards">{"".join(out)}</div>')
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str | None = None,
-              digits: int = 3, max_rows: int | None = None) -> None:
-        """A table; ``None`` cells show —, floats ``digits`` decimals; past ``max_rows`` rows a caption says so."""
+              digits: int = 3, max_rows: int | None = None, collapsed: str | None = None,
+              css_class: str | None = None) -> None:
+        """A table; ``None`` cells show —, floats ``digits`` decimals; past ``max_rows`` rows a caption says so.
+
+        With ``collapsed`` (the summary line) the table sits in a closed ``<details>`` block: record
+        tables are opened on demand instead of making the page tens of thousands of pixels tall.
+        """
         shown = rows if max_rows is None else rows[:max_rows]
         head = "".join(f"<th>{html_text(c, breaks=False)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(_cell(v, digits) for v in row) + "</tr>" for row in shown)
@@ -102,28 +114,26 @@ class HtmlReport:
         if len(shown) < len(rows):
             notes.append(f"first {len(shown):,} of {len(rows):,} rows")
         cap = f"<caption>{html_text(' · '.join(notes))}</caption>" if notes else ""
-        self._blocks.append(f'<div class="tablewrap"><table>{cap}<thead><tr>{head}</tr></thead>'
-                            f"<tbody>{body}</tbody></table></div>")
+        klass = f' class="{css_class}"' if css_class else ""
+        block = (f'<div class="tablewrap"><table{klass}>{cap}<thead><tr>{head}</tr></thead>'
+                 f"<tbody>{body}</tbody></table></div>")
+        if collapsed:
+            block = f"<details><summary>{html_text(collapsed, breaks=False)}</summary>{block}</details>"
+        self._blocks.append(block)
 
-    def figure(self, fig) -> None:
-        """A plotly figure, drawn by the inlined plotly.js (no CDN)."""
+    def chart(self, svg: str) -> None:
+        """A static chart from :mod:`evaluators.reports.svg` (already escaped; drawn without script)."""
         self._figures += 1
-        self._blocks.append(fig.to_html(full_html=False, include_plotlyjs=False,
-                                        div_id=f"figure-{self._figures}",
-                                        config={"displaylogo": False, "responsive": True}))
+        self._blocks.append(svg)
 
     def render(self) -> str:
-        """The whole page: ``<!DOCTYPE html>`` with the CSP, styles, blocks and plotly.js once if needed."""
-        script = ""
-        if self._figures:
-            from plotly.offline import get_plotlyjs
-            script = f"<script>{get_plotlyjs()}</script>"
+        """The whole page: ``<!DOCTYPE html>`` with the CSP, styles and blocks (no script)."""
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         sub = f'<p class="sub">{html_text(self.subtitle)}</p>' if self.subtitle else ""
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
                 f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-                f"<title>{html_text(self.title, breaks=False)}</title><style>{_STYLE}</style>{script}</head>"
+                f"<title>{html_text(self.title, breaks=False)}</title><style>{_STYLE}</style></head>"
                 f"<body><h1>{html_text(self.title, breaks=False)}</h1>{sub}{''.join(self._blocks)}"
                 f"<footer>EvalBoard {html_text(__version__)} · written {stamp}</footer></body></html>\n")
 
@@ -132,15 +142,25 @@ def _ci(lo: float | None, hi: float | None) -> str | None:
     return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
 
 
-def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
+def _points(delta: float | None) -> str | None:
+    """A difference of two scores in [0, 1] as percentage points: ``0.1094`` -> ``"+10.94 pts"``."""
+    return None if delta is None else f"{100 * delta:+.2f} pts"
+
+
+def _points_ci(lo: float | None, hi: float | None) -> str:
+    return "no interval computed" if lo is None or hi is None else f"95% CI {100 * lo:+.2f} to {100 * hi:+.2f} pts"
+
+
+def qa_report(report, *, title: str | None = None, max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of one QA / fact-check :class:`~evaluators.qa.evaluate.QAReport`.
 
     Cards (EM, F1 with their intervals, records), the breakdown by language / group with a
     chart by group, the confusion matrix and per-class table for fact-check, and the first
-    ``max_rows`` records.
+    ``max_rows`` records.  ``corrections``: ``(PatchEffect, applications)`` of a GT patch, shown
+    before and after (:func:`evaluators.reports.corrections.add_html_section`).
     """
     from evaluators.reports.qa import rows_of
-    from evaluators.reports.figures import confusion_heatmap, metric_by_system
+    from evaluators.reports.svg import grouped_bars, heatmap
 
     page = HtmlReport(title or f"QA report: {report.file}", f"task: {report.task} ({report.task_reason})")
     o = report.overall
@@ -151,6 +171,9 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
                 ("Records scored", o.n, f"of {report.n_records:,} read"),
                 ("Missing prediction", len(report.missing_prediction), "scored 0"),
                 ("Missing ground truth", len(report.missing_gt), "not scored")])
+    if corrections is not None:
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, *corrections)
     subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
     subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
     if len(subsets) > 1:
@@ -160,7 +183,7 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
                      _ci(v.token_f1_ci_low, v.token_f1_ci_high)] for name, v in subsets])
     if report.by_group:
         groups = list(report.by_group.values())
-        page.figure(metric_by_system(
+        page.chart(grouped_bars(
             list(report.by_group), {"exact_match": [g.exact_match for g in groups],
                                     "token_f1": [g.token_f1 for g in groups]},
             {"exact_match": [g.exact_match_ci_low for g in groups], "token_f1": [g.token_f1_ci_low for g in groups]},
@@ -170,8 +193,8 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
     cls = report.classification
     if cls is not None:
         page.heading("Confusion matrix")
-        page.figure(confusion_heatmap(list(cls.labels), list(cls.labels), [list(r) for r in cls.counts],
-                                      row_title="true", col_title="predicted"))
+        page.chart(heatmap([str(x) for x in cls.labels], [str(x) for x in cls.labels],
+                           [list(r) for r in cls.counts], row_title="true", col_title="predicted"))
         page.table(["class", "precision", "recall", "f1", "support"],
                    [[c.label, c.precision, c.recall, c.f1, c.support] for c in cls.per_class],
                    caption=f"accuracy {cls.accuracy:.3f} ({cls.correct} of {cls.n})" if cls.accuracy is not None
@@ -183,26 +206,28 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000) -> str:
     cols = [c for c in cols if any(r.get(c) is not None for r in rows)]
     page.table(cols, [[r.get(c) for c in cols] for r in rows],
                caption=None if len(report.records) <= max_rows
-               else f"first {max_rows:,} of {len(report.records):,} records; the CSV download has all")
+               else f"first {max_rows:,} of {len(report.records):,} records; the CSV download has all",
+               collapsed=f"Show the {len(rows):,} records")
     page.paragraph(f"signature: {report.signature}")
     return page.render()
 
 
 def comparison_report(view, comparison=None, signature: str = "", *, title: str = "Comparison",
-                      max_rows: int = 2000) -> str:
+                      max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of runs side by side (:class:`~evaluators.qa.compare.SideBySide`).
 
     A chart of EM and F1 by system with 95% intervals, the systems table, agreement counts,
     the paired comparison of two systems when ``comparison`` is given
     (:class:`~evaluators.qa.compare.RunComparison`) with its won / lost records, and the
-    records x systems matrix (first ``max_rows`` rows).
+    records x systems matrix (first ``max_rows`` rows).  ``corrections``: ``(PatchEffect,
+    applications)`` of a GT patch, shown before and after (:mod:`evaluators.reports.corrections`).
     """
     from evaluators.reports.qa import matrix_rows
-    from evaluators.reports.figures import metric_by_system
+    from evaluators.reports.svg import grouped_bars
 
     page = HtmlReport(title, f"{len(view.systems)} systems · {len(view.rows):,} record ids")
     s = view.scores
-    page.figure(metric_by_system(
+    page.chart(grouped_bars(
         list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
         {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
         {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
@@ -212,26 +237,41 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
                  _ci(x.token_f1_ci_low, x.token_f1_ci_high)] for x in s], caption=s[0].ci if s else None)
     page.paragraph("Agreement by exact match: " + ", ".join(f"{k.replace('_', ' ')} {v}"
                                                              for k, v in view.counts.items()))
+    if corrections is not None:
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, *corrections)
     if comparison is not None:
         c = comparison
         f1, em, ar, mc = (c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization,
                           c.exact_match_mcnemar)
         page.heading(f"{c.name_b} against {c.name_a}")
-        page.cards([("F1 delta (B − A)", f1.delta, f"95% CI {f1.ci_low:+.3f} to {f1.ci_high:+.3f}"),
-                    ("p, paired bootstrap (F1)", f1.p_value, None),
-                    ("p, approximate randomization (F1)", ar.p_value, None),
-                    ("EM delta (B − A)", em.delta, f"95% CI {em.ci_low:+.3f} to {em.ci_high:+.3f}"),
+        if not f1.computed:
+            page.paragraph("No interval or p-value was computed for the paired bootstrap and the approximate "
+                           "randomization test: the report was made with 0 resamples.")
+
+        def p_card(x):
+            if not x.computed:
+                return "not computed"
+            return p_value_text(x.p_value, True) if x.p_value_is_bound else x.p_value
+
+        # Differences of EM / F1 in percentage points, as on the QA page and in `compare`'s output.
+        page.cards([("F1 delta (B − A)", _points(f1.delta), _points_ci(f1.ci_low, f1.ci_high)),
+                    ("p, paired bootstrap (F1)", p_card(f1), None),
+                    ("p, approximate randomization (F1)", p_card(ar), None),
+                    ("EM delta (B − A)", _points(em.delta), _points_ci(em.ci_low, em.ci_high)),
                     ("p, McNemar exact (EM)", mc.p_value, f"right in A only {mc.only_a}, in B only {mc.only_b}"),
                     ("Records won / lost / tied", f"{f1.won} / {f1.lost} / {f1.tied}", f"of {c.n_paired} paired")],
                    digits=4)
         changed = [r for r in c.records if r.outcome != "tied"]
         page.table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B", "question"],
                    [[r.id, r.outcome, r.token_f1_a, r.token_f1_b, r.prediction_a, r.prediction_b, r.question]
-                    for r in changed], caption="records whose F1 changed", max_rows=max_rows)
+                    for r in changed], caption="records whose F1 changed", max_rows=max_rows,
+                   collapsed=f"Show the {len(changed):,} records whose F1 changed")
     page.heading("Records x systems")
     rows = matrix_rows(view)
     cols = list(rows[0]) if rows else ["id"]
-    page.table(cols, [[r[c] for c in cols] for r in rows], max_rows=max_rows)
+    page.table(cols, [[r[c] for c in cols] for r in rows], max_rows=max_rows,
+               collapsed=f"Show the {len(rows):,} records")
     if signature:
         page.paragraph(f"signature: {signature}")
     return page.render()
@@ -244,7 +284,7 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
     scores by document (chart and table), the problem counts and the signature.
     """
     from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
-    from evaluators.reports.figures import metric_by_system, scores_by_document
+    from evaluators.reports.svg import grouped_bars
 
     scored = batch.scored
     page = HtmlReport(title, f"{len(scored)} document(s) scored of {len(batch.documents)} paired")
@@ -259,13 +299,14 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
                 ("Scoring notes", counts["scoring_notes"], None)])
     if scored:
         comps = [COMPONENT_TITLES[c] for c in COMPONENTS]
-        page.figure(metric_by_system(
+        page.chart(grouped_bars(
             comps, {"macro": [macro.get("component_scores", {}).get(c) for c in COMPONENTS]},
             {"macro": [macro.get("component_ci_low", {}).get(c) for c in COMPONENTS]},
             {"macro": [macro.get("component_ci_high", {}).get(c) for c in COMPONENTS]},
             title="Component scores, macro over documents (95% CI)"))
-        page.figure(scores_by_document([r.story_id for r in scored], comps,
-                                       [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        page.chart(grouped_bars([r.story_id for r in scored],
+                                {comp: [r.component_scores[c] for r in scored] for comp, c in zip(comps, COMPONENTS)},
+                                title="Component scores by document"))
         page.heading("Documents")
         page.table(["document", "overall", *comps, "scoring notes"],
                    [[r.story_id, r.overall_score, *[r.component_scores[c] for c in COMPONENTS], len(r.warnings)]
@@ -285,7 +326,7 @@ def memory_report(report: dict, *, title: str = "Long-term memory report") -> st
     Overall cards with 95% intervals, the by-type table and a chart of every metric by question
     type with its intervals, and the signature of each metric.
     """
-    from evaluators.reports.figures import metric_by_system
+    from evaluators.reports.svg import grouped_bars
 
     m = report["metrics"]
     names = list(m["metrics"])
@@ -294,7 +335,7 @@ def memory_report(report: dict, *, title: str = "Long-term memory report") -> st
     page.cards([(n, overall.get(n), _ci(overall.get(f"{n}_ci_low"), overall.get(f"{n}_ci_high")) and
                  f"95% CI {_ci(overall.get(f'{n}_ci_low'), overall.get(f'{n}_ci_high'))}") for n in names])
     types = sorted(m["by_type"])
-    page.figure(metric_by_system(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
+    page.chart(grouped_bars(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
                                  {n: [m["by_type"][t].get(f"{n}_ci_low") for t in types] for n in names},
                                  {n: [m["by_type"][t].get(f"{n}_ci_high") for t in types] for n in names},
                                  title="Metrics by question type (95% CI)"))
@@ -303,5 +344,69 @@ def memory_report(report: dict, *, title: str = "Long-term memory report") -> st
                [[t, m["by_type"][t].get("count"), *[m["by_type"][t].get(n) for n in names]] for t in types])
     for note in report.get("input", {}).get("notes") or []:
         page.paragraph(f"Note: {note}")
-    page.paragraph("signature: " + json.dumps(m.get("signature", {}), ensure_ascii=False))
+    signature = m.get("signature", {})
+    if isinstance(signature, dict):
+        page.heading("Signature")
+        page.table(["part", "signature"], [[k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)]
+                                           for k, v in signature.items()], css_class="sig")
+    else:
+        page.paragraph(f"signature: {signature}")
+    return page.render()
+
+
+def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Narrative systems compared",
+                                max_rows: int = 2000) -> str:
+    """The self-contained HTML report of several systems' predictions of the same stories.
+
+    Parameters
+    ----------
+    batches : dict of str -> :class:`~evaluators.narrative.batch.BatchResult`
+        System name -> its batch against the same ground truth (the page's Compare view).
+    paired : :class:`~evaluators.metrics.statistics.PairedScores`, optional
+        The paired test of two of them (:func:`evaluators.narrative.batch.compare_two_systems`).
+
+    Macro scores by system and component with their 95% intervals (chart and table), the
+    documents x systems overall scores (collapsed), the paired test when given, the signature.
+    Scores are in [0, 1] with three decimals, differences signed, as on the page.
+    """
+    from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+    from evaluators.narrative.batch import systems_matrix
+    from evaluators.reports.svg import grouped_bars
+
+    names = list(batches)
+    page = HtmlReport(title, f"{len(names)} systems · " + ", ".join(names))
+    macro = {n: b.macro or {} for n, b in batches.items()}
+    keys = ["overall", *COMPONENTS]
+    labels = {"overall": "Overall", **{c: COMPONENT_TITLES[c] for c in COMPONENTS}}
+
+    def value(n, k, suffix=""):
+        m = macro[n]
+        return m.get(f"overall_score{suffix}") if k == "overall" else m.get(f"component{suffix or '_scores'}", {}).get(k)
+
+    page.chart(grouped_bars([labels[k] for k in keys], {n: [value(n, k) for k in keys] for n in names},
+                            {n: [value(n, k, "_ci_low") for k in keys] for n in names},
+                            {n: [value(n, k, "_ci_high") for k in keys] for n in names},
+                            title="Macro scores by system (mean over documents; 95% CI)"))
+    page.table(["system", "documents scored", "overall (macro)", "95% CI", *[labels[c] for c in COMPONENTS]],
+               [[n, len(batches[n].scored), value(n, "overall"), _ci(value(n, "overall", "_ci_low"),
+                                                                    value(n, "overall", "_ci_high")),
+                 *[value(n, c) for c in COMPONENTS]] for n in names])
+    if paired is not None:
+        bs, ar = paired.bootstrap, paired.randomization
+        page.heading(f"{paired.name_b} against {paired.name_a}")
+        page.cards([("Overall delta (B − A)", f"{bs.delta:+.3f}",
+                     f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f}" if bs.ci_low is not None else None),
+                    ("p, paired bootstrap", bs.p_value, None), ("p, approximate randomization", ar.p_value, None),
+                    ("Stories higher / lower / tied", f"{bs.won} / {bs.lost} / {bs.tied}",
+                     f"of {paired.n_paired} paired")], digits=4)
+    page.heading("Documents x systems")
+    matrix = systems_matrix(batches)
+    cols = ["story_id", *[f"{n}: overall_score" for n in names], "spread"]
+    page.table(cols, [[r.get(c) for c in cols] for r in matrix], max_rows=max_rows,
+               collapsed=f"Show the {len(matrix):,} stories")
+    signatures = {n: b.signature for n, b in batches.items()}
+    if len(set(signatures.values())) == 1:
+        page.paragraph(f"signature: {next(iter(signatures.values()))}")
+    else:
+        page.table(["system", "signature"], [[n, s] for n, s in signatures.items()], css_class="sig")
     return page.render()

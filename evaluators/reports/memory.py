@@ -9,6 +9,16 @@ from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
 
 
+def report_json(report) -> str:
+    """The JSON report of a memory run (``memory --format json``, the page's "Report (JSON)" download).
+
+    ``report`` is a :class:`evaluators.memory.run.MemoryReport` (or its ``to_dict()``): both
+    callers write this same text for the same inputs.
+    """
+    data = report.to_dict() if hasattr(report, "to_dict") else report
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
 def report_markdown(report: dict[str, Any]) -> str:
     """The memory report (``python -m evaluators memory --format md``) as Markdown tables.
 

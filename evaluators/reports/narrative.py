@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from evaluators.narrative.base import COMPONENT_TITLES, COMPONENTS
-from evaluators.narrative.batch import BatchResult
+from evaluators.narrative.batch import BatchResult, DocumentOutcome
 from evaluators.narrative.composite import NarrativeResult
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
@@ -24,6 +24,69 @@ MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", 
 def to_json(result: NarrativeResult | BatchResult, *, indent: int = 2) -> str:
     """JSON text of a document or batch result (UTF-8 text, CJK kept, never NaN)."""
     return json.dumps(result.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+#: Indentation of a document inside a batch report's ``documents`` list (``to_json``'s indent 2, depth 2).
+_ENTRY_INDENT = "    "
+
+
+def document_entry_json(outcome: DocumentOutcome) -> str:
+    """One ``documents`` entry of a batch's :func:`to_json`, exactly as it appears there.
+
+    A module-level function, so that worker processes can write the entries of the documents
+    they score (``run_narrative(..., render=document_entry_json)``).
+    """
+    text = json.dumps(outcome.to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+    return _ENTRY_INDENT + text.replace("\n", "\n" + _ENTRY_INDENT)  # JSON strings hold no raw newline
+
+
+def document_json(outcome: DocumentOutcome) -> str:
+    """:func:`to_json` of a scored document's result, also when only its rendered entry came back."""
+    if outcome.rendered is None:
+        return to_json(outcome.result)
+    return json.dumps(outcome.to_dict()["result"], ensure_ascii=False, indent=2, allow_nan=False)
+
+
+class BatchJsonWriter:
+    """Writes a batch's :func:`to_json` while it is scored: each document as it comes, then the totals.
+
+    The bytes equal ``to_json(report)``.  Use ``on_document=writer.document`` (with
+    ``render=document_entry_json``, so the entries are written by the workers) and call
+    :meth:`finish` with the report.
+
+    Parameters
+    ----------
+    fh : text file
+        Open for writing (UTF-8).
+    """
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.n = 0
+
+    def document(self, outcome: DocumentOutcome) -> None:
+        """Write one ``documents`` entry (``outcome.rendered`` when the worker wrote it)."""
+        self.fh.write('{\n  "documents": [\n' if self.n == 0 else ",\n")
+        self.fh.write(outcome.rendered if outcome.rendered is not None else document_entry_json(outcome))
+        self.n += 1
+
+    def finish(self, report: BatchResult) -> None:
+        """Write the keys after ``documents`` (pairing, issues, micro, macro, counts, signature)."""
+        tail = json.dumps(report.tail_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        self.fh.write('{\n  "documents": [],\n' if self.n == 0 else "\n  ],\n")
+        self.fh.write(tail[2:])  # without its opening "{\n"
+
+
+def batch_json(report: BatchResult) -> str:
+    """:func:`to_json` of a batch, using the entries its workers already wrote (``outcome.rendered``)."""
+    import io
+
+    buf = io.StringIO()
+    writer = BatchJsonWriter(buf)
+    for outcome in report.documents:
+        writer.document(outcome)
+    writer.finish(report)
+    return buf.getvalue()
 
 
 def mismatches_csv(results: NarrativeResult | BatchResult | list[NarrativeResult]) -> str:

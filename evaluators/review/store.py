@@ -71,7 +71,8 @@ decisions_table = sa.Table(
 adjudications_table = sa.Table(
     "adjudications", metadata, sa.Column("item_id", sa.Integer, sa.ForeignKey("items.id"), primary_key=True),
     sa.Column("adjudicator", sa.String(256), nullable=False), sa.Column("label", sa.String(32), nullable=False),
-    sa.Column("comment", sa.Text, nullable=False, default=""), sa.Column("updated_at", sa.String(40), nullable=False))
+    sa.Column("comment", sa.Text, nullable=False, default=""), sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("corrected_answer", sa.Text, nullable=True))  # a gt_error's corrected answer (added in place)
 
 
 class StaleDecision(RuntimeError):
@@ -189,6 +190,9 @@ class ReviewStore:
                 cur.execute("PRAGMA busy_timeout=10000")
                 cur.close()
         metadata.create_all(self.engine)
+        if "corrected_answer" not in {c["name"] for c in sa.inspect(self.engine).get_columns("adjudications")}:
+            with self.engine.begin() as c:  # a database made before the column: add it (nullable, no data moved)
+                c.execute(sa.text("ALTER TABLE adjudications ADD COLUMN corrected_answer TEXT"))
         with self.engine.begin() as c:
             row = c.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).first()
             if row is None:
@@ -427,8 +431,12 @@ class ReviewStore:
                 out.append((item, ds))
         return out
 
-    def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "") -> None:
+    def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "", *,
+                   corrected_answer: str | None = None) -> None:
         """Record (or replace) the final label of an item.
+
+        ``corrected_answer`` is the right answer of a ``gt_error`` item (it becomes a GT patch,
+        :mod:`evaluators.review.gt_patch`); ignored for other labels.
 
         Raises
         ------
@@ -441,8 +449,9 @@ class ReviewStore:
             raise ValueError("an adjudicator name is required")
         with self.engine.begin() as c:
             c.execute(adjudications_table.delete().where(adjudications_table.c.item_id == item_id))
-            c.execute(adjudications_table.insert().values(item_id=item_id, adjudicator=adjudicator, label=label,
-                                                          comment=comment or "", updated_at=_now()))
+            c.execute(adjudications_table.insert().values(
+                item_id=item_id, adjudicator=adjudicator, label=label, comment=comment or "", updated_at=_now(),
+                corrected_answer=(corrected_answer or None) if label == "gt_error" else None))
 
     def adjudications(self, session_id: int) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
@@ -451,7 +460,8 @@ class ReviewStore:
                              .where(items_table.c.session_id == session_id)
                              .order_by(items_table.c.position)).all()
         return [{"item_id": r.item_id, "item_digest": r.digest, "adjudicator": r.adjudicator, "label": r.label,
-                 "comment": r.comment, "updated_at": r.updated_at} for r in rows]
+                 "comment": r.comment, "updated_at": r.updated_at, "corrected_answer": r.corrected_answer}
+                for r in rows]
 
     def gt_corrections(self, session_id: int) -> list[dict[str, Any]]:
         """Items adjudicated as ``gt_error``: the item (id, question, current GT), who decided and why.
@@ -466,7 +476,8 @@ class ReviewStore:
             p = items[a["item_id"]].payload
             out.append({"item_digest": a["item_digest"], "record_id": p.get("id"), "question": p.get("question"),
                         "current_ground_truth": p.get("ground_truth"), "prediction": p.get("prediction"),
-                        "adjudicator": a["adjudicator"], "comment": a["comment"]})
+                        "adjudicator": a["adjudicator"], "comment": a["comment"],
+                        "corrected_answer": a["corrected_answer"]})
         return out
 
 

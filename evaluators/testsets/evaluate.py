@@ -26,7 +26,7 @@ from evaluators import __version__
 from evaluators.io import InputError, InputIssue, read_records
 from evaluators.io.readers import add_json_records, read_json_document, records_field, sniff_bytes
 from evaluators.metrics.statistics import bootstrap_ci
-from evaluators.parallel import chunked, imap_chunks
+from evaluators.parallel import map_ordered
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
 from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
@@ -102,8 +102,13 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
         if parsed.errors:
             raise InputError(parsed.errors[0])
     elif data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
-        value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
-        if parsed.errors:  # JSONL after all
+        try:
+            value, parsed = read_json_document(data, file)  # a JSON object in a file without a .json name
+        except InputError as exc:  # not decodable as a whole: JSONL read line by line below
+            if exc.issue.kind != "decode":
+                raise
+            value, parsed = None, None
+        if parsed is not None and parsed.errors:  # JSONL after all
             value, parsed = None, None
     is_record = isinstance(value, Mapping) and "id" in value and any(f in value for f in ANSWER_FIELDS + ("turns",))
     if value is not None and not is_record:
@@ -132,7 +137,7 @@ def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
                 else:
                     out.issues.append(InputIssue(file, "expected an answer string", path=str(key)))
             return out
-    rs = add_json_records(value, parsed) if parsed is not None else read_records(data, file, fmt)
+    rs = add_json_records(value, parsed) if parsed is not None else read_records(data, file, fmt, line_by_line=True)
     out.issues.extend(rs.issues)
     for rec in rs.records:
         where = rec.where()
@@ -334,8 +339,7 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) 
     if test_set.kind != "single":
         raise ValueError("evaluate_single needs a single-turn test set; use evaluate_multi_turn")
     pairs = [(item, _answer_for(answers, item.id)) for item in test_set.items]
-    rows = [r for _, chunk in imap_chunks(_score_items, chunked(pairs, CHUNK_ITEMS if workers > 1 else len(pairs) or 1),
-                                          workers) for r in chunk]
+    rows = list(map_ordered(_score_items, pairs, workers, chunk_size=CHUNK_ITEMS))
     ids = {i.id for i in test_set.items}
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
     return TestSetReport(
@@ -504,11 +508,9 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet, *, workers: int =
         turns = sorted(d.turns, key=lambda t: t.turn)
         used.update((d.id, t.turn) for t in turns)
         work.append((d, [answers.answers.get((d.id, t.turn)) for t in turns]))
-    for _, chunk in imap_chunks(_score_dialogues, chunked(work, CHUNK_ITEMS if workers > 1 else len(work) or 1),
-                                workers):
-        for dialogue in chunk:
-            dialogues.append(dialogue)
-            all_turns.extend(dialogue.turns)
+    for dialogue in map_ordered(_score_dialogues, work, workers, chunk_size=CHUNK_ITEMS):
+        dialogues.append(dialogue)
+        all_turns.extend(dialogue.turns)
     extra = tuple(sorted(f"{k}#{t}" if t is not None else k for k, t in answers.answers if (k, t) not in used))
     return MultiTurnReport(
         file=test_set.file, answers_file=answers.file, kind="multi_turn", overall=_coverage(all_turns),

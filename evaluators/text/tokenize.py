@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from itertools import islice
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
@@ -260,7 +261,8 @@ class TextView:
         counts = self._ngrams.get(key)
         if counts is None:
             toks = self.tokens(tokenizer)
-            counts = self._ngrams[key] = Counter(zip(*[toks[i:] for i in range(n)]))
+            # islice, not toks[i:]: no copy of the token list per order (a long answer's list is large)
+            counts = self._ngrams[key] = Counter(zip(*[islice(toks, i, None) for i in range(n)]))
         return counts
 
     def matches(self, other: "TextView", tokenizer: str, n: int) -> int:

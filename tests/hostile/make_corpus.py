@@ -265,6 +265,14 @@ def testset_cases(c: Corpus) -> None:
                                          for k, v in list(answers.items())[:3]]
                                         + ['{"id": "x", "answer": ', DEEP_ARRAY, '{"answer": "no id"}']),
        answers_suffix="jsonl", names="answers_bad_lines_answers.jsonl")
+    good_answers = [{"id": k, "answer": v if isinstance(v, str) else v["answer"]} for k, v in list(answers.items())[:3]]
+    # one line (row) that is not UTF-8 among good ones: the good answers are kept, the line located
+    ts("answers_undecodable_line", None, jsonl(good_answers[:2]) + b'{"id": "bad", "answer": "\xff\xfe"}\n'
+       + jsonl(good_answers[2:]), answers_suffix="jsonl", names="answers_undecodable_line_answers.jsonl")
+    ts("answers_undecodable_row", None, ("id,answer\n" + "".join(f"{a['id']},{a['answer']}\n" for a in good_answers[:2])
+                                         ).encode() + b"bad,\xff\xfe\n"
+       + f"{good_answers[2]['id']},{good_answers[2]['answer']}\n".encode(), answers_suffix="csv",
+       names="answers_undecodable_row_answers.csv")
     ts("answers_surrogate", None, (dumps(answers)[:-1] + ', "zz_extra": "y\\ud800"}').encode(), located=False)
     ts("answers_wrong_types", None, dumps({k: [1, {"a": None}] for k in answers}).encode(), exit=(2,),
        names="answers_wrong_types_answers.json")
@@ -314,6 +322,11 @@ def dialogue_cases(c: Corpus) -> None:
                                   + f"m,{first['scene']},{first['dialogue_index']},ok\n"
                                   + "m,too,many,cells,here\nm,\x00,1,x\n").encode(), pred_suffix="csv",
         names="pred_csv_ragged_pred.csv")
+    # empty and BOM-only uploads are read and said to be empty (not taken for "no upload")
+    dlg("cases_empty", b"", None, exit=(2,), names="cases_empty_cases.json")
+    dlg("cases_bom_only", codecs.BOM_UTF8, None, exit=(2,), names="cases_bom_only_cases.json")
+    dlg("pred_empty", None, b"", exit=(2,), names="pred_empty_pred.jsonl")
+    dlg("pred_bom_only", None, codecs.BOM_UTF8 + b"\n", exit=(2,), names="pred_bom_only_pred.jsonl")
     dlg("pred_binary", None, bytes(random.Random(5).randrange(256) for _ in range(1024)), exit=(2,), located=False)
 
 
@@ -341,6 +354,13 @@ def memory_cases(c: Corpus) -> None:
                                           "ground_truth": p, "question_type": p}) for i, p in enumerate(PAYLOADS)]),
         scored=len(good) + len(PAYLOADS), located=False)
     mem("duplicate_ids", jsonl(good + good[:3]), scored=len(good))
+    # one line that is not UTF-8 (nor GB18030) among good ones: the good lines are scored, the bad one located
+    mem("undecodable_line", jsonl(good[:10]) + b'{"question_id": "bad", "question": "\xff\xfe\xc3("}\n'
+        + jsonl(good[10:]), scored=len(good))
+    # a 1,000-deep value in an extra field: the question is scored, the field left out with a located warning
+    mem("deep_metadata", jsonl(good + ['{"question_id": "dm", "question_type": "single_hop", "question": "q", '
+                                       '"ground_truth": "a", "prediction": "a", "extra": %s}' % DEEP_VALUE]),
+        scored=len(good) + 1)
     mem("wrong_types", jsonl(good + [dumps({**first, "question_id": ["x"]}), dumps({**first, "question_id": 7,
                                                                                      "prediction": {"a": 1}})]),
         scored=None, located=False)
@@ -353,6 +373,10 @@ def memory_cases(c: Corpus) -> None:
     mem("csv_ragged", ("question_id,question_type,question,ground_truth,prediction\n"
                        "c1,single_hop,q,a,a\nc2,single_hop,too,many,cells,here\nc3,\x00,q,a,b\n").encode(),
         suffix="csv", scored=2)
+    rel = "memory/huge_line.jsonl"  # written at test time: the demo's lines and one 20 MB prediction
+    c.case("memory/huge_line", "memory", ["memory", "--results", "{c}/" + rel, "--format", "json",
+                                          "--ci-resamples", "0"], scored=len(good) + 1, huge=True,
+           names="huge_line.jsonl")
     # questions + predictions, labels and judge caches next to good results
     qrel = c.file("memory/questions_deep.json", DEEP_ARRAY.encode())
     c.case("memory/questions_deep", "memory", ["memory", "--questions", "{c}/" + qrel, "--format", "json"],

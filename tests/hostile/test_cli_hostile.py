@@ -124,3 +124,11 @@ def test_case(case, outcomes):
         assert located, "no line number or JSON path for the problem; " + where
     if o["rc"] == 0 and case["scored"] is not None:
         assert scored(case["task"], o["data"]) == case["scored"], where
+
+
+def test_memory_with_a_20_mb_prediction_peaks_within_3x_its_input_plus_200_mb(outcomes, corpus_dir):
+    """Issue 20.10: the memory CLI on the demo's results plus one 20 MB prediction (was 470-590 MB)."""
+    o = outcomes["memory/huge_line"]
+    size = (corpus_dir / "memory" / "huge_line.jsonl").stat().st_size
+    assert o["rc"] == 0 and scored("memory", o["data"]) == 26
+    assert o["rss_kib"] * 1024 <= 3 * size + 200 * 2 ** 20, (o["rss_kib"] // 1024, size // 2 ** 20)

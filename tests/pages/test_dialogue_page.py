@@ -92,7 +92,8 @@ def test_bad_uploads_are_reported_not_crashing():
     at.file_uploader(key="dialogue_preds").set_value([("p.jsonl", b"{broken\n", "application/octet-stream")])
     at.run()
     assert not at.exception
-    assert "Upload one or more prediction files" in _texts(at)
+    assert [shown(e.value) for e in at.error] == ["No usable prediction row in p.jsonl."]  # not "upload one"
+    assert "p.jsonl:1:2: invalid JSON on this line" in shown(_texts(at))
 
 
 def _demo_with_data_dir(monkeypatch, tmp_path) -> AppTest:
@@ -226,3 +227,23 @@ def test_headline_names_the_weights_used(no_embeddings):
     # default weights 0.5 / 0.2 / 0.1 / 0.1 / 0.1 with semantic similarity unavailable: each over 0.9
     assert caption.startswith("Combined score = 0.56 × exact_match_normalized + 0.22 × fuzzy_ratio + "
                               "0.11 × edit_similarity + 0.11 × keyword_jaccard (semantic_similarity unavailable")
+
+
+@pytest.mark.parametrize("data, what", [(b"", "0 bytes"), (b"\xef\xbb\xbf", "only a byte-order mark")])
+def test_an_empty_or_bom_only_upload_is_said_to_be_empty(data, what):
+    """Issue 20 point 10: an empty upload is not taken for "no upload"."""
+    from evaluators.demo import demo_path
+
+    at = _app("upload")
+    at.run()
+    at.file_uploader(key="dialogue_cases").set_value(("cases.json", data, "application/json"))
+    at.run()
+    assert not at.exception
+    assert [shown(e.value) for e in at.error] == ["No usable test case in cases.json."]
+    assert any(f"cases.json:1: the file is empty ({what}" in shown(m.value) for m in at.markdown)
+    at.file_uploader(key="dialogue_cases").set_value(
+        ("persona_cases.json", demo_path("dialogue", "persona_cases.json").read_bytes(), "application/json"))
+    at.file_uploader(key="dialogue_preds").set_value([("p.jsonl", data, "application/jsonl")])
+    at.run()
+    assert [shown(e.value) for e in at.error] == ["No usable prediction row in p.jsonl."]
+    assert any(f"p.jsonl:1: the file is empty ({what}" in shown(m.value) for m in at.markdown)

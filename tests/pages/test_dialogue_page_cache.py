@@ -25,8 +25,8 @@ PREDS = "\n".join(json.dumps(row, ensure_ascii=False) for row in [
 
 @pytest.fixture
 def calls(monkeypatch) -> dict[str, int]:
-    """Calls of the page's parsers and evaluator (the page imports them from evaluators.dialogue)."""
-    counts = {"load_cases": 0, "load_predictions": 0, "evaluate_dialogue": 0}
+    """Calls of the page's parsers and run function (the page imports them from evaluators.dialogue)."""
+    counts = {"load_cases": 0, "load_predictions": 0, "run_dialogue": 0}
     for name in counts:
         original = getattr(dialogue, name)
 
@@ -54,18 +54,18 @@ def _issue_lines(at) -> list[str]:
 
 def test_widget_reruns_neither_parse_nor_score_again(calls):
     at = _upload()
-    assert calls == {"load_cases": 1, "load_predictions": 1, "evaluate_dialogue": 1}
+    assert calls == {"load_cases": 1, "load_predictions": 1, "run_dialogue": 1}
     assert [shown(m.label) for m in at.metric] == ["m1 · combined"]
     at.selectbox(key="dialogue_case_scene").set_value("park").run()
     at.selectbox(key="dialogue_case_pick").set_value(1).run()
     assert not at.exception
-    assert calls == {"load_cases": 1, "load_predictions": 1, "evaluate_dialogue": 1}
+    assert calls == {"load_cases": 1, "load_predictions": 1, "run_dialogue": 1}
     # a setting that changes the scores scores again, from the files parsed before
     at.radio(key="dialogue_mode").set_value("difflib").run()
     assert not at.exception
-    assert calls == {"load_cases": 1, "load_predictions": 1, "evaluate_dialogue": 2}
+    assert calls == {"load_cases": 1, "load_predictions": 1, "run_dialogue": 2}
     at.radio(key="dialogue_mode").set_value("default").run()
-    assert calls["evaluate_dialogue"] == 2  # the first setting's evaluation is still kept
+    assert calls["run_dialogue"] == 2  # the first setting's evaluation is still kept
 
 
 def test_the_same_bytes_under_another_name_are_read_and_scored_again(calls):
@@ -77,7 +77,7 @@ def test_the_same_bytes_under_another_name_are_read_and_scored_again(calls):
     lines = _issue_lines(at)
     assert any("second.json" in line for line in lines)
     assert not any("first.json" in line for line in lines)
-    assert calls["load_cases"] == 2 and calls["evaluate_dialogue"] == 2
+    assert calls["load_cases"] == 2 and calls["run_dialogue"] == 2
 
 
 def test_the_name_picks_the_format_of_the_same_bytes():

@@ -290,3 +290,33 @@ def test_demo_compares_the_assistant_with_the_no_memory_baseline():
     assert paired.bootstrap.delta < 0 and paired.n_paired == 25
     table = systems_table(rows, "token_f1_char", ci_resamples=0)
     assert [r["system"] for r in table] == ["memory assistant", "no-memory baseline"]
+
+
+def test_two_mem0_layouts_side_by_side_pair_every_question(tmp_path):
+    """Issue 20.1: mem0 results keyed "0" as the run and the same file keyed "conv_0" as another system."""
+    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    conv_keyed = json.dumps({f"conv_{k}": v for k, v in raw.items()}, ensure_ascii=False).encode("utf-8")
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(("results.json", path.read_bytes(), "application/json"))
+    at.file_uploader(key="mem_more_results").set_value([("results_conv.json", conv_keyed, "application/json")])
+    at.run()
+    assert not at.exception, at.exception
+    assert "results_conv: 1540 paired by question id." in [shown(c.value) for c in at.caption]
+    at.selectbox(key="mem_sbs_metric").set_value("token_f1_char").run()
+    matrix = next(d.value for d in at.dataframe if "spread" in d.value.columns)
+    assert len(matrix) == 1540 and matrix["this run"].notna().sum() == matrix["results_conv"].notna().sum() == 1540
+    assert (matrix["spread"] == 0).all()  # the same answers: every question scores the same in both
+
+
+def test_overall_shows_a_card_for_every_metric_and_says_rouge1_is_token_f1():
+    """Issue 20.3: the demo computes 10 metrics (9 defaults and the LoCoMo parity F1): 10 cards, not 7."""
+    at = run_page("demo")
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    by_type_columns = list(at.dataframe[0].value.columns)[2:]  # after question_type, count
+    assert len(by_type_columns) == 10
+    assert labels[:11] == ["Questions", *by_type_columns]
+    help_text = next(m.proto.help for m in at.metric if m.label == "ROUGE-1")
+    assert "ROUGE-1 F equals F1 (char) on every answer, by definition" in help_text
+    assert "ROUGE-1 F equals F1 (char)" in at.multiselect(key="mem_metrics").help

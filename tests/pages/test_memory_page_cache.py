@@ -9,6 +9,7 @@ import json
 import pytest
 
 import components.uploads as uploads
+from evaluators.io.sources import bytes_digest
 from evaluators.demo import demo_path
 from evaluators.memory import metrics as metrics_mod
 from tests.helpers.http_servers import FakeJudgeServer
@@ -120,9 +121,9 @@ def test_cache_keys_are_digests_and_settings_not_object_ids(monkeypatch):
     # the inputs are resolved together (labels and results read against the question file), keyed by the
     # digests of the files in the order results, questions, predictions, labels
     inputs_key = [k for k in keys if k[0] == "mem-inputs"][-1]  # the run after the uploads
-    assert inputs_key[1] == (f"results.json:{uploads._blake(MEM0)}",
-                             f"locomo_a.json:{uploads._blake(_locomo('conv-a'))}", None,
-                             f"labels.json:{uploads._blake(MEM0)}")
+    assert inputs_key[1] == (f"results.json:{bytes_digest(MEM0)}",
+                             f"locomo_a.json:{bytes_digest(_locomo('conv-a'))}", None,
+                             f"labels.json:{bytes_digest(MEM0)}")
 
 
 def test_results_are_read_again_against_another_question_file():

@@ -15,6 +15,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from components.memory_views import label
@@ -64,10 +65,12 @@ def _run_page(files: dict[str, Path] | None):
 
 
 def _same(shown_value, cli_value, tol: float = 1e-12) -> bool:
-    """A table cell (None / NaN when empty) equals the CLI's number (None when empty)."""
+    """A table cell (None / NaN / pandas' NA in an integer count column when empty) equals the CLI's number
+    (None when empty)."""
+    empty = shown_value is None or shown_value is pd.NA or (isinstance(shown_value, float) and math.isnan(shown_value))
     if cli_value is None:
-        return shown_value is None or (isinstance(shown_value, float) and math.isnan(shown_value))
-    return shown_value is not None and not math.isnan(float(shown_value)) and abs(float(shown_value) - cli_value) <= tol
+        return empty
+    return not empty and abs(float(shown_value) - cli_value) <= tol
 
 
 def _frame(at, column: str):
@@ -81,9 +84,11 @@ def assert_page_matches_cli(at, report: dict, per_question: dict[str, dict[str, 
     m = report["metrics"]
     names, overall = m["metrics"], m["overall"]
     cards = {c.label: c for c in at.metric}
-    # cards: the question count, then up to 7 metrics, each with its interval and judged count in the help
+    # cards: the question count, then every metric, each with its interval and judged count in the help
     assert cards["Questions"].value == str(overall["count"]) == str(report["input"]["n_questions"])
-    for name in names[:7]:
+    assert list(cards) == ["Questions", *[label(n) for n in names], *[k for k in cards if k not in
+                                                                      {"Questions", *map(label, names)}]]
+    for name in names:
         card = cards[label(name)]
         assert card.value == fmt(overall[name], 3), name
         if overall.get(f"{name}_ci_low") is not None:
@@ -195,3 +200,50 @@ def test_mem0_results_agree_and_use_llm_score(tmp_path, with_questions):
     assert report["metrics"]["overall"]["judge_score"] == pytest.approx(sum(scores) / len(scores), abs=1e-12)
     assert round(sum(scores) / len(scores), 3) == 0.451
     assert report["judge"]["source"].startswith("stored labels from llm_score in the results file")
+
+
+def _cli_json_in(folder: Path, files: dict[str, Path], locomo: bool, monkeypatch) -> str:
+    """The CLI's JSON report for ``files`` given by their bare names (linked into ``folder``), as a page
+    upload names them."""
+    folder.mkdir()
+    args = ["memory"]
+    for role, path in files.items():
+        (folder / path.name).symlink_to(path)
+        args += [ROLES[role][1], path.name]
+    monkeypatch.chdir(folder)
+    assert main([*args, *(["--parity", "locomo"] if locomo else []), "--format", "json", "--out", "report.json"]) == 0
+    return (folder / "report.json").read_text(encoding="utf-8")
+
+
+def _page_json(made) -> str:
+    data = made["memory_report.json"]()
+    return data.decode("utf-8") if isinstance(data, bytes) else data
+
+
+def test_demo_json_download_is_the_cli_json(tmp_path, monkeypatch, deferred_downloads):
+    cli = _cli_json_in(tmp_path / "in", DEMO, True, monkeypatch)
+    at = _run_page(None)
+    assert not at.exception
+    page = _page_json(deferred_downloads)
+    assert page == cli
+    report = json.loads(page)
+    # every section the CLI writes: inputs and notes, judge cache, labels, parity and agreement
+    assert {"input", "issues", "labels", "judge", "metrics", "locomo_parity", "agreement"} <= set(report)
+    assert report["judge"]["cache_path"] == "demo_judge_cache.json" and report["judge"]["n_cached"] == 24
+    assert report["agreement"]["n_compared"] == 24
+
+
+@pytest.mark.realdata
+def test_longmemeval_json_download_is_the_cli_json(tmp_path, monkeypatch, deferred_downloads):
+    files = {"questions": require_shared("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json"),
+             "labels": require_shared("long_memory", "longmemeval_predictions_sample",
+                                      "my_predictions.jsonl.eval-results-gpt-4o")}
+    cli = _cli_json_in(tmp_path / "in", files, False, monkeypatch)
+    _run_page(files)
+    page = _page_json(deferred_downloads)
+    assert page == cli
+    report = json.loads(page)
+    # LongMemEval's accuracy table and the input notes are in the download (the page's earlier JSON had neither)
+    assert report["longmemeval"]["n_labels"] == 8 and report["input"]["n_questions"] == 8
+    assert report["input"]["questions"] == "longmemeval_oracle_questions_slim.json"
+    assert report["judge"]["source"].startswith("stored labels from my_predictions.jsonl.eval-results-gpt-4o")

@@ -32,7 +32,8 @@ def test_home_page_shows_the_demo_scores(demo_batch):
     assert m["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
     assert m["Overall (macro)"] == fmt(demo_batch.macro["overall_score"])
     assert m["Stories"] == "2"
-    assert "Five kinds of evaluation" in [s.value for s in at.subheader]
+    # five evaluation pages and Review: the heading counts what it shows (it said "Five kinds" over six cards)
+    assert "5 kinds of evaluation, and a review workspace" in [s.value for s in at.subheader]
 
 
 def test_every_view_on_the_demo(demo_batch):
@@ -214,13 +215,29 @@ def test_compare_view_scores_other_systems_side_by_side(demo_batch):
     by_story = {r.story_id: r for r in demo_batch.scored}
     for _, row in matrix.iterrows():
         assert row["oracle: overall_score"] == pytest.approx(1.0)
-        assert row["predictions: overall_score"] == pytest.approx(by_story[row["story_id"]].overall_score)
+        # the main system is named after its files (it was "predictions"): two demo files, no common word
+        assert row["EN_001_lantern_keeper_prediction + 1 more: overall_score"] == pytest.approx(
+            by_story[row["story_id"]].overall_score)
         assert row["spread"] == pytest.approx(1.0 - by_story[row["story_id"]].overall_score)
     m = metrics(at)
     # B (oracle) - A (demo predictions) = 1 - mean of the two demo overall scores
     mean_a = sum(r.overall_score for r in demo_batch.scored) / 2
     assert m["overall score delta"] == f"{1 - mean_a:+.3f}"
     assert at.radio(key="nar_pair_outcome").options[1] == "B better · B 更好 (2)"
+    # the comparison has an HTML report beside its CSV (issue 20.5), with the same delta
+    assert any(b.proto.label == "Download comparison HTML report · 下载对比报告" for b in at.get("download_button"))
+
+
+def test_narrative_comparison_html_report(demo_batch):
+    from evaluators.narrative.batch import compare_two_systems
+    from evaluators.reports.html import narrative_comparison_report
+
+    batches = {"qwen": demo_batch, "oracle": demo_batch}
+    paired = compare_two_systems(batches, "qwen", "oracle", n_resamples=200)
+    html = narrative_comparison_report(batches, paired)
+    assert "oracle against qwen" in html and "+0.000" in html  # a system against itself: delta 0
+    assert html.count('class="bar"') == 2 * 6  # two systems x (overall and five components)
+    assert "Show the 2 stories" in html and "<script" not in html
 
 
 def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
@@ -235,3 +252,14 @@ def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
     assert any(b.proto.label == "Download all problems (CSV)" for b in at.get("download_button"))
     # unpaired GT files are warnings (the paired stories are still scored)
     assert expander.label == "Input problems: 0 errors, 25 warnings — the rest of the data is still scored"
+
+
+def test_all_zero_weights_warn_and_score_like_the_cli(demo_batch):
+    """The page builds its config with the CLI's function: all weights 0 -> equal weights and a warning."""
+    at = run(PAGE)
+    for c in ("characters", "relationships", "sentiment", "action_layer", "text_span"):
+        at.number_input(key=f"nar_w_{c}").set_value(0.0)
+    at.run()
+    assert not at.exception
+    assert "all component weights are 0; using equal weights" in html_bodies(at)
+    assert metrics(at)["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])

@@ -80,6 +80,8 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
+    # a click only downloads (a rerun renewed every file id and the next click fetched nothing: issue 20.8)
+    assert all(b.proto.ignore_rerun for b in at.get("download_button"))
 
 
 def test_qa_page_opens_a_review_of_its_records(data_dir):
@@ -140,3 +142,10 @@ def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_di
     assert "panda-chat-large" not in shown_text and "panda-chat-small" not in shown_text
     _click_label(review, "left")
     assert store.decision(item.id, "dana").label == ("b_better" if swapped else "a_better")
+
+
+def test_review_sidebar_does_not_offer_a_data_source_it_does_not_read(data_dir):
+    # issue 20.9: the sidebar said "Demo data" while the page showed a session built from an upload
+    at = _demo_session("x")
+    assert [r.label for r in at.sidebar.radio] == []
+    assert any("not used on this page" in c.value for c in at.sidebar.caption)

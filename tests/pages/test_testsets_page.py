@@ -141,3 +141,38 @@ def test_answer_template_and_csv_round_trip():
             assert [r["id"] for r in rows] == [r.id for r in report.items]
             assert [r["score"] and float(r["score"]) for r in rows] == [r.score if r.score is not None else ""
                                                                        for r in report.items]
+
+
+def test_a_huge_one_line_answer_is_shown_cut_and_scored_whole():
+    """Issue 20 point 10: a 21 MB one-line answers file; page peak <= 3x the input + 200 MB (was 1.4 GB)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = r'''
+import json, re, sys
+from evaluators.demo import demo_path
+from tests.pages.helpers import TESTSETS_PAGE, page_app
+def hwm():
+    return int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1)) / 1024
+items = demo_path("testsets", "factual_demo.json").read_bytes()
+big = json.dumps({"q_001": "林远 " + "x " * (10 << 20), "q_002": "阿橘"}, ensure_ascii=False).encode()
+at = page_app(TESTSETS_PAGE, source="upload", timeout=300)
+at.run()
+base = hwm()
+at.file_uploader(key="ts_items").set_value(("items.json", items, "application/json"))
+at.file_uploader(key="ts_answers").set_value(("answers.json", big, "application/json"))
+at.run()
+assert not at.exception
+shown = "\n".join(m.value for m in at.markdown)
+print(json.dumps({"base": base, "peak": hwm(), "input": len(big) / 2**20,
+                  "metrics": {m.label.split(" · ")[0]: m.value for m in at.metric},
+                  "cut": bool(re.search(r"\+20,968,523 characters", shown))}))
+'''
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["peak"] <= out["base"] + 3 * out["input"] + 200, out
+    # shown cut to 3,000 characters (3 + 20,971,520 - 3,000 left out), scored on the whole answer
+    assert out["metrics"]["Scored items"] == "8 / 9" and out["cut"], out

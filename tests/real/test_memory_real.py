@@ -273,3 +273,71 @@ def test_compute_metrics_on_mem0_predictions_by_type(mem0, mem0_raw):
     for block in [report["overall"], *report["by_type"].values()]:
         for name in report["metrics"]:
             assert 0.0 <= block[name] <= 1.0
+
+
+def _conv_keyed(mem0_raw) -> bytes:
+    """The same real mem0 results keyed ``"conv_0"`` ... (the layout of other versions of mem0's scripts)."""
+    return json.dumps({f"conv_{k}": v for k, v in mem0_raw.items()}, ensure_ascii=False).encode("utf-8")
+
+
+def test_both_mem0_key_layouts_give_the_same_question_ids(mem0_raw, locomo):
+    plain = json.dumps(mem0_raw, ensure_ascii=False).encode("utf-8")
+    keyed = _conv_keyed(mem0_raw)
+    # without the question file: one id per question whichever way the conversation is spelled
+    a, b = load_mem0_locomo(plain, "results.json"), load_mem0_locomo(keyed, "results_conv.json")
+    assert [r.question_id for r in a.results] == [r.question_id for r in b.results]
+    assert len(a.results) == 1540 and a.results[0].question_id == f"conv{next(iter(mem0_raw))}_0" == "conv1_0"
+    assert not any(r.question_id.startswith("convconv") for r in b.results)
+    # with locomo10.json: both take the dataset's ids ("conv_3" is the 4th conversation, as "3")
+    a, b = (load_mem0_locomo(x, "r.json", dataset=locomo) for x in (plain, keyed))
+    assert [r.question_id for r in a.results] == [r.question_id for r in b.results]
+    assert {r.question_id for r in a.results} <= {r.question_id for r in locomo.results}
+    assert not [i for i in b.issues if "not found" in i.message]
+
+
+def test_two_mem0_layouts_pair_by_id_and_other_ids_on_the_question_text(mem0_raw):
+    from evaluators.memory.compare import compare_two, score_other_system
+
+    plain = json.dumps(mem0_raw, ensure_ascii=False).encode("utf-8")
+    base = load_mem0_locomo(plain, "results.json").results
+    other = score_other_system("results_conv.json", _conv_keyed(mem0_raw), ["token_f1_char"], base)
+    assert (other.pairing.n_by_id, other.pairing.n_by_text, other.pairing.n_unpaired) == (1540, 0, 0)
+    assert other.pairing.rule == "question_id"
+    # another file of the same answers under other ids (EvalResult records): paired on (conversation, question)
+    renamed = "".join(json.dumps({"question_id": f"x{i}", "sample_id": r.sample_id, "question_type": r.question_type,
+                                  "question": "  " + r.question.upper(), "ground_truth": r.ground_truth,
+                                  "prediction": r.prediction}, ensure_ascii=False) + "\n"
+                      for i, r in enumerate(base))
+    by_text = score_other_system("renamed.jsonl", renamed.encode("utf-8"), ["token_f1_char"], base)
+    p = by_text.pairing
+    assert (p.n_by_id, p.n_by_text, p.n_unpaired) == (0, 1540, 0)
+    assert p.rule == "conversation+question"
+    assert "1540 paired on (conversation, question text)" in p.describe()
+    # 11 questions are asked again in the same conversation: the k-th copy pairs with the k-th, so the ids are
+    # the base's, each once, and every score equals the base system's own
+    assert sorted(r.question_id for r in by_text.rows) == sorted(r.question_id for r in base)
+    from evaluators.memory.compare import score_system
+    base_rows = score_system(base, ["token_f1_char"])
+    assert compare_two({"a": base_rows, "b": by_text.rows}, "a", "b", "token_f1_char",
+                       n_resamples=10).n_paired == 1540
+    assert {r.question_id: r.scores for r in by_text.rows} == {r.question_id: r.scores for r in base_rows}
+
+
+def test_rouge1_is_token_f1_char_on_every_real_answer(mem0):
+    """Issue 20.3: ROUGE-1 F = F1 (char) by definition (F1 of the clipped unigram overlap on the same tokens);
+    ROUGE-2 is another number.  Checked on mem0's 1,540 LoCoMo answers, the demo and hand-made pairs."""
+    from evaluators.demo import demo_path
+    from evaluators.memory.metrics import METRIC_HELP, score_questions
+    from evaluators.memory.records import EvalResult, read_results
+
+    demo = read_results(demo_path("memory", "demo_results.jsonl").read_bytes()).results
+    # English and Chinese by hand: "the cat sat" vs "the cat" -> P 2/3, R 1, F 0.8; "北京市" vs "北京" -> F 0.8;
+    # one side empty -> 0 in both; both empty -> 1 in both
+    pairs = [("the cat sat", "the cat"), ("北京市", "北京"), ("", "x"), ("，", "。")]
+    hand = [EvalResult("s", f"h{i}", "single_hop", "q", gt, pred) for i, (pred, gt) in enumerate(pairs)]
+    rows = score_questions([*mem0.results, *demo, *hand], None, metrics=["token_f1_char", "rouge1", "rouge2"])
+    assert len(rows) == 1540 + 25 + 4
+    assert all(r.scores["rouge1"] == r.scores["token_f1_char"] for r in rows)
+    assert [round(r.scores["rouge1"], 12) for r in rows[-4:]] == [0.8, 0.8, 0.0, 1.0]
+    assert sum(r.scores["rouge2"] != r.scores["token_f1_char"] for r in rows) > 500
+    assert "by definition" in METRIC_HELP["rouge1"]

@@ -22,7 +22,7 @@ def cases():
 
 
 def _cfg(url, **kw):
-    return EndpointConfig(url, "peppa-test", **{"timeout": 2.0, "retries": 1, "backoff": 0.01, **kw})
+    return EndpointConfig(url, "peppa-test", **{"timeout_s": 2.0, "max_retries": 1, "backoff_s": 0.01, **kw})
 
 
 def test_live_run_asks_each_case_and_resets_per_scene(cases):
@@ -38,7 +38,7 @@ def test_live_run_asks_each_case_and_resets_per_scene(cases):
 
 def test_slow_endpoint_times_out_and_errors_are_recorded_per_case(cases):
     with ChatServer("slow", delay=0.6) as srv:
-        run = run_live(cases, _cfg(srv.url, timeout=0.2, retries=1))
+        run = run_live(cases, _cfg(srv.url, timeout_s=0.2, max_retries=1))
     assert run.n_errors == 3 and all(r.prediction == "" for r in run.rows)
     assert all("timed out after 0.2 s" in r.error and "after 2 attempt(s)" in r.error for r in run.rows)
     assert srv.paths().count("/chat") == 6  # 1 try + 1 retry per case, the run went on
@@ -46,7 +46,7 @@ def test_slow_endpoint_times_out_and_errors_are_recorded_per_case(cases):
 
 def test_failing_endpoint_and_missing_response_field(cases):
     with ChatServer("fail") as srv:
-        run = run_live(cases[:1], _cfg(srv.url, retries=2))
+        run = run_live(cases[:1], _cfg(srv.url, max_retries=2))
     assert "HTTP 500" in run.rows[0].error and srv.paths().count("/chat") == 3
     with ChatServer("bad_json") as srv:
         with pytest.raises(EndpointError, match="no text 'response'"):
@@ -55,7 +55,7 @@ def test_failing_endpoint_and_missing_response_field(cases):
 
 def test_flaky_endpoint_succeeds_on_retry(cases):
     with ChatServer("flaky") as srv:
-        run = run_live(cases, _cfg(srv.url, retries=1))
+        run = run_live(cases, _cfg(srv.url, max_retries=1))
     assert run.n_errors == 0 and run.rows[0].prediction.startswith("你好呀")
     assert srv.paths().count("/chat") == 6
 
@@ -65,7 +65,7 @@ def test_unreachable_endpoint_records_errors():
         url = srv.url
     # the server is closed now: connection refused
     cases = load_cases(json.dumps(CASES, ensure_ascii=False).encode(), "c.json").cases
-    run = run_live(cases[:1], _cfg(url, retries=0))
+    run = run_live(cases[:1], _cfg(url, max_retries=0))
     assert run.n_errors == 1 and "Connection" in run.rows[0].error
     assert run.reset_errors  # resets failed too, and the run still finished
 
@@ -73,7 +73,7 @@ def test_unreachable_endpoint_records_errors():
 def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
     ckpt = tmp_path / "run.jsonl"
     with ChatServer("fail_one") as srv:
-        first = run_live(cases, _cfg(srv.url, retries=0), checkpoint=ckpt)
+        first = run_live(cases, _cfg(srv.url, max_retries=0), checkpoint=ckpt)
     assert first.n_errors == 1 and len(ckpt.read_text(encoding="utf-8").splitlines()) == 3
     with ChatServer("ok") as srv:
         # stopped before the one case still to ask: nothing is sent, both replies of the checkpoint are listed
@@ -91,7 +91,7 @@ def test_resume_from_checkpoint_skips_answered_cases(cases, tmp_path):
 
 def test_live_rows_are_scored_with_errors_as_missing(cases):
     with ChatServer("fail_one") as srv:
-        run = run_live(cases, _cfg(srv.url, retries=0))
+        run = run_live(cases, _cfg(srv.url, max_retries=0))
     ev = evaluate_dialogue(cases, run.rows, DialogueConfig(metrics=("exact_match_normalized",), weights={"exact_match_normalized": 1.0}))
     statuses = [(r.status, r.error is not None) for r in ev.results]
     assert statuses == [("compared", False), ("missing", True), ("compared", False)]

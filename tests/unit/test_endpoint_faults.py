@@ -40,7 +40,7 @@ def _judge(url, retries, timeout, sleep):
 
 
 def _live(url, retries, timeout, sleep):
-    config = EndpointConfig(url, "m", timeout=timeout, retries=retries, backoff=0.01)
+    config = EndpointConfig(url, "m", timeout_s=timeout, max_retries=retries, backoff_s=0.01)
     return lambda: ChatClient(config, sleep=sleep).chat("hi")
 
 

@@ -1,36 +1,16 @@
 """Stored judge labels, agreement (accuracy, Cohen's kappa vs scikit-learn) and
-LongMemEval's per-type accuracy table."""
+LongMemEval's per-type accuracy table (the kappa itself: tests/unit/test_agreement.py)."""
 
 import json
-import random
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from evaluators.memory.agreement import (
-    cohen_kappa, judge_agreement, label_value, load_judge_labels, longmemeval_accuracy,
+    judge_agreement, label_value, load_judge_labels, longmemeval_accuracy,
 )
 from evaluators.memory.judge import JudgeCache, Judgement
 from evaluators.memory.records import EvalResult
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_cohen_kappa_equals_scikit_learn(seed):
-    rng = random.Random(seed)
-    labels = ["yes", "no", "部分"] if seed % 2 else [0, 1]
-    a = [rng.choice(labels) for _ in range(40)]
-    b = [x if rng.random() < 0.7 else rng.choice(labels) for x in a]
-    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
-
-
-def test_cohen_kappa_hand_derived_and_undefined():
-    # 10 items: both 1 on 4, both 0 on 3, a=1/b=0 on 2, a=0/b=1 on 1.
-    a = [1] * 4 + [0] * 3 + [1] * 2 + [0]
-    b = [1] * 4 + [0] * 3 + [0] * 2 + [1]
-    # p_o = 7/10; p(a=1) = 6/10, p(b=1) = 5/10; p_e = .6*.5 + .4*.5 = 0.5; kappa = (0.7-0.5)/(1-0.5) = 0.4
-    assert cohen_kappa(a, b) == pytest.approx(0.4)
-    assert cohen_kappa([1, 1], [1, 1]) is None  # p_e = 1: sklearn gives NaN, we give None
-    assert cohen_kappa([], []) is None
 
 
 @pytest.mark.parametrize("value, expected", [

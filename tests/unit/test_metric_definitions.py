@@ -91,3 +91,23 @@ def test_dialogue_page_and_cli_show_the_same_combined_scores(tmp_path, capsys, n
     at.run()
     page = {shown(m.label).split(" · ")[0]: m.value for m in at.metric if m.label.endswith("combined")}
     assert page == {model: f"{score:.3f}" for model, score in cli.items()}
+
+
+def test_no_public_function_name_holds_two_definitions_in_the_metrics_package():
+    """``squad.exact_match`` and ``overlap.exact_match`` were two rules under one name; a rule
+    now lives in its name (``exact_match_squad``, ``exact_match_normalized`` ...).  Any public
+    function defined in two modules of ``evaluators.metrics`` fails this."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import evaluators.metrics as package
+
+    homes: dict[str, set[str]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for name, obj in vars(module).items():
+            if inspect.isfunction(obj) and not name.startswith("_") and obj.__module__ == module.__name__:
+                homes.setdefault(name, set()).add(module.__name__)
+    assert {n: m for n, m in homes.items() if len(m) > 1} == {}
+    assert {"exact_match_squad", "token_f1_squad", "exact_match_normalized", "token_f1_char"} <= set(homes)

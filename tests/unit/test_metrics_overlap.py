@@ -180,3 +180,28 @@ def test_meteor_unavailable_without_wordnet_never_zero():
     assert not metric.is_available()
     with pytest.raises(MetricUnavailable, match="nltk.downloader wordnet"):
         metric.score("the cat sat on the mat", "a cat sat on a mat")
+
+
+def test_nltk_data_dirs_equal_nltks_own_search_path_and_wordnet_found_in_one(tmp_path, monkeypatch):
+    """Our copy of nltk's default search path (no nltk import) equals ``nltk.data.path``; data put in
+    one of those folders is found without importing nltk."""
+    import subprocess
+    import sys
+
+    from evaluators.metrics.overlap import nltk_data_dirs
+
+    env_dir = tmp_path / "env_data"
+    monkeypatch.setenv("NLTK_DATA", str(env_dir))
+    code = ("import json, sys, nltk; from evaluators.metrics.overlap import nltk_data_dirs;"
+            "print(json.dumps([list(nltk.data.path), nltk_data_dirs()]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    import json
+
+    theirs, ours = json.loads(out.stdout)
+    assert ours == theirs
+    assert nltk_data_dirs()[0] == str(env_dir)
+    code = ("import sys; from evaluators.metrics.overlap import wordnet_missing;"
+            "r = wordnet_missing(); print(r is None, 'nltk' in sys.modules)")
+    (env_dir / "corpora" / "wordnet").mkdir(parents=True)
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert found == ["True", "False"]  # found, and nltk was never imported to find it

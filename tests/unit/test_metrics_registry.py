@@ -72,6 +72,8 @@ def test_semantic_unavailable_with_a_missing_backend(no_embeddings):
     assert m.signature == "emb=missing"
     with pytest.raises(MetricUnavailable, match="requirements-optional.txt"):
         m.score("a", "b")
+    # the install command is said once (it was repeated after the reason that already named it: issue 20.9)
+    assert m.unavailable_reason().count("requirements-optional.txt") == 1
     scorer = PairScorer(["semantic_similarity", "fuzzy_ratio"])
     assert "semantic_similarity" in scorer.unavailable
     assert scorer.score("abc", "abc") == {"semantic_similarity": None, "fuzzy_ratio": 1.0}

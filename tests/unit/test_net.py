@@ -158,7 +158,7 @@ def test_error_messages_never_quote_the_reply_body():
         with pytest.raises(LLMError) as exc:
             OpenAICompatibleClient(LLMConfig(base_url=f"{srv.url}/v1", model="j")).complete("hi")
         with pytest.raises(EndpointError) as exc2:
-            ChatClient(EndpointConfig(srv.url, "m", retries=0)).chat("hi")
+            ChatClient(EndpointConfig(srv.url, "m", max_retries=0)).chat("hi")
     for e in (exc.value, exc2.value):
         assert "HTTP 403" in str(e) and "BODY-SECRET" not in str(e) and "<script>" not in str(e)
 

@@ -122,3 +122,68 @@ def test_memory_rows_are_identical_with_workers(monkeypatch):
     one = mm.score_questions(results, judged, metrics=metrics)
     two = mm.score_questions(results, judged, metrics=metrics, workers=2)
     assert [r.to_dict() for r in one] == [r.to_dict() for r in two] and len(one) == 60
+
+
+def _squares_streamed(chunk):
+    for x in chunk:
+        yield x * x
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_map_ordered_flattens_chunk_results_in_input_order(workers):
+    from evaluators.parallel import map_ordered
+
+    assert list(map_ordered(_squares_streamed, range(23), workers, chunk_size=4)) == [x * x for x in range(23)]
+    assert list(map_ordered(_squares_streamed, [], workers, chunk_size=4)) == []
+
+
+def test_map_ordered_streams_item_by_item_in_one_process():
+    from evaluators.parallel import map_ordered
+
+    seen = []
+
+    def chunk_fn(items):
+        seen.append(len(items))  # one call with every item: state (a scorer) is built once
+        for x in items:
+            yield x
+
+    it = map_ordered(chunk_fn, iter(range(5)), 1, chunk_size=2)
+    assert next(it) == 0 and seen == [5]
+    assert list(it) == [1, 2, 3, 4]
+
+
+def test_narrative_cli_json_is_byte_identical_with_workers_and_streamed(monkeypatch, tmp_path):
+    """``narrative --workers 2 --out r.json``: entries written by the workers, streamed while scoring, same bytes."""
+    import evaluators.narrative.batch as batch
+    from evaluators.cli import main
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
+    from evaluators.reports.narrative import to_json
+
+    monkeypatch.setattr(batch, "CHUNK_PAIRS", 1)  # two real pairs -> one per worker
+    gt = require_shared("fairytales", "gt_v3")
+    pred = require_shared("fairytales", "predictions")
+    outs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}.json"
+        assert main(["narrative", "--gt", str(gt), "--pred", str(pred), "--out", str(out), "--quiet",
+                     "--workers", str(workers)]) == 0
+        outs[workers] = out.read_bytes()
+    assert outs[1] == outs[2]
+    assert outs[1].decode("utf-8") == to_json(run_narrative(NarrativeInputs.from_paths(gt, pred)))
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_rendered_documents_come_back_without_rows_and_still_give_the_whole_report():
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
+    from evaluators.reports.narrative import batch_json, document_entry_json, document_json, to_json
+
+    gt = require_shared("fairytales", "gt_v3")
+    pred = require_shared("fairytales", "predictions")
+    full = run_narrative(NarrativeInputs.from_paths(gt, pred))
+    slim = run_narrative(NarrativeInputs.from_paths(gt, pred), render=document_entry_json)
+    assert batch_json(slim) == to_json(full) and slim.to_dict() == full.to_dict()
+    assert slim.micro == full.micro and slim.macro == full.macro
+    d = slim.documents[0]
+    assert d.result.mismatches() == [] and full.documents[0].result.mismatches()  # rows stayed in the worker
+    assert d.result.component_scores == full.documents[0].result.component_scores
+    assert document_json(d) == to_json(full.documents[0].result)

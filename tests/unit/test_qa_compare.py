@@ -141,10 +141,11 @@ def test_html_report_escapes_text_and_loads_nothing():
     assert "plotly" not in html.lower()  # no chart, no plotly.js
 
 
-def test_qa_report_and_comparison_report_inline_plotly_once(demo_runs):
+def test_qa_report_and_comparison_report_draw_static_charts_without_script(demo_runs):
     report = evaluate_qa_file(DEMO, QAConfig(ci_resamples=200))
     html = qa_report(report)
-    assert html.count("<script>") >= 2 and "cdn.plot.ly/plotly" not in html.split("</head>")[0]
+    assert "<script" not in html and "plotly" not in html.lower()  # inline SVG, no 4.8 MB plotly.js
+    assert html.count('<figure class="chart">') == 1 and html.count('class="bar"') == 6  # 3 systems x EM, F1
     assert "EM and F1 by system (95% CI)" in html
     view = side_by_side(demo_runs, n_resamples=200)
     html = comparison_report(view, None, "sig")
@@ -167,3 +168,37 @@ def test_summary_and_systems_csv_carry_the_intervals(tmp_path, capsys):
     lines = systems.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("system,n,exact_match,exact_match_ci_low,exact_match_ci_high,token_f1")
     assert lines[1].startswith("baseline-7b,16,0.3125,")
+
+
+def test_zero_resamples_say_no_interval_or_p_value_was_computed(tmp_path, capsys):
+    # the old CLI ran the paired tests with one resample: "95% CI +14.90 to +14.90, p = 0"
+    out = tmp_path / "cmp.json"
+    assert main(["compare", "--input", str(DEMO), "--ci-resamples", "0", "--output-file", str(out)]) == 0
+    text = capsys.readouterr().out
+    # rag-7b against baseline-7b: EM 10/16 - 5/16 = +31.25 points, shown without an interval
+    assert "EM: 31.25% -> 62.50%, delta +31.25 points, no interval or p-value computed" in text
+    assert "95% CI" not in text.split("Paired comparison")[1] and "p = 0 " not in text
+    assert "exact p = 0.1797" in text  # McNemar needs no resample: 2 vs 7 discordant, 2*(1+9+36)/512
+    c = json.loads(out.read_text(encoding="utf-8"))["comparison"]
+    for key in ("token_f1_bootstrap", "exact_match_bootstrap", "token_f1_randomization"):
+        assert (c[key]["ci_low"], c[key]["ci_high"], c[key]["p_value"], c[key]["n_resamples"]) == (None, None, None, 0)
+        assert "no interval or p-value computed" in c[key]["method"]
+    html_out = tmp_path / "cmp.html"
+    assert main(["report", "--input", str(DEMO), "--ci-resamples", "0", "--out", str(html_out)]) == 0
+    html = html_out.read_text(encoding="utf-8")
+    assert "No interval or p-value was computed" in html and "no interval computed" in html
+
+
+def test_a_p_value_below_the_resolution_prints_as_a_bound(tmp_path, capsys):
+    # 40 questions, A always wrong and B always right: every paired difference is +1, so no
+    # resampled difference is <= 0 and p is below 1 / (R + 1) = 1 / 10,001 (the old CLI printed p = 0)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(f'{{"id":"{i}","answer":"yes {i}","final_answer":"no"}}\n' for i in range(40)))
+    b.write_text("".join(f'{{"id":"{i}","answer":"yes {i}","final_answer":"yes {i}"}}\n' for i in range(40)))
+    out = tmp_path / "cmp.json"
+    assert main(["compare", "--input", str(a), "--input", str(b), "--output-file", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "p < 0.0001 (paired bootstrap), p < 0.0001 (approximate randomization)" in text
+    assert "p = 0 " not in text and "p = 0," not in text
+    c = json.loads(out.read_text(encoding="utf-8"))["comparison"]["token_f1_bootstrap"]
+    assert c["p_value"] == 1 / 10_001 and c["p_value_is_bound"] is True

@@ -30,7 +30,7 @@ SQUAD_CASES = [
 @pytest.mark.parametrize("pred,golds,em,f1", SQUAD_CASES)
 def test_squad_hand_worked(pred, golds, em, f1):
     assert squad.squad_scores(pred, golds) == (em, pytest.approx(f1))
-    assert squad.exact_match(pred, golds) == em and squad.token_f1(pred, golds) == pytest.approx(f1)
+    assert squad.exact_match_squad(pred, golds) == em and squad.token_f1_squad(pred, golds) == pytest.approx(f1)
     off_em, off_f1 = OFFICIAL.squad_pair(pred, golds)
     assert (float(off_em), off_f1) == (em, pytest.approx(f1))
 

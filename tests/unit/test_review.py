@@ -16,10 +16,11 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evaluators.cli import main
-from evaluators.review import ReviewStore, StaleDecision, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from evaluators.reports.review import export_csv
+from evaluators.review import ReviewStore, StaleDecision
 from evaluators.review.agreement import session_agreement
-from evaluators.review.exchange import export_csv, export_jsonl, import_jsonl
-from tests.conftest import ROOT, require_shared
+from evaluators.review.exchange import export_jsonl, import_jsonl
+from tests.conftest import ROOT
 
 ITEMS = [{"kind": "qa", "id": f"q{i}", "question": f"question {i}", "ground_truth": "Paris",
           "prediction": "Paris" if i % 2 else "Lyon", "system": "sys-a"} for i in range(6)]
@@ -33,58 +34,7 @@ def store(tmp_path):
 # ---------------------------------------------------------------- agreement
 
 
-def test_cohen_kappa_by_hand_and_against_sklearn():
-    a = ["model_error", "model_error", "acceptable_variant", "acceptable_variant"]
-    b = ["model_error", "acceptable_variant", "acceptable_variant", "acceptable_variant"]
-    # observed agreement 3/4; chance: A says model_error 2/4, B 1/4 -> 2/4*1/4 + 2/4*3/4 = 1/2
-    # kappa = (3/4 - 1/2) / (1 - 1/2) = 1/2
-    assert cohen_kappa(a, b) == pytest.approx(0.5) == cohen_kappa_score(a, b)
-    rng = np.random.default_rng(0)
-    x = rng.integers(1, 6, 80)
-    y = np.clip(x + rng.integers(-1, 2, 80), 1, 5)
-    for weights in (None, "linear", "quadratic"):
-        assert cohen_kappa(list(x), list(y), weights=weights) == pytest.approx(cohen_kappa_score(x, y, weights=weights))
-    assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # one label only: chance agreement 1
-
-
-def test_fleiss_kappa_by_hand_and_against_statsmodels():
-    # 3 items x 2 categories, 2 raters each: [2,0], [0,2], [1,1]
-    # p_j = (3/6, 3/6); P_i = 1, 1, 0 -> P = 2/3; Pe = 1/2 -> kappa = (2/3 - 1/2) / (1/2) = 1/3
-    table = [[2, 0], [0, 2], [1, 1]]
-    assert fleiss_kappa(table) == pytest.approx(1 / 3) == pytest.approx(statsmodels_fleiss(np.array(table)))
-    rng = np.random.default_rng(1)
-    t = rng.multinomial(5, [0.5, 0.3, 0.2], size=40)
-    assert fleiss_kappa(t) == pytest.approx(statsmodels_fleiss(t))
-    with pytest.raises(ValueError):
-        fleiss_kappa([[2, 0], [1, 2]])
-
-
-@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
-def test_krippendorff_alpha_against_the_krippendorff_package(level):
-    rng = np.random.default_rng(2)
-    data = rng.integers(1, 6, (4, 40)).astype(float)
-    data[rng.random(data.shape) < 0.25] = np.nan  # missing ratings
-    ours = krippendorff_alpha(data.tolist(), level)
-    assert ours == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
-
-
-def test_krippendorff_alpha_by_hand():
-    # two raters, three units: (1,1), (2,2), (1,2); nominal coincidences o11=2, o22=2, o12=o21=1; n=6
-    # D_o term: o12 + o21 = 2; expected: n1=3, n2=3 -> 2 * 3 * 3 = 18; alpha = 1 - 5 * 2 / 18 = 4/9
-    assert krippendorff_alpha([[1, 2, 1], [1, 2, 2]], "nominal") == pytest.approx(4 / 9)
-
-
-def test_agreement_on_real_data_mem0_judge_against_its_own_f1():
-    """The LLM judge's verdicts (llm_score) against mem0's token F1 >= 0.5, on the real LoCoMo run."""
-    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
-    rows = [r for block in json.loads(path.read_text(encoding="utf-8")).values() for r in block]
-    judge = [int(r["llm_score"]) for r in rows]
-    f1_rule = [int(float(r["f1_score"]) >= 0.5) for r in rows]
-    assert len(rows) > 100
-    assert cohen_kappa(judge, f1_rule) == pytest.approx(cohen_kappa_score(judge, f1_rule))
-    data = np.array([judge, f1_rule], dtype=float)
-    assert krippendorff_alpha(data.tolist(), "nominal") == pytest.approx(
-        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+# the statistics themselves: tests/unit/test_agreement.py
 
 
 # ---------------------------------------------------------------- storage
@@ -297,3 +247,70 @@ def test_automatic_verdict_against_humans(store):
     assert alice["cohen_kappa"] == pytest.approx(cohen_kappa_score(judge, human))
     assert result["krippendorff_alpha"] == pytest.approx(
         krippendorff.alpha(reliability_data=np.array([judge, human], dtype=float), level_of_measurement="nominal"))
+    # accuracy's interval: the share of agreeing items (1, 1, 0, 1) over resampled items, written out
+    agree = np.array([1.0, 1.0, 0.0, 1.0])
+    draw = np.random.default_rng(0)
+    shares = [agree[draw.integers(0, 4, 4)].mean() for _ in range(2000)]
+    low, high = np.percentile(shares, [2.5, 97.5])
+    assert (alice["accuracy_ci_low"], alice["accuracy_ci_high"]) == pytest.approx((low, high))
+    assert not alice["meaningful"] and alice["note"] == "not yet meaningful: 4 items (fewer than 30)"
+    assert result["figures"]["krippendorff_alpha"]["n_items"] == 4
+
+
+def test_session_agreement_gives_every_figure_an_interval_over_items_and_flags_few_items(store):
+    items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris",
+              "prediction": "Paris", "system": "s"} for i in range(40)]
+    s = store.create_session("intervals", "qa", items, created_by="x", k=2)
+    rng = np.random.default_rng(12)
+    la = rng.choice(["model_error", "acceptable_variant"], 40)
+    lb = np.where(rng.random(40) < 0.8, la, rng.choice(["model_error", "acceptable_variant"], 40))
+    rows = store.items(s.id)
+    for item, x, y in zip(rows, la, lb):
+        store.save_decision(item.id, "alice", label=str(x))
+        store.save_decision(item.id, "bob", label=str(y))
+    block = session_agreement(store.decisions(s.id))["label"]
+    # the bootstrap over the 40 items written out: resample r draws rng.integers(0, 40, 40)
+    order = sorted(r.id for r in rows)
+    by_id = {r.id: (str(x), str(y)) for r, x, y in zip(rows, la, lb)}
+    a = [by_id[i][0] for i in order]
+    b = [by_id[i][1] for i in order]
+    draw = np.random.default_rng(0)
+    kappas = []
+    for _ in range(2000):
+        idx = draw.integers(0, 40, 40)
+        k = cohen_kappa_score([a[i] for i in idx], [b[i] for i in idx])
+        if not np.isnan(k):
+            kappas.append(k)
+    low, high = np.percentile(kappas, [2.5, 97.5])
+    mean = block["figures"]["cohen_kappa_mean"]
+    assert mean["value"] == pytest.approx(cohen_kappa_score(a, b)) and mean["n_items"] == 40
+    assert (mean["ci_low"], mean["ci_high"]) == pytest.approx((low, high), abs=1e-9)
+    assert block["meaningful"] and mean["meaningful"] and mean["note"] is None
+    (pair,) = block["pairs"]
+    assert (pair["ci_low"], pair["ci_high"]) == pytest.approx((low, high), abs=1e-9)  # one pair: the same items
+    for name in ("fleiss_kappa", "krippendorff_alpha"):
+        fig = block["figures"][name]
+        assert fig["ci_low"] <= fig["value"] <= fig["ci_high"] and fig["n_items"] == 40
+
+    # with two reviews on 4 items only (the issue's case), every figure is flagged
+    few = store.create_session("few", "qa", items[:4], created_by="x", k=2)
+    for item, x, y in zip(store.items(few.id), ["model_error", "acceptable_variant"] * 2, ["model_error"] * 4):
+        store.save_decision(item.id, "alice", label=x)
+        store.save_decision(item.id, "bob", label=y)
+    small = session_agreement(store.decisions(few.id))["label"]
+    assert not small["meaningful"] and small["n_items"] == 4
+    assert small["figures"]["krippendorff_alpha"]["note"] == "not yet meaningful: 4 items (fewer than 30)"
+
+
+def test_cli_agreement_prints_intervals_and_flags(tmp_path, capsys):
+    db = tmp_path / "flags.sqlite"
+    st = ReviewStore(db)
+    s = st.create_session("flags", "qa", ITEMS, created_by="x", k=2)
+    for n, item in enumerate(st.items(s.id)):
+        st.save_decision(item.id, "a", label="model_error" if n % 2 else "acceptable_variant")
+        st.save_decision(item.id, "b", label="model_error" if n % 3 else "acceptable_variant")
+    assert main(["review", "agreement", "--db", str(db), "--session", "flags"]) == 0
+    captured = capsys.readouterr()
+    figure = json.loads(captured.out)["label"]["figures"]["krippendorff_alpha"]
+    assert figure["n_items"] == 6 and not figure["meaningful"] and {"ci_low", "ci_high"} <= set(figure)
+    assert "note: label krippendorff_alpha: not yet meaningful: 6 items (fewer than 30)" in captured.err

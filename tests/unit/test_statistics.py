@@ -154,3 +154,94 @@ def test_fact_check_report_carries_per_class_intervals():
         assert ci.f1_ci_low[label] <= f1 <= ci.f1_ci_high[label]
     assert ci.macro_f1_ci_low <= report.classification.macro.f1 <= ci.macro_f1_ci_high
     assert "classification_ci" in report.to_dict()
+
+
+def test_a_p_value_below_the_resolution_is_reported_as_a_bound():
+    # every paired difference is +1 or +0.4: no resampled mean difference is <= 0, so the share
+    # on the other side of 0 is 0 of R; the honest statement is p < 1 / (R + 1), not p = 0
+    a, b = [0] * 30 + [.5] * 10, [1] * 30 + [.9] * 10
+    pb = st.paired_bootstrap(a, b)
+    assert pb.p_value == 1 / 10_001 and pb.p_value_is_bound and pb.n_resamples == 10_000
+    assert 0 < pb.p_value <= 1  # the docstring's (0, 1]
+    # the randomization test: |mean of sign-flipped d| >= 0.85 needs every sign +1 or every sign -1,
+    # probability 2 / 2**40 per resample, so no hit in 10,000: p = (0 + 1) / 10,001, a bound too
+    ar = st.approximate_randomization(a, b)
+    assert ar.p_value == 1 / 10_001 and ar.p_value_is_bound
+    # an ordinary p-value is no bound
+    null = st.paired_bootstrap([0.2, 0.9, 1.0, 0.4], [0.3, 0.8, 1.0, 0.4], n_resamples=2000)
+    assert not null.p_value_is_bound and null.p_value > 0.5
+
+
+def test_zero_resamples_compute_no_interval_and_no_p_value():
+    a, b = [0, 1, 1, 0, 1], [1, 1, 1, 0, 0]
+    for test in (st.paired_bootstrap, st.approximate_randomization):
+        r = test(a, b, n_resamples=0)
+        assert (r.ci_low, r.ci_high, r.p_value, r.n_resamples, r.computed) == (None, None, None, 0, False)
+        assert r.delta == pytest.approx(0.0) and (r.won, r.lost, r.tied) == (1, 1, 3)  # 3/5 - 3/5
+        assert "no interval or p-value computed" in r.method
+        with pytest.raises(ValueError):
+            test(a, b, n_resamples=-1)
+    both = st.compare_paired_scores({"x": 0.1, "y": 0.5}, {"x": 0.3, "y": 0.4}, n_resamples=0)
+    assert both.bootstrap.p_value is None and both.randomization.p_value is None
+
+
+def test_p_value_text_spells_bounds_and_missing_tests():
+    from evaluators.reports.tables import p_value_text
+
+    assert p_value_text(0.109375) == "p = 0.1094"
+    assert p_value_text(1 / 10_001, True) == "p < 0.0001"   # 0.00009999 rounded up
+    assert p_value_text(1 / 1_001, True) == "p < 0.001"
+    assert p_value_text(1 / 51, True) == "p < 0.02"         # 0.0196 rounded up, never down
+    assert p_value_text(None) == "p not computed (no resamples)"
+
+
+# ---------------------------------------------------------------- the segmented sampler (many items, all distinct)
+
+
+def test_segmented_sampler_interval_equals_scipy_within_monte_carlo_error():
+    rng = np.random.default_rng(21)
+    x = rng.beta(2, 3, 20_000)  # all distinct, >= SEGMENTED_MIN_ITEMS: segments 16384, 2048, 1024 and a rest of 544
+    assert x.size >= st.SEGMENTED_MIN_ITEMS and st._segments(x.size) == ([(0, 14), (16384, 11), (18432, 10)], 19456)
+    ours = st.bootstrap_ci(x, n_resamples=4000, seed=2)
+    low, high = scipy_ci(x, seed=2, n=2000)
+    # Monte Carlo error of a 2.5% / 97.5% percentile from R resamples: sqrt(p (1 - p) / R) / phi(1.96) in units of
+    # the standard error of the mean = 0.156 / 0.0584 / sqrt(R) = 2.67 / sqrt(R); the two estimates differ by
+    # 2.67 * sqrt(1/4000 + 1/2000) = 0.073 se in standard deviation; 5 of those is the tolerance (the interval
+    # is 3.92 se wide)
+    se = x.std() / np.sqrt(x.size)
+    tol = 5 * 2.67 * np.sqrt(1 / 4_000 + 1 / 2_000) * se
+    assert abs(ours.ci_low - low) < tol and abs(ours.ci_high - high) < tol
+
+
+@pytest.mark.parametrize("n, r_count", [(20_000, 4000), ((1 << 17) + 5000, 1000)])  # 16-bit and 32-bit words
+def test_segmented_sampler_draws_every_item_uniformly(n, r_count):
+    # the resample mean of v has mean mean(v) and variance var(v) / n when every draw is uniform over the n items;
+    # v picks out the rest (drawn by rng.integers), the top bit and the lowest used bit of each segment's index;
+    # the 1e-9 ramp makes every value distinct (so the segmented sampler runs) and moves nothing measurably
+    i = np.arange(n)
+    segments, rest = st._segments(n)
+    top_half = np.zeros(n)
+    for start, bits in segments:
+        top_half[start + (1 << (bits - 1)):start + (1 << bits)] = 1
+    for v in (i >= rest, top_half, i % 2 == 1, i.astype(float)):
+        v = np.asarray(v, float) + 1e-9 * i
+        means = st.resample_means(v, r_count, seed=5)
+        expected_sd = np.sqrt(v.var() / n)
+        assert abs(means.mean() - v.mean()) < 5 * expected_sd / np.sqrt(r_count)
+        # sample variance of r_count normal means: relative sd sqrt(2 / r_count) = 0.022; 5 of those
+        assert means.var() / expected_sd**2 == pytest.approx(1, abs=5 * np.sqrt(2 / r_count))
+
+
+def test_segmented_sampler_does_not_depend_on_the_number_of_threads(monkeypatch):
+    x = np.random.default_rng(4).random(17_000)
+    monkeypatch.setattr(st, "BOOTSTRAP_THREADS", 1)
+    one = st.resample_means(x, 300, seed=9)
+    monkeypatch.setattr(st, "BOOTSTRAP_THREADS", 2)
+    assert np.array_equal(one, st.resample_means(x, 300, seed=9))
+    assert not np.array_equal(one, st.resample_means(x, 300, seed=10))
+
+
+def test_below_the_segmented_size_the_resamples_are_the_index_draws_as_before():
+    x = np.random.default_rng(6).random(1000)  # all distinct, below SEGMENTED_MIN_ITEMS: numbers unchanged
+    draws = np.random.default_rng(3).integers(0, 1000, size=(500, 1000), dtype=np.int32)
+    assert np.array_equal(st.resample_means(x, 500, seed=3), x[draws].mean(axis=1))

@@ -1,4 +1,4 @@
-"""components.uploads.cached: shared objects, a capacity per namespace, safe under concurrent sessions."""
+"""components.cache.cached: shared objects, a capacity per namespace, safe under concurrent sessions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.uploads import _result_store, cached
+from components.cache import cached, results
 
 pytestmark = pytest.mark.usefixtures("empty_result_store")
 
@@ -117,7 +117,7 @@ def test_two_sessions_asking_for_the_same_key_compute_it_once():
     assert _run_threads([first, second]) == []
     assert len(calls) == 1
     assert len(got) == 2 and got[0] is got[1]
-    assert _result_store().computing == {}
+    assert results().pending() == 0
 
 
 def test_a_slow_computation_does_not_block_other_keys():
@@ -148,7 +148,7 @@ def test_a_failed_computation_keeps_nothing_and_the_next_call_computes():
 
     with pytest.raises(ValueError, match="bad file"):
         cached(("fails", "k"), boom)
-    assert _result_store().computing == {}
+    assert results().pending() == 0
     compute = Counter()
     assert cached(("fails", "k"), compute) == ["v", 1]
 
@@ -189,17 +189,24 @@ def test_many_sessions_at_once_keep_every_namespace_within_its_capacity():
         return run
 
     assert _run_threads([session(s) for s in range(8)]) == []
-    store = _result_store()
-    assert set(store.namespaces) == {"p1", "p2"}
-    assert all(len(entries) <= 4 for entries in store.namespaces.values())
-    assert all(v == k for entries in store.namespaces.values() for k, v in entries.items())
-    assert store.computing == {}
+    sizes = results().sizes()
+    assert set(sizes) == {"p1", "p2"}
+    assert all(0 < n <= 4 for n in sizes.values())
+    assert results().pending() == 0
+    # every kept value is the one of its key: asking again computes nothing
+    recomputed = Counter()
+    kept = [(ns, k) for ns in ("p1", "p2") for k in range(12)
+            if results().get(ns, (ns, k))[0]]
+    assert len(kept) == sum(sizes.values())
+    for ns, k in kept:
+        assert cached((ns, k), recomputed, max_entries=4) == (ns, k)
+    assert recomputed.calls == 0
 
 
 def _page():
     import streamlit as st
 
-    from components.uploads import cached
+    from components.cache import cached
 
     def compute():
         bar = st.progress(0.0, text="computing")
@@ -236,4 +243,4 @@ def test_an_unused_result_expires_after_the_ttl(monkeypatch):
     assert cached(("ttl", "k"), compute) is first and compute.calls == 1
     now[0] += 61  # unused for more than 60 s: dropped, computed again
     assert cached(("ttl", "k"), compute) is not first and compute.calls == 2
-    assert ("ttl", ("ttl", "k")) in _result_store().used  # (namespace, key)
+    assert results().sizes()["ttl"] == 1  # the new entry replaced the expired one

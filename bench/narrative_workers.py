@@ -1,0 +1,78 @@
+"""``narrative --workers 2`` against ``--workers 1`` on 400 documents, with a JSON report (issue 21).
+
+Builds 400 GT/prediction pairs in a temporary folder from the real fairytale files (each GT v3
+file against itself and the two real predictions against their GT, repeated), runs the CLI
+with one and with two workers, alternating, ``--repeat`` rounds, and prints the wall-clock
+times, the speed-up (time with 1 worker / time with 2) next to its target (>= 1.7x on two
+cores) and whether the two reports are byte-identical.  The machine's other load moves
+both sides: the best round of each is printed beside the medians.  No assertion.
+
+    python bench/narrative_workers.py [--data ../shared/data/fairytales] [--docs 400] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 1.7
+
+
+def build_corpus(data: Path, folder: Path, n: int) -> None:
+    gts = sorted((data / "gt_v3").glob("*.json"))
+    pairs = [(g, g) for g in gts]
+    pairs.append((data / "gt_v3" / "CH_002_牛郎织女_v3.json", data / "predictions" / "CH_002_牛郎织女_v3_prediction.json"))
+    pairs.append((data / "gt_v3" / "CH_003_孟姜女哭长城_v3.json", data / "predictions" / "CH_003_孟姜女哭长城_prediction.json"))
+    (folder / "gt").mkdir()
+    (folder / "pred").mkdir()
+    for i in range(n):
+        g, p = pairs[i % len(pairs)]
+        (folder / "gt" / f"S{i:04d}_v3.json").write_bytes(g.read_bytes())
+        (folder / "pred" / f"S{i:04d}_prediction.json").write_bytes(p.read_bytes())
+
+
+def run_cli(folder: Path, workers: int) -> tuple[float, bytes]:
+    out = folder / f"report_w{workers}.json"
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "evaluators", "narrative", "--gt", str(folder / "gt"), "--pred",
+                    str(folder / "pred"), "--out", str(out), "--quiet", "--workers", str(workers)],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0, out.read_bytes()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "fairytales"))
+    ap.add_argument("--docs", type=int, default=400)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        build_corpus(Path(args.data), folder, args.docs)
+        run_cli(folder, 1)  # warm the file cache and the byte-code
+        one, two, ratios, same = [], [], [], True
+        for _ in range(args.repeat):
+            t1, b1 = run_cli(folder, 1)
+            t2, b2 = run_cli(folder, 2)
+            one.append(t1)
+            two.append(t2)
+            ratios.append(t1 / t2)
+            same = same and b1 == b2
+        size = len(b1) / 1e6
+    print(f"narrative CLI, {args.docs} documents, JSON report {size:.1f} MB, {args.repeat} rounds, "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(f"--workers 1: median {statistics.median(one):.2f} s, best {min(one):.2f} s")
+    print(f"--workers 2: median {statistics.median(two):.2f} s, best {min(two):.2f} s")
+    print(f"speed-up: {statistics.median(ratios):.2f}x median of rounds, {min(one) / min(two):.2f}x best/best   "
+          f"(target >= {TARGET}x)   reports byte-identical: {same}")
+
+
+if __name__ == "__main__":
+    main()

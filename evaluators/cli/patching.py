@@ -1,0 +1,128 @@
+"""``--gt-patch FILE`` of the QA commands (``qa``, ``compare``, ``report``): review corrections applied
+to the scores (:mod:`evaluators.io.gt_patch`, :mod:`evaluators.qa.patch`).  Not a command itself:
+the commands call these helpers.
+
+A patch file's bad lines and its conflicts are warnings (stderr; the good lines still apply); a
+patch made for none of the GT files given, or that cannot be read, is an error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+#: Resamples of the before / after intervals and paired tests when ``--ci-resamples 0`` was given.
+EFFECT_RESAMPLES = 2000
+
+
+def add_gt_patch_argument(p) -> None:
+    """Register ``--gt-patch`` (repeatable, applied in order)."""
+    p.add_argument("--gt-patch", action="append", metavar="FILE",
+                   help="review corrections to apply to the ground truth before scoring (a GT patch, JSONL, as "
+                        "written by 'review patch'); repeatable, applied in order; refused when made for another "
+                        "GT file. Prints the scores before and after with a paired test")
+
+
+def read_patches(files: Sequence[str]):
+    """Entries of the patch files in order; ``(entries, error or None)``; bad lines warned on stderr."""
+    from evaluators.io import InputError
+    from evaluators.io.gt_patch import read_gt_patch_file
+
+    entries = []
+    for name in files:
+        try:
+            patch = read_gt_patch_file(name)
+        except OSError as exc:
+            return [], f"cannot read GT patch {name}: {exc.strerror or exc}"
+        except InputError as exc:
+            return [], str(exc)
+        for issue in patch.issues:
+            print(f"warning: {issue.location()}: {issue.message} (line skipped)", file=sys.stderr)
+        if not patch.entries and patch.issues:
+            return [], f"{name}: no usable correction in this GT patch"
+        entries.extend(patch.entries)
+    return entries, None
+
+
+def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[str]):
+    """Apply GT patch files to scored QA reports, each scored from the GT file in ``gt_paths``.
+
+    Returns
+    -------
+    (patched reports, [(GT file, PatchApplication)], error or None)
+    """
+    from evaluators.io.gt_patch import GTPatchMismatch, check_digest, file_sha256
+    from evaluators.qa.patch import patch_report
+
+    entries, error = read_patches(files)
+    if error:
+        return [], [], error
+    digests = {str(p): file_sha256(p) for p in dict.fromkeys(gt_paths)}
+    try:
+        check_digest(entries, digests)
+    except GTPatchMismatch as exc:
+        return [], [], str(exc)
+    patched, applications = [], []
+    for report, path in zip(reports, gt_paths):
+        digest = digests[str(path)]
+        new, app = patch_report(report, [e for e in entries if e.gt_digest == digest], digest)
+        for issue in app.issues:
+            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+        patched.append(new)
+        applications.append((report.file, app))
+    return patched, applications, None
+
+
+def patch_runs(args: argparse.Namespace, reports: Sequence, gt_paths: Sequence[Path]):
+    """``args.gt_patch`` applied to ``reports``; keeps ``(reports before, applications)`` in
+    ``args.gt_patch_before`` for :func:`print_effect`.  Returns ``(reports, error or None)``."""
+    if not getattr(args, "gt_patch", None):
+        return list(reports), None
+    patched, applications, error = apply_patches(reports, gt_paths, args.gt_patch)
+    if error:
+        return [], error
+    args.gt_patch_before = (list(reports), applications)
+    return patched, None
+
+
+def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
+    """``args.gt_patch`` applied to every usable report of a :class:`~evaluators.qa.run.QARun`.
+
+    ``gt_paths[i]`` is the GT file of input ``i``. Returns ``(QARun with the patched reports, error or None)``.
+    """
+    import dataclasses
+
+    if not getattr(args, "gt_patch", None):
+        return result, None
+    usable = [(i, x) for i, x in enumerate(result.inputs) if x.usable]
+    patched, error = patch_runs(args, [x.report for _, x in usable], [gt_paths[i] for i, _ in usable])
+    if error:
+        return None, error
+    inputs = list(result.inputs)
+    for (i, x), report in zip(usable, patched):
+        inputs[i] = dataclasses.replace(x, report=report)
+    return dataclasses.replace(result, inputs=tuple(inputs)), None
+
+
+def effect_of(args: argparse.Namespace, after: Sequence):
+    """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
+    from evaluators.qa.compare import runs_of
+    from evaluators.qa.patch import patch_effect
+
+    if not getattr(args, "gt_patch", None):
+        return None
+    before, applications = args.gt_patch_before
+    # the before / after table always has intervals (--ci-resamples 0 only drops them elsewhere)
+    effect = patch_effect(runs_of(before), runs_of(after), n_resamples=args.ci_resamples if args.ci_resamples > 0
+                          else EFFECT_RESAMPLES, seed=getattr(args, "seed", 0) or 0)
+    return effect, applications
+
+
+def print_effect(args: argparse.Namespace, after: Sequence) -> None:
+    """Print scores before -> after the patch, per run, with paired tests and rank flips."""
+    from evaluators.reports.corrections import patch_effect_text
+
+    print(patch_effect_text(*effect_of(args, after)))

@@ -1,0 +1,234 @@
+"""``python -m evaluators review patch|estimate|gate``: from review decisions to numbers (issue 19).
+
+- ``review patch --session S --gt FILE [--out P]``: the session's final labels as a GT patch for
+  ``FILE`` (acceptable variants added as answers, adjudicated GT errors with their corrected answer);
+- ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
+  score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
+  and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
+- ``review gate --baseline A --candidate B [--gt FILE] [--gt-patch P ...] [--metric M] [--level L]``:
+  exits 1 when the candidate's (reviewed) score is significantly below the baseline's (paired
+  test on the records both scored), 0 otherwise; prints the figures.  ``A`` and ``B`` are two
+  record files (GT and prediction in each), two prediction files of the GT dataset ``--gt``, or
+  two systems of the file ``--gt``.
+
+Exit codes: 0 success (gate: passed); 1 gate failed; 2 unusable input, with the reason on stderr.
+The parser is :mod:`evaluators.cli.review`'s (these actions are registered there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ACTIONS = ("patch", "estimate", "gate")
+METRICS = ("exact_match", "token_f1")
+TESTS = ("bootstrap", "randomization", "mcnemar")
+
+
+def add_arguments(p) -> None:
+    """The options of :data:`ACTIONS` on the ``review`` parser."""
+    from evaluators.cli.patching import add_gt_patch_argument
+
+    g = p.add_argument_group("from review to numbers (patch, estimate, gate)")
+    g.add_argument("--gt", metavar="FILE", help="patch / estimate: the QA file the session's records come from; "
+                   "gate: the GT dataset of two --predictions-style files, or a file whose systems are compared")
+    g.add_argument("--baseline", metavar="FILE_OR_SYSTEM", help="gate: the baseline run")
+    g.add_argument("--candidate", metavar="FILE_OR_SYSTEM", help="gate: the candidate run")
+    g.add_argument("--metric", choices=METRICS, default="exact_match", help="gate / estimate metric (default EM)")
+    g.add_argument("--level", type=float, default=0.05, metavar="ALPHA",
+                   help="gate: significance level of the paired test (default 0.05); estimate: 1 - confidence")
+    g.add_argument("--test", choices=TESTS, default="bootstrap",
+                   help="gate: paired bootstrap (default), approximate randomization, or McNemar's exact test (EM)")
+    g.add_argument("--system", metavar="NAME", help="estimate: one system of the file (default: every run)")
+    g.add_argument("--resamples", type=int, default=10_000, metavar="N", help="gate: resamples (default 10000)")
+    g.add_argument("--seed", type=int, default=0, help="gate: seed of the resampling (default 0)")
+    add_gt_patch_argument(g)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _scoring_args(**values) -> argparse.Namespace:
+    """The ``qa`` scoring settings at their defaults, with ``values`` set."""
+    from evaluators.cli.qa import add_scoring_arguments
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_scoring_arguments(parser)
+    args = parser.parse_args([])
+    for k, v in values.items():
+        setattr(args, k, v)
+    return args
+
+
+def run(args: argparse.Namespace, store_of) -> int:
+    """Run ``review patch|estimate|gate``; ``store_of()`` opens the review database (patch, estimate)."""
+    if args.action == "gate":
+        return gate(args)
+    if not args.session or not args.gt:
+        return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)")
+    gt = Path(args.gt)
+    if not gt.is_file():
+        return _fail(f"cannot read {gt}: no such file")
+    store = store_of()
+    session = store.session_by_name(args.session)
+    if session is None:
+        return _fail(f"no review session named {args.session!r}")
+    return patch(args, store, session, gt) if args.action == "patch" else estimate(args, store, session, gt)
+
+
+def _qa_report(gt: Path):
+    from evaluators.io import InputError
+    from evaluators.qa.evaluate import QAConfig, evaluate_qa_file
+
+    try:
+        return evaluate_qa_file(gt, QAConfig(ci_resamples=0)), None
+    except (OSError, InputError) as exc:
+        return None, f"cannot read {gt}: {getattr(exc, 'strerror', None) or exc}"
+
+
+def patch(args, store, session, gt: Path) -> int:
+    """``review patch``: write the session's GT patch."""
+    from evaluators.io.gt_patch import file_sha256, write_gt_patch
+    from evaluators.qa.patch import gold_answers
+    from evaluators.review.gt_patch import build_gt_patch
+
+    gold = None
+    if session.kind == "qa":
+        report, error = _qa_report(gt)
+        if error:
+            return _fail(error)
+        gold = gold_answers(report.records)
+    built = build_gt_patch(store, session.id, file_sha256(gt), gold)
+    for where, why in built.skipped:
+        print(f"note: {where}: {why}", file=sys.stderr)
+    text = write_gt_patch(built.entries)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"{len(built.entries)} correction(s) written to {args.out} ({len(built.skipped)} skipped)")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def estimate(args, store, session, gt: Path) -> int:
+    """``review estimate``: reviewed estimate (PPI) of each run of the file from the session's labels."""
+    from evaluators.io.gt_patch import file_sha256
+    from evaluators.qa.compare import runs_of
+    from evaluators.qa.patch import COUNTED, gold_answers, patch_report
+    from evaluators.reports.corrections import reviewed_estimate_text
+    from evaluators.review.estimate import human_labels, reviewed_estimate
+    from evaluators.review.gt_patch import build_gt_patch, final_labels
+
+    if not 0 < args.level < 1:
+        return _fail("--level must be in (0, 1)")
+    report, error = _qa_report(gt)
+    if error:
+        return _fail(error)
+    digest = file_sha256(gt)
+    patched, _ = patch_report(report, build_gt_patch(store, session.id, digest, gold_answers(report.records)).entries,
+                              digest)
+    rescored = {(r.group, r.id): getattr(r, args.metric) for r in patched.records if r.status in COUNTED}
+    human = human_labels(final_labels(store, session.id), rescored)
+    runs = runs_of([report])
+    if args.system and args.system not in runs:
+        return _fail(f"no system named {args.system!r}; the runs are: {', '.join(runs)}")
+    blocks = []
+    for name, records in runs.items():
+        if args.system and name != args.system:
+            continue
+        auto = {(r.group, r.id): getattr(r, args.metric) for r in records if r.status in COUNTED}
+        try:
+            est = reviewed_estimate(auto, human, metric=f"{args.metric} of {name}", confidence_level=1 - args.level)
+        except ValueError as exc:
+            blocks.append(f"{name}: {exc}")
+            continue
+        blocks.append(reviewed_estimate_text(est))
+    print("\n\n".join(blocks))
+    print("(valid when the reviewed records are a uniformly random sample of the run)")
+    from evaluators.reports.corrections import metric_agreement_text
+    from evaluators.review.metric_agreement import metric_against_people
+    try:
+        agreement = metric_against_people(store, session.id, source=args.metric, confidence_level=1 - args.level)
+    except ValueError as exc:
+        print(f"metric against people: {exc}")
+    else:
+        print()
+        print(metric_agreement_text(agreement))
+    return 0
+
+
+def gate(args) -> int:
+    """``review gate``: exit 1 when the candidate is significantly below the baseline."""
+    from evaluators.cli.compare import load_runs
+    from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
+    from evaluators.qa.compare import compare_records, runs_of
+    from evaluators.reports.tables import p_value_text, pct
+
+    if not args.baseline or not args.candidate:
+        return _fail("review gate needs --baseline and --candidate")
+    if not 0 < args.level < 1:
+        return _fail("--level must be in (0, 1)")
+    if args.test == "mcnemar" and args.metric != "exact_match":
+        return _fail("McNemar's test is for binary outcomes: use it with --metric exact_match")
+    files = [Path(args.baseline).is_file(), Path(args.candidate).is_file()]
+    common = {"gt_patch": args.gt_patch, "workers": 1}
+    if args.gt and all(files):        # two prediction files of one GT dataset
+        scoring = _scoring_args(input=[args.gt], predictions=[args.baseline, args.candidate], group_field="none",
+                                **common)
+    elif args.gt:                       # two systems of one file
+        scoring = _scoring_args(input=[args.gt], predictions=None, **common)
+    elif all(files):                    # two record files
+        scoring = _scoring_args(input=[args.baseline, args.candidate], predictions=None, group_field="none", **common)
+    else:
+        missing = [f for f, ok in zip((args.baseline, args.candidate), files) if not ok]
+        return _fail(f"no such file: {', '.join(missing)} (name systems of a file with --gt FILE)")
+    result, error = load_runs(scoring)
+    if error:
+        return _fail(error)
+    reports = result.reports
+    if args.gt and not all(files):
+        runs = runs_of(reports)
+        for name in (args.baseline, args.candidate):
+            if name not in runs:
+                return _fail(f"no system named {name!r} in {args.gt}; the runs are: {', '.join(runs)}")
+        a, b = runs[args.baseline], runs[args.candidate]
+    else:
+        a, b = list(reports[0].records), list(reports[1].records)
+    try:
+        c = compare_records(a, b, args.baseline, args.candidate, n_resamples=1, seed=args.seed)
+    except ValueError as exc:
+        return _fail(str(exc))
+    key = "exact_match" if args.metric == "exact_match" else "token_f1"
+    xa = [getattr(r, f"{key}_a") for r in c.records]
+    xb = [getattr(r, f"{key}_b") for r in c.records]
+    boot = paired_bootstrap(xa, xb, n_resamples=max(1, args.resamples), confidence_level=1 - args.level,
+                            seed=args.seed)
+    if args.test == "bootstrap":
+        p, bound, method = boot.p_value, boot.p_value_is_bound, boot.method
+    elif args.test == "randomization":
+        ar = approximate_randomization(xa, xb, n_resamples=max(1, args.resamples), seed=args.seed)
+        p, bound, method = ar.p_value, ar.p_value_is_bound, ar.method
+    else:
+        p, bound, method = mcnemar(xa, xb).p_value, False, "McNemar exact (binomial)"
+    worse = boot.delta < 0 and p < args.level
+    applied = ""
+    if args.gt_patch:
+        _, applications = scoring.gt_patch_before
+        n = len({c.where for _, app in applications for c in app.changes if c.status == "applied"})
+        applied = f" after {n} review correction(s)"
+    print(f"gate: {args.metric}{applied}, {c.n_paired} records paired by id"
+          + (f" (left out: {c.only_a} only in the baseline, {c.only_b} only in the candidate)"
+             if c.only_a or c.only_b else ""))
+    print(f"  baseline  {args.baseline}: {pct(boot.mean_a)}")
+    print(f"  candidate {args.candidate}: {pct(boot.mean_b)}")
+    print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
+          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value_text(p, bound)} ({method}); level {args.level:g}")
+    print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
+    if worse:
+        print("FAIL: the candidate is significantly below the baseline")
+        return 1
+    print("PASS: the candidate is not significantly below the baseline")
+    return 0

@@ -1,0 +1,421 @@
+"""Ground-truth patches: reviewed corrections of a GT file, kept as data beside it (never an edit of it).
+
+A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT` version :data:`PATCH_VERSION`::
+
+    {"format": "evalboard.gt_patch", "version": 1, "gt_digest": "<SHA-256 of the GT file>",
+     "record_id": "5a7a5672...", "op": "add_answer", "old": ["flotilla"], "answer": "a flotilla",
+     "who": "ann", "why": "acceptable variant", "session": "hotpot-review"}
+
+- ``op`` is ``add_answer`` (an acceptable variant: ``answer`` becomes one more accepted answer of
+  the record) or ``replace`` (a GT error: the record's answers become ``new``, a list of strings);
+- ``old`` is the record's answers when the decision was made (for ``replace``, applying it
+  checks that the GT still holds them);
+- ``gt_digest`` is the SHA-256 of the bytes of the GT file the patch was made for
+  (:func:`file_sha256`, what ``sha256sum`` prints): a patch is refused for any other file
+  (:class:`GTPatchMismatch`);
+- ``who``, ``why`` and ``session`` say who decided, why, and in which review session.
+
+Applying (:func:`apply_gt_patch`) works on the answers of each record id, in the order of the
+entries (several patches: concatenated in order).  It is idempotent: an answer already accepted
+is not added twice, and a ``replace`` whose ``new`` answers are already in place changes nothing,
+so applying the same patch twice gives the same ground truth as applying it once.  A ``replace``
+whose ``old`` answers are no longer the record's (another correction came first) is a conflict:
+reported with the patch line and skipped.  A bad patch line (invalid JSON, missing or wrongly
+typed field, unknown op or version) is reported with its file and line and skipped; the good
+lines still apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from evaluators.io.decode import decode_bytes
+from evaluators.io.errors import InputError, InputIssue
+from evaluators.io.readers import loads_json_line
+from evaluators.results import DictMixin
+
+PATCH_FORMAT = "evalboard.gt_patch"
+PATCH_VERSION = 1
+OP_ADD = "add_answer"
+OP_REPLACE = "replace"
+OPS = (OP_ADD, OP_REPLACE)
+#: Largest patch file read (bytes): a patch holds one line per reviewed record.
+MAX_PATCH_BYTES = 32 * 1024 * 1024
+_HEX = set("0123456789abcdef")
+
+
+class GTPatchMismatch(ValueError):
+    """A patch (or one of its lines) was made for another GT file than the one given."""
+
+
+def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) -> str:
+    """SHA-256 (hex) of a file's bytes: the ``gt_digest`` a patch for that file carries.
+
+    Parameters
+    ----------
+    source : path, bytes-like or binary file object
+        A file object is read from its start, in 1 MiB chunks, and left at its end.
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits, as ``sha256sum`` prints.
+    """
+    h = hashlib.sha256()
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        h.update(source)
+    elif hasattr(source, "read"):
+        source.seek(0)
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            h.update(chunk)
+    else:
+        with open(source, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class PatchEntry(DictMixin):
+    """One correction of one record's ground truth.
+
+    Attributes
+    ----------
+    record_id : str
+        The record's id in the GT file.
+    gt_digest : str
+        SHA-256 (64 hex digits) of the GT file it was made for.
+    op : {"add_answer", "replace"}
+    old : tuple of str
+        The record's answers when the decision was made.
+    new : tuple of str
+        ``replace``: the corrected answers (at least one); ``add_answer``: the added answer (one).
+    who : str
+        Who decided (the adjudicator, or the annotators when they agreed).
+    why : str
+        The decision and its comment.
+    session : str or None
+        The review session.
+    version : int
+        Format version of the line.
+    file, line : str or None, int or None
+        Where the entry was read (not written back).
+    """
+
+    record_id: str
+    gt_digest: str
+    op: str
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    who: str
+    why: str = ""
+    session: str | None = None
+    version: int = PATCH_VERSION
+    file: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise ValueError(f"op must be one of {', '.join(OPS)}, not {self.op!r}")
+        if not _is_digest(self.gt_digest):
+            raise ValueError(f"gt_digest must be a SHA-256 in 64 lowercase hex digits, not {self.gt_digest!r}")
+        if not str(self.record_id).strip():
+            raise ValueError("record_id must not be empty")
+        if self.op == OP_ADD and (len(self.new) != 1 or not self.new[0].strip()):
+            raise ValueError("add_answer adds exactly one non-empty answer")
+        if self.op == OP_REPLACE and (not self.new or any(not a.strip() for a in self.new)):
+            raise ValueError("replace needs at least one non-empty answer in 'new'")
+
+    def where(self) -> str:
+        """``file:line`` of the entry (or its record id when it was not read from a file)."""
+        return f"{self.file}:{self.line}" if self.file else f"record {self.record_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSONL object of this entry (the format of the module docstring)."""
+        out: dict[str, Any] = {"format": PATCH_FORMAT, "version": self.version, "gt_digest": self.gt_digest,
+                               "record_id": self.record_id, "op": self.op, "old": list(self.old)}
+        if self.op == OP_ADD:
+            out["answer"] = self.new[0]
+        else:
+            out["new"] = list(self.new)
+        out.update(who=self.who, why=self.why, session=self.session)
+        return out
+
+
+def _is_digest(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def write_gt_patch(entries: Iterable[PatchEntry]) -> str:
+    """JSONL text of ``entries`` (UTF-8 text, one object per line, keys in a fixed order)."""
+    return "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in entries)
+
+
+@dataclass(frozen=True)
+class GTPatch(DictMixin):
+    """A read patch file: its good entries in file order and the problems of its bad lines.
+
+    Attributes
+    ----------
+    file : str
+    entries : tuple of PatchEntry
+    issues : tuple of InputIssue
+        One per skipped line (``kind="gt_patch"``), with its line number.
+    """
+
+    file: str
+    entries: tuple[PatchEntry, ...]
+    issues: tuple[InputIssue, ...] = ()
+
+    @property
+    def digests(self) -> set[str]:
+        """The GT digests the entries were made for."""
+        return {e.gt_digest for e in self.entries}
+
+
+def _answers(value: Any, name: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"'{name}' must be a string or a list of strings")
+
+
+def _entry(obj: Any, file: str, line: int) -> PatchEntry:
+    """One patch line's entry; ``ValueError`` with what was expected."""
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object per line")
+    if obj.get("format") != PATCH_FORMAT:
+        raise ValueError(f"expected \"format\": \"{PATCH_FORMAT}\" (got {obj.get('format')!r})")
+    version = obj.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= PATCH_VERSION:
+        raise ValueError(f"unsupported patch version {version!r} (this EvalBoard reads version 1 to {PATCH_VERSION})")
+    for key in ("gt_digest", "record_id", "op", "who"):
+        if key not in obj:
+            raise ValueError(f"missing field '{key}'")
+    record_id = obj["record_id"]
+    if isinstance(record_id, int) and not isinstance(record_id, bool):
+        record_id = str(record_id)
+    if not isinstance(record_id, str) or not record_id.strip():
+        raise ValueError("'record_id' must be a non-empty string")
+    op = obj["op"]
+    if op not in OPS:
+        raise ValueError(f"'op' must be one of {', '.join(OPS)} (got {op!r})")
+    if op == OP_ADD:
+        if not isinstance(obj.get("answer"), str):
+            raise ValueError("add_answer needs 'answer', a string")
+        new = (obj["answer"],)
+    else:
+        if "new" not in obj:
+            raise ValueError("replace needs 'new', a string or a list of strings")
+        new = _answers(obj["new"], "new")
+    old = _answers(obj.get("old", []), "old")
+    who, why, session = obj["who"], obj.get("why") or "", obj.get("session")
+    if not isinstance(who, str) or not who.strip():
+        raise ValueError("'who' must be a non-empty string")
+    if not isinstance(why, str) or (session is not None and not isinstance(session, str)):
+        raise ValueError("'why' and 'session' must be strings")
+    return PatchEntry(record_id.strip(), obj["gt_digest"], op, old, new, who, why, session, version, file, line)
+
+
+def read_gt_patch(data: bytes | bytearray | memoryview, file: str = "<patch>") -> GTPatch:
+    """Read a GT patch (JSONL); bad lines are reported with their line and skipped.
+
+    Parameters
+    ----------
+    data : bytes-like
+        The patch file (UTF-8, UTF-8 with BOM or GB18030).
+    file : str
+        Its name, for messages.
+
+    Returns
+    -------
+    GTPatch
+
+    Raises
+    ------
+    InputError
+        Over :data:`MAX_PATCH_BYTES`, or bytes that cannot be decoded.
+    """
+    if len(data) > MAX_PATCH_BYTES:
+        raise InputError(InputIssue(file, f"{len(data):,} bytes is over the GT patch limit of {MAX_PATCH_BYTES:,}",
+                                    kind="gt_patch"))
+    text = decode_bytes(bytes(data), file).text
+    entries: list[PatchEntry] = []
+    issues: list[InputIssue] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:  # the project's JSON line reader: nesting limit, lone surrogates read as U+FFFD
+            obj = loads_json_line(raw, file, n)
+        except json.JSONDecodeError as exc:
+            issues.append(InputIssue(file, f"invalid JSON: {exc.msg}", line=n, column=exc.colno, kind="gt_patch"))
+            continue
+        except InputError as exc:
+            issues.append(dataclasses.replace(exc.issue, line=n, kind="gt_patch"))
+            continue
+        try:
+            entries.append(_entry(obj, file, n))
+        except ValueError as exc:
+            issues.append(InputIssue(file, str(exc), line=n, kind="gt_patch"))
+    return GTPatch(file, tuple(entries), tuple(issues))
+
+
+def read_gt_patch_file(path: str | Path) -> GTPatch:
+    """:func:`read_gt_patch` of a file on disk (its size checked before it is read).
+
+    Raises
+    ------
+    OSError
+        When the file cannot be read.
+    InputError
+        As :func:`read_gt_patch`.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_PATCH_BYTES:
+        raise InputError(InputIssue(str(path), f"{size:,} bytes is over the GT patch limit of {MAX_PATCH_BYTES:,}",
+                                    kind="gt_patch"))
+    return read_gt_patch(path.read_bytes(), str(path))
+
+
+def check_digest(entries: Iterable[PatchEntry], digests: Mapping[str, str]) -> None:
+    """Refuse entries made for none of the given GT files.
+
+    Parameters
+    ----------
+    entries : iterable of PatchEntry
+    digests : mapping of str to str
+        GT file name -> its :func:`file_sha256`.
+
+    Raises
+    ------
+    GTPatchMismatch
+        Naming the first such entry (file and line), the digest it was made for and the files'.
+    """
+    known = set(digests.values())
+    for e in entries:
+        if e.gt_digest not in known:
+            files = ", ".join(f"{name} (sha256 {d[:12]}...)" for name, d in digests.items())
+            raise GTPatchMismatch(f"{e.where()}: this correction was made for the GT file with sha256 "
+                                  f"{e.gt_digest[:12]}..., not for {files}; a patch applies only to the GT file "
+                                  "it was made for")
+
+
+@dataclass(frozen=True)
+class AppliedChange(DictMixin):
+    """What one patch entry did.
+
+    Attributes
+    ----------
+    record_id : str
+    op : str
+    status : {"applied", "unchanged", "conflict", "unknown_record"}
+        ``unchanged``: already in place (idempotence); ``conflict``: a ``replace`` whose ``old``
+        answers are not the record's; ``unknown_record``: no such id in the GT.
+    before, after : tuple of str
+        The record's answers before and after this entry.
+    who, why, session : str, str, str or None
+    where : str
+        The entry's ``file:line``.
+    """
+
+    record_id: str
+    op: str
+    status: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    who: str
+    why: str
+    session: str | None
+    where: str
+
+
+@dataclass(frozen=True)
+class PatchApplication(DictMixin):
+    """The ground truth after a patch.
+
+    Attributes
+    ----------
+    answers : dict of str to tuple of str
+        Record id -> answers after every entry, for the ids some entry changed.
+    changes : tuple of AppliedChange
+        One per entry, in order.
+    issues : tuple of InputIssue
+        Conflicts (errors) and unknown ids (warnings), located at the patch line.
+    """
+
+    answers: dict[str, tuple[str, ...]]
+    changes: tuple[AppliedChange, ...]
+    issues: tuple[InputIssue, ...]
+
+    @property
+    def n_applied(self) -> int:
+        return sum(1 for c in self.changes if c.status == "applied")
+
+    def patched(self, record_id: str, answers: Sequence[str]) -> tuple[str, ...]:
+        """A record's answers after the patch (``answers`` when no entry changed it)."""
+        return self.answers.get(record_id, tuple(answers))
+
+
+def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str
+                   ) -> PatchApplication:
+    """Apply patch entries, in order, to the answers of a GT file's records.
+
+    Parameters
+    ----------
+    gold : mapping of str to sequence of str
+        Record id -> its GT answers (a single-answer GT is a 1-tuple).  Not modified.
+    entries : iterable of PatchEntry
+        Applied in order (several patches: one after the other).
+    gt_digest : str
+        :func:`file_sha256` of the GT file ``gold`` was read from.
+
+    Returns
+    -------
+    PatchApplication
+        Applying the same entries again to its answers changes nothing (idempotent).
+
+    Raises
+    ------
+    GTPatchMismatch
+        When an entry was made for another GT file (nothing is applied).
+    """
+    entries = list(entries)
+    check_digest(entries, {"the GT file given": gt_digest})
+    current: dict[str, tuple[str, ...]] = {}
+    changes: list[AppliedChange] = []
+    issues: list[InputIssue] = []
+    for e in entries:
+        if e.record_id not in gold:
+            changes.append(AppliedChange(e.record_id, e.op, "unknown_record", (), (), e.who, e.why, e.session,
+                                         e.where()))
+            issues.append(InputIssue(e.file or "<patch>", f"record id {e.record_id!r} is not in the GT file: skipped",
+                                     line=e.line, severity="warning", kind="gt_patch"))
+            continue
+        before = current.get(e.record_id, tuple(gold[e.record_id]))
+        status, after = "applied", before
+        if e.op == OP_ADD:
+            if e.new[0] in before:
+                status = "unchanged"
+            else:
+                after = before + e.new
+        elif before == e.new:
+            status = "unchanged"
+        elif before == e.old:
+            after = e.new
+        else:
+            status = "conflict"
+            issues.append(InputIssue(e.file or "<patch>", f"record {e.record_id!r}: the GT is {list(before)}, the "
+                                     f"correction expected {list(e.old)} (changed by another correction?): skipped",
+                                     line=e.line, kind="gt_patch"))
+        if status == "applied":
+            current[e.record_id] = after
+        changes.append(AppliedChange(e.record_id, e.op, status, before, after, e.who, e.why, e.session, e.where()))
+    return PatchApplication({k: v for k, v in current.items() if v != tuple(gold[k])}, tuple(changes), tuple(issues))

@@ -1,0 +1,267 @@
+"""QA / fact-check scores after review corrections: a GT patch applied to a scored report.
+
+:func:`patch_report` applies GT patch entries (:mod:`evaluators.io.gt_patch`) to the answers of a
+:class:`~evaluators.qa.evaluate.QAReport`'s records (every record with a patched id: in a file of
+several systems the GT belongs to the question, so all systems' records of that id change) and
+scores the changed records again with the same rules (:func:`~evaluators.qa.evaluate.score_record`:
+SQuAD v1.1 / CMRC 2018 EM and F1, verdict match); the report's means, intervals and confusion
+matrix are recomputed from the records.  The GT file is never edited.
+
+:func:`patch_effect` puts each run's scores before and after side by side: means with bootstrap
+intervals, the paired difference (paired bootstrap on EM and F1, McNemar's exact test on EM,
+:mod:`evaluators.metrics.statistics`) and, with two or more runs, the pairs of systems whose
+order changed (rank flips).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from evaluators.io.gt_patch import PatchApplication, PatchEntry, apply_gt_patch
+from evaluators.metrics.classification import classification_report
+from evaluators.metrics.statistics import (BootstrapCI, McNemarResult, PairedComparison, bootstrap_ci,
+                                           classification_intervals, mcnemar, paired_bootstrap)
+from evaluators.qa import verdict as verdicts
+from evaluators.qa.evaluate import (STATUS_GOLD_UNPARSED, STATUS_MISSING_GT, STATUS_MISSING_PREDICTION,
+                                    STATUS_SCORED, QARecordResult, QAReport, ScoreSummary, score_record,
+                                    with_intervals)
+from evaluators.results import DictMixin
+
+COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
+_GT_KEY, _PRED_KEY, _GROUP_KEY = "answers", "prediction", "group"
+
+
+def gold_answers(records: Iterable[QARecordResult]) -> dict[str, tuple[str, ...]]:
+    """Record id -> GT answers (the first record of an id that has a GT; ``()`` when none has one)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for r in records:
+        if not out.get(r.id):
+            out[r.id] = tuple(r.gold_answers)
+    return out
+
+
+def rescore(record: QARecordResult, answers: Sequence[str], task: str, config) -> QARecordResult:
+    """``record`` scored again against ``answers`` with the report's rules (task, language setting).
+
+    The new result keeps the record's position, fields and group; its ``gold_answers`` are
+    ``answers``.
+    """
+    data = {"id": record.id, _GT_KEY: list(answers), _GROUP_KEY: record.group}
+    if record.question is not None:
+        data["question"] = record.question
+    if record.prediction_raw is not None:
+        data[_PRED_KEY] = record.prediction_raw
+    cfg = dataclasses.replace(config, gt_fields=(_GT_KEY,), pred_fields=(_PRED_KEY,))
+    new = score_record(data, task, cfg, _GROUP_KEY, index=record.index, line=record.line)
+    return dataclasses.replace(new, group=record.group, gold_field=record.gold_field or _GT_KEY,
+                               prediction_field=record.prediction_field)
+
+
+def _summary(records: Sequence[QARecordResult], config) -> ScoreSummary:
+    em = [r.exact_match for r in records]
+    f1 = [r.token_f1 for r in records]
+    n = len(em)
+    s = ScoreSummary(n, sum(em) / n if n else None, sum(f1) / n if n else None)
+    return with_intervals(s, em, f1, n_resamples=config.ci_resamples, confidence_level=config.ci_level,
+                          seed=config.ci_seed)
+
+
+def rebuild_report(report: QAReport, records: Sequence[QARecordResult]) -> QAReport:
+    """``report`` with its aggregates (means, intervals, id lists, confusion matrix) made from ``records``."""
+    config = report.config
+    counted = [r for r in records if r.status in COUNTED and r.exact_match is not None]
+    by_lang = {lang: _summary([r for r in counted if r.lang == lang], config)
+               for lang in sorted({r.lang for r in counted if r.lang})}
+    by_group = {}
+    if report.group_field:
+        by_group = {g: _summary([r for r in counted if r.group == g], config)
+                    for g in sorted({r.group for r in counted if r.group is not None})}
+    classification = classification_ci = None
+    if report.task == "factcheck":
+        pairs = [(r.gold_verdict, r.predicted_verdict) for r in counted]
+        labels = list(verdicts.VERDICTS) + ([verdicts.UNPARSED] if any(p == verdicts.UNPARSED for _, p in pairs)
+                                            else [])
+        classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
+                                               average_labels=verdicts.VERDICTS)
+        if config.ci_resamples and classification.n and not classification.n_outside_labels:
+            classification_ci = classification_intervals(
+                classification.counts, classification.labels, classification.average_labels,
+                n_resamples=config.ci_resamples, confidence_level=config.ci_level, seed=config.ci_seed)
+    return dataclasses.replace(
+        report, records=tuple(records), overall=_summary(counted, config), by_lang=by_lang, by_group=by_group,
+        missing_gt=tuple(r.id for r in records if r.status == STATUS_MISSING_GT),
+        missing_prediction=tuple(r.id for r in records if r.status == STATUS_MISSING_PREDICTION),
+        gold_unparsed=tuple(r.id for r in records if r.status == STATUS_GOLD_UNPARSED),
+        unparsed_predictions=tuple(r.id for r in records if r.status == STATUS_SCORED
+                                   and r.predicted_verdict == verdicts.UNPARSED),
+        classification=classification, classification_ci=classification_ci)
+
+
+def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
+                 ) -> tuple[QAReport, PatchApplication]:
+    """Apply GT patch entries to a scored report and score the changed records again.
+
+    Parameters
+    ----------
+    report : QAReport
+        Scored from the GT file whose SHA-256 is ``gt_digest``.
+    entries : iterable of PatchEntry
+        In order (several patch files: concatenated).
+    gt_digest : str
+        :func:`evaluators.io.gt_patch.file_sha256` of that GT file.
+
+    Returns
+    -------
+    (QAReport, PatchApplication)
+        The patched report (records in the same order; only patched ids re-scored) and what
+        each entry did.
+
+    Raises
+    ------
+    evaluators.io.gt_patch.GTPatchMismatch
+        When an entry was made for another GT file.
+    """
+    records = list(report.records)
+    application = apply_gt_patch(gold_answers(records), entries, gt_digest)
+    if not application.answers:
+        return rebuild_report(report, records), application
+    out = [rescore(r, application.answers[r.id], report.task, report.config) if r.id in application.answers else r
+           for r in records]
+    return rebuild_report(report, out), application
+
+
+@dataclass(frozen=True)
+class ScoreChange(DictMixin):
+    """One run's scores before and after a GT patch, on the records scored in both.
+
+    Attributes
+    ----------
+    run : str
+    n_paired : int
+        Records scored before and after (a record that gained a GT is in ``after`` only).
+    n_changed : int
+        Records whose EM or F1 changed.
+    exact_match_before, exact_match_after, token_f1_before, token_f1_after : BootstrapCI
+        Means with percentile bootstrap intervals (records resampled).
+    exact_match_change, token_f1_change : PairedComparison
+        After minus before: paired bootstrap interval and two-sided p-value.
+    exact_match_mcnemar : McNemarResult
+        McNemar's exact test on EM (records right after only vs before only).
+    """
+
+    run: str
+    n_paired: int
+    n_changed: int
+    exact_match_before: BootstrapCI
+    exact_match_after: BootstrapCI
+    token_f1_before: BootstrapCI
+    token_f1_after: BootstrapCI
+    exact_match_change: PairedComparison
+    token_f1_change: PairedComparison
+    exact_match_mcnemar: McNemarResult
+
+
+@dataclass(frozen=True)
+class RankFlip(DictMixin):
+    """Two systems whose order by a metric is reversed by the patch.
+
+    Attributes
+    ----------
+    metric : {"exact_match", "token_f1"}
+    higher_before, higher_after : str
+        The system ahead before, the one ahead after.
+    before, after : tuple of float
+        Both systems' means (``higher_before`` first) before and after.
+    """
+
+    metric: str
+    higher_before: str
+    higher_after: str
+    before: tuple[float, float]
+    after: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class PatchEffect(DictMixin):
+    """Scores before and after a GT patch, run by run.
+
+    Attributes
+    ----------
+    changes : tuple of ScoreChange
+        One per run, in the runs' order.
+    rank_flips : tuple of RankFlip
+        Pairs of runs whose order changed (EM or F1); empty with one run.
+    """
+
+    changes: tuple[ScoreChange, ...]
+    rank_flips: tuple[RankFlip, ...]
+
+
+def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
+    if len(before) != len(after):
+        raise ValueError(f"before and after must be the same records: {len(before)} vs {len(after)}")
+    out = []
+    for b, a in zip(before, after):
+        if b.index != a.index or b.id != a.id:
+            raise ValueError(f"before and after must be the same records in the same order ({b.id} vs {a.id})")
+        if b.status in COUNTED and a.status in COUNTED:
+            out.append((b, a))
+    return out
+
+
+def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]], *,
+                 n_resamples: int = 10_000, confidence_level: float = 0.95, seed: int = 0) -> PatchEffect:
+    """Compare each run's records before and after a GT patch.
+
+    Parameters
+    ----------
+    before, after : mapping of str to sequence of QARecordResult
+        Run name -> its records before the patch / after it (the same records, same order:
+        :func:`evaluators.qa.compare.runs_of` of the report and of :func:`patch_report`'s).
+    n_resamples, confidence_level, seed
+        Bootstrap settings (:func:`evaluators.metrics.statistics.bootstrap_ci`, ``paired_bootstrap``);
+        ``n_resamples`` >= 1.
+
+    Returns
+    -------
+    PatchEffect
+
+    Raises
+    ------
+    ValueError
+        Runs that differ between ``before`` and ``after``, or a run without a record scored in both.
+    """
+    if list(before) != list(after):
+        raise ValueError("before and after must have the same runs")
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
+    changes = []
+    for run in before:
+        pairs = _pairs(before[run], after[run])
+        if not pairs:
+            raise ValueError(f"{run}: no record scored before and after the patch")
+        em_b = [b.exact_match for b, _ in pairs]
+        em_a = [a.exact_match for _, a in pairs]
+        f1_b = [b.token_f1 for b, _ in pairs]
+        f1_a = [a.token_f1 for _, a in pairs]
+        changed = sum(1 for b, a in pairs if (b.exact_match, b.token_f1) != (a.exact_match, a.token_f1))
+        ci = {**settings, "unit": "record"}
+        changes.append(ScoreChange(
+            run, len(pairs), changed, bootstrap_ci(em_b, **ci), bootstrap_ci(em_a, **ci), bootstrap_ci(f1_b, **ci),
+            bootstrap_ci(f1_a, **ci), paired_bootstrap(em_b, em_a, **settings),
+            paired_bootstrap(f1_b, f1_a, **settings), mcnemar(em_b, em_a)))
+    flips = []
+    for metric in ("exact_match", "token_f1"):
+        for i, x in enumerate(changes):
+            for y in changes[i + 1:]:
+                xb, yb = getattr(x, f"{metric}_before").estimate, getattr(y, f"{metric}_before").estimate
+                xa, ya = getattr(x, f"{metric}_after").estimate, getattr(y, f"{metric}_after").estimate
+                if (xb - yb) * (xa - ya) < 0:
+                    hi, lo = (x, y) if xb > yb else (y, x)
+                    flips.append(RankFlip(metric, hi.run, lo.run,
+                                          (getattr(hi, f"{metric}_before").estimate,
+                                           getattr(lo, f"{metric}_before").estimate),
+                                          (getattr(hi, f"{metric}_after").estimate,
+                                           getattr(lo, f"{metric}_after").estimate)))
+    return PatchEffect(tuple(changes), tuple(flips))

@@ -1,0 +1,139 @@
+"""GT patches (evaluators.io.gt_patch): format, located errors, size cap, idempotent application, refusal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from evaluators.io import InputError
+from evaluators.io import gt_patch as gp
+from evaluators.io.gt_patch import (GTPatchMismatch, PatchEntry, apply_gt_patch, file_sha256, read_gt_patch,
+                                    write_gt_patch)
+
+GT = b'{"id": "q1", "answer": "Paris"}\n{"id": "q2", "answer": "\xe5\x8c\x97\xe4\xba\xac"}\n'
+DIGEST = hashlib.sha256(GT).hexdigest()
+GOLD = {"q1": ("Paris",), "q2": ("北京",), "q3": ("1843",)}
+
+
+def entry(rid, op, old, new, **kw):
+    return PatchEntry(rid, kw.pop("gt_digest", DIGEST), op, tuple(old), tuple(new), kw.pop("who", "ann"), **kw)
+
+
+def test_file_sha256_equals_hashlib_for_bytes_paths_and_files(tmp_path):
+    path = tmp_path / "gt.jsonl"
+    path.write_bytes(GT)
+    assert file_sha256(GT) == file_sha256(path) == DIGEST
+    with open(path, "rb") as f:
+        assert file_sha256(f) == DIGEST
+
+
+def test_write_then_read_round_trip_chinese_and_english():
+    entries = [entry("q1", "add_answer", ["Paris"], ["the city of Paris"], why="acceptable variant", session="s1"),
+               entry("q2", "replace", ["北京"], ["北京市", "北京"], why="GT error: 全称", session="s1")]
+    text = write_gt_patch(entries)
+    first = json.loads(text.splitlines()[0])
+    assert first == {"format": "evalboard.gt_patch", "version": 1, "gt_digest": DIGEST, "record_id": "q1",
+                     "op": "add_answer", "old": ["Paris"], "answer": "the city of Paris", "who": "ann",
+                     "why": "acceptable variant", "session": "s1"}
+    assert "北京市" in text  # written as UTF-8, not \u escapes
+    patch = read_gt_patch(text.encode("utf-8"), "p.jsonl")
+    assert patch.issues == () and patch.entries == tuple(entries)
+    assert [(e.file, e.line) for e in patch.entries] == [("p.jsonl", 1), ("p.jsonl", 2)]
+
+
+def test_bad_lines_are_located_and_the_good_lines_kept():
+    good = write_gt_patch([entry("q1", "add_answer", ["Paris"], ["Paris, France"])]).strip()
+    lines = [
+        good,                                                          # 1 ok
+        "{not json",                                                   # 2
+        json.dumps({**json.loads(good), "format": "other"}),           # 3
+        json.dumps({**json.loads(good), "version": 99}),               # 4
+        json.dumps({k: v for k, v in json.loads(good).items() if k != "who"}),   # 5
+        json.dumps({**json.loads(good), "op": "delete"}),              # 6
+        json.dumps({**json.loads(good), "gt_digest": "abc"}),          # 7
+        "",                                                            # 8 blank: ignored
+        json.dumps({**json.loads(good), "op": "replace"}),             # 9 replace without 'new'
+        "[1, 2]",                                                      # 10
+        json.dumps({**json.loads(good), "record_id": 7}),              # 11 ok: an integer id is read as text
+    ]
+    patch = read_gt_patch("\n".join(lines).encode("utf-8"), "p.jsonl")
+    assert [e.line for e in patch.entries] == [1, 11] and patch.entries[1].record_id == "7"
+    assert [i.line for i in patch.issues] == [2, 3, 4, 5, 6, 7, 9, 10]
+    messages = {i.line: i.message for i in patch.issues}
+    assert "invalid JSON" in messages[2] and "evalboard.gt_patch" in messages[3] and "version 99" in messages[4]
+    assert "'who'" in messages[5] and "delete" in messages[6] and "64 lowercase hex" in messages[7]
+    assert "'new'" in messages[9] and "JSON object" in messages[10]
+    assert all(i.file == "p.jsonl" and i.kind == "gt_patch" for i in patch.issues)
+
+
+def test_size_cap(monkeypatch, tmp_path):
+    monkeypatch.setattr(gp, "MAX_PATCH_BYTES", 10)
+    with pytest.raises(InputError, match="over the GT patch limit"):
+        read_gt_patch(b"x" * 11, "big.jsonl")
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"x" * 11)
+    with pytest.raises(InputError, match="big.jsonl"):
+        gp.read_gt_patch_file(path)
+
+
+def test_apply_adds_replaces_and_is_idempotent():
+    entries = [entry("q1", "add_answer", ["Paris"], ["Paris, France"]),
+               entry("q2", "replace", ["北京"], ["北京市"]),
+               entry("q1", "add_answer", ["Paris"], ["Paris, France"])]  # the same decision twice
+    once = apply_gt_patch(GOLD, entries, DIGEST)
+    assert once.answers == {"q1": ("Paris", "Paris, France"), "q2": ("北京市",)}
+    assert [c.status for c in once.changes] == ["applied", "applied", "unchanged"]
+    assert once.n_applied == 2 and once.issues == ()
+    assert GOLD["q1"] == ("Paris",)  # the input is not modified
+    # applying the same patch to the patched GT changes nothing
+    patched_gold = {k: once.patched(k, v) for k, v in GOLD.items()}
+    twice = apply_gt_patch(patched_gold, entries, DIGEST)
+    assert twice.answers == {} and {c.status for c in twice.changes} == {"unchanged"}
+    assert {k: twice.patched(k, v) for k, v in patched_gold.items()} == patched_gold
+    # two patches in order (the same file given twice) give what one gives
+    assert apply_gt_patch(GOLD, entries + entries, DIGEST).answers == once.answers
+
+
+def test_conflicts_and_unknown_ids_are_reported_and_skipped():
+    entries = [entry("q2", "replace", ["北京"], ["北京市"]),
+               entry("q2", "replace", ["北京"], ["Beijing"]),    # made on the old GT: conflict
+               entry("nope", "add_answer", [], ["x"])]
+    out = apply_gt_patch(GOLD, entries, DIGEST)
+    assert out.answers == {"q2": ("北京市",)}
+    assert [c.status for c in out.changes] == ["applied", "conflict", "unknown_record"]
+    assert [(i.severity, "北京" in i.message or "nope" in i.message) for i in out.issues] == [("error", True),
+                                                                                             ("warning", True)]
+
+
+def test_a_patch_for_another_gt_file_is_refused():
+    other = hashlib.sha256(b"another GT file").hexdigest()
+    entries = [entry("q1", "add_answer", ["Paris"], ["Paris, France"], gt_digest=other)]
+    text = write_gt_patch(entries)
+    patch = read_gt_patch(text.encode(), "p.jsonl")
+    with pytest.raises(GTPatchMismatch, match=r"p\.jsonl:1: .*made for the GT file with sha256 " + other[:12]):
+        apply_gt_patch(GOLD, patch.entries, DIGEST)
+
+
+def test_entry_validation():
+    with pytest.raises(ValueError, match="exactly one"):
+        entry("q1", "add_answer", [], ["a", "b"])
+    with pytest.raises(ValueError, match="at least one"):
+        entry("q1", "replace", ["a"], [])
+    with pytest.raises(ValueError, match="op must be"):
+        entry("q1", "drop", [], ["a"])
+
+
+def test_hostile_lines_do_not_crash():
+    good = json.loads(write_gt_patch([entry("q1", "add_answer", ["Paris"], ["Paris, France"])]))
+    lines = [json.dumps({**good, "answer": "Par\\ud800is"}).replace("\\\\ud800", "\\ud800"),  # a lone surrogate
+             "[" * 5000 + "]" * 5000,                                                          # too deep
+             json.dumps({**good, "old": [1, 2]}),                                              # wrong types
+             json.dumps({**good, "answer": "   "})]                                            # blank answer
+    patch = read_gt_patch("\n".join(lines).encode("utf-8"), "h.jsonl")
+    assert [e.line for e in patch.entries] == [1] and patch.entries[0].new == ("Par\ufffdis",)
+    assert [i.line for i in patch.issues] == [2, 3, 4]
+    assert "nested too deeply" in patch.issues[0].message and "list of strings" in patch.issues[1].message
+    assert "non-empty" in patch.issues[2].message
+    write_gt_patch(patch.entries).encode("utf-8")  # what was read can be written back as UTF-8
