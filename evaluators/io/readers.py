@@ -418,7 +418,8 @@ def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>"
     fast_error = _orjson.JSONDecodeError if fast is not None else ()
     index = 0
     for lineno, (offset, raw_line) in enumerate(_lines(data, bom), start=1):
-        if fast is not None:  # valid UTF-8 (checked above): orjson reads the bytes, same value as from the text
+        if fast is not None and len(raw_line) <= ORJSON_MAX_BYTES:  # valid UTF-8 (checked above): orjson reads
+            # the bytes, the same value as from the text (a longer line goes below, to the standard library)
             try:
                 value = fast(raw_line)
             except fast_error:
@@ -480,7 +481,7 @@ def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple
     """
     warnings: list[InputIssue] = []
     data = bytes(data)
-    if _orjson is not None:
+    if _orjson is not None and len(data) <= ORJSON_MAX_BYTES:
         bom = data[:3] == b"\xef\xbb\xbf"
         try:
             value = _orjson.loads(memoryview(data)[3:] if bom else data)

@@ -27,12 +27,16 @@ import dataclasses
 
 import re
 import sys
+import zlib
+from array import array
 from collections import Counter
 from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
@@ -428,6 +432,7 @@ class _Block:
     pred_used: Counter[str]
     issues: list[InputIssue]
     text: bytes | None
+    id_keys: list[int] = field(default_factory=list)
 
 
 def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[tuple[bytes, int, int]]:
@@ -472,6 +477,7 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
         out.gold_verdict.append(v[15])
         out.predicted_verdict.append(v[16])
         out.group.append(v[3])
+        out.id_keys.append(_id_key(v[2], v[3]))
         if v[8]:
             out.pred_used[v[8]] += 1
         if v[6]:
@@ -484,6 +490,48 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
             rendered.append(v)
     if render is not None:
         out.text = render(rendered, signature_text)
+    return out
+
+
+def _id_key(rid: str, group: str | None) -> int:
+    """32-bit hash (CRC-32) of a record's (group, id): the same in every process."""
+    return zlib.crc32(f"{group}\x00{rid}".encode("utf-8", "surrogatepass"))
+
+
+#: Repeated record ids reported one by one (the rest are counted in one more warning).
+REPEATED_IDS_LISTED = 20
+
+
+def _repeated_ids(store: RecordStore, keys: array, file: str, group_field: str | None) -> list[InputIssue]:
+    """A located warning per record id that stands more than once (within one group, with a group field).
+
+    Records are all scored; comparisons of runs pair by id and keep an id's first record.
+    Candidates come from equal hashes; their ids are read back to rule out collisions.
+    """
+    if len(keys) < 2:
+        return []
+    codes = np.frombuffer(keys, dtype=np.uint32)
+    _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(counts[inverse] > 1).tolist()
+    if not candidates:
+        return []
+    seen: dict[tuple[str | None, str], list[QARecordResult]] = {}
+    for i in candidates:
+        r = store[i]
+        seen.setdefault((r.group, r.id), []).append(r)
+    repeated = [(key, rs) for key, rs in seen.items() if len(rs) > 1]
+    repeated.sort(key=lambda item: item[1][1].index)  # by where the id comes back first
+    out = []
+    for (group, rid), rs in repeated[:REPEATED_IDS_LISTED]:
+        where = ", ".join(f"line {r.line}" if r.line is not None else f"record {r.index + 1}" for r in rs)
+        scope = f" in {group_field} {group!r}" if group_field and group is not None else ""
+        second = rs[1]
+        out.append(InputIssue(file, f"record id {rid!r} stands {len(rs)} times{scope} ({where}): every record is "
+                              "scored; comparisons pair records by id and keep the first",
+                              line=second.line, severity="warning", kind="duplicate"))
+    if len(repeated) > REPEATED_IDS_LISTED:
+        out.append(InputIssue(file, f"{len(repeated) - REPEATED_IDS_LISTED} more record id(s) stand more than once",
+                              severity="warning", kind="duplicate"))
     return out
 
 
@@ -577,8 +625,10 @@ def evaluate_records(
         if len(head) >= sample_size:
             break
     sample = [r[0] for r in head]
+    sampled = config.task == "auto"  # the reason counts the sample; said so below when the file is longer
     if config.task == "auto":
         task, reason = detect_task(sample, config.dataset, config.gt_fields)
+        sampled = not reason.startswith("dataset name")
     else:
         task, reason = config.task, "set by the user"
     group_field = pick_group_field(sample, config.group_field)
@@ -606,6 +656,7 @@ def evaluate_records(
     append = store.append_values
     unparsed = verdicts.UNPARSED
     done = 0
+    id_keys = array("I")  # a 32-bit hash of each record's (group, id), to find repeated ids at the end
 
     def score_here(records: Iterable[tuple]) -> None:
         """Score records in this process, rows rendered in blocks."""
@@ -613,12 +664,37 @@ def evaluate_records(
         values = scorer.values
         ask_question = render is not None
         pending: list[tuple] = []  # values of the records not yet rendered
+        cols: tuple[list, ...] = tuple([] for _ in range(10))  # lines kept by offset: the store's columns, batched
+        offsets, lengths, lines, ems, f1s, statuses, langs, gold_vs, pred_vs, groups = cols
+
+        def flush() -> None:
+            if offsets:
+                store.extend_lines(*cols)
+                for c in cols:
+                    c.clear()
+
         for data, line, index, raw, offset in records:
             v = values(data, index, line, ask_question or raw is None)
             rid, group, gold_field, pred_field, status = v[2], v[3], v[6], v[8], v[10]
+            id_keys.append(_id_key(rid, group))
             if raw is None:  # records read whole are kept whole
+                flush()
                 store.append(QARecordResult(*v))
+            elif offset is not None and reader is not None:
+                offsets.append(offset)
+                lengths.append(len(raw))
+                lines.append(line)
+                ems.append(v[13])
+                f1s.append(v[14])
+                statuses.append(status)
+                langs.append(v[11])
+                gold_vs.append(v[15])
+                pred_vs.append(v[16])
+                groups.append(group)
+                if len(offsets) >= ROWS_PER_WRITE:
+                    flush()
             else:
+                flush()
                 append(raw, offset, line, v[13], v[14], status, v[11], v[15], v[16], group)
             if pred_field:
                 pred_used[pred_field] += 1
@@ -636,6 +712,7 @@ def evaluate_records(
             done += 1
             if progress is not None and done % 250 == 0:
                 progress(done, total)
+        flush()
         if pending:
             write(render(pending, sig))
 
@@ -652,6 +729,7 @@ def evaluate_records(
         for _, part in imap_chunks(work, _numbered(blocks(last[4] + len(last[3]) + 1), last[1] + 1), workers,
                                    payload=lambda x: x):
             issues.extend(part.issues)
+            id_keys.extend(part.id_keys)
             store.extend_lines(part.offsets, part.lengths, part.lines, part.exact_match, part.token_f1,
                                part.status, part.lang, part.gold_verdict, part.predicted_verdict, part.group)
             for key, ids in part.special.items():
@@ -673,6 +751,7 @@ def evaluate_records(
                     store.append(QARecordResult(*c))
                     c = _compact(c)
                 line, rid, group, status, lang, em, f1, gold_v, pred_v, gold_field, pred_field = c
+                id_keys.append(_id_key(rid, group))
                 if raw is not None:
                     append(raw, offset, line, em, f1, status, lang, gold_v, pred_v, group)
                 _count(rid, status, pred_v, gold_field, pred_field, special, gt_used, pred_used)
@@ -681,9 +760,13 @@ def evaluate_records(
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
+    n_sample = len(head)
     head.clear()
     if progress is not None:
         progress(len(store), total or len(store))
+    issues.extend(_repeated_ids(store, id_keys, file or "<input>", group_field))
+    if sampled and len(store) > n_sample:
+        reason += f" (in a sample: the first {n_sample:,} of {len(store):,} records)"
 
     classification = None
     classification_ci = None
@@ -815,9 +898,31 @@ class Scorer:
         self._ids = [(n, f"{_ORIGINAL_ROW}.{n}") for n in ID_FIELDS]
         self._questions = [(n, f"{_ORIGINAL_ROW}.{n}") for n in QUESTION_FIELDS]
         self._memo: dict[tuple[str, tuple[str, ...]], tuple[str, float, float]] = {}
+        self._plans: dict[tuple, tuple[list, list, list, list]] = {}
 
     def __getstate__(self) -> dict:  # a worker starts with an empty memo
-        return {**self.__dict__, "_memo": {}}
+        return {**self.__dict__, "_memo": {}, "_plans": {}}
+
+    def _plan(self, record: Mapping[str, Any]) -> tuple[list, list, list, list]:
+        """The field names that can hold a value in records with ``record``'s keys (a record's shape).
+
+        A name can only be found when it is a key, or its head (``original_row`` of
+        ``original_row.label``) is; records of one file share a few shapes, so the names are
+        narrowed once per shape, in priority order: the lookups then skip absent fields.
+        """
+        shape = tuple(record)
+        plan = self._plans.get(shape)
+        if plan is None:
+            keys = set(shape)
+            has_row = _ORIGINAL_ROW in keys
+            plan = ([x for x in self._gt if x[0] in keys or (x[1] is not None and x[1] in keys)],
+                    [x for x in self._pred if x[0] in keys or (x[1] is not None and x[1] in keys)],
+                    [x for x in self._ids if x[0] in keys or x[1] in keys or has_row],
+                    [x for x in self._questions if x[0] in keys or x[1] in keys or has_row])
+            if len(self._plans) >= 1000:
+                self._plans.clear()
+            self._plans[shape] = plan
+        return plan
 
     @staticmethod
     def _text(record: Mapping[str, Any], names: list[tuple[str, str]], allow_numbers: bool) -> str | None:
@@ -842,9 +947,9 @@ class Scorer:
                     return str(value)
         return None
 
-    def _gold(self, record: Mapping[str, Any]) -> tuple[str, Any, tuple[str, ...]] | None:
+    def _gold(self, record: Mapping[str, Any], specs: list | None = None) -> tuple[str, Any, tuple[str, ...]] | None:
         """:func:`~evaluators.qa.fields.resolve` as ``(field, raw, texts)``."""
-        for name, head, rest in self._gt:
+        for name, head, rest in self._gt if specs is None else specs:
             value = record.get(name, _ABSENT)
             if value is _ABSENT:
                 if head is None:
@@ -868,9 +973,9 @@ class Scorer:
                 return name, value, texts
         return None
 
-    def _prediction(self, record: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+    def _prediction(self, record: Mapping[str, Any], specs: list | None = None) -> tuple[str | None, str | None, Any]:
         """:func:`_prediction` with the field names split once."""
-        for name, head, rest in self._pred:
+        for name, head, rest in self._pred if specs is None else specs:
             value = record.get(name, _ABSENT)
             if value is _ABSENT:
                 if head is None:
@@ -914,7 +1019,8 @@ class Scorer:
 
     def values(self, data: Mapping[str, Any], index: int, line: int | None, question: bool = True) -> tuple:
         """The values of a :class:`QARecordResult`, in field order (``question`` None unless asked for)."""
-        rid = self._text(data, self._ids, True)
+        gt_specs, pred_specs, id_names, q_names = self._plan(data)
+        rid = self._text(data, id_names, True) if id_names else None
         rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
         group = None
         if self.group_field:
@@ -922,9 +1028,9 @@ class Scorer:
             if g is not None:
                 g = g if type(g) is str else str(g)
                 group = sys.intern(g) if g.strip() else None  # few distinct values
-        q = self._text(data, self._questions, False) if question else None
-        gold = self._gold(data)
-        pred_field, pred_raw, pred_value = self._prediction(data)
+        q = self._text(data, q_names, False) if question and q_names else None
+        gold = self._gold(data, gt_specs)
+        pred_field, pred_raw, pred_value = self._prediction(data, pred_specs)
         prediction = verdicts.extract_answer(pred_raw) if pred_raw is not None else ""
         if gold is None:
             return (index, line, rid, group, q, (), None, pred_raw, pred_field, prediction, STATUS_MISSING_GT,

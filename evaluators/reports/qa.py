@@ -32,6 +32,7 @@ __all__ = ["RECORD_COLUMNS", "csv_rows", "json_rows", "record_rows", "records_cs
            "write_records_csv", "write_report_json"]
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
+_EM_AT, _F1_AT = _RECORD_FIELDS.index("exact_match"), _RECORD_FIELDS.index("token_f1")
 #: What comes before a record's index in its JSON text inside a report (4 spaces deep).
 _INDEX_PREFIX = '{\n      "index": '
 
@@ -50,7 +51,8 @@ def _record_json(values: tuple) -> bytes:
     """One record (its values in field order) as it stands in the report's ``records`` list: pretty JSON,
     indented 4 (no separator), UTF-8."""
     data = dict(zip(_RECORD_FIELDS, values))
-    plain = all(x is None or x == 0 or 1e-4 <= abs(x) < 1e16 for x in (data["exact_match"], data["token_f1"]))
+    em, f1 = values[_EM_AT], values[_F1_AT]  # scores in [0, 1] (or None)
+    plain = (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
     if _orjson is not None and plain:  # the same text as json.dumps(indent=2) (tested); exponents differ, so not those
         text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2)
     else:

@@ -80,3 +80,28 @@ def test_a_streamed_source_is_parsed_only_when_consumed(counts):
     records = list(source.records)
     assert counts == {"sniff": 1, "decode": 1}
     assert [r[0]["id"] for r in records] == ["q1", "q2"]  # (data, line, index, raw, offset)
+
+
+def test_lines_and_documents_longer_than_the_orjson_bound_go_to_the_standard_library(monkeypatch):
+    import orjson
+
+    seen = []
+
+    class Counting:
+        JSONDecodeError = orjson.JSONDecodeError
+
+        @staticmethod
+        def loads(data):
+            seen.append(len(data))
+            return orjson.loads(data)
+
+    monkeypatch.setattr(readers, "_orjson", Counting)
+    monkeypatch.setattr(readers, "ORJSON_MAX_BYTES", 150)  # orjson's working memory is ~12x its input
+    long_row = {"id": "q3", "answer": "x" * 200, "final_answer": "x" * 200}
+    data = (JSONL + json.dumps(long_row) + "\n").encode("utf-8")
+    report = evaluate_qa(data, "x.jsonl", QAConfig(ci_resamples=0))
+    assert report.n_records == 3 and report.records[2].exact_match == 1.0
+    assert len(seen) == 2 and max(seen) <= 150  # the two short lines by orjson; the long line was parsed by the standard library
+    seen.clear()
+    value, _ = readers.read_json_document(JSON_ARRAY.encode("utf-8"), "x.json")
+    assert value == ROWS and seen == []  # a document over the bound: the standard library

@@ -32,6 +32,12 @@ def test_fast_lookups_equal_the_generic_ones(record):
     assert scorer._text(record, scorer._ids, True) == text_field(record, ID_FIELDS, allow_numbers=True)
     assert scorer._text(record, scorer._questions, False) == text_field(record, QUESTION_FIELDS)
     assert scorer._prediction(record) == qa._prediction(record, config.pred_fields)
+    # the names narrowed to the record's shape find the same values
+    gt, pred, ids, questions = scorer._plan(record)
+    assert repr(scorer._gold(record, gt)) == repr(scorer._gold(record))
+    assert scorer._prediction(record, pred) == scorer._prediction(record)
+    assert scorer._text(record, ids, True) == scorer._text(record, scorer._ids, True)
+    assert scorer._text(record, questions, False) == scorer._text(record, scorer._questions, False)
 
 
 def test_remembered_pairs_score_the_same(monkeypatch):
