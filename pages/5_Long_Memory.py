@@ -145,7 +145,8 @@ st.subheader("LLM judge")
 if "mem_flash" in st.session_state:
     st.success(st.session_state.pop("mem_flash"))
 if report.judge_cache_problem is not None:
-    st.error(f"The local judge cache cannot be read and is not used: {md(report.judge_cache_problem.message)}")
+    problem = report.judge_cache_problem
+    st.error(md(f"{problem.location()}: {problem.message}"))
 if report.judge_cache is None:
     judge_source = ""
 elif report.judge_cache is uploaded_cache:

@@ -279,19 +279,33 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
 CI_SEED = 0
 
 
-def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str], ci_resamples: int = 0) -> dict[str, Any]:
+def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str], ci_resamples: int = 0,
+               columns: Mapping[str, Sequence[float | None]] | None = None) -> dict[str, Any]:
+    """One block (overall or one type): count, the mean of each metric with its interval, judged, gt_missing.
+
+    ``columns`` are the metrics' values of ``rows`` (``metric -> values``, row order), when already
+    taken out of the rows.  Identical value lists (ROUGE-1 and F1 (char) by definition) are resampled
+    once: same values and seed, same interval.
+    """
+    if columns is None:
+        columns = {name: [row.scores.get(name) for row in rows] for name in names}
     out: dict[str, Any] = {"count": len(rows)}
+    intervals: list[tuple[list[float], tuple[float, float]]] = []
     for name in names:
-        values = [v for v in (row.scores.get(name) for row in rows) if v is not None]
+        values = [v for v in columns[name] if v is not None]
         out[name] = mean_or_none(values)
         if ci_resamples and values:
-            ci = bootstrap_ci(values, n_resamples=ci_resamples, seed=CI_SEED, unit="question")
-            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = ci.ci_low, ci.ci_high
+            ci = next((known for seen, known in intervals if seen == values), None)
+            if ci is None:
+                found = bootstrap_ci(values, n_resamples=ci_resamples, seed=CI_SEED, unit="question")
+                ci = (found.ci_low, found.ci_high)
+                intervals.append((values, ci))
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = ci
     if "judge_score" in names:
-        out["judged"] = sum(1 for row in rows if row.scores.get("judge_score") is not None)
+        out["judged"] = sum(1 for v in columns["judge_score"] if v is not None)
     text_names = [n for n in names if n in REGISTRY_NAMES]
     if text_names:
-        out["gt_missing"] = sum(1 for row in rows if row.scores.get(text_names[0]) is None)
+        out["gt_missing"] = sum(1 for v in columns[text_names[0]] if v is None)
     return out
 
 

@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from evaluators.io import InputIssue, RecordSet, read_records
@@ -56,6 +57,15 @@ LONGMEMEVAL_TYPES: dict[str, str] = {
 ADVERSARIAL_GROUND_TRUTH = "Not mentioned in the conversation"
 
 
+@lru_cache(maxsize=4096)
+def _canonical_text_type(text: str) -> str:
+    if text.isdigit() and int(text) in LOCOMO_CATEGORIES:
+        return LOCOMO_CATEGORIES[int(text)]
+    if text in LONGMEMEVAL_TYPES:
+        return LONGMEMEVAL_TYPES[text]
+    return re.sub(r"[\s\-]+", "_", text.lower())
+
+
 def canonical_type(value: Any) -> str:
     """Map a question type or category to the shared vocabulary.
 
@@ -80,12 +90,7 @@ def canonical_type(value: Any) -> str:
         raise ValueError("question type is empty")
     if isinstance(value, (int, float)) and int(value) == value and int(value) in LOCOMO_CATEGORIES:
         return LOCOMO_CATEGORIES[int(value)]
-    text = str(value).strip()
-    if text.isdigit() and int(text) in LOCOMO_CATEGORIES:
-        return LOCOMO_CATEGORIES[int(text)]
-    if text in LONGMEMEVAL_TYPES:
-        return LONGMEMEVAL_TYPES[text]
-    return re.sub(r"[\s\-]+", "_", text.lower())
+    return _canonical_text_type(str(value).strip())  # types repeat: mapped once each
 
 
 def answer_text(value: Any) -> str:
@@ -281,11 +286,20 @@ def nesting_depth(value: Any, limit: int = MAX_METADATA_DEPTH) -> int:
     return depth
 
 
+def _nested(value: Any) -> bool:
+    """True for a list or object holding a list or object (a flat one, the common case, is never deep)."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return False
+    return any(isinstance(v, (dict, list)) for v in value)
+
+
 def _drop_deep_metadata(result: EvalResult, file: str, where: dict[str, Any]) -> list[InputIssue]:
     """Leave out the extra fields nested deeper than :data:`MAX_METADATA_DEPTH` (in place), with a warning each."""
     issues = []
     for key in [k for k, v in result.metadata.items()
-                if isinstance(v, (dict, list)) and nesting_depth(v) > MAX_METADATA_DEPTH]:
+                if (type(v) is list or type(v) is dict) and _nested(v) and nesting_depth(v) > MAX_METADATA_DEPTH]:
         del result.metadata[key]
         issues.append(InputIssue(file, f"field {key!r} nests lists or objects more than {MAX_METADATA_DEPTH} levels "
                                        "deep; left out (the question is kept)", severity="warning", kind="schema",

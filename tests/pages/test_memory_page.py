@@ -320,3 +320,19 @@ def test_overall_shows_a_card_for_every_metric_and_says_rouge1_is_token_f1():
     help_text = next(m.proto.help for m in at.metric if m.label == "ROUGE-1")
     assert "ROUGE-1 F equals F1 (char) on every answer, by definition" in help_text
     assert "ROUGE-1 F equals F1 (char)" in at.multiselect(key="mem_metrics").help
+
+
+def test_an_unreadable_local_judge_cache_is_named_and_the_demo_cache_used(isolated):
+    """The engine's rule (evaluators/memory/run.py): the local cache wins only when it can be read."""
+    from evaluators.memory.records import read_results
+    from evaluators.memory.run import local_judge_store
+
+    results = read_results(demo_path("memory", "demo_results.jsonl").read_bytes()).results
+    store = local_judge_store(isolated / "cache", results)
+    store.parent.mkdir(parents=True)
+    store.write_text("{not json", encoding="utf-8")
+    at = run_page("demo")
+    assert not at.exception
+    errors = [shown(e.value) for e in at.error]
+    assert any(str(store) in e and "the judge cache cannot be read and is not used" in e for e in errors), errors
+    assert any("24 of 25 questions judged (from the demo judge cache)" in shown(c.value) for c in at.caption)

@@ -158,3 +158,24 @@ def test_score_questions_keeps_the_judgement_for_the_drill_down():
     assert rows[1].judgement.mode == "continuous"
     with pytest.raises(ValueError, match="unknown metric"):
         score_questions(RESULTS, metrics=["bleu3"])
+
+
+def test_identical_value_lists_are_resampled_once_with_the_same_interval(monkeypatch):
+    """ROUGE-1 and F1 (char) are the same values (by definition): one bootstrap serves both (issue 21)."""
+    from evaluators.memory import metrics as metrics_mod
+    from evaluators.memory.records import EvalResult
+
+    calls = []
+    original = metrics_mod.bootstrap_ci
+    monkeypatch.setattr(metrics_mod, "bootstrap_ci", lambda values, **kw: calls.append(len(values)) or
+                        original(values, **kw))
+    results = [EvalResult("s", "q1", "single_hop", "q", "the cat sat", "the cat"),
+               EvalResult("s", "q2", "single_hop", "q", "北京市", "北京"),
+               EvalResult("s", "q3", "temporal", "q", "May 7", "7 May")]
+    rows = metrics_mod.score_questions(results, None, metrics=["token_f1_char", "rouge1", "rouge2"])
+    out = metrics_mod.aggregate_rows(rows, ["token_f1_char", "rouge1", "rouge2"], ci_resamples=200)
+    # overall: f1 = rouge1 = (0.8 + 0.8 + 1.0) / 3; two distinct lists per block (f1 = rouge1, rouge2)
+    assert out["overall"]["rouge1"] == out["overall"]["token_f1_char"] == pytest.approx(2.6 / 3)
+    assert (out["overall"]["rouge1_ci_low"], out["overall"]["rouge1_ci_high"]) == (
+        out["overall"]["token_f1_char_ci_low"], out["overall"]["token_f1_char_ci_high"])
+    assert calls == [3, 3, 2, 2, 1, 1]  # overall, single_hop, temporal: 2 resamplings each, not 3
