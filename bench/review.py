@@ -38,6 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dashboard import IDLE, _port  # noqa: E402
 
+BUTTON = "1 · Model error · 模型错误"
+
 
 def _items(n: int) -> list[dict]:
     return [{"kind": "qa", "id": f"q{i:06d}", "question": f"问题 {i}: who wrote book {i}? / 谁写了第 {i} 本书？",
@@ -95,11 +97,12 @@ def browser(url: str, session_id: int, clicks: int) -> tuple[float, list[float]]
             for _ in range(clicks):
                 item = page.evaluate("() => new URL(location.href).searchParams.get('item')")
                 t0 = time.perf_counter()
-                page.get_by_role("button", name="1 · Model error · 模型错误").first.click()
+                page.locator(f".st-key-review_model_error_{item}").get_by_role("button", name=BUTTON).click()
                 page.wait_for_function(f"() => new URL(location.href).searchParams.get('item') !== '{item}'",
                                        timeout=120_000)
+                new = page.evaluate("() => new URL(location.href).searchParams.get('item')")
+                page.locator(f".st-key-review_model_error_{new}").get_by_role("button", name=BUTTON).wait_for(timeout=120_000)
                 page.wait_for_function(IDLE, timeout=120_000)
-                page.get_by_role("button", name="1 · Model error · 模型错误").first.wait_for(timeout=120_000)
                 times.append(time.perf_counter() - t0)
             b.close()
         return first, times
