@@ -43,7 +43,7 @@ def upgrade() -> None:
         bind.execute(sa.text("UPDATE items SET rank = :r WHERE id = :i"),
                      [{"r": int.from_bytes(hashlib.sha256(f"{seed}:{pos}".encode()).digest()[:4], "big") >> 1,
                        "i": i} for i, pos, seed in rows])
-    op.create_index("ix_items_queue", "items", ["session_id", "n_done", "rank"])
+    op.create_index("ix_items_queue", "items", ["session_id", "n_done", "rank", "id"])
     op.create_index("ix_items_position", "items", ["session_id", "position"])
     op.create_index("ix_decisions_session_annotator", "decisions", ["session_id", "annotator", "updated_at"])
     bind.execute(sa.text("UPDATE meta SET value = '2' WHERE key = 'schema_version'"))
