@@ -44,6 +44,8 @@ def on_decide(*, store: ReviewStore, session, annotator: str, item_id: int, key:
     """A decision button's callback (runs before the next script run): save what the form holds,
     at the version that was shown, then point ``key`` at the annotator's next item."""
     ss = st.session_state
+    if ss.get(key) != item_id:  # a button left from an earlier item (a click during a rerun): nothing to do
+        return
     try:
         rs.decide(store, session, annotator, item_id, label, comment=ss.get(f"review_comment_{item_id}", ""),
                   score=int(ss[f"review_score_{item_id}"]) if ss.get(f"review_give_score_{item_id}") else None,
@@ -56,6 +58,8 @@ def on_decide(*, store: ReviewStore, session, annotator: str, item_id: int, key:
 
 def on_step(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, step: int) -> None:
     """Previous / Next: point ``key`` at the item before (by this annotator's decisions) or the next open one."""
+    if st.session_state.get(key) != item_id:
+        return
     st.session_state[key] = rs.step(store, session, annotator, item_id, step)
 
 

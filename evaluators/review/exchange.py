@@ -54,7 +54,7 @@ from evaluators.review.store import (
     _settings_json,
     check_decision,
     label_fits,
-    seeded_ranks,
+    seeded_rank,
 )
 
 FORMAT = 2
@@ -154,6 +154,8 @@ class _Importer:
         self.counts = {"written": 0, "unchanged": 0, "conflicts": 0, "duplicates": 0, "sessions_created": 0,
                        "items_added": 0, "adjudications": 0}
         self.batch: list[tuple[int, str, dict]] = []
+        #: what label checks need of an item carried by the file (its sides), by (session, digest)
+        self.payloads: dict[tuple[int, str], dict] = {}
 
     def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None) -> None:
         self.issues.append(InputIssue(self.file, message, line=line, path=path, kind=kind))
@@ -279,6 +281,7 @@ class _Importer:
                 continue
             rows.append((lineno, kind, d, sid))
             if "_text" in d:
+                self.payloads.setdefault((sid, d["item_digest"]), {"sides": d["item"].get("sides")})
                 have = wanted.setdefault(sid, {}).get(d["item_digest"])
                 if have is None or (have[0] is None and kind == "item"):
                     wanted[sid][d["item_digest"]] = (d["_text"], d.get("position") if kind == "item" else None,
@@ -321,14 +324,15 @@ class _Importer:
             if missing:
                 missing.sort(key=lambda m: (m[1][1] is None, m[1][1] or 0))
                 with self.store._write() as c:
-                    n = c.execute(sa.select(sessions_table.c.n_items).where(sessions_table.c.id == sid)).scalar_one()
+                    n, seed = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed)
+                                        .where(sessions_table.c.id == sid)).one()
                     taken = {dg for (dg,) in c.execute(sa.select(items_table.c.digest).where(
                         items_table.c.session_id == sid, items_table.c.digest.in_([m[0] for m in missing])))}
                     new = []
                     for dg, (text, _pos, gold) in missing:
                         if dg not in taken:
                             new.append({"session_id": sid, "position": n + len(new), "digest": dg, "payload": text,
-                                        "rank": n + len(new), "gold": gold})
+                                        "rank": seeded_rank(seed, n + len(new)), "gold": gold})
                     if new:
                         c.execute(items_table.insert(), new)
                         c.execute(sessions_table.update().where(sessions_table.c.id == sid)
@@ -340,12 +344,21 @@ class _Importer:
         return out
 
     def _lookup(self, sid: int, digests: Iterable[str]) -> dict[str, tuple[int, dict]]:
+        """Item ids by digest; the payload only where this file did not carry it (to check labels)."""
         digests = list(digests)
         found: dict[str, tuple[int, dict]] = {}
+        unknown = []
         with self.store.engine.connect() as c:
             for start in range(0, len(digests), 500):
-                for r in c.execute(sa.select(items_table.c.id, items_table.c.digest, items_table.c.payload).where(
+                for r in c.execute(sa.select(items_table.c.id, items_table.c.digest).where(
                         items_table.c.session_id == sid, items_table.c.digest.in_(digests[start:start + 500]))):
+                    payload = self.payloads.get((sid, r.digest))
+                    found[r.digest] = (r.id, payload)
+                    if payload is None:
+                        unknown.append(r.id)
+            for start in range(0, len(unknown), 500):
+                for r in c.execute(sa.select(items_table.c.id, items_table.c.digest, items_table.c.payload)
+                                   .where(items_table.c.id.in_(unknown[start:start + 500]))):
                     found[r.digest] = (r.id, json.loads(r.payload))
         return found
 
@@ -457,17 +470,6 @@ class _Importer:
 
     def finish(self) -> None:
         self.flush()
-        for sid in self.created:  # a restored session gets its seeded order back
-            s = self.store.session(sid)
-            with self.store.engine.connect() as c:
-                ids = [r[0] for r in c.execute(sa.select(items_table.c.id).where(items_table.c.session_id == sid)
-                                               .order_by(items_table.c.position))]
-            ranks = seeded_ranks(len(ids), s.seed)
-            with self.store._write() as c:
-                for start in range(0, len(ids), 5_000):
-                    c.execute(sa.update(items_table).where(items_table.c.id == sa.bindparam("i"))
-                              .values(rank=sa.bindparam("r")),
-                              [{"i": i, "r": r} for i, r in zip(ids[start:start + 5_000], ranks[start:start + 5_000])])
 
 
 def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<decisions>", *,

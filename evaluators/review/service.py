@@ -137,12 +137,13 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
     """The item to show ``annotator`` and everything about it they may see.
 
     ``item_id``: the item wanted (a link, or the page's current item).  A link's item is honoured
-    only when the link names this annotator (or no one); otherwise the annotator's next item opens.
+    only when the link names this annotator (or no one), or nobody acts yet (``annotator`` empty:
+    the item is shown, with nobody's decision); otherwise the annotator's next item opens.
     """
     note = None
     item = None
     if item_id is not None:
-        if link_annotator and link_annotator != annotator:
+        if link_annotator and annotator and link_annotator != annotator:
             note = (f"This link was made for {link_annotator}; you review as {annotator}, so your own next "
                     "item is shown.")
         else:

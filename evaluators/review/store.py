@@ -182,11 +182,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def seeded_ranks(n: int, seed: int) -> list[int]:
-    """The rank of each of ``n`` items (by position) in a session's seeded order."""
-    ranks = list(range(n))
-    random.Random(str(seed)).shuffle(ranks)
-    return ranks
+def seeded_rank(seed: int, position: int) -> int:
+    """An item's place in its session's seeded order: the first 31 bits of SHA-256 of ``"seed:position"``
+    (a shuffle that needs neither the other items nor their number, so items added later, or
+    imported in batches, get theirs at once; ties are ordered by item id)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{position}".encode()).digest()[:4], "big") >> 1
 
 
 def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: str = "") -> None:
@@ -327,8 +327,8 @@ class ReviewStore:
                 raise ValueError(f"a review session holds at most {MAX_ITEMS:,} items")
         if not rows:
             raise ValueError("a review session needs at least one item")
-        for row, rank in zip(rows, seeded_ranks(len(rows), seed)):
-            row["rank"] = rank
+        for row in rows:
+            row["rank"] = seeded_rank(seed, row["position"])
         with self._write() as c:
             try:
                 sid = c.execute(sessions_table.insert().values(
@@ -434,8 +434,9 @@ class ReviewStore:
             if row is None:
                 position = c.execute(sa.select(sessions_table.c.n_items)
                                      .where(sessions_table.c.id == session_id)).scalar_one()
+                seed = c.execute(sa.select(sessions_table.c.seed).where(sessions_table.c.id == session_id)).scalar()
                 c.execute(items_table.insert().values(session_id=session_id, position=position, digest=digest,
-                                                      payload=text, rank=position))
+                                                      payload=text, rank=seeded_rank(seed or 0, position)))
                 c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                           .values(n_items=position + 1, changes=sessions_table.c.changes + 1))
                 row = c.execute(sa.select(items_table).where(items_table.c.session_id == session_id,
@@ -485,7 +486,7 @@ class ReviewStore:
                    .where(cl.c.item_id == i.c.id, cl.c.annotator != annotator, cl.c.expires_at > now)
                    .scalar_subquery())
         q = (sa.select(i).where(i.c.session_id == session_id, i.c.n_done == done, ~mine, claimed < k - done)
-             .order_by(i.c.rank).limit(1))
+             .order_by(i.c.rank, i.c.id).limit(1))
         return q.where(i.c.id.not_in(exclude)) if exclude else q
 
     @staticmethod
@@ -539,9 +540,8 @@ class ReviewStore:
         for d in self.decisions(session_id) if decisions is None else decisions:
             if d.status == "submitted":
                 done.setdefault(d.item_id, set()).add(d.annotator)
-        ranks = dict(zip((i.id for i in items), seeded_ranks(len(items), s.seed)))
         return sorted((i for i in items if annotator in done.get(i.id, ()) or len(done.get(i.id, ())) < s.k),
-                      key=lambda i: ranks[i.id])
+                      key=lambda i: (seeded_rank(s.seed, i.position), i.id))
 
     def progress(self, session_id: int, annotator: str) -> Progress:
         """Counts for the progress bar, by aggregate queries."""

@@ -157,9 +157,10 @@ def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
     page.get_by_role("button", name="Review these records · 人工审阅这些记录").click()
     page.get_by_text("Ground truth · 标准答案").first.wait_for(timeout=WAIT)
     assert_inert(page, app_url, beacon, "review page")
-    for tab in ("Adjudicate · 裁决", "Agreement · 一致性"):
-        page.get_by_role("tab", name=tab).click()
-        assert_inert(page, app_url, beacon, f"review page, {tab}")
+    for view in ("Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"):
+        page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
+        wait_for_app(page, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"review page, {view}")
 
 
 #: A metric card that only this narrative view shows.

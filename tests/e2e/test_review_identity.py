@@ -45,12 +45,12 @@ def test_a_link_under_another_name_and_keys_outside_the_review_view_change_nothi
         page.get_by_role("button", name="1 · Model error · 模型错误").first.wait_for(timeout=90000)
         wait_for_app(page, timeout=90000)
         expect(page.get_by_text("alice's private note")).to_have_count(0)
-        page.get_by_role("radio", name="Agreement · 一致性").or_(page.get_by_role("button", name="Agreement · 一致性")).first.click()
+        page.locator('[data-testid="stButtonGroup"] button', has_text="Agreement · 一致性").first.click()
         page.get_by_text("Krippendorff (2011)").first.wait_for(timeout=90000)
         wait_for_app(page, timeout=90000)
         _press(page, "123s")
         assert [d.annotator for d in store.decisions(s.id)] == ["alice"]       # nothing saved from another view
-        page.get_by_role("radio", name="Review · 审阅").or_(page.get_by_role("button", name="Review · 审阅")).first.click()
+        page.locator('[data-testid="stButtonGroup"] button', has_text="Review · 审阅").first.click()
         page.get_by_role("button", name="1 · Model error · 模型错误").first.wait_for(timeout=90000)
         wait_for_app(page, timeout=90000)
         page.wait_for_function("() => ((window.__evalboardKeys || {})['1'] || '').startsWith('review_model_error_')",

@@ -187,8 +187,10 @@ def test_a_link_opened_under_another_name_shows_the_item_never_the_decision_or_c
     store, s = _session(data_dir)
     item = store.items(s.id)[1]
     store.save_decision(item.id, "alice", label="gt_error", comment="alice's private note")
+    store.save_decision(item.id, "zed", label="gt_error")                    # k reached: no queue would show it
+    assert store.next_item(s.id, "").id != item.id
     at = _open(s.id, link_name="alice", item=item.id)
-    assert "问题 1" in _shown_text(at)                                       # the item is shown
+    assert f"w{item.position} · 问题 {item.position}" in _shown_text(at)      # the link's item is shown
     assert "alice's private note" not in _shown_text(at)                     # not her comment
     assert not [b for b in at.button if str(b.key).startswith("review_")     # nor her controls
                 and str(b.key).split("_")[-1].isdigit()]

@@ -6,7 +6,7 @@ Revision ID: 0002
 Revises: 0001
 """
 
-import random
+import hashlib
 
 import sqlalchemy as sa
 from alembic import op
@@ -37,15 +37,13 @@ def upgrade() -> None:
                          "AND decisions.status = 'submitted')"))
     bind.execute(sa.text("UPDATE sessions SET n_items = (SELECT count(*) FROM items "
                          "WHERE items.session_id = sessions.id)"))
-    for sid, seed in bind.execute(sa.text("SELECT id, seed FROM sessions")).all():
-        ids = [r[0] for r in bind.execute(sa.text("SELECT id FROM items WHERE session_id = :s ORDER BY position"),
-                                          {"s": sid})]
-        ranks = list(range(len(ids)))
-        random.Random(str(seed)).shuffle(ranks)
-        if ids:
-            bind.execute(sa.text("UPDATE items SET rank = :r WHERE id = :i"),
-                         [{"r": r, "i": i} for r, i in zip(ranks, ids)])
-    op.create_index("ix_items_queue", "items", ["session_id", "n_done", "rank"])
+    rows = bind.execute(sa.text("SELECT items.id, items.position, sessions.seed FROM items "
+                                "JOIN sessions ON sessions.id = items.session_id")).all()
+    if rows:  # the seeded order of evaluators.review.store.seeded_rank (kept here as it was at this revision)
+        bind.execute(sa.text("UPDATE items SET rank = :r WHERE id = :i"),
+                     [{"r": int.from_bytes(hashlib.sha256(f"{seed}:{pos}".encode()).digest()[:4], "big") >> 1,
+                       "i": i} for i, pos, seed in rows])
+    op.create_index("ix_items_queue", "items", ["session_id", "n_done", "rank", "id"])
     op.create_index("ix_items_position", "items", ["session_id", "position"])
     op.create_index("ix_decisions_session_annotator", "decisions", ["session_id", "annotator", "updated_at"])
     bind.execute(sa.text("UPDATE meta SET value = '2' WHERE key = 'schema_version'"))
