@@ -76,3 +76,9 @@ def test_pip_install_in_a_clean_virtualenv_gives_the_evalboard_command(tmp_path)
     assert int(demo.stdout) > 5
     assert (venv / "share" / "evalboard" / "app.py").exists()
     assert (venv / "share" / "evalboard" / "pages" / "6_Review.py").exists()
+    # the review database's migrations ship too: a new database is created from the installed package
+    made = subprocess.run([str(bin_dir / "python"), "-c",
+                           "from evaluators.review.store import ReviewStore; from evaluators.review import schema; "
+                           f"s = ReviewStore({str(tmp_path / 'review.sqlite')!r}); print(schema.HEAD)"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr[-2000:]
