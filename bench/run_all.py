@@ -1,0 +1,71 @@
+"""Every row of the performance table (issue 21, README "Performance"), one command.
+
+    python bench/run_all.py [--quick] [--only NAME[,NAME...]] [--list]
+
+Runs each benchmark script in its own process, one after another (never two at once: they
+time the same two cores), and prints its output; each script prints its own figures with the
+ratio next to the target. ``--quick`` passes smaller sizes where a script has them (for a
+look at the shape of the numbers, not for the figures to quote). No assertion: figures are
+for the team to read, measured at low load on the machine that reports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: name -> (script, the row of the table it measures, full arguments, --quick arguments)
+BENCHES: dict[str, tuple[str, str, list[str], list[str]]] = {
+    "pages": ("page_render.py", "page first render on demo data <= 1.5x a two-widget app",
+              ["--repeat", "3"], ["--repeat", "1"]),
+    "qa": ("qa_cli.py", "QA CLI 1M records <= 0.33x the official SQuAD script, <= 250 MB; output peak <= 3x input "
+                        "+ 150 MB; --workers 2 >= 1.7x",
+           [], ["--records", "100000", "--output-records", "20000", "--repeat", "1"]),
+    "narrative-workers": ("narrative_workers.py", "narrative --workers 2 >= 1.7x, identical bytes",
+                          [], ["--docs", "100", "--repeat", "2"]),
+    "narrative-docs": ("narrative_docs.py", "narrative document <= 3x json.loads", [], ["--repeat", "5"]),
+    "memory": ("memory_cli.py", "memory CLI on 20 MB <= 4x parsing the file", [], ["--repeats", "1", "--copies", "5"]),
+    "bootstrap": ("bootstrap.py", "bootstrap 10k resamples x 100k scores <= 2 s, same interval as scipy",
+                  [], ["--records", "20000"]),
+    "review": ("review.py", "review 100k items: create <= 10 s, open <= 2 s, p95 click <= 500 ms, import 200k "
+                            "<= 30 s, export <= 10 s at <= 300 MB", [], ["--items", "10000", "--clicks", "5"]),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (shape only, not figures to quote)")
+    ap.add_argument("--only", default="", help=f"comma-separated names of: {', '.join(BENCHES)}")
+    ap.add_argument("--list", action="store_true", help="list the benchmarks and their rows")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (script, row, _, _) in BENCHES.items():
+            print(f"{name:18s} bench/{script:22s} {row}")
+        return 0
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHES)
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        print(f"error: unknown benchmark(s) {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    failed = []
+    for name in names:
+        script, row, full, quick = BENCHES[name]
+        print(f"\n=== {name}: {row}\n--- python bench/{script} {' '.join(quick if args.quick else full)}", flush=True)
+        t0 = time.perf_counter()
+        rc = subprocess.call([sys.executable, str(ROOT / "bench" / script), *(quick if args.quick else full)],
+                             cwd=ROOT)
+        print(f"--- {name}: exit {rc}, {time.perf_counter() - t0:.0f} s", flush=True)
+        if rc:
+            failed.append(name)
+    if failed:
+        print(f"\nbenchmarks that did not finish: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
