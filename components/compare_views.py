@@ -16,7 +16,7 @@ import streamlit as st
 from components.tables import show_table
 from evaluators.qa.compare import AGREEMENTS
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.reports.tables import p_value_text, pct
+from evaluators.reports.format import p_value, percent
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
@@ -27,7 +27,7 @@ OUTCOME_LABELS = {"changed": "Changed · 有变化", "won": "B better · B 更�
 
 
 def _ci(lo, hi) -> str | None:
-    return None if lo is None else f"{pct(lo)} – {pct(hi)}"
+    return None if lo is None else f"{percent(lo)} – {percent(hi)}"
 
 
 def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable], object],
@@ -106,7 +106,7 @@ def _p(x) -> str:
     """A paired test's p-value for a card: 4 decimals, a bound as ``< 0.0001``, ``—`` when not run."""
     if not x.computed:
         return "—"
-    return p_value_text(x.p_value, True)[2:] if x.p_value_is_bound else f"{x.p_value:.4f}"
+    return p_value(x.p_value, True)[2:] if x.p_value_is_bound else f"{x.p_value:.4f}"
 
 
 def _ci_text(x, scale: float = 100, unit: str = " points") -> str:
@@ -123,15 +123,15 @@ def _paired(c, prefix: str) -> None:
                    help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
                         f"{_ci_text(f1)} ({f1.method}).")
     cols[1].metric("p (F1)", _p(f1),
-                   help=f"Paired bootstrap {p_value_text(f1.p_value, f1.p_value_is_bound)}; approximate randomization "
-                        f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
+                   help=f"Paired bootstrap {p_value(f1.p_value, f1.p_value_is_bound)}; approximate randomization "
+                        f"{p_value(ar.p_value, ar.p_value_is_bound)}.")
     cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts", help=f"{_ci_text(em)}.")
     cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
                    help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
                + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. Approximate randomization "
-               f"{p_value_text(ar.p_value, ar.p_value_is_bound)}.")
+               f"{p_value(ar.p_value, ar.p_value_is_bound)}.")
     counts = {"changed": f1.won + f1.lost, "won": f1.won, "lost": f1.lost, "tied": f1.tied}
     pick = st.radio("Records · 记录", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
                     format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")

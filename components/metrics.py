@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evaluators.results import fmt  # noqa: F401 - re-exported: the pages format scores with it
+from evaluators.reports.format import number as fmt  # noqa: F401 - re-exported: the pages format scores with it
 from evaluators.reports.escape import html_text, md
 
 

@@ -14,8 +14,8 @@ import streamlit as st
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
-from evaluators.reports.tables import pct
 from components.tables import show_table
+from evaluators.reports.format import number, percent
 from evaluators.reports.escape import md
 
 
@@ -23,27 +23,27 @@ def headline(report: QAReport) -> None:
     """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
     o = report.overall
     cols = st.columns(6)
-    ci = {m: f"; 95% CI {pct(getattr(o, m + '_ci_low'))} – {pct(getattr(o, m + '_ci_high'))}" if o.ci else ""
+    ci = {m: f"; 95% CI {percent(getattr(o, m + '_ci_low'))} – {percent(getattr(o, m + '_ci_high'))}" if o.ci else ""
           for m in ("exact_match", "token_f1")}
-    cols[0].metric("EM · 精确匹配", pct(o.exact_match), help=o.aggregation + ci["exact_match"])
-    cols[1].metric("F1", pct(o.token_f1), help=o.aggregation + ci["token_f1"])
+    cols[0].metric("EM · 精确匹配", percent(o.exact_match), help=o.aggregation + ci["exact_match"])
+    cols[1].metric("F1", percent(o.token_f1), help=o.aggregation + ci["token_f1"])
     cols[2].metric("Scored · 评分数", f"{o.n} / {report.n_records}",
                    help="Records in the denominators (missing predictions count as errors).")
     cols[3].metric("No GT · 无标准答案", len(report.missing_gt), help="Not scored; listed below by id.")
     c = report.classification
     if c is not None:
-        cols[4].metric("Macro F1 · 宏平均", pct(c.macro.f1),
+        cols[4].metric("Macro F1 · 宏平均", percent(c.macro.f1),
                        help=f"Mean over {c.macro.n_classes} classes (T / F / uncertain); "
                             f"{c.macro.n_skipped} class(es) skipped where undefined.")
-        kappa = "n/a" if c.cohen_kappa is None else f"{c.cohen_kappa:.3f}"
+        kappa = number(c.cohen_kappa, 3)
         cols[5].metric("Cohen's kappa", kappa, help="Agreement beyond chance (Cohen 1960).")
     else:
         cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
         cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
                        help="Unreadable lines or elements of the input, listed above with their location.")
     if o.ci:
-        st.caption(f"95% confidence intervals: EM {pct(o.exact_match_ci_low)} – {pct(o.exact_match_ci_high)}, "
-                   f"F1 {pct(o.token_f1_ci_low)} – {pct(o.token_f1_ci_high)} ({md(o.ci)})")
+        st.caption(f"95% confidence intervals: EM {percent(o.exact_match_ci_low)} – {percent(o.exact_match_ci_high)}, "
+                   f"F1 {percent(o.token_f1_ci_low)} – {percent(o.token_f1_ci_high)} ({md(o.ci)})")
     st.caption(f"Signature: {md(report.signature)}")
 
 
@@ -62,7 +62,7 @@ def per_class_frame(report: QAReport) -> pd.DataFrame:
     c, ci = report.classification, report.classification_ci
 
     def interval(lo, hi):
-        return None if ci is None or lo is None else f"{pct(lo)} – {pct(hi)}"
+        return None if ci is None or lo is None else f"{percent(lo)} – {percent(hi)}"
 
     rows = [{"class": str(m.label), "precision": m.precision, "recall": m.recall, "f1": m.f1,
              "f1 95% CI": interval(ci and ci.f1_ci_low.get(m.label), ci and ci.f1_ci_high.get(m.label)),

@@ -9,10 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluators.reports.escape import visible
-
-
-#: What a missing value of a text column shows (never the literal "None").
-MISSING = "—"
+from evaluators.reports.format import MISSING  # what a missing value shows (never the literal "None")
 
 
 def visible_frame(data: Any) -> pd.DataFrame:

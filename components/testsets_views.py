@@ -16,6 +16,7 @@ from components.tables import dataframe
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
 from evaluators.reports.escape import html_text
+from evaluators.reports.format import number
 
 _MARK = '<mark style="background:#ffe08a;padding:0 2px;border-radius:3px">'
 
@@ -63,7 +64,7 @@ def item_table(report: TestSetReport) -> None:
     """Per-item HTML table: question, answer with matched keywords highlighted, found / missing keywords, score."""
     rows = []
     for r in report.items:
-        score = "n/a" if r.score is None else f"{r.score:.2f}"
+        score = number(r.score, 2)
         rows.append(
             "<tr>"
             f"<td>{html_text(r.id)}<br><small>{html_text(r.category)} · {html_text(r.difficulty)}</small></td>"
@@ -105,7 +106,7 @@ def groups_frame(groups: dict[str, GroupStats], name: str) -> pd.DataFrame:
 def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
     """Turn by turn: the user's question, the answer with covered points marked, each expected point and its rule."""
     dialogue = next(d for d in report.dialogues if d.id == dialogue_id)
-    cov = "n/a" if dialogue.coverage_micro is None else f"{dialogue.coverage_micro:.2f}"
+    cov = number(dialogue.coverage_micro, 2)
     st.markdown(f"<div><b>{html_text(dialogue.scenario)}</b> — {dialogue.n_covered} of {dialogue.n_points} points "
                 f"covered ({cov})</div>", unsafe_allow_html=True)
     for t in dialogue.turns:

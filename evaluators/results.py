@@ -90,15 +90,6 @@ def mean_or_none(values) -> float | None:
     return sum(vals) / len(vals)
 
 
-def fmt(value: float | int | None, digits: int = 3) -> str:
-    """A score for text output: ``0.714`` for a float, ``12`` for an int, ``N/A`` for ``None``."""
-    if value is None:
-        return "N/A"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}f}"
-
-
 _INFINITIES = (math.inf, -math.inf)
 
 

@@ -19,6 +19,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
+from evaluators.reports.format import number  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import testset_items  # noqa: E402
@@ -99,11 +100,11 @@ if not answers.answers:
 if report.kind == "single":
     o = report.overall
     cols = st.columns(5)
-    cols[0].metric("Mean score · 平均得分", "n/a" if o.mean_score is None else f"{o.mean_score:.3f}",
+    cols[0].metric("Mean score · 平均得分", number(o.mean_score),
                    help="Mean keyword score over scored items (macro over items)." + (
                        f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
                        if o.mean_score_ci_low is not None else ""))
-    cols[1].metric("Recall · 召回率", "n/a" if o.keyword_recall is None else f"{o.keyword_recall:.3f}",
+    cols[1].metric("Recall · 召回率", number(o.keyword_recall),
                    help="Keyword recall · 关键词召回: keywords found / all keywords (micro).")
     cols[2].metric("Scored items · 评分条目", f"{o.n_scored} / {o.n_items}")
     cols[3].metric("No answer · 无回答", len(report.missing_prediction), help="Scored 0.")

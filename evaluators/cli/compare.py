@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli.qa import add_scoring_arguments, config_of
+from evaluators.reports.format import problem
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -90,7 +91,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         return None, str(exc)
     for outcome in result.inputs:
         for issue in outcome.report.issues if outcome.report is not None else ():
-            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+            print(problem(issue, "warning"), file=sys.stderr)
         if outcome.failure is not None:
             f = outcome.failure
             return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
@@ -100,8 +101,9 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
+    from evaluators.reports.format import MISSING, p_value, percent
     from evaluators.reports.qa import comparison_json, matrix_csv
-    from evaluators.reports.tables import format_table, p_value_text, pct
+    from evaluators.reports.tables import format_table
 
     result, error = load_runs(args)
     if error:
@@ -126,14 +128,14 @@ def run(args: argparse.Namespace) -> int:
     signature = result.signature
 
     def ci(lo, hi):
-        return f"{pct(lo)} - {pct(hi)}" if lo is not None else "-"
+        return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
 
     bar = "=" * 80
     print(bar)
     print(f"Systems side by side ({len(names)} runs, {len(view.rows)} record ids)")
     print(format_table(["system", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"],
-                       [[s.system, s.n, pct(s.exact_match), ci(s.exact_match_ci_low, s.exact_match_ci_high),
-                         pct(s.token_f1), ci(s.token_f1_ci_low, s.token_f1_ci_high)] for s in view.scores]))
+                       [[s.system, s.n, percent(s.exact_match), ci(s.exact_match_ci_low, s.exact_match_ci_high),
+                         percent(s.token_f1), ci(s.token_f1_ci_low, s.token_f1_ci_high)] for s in view.scores]))
     print("  agreement (exact match): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view.counts.items()))
     print(bar)
     c = comparison
@@ -146,14 +148,14 @@ def run(args: argparse.Namespace) -> int:
         if not x.computed:
             return "no interval or p-value computed (--ci-resamples 0)"
         ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
-        return f"{ci_text}{p_value_text(x.p_value, x.p_value_is_bound)} ({name})"
+        return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name})"
 
-    print(f"  F1: {pct(f1.mean_a)} -> {pct(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
+    print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
           f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))
-    print(f"  EM: {pct(em.mean_a)} -> {pct(em.mean_b)}, delta {100 * em.delta:+.2f} points, "
+    print(f"  EM: {percent(em.mean_a)} -> {percent(em.mean_b)}, delta {100 * em.delta:+.2f} points, "
           f"{tested(em, 'paired bootstrap')}")
-    odds = "n/a" if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
-    print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact {p_value_text(mc.p_value)}, "
+    odds = MISSING if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
+    print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact {p_value(mc.p_value)}, "
           f"odds ratio {odds}")
     print(f"  records by F1: B won {f1.won}, lost {f1.lost}, tied {f1.tied}")
     wanted = {"changed": {"won", "lost"}, "all": {"won", "lost", "tied"}}.get(args.show, {args.show})

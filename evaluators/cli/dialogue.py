@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evaluators.parallel import add_workers_argument, worker_count
+from evaluators.reports.format import problem
 
 
 def add_parser(subparsers) -> None:
@@ -59,10 +60,10 @@ def _parse_weights(text: str) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code (2: unusable input, reason on stderr)."""
     from evaluators.dialogue.inputs import PredictionSet, load_cases, load_predictions
-    from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text
     from evaluators.dialogue.run import DialogueInputs, run_dialogue
     from evaluators.dialogue.scoring import DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig
     from evaluators.metrics.registry import list_metrics
+    from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text
 
     if args.list_metrics:
         for m in list_metrics():
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
         return 2
     for issue in case_set.issues:
-        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+        print(problem(issue), file=sys.stderr)
     if not case_set.cases:
         print(f"error: no usable test case in {args.cases}", file=sys.stderr)
         return 2
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = DialogueInputs.of(case_set, pred_sets)
     preds = inputs.combined()
     for issue in preds.issues:
-        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+        print(problem(issue), file=sys.stderr)
     if not preds.rows:
         print("error: no usable prediction row", file=sys.stderr)
         return 2
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
                                                                         "context_mismatch")]
     for issue in matching_issues[:20]:
-        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+        print(problem(issue), file=sys.stderr)
     if len(matching_issues) > 20:
         print(f"... and {len(matching_issues) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
     if args.out:

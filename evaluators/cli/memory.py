@@ -24,8 +24,9 @@ from collections import Counter
 from pathlib import Path
 
 from evaluators.io import InputIssue
-from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.memory.metrics import METEOR_DATA_HINT
+from evaluators.parallel import add_workers_argument, worker_count
+from evaluators.reports.format import problem
 from evaluators.reports.memory import questions_csv, report_json, report_markdown
 
 
@@ -70,7 +71,7 @@ INPUT_ROLES = ("results", "questions", "predictions", "labels")
 
 
 def _issue_lines(issues: list[InputIssue]) -> list[str]:
-    return [f"{i.severity}: {i.location()}: {i.message}" for i in issues]
+    return [problem(i) for i in issues]
 
 
 def _input_files(args) -> dict[str, tuple[str, bytes] | None]:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from evaluators.parallel import add_workers_argument
+from evaluators.reports.format import problem
 
 FORMATS = ("json", "md", "csv", "html")
 
@@ -56,8 +57,8 @@ def _settings(args):
 
 def _table(batch) -> str:
     from evaluators.narrative.base import COMPONENTS
+    from evaluators.reports.format import number as fmt
     from evaluators.reports.tables import format_table
-    from evaluators.results import fmt
 
     head = ["document", "overall", "chars", "rels", "sent", "action", "spans", "events g/p/aligned"]
     rows = []
@@ -81,7 +82,13 @@ def run(args) -> int:
     from evaluators.narrative.run import NarrativeInputs, run_narrative
     from evaluators.parallel import worker_count
     from evaluators.reports.narrative import (
-        BatchJsonWriter, batch_json, document_entry_json, document_json, mismatches_csv, to_json, to_markdown,
+        BatchJsonWriter,
+        batch_json,
+        document_entry_json,
+        document_json,
+        mismatches_csv,
+        to_json,
+        to_markdown,
     )
 
     try:
@@ -90,7 +97,7 @@ def run(args) -> int:
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
     for issue in settings.issues:
-        print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+        print(problem(issue), file=sys.stderr)
     if settings.has_errors:
         return 2
     bar = None
@@ -137,7 +144,7 @@ def run(args) -> int:
                 partial_path.unlink(missing_ok=True)
     for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
         if issue.kind == "archive":
-            print(f"{issue.severity}: {issue.location()}: {issue.message}", file=sys.stderr)
+            print(problem(issue), file=sys.stderr)
     if not batch.documents:
         if partial_path is not None:
             partial_path.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from evaluators.reports.format import problem
 
 #: Resamples of the before / after intervals and paired tests when ``--ci-resamples 0`` was given.
 EFFECT_RESAMPLES = 2000
@@ -40,7 +41,7 @@ def read_patches(files: Sequence[str]):
         except InputError as exc:
             return [], str(exc)
         for issue in patch.issues:
-            print(f"warning: {issue.location()}: {issue.message} (line skipped)", file=sys.stderr)
+            print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
         if not patch.entries and patch.issues:
             return [], f"{name}: no usable correction in this GT patch"
         entries.extend(patch.entries)
@@ -70,7 +71,7 @@ def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[s
         digest = digests[str(path)]
         new, app = patch_report(report, [e for e in entries if e.gt_digest == digest], digest)
         for issue in app.issues:
-            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+            print(problem(issue, "warning"), file=sys.stderr)
         patched.append(new)
         applications.append((report.file, app))
     return patched, applications, None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
 from evaluators.parallel import add_workers_argument
+from evaluators.reports.format import problem
 
 
 def add_parser(subparsers) -> None:
@@ -86,9 +87,16 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
     from evaluators.parallel import worker_count
     from evaluators.qa.run import QAInput, run_qa
-    from evaluators.reports.qa import (csv_rows, json_rows, record_rows, summary_csv, write_records_csv,
-                                       write_report_json)
-    from evaluators.reports.tables import confusion_table, format_table, pct, per_class_table
+    from evaluators.reports.format import number, percent
+    from evaluators.reports.qa import (
+        csv_rows,
+        json_rows,
+        record_rows,
+        summary_csv,
+        write_records_csv,
+        write_report_json,
+    )
+    from evaluators.reports.tables import confusion_table, format_table, per_class_table
 
     path = Path(args.input)
     if not path.is_file():
@@ -130,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     main = result.inputs[0]
     if main.report is not None:
         for issue in main.report.issues:
-            print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+            print(problem(issue, "warning"), file=sys.stderr)
     if not main.usable:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows
@@ -171,19 +179,19 @@ def run(args: argparse.Namespace) -> int:
               (f"  [{_ids(report.gold_unparsed, args.verbose)}]" if report.gold_unparsed else ""))
     print(bar)
     print(f"Scores: {report.overall.aggregation}")
-    print(f"  Exact Match (EM): {pct(report.overall.exact_match)}")
-    print(f"  F1 Score:         {pct(report.overall.token_f1)}")
+    print(f"  Exact Match (EM): {percent(report.overall.exact_match)}")
+    print(f"  F1 Score:         {percent(report.overall.token_f1)}")
     o = report.overall
     if o.ci:
-        print(f"  95% CI:           EM {pct(o.exact_match_ci_low)} - {pct(o.exact_match_ci_high)}, "
-              f"F1 {pct(o.token_f1_ci_low)} - {pct(o.token_f1_ci_high)}  [{o.ci}]")
+        print(f"  95% CI:           EM {percent(o.exact_match_ci_low)} - {percent(o.exact_match_ci_high)}, "
+              f"F1 {percent(o.token_f1_ci_low)} - {percent(o.token_f1_ci_high)}  [{o.ci}]")
     if len(report.by_lang) > 1 or report.by_group:
         def ci(lo, hi):
-            return f"{pct(lo)} - {pct(hi)}" if lo is not None else "-"
+            return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
 
         subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
         subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
-        rows = [[name, v.n, pct(v.exact_match), ci(v.exact_match_ci_low, v.exact_match_ci_high), pct(v.token_f1),
+        rows = [[name, v.n, percent(v.exact_match), ci(v.exact_match_ci_low, v.exact_match_ci_high), percent(v.token_f1),
                  ci(v.token_f1_ci_low, v.token_f1_ci_high)] for name, v in subsets]
         print()
         print(format_table(["subset", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"], rows))
@@ -197,14 +205,14 @@ def run(args: argparse.Namespace) -> int:
         print("Per-class metrics")
         print(per_class_table(cls))
         print()
-        print(f"  Accuracy: {pct(cls.accuracy)}  ({cls.correct} of {cls.n})")
+        print(f"  Accuracy: {percent(cls.accuracy)}  ({cls.correct} of {cls.n})")
         ci = report.classification_ci
         if ci is not None:
-            per_class = ", ".join(f"{lab} {pct(ci.f1_ci_low[lab])} - {pct(ci.f1_ci_high[lab])}"
+            per_class = ", ".join(f"{lab} {percent(ci.f1_ci_low[lab])} - {percent(ci.f1_ci_high[lab])}"
                                   for lab in cls.labels if ci.f1_ci_low.get(lab) is not None)
-            print(f"  95% CI: accuracy {pct(ci.accuracy_ci_low)} - {pct(ci.accuracy_ci_high)}, macro F1 "
-                  f"{pct(ci.macro_f1_ci_low)} - {pct(ci.macro_f1_ci_high)}; F1 by class: {per_class}")
-        kappa = "n/a" if cls.cohen_kappa is None else f"{cls.cohen_kappa:.4f}"
+            print(f"  95% CI: accuracy {percent(ci.accuracy_ci_low)} - {percent(ci.accuracy_ci_high)}, macro F1 "
+                  f"{percent(ci.macro_f1_ci_low)} - {percent(ci.macro_f1_ci_high)}; F1 by class: {per_class}")
+        kappa = number(cls.cohen_kappa, 4)
         print(f"  Cohen's kappa: {kappa}")
         skipped = cls.macro.n_skipped
         if skipped:

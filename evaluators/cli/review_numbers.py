@@ -165,7 +165,7 @@ def gate(args) -> int:
     from evaluators.cli.compare import load_runs
     from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
     from evaluators.qa.compare import compare_records, runs_of
-    from evaluators.reports.tables import p_value_text, pct
+    from evaluators.reports.format import p_value, percent
 
     if not args.baseline or not args.candidate:
         return _fail("review gate needs --baseline and --candidate")
@@ -222,10 +222,10 @@ def gate(args) -> int:
     print(f"gate: {args.metric}{applied}, {c.n_paired} records paired by id"
           + (f" (left out: {c.only_a} only in the baseline, {c.only_b} only in the candidate)"
              if c.only_a or c.only_b else ""))
-    print(f"  baseline  {args.baseline}: {pct(boot.mean_a)}")
-    print(f"  candidate {args.candidate}: {pct(boot.mean_b)}")
+    print(f"  baseline  {args.baseline}: {percent(boot.mean_a)}")
+    print(f"  candidate {args.candidate}: {percent(boot.mean_b)}")
     print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
-          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value_text(p, bound)} ({method}); level {args.level:g}")
+          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
     if worse:
         print("FAIL: the candidate is significantly below the baseline")

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from evaluators.reports.format import problem
+
 
 def add_parser(subparsers) -> None:
     """Register the ``testsets`` subcommand."""
@@ -37,14 +39,11 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _num(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.3f}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
     from evaluators.io import InputError
     from evaluators.parallel import worker_count
+    from evaluators.reports.format import number
     from evaluators.reports.tables import format_table
     from evaluators.testsets import TestSetsConfig, TestSetsInputs, run_testsets
 
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
     for issue in run.issues:
-        print(f"warning: {issue.location()}: {issue.message}", file=sys.stderr)
+        print(problem(issue, "warning"), file=sys.stderr)
     if report is None:
         return _fail(f"{args.items}: no valid item")
     if not answers.answers:
@@ -77,27 +76,27 @@ def run(args: argparse.Namespace) -> int:
         o = report.overall
         print(f"items: {o.n_items}  scored: {o.n_scored}  missing answers: {len(report.missing_prediction)} (scored 0)"
               f"  without keywords: {len(report.no_keywords)} (not scored)")
-        print(f"mean keyword score (macro over items): {_num(o.mean_score)}")
-        print(f"keyword recall (micro): {_num(o.keyword_recall)}  ({o.keywords_found} of {o.keywords_total})")
+        print(f"mean keyword score (macro over items): {number(o.mean_score)}")
+        print(f"keyword recall (micro): {number(o.keyword_recall)}  ({o.keywords_found} of {o.keywords_total})")
         if o.n_human:
             print(f"mean human score (1-5): {o.mean_human_score:.2f} over {o.n_human}")
-        rows = [[f"category={k}", v.n_items, _num(v.mean_score), _num(v.keyword_recall)]
+        rows = [[f"category={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]
                 for k, v in report.by_category.items()]
-        rows += [[f"difficulty={k}", v.n_items, _num(v.mean_score), _num(v.keyword_recall)]
+        rows += [[f"difficulty={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]
                  for k, v in report.by_difficulty.items()]
         print()
         print(format_table(["subset", "items", "mean score", "keyword recall"], rows))
         if args.verbose:
             print(bar)
             for r in report.items:
-                print(f"  {r.id} [{r.status}] score {_num(r.score)}  found {list(r.found)}  missing {list(r.missing)}")
+                print(f"  {r.id} [{r.status}] score {number(r.score)}  found {list(r.found)}  missing {list(r.missing)}")
     else:
         o = report.overall
         print(f"dialogues: {len(report.dialogues)}  turns: {o.n_turns}  missing answers: {len(report.missing_prediction)}")
-        print(f"points covered (micro): {_num(o.coverage_micro)}  ({o.n_covered} of {o.n_points})")
-        print(f"mean turn coverage (macro over turns): {_num(o.coverage_macro)}")
-        print(f"mean dialogue coverage (macro over dialogues): {_num(report.dialogue_macro)}")
-        rows = [[d.id, d.scenario, len(d.turns), f"{d.n_covered}/{d.n_points}", _num(d.coverage_micro)]
+        print(f"points covered (micro): {number(o.coverage_micro)}  ({o.n_covered} of {o.n_points})")
+        print(f"mean turn coverage (macro over turns): {number(o.coverage_macro)}")
+        print(f"mean dialogue coverage (macro over dialogues): {number(report.dialogue_macro)}")
+        rows = [[d.id, d.scenario, len(d.turns), f"{d.n_covered}/{d.n_points}", number(d.coverage_micro)]
                 for d in report.dialogues]
         print()
         print(format_table(["dialogue", "scenario", "turns", "covered", "coverage"], rows))

@@ -8,17 +8,18 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.reports.tables import format_table, p_value_text, pct
+from evaluators.reports.tables import format_table
+from evaluators.reports.format import p_value, percent
 from evaluators.results import to_jsonable
 
 
 def _ci(ci) -> str:
-    return f"{pct(ci.estimate)} [{pct(ci.ci_low)}, {pct(ci.ci_high)}]"
+    return f"{percent(ci.estimate)} [{percent(ci.ci_low)}, {percent(ci.ci_high)}]"
 
 
 def _delta(c) -> str:
     return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] " + \
-        p_value_text(c.p_value, c.p_value_is_bound, digits=3)
+        p_value(c.p_value, c.p_value_is_bound, digits=3)
 
 
 def applications_text(applications: Sequence) -> str:
@@ -57,8 +58,8 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
             for f in effect.rank_flips:
                 name = "EM" if f.metric == "exact_match" else "F1"
                 out.append(f"  RANK FLIP ({name}): {f.higher_before} was ahead of {f.higher_after} "
-                           f"({pct(f.before[0])} vs {pct(f.before[1])}); after the corrections {f.higher_after} is "
-                           f"ahead ({pct(f.after[1])} vs {pct(f.after[0])})")
+                           f"({percent(f.before[0])} vs {percent(f.before[1])}); after the corrections {f.higher_after} is "
+                           f"ahead ({percent(f.after[1])} vs {percent(f.after[0])})")
         else:
             out.append("  order of the systems: unchanged by the corrections (EM and F1)")
     return "\n".join(out)
@@ -76,9 +77,9 @@ def reviewed_estimate_text(est) -> str:
     r, h = est.reviewed, est.human_only
     return "\n".join([
         f"Reviewed estimate of {est.metric or 'the score'} ({est.n_reviewed} of {est.n_records} records reviewed)",
-        f"  metric alone (no review):     {pct(est.automatic)}",
-        f"  human labels only:            {pct(h.estimate)} [{pct(h.ci_low)}, {pct(h.ci_high)}] (width {pct(h.width)})",
-        f"  prediction-powered (PPI++):   {pct(r.estimate)} [{pct(r.ci_low)}, {pct(r.ci_high)}] (width {pct(r.width)}, "
+        f"  metric alone (no review):     {percent(est.automatic)}",
+        f"  human labels only:            {percent(h.estimate)} [{percent(h.ci_low)}, {percent(h.ci_high)}] (width {percent(h.width)})",
+        f"  prediction-powered (PPI++):   {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
         f"lam {r.lam:.3f})",
         f"  method: {r.method}",
     ])
@@ -99,7 +100,7 @@ def metric_agreement_text(m) -> str:
         f"Metric against people ({m.source} >= {m.threshold:g} vs the final human labels, {m.n_items} items; "
         f"{m.n_left_out} left out: GT errors or no score)",
         format_table(["", "human: wrong", "human: right"], [["metric: wrong", ww, wr], ["metric: right", rw, rr]]),
-        f"  accuracy {pct(m.accuracy)} [{pct(m.accuracy_ci_low)}, {pct(m.accuracy_ci_high)}], Cohen's kappa {kappa}; "
+        f"  accuracy {percent(m.accuracy)} [{percent(m.accuracy_ci_low)}, {percent(m.accuracy_ci_high)}], Cohen's kappa {kappa}; "
         f"people with each other (ceiling): Cohen's kappa {ceiling}",
         f"  intervals: {m.signature}",
     ])

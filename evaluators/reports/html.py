@@ -21,7 +21,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.reports.escape import html_text
-from evaluators.reports.tables import p_value_text
+from evaluators.reports.format import p_value, points, points_interval
 
 #: No network, no frames, no objects, no script; inline style only (the charts are inline SVG).
 CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; "
@@ -142,15 +142,6 @@ def _ci(lo: float | None, hi: float | None) -> str | None:
     return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
 
 
-def _points(delta: float | None) -> str | None:
-    """A difference of two scores in [0, 1] as percentage points: ``0.1094`` -> ``"+10.94 pts"``."""
-    return None if delta is None else f"{100 * delta:+.2f} pts"
-
-
-def _points_ci(lo: float | None, hi: float | None) -> str:
-    return "no interval computed" if lo is None or hi is None else f"95% CI {100 * lo:+.2f} to {100 * hi:+.2f} pts"
-
-
 def qa_report(report, *, title: str | None = None, max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of one QA / fact-check :class:`~evaluators.qa.evaluate.QAReport`.
 
@@ -252,13 +243,13 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
         def p_card(x):
             if not x.computed:
                 return "not computed"
-            return p_value_text(x.p_value, True) if x.p_value_is_bound else x.p_value
+            return p_value(x.p_value, True) if x.p_value_is_bound else x.p_value
 
         # Differences of EM / F1 in percentage points, as on the QA page and in `compare`'s output.
-        page.cards([("F1 delta (B − A)", _points(f1.delta), _points_ci(f1.ci_low, f1.ci_high)),
+        page.cards([("F1 delta (B − A)", points(f1.delta), points_interval(f1.ci_low, f1.ci_high)),
                     ("p, paired bootstrap (F1)", p_card(f1), None),
                     ("p, approximate randomization (F1)", p_card(ar), None),
-                    ("EM delta (B − A)", _points(em.delta), _points_ci(em.ci_low, em.ci_high)),
+                    ("EM delta (B − A)", points(em.delta), points_interval(em.ci_low, em.ci_high)),
                     ("p, McNemar exact (EM)", mc.p_value, f"right in A only {mc.only_a}, in B only {mc.only_b}"),
                     ("Records won / lost / tied", f"{f1.won} / {f1.lost} / {f1.tied}", f"of {c.n_paired} paired")],
                    digits=4)

@@ -7,6 +7,7 @@ from typing import Any
 
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
+from evaluators.reports.format import number
 
 
 def report_json(report) -> str:
@@ -31,7 +32,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines = ["| type | count | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
 
     def fmt(v):
-        return "—" if v is None else f"{v:.4f}"
+        return number(v, 4)
 
     for name, block in [("overall", m["overall"]), *sorted(m["by_type"].items())]:
         lines.append(f"| {md(name)} | {block['count']} | " + " | ".join(fmt(block.get(n)) for n in names) + " |")

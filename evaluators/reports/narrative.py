@@ -16,7 +16,7 @@ from evaluators.narrative.batch import BatchResult, DocumentOutcome
 from evaluators.narrative.composite import NarrativeResult
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
-from evaluators.results import fmt
+from evaluators.reports.format import number as fmt
 
 MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", "gt_value", "pred_value", "note")
 

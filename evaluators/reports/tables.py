@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from evaluators.metrics.classification import ClassificationReport
+from evaluators.reports.format import percent
 
 
 def display_width(text: str) -> int:
@@ -25,37 +25,6 @@ def _pad(text: str, width: int, align: str) -> str:
     if gap <= 0:
         return text
     return (" " * gap + text) if align == "right" else (text + " " * gap)
-
-
-def pct(value: float | None, digits: int = 2) -> str:
-    """``0.6`` -> ``"60.00%"``; ``None`` -> ``"n/a"``."""
-    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
-
-
-def p_value_text(p_value: float | None, is_bound: bool = False, digits: int = 4) -> str:
-    """A p-value as text: ``"p = 0.1094"``; a bound as ``"p < 0.0001"``; ``None`` as not computed.
-
-    Parameters
-    ----------
-    p_value : float or None
-        ``None`` when no test was run (no resample).
-    is_bound : bool
-        ``p_value`` is an upper bound (a Monte Carlo p-value below ``1 / (R + 1)``, see
-        :func:`evaluators.metrics.statistics.paired_bootstrap`): printed as ``p <`` the bound
-        rounded up to one significant digit (``1 / 10001`` -> ``"p < 0.0001"``).
-    digits : int
-        Significant digits of an estimate.
-    """
-    if p_value is None:
-        return "p not computed (no resamples)"
-    if not is_bound:
-        return f"p = {p_value:.{digits}g}"
-    exponent = math.floor(math.log10(p_value))
-    step = 10.0 ** exponent
-    bound = math.ceil(p_value / step - 1e-9) * step
-    if bound >= 10 * step * (1 - 1e-12):  # 9.99e-5 rounds up to 1e-4: one digit fewer
-        exponent += 1
-    return f"p < {bound:.{max(0, -exponent)}f}"
 
 
 def format_table(header: Sequence[Any], rows: Sequence[Sequence[Any]], *, first_align: str = "left") -> str:
@@ -94,8 +63,8 @@ def confusion_table(report: ClassificationReport, rows: str = "predicted") -> st
 
 def per_class_table(report: ClassificationReport) -> str:
     """Per-class precision, recall, F1 and support, then macro and weighted averages."""
-    rows = [[str(m.label), pct(m.precision), pct(m.recall), pct(m.f1), m.support] for m in report.per_class]
+    rows = [[str(m.label), percent(m.precision), percent(m.recall), percent(m.f1), m.support] for m in report.per_class]
     for avg in (report.macro, report.weighted):
-        rows.append([f"{avg.kind} avg", pct(avg.precision), pct(avg.recall), pct(avg.f1),
+        rows.append([f"{avg.kind} avg", percent(avg.precision), percent(avg.recall), percent(avg.f1),
                      sum(m.support for m in report.per_class if m.label in report.average_labels)])
     return format_table(["class", "precision", "recall", "f1", "support"], rows)

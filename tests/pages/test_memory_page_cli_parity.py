@@ -21,7 +21,7 @@ import pytest
 from components.memory_views import label
 from evaluators.cli import main
 from evaluators.demo import demo_path
-from evaluators.results import fmt
+from evaluators.reports.format import number as fmt
 from tests.conftest import require_shared
 from tests.pages.helpers import run_memory_page, shown
 

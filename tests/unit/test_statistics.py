@@ -186,13 +186,13 @@ def test_zero_resamples_compute_no_interval_and_no_p_value():
 
 
 def test_p_value_text_spells_bounds_and_missing_tests():
-    from evaluators.reports.tables import p_value_text
+    from evaluators.reports.format import p_value
 
-    assert p_value_text(0.109375) == "p = 0.1094"
-    assert p_value_text(1 / 10_001, True) == "p < 0.0001"   # 0.00009999 rounded up
-    assert p_value_text(1 / 1_001, True) == "p < 0.001"
-    assert p_value_text(1 / 51, True) == "p < 0.02"         # 0.0196 rounded up, never down
-    assert p_value_text(None) == "p not computed (no resamples)"
+    assert p_value(0.109375) == "p = 0.1094"
+    assert p_value(1 / 10_001, True) == "p < 0.0001"   # 0.00009999 rounded up
+    assert p_value(1 / 1_001, True) == "p < 0.001"
+    assert p_value(1 / 51, True) == "p < 0.02"         # 0.0196 rounded up, never down
+    assert p_value(None) == "p not computed (no resamples)"
 
 
 # ---------------------------------------------------------------- the segmented sampler (many items, all distinct)
