@@ -146,17 +146,8 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str | 
     ----------
     Cohen (1960); Cohen (1968); ``sklearn.metrics.cohen_kappa_score``.
     """
-    a, b = list(a), list(b)
-    if len(a) != len(b):
-        raise ValueError(f"the two raters must rate the same items: {len(a)} vs {len(b)} ratings")
-    labels = list(labels) if labels is not None else sorted_labels(a + b)
-    index = {v: i for i, v in enumerate(labels)}
-    k = len(labels)
-    counts = [[0] * k for _ in range(k)]
-    for x, y in zip(a, b):
-        i, j = index.get(x), index.get(y)
-        if i is not None and j is not None:
-            counts[i][j] += 1
+    cells, k = _pair_cells(a, b, labels)
+    counts = np.bincount(cells, minlength=k * k).reshape(k, k).tolist() if k else []
     return cohen_kappa_from_counts(counts, weights=weights)
 
 

@@ -24,15 +24,14 @@ also given per language and per group (``system`` / ``model`` field) when presen
 from __future__ import annotations
 
 import dataclasses
-
 import re
 import sys
 import zlib
 from array import array
 from collections import Counter
-from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -47,8 +46,17 @@ from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci,
 from evaluators.parallel import chunked, imap_chunks
 from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
-from evaluators.qa.fields import (DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS, GROUP_FIELDS, ID_FIELDS, QUESTION_FIELDS,
-                                  answer_texts, get_path, resolve, text_field)
+from evaluators.qa.fields import (
+    DEFAULT_GT_FIELDS,
+    DEFAULT_PRED_FIELDS,
+    GROUP_FIELDS,
+    ID_FIELDS,
+    QUESTION_FIELDS,
+    answer_texts,
+    get_path,
+    resolve,
+    text_field,
+)
 from evaluators.qa.records import QASource, open_qa_source
 from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin
@@ -553,6 +561,24 @@ def _count(rid: str, status: str, pred_v: str | None, gold_field: str | None, pr
 DETECTION_SAMPLE = 2000
 
 
+def verdict_classification(pairs: Sequence[tuple[str, str]], config: QAConfig):
+    """The fact-check confusion matrix and per-class table of ``(gold, predicted)`` verdict pairs, with
+    multinomial bootstrap intervals when ``config.ci_resamples`` asks for them.
+
+    The labels are T / F / uncertain (the averaged ones), plus ``unparsed`` when a prediction has it.
+    Returns ``(ClassificationReport, intervals or None)``.
+    """
+    labels = list(verdicts.VERDICTS) + ([verdicts.UNPARSED] if any(p == verdicts.UNPARSED for _, p in pairs) else [])
+    classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
+                                           average_labels=verdicts.VERDICTS)
+    intervals = None
+    if config.ci_resamples and classification.n and not classification.n_outside_labels:
+        intervals = classification_intervals(
+            classification.counts, classification.labels, classification.average_labels,
+            n_resamples=config.ci_resamples, confidence_level=config.ci_level, seed=config.ci_seed)
+    return classification, intervals
+
+
 def evaluate_records(
     records: RecordSet | Iterable[Record | InputIssue],
     config: QAConfig | None = None,
@@ -773,16 +799,8 @@ def evaluate_records(
     if task == "factcheck":
         status = store.column("status")
         gold, pred = store.column("gold_verdict"), store.column("predicted_verdict")
-        pairs = [(g, p) for s, g, p in zip(status, gold, pred) if s in (STATUS_SCORED, STATUS_MISSING_PREDICTION)]
-        labels = list(verdicts.VERDICTS)
-        if any(p == verdicts.UNPARSED for _, p in pairs):
-            labels.append(verdicts.UNPARSED)
-        classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
-                                                average_labels=verdicts.VERDICTS)
-        if config.ci_resamples and classification.n and not classification.n_outside_labels:
-            classification_ci = classification_intervals(
-                classification.counts, classification.labels, classification.average_labels,
-                n_resamples=config.ci_resamples, confidence_level=config.ci_level, seed=config.ci_seed)
+        classification, classification_ci = verdict_classification(
+            [(g, p) for s, g, p in zip(status, gold, pred) if s in (STATUS_SCORED, STATUS_MISSING_PREDICTION)], config)
     lang_sums, lang_scores = store.sums("lang"), store.scores("lang") if config.ci_resamples else {}
     by_lang = {lang: _with_ci(_summary(*lang_sums[lang]), lang_scores.get(lang), config)
                for lang in sorted(k for k in lang_sums if k)}

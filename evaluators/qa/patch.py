@@ -20,13 +20,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evaluators.io.gt_patch import PatchApplication, PatchEntry, apply_gt_patch
-from evaluators.metrics.classification import classification_report
-from evaluators.metrics.statistics import (BootstrapCI, McNemarResult, PairedComparison, bootstrap_ci,
-                                           classification_intervals, mcnemar, paired_bootstrap)
+from evaluators.metrics.statistics import (
+    BootstrapCI,
+    McNemarResult,
+    PairedComparison,
+    bootstrap_ci,
+    mcnemar,
+    paired_bootstrap,
+)
 from evaluators.qa import verdict as verdicts
-from evaluators.qa.evaluate import (STATUS_GOLD_UNPARSED, STATUS_MISSING_GT, STATUS_MISSING_PREDICTION,
-                                    STATUS_SCORED, QARecordResult, QAReport, ScoreSummary, score_record,
-                                    with_intervals)
+from evaluators.qa.evaluate import (
+    STATUS_GOLD_UNPARSED,
+    STATUS_MISSING_GT,
+    STATUS_MISSING_PREDICTION,
+    STATUS_SCORED,
+    QARecordResult,
+    QAReport,
+    ScoreSummary,
+    score_record,
+    verdict_classification,
+    with_intervals,
+)
 from evaluators.results import DictMixin
 
 COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
@@ -80,15 +94,8 @@ def rebuild_report(report: QAReport, records: Sequence[QARecordResult]) -> QARep
                     for g in sorted({r.group for r in counted if r.group is not None})}
     classification = classification_ci = None
     if report.task == "factcheck":
-        pairs = [(r.gold_verdict, r.predicted_verdict) for r in counted]
-        labels = list(verdicts.VERDICTS) + ([verdicts.UNPARSED] if any(p == verdicts.UNPARSED for _, p in pairs)
-                                            else [])
-        classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
-                                               average_labels=verdicts.VERDICTS)
-        if config.ci_resamples and classification.n and not classification.n_outside_labels:
-            classification_ci = classification_intervals(
-                classification.counts, classification.labels, classification.average_labels,
-                n_resamples=config.ci_resamples, confidence_level=config.ci_level, seed=config.ci_seed)
+        classification, classification_ci = verdict_classification(
+            [(r.gold_verdict, r.predicted_verdict) for r in counted], config)
     return dataclasses.replace(
         report, records=tuple(records), overall=_summary(counted, config), by_lang=by_lang, by_group=by_group,
         missing_gt=tuple(r.id for r in records if r.status == STATUS_MISSING_GT),
