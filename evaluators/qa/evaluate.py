@@ -455,8 +455,9 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
     """Parse, score (and render) a block of UTF-8 JSONL lines in a worker, exactly as the stream would.
 
     ``payload``: the block's bytes, its offset in the input and the number of its first line.
-    Lines and offsets are the input's; a record's index is its position in the block (the
-    caller's store numbers records by position anyway, and the JSON row writer writes its own).
+    Lines and offsets are the input's; a record's index is -1 (its position among all records is
+    not known here: the store numbers records by position, and :attr:`RowSink.number` puts it
+    into the rendered rows).
     """
     from evaluators.io.readers import iter_jsonl_values
 
@@ -471,9 +472,9 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
         if type(item) is not tuple:
             out.issues.append(item if item.line is None else dataclasses.replace(item, line=first_line + item.line - 1))
             continue
-        data, ln, index, raw, offset = item
+        data, ln, _, raw, offset = item
         line = first_line + ln - 1
-        v = values(data, index, line, ask_question)
+        v = values(data, -1, line, ask_question)  # the position among all records is not known here
         out.offsets.append(base + offset)
         out.lengths.append(len(raw))
         out.lines.append(line)
@@ -763,7 +764,7 @@ def evaluate_records(
             gt_used.update(part.gt_used)
             pred_used.update(part.pred_used)
             if part.text is not None:
-                write(part.text)
+                write(rows.number(part.text, done) if rows.number is not None else part.text)
             done += len(part.lines)
             if progress is not None:
                 progress(done, total)
@@ -1087,10 +1088,15 @@ class RowSink:
         picklable (a module-level function).
     write : callable
         ``write(data)``: called in this process with the rendered rows, in input order.
+    number : callable, optional
+        ``number(data, first) -> data``: rows rendered in a worker that parsed its own block of
+        lines, whose records' ``index`` (position among the records) it gave as -1, with the
+        positions put in from ``first``.  ``None`` when the rows do not show the index.
     """
 
     render: Callable[[list[tuple], str], bytes]
     write: Callable[[bytes], None]
+    number: Callable[[bytes, int], bytes] | None = None
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).

@@ -33,8 +33,6 @@ __all__ = ["RECORD_COLUMNS", "csv_rows", "json_rows", "record_rows", "records_cs
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
 _EM_AT, _F1_AT = _RECORD_FIELDS.index("exact_match"), _RECORD_FIELDS.index("token_f1")
-#: What comes before a record's index in its JSON text inside a report (4 spaces deep).
-_INDEX_PREFIX = '{\n      "index": '
 
 
 def record_rows(report: QAReport) -> list[dict[str, Any]]:
@@ -47,28 +45,43 @@ def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
     return [record_row(r) for r in records]
 
 
-def _record_json(values: tuple) -> bytes:
-    """One record (its values in field order) as it stands in the report's ``records`` list: pretty JSON,
-    indented 4 (no separator), UTF-8."""
-    data = dict(zip(_RECORD_FIELDS, values))
-    em, f1 = values[_EM_AT], values[_F1_AT]  # scores in [0, 1] (or None)
-    plain = (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
-    if _orjson is not None and plain:  # the same text as json.dumps(indent=2) (tested); exponents differ, so not those
-        text = _orjson.dumps(data, option=_orjson.OPT_INDENT_2)
-    else:
-        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2).encode("utf-8")
-    return text.replace(b"\n", b"\n    ")
-
-
 def _values(r: QARecordResult) -> tuple:
     return tuple(getattr(r, f) for f in _RECORD_FIELDS)
 
 
+def _plain(values: tuple) -> bool:
+    """Whether orjson writes the record's scores as json.dumps does (no exponent: 0, or at least 1e-4)."""
+    em, f1 = values[_EM_AT], values[_F1_AT]  # scores in [0, 1] (or None)
+    return (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
+
+
 def render_json_rows(rows: list[tuple], signature: str) -> bytes:
-    """Records' JSON texts (UTF-8) in the report, each from its index on, led by a NUL marker (the spool puts
-    the index and the separators back; see :func:`json_rows`).  ``rows``: each record's values in field order."""
-    skip = len(_INDEX_PREFIX)
-    return b"".join([b"\x00" + _record_json(v)[skip + len(str(v[0])):] for v in rows])
+    """Records as they stand in the report's ``records`` list: pretty JSON (UTF-8), indented 4, each led by
+    ``,`` and a line break (the writer drops the first comma).  ``rows``: each record's values in field order.
+
+    One ``orjson`` call per block of records: its text equals ``json.dumps(indent=2)``'s (tested) except for
+    numbers with an exponent, so a block holding a score below 1e-4 goes through ``json.dumps``.
+    """
+    if not rows:
+        return b""
+    dicts = [dict(zip(_RECORD_FIELDS, v)) for v in rows]
+    if _orjson is not None and all(map(_plain, rows)):
+        body = _orjson.dumps(dicts, option=_orjson.OPT_INDENT_2)[1:-2]  # without "[" and "\n]"
+    else:
+        body = json.dumps(to_jsonable(dicts), ensure_ascii=False, indent=2)[1:-2].encode("utf-8")
+    return b"," + body.replace(b"\n", b"\n  ")
+
+
+#: How a record rendered without its position starts (see :func:`number_json_rows`).
+_UNNUMBERED = b'\n      "index": -1,'
+
+
+def number_json_rows(text: bytes, first: int) -> bytes:
+    """Rows of :func:`render_json_rows` rendered with index -1 (in a worker that does not know how many records
+    came before), numbered from ``first``.  A string value cannot hold the pattern: its quotes are escaped."""
+    parts = text.split(_UNNUMBERED)
+    return parts[0] + b"".join([b'\n      "index": ' + str(k).encode("ascii") + b"," + part
+                                for k, part in enumerate(parts[1:], first)])
 
 
 _NEEDS_QUOTES = re.compile(r'[,"\r\n]')
@@ -138,15 +151,14 @@ class _JsonSpool:
         import tempfile
 
         self.file = tempfile.TemporaryFile("w+b")
-        self.index = 0
+        self.started = False
 
     def write(self, text: bytes) -> None:
-        parts = text.split(b"\x00")  # one part per record, each led by the marker
-        start = self.index
-        head, first = (",\n    " + _INDEX_PREFIX).encode("utf-8"), ("\n    " + _INDEX_PREFIX).encode("utf-8")
-        out = [(head if k else first) + str(k).encode("ascii") + part for k, part in enumerate(parts[1:], start)]
-        self.index = start + len(out)
-        self.file.write(b"".join(out))
+        if not text:
+            return
+        if not self.started:  # the first record has no comma before it
+            text, self.started = text[1:], True
+        self.file.write(text)
 
     def copy_to(self, out: IO[str]) -> None:
         """Write the spooled records to ``out`` (through its byte buffer when it has one)."""
@@ -166,7 +178,7 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_rows, spool.write), spool
+    return RowSink(render_json_rows, spool.write, number_json_rows), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
@@ -187,19 +199,21 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
             out.write(json.dumps(to_jsonable(getattr(report, f.name)), ensure_ascii=False, indent=2)
                       .replace("\n", "\n  "))
             continue
-        if spool is not None:
-            if not spool.index:
-                out.write("[]")
-                continue
-            out.write("[")
-            spool.copy_to(out)
-            out.write("\n  ]")
+        if spool is None:  # written here from the report, in blocks, by the same renderer
+            spool = _JsonSpool()
+            block: list[tuple] = []
+            for r in report.records:
+                block.append(_values(r))
+                if len(block) >= 1000:
+                    spool.write(render_json_rows(block, report.signature))
+                    block = []
+            spool.write(render_json_rows(block, report.signature))
+        if not spool.started:
+            out.write("[]")
             continue
-        n = 0
-        for r in report.records:
-            out.write((",\n    " if n else "[\n    ") + _record_json(_values(r)).decode("utf-8"))
-            n += 1
-        out.write("\n  ]" if n else "[]")
+        out.write("[")
+        spool.copy_to(out)
+        out.write("\n  ]")
     out.write("\n}")
 
 
