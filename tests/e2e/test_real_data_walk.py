@@ -63,7 +63,7 @@ CUT_LABELS = """() => {
 NONE = re.compile(r"(?<!=)\b(None|nan|NaN)\b")  # not a parameter value in a signature ("zero_division=nan")
 #: A whole number written with decimals ("70.000", "500.0"), not a percentage or points: scores are
 #: in [0, 1], so a value of 2 or more with only zeros after the point is a count.
-DECIMAL_COUNT = re.compile(r"(?<![\d.,])(?:[2-9]|[1-9]\d+)(?:,\d{3})*\.0+(?![\d%])(?!\s*pts)")
+DECIMAL_COUNT = re.compile(r"(?<![\d.,])(?:[2-9]|[1-9]\d+)(?:,\d{3})*\.0+(?![\d%])(?!\s*pts)(?!\s*[KMG]?B\b)")  # not "120.0B"
 
 
 def _settle(pg) -> None:
@@ -91,8 +91,9 @@ def _grid_text(pg) -> list[str]:
     """What the grids on the page have drawn so far (each is scrolled into view so that it draws)."""
     grids = pg.locator('[data-testid="stDataFrame"]')
     for k in range(grids.count()):
-        grids.nth(k).scroll_into_view_if_needed()
-        pg.wait_for_timeout(250)
+        if grids.nth(k).is_visible():  # not one in a closed expander
+            grids.nth(k).scroll_into_view_if_needed()
+            pg.wait_for_timeout(250)
     for _ in range(20):  # a grid draws a moment after the script has finished
         pg.wait_for_timeout(400)
         drawn = pg.evaluate("() => [...window.__gridText]")
@@ -135,7 +136,8 @@ def _check_both_widths(pg, where: str, problems: list[str]) -> None:
 
 
 def _download_buttons(pg):
-    return pg.locator('[data-testid="stMain"] [data-testid="stDownloadButton"] button:visible')
+    # a disabled button (say, no judge cache to save yet) offers no file
+    return pg.locator('[data-testid="stMain"] [data-testid="stDownloadButton"] button:visible:not([disabled])')
 
 
 def _check_downloads(browser, pg, where: str, problems: list[str], tmp_path: Path, at_least: int) -> list[str]:
