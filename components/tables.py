@@ -93,7 +93,10 @@ def show_table(data: Any, *, where: Any = None, counts: Any = None, column_confi
     frame = visible_frame(data)
     config = dict(column_config or {})
     for column in count_columns(frame, counts):
-        frame[column] = frame[column].astype("Int64")
+        try:
+            frame[column] = frame[column].astype("Int64")
+        except (TypeError, ValueError, OverflowError):  # a whole number past int64: left as it is
+            continue
         config.setdefault(column, st.column_config.NumberColumn(column, format="%d"))
     kwargs.setdefault("hide_index", True)
     return (where or st).dataframe(frame, placeholder=MISSING, column_config=config or None, **kwargs)

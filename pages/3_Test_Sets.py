@@ -117,10 +117,10 @@ if report.kind == "single":
     g1.plotly_chart(breakdown_chart(report.by_category, "Category · 类别"), key="ts_cat_chart")
     g2.plotly_chart(breakdown_chart(report.by_difficulty, "Difficulty · 难度"), key="ts_diff_chart")
     t1, t2 = st.columns(2)
-    t1.dataframe(groups_frame(report.by_category, "category"), hide_index=True,
-                 column_config=ratio_columns("mean_score", "keyword_recall"))
-    t2.dataframe(groups_frame(report.by_difficulty, "difficulty"), hide_index=True,
-                 column_config=ratio_columns("mean_score", "keyword_recall"))
+    show_table(groups_frame(report.by_category, "category"), where=t1,
+               column_config=ratio_columns("mean_score", "keyword_recall"))
+    show_table(groups_frame(report.by_difficulty, "difficulty"), where=t2,
+               column_config=ratio_columns("mean_score", "keyword_recall"))
 
     st.subheader("Items · 逐条")
     frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
@@ -152,10 +152,9 @@ else:
                  "mean_turn_coverage": d.coverage_macro} for d in report.dialogues],
                column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
     if report.by_requires_context:
-        st.dataframe(pd.DataFrame([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro,
-                                    "mean_turn_coverage": v.coverage_macro}
-                                   for k, v in report.by_requires_context.items()]),
-                     hide_index=True, column_config=ratio_columns("coverage", "mean_turn_coverage"))
+        show_table([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro, "mean_turn_coverage": v.coverage_macro}
+                    for k, v in report.by_requires_context.items()],
+                   column_config=ratio_columns("coverage", "mean_turn_coverage"))
     st.subheader("Turn by turn · 逐轮查看")
     ids = [d.id for d in report.dialogues]
     pick = st.selectbox("Dialogue · 对话", ids, key="ts_dialogue",
