@@ -33,7 +33,9 @@ def _confirm(page, name: str) -> None:
 def _decide(page, label_text: str) -> str:
     """Click a decision button; returns the item id the page showed (from the link) before the click."""
     item = page.evaluate("() => new URL(location.href).searchParams.get('item')")
-    page.get_by_role("button", name=label_text).first.click()
+    slug = {"1": "model_error", "2": "gt_error", "3": "acceptable_variant"}[label_text[0]]
+    # the button of the item the link names (a button left from the item before, during a rerun, does nothing)
+    page.locator(f".st-key-review_{slug}_{item}").get_by_role("button", name=label_text).click()
     page.wait_for_function(f"() => new URL(location.href).searchParams.get('item') !== '{item}'", timeout=90000)
     wait_for_app(page, timeout=90000)
     return item
