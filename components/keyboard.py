@@ -25,8 +25,10 @@ win.__evalboardKeyListener = (e) => {
   if (tag === 'input' || tag === 'textarea' || tag === 'select' || (t && t.isContentEditable)) return;
   const key = (win.__evalboardKeys || {})[e.key.toLowerCase()];
   if (!key) return;
-  const button = doc.querySelector('.st-key-' + key + ' button');
-  if (button && !button.disabled) { e.preventDefault(); button.click(); }
+  // the shown button: a wrapping label renders a second, hidden copy of the button to measure it
+  const button = [...doc.querySelectorAll('.st-key-' + key + ' button')]
+    .find((b) => !b.disabled && b.getClientRects().length > 0 && getComputedStyle(b).visibility !== 'hidden');
+  if (button) { e.preventDefault(); button.click(); }
 };
 doc.addEventListener('keydown', win.__evalboardKeyListener);
 </script>"""
