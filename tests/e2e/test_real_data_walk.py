@@ -258,7 +258,7 @@ def test_persona_page_with_the_real_cases_and_report(browser, app_url, tmp_path)
     _upload(pg, "dialogue_cases", data / "peppa_structured_test_cases.json")
     _upload(pg, "dialogue_preds", data / "peppa_structured_evaluation_202510101638_report.json")
     for tab in ("Scenes × models", "Models", "Cases", "Model comparison", "Downloads"):
-        pg.locator('[data-testid="stButtonGroup"] button', has_text=tab).first.click()  # the view switcher
+        pg.get_by_role("tab", name=tab, exact=True).click()
         _settle(pg)
         _check_both_widths(pg, f"persona-{tab.split()[0].lower()}", problems)
     _check_downloads(browser, pg, "persona", problems, tmp_path, at_least=3)
@@ -310,9 +310,11 @@ def test_long_memory_comparison_pairs_the_two_mem0_layouts(browser, app_url, tmp
     _upload(pg, "mem_more_results", _mem0_other_layout(tmp_path))
     try:
         assert pg.get_by_text("no scored item in common", exact=False).count() == 0
-        matrix = pg.locator(".st-key-mem_sbs_matrix")
-        matrix.wait_for()
-        caption = pg.get_by_text(re.compile(r"^\d+ of \d+ questions\.$")).first.inner_text()
+        # the questions x systems table is followed by its count (a dataframe without selection
+        # carries no key class to look for)
+        counted = pg.get_by_text(re.compile(r"^\d+ of \d+ questions\.$")).first
+        counted.wait_for()
+        caption = counted.inner_text()
         shown, total = (int(x) for x in re.findall(r"\d+", caption)[:2])
         assert shown == total == 1540  # every mem0 question (category 5 excluded) is in both files
         bars = pg.locator('.st-key-mem_sbs_chart .js-plotly-plot .bars .point')
