@@ -54,15 +54,19 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
     out.append(f"  intervals: {level}% percentile bootstrap ({effect.changes[0].exact_match_before.signature}); "
                f"paired: {effect.changes[0].exact_match_change.method}")
     if len(effect.changes) > 1:
-        if effect.rank_flips:
-            for f in effect.rank_flips:
-                name = "EM" if f.metric == "exact_match" else "F1"
-                out.append(f"  RANK FLIP ({name}): {f.higher_before} was ahead of {f.higher_after} "
-                           f"({percent(f.before[0])} vs {percent(f.before[1])}); after the corrections {f.higher_after} is "
-                           f"ahead ({percent(f.after[1])} vs {percent(f.after[0])})")
-        else:
-            out.append("  order of the systems: unchanged by the corrections (EM and F1)")
+        out.extend(f"  {line}" for line in rank_lines(effect, percent, "RANK FLIP",
+                                                       "order of the systems: unchanged by the corrections (EM and F1)"))
     return "\n".join(out)
+
+
+def rank_lines(effect, fmt, flip: str = "Rank flip", unchanged: str = "The order of the systems is unchanged by "
+               "the corrections (EM and F1).") -> list[str]:
+    """One sentence per rank flip of ``effect`` (scores written with ``fmt``), or ``unchanged`` when none."""
+    if not effect.rank_flips:
+        return [unchanged]
+    return [f"{flip} ({'EM' if f.metric == 'exact_match' else 'F1'}): {f.higher_before} was ahead of "
+            f"{f.higher_after} ({fmt(f.before[0])} vs {fmt(f.before[1])}); after the corrections {f.higher_after} "
+            f"is ahead ({fmt(f.after[1])} vs {fmt(f.after[0])})" for f in effect.rank_flips]
 
 
 def patch_effect_json(effect, applications: Sequence = ()) -> str:
@@ -132,11 +136,5 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
                 for c in effect.changes],
                caption=f"{effect.changes[0].exact_match_before.signature}; {effect.changes[0].exact_match_change.method}")
     if len(effect.changes) > 1:
-        if effect.rank_flips:
-            for f in effect.rank_flips:
-                name = "EM" if f.metric == "exact_match" else "F1"
-                page.paragraph(f"Rank flip ({name}): {f.higher_before} was ahead of {f.higher_after} "
-                               f"({f.before[0]:.3f} vs {f.before[1]:.3f}); after the corrections {f.higher_after} "
-                               f"is ahead ({f.after[1]:.3f} vs {f.after[0]:.3f}).")
-        else:
-            page.paragraph("The order of the systems is unchanged by the corrections (EM and F1).")
+        for line in rank_lines(effect, lambda v: f"{v:.3f}"):
+            page.paragraph(line if line.endswith(".") else line + ".")
