@@ -126,8 +126,9 @@ class FakeJudgeServer(RecordingServer):
 
     It judges like a strict grader (yes when the correct answer appears in the model
     response) and misbehaves on request: prompts mentioning MALFORMED get a broken reply,
-    SLOW ones a late reply (``slow_s``), FAIL ones HTTP 500, FLAKY ones one 503 before a
-    good reply.  ``delay_s`` delays every reply; ``status_override`` answers every request
+    SLOW ones a late reply (after ``slow_s`` seconds or when ``release`` is set, whichever
+    comes first; leaving the ``with`` block sets it), FAIL ones HTTP 500, FLAKY ones one 503
+    before a good reply.  ``delay_s`` delays every reply; ``status_override`` answers every request
     with that status; ``max_in_flight`` is the most requests answered at once.
 
     ``in_flight`` counts requests between their arrival and the moment their reply is ready,
@@ -143,6 +144,7 @@ class FakeJudgeServer(RecordingServer):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.slow_s = slow_s
+        self.release = threading.Event()
         self.in_flight = 0
         self.max_in_flight = 0
         self.delay_s = 0.0
@@ -195,7 +197,7 @@ class FakeJudgeServer(RecordingServer):
         if "FAIL" in prompt:
             return 500, b'{"error": "internal"}', {}
         if "SLOW" in prompt:
-            time.sleep(self.slow_s)
+            self.release.wait(self.slow_s)
         if "FLAKY" in prompt:
             with self._lock:
                 first = prompt not in self.seen_flaky
@@ -211,6 +213,10 @@ class FakeJudgeServer(RecordingServer):
             reply = json.dumps({"score": 1.0 if ok else 0.0, "reasoning": "answer present" if ok else "answer absent"})
             return 200, self.completion(f"```json\n{reply}\n```"), {}
         return 200, self.completion("Yes." if ok else "No."), {}
+
+    def __exit__(self, *exc):
+        self.release.set()  # held SLOW replies end now
+        super().__exit__(*exc)
 
 
 class ScriptedServer(RecordingServer):

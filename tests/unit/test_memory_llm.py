@@ -130,7 +130,11 @@ def test_batch_judge_records_errors_per_question_and_reuses_the_cache(server, tm
         EvalResult("s", "q7", "single_session_preference", "FLAKY recommend a hotel", "likes quiet places",
                    "A hotel for someone who likes quiet places"),
     ]
-    client = client_for(server, timeout_s=0.3, max_retries=1)
+    # q4 (SLOW) is held by the server until released, so it times out whatever the load; every other
+    # reply gets 1 s per read.  (With 0.3 s, ordinary replies timed out twice in a row when the test's
+    # server and 4 client threads shared a loaded machine: about 1 run in 3.)
+    server.slow_s = 60.0
+    client = client_for(server, timeout_s=1.0, max_retries=1)
     cache_path = tmp_path / "cache.json"
     progress: list[tuple[int, int]] = []
     run = batch_judge(results, llm=client, cache_path=cache_path, progress=lambda d, t: progress.append((d, t)))
@@ -149,7 +153,7 @@ def test_batch_judge_records_errors_per_question_and_reuses_the_cache(server, tm
 
     # Second run: the 4 good judgements come from the cache; only the 3 failed ones are asked again.
     n_before = len(server.requests)
-    server.slow_s = 0.0
+    server.release.set()  # SLOW questions are answered at once now
     again = batch_judge(results, llm=client, cache_path=cache_path)
     assert (again.n_cached, again.n_judged) == (4, 3)
     asked = [r["messages"][0]["content"] for r in server.requests[n_before:]]
