@@ -48,6 +48,7 @@ from evaluators.memory.loaders import (
     attach_predictions, detect_format, load_locomo, load_longmemeval, load_predictions, load_results_file,
 )
 from evaluators.memory.records import EvalResult, LoadReport
+from evaluators.parallel import gc_paused
 from evaluators.results import DictMixin
 
 #: One input: ``(name shown in messages, content)``.
@@ -137,6 +138,7 @@ def _read_questions(file: InputFile, out: ResolvedInputs) -> LoadReport | None:
     return dataset
 
 
+@gc_paused()  # tens of thousands of records: no collector passes over them while they are read
 def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | None = None,
                    predictions: InputFile | None = None, labels: InputFile | None = None,
                    judge_cache: InputFile | None = None) -> ResolvedInputs:

@@ -36,6 +36,7 @@ from evaluators.memory import metrics as metrics_mod
 from evaluators.memory.locomo_parity import LocomoParityReport
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, resolve_metrics
 from evaluators.memory.records import EvalResult, results_to_jsonl
+from evaluators.parallel import gc_paused
 from evaluators.results import to_jsonable
 
 T = TypeVar("T")
@@ -287,6 +288,7 @@ def _content_key(judge_scores: Mapping[str, Any] | None) -> Hashable:
     return frozenset(judge_scores.items()) if judge_scores else None
 
 
+@gc_paused()  # every question's scores are short-lived, acyclic objects
 def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
                progress: Callable[[int, int], None] | None = None, memo: Memo | None = None,
                key: Hashable = ()) -> MemoryReport:

@@ -45,14 +45,18 @@ import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+from itertools import groupby, islice
 from importlib.metadata import version as _pkg_version
 
 from rapidfuzz.distance import LCSseq
 
 from evaluators.metrics.registry import Metric, register
 from evaluators.results import DictMixin, f1_score
-from evaluators.text.tokenize import TOKENIZERS, TextView, contains_cjk
+from evaluators.text.tokenize import (_CHAR_TOKEN, TOKENIZERS, TextView, char_token_chunks, contains_cjk, ngram_matches,
+                                      normalize)
 
 ROUGE_VERSION = _pkg_version("rouge-score")
 NLTK_VERSION = _pkg_version("nltk")
@@ -85,7 +89,11 @@ def exact_key(view: TextView) -> str:
     piece: 10 M of them for a 20 MB answer); ``[\\W_]+`` removes runs of single characters,
     so a run cut between two pieces is removed in both and the key is the same.
     """
-    text = view.normalized
+    return exact_key_text(view.normalized)
+
+
+def exact_key_text(text: str) -> str:
+    """:func:`exact_key` of an already normalized text (``NORMALIZATION``)."""
     if len(text) <= _EXACT_CHUNK:
         return _NON_WORD.sub("", text)
     return "".join(_NON_WORD.sub("", text[i:i + _EXACT_CHUNK]) for i in range(0, len(text), _EXACT_CHUNK))
@@ -167,8 +175,17 @@ def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = 
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
         return 1.0
-    overlap = prediction.matches(reference, tokenizer, n)
-    return f1_score(overlap / max(len(p) - n + 1, 1), overlap / max(len(r) - n + 1, 1))
+    return rouge_n_from_counts(prediction.matches(reference, tokenizer, n), len(p), len(r), n)
+
+
+def rouge_n_from_counts(overlap: int, n_pred: int, n_ref: int, n: int) -> float:
+    """ROUGE-n F-measure from the clipped n-gram overlap and the two token counts (see :func:`rouge_n`).
+
+    Both counts 0: 1.0 (identical empty texts).
+    """
+    if not n_pred and not n_ref:
+        return 1.0
+    return f1_score(overlap / max(n_pred - n + 1, 1), overlap / max(n_ref - n + 1, 1))
 
 
 def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") -> float:
@@ -180,24 +197,38 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
     (tested against ``RougeScorer``).
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
-    if _both_empty(p, r):
-        return 1.0
+    return rouge_l_from_counts(lcs_length(p, r), len(p), len(r))
+
+
+def lcs_length(p: list[str], r: list[str]) -> int:
+    """Length of the longest common subsequence of two token lists (rapidfuzz ``LCSseq``; 0 when one is empty).
+
+    A side longer than :data:`LCS_REDUCE_AT` tokens is reduced first (:func:`lcs_reduced`, same length).
+    """
     if not p or not r:
-        return 0.0
+        return 0
     if len(p) > LCS_REDUCE_AT and len(p) > len(r):
-        lcs = LCSseq.similarity(r, lcs_reduced(p, r))
-    elif len(r) > LCS_REDUCE_AT:
-        lcs = LCSseq.similarity(lcs_reduced(r, p), p)
-    else:
-        lcs = LCSseq.similarity(r, p)
-    return f1_score(lcs / len(p), lcs / len(r))
+        return LCSseq.similarity(r, lcs_reduced(p, r))
+    if len(r) > LCS_REDUCE_AT:
+        return LCSseq.similarity(lcs_reduced(r, p), p)
+    return LCSseq.similarity(r, p)
+
+
+def rouge_l_from_counts(lcs: int, n_pred: int, n_ref: int) -> float:
+    """ROUGE-L F-measure from the LCS length and the two token counts (see :func:`rouge_l`).
+
+    Both counts 0: 1.0; one of them 0: 0.0.
+    """
+    if not n_pred or not n_ref:
+        return 1.0 if not n_pred and not n_ref else 0.0
+    return f1_score(lcs / n_pred, lcs / n_ref)
 
 
 #: Token count above which the longer side is reduced before the LCS (:func:`lcs_reduced`).
 LCS_REDUCE_AT = 100_000
 
 
-def lcs_reduced(long: list[str], short: list[str]) -> list[str]:
+def lcs_reduced(long: Iterable[str], short: list[str] | Counter) -> list[str]:
     """``long`` reduced without changing its longest common subsequence with ``short``.
 
     rapidfuzz's ``LCSseq`` keeps about 40 bytes per token of the longer side (400 MB for a
@@ -208,20 +239,11 @@ def lcs_reduced(long: list[str], short: list[str]) -> list[str]:
        matches at most that many of the run (each match takes another position of ``t`` in
        ``short``), and the first ones of the run serve as well as any others.
     """
-    counts = Counter(short)
+    counts = short if isinstance(short, Counter) else Counter(short)
     out: list[str] = []
-    prev, run = None, 0
-    for tok in long:
-        limit = counts.get(tok)
-        if not limit:
-            continue
-        if tok == prev:
-            run += 1
-            if run > limit:
-                continue
-        else:
-            prev, run = tok, 1
-        out.append(tok)
+    # runs are taken after the drop (a dropped token does not end a run); both steps run in C
+    for tok, run in groupby(filter(counts.__contains__, long)):
+        out.extend(islice(run, counts[tok]))
     return out
 
 
@@ -295,6 +317,116 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
         return 1.0
     return bleu_from_matches([prediction.matches(reference, tokenizer, n) for n in range(1, max_n + 1)],
                              len(p), len(r))
+
+
+def bleu_from_counts(matches: Sequence[int], n_pred: int, n_ref: int, max_n: int) -> float:
+    """:func:`bleu` from the clipped matches of orders 1..``max_n`` (or more) and the two token counts.
+
+    Both counts 0: 1.0 (identical empty texts).
+    """
+    if not n_pred and not n_ref:
+        return 1.0
+    return bleu_from_matches(list(matches[:max_n]), n_pred, n_ref)
+
+
+# --------------------------------------------------------------------------- one pass per pair
+
+
+class OverlapCounts(NamedTuple):
+    """What every ``char``-token overlap metric of one pair is computed from (a tuple: hashable, cheap).
+
+    Attributes
+    ----------
+    exact : bool
+        The two :func:`exact_key` values are equal.
+    n_pred, n_ref : int
+        ``char`` tokens of the prediction and of the reference.
+    matches : tuple of int
+        Clipped n-gram matches for n = 1 .. ``len(matches)`` (:func:`~evaluators.text.tokenize.ngram_matches`).
+    lcs : int or None
+        Length of the longest common subsequence of the tokens (``None``: not asked for).
+    """
+
+    exact: bool
+    n_pred: int
+    n_ref: int
+    matches: tuple[int, ...]
+    lcs: int | None = None
+
+
+#: Characters from which a text's tokens are read in pieces (:func:`overlap_counts`), never as one list.
+LONG_TEXT_CHARS = 1 << 20
+
+
+def overlap_counts(prediction: str | None, reference: str | None, max_n: int = 4, lcs: bool = True) -> OverlapCounts:
+    """Normalize and tokenize each text once and count what the overlap metrics need.
+
+    The registered metrics with a ``from_counts`` (:func:`exact_match_normalized`,
+    :func:`token_f1_char`, ROUGE-1/2/L, BLEU-1/2/4) give the same values from these counts as
+    from two :class:`~evaluators.text.tokenize.TextView` (the same tokens, counts and formulas).
+
+    Parameters
+    ----------
+    prediction, reference : str or None
+        Raw texts (``None`` counts as ``""``).
+    max_n : int
+        Highest n-gram order counted (>= 1).
+    lcs : bool
+        Also compute the LCS length (ROUGE-L).
+
+    Returns
+    -------
+    OverlapCounts
+
+    Notes
+    -----
+    A text longer than :data:`LONG_TEXT_CHARS` characters is tokenized in pieces
+    (:func:`~evaluators.text.tokenize.char_token_chunks`) and only its n-grams that occur in the
+    other text are counted, so its tokens are never held as one list (a 20 MB answer has 10 M
+    tokens, 80 MB of list); the LCS of such a text is taken on :func:`lcs_reduced`.
+    """
+    pn, rn = normalize("" if prediction is None else str(prediction)), normalize("" if reference is None else
+                                                                              str(reference))
+    exact = exact_key_text(pn) == exact_key_text(rn)
+    if len(pn) <= LONG_TEXT_CHARS and len(rn) <= LONG_TEXT_CHARS:
+        p, r = _CHAR_TOKEN.findall(pn), _CHAR_TOKEN.findall(rn)
+        matches = ngram_matches(p, r, max_n)
+        common = lcs_length(p, r) if lcs and matches[0] else 0
+        return OverlapCounts(exact, len(p), len(r), tuple(matches), common if lcs else None)
+    long_is_pred = len(pn) >= len(rn)
+    long_text, short = (pn, rn) if long_is_pred else (rn, pn)
+    del pn, rn
+    short_tokens = [t for chunk in char_token_chunks(short) for t in chunk]
+    n_long, matches = _streamed_matches(long_text, short_tokens, max_n)
+    common = 0
+    if lcs and matches[0]:
+        reduced = lcs_reduced((t for chunk in char_token_chunks(long_text) for t in chunk), short_tokens)
+        common = lcs_length(reduced, short_tokens)
+    n_pred, n_ref = (n_long, len(short_tokens)) if long_is_pred else (len(short_tokens), n_long)
+    return OverlapCounts(exact, n_pred, n_ref, tuple(matches), common if lcs else None)
+
+
+def _streamed_matches(long_text: str, short: list[str], max_n: int) -> tuple[int, list[int]]:
+    """Token count of ``long_text`` (normalized) and its clipped n-gram matches with the tokens ``short``,
+    tokenized piece by piece: only the n-grams that occur in ``short`` are counted."""
+    short_grams = [Counter(zip(*[islice(short, i, None) for i in range(n)])) for n in range(1, max_n + 1)]
+    counts = [Counter() for _ in range(max_n)]
+    total, tail = 0, []
+    for chunk in char_token_chunks(long_text):
+        total += len(chunk)
+        window = tail + chunk
+        for n in range(1, max_n + 1):
+            grams = short_grams[n - 1]
+            if grams:  # the n-grams ending in this piece (the first ones start in the tail)
+                start = max(0, len(tail) - n + 1)
+                counts[n - 1].update(filter(grams.__contains__,
+                                            zip(*[islice(window, start + i, None) for i in range(n)])))
+        tail = window[-(max_n - 1):] if max_n > 1 else []
+    matches = []
+    for n in range(max_n):
+        m = sum(min(c, short_grams[n][g]) for g, c in counts[n].items())
+        matches.append(m if not matches or matches[-1] else 0)
+    return total, matches
 
 
 # --------------------------------------------------------------------------- METEOR
@@ -438,6 +570,7 @@ def _register_all() -> None:
         "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
         "exact_match_cmrc)", (0.0, 1.0),
         f"norm={EXACT_NORMALIZATION}", fn=exact_match_normalized,
+        from_counts=lambda c: 1.0 if c.exact else 0.0,
     ))
     register(Metric(
         "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
@@ -448,20 +581,24 @@ def _register_all() -> None:
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1_char,
+        from_counts=lambda c: _f1_from_common(c.matches[0] if c.n_pred and c.n_ref else 0, c.n_pred, c.n_ref),
+        counts_order=1,
     ))
     for n in (1, 2):
         register(Metric(
             f"rouge{n}", f"ROUGE-{n} F1 (Lin 2004) via rouge-score with a Chinese-aware tokenizer", (0.0, 1.0),
             rouge_sig, fn=lambda p, r, n=n: rouge_n(p, r, n),
+            from_counts=lambda c, n=n: rouge_n_from_counts(c.matches[n - 1], c.n_pred, c.n_ref, n), counts_order=n,
         ))
     register(Metric(
         "rougeL", "ROUGE-L F1 (longest common subsequence; Lin 2004) via rouge-score", (0.0, 1.0),
-        rouge_sig, fn=rouge_l,
+        rouge_sig, fn=rouge_l, from_counts=lambda c: rouge_l_from_counts(c.lcs, c.n_pred, c.n_ref), counts_lcs=True,
     ))
     for n in (1, 2, 4):
         register(Metric(
             f"bleu{n}", f"Sentence BLEU-{n} (Papineni 2002), method-1 smoothing (Chen & Cherry 2014), nltk-compatible",
             (0.0, 1.0), f"{bleu_sig}|max_n={n}", fn=lambda p, r, n=n: bleu(p, r, n),
+            from_counts=lambda c, n=n: bleu_from_counts(c.matches, c.n_pred, c.n_ref, n), counts_order=n,
         ))
     register(Metric(
         "meteor", "METEOR (Banerjee & Lavie 2005) via nltk, English-oriented; needs WordNet data", (0.0, 1.0),

@@ -22,7 +22,7 @@ import importlib
 import importlib.util
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from evaluators.text.tokenize import TextView
 
@@ -77,6 +77,14 @@ class Metric:
     check : callable or None
         ``() -> str | None``: the reason the metric is unavailable beyond missing
         packages (missing model or data), or ``None`` when it can run.
+    from_counts : callable or None
+        ``(OverlapCounts) -> float``: the same value from the counts of
+        :func:`evaluators.metrics.overlap.overlap_counts` (one tokenization and one n-gram count
+        per pair for every such metric, see :class:`PairScorer`); ``None`` for other metrics.
+    counts_order : int
+        Highest n-gram order ``from_counts`` reads (0: none).
+    counts_lcs : bool
+        ``from_counts`` reads the LCS length.
     """
 
     name: str
@@ -89,6 +97,9 @@ class Metric:
     variant_of: str | None = None
     fn: Callable[[TextView, TextView], float] | None = field(default=None, repr=False, compare=False)
     check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+    from_counts: Callable[[Any], float] | None = field(default=None, repr=False, compare=False)
+    counts_order: int = field(default=0, repr=False, compare=False)
+    counts_lcs: bool = field(default=False, repr=False, compare=False)
 
     def unavailable_reason(self) -> str | None:
         """Why the metric cannot run here (with the install hint), or ``None`` if it can."""
@@ -284,6 +295,9 @@ class PairScorer:
         ``{name: reason}`` of metrics that cannot run here; their scores are ``None``.
     """
 
+    #: Distinct counts whose values are kept (:meth:`score`).
+    COUNTS_MEMO = 1 << 16
+
     def __init__(self, names: Iterable[str] | None = None, modes: dict[str, str] | str | None = None):
         _ensure_loaded()
         names = list(names) if names is not None else metric_names()
@@ -302,6 +316,14 @@ class PairScorer:
             if reason:
                 self.unavailable[n] = reason
         self._runnable = [(n, m.fn) for n, m in self.metrics.items() if n not in self.unavailable]
+        # Every metric computable from one OverlapCounts: :meth:`score` counts once per pair for all of them.
+        by_counts = [m for n, m in self.metrics.items() if n not in self.unavailable]
+        self._from_counts = None
+        self._by_counts: dict = {}
+        if by_counts and all(m.from_counts is not None for m in by_counts):
+            self._from_counts = [(m.name, m.from_counts) for m in by_counts]
+            self._counts_order = max(1, max(m.counts_order for m in by_counts))
+            self._counts_lcs = any(m.counts_lcs for m in by_counts)
 
     @property
     def signatures(self) -> dict[str, str]:
@@ -316,8 +338,26 @@ class PairScorer:
         return out
 
     def score(self, prediction: str, reference: str) -> dict[str, float | None]:
-        """Scores of one pair of raw texts; ``None`` for unavailable metrics (see ``unavailable``)."""
-        return self.score_views(TextView(prediction), TextView(reference))
+        """Scores of one pair of raw texts; ``None`` for unavailable metrics (see ``unavailable``).
+
+        When every metric has a ``from_counts`` (the ``char``-token overlap metrics), the pair is
+        normalized, tokenized and counted once (:func:`evaluators.metrics.overlap.overlap_counts`;
+        a long text in pieces) and each value is read from the counts: the same values as
+        :meth:`score_views`.
+        """
+        if self._from_counts is None:
+            return self.score_views(TextView(prediction), TextView(reference))
+        from evaluators.metrics.overlap import overlap_counts
+
+        counts = overlap_counts(prediction, reference, self._counts_order, self._counts_lcs)
+        values = self._by_counts.get(counts)
+        if values is None:  # the values depend on the counts only; short answers share few distinct counts
+            if len(self._by_counts) >= self.COUNTS_MEMO:
+                self._by_counts.clear()
+            values = self._by_counts[counts] = [(name, float(fn(counts))) for name, fn in self._from_counts]
+        out: dict[str, float | None] = dict.fromkeys(self.metrics)
+        out.update(values)
+        return out
 
 
 def score_pair(prediction: str, reference: str, names: Iterable[str] | None = None,

@@ -16,8 +16,6 @@ text_span       ``boundary_score`` (boundary similarity B, sentence units)
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +36,7 @@ from evaluators.narrative.loader import load_document
 from evaluators.narrative.relationships import RelationshipResult, evaluate_relationships
 from evaluators.narrative.sentiment import SentimentResult, evaluate_sentiment
 from evaluators.narrative.text_span import TextSpanResult, evaluate_text_span
+from evaluators.parallel import gc_paused
 from evaluators.results import DictMixin, build_frozen, prf, to_jsonable
 
 
@@ -219,24 +218,6 @@ def _warnings(ctx: EvalContext, details: dict[str, Any]) -> list[str]:
     return out
 
 
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector while one document is scored.
-
-    Scoring allocates thousands of short-lived, acyclic objects; without the pause the
-    collector runs several generation-0 passes per document for nothing.  It is switched
-    back on (if it was on) as soon as the document is done.
-    """
-    was_enabled = gc.isenabled()
-    if was_enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class NarrativeEvaluator:
     """Score a predicted JSON v3 document against GT on every component (seed: CompositeEvaluator).
 
@@ -273,7 +254,7 @@ class NarrativeEvaluator:
         InputError
             If a document is unusable as a whole (undecodable, invalid JSON, not an object).
         """
-        with _gc_paused():
+        with gc_paused():  # thousands of short-lived, acyclic objects per document
             return self._evaluate(prediction, ground_truth, text, gt_file, pred_file, story_id)
 
     def _evaluate(self, prediction, ground_truth, text, gt_file, pred_file, story_id) -> NarrativeResult:

@@ -33,7 +33,7 @@ from collections import Counter
 from itertools import islice
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Iterator, Sequence
 
 #: Normalization applied before every tokenizer.
 NORMALIZATION = "nfkc+lower"
@@ -217,6 +217,92 @@ def get_tokenizer(name: str) -> Tokenizer:
         raise KeyError(f"unknown tokenizer {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
 
 
+#: Token lists up to this length are matched by ``list.count`` (no Counter built); longer ones by Counters.
+SMALL_MATCH_TOKENS = 32
+
+
+def ngram_matches(a: Sequence[str], b: Sequence[str], max_n: int) -> list[int]:
+    """Clipped n-gram matches of two token sequences for n = 1 .. ``max_n``.
+
+    ``out[n - 1]`` is the sum over n-grams g of min(count of g in ``a``, count of g in ``b``):
+    ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1, token F1's
+    common count (Lin 2004; Papineni et al. 2002; SQuAD v1.1 ``f1_score``).
+
+    Parameters
+    ----------
+    a, b : sequence of str
+        Tokens, shape (len_a,) and (len_b,).
+    max_n : int
+        Highest order, >= 1.
+
+    Returns
+    -------
+    list of int
+        Length ``max_n``, each in [0, min(len_a, len_b)], non-increasing in n.
+
+    Notes
+    -----
+    An order without a shared n-gram ends the count: every (n+1)-gram shared by both
+    contains a shared n-gram, so the higher orders are 0.  Only n-grams the two sides share
+    are counted; long sequences are never copied into lists of n-grams (the n-grams of the
+    shorter side are counted, then those of the longer side that occur in it).
+    """
+    out = [0] * max_n
+    if not a or not b:
+        return out
+    shared = set(a).intersection(b)
+    if not shared:
+        return out
+    small = len(a) <= SMALL_MATCH_TOKENS and len(b) <= SMALL_MATCH_TOKENS
+    if len(b) > len(a):
+        a, b = b, a  # b is the shorter side
+    for n in range(1, max_n + 1):
+        if len(b) < n:
+            break
+        if small:
+            if n == 1:
+                ga, gb, common = a, b, shared
+            else:
+                ga = list(zip(*[a[i:] for i in range(n)]))
+                gb = list(zip(*[b[i:] for i in range(n)]))
+                common = set(gb).intersection(ga)
+            m = 0
+            for g in common:
+                x, y = ga.count(g), gb.count(g)
+                m += x if x < y else y
+        else:
+            cb = Counter(zip(*[islice(b, i, None) for i in range(n)]))
+            ca = Counter(filter(cb.__contains__, zip(*[islice(a, i, None) for i in range(n)])))
+            m = sum(min(c, cb[g]) for g, c in ca.items())
+        if not m:
+            break
+        out[n - 1] = m
+    return out
+
+
+_CUT = re.compile(rf"[\W_{CJK_CLASS}]")  # a character no word token runs across
+#: Characters of normalized text tokenized at once by :func:`char_token_chunks`.
+TOKEN_CHUNK_CHARS = 1 << 20
+
+
+def char_token_chunks(normalized: str, chars: int = TOKEN_CHUNK_CHARS) -> Iterator[list[str]]:
+    """The ``char`` tokens of an already normalized text, in lists of about ``chars`` characters' worth.
+
+    Concatenated, the lists are ``_CHAR_TOKEN.findall(normalized)`` (the tokens of
+    :func:`char_tokens`): each piece ends before a character that no token runs across (not a
+    letter or digit of a word, or a CJK character, which is a token of its own), so no token is
+    cut.  A long text is never held as one list of tokens (a 20 MB answer has 10 M of them).
+    """
+    start, n = 0, len(normalized)
+    while start < n:
+        end = start + chars
+        if end < n:
+            cut = _CUT.search(normalized, end)
+            end = cut.start() if cut else n
+        yield _CHAR_TOKEN.findall(normalized, start, end)
+        start = end
+
+
 class TextView:
     """A text with its tokenizations computed lazily, at most once each.
 
@@ -233,7 +319,7 @@ class TextView:
         self.text = "" if text is None else str(text)
         self._tokens: dict[str, list[str]] = {}
         self._ngrams: dict[tuple[str, int], Counter] = {}
-        self._matches: dict[tuple[int, str, int], int] = {}
+        self._matches: dict[tuple[int, str], list[int]] = {}
 
     def tokens(self, tokenizer: str = "char") -> list[str]:
         """Tokens of the text under ``tokenizer`` (cached on the view)."""
@@ -271,14 +357,11 @@ class TextView:
         This is ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1,
         token F1's common count; it is computed once per pair and order and cached here.
         """
-        key = (id(other), tokenizer, n)
+        key = (id(other), tokenizer)
         found = self._matches.get(key)
-        if found is None:
-            mine, theirs = self.ngrams(tokenizer, n), other.ngrams(tokenizer, n)
-            if len(theirs) < len(mine):
-                mine, theirs = theirs, mine
-            found = self._matches[key] = sum(min(c, theirs[g]) for g, c in mine.items() if g in theirs)
-        return found
+        if found is None or len(found) < n:  # all orders up to n at once (:func:`ngram_matches`)
+            found = self._matches[key] = ngram_matches(self.tokens(tokenizer), other.tokens(tokenizer), max(n, 4))
+        return found[n - 1]
 
     @cached_property
     def normalized(self) -> str:
