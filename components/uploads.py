@@ -22,6 +22,16 @@ def upload_digest(u) -> str:
     return remember(("digest", _file_id(u)), lambda: f"{u.name}:{bytes_digest(u.getbuffer())}")
 
 
+def upload_view(u) -> memoryview:
+    """The bytes of one upload as a read-only view of Streamlit's own buffer (``getbuffer()``): no copy.
+
+    For readers that take ``bytes | memoryview`` and keep nothing of it (the Long Memory page's
+    inputs): the upload is held once (Streamlit's ``UploadedFile``), not a second time in the
+    session as :func:`upload_bytes` holds it.
+    """
+    return u.getbuffer().toreadonly()
+
+
 def upload_bytes(u) -> bytes:
     """The bytes of one upload, copied out once per upload (``getvalue()``) and kept in the session."""
     return remember(("bytes", _file_id(u)), u.getvalue)

@@ -15,7 +15,7 @@ source = page_frame(
 )
 
 from components import memory_views as views  # noqa: E402
-from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
+from components.uploads import cached, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
 from evaluators.memory.judge import JudgeCache  # noqa: E402
@@ -72,7 +72,7 @@ else:
                                type=["jsonl", "json", "csv"], accept_multiple_files=True, key="mem_more_results",
                                help="One EvalResult file (or mem0 results.json) per system; questions are matched "
                                     "by question_id.") or []
-    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, upload_digest(u), lambda u=u: upload_bytes(u))
+    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, upload_digest(u), lambda u=u: upload_view(u))
                    for i, u in enumerate(up_more)}
     uploads = {"results": up_results, "questions": up_questions, "predictions": up_preds, "labels": up_labels,
                "judge_cache": up_cache}
@@ -82,7 +82,7 @@ else:
         uploaded_cache_key = ("upload", upload_digest(up_cache))
     # Read and resolved once per file contents (shared across reruns), not on every widget change.
     inputs = cached(("mem-inputs", input_key, uploaded_cache_key),
-                    lambda: resolve_inputs(**{role: (u.name, upload_bytes(u)) for role, u in uploads.items()
+                    lambda: resolve_inputs(**{role: (u.name, upload_view(u)) for role, u in uploads.items()
                                               if u is not None}))
 results = inputs.results
 issues = inputs.issues

@@ -32,12 +32,12 @@ class DecodedText:
         return self.encoding == "utf-8"
 
 
-def decode_bytes(data: bytes, file: str = "<input>") -> DecodedText:
+def decode_bytes(data: bytes | memoryview, file: str = "<input>") -> DecodedText:
     """Decode ``data`` trying UTF-8 (with or without BOM), then GB18030.
 
     Parameters
     ----------
-    data : bytes
+    data : bytes or memoryview
         Raw file content.
     file : str
         Name used in error messages.
@@ -52,18 +52,18 @@ def decode_bytes(data: bytes, file: str = "<input>") -> DecodedText:
         If no supported encoding decodes the bytes; the issue names the first bad
         byte offset under UTF-8.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
+    if bytes(data[:3]) == b"\xef\xbb\xbf":  # ``str(..., encoding)``: bytes or a memoryview, decoded without a copy
         try:
-            return DecodedText(data[3:].decode("utf-8"), "utf-8-sig")
+            return DecodedText(str(data[3:], "utf-8"), "utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(
                 InputIssue(file, f"starts with a UTF-8 BOM but byte {exc.start + 3} is not valid UTF-8", kind="decode")
             ) from exc
     try:
-        return DecodedText(data.decode("utf-8"), "utf-8")
+        return DecodedText(str(data, "utf-8"), "utf-8")
     except UnicodeDecodeError as utf8_error:
         try:
-            return DecodedText(data.decode("gb18030"), "gb18030")
+            return DecodedText(str(data, "gb18030"), "gb18030")
         except UnicodeDecodeError:
             raise InputError(
                 InputIssue(

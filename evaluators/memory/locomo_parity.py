@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -82,10 +82,38 @@ def locomo_token_f1(prediction: str, answer: str) -> float:
     return _f1_from_common(sum((pred & gold).values()), pred.total(), gold.total())
 
 
+#: Characters of an answer normalized at once by :func:`_stemmed_counts` (a longer one in pieces).
+NORMALIZE_CHUNK_CHARS = 1 << 20
+
+
+def _pieces(text: str, chars: int) -> list[str] | Iterator[str]:
+    """``text`` cut before whitespace into pieces of about ``chars`` characters.
+
+    Every step of :func:`normalize_answer` is local to a word (whitespace is neither cased nor
+    case-ignorable for ``lower``'s final-sigma rule, and it is a non-word character for ``\b``),
+    so the words of the normalized pieces are the words of the normalized text.
+    """
+    if len(text) <= chars:
+        return [text]
+
+    def cut() -> Iterator[str]:
+        start = 0
+        while start < len(text):
+            space = _SPACES.search(text, start + chars)
+            end = space.start() if space else len(text)
+            yield text[start:end]
+            start = end
+    return cut()
+
+
 def _stemmed_counts(text: str) -> Counter:
     """Counts of :func:`stemmed_tokens` (what :func:`~evaluators.metrics.overlap.overlap_f1` counts), read
-    word by word: a long answer is never held as a list of its words."""
-    return Counter(_stem(m.group()) for m in _WORD.finditer(normalize_answer(text)))
+    word by word and a long answer normalized piece by piece: never held as a list of its words, nor
+    copied whole by each normalization step."""
+    counts: Counter = Counter()
+    for piece in _pieces(str(text), NORMALIZE_CHUNK_CHARS):
+        counts.update(_stem(m.group()) for m in _WORD.finditer(normalize_answer(piece)))
+    return counts
 
 
 def locomo_multi_answer_f1(prediction: str, answer: str) -> float:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,12 +189,23 @@ class MemoryReport:
         return to_jsonable(out)
 
 
+#: Characters of JSON encoded at once for the digest of :func:`local_judge_store`.
+_DIGEST_CHARS = 1 << 20
+
+
 def local_judge_store(folder: str | Path, results: Sequence[EvalResult]) -> Path:
     """The judge cache file kept for one set of results in ``folder`` (the page's local cache):
     ``memory-<first 16 hex of the SHA-256 of the results' JSONL>.json``."""
     digest = hashlib.sha256()
+    encoder = json.JSONEncoder(ensure_ascii=False)  # the text of results_to_jsonl, in pieces
     for r in results:  # line by line: the same digest as the whole JSONL, without a copy of every answer
-        digest.update(results_to_jsonl([r]).encode("utf-8"))
+        if len(r.prediction) + len(r.ground_truth) + len(r.question) < _DIGEST_CHARS:
+            digest.update(results_to_jsonl([r]).encode("utf-8"))
+            continue
+        for part in encoder.iterencode(to_jsonable(r)):  # a long answer: no whole line, no whole bytes copy
+            for i in range(0, len(part), _DIGEST_CHARS):
+                digest.update(part[i:i + _DIGEST_CHARS].encode("utf-8"))
+        digest.update(b"\n")
     digest = digest.hexdigest()[:16]
     return Path(folder) / f"memory-{digest}.json"
 

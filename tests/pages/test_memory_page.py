@@ -336,3 +336,50 @@ def test_an_unreadable_local_judge_cache_is_named_and_the_demo_cache_used(isolat
     errors = [shown(e.value) for e in at.error]
     assert any(str(store) in e and "the judge cache cannot be read and is not used" in e for e in errors), errors
     assert any("24 of 25 questions judged (from the demo judge cache)" in shown(c.value) for c in at.caption)
+
+
+def test_a_20_mb_prediction_upload_peaks_within_3x_its_input_plus_200_mb():
+    """Issue 20 point 10: the demo's 25 results and one with a 20 MB prediction ("x x x ...", 10 M tokens)
+    uploaded; the page's peak memory <= 3x the input + 200 MB above the empty page's (was +370 MB: the upload
+    copied into the session, a 10 M-entry token list, whole-text copies of LoCoMo's normalisation).
+
+    The long answer shares no token with its ground truth ("a border collie"): 0 on every text metric and
+    on LoCoMo's F1, so each overall mean is the demo's 25-question mean x 25 / 26.
+    """
+    import os
+    import subprocess
+    import sys
+
+    from evaluators.memory.metrics import compute_metrics
+    from tests.conftest import ROOT
+
+    code = r'''
+import json, re
+from tests.hostile.conftest import DEMO_MEMORY
+from tests.pages.helpers import MEMORY_PAGE, metric_values, page_app
+def hwm():
+    return int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1)) / 1024
+demo = (DEMO_MEMORY / "demo_results.jsonl").read_text(encoding="utf-8").splitlines()
+big = json.dumps({**json.loads(demo[0]), "question_id": "huge", "prediction": "x " * (10 << 20)})
+data = ("\n".join([*(ln for ln in demo if ln.strip()), big]) + "\n").encode()
+del big
+at = page_app(MEMORY_PAGE, source="upload", timeout=600)
+at.run()
+base = hwm()
+at.file_uploader(key="mem_results").set_value(("huge_line.jsonl", data, "application/json"))
+at.run()
+assert not at.exception, at.exception
+print(json.dumps({"base": base, "peak": hwm(), "input": len(data) / 2**20, "metrics": metric_values(at)}))
+'''
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALBOARD_JUDGE_", "OPENAI_"))}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["peak"] <= out["base"] + 3 * out["input"] + 200, out
+    demo = load_results_file(demo_path("memory", "demo_results.jsonl").read_bytes(), "demo").results
+    overall = compute_metrics(demo)["overall"]
+    assert out["metrics"]["Questions"] == "26"
+    for label, key in (("F1 (char)", "token_f1_char"), ("ROUGE-L", "rougeL"), ("BLEU-4", "bleu4"),
+                       ("EM (normalized)", "exact_match_normalized")):
+        assert out["metrics"][label] == f"{overall[key] * 25 / 26:.3f}", (label, out["metrics"])

@@ -98,3 +98,54 @@ def test_an_undecodable_file_in_any_role_is_an_issue_not_an_exception():
         assert any(i.file == f"{role}.bin" and "cannot be decoded" in i.message for i in inputs.issues), role
     inputs = resolve_inputs(questions=("q.bin", binary))
     assert inputs.results == [] and inputs.issues[0].file == "q.bin"
+
+
+def test_a_memoryview_of_the_bytes_resolves_as_the_bytes():
+    """The Long Memory page passes its uploads as views of Streamlit's buffer (no copy): every format
+    resolves exactly as from bytes (JSONL, JSON, CSV, GB18030, a BOM; questions, labels, judge cache)."""
+    from evaluators.demo import demo_path
+
+    results = [{"question_id": "q1", "question_type": "single_hop", "question": "谁？", "ground_truth": "林远",
+                "prediction": "林远 went"}, {"question_id": "q2", "question_type": 2, "question": "When?",
+                                              "ground_truth": "2023", "prediction": "May 2023"}]
+    csv_bytes = "question_id,question_type,question,ground_truth,prediction\nq1,single_hop,谁？,林远,林远\n".encode()
+    cases = [
+        {"results": ("r.jsonl", _jsonl(results)), "labels": ("l.jsonl", _jsonl(LABELS))},
+        {"results": ("r.json", _json(results))},
+        {"results": ("r.csv", b"\xef\xbb\xbf" + csv_bytes)},
+        {"results": ("r.jsonl", _jsonl(results).decode("utf-8").encode("gb18030"))},
+        {"questions": ("q.json", _json(QUESTIONS)), "labels": ("l.jsonl", _jsonl(LABELS))},
+        {name: (name, demo_path("memory", f"demo_{name}.{ext}").read_bytes())
+         for name, ext in (("results", "jsonl"), ("judge_cache", "json"))},
+    ]
+    for case in cases:
+        a = resolve_inputs(**case)
+        b = resolve_inputs(**{role: (name, memoryview(data)) for role, (name, data) in case.items()})
+        assert a.results and a.results == b.results, case
+        assert (a.issues, a.notes, a.stored_labels) == (b.issues, b.notes, b.stored_labels)
+        assert (a.judge_cache.entries if a.judge_cache else None) == (b.judge_cache.entries if b.judge_cache else None)
+
+
+def test_every_hostile_corpus_file_resolves_from_a_memoryview_as_from_bytes():
+    """Each file of tests/hostile/corpus in each role (undecodable, deep, truncated, NaN, surrogates ...):
+    the same records, problems, notes, labels and judge cache, or the same exception."""
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[1] / "hostile" / "corpus"
+    files = [f for f in sorted(corpus.rglob("*")) if f.is_file()]
+    assert len(files) >= 80
+    questions = ("questions.json", _json(QUESTIONS))
+
+    def resolve(kwargs: dict, as_view: bool):
+        try:
+            r = resolve_inputs(**{role: (name, memoryview(data) if as_view else data)
+                                  for role, (name, data) in kwargs.items()})
+        except Exception as exc:  # noqa: BLE001 - compared, not hidden
+            return type(exc).__name__, str(exc)
+        return r.results, r.issues, r.notes, r.stored_labels, r.judge_cache.entries if r.judge_cache else None
+
+    for f in files:
+        data = f.read_bytes()
+        for role in ("results", "questions", "predictions", "labels", "judge_cache"):
+            kwargs = {role: (f.name, data), **({"questions": questions} if role == "predictions" else {})}
+            assert resolve(kwargs, True) == resolve(kwargs, False), (f.name, role)

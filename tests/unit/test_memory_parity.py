@@ -101,3 +101,22 @@ def test_random_texts_score_as_the_published_scoring_does():
         expected = locomo_reference.question_score(pred, gold, category)
         assert locomo_score(r("q", category, gold, pred)) == pytest.approx(expected, abs=1e-12), (category, gold, pred)
         assert normalize_answer(pred) == locomo_reference.normalize_answer(pred)
+
+
+def test_a_long_answer_is_normalised_in_pieces_with_the_same_stemmed_counts(monkeypatch):
+    """Pieces cut before whitespace (set to a few characters here) give the words of the whole text:
+    commas, punctuation, articles, a final sigma and Chinese next to every cut."""
+    import importlib
+    from collections import Counter
+
+    lp = importlib.import_module("evaluators.memory.locomo_parity")  # the package re-exports a function of that name
+
+    rng = random.Random(2)
+    words = ["The", "cat,", "and", "a", "Dog!", "running", "ΟΔΟΣ", "北京", "2023.", "an", "x"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 60))) + rng.choice(["", " ", "\n"])
+             for _ in range(200)]
+    expected = [Counter(stemmed_tokens(t)) for t in texts]
+    monkeypatch.setattr(lp, "NORMALIZE_CHUNK_CHARS", 7)
+    assert [lp._stemmed_counts(t) for t in texts] == expected
+    # "x x ... x" (10,000 words) against "x y": common 1, P = 1/10,000, R = 1/2, F1 = 2PR/(P+R) = 2/10,002
+    assert locomo_token_f1("x " * 10_000, "x y") == pytest.approx(2 / 10_002)

@@ -177,3 +177,19 @@ def test_load_results_file_recognises_each_shape():
     assert broken.results == [] and broken.issues[0].kind == "decode"
     csv_text = "question_id,question_type,question,ground_truth,prediction\nz1,4,问题,答案,答案\n"
     assert load_results_file(csv_text.encode("utf-8-sig"), "r.csv").results[0].question_type == "single_hop"
+
+
+def test_the_local_judge_store_is_named_by_the_sha256_of_the_results_jsonl(monkeypatch):
+    """memory-<first 16 hex of SHA-256(results_to_jsonl(results))>.json, also when an answer is hashed in
+    pieces (a long one: set to a few characters here) and never copied whole."""
+    import hashlib
+
+    from evaluators.memory import run as run_mod
+    from evaluators.memory.records import results_to_jsonl
+
+    results = [EvalResult("s", "q1", "single_hop", "谁？", "林远", "林远 went \"home\"\n"),
+               EvalResult("s", "q2", "temporal", "When?", "2023", "x " * 50, metadata={"a": [1, 2.5, None, "é"]})]
+    want = "memory-" + hashlib.sha256(results_to_jsonl(results).encode("utf-8")).hexdigest()[:16] + ".json"
+    assert run_mod.local_judge_store("/tmp", results).name == want
+    monkeypatch.setattr(run_mod, "_DIGEST_CHARS", 7)
+    assert run_mod.local_judge_store("/tmp", results).name == want
