@@ -38,6 +38,7 @@ truth is scored (as a miss).  A question without a judge score is left out of
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ from evaluators import __version__
 from evaluators.memory.judge import Judgement
 from evaluators.memory.locomo_parity import locomo_score
 from evaluators.memory.records import EvalResult
-from evaluators.metrics.statistics import bootstrap_ci
+from evaluators.metrics.statistics import bootstrap_cis
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 
@@ -279,34 +280,68 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
 CI_SEED = 0
 
 
-def _aggregate(rows: Sequence[QuestionScores], names: Sequence[str], ci_resamples: int = 0,
-               columns: Mapping[str, Sequence[float | None]] | None = None) -> dict[str, Any]:
-    """One block (overall or one type): count, the mean of each metric with its interval, judged, gt_missing.
+def _block(count: int, names: Sequence[str], columns: Mapping[str, Sequence[float | None]]
+           ) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """One block (overall or one type) without intervals: count, the mean of each metric, judged, gt_missing;
+    and ``metric -> its values`` (``None`` left out) for the intervals.
 
-    ``columns`` are the metrics' values of ``rows`` (``metric -> values``, row order), when already
-    taken out of the rows.  Identical value lists (ROUGE-1 and F1 (char) by definition) are resampled
-    once: same values and seed, same interval.
+    ``columns`` are the metrics' values of the block's rows (``metric -> values``, row order).
     """
-    if columns is None:
-        columns = {name: [row.scores.get(name) for row in rows] for name in names}
-    out: dict[str, Any] = {"count": len(rows)}
-    intervals: list[tuple[list[float], tuple[float, float]]] = []
+    out: dict[str, Any] = {"count": count}
+    kept: dict[str, list[float]] = {}
     for name in names:
-        values = [v for v in columns[name] if v is not None]
+        values = kept[name] = [v for v in columns[name] if v is not None]
         out[name] = mean_or_none(values)
-        if ci_resamples and values:
-            ci = next((known for seen, known in intervals if seen == values), None)
-            if ci is None:
-                found = bootstrap_ci(values, n_resamples=ci_resamples, seed=CI_SEED, unit="question")
-                ci = (found.ci_low, found.ci_high)
-                intervals.append((values, ci))
-            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = ci
     if "judge_score" in names:
-        out["judged"] = sum(1 for v in columns["judge_score"] if v is not None)
+        out["judged"] = len(kept["judge_score"])
     text_names = [n for n in names if n in REGISTRY_NAMES]
     if text_names:
-        out["gt_missing"] = sum(1 for v in columns[text_names[0]] if v is None)
+        out["gt_missing"] = count - len(kept[text_names[0]])
+    return out, kept
+
+
+def _add_intervals(blocks: Sequence[tuple[dict[str, Any], dict[str, list[float]]]], names: Sequence[str],
+                   ci_resamples: int) -> list[dict[str, Any]]:
+    """The blocks with ``{metric}_ci_low`` / ``{metric}_ci_high`` after each mean: a 95% percentile bootstrap
+    interval (seed :data:`CI_SEED`).  Identical value lists (ROUGE-1 and F1 (char) by definition) are
+    resampled once: same values and seed, same interval; the others together on threads (:func:`bootstrap_cis`)."""
+    distinct: list[list[float]] = []
+    where: list[dict[str, int]] = []
+    for _, kept in blocks:
+        where.append({})
+        for name, values in kept.items():
+            if values:
+                k = next((i for i, seen in enumerate(distinct) if seen == values), None)
+                if k is None:
+                    k = len(distinct)
+                    distinct.append(values)
+                where[-1][name] = k
+    found = bootstrap_cis(distinct, n_resamples=ci_resamples, seed=CI_SEED, unit="question")
+    out = []
+    for (block, _), at in zip(blocks, where):
+        ordered: dict[str, Any] = {"count": block["count"]}
+        for name in names:
+            ordered[name] = block[name]
+            if name in at:
+                ordered[f"{name}_ci_low"], ordered[f"{name}_ci_high"] = found[at[name]].ci_low, found[at[name]].ci_high
+        ordered.update((k, v) for k, v in block.items() if k not in ordered)  # judged, gt_missing
+        out.append(ordered)
     return out
+
+
+def _take(rows: Sequence[QuestionScores], names: Sequence[str]) -> dict[str, Sequence[float | None]]:
+    """``metric -> values`` of ``rows`` (row order; ``None`` where a row has none), read once per row."""
+    if len(names) > 1 and rows:
+        get = itemgetter(*names)
+        try:
+            return dict(zip(names, zip(*[get(row.scores) for row in rows])))
+        except KeyError:  # a row without some metric: None there
+            pass
+    return {name: [row.scores.get(name) for row in rows] for name in names}
+
+
+def _pick(column: Sequence[float | None], index: list[int]) -> Sequence[float | None]:
+    return itemgetter(*index)(column) if len(index) > 1 else [column[index[0]]]
 
 
 def compute_metrics(results: Iterable[EvalResult], judge_scores: Mapping[str, Any] | None = None, *,
@@ -364,11 +399,16 @@ def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str], *,
     :func:`evaluators.metrics.statistics.bootstrap_ci`), and ``ci`` names the settings.
     """
     names = _check_names(metrics)
-    by_type: dict[str, list[QuestionScores]] = {}
-    for row in rows:
-        by_type.setdefault(row.question_type, []).append(row)
-    overall = _aggregate(rows, names, ci_resamples)
-    types = {t: _aggregate(group, names, ci_resamples) for t, group in by_type.items()}
+    by_type: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_type.setdefault(row.question_type, []).append(i)
+    columns = _take(rows, names)
+    overall_block = _block(len(rows), names, columns)
+    type_blocks = {t: _block(len(index), names, {n: _pick(columns[n], index) for n in names})
+                   for t, index in by_type.items()}
+    blocks = [overall_block, *type_blocks.values()]
+    done = _add_intervals(blocks, names, ci_resamples) if ci_resamples else [block for block, _ in blocks]
+    overall, types = done[0], dict(zip(type_blocks, done[1:]))
     if "judge_score" in names:
         overall["task_averaged_judge_score"] = mean_or_none(t["judge_score"] for t in types.values())
     return {

@@ -245,3 +245,15 @@ def test_below_the_segmented_size_the_resamples_are_the_index_draws_as_before():
     x = np.random.default_rng(6).random(1000)  # all distinct, below SEGMENTED_MIN_ITEMS: numbers unchanged
     draws = np.random.default_rng(3).integers(0, 1000, size=(500, 1000), dtype=np.int32)
     assert np.array_equal(st.resample_means(x, 500, seed=3), x[draws].mean(axis=1))
+
+
+def test_bootstrap_cis_on_threads_equal_bootstrap_ci_column_by_column():
+    """Each column keeps its own generator (same seed): 1 or 4 threads, the same intervals as one at a time;
+    the columns cover the three samplers (2 distinct values: multinomial counts; 300 items: indices;
+    20,000 distinct items: segments)."""
+    rng = np.random.default_rng(5)
+    columns = [[0.0, 1.0] * 50, list(rng.random(300)), list(rng.random(20_000)), [0.5]]
+    one_by_one = [st.bootstrap_ci(c, n_resamples=500, seed=3) for c in columns]
+    assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=4) == one_by_one
+    assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=1) == one_by_one
+    assert one_by_one[3].ci_low == one_by_one[3].ci_high == 0.5  # one value: every resample's mean is 0.5
