@@ -200,29 +200,42 @@ def result_from_dict(data: dict[str, Any]) -> EvalResult:
         When ``question_id`` or ``question_type`` is missing or empty, or when neither a
         ground truth nor an abstention flag is given; the message names the field.
     """
-    _, qid = _first(data, FIELD_ALIASES["question_id"])
+    _, qid = _field(data, "question_id")
     if is_empty(qid):
         raise ValueError("missing 'question_id' (also read as 'qid' or 'id')")
-    _, qtype = _first(data, FIELD_ALIASES["question_type"])
+    _, qtype = _field(data, "question_type")
     if is_empty(qtype):
         raise ValueError("missing 'question_type' (also read as 'type' or 'category')")
     qtype = canonical_type(qtype)
-    gt_name, gt = _first(data, FIELD_ALIASES["ground_truth"])
+    gt_name, gt = _field(data, "ground_truth")
     abstention = bool(data.get("abstention", False)) or str(qid).endswith("_abs") or qtype == "adversarial"
     if gt_name is None:
         if qtype == "adversarial":
             gt = ADVERSARIAL_GROUND_TRUTH
         elif not abstention:
             raise ValueError("missing 'ground_truth' (also read as 'answer', 'gold', 'reference' or 'gt')")
-    _, pred = _first(data, FIELD_ALIASES["prediction"])
-    _, sid = _first(data, FIELD_ALIASES["sample_id"])
-    _, question = _first(data, FIELD_ALIASES["question"])
+    _, pred = _field(data, "prediction")
+    _, sid = _field(data, "sample_id")
+    _, question = _field(data, "question")
     metadata = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"), dict) else {}
-    metadata.update({k: v for k, v in data.items() if k not in _KNOWN_FIELDS})
+    if not data.keys() <= _KNOWN_FIELDS:  # set operation: the common record has no extra field
+        metadata.update({k: v for k, v in data.items() if k not in _KNOWN_FIELDS})
     return EvalResult(
-        sample_id=answer_text(sid), question_id=str(qid), question_type=qtype, question=answer_text(question),
-        ground_truth=answer_text(gt), prediction=answer_text(pred), abstention=abstention, metadata=metadata,
+        sample_id=_text(sid), question_id=str(qid), question_type=qtype, question=_text(question),
+        ground_truth=_text(gt), prediction=_text(pred), abstention=abstention, metadata=metadata,
     )
+
+
+def _field(data: dict[str, Any], key: str) -> tuple[str | None, Any]:
+    """:func:`_first` of the field's aliases; the field's own name (its first alias) looked up first."""
+    if key in data:
+        return key, data[key]
+    return _first(data, FIELD_ALIASES[key])
+
+
+def _text(value: Any) -> str:
+    """:func:`answer_text`, a string as it is."""
+    return value if type(value) is str else answer_text(value)
 
 
 def lines_despite_bad_bytes(data: bytes, file: str, issue: InputIssue) -> RecordSet | None:
@@ -286,11 +299,16 @@ def nesting_depth(value: Any, limit: int = MAX_METADATA_DEPTH) -> int:
     return depth
 
 
+_FLAT_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _nested(value: Any) -> bool:
     """True for a list or object holding a list or object (a flat one, the common case, is never deep)."""
     if isinstance(value, dict):
         value = value.values()
     elif not isinstance(value, list):
+        return False
+    if _FLAT_TYPES.issuperset(map(type, value)):  # in C: only scalars (the common case)
         return False
     return any(isinstance(v, (dict, list)) for v in value)
 
