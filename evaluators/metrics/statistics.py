@@ -354,12 +354,31 @@ def bootstrap_cis(columns, *, n_resamples: int = 10_000, confidence_level: float
     def one(values) -> BootstrapCI:
         return bootstrap_ci(values, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, unit=unit)
 
-    if threads <= 1 or len(columns) <= 1:
-        return [one(c) for c in columns]
-    from concurrent.futures import ThreadPoolExecutor
+    # Only columns with a small draw go to the threads: a multinomial draw holds n_resamples x distinct values
+    # counts at once, and the other samplers use threads of their own.
+    small = [i for i, c in enumerate(columns) if _small_draw(c, n_resamples)]
+    out: list[BootstrapCI | None] = [None] * len(columns)
+    if threads > 1 and len(small) > 1:
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(threads, len(columns))) as pool:
-        return list(pool.map(one, columns))
+        with ThreadPoolExecutor(min(threads, len(small))) as pool:
+            for i, ci in zip(small, pool.map(one, [columns[i] for i in small])):
+                out[i] = ci
+    return [ci if ci is not None else one(c) for ci, c in zip(out, columns)]
+
+
+#: Largest multinomial draw (bytes of counts) of a column that :func:`bootstrap_cis` runs beside others.
+THREADED_DRAW_BYTES = 32 << 20
+
+
+def _small_draw(values, n_resamples: int) -> bool:
+    """True when :func:`resample_means` draws the column as multinomial counts of at most
+    :data:`THREADED_DRAW_BYTES`."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0 or not np.all(np.isfinite(x)):
+        return False  # bootstrap_ci raises its error
+    k = np.unique(x).size
+    return k * COUNTS_RATIO <= x.size and n_resamples * k * 8 <= THREADED_DRAW_BYTES
 
 
 @dataclass(frozen=True)

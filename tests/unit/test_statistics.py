@@ -249,11 +249,14 @@ def test_below_the_segmented_size_the_resamples_are_the_index_draws_as_before():
 
 def test_bootstrap_cis_on_threads_equal_bootstrap_ci_column_by_column():
     """Each column keeps its own generator (same seed): 1 or 4 threads, the same intervals as one at a time;
-    the columns cover the three samplers (2 distinct values: multinomial counts; 300 items: indices;
-    20,000 distinct items: segments)."""
+    the columns cover the three samplers (few distinct values: multinomial counts, drawn on the threads;
+    300 distinct items: indices; 20,000 distinct items: segments)."""
     rng = np.random.default_rng(5)
-    columns = [[0.0, 1.0] * 50, list(rng.random(300)), list(rng.random(20_000)), [0.5]]
+    levels = [i / 10 for i in range(11)]  # an F1-like column: 11 distinct values
+    columns = [[0.0, 1.0] * 50, list(rng.choice(levels, 400)), list(rng.choice(levels, 1000)),
+               list(rng.random(300)), list(rng.random(20_000)), [0.5]]
+    assert [st._small_draw(c, 500) for c in columns] == [True, True, True, False, False, False]
     one_by_one = [st.bootstrap_ci(c, n_resamples=500, seed=3) for c in columns]
     assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=4) == one_by_one
     assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=1) == one_by_one
-    assert one_by_one[3].ci_low == one_by_one[3].ci_high == 0.5  # one value: every resample's mean is 0.5
+    assert one_by_one[5].ci_low == one_by_one[5].ci_high == 0.5  # one value: every resample's mean is 0.5
