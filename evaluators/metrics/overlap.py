@@ -93,7 +93,18 @@ def exact_key(view: TextView) -> str:
 
 
 def exact_key_text(text: str) -> str:
-    """:func:`exact_key` of an already normalized text (``NORMALIZATION``)."""
+    """:func:`exact_key` of an already normalized text (``NORMALIZATION``).
+
+    Parameters
+    ----------
+    text : str
+        Text after :func:`~evaluators.text.tokenize.normalize`.
+
+    Returns
+    -------
+    str
+        ``text`` without whitespace, punctuation, symbols or underscores.
+    """
     if len(text) <= _EXACT_CHUNK:
         return _NON_WORD.sub("", text)
     return "".join(_NON_WORD.sub("", text[i:i + _EXACT_CHUNK]) for i in range(0, len(text), _EXACT_CHUNK))
@@ -181,7 +192,23 @@ def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = 
 def rouge_n_from_counts(overlap: int, n_pred: int, n_ref: int, n: int) -> float:
     """ROUGE-n F-measure from the clipped n-gram overlap and the two token counts (see :func:`rouge_n`).
 
-    Both counts 0: 1.0 (identical empty texts).
+    Parameters
+    ----------
+    overlap : int
+        Clipped n-gram matches, >= 0.
+    n_pred, n_ref : int
+        Tokens of the prediction and of the reference, >= 0.
+    n : int
+        The n-gram order, >= 1.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both counts are 0 (identical empty texts).
+
+    References
+    ----------
+    Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries"; rouge-score's ``_score_ngrams``.
     """
     if not n_pred and not n_ref:
         return 1.0
@@ -201,9 +228,19 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
 
 
 def lcs_length(p: list[str], r: list[str]) -> int:
-    """Length of the longest common subsequence of two token lists (rapidfuzz ``LCSseq``; 0 when one is empty).
+    """Length of the longest common subsequence of two token lists (rapidfuzz ``LCSseq``).
 
     A side longer than :data:`LCS_REDUCE_AT` tokens is reduced first (:func:`lcs_reduced`, same length).
+
+    Parameters
+    ----------
+    p, r : list of str
+        Tokens, shape (len_p,) and (len_r,).
+
+    Returns
+    -------
+    int
+        In [0, min(len_p, len_r)]; 0 when one list is empty.
     """
     if not p or not r:
         return 0
@@ -217,7 +254,21 @@ def lcs_length(p: list[str], r: list[str]) -> int:
 def rouge_l_from_counts(lcs: int, n_pred: int, n_ref: int) -> float:
     """ROUGE-L F-measure from the LCS length and the two token counts (see :func:`rouge_l`).
 
-    Both counts 0: 1.0; one of them 0: 0.0.
+    Parameters
+    ----------
+    lcs : int
+        Length of the longest common token subsequence, in [0, min(n_pred, n_ref)].
+    n_pred, n_ref : int
+        Tokens of the prediction and of the reference, >= 0.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both counts are 0, 0.0 when one of them is.
+
+    References
+    ----------
+    Lin (2004); rouge-score's ``_score_lcs``.
     """
     if not n_pred or not n_ref:
         return 1.0 if not n_pred and not n_ref else 0.0
@@ -322,7 +373,23 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
 def bleu_from_counts(matches: Sequence[int], n_pred: int, n_ref: int, max_n: int) -> float:
     """:func:`bleu` from the clipped matches of orders 1..``max_n`` (or more) and the two token counts.
 
-    Both counts 0: 1.0 (identical empty texts).
+    Parameters
+    ----------
+    matches : sequence of int
+        Clipped n-gram matches, ``matches[k]`` for the (k+1)-grams; at least ``max_n`` of them.
+    n_pred, n_ref : int
+        Hypothesis and reference tokens, >= 0.
+    max_n : int
+        BLEU order (1, 2 or 4 for BLEU-1/2/4).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both counts are 0 (identical empty texts); see :func:`bleu_from_matches`.
+
+    References
+    ----------
+    Papineni et al. (2002); smoothing method 1 of Chen & Cherry (2014) as in nltk's ``sentence_bleu``.
     """
     if not n_pred and not n_ref:
         return 1.0

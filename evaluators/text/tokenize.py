@@ -292,6 +292,18 @@ def char_token_chunks(normalized: str, chars: int = TOKEN_CHUNK_CHARS) -> Iterat
     :func:`char_tokens`): each piece ends before a character that no token runs across (not a
     letter or digit of a word, or a CJK character, which is a token of its own), so no token is
     cut.  A long text is never held as one list of tokens (a 20 MB answer has 10 M of them).
+
+    Parameters
+    ----------
+    normalized : str
+        Text after :func:`normalize`.
+    chars : int
+        Characters per piece, >= 1 (a piece ends at the next character no token runs across).
+
+    Yields
+    ------
+    list of str
+        The tokens of one piece, in order.
     """
     start, n = 0, len(normalized)
     while start < n:
