@@ -101,7 +101,6 @@ def run(args) -> int:
 
     from evaluators.io import InputError
     from evaluators.memory.inputs import resolve_inputs
-    from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
     from evaluators.memory.records import results_to_jsonl
     from evaluators.memory.run import MemoryConfig, run_memory
 
@@ -136,6 +135,8 @@ def run(args) -> int:
             print(f"error: cannot write the results {args.write_results}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     if args.judge:
+        from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
+
         try:
             llm_config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
         except ValueError as exc:

@@ -19,7 +19,6 @@ from evaluators.memory.agreement import (
 )
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores, resolve_inputs
 from evaluators.memory.judge import MODES, Judgement, JudgeCache, JudgeRun, auto_mode, batch_judge, judge_answer
-from evaluators.memory.llm import LLMConfig, LLMError, OpenAICompatibleClient
 from evaluators.memory.loaders import (
     attach_predictions, load_locomo, load_longmemeval, load_mem0_locomo, load_predictions, load_results_file,
 )
@@ -39,3 +38,14 @@ __all__ = [
     "ALL_METRICS", "DEFAULT_METRICS", "compute_metrics", "score_questions", "MemoryConfig", "MemoryReport",
     "run_memory",
 ]
+
+#: Names of :mod:`evaluators.memory.llm`, imported when first asked for (its HTTP client is not needed to score).
+_FROM_LLM = ("LLMConfig", "LLMError", "OpenAICompatibleClient")
+
+
+def __getattr__(name: str):
+    if name in _FROM_LLM:
+        from evaluators.memory import llm
+
+        return getattr(llm, name)
+    raise AttributeError(f"module 'evaluators.memory' has no attribute {name!r}")

@@ -29,15 +29,17 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluators.io.readers import loads_json_line
 from evaluators.io.replies import ReplyStore
-from evaluators.memory.llm import ChatLLM, LLMError
 from evaluators.memory.prompts import BINARY_PROMPTS, CONTINUOUS
 from evaluators.memory.records import EvalResult
 from evaluators.memory.unanswerable import is_unanswerable
 from evaluators.results import DictMixin
+
+if TYPE_CHECKING:  # the client (httpx, tenacity) is imported only where an LLM judges
+    from evaluators.memory.llm import ChatLLM
 
 MODES: tuple[str, ...] = ("continuous", "adversarial", "temporal_reasoning", "knowledge_update", "preference",
                           "default_binary", "abstention")
@@ -229,6 +231,8 @@ def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: Chat
                          "adversarial: the information is not in the conversation.", model="rule")
     if llm is None:
         raise ValueError(f"judge mode {mode!r} needs an LLM (llm=...); only 'adversarial' is rule-based")
+    from evaluators.memory.llm import LLMError
+
     prompt = build_prompt(question, ground_truth, prediction, mode)
     model = getattr(llm, "model", None)
     try:
