@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
-from evaluators.io.readers import add_json_records, read_json_document
+from evaluators.io.readers import ORJSON_MAX_BYTES, add_json_records, loads_json_line, read_json_document
 from evaluators.memory.records import (
     ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
     answer_text, canonical_type, lines_despite_bad_bytes, read_results, results_from_records,
@@ -391,6 +391,28 @@ def detect_format(value: Any) -> str:
     return "records"
 
 
+_NEWLINE = re.compile(rb"\n")
+_JSON_NON_SPACE = re.compile(rb"[^ \t\r\n]")  # JSON's whitespace is these four
+
+
+def _more_after_a_first_object(data: bytes | memoryview) -> bool:
+    """True when the first line is one whole JSON object and more than whitespace follows it.
+
+    Such a file is not one JSON document (a parser stops at "Extra data"), so
+    :func:`load_results_file` reads its lines at once, as it would after trying the whole file as
+    one document (that try decodes and parses a copy of the whole file for nothing).
+    """
+    start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
+    newline = _NEWLINE.search(data, start)
+    if newline is None or newline.start() - start > ORJSON_MAX_BYTES:
+        return False
+    try:
+        first = loads_json_line(bytes(data[start:newline.start()]))
+    except Exception:  # noqa: BLE001 - not a whole JSON value on the first line: the usual path decides
+        return False
+    return isinstance(first, dict) and _JSON_NON_SPACE.search(data, newline.end()) is not None
+
+
 def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport | None = None) -> LoadReport:
     """Load a results file of any supported shape.
 
@@ -410,6 +432,11 @@ def load_results_file(data: bytes, file: str = "<input>", *, dataset: LoadReport
         Never raises for bad content: an undecodable or unparsable file yields no
         results and one located issue.
     """
+    if _more_after_a_first_object(data):  # JSONL: not one JSON document, read line by line at once
+        try:
+            return read_results(data, file)
+        except InputError:
+            pass  # not decodable as a whole: below, a JSONL file keeps its good lines
     try:
         value, parsed = read_json_document(data, file)
     except InputError as exc:  # undecodable as a whole: a JSONL file keeps its good lines

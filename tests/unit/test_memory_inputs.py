@@ -149,3 +149,34 @@ def test_every_hostile_corpus_file_resolves_from_a_memoryview_as_from_bytes():
         for role in ("results", "questions", "predictions", "labels", "judge_cache"):
             kwargs = {role: (f.name, data), **({"questions": questions} if role == "predictions" else {})}
             assert resolve(kwargs, True) == resolve(kwargs, False), (f.name, role)
+
+
+def test_jsonl_is_read_line_by_line_without_first_trying_one_json_document(monkeypatch):
+    """A first line holding a whole object with more than whitespace after it is JSONL: its lines are read at
+    once (the whole file is not decoded and parsed as one document first); everything else, and a file that
+    does not decode as a whole, still goes through the document reader, with the same records and problems."""
+    from evaluators.memory import loaders
+
+    documents = []
+    original = loaders.read_json_document
+    monkeypatch.setattr(loaders, "read_json_document", lambda data, file: documents.append(file) or original(data, file))
+    a = '{"question_id": "a", "question_type": "single_hop", "ground_truth": "北京", "prediction": "北京"}'
+    b = '{"question_id": "b", "question_type": 2, "ground_truth": "y"}'
+    cases = {  # name: (bytes, question ids read, read as one document first)
+        "crlf.jsonl": (f"{a}\r\n{b}\r\n".encode(), ["a", "b"], False),
+        "bom.jsonl": (("\ufeff" + f"{a}\n{b}\n").encode(), ["a", "b"], False),
+        "named.json": (f"{a}\n{b}\n".encode(), ["a", "b"], False),
+        "gb18030.jsonl": (f"{a}\n{b}\n".encode("gb18030"), ["a", "b"], True),  # first line not UTF-8: as before
+        "object_then_blanks.json": (f"{a}\n  \n\t\n".encode(), ["a"], True),  # one document
+        "array.json": (f"[{a}]\n".encode(), ["a"], True),
+        # a bad byte on line 2: not decodable as a whole, so the document reader's path keeps line 1
+        "bad_byte.jsonl": (f"{a}\n".encode() + b'{"question_id": "b", "question_type": 2, "ground_truth": "\xff"}\n',
+                           ["a"], True),
+    }
+    for name, (data, ids, as_document) in cases.items():
+        documents.clear()
+        report = loaders.load_results_file(data, name)
+        assert [r.question_id for r in report.results] == ids, name
+        assert (documents == [name]) is as_document, name
+    bad = loaders.load_results_file(cases["bad_byte.jsonl"][0], "bad_byte.jsonl")
+    assert [(i.line, i.kind, i.severity) for i in bad.issues] == [(None, "decode", "warning"), (2, "decode", "error")]
