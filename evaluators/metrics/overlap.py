@@ -454,12 +454,16 @@ def overlap_counts(prediction: str | None, reference: str | None, max_n: int = 4
     """
     pn, rn = normalize("" if prediction is None else str(prediction)), normalize("" if reference is None else
                                                                               str(reference))
-    exact = exact_key_text(pn) == exact_key_text(rn)
     if len(pn) <= LONG_TEXT_CHARS and len(rn) <= LONG_TEXT_CHARS:
         p, r = _CHAR_TOKEN.findall(pn), _CHAR_TOKEN.findall(rn)
+        if pn.isascii() and rn.isascii():  # the tokens are then exactly the characters exact_key keeps
+            exact = "".join(p) == "".join(r)
+        else:
+            exact = exact_key_text(pn) == exact_key_text(rn)
         matches = ngram_matches(p, r, max_n)
         common = lcs_length(p, r) if lcs and matches[0] else 0
         return OverlapCounts(exact, len(p), len(r), tuple(matches), common if lcs else None)
+    exact = exact_key_text(pn) == exact_key_text(rn)
     long_is_pred = len(pn) >= len(rn)
     long_text, short = (pn, rn) if long_is_pred else (rn, pn)
     del pn, rn

@@ -354,10 +354,10 @@ class PairScorer:
         if values is None:  # the values depend on the counts only; short answers share few distinct counts
             if len(self._by_counts) >= self.COUNTS_MEMO:
                 self._by_counts.clear()
-            values = self._by_counts[counts] = [(name, float(fn(counts))) for name, fn in self._from_counts]
-        out: dict[str, float | None] = dict.fromkeys(self.metrics)
-        out.update(values)
-        return out
+            values = dict.fromkeys(self.metrics)
+            values.update((name, float(fn(counts))) for name, fn in self._from_counts)
+            self._by_counts[counts] = values
+        return values.copy()
 
 
 def score_pair(prediction: str, reference: str, names: Iterable[str] | None = None,

@@ -256,6 +256,8 @@ def ngram_matches(a: Sequence[str], b: Sequence[str], max_n: int) -> list[int]:
     small = len(a) <= SMALL_MATCH_TOKENS and len(b) <= SMALL_MATCH_TOKENS
     if len(b) > len(a):
         a, b = b, a  # b is the shorter side
+    if small:  # the shifted copies of both lists, made once for every order
+        sa, sb = [a[i:] for i in range(max_n)], [b[i:] for i in range(max_n)]
     for n in range(1, max_n + 1):
         if len(b) < n:
             break
@@ -263,8 +265,7 @@ def ngram_matches(a: Sequence[str], b: Sequence[str], max_n: int) -> list[int]:
             if n == 1:
                 ga, gb, common = a, b, shared
             else:
-                ga = list(zip(*[a[i:] for i in range(n)]))
-                gb = list(zip(*[b[i:] for i in range(n)]))
+                ga, gb = list(zip(*sa[:n])), list(zip(*sb[:n]))
                 common = set(gb).intersection(ga)
             m = 0
             for g in common:

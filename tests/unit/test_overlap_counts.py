@@ -123,3 +123,19 @@ def test_pair_scorer_with_another_metric_scores_views_as_before():
     for prediction, reference in PAIRS:
         views = scorer.score_views(TextView(prediction), TextView(reference))
         assert scorer.score(prediction, reference) == views
+
+
+def test_random_texts_score_as_the_per_metric_functions():
+    """ASCII texts (exact match read from the tokens) and mixed ones (from exact_key), with punctuation,
+    underscores, full-width forms and katakana marks that exact_key drops though they are CJK tokens (・ ゛)."""
+    rng = random.Random(13)
+    ascii_alphabet = ["a", "B", "cat", "_", " ", ".", "-", "9", "x_y", "!", "  "]
+    mixed_alphabet = [*ascii_alphabet, "北", "京", "・", "゛", "Ａ", "é", "　", "，"]
+    scorer = PairScorer(OVERLAP_METRICS)
+    for alphabet in (ascii_alphabet, mixed_alphabet):
+        for _ in range(300):
+            p = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+            r = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+            assert scorer.score(p, r) == per_metric(p, r), (p, r)
+    # "a_b" and "ab": the same exact key (the underscore is dropped) though the tokens differ (a, b vs ab)
+    assert scorer.score("a_b", "ab")["exact_match_normalized"] == 1.0
