@@ -17,17 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from evaluators.io.gt_patch import PatchApplication, PatchEntry, apply_gt_patch
-from evaluators.metrics.statistics import (
-    BootstrapCI,
-    McNemarResult,
-    PairedComparison,
-    bootstrap_ci,
-    mcnemar,
-    paired_bootstrap,
-)
+from evaluators.metrics.before_after import PatchEffect, RankFlip, ScoreChange, score_effect  # noqa: F401 (re-exported)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
@@ -41,9 +33,10 @@ from evaluators.qa.evaluate import (
     verdict_classification,
     with_intervals,
 )
-from evaluators.results import DictMixin
 
 COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
+#: The metrics compared before and after a patch.
+QA_METRICS = ("exact_match", "token_f1")
 _GT_KEY, _PRED_KEY, _GROUP_KEY = "answers", "prediction", "group"
 
 
@@ -139,73 +132,6 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     return rebuild_report(report, out), application
 
 
-@dataclass(frozen=True)
-class ScoreChange(DictMixin):
-    """One run's scores before and after a GT patch, on the records scored in both.
-
-    Attributes
-    ----------
-    run : str
-    n_paired : int
-        Records scored before and after (a record that gained a GT is in ``after`` only).
-    n_changed : int
-        Records whose EM or F1 changed.
-    exact_match_before, exact_match_after, token_f1_before, token_f1_after : BootstrapCI
-        Means with percentile bootstrap intervals (records resampled).
-    exact_match_change, token_f1_change : PairedComparison
-        After minus before: paired bootstrap interval and two-sided p-value.
-    exact_match_mcnemar : McNemarResult
-        McNemar's exact test on EM (records right after only vs before only).
-    """
-
-    run: str
-    n_paired: int
-    n_changed: int
-    exact_match_before: BootstrapCI
-    exact_match_after: BootstrapCI
-    token_f1_before: BootstrapCI
-    token_f1_after: BootstrapCI
-    exact_match_change: PairedComparison
-    token_f1_change: PairedComparison
-    exact_match_mcnemar: McNemarResult
-
-
-@dataclass(frozen=True)
-class RankFlip(DictMixin):
-    """Two systems whose order by a metric is reversed by the patch.
-
-    Attributes
-    ----------
-    metric : {"exact_match", "token_f1"}
-    higher_before, higher_after : str
-        The system ahead before, the one ahead after.
-    before, after : tuple of float
-        Both systems' means (``higher_before`` first) before and after.
-    """
-
-    metric: str
-    higher_before: str
-    higher_after: str
-    before: tuple[float, float]
-    after: tuple[float, float]
-
-
-@dataclass(frozen=True)
-class PatchEffect(DictMixin):
-    """Scores before and after a GT patch, run by run.
-
-    Attributes
-    ----------
-    changes : tuple of ScoreChange
-        One per run, in the runs' order.
-    rank_flips : tuple of RankFlip
-        Pairs of runs whose order changed (EM or F1); empty with one run.
-    """
-
-    changes: tuple[ScoreChange, ...]
-    rank_flips: tuple[RankFlip, ...]
-
-
 def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
     if len(before) != len(after):
         raise ValueError(f"before and after must be the same records: {len(before)} vs {len(after)}")
@@ -220,7 +146,7 @@ def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
 
 def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]], *,
                  n_resamples: int = 10_000, confidence_level: float = 0.95, seed: int = 0) -> PatchEffect:
-    """Compare each run's records before and after a GT patch.
+    """Compare each run's records before and after a GT patch (EM and F1; McNemar on EM).
 
     Parameters
     ----------
@@ -228,12 +154,12 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
         Run name -> its records before the patch / after it (the same records, same order:
         :func:`evaluators.qa.compare.runs_of` of the report and of :func:`patch_report`'s).
     n_resamples, confidence_level, seed
-        Bootstrap settings (:func:`evaluators.metrics.statistics.bootstrap_ci`, ``paired_bootstrap``);
-        ``n_resamples`` >= 1.
+        Bootstrap settings (:func:`evaluators.metrics.before_after.score_effect`); ``n_resamples`` >= 1.
 
     Returns
     -------
     PatchEffect
+        Metrics ``exact_match`` (binary: McNemar's exact test) and ``token_f1``.
 
     Raises
     ------
@@ -242,33 +168,10 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
     """
     if list(before) != list(after):
         raise ValueError("before and after must have the same runs")
-    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
-    changes = []
+    values_b, values_a = {}, {}
     for run in before:
         pairs = _pairs(before[run], after[run])
-        if not pairs:
-            raise ValueError(f"{run}: no record scored before and after the patch")
-        em_b = [b.exact_match for b, _ in pairs]
-        em_a = [a.exact_match for _, a in pairs]
-        f1_b = [b.token_f1 for b, _ in pairs]
-        f1_a = [a.token_f1 for _, a in pairs]
-        changed = sum(1 for b, a in pairs if (b.exact_match, b.token_f1) != (a.exact_match, a.token_f1))
-        ci = {**settings, "unit": "record"}
-        changes.append(ScoreChange(
-            run, len(pairs), changed, bootstrap_ci(em_b, **ci), bootstrap_ci(em_a, **ci), bootstrap_ci(f1_b, **ci),
-            bootstrap_ci(f1_a, **ci), paired_bootstrap(em_b, em_a, **settings),
-            paired_bootstrap(f1_b, f1_a, **settings), mcnemar(em_b, em_a)))
-    flips = []
-    for metric in ("exact_match", "token_f1"):
-        for i, x in enumerate(changes):
-            for y in changes[i + 1:]:
-                xb, yb = getattr(x, f"{metric}_before").estimate, getattr(y, f"{metric}_before").estimate
-                xa, ya = getattr(x, f"{metric}_after").estimate, getattr(y, f"{metric}_after").estimate
-                if (xb - yb) * (xa - ya) < 0:
-                    hi, lo = (x, y) if xb > yb else (y, x)
-                    flips.append(RankFlip(metric, hi.run, lo.run,
-                                          (getattr(hi, f"{metric}_before").estimate,
-                                           getattr(lo, f"{metric}_before").estimate),
-                                          (getattr(hi, f"{metric}_after").estimate,
-                                           getattr(lo, f"{metric}_after").estimate)))
-    return PatchEffect(tuple(changes), tuple(flips))
+        values_b[run] = {m: [getattr(b, m) for b, _ in pairs] for m in QA_METRICS}
+        values_a[run] = {m: [getattr(a, m) for _, a in pairs] for m in QA_METRICS}
+    return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
+                        confidence_level=confidence_level, seed=seed, unit="record")
