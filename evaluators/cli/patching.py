@@ -19,33 +19,50 @@ from evaluators.reports.format import problem
 EFFECT_RESAMPLES = 2000
 
 
-def add_gt_patch_argument(p) -> None:
-    """Register ``--gt-patch`` (repeatable, applied in order)."""
+def add_gt_patch_argument(p, help: str | None = None) -> None:
+    """Register ``--gt-patch`` (repeatable, applied in order); ``help`` says what a correction means for the task."""
     p.add_argument("--gt-patch", action="append", metavar="FILE",
-                   help="review corrections to apply to the ground truth before scoring (a GT patch, JSONL, as "
-                        "written by 'review patch'); repeatable, applied in order; refused when made for another "
-                        "GT file. Prints the scores before and after with a paired test")
+                   help=help or "review corrections to apply to the ground truth before scoring (a GT patch, JSONL, "
+                        "as written by 'review patch'); repeatable, applied in order; refused when made for "
+                        "another GT file. Prints the scores before and after with a paired test")
 
 
 def read_patches(files: Sequence[str]):
     """Entries of the patch files in order; ``(entries, error or None)``; bad lines warned on stderr."""
-    from evaluators.io import InputError
-    from evaluators.io.gt_patch import read_gt_patch_file
+    patches, error = read_patch_set(files)
+    return (list(patches.entries) if patches is not None else []), error
 
-    entries = []
-    for name in files:
-        try:
-            patch = read_gt_patch_file(name)
-        except OSError as exc:
-            return [], f"cannot read GT patch {name}: {exc.strerror or exc}"
-        except InputError as exc:
-            return [], str(exc)
-        for issue in patch.issues:
-            print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
-        if not patch.entries and patch.issues:
-            return [], f"{name}: no usable correction in this GT patch"
-        entries.extend(patch.entries)
-    return entries, None
+
+def read_patch_set(files: Sequence[str]):
+    """``(GTPatchSet, None)`` of the patch files, their bad lines warned on stderr; ``(None, error)`` when one
+    cannot be read or has no usable line."""
+    from evaluators.io import InputError
+    from evaluators.io.gt_patch import GTPatchSet
+
+    try:
+        patches = GTPatchSet.read_files(files)
+    except OSError as exc:
+        return None, f"cannot read GT patch {exc.filename}: {exc.strerror or exc}"
+    except InputError as exc:
+        return None, str(exc)
+    for issue in patches.issues:
+        print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
+    return patches, None
+
+
+def print_corrections(corrections, stream=None) -> None:
+    """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default)."""
+    from evaluators.reports.corrections import applications_text, patch_effect_text
+
+    for _, app in corrections.applications:
+        for issue in app.issues:
+            print(problem(issue, "warning"), file=sys.stderr)
+    stream = stream or sys.stdout
+    if corrections.effect is None:
+        print("Review corrections (GT patch)\n" + applications_text(corrections.applications)
+              + (f"\n  {corrections.note}" if corrections.note else ""), file=stream)
+    else:
+        print(patch_effect_text(corrections.effect, corrections.applications), file=stream)
 
 
 def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[str]):

@@ -33,7 +33,9 @@ from evaluators.metrics.statistics import (
 from evaluators.results import DictMixin
 
 #: Short names of metrics in tables and sentences (others are shown by their own name).
-METRIC_LABELS: dict[str, str] = {"exact_match": "EM", "token_f1": "F1"}
+METRIC_LABELS: dict[str, str] = {"exact_match": "EM", "token_f1": "F1", "exact_match_normalized": "EM (normalized)",
+                                 "token_f1_char": "F1 (char)", "judge_score": "judge", "locomo_f1": "LoCoMo F1",
+                                 "keyword_score": "keyword score", "combined_score": "combined"}
 
 
 def metric_label(metric: str) -> str:
@@ -74,7 +76,7 @@ class ScoreChange(DictMixin):
     ----------
     run : str
     n_paired : int
-        Records with a value of the first metric before and after.
+        Records with a value before and after of the first metric compared.
     n_changed : int
         Records where some metric's value changed.
     metrics : tuple of MetricChange
@@ -211,10 +213,10 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
                                  f"{len(xa)})")
             pairs = [(i, float(b), float(a)) for i, (b, a) in enumerate(zip(xb, xa)) if _finite(b) and _finite(a)]
             changed.update(i for i, (b, a) in enumerate(zip(xb, xa)) if b != a)
-            if n_first is None:
-                n_first = len(pairs)
             if not pairs:
                 continue
+            if n_first is None:
+                n_first = len(pairs)
             vb, va = [b for _, b, _ in pairs], [a for _, _, a in pairs]
             ci = {**settings, "unit": unit}
             out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci),
