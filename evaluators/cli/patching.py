@@ -66,32 +66,28 @@ def print_corrections(corrections, stream=None) -> None:
 
 
 def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[str]):
-    """Apply GT patch files to scored QA reports, each scored from the GT file in ``gt_paths``.
+    """Apply GT patch files to scored QA reports, each scored from the GT file in ``gt_paths``
+    (:func:`evaluators.qa.patch.patch_reports`).
 
     Returns
     -------
     (patched reports, [(GT file, PatchApplication)], error or None)
     """
-    from evaluators.io.gt_patch import GTPatchMismatch, check_digest, file_sha256
-    from evaluators.qa.patch import patch_report
+    from evaluators.io.gt_patch import GTPatchMismatch, file_sha256
+    from evaluators.qa.patch import patch_reports
 
-    entries, error = read_patches(files)
+    patches, error = read_patch_set(files)
     if error:
         return [], [], error
     digests = {str(p): file_sha256(p) for p in dict.fromkeys(gt_paths)}
     try:
-        check_digest(entries, digests)
+        patched, applications = patch_reports(reports, [(str(p), digests[str(p)]) for p in gt_paths], patches)
     except GTPatchMismatch as exc:
         return [], [], str(exc)
-    patched, applications = [], []
-    for report, path in zip(reports, gt_paths):
-        digest = digests[str(path)]
-        new, app = patch_report(report, [e for e in entries if e.gt_digest == digest], digest)
+    for _, app in applications:
         for issue in app.issues:
             print(problem(issue, "warning"), file=sys.stderr)
-        patched.append(new)
-        applications.append((report.file, app))
-    return patched, applications, None
+    return patched, list(applications), None
 
 
 def patch_runs(args: argparse.Namespace, reports: Sequence, gt_paths: Sequence[Path]):
@@ -127,16 +123,18 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
 
 def effect_of(args: argparse.Namespace, after: Sequence):
     """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
-    from evaluators.qa.compare import runs_of
-    from evaluators.qa.patch import patch_effect
+    from evaluators.qa.patch import qa_corrections
 
     if not getattr(args, "gt_patch", None):
         return None
     before, applications = args.gt_patch_before
     # the before / after table always has intervals (--ci-resamples 0 only drops them elsewhere)
-    effect = patch_effect(runs_of(before), runs_of(after), n_resamples=args.ci_resamples if args.ci_resamples > 0
-                          else EFFECT_RESAMPLES, seed=getattr(args, "seed", 0) or 0)
-    return effect, applications
+    corrections = qa_corrections(before, after, applications, args.gt_patch,
+                                 n_resamples=args.ci_resamples if args.ci_resamples > 0 else EFFECT_RESAMPLES,
+                                 seed=getattr(args, "seed", 0) or 0)
+    if corrections.effect is None:
+        raise ValueError(corrections.note)
+    return corrections.effect, applications
 
 
 def print_effect(args: argparse.Namespace, after: Sequence) -> None:

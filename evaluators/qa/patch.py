@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
-from evaluators.io.gt_patch import PatchApplication, PatchEntry, apply_gt_patch
-from evaluators.metrics.before_after import PatchEffect, RankFlip, ScoreChange, score_effect  # noqa: F401 (re-exported)
+from evaluators.io.gt_patch import GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest
+from evaluators.metrics.before_after import (Corrections, PatchEffect, RankFlip, ScoreChange,  # noqa: F401 (re-exported)
+                                             score_effect)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
@@ -175,3 +176,88 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
         values_a[run] = {m: [getattr(a, m) for _, a in pairs] for m in QA_METRICS}
     return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
                         confidence_level=confidence_level, seed=seed, unit="record")
+
+
+def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str]], patches: GTPatchSet
+                  ) -> tuple[list[QAReport], tuple[tuple[str, PatchApplication], ...]]:
+    """Apply GT patches to scored reports, each scored from its own GT file.
+
+    Parameters
+    ----------
+    reports : sequence of QAReport
+    gt_files : sequence of (str, str)
+        ``(name, SHA-256)`` of each report's GT file, in the order of ``reports``.
+    patches : GTPatchSet
+        Each entry applies to the reports of the GT file it was made for.
+
+    Returns
+    -------
+    (list of QAReport, tuple of (str, PatchApplication))
+        The patched reports, and what the entries did in each report (named by the report's file).
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for none of the GT files (nothing is applied).
+    """
+    check_digest(patches.entries, dict(gt_files))
+    patched, applications = [], []
+    for report, (_, digest) in zip(reports, gt_files):
+        new, app = patch_report(report, [e for e in patches.entries if e.gt_digest == digest], digest)
+        patched.append(new)
+        applications.append((report.file, app))
+    return patched, tuple(applications)
+
+
+def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
+                   applications: Sequence[tuple[str, PatchApplication]], files: Sequence[str] = (), *,
+                   n_resamples: int = 10_000, seed: int = 0) -> Corrections:
+    """What GT patches did to QA reports: the applications and every run's EM / F1 before and after
+    (:func:`patch_effect` of the runs of ``before`` and ``after``, :func:`evaluators.qa.compare.runs_of`)."""
+    from evaluators.qa.compare import runs_of
+
+    try:
+        effect, note = patch_effect(runs_of(before), runs_of(after), n_resamples=n_resamples, seed=seed), ""
+    except ValueError as exc:
+        effect, note = None, str(exc)
+    return Corrections(tuple(applications), effect, tuple(files), note)
+
+
+def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: int | None = None, seed: int = 0):
+    """A :class:`~evaluators.qa.run.QARun` after GT patches (what the QA page applies; the CLI commands
+    apply the same :func:`patch_reports`).
+
+    Parameters
+    ----------
+    result : QARun
+    sources : sequence of QAInput
+        The inputs ``result`` was scored from (the GT file of input ``i`` is its ``source``).
+    patches : GTPatchSet
+    n_resamples : int, optional
+        Resamples of the before / after intervals and paired tests (default: the run's
+        ``ci_resamples``, 2000 when that is 0).
+    seed : int
+
+    Returns
+    -------
+    (QARun, Corrections)
+        The run with every usable report patched, and what the patches did with the scores before
+        and after.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for none of the inputs' files.
+    """
+    from evaluators.io.gt_patch import file_sha256
+
+    usable = [(i, x) for i, x in enumerate(result.inputs) if x.usable]
+    gt_files = [(x.file, file_sha256(sources[i].source)) for i, x in usable]
+    before = [x.report for _, x in usable]
+    after, applications = patch_reports(before, gt_files, patches)
+    inputs = list(result.inputs)
+    for (i, x), report in zip(usable, after):
+        inputs[i] = dataclasses.replace(x, report=report)
+    resamples = n_resamples if n_resamples is not None else (result.config.ci_resamples or 2000)
+    return (dataclasses.replace(result, inputs=tuple(inputs)),
+            qa_corrections(before, after, applications, patches.files, n_resamples=max(1, resamples), seed=seed))
