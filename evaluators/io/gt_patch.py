@@ -60,7 +60,7 @@ def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) 
     Parameters
     ----------
     source : path, bytes-like or binary file object
-        A file object is read from its start, in 1 MiB chunks, and left at its end.
+        A file object (an upload) is read from its start, in 1 MiB chunks, and left where it was.
 
     Returns
     -------
@@ -71,9 +71,11 @@ def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) 
     if isinstance(source, (bytes, bytearray, memoryview)):
         h.update(source)
     elif hasattr(source, "read"):
+        position = source.tell()
         source.seek(0)
         for chunk in iter(lambda: source.read(1 << 20), b""):
             h.update(chunk)
+        source.seek(position)
     else:
         with open(source, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
