@@ -84,14 +84,12 @@ def run(args: argparse.Namespace) -> int:
     if args.endpoint and not args.model:
         print("error: --endpoint needs --model NAME", file=sys.stderr)
         return 2
-    patches = None
-    if getattr(args, "gt_patch", None):
-        from evaluators.cli.patching import read_patch_set
+    from evaluators.cli.patching import patches_of
 
-        patches, error = read_patch_set(args.gt_patch)
-        if error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         cases_path = Path(args.cases)
         case_set = load_cases(cases_path.read_bytes(), cases_path.name)

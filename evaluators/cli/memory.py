@@ -116,14 +116,12 @@ def run(args) -> int:
     if not (args.results or args.questions):
         print("error: give --results, or --questions (with --predictions or --labels)", file=sys.stderr)
         return 2
-    patches = None
-    if getattr(args, "gt_patch", None):
-        from evaluators.cli.patching import read_patch_set
+    from evaluators.cli.patching import patches_of
 
-        patches, error = read_patch_set(args.gt_patch)
-        if error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         inputs = resolve_inputs(**_input_files(args))
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,

@@ -50,6 +50,13 @@ def read_patch_set(files: Sequence[str]):
     return patches, None
 
 
+def patches_of(args: argparse.Namespace):
+    """``(GTPatchSet or None, error or None)`` of ``args.gt_patch`` (``None`` when no ``--gt-patch`` was given)."""
+    if not getattr(args, "gt_patch", None):
+        return None, None
+    return read_patch_set(args.gt_patch)
+
+
 def print_corrections(corrections, stream=None) -> None:
     """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default)."""
     from evaluators.reports.corrections import applications_text, patch_effect_text

@@ -64,13 +64,11 @@ def run(args: argparse.Namespace) -> int:
         inputs = TestSetsInputs.from_paths(args.items, args.pred)
     except OSError as exc:
         return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
-    patches = None
-    if args.gt_patch:
-        from evaluators.cli.patching import read_patch_set
+    from evaluators.cli.patching import patches_of
 
-        patches, error = read_patch_set(args.gt_patch)
-        if error:
-            return _fail(error)
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        return _fail(error)
     try:
         run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches),
                            workers=workers)

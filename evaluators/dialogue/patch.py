@@ -29,7 +29,7 @@ from evaluators.dialogue.inputs import CaseSet, DialogueCase
 from evaluators.dialogue.scoring import (STATUS_COMPARED, CaseResult, DialogueConfig, DialogueReport, _scorer,
                                          case_key, combine, with_results)
 from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
-from evaluators.metrics.before_after import Corrections, score_effect
+from evaluators.metrics.before_after import corrections_of
 from evaluators.text.tokenize import TextView
 
 #: Bootstrap resamples of the before / after intervals and paired tests.
@@ -135,12 +135,8 @@ def run_with_patch(inputs, config: DialogueConfig | None, run, **kwargs) -> Dial
     names = [m["name"] for m in after.metric_info]
     exact = next((n for n in names if n.startswith("exact_match")), None)
     metrics = ("combined_score",) + ((exact,) if exact else ())
-    try:
-        effect = score_effect(effect_values(before, exact), effect_values(after, exact), metrics,
-                              binary=(exact,) if exact else (), n_resamples=EFFECT_RESAMPLES, seed=0, unit="case")
-        note = ""
-    except ValueError as exc:
-        effect, note = None, str(exc)
-    corrections = Corrections(((inputs.cases.file, app),), effect, inputs.gt_patch.files, note)
+    corrections = corrections_of(((inputs.cases.file, app),), effect_values(before, exact),
+                                 effect_values(after, exact), metrics, files=inputs.gt_patch.files,
+                                 binary=(exact,) if exact else (), n_resamples=EFFECT_RESAMPLES, seed=0, unit="case")
     return dataclasses.replace(after, issues=list(after.issues) + list(app.issues), before=before,
                                corrections=corrections)

@@ -31,7 +31,7 @@ from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
 from evaluators.memory import metrics as metrics_mod
 from evaluators.memory.inputs import ResolvedInputs
 from evaluators.memory.records import EvalResult
-from evaluators.metrics.before_after import Corrections, score_effect
+from evaluators.metrics.before_after import corrections_of
 
 #: Metrics compared before and after (those the run computed), in this order; exact match is binary.
 EFFECT_METRICS = ("judge_score", "exact_match_normalized", "token_f1_char", "locomo_f1")
@@ -149,13 +149,10 @@ def run_with_patch(inputs: ResolvedInputs, config, run, **kwargs):
                                              ci_resamples=max(0, config.ci_resamples))
     compared = [m for m in EFFECT_METRICS if m in after.names]
     name = inputs.gt_file or "run"
-    try:
-        effect = score_effect({name: {m: [r.scores.get(m) for r in before.rows] for m in compared}},
-                              {name: {m: [r.scores.get(m) for r in rows] for m in compared}}, compared,
-                              binary=BINARY_METRICS, n_resamples=config.ci_resamples or 2000, seed=0, unit="question")
-        note = ""
-    except ValueError as exc:
-        effect, note = None, str(exc)
-    corrections = Corrections(((inputs.gt_file or "", app),), effect, config.gt_patch.files, note)
+    corrections = corrections_of(((inputs.gt_file or "", app),),
+                                 {name: {m: [r.scores.get(m) for r in before.rows] for m in compared}},
+                                 {name: {m: [r.scores.get(m) for r in rows] for m in compared}}, compared,
+                                 files=config.gt_patch.files, binary=BINARY_METRICS,
+                                 n_resamples=config.ci_resamples or 2000, seed=0, unit="question")
     return dataclasses.replace(after, rows=rows, metrics=metrics, issues=after.issues + list(app.issues),
                                before=before, corrections=corrections)

@@ -245,3 +245,17 @@ def rank_flips(changes: Sequence[ScoreChange], metrics: Sequence[str]) -> tuple[
                     flips.append(RankFlip(metric, hi_run, lo_run, (hi.before.estimate, lo.before.estimate),
                                           (hi.after.estimate, lo.after.estimate)))
     return tuple(flips)
+
+
+def corrections_of(applications: Sequence[tuple[str, PatchApplication]],
+                   before: Mapping[str, Mapping[str, Sequence[float | None]]],
+                   after: Mapping[str, Mapping[str, Sequence[float | None]]], metrics: Sequence[str], *,
+                   files: Sequence[str] = (), **settings) -> Corrections:
+    """A run's :class:`Corrections`: what the patches did and :func:`score_effect` of its values before and
+    after (``settings``: its keyword arguments); when no record is scored both times, ``effect`` is ``None``
+    and ``note`` says why."""
+    try:
+        effect, note = score_effect(before, after, metrics, **settings), ""
+    except ValueError as exc:
+        effect, note = None, str(exc)
+    return Corrections(tuple(applications), effect, tuple(files), note)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest
 from evaluators.metrics.before_after import (Corrections, PatchEffect, RankFlip, ScoreChange,  # noqa: F401 (re-exported)
-                                             score_effect)
+                                             corrections_of, score_effect)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
@@ -167,6 +167,13 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
     ValueError
         Runs that differ between ``before`` and ``after``, or a run without a record scored in both.
     """
+    values_b, values_a = _values(before, after)
+    return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
+                        confidence_level=confidence_level, seed=seed, unit="record")
+
+
+def _values(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]]):
+    """Run -> metric -> values of the records scored before and after (:func:`_pairs`)."""
     if list(before) != list(after):
         raise ValueError("before and after must have the same runs")
     values_b, values_a = {}, {}
@@ -174,8 +181,7 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
         pairs = _pairs(before[run], after[run])
         values_b[run] = {m: [getattr(b, m) for b, _ in pairs] for m in QA_METRICS}
         values_a[run] = {m: [getattr(a, m) for _, a in pairs] for m in QA_METRICS}
-    return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
-                        confidence_level=confidence_level, seed=seed, unit="record")
+    return values_b, values_a
 
 
 def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str]], patches: GTPatchSet
@@ -216,11 +222,9 @@ def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
     (:func:`patch_effect` of the runs of ``before`` and ``after``, :func:`evaluators.qa.compare.runs_of`)."""
     from evaluators.qa.compare import runs_of
 
-    try:
-        effect, note = patch_effect(runs_of(before), runs_of(after), n_resamples=n_resamples, seed=seed), ""
-    except ValueError as exc:
-        effect, note = None, str(exc)
-    return Corrections(tuple(applications), effect, tuple(files), note)
+    values_b, values_a = _values(runs_of(before), runs_of(after))
+    return corrections_of(applications, values_b, values_a, QA_METRICS, files=files, binary=("exact_match",),
+                          n_resamples=n_resamples, seed=seed, unit="record")
 
 
 def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: int | None = None, seed: int = 0):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch
-from evaluators.metrics.before_after import Corrections, score_effect
+from evaluators.metrics.before_after import corrections_of
 from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, TestSetReport, answer_for,
                                           item_result, single_report)
 from evaluators.testsets.schema import TestSet
@@ -106,9 +106,5 @@ def patch_testsets(test_set: TestSet, answers: AnswerSet, report: TestSetReport,
     run = answers.file
     values = {run: {METRIC: [r.score for r in report.items]}}
     values_after = {run: {METRIC: [r.score for r in rows]}}
-    try:
-        effect = score_effect(values, values_after, (METRIC,), n_resamples=max(1, n_resamples), seed=0, unit="item")
-        note = ""
-    except ValueError as exc:  # no item scored both times
-        effect, note = None, str(exc)
-    return after, Corrections(((gt_file, app),), effect, patches.files, note)
+    return after, corrections_of(((gt_file, app),), values, values_after, (METRIC,), files=patches.files,
+                                 n_resamples=max(1, n_resamples), seed=0, unit="item")
