@@ -138,7 +138,7 @@ def show_corrections(corrections, *, key: str) -> None:
     from components.tables import show_table
     from evaluators.reports.corrections import applications_rows, effect_rows, rank_lines
     from evaluators.reports.escape import md
-    from evaluators.reports.format import problem
+    from evaluators.reports.format import percent, points, problem
 
     show_table(applications_rows(corrections.applications), key=f"{key}_applied")
     issues = [i for _, app in corrections.applications for i in app.issues]
@@ -149,9 +149,16 @@ def show_corrections(corrections, *, key: str) -> None:
         st.info(md(corrections.note or "No record is scored both before and after the corrections."))
         return
     st.markdown("**Before and after the corrections · 更正前后**")
-    ratios = ("before", "before_ci_low", "before_ci_high", "after", "after_ci_low", "after_ci_high", "delta",
-              "delta_ci_low", "delta_ci_high")
-    show_table(effect_rows(effect), key=f"{key}_effect", column_config=ratio_columns(*ratios))
+    rows = effect_rows(effect)
+    for r in rows:  # the intervals as one readable cell each (the bounds stay in the table's data)
+        for name, fmt in (("before", percent), ("after", percent), ("delta", points)):
+            r[f"{name} 95% CI"] = f"{fmt(r[f'{name}_ci_low'])} – {fmt(r[f'{name}_ci_high'])}"
+    config = {**ratio_columns("before", "after", "delta"),
+              "p_paired_bootstrap": st.column_config.NumberColumn("p (paired bootstrap)", format="%.4f"),
+              "p_mcnemar": st.column_config.NumberColumn("p (McNemar)", format="%.4f")}
+    show_table(rows, key=f"{key}_effect", column_config=config,
+               column_order=["run", "metric", "n", "before", "after", "delta", "p_paired_bootstrap", "p_mcnemar",
+                             "before 95% CI", "after 95% CI", "delta 95% CI", "changed"])
     first = effect.changes[0].metrics[0]
     st.caption(md(f"Intervals: {first.before.signature}. Paired test of after − before on the same "
                   f"{effect.unit}s: {first.change.method}; McNemar's exact test for a binary metric."))
