@@ -33,6 +33,11 @@ def test_testsets_page_applies_an_uploaded_patch(page, app_url, tmp_path):
     table = page.locator('[data-testid="stDataFrame"]').last
     table.wait_for()
     # the grid draws on a canvas; its accessible copy holds the cells' values: 5/8 -> 6.5/8, +1.5/8
-    text = table.text_content()
+    text = ""
+    for _ in range(40):  # the accessible copy is filled in after the grid is drawn
+        text = table.text_content() or ""
+        if "keyword score" in text:
+            break
+        page.wait_for_timeout(250)
     for cell in ("keyword score", "0.625", "0.8125", "0.1875", "31.25% – 87.50%"):
         assert cell in text, text
