@@ -159,14 +159,19 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
 
 def gold_of(kind: str, name: str, data: bytes) -> dict[str, tuple[str, ...]] | None:
     """Record id -> GT answers of the GT file a session of ``kind`` was made from (``None`` for a kind
-    whose file is not read here: the items' own ground truth is used).
+    whose file is not read here: the items' own ground truth is the entries' ``old``, and ids not in
+    the file are reported when the patch is applied).
+
+    A memory session's file is not read here: its question ids may come from another file (mem0
+    results take the ids of the LoCoMo question file given with them), so its items' ids and ground
+    truth are used as they were shown.
 
     =========  ===========================================================  ==============================
     kind       GT file                                                      record id
     =========  ===========================================================  ==============================
     qa         the QA / fact-check file                                     the record ``id``
     testsets   the test set (single turn)                                   the item ``id``
-    memory     the results file (else the LoCoMo / LongMemEval questions)   ``question_id``
+    memory     not read (see below)                                         ``question_id``
     dialogue   the persona cases file                                       ``scene#dialogue_index#occurrence``
     =========  ===========================================================  ==============================
 
@@ -187,14 +192,6 @@ def gold_of(kind: str, name: str, data: bytes) -> dict[str, tuple[str, ...]] | N
         from evaluators.testsets.patch import gold_answers as testset_gold
 
         return testset_gold(load_test_set(data, name))
-    if kind == "memory":
-        from evaluators.memory.inputs import resolve_inputs
-        from evaluators.memory.patch import gold_answers as memory_gold
-
-        inputs = resolve_inputs(results=(name, data))
-        if not inputs.results:
-            inputs = resolve_inputs(questions=(name, data))
-        return memory_gold(inputs.results)
     if kind == "dialogue":
         from evaluators.dialogue.inputs import load_cases
         from evaluators.dialogue.patch import gold_answers as dialogue_gold
