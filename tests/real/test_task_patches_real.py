@@ -59,7 +59,9 @@ def test_mem0_locomo_review_patch_and_memory_cli(tmp_path, capsys):
                  "--gt-patch", str(out), "--ci-resamples", "200", "--out", str(report)]) == 0
     printed = capsys.readouterr().out
     data = json.loads(report.read_text(encoding="utf-8"))
-    # every accepted answer is that question's prediction: its EM becomes 1, nothing else changes
+    # every accepted answer is that question's prediction: its EM becomes 1, nothing else changes:
+    # 201 of 1,540 right before, 94 responses contain their reference without being it: (201 + 94) / 1540
+    assert (n, sum(em_before.values()), len(accepted)) == (1540, 201, 94)
     expected = (sum(em_before.values()) + len(accepted)) / n
     assert data["metrics"]["overall"]["exact_match_normalized"] == pytest.approx(expected)
     # the stored judge labels (mem0's llm_score) stand: the GT was not replaced
