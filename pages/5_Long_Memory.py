@@ -323,7 +323,14 @@ def _corrected(patches):
 
     return cached(("mem-gt-patch", input_key, uploaded_cache_key, config.metrics, config.parity, patches),
                   lambda: run_memory(inputs, replace(config, gt_patch=patches), memo=cached,
-                                     key=(input_key, uploaded_cache_key))).corrections
+                                     key=(input_key, uploaded_cache_key)))
 
 
-corrections_control("memory", inputs.gt_file or "", gt_bytes, _corrected, key="mem_fix")
+def _corrected_html(patches, corrections) -> str:
+    from evaluators.reports.html import memory_report
+
+    return memory_report(_corrected(patches).to_dict(), corrections=corrections)
+
+
+corrections_control("memory", inputs.gt_file or "", gt_bytes, lambda patches: _corrected(patches).corrections,
+                    key="mem_fix", html=_corrected_html)

@@ -203,7 +203,7 @@ def run(args) -> int:
         text = report_markdown(report.to_dict())
     elif args.format == "html":
         from evaluators.reports.html import memory_report
-        text = memory_report(report.to_dict())
+        text = memory_report(report.to_dict(), corrections=report.corrections)
     else:
         text = questions_csv(report.rows, results)
     if args.out:

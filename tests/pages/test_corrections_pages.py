@@ -78,7 +78,7 @@ def test_testsets_page_with_an_uploaded_patch():
     assert any("made for the GT file with sha256 000000000000" in e.value for e in at.error)
 
 
-def test_memory_page_from_a_review_session(tmp_path, monkeypatch):
+def test_memory_page_from_a_review_session(tmp_path, monkeypatch, deferred_downloads):
     monkeypatch.setenv("EVALBOARD_DATABASE_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
     results = demo_path("memory", "demo_results.jsonl").read_bytes()
     store = ReviewStore(f"sqlite:///{tmp_path / 'review.sqlite'}")
@@ -103,6 +103,8 @@ def test_memory_page_from_a_review_session(tmp_path, monkeypatch):
     # F1 (char): that question 0.6 -> 1 (7 + 3 tokens, overlap 3): +0.4 / 25
     assert rows["F1 (char)"]["delta"] == pytest.approx(0.4 / 25)
     assert rows["judge"]["delta"] == 0   # the judge's scores stand (the GT was not replaced)
+    html = deferred_downloads["report_with_corrections.html"]().decode("utf-8")
+    assert "Review corrections: before and after" in html and "1 applied" in html
 
 
 def test_dialogue_page_two_models_and_their_order():

@@ -163,6 +163,12 @@ def test_memory_review_patch_cli(review_url, tmp_path, capsys):
     assert overall["token_f1_char"] == pytest.approx(f1_before + gain / 25)
     assert "5 applied" in printed and "EM (normalized) before" in printed and "8.00% [" in printed
     assert "24.00% [" in printed
+    # the HTML report carries the before / after section
+    html = tmp_path / "m.html"
+    assert main(["memory", "--results", str(results), "--gt-patch", str(tmp_path / "p.jsonl"), "--ci-resamples", "200",
+                 "--format", "html", "--out", str(html)]) == 0
+    text = html.read_text(encoding="utf-8")
+    assert "Review corrections: before and after" in text and "5 applied" in text and "EM (normalized)" in text
 
 
 # ------------------------------------------------------------------ persona dialogue
