@@ -114,7 +114,7 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
 
     ``gt_paths[i]`` is the GT file of input ``i``. Returns ``(QARun with the patched reports, error or None)``.
     """
-    import dataclasses
+    from evaluators.qa.patch import with_reports
 
     if not getattr(args, "gt_patch", None):
         return result, None
@@ -122,10 +122,7 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
     patched, error = patch_runs(args, [x.report for _, x in usable], [gt_paths[i] for i, _ in usable])
     if error:
         return None, error
-    inputs = list(result.inputs)
-    for (i, x), report in zip(usable, patched):
-        inputs[i] = dataclasses.replace(x, report=report)
-    return dataclasses.replace(result, inputs=tuple(inputs)), None
+    return with_reports(result, patched), None
 
 
 def effect_of(args: argparse.Namespace, after: Sequence):

@@ -259,9 +259,16 @@ def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: in
     gt_files = [(x.file, file_sha256(sources[i].source)) for i, x in usable]
     before = [x.report for _, x in usable]
     after, applications = patch_reports(before, gt_files, patches)
-    inputs = list(result.inputs)
-    for (i, x), report in zip(usable, after):
-        inputs[i] = dataclasses.replace(x, report=report)
     resamples = n_resamples if n_resamples is not None else (result.config.ci_resamples or 2000)
-    return (dataclasses.replace(result, inputs=tuple(inputs)),
+    return (with_reports(result, after),
             qa_corrections(before, after, applications, patches.files, n_resamples=max(1, resamples), seed=seed))
+
+
+def with_reports(result, reports: Sequence[QAReport]):
+    """``result`` (a :class:`~evaluators.qa.run.QARun`) with its usable inputs' reports replaced by
+    ``reports``, in order."""
+    inputs = list(result.inputs)
+    usable = [i for i, x in enumerate(inputs) if x.usable]
+    for i, report in zip(usable, reports):
+        inputs[i] = dataclasses.replace(inputs[i], report=report)
+    return dataclasses.replace(result, inputs=tuple(inputs))
