@@ -14,7 +14,7 @@ from evaluators.demo import demo_path
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from evaluators.review.store import ReviewStore
 from tests.conftest import ROOT, require_shared
-from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, QA_PAGE, TESTSETS_PAGE, run_page
+from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, QA_PAGE, TESTSETS_PAGE, run_page, shown
 
 UPLOAD = "GT patch files · 更正文件 (JSONL)"
 
@@ -161,3 +161,19 @@ def test_qa_page_hotpotqa_before_after_and_html(tmp_path, deferred_downloads):
     html = deferred_downloads["report_with_corrections.html"]().decode("utf-8")
     assert "Review corrections: before and after" in html and "4 applied" in html
     assert "Decomp_FullPipeline" in html and "p (McNemar)" in html
+
+
+def test_qa_page_flags_a_rank_flip():
+    from tests.unit.test_qa_patch import DATA, ENTRIES
+
+    at = run_page(QA_PAGE, source="upload")
+    at.file_uploader(key="qa_upload").upload("runs.jsonl", DATA).run()
+    assert not at.exception, at.exception
+    with_patch(at, "qa_fix", "fix.jsonl", write_gt_patch(ENTRIES[:3]))
+    rows = {(r["run"], r["metric"]): r for r in effect_rows(at, "qa_fix")}
+    # A 3/4 stays 3/4; B 1/4 -> 4/4 (its three variants accepted): B is ahead after, a flip on EM and on F1
+    assert (rows[("B", "EM")]["before"], rows[("B", "EM")]["after"]) == (0.25, 1.0)
+    flips = [shown(w.value) for w in at.warning if "Rank flip" in w.value]
+    assert [f.split(":")[0] for f in flips] == ["Rank flip (EM)", "Rank flip (F1)"]
+    assert flips[0] == ("Rank flip (EM): A was ahead of B (75.00% vs 25.00%); after the corrections B is ahead "
+                        "(100.00% vs 75.00%)")
