@@ -127,7 +127,8 @@ def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], a
             return
         show_corrections(corrections, key=key)
         if html is not None and corrections.effect is not None:
-            st.download_button("HTML report with the corrections · 含更正的报告", lambda: html(patches, corrections).encode("utf-8"),
+            st.download_button("HTML report with the corrections · 含更正的报告",
+                               lambda: html(patches, corrections).encode("utf-8"),
                                file_name="report_with_corrections.html", mime="text/html", key=f"{key}_html",
                                on_click="ignore")
 

@@ -17,7 +17,8 @@ from components.testsets_views import (breakdown_chart, groups_frame, item_table
                                        shown_text, turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
-from evaluators.testsets import TestSetsConfig, TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
+from evaluators.testsets import (TestSetsConfig, TestSetsInputs, TestSetsReport, load_test_set,  # noqa: E402
+                                 run_testsets)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.format import number  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402

@@ -19,8 +19,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest
-from evaluators.metrics.before_after import (Corrections, PatchEffect, RankFlip, ScoreChange,  # noqa: F401 (re-exported)
-                                             corrections_of, score_effect)
+from evaluators.metrics.before_after import (  # noqa: F401 (PatchEffect, RankFlip, ScoreChange re-exported)
+    Corrections, PatchEffect, RankFlip, ScoreChange, corrections_of, score_effect)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
