@@ -20,6 +20,7 @@ callers that merge per chunk themselves.
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -55,6 +56,12 @@ def worker_count(requested: int | None) -> int:
     return requested
 
 
+def forks_workers() -> bool:
+    """Whether worker processes are forked from this one (Linux): they then start with its imported modules
+    and its state, its string hash seed included, instead of importing everything again."""
+    return sys.platform.startswith("linux")
+
+
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Consecutive lists of ``size`` items (the last may be shorter); ``size`` >= 1."""
     it = iter(items)
@@ -87,9 +94,11 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
         for chunk in chunks:
             yield chunk, fn(payload(chunk))
         return
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # not imported for --help or one worker
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    context = multiprocessing.get_context("fork") if forks_workers() else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending: deque = deque()
         for chunk in chunks:
             pending.append((chunk, pool.submit(fn, payload(chunk))))

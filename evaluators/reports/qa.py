@@ -72,18 +72,6 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     return b"," + body.replace(b"\n", b"\n  ")
 
 
-#: How a record rendered without its position starts (see :func:`number_json_rows`).
-_UNNUMBERED = b'\n      "index": -1,'
-
-
-def number_json_rows(text: bytes, first: int) -> bytes:
-    """Rows of :func:`render_json_rows` rendered with index -1 (in a worker that does not know how many records
-    came before), numbered from ``first``.  A string value cannot hold the pattern: its quotes are escaped."""
-    parts = text.split(_UNNUMBERED)
-    return parts[0] + b"".join([b'\n      "index": ' + str(k).encode("ascii") + b"," + part
-                                for k, part in enumerate(parts[1:], first)])
-
-
 _NEEDS_QUOTES = re.compile(r'[,"\r\n]')
 _COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
 _GOLD_AT = _RECORD_FIELDS.index("gold_answers")
@@ -178,7 +166,7 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_rows, spool.write, number_json_rows), spool
+    return RowSink(render_json_rows, spool.write, indexed=True), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
