@@ -1,10 +1,11 @@
 """Process pools for batch scoring: the same per-record functions over chunks, merged in input order.
 
 Batch commands take ``--workers N``: records (or document pairs) are cut into chunks, each
-chunk is scored in a worker process by the very function the single-process path calls, and
-the results come back in input order, so every aggregate is computed once, in the parent,
-from the same per-record values: the report is identical to the one of ``--workers 1``
-(tests compare them field by field).
+chunk is scored by the very function the single-process path calls, in this process or in one
+of ``N - 1`` worker processes (forked from this one on Linux, so they start with its imported
+modules), and the results come back in input order, so every aggregate is computed once, in
+this process, from the same per-record values: the report is identical to the one of
+``--workers 1`` (tests compare them field by field).
 
 Only the command line uses pools; pages score in the server process.  The function sent
 to the workers must be picklable (a module-level function or a :func:`functools.partial`
@@ -37,8 +38,8 @@ AHEAD_PER_WORKER = 2
 def add_workers_argument(parser) -> None:
     """Add ``--workers N`` to an argparse parser (1 default, 0 one per CPU); see :func:`worker_count`."""
     parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="worker processes scoring chunks of records (default 1; 0 = one per CPU); "
-                             "the results are the same for any N")
+                        help="processes scoring chunks of records: this one and N-1 workers (default 1; 0 = one "
+                             "per CPU); the results are the same for any N")
 
 
 def worker_count(requested: int | None) -> int:
@@ -76,8 +77,11 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
     Parameters
     ----------
     fn : callable
-        Applied to each chunk's payload; run in worker processes when ``workers > 1`` (then
-        it and the payload must be picklable).
+        Applied to each chunk's payload.  With ``workers > 1`` this process and ``workers - 1``
+        worker processes (forked from it where the system allows: they start with its imported
+        modules) share the chunks: a chunk goes to a worker while fewer than
+        :data:`AHEAD_PER_WORKER` of its chunks are waiting there, else this process scores it
+        itself.  ``fn`` and the payload must then be picklable; the results are the same.
     chunks : iterable of list
         Consumed lazily: at most ``AHEAD_PER_WORKER * workers`` chunks are in flight.
     workers : int
@@ -98,16 +102,20 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
     from concurrent.futures import ProcessPoolExecutor  # not imported for --help or one worker
 
     context = multiprocessing.get_context("fork") if forks_workers() else None
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: deque = deque()
+    ahead, limit = AHEAD_PER_WORKER * (workers - 1), AHEAD_PER_WORKER * workers
+    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
+        pending: deque = deque()  # (chunk, future, None) sent to a worker, (chunk, None, result) scored here
         for chunk in chunks:
-            pending.append((chunk, pool.submit(fn, payload(chunk))))
-            while len(pending) >= AHEAD_PER_WORKER * workers:
-                done, future = pending.popleft()
-                yield done, future.result()
+            if sum(1 for _, future, _ in pending if future is not None and not future.done()) < ahead:
+                pending.append((chunk, pool.submit(fn, payload(chunk)), None))
+            else:  # the workers have enough waiting: this process scores the chunk
+                pending.append((chunk, None, fn(payload(chunk))))
+            while pending and (len(pending) >= limit or pending[0][1] is None or pending[0][1].done()):
+                done, future, result = pending.popleft()
+                yield done, (future.result() if future is not None else result)
         while pending:
-            done, future = pending.popleft()
-            yield done, future.result()
+            done, future, result = pending.popleft()
+            yield done, (future.result() if future is not None else result)
 
 
 def _as_list(fn: Callable[[list[T]], Iterable[R]], chunk: list[T]) -> list[R]:

@@ -23,10 +23,13 @@ also given per language and per group (``system`` / ``model`` field) when presen
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
+import os
 import re
 import sys
+import tempfile
 import zlib
 from array import array
 from collections import Counter
@@ -446,6 +449,7 @@ class _Block:
     id_keys: list[int]
     first_index: int
     skipped: int
+    spilled: tuple[str, int, int] | None = None
 
 
 def _read_range(path: str | Path, offset: int, size: int) -> bytes:
@@ -456,15 +460,17 @@ def _read_range(path: str | Path, offset: int, size: int) -> bytes:
 
 
 def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str, file: str,
-                 key: Callable[[tuple], int], payload: tuple) -> _Block:
+                 key: Callable[[tuple], int], spill: tuple[str, int] | None, payload: tuple) -> _Block:
     """Parse, score (and render) a block of UTF-8 JSONL lines, in this process or in a worker.
 
     ``payload``: ``(block, offset, size, first_line, first_index, path)``, the block's bytes (``None``:
     read ``size`` bytes from ``offset`` of the file ``path``), its offset in the input, the number of its
     first line and the position among the input's records of its first record.  ``key`` maps
     ``(group, id)`` to the integer that finds repeated ids (``hash``, as :func:`_id_key`, or
-    :func:`_portable_id_key`).  Lines, offsets and issues
-    are the input's; the rows are rendered in blocks, as :func:`evaluate_records` renders them.
+    :func:`_portable_id_key`).  Lines, offsets and issues are the input's; the rows are rendered in
+    blocks, as :func:`evaluate_records` renders them.  With ``spill = (folder, pid)``, a process other
+    than ``pid`` (a worker) appends the rows to a file of its own in the folder and the block says
+    where (``spilled``) instead of carrying them.
     """
     block, base, size, first_line, first_index, path = payload
     if block is None:
@@ -472,10 +478,23 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
     collect = gc.isenabled()
     gc.disable()  # thousands of records alive at once, none in a reference cycle: no collection traverses them
     try:
-        return _scored_block(scorer, render, signature_text, file, key, block, base, first_line, first_index)
+        part = _scored_block(scorer, render, signature_text, file, key, block, base, first_line, first_index)
     finally:  # what was allocated here is freed by now: the collector's count is back where it was
         if collect:
             gc.enable()
+    if spill is not None and part.text and spill[1] != os.getpid():
+        out = _SPILLS.get(spill[0])
+        if out is None:
+            out = _SPILLS[spill[0]] = open(os.path.join(spill[0], f"{os.getpid()}.rows"), "ab")
+        offset = out.tell()
+        out.write(part.text)
+        out.flush()  # read by the parent as soon as it has this block
+        part.spilled, part.text = (out.name, offset, len(part.text)), None
+    return part
+
+
+#: Files that this process appends rendered rows to, by folder (see :func:`_score_block`).
+_SPILLS: dict[str, BinaryIO] = {}
 
 
 def _scored_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
@@ -1099,11 +1118,16 @@ class RowSink:
     indexed : bool
         Whether the rows show a record's ``index`` (its position among the records): a block
         rendered in a worker from a wrong guess of its first position is then rendered again.
+    write_range : callable, optional
+        ``write_range(path, offset, length)``: like ``write``, for rows that a worker process
+        wrote to a file of its own (the bytes from ``offset`` of the file ``path``); the file is
+        removed once the input is scored.  Without it, workers send their rows back.
     """
 
     render: Callable[[list[tuple], str], bytes]
     write: Callable[[bytes], None]
     indexed: bool = False
+    write_range: Callable[[str, int, int], None] | None = None
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
@@ -1206,11 +1230,26 @@ def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
     sig = signature(task)
     render = rows.render if rows is not None else None
     indexed = rows is not None and rows.indexed
-    done = 0
-    skipped = 0  # lines that are not records, in the blocks merged so far
     pool = workers > 1
     key = hash if not pool or forks_workers() else _portable_id_key  # hash((group, id)) is _id_key(id, group)
-    work = partial(_score_block, scorer, render, sig, file, key)
+    spills = pool and rows is not None and rows.write_range is not None  # workers write rows to files of their own
+    with tempfile.TemporaryDirectory(prefix="evalboard-rows-") if spills else contextlib.nullcontext() as spill:
+        work = partial(_score_block, scorer, render, sig, file, key, (spill, os.getpid()) if spills else None)
+        _merge_blocks(source, bom, work, workers, indexed, rows, store, issues, id_keys, special, gt_used, pred_used,
+                      progress)
+    return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
+                   pred_used, issues, progress, source.total or 0)
+
+
+def _merge_blocks(source: QASource, bom: int, work: Callable[[tuple], _Block], workers: int, indexed: bool,
+                  rows: RowSink | None, store: RecordStore, issues: list[InputIssue], id_keys: array,
+                  special: dict[str, list[str]], gt_used: Counter[str], pred_used: Counter[str],
+                  progress: Callable[[int, int], None] | None) -> None:
+    """Score the blocks of ``source`` from ``bom`` with ``work`` (in workers when ``workers > 1``) and merge
+    them in input order into the store, lists and counts given (see :func:`evaluate_blocks`)."""
+    pool = workers > 1
+    done = 0
+    skipped = 0  # lines that are not records, in the blocks merged so far
 
     def payloads() -> Iterator[list[tuple]]:
         """One chunk (a list of one payload) per block; the position of its first record is the best guess
@@ -1233,14 +1272,14 @@ def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
             special[name].extend(ids)
         gt_used.update(part.gt_used)
         pred_used.update(part.pred_used)
-        if part.text is not None:
+        if part.spilled is not None:
+            rows.write_range(*part.spilled)
+        elif part.text is not None:
             rows.write(part.text)
         done += len(part.lines)
         skipped += part.skipped
         if progress is not None:
             progress(done, source.total or 0)
-    return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
-                   pred_used, issues, progress, source.total or 0)
 
 
 def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,

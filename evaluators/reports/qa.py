@@ -13,6 +13,7 @@ import codecs
 import dataclasses
 import io
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -126,10 +127,38 @@ def records_csv(report: QAReport) -> str:
     return buf.getvalue()
 
 
+def copy_range(path: str, offset: int, length: int, out: IO[bytes]) -> None:
+    """Append ``length`` bytes from ``offset`` of the file ``path`` to the binary file ``out``.
+
+    The kernel copies them (``os.copy_file_range``) when it can, else they are read and written
+    in 1 MiB pieces; ``out`` is left positioned at its end.
+    """
+    with open(path, "rb") as src:
+        out.flush()
+        copier = getattr(os, "copy_file_range", None)
+        if copier is not None:
+            try:
+                while length > 0:
+                    n = copier(src.fileno(), out.fileno(), length, offset)
+                    if n <= 0:
+                        break
+                    offset, length = offset + n, length - n
+            except OSError:
+                pass  # another file system, or not supported here: copied below
+            out.seek(0, os.SEEK_END)
+        while length > 0:
+            chunk = os.pread(src.fileno(), min(length, 1 << 20), offset)
+            if not chunk:
+                raise OSError(f"{path} ends before offset {offset + length}")
+            out.write(chunk)
+            offset, length = offset + len(chunk), length - len(chunk)
+
+
 def csv_rows(out: IO[bytes]) -> RowSink:
     """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` while the records are scored."""
     out.write(_csv_header().encode("utf-8"))
-    return RowSink(render_csv_rows, out.write)
+    return RowSink(render_csv_rows, out.write, write_range=lambda path, offset, length: copy_range(path, offset,
+                                                                                                   length, out))
 
 
 class _JsonSpool:
@@ -147,6 +176,14 @@ class _JsonSpool:
         if not self.started:  # the first record has no comma before it
             text, self.started = text[1:], True
         self.file.write(text)
+
+    def write_range(self, path: str, offset: int, length: int) -> None:
+        """:meth:`write` of the bytes from ``offset`` of the file ``path`` (rows a worker wrote)."""
+        if not length:
+            return
+        if not self.started:
+            offset, length, self.started = offset + 1, length - 1, True
+        copy_range(path, offset, length, self.file)
 
     def copy_to(self, out: IO[str]) -> None:
         """Write the spooled records to ``out`` (through its byte buffer when it has one)."""
@@ -166,7 +203,7 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_rows, spool.write, indexed=True), spool
+    return RowSink(render_json_rows, spool.write, indexed=True, write_range=spool.write_range), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
