@@ -95,3 +95,32 @@ def test_a_spool_copied_to_a_text_stream_gives_the_same_text():
     buf = io.StringIO()  # no byte buffer: the spool is decoded incrementally (chunks end inside characters)
     write_report_json(report, buf, spool=spool)
     assert buf.getvalue() == report_json(report)
+
+
+def test_rows_numbered_right_when_lines_that_are_not_records_are_in_blocks_scored_at_the_same_time(tmp_path,
+                                                                                                 monkeypatch):
+    """A worker numbers its block's records from a guess (lines before it, less the non-records known when it
+    was sent); blank and broken lines in blocks still in flight make the guess miss, and such a block is
+    rendered again with the right numbers: the JSON output is the same bytes as with one process."""
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 300)  # a few lines a block, several blocks in flight
+    monkeypatch.setattr(qa, "DETECTION_SAMPLE", 5)
+    lines = [line + b"\n" for line in DATA.split(b"\n")[:-1]]
+    body = []
+    for k in range(60):  # 360 records; every 7th block of lines has a blank or a broken line
+        body.append(lines[k % len(lines)].replace(b'"id": "c', f'"id": "r{k}-c'.encode()))
+        if k % 7 == 3:
+            body.append(b"\n" if k % 2 else b"{broken\n")
+    src = tmp_path / "gaps.jsonl"
+    src.write_bytes(b"".join(body))
+    got = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"gaps.{workers}.json"
+        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
+                     "--ci-resamples", "20"]) == 0
+        got.append(out.read_bytes())
+    assert got[0] == got[1]
+    report = evaluate_qa(src.read_bytes(), str(src), QAConfig(ci_resamples=20))
+    assert got[0].decode("utf-8") == report_json(report)
+    records = json.loads(got[0])["records"]
+    # 60 records; after records k = 3, 10, ..., 59 (k % 7 == 3) a blank or broken line: 8 of them before the last
+    assert [r["index"] for r in records] == list(range(60)) and records[-1]["line"] == 60 + 8
