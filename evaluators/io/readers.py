@@ -428,6 +428,11 @@ def _slow_line(raw_line: bytes | memoryview, codec: str, encoding: str, file: st
         issues.append(InputIssue(file, f"byte {offset + exc.start} is not valid {encoding}; line skipped",
                                  line=lineno, kind="decode"))
         return None
+    return _text_line(line, file, lineno, issues)
+
+
+def _text_line(line: str, file: str, lineno: int, issues: list[InputIssue]) -> dict | None:
+    """:func:`_slow_line` of a decoded line."""
     if not line.strip():
         return None
     try:
@@ -503,8 +508,7 @@ def jsonl_block(block: bytes, file: str = "<input>", *, first_line: int = 1, bas
     Parameters
     ----------
     block : bytes
-        Whole lines of the input (UTF-8, checked beforehand, e.g. by :func:`detect_encoding`; no BOM):
-        it ends at a line end or at the end of the input.
+        Whole lines of a UTF-8 input (no BOM): it ends at a line end or at the end of the input.
     file : str
         Name used in issues.
     first_line : int
@@ -518,6 +522,11 @@ def jsonl_block(block: bytes, file: str = "<input>", *, first_line: int = 1, bas
         Per good line (an object): the parsed object, its line number, the byte offset of the line
         in the input and its length in bytes (without the line end); and the located issues of the
         other lines, in order.  Blank lines are skipped silently.
+
+    Raises
+    ------
+    UnicodeDecodeError
+        When a line is not UTF-8 (the input is then not UTF-8 as a whole: see :func:`detect_encoding`).
     """
     records: list[dict] = []
     lines: list[int] = []
@@ -539,8 +548,8 @@ def jsonl_block(block: bytes, file: str = "<input>", *, first_line: int = 1, bas
                 value = fast(raw_line)
             except fast_error:
                 pass
-        if type(value) is not dict:
-            value = _slow_line(raw_line, "utf-8", "utf-8", file, lineno, offset, issues)
+        if type(value) is not dict:  # (orjson checks that the whole line is UTF-8)
+            value = _text_line(str(raw_line, "utf-8"), file, lineno, issues)
         if value is not None:
             records.append(value)
             lines.append(lineno)

@@ -1122,12 +1122,16 @@ class RowSink:
         ``write_range(path, offset, length)``: like ``write``, for rows that a worker process
         wrote to a file of its own (the bytes from ``offset`` of the file ``path``); the file is
         removed once the input is scored.  Without it, workers send their rows back.
+    reset : callable, optional
+        ``reset()``: forget the rows written so far (a JSONL input read as UTF-8 turned out not to
+        be, and is read again).  Without it, the whole input's encoding is checked before any row.
     """
 
     render: Callable[[list[tuple], str], bytes]
     write: Callable[[bytes], None]
     indexed: bool = False
     write_range: Callable[[str, int, int], None] | None = None
+    reset: Callable[[], None] | None = None
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
@@ -1187,7 +1191,10 @@ def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
                     rows: RowSink | None = None) -> QAReport:
     """Score a JSONL input (:attr:`QASource.opener` and :attr:`QASource.blocks`) in blocks of whole lines.
 
-    The encoding is checked once, on the whole input.  The task and the group field are decided on
+    The input is read as UTF-8 (with a BOM, UTF-8-SIG), each line checked as it is parsed; should a
+    line not be UTF-8, what was scored is dropped (``rows.reset``) and the whole input's encoding is
+    decided first (:func:`~evaluators.io.readers.detect_encoding`: the same rule as for other
+    inputs).  The task and the group field are decided on
     the first :data:`DETECTION_SAMPLE` records; then every block of lines (about
     :data:`evaluators.qa.records.BLOCK_BYTES`) is parsed, scored and rendered by one function
     (:func:`_score_block`), in this process or, with ``workers > 1``, in worker processes forked
@@ -1204,11 +1211,27 @@ def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
     """
     config = config or QAConfig()
     file = source.file
+    if rows is None or rows.reset is not None:
+        with source.opener() as f:
+            bom = 3 if f.read(3) == b"\xef\xbb\xbf" else 0
+        try:
+            return _evaluate_utf8(source, config, "utf-8-sig" if bom else "utf-8", bom, progress, workers, rows)
+        except UnicodeDecodeError:  # not UTF-8 after all: decided on the whole input, read again
+            if rows is not None:
+                rows.reset()
     with source.opener() as f:
         encoding, bom = detect_encoding(f, file)
     if encoding == "gb18030":  # lines are decoded and re-encoded: no offsets, record by record
         return evaluate_records(_jsonl_stream(source.opener, file, encoding), config, progress, file=file,
                                 total=source.total, reader=source.reader, workers=workers, rows=rows)
+    return _evaluate_utf8(source, config, encoding, bom, progress, workers, rows)
+
+
+def _evaluate_utf8(source: QASource, config: QAConfig, encoding: str, bom: int,
+                   progress: Callable[[int, int], None] | None, workers: int, rows: RowSink | None) -> QAReport:
+    """:func:`evaluate_blocks` of an input read as UTF-8 (``encoding``: ``utf-8`` or ``utf-8-sig``, with a
+    ``bom`` of 3 bytes); UnicodeDecodeError when a line is not UTF-8."""
+    file = source.file
     sample: list[dict] = []
     head = _jsonl_stream(source.opener, file, encoding, keep_raw=False)
     for item in head:  # issues here come again from the blocks

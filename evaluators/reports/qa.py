@@ -155,10 +155,18 @@ def copy_range(path: str, offset: int, length: int, out: IO[bytes]) -> None:
 
 
 def csv_rows(out: IO[bytes]) -> RowSink:
-    """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` while the records are scored."""
+    """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` (seekable) while the records
+    are scored."""
     out.write(_csv_header().encode("utf-8"))
+    start = out.tell()
+
+    def reset() -> None:
+        out.seek(start)
+        out.truncate()
+
     return RowSink(render_csv_rows, out.write, write_range=lambda path, offset, length: copy_range(path, offset,
-                                                                                                   length, out))
+                                                                                                   length, out),
+                   reset=reset)
 
 
 class _JsonSpool:
@@ -176,6 +184,12 @@ class _JsonSpool:
         if not self.started:  # the first record has no comma before it
             text, self.started = text[1:], True
         self.file.write(text)
+
+    def reset(self) -> None:
+        """Forget the records written so far."""
+        self.file.seek(0)
+        self.file.truncate()
+        self.started = False
 
     def write_range(self, path: str, offset: int, length: int) -> None:
         """:meth:`write` of the bytes from ``offset`` of the file ``path`` (rows a worker wrote)."""
@@ -203,7 +217,8 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_rows, spool.write, indexed=True, write_range=spool.write_range), spool
+    return RowSink(render_json_rows, spool.write, indexed=True, write_range=spool.write_range,
+                   reset=spool.reset), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,

@@ -124,3 +124,32 @@ def test_rows_numbered_right_when_lines_that_are_not_records_are_in_blocks_score
     records = json.loads(got[0])["records"]
     # 60 records; after records k = 3, 10, ..., 59 (k % 7 == 3) a blank or broken line: 8 of them before the last
     assert [r["index"] for r in records] == list(range(60)) and records[-1]["line"] == 60 + 8
+
+
+@pytest.mark.parametrize("suffix", ["json", "csv"])
+def test_a_line_that_is_not_utf8_late_in_the_file_makes_it_read_again_as_gb18030(tmp_path, monkeypatch, suffix):
+    """JSONL is read as UTF-8, line by line; a GB18030 line in a late block means the file is not UTF-8: the
+    rows written so far are dropped and the whole file is read as GB18030, as a file that is GB18030 from its
+    first line (the same rule: :func:`evaluators.io.readers.detect_encoding`)."""
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 200)  # the GB18030 line is in the last of many blocks
+    rows = [{"id": f"q{i}", "answer": "Paris", "final_answer": "Paris" if i % 2 else "Lyon"} for i in range(30)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode("ascii")
+    data += json.dumps({"id": "z", "answer": "长城", "final_answer": "长城"}, ensure_ascii=False).encode("gb18030")
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(data + b"\n")
+    got = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"mixed.{workers}.{suffix}"
+        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
+                     "--ci-resamples", "0"]) == 0
+        got.append(out.read_bytes())
+    assert got[0] == got[1]
+    report = evaluate_qa(data, "mixed.jsonl", QAConfig(ci_resamples=0))
+    assert report.n_records == 31 and report.records[30].gold_answers == ("长城",)
+    assert report.overall.exact_match == 16 / 31  # q1, q3, ..., q29 (15) and z
+    assert not [i for i in report.issues if i.kind == "decode"]
+    text = got[0].decode("utf-8")
+    if suffix == "csv":
+        assert text.count("\r\n") == 1 + 31  # the header and each record once: the UTF-8 attempt's rows dropped
+    else:
+        assert [r["id"] for r in json.loads(text)["records"]] == [f"q{i}" for i in range(30)] + ["z"]
