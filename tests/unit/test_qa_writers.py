@@ -97,6 +97,18 @@ def test_a_spool_copied_to_a_text_stream_gives_the_same_text():
     assert buf.getvalue() == report_json(report)
 
 
+def _outputs_with_one_and_two_workers(src, suffix: str, resamples: str) -> list[bytes]:
+    """``qa --output-file`` of ``src`` with 1 and with 2 workers (asserted byte-identical)."""
+    got = []
+    for workers in ("1", "2"):
+        out = src.with_name(f"{src.stem}.{workers}.{suffix}")
+        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
+                     "--ci-resamples", resamples]) == 0
+        got.append(out.read_bytes())
+    assert got[0] == got[1]
+    return got
+
+
 def test_rows_numbered_right_when_lines_that_are_not_records_are_in_blocks_scored_at_the_same_time(tmp_path,
                                                                                                  monkeypatch):
     """A worker numbers its block's records from a guess (lines before it, less the non-records known when it
@@ -112,13 +124,7 @@ def test_rows_numbered_right_when_lines_that_are_not_records_are_in_blocks_score
             body.append(b"\n" if k % 2 else b"{broken\n")
     src = tmp_path / "gaps.jsonl"
     src.write_bytes(b"".join(body))
-    got = []
-    for workers in ("1", "2"):
-        out = tmp_path / f"gaps.{workers}.json"
-        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
-                     "--ci-resamples", "20"]) == 0
-        got.append(out.read_bytes())
-    assert got[0] == got[1]
+    got = _outputs_with_one_and_two_workers(src, "json", "20")
     report = evaluate_qa(src.read_bytes(), str(src), QAConfig(ci_resamples=20))
     assert got[0].decode("utf-8") == report_json(report)
     records = json.loads(got[0])["records"]
@@ -137,13 +143,7 @@ def test_a_line_that_is_not_utf8_late_in_the_file_makes_it_read_again_as_gb18030
     data += json.dumps({"id": "z", "answer": "长城", "final_answer": "长城"}, ensure_ascii=False).encode("gb18030")
     src = tmp_path / "mixed.jsonl"
     src.write_bytes(data + b"\n")
-    got = []
-    for workers in ("1", "2"):
-        out = tmp_path / f"mixed.{workers}.{suffix}"
-        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
-                     "--ci-resamples", "0"]) == 0
-        got.append(out.read_bytes())
-    assert got[0] == got[1]
+    got = _outputs_with_one_and_two_workers(src, suffix, "0")
     report = evaluate_qa(data, "mixed.jsonl", QAConfig(ci_resamples=0))
     assert report.n_records == 31 and report.records[30].gold_answers == ("长城",)
     assert report.overall.exact_match == 16 / 31  # q1, q3, ..., q29 (15) and z
