@@ -63,6 +63,43 @@ def forks_workers() -> bool:
     return sys.platform.startswith("linux")
 
 
+class Inherited:
+    """A value for the chunk function that forked workers take from this process's memory, not from a pickle.
+
+    ``partial(fn, Inherited(state))`` is pickled with every chunk; with workers forked from this
+    process (:func:`forks_workers`), only a key travels and each worker uses its own copy of the
+    value as it was when the workers were forked, for every chunk it scores (a scorer's caches
+    then carry over from chunk to chunk); elsewhere the value itself is pickled.  Call the object
+    for the value; :meth:`close` forgets it here (after the pool is shut down).
+    """
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.key = id(self)
+        _INHERITED[self.key] = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+    def close(self) -> None:
+        """Drop this process's reference in the registry."""
+        _INHERITED.pop(self.key, None)
+
+    def __reduce__(self):
+        return _inherited, (self.key, None if forks_workers() else self.value)
+
+
+#: Values of live :class:`Inherited` objects by key (copied into workers when they are forked).
+_INHERITED: dict[int, Any] = {}
+
+
+def _inherited(key: int, value: Any) -> Inherited:
+    """Unpickle an :class:`Inherited` in a worker: its value from the registry the worker was forked with."""
+    obj = Inherited.__new__(Inherited)
+    obj.key, obj.value = key, (_INHERITED[key] if value is None else value)
+    return obj
+
+
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Consecutive lists of ``size`` items (the last may be shorter); ``size`` >= 1."""
     it = iter(items)

@@ -48,7 +48,7 @@ from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNAT
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
 from evaluators.io.readers import detect_encoding, iter_jsonl_values, jsonl_block
-from evaluators.parallel import chunked, forks_workers, imap_chunks
+from evaluators.parallel import Inherited, chunked, forks_workers, imap_chunks
 from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (
@@ -459,8 +459,8 @@ def _read_range(path: str | Path, offset: int, size: int) -> bytes:
         return f.read(size)
 
 
-def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str, file: str,
-                 key: Callable[[tuple], int], spill: tuple[str, int] | None, payload: tuple) -> _Block:
+def _score_block(scorer: Scorer | Inherited, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
+                 file: str, key: Callable[[tuple], int], spill: tuple[str, int] | None, payload: tuple) -> _Block:
     """Parse, score (and render) a block of UTF-8 JSONL lines, in this process or in a worker.
 
     ``payload``: ``(block, offset, size, first_line, first_index, path)``, the block's bytes (``None``:
@@ -475,6 +475,8 @@ def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
     block, base, size, first_line, first_index, path = payload
     if block is None:
         block = _read_range(path, base, size)
+    if isinstance(scorer, Inherited):  # a worker's own scorer, its memo kept from block to block
+        scorer = scorer()
     collect = gc.isenabled()
     gc.disable()  # thousands of records alive at once, none in a reference cycle: no collection traverses them
     try:
@@ -1256,10 +1258,15 @@ def _evaluate_utf8(source: QASource, config: QAConfig, encoding: str, bom: int,
     pool = workers > 1
     key = hash if not pool or forks_workers() else _portable_id_key  # hash((group, id)) is _id_key(id, group)
     spills = pool and rows is not None and rows.write_range is not None  # workers write rows to files of their own
+    shared = Inherited(scorer) if pool else scorer
     with tempfile.TemporaryDirectory(prefix="evalboard-rows-") if spills else contextlib.nullcontext() as spill:
-        work = partial(_score_block, scorer, render, sig, file, key, (spill, os.getpid()) if spills else None)
-        _merge_blocks(source, bom, work, workers, indexed, rows, store, issues, id_keys, special, gt_used, pred_used,
-                      progress)
+        work = partial(_score_block, shared, render, sig, file, key, (spill, os.getpid()) if spills else None)
+        try:
+            _merge_blocks(source, bom, work, workers, indexed, rows, store, issues, id_keys, special, gt_used,
+                          pred_used, progress)
+        finally:
+            if pool:
+                shared.close()
     return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
                    pred_used, issues, progress, source.total or 0)
 

@@ -10,6 +10,7 @@ are several; the text is the same as the one the writers give from the finished 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import io
 import json
@@ -127,13 +128,14 @@ def records_csv(report: QAReport) -> str:
     return buf.getvalue()
 
 
-def copy_range(path: str, offset: int, length: int, out: IO[bytes]) -> None:
-    """Append ``length`` bytes from ``offset`` of the file ``path`` to the binary file ``out``.
+def copy_range(source: str | IO[bytes], offset: int, length: int, out: IO[bytes]) -> None:
+    """Append ``length`` bytes from ``offset`` of ``source`` (a file name or an open binary file) to the
+    binary file ``out``.
 
     The kernel copies them (``os.copy_file_range``) when it can, else they are read and written
     in 1 MiB pieces; ``out`` is left positioned at its end.
     """
-    with open(path, "rb") as src:
+    with (open(source, "rb") if isinstance(source, str) else contextlib.nullcontext(source)) as src:
         out.flush()
         copier = getattr(os, "copy_file_range", None)
         if copier is not None:
@@ -149,7 +151,7 @@ def copy_range(path: str, offset: int, length: int, out: IO[bytes]) -> None:
         while length > 0:
             chunk = os.pread(src.fileno(), min(length, 1 << 20), offset)
             if not chunk:
-                raise OSError(f"{path} ends before offset {offset + length}")
+                raise OSError(f"{source} ends before offset {offset + length}")
             out.write(chunk)
             offset, length = offset + len(chunk), length - len(chunk)
 
@@ -206,7 +208,12 @@ class _JsonSpool:
         buffer = getattr(out, "buffer", None)
         if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8":
             out.flush()
-            shutil.copyfileobj(self.file, buffer, 1 << 20)
+            try:
+                buffer.fileno()
+            except (OSError, io.UnsupportedOperation):  # not a file on disk
+                shutil.copyfileobj(self.file, buffer, 1 << 20)
+            else:  # the kernel copies
+                copy_range(self.file, 0, os.fstat(self.file.fileno()).st_size, buffer)
             return
         decoder = codecs.getincrementaldecoder("utf-8")()  # a chunk may end inside a character
         for chunk in iter(lambda: self.file.read(1 << 20), b""):
