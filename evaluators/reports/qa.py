@@ -15,9 +15,9 @@ import dataclasses
 import io
 import json
 import os
-import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import starmap
 from typing import IO, Any
 
 from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
@@ -57,6 +57,17 @@ def _plain(values: tuple) -> bool:
     return (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
 
 
+def _record_dict(index, line, id, group, question, gold_answers, gold_field, prediction_raw,  # noqa: A002
+                 prediction_field, prediction, status, lang, tokenizer, exact_match, token_f1, gold_verdict,
+                 predicted_verdict, verdict_rule):
+    """A record's values as the dict the report holds: the fields of QARecordResult, in order (tested)."""
+    return {"index": index, "line": line, "id": id, "group": group, "question": question,
+            "gold_answers": gold_answers, "gold_field": gold_field, "prediction_raw": prediction_raw,
+            "prediction_field": prediction_field, "prediction": prediction, "status": status, "lang": lang,
+            "tokenizer": tokenizer, "exact_match": exact_match, "token_f1": token_f1, "gold_verdict": gold_verdict,
+            "predicted_verdict": predicted_verdict, "verdict_rule": verdict_rule}
+
+
 def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     """Records as they stand in the report's ``records`` list: pretty JSON (UTF-8), indented 4, each led by
     ``,`` and a line break (the writer drops the first comma).  ``rows``: each record's values in field order.
@@ -66,7 +77,7 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     """
     if not rows:
         return b""
-    dicts = [dict(zip(_RECORD_FIELDS, v)) for v in rows]
+    dicts = list(starmap(_record_dict, rows))
     if _orjson is not None and all(map(_plain, rows)):
         body = _orjson.dumps(dicts, option=_orjson.OPT_INDENT_2)[1:-2]  # without "[" and "\n]"
     else:
@@ -74,7 +85,6 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     return b"," + body.replace(b"\n", b"\n  ")
 
 
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
 _COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
 _GOLD_AT = _RECORD_FIELDS.index("gold_answers")
 _GOLD_COLUMN = RECORD_COLUMNS.index("gold_answers")
@@ -87,22 +97,43 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, str):
         if value.startswith(FORMULA_START):
             value = "'" + value
-        return '"' + value.replace('"', '""') + '"' if _NEEDS_QUOTES.search(value) else value
+        if '"' in value:
+            return '"' + value.replace('"', '""') + '"'
+        if "," in value or "\n" in value or "\r" in value:  # (each a fast search for one character)
+            return '"' + value + '"'
+        return value
     return str(value)
+
+
+#: Columns whose values repeat (a few distinct ones in a file): each distinct value is rendered once a block.
+_REPEATING = frozenset({"group", "status", "lang", "tokenizer", "exact_match", "token_f1", "gold_field",
+                        "prediction_field", "gold_verdict", "predicted_verdict", "verdict_rule"})
+
+
+def _csv_column(values: Sequence[Any], repeating: bool) -> list[str]:
+    """:func:`_csv_cell` of each value (of a column whose values repeat: once per distinct value)."""
+    if not repeating:
+        return list(map(_csv_cell, values))
+    seen: dict[Any, str] = {}
+    return [seen[v] if v in seen else seen.setdefault(v, _csv_cell(v)) for v in values]
 
 
 def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
     """Records' CSV rows, UTF-8 (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
 
-    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested).
+    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested),
+    rendered column by column.
     """
+    if not rows:
+        return b""
     tail = "," + _csv_cell(signature) + "\r\n"
-    out = []
-    for v in rows:
-        cells = [v[i] for i in _COLUMN_AT]
-        cells[_GOLD_COLUMN] = " | ".join(v[_GOLD_AT])
-        out.append(",".join([_csv_cell(c) for c in cells]) + tail)
-    return "".join(out).encode("utf-8")
+    fields = list(zip(*rows))
+    cells = []
+    for name, at in zip(RECORD_COLUMNS, _COLUMN_AT):
+        values = fields[at] if at != _GOLD_AT else [" | ".join(g) for g in fields[at]]
+        cells.append(_csv_column(values, name in _REPEATING))
+    tail = tail.encode("utf-8")
+    return tail.join(map(str.encode, map(",".join, zip(*cells)))) + tail  # rows without a wide character: copied
 
 
 def _csv_header() -> str:

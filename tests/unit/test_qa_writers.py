@@ -153,3 +153,14 @@ def test_a_line_that_is_not_utf8_late_in_the_file_makes_it_read_again_as_gb18030
         assert text.count("\r\n") == 1 + 31  # the header and each record once: the UTF-8 attempt's rows dropped
     else:
         assert [r["id"] for r in json.loads(text)["records"]] == [f"q{i}" for i in range(30)] + ["z"]
+
+
+def test_the_json_row_of_a_record_has_the_fields_of_a_record_in_order():
+    import dataclasses
+
+    from evaluators.qa.evaluate import QARecordResult
+    from evaluators.reports.qa import _record_dict
+
+    names = [f.name for f in dataclasses.fields(QARecordResult)]
+    assert list(_record_dict(*range(len(names)))) == names
+    assert list(_record_dict(*range(len(names))).values()) == list(range(len(names)))
