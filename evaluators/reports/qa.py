@@ -88,6 +88,8 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
 _COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
 _GOLD_AT = _RECORD_FIELDS.index("gold_answers")
 _GOLD_COLUMN = RECORD_COLUMNS.index("gold_answers")
+_PREDICTION_AT, _PREDICTION_COLUMN = _RECORD_FIELDS.index("prediction"), RECORD_COLUMNS.index("prediction")
+assert _PREDICTION_COLUMN < RECORD_COLUMNS.index("prediction_raw")  # rendered before it (render_csv_rows)
 
 
 def _csv_cell(value: Any) -> str:
@@ -130,6 +132,10 @@ def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
     fields = list(zip(*rows))
     cells = []
     for name, at in zip(RECORD_COLUMNS, _COLUMN_AT):
+        if name == "prediction_raw":  # mostly the very text scored (no tags, nothing stripped): its cell again
+            cells.append([done if raw is scored else _csv_cell(raw)
+                          for raw, scored, done in zip(fields[at], fields[_PREDICTION_AT], cells[_PREDICTION_COLUMN])])
+            continue
         values = fields[at] if at != _GOLD_AT else [" | ".join(g) for g in fields[at]]
         cells.append(_csv_column(values, name in _REPEATING))
     tail = tail.encode("utf-8")
