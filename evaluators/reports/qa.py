@@ -114,8 +114,9 @@ _REPEATING = frozenset({"group", "status", "lang", "tokenizer", "exact_match", "
 
 def _csv_column(values: Sequence[Any], repeating: bool) -> list[str]:
     """:func:`_csv_cell` of each value (of a column whose values repeat: once per distinct value)."""
-    if not repeating:
-        return list(map(_csv_cell, values))
+    if not repeating:  # a plain text (the common case) is its own cell: checked here without a call
+        return [v if v.__class__ is str and not v.startswith(FORMULA_START) and '"' not in v and "," not in v
+                and "\n" not in v and "\r" not in v else _csv_cell(v) for v in values]
     seen: dict[Any, str] = {}
     return [seen[v] if v in seen else seen.setdefault(v, _csv_cell(v)) for v in values]
 
