@@ -61,7 +61,7 @@ FORMAT = 2
 #: What :func:`~evaluators.review.store.label_fits` needs of a two-sided and of a one-sided item.
 _TWO_SIDED, _ONE_SIDED = {"sides": {}}, {}
 #: Lines per import batch (one transaction).
-BATCH_LINES = 2_000
+BATCH_LINES = 5_000
 _HASH = frozenset("0123456789abcdef")
 
 
@@ -474,7 +474,7 @@ def _arrays(rows: list[dict], columns: Iterable[tuple[str, str]]) -> dict[str, l
 
 
 def _keys(result) -> set[tuple[int, str]]:
-    return {(item_id, annotator) for item_id, annotator in result}
+    return {(item_id, annotator) for item_id, annotator in result.all()}
 
 
 def _item_ids(c: sa.Connection, sid: int, digests: list[str], pg: bool) -> dict[str, int]:
@@ -482,7 +482,7 @@ def _item_ids(c: sa.Connection, sid: int, digests: list[str], pg: bool) -> dict[
     if pg:
         return {dg: item_id for item_id, dg in c.exec_driver_sql(
             "SELECT id, digest FROM items WHERE session_id = %(sid)b AND digest = ANY(CAST(%(digests)b AS text[]))",
-            {"sid": sid, "digests": digests})}
+            {"sid": sid, "digests": digests}).all()}
     i = items_table
     return {dg: item_id for chunk in _chunks(digests)
             for item_id, dg in c.execute(sa.select(i.c.id, i.c.digest).where(i.c.session_id == sid,
@@ -508,7 +508,7 @@ def _insert_items(c: sa.Connection, rows: list[dict], pg: bool) -> dict[str, int
         names = ", ".join(name for name, _kind in _ITEM_COLUMNS)
         return {dg: item_id for item_id, dg in c.exec_driver_sql(
             f"INSERT INTO items ({names}) SELECT * FROM {_unnest(_ITEM_COLUMNS)} "
-            "ON CONFLICT (session_id, digest) DO NOTHING RETURNING id, digest", _arrays(rows, _ITEM_COLUMNS))}
+            "ON CONFLICT (session_id, digest) DO NOTHING RETURNING id, digest", _arrays(rows, _ITEM_COLUMNS)).all()}
     c.execute(items_table.insert(), rows)
     return _item_ids(c, rows[0]["session_id"], [r["digest"] for r in rows], pg)
 
@@ -517,7 +517,7 @@ def _stored_decisions(c: sa.Connection, item_ids: list[int], pg: bool) -> dict[t
     """The stored decisions on these items (the fields of :data:`_STORED`) by (item id, annotator)."""
     if pg:
         rows = c.exec_driver_sql(f"SELECT {', '.join(_STORED)} FROM decisions "
-                                 "WHERE item_id = ANY(CAST(%(ids)b AS int[]))", {"ids": item_ids})
+                                 "WHERE item_id = ANY(CAST(%(ids)b AS int[]))", {"ids": item_ids}).all()
     else:
         d = decisions_table
         rows = (r for chunk in _chunks(item_ids)
@@ -532,10 +532,14 @@ def _insert_decisions(c: sa.Connection, rows: list[dict], pg: bool) -> set[tuple
         return set()
     if pg:
         names = ", ".join(name for name, _kind in _DECISION_COLUMNS)
-        return _keys(c.exec_driver_sql(
+        result = c.exec_driver_sql(
             f"INSERT INTO decisions ({names}) SELECT * FROM {_unnest(_DECISION_COLUMNS)} "
             "ON CONFLICT (item_id, annotator) DO NOTHING RETURNING item_id, annotator",
-            _arrays(rows, _DECISION_COLUMNS)))
+            _arrays(rows, _DECISION_COLUMNS))
+        if result.rowcount == len(rows):  # the usual case: every row added, no key to read back
+            result.close()
+            return {(r["item_id"], r["annotator"]) for r in rows}
+        return _keys(result)
     d = decisions_table
     try:  # the whole batch in one statement; row by row only when a reviewer saved one meanwhile
         with c.begin_nested():
