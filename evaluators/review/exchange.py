@@ -8,8 +8,9 @@ An export (format 2) is, in this order::
     {"type": "item", "session": name, "item_digest": sha256, "position": 0, "item": {...payload...}, "gold": null}
     ...                                  (every item, decided or not, by position)
     {"type": "decision", "session": name, "item_digest": ..., "annotator": ..., "label": ..., "score": ...,
-     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": null}
-    ...                                  (by item position, then annotator)
+     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": 12.5}
+    ...                                  (by item position, then annotator; ``seconds``, the time on
+                                          the item, only where it was measured)
     {"type": "adjudication", "session": name, "item_digest": ..., "adjudicator": ..., "label": ..., ...}
 
 Lines of format 1 (a decision with its ``item`` payload and no ``type``) import too.
@@ -124,7 +125,8 @@ def iter_export(store: ReviewStore, session_id: int) -> Iterator[str]:
     for dec in store.iter_decisions(session_id):
         yield _dumps({"type": "decision", "session": s.name, "item_digest": dec.item_digest,
                       "annotator": dec.annotator, "label": dec.label, "score": dec.score, "comment": dec.comment,
-                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at}) + "\n"
+                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at,
+                      **({"seconds": dec.seconds} if dec.seconds is not None else {})}) + "\n"
     for adj in store.adjudications(session_id):
         yield _dumps({"type": "adjudication", "session": s.name, "item_digest": adj["item_digest"],
                       "adjudicator": adj["adjudicator"], "label": adj["label"], "comment": adj["comment"],

@@ -419,16 +419,17 @@ REVIEW_ITEMS = [{"kind": "qa", "id": f"r{i}", "question": ["首都是哪里？",
 def review_files() -> dict[str, str]:
     """Review session exports (format 2) and hostile variants, for ``review import`` and the Review page.
 
-    ``full_session.jsonl``: a blind session (k = 2, seed 7, guidelines, an adjudicator), 6 items, 3
-    decided (4 decisions), one adjudication.  The other files are read against it (tests/hostile/
+    ``full_session.jsonl``: a blind session (k = 2, seed 7, guidelines, an adjudicator), 6 items (the
+    last a gold item), 3 decided (4 decisions, one with its time on the item), one adjudication.  The other files are read against it (tests/hostile/
     test_review_hostile.py)."""
     name = "盲审 blind session"
     head = _review_line(type="session", format=2, session=name, kind="qa", created_by="owner-olga",
                         created_at="2026-01-05T09:00:00.000000+00:00", blind=True, k=2, seed=7,
                         settings={"adjudicators": ["adj-ada"], "guidelines": "Mark **GT errors** first.",
                                   "guidelines_version": 1}, uploads=[])
-    items = [_review_line(type="item", session=name, item_digest=_digest(p), position=n, item=p, gold=None)
-             for n, p in enumerate(REVIEW_ITEMS)]
+    # the last item is a gold item (its label is known), still undecided
+    items = [_review_line(type="item", session=name, item_digest=_digest(p), position=n, item=p,
+                          gold="gt_error" if n == 5 else None) for n, p in enumerate(REVIEW_ITEMS)]
     d = [_digest(p) for p in REVIEW_ITEMS]
 
     def dec(n, who, label, version, stamp, comment="", **extra):
@@ -437,7 +438,7 @@ def review_files() -> dict[str, str]:
 
     decisions = [dec(0, "alice", "model_error", 3, "2026-01-06T10:00:00.000000+00:00", "third look"),
                  dec(0, "bob", "gt_error", 1, "2026-01-06T10:05:00.000000+00:00", FORMULA),
-                 dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00"),
+                 dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00", seconds=12.5),
                  dec(2, "bob", "model_error", 2, "2026-01-06T10:02:00.000000+00:00", "说明")]
     adjudication = _review_line(type="adjudication", session=name, item_digest=d[0], adjudicator="adj-ada",
                                 label="gt_error", comment="the key is wrong", updated_at="2026-01-07T08:00:00.000000+00:00")

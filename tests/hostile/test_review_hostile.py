@@ -23,7 +23,8 @@ def _import(store: ReviewStore, name: str):
 
 
 def test_export_then_import_restores_the_same_session(review_url):
-    """Today's import restored blind=False, k=1, seed=0 and only the decided items."""
+    """Today's import restored blind=False, k=1, seed=0 and only the decided items; the export
+    left out each decision's time on the item (so export -> import -> export lost it)."""
     store = ReviewStore(review_url)
     report = _import(store, "full_session.jsonl")
     assert (report.sessions_created, report.items_added, report.written, report.adjudications) == (1, 6, 4, 1)
@@ -31,7 +32,12 @@ def test_export_then_import_restores_the_same_session(review_url):
     s = store.session_by_name(SESSION)
     assert (s.blind, s.k, s.seed, s.created_by, s.n_items) == (True, 2, 7, "owner-olga", 6)
     assert s.adjudicators == ("adj-ada",) and s.guidelines == "Mark **GT errors** first."
-    assert [i.payload["id"] for i in store.items(s.id)] == [f"r{n}" for n in range(6)]  # undecided items too
+    items = store.items(s.id)
+    assert [i.payload["id"] for i in items] == [f"r{n}" for n in range(6)]  # undecided items too
+    assert [i.gold for i in items] == [None] * 5 + ["gt_error"]              # the gold item
+    seconds = {(d.annotator, d.item_id): d.seconds for d in store.decisions(s.id)}
+    assert seconds == {("alice", items[0].id): None, ("bob", items[0].id): None, ("alice", items[1].id): 12.5,
+                       ("bob", items[2].id): None}                          # time on the item
     assert export_jsonl(store, s.id) == (REVIEW / "full_session.jsonl").read_text(encoding="utf-8")
     again = _import(store, "full_session.jsonl")
     assert (again.written, again.unchanged, again.conflicts) == (0, 4, 0)
