@@ -184,6 +184,45 @@ def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(revi
         store.save_decision(item.id, "alice", label="model_error", expected_version=1)
 
 
+def test_import_never_overwrites_a_first_save_made_between_its_read_and_its_write(review_url, tmp_path):
+    """The same race for a decision the database did not hold when the import read it: alice's
+    first save lands between the read and the batch's insert.  Her decision is kept, the line is
+    a conflict, and the other lines of the batch are still written."""
+    store = ReviewStore(review_url)
+    s = store.create_session("race-new", "qa", _items(3), created_by="x")
+    first, second, _ = store.items(s.id)
+    source = ReviewStore(tmp_path / "source.sqlite")  # the file: alice and bob on the first item, bob on the second
+    t = source.create_session("race-new", "qa", _items(3), created_by="x")
+    a, b, _ = source.items(t.id)
+    source.save_decision(a.id, "alice", label="acceptable_variant", comment="from the file")
+    source.save_decision(a.id, "bob", label="model_error")
+    source.save_decision(b.id, "bob", label="gt_error")
+    data = export_jsonl(source, t.id).encode("utf-8")
+    reviewer = ReviewStore(review_url)
+    fired = []
+
+    def alice_saves_meanwhile(conn, cursor, statement, parameters, context, executemany):
+        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
+            fired.append(True)
+            reviewer.save_decision(first.id, "alice", label="gt_error", comment="my own first look")
+
+    sa.event.listen(store.engine, "after_cursor_execute", alice_saves_meanwhile)
+    try:
+        report = import_jsonl(store, data, "new.jsonl")
+    finally:
+        sa.event.remove(store.engine, "after_cursor_execute", alice_saves_meanwhile)
+    assert fired
+    kept = store.decision(first.id, "alice")
+    assert (kept.label, kept.comment, kept.version) == ("gt_error", "my own first look", 1)
+    assert (report.written, report.conflicts) == (2, 1)      # bob's two lines written, alice's line a conflict
+    (issue,) = report.issues
+    assert issue.kind == "conflict" and issue.line == 5 and "while importing" in issue.message  # 1 session, 3 items
+    assert {(d.annotator, d.item_id) for d in store.decisions(s.id)} == {
+        ("alice", first.id), ("bob", first.id), ("bob", second.id)}
+    with store.engine.connect() as c:                        # submitted counts: alice + bob, bob
+        assert [r[0] for r in c.execute(sa.text("SELECT n_done FROM items ORDER BY position"))] == [2, 1, 0]
+
+
 def test_overlap_first_builds_agreement_from_the_first_minutes(review_url):
     """Issue 18: two annotators, k = 2, 20 decisions each in turns: at least 15 items have both reviews."""
     store = ReviewStore(review_url)
