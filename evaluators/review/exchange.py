@@ -157,25 +157,44 @@ class _Importer:
         self.issues: list[InputIssue] = []
         self.counts = {"written": 0, "unchanged": 0, "conflicts": 0, "duplicates": 0, "sessions_created": 0,
                        "items_added": 0, "adjudications": 0}
-        self.batch: list[tuple[int, str, dict]] = []
+        self.batch: list[tuple[int, str, dict]] = []  # (line, type, checked line); its place in d["_where"]
         #: items found or added so far: (session, digest) -> (item id, two-sided)
         self.items: dict[tuple[int, str], tuple[int, bool]] = {}
         #: PostgreSQL: each step of a batch is one statement over arrays (see :func:`_insert_decisions`)
         self.pg = store.engine.dialect.name == "postgresql"
 
-    def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None) -> None:
+    def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None,
+              where: str | None = None) -> None:
+        """Report a skipped line; ``where`` is the JSON path of the record in its file (Label Studio
+        tasks), ``path`` the field within it."""
+        if where:
+            path = where + ("." + path if path else "")
         self.issues.append(InputIssue(self.file, message, line=line, path=path, kind=kind))
 
     # -- one line: checked, then queued
-    def line(self, lineno: int, d: dict) -> None:
+    def line(self, lineno: int, d: dict, *, where: str | None = None, unversioned: bool = False) -> None:
+        """Check one line (a dict of the JSONL format) and queue it.
+
+        ``where`` locates a record that is not a whole line (a Label Studio annotation);
+        ``unversioned`` marks a decision whose file keeps no version (Label Studio): its time
+        alone decides against a stored decision, and the write is still version-checked.
+
+        Raises
+        ------
+        ValueError
+            A bad field (the caller reports it with ``lineno`` and ``where``).
+        """
+        for private in ("_text", "_where"):  # our own keys, never taken from a file
+            d.pop(private, None)
+        d["_where"] = where
         kind = d.get("type", "decision" if "item" in d else None)
         if kind not in ("session", "item", "decision", "adjudication"):
             self.issue(lineno, f"'type' must be session, item, decision or adjudication, not {_show(kind)}",
-                       path="type")
+                       path="type", where=where)
             return
         name = d.get("session")
         if not isinstance(name, str) or not name.strip():
-            self.issue(lineno, f"'session' must be a session name, not {_show(name)}", path="session")
+            self.issue(lineno, f"'session' must be a session name, not {_show(name)}", path="session", where=where)
             return
         if kind == "session":
             self.flush()
@@ -203,9 +222,11 @@ class _Importer:
         elif kind == "decision":
             d["annotator"] = check_name(d.get("annotator"), "annotator")
             check_decision(d.get("label"), d.get("score"), d.get("comment"), d.get("status"))
-            version = d.get("version", 1)
-            if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version < 2**31:
+            version = None if unversioned else d.get("version", 1)
+            if not unversioned and (isinstance(version, bool) or not isinstance(version, int)
+                                    or not 1 <= version < 2**31):
                 raise ValueError(f"version must be a positive integer, not {_show(version)}")
+            d["version"] = version
             _check_stamp(d.get("updated_at"))
             seconds = d.get("seconds")
             if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
@@ -284,7 +305,7 @@ class _Importer:
             try:
                 sid = self.session_of(lineno, d)
             except ValueError as exc:
-                self.issue(lineno, str(exc))
+                self.issue(lineno, str(exc), where=d["_where"])
                 continue
             rows.append((lineno, kind, d, sid))
             if "_text" in d:
@@ -299,7 +320,7 @@ class _Importer:
             item = self.items.get((sid, d["item_digest"]))
             if item is None:
                 self.issue(lineno, "no item with this item_digest in the session (its item line is missing)",
-                           path="item_digest")
+                           path="item_digest", where=d["_where"])
                 continue
             item_id, two_sided = item
             if kind == "decision":
@@ -307,12 +328,12 @@ class _Importer:
                 if key in self.seen:
                     self.counts["duplicates"] += 1
                     self.issue(lineno, f"duplicate decision of {d['annotator']!r} on this item (first at line "
-                                       f"{self.seen[key]}): skipped", kind="duplicate")
+                                       f"{self.seen[key]}): skipped", kind="duplicate", where=d["_where"])
                     continue
                 self.seen[key] = lineno
                 if not label_fits(d.get("label"), _TWO_SIDED if two_sided else _ONE_SIDED):
                     self.issue(lineno, f"label {d['label']!r} does not fit this item (A/B labels are for two-sided "
-                                       "items only)", path="label")
+                                       "items only)", path="label", where=d["_where"])
                     continue
                 decisions.append((lineno, d, sid, item_id))
             elif kind == "adjudication":
@@ -361,34 +382,39 @@ class _Importer:
             stored = _stored_decisions(c, sorted({x[3] for x in decisions}), self.pg)
         inserts, updates = [], []
         for lineno, dec, sid, item_id in decisions:
+            at = (lineno, dec["_where"])
             seconds = dec.get("seconds")
             values = {"label": dec.get("label"), "score": dec.get("score"), "comment": dec.get("comment") or "",
                       "status": dec["status"], "updated_at": dec.get("updated_at") or _now(),
                       "seconds": None if seconds is None else float(seconds)}
-            version = dec.get("version", 1)
+            version = dec.get("version", 1)  # None: the file keeps no versions, its time alone decides
             old = stored.get((item_id, dec["annotator"]))
             if old is None:
-                inserts.append((lineno, sid, item_id, dec["annotator"], version, values))
+                inserts.append((at, sid, item_id, dec["annotator"], version or 1, values))
                 continue
             same = all(getattr(old, k) == values[k] for k in ("label", "score", "comment", "status"))
             if same and old.updated_at == values["updated_at"]:
                 self.counts["unchanged"] += 1
                 continue
-            newer_time, newer_version = values["updated_at"] > old.updated_at, version >= old.version
+            newer_time = values["updated_at"] > old.updated_at
+            newer_version = version is None or version >= old.version
             if not (newer_time and newer_version):
-                self.conflict(lineno, dec["annotator"], old, version, values["updated_at"])
+                self.conflict(at, dec["annotator"], old, version, values["updated_at"])
                 continue
-            updates.append((lineno, sid, item_id, dec["annotator"], max(version, old.version + 1), old, values))
+            updates.append((at, sid, item_id, dec["annotator"], max(version or 0, old.version + 1), old, values))
         self._apply(inserts, updates)
 
-    def conflict(self, lineno: int, annotator: str, old, version: int, stamp: str, meanwhile: bool = False) -> None:
+    def conflict(self, at: tuple[int, str | None], annotator: str, old, version: int | None, stamp: str,
+                 meanwhile: bool = False) -> None:
+        """Count and report a line not imported because of a stored decision; ``at`` is (line, where)."""
         self.counts["conflicts"] += 1
         if meanwhile:
             text = f"the decision of {annotator!r} on this item changed while importing: the reviewer's save is kept"
         else:
+            mine = f"version {version}, {stamp}" if version is not None else stamp
             text = (f"conflict: the stored decision of {annotator!r} (version {old.version}, {old.updated_at}) is "
-                    f"newer than or contradicts this line's (version {version}, {stamp}): not imported")
-        self.issue(lineno, text, kind="conflict")
+                    f"newer than or contradicts this line's ({mine}): not imported")
+        self.issue(at[0], text, kind="conflict", where=at[1])
 
     def _apply(self, inserts, updates) -> None:
         """Write a batch in one transaction: new decisions (a reviewer's save of the same key meanwhile
@@ -400,9 +426,9 @@ class _Importer:
             rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
                     for _lineno, sid, item_id, annotator, version, values in inserts]
             added = _insert_decisions(c, rows, self.pg)
-            for (lineno, sid, item_id, annotator, version, values) in inserts:
+            for (at, sid, item_id, annotator, version, values) in inserts:
                 if (item_id, annotator) not in added:  # saved meanwhile by a reviewer: theirs is kept
-                    self.conflict(lineno, annotator, None, version, values["updated_at"], meanwhile=True)
+                    self.conflict(at, annotator, None, version, values["updated_at"], meanwhile=True)
                     continue
                 self.counts["written"] += 1
                 deltas[item_id] = deltas.get(item_id, 0) + int(values["status"] == "submitted")
@@ -410,9 +436,9 @@ class _Importer:
             changed = _update_decisions(c, [{"item_id": item_id, "annotator": annotator, "old_version": old.version,
                                              "version": version, **values}
                                             for _l, _s, item_id, annotator, version, old, values in updates], self.pg)
-            for lineno, sid, item_id, annotator, version, old, values in updates:
+            for at, sid, item_id, annotator, version, old, values in updates:
                 if (item_id, annotator) not in changed:
-                    self.conflict(lineno, annotator, old, version, values["updated_at"], meanwhile=True)
+                    self.conflict(at, annotator, old, version, values["updated_at"], meanwhile=True)
                     continue
                 self.counts["written"] += 1
                 delta = int(values["status"] == "submitted") - int(old.status == "submitted")
@@ -601,6 +627,42 @@ def _add_done(c: sa.Connection, deltas: dict[int, int], pg: bool) -> None:
                       .values(n_done=items_table.c.n_done + delta))
 
 
+#: One record for :func:`import_records`: (line, dict of the JSONL format, where, unversioned).
+Record = tuple[int, dict, "str | None", bool]
+
+
+def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], file: str, *,
+                   created_by: str = "import") -> ImportReport:
+    """Check, batch and write records of the JSONL format (see the module docstring), from any reader.
+
+    The one import path: :func:`import_jsonl` and the Label Studio import
+    (:func:`evaluators.review.label_studio.import_label_studio`) both end here.
+
+    Parameters
+    ----------
+    records : iterable
+        ``(line, record, where, unversioned)`` tuples (``where``: the JSON path of a record that
+        is not a whole line; ``unversioned``: a decision from a file without versions) and
+        :class:`~evaluators.io.InputIssue` items for what the reader could not read.
+    created_by : str
+        Owner of a session created without its session line.
+    """
+    imp = _Importer(store, file, check_name(created_by, "created_by"))
+    for rec in records:
+        if isinstance(rec, InputIssue):
+            imp.issues.append(rec)
+            continue
+        lineno, d, where, unversioned = rec
+        try:
+            imp.line(lineno, d, where=where, unversioned=unversioned)
+        except ValueError as exc:
+            imp.issue(lineno, str(exc), where=where)
+        except RecursionError:
+            imp.issue(lineno, "a value is nested too deeply to be read", where=where)
+    imp.finish()
+    return ImportReport(issues=sorted(imp.issues, key=lambda i: (i.line or 0)), **imp.counts)
+
+
 def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<decisions>", *,
                  created_by: str = "import") -> ImportReport:
     """Import a JSONL export (see the module docstring); returns an :class:`ImportReport`.
@@ -612,23 +674,13 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
     created_by : str
         Owner of a session created from format-1 lines (format 2 carries its own).
     """
-    imp = _Importer(store, file, check_name(created_by, "created_by"))
     head = data[:3] if isinstance(data, (bytes, bytearray, memoryview)) else data.read(3)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         data.seek(0)
     encoding = "utf-8-sig" if bytes(head) == b"\xef\xbb\xbf" else "utf-8"
-    for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False):
-        if isinstance(rec, InputIssue):
-            imp.issues.append(rec)
-            continue
-        try:
-            imp.line(rec.line, rec.data)
-        except ValueError as exc:
-            imp.issue(rec.line, str(exc))
-        except RecursionError:
-            imp.issue(rec.line, "a value is nested too deeply to be read")
-    imp.finish()
-    return ImportReport(issues=sorted(imp.issues, key=lambda i: (i.line or 0)), **imp.counts)
+    records = (rec if isinstance(rec, InputIssue) else (rec.line, rec.data, None, False)
+               for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False))
+    return import_records(store, records, file, created_by=created_by)
 
 
 def _sha(text: str) -> str:

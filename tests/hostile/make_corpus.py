@@ -476,6 +476,14 @@ def review_files() -> dict[str, str]:
     undecodable = [head, *items, dec(1, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "NUL \x00"),
                    dec(2, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good after")]
     files["undecodable.jsonl"] = "\n".join(undecodable) + "\n"  # its bad bytes are added by review_cases
+    # keys the importer keeps for itself: today an item line with "_text" and no item ended the import
+    # with a KeyError; "_where" must not place an issue where the file says
+    files["private_keys.jsonl"] = "\n".join([
+        head, items[0],
+        _review_line(type="item", session=name, item_digest="ab" * 32, position=1, _text="not a payload"),
+        _review_line(**dict(json.loads(dec(0, "hal", "model_error", 1, "2026-01-09T00:00:00.000000+00:00")),
+                            _where="$[99]", score=9)),
+        dec(0, "ida", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good line")]) + "\n"
     files["control_names.jsonl"] = "\n".join([
         _review_line(type="session", format=2, session="evil\x1b[2J\x1b]0;pwned\x07name", kind="qa",
                      created_by="o", blind=False, k=1, seed=0, settings={}, uploads=[]),

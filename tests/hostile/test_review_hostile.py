@@ -103,6 +103,17 @@ def test_an_undecodable_line_is_located_and_the_rest_imports(review_url):
     assert "NUL" in messages[8] and "not valid utf-8" in messages[9].lower()
 
 
+def test_the_importers_own_keys_are_never_read_from_a_file(review_url):
+    store = ReviewStore(review_url)
+    report = _import(store, "private_keys.jsonl")
+    assert (report.items_added, report.written) == (1, 1)
+    assert [(i.line, i.path) for i in report.issues] == [(3, "item_digest"), (4, None)]
+    assert "no item with this item_digest" in report.issues[0].message
+    assert "score must be an integer" in report.issues[1].message
+    (d,) = store.decisions(store.session_by_name(SESSION).id)
+    assert (d.annotator, d.comment) == ("ida", "good line")
+
+
 def test_review_sessions_escapes_control_characters(tmp_path, capsys):
     db = tmp_path / "names.sqlite"
     store = ReviewStore(db)
