@@ -147,6 +147,25 @@ def test_session_and_item_limits(review_url):
     assert store.sessions() == []
 
 
+def _import_while(store: ReviewStore, data: bytes, save):
+    """Import ``data``, calling ``save`` (a reviewer's save, on another connection) right after the
+    import has read the stored decisions and before it writes; returns the import report."""
+    fired = []
+
+    def meanwhile(conn, cursor, statement, parameters, context, executemany):
+        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
+            fired.append(True)
+            save()
+
+    sa.event.listen(store.engine, "after_cursor_execute", meanwhile)
+    try:
+        report = import_jsonl(store, data, "race.jsonl")
+    finally:
+        sa.event.remove(store.engine, "after_cursor_execute", meanwhile)
+    assert fired
+    return report
+
+
 def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(review_url, tmp_path):
     """The lost update: the import read alice's version 1, alice saved version 2, the import wrote
     over it by id (and alice's next save at version 2 was accepted).  Now the write is
@@ -162,19 +181,8 @@ def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(revi
     data = (exported.replace(json.dumps(line, ensure_ascii=False, sort_keys=True),
                              json.dumps(newer, ensure_ascii=False, sort_keys=True))).encode()
     reviewer = ReviewStore(review_url)  # alice's server: another engine, another connection
-    fired = []
-
-    def alice_saves_meanwhile(conn, cursor, statement, parameters, context, executemany):
-        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
-            fired.append(True)
-            reviewer.save_decision(item.id, "alice", label="gt_error", comment="my second look", expected_version=1)
-
-    sa.event.listen(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    try:
-        report = import_jsonl(store, data, "newer.jsonl")
-    finally:
-        sa.event.remove(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    assert fired
+    report = _import_while(store, data, lambda: reviewer.save_decision(
+        item.id, "alice", label="gt_error", comment="my second look", expected_version=1))
     kept = store.decision(item.id, "alice")
     assert (kept.label, kept.comment, kept.version) == ("gt_error", "my second look", 2)
     assert report.conflicts == 1 and report.written == 0
@@ -199,19 +207,8 @@ def test_import_never_overwrites_a_first_save_made_between_its_read_and_its_writ
     source.save_decision(b.id, "bob", label="gt_error")
     data = export_jsonl(source, t.id).encode("utf-8")
     reviewer = ReviewStore(review_url)
-    fired = []
-
-    def alice_saves_meanwhile(conn, cursor, statement, parameters, context, executemany):
-        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
-            fired.append(True)
-            reviewer.save_decision(first.id, "alice", label="gt_error", comment="my own first look")
-
-    sa.event.listen(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    try:
-        report = import_jsonl(store, data, "new.jsonl")
-    finally:
-        sa.event.remove(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    assert fired
+    report = _import_while(store, data, lambda: reviewer.save_decision(
+        first.id, "alice", label="gt_error", comment="my own first look"))
     kept = store.decision(first.id, "alice")
     assert (kept.label, kept.comment, kept.version) == ("gt_error", "my own first look", 1)
     assert (report.written, report.conflicts) == (2, 1)      # bob's two lines written, alice's line a conflict
