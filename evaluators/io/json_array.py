@@ -121,7 +121,8 @@ def iter_json_array(data: bytes | memoryview | IO[bytes], file: str = "<input>",
                 if len(text.buf) - text.pos > max_element_chars:
                     yield issue(f"element {index} is longer than {max_element_chars:,} characters")
                     return
-                if text.more():
+                if not text.eof:  # perhaps only incomplete: read on (the buffer moves), then decode again
+                    text.more()
                     continue
                 yield issue(f"invalid JSON in element {index}: {exc.msg}", exc.pos,
                             text.line + text.buf.count("\n", text.pos, exc.pos))
@@ -129,7 +130,8 @@ def iter_json_array(data: bytes | memoryview | IO[bytes], file: str = "<input>",
             except RecursionError:
                 yield issue(f"element {index} is nested too deeply to be read")
                 return
-            if end == len(text.buf) and text.more():  # a number may go on in the next chunk
+            if end == len(text.buf) and not text.eof:  # a number may go on in the next chunk
+                text.more()
                 continue
             yield index, text.line, value
             text.advance(end)

@@ -493,7 +493,50 @@ def review_files() -> dict[str, str]:
                      seed=0, settings={}, uploads=[]),
         _review_line(type="item", session="plain " + RTL, item_digest=_digest(REVIEW_ITEMS[0]), position=0,
                      item=REVIEW_ITEMS[0], gold=None)]) + "\n"
+    files["label_studio_bad.json"] = label_studio_bad(name)
     return files
+
+
+def label_studio_bad(name: str) -> str:
+    """A Label Studio tasks file (JSON array, one task a line after the ``[``) with bad tasks and
+    annotations between good ones, cut off inside its last task: tasks 0, 3 and 6 import, each with
+    one annotation; every other problem is located by its line and JSON path."""
+
+    def meta(n):
+        return {"session": name, "item_digest": _digest(REVIEW_ITEMS[n]), "position": n, "gold": None}
+
+    def choice(label):
+        return {"from_name": "label", "to_name": "question", "type": "choices", "value": {"choices": [label]}}
+
+    def ann(who, label="model_error", **extra):
+        return {"completed_by": {"email": who}, "result": [choice(label)],
+                "updated_at": "2026-01-09T00:00:00Z", **extra}
+
+    deep: dict = {}
+    node = deep
+    for _ in range(40):
+        node["x"] = {}
+        node = node["x"]
+    tasks = [
+        {"data": {**REVIEW_ITEMS[0], "evalboard": meta(0)}, "annotations": [ann("alice@example.com")]},   # good
+        42,                                                                                       # not a task
+        {"data": "just text"},                                                                    # data not an object
+        {"data": {**REVIEW_ITEMS[3], "evalboard": meta(3)}, "annotations": [
+            {"completed_by": ["x"], "result": [choice("model_error")]},                           # completed_by
+            {"completed_by": 7, "result": [choice("Positive")]},                                  # not our label
+            {"completed_by": 8, "result": [choice("model_error"), choice("gt_error")]},           # two choices
+            dict(ann("r@example.com"), result=[choice("gt_error"), {"from_name": "score", "to_name": "question",
+                                                "type": "rating", "value": {"rating": 9}}]),      # score 9
+            ann("n@example.com", lead_time=-1),                                                    # negative time
+            ann("y@example.com", updated_at="yesterday"),                                         # not a time
+            dict(ann("erin@example.com"), result=[choice("model_error"), {                             # good
+                "from_name": "comment", "to_name": "question", "type": "textarea", "value": {"text": [FORMULA]}}])]},
+        {"data": dict(REVIEW_ITEMS[4], exact_match="yes"), "annotations": [ann("z@example.com")]},  # bad item type
+        {"data": {"id": "deep", "question": "q", "x": deep}},                                    # nested too deep
+        {"data": {**REVIEW_ITEMS[1], "evalboard": meta(1)}, "annotations": [ann("bob@example.com", "gt_error")]},
+    ]
+    lines = [json.dumps(t, ensure_ascii=False, sort_keys=True) for t in tasks]
+    return "[\n" + ",\n".join(lines) + ',\n{"data": {"question": "cut off here'
 
 
 def review_cases(c: Corpus) -> None:

@@ -1,7 +1,8 @@
 """Review import and export on the hostile corpus (``corpus/review/``, written by make_corpus.py):
 a session restored whole, older decisions never replacing newer ones, duplicates, type-checked
-fields, deep values and undecodable lines located while the good lines import, control
-characters escaped in ``review sessions``, and any stored payload rendered by the page."""
+fields, deep values and undecodable lines located while the good lines import, a bad Label Studio
+file located while its good tasks import, control characters escaped in ``review sessions``, and
+any stored payload rendered by the page."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from evaluators.cli import main
 from evaluators.review import ReviewStore
 from evaluators.review.exchange import export_jsonl, import_jsonl
+from evaluators.review.label_studio import import_label_studio
 from tests.conftest import ROOT
 from tests.hostile.conftest import CORPUS
 from tests.pages.helpers import page_app
@@ -112,6 +114,36 @@ def test_the_importers_own_keys_are_never_read_from_a_file(review_url):
     assert "score must be an integer" in report.issues[1].message
     (d,) = store.decisions(store.session_by_name(SESSION).id)
     assert (d.annotator, d.comment) == ("ida", "good line")
+
+
+def test_a_bad_label_studio_file_is_located_and_its_good_tasks_import(review_url):
+    """Label Studio tasks (a JSON array) between bad ones, cut off inside the last task."""
+    store = ReviewStore(review_url)
+    name = "label_studio_bad.json"
+    report = import_label_studio(store, (REVIEW / name).read_bytes(), name)
+    assert (report.items_added, report.written) == (3, 3)         # tasks 0, 3 and 6, one annotation each
+    expected = [
+        (3, "[1]", "a task must be a JSON object"),
+        (4, "[2]", "data must be a JSON object"),
+        (5, "[3].annotations[0]", "completed_by must be a user id"),
+        (5, "[3].annotations[1]", "the choice 'Positive' is not one of model_error"),
+        (5, "[3].annotations[2]", "result holds several choices"),
+        (5, "[3].annotations[3]", "score must be an integer from 1 to 5"),
+        (5, "[3].annotations[4]", "lead_time must be a non-negative number"),
+        (5, "[3].annotations[5]", "updated_at must be an ISO 8601 time"),
+        (6, "[4].data", "item.exact_match must be a number"),
+        (6, "[4].annotations[0].item_digest", "no item with this item_digest"),
+        (7, "[5].data", "item: item is nested deeper than 32 levels"),
+        (9, None, "invalid JSON in element 7: Unterminated string")]
+    assert [(i.line, i.path) for i in report.issues] == [(line, path) for line, path, _ in expected]
+    assert all(i.message.startswith(text) for i, (_, _, text) in zip(report.issues, expected))
+    assert report.issues[-1].column == 23                          # where the cut-off string starts
+    s = store.session_by_name(SESSION)
+    got = {(d.annotator, d.label, d.comment, d.updated_at) for d in store.decisions(s.id)}
+    assert got == {("alice@example.com", "model_error", "", "2026-01-09T00:00:00.000000+00:00"),
+                   ("erin@example.com", "model_error", "=cmd|' /C calc'!A0", "2026-01-09T00:00:00.000000+00:00"),
+                   ("bob@example.com", "gt_error", "", "2026-01-09T00:00:00.000000+00:00")}
+    assert main(["review", "import", "--db", review_url, "--input", str(REVIEW / name)]) == 0  # again, by the CLI
 
 
 def test_review_sessions_escapes_control_characters(tmp_path, capsys):
