@@ -12,9 +12,10 @@ from evaluators.demo import demo_path
 from evaluators.io import InputError
 from evaluators.qa import QAConfig, evaluate_qa
 from evaluators.reports.escape import md, visible
-from evaluators.reports.review import corrections_jsonl, export_csv
+from evaluators.reports.review import corrections_jsonl, export_csv, label_studio_config
 from evaluators.review import service as rs
 from evaluators.review.exchange import export_jsonl
+from evaluators.review.label_studio import export_tasks
 from evaluators.review.items import qa_items
 from evaluators.review.store import ReviewStore, StaleDecision
 
@@ -150,5 +151,12 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     st.download_button("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"),
                        file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt",
                        on_click="ignore")
-    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME`; "
-               "the JSONL restores the whole session with `review import` (never over newer decisions).")
+    st.download_button("Label Studio tasks (JSON)", lambda: export_tasks(store, sid).encode("utf-8"),
+                       file_name="review_label_studio.json", mime="application/json", key="review_dl_ls",
+                       on_click="ignore")
+    st.download_button("Label Studio labeling config (XML)", lambda: label_studio_config(store, sid).encode("utf-8"),
+                       file_name="review_label_studio.xml", mime="application/xml", key="review_dl_ls_config",
+                       on_click="ignore")
+    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
+               "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
+               "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")
