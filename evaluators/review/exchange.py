@@ -28,9 +28,13 @@ position) when it is missing, and writes each decision keyed on (item digest, an
   (and field) and skipped, and the good lines still import.
 
 Lines are read one at a time and written in batches of :data:`BATCH_LINES` (one transaction
-each), so memory stays flat and a large file imports at thousands of lines a second.
-Importing the same file twice changes nothing; export -> import into an empty database ->
-export gives the same bytes.
+each), so memory stays flat and a large file imports at thousands of lines a second.  On
+PostgreSQL each step of a batch (find items, add items, read the stored decisions, add, replace,
+count) is one statement over binary arrays, so a batch costs a handful of round trips whatever
+its size.  Importing the same file twice changes nothing; export -> import into an empty
+database -> export gives the same bytes.  Other readers (Label Studio tasks:
+:mod:`evaluators.review.label_studio`) hand their records to the same path
+(:func:`import_records`).
 """
 
 from __future__ import annotations

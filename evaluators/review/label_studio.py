@@ -20,7 +20,8 @@ Export (:func:`iter_tasks`), one task per item of the session, by position::
                       "result": [{... "type": "choices", "value": {"choices": [verdict]}}]}]}
 
 ``lead_time`` is the decision's time on the item in seconds (absent where it was not measured);
-a skipped decision is an annotation with ``was_cancelled``.  The prediction is the item's
+``created_at`` and ``updated_at`` are both its last save (the review store keeps no creation
+time); a skipped decision is an annotation with ``was_cancelled``.  The prediction is the item's
 automatic verdict (:data:`evaluators.review.agreement.AUTOMATIC`: exact match, judge, combined
 or keyword score): ``acceptable_variant`` at a score of at least :data:`VERDICT_THRESHOLD`, else
 ``model_error``.  :func:`layout` says which payload fields every item has; the labeling config

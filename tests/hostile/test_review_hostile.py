@@ -163,6 +163,17 @@ def test_review_sessions_escapes_control_characters(tmp_path, capsys):
     assert len(out.splitlines()) == 2 and "⟨U+001B⟩" in out and "⟨U+202E⟩" in out and "⟨U+000A⟩" in out
 
 
+def test_review_import_warnings_escape_control_characters(tmp_path, capsys):
+    """Every warning line of ``review import`` names the file and quotes values: neither reaches the
+    terminal raw (an escape sequence in a file name, a name refused for its control characters)."""
+    evil = tmp_path / "evil\x1b]0;title\x07\u202e.jsonl"
+    evil.write_bytes((REVIEW / "control_names.jsonl").read_bytes())
+    assert main(["review", "import", "--db", str(tmp_path / "r.sqlite"), "--input", str(evil)]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert err.count("warning: ") == 2 and err.count("⟨U+001B⟩") >= 2 and "⟨U+202E⟩" in err
+
+
 def test_the_page_renders_any_stored_payload(tmp_path, monkeypatch):
     """Items that today's page crashed on (a text exact_match, A/B sides that are not objects)."""
     monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
