@@ -197,3 +197,26 @@ def test_the_page_renders_any_stored_payload(tmp_path, monkeypatch):
         next(b for b in at.button if str(b.key).startswith("review_skip_")).click().run()
     assert not at.exception, at.exception
     assert len(seen) == 3 and len(store.decisions(s.id)) == 3
+
+
+def test_navigation_is_drawn_before_the_item(tmp_path, monkeypatch):
+    """Should an item ever fail to render, the reviewer can still move on: the page draws Previous /
+    Next before the item card (here the card is made to fail)."""
+    import components.review
+
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    s = ReviewStore(tmp_path / "review.sqlite").create_session("nav", "qa", [{"kind": "qa", "id": "x"}],
+                                                               created_by="olga")
+
+    def broken(view):
+        raise RuntimeError("an item that cannot be drawn")
+
+    monkeypatch.setattr(components.review, "item_card", broken)
+    at = page_app(str(ROOT / "pages" / "6_Review.py"))
+    at.query_params["annotator"] = "olga"
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.button(key="review_confirm_link").click().run()
+    assert at.exception and "an item that cannot be drawn" in at.exception[0].value
+    assert {"review_prev", "review_next"} <= {b.key for b in at.button}
