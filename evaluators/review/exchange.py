@@ -349,7 +349,8 @@ class _Importer:
         file carries, into :attr:`items` (items are never deleted, so an id found stays right)."""
         named: dict[int, list[str]] = {}    # items the file names by digest only: looked up
         carried: dict[int, list[str]] = {}  # items the file carries: looked up and added where missing
-        for sid, digest in keys:
+        order = {key: n for n, key in enumerate(wanted)}  # the file's order (items without a position keep it)
+        for sid, digest in sorted(keys, key=lambda key: order.get(key, -1)):
             (carried if (sid, digest) in wanted else named).setdefault(sid, []).append(digest)
         for sid, digests in named.items():
             with self.store.engine.connect() as c:
@@ -357,13 +358,16 @@ class _Importer:
                 for item_id, dg, payload in _item_payloads(c, list(ids.values()), self.pg):
                     self.items[(sid, dg)] = (item_id, _is_two_sided(payload))
         for sid, digests in carried.items():
-            digests.sort(key=lambda dg: (wanted[(sid, dg)][1] is None, wanted[(sid, dg)][1] or 0))  # file order
+            digests.sort(key=lambda dg: (wanted[(sid, dg)][1] is None, wanted[(sid, dg)][1] or 0))  # positions
             with self.store._write() as c:
                 # the session row locked: one writer at a time numbers new items (PostgreSQL; SQLite's
                 # writes are serial already)
                 n, seed = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed)
                                     .where(sessions_table.c.id == sid).with_for_update()).one()
-                ids = _item_ids(c, sid, digests, self.pg)
+                # in a session this import created, an item not met yet in the file is new: no lookup first
+                # (PostgreSQL: one that someone added meanwhile is left out by the insert, and looked up after)
+                fresh = self.pg and sid in self.created
+                ids = {} if fresh else _item_ids(c, sid, digests, self.pg)
                 new = []
                 for dg in digests:
                     if dg not in ids:
@@ -373,6 +377,9 @@ class _Importer:
                 if new:
                     added = _insert_items(c, new, self.pg)
                     ids.update(added)
+                    if len(added) < len(new):
+                        ids.update(_item_ids(c, sid, [r["digest"] for r in new if r["digest"] not in added],
+                                             self.pg))
                     c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                               .values(n_items=n + len(new), changes=sessions_table.c.changes + 1))
                     self.counts["items_added"] += len(added)
@@ -382,8 +389,14 @@ class _Importer:
     def write_decisions(self, decisions: list[tuple[int, dict, int, int]]) -> None:
         if not decisions:
             return
-        with self.store.engine.connect() as c:  # read first, without a lock: the writes below are version-checked
-            stored = _stored_decisions(c, sorted({x[3] for x in decisions}), self.pg)
+        # read first, without a lock: the writes below are version-checked.  A session this import
+        # created held no decision before it: one there now was saved by a reviewer during the import,
+        # and the insert keeps it (the line is a conflict), so its items need no read.
+        known = sorted({item_id for _l, _d, sid, item_id in decisions if sid not in self.created})
+        stored: dict[tuple[int, str], Any] = {}
+        if known:
+            with self.store.engine.connect() as c:
+                stored = _stored_decisions(c, known, self.pg)
         inserts, updates = [], []
         for lineno, dec, sid, item_id in decisions:
             at = (lineno, dec["_where"])
