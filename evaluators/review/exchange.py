@@ -8,7 +8,8 @@ An export (format 2) is, in this order::
     {"type": "item", "session": name, "item_digest": sha256, "position": 0, "item": {...payload...}, "gold": null}
     ...                                  (every item, decided or not, by position)
     {"type": "decision", "session": name, "item_digest": ..., "annotator": ..., "label": ..., "score": ...,
-     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": null}
+     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": null,
+     "guidelines_version": 2}           (the last only when recorded)
     ...                                  (by item position, then annotator)
     {"type": "adjudication", "session": name, "item_digest": ..., "adjudicator": ..., "label": ..., ...}
 
@@ -23,6 +24,8 @@ position) when it is missing, and writes each decision keyed on (item digest, an
 - the replacement is version-checked (optimistic locking): a reviewer's save between the import's
   read and its write wins, and the line is reported as a conflict;
 - a second line for the same (item, annotator) is reported as a duplicate and skipped;
+- every decision written is a row of the decision history (action ``import``, by the importer);
+  the history itself is not exported (it stays with its database);
 - every field is type-checked; a bad, too deep or undecodable line is reported with its line
   (and field) and skipped, and the good lines still import.
 
@@ -46,13 +49,20 @@ from evaluators.io import InputIssue
 from evaluators.io.readers import iter_jsonl
 from evaluators.results import DictMixin
 from evaluators.review.limits import MAX_NAME, canonical_payload, check_name, check_text
-from evaluators.review.schema import adjudications_table, decisions_table, items_table, sessions_table
+from evaluators.review.schema import (
+    adjudications_table,
+    decisions_table,
+    history_table,
+    items_table,
+    sessions_table,
+)
 from evaluators.review.store import (
     ALL_LABELS,
     ReviewStore,
     _now,
     _settings_json,
     check_decision,
+    history_row,
     label_fits,
     seeded_rank,
 )
@@ -122,7 +132,9 @@ def iter_export(store: ReviewStore, session_id: int) -> Iterator[str]:
     for dec in store.iter_decisions(session_id):
         yield _dumps({"type": "decision", "session": s.name, "item_digest": dec.item_digest,
                       "annotator": dec.annotator, "label": dec.label, "score": dec.score, "comment": dec.comment,
-                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at}) + "\n"
+                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at,
+                      **({"guidelines_version": dec.guidelines_version}
+                         if dec.guidelines_version is not None else {})}) + "\n"
     for adj in store.adjudications(session_id):
         yield _dumps({"type": "adjudication", "session": s.name, "item_digest": adj["item_digest"],
                       "adjudicator": adj["adjudicator"], "label": adj["label"], "comment": adj["comment"],
@@ -205,6 +217,9 @@ class _Importer:
             if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                         or not 0 <= seconds < 1e7):
                 raise ValueError(f"seconds must be a non-negative number or null, not {_show(seconds)}")
+            gv = d.get("guidelines_version")
+            if gv is not None and (isinstance(gv, bool) or not isinstance(gv, int) or not 0 <= gv < 2**31):
+                raise ValueError(f"guidelines_version must be a non-negative integer or null, not {_show(gv)}")
         else:
             d["adjudicator"] = check_name(d.get("adjudicator"), "adjudicator")
             if d.get("label") not in ALL_LABELS:
@@ -371,14 +386,14 @@ class _Importer:
         with self.store.engine.connect() as c:  # read first, without a lock: the writes below are version-checked
             for start in range(0, len(item_ids), 500):
                 for r in c.execute(sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score, d.c.comment,
-                                             d.c.status, d.c.version, d.c.updated_at)
+                                             d.c.status, d.c.version, d.c.updated_at, d.c.guidelines_version)
                                    .where(d.c.item_id.in_(item_ids[start:start + 500]))):
                     stored[(r.item_id, r.annotator)] = r
         inserts, updates = [], []
         for lineno, dec, sid, item_id in decisions:
             values = {"label": dec.get("label"), "score": dec.get("score"), "comment": dec.get("comment") or "",
                       "status": dec["status"], "updated_at": dec.get("updated_at") or _now(),
-                      "seconds": dec.get("seconds")}
+                      "seconds": dec.get("seconds"), "guidelines_version": dec.get("guidelines_version")}
             version = dec.get("version", 1)
             old = stored.get((item_id, dec["annotator"]))
             if old is None:
@@ -408,6 +423,7 @@ class _Importer:
         d = decisions_table
         deltas: dict[int, int] = {}
         touched: dict[int, int] = {}
+        changes: list[tuple[int, int, str, Any, dict]] = []   # (session, item, annotator, old, new): the history
         with self.store._write() as c:
             rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
                     for _lineno, sid, item_id, annotator, version, values in inserts]
@@ -425,7 +441,8 @@ class _Importer:
                         added.append(entry)
                     except IntegrityError:  # saved meanwhile by a reviewer: theirs is kept
                         self.conflict(entry[0], entry[3], None, entry[4], row["updated_at"], meanwhile=True)
-            for _lineno, sid, item_id, _annotator, _version, values in added:
+            for _lineno, sid, item_id, annotator, version, values in added:
+                changes.append((sid, item_id, annotator, None, {**values, "version": version}))
                 self.counts["written"] += 1
                 deltas[item_id] = deltas.get(item_id, 0) + int(values["status"] == "submitted")
                 touched[sid] = touched.get(sid, 0) + 1
@@ -436,6 +453,7 @@ class _Importer:
                 if done != 1:
                     self.conflict(lineno, annotator, old, version, values["updated_at"], meanwhile=True)
                     continue
+                changes.append((sid, item_id, annotator, old, {**values, "version": version}))
                 self.counts["written"] += 1
                 delta = int(values["status"] == "submitted") - int(old.status == "submitted")
                 deltas[item_id] = deltas.get(item_id, 0) + delta
@@ -451,6 +469,12 @@ class _Importer:
             for sid, n in touched.items():
                 c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                           .values(changes=sessions_table.c.changes + n))
+            if changes:
+                blind = dict(c.execute(sa.select(sessions_table.c.id, sessions_table.c.blind)
+                                       .where(sessions_table.c.id.in_(list(touched)))).all())
+                c.execute(history_table.insert(), [
+                    history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"], old, new,
+                                bool(blind.get(sid))) for sid, item_id, annotator, old, new in changes])
 
     def adjudication(self, lineno: int, d: dict, item_id: int, sid: int) -> None:
         a = adjudications_table
