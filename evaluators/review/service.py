@@ -48,6 +48,7 @@ from typing import Any
 from evaluators.review.store import (
     ALL_LABELS,
     LABELS,
+    PAIR_LABELS,
     Decision,
     HistoryEntry,
     Item,
@@ -288,6 +289,18 @@ def _state(label: str | None, status: str | None, score: int | None) -> str:
     return (label or status) + (f" · {score}/5" if score else "")
 
 
+def labels_for(item: Item) -> tuple[str, ...]:
+    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`)."""
+    return PAIR_LABELS if isinstance(item.payload.get("sides"), dict) else LABELS
+
+
+def metric_name(session: Session) -> str | None:
+    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`)."""
+    from evaluators.review.items import AUTOMATIC
+
+    return AUTOMATIC.get(session.kind, ((), None))[1]
+
+
 def allowed_filters(session: Session, who: str | None) -> frozenset[str]:
     """The queue filters ``who`` may use (module docstring): ``system`` and ``metric`` where the
     item shows them, ``label`` and ``disagreement`` for adjudicators."""
@@ -443,6 +456,8 @@ __all__ = [
     "allowed_filters",
     "gold_rows",
     "history_rows",
+    "labels_for",
+    "metric_name",
     "mark_gold",
     "next_to_adjudicate",
     "queue_filter",

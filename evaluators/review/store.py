@@ -1099,6 +1099,49 @@ class ReviewStore:
         with self.engine.connect() as c:
             return [(r[0], bool(r[1])) for r in c.execute(q)]
 
+    def adjudication(self, item_id: int) -> dict[str, Any] | None:
+        """The final label of one item (as :meth:`adjudications` rows), or ``None``."""
+        a = adjudications_table
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(a).where(a.c.item_id == item_id)).first()
+        return None if r is None else {"item_id": r.item_id, "adjudicator": r.adjudicator, "label": r.label,
+                                       "comment": r.comment, "updated_at": r.updated_at,
+                                       "corrected_answer": r.corrected_answer}
+
+    def item_names(self, session_id: int, item_ids: Iterable[int]) -> dict[int, str]:
+        """Each item's record id (its ``id`` in the payload, else its item id) for a picker, read in
+        batches and cached until the session changes."""
+        ids = tuple(item_ids)
+
+        def compute() -> dict[int, str]:
+            out: dict[int, str] = {}
+            with self.engine.connect() as c:
+                for start in range(0, len(ids), 500):
+                    for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
+                                       .where(items_table.c.id.in_(ids[start:start + 500]))):
+                        name = json.loads(r.payload).get("id")
+                        out[r.id] = str(name)[:200] if name not in (None, "") else str(r.id)
+            return out
+
+        got_ids, names = self._cached(session_id, "names", lambda: (ids, compute()))
+        if got_ids != ids:  # other items asked for than the cached ones
+            names = compute()
+            with self._cache_lock:
+                self._cache[(session_id, "names")] = (self._cache[(session_id, "names")][0], (ids, names))
+        return names
+
+    def systems(self, session_id: int, limit: int = 500) -> list[str]:
+        """The distinct systems of a session's items (the System filter's choices), cached."""
+        i = items_table
+
+        def compute() -> list[str]:
+            with self.engine.connect() as c:
+                return [r[0] for r in c.execute(sa.select(i.c.system).where(i.c.session_id == session_id,
+                                                                             i.c.system.is_not(None))
+                                                .distinct().order_by(i.c.system).limit(limit))]
+
+        return self._cached(session_id, "systems", compute)
+
     def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "", *,
                    corrected_answer: str | None = None) -> None:
         """Record (or replace) the final label of an item.

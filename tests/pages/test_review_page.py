@@ -76,9 +76,16 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     at.radio(key="review_adj_label").set_value("acceptable_variant")
     at.button(key="review_adj_submit").click().run()
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
+    assert any("1 of 1 adjudicated" in c.value for c in at.caption)            # marked, and counted
+    assert at.selectbox(key="review_adj_item").format_func(first.id).startswith("✓ ")
     at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
-    agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
-    assert list(agreement["items rated by 2+"]) == [2, 0]
+    agreement = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
+    # one row per figure: labels (2 items rated by 2: x and y), then scores (none given)
+    assert list(agreement["statistic"]) == ["Cohen's kappa (mean of pairs)", "Fleiss' kappa",
+                                            "Krippendorff's alpha"] * 2
+    assert list(agreement["n_items"]) == [2, 2, 2, 0, 0, 0]
+    assert {"95% CI low", "95% CI high"} <= set(agreement.columns)
+    assert set(agreement["meaningful"][:3]) == {"not yet meaningful: 2 items (fewer than 30)"}
     # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]

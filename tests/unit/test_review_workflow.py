@@ -112,7 +112,8 @@ def test_gold_accuracy_per_annotator_with_wilson_intervals(store, tmp_path):
     alice, bob = store.gold_accuracy(s.id)
     assert (alice.annotator, alice.n, alice.correct, alice.accuracy) == ("alice", 5, 4, 4 / 5)
     assert (bob.annotator, bob.n, bob.correct, bob.accuracy) == ("bob", 2, 1, 1 / 2)
-    # Wilson (1927) by hand for 4 of 5: centre (p + z²/2n) / (1 + z²/n), half-width z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
+    # Wilson (1927) by hand for 4 of 5: centre (p + z²/2n) / (1 + z²/n),
+    # half-width z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
     z, p, n = 1.959963984540054, 0.8, 5
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
