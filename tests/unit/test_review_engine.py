@@ -20,6 +20,7 @@ from evaluators.review.exchange import export_jsonl, import_jsonl
 from evaluators.review.schema import SchemaTooNew
 from evaluators.review.store import QueueFilter
 from tests.conftest import ROOT
+from tests.helpers.review_db import upgrade_to
 
 
 def _items(n: int, kind: str = "qa") -> list[dict]:
@@ -51,17 +52,9 @@ print("ok")
 
 def _schema_1_database(url: str) -> None:
     """A database as the code before Alembic left it: schema 1, ``meta.schema_version = 1``."""
-    from alembic import command
-    from alembic.config import Config
-
-    from evaluators.review import schema
-
     engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(schema._MIGRATIONS))
     with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001")
+        upgrade_to(conn, "0001")
         conn.execute(sa.text("DROP TABLE alembic_version"))
         conn.execute(sa.text("INSERT INTO sessions (name, kind, created_by, blind, k, seed, uploads, created_at) "
                              "VALUES ('old', 'qa', 'ann', :b, 2, 3, '[]', '2025-01-01T00:00:00+00:00')"), {"b": True})

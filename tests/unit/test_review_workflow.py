@@ -16,6 +16,7 @@ from evaluators.review import ReviewStore, StaleDecision
 from evaluators.review import service as rs
 from evaluators.review.exchange import export_jsonl, import_jsonl
 from evaluators.review.store import QueueFilter
+from tests.helpers.review_db import upgrade_to
 
 
 def _items(n: int) -> list[dict]:
@@ -275,17 +276,9 @@ def test_adjudication_items_are_marked_and_the_next_one_follows(store):
 def test_a_schema_3_database_is_upgraded_with_history_and_filter_columns(review_url):
     """Schema 4 (revision 0004) on a database made at schema 3: each decision's state starts the
     history, items get their system and automatic score, decisions keep working."""
-    from alembic import command
-    from alembic.config import Config
-
-    from evaluators.review import schema
-
     engine = sa.create_engine(review_url)
-    config = Config()
-    config.set_main_option("script_location", str(schema._MIGRATIONS))
     with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0003")
+        upgrade_to(conn, "0003")
         conn.execute(sa.text("INSERT INTO sessions (name, kind, created_by, blind, k, seed, uploads, created_at, "
                              "settings, n_items, changes) VALUES ('old', 'qa', 'olga', :b, 2, 0, '[]', "
                              "'2025-01-01T00:00:00+00:00', '{}', 2, 0)"), {"b": True})
