@@ -147,7 +147,8 @@ def team_panel(store: ReviewStore, session) -> None:
         st.caption(" · ".join(f"{m} item(s) with {n} review(s)" for n, m in team.by_reviews.items()))
         show_table([{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
                      "median seconds on item": p.median_seconds} for p in team.annotators]
-                   or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team")
+                   or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
+                   column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f")})
 
 
 def history_panel(store: ReviewStore, session, annotator: str | None, item_id: int) -> None:
@@ -200,7 +201,8 @@ def gold_accuracy_panel(store: ReviewStore, session, annotator: str | None) -> N
         return
     st.markdown("**Accuracy on gold items · 金标准准确率** (owners)")
     if rows:
-        show_table(rows, key="review_gold_accuracy")
+        show_table(rows, key="review_gold_accuracy", column_config=_three_places("accuracy", "95% CI low",
+                                                                                 "95% CI high"))
         st.caption("Submitted decisions on gold items that carry the gold label; 95% Wilson (1927) interval.")
     else:
         st.caption("No decision on a gold item yet (mark gold items on the Review view).")
@@ -262,8 +264,13 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                     st.error(md(str(exc)))
 
 
+def _three_places(*columns: str) -> dict:
+    return {c: st.column_config.NumberColumn(c, format="%.3f") for c in columns}
+
+
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
-    show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"))
+    show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
+               column_config=_three_places("value", "95% CI low", "95% CI high"))
     st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "
                "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
                "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
