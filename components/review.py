@@ -143,7 +143,7 @@ def team_panel(store: ReviewStore, session) -> None:
     """Team progress (aggregate queries, cached until the session changes)."""
     team = store.team_progress(session.id)
     with st.expander(f"Team progress · 团队进度: {team.complete} of {team.n_items} item(s) have all {team.k} "
-                     "reviews", expanded=False):
+                     "reviews", expanded=True):
         st.caption(" · ".join(f"{m} item(s) with {n} review(s)" for n, m in team.by_reviews.items()))
         show_table([{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
                      "median seconds on item": p.median_seconds} for p in team.annotators]
@@ -269,6 +269,8 @@ def _three_places(*columns: str) -> dict:
 
 
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
+    """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
+    team_panel(store, session)
     show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
                column_config=_three_places("value", "95% CI low", "95% CI high"))
     st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "

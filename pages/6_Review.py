@@ -131,7 +131,6 @@ if view_name in (None, VIEWS[0]):
         st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous, U undoes your last decision "
                    "(not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
                    "while the page updates wait their turn.")
-    team_panel(store, session)
 else:
     shortcuts({})  # no key acts outside the Review view
 if view_name == VIEWS[1]:

@@ -48,11 +48,11 @@ from sqlalchemy.exc import IntegrityError
 from evaluators.io import InputIssue
 from evaluators.io.readers import iter_jsonl
 from evaluators.results import DictMixin
+from evaluators.review.items import filter_columns
 from evaluators.review.limits import MAX_NAME, canonical_payload, check_name, check_text
 from evaluators.review.schema import (
     adjudications_table,
     decisions_table,
-    history_table,
     items_table,
     sessions_table,
 )
@@ -64,6 +64,7 @@ from evaluators.review.store import (
     check_decision,
     history_row,
     label_fits,
+    record_history,
     seeded_rank,
 )
 
@@ -286,7 +287,7 @@ class _Importer:
         batch, self.batch = self.batch, []
         if not batch:
             return
-        wanted: dict[int, dict[str, tuple[str | None, int | None, str | None]]] = {}
+        wanted: dict[int, dict[str, tuple[str | None, int | None, str | None, dict]]] = {}
         rows = []
         for lineno, kind, d in batch:
             try:
@@ -300,7 +301,8 @@ class _Importer:
                 have = wanted.setdefault(sid, {}).get(d["item_digest"])
                 if have is None or (have[0] is None and kind == "item"):
                     wanted[sid][d["item_digest"]] = (d["_text"], d.get("position") if kind == "item" else None,
-                                                     d.get("gold") if kind == "item" else None)
+                                                     d.get("gold") if kind == "item" else None,
+                                                     filter_columns(d["item"]))
         ids = self.resolve_items(wanted, {(sid, d["item_digest"]) for _, _, d, sid in rows})
         decisions = []
         for lineno, kind, d, sid in rows:
@@ -344,10 +346,10 @@ class _Importer:
                     taken = {dg for (dg,) in c.execute(sa.select(items_table.c.digest).where(
                         items_table.c.session_id == sid, items_table.c.digest.in_([m[0] for m in missing])))}
                     new = []
-                    for dg, (text, _pos, gold) in missing:
+                    for dg, (text, _pos, gold, columns) in missing:
                         if dg not in taken:
                             new.append({"session_id": sid, "position": n + len(new), "digest": dg, "payload": text,
-                                        "rank": seeded_rank(seed, n + len(new)), "gold": gold})
+                                        "rank": seeded_rank(seed, n + len(new)), "gold": gold, **columns})
                     if new:
                         c.execute(items_table.insert(), new)
                         c.execute(sessions_table.update().where(sessions_table.c.id == sid)
@@ -472,9 +474,9 @@ class _Importer:
             if changes:
                 blind = dict(c.execute(sa.select(sessions_table.c.id, sessions_table.c.blind)
                                        .where(sessions_table.c.id.in_(list(touched)))).all())
-                c.execute(history_table.insert(), [
-                    history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"], old, new,
-                                bool(blind.get(sid))) for sid, item_id, annotator, old, new in changes])
+                record_history(c, [history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"],
+                                               old, new, bool(blind.get(sid)))
+                                   for sid, item_id, annotator, old, new in changes])
 
     def adjudication(self, lineno: int, d: dict, item_id: int, sid: int) -> None:
         a = adjudications_table

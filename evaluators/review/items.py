@@ -34,6 +34,11 @@ def score_at(payload: Mapping[str, Any], path: Sequence[str]) -> float | None:
     return float(value) if ok else None
 
 
+def filter_columns(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The item columns the Review queue's filters read (``system``, ``metric``), from its payload."""
+    return {"system": system_of(payload), "metric": automatic_score(payload)[0]}
+
+
 def system_of(payload: Mapping[str, Any]) -> str | None:
     """The system (model) an item shows, as text up to 256 characters (``None`` without one, and for A/B pairs)."""
     value = payload.get("system")

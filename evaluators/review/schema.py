@@ -16,11 +16,7 @@ import fcntl
 from contextlib import contextmanager
 from pathlib import Path
 
-import json
-
 import sqlalchemy as sa
-
-from evaluators.review.items import automatic_score, system_of
 
 SCHEMA_VERSION = 4
 #: Alembic revision of each schema version this code knows.
@@ -54,11 +50,9 @@ items_table = sa.Table(
     sa.Column("rank", sa.Integer, nullable=False, server_default="0"),
     sa.Column("n_done", sa.Integer, nullable=False, server_default="0"),
     sa.Column("gold", sa.String(32), nullable=True),
-    # schema 4: what the queue's filters read, filled from the payload on every insert (_payload_default)
-    sa.Column("system", sa.String(256), nullable=True,
-              default=lambda ctx: _payload_default(ctx, lambda p: system_of(p))),
-    sa.Column("metric", sa.Float, nullable=True,
-              default=lambda ctx: _payload_default(ctx, lambda p: automatic_score(p)[0])),
+    # schema 4: what the queue's filters read (evaluators.review.items.filter_columns of the payload,
+    # given by every insert)
+    sa.Column("system", sa.String(256), nullable=True), sa.Column("metric", sa.Float, nullable=True),
     sa.UniqueConstraint("session_id", "digest"))
 decisions_table = sa.Table(
     "decisions", metadata, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -94,15 +88,6 @@ history_table = sa.Table(
     sa.Column("new_comment", sa.Text), sa.Column("new_status", sa.String(16)),
     sa.Column("guidelines_version", sa.Integer), sa.Column("blind", sa.Boolean, nullable=False),
     sa.Column("undoes", sa.Integer, nullable=True))  # an undo: the id of the change it reverted
-
-
-def _payload_default(ctx, read):
-    """A column filled from the row's payload on insert (the queue's filter columns)."""
-    try:
-        payload = json.loads(ctx.get_current_parameters()["payload"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    return read(payload) if isinstance(payload, dict) else None
 
 
 class SchemaTooNew(RuntimeError):

@@ -45,6 +45,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 
 from evaluators.results import DictMixin
+from evaluators.review.items import filter_columns
 from evaluators.review.limits import MAX_GUIDELINES, MAX_ITEMS, canonical_payload, check_name, check_text
 from evaluators.review.schema import (
     SCHEMA_VERSION,
@@ -77,6 +78,7 @@ OPEN_STORES: weakref.WeakSet = weakref.WeakSet()
 __all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES",
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
+           "record_history",
            "item_digest"]
 
 
@@ -307,9 +309,6 @@ class HistoryEntry(DictMixin):
     undoes: int | None = None
 
 
-_DECISION_FIELDS = ("version", "label", "score", "comment", "status")
-
-
 def history_row(session_id: int, item_id: int, annotator: str, actor: str, action: str, at: str,
                 old: Any, new: Mapping[str, Any] | None, blind: bool, *, undoes: int | None = None) -> dict[str, Any]:
     """A history row (a dict for ``decision_history``) of one change from ``old`` (a row with
@@ -317,21 +316,38 @@ def history_row(session_id: int, item_id: int, annotator: str, actor: str, actio
     of the same, or ``None``)."""
     row: dict[str, Any] = {"session_id": session_id, "item_id": item_id, "annotator": annotator, "actor": actor,
                            "action": action, "at": at, "blind": bool(blind), "undoes": undoes}
-    for f in _DECISION_FIELDS:
-        row[f"old_{f}"] = None if old is None else getattr(old, f, None)
-        row[f"new_{f}"] = None if new is None else new.get(f)
-    row["old_guidelines_version"] = None if old is None else getattr(old, "guidelines_version", None)
-    row["guidelines_version"] = None if new is None else new.get("guidelines_version")
+    if old is None:
+        row.update(old_version=None, old_label=None, old_score=None, old_comment=None, old_status=None,
+                   old_guidelines_version=None)
+    else:
+        row.update(old_version=old.version, old_label=old.label, old_score=old.score, old_comment=old.comment,
+                   old_status=old.status, old_guidelines_version=getattr(old, "guidelines_version", None))
+    if new is None:
+        row.update(new_version=None, new_label=None, new_score=None, new_comment=None, new_status=None,
+                   guidelines_version=None)
+    else:
+        g = new.get
+        row.update(new_version=g("version"), new_label=g("label"), new_score=g("score"), new_comment=g("comment"),
+                   new_status=g("status"), guidelines_version=g("guidelines_version"))
     return row
 
 
-def _record(c, rows: list[dict[str, Any]]) -> int | None:
-    """Append history rows; the id of the row when there is one."""
+def record_history(c, rows: list[dict[str, Any]]) -> int | None:
+    """Append history rows; the id of the row when there is one.
+
+    Many rows (an import) go to SQLite as one DB-API ``executemany`` of plain tuples: SQLAlchemy's
+    per-row parameter processing cost about as much as the insert itself.  Column names are ours.
+    """
     if not rows:
         return None
     if len(rows) == 1:
         return c.execute(history_table.insert().values(**rows[0])).inserted_primary_key[0]
-    c.execute(history_table.insert(), rows)
+    if c.dialect.name == "sqlite":
+        cols = list(rows[0])
+        c.exec_driver_sql(f"INSERT INTO decision_history ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                          [tuple(r[k] for k in cols) for r in rows])
+    else:
+        c.execute(history_table.insert(), rows)
     return None
 
 
@@ -498,7 +514,8 @@ class ReviewStore:
             label = gold.get(digest)
             if label is not None and label not in ALL_LABELS:
                 raise ValueError(f"item {n}: gold label must be one of {', '.join(ALL_LABELS)}, not {label!r:.60}")
-            rows.append({"position": len(rows), "digest": digest, "payload": text, "gold": label})
+            rows.append({"position": len(rows), "digest": digest, "payload": text, "gold": label,
+                         **filter_columns(payload)})
             if len(rows) > MAX_ITEMS:
                 raise ValueError(f"a review session holds at most {MAX_ITEMS:,} items")
         if not rows:
@@ -612,7 +629,8 @@ class ReviewStore:
                                      .where(sessions_table.c.id == session_id)).scalar_one()
                 seed = c.execute(sa.select(sessions_table.c.seed).where(sessions_table.c.id == session_id)).scalar()
                 c.execute(items_table.insert().values(session_id=session_id, position=position, digest=digest,
-                                                      payload=text, rank=seeded_rank(seed or 0, position)))
+                                                      payload=text, rank=seeded_rank(seed or 0, position),
+                                                      **filter_columns(payload)))
                 c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                           .values(n_items=position + 1, changes=sessions_table.c.changes + 1))
                 row = c.execute(sa.select(items_table).where(items_table.c.session_id == session_id,
@@ -914,8 +932,9 @@ class ReviewStore:
                 if done != 1:
                     raise StaleDecision(f"the decision of {annotator} on item {item_id} changed since version "
                                         f"{expected_version}: reload it")
-            _record(c, [history_row(item.session_id, item_id, annotator, annotator, "save", values["updated_at"], old,
-                                    {**values, "version": expected_version + 1}, bool(item.blind))])
+            record_history(c, [history_row(item.session_id, item_id, annotator, annotator, "save",
+                                           values["updated_at"], old, {**values, "version": expected_version + 1},
+                                           bool(item.blind))])
             self._after_change(c, item.session_id, item_id, old.status if old else None, status)
             c.execute(claims_table.delete().where(claims_table.c.item_id == item_id,
                                                   claims_table.c.annotator == annotator))
@@ -1021,7 +1040,7 @@ class ReviewStore:
                           .values(updated_at=stamp, seconds=None, **restored))
             row = history_row(session_id, last.item_id, annotator, annotator, "undo", stamp, now, restored, blind,
                               undoes=last.id)
-            undo_id = _record(c, [row])
+            undo_id = record_history(c, [row])
             self._after_change(c, session_id, last.item_id, now.status, restored["status"] if restored else None)
         return HistoryEntry(id=undo_id, **{k: v for k, v in row.items() if k != "id"})
 

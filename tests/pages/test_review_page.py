@@ -339,5 +339,6 @@ def test_filters_restrict_the_queue_and_label_filters_are_for_adjudicators(data_
     assert store.item(int(at.query_params["item"])).payload["system"] == "sys-1"      # the next one too
     owner = _open(s.id, me="olga")
     assert owner.selectbox(key=f"review_f_label_{s.id}") is not None
+    owner.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     team = next(e for e in owner.expander if e.label.startswith("Team progress"))
     assert "0 of 6 item(s) have all 2 reviews" in team.label
