@@ -110,7 +110,11 @@ def review_filters(store: ReviewStore, session, annotator: str | None) -> object
     if not allowed:
         return None
     sid = session.id
-    reset = {"on_change": lambda: st.session_state.pop(f"review_cur_{sid}", None)}
+    def reset() -> None:  # the next item comes from the filtered queue (not the link's item again)
+        st.session_state.pop(f"review_cur_{sid}", None)
+        st.session_state.get("review_link", {})["item"] = None
+
+    reset = {"on_change": reset}
     picked: dict = {}
     with st.expander("Filters · 筛选", expanded=False):
         cols = st.columns(4)
@@ -354,9 +358,9 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     """Downloads for those who may (:func:`evaluators.review.service.can_export`)."""
-    if not rs.can_export(session, annotator):
-        st.info("This session is blind: its decisions (with system names and scores) are exported by its owner "
-                "and adjudicators only.")
+    if not rs.can_export(session, annotator, has_gold=bool(store.gold_items(session.id))):
+        st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
+                "labels) are exported by its owner and adjudicators only.")
         return
     sid = session.id
     st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"),

@@ -34,7 +34,8 @@ Blind mode (:func:`set_blind`)
 Gold items (:func:`mark_gold`)
     The owner (and the admins) mark items with their known label; each annotator's accuracy on
     them (:meth:`~evaluators.review.store.ReviewStore.gold_accuracy`) is for those who manage.
-    Gold marks are never shown to reviewers.
+    Gold marks are never shown to reviewers (a session with gold items is exported, gold labels
+    included, by its owner and adjudicators only).
 """
 
 from __future__ import annotations
@@ -87,9 +88,10 @@ def can_adjudicate(session: Session, who: str | None) -> bool:
     return bool(who) and (can_manage(session, who) or who in session.adjudicators)
 
 
-def can_export(session: Session, who: str | None) -> bool:
-    """Download a session's decisions: anyone with a name for an open session; adjudicators for a blind one."""
-    return bool(who) and (not session.blind or can_adjudicate(session, who))
+def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> bool:
+    """Download a session's decisions: anyone with a name for an open session; adjudicators for a
+    blind one, and for one with gold items (``has_gold``: the export carries the gold labels)."""
+    return bool(who) and ((not session.blind and not has_gold) or can_adjudicate(session, who))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:

@@ -323,6 +323,8 @@ def test_owner_marks_gold_turns_blind_on_and_sees_gold_accuracy(data_dir):
     assert not [t for t in other.toggle if str(t.key).startswith("review_blind_")]
     other.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     assert not [d for d in other.dataframe if "correct" in d.value.columns]
+    other.segmented_control(key="review_view").set_value("Export · 导出").run()
+    assert not other.get("download_button")                                   # the export carries gold labels
 
 
 def test_filters_restrict_the_queue_and_label_filters_are_for_adjudicators(data_dir):

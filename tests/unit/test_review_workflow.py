@@ -121,6 +121,7 @@ def test_gold_accuracy_per_annotator_with_wilson_intervals(store, tmp_path):
     assert (alice.ci_low, alice.ci_high) == pytest.approx((centre - half, centre + half), abs=1e-12)
     assert (bob.ci_low, bob.ci_high) == pytest.approx(proportion_confint(1, 2, method="wilson"), abs=1e-12)
     assert rs.gold_rows(store, s, "alice") is None                       # owners only
+    assert not rs.can_export(s, "alice", has_gold=True) and rs.can_export(s, "olga", has_gold=True)
     assert [r["n"] for r in rs.gold_rows(store, s, "olga")] == [5, 2]
     # gold marks travel in the export: a fresh database gets them back
     fresh = ReviewStore(tmp_path / "fresh.sqlite")
