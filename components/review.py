@@ -183,20 +183,27 @@ def gold_panel(store: ReviewStore, session, annotator: str | None, item) -> None
                     st.error(md(str(exc)))
 
 
+def _on_blind(store: ReviewStore, session, who: str | None, key: str) -> None:
+    ss = st.session_state
+    try:
+        rs.set_blind(store, session, who, bool(ss.get(key)))
+    except (PermissionError, ValueError) as exc:
+        ss[key] = session.blind  # the switch shows what is stored
+        ss["review_settings_flash"] = str(exc)
+
+
 def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
     """Owners: blind mode on (any time) or off (only before blind decisions)."""
     if not rs.can_manage(session, annotator):
         return
-    with st.expander("Session settings (owners) · 设置", expanded=False):
-        want = st.toggle("Blind: hide system names and scores · 盲评", value=session.blind,
-                         key=f"review_blind_{session.id}")
+    key = f"review_blind_{session.id}"
+    flash = st.session_state.pop("review_settings_flash", None)
+    with st.expander("Session settings (owners) · 设置", expanded=bool(flash)):
+        st.toggle("Blind: hide system names and scores · 盲评", value=session.blind, key=key,
+                  on_change=_on_blind, args=(store, session, annotator, key))
         st.caption("Blind mode can be turned on at any time; once a decision was made blind it stays on.")
-        if want != session.blind:
-            try:
-                rs.set_blind(store, session, annotator, want)
-                st.rerun()
-            except (PermissionError, ValueError) as exc:
-                st.warning(md(str(exc)))
+        if flash:
+            st.warning(md(flash))
 
 
 def gold_accuracy_panel(store: ReviewStore, session, annotator: str | None) -> None:

@@ -314,6 +314,10 @@ def test_owner_marks_gold_turns_blind_on_and_sees_gold_accuracy(data_dir):
     at.toggle(key=f"review_blind_{s.id}").set_value(True).run()
     assert not at.exception, at.exception
     assert store.session(s.id).blind
+    store.save_decision(store.items(s.id)[2].id, "carl", label="gt_error")     # decided blind: it stays on
+    at.toggle(key=f"review_blind_{s.id}").set_value(False).run()
+    assert store.session(s.id).blind and at.toggle(key=f"review_blind_{s.id}").value is True
+    assert any("blind mode stays on" in w.value and "were made blind" in w.value for w in at.warning)
     at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     gold = next(d.value for d in at.dataframe if "correct" in d.value.columns)
     assert list(gold["annotator"]) == ["alice", "bob"] and list(gold["correct"]) == [1, 0]
