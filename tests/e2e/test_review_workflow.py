@@ -94,6 +94,21 @@ def test_fifty_quick_key_presses_store_fifty_decisions(browser, server):
     assert store.progress(s.id, "kim").decided == 50
 
 
+def test_a_key_meant_for_another_screen_is_refused_visibly(browser, server):
+    """A press that reaches the server after its screen changed is not applied to the new item."""
+    url, store = server
+    s = store.create_session("stale key", "qa", _items(3, "t"), created_by="olga", k=1)
+    page = _open(browser, url, s.id, "tia")
+    _keys_ready(page, _item(page))
+    # as if the screen had changed between the press and its arrival: the press carries another token
+    page.evaluate("() => { const kb = window.__evalboardKbd; kb.token = 'an earlier screen'; kb.seq += 1; "
+                  "kb.queue.push({seq: kb.seq, key: '1'}); kb.pump(); }")
+    status = page.locator("#evalboard-keys-status")
+    expect(status).to_contain_text("the page changed before this key arrived", timeout=WAIT)
+    assert status.get_attribute("data-kind") == "refused"
+    assert store.decisions(s.id) == []
+
+
 def test_undo_restores_the_previous_decision_and_the_history_shows_both(browser, server):
     url, store = server
     s = store.create_session("undo", "qa", _items(5, "u"), created_by="olga", k=1)

@@ -70,6 +70,19 @@ def test_history_records_every_change_and_undo_walks_back(store):
                               {"a": a.id, "b": b.id}).all()) == {a.id: 1, b.id: 0}
 
 
+def test_the_item_history_shows_others_changes_only_to_those_who_may_see_them(store):
+    s = store.create_session("seen", "qa", _items(2), created_by="olga", k=3)
+    a = store.items(s.id)[0]
+    store.save_decision(a.id, "bob", label="gt_error", comment="bob's reason")
+    assert rs.history_rows(store, s, "alice", a.id) == []                # not before her own decision
+    assert rs.history_rows(store, s, None, a.id) == []
+    assert [r["annotator"] for r in rs.history_rows(store, s, "olga", a.id)] == ["bob"]   # the owner
+    rs.decide(store, s, "alice", a.id, "model_error")
+    rows = rs.history_rows(store, s, "alice", a.id)
+    assert [(r["annotator"], r["before"], r["after"]) for r in rows] == [("bob", "(none)", "gt_error"),
+                                                                       ("alice", "(none)", "model_error")]
+
+
 def test_undo_is_refused_when_the_decision_changed_since(store, tmp_path):
     s = store.create_session("lock", "qa", _items(2), created_by="olga", k=2)
     a = store.items(s.id)[0]
