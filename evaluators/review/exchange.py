@@ -8,9 +8,10 @@ An export (format 2) is, in this order::
     {"type": "item", "session": name, "item_digest": sha256, "position": 0, "item": {...payload...}, "gold": null}
     ...                                  (every item, decided or not, by position)
     {"type": "decision", "session": name, "item_digest": ..., "annotator": ..., "label": ..., "score": ...,
-     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": 12.5}
+     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": 12.5,
+     "guidelines_version": 2}
     ...                                  (by item position, then annotator; ``seconds``, the time on
-                                          the item, only where it was measured)
+                                          the item, and ``guidelines_version`` only where recorded)
     {"type": "adjudication", "session": name, "item_digest": ..., "adjudicator": ..., "label": ..., ...}
 
 Lines of format 1 (a decision with its ``item`` payload and no ``type``) import too.
@@ -24,6 +25,8 @@ position) when it is missing, and writes each decision keyed on (item digest, an
 - the replacement is version-checked (optimistic locking): a reviewer's save between the import's
   read and its write wins, and the line is reported as a conflict;
 - a second line for the same (item, annotator) is reported as a duplicate and skipped;
+- every decision written is a row of the decision history (action ``import``, by the importer);
+  the history itself is not exported (it stays with its database);
 - every field is type-checked; a bad, too deep or undecodable line is reported with its line
   (and field) and skipped, and the good lines still import.
 
@@ -50,15 +53,23 @@ from sqlalchemy.exc import IntegrityError
 from evaluators.io import InputIssue
 from evaluators.io.readers import iter_jsonl
 from evaluators.results import DictMixin
+from evaluators.review.items import filter_columns
 from evaluators.review.limits import MAX_NAME, canonical_payload, check_name, check_text
-from evaluators.review.schema import adjudications_table, decisions_table, items_table, sessions_table
+from evaluators.review.schema import (
+    adjudications_table,
+    decisions_table,
+    items_table,
+    sessions_table,
+)
 from evaluators.review.store import (
     ALL_LABELS,
     ReviewStore,
     _now,
     _settings_json,
     check_decision,
+    history_row,
     label_fits,
+    record_history,
     seeded_rank,
 )
 
@@ -130,7 +141,9 @@ def iter_export(store: ReviewStore, session_id: int) -> Iterator[str]:
         yield _dumps({"type": "decision", "session": s.name, "item_digest": dec.item_digest,
                       "annotator": dec.annotator, "label": dec.label, "score": dec.score, "comment": dec.comment,
                       "status": dec.status, "version": dec.version, "updated_at": dec.updated_at,
-                      **({"seconds": dec.seconds} if dec.seconds is not None else {})}) + "\n"
+                      **({"seconds": dec.seconds} if dec.seconds is not None else {}),
+                      **({"guidelines_version": dec.guidelines_version}
+                         if dec.guidelines_version is not None else {})}) + "\n"
     for adj in store.adjudications(session_id):
         yield _dumps({"type": "adjudication", "session": s.name, "item_digest": adj["item_digest"],
                       "adjudicator": adj["adjudicator"], "label": adj["label"], "comment": adj["comment"],
@@ -236,6 +249,9 @@ class _Importer:
             if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                         or not 0 <= seconds < 1e7):
                 raise ValueError(f"seconds must be a non-negative number or null, not {_show(seconds)}")
+            gv = d.get("guidelines_version")
+            if gv is not None and (isinstance(gv, bool) or not isinstance(gv, int) or not 0 <= gv < 2**31):
+                raise ValueError(f"guidelines_version must be a non-negative integer or null, not {_show(gv)}")
         else:
             d["adjudicator"] = check_name(d.get("adjudicator"), "adjudicator")
             if d.get("label") not in ALL_LABELS:
@@ -302,8 +318,9 @@ class _Importer:
         batch, self.batch = self.batch, []
         if not batch:
             return
-        #: items carried by the batch's lines: (session, digest) -> (payload JSON, position, gold, two-sided)
-        wanted: dict[tuple[int, str], tuple[str, int | None, str | None, bool]] = {}
+        #: items carried by the batch's lines: (session, digest) -> (payload JSON, position, gold, two-sided,
+        #: the Review queue's filter columns)
+        wanted: dict[tuple[int, str], tuple[str, int | None, str | None, bool, dict]] = {}
         rows = []
         for lineno, kind, d in batch:
             try:
@@ -317,7 +334,8 @@ class _Importer:
                 have = wanted.get(key)
                 if have is None or (have[1] is None and kind == "item"):  # an item line's position and gold win
                     wanted[key] = (d["_text"], d.get("position") if kind == "item" else None,
-                                   d.get("gold") if kind == "item" else None, isinstance(d["item"].get("sides"), dict))
+                                   d.get("gold") if kind == "item" else None, isinstance(d["item"].get("sides"), dict),
+                                   filter_columns(d["item"]))
         self.resolve_items(wanted, {(sid, d["item_digest"]) for _, _, d, sid in rows} - self.items.keys())
         decisions = []
         for lineno, kind, d, sid in rows:
@@ -373,7 +391,7 @@ class _Importer:
                     if dg not in ids:
                         new.append({"session_id": sid, "position": n + len(new), "digest": dg,
                                     "payload": wanted[(sid, dg)][0], "rank": seeded_rank(seed, n + len(new)),
-                                    "gold": wanted[(sid, dg)][2]})
+                                    "gold": wanted[(sid, dg)][2], **wanted[(sid, dg)][4]})
                 if new:
                     added = _insert_items(c, new, self.pg)
                     ids.update(added)
@@ -403,7 +421,8 @@ class _Importer:
             seconds = dec.get("seconds")
             values = {"label": dec.get("label"), "score": dec.get("score"), "comment": dec.get("comment") or "",
                       "status": dec["status"], "updated_at": dec.get("updated_at") or _now(),
-                      "seconds": None if seconds is None else float(seconds)}
+                      "seconds": None if seconds is None else float(seconds),
+                      "guidelines_version": dec.get("guidelines_version")}
             version = dec.get("version", 1)  # None: the file keeps no versions, its time alone decides
             old = stored.get((item_id, dec["annotator"]))
             if old is None:
@@ -439,6 +458,7 @@ class _Importer:
         lost to a reviewer is a conflict."""
         deltas: dict[int, int] = {}
         touched: dict[int, int] = {}
+        changes: list[tuple[int, int, str, Any, dict]] = []   # (session, item, annotator, old, new): the history
         with self.store._write() as c:
             rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
                     for _lineno, sid, item_id, annotator, version, values in inserts]
@@ -447,6 +467,7 @@ class _Importer:
                 if (item_id, annotator) not in added:  # saved meanwhile by a reviewer: theirs is kept
                     self.conflict(at, annotator, None, version, values["updated_at"], meanwhile=True)
                     continue
+                changes.append((sid, item_id, annotator, None, {**values, "version": version}))
                 self.counts["written"] += 1
                 deltas[item_id] = deltas.get(item_id, 0) + int(values["status"] == "submitted")
                 touched[sid] = touched.get(sid, 0) + 1
@@ -457,6 +478,7 @@ class _Importer:
                 if (item_id, annotator) not in changed:
                     self.conflict(at, annotator, old, version, values["updated_at"], meanwhile=True)
                     continue
+                changes.append((sid, item_id, annotator, old, {**values, "version": version}))
                 self.counts["written"] += 1
                 delta = int(values["status"] == "submitted") - int(old.status == "submitted")
                 deltas[item_id] = deltas.get(item_id, 0) + delta
@@ -465,6 +487,12 @@ class _Importer:
             for sid, n in touched.items():
                 c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                           .values(changes=sessions_table.c.changes + n))
+            if changes:
+                blind = dict(c.execute(sa.select(sessions_table.c.id, sessions_table.c.blind)
+                                       .where(sessions_table.c.id.in_(list(touched)))).all())
+                record_history(c, [history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"],
+                                               old, new, bool(blind.get(sid)))
+                                   for sid, item_id, annotator, old, new in changes])
 
     def adjudication(self, lineno: int, d: dict, item_id: int, sid: int) -> None:
         a = adjudications_table
@@ -494,14 +522,15 @@ class _Importer:
 # executemany) cost nothing to wait for.
 _IN = 500
 _ITEM_COLUMNS = (("session_id", "int"), ("position", "int"), ("digest", "text"), ("payload", "text"),
-                 ("rank", "int"), ("gold", "text"))
+                 ("rank", "int"), ("gold", "text"), ("system", "text"), ("metric", "float8"))
 _DECISION_COLUMNS = (("item_id", "int"), ("annotator", "text"), ("version", "int"), ("session_id", "int"),
                      ("label", "text"), ("score", "int"), ("comment", "text"), ("status", "text"),
-                     ("updated_at", "text"), ("seconds", "float8"))
+                     ("updated_at", "text"), ("seconds", "float8"), ("guidelines_version", "int"))
 #: What a stored decision is compared on.
-_STORED = ("item_id", "annotator", "label", "score", "comment", "status", "version", "updated_at")
+_STORED = ("item_id", "annotator", "label", "score", "comment", "status", "version", "updated_at",
+           "guidelines_version")
 #: What an import may change in a stored decision.
-_REPLACED = ("version", "label", "score", "comment", "status", "updated_at", "seconds")
+_REPLACED = ("version", "label", "score", "comment", "status", "updated_at", "seconds", "guidelines_version")
 
 
 def _chunks(values: list, size: int = _IN) -> Iterator[list]:

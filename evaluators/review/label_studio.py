@@ -22,7 +22,7 @@ Export (:func:`iter_tasks`), one task per item of the session, by position::
 ``lead_time`` is the decision's time on the item in seconds (absent where it was not measured);
 ``created_at`` and ``updated_at`` are both its last save (the review store keeps no creation
 time); a skipped decision is an annotation with ``was_cancelled``.  The prediction is the item's
-automatic verdict (:data:`evaluators.review.agreement.AUTOMATIC`: exact match, judge, combined
+automatic verdict (:data:`evaluators.review.items.AUTOMATIC`: exact match, judge, combined
 or keyword score): ``acceptable_variant`` at a score of at least :data:`VERDICT_THRESHOLD`, else
 ``model_error``.  :func:`layout` says which payload fields every item has; the labeling config
 (:func:`evaluators.reports.review.label_studio_config`) shows those and names the controls the
@@ -52,7 +52,7 @@ from typing import IO, Any
 
 from evaluators.io import InputIssue
 from evaluators.io.json_array import iter_json_array
-from evaluators.review.agreement import _automatic
+from evaluators.review.items import automatic_score
 from evaluators.review.exchange import ImportReport, Record, import_records
 from evaluators.review.store import ALL_LABELS, LABELS, PAIR_LABELS, ReviewStore, item_digest
 
@@ -154,7 +154,7 @@ def _task(lay: Layout, item, decisions: list) -> dict:
             task.setdefault("drafts", []).append(annotation)
         else:
             task["annotations"].append(annotation)
-    value, what = _automatic(item.payload)
+    value, what = automatic_score(item.payload)
     if value is not None:
         verdict = "acceptable_variant" if value >= VERDICT_THRESHOLD else "model_error"
         task["predictions"].append({"model_version": str(item.payload.get("system") or what), "score": value,

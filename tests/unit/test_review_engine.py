@@ -18,7 +18,9 @@ from evaluators.cli import main
 from evaluators.review import ReviewStore, StaleDecision
 from evaluators.review.exchange import export_jsonl, import_jsonl
 from evaluators.review.schema import SchemaTooNew
+from evaluators.review.store import QueueFilter
 from tests.conftest import ROOT
+from tests.helpers.review_db import upgrade_to
 
 
 def _items(n: int, kind: str = "qa") -> list[dict]:
@@ -50,17 +52,9 @@ print("ok")
 
 def _schema_1_database(url: str) -> None:
     """A database as the code before Alembic left it: schema 1, ``meta.schema_version = 1``."""
-    from alembic import command
-    from alembic.config import Config
-
-    from evaluators.review import schema
-
     engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(schema._MIGRATIONS))
     with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001")
+        upgrade_to(conn, "0001")
         conn.execute(sa.text("DROP TABLE alembic_version"))
         conn.execute(sa.text("INSERT INTO sessions (name, kind, created_by, blind, k, seed, uploads, created_at) "
                              "VALUES ('old', 'qa', 'ann', :b, 2, 3, '[]', '2025-01-01T00:00:00+00:00')"), {"b": True})
@@ -89,10 +83,16 @@ def test_a_schema_1_database_is_upgraded_with_its_data(review_url):
     assert store.next_item(s.id, "alice").id in (3, 4)
     assert [i.id for i, _ in store.adjudication_queue(s.id)] == [1]
     with store.engine.connect() as c:
-        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0003"
-        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "3"
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0004"
+        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "4"
         # schema 3: the adjudications' corrected answer (a GT error's right answer) is there, empty
         assert c.execute(sa.text("SELECT count(corrected_answer) FROM adjudications")).scalar() == 0
+    # schema 4: the history starts with each decision's state; the items' filter columns are filled
+    assert [(h.action, h.annotator, h.new_label, h.blind) for h in store.history(1)] == [
+        ("migrated", "alice", "model_error", True), ("migrated", "bob", "gt_error", True)]
+    assert store.next_item(s.id, "carol", filters=QueueFilter(system="sys-a")).id in (2, 3, 4)
+    assert store.next_item(s.id, "carol", filters=QueueFilter(system="sys-b")) is None
+    assert store.next_item(s.id, "carol", filters=QueueFilter(metric_min=0.0)) is None  # no exact_match in these
     ReviewStore(review_url)  # opening again is a no-op
 
 
@@ -101,8 +101,8 @@ def test_a_newer_schema_is_refused_and_the_cli_exits_2(tmp_path, capsys):
     ReviewStore(db).create_session("s", "qa", _items(1), created_by="x")
     engine = sa.create_engine(f"sqlite:///{db}")
     with engine.begin() as c:
-        c.execute(sa.text("UPDATE meta SET value = '4' WHERE key = 'schema_version'"))
-        c.execute(sa.text("UPDATE alembic_version SET version_num = '0004'"))
+        c.execute(sa.text("UPDATE meta SET value = '5' WHERE key = 'schema_version'"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0005'"))
     with pytest.raises(SchemaTooNew, match="newer"):
         ReviewStore(db)
     assert main(["review", "sessions", "--db", str(db)]) == 2
