@@ -11,10 +11,13 @@ it when the key is the same; an upload or changed settings make another key and 
 
 A snapshot is used only while it is current: it records a fingerprint (:func:`fingerprint`)
 of every file of the engine (``evaluators/``, its demo data and taxonomies included), of the
-dashboard's ``components/`` and of the versions of the scoring libraries; when any of them
-changed, the demo is computed as before (same numbers, only slower) until the snapshot is
-written again.  ``tests/pages/test_demo_cache.py`` recomputes every shipped result and checks
-that it equals the shipped one, and fails on a stale snapshot, naming the command above.
+dashboard's ``components/`` and the versions of the scoring libraries (:data:`LIBRARIES`); when
+any of them changed, the demo is computed as before (same numbers, only slower) until the
+snapshot is written again.  So it serves where those libraries have the versions it was written
+with (an environment installed like the one that wrote it); elsewhere the demo is scored.
+``tests/pages/test_demo_cache.py`` recomputes every shipped result with the installed libraries
+and checks that it equals the shipped one, and fails when the project files changed since the
+snapshot was written, naming the command above (other library versions only warn).
 
 The file is read from the package folder only (never from user input), at most
 :data:`MAX_BYTES`, and only with ``EVALBOARD_DEMO_CACHE`` unset or not ``"0"``.
@@ -66,31 +69,48 @@ def _files(folder: Path, pattern: str) -> Iterable[Path]:
             yield path
 
 
-def fingerprint() -> str:
-    """A hash of what the demo's numbers depend on: the engine's files, the components' code, library versions.
+def code_fingerprint() -> str:
+    """A hash of the project files the demo's numbers depend on: the engine's files and the components' code.
 
     Returns
     -------
     str
         32 hex digits.  Any edited, added or removed file under ``evaluators/`` (code, demo
-        data, taxonomies, word lists), any edited ``components/*.py`` and any other version of a
-        library in :data:`LIBRARIES` (or of Python) gives another value.
+        data, taxonomies, word lists) and any edited ``components/*.py`` gives another value.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     h = hashlib.blake2b(digest_size=16)
     for folder, pattern in ((ROOT / "evaluators", "*"), (ROOT / "components", "*.py")):
         for path in _files(folder, pattern):
             h.update(path.relative_to(ROOT).as_posix().encode("utf-8"))
             h.update(b"\x00")
             h.update(hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
-    h.update(f"python {sys.version_info[0]}.{sys.version_info[1]}".encode())
+    return h.hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """Python's and each :data:`LIBRARIES` package's installed version (``"-"`` when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
     for name in LIBRARIES:
         try:
-            h.update(f"|{name} {version(name)}".encode())
+            out[name] = version(name)
         except PackageNotFoundError:
-            h.update(f"|{name} -".encode())
-    return h.hexdigest()
+            out[name] = "-"
+    return out
+
+
+def fingerprint() -> str:
+    """What a snapshot must have been written with to be used: :func:`code_fingerprint` and :func:`library_versions`.
+
+    Returns
+    -------
+    str
+        The code fingerprint, ``"|"``, then ``name=version`` pairs joined by ``","``.  Another
+        version of a scoring library (a new jieba dictionary, NLTK's stemmer, SciPy's
+        intervals) may give other numbers, so a snapshot written with other versions is not used.
+    """
+    return code_fingerprint() + "|" + ",".join(f"{k}={v}" for k, v in library_versions().items())
 
 
 def read_snapshot(path: Path | None = None) -> dict:

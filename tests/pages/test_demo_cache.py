@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import pickle
+import warnings
 
 import pytest
 
@@ -46,10 +47,14 @@ def fresh_snapshot():
 
 
 def test_the_shipped_snapshot_is_current():
-    stored = demo_cache.read_snapshot()["fingerprint"]
-    assert stored == demo_cache.fingerprint(), (
-        f"the engine, components or a scoring library changed since {demo_cache.SNAPSHOT.name} was written: "
-        f"the demo is computed on every fresh server until you run `{REGENERATE}` (and commit the file)")
+    code, _, libraries = demo_cache.read_snapshot()["fingerprint"].partition("|")
+    assert code == demo_cache.code_fingerprint(), (
+        f"evaluators/ or components/*.py changed since {demo_cache.SNAPSHOT.name} was written: the demo is "
+        f"computed on every fresh server until you run `{REGENERATE}` (and commit the file)")
+    installed = ",".join(f"{k}={v}" for k, v in demo_cache.library_versions().items())
+    if libraries != installed:  # another environment (the values are compared with its results below)
+        warnings.warn(f"{demo_cache.SNAPSHOT.name} was written with {libraries}; installed here: {installed}. "
+                      "This environment scores the demo instead of using it.", stacklevel=1)
 
 
 def test_every_shipped_result_equals_a_fresh_computation_of_the_engine():
@@ -140,7 +145,7 @@ def test_the_fingerprint_follows_engine_files_components_and_library_versions(tm
     (tmp_path / "components" / "views.py").write_text("B = 1\n")
     monkeypatch.setattr(demo_cache, "ROOT", tmp_path)
     first = demo_cache.fingerprint()
-    assert first == demo_cache.fingerprint() and len(first) == 32
+    assert first == demo_cache.fingerprint() and len(demo_cache.code_fingerprint()) == 32
     seen = {first}
     (tmp_path / "evaluators" / "demo" / "gt.json").write_text('{"x": 1}')  # demo data edited
     seen.add(demo_cache.fingerprint())
