@@ -12,9 +12,10 @@ from evaluators.demo import demo_path
 from evaluators.io import InputError
 from evaluators.qa import QAConfig, evaluate_qa
 from evaluators.reports.escape import md, visible
-from evaluators.reports.review import corrections_jsonl, export_csv
+from evaluators.reports.review import corrections_jsonl, export_csv, label_studio_config
 from evaluators.review import service as rs
 from evaluators.review.exchange import export_jsonl
+from evaluators.review.label_studio import export_tasks
 from evaluators.review.items import qa_items
 from evaluators.review.store import ReviewStore, StaleDecision
 
@@ -141,14 +142,18 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
                 "and adjudicators only.")
         return
     sid = session.id
-    st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"),
-                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl",
-                       on_click="ignore")
-    st.download_button("Decisions (CSV, persona annotation layout)", lambda: export_csv(store, sid).encode("utf-8-sig"),
-                       file_name="review_decisions.csv", mime="text/csv", key="review_dl_csv",
-                       on_click="ignore")
-    st.download_button("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"),
-                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt",
-                       on_click="ignore")
-    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME`; "
-               "the JSONL restores the whole session with `review import` (never over newer decisions).")
+    for label, make, name, mime, key in (
+            ("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"), "review_decisions.jsonl",
+             "application/jsonl", "review_dl_jsonl"),
+            ("Decisions (CSV, persona annotation layout)", lambda: export_csv(store, sid).encode("utf-8-sig"),
+             "review_decisions.csv", "text/csv", "review_dl_csv"),
+            ("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"), "gt_corrections.jsonl",
+             "application/jsonl", "review_dl_gt"),
+            ("Label Studio tasks (JSON)", lambda: export_tasks(store, sid).encode("utf-8"),
+             "review_label_studio.json", "application/json", "review_dl_ls"),
+            ("Label Studio labeling config (XML)", lambda: label_studio_config(store, sid).encode("utf-8"),
+             "review_label_studio.xml", "application/xml", "review_dl_ls_config")):
+        st.download_button(label, make, file_name=name, mime=mime, key=key, on_click="ignore")
+    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
+               "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
+               "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")

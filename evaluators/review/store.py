@@ -102,6 +102,8 @@ class Decision(DictMixin):
         Starts at 1, +1 per save (optimistic locking).
     updated_at : str
         UTC, ISO 8601.
+    seconds : float or None
+        Time on the item before the save (seconds), where the page measured it.
     """
 
     item_id: int
@@ -113,6 +115,7 @@ class Decision(DictMixin):
     status: str
     version: int
     updated_at: str
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -809,7 +812,7 @@ def _item(row) -> Item:
 
 def _decision(row) -> Decision:
     return Decision(row.item_id, row.digest, row.annotator, row.label, row.score, row.comment, row.status,
-                    row.version, row.updated_at)
+                    row.version, row.updated_at, row.seconds)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
