@@ -7,6 +7,7 @@ import dataclasses
 import math
 import pickle
 import warnings
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -20,16 +21,20 @@ REGENERATE = "python -m components.demo_cache --write"
 
 def canonical(value):
     """``value`` as nested tuples of plain values: every dataclass field (those left out of ``==`` too),
-    sets and dict items in a fixed order, floats by ``repr`` (NaN equals NaN)."""
+    mappings and sets in a fixed order, any sequence as its items (a lazy sequence such as
+    :class:`evaluators.narrative.alignment.EventLabels` pickles as the tuple it equals), floats by
+    ``repr`` (NaN equals NaN)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (type(value).__qualname__,
                 tuple((f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)))
-    if isinstance(value, dict):
-        return ("dict", tuple(sorted(((canonical(k), canonical(v)) for k, v in value.items()), key=repr)))
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted(((canonical(k), canonical(v)) for k, v in value.items()), key=repr)))
     if isinstance(value, (set, frozenset)):
         return ("set", tuple(sorted((canonical(v) for v in value), key=repr)))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(canonical(v) for v in value))
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, Sequence):
+        return ("sequence", tuple(canonical(v) for v in value))
     if isinstance(value, float):
         return ("float", "nan" if math.isnan(value) else repr(value))
     if hasattr(value, "__dict__") and not callable(value):
