@@ -43,7 +43,8 @@ uploaded_cache_key: tuple = ()  # what the input judge cache was read from (part
 if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
             "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
-            "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
+            "second judge's labels. Switch *Data source* in the sidebar to upload your own files.",
+            icon=":material/science:")  # an icon given: Streamlit does not look for an emoji opening the text
     demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
                   ("labels", "demo_judge_labels.jsonl"))
     # other systems: name -> (file name, content key, bytes when first needed)
