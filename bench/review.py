@@ -16,7 +16,9 @@ SQLite runs in a temporary folder; PostgreSQL in a new database on the server of
   median and p95);
 - import / export: ``python -m evaluators review import`` of a format-2 file with the session's
   items and 2 decisions per item (``2 x --items`` decisions), then ``review export`` of it, each in
-  its own process: wall time and the process's peak memory (``VmHWM``).
+  its own process: wall time and the process's peak memory (``VmHWM``);
+- Label Studio: ``review export --format label-studio`` of that session, and ``review import`` of
+  the tasks into a new session (no target: the figures show the interchange at this size).
 No assertion: the numbers are for the team to read.
 """
 
@@ -188,6 +190,15 @@ def bench(label: str, url: str, n: int, clicks: int, with_browser: bool, work: P
     seconds, peak, code, cpu = cli(["review", "export", "--db", url, "--session", "bench import", "--out", str(out)])
     print(f"export {n_dec:,} decisions: {seconds:.1f} s ({cpu:.1f} s CPU), peak {peak:.0f} MB, exit {code} "
           f"({out.stat().st_size / 1e6:.0f} MB; target <= 10 s, <= 300 MB)")
+    tasks = work / f"tasks-{label}.json"
+    seconds, peak, code, cpu = cli(["review", "export", "--db", url, "--session", "bench import", "--format",
+                                    "label-studio", "--out", str(tasks)])
+    print(f"Label Studio export of {n:,} tasks: {seconds:.1f} s ({cpu:.1f} s CPU), peak {peak:.0f} MB, exit {code} "
+          f"({tasks.stat().st_size / 1e6:.0f} MB)")
+    seconds, peak, code, cpu = cli(["review", "import", "--db", url, "--session", "bench label studio", "--input",
+                                    str(tasks)])
+    print(f"Label Studio import of {n:,} tasks ({n_dec:,} annotations) into a new session: {seconds:.1f} s "
+          f"({cpu:.1f} s CPU), {(n + n_dec) / seconds:,.0f} records/s, peak {peak:.0f} MB, exit {code}")
 
 
 def main() -> None:

@@ -11,6 +11,9 @@ Two stores, both on :mod:`cachetools` (the well-kept implementation of LRU and T
 - :func:`remember` — small values derived from one upload in one browser session (its
   bytes, its digest, its expanded files), an LRU in ``st.session_state``.
 
+A result of the built-in demo is not computed at all while the package ships it
+(:mod:`components.demo_cache`): :func:`cached` takes it from there when its key matches.
+
 Why not ``st.cache_resource`` / ``st.cache_data`` for results: ``st.cache_data`` pickles and
 copies the result on each rerun (a large report would be), and ``st.cache_resource``
 replays the elements ``compute`` draws (its progress bar) on every later run; both are
@@ -27,6 +30,8 @@ from typing import TypeVar
 
 import cachetools
 import streamlit as st
+
+from components import demo_cache
 
 T = TypeVar("T")
 _SESSION_KEY = "_evalboard_session_cache"
@@ -107,6 +112,15 @@ class ResultCache:
                 if entry[1] == 0:
                     del self._computing[slot]
 
+    def items(self) -> list[tuple[tuple[Hashable, Hashable], object]]:
+        """Every kept result as ``((namespace, key), value)`` (expired ones left out)."""
+        with self._lock:
+            out = []
+            for namespace, entries in self._namespaces.items():
+                entries.expire()
+                out.extend(((namespace, key), value) for key, value in entries.items())
+            return out
+
     def pending(self) -> int:
         """How many keys are being computed now (0 once every computation has returned or raised)."""
         with self._lock:
@@ -139,11 +153,17 @@ def cached(key: Hashable, compute: Callable[[], T], *, namespace: Hashable | Non
     recently used results. While one session computes a key, another asking for the same
     key waits for that result; if ``compute`` raises, nothing is kept and the exception
     propagates (a waiting session then computes it itself). The object itself is returned,
-    not a copy.
+    not a copy. A result the package ships for this key (:func:`components.demo_cache.shipped`:
+    the built-in demo, scored when the package was built) is kept instead of computing it.
     """
     if namespace is None:
         namespace = key[0] if isinstance(key, tuple) and key else None
-    return results().get_or_compute(namespace, key, compute, max_entries)  # type: ignore[return-value]
+
+    def shipped_or_compute() -> T:
+        found, value = demo_cache.shipped(namespace, key)
+        return value if found else compute()  # type: ignore[return-value]
+
+    return results().get_or_compute(namespace, key, shipped_or_compute, max_entries)  # type: ignore[return-value]
 
 
 def _size(value: object) -> int:

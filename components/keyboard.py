@@ -1,54 +1,185 @@
-"""Keyboard shortcuts for buttons with a key: a key press clicks the button (``.st-key-<key> button``).
+"""Keyboard shortcuts that never lose a key press: each press is queued in the browser, sent to the
+server one at a time, acknowledged on screen, and only then is the next one sent.
 
-The maintained ``streamlit-shortcuts`` package does the same, but it also fires while the user
-types in a text field (typing "1" in a comment would submit a decision), so this small listener
-is ours: it ignores key presses with a modifier and those made in an input, a text area, a
-select or an editable element.  The script is our own text (button keys are ours, never user
-text) and runs in an invisible component; every run replaces the listener and its key map (a
-listener made by a frame that a rerun removed no longer runs).
+Why not click the button: a key pressed while the page reruns (after the previous decision) found
+the previous item's button or none, and the press was lost.  Here a press becomes an event of a
+``st.components.v2`` component (no iframe; ``st.components.v1.html`` is deprecated): the browser
+keeps a queue, sends the first press with the *token* of the screen it was meant for, and waits for
+the server's acknowledgement, which comes back in the component's data on the next run together
+with the new key map and token.  Presses made meanwhile wait in the queue (shown: "2 waiting"); a
+press that arrives for a screen that has changed is refused visibly, never applied to another item.
+A press without an answer for a minute is dropped with a visible message.
+
+Key presses with a modifier, auto-repeats and presses in an input, a text area, a select or an
+editable element are ignored (typing "1" in a comment never decides).  The script is our own text;
+key maps and acknowledgements are data (set with ``textContent``, never as HTML).
 """
 
 from __future__ import annotations
 
-import json
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-import streamlit.components.v1 as components
+import streamlit as st
 
-_SCRIPT = """<script>
-const doc = window.parent.document, win = window.parent;
-win.__evalboardKeys = %s;
-// A listener made by an earlier run's frame stops working once that frame is replaced: swap it.
-if (win.__evalboardKeyListener) doc.removeEventListener('keydown', win.__evalboardKeyListener);
-win.__evalboardKeyListener = (e) => {
-  if (e.ctrlKey || e.altKey || e.metaKey || e.repeat) return;
-  const t = e.target, tag = (t && t.tagName || '').toLowerCase();
-  if (tag === 'input' || tag === 'textarea' || tag === 'select' || (t && t.isContentEditable)) return;
-  const key = (win.__evalboardKeys || {})[e.key.toLowerCase()];
-  if (!key) return;
-  // the shown button: a wrapping label renders a second, hidden copy of the button to measure it
-  const button = [...doc.querySelectorAll('.st-key-' + key + ' button')]
-    .find((b) => !b.disabled && b.getClientRects().length > 0 && getComputedStyle(b).visibility !== 'hidden');
-  if (button) { e.preventDefault(); button.click(); }
-};
-doc.addEventListener('keydown', win.__evalboardKeyListener);
-</script>"""
+#: The component's widget key (one keyboard per page).
+KEY = "evalboard_keys"
+#: Most presses waiting in the browser; more are refused on screen.
+MAX_QUEUE = 100
+
+_JS = """
+export default function (component) {
+  const { data, setTriggerValue } = component;
+  const win = window, doc = document;
+  const kb = win.__evalboardKbd || (win.__evalboardKbd = {queue: [], inflight: null, seq: 0, acked: 0});
+  kb.send = setTriggerValue;
+  kb.keys = (data && data.keys) || {};
+  kb.names = (data && data.names) || {};
+  kb.token = data && data.token;
+  win.__evalboardKeys = kb.keys;
+  const box = () => {
+    let el = doc.getElementById('evalboard-keys-status');
+    if (!el) {
+      el = doc.createElement('div');
+      el.id = 'evalboard-keys-status';
+      el.setAttribute('role', 'status');
+      el.setAttribute('aria-live', 'polite');
+      el.style.cssText = 'position:fixed;right:16px;bottom:16px;z-index:100000;padding:6px 12px;' +
+        'border-radius:6px;font:14px sans-serif;background:#262730;color:#fff;opacity:0.92;display:none';
+      doc.body.appendChild(el);
+    }
+    return el;
+  };
+  kb.show = (text, kind) => {
+    const el = box();
+    const waiting = kb.queue.length + (kb.inflight ? 1 : 0);
+    el.textContent = text + (waiting ? ' \u00b7 ' + waiting + ' waiting \u00b7 \u7b49\u5f85\u4e2d' : '');
+    el.dataset.kind = kind;
+    el.style.background = kind === 'refused' ? '#a61b1b' : kind === 'ok' ? '#1b6b3a' : '#262730';
+    el.style.display = 'block';
+  };
+  kb.pump = () => {
+    if (kb.inflight || !kb.queue.length || !kb.send) return;
+    const press = kb.queue.shift();
+    if (!(press.key in kb.keys)) {
+      kb.show('\u2717 ' + press.key.toUpperCase() + ': nothing to do here \u00b7 \u6b64\u5904\u65e0\u6548', 'refused');
+      kb.pump();
+      return;
+    }
+    press.token = kb.token;
+    press.sent = Date.now();
+    kb.inflight = press;
+    kb.show('\u2026 ' + (kb.names[press.key] || press.key) + ': sending \u00b7 \u53d1\u9001\u4e2d', 'sending');
+    kb.send('press', {seq: press.seq, key: press.key, token: press.token});
+  };
+  const ack = data && data.ack;
+  if (ack && kb.inflight && ack.seq >= kb.inflight.seq) {
+    kb.inflight = null;
+    kb.acked = Math.max(kb.acked, ack.seq);
+    kb.show((ack.ok ? '\u2713 ' : '\u2717 ') + ack.text, ack.ok ? 'ok' : 'refused');
+  }
+  if (!kb.listener) {
+    kb.listener = (e) => {
+      if (e.ctrlKey || e.altKey || e.metaKey || e.repeat) return;
+      const t = e.target, tag = (t && t.tagName || '').toLowerCase();
+      if (tag === 'input' || tag === 'textarea' || tag === 'select' || (t && t.isContentEditable)) return;
+      const key = (e.key || '').toLowerCase();
+      if (!(key in kb.keys)) return;   // not a shortcut here (other views: an empty map)
+      e.preventDefault();
+      if (kb.queue.length >= %(max_queue)d) {
+        kb.show('\u2717 ' + key.toUpperCase() + ': too many keys waiting, ignored \u00b7 ' +
+                '\u6309\u952e\u8fc7\u591a', 'refused');
+        return;
+      }
+      kb.seq += 1;
+      kb.queue.push({seq: kb.seq, key: key});
+      if (kb.inflight) kb.show('\u2328 ' + key.toUpperCase() + ': queued \u00b7 \u5df2\u6392\u961f', 'queued');
+      kb.pump();
+    };
+    doc.addEventListener('keydown', kb.listener);
+    kb.timer = setInterval(() => {
+      if (kb.inflight && Date.now() - kb.inflight.sent > 60000) {
+        const lost = kb.inflight;
+        kb.inflight = null;
+        kb.show('\u2717 ' + lost.key.toUpperCase() + ': no answer from the server; check the item and ' +
+                'press again', 'refused');
+        kb.pump();
+      }
+    }, 1000);
+  }
+  kb.pump();
+  return () => { kb.keys = {}; win.__evalboardKeys = {}; };
+}
+""" % {"max_queue": MAX_QUEUE}
+
+_component = st.components.v2.component("evalboard_keyboard", js=_JS)
 
 
-def shortcuts(mapping: dict[str, str]) -> None:
-    """Make each key (one character or a key name, e.g. ``"1"``, ``"j"``) click the button with that widget key.
+@dataclass(frozen=True)
+class Shortcut:
+    """What one key does.
+
+    Attributes
+    ----------
+    target : str
+        The widget key of the button the key stands for (letters, digits, ``_``, ``-``): what the
+        browser's key map (``window.__evalboardKeys``) shows.
+    name : str
+        Shown in the acknowledgement ("1 · Model error").
+    action : callable
+        Called (in the event's callback, before the next run) with ``kwargs``; returns the
+        acknowledgement text, or raises to refuse (the message is shown).
+    kwargs : dict
+    """
+
+    target: str
+    name: str
+    action: Callable[..., str | None]
+    kwargs: dict = field(default_factory=dict)
+
+
+def _on_press(mapping: Mapping[str, Shortcut], token: str) -> None:
+    ss = st.session_state
+    press = (ss.get(KEY) or {}).get("press") or {}
+    seq, key = press.get("seq"), str(press.get("key") or "")
+    if not isinstance(seq, int):
+        return
+    shortcut = mapping.get(key)
+    if shortcut is None or press.get("token") != token:
+        ss["_evalboard_keys_ack"] = {"seq": seq, "ok": False,
+                                     "text": f"{key.upper()}: the page changed before this key arrived; not applied "
+                                             "· 页面已变化，未执行"}
+        return
+    try:
+        text = shortcut.action(**shortcut.kwargs)
+        ok = True
+    except Exception as exc:  # noqa: BLE001 - shown to the annotator, never lost silently
+        text, ok = f"not done: {exc}", False
+    ss["_evalboard_keys_ack"] = {"seq": seq, "ok": ok, "text": f"{shortcut.name}: {text or 'done · 完成'}"}
+
+
+def shortcuts(mapping: Mapping[str, Shortcut], *, token: str = "") -> None:
+    """Make each key (one character, e.g. ``"1"``, ``"u"``) run its :class:`Shortcut`'s action.
 
     Parameters
     ----------
     mapping : dict
-        Key pressed -> widget key of a button (``st.button`` / ``st.form_submit_button``).
-        Widget keys must be made of letters, digits, ``_`` and ``-`` (they become CSS classes).
+        Key pressed -> :class:`Shortcut`; ``{}`` turns every shortcut off.
+    token : str
+        What the screen shows (e.g. the item id): a press made for another screen is refused.
 
     Raises
     ------
     ValueError
-        A widget key with other characters.
+        A target with characters other than letters, digits, ``_`` and ``-``.
     """
-    for widget in mapping.values():
-        if not all(ch.isalnum() or ch in "_-" for ch in widget):
-            raise ValueError(f"widget key {widget!r} cannot be used as a shortcut target")
-    components.html(_SCRIPT % json.dumps({k.lower(): v for k, v in mapping.items()}), height=0, width=0)
+    for s in mapping.values():
+        if not all(ch.isalnum() or ch in "_-" for ch in s.target):
+            raise ValueError(f"widget key {s.target!r} cannot be used as a shortcut target")
+    data: dict[str, Any] = {"keys": {k.lower(): s.target for k, s in mapping.items()},
+                            "names": {k.lower(): s.name for k, s in mapping.items()}, "token": token,
+                            "ack": st.session_state.get("_evalboard_keys_ack")}
+    _component(key=KEY, data=data, height=0,
+               on_press_change=functools.partial(_on_press, {k.lower(): s for k, s in mapping.items()}, token))

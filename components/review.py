@@ -12,9 +12,10 @@ from evaluators.demo import demo_path
 from evaluators.io import InputError
 from evaluators.qa import QAConfig, evaluate_qa
 from evaluators.reports.escape import md, visible
-from evaluators.reports.review import corrections_jsonl, export_csv
+from evaluators.reports.review import corrections_jsonl, export_csv, label_studio_config
 from evaluators.review import service as rs
 from evaluators.review.exchange import export_jsonl
+from evaluators.review.label_studio import export_tasks
 from evaluators.review.items import qa_items
 from evaluators.review.store import ReviewStore, StaleDecision
 
@@ -39,28 +40,184 @@ def identity_sidebar(link_name: str | None) -> str | None:
     return me.name
 
 
-def on_decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, version: int,
-              shown_at: float, label: str | None) -> None:
-    """A decision button's callback (runs before the next script run): save what the form holds,
-    at the version that was shown, then point ``key`` at the annotator's next item."""
+def _decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, version: int,
+            shown_at: float, label: str | None, filters=None) -> str:
+    """Save what the form holds at the version that was shown, then point ``key`` at the next item;
+    returns what was saved (raises StaleDecision / ValueError, saving nothing)."""
     ss = st.session_state
     if ss.get(key) != item_id:  # a button left from an earlier item (a click during a rerun): nothing to do
-        return
+        raise ValueError("this item is no longer the one shown")
+    saved = rs.decide(store, session, annotator, item_id, label, comment=ss.get(f"review_comment_{item_id}", ""),
+                      score=int(ss[f"review_score_{item_id}"]) if ss.get(f"review_give_score_{item_id}") else None,
+                      seen_version=version, shown_at=shown_at)
+    ss[key] = rs.step(store, session, annotator, item_id, 1, filters)
+    return f"saved · 已保存 ({saved.label or saved.status} on item {item_id}, version {saved.version})"
+
+
+def on_decide(**kwargs) -> None:
+    """A decision button's callback (runs before the next script run): :func:`_decide`, a failure
+    shown as the page's warning."""
     try:
-        rs.decide(store, session, annotator, item_id, label, comment=ss.get(f"review_comment_{item_id}", ""),
-                  score=int(ss[f"review_score_{item_id}"]) if ss.get(f"review_give_score_{item_id}") else None,
-                  seen_version=version, shown_at=shown_at)
+        _decide(**kwargs)
     except (StaleDecision, ValueError) as exc:
-        ss["review_flash"] = f"{exc}. The page now shows the saved decision."
-        return
-    ss[key] = rs.step(store, session, annotator, item_id, 1)
+        if "no longer the one shown" not in str(exc):
+            st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
 
 
-def on_step(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, step: int) -> None:
+def key_decide(**kwargs) -> str:
+    """A decision key's action (:mod:`components.keyboard`): as :func:`on_decide`, the result acknowledged."""
+    try:
+        return _decide(**kwargs)
+    except (StaleDecision, ValueError) as exc:
+        st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
+        raise
+
+
+def on_step(*, store: ReviewStore, session, annotator: str, item_id: int, key: str, step: int,
+            filters=None, **_ignored) -> str:
     """Previous / Next: point ``key`` at the item before (by this annotator's decisions) or the next open one."""
     if st.session_state.get(key) != item_id:
+        return "the page changed"
+    st.session_state[key] = target = rs.step(store, session, annotator, item_id, step, filters)
+    return "no other item" if target == item_id else ("previous item" if step < 0 else "next item")
+
+
+def on_undo(*, store: ReviewStore, session, annotator: str, key: str, change: int | None, **_ignored) -> str:
+    """Undo the annotator's last decision (the one the button named) and show its item."""
+    ss = st.session_state
+    try:
+        entry = rs.undo(store, session, annotator, expected_change=change)
+    except (StaleDecision, LookupError, PermissionError) as exc:
+        ss["review_flash"] = f"Nothing undone: {exc}"
+        raise
+    ss[key] = entry.item_id
+    back = entry.new_label or entry.new_status or "no decision"
+    ss["review_flash_ok"] = f"Undone: the item is back to {back} · 已撤销"
+    return f"undone · 已撤销 (back to {back})"
+
+
+def on_click_undo(**kwargs) -> None:
+    try:
+        on_undo(**kwargs)
+    except (StaleDecision, LookupError, PermissionError):
+        pass
+
+
+def review_filters(store: ReviewStore, session, annotator: str | None) -> object | None:
+    """The queue filters this annotator may use (:func:`evaluators.review.service.allowed_filters`),
+    as widgets; returns the :class:`~evaluators.review.store.QueueFilter` (``None``: no filter).
+    Changing a filter drops the current item, so the next one comes from the filtered queue."""
+    allowed = rs.allowed_filters(session, annotator)
+    if not allowed:
+        return None
+    sid = session.id
+    def reset() -> None:  # the next item comes from the filtered queue (not the link's item again)
+        st.session_state.pop(f"review_cur_{sid}", None)
+        st.session_state.get("review_link", {})["item"] = None
+
+    reset = {"on_change": reset}
+    picked: dict = {}
+    with st.expander("Filters · 筛选", expanded=False):
+        cols = st.columns(4)
+        if "system" in allowed and (systems := store.systems(sid)):
+            picked["system"] = cols[0].selectbox("System · 系统", [None, *systems], key=f"review_f_system_{sid}",
+                                                 format_func=lambda v: "any · 全部" if v is None else visible(v),
+                                                 **reset)
+        if "label" in allowed:
+            picked["label"] = cols[1].selectbox("A reviewer's label · 标签", [None, *rs.ALL_LABELS],
+                                                key=f"review_f_label_{sid}",
+                                                format_func=lambda v: "any · 全部" if v is None else v, **reset)
+        if "disagreement" in allowed:
+            picked["disagreement"] = cols[2].checkbox("Reviewers disagree · 有分歧", key=f"review_f_disagree_{sid}",
+                                                      **reset)
+        if "metric" in allowed and (what := rs.metric_name(session)):
+            on = cols[3].checkbox(f"{what} range · 分数范围", key=f"review_f_metric_on_{sid}", **reset)
+            low, high = cols[3].slider(f"{what}", 0.0, 1.0, (0.0, 1.0), 0.05, key=f"review_f_metric_{sid}",
+                                       disabled=not on, **reset)
+            picked["metric_range"] = (low, high) if on else None
+        st.caption("Filters pick which open items you get next (items with fewer than k reviews that you have "
+                   "not decided).")
+    try:
+        return rs.queue_filter(session, annotator, **picked)
+    except (PermissionError, ValueError) as exc:
+        st.warning(md(str(exc)))
+        return None
+
+
+def team_panel(store: ReviewStore, session) -> None:
+    """Team progress (aggregate queries, cached until the session changes)."""
+    team = store.team_progress(session.id)
+    with st.expander(f"Team progress · 团队进度: {team.complete} of {team.n_items} item(s) have all {team.k} "
+                     "reviews", expanded=True):
+        st.caption(" · ".join(f"{m} item(s) with {n} review(s)" for n, m in team.by_reviews.items()))
+        show_table([{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
+                     "median seconds on item": p.median_seconds} for p in team.annotators]
+                   or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
+                   column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f")})
+
+
+def history_panel(store: ReviewStore, session, annotator: str | None, item_id: int) -> None:
+    """The item's decision history (one's own; everyone's for those who may see it)."""
+    rows = rs.history_rows(store, session, annotator, item_id)
+    with st.expander(f"History of this item · 历史 ({len(rows)} change(s))", expanded=False):
+        if rows:
+            show_table(rows, key="review_history", counts=("version", "guidelines"))
+        else:
+            st.caption("No change of a decision you may see yet.")
+
+
+def gold_panel(store: ReviewStore, session, annotator: str | None, item) -> None:
+    """Owners: mark the shown item as gold with its known label (never shown to reviewers)."""
+    if not rs.can_manage(session, annotator):
         return
-    st.session_state[key] = rs.step(store, session, annotator, item_id, step)
+    labels = list(rs.labels_for(item))
+    with st.expander("Gold item (owners) · 金标准" + (f": {item.gold}" if item.gold else ""), expanded=False):
+        with st.form(f"review_gold_form_{item.id}", border=False):
+            pick = st.selectbox("Known label · 已知标签", [None, *labels], key=f"review_gold_{item.id}",
+                                index=([None, *labels].index(item.gold) if item.gold in labels else 0),
+                                format_func=lambda v: "not gold · 非金标准" if v is None else v)
+            if st.form_submit_button("Save gold mark · 保存", key=f"review_gold_save_{item.id}"):
+                try:
+                    rs.mark_gold(store, session, annotator, item.id, pick)
+                    st.toast("Gold mark saved · 已保存")
+                except (PermissionError, ValueError) as exc:
+                    st.error(md(str(exc)))
+
+
+def _on_blind(store: ReviewStore, session, who: str | None, key: str) -> None:
+    ss = st.session_state
+    try:
+        rs.set_blind(store, session, who, bool(ss.get(key)))
+    except (PermissionError, ValueError) as exc:
+        ss[key] = session.blind  # the switch shows what is stored
+        ss["review_settings_flash"] = str(exc)
+
+
+def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
+    """Owners: blind mode on (any time) or off (only before blind decisions)."""
+    if not rs.can_manage(session, annotator):
+        return
+    key = f"review_blind_{session.id}"
+    flash = st.session_state.pop("review_settings_flash", None)
+    with st.expander("Session settings (owners) · 设置", expanded=bool(flash)):
+        st.toggle("Blind: hide system names and scores · 盲评", value=session.blind, key=key,
+                  on_change=_on_blind, args=(store, session, annotator, key))
+        st.caption("Blind mode can be turned on at any time; once a decision was made blind it stays on.")
+        if flash:
+            st.warning(md(flash))
+
+
+def gold_accuracy_panel(store: ReviewStore, session, annotator: str | None) -> None:
+    rows = rs.gold_rows(store, session, annotator)
+    if rows is None:
+        return
+    st.markdown("**Accuracy on gold items · 金标准准确率** (owners)")
+    if rows:
+        show_table(rows, key="review_gold_accuracy", column_config=_three_places("accuracy", "95% CI low",
+                                                                                 "95% CI high"))
+        st.caption("Submitted decisions on gold items that carry the gold label; 95% Wilson (1927) interval.")
+    else:
+        st.caption("No decision on a gold item yet (mark gold items on the Review view).")
 
 
 def item_card(view: rs.ItemView) -> None:
@@ -119,10 +276,19 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                     st.error(md(str(exc)))
 
 
-def agreement_panel(store: ReviewStore, session) -> None:
-    show_table(rs.agreement_rows(store, session), key="review_agreement")
-    st.caption("Cohen (1960; quadratic weights for scores, Cohen 1968), Fleiss (1971) over the items rated by the "
-               "most common number of reviewers, Krippendorff (2011). Empty: not enough shared items or no variation.")
+def _three_places(*columns: str) -> dict:
+    return {c: st.column_config.NumberColumn(c, format="%.3f") for c in columns}
+
+
+def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
+    """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
+    team_panel(store, session)
+    show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
+               column_config=_three_places("value", "95% CI low", "95% CI high"))
+    st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "
+               "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
+               "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
+               "Krippendorff (2011). Empty: not enough shared items or no variation.")
     machine = rs.automatic(store, session)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
@@ -132,23 +298,91 @@ def agreement_panel(store: ReviewStore, session) -> None:
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
                    f"with the automatic verdict as one more rater: {'—' if alpha is None else f'{alpha:.3f}'} "
                    f"over {machine['n_items']} item(s).")
+    gold_accuracy_panel(store, session, annotator)
+
+
+def on_adjudicate(*, store: ReviewStore, session, who: str | None, item_id: int) -> None:
+    """The Decide button's callback: record the final label, confirm, and move the picker to the next
+    item waiting for adjudication."""
+    ss = st.session_state
+    try:
+        rs.adjudicate(store, session, who, item_id, ss.get("review_adj_label") or "model_error",
+                      ss.get("review_adj_note", ""), corrected_answer=ss.get("review_adj_answer") or None)
+    except (PermissionError, ValueError) as exc:
+        ss["review_flash"] = str(exc)
+        return
+    ss["review_adj_toast"] = "Adjudicated · 已裁决"
+    following = rs.next_to_adjudicate(store, session, item_id)
+    if following is not None:
+        ss["review_adj_item"] = following
+    for k in ("review_adj_note", "review_adj_answer"):
+        ss.pop(k, None)
+
+
+def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
+    """Items where reviewers disagree or someone marked a GT error: a picker with ✓ on those already
+    adjudicated, "n of m adjudicated", and the Decide form (for those who may adjudicate)."""
+    if not rs.can_adjudicate(session, who):
+        st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
+        return
+    if toast := st.session_state.pop("review_adj_toast", None):
+        st.toast(toast)
+    entries = store.adjudication_items(session.id)
+    if not entries:
+        st.success("No item waits for adjudication (reviewers agree and nobody marked a GT error).")
+        return
+    done = {item_id for item_id, d in entries if d}
+    pending = len(entries) - len(done)
+    st.caption(f"{len(done)} of {len(entries)} adjudicated · 已裁决 — {pending} item(s) where reviewers disagree "
+               "or someone marked a GT error wait.")
+    if not pending:
+        st.success("Every item is adjudicated · 全部已裁决")
+    options = [item_id for item_id, _ in entries[:2000]]
+    ss = st.session_state
+    if ss.get("review_adj_item") not in options:
+        ss["review_adj_item"] = rs.next_to_adjudicate(store, session) or options[0]
+    names = store.item_names(session.id, options)
+    pick = st.selectbox("Item", options, key="review_adj_item",
+                        format_func=lambda i: ("✓ " if i in done else "○ ") + visible(names.get(i) or str(i)))
+    item = store.item(pick)
+    decisions = [d for d in store.item_decisions(pick) if d.status == "submitted"]
+    st.text(visible(f"GT: {rs.text_of(item.payload.get('ground_truth'))}\n"
+                    f"Prediction: {rs.text_of(item.payload.get('prediction'))}"))
+    decisions_table(decisions, "review_adj_table")
+    if pick in done:
+        final = store.adjudication(pick)
+        if final:
+            st.caption(f"✓ Adjudicated: {md(final['label'])} by {md(final['adjudicator'])} · 已裁决 "
+                       "(deciding again replaces it)")
+    with st.form("review_adj_form", border=False):
+        st.radio("Final decision", list(rs.LABELS), format_func=rs.LABEL_TEXT.get, horizontal=True,
+                 key="review_adj_label")
+        st.text_input("Why", key="review_adj_note")
+        st.text_input("Corrected answer (for a GT error) · 更正答案", key="review_adj_answer",
+                      help="Becomes a GT patch (review patch); the GT file is never edited.")
+        st.form_submit_button("Decide · 裁决", key="review_adj_submit", on_click=on_adjudicate,
+                              kwargs={"store": store, "session": session, "who": who, "item_id": pick})
 
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     """Downloads for those who may (:func:`evaluators.review.service.can_export`)."""
-    if not rs.can_export(session, annotator):
-        st.info("This session is blind: its decisions (with system names and scores) are exported by its owner "
-                "and adjudicators only.")
+    if not rs.can_export(session, annotator, has_gold=bool(store.gold_items(session.id))):
+        st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
+                "labels) are exported by its owner and adjudicators only.")
         return
     sid = session.id
-    st.download_button("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"),
-                       file_name="review_decisions.jsonl", mime="application/jsonl", key="review_dl_jsonl",
-                       on_click="ignore")
-    st.download_button("Decisions (CSV, persona annotation layout)", lambda: export_csv(store, sid).encode("utf-8-sig"),
-                       file_name="review_decisions.csv", mime="text/csv", key="review_dl_csv",
-                       on_click="ignore")
-    st.download_button("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"),
-                       file_name="gt_corrections.jsonl", mime="application/jsonl", key="review_dl_gt",
-                       on_click="ignore")
-    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME`; "
-               "the JSONL restores the whole session with `review import` (never over newer decisions).")
+    for label, make, name, mime, key in (
+            ("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"), "review_decisions.jsonl",
+             "application/jsonl", "review_dl_jsonl"),
+            ("Decisions (CSV, persona annotation layout)", lambda: export_csv(store, sid).encode("utf-8-sig"),
+             "review_decisions.csv", "text/csv", "review_dl_csv"),
+            ("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"), "gt_corrections.jsonl",
+             "application/jsonl", "review_dl_gt"),
+            ("Label Studio tasks (JSON)", lambda: export_tasks(store, sid).encode("utf-8"),
+             "review_label_studio.json", "application/json", "review_dl_ls"),
+            ("Label Studio labeling config (XML)", lambda: label_studio_config(store, sid).encode("utf-8"),
+             "review_label_studio.xml", "application/xml", "review_dl_ls_config")):
+        st.download_button(label, make, file_name=name, mime=mime, key=key, on_click="ignore")
+    st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
+               "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
+               "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")

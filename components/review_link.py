@@ -17,9 +17,14 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
     ``label`` is Markdown: user text in it must come through :func:`evaluators.reports.escape.md`.
 
     ``data`` returns the bytes of the run's main file, kept with the session (by digest) so the
-    session reopens after a restart.  ``blind`` hides system names (and shuffles A/B sides).  Problems (no item, a database error) are shown, not raised.
+    session reopens after a restart.  A *Blind* checkbox beside the button (``blind``: its default)
+    hides system names and scores from reviewers (and shuffles A/B sides); the session's owner can
+    still turn blind mode on later.  Problems (no item, a database error) are shown, not raised.
     """
-    if not st.button(label, key=key, help="Creates a review session (kept in the review database) and opens it."):
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    blind = right.checkbox("Blind review (hide system names and scores) · 盲评", value=blind, key=f"{key}_blind",
+                           help="Reviewers do not see which system answered, nor its scores.")
+    if not left.button(label, key=key, help="Creates a review session (kept in the review database) and opens it."):
         return
     from evaluators.review.store import ReviewStore
 

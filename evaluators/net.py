@@ -40,10 +40,13 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http import HTTPStatus
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin, urlsplit
 
-import httpx
 import tenacity
+
+if TYPE_CHECKING:  # imported where a request is made: a page that may never send one does not load httpx
+    import httpx
 
 #: Environment variable of the host allow-list for user-typed URLs.
 ALLOWED_HOSTS_VAR = "EVALBOARD_ALLOWED_HOSTS"
@@ -368,6 +371,8 @@ class Session:
 
     def __init__(self, settings: EndpointSettings, *, transport: httpx.BaseTransport | None = None):
         self.settings = settings
+        import httpx
+
         limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
         # no cookie is kept between requests (a reused client would otherwise send back what a server set)
         no_cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
@@ -440,6 +445,8 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
     deadline = time.monotonic() + 2 * timeout
     own = client is None
     if own:
+        import httpx
+
         client = httpx.Client(timeout=timeout, follow_redirects=False, transport=transport, trust_env=False)
     try:
         return _post_hops(client, url, body, sent, timeout, cap, deadline)
@@ -451,6 +458,8 @@ def post(url: str, body: bytes, *, headers: Mapping[str, str] | None = None, tim
 def _post_hops(client: httpx.Client, url: str, body: bytes, sent: Mapping[str, str], timeout: float, cap: int,
                deadline: float) -> bytes:
     """The request and its same-origin redirects (see :func:`post`)."""
+    import httpx
+
     start = url
     for _hop in range(MAX_REDIRECTS + 1):
         try:

@@ -73,12 +73,31 @@ def merge(a: dict, b: dict) -> dict:
     return out
 
 
+def cluster_ports(dashboard: str | None = None) -> dict:
+    """``LocalCluster`` keywords that open no port the user did not ask for.
+
+    ``dashboard_address=None`` does not turn the scheduler's web server off: distributed
+    (``Scheduler.__init__`` -> ``ServerNode.start_http_server``) then listens on its default
+    port, 127.0.0.1:8787 (``dashboard_address or default_port``), which another cluster or a
+    service of the user may hold.  The server always starts (it also serves ``/health``), so
+    it is bound to the loopback interface on a port the system picks (``127.0.0.1:0``) with
+    the dashboard's pages off (``dashboard=False``); the scheduler and the workers talk on
+    loopback ports the system picks too (LocalCluster's ``host`` defaults to 127.0.0.1).
+    With ``dashboard="HOST:PORT"`` the dashboard is served there.
+    """
+    if dashboard:
+        return {"dashboard_address": dashboard, "scheduler_kwargs": {"dashboard": True}}
+    return {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False}}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--input", required=True, help="a JSONL file of QA / fact-check records")
     p.add_argument("--workers", type=int, default=2, help="local Dask worker processes")
     p.add_argument("--blocksize", default="1MiB", help="bytes per partition (default 1MiB)")
     p.add_argument("--sample", type=int, default=1000, help="records the task and group field are decided on")
+    p.add_argument("--dashboard", metavar="HOST:PORT",
+                   help="serve Dask's dashboard there (needs bokeh); default: no dashboard, no fixed port")
     args = p.parse_args(argv)
 
     import dask.bag as db
@@ -91,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     group_field = pick_group_field(head, config.group_field)
     print(f"task: {task} ({reason}); group field: {group_field or '-'}")
 
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, **cluster_ports(args.dashboard))
     with cluster, Client(cluster) as client:
         bag = db.read_text(args.input, blocksize=args.blocksize)
         print(f"{bag.npartitions} partition(s) on {len(client.scheduler_info()['workers'])} worker(s)")

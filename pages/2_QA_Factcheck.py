@@ -10,6 +10,7 @@ import streamlit as st  # noqa: E402
 
 from components.compare_views import side_by_side_section  # noqa: E402
 from components.confusion import render_confusion  # noqa: E402
+from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
@@ -259,3 +260,22 @@ st.subheader("Downloads · 下载")
 downloads(report)
 review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
               data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
+
+st.subheader("Review corrections · 审阅更正")
+
+
+def _corrected(patches):
+    """:func:`evaluators.qa.patch.patch_run` of this run with ``patches`` (once per run, settings and patch)."""
+    from evaluators.qa.patch import patch_run
+
+    return cached(("qa-gt-patch", run_key, config, patches), lambda: patch_run(result, inputs, patches))
+
+
+def _corrected_html(patches, corrections) -> str:
+    from evaluators.reports.html import qa_report
+
+    return qa_report(_corrected(patches)[0].report, corrections=(corrections.effect, corrections.applications))
+
+
+corrections_control("qa", file_name, lambda: data if isinstance(data, bytes) else upload_bytes(data),
+                    lambda patches: _corrected(patches)[1], key="qa_fix", html=_corrected_html)

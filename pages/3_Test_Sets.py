@@ -17,10 +17,12 @@ from components.testsets_views import (breakdown_chart, groups_frame, item_table
                                        shown_text, turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
-from evaluators.testsets import TestSetsInputs, TestSetsReport, load_test_set, run_testsets  # noqa: E402
+from evaluators.testsets import (TestSetsConfig, TestSetsInputs, TestSetsReport, load_test_set,  # noqa: E402
+                                 run_testsets)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.format import number  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
+from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import testset_items  # noqa: E402
 
@@ -30,9 +32,10 @@ DEMOS = {
 }
 
 
-def score(items: bytes, items_name: str, answers: bytes, answers_name: str) -> TestSetsReport:
-    """:func:`run_testsets` of a test set and an answers file (the CLI's run function)."""
-    return run_testsets(TestSetsInputs(items, items_name, answers, answers_name))
+def score(items: bytes, items_name: str, answers: bytes, answers_name: str, gt_patch=None) -> TestSetsReport:
+    """:func:`run_testsets` of a test set and an answers file (the CLI's run function), with review
+    corrections when ``gt_patch`` is given."""
+    return run_testsets(TestSetsInputs(items, items_name, answers, answers_name), TestSetsConfig(gt_patch=gt_patch))
 
 
 if source == "demo":
@@ -41,9 +44,8 @@ if source == "demo":
     _, items_name, answers_name = DEMOS[choice]
     key = ("testsets", "demo", choice)
 
-    def compute():
-        return score(demo_path("testsets", items_name).read_bytes(), items_name,
-                     demo_path("testsets", answers_name).read_bytes(), answers_name)
+    def files() -> tuple[bytes, bytes]:
+        return demo_path("testsets", items_name).read_bytes(), demo_path("testsets", answers_name).read_bytes()
 else:
     c1, c2 = st.columns(2)
     up_items = c1.file_uploader("Test set (factual_qa.json, multi_turn.json …) · 测试集", type=["json"], key="ts_items")
@@ -77,8 +79,14 @@ else:
     # Keyed on name + content digests: a rerun neither copies nor re-reads the uploads.
     key = ("testsets", upload_digest(up_items), upload_digest(up_answers))
 
-    def compute():
-        return score(up_items.getvalue(), items_name, up_answers.getvalue(), answers_name)
+    def files() -> tuple[bytes, bytes]:
+        return up_items.getvalue(), up_answers.getvalue()
+
+
+def compute(gt_patch=None):
+    items, answers = files()
+    return score(items, items_name, answers, answers_name, gt_patch)
+
 
 try:
     with st.spinner("Scoring …"):
@@ -174,4 +182,8 @@ d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(repo
                    mime="text/csv", key="ts_csv", on_click="ignore")
 if report.kind == "single":
     review_button("Review these answers · 人工审阅这些回答", "testsets", items_name, lambda: testset_items(report),
-                  key="ts_to_review")
+                  key="ts_to_review", data=lambda: files()[0])
+    st.subheader("Review corrections · 审阅更正")
+    corrections_control("testsets", items_name, lambda: files()[0],
+                        lambda patches: cached(key + ("gt-patch", patches), lambda: compute(patches)).corrections,
+                        key="ts_fix")

@@ -15,6 +15,7 @@ from components.dialogue_views import (  # noqa: E402
     case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
 )
 from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
+from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
 from components.tables import show_table  # noqa: E402
@@ -41,8 +42,10 @@ LIVE_DIR = Path(os.environ.get("EVALBOARD_DATA_DIR", ".evalboard")) / "live"
 if source == "demo":
     cases_name = "persona_cases.json"
     cases_key = f"demo:{cases_name}"
-    case_set = cached(("dialogue-cases", cases_key),
-                      lambda: load_cases(demo_path("dialogue", cases_name).read_bytes(), cases_name))
+    def cases_bytes() -> bytes:
+        return demo_path("dialogue", cases_name).read_bytes()
+
+    case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(cases_bytes(), cases_name))
     pred_keys = [f"demo:{name}" for name in DEMO_FILES]
     pred_sets = [cached(("dialogue-preds", key), lambda name=name: load_predictions(
         demo_path("dialogue", name).read_bytes(), name)) for key, name in zip(pred_keys, DEMO_FILES)]
@@ -60,7 +63,10 @@ else:
                 "a JSON report stored by the earlier persona script works as cases and as predictions.")
         st.stop()
     cases_name, cases_key = up_cases.name, upload_digest(up_cases)
-    case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(up_cases.getvalue(), up_cases.name))
+    def cases_bytes() -> bytes:
+        return up_cases.getvalue()
+
+    case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(cases_bytes(), up_cases.name))
     pred_keys = [upload_digest(f) for f in up_preds or []]
     pred_sets = [cached(("dialogue-preds", key), lambda f=f: load_predictions(f.getvalue(), f.name))
                  for key, f in zip(pred_keys, up_preds or [])]
@@ -242,4 +248,17 @@ with tab_dl:
         "Text summary": (f"{stem}_summary.txt", lambda: summary_text(evaluation)),
     })
     review_button("Review these replies · 人工审阅这些回复", "dialogue", case_set.file,
-                  lambda: dialogue_items(evaluation), key="dialogue_to_review")
+                  lambda: dialogue_items(evaluation), key="dialogue_to_review", data=cases_bytes)
+
+st.subheader("Review corrections · 审阅更正")
+
+
+def _corrected(patches):
+    """:func:`run_dialogue` with the review corrections (once per inputs, settings and patch)."""
+    import dataclasses
+
+    return cached(eval_key + ("gt-patch", patches), lambda: run_dialogue(
+        dataclasses.replace(inputs, gt_patch=patches), config, predictions=preds)).corrections
+
+
+corrections_control("dialogue", case_set.file, cases_bytes, _corrected, key="dialogue_fix")

@@ -15,10 +15,11 @@ source = page_frame(
 )
 
 from components import memory_views as views  # noqa: E402
-from components.uploads import cached, upload_digest, upload_view  # noqa: E402
+from components.uploads import cached, upload_bytes, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
 from evaluators.memory.judge import JudgeCache  # noqa: E402
+from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
@@ -42,7 +43,8 @@ uploaded_cache_key: tuple = ()  # what the input judge cache was read from (part
 if source == "demo":
     st.info("Demo data written for EvalBoard: a memory assistant answering 25 questions about two made-up "
             "conversations (English and 中文), LoCoMo question types, with a hand-written judge cache and a "
-            "second judge's labels. Switch *Data source* in the sidebar to upload your own files.")
+            "second judge's labels. Switch *Data source* in the sidebar to upload your own files.",
+            icon=":material/science:")  # an icon given: Streamlit does not look for an emoji opening the text
     demo_files = (("results", "demo_results.jsonl"), ("judge_cache", "demo_judge_cache.json"),
                   ("labels", "demo_judge_labels.jsonl"))
     # other systems: name -> (file name, content key, bytes when first needed)
@@ -52,6 +54,9 @@ if source == "demo":
     inputs = cached(("mem-demo",), lambda: resolve_inputs(**{role: (name, demo_path("memory", name).read_bytes())
                                                              for role, name in demo_files}))
     uploaded_cache_key = ("demo",)
+
+    def gt_bytes() -> bytes:
+        return demo_path("memory", "demo_results.jsonl").read_bytes()
     # What the results (and stored labels) were made from: the cache key of everything derived from them.
     input_key: tuple = ("demo",)
 else:
@@ -80,6 +85,9 @@ else:
                       for u in (up_results, up_questions, up_preds, up_labels))
     if up_cache is not None:
         uploaded_cache_key = ("upload", upload_digest(up_cache))
+
+    def gt_bytes() -> bytes:  # the file the scored ground truth comes with (ResolvedInputs.gt_file)
+        return upload_bytes(up_results if up_results is not None else up_questions)
     # Read and resolved once per file contents (shared across reruns), not on every widget change.
     inputs = cached(("mem-inputs", input_key, uploaded_cache_key),
                     lambda: resolve_inputs(**{role: (u.name, upload_view(u)) for role, u in uploads.items()
@@ -301,8 +309,29 @@ def _memory_html() -> bytes:
     return memory_report(report.to_dict()).encode("utf-8")
 
 
-review_button("Review these answers · 人工审阅这些回答", "memory", "long-memory run",
-              lambda: memory_items(results, rows), key="mem_to_review")
+review_button("Review these answers · 人工审阅这些回答", "memory", inputs.gt_file or "long-memory run",
+              lambda: memory_items(results, rows), key="mem_to_review", data=gt_bytes)
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
                    key="mem_dl_html", help="Charts drawn in the file: opens offline in any browser.",
                    on_click="ignore")
+
+st.subheader("Review corrections · 审阅更正")
+
+
+def _corrected(patches):
+    """:func:`run_memory` with the review corrections (once per inputs, settings and patch)."""
+    from dataclasses import replace
+
+    return cached(("mem-gt-patch", input_key, uploaded_cache_key, config.metrics, config.parity, patches),
+                  lambda: run_memory(inputs, replace(config, gt_patch=patches), memo=cached,
+                                     key=(input_key, uploaded_cache_key)))
+
+
+def _corrected_html(patches, corrections) -> str:
+    from evaluators.reports.html import memory_report
+
+    return memory_report(_corrected(patches).to_dict(), corrections=corrections)
+
+
+corrections_control("memory", inputs.gt_file or "", gt_bytes, lambda patches: _corrected(patches).corrections,
+                    key="mem_fix", html=_corrected_html)

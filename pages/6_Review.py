@@ -10,12 +10,14 @@ source = page_frame("Review · 人工审阅", "📝",
 
 import streamlit as st  # noqa: E402
 
-from components.keyboard import shortcuts  # noqa: E402
-from components.review import (agreement_panel, decisions_table, export_panel, identity_sidebar,  # noqa: E402
-                               item_card, new_session_panel, on_decide, on_step)
+from components.keyboard import Shortcut, shortcuts  # noqa: E402
+from components.review import (adjudication_panel, agreement_panel, decisions_table, export_panel,  # noqa: E402
+                               gold_panel, history_panel, identity_sidebar, item_card, key_decide,
+                               new_session_panel, on_click_undo, on_decide, on_step, on_undo, review_filters,
+                               settings_panel, team_panel)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
-from evaluators.review.store import LABELS, ReviewStore, default_url  # noqa: E402
+from evaluators.review.store import ReviewStore, default_url  # noqa: E402
 
 VIEWS = ["Review · 审阅", "Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"]
 
@@ -44,45 +46,66 @@ sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_sessio
                    format_func=lambda i: visible(sessions[i].name))
 qp["session"], session = str(sid), sessions[sid]
 st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
-           + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}")
+           + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
+           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else ""))
+settings_panel(store, session, annotator)
 view_name = st.segmented_control("View", VIEWS, default=VIEWS[0], key="review_view", label_visibility="collapsed")
 
 if view_name in (None, VIEWS[0]):
     cur_key = f"review_cur_{sid}"
+    filters = review_filters(store, session, annotator)
     from_link = st.session_state.get(cur_key) is None and str(link["item"]).isdigit()
     view = rs.review_view(store, session, annotator or "", link_annotator=link["annotator"] if from_link else None,
-                          item_id=int(link["item"]) if from_link else st.session_state.get(cur_key))
-    # first in the view (a fixed place: the listener is updated, not remounted): keys act on this item only
-    shortcuts({**{str(n): f"review_{c[0]}_{view.item.id}" for n, c in enumerate(view.choices, start=1)},
-               "s": f"review_skip_{view.item.id}", "j": "review_next", "k": "review_prev"}
-              if annotator and view.item is not None else {})
+                          item_id=int(link["item"]) if from_link else st.session_state.get(cur_key), filters=filters)
+    last = store.last_change(sid, annotator) if annotator else None
+    item, mine = view.item, view.mine
+    keys: dict = {}
+    if annotator and item is not None:
+        st.session_state[cur_key], qp["item"] = item.id, str(item.id)
+        here = {"store": store, "session": session, "annotator": annotator, "item_id": item.id, "key": cur_key,
+                "filters": filters}
+        # saved in the click's callback, before the next run draws the next item (one run per click); the
+        # version is the one shown here: a decision saved meanwhile elsewhere is never overwritten
+        shown = {"version": mine.version if mine else 0,
+                 "shown_at": st.session_state.setdefault(f"review_shown_{sid}_{item.id}", view.shown_at)}
+        keys = {**{str(n): Shortcut(f"review_{c[0]}_{item.id}", c[1], key_decide, {**here, **shown, "label": c[2]})
+                   for n, c in enumerate(view.choices, start=1)},
+                "s": Shortcut(f"review_skip_{item.id}", "S · Skip", key_decide, {**here, **shown, "label": None}),
+                "j": Shortcut("review_next", "J · Next", on_step, {**here, "step": 1}),
+                "k": Shortcut("review_prev", "K · Previous", on_step, {**here, "step": -1})}
+    undo = {"store": store, "session": session, "annotator": annotator, "key": cur_key,
+            "change": last.id if last else None}
+    if annotator and last is not None:
+        keys["u"] = Shortcut("review_undo", "U · Undo", on_undo, undo)
+    # before the item is drawn, so the keys follow the screen at once; a key pressed for another
+    # screen (the token) is refused, never applied to another item
+    shortcuts(keys, token=f"{sid}:{item.id if item else '-'}:{mine.version if mine else 0}:{last.id if last else 0}")
     if view.note:
         st.info(md(view.note))
     if session.guidelines:
-        with st.expander("Guidelines · 审阅指南"):
+        with st.expander(f"Guidelines · 审阅指南 (version {session.guidelines_version})"):
             st.markdown(md(session.guidelines, one_line=False))
     if flash := st.session_state.pop("review_flash", None):
         st.warning(md(flash))
-    if view.item is None:
+    if done := st.session_state.pop("review_flash_ok", None):
+        st.success(md(done))
+    if item is None:
         st.success("Nothing left for you in this session: every item has its reviewers.")
     elif not annotator:
         item_card(view)
         st.info("Confirm your name in the sidebar to review: decisions are recorded under it.")
     else:
-        item, prog, mine = view.item, view.progress, view.mine
-        st.session_state[cur_key], qp["item"] = item.id, str(item.id)
-        here = {"store": store, "session": session, "annotator": annotator, "item_id": item.id, "key": cur_key}
-        n1, n2 = st.columns(2)  # navigation first: it is there whatever the item holds
+        prog = view.progress
+        n1, n2, n3 = st.columns(3)  # navigation first: it is there whatever the item holds
         n1.button("◀ Previous", key="review_prev", on_click=on_step, kwargs={**here, "step": -1})
         n2.button("Next ▶", key="review_next", on_click=on_step, kwargs={**here, "step": 1})
+        n3.button("↶ Undo my last decision · 撤销", key="review_undo", on_click=on_click_undo, kwargs=undo,
+                  disabled=last is None, help=None if last is None else
+                  f"Back to before your last decision ({last.new_label or last.new_status}).")
         st.progress(min(1.0, prog.decided / max(1, prog.n_items)),
                     text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
                          f"all {session.k} reviews")
         item_card(view)
-        # saved in the click's callback, before the next run draws the next item (one run per click); the
-        # version is the one shown here: a decision saved meanwhile elsewhere is never overwritten
-        here |= {"version": mine.version if mine else 0,
-                 "shown_at": st.session_state.setdefault(f"review_shown_{sid}_{item.id}", view.shown_at)}
         with st.form(f"review_form_{item.id}", border=False):
             st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score), key=f"review_give_score_{item.id}")
             st.slider("Score (5 = as good as the reference)", 1, 5, (mine.score if mine and mine.score else 3),
@@ -92,44 +115,27 @@ if view_name in (None, VIEWS[0]):
             for col, (slug, text, lab, hint) in zip(st.columns(4), view.choices):
                 col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=hint or None,
                                        type="primary" if mine and mine.label == lab else "secondary", wrap=True,
-                                       on_click=on_decide, kwargs={**here, "label": lab})
+                                       on_click=on_decide, kwargs={**here, **shown, "label": lab})
             st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
-                                                kwargs={**here, "label": None})
+                                                kwargs={**here, **shown, "label": None})
         if mine:
-            st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)})")
+            st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)}"
+                       + (f", guidelines v{mine.guidelines_version}" if mine.guidelines_version else "") + ")")
         if view.others:
             st.caption("Other reviewers' decisions on this item")
             decisions_table(view.others, "review_others")
         elif view.others_hidden:
             st.caption(f"{view.others_hidden} other reviewer(s) decided this item: shown after your own decision.")
-        st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous (not while typing in a field).")
-
+        history_panel(store, session, annotator, item.id)
+        gold_panel(store, session, annotator, item)
+        st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous, U undoes your last decision "
+                   "(not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
+                   "while the page updates wait their turn.")
 else:
-    shortcuts({})  # the same place in the page: no key acts outside the Review view
+    shortcuts({})  # no key acts outside the Review view
 if view_name == VIEWS[1]:
-    if not rs.can_adjudicate(session, annotator):
-        st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
-    elif not (queue := store.adjudication_queue(sid, limit=200)):
-        st.success("No item waits for adjudication (reviewers agree and nobody marked a GT error).")
-    else:
-        st.caption(f"{store.queue_size(sid)} item(s) where reviewers disagree or someone marked a GT error.")
-        pick = st.selectbox("Item", range(len(queue)), key="review_adj_item",
-                            format_func=lambda n: visible(rs.text_of(queue[n][0].payload.get("id")) or queue[n][0].id))
-        item, item_decisions = queue[pick]
-        st.text(visible(f"GT: {rs.text_of(item.payload.get('ground_truth'))}\n"
-                        f"Prediction: {rs.text_of(item.payload.get('prediction'))}"))
-        decisions_table(item_decisions, "review_adj_table")
-        with st.form("review_adj_form", border=False):
-            final = st.radio("Final decision", list(LABELS), format_func=rs.LABEL_TEXT.get, horizontal=True,
-                             key="review_adj_label")
-            note = st.text_input("Why", key="review_adj_note")
-            fixed = st.text_input("Corrected answer (for a GT error) · 更正答案", key="review_adj_answer",
-                                  help="Becomes a GT patch (review patch); the GT file is never edited.")
-            if st.form_submit_button("Decide · 裁决", key="review_adj_submit"):
-                rs.adjudicate(store, session, annotator, item.id, final, note, corrected_answer=fixed)
-                st.toast("Adjudicated · 已裁决")
-                st.rerun()
+    adjudication_panel(store, session, annotator)
 elif view_name == VIEWS[2]:
-    agreement_panel(store, session)
+    agreement_panel(store, session, annotator)
 elif view_name == VIEWS[3]:
     export_panel(store, session, annotator)

@@ -40,10 +40,13 @@ def fairytales() -> Path:
 
 
 @pytest.fixture
-def empty_result_store():
-    """Start and end with no result kept by ``components.cache.cached`` (it is process-wide)."""
+def empty_result_store(monkeypatch):
+    """Start and end with no result kept by ``components.cache.cached`` (it is process-wide), and none
+    taken from the demo results the package ships (:mod:`components.demo_cache`): the demo is computed."""
     from components.cache import results
+    from components.demo_cache import SWITCH
 
+    monkeypatch.setenv(SWITCH, "0")
     results().clear()
     yield
     results().clear()

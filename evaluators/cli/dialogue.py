@@ -46,6 +46,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", help="folder for the annotation CSV, JSON report and summary")
     p.add_argument("--prefix", default="persona_evaluation", help="file name prefix in --out (a timestamp is added)")
     p.add_argument("--format", choices=["text", "json"], default="text", help="what to print (default text summary)")
+    from evaluators.cli.patching import add_gt_patch_argument
+
+    add_gt_patch_argument(p, "review corrections of the reference replies (a GT patch made for the --cases file, "
+                             "JSONL, as written by 'review patch'; record ids scene#dialogue_index#occurrence); "
+                             "repeatable, applied in order. A corrected reply replaces the case's expected "
+                             "response; an accepted reply is one more reference (the reference with the highest "
+                             "combined score counts). Prints each model's scores before and after with a paired "
+                             "test and the rank flips (to stderr with --format json)")
     p.set_defaults(func=run)
 
 
@@ -75,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.endpoint and not args.model:
         print("error: --endpoint needs --model NAME", file=sys.stderr)
+        return 2
+    from evaluators.cli.patching import patches_of
+
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     try:
         cases_path = Path(args.cases)
@@ -122,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             for err in live.reset_errors:
                 print(f"warning: reset failed {err}", file=sys.stderr)
             pred_sets.append(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
-    inputs = DialogueInputs.of(case_set, pred_sets)
+    inputs = DialogueInputs.of(case_set, pred_sets, patches)
     preds = inputs.combined()
     for issue in preds.issues:
         print(problem(issue), file=sys.stderr)
@@ -153,4 +167,8 @@ def run(args: argparse.Namespace) -> int:
         (out / f"{stem}_summary.txt").write_text(summary_text(evaluation, now), encoding="utf-8")
         print(f"wrote {out / stem}_{{human_annotation.csv,report.json,summary.txt}}", file=sys.stderr)
     print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
+    if evaluation.corrections is not None:  # the scores above are after the corrections
+        from evaluators.cli.patching import print_corrections
+
+        print_corrections(evaluation.corrections, sys.stderr if args.format == "json" else sys.stdout)
     return 0

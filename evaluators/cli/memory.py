@@ -63,6 +63,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
     add_workers_argument(p)
+    from evaluators.cli.patching import add_gt_patch_argument
+
+    add_gt_patch_argument(p, "review corrections of the ground truth (a GT patch made for the file the answers come "
+                             "with: --results when given, else --questions; JSONL, as written by 'review patch'); "
+                             "repeatable, applied in order. A corrected answer replaces the question's ground truth "
+                             "(its judgement is judged again); an accepted answer is one more reference (text "
+                             "metrics: the best over the references). Prints the scores before and after with a "
+                             "paired test (to stderr when the report goes to stdout) and adds gt_patch to the JSON")
     p.set_defaults(func=run)
 
 
@@ -107,12 +115,18 @@ def run(args) -> int:
     if not (args.results or args.questions):
         print("error: give --results, or --questions (with --predictions or --labels)", file=sys.stderr)
         return 2
+    from evaluators.cli.patching import patches_of
+
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         inputs = resolve_inputs(**_input_files(args))
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
                               parity=args.parity == "locomo", ci_resamples=max(0, args.ci_resamples),
                               workers=worker_count(args.workers), judge_mode=args.judge_mode,
-                              judge_store=args.cache)
+                              judge_store=args.cache, gt_patch=patches)
         _, unavailable = config.metric_names()
     except (ValueError, OSError, ImportError) as exc:  # unreadable file, unknown metric, bad --workers, no registry
         print(f"error: {exc}", file=sys.stderr)
@@ -180,13 +194,17 @@ def run(args) -> int:
         if missing:
             print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
                   f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+    if report.corrections is not None:
+        from evaluators.cli.patching import print_corrections
+
+        print_corrections(report.corrections, sys.stdout if args.out else sys.stderr)
     if args.format == "json":
         text = report_json(report)
     elif args.format == "md":
         text = report_markdown(report.to_dict())
     elif args.format == "html":
         from evaluators.reports.html import memory_report
-        text = memory_report(report.to_dict())
+        text = memory_report(report.to_dict(), corrections=report.corrections)
     else:
         text = questions_csv(report.rows, results)
     if args.out:

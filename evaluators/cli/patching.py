@@ -19,62 +19,82 @@ from evaluators.reports.format import problem
 EFFECT_RESAMPLES = 2000
 
 
-def add_gt_patch_argument(p) -> None:
-    """Register ``--gt-patch`` (repeatable, applied in order)."""
+def add_gt_patch_argument(p, help: str | None = None) -> None:
+    """Register ``--gt-patch`` (repeatable, applied in order); ``help`` says what a correction means for the task."""
     p.add_argument("--gt-patch", action="append", metavar="FILE",
-                   help="review corrections to apply to the ground truth before scoring (a GT patch, JSONL, as "
-                        "written by 'review patch'); repeatable, applied in order; refused when made for another "
-                        "GT file. Prints the scores before and after with a paired test")
+                   help=help or "review corrections to apply to the ground truth before scoring (a GT patch, JSONL, "
+                        "as written by 'review patch'); repeatable, applied in order; refused when made for "
+                        "another GT file. Prints the scores before and after with a paired test")
 
 
 def read_patches(files: Sequence[str]):
     """Entries of the patch files in order; ``(entries, error or None)``; bad lines warned on stderr."""
-    from evaluators.io import InputError
-    from evaluators.io.gt_patch import read_gt_patch_file
+    patches, error = read_patch_set(files)
+    return (list(patches.entries) if patches is not None else []), error
 
-    entries = []
-    for name in files:
-        try:
-            patch = read_gt_patch_file(name)
-        except OSError as exc:
-            return [], f"cannot read GT patch {name}: {exc.strerror or exc}"
-        except InputError as exc:
-            return [], str(exc)
-        for issue in patch.issues:
-            print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
-        if not patch.entries and patch.issues:
-            return [], f"{name}: no usable correction in this GT patch"
-        entries.extend(patch.entries)
-    return entries, None
+
+def read_patch_set(files: Sequence[str]):
+    """``(GTPatchSet, None)`` of the patch files, their bad lines warned on stderr; ``(None, error)`` when one
+    cannot be read or has no usable line."""
+    from evaluators.io import InputError
+    from evaluators.io.gt_patch import GTPatchSet
+
+    try:
+        patches = GTPatchSet.read_files(files)
+    except OSError as exc:
+        return None, f"cannot read GT patch {exc.filename}: {exc.strerror or exc}"
+    except InputError as exc:
+        return None, str(exc)
+    for issue in patches.issues:
+        print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
+    return patches, None
+
+
+def patches_of(args: argparse.Namespace):
+    """``(GTPatchSet or None, error or None)`` of ``args.gt_patch`` (``None`` when no ``--gt-patch`` was given)."""
+    if not getattr(args, "gt_patch", None):
+        return None, None
+    return read_patch_set(args.gt_patch)
+
+
+def print_corrections(corrections, stream=None) -> None:
+    """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default)."""
+    from evaluators.reports.corrections import applications_text, patch_effect_text
+
+    for _, app in corrections.applications:
+        for issue in app.issues:
+            print(problem(issue, "warning"), file=sys.stderr)
+    stream = stream or sys.stdout
+    if corrections.effect is None:
+        print("Review corrections (GT patch)\n" + applications_text(corrections.applications)
+              + (f"\n  {corrections.note}" if corrections.note else ""), file=stream)
+    else:
+        print(patch_effect_text(corrections.effect, corrections.applications), file=stream)
 
 
 def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[str]):
-    """Apply GT patch files to scored QA reports, each scored from the GT file in ``gt_paths``.
+    """Apply GT patch files to scored QA reports, each scored from the GT file in ``gt_paths``
+    (:func:`evaluators.qa.patch.patch_reports`).
 
     Returns
     -------
     (patched reports, [(GT file, PatchApplication)], error or None)
     """
-    from evaluators.io.gt_patch import GTPatchMismatch, check_digest, file_sha256
-    from evaluators.qa.patch import patch_report
+    from evaluators.io.gt_patch import GTPatchMismatch, file_sha256
+    from evaluators.qa.patch import patch_reports
 
-    entries, error = read_patches(files)
+    patches, error = read_patch_set(files)
     if error:
         return [], [], error
     digests = {str(p): file_sha256(p) for p in dict.fromkeys(gt_paths)}
     try:
-        check_digest(entries, digests)
+        patched, applications = patch_reports(reports, [(str(p), digests[str(p)]) for p in gt_paths], patches)
     except GTPatchMismatch as exc:
         return [], [], str(exc)
-    patched, applications = [], []
-    for report, path in zip(reports, gt_paths):
-        digest = digests[str(path)]
-        new, app = patch_report(report, [e for e in entries if e.gt_digest == digest], digest)
+    for _, app in applications:
         for issue in app.issues:
             print(problem(issue, "warning"), file=sys.stderr)
-        patched.append(new)
-        applications.append((report.file, app))
-    return patched, applications, None
+    return patched, list(applications), None
 
 
 def patch_runs(args: argparse.Namespace, reports: Sequence, gt_paths: Sequence[Path]):
@@ -94,7 +114,7 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
 
     ``gt_paths[i]`` is the GT file of input ``i``. Returns ``(QARun with the patched reports, error or None)``.
     """
-    import dataclasses
+    from evaluators.qa.patch import with_reports
 
     if not getattr(args, "gt_patch", None):
         return result, None
@@ -102,24 +122,23 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
     patched, error = patch_runs(args, [x.report for _, x in usable], [gt_paths[i] for i, _ in usable])
     if error:
         return None, error
-    inputs = list(result.inputs)
-    for (i, x), report in zip(usable, patched):
-        inputs[i] = dataclasses.replace(x, report=report)
-    return dataclasses.replace(result, inputs=tuple(inputs)), None
+    return with_reports(result, patched), None
 
 
 def effect_of(args: argparse.Namespace, after: Sequence):
     """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
-    from evaluators.qa.compare import runs_of
-    from evaluators.qa.patch import patch_effect
+    from evaluators.qa.patch import qa_corrections
 
     if not getattr(args, "gt_patch", None):
         return None
     before, applications = args.gt_patch_before
     # the before / after table always has intervals (--ci-resamples 0 only drops them elsewhere)
-    effect = patch_effect(runs_of(before), runs_of(after), n_resamples=args.ci_resamples if args.ci_resamples > 0
-                          else EFFECT_RESAMPLES, seed=getattr(args, "seed", 0) or 0)
-    return effect, applications
+    corrections = qa_corrections(before, after, applications, args.gt_patch,
+                                 n_resamples=args.ci_resamples if args.ci_resamples > 0 else EFFECT_RESAMPLES,
+                                 seed=getattr(args, "seed", 0) or 0)
+    if corrections.effect is None:
+        raise ValueError(corrections.note)
+    return corrections.effect, applications
 
 
 def print_effect(args: argparse.Namespace, after: Sequence) -> None:

@@ -85,7 +85,7 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``qa`` subcommand; returns the exit code."""
-    from evaluators.parallel import worker_count
+    from evaluators.parallel import keep_freed_memory, worker_count
     from evaluators.qa.run import QAInput, run_qa
     from evaluators.reports.format import number, percent
     from evaluators.reports.qa import (
@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
     config = config_of(args)
+    keep_freed_memory()  # a block of lines at a time: the same buffers again and again
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:

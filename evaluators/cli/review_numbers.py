@@ -1,7 +1,10 @@
 """``python -m evaluators review patch|estimate|gate``: from review decisions to numbers (issue 19).
 
 - ``review patch --session S --gt FILE [--out P]``: the session's final labels as a GT patch for
-  ``FILE`` (acceptable variants added as answers, adjudicated GT errors with their corrected answer);
+  ``FILE`` (acceptable variants added as answers, adjudicated GT errors with their corrected answer),
+  for the ``qa``, ``compare``, ``report``, ``memory``, ``testsets`` and ``dialogue`` commands'
+  ``--gt-patch``; ``FILE`` is the file the session was made from (refused when the session kept
+  another one): the QA file, the test set, the memory results (or questions), the persona cases;
 - ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
   score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
   and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
@@ -90,18 +93,23 @@ def _qa_report(gt: Path):
 
 
 def patch(args, store, session, gt: Path) -> int:
-    """``review patch``: write the session's GT patch."""
+    """``review patch``: write the session's GT patch for ``gt`` (refused when the session kept another file)."""
+    from evaluators.io import InputError
     from evaluators.io.gt_patch import file_sha256, write_gt_patch
-    from evaluators.qa.patch import gold_answers
-    from evaluators.review.gt_patch import build_gt_patch
+    from evaluators.review.gt_patch import build_gt_patch, gold_of
 
-    gold = None
-    if session.kind == "qa":
-        report, error = _qa_report(gt)
-        if error:
-            return _fail(error)
-        gold = gold_answers(report.records)
-    built = build_gt_patch(store, session.id, file_sha256(gt), gold)
+    data = gt.read_bytes()
+    digest = file_sha256(data)
+    if session.uploads and digest not in session.uploads:
+        kept = store.get_upload(session.uploads[0])
+        return _fail(f"session {session.name!r} was made from {kept[0] if kept else 'another file'} "
+                     f"(sha256 {session.uploads[0][:12]}...), not from {gt} (sha256 {digest[:12]}...): give that file "
+                     "as --gt")
+    try:
+        gold = gold_of(session.kind, str(gt), data)
+    except (InputError, ValueError) as exc:
+        return _fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
+    built = build_gt_patch(store, session.id, digest, gold)
     for where, why in built.skipped:
         print(f"note: {where}: {why}", file=sys.stderr)
     text = write_gt_patch(built.entries)

@@ -28,10 +28,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("--kind", choices=("auto", "single", "multi_turn"), default="auto", help="default: detect")
     p.add_argument("--verbose", action="store_true", help="print every item / turn")
     p.add_argument("--output-file", dest="output_file", metavar="FILE", help="write the JSON report")
+    from evaluators.cli.patching import add_gt_patch_argument
     from evaluators.parallel import add_workers_argument
+
+    add_gt_patch_argument(p, TESTSETS_PATCH_HELP)
 
     add_workers_argument(p)
     p.set_defaults(func=run)
+
+
+TESTSETS_PATCH_HELP = ("review corrections of the test set (a GT patch made for the --items file, JSONL, as written "
+                       "by 'review patch'); repeatable, applied in order. An accepted answer: an answer containing "
+                       "it passes (score 1); a corrected answer replaces the item's expected answer and keywords. "
+                       "Prints the mean keyword score before and after with a paired test")
 
 
 def _fail(message: str) -> int:
@@ -55,9 +64,15 @@ def run(args: argparse.Namespace) -> int:
         inputs = TestSetsInputs.from_paths(args.items, args.pred)
     except OSError as exc:
         return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    from evaluators.cli.patching import patches_of
+
+    patches, error = patches_of(args)  # --gt-patch: read before anything is scored
+    if error:
+        return _fail(error)
     try:
-        run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind), workers=workers)
-    except InputError as exc:
+        run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches),
+                           workers=workers)
+    except (InputError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return _fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
     for issue in run.issues:
@@ -108,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
                     print(f"  {d.id}#{t.turn} [{t.status}] {t.n_covered}/{t.n_points}: {marks}")
     if report.extra_answers:
         print(f"answers matching no item: {', '.join(report.extra_answers)}")
+    if run.corrections is not None:  # the scores above are after the corrections
+        from evaluators.cli.patching import print_corrections
+
+        print(bar)
+        print_corrections(run.corrections)
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:

@@ -23,6 +23,7 @@ order (see :mod:`evaluators.dialogue.matching`).
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ class CaseSet(DictMixin):
     file: str
     cases: list[DialogueCase] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
+    digest: str | None = None  # SHA-256 of the file's bytes: what a GT patch of the cases is made for
 
     @property
     def scenes(self) -> list[str]:
@@ -247,7 +249,7 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
         empty ``expected_response`` are kept (they are reported as having no ground
         truth and are not scored).
     """
-    out = CaseSet(file=file)
+    out = CaseSet(file=file, digest=hashlib.sha256(data).hexdigest())
     value, flat_rows, issues, lines = _read_json_or_rows(data, file)
     out.issues.extend(issues)
     if value is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from evaluators.dialogue.inputs import CaseSet, PredictionSet
 from evaluators.dialogue.scoring import DialogueConfig, DialogueReport, evaluate_dialogue
+from evaluators.io.gt_patch import GTPatchSet
 
 
 @dataclass(frozen=True)
@@ -25,14 +26,19 @@ class DialogueInputs:
     predictions : tuple of PredictionSet
         Each file's set (:func:`evaluators.dialogue.load_predictions`) and the live replies;
         combined once, in this order (:meth:`PredictionSet.combine`; the sets are not changed).
+    gt_patch : GTPatchSet or None
+        Review corrections of the cases' reference replies (made for the cases file), applied in
+        order (:mod:`evaluators.dialogue.patch`).
     """
 
     cases: CaseSet
     predictions: tuple[PredictionSet, ...] = ()
+    gt_patch: GTPatchSet | None = None
 
     @classmethod
-    def of(cls, cases: CaseSet, predictions: Sequence[PredictionSet]) -> DialogueInputs:
-        return cls(cases, tuple(predictions))
+    def of(cls, cases: CaseSet, predictions: Sequence[PredictionSet], gt_patch: GTPatchSet | None = None
+           ) -> DialogueInputs:
+        return cls(cases, tuple(predictions), gt_patch)
 
     def combined(self) -> PredictionSet:
         """All prediction rows and their issues in one new set."""
@@ -66,7 +72,14 @@ def run_dialogue(inputs: DialogueInputs, config: DialogueConfig | None = None, *
         An unknown metric name in the config.
     ValueError
         Invalid weights.
+    GTPatchMismatch
+        ``inputs.gt_patch`` holds a correction made for another cases file.
     """
+    if inputs.gt_patch:
+        from evaluators.dialogue.patch import run_with_patch
+
+        return run_with_patch(inputs, config, run_dialogue, progress=progress, workers=workers,
+                              predictions=predictions)
     preds = predictions if predictions is not None else inputs.combined()
     return evaluate_dialogue(inputs.cases.cases, preds.rows, config, cases_file=inputs.cases.file,
                              issues=inputs.cases.issues + preds.issues, progress=progress, workers=workers)

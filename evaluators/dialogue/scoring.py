@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Iterator
 from evaluators.dialogue.inputs import DialogueCase, PredictionRow
 from evaluators.dialogue.matching import Matching, match_predictions
 from evaluators.io import InputIssue
+from evaluators.metrics.before_after import Corrections
 from evaluators.metrics.overlap import CorpusBleu, corpus_bleu
 from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.metrics.registry import PairScorer, get_metric
@@ -260,7 +261,12 @@ class ModelComparison(DictMixin):
 
 @dataclass(frozen=True)
 class DialogueReport(DictMixin):
-    """Everything computed for one cases file and one or more models (what ``run_dialogue`` returns)."""
+    """Everything computed for one cases file and one or more models (what ``run_dialogue`` returns).
+
+    With a GT patch (:mod:`evaluators.dialogue.patch`) the scores are after the corrections;
+    ``before`` is the report of the cases as read and ``corrections`` what the patch did, with the
+    models' scores before and after.
+    """
 
     config: DialogueConfig
     metric_info: list[dict]
@@ -275,6 +281,8 @@ class DialogueReport(DictMixin):
     corpus_bleu: dict[str, CorpusBleu]
     issues: list[InputIssue]
     matching: dict
+    before: DialogueReport | None = None
+    corrections: Corrections | None = None
 
     @property
     def signatures(self) -> dict[str, str]:
@@ -436,10 +444,6 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         results.append(r)
         if progress:
             progress(len(results), total)
-    bleu = {}
-    for model in models:
-        pairs = [(r.prediction, r.expected_response) for r in results if r.model == model and r.status != STATUS_NO_GT]
-        bleu[model] = corpus_bleu([p for p, _ in pairs], [e for _, e in pairs])
     info = [get_metric(n).info() for n in names]
     all_issues = list(issues) + matching.issues()
     summary = {
@@ -448,15 +452,29 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         "n_missing": {m: len(v) for m, v in matching.missing.items()},
         "n_matched": {m: len(v) for m, v in matching.matched.items()},
     }
-    return DialogueEvaluation(
+    return with_results(DialogueEvaluation(
         config=config, metric_info=info, weights=weights, cases_file=cases_file, n_cases=len(cases), models=models,
-        results=results, by_model=_summaries(results, names, False), by_scene=_summaries(results, names, True),
-        comparison=compare_models(results), corpus_bleu=bleu, issues=all_issues, matching=summary,
-    )
+        results=[], by_model=[], by_scene=[], comparison=None, corpus_bleu={}, issues=all_issues, matching=summary,
+    ), results)
 
 
-def case_key(r: CaseResult) -> str:
-    """A case's key across models: ``scene#dialogue_index#occurrence``."""
+def with_results(evaluation: DialogueEvaluation, results: list[CaseResult]) -> DialogueEvaluation:
+    """``evaluation`` with ``results`` and every aggregate made from them (per model with intervals, per
+    scene, the model comparison, corpus BLEU)."""
+    import dataclasses
+
+    names = [m["name"] for m in evaluation.metric_info]
+    bleu = {}
+    for model in evaluation.models:
+        pairs = [(r.prediction, r.expected_response) for r in results if r.model == model and r.status != STATUS_NO_GT]
+        bleu[model] = corpus_bleu([p for p, _ in pairs], [e for _, e in pairs])
+    return dataclasses.replace(evaluation, results=results, by_model=_summaries(results, names, False),
+                               by_scene=_summaries(results, names, True), comparison=compare_models(results),
+                               corpus_bleu=bleu)
+
+
+def case_key(r: CaseResult | DialogueCase) -> str:
+    """A case's key across models: ``scene#dialogue_index#occurrence`` (also the id a GT patch names it by)."""
     return f"{r.scene}#{r.dialogue_index}#{r.occurrence}"
 
 

@@ -60,7 +60,7 @@ def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) 
     Parameters
     ----------
     source : path, bytes-like or binary file object
-        A file object is read from its start, in 1 MiB chunks, and left at its end.
+        A file object (an upload) is read from its start, in 1 MiB chunks, and left where it was.
 
     Returns
     -------
@@ -71,9 +71,11 @@ def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) 
     if isinstance(source, (bytes, bytearray, memoryview)):
         h.update(source)
     elif hasattr(source, "read"):
+        position = source.tell()
         source.seek(0)
         for chunk in iter(lambda: source.read(1 << 20), b""):
             h.update(chunk)
+        source.seek(position)
     else:
         with open(source, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -363,6 +365,25 @@ class PatchApplication(DictMixin):
         """A record's answers after the patch (``answers`` when no entry changed it)."""
         return self.answers.get(record_id, tuple(answers))
 
+    def corrected_and_accepted(self, record_id: str) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+        """``(corrected, accepted)`` of a record: the answers its last applied ``replace`` set (``None``
+        when none did: the GT file's answers stand) and the answers added after it (``add_answer``), in order.
+
+        Tasks whose ground truth is one reference (a memory answer, a test-set expected answer, a persona
+        reply) read a patch this way: ``corrected`` replaces the reference, ``accepted`` are further
+        acceptable answers.
+        """
+        corrected: tuple[str, ...] | None = None
+        accepted: list[str] = []
+        for c in self.changes:
+            if c.record_id != record_id or c.status != "applied":
+                continue
+            if c.op == OP_REPLACE:
+                corrected, accepted = c.after, []
+            else:
+                accepted.append(c.after[-1])
+        return corrected, tuple(accepted)
+
 
 def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str
                    ) -> PatchApplication:
@@ -419,3 +440,64 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
             current[e.record_id] = after
         changes.append(AppliedChange(e.record_id, e.op, status, before, after, e.who, e.why, e.session, e.where()))
     return PatchApplication({k: v for k, v in current.items() if v != tuple(gold[k])}, tuple(changes), tuple(issues))
+
+
+@dataclass(frozen=True)
+class GTPatchSet(DictMixin):
+    """GT patches as a run's configuration holds them (the ``gt_patch`` of a task's config).
+
+    Attributes
+    ----------
+    entries : tuple of PatchEntry
+        The good entries of every patch file, in the order the files were given (applied in order).
+    files : tuple of str
+        The patch files' names.
+    issues : tuple of InputIssue
+        Their skipped lines (located).
+    """
+
+    entries: tuple[PatchEntry, ...] = ()
+    files: tuple[str, ...] = ()
+    issues: tuple[InputIssue, ...] = ()
+
+    @classmethod
+    def read(cls, patches: Iterable[tuple[str, bytes]]) -> GTPatchSet:
+        """Read ``(name, bytes)`` patch files (:func:`read_gt_patch` each), concatenated in order.
+
+        Raises
+        ------
+        InputError
+            A file over :data:`MAX_PATCH_BYTES` or that cannot be decoded; or a file with lines
+            and not one usable correction.
+        """
+        return cls.of([read_gt_patch(data, name) for name, data in patches])
+
+    @classmethod
+    def read_files(cls, paths: Iterable[str | Path]) -> GTPatchSet:
+        """:meth:`read` of files on disk (sizes checked before reading; ``OSError`` when one cannot be read)."""
+        return cls.of([read_gt_patch_file(p) for p in paths])
+
+    @classmethod
+    def of(cls, patches: Sequence[GTPatch]) -> GTPatchSet:
+        """Patches already read, in order (``InputError`` for one with bad lines and no usable one)."""
+        for p in patches:
+            if not p.entries and p.issues:
+                raise InputError(InputIssue(p.file, f"no usable correction in this GT patch ({len(p.issues)} bad "
+                                            f"line(s); the first: line {p.issues[0].line}: {p.issues[0].message})",
+                                            kind="gt_patch"))
+        return cls(tuple(e for p in patches for e in p.entries), tuple(p.file for p in patches),
+                   tuple(i for p in patches for i in p.issues))
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def for_file(self, gt_file: str, gt_digest: str) -> list[PatchEntry]:
+        """The entries, checked to be made for the GT file ``gt_file`` (SHA-256 ``gt_digest``).
+
+        Raises
+        ------
+        GTPatchMismatch
+            An entry made for another file (named with its patch file and line).
+        """
+        check_digest(self.entries, {gt_file: gt_digest})
+        return list(self.entries)

@@ -401,6 +401,58 @@ def iter_jsonl(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, en
         yield item if type(item) is not tuple else Record(*item)
 
 
+def detect_encoding(data: bytes | memoryview | BinaryIO, file: str = "<input>") -> tuple[str, int]:
+    """Encoding of a whole input (``utf-8``, ``utf-8-sig`` or ``gb18030``) and the length of its BOM.
+
+    The input is checked incrementally, without a decoded copy; a file is rewound.  Pass the
+    encoding on to :func:`iter_jsonl_values` / :func:`jsonl_block` so the check runs once.
+
+    Raises
+    ------
+    InputError
+        (kind ``decode``) when it is neither, naming the offset of the first bad byte.
+    """
+    return _detect_encoding(data, file)
+
+
+def _slow_line(raw_line: bytes | memoryview, codec: str, encoding: str, file: str, lineno: int, offset: int,
+               issues: list[InputIssue]) -> dict | None:
+    """A JSONL line the fast parser did not give as an object: its record, or ``None`` with the reason in ``issues``.
+
+    Blank lines are skipped silently; undecodable, invalid, too deep and non-object lines are
+    located issues; lone surrogate escapes are read as U+FFFD with a warning (the record is kept).
+    """
+    try:
+        line = str(raw_line, codec)
+    except UnicodeDecodeError as exc:  # only when a wrong ``encoding`` was passed in
+        issues.append(InputIssue(file, f"byte {offset + exc.start} is not valid {encoding}; line skipped",
+                                 line=lineno, kind="decode"))
+        return None
+    return _text_line(line, file, lineno, issues)
+
+
+def _text_line(line: str, file: str, lineno: int, issues: list[InputIssue]) -> dict | None:
+    """:func:`_slow_line` of a decoded line."""
+    if not line.strip():
+        return None
+    try:
+        value, replaced = _loads_line(line, file, lineno)
+    except json.JSONDecodeError as exc:
+        issues.append(InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
+                                 kind="json"))
+        return None
+    except InputError as exc:
+        issues.append(exc.issue)
+        return None
+    if replaced:
+        issues.append(surrogate_warning(file, replaced, line=lineno))
+    if not isinstance(value, dict):
+        issues.append(InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
+                                 kind="schema"))
+        return None
+    return value
+
+
 def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>", *, encoding: str | None = None,
                       keep_raw: bool = True) -> Iterator[tuple | InputIssue]:
     """:func:`iter_jsonl` without the record objects: ``(data, line, index, raw, offset)`` tuples per good line.
@@ -417,6 +469,7 @@ def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>"
     fast = _orjson.loads if _orjson is not None and utf8 else None
     fast_error = _orjson.JSONDecodeError if fast is not None else ()
     index = 0
+    issues: list[InputIssue] = []
     for lineno, (offset, raw_line) in enumerate(_lines(data, bom), start=1):
         if fast is not None and len(raw_line) <= ORJSON_MAX_BYTES:  # valid UTF-8 (checked above): orjson reads
             # the bytes, the same value as from the text (a longer line goes below, to the standard library)
@@ -432,36 +485,79 @@ def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>"
                         yield value, lineno, index, bytes(raw_line), offset
                     index += 1
                     continue
-        try:
-            line = str(raw_line, codec)
-        except UnicodeDecodeError as exc:  # only when a wrong ``encoding`` was passed in
-            yield InputIssue(file, f"byte {offset + exc.start} is not valid {encoding}; line skipped",
-                             line=lineno, kind="decode")
-            continue
-        if not line.strip():
-            continue
-        try:
-            value, replaced = _loads_line(line, file, lineno)
-        except json.JSONDecodeError as exc:
-            yield InputIssue(file, f"invalid JSON on this line: {exc.msg}", line=lineno, column=exc.colno,
-                             kind="json")
-            continue
-        except InputError as exc:
-            yield exc.issue
-            continue
-        if replaced:
-            yield surrogate_warning(file, replaced, line=lineno)
-        if not isinstance(value, dict):
-            yield InputIssue(file, f"expected a JSON object, found {type(value).__name__}", line=lineno,
-                             kind="schema")
+        value = _slow_line(raw_line, codec, encoding, file, lineno, offset, issues)
+        if issues:
+            yield from issues
+            issues.clear()
+        if value is None:
             continue
         if not keep_raw:
             yield value, lineno, index, None, None
         elif utf8:
             yield value, lineno, index, bytes(raw_line), offset
         else:
-            yield value, lineno, index, line.encode("utf-8"), None
+            yield value, lineno, index, str(raw_line, codec).encode("utf-8"), None
         index += 1
+
+
+def jsonl_block(block: bytes, file: str = "<input>", *, first_line: int = 1, base: int = 0
+                ) -> tuple[list[dict], list[int], list[int], list[int], list[InputIssue]]:
+    """The records of a block of whole lines of a UTF-8 JSONL input, as columns: what :func:`iter_jsonl_values`
+    gives for those lines, without a generator step or a tuple per line.
+
+    Parameters
+    ----------
+    block : bytes
+        Whole lines of a UTF-8 input (no BOM): it ends at a line end or at the end of the input.
+    file : str
+        Name used in issues.
+    first_line : int
+        1-based number of the block's first line in the input.
+    base : int
+        Byte offset of the block in the input.
+
+    Returns
+    -------
+    (records, lines, offsets, lengths, issues)
+        Per good line (an object): the parsed object, its line number, the byte offset of the line
+        in the input and its length in bytes (without the line end); and the located issues of the
+        other lines, in order.  Blank lines are skipped silently.
+
+    Raises
+    ------
+    UnicodeDecodeError
+        When a line is not UTF-8 (the input is then not UTF-8 as a whole: see :func:`detect_encoding`).
+    """
+    records: list[dict] = []
+    lines: list[int] = []
+    offsets: list[int] = []
+    lengths: list[int] = []
+    issues: list[InputIssue] = []
+    parts = block.split(b"\n")
+    if parts and not parts[-1]:
+        parts.pop()  # the block ends at a line end
+    fast = _orjson.loads if _orjson is not None else None
+    fast_error = _orjson.JSONDecodeError if fast is not None else ()
+    offset = base
+    lineno = first_line
+    for raw_line in parts:
+        size = len(raw_line)
+        value = None
+        if fast is not None and size <= ORJSON_MAX_BYTES:
+            try:
+                value = fast(raw_line)
+            except fast_error:
+                pass
+        if type(value) is not dict:  # (orjson checks that the whole line is UTF-8)
+            value = _text_line(str(raw_line, "utf-8"), file, lineno, issues)
+        if value is not None:
+            records.append(value)
+            lines.append(lineno)
+            offsets.append(offset)
+            lengths.append(size)
+        offset += size + 1
+        lineno += 1
+    return records, lines, offsets, lengths, issues
 
 
 def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple[Any, RecordSet]:

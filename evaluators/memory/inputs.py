@@ -36,6 +36,7 @@ Nothing here raises for bad content: an unusable file gives an issue and no reco
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,10 @@ class ResolvedInputs(DictMixin):
         Located problems of every input.
     files : dict
         ``role -> name`` of every input given (the names used in every message and report).
+    gt_file, gt_digest : str or None
+        The file the scored ground truth comes from (the results file when one is given, else the
+        question file) and the SHA-256 of its bytes: what a GT patch is made for
+        (:mod:`evaluators.memory.patch`).
     """
 
     results: list[EvalResult] = field(default_factory=list)
@@ -90,6 +95,8 @@ class ResolvedInputs(DictMixin):
     notes: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    gt_file: str | None = None
+    gt_digest: str | None = None
 
     @property
     def locomo_dataset(self) -> LoadReport | None:
@@ -159,6 +166,9 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
     out.files = {role: f[0] for role, f in (("results", results), ("questions", questions),
                                              ("predictions", predictions), ("labels", labels),
                                              ("judge_cache", judge_cache)) if f is not None}
+    gt = results if results is not None else questions
+    if gt is not None:  # what a GT patch of these inputs is made for
+        out.gt_file, out.gt_digest = gt[0], hashlib.sha256(gt[1]).hexdigest()
     if questions is not None:
         out.dataset = _read_questions(questions, out)
     locomo = out.locomo_dataset

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaluators.io import InputError, InputIssue
+from evaluators.io.gt_patch import GTPatchSet
+from evaluators.metrics.before_after import Corrections
 from evaluators.memory.agreement import JudgeAgreement, LongMemEvalReport, judge_agreement, longmemeval_accuracy
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores
 from evaluators.memory.judge import JudgeCache, Judgement, JudgeRun, batch_judge
@@ -73,6 +75,9 @@ class MemoryConfig:
         ``"auto"``, one mode for all, or ``{question_type: mode}`` (:func:`batch_judge`).
     judge_store : str or Path or None
         The judge cache file read and written (see the module docstring).
+    gt_patch : GTPatchSet or None
+        Review corrections of the ground truth (made for ``inputs.gt_file``), applied in order:
+        the report is after them, with the scores before beside it (:mod:`evaluators.memory.patch`).
     """
 
     metrics: Sequence[str] | None = None
@@ -82,6 +87,7 @@ class MemoryConfig:
     judge: Any = None
     judge_mode: str | Mapping[str, str] = "auto"
     judge_store: str | Path | None = None
+    gt_patch: GTPatchSet | None = None
 
     def metric_names(self) -> tuple[tuple[str, ...], dict[str, str]]:
         """``(names, unavailable)``: the metrics computed, in order, and those left out with their reason.
@@ -142,6 +148,10 @@ class MemoryReport:
         Our judge against the stored labels (when both exist).
     issues : list of InputIssue
         Every located problem (inputs, judge caches).
+    before : MemoryReport or None
+        With a GT patch: the report of the inputs as read (this one is after the corrections).
+    corrections : Corrections or None
+        With a GT patch: what it did and the scores before and after, question by question.
     """
 
     inputs: ResolvedInputs
@@ -158,6 +168,8 @@ class MemoryReport:
     longmemeval: LongMemEvalReport | None = None
     agreement: JudgeAgreement | None = None
     issues: list[InputIssue] = field(default_factory=list)
+    before: MemoryReport | None = None
+    corrections: Corrections | None = None
 
     @property
     def results(self) -> list[EvalResult]:
@@ -186,6 +198,8 @@ class MemoryReport:
             out["longmemeval"] = to_jsonable(self.longmemeval)
         if self.agreement is not None:
             out["agreement"] = to_jsonable(self.agreement)
+        if self.corrections is not None:  # the metrics above are after the corrections
+            out["gt_patch"] = to_jsonable(self.corrections)
         return to_jsonable(out)
 
 
@@ -332,8 +346,14 @@ def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
         A metric asked for cannot run here (the message names the install command).
     InputError, OSError
         With ``config.judge``: the store cannot be read or written (nothing was sent).
+    GTPatchMismatch
+        ``config.gt_patch`` holds a correction made for another file than ``inputs.gt_file``.
     """
     config = config or MemoryConfig()
+    if config.gt_patch:
+        from evaluators.memory.patch import run_with_patch
+
+        return run_with_patch(inputs, config, run_memory, progress=progress, memo=memo, key=key)
     memo = memo or _direct
     names, unavailable = config.metric_names()
     results = inputs.results

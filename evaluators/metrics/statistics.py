@@ -21,6 +21,9 @@ signature.
   differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
 - :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
   agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
+- :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927; ``scipy.stats.
+  binomtest(k, n).proportion_ci(method="wilson")``, equal to ``statsmodels.stats.proportion.
+  proportion_confint(k, n, method="wilson")``).
 - :func:`mcnemar`: McNemar's exact test for paired binary outcomes (accuracy, exact match):
   a two-sided binomial test on the discordant pairs (McNemar 1947; equal to
   ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)``).
@@ -742,3 +745,44 @@ def classification_intervals(counts, labels, average_labels=None, *, n_resamples
         lows, highs, None if mlo is None else float(mlo), None if mhi is None else float(mhi), float(alo), float(ahi),
         f"bootstrap(percentile, confusion-matrix multinomial, n_resamples={n_resamples}, level={confidence_level:g}, "
         f"seed={seed}, unit=pair)")
+
+
+def wilson_interval(successes: int, n: int, *, confidence_level: float = 0.95) -> tuple[float | None, float | None]:
+    """Wilson score interval of a proportion ``successes / n`` (no continuity correction).
+
+    Parameters
+    ----------
+    successes : int
+        0 <= successes <= n.
+    n : int
+        Trials (>= 0); with 0 the interval is ``(None, None)``.
+    confidence_level : float
+        In (0, 1).
+
+    Returns
+    -------
+    (low, high) : tuple of float in [0, 1], or (None, None) for n = 0
+
+    Raises
+    ------
+    ValueError
+        Counts that are not integers with 0 <= successes <= n, or a level outside (0, 1).
+
+    References
+    ----------
+    Wilson, E. B. (1927), "Probable inference, the law of succession, and statistical inference",
+    JASA 22(158); computed by ``scipy.stats.binomtest(successes, n).proportion_ci(method="wilson")``.
+    """
+    for name, value in (("successes", successes), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    if successes > n:
+        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    if n == 0:
+        return None, None
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
+    return float(ci.low), float(ci.high)

@@ -19,6 +19,7 @@ Unaligned GT events are *missed*; unaligned predicted events are *spurious*.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -70,9 +71,10 @@ class Alignment:
         The verified/repaired span of every event, by index.
     gt_ids, pred_ids : tuple of str
         Event ids by index (``#i`` when an event has no id).
-    gt_labels, pred_labels : tuple of str
+    gt_labels, pred_labels : sequence of str
         Readable names of the events by index (:func:`event_label`: type and the first words
-        of the span), for tables and pickers; the ids stay the keys.
+        of the span), for tables and pickers; the ids stay the keys.  Made when first read
+        (scores do not need them; a pickled alignment carries them as a tuple).
     min_iou : float
         The IoU threshold used.
     warnings : tuple of str
@@ -88,8 +90,8 @@ class Alignment:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     gt_ids: tuple[str, ...] = field(default_factory=tuple)
     pred_ids: tuple[str, ...] = field(default_factory=tuple)
-    gt_labels: tuple[str, ...] = field(default_factory=tuple)
-    pred_labels: tuple[str, ...] = field(default_factory=tuple)
+    gt_labels: Sequence[str] = field(default_factory=tuple)
+    pred_labels: Sequence[str] = field(default_factory=tuple)
 
     def label_of(self, event_id: str) -> str:
         """The readable label of a GT or predicted event id (the id itself if unknown or empty)."""
@@ -162,6 +164,44 @@ def event_label(event: NarrativeEvent, index: int, text: str = "", span: Resolve
     if not short:
         return f"{kind or 'event'} {index + 1}"
     return f"{kind}: {short}" if kind else short
+
+
+class EventLabels(Sequence):
+    """The :func:`event_label` of each event, made on first access (a read-only sequence of str).
+
+    Equal to the tuple of the same labels; pickled as that tuple.
+    """
+
+    def __init__(self, events: Sequence[NarrativeEvent], spans: Sequence[ResolvedSpan], text: str):
+        self._events, self._spans, self._text = events, spans, text
+        self._labels: tuple[str, ...] | None = None
+
+    def _all(self) -> tuple[str, ...]:
+        if self._labels is None:
+            self._labels = tuple(event_label(e, i, self._text, self._spans[i]) for i, e in enumerate(self._events))
+            self._events = self._spans = ()
+            self._text = ""
+        return self._labels
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._events) if self._labels is None else len(self._labels)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (EventLabels, tuple, list)):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self):
+        return tuple, (self._all(),)
 
 
 def align_events(
@@ -279,6 +319,6 @@ def align_events(
         warnings=tuple(warnings),
         gt_ids=tuple(e.id or f"#{i}" for i, e in enumerate(gt_events)),
         pred_ids=tuple(e.id or f"#{j}" for j, e in enumerate(pred_events)),
-        gt_labels=tuple(event_label(e, i, text, gt_spans[i]) for i, e in enumerate(gt_events)),
-        pred_labels=tuple(event_label(e, j, text, pred_spans[j]) for j, e in enumerate(pred_events)),
+        gt_labels=EventLabels(gt_events, gt_spans, text),
+        pred_labels=EventLabels(pred_events, pred_spans, text),
     )

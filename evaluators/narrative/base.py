@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
@@ -203,17 +204,17 @@ class ValidityCounter:
             values, entries = vocab.values, vocab.entries
             valid = total = 0
             invalid: dict[str, int] = {}
-            for raw in labels:
+            for raw, n in Counter(labels).items():  # each distinct label once, in order of first appearance
                 if not raw:
                     continue
                 value = values[raw]
                 if not value:
                     continue
-                total += 1
+                total += n
                 if value in entries:
-                    valid += 1
+                    valid += n
                 else:
-                    invalid[raw] = invalid.get(raw, 0) + 1
+                    invalid[raw] = n
             if total:
                 out.setdefault(f, {})[side] = {"valid": valid, "total": total, "validity_rate": valid / total,
                                                "invalid_labels": invalid}

@@ -23,9 +23,13 @@ also given per language and per group (``system`` / ``model`` field) when presen
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
+import os
 import re
 import sys
+import tempfile
 import zlib
 from array import array
 from collections import Counter
@@ -43,7 +47,8 @@ from evaluators.metrics import cmrc, squad
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
-from evaluators.parallel import chunked, imap_chunks
+from evaluators.io.readers import detect_encoding, iter_jsonl_values, jsonl_block
+from evaluators.parallel import Inherited, chunked, forks_workers, imap_chunks
 from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (
@@ -423,87 +428,123 @@ def signature(task: str) -> str:
 
 @dataclass
 class _Block:
-    """What a worker gives back for a block of lines: columns for the store, ids, field counts, issues, rows."""
+    """What :func:`_score_block` gives back for a block of lines: columns for the store, ids, field counts,
+    issues and the rendered rows."""
 
     offsets: list[int]
     lengths: list[int]
     lines: list[int]
-    exact_match: list[float | None]
-    token_f1: list[float | None]
-    status: list[str]
-    lang: list[str | None]
-    gold_verdict: list[str | None]
-    predicted_verdict: list[str | None]
-    group: list[str | None]
+    exact_match: Sequence[float | None]
+    token_f1: Sequence[float | None]
+    status: Sequence[str]
+    lang: Sequence[str | None]
+    gold_verdict: Sequence[str | None]
+    predicted_verdict: Sequence[str | None]
+    group: Sequence[str | None]
     special: dict[str, list[str]]
     gt_used: Counter[str]
     pred_used: Counter[str]
     issues: list[InputIssue]
     text: bytes | None
-    id_keys: list[int] = field(default_factory=list)
+    id_keys: list[int]
+    first_index: int
+    skipped: int
+    spilled: tuple[str, int, int] | None = None
 
 
-def _numbered(blocks: Iterator[tuple[bytes, int]], first_line: int) -> Iterator[tuple[bytes, int, int]]:
-    """``(block, offset, first line)``: line numbers carried from block to block."""
-    for block, offset in blocks:
-        yield block, offset, first_line
-        first_line += block.count(b"\n")
+def _read_range(path: str | Path, offset: int, size: int) -> bytes:
+    """``size`` bytes of the file ``path`` from ``offset``."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(size)
 
 
-def _score_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str, file: str,
-                 payload: tuple[bytes, int, int]) -> _Block:
-    """Parse, score (and render) a block of UTF-8 JSONL lines in a worker, exactly as the stream would.
+def _score_block(scorer: Scorer | Inherited, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
+                 file: str, key: Callable[[tuple], int], spill: tuple[str, int] | None, payload: tuple) -> _Block:
+    """Parse, score (and render) a block of UTF-8 JSONL lines, in this process or in a worker.
 
-    ``payload``: the block's bytes, its offset in the input and the number of its first line.
-    Lines and offsets are the input's; a record's index is -1 (its position among all records is
-    not known here: the store numbers records by position, and :attr:`RowSink.number` puts it
-    into the rendered rows).
+    ``payload``: ``(block, offset, size, first_line, first_index, path)``, the block's bytes (``None``:
+    read ``size`` bytes from ``offset`` of the file ``path``), its offset in the input, the number of its
+    first line and the position among the input's records of its first record.  ``key`` maps
+    ``(group, id)`` to the integer that finds repeated ids (``hash``, as :func:`_id_key`, or
+    :func:`_portable_id_key`).  Lines, offsets and issues are the input's; the rows are rendered in
+    blocks, as :func:`evaluate_records` renders them.  With ``spill = (folder, pid)``, a process other
+    than ``pid`` (a worker) appends the rows to a file of its own in the folder and the block says
+    where (``spilled``) instead of carrying them.
     """
-    from evaluators.io.readers import iter_jsonl_values
+    block, base, size, first_line, first_index, path = payload
+    if block is None:
+        block = _read_range(path, base, size)
+    if isinstance(scorer, Inherited):  # a worker's own scorer, its memo kept from block to block
+        scorer = scorer()
+    collect = gc.isenabled()
+    gc.disable()  # thousands of records alive at once, none in a reference cycle: no collection traverses them
+    try:
+        part = _scored_block(scorer, render, signature_text, file, key, block, base, first_line, first_index)
+    finally:  # what was allocated here is freed by now: the collector's count is back where it was
+        if collect:
+            gc.enable()
+    if spill is not None and part.text and spill[1] != os.getpid():
+        out = _SPILLS.get(spill[0])
+        if out is None:
+            out = _SPILLS[spill[0]] = open(os.path.join(spill[0], f"{os.getpid()}.rows"), "ab")
+        offset = out.tell()
+        out.write(part.text)
+        out.flush()  # read by the parent as soon as it has this block
+        part.spilled, part.text = (out.name, offset, len(part.text)), None
+    return part
 
-    block, base, first_line = payload
-    out = _Block([], [], [], [], [], [], [], [], [], [], {STATUS_MISSING_GT: [], STATUS_MISSING_PREDICTION: [],
-                 STATUS_GOLD_UNPARSED: [], "unparsed_predictions": []}, Counter(), Counter(), [], None)
-    rendered: list[tuple] = []
+
+#: Files that this process appends rendered rows to, by folder (see :func:`_score_block`).
+_SPILLS: dict[str, BinaryIO] = {}
+
+
+def _scored_block(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | None, signature_text: str,
+                  file: str, key: Callable[[tuple], int], block: bytes, base: int, first_line: int,
+                  first_index: int) -> _Block:
+    """The body of :func:`_score_block`."""
+    datas, lines, offsets, lengths, issues = jsonl_block(block, file, first_line=first_line, base=base)
     values = scorer.values
     ask_question = render is not None
-    special, unparsed = out.special, verdicts.UNPARSED
-    for item in iter_jsonl_values(block, file, encoding="utf-8"):
-        if type(item) is not tuple:
-            out.issues.append(item if item.line is None else dataclasses.replace(item, line=first_line + item.line - 1))
-            continue
-        data, ln, _, raw, offset = item
-        line = first_line + ln - 1
-        v = values(data, -1, line, ask_question)  # the position among all records is not known here
-        out.offsets.append(base + offset)
-        out.lengths.append(len(raw))
-        out.lines.append(line)
-        out.exact_match.append(v[13])
-        out.token_f1.append(v[14])
-        status = v[10]
-        out.status.append(status)
-        out.lang.append(v[11])
-        out.gold_verdict.append(v[15])
-        out.predicted_verdict.append(v[16])
-        out.group.append(v[3])
-        out.id_keys.append(_id_key(v[2], v[3]))
-        if v[8]:
-            out.pred_used[v[8]] += 1
-        if v[6]:
-            out.gt_used[v[6]] += 1
-        if status != STATUS_SCORED:
-            special[status].append(v[2])
-        elif v[16] == unparsed:
-            special["unparsed_predictions"].append(v[2])
-        if render is not None:
-            rendered.append(v)
-    if render is not None:
-        out.text = render(rendered, signature_text)
-    return out
+    rows = [values(d, i, ln, ask_question) for i, d, ln in zip(range(first_index, first_index + len(datas)), datas,
+                                                                lines)]
+    del datas
+    n_lines = block.count(b"\n") + (1 if block and block[-1:] != b"\n" else 0)
+    cols: list[Sequence] = list(zip(*rows)) if rows else [()] * len(dataclasses.fields(QARecordResult))
+    ids, groups, gold_fields, pred_fields, statuses, pred_vs = cols[2], cols[3], cols[6], cols[8], cols[10], cols[16]
+    special = _special_lists()
+    if statuses.count(STATUS_SCORED) != len(statuses):
+        for rid, status in zip(ids, statuses):
+            if status != STATUS_SCORED:
+                special[status].append(rid)
+    unparsed = verdicts.UNPARSED
+    if unparsed in pred_vs:
+        special["unparsed_predictions"] = [rid for rid, status, pv in zip(ids, statuses, pred_vs)
+                                           if status == STATUS_SCORED and pv == unparsed]
+    gt_used, pred_used = Counter(gold_fields), Counter(pred_fields)
+    for counter in (gt_used, pred_used):
+        counter.pop(None, None)
+        counter.pop("", None)
+    text = render(rows, signature_text) if render is not None else None
+    n_records = len(rows)
+    del rows
+    return _Block(offsets, lengths, lines, cols[13], cols[14], statuses, cols[11], cols[15], pred_vs, groups,
+                  special, gt_used, pred_used, issues, text, list(map(key, zip(groups, ids))), first_index,
+                  n_lines - n_records)
 
 
 def _id_key(rid: str, group: str | None) -> int:
-    """32-bit hash (CRC-32) of a record's (group, id): the same in every process."""
+    """Integer of a record's (group, id) that finds repeated ids (equal ids, equal keys): Python's hash.
+
+    The same in this process and in workers forked from it (they inherit the hash seed);
+    :func:`_portable_id_key` for workers started afresh.
+    """
+    return hash((group, rid))
+
+
+def _portable_id_key(group_id: tuple[str | None, str]) -> int:
+    """:func:`_id_key` of ``(group, id)`` as CRC-32, the same in every process (workers not forked)."""
+    group, rid = group_id
     return zlib.crc32(f"{group}\x00{rid}".encode("utf-8", "surrogatepass"))
 
 
@@ -519,7 +560,7 @@ def _repeated_ids(store: RecordStore, keys: array, file: str, group_field: str |
     """
     if len(keys) < 2:
         return []
-    codes = np.frombuffer(keys, dtype=np.uint32)
+    codes = np.frombuffer(keys, dtype=np.int64)
     _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
     candidates = np.flatnonzero(counts[inverse] > 1).tolist()
     if not candidates:
@@ -590,7 +631,6 @@ def evaluate_records(
     reader: Callable[[int, int], bytes] | None = None,
     workers: int = 1,
     rows: RowSink | None = None,
-    blocks: Callable[[int], Iterator[tuple[bytes, int]]] | None = None,
 ) -> QAReport:
     """Score QA or fact-check records, from a :class:`~evaluators.io.RecordSet` or a stream.
 
@@ -619,12 +659,6 @@ def evaluate_records(
     rows : RowSink, optional
         Receives each record's rendered row as it is scored (in input order), so a writer
         streams instead of materialising every record after the report.
-    blocks : callable, optional
-        ``blocks(offset) -> iterator of (bytes, offset)``: the UTF-8 JSONL input from ``offset``
-        in blocks that end at a line end (:attr:`evaluators.qa.records.QASource.blocks`).  With
-        several workers, a stream's lines after the detection sample are then sent to the
-        workers as raw blocks, which parse, score and render them (nothing is parsed or
-        pickled per record here); the report is the same.
 
     Returns
     -------
@@ -651,21 +685,12 @@ def evaluate_records(
         head.append(item if type(item) is tuple else (item.data, item.line, item.index, item.raw, item.offset))
         if len(head) >= sample_size:
             break
-    sample = [r[0] for r in head]
-    sampled = config.task == "auto"  # the reason counts the sample; said so below when the file is longer
-    if config.task == "auto":
-        task, reason = detect_task(sample, config.dataset, config.gt_fields)
-        sampled = not reason.startswith("dataset name")
-    else:
-        task, reason = config.task, "set by the user"
-    group_field = pick_group_field(sample, config.group_field)
-    del sample
+    task, reason, sampled, group_field = _decide([r[0] for r in head], config)
     gt_used: Counter[str] = Counter()
     pred_used: Counter[str] = Counter()
     scorer = Scorer(task, config, group_field)
     store = RecordStore(scorer.record, reader)
-    special: dict[str, list[str]] = {STATUS_MISSING_GT: [], STATUS_MISSING_PREDICTION: [], STATUS_GOLD_UNPARSED: [],
-                                     "unparsed_predictions": []}
+    special = _special_lists()
     sig = signature(task)
     render, write = (rows.render, rows.write) if rows is not None else (None, None)
     total = total or 0
@@ -683,7 +708,7 @@ def evaluate_records(
     append = store.append_values
     unparsed = verdicts.UNPARSED
     done = 0
-    id_keys = array("I")  # a 32-bit hash of each record's (group, id), to find repeated ids at the end
+    id_keys = array("q")  # a hash of each record's (group, id), to find repeated ids at the end
 
     def score_here(records: Iterable[tuple]) -> None:
         """Score records in this process, rows rendered in blocks."""
@@ -743,31 +768,8 @@ def evaluate_records(
         if pending:
             write(render(pending, sig))
 
-    last = head[-1] if head else None
-    by_block = (workers > 1 and blocks is not None and reader is not None and len(head) == sample_size
-                and last[4] is not None)
     if workers <= 1:
         score_here(items())
-    elif by_block:  # the head here, the rest as byte blocks parsed and scored in the workers
-        score_here(head)
-        if hasattr(stream, "close"):
-            stream.close()  # not read further: the blocks start after the head's last line
-        work = partial(_score_block, scorer, render, sig, file)
-        for _, part in imap_chunks(work, _numbered(blocks(last[4] + len(last[3]) + 1), last[1] + 1), workers,
-                                   payload=lambda x: x):
-            issues.extend(part.issues)
-            id_keys.extend(part.id_keys)
-            store.extend_lines(part.offsets, part.lengths, part.lines, part.exact_match, part.token_f1,
-                               part.status, part.lang, part.gold_verdict, part.predicted_verdict, part.group)
-            for key, ids in part.special.items():
-                special[key].extend(ids)
-            gt_used.update(part.gt_used)
-            pred_used.update(part.pred_used)
-            if part.text is not None:
-                write(rows.number(part.text, done) if rows.number is not None else part.text)
-            done += len(part.lines)
-            if progress is not None:
-                progress(done, total)
     else:
         work = partial(_score_chunk, scorer, render, sig)
         for chunk, (compact, text) in imap_chunks(work, chunked(items(), CHUNK_RECORDS), workers,
@@ -789,9 +791,36 @@ def evaluate_records(
                 progress(done, total)
     n_sample = len(head)
     head.clear()
+    return _finish(file or "<input>", config, task, reason, sampled, n_sample, group_field, store, id_keys, special,
+                   gt_used, pred_used, issues, progress, total)
+
+
+def _decide(sample: Sequence[Mapping[str, Any]], config: QAConfig) -> tuple[str, str, bool, str | None]:
+    """``(task, reason, sampled, group_field)`` decided on the records ``sample`` (see :func:`evaluate_records`).
+
+    ``sampled``: whether the reason counts records (then said to be a sample when the file is longer).
+    """
+    if config.task == "auto":
+        task, reason = detect_task(sample, config.dataset, config.gt_fields)
+        sampled = not reason.startswith("dataset name")
+    else:
+        task, reason, sampled = config.task, "set by the user", False
+    return task, reason, sampled, pick_group_field(sample, config.group_field)
+
+
+def _special_lists() -> dict[str, list[str]]:
+    """The report's lists of record ids by situation, empty."""
+    return {STATUS_MISSING_GT: [], STATUS_MISSING_PREDICTION: [], STATUS_GOLD_UNPARSED: [], "unparsed_predictions": []}
+
+
+def _finish(file: str, config: QAConfig, task: str, reason: str, sampled: bool, n_sample: int,
+            group_field: str | None, store: RecordStore, id_keys: array, special: dict[str, list[str]],
+            gt_used: Counter[str], pred_used: Counter[str], issues: list[InputIssue],
+            progress: Callable[[int, int], None] | None, total: int) -> QAReport:
+    """The report of scored records: repeated ids, the classification, the aggregates and their intervals."""
     if progress is not None:
         progress(len(store), total or len(store))
-    issues.extend(_repeated_ids(store, id_keys, file or "<input>", group_field))
+    issues.extend(_repeated_ids(store, id_keys, file, group_field))
     if sampled and len(store) > n_sample:
         reason += f" (in a sample: the first {n_sample:,} of {len(store):,} records)"
 
@@ -1088,15 +1117,23 @@ class RowSink:
         picklable (a module-level function).
     write : callable
         ``write(data)``: called in this process with the rendered rows, in input order.
-    number : callable, optional
-        ``number(data, first) -> data``: rows rendered in a worker that parsed its own block of
-        lines, whose records' ``index`` (position among the records) it gave as -1, with the
-        positions put in from ``first``.  ``None`` when the rows do not show the index.
+    indexed : bool
+        Whether the rows show a record's ``index`` (its position among the records): a block
+        rendered in a worker from a wrong guess of its first position is then rendered again.
+    write_range : callable, optional
+        ``write_range(path, offset, length)``: like ``write``, for rows that a worker process
+        wrote to a file of its own (the bytes from ``offset`` of the file ``path``); the file is
+        removed once the input is scored.  Without it, workers send their rows back.
+    reset : callable, optional
+        ``reset()``: forget the rows written so far (a JSONL input read as UTF-8 turned out not to
+        be, and is read again).  Without it, the whole input's encoding is checked before any row.
     """
 
     render: Callable[[list[tuple], str], bytes]
     write: Callable[[bytes], None]
-    number: Callable[[bytes, int], bytes] | None = None
+    indexed: bool = False
+    write_range: Callable[[str, int, int], None] | None = None
+    reset: Callable[[], None] | None = None
 
 
 #: Records rendered at once by a :class:`RowSink` in one process (rows are written in blocks of this many).
@@ -1132,11 +1169,147 @@ def _score_chunk(scorer: Scorer, render: Callable[[list[tuple], str], bytes] | N
 def evaluate_source(source: QASource, config: QAConfig | None = None, *,
                     progress: Callable[[int, int], None] | None = None, workers: int = 1,
                     rows: RowSink | None = None) -> QAReport:
-    """Score an input read once by :func:`evaluators.qa.records.open_qa_source` (records, not bytes)."""
+    """Score an input read once by :func:`evaluators.qa.records.open_qa_source` (records, not bytes).
+
+    A JSONL file on disk or in bytes is scored block by block (:func:`evaluate_blocks`); other
+    inputs record by record (:func:`evaluate_records`).  The report is the same either way.
+    """
+    if source.streamed and source.opener is not None and source.blocks is not None and source.reader is not None:
+        return evaluate_blocks(source, config, progress=progress, workers=workers, rows=rows)
     if source.streamed:
         return evaluate_records(source.records, config, progress, file=source.file, total=source.total,
-                                reader=source.reader, workers=workers, rows=rows, blocks=source.blocks)
+                                reader=source.reader, workers=workers, rows=rows)
     return evaluate_records(source.records, config, progress, workers=workers, rows=rows)
+
+
+def _jsonl_stream(opener: Callable[[], BinaryIO], file: str, encoding: str, **kwargs) -> Iterator[tuple | InputIssue]:
+    """:func:`~evaluators.io.readers.iter_jsonl_values` over the opened input (closed at the end)."""
+    with opener() as f:
+        yield from iter_jsonl_values(f, file, encoding=encoding, **kwargs)
+
+
+def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
+                    progress: Callable[[int, int], None] | None = None, workers: int = 1,
+                    rows: RowSink | None = None) -> QAReport:
+    """Score a JSONL input (:attr:`QASource.opener` and :attr:`QASource.blocks`) in blocks of whole lines.
+
+    The input is read as UTF-8 (with a BOM, UTF-8-SIG), each line checked as it is parsed; should a
+    line not be UTF-8, what was scored is dropped (``rows.reset``) and the whole input's encoding is
+    decided first (:func:`~evaluators.io.readers.detect_encoding`: the same rule as for other
+    inputs).  The task and the group field are decided on
+    the first :data:`DETECTION_SAMPLE` records; then every block of lines (about
+    :data:`evaluators.qa.records.BLOCK_BYTES`) is parsed, scored and rendered by one function
+    (:func:`_score_block`), in this process or, with ``workers > 1``, in worker processes forked
+    from it that read their blocks from the file themselves; the results come back in input order
+    and are merged here (a few columns per record; the rendered rows are written as they come).
+    The report, and the rows, are the same for any worker count and the same as
+    :func:`evaluate_records` gives for the stream of the same input.  An input that is not UTF-8
+    (GB18030) is scored record by record by :func:`evaluate_records`.
+
+    Raises
+    ------
+    InputError
+        When the input is neither UTF-8 nor GB18030.
+    """
+    config = config or QAConfig()
+    file = source.file
+    if rows is None or rows.reset is not None:
+        with source.opener() as f:
+            bom = 3 if f.read(3) == b"\xef\xbb\xbf" else 0
+        try:
+            return _evaluate_utf8(source, config, "utf-8-sig" if bom else "utf-8", bom, progress, workers, rows)
+        except UnicodeDecodeError:  # not UTF-8 after all: decided on the whole input, read again
+            if rows is not None:
+                rows.reset()
+    with source.opener() as f:
+        encoding, bom = detect_encoding(f, file)
+    if encoding == "gb18030":  # lines are decoded and re-encoded: no offsets, record by record
+        return evaluate_records(_jsonl_stream(source.opener, file, encoding), config, progress, file=file,
+                                total=source.total, reader=source.reader, workers=workers, rows=rows)
+    return _evaluate_utf8(source, config, encoding, bom, progress, workers, rows)
+
+
+def _evaluate_utf8(source: QASource, config: QAConfig, encoding: str, bom: int,
+                   progress: Callable[[int, int], None] | None, workers: int, rows: RowSink | None) -> QAReport:
+    """:func:`evaluate_blocks` of an input read as UTF-8 (``encoding``: ``utf-8`` or ``utf-8-sig``, with a
+    ``bom`` of 3 bytes); UnicodeDecodeError when a line is not UTF-8."""
+    file = source.file
+    sample: list[dict] = []
+    head = _jsonl_stream(source.opener, file, encoding, keep_raw=False)
+    for item in head:  # issues here come again from the blocks
+        if type(item) is tuple:
+            sample.append(item[0])
+            if len(sample) >= DETECTION_SAMPLE:
+                break
+    head.close()
+    task, reason, sampled, group_field = _decide(sample, config)
+    n_sample = len(sample)
+    del sample
+    scorer = Scorer(task, config, group_field)
+    store = RecordStore(scorer.record, source.reader)
+    special = _special_lists()
+    gt_used: Counter[str] = Counter()
+    pred_used: Counter[str] = Counter()
+    issues: list[InputIssue] = []
+    id_keys = array("q")
+    sig = signature(task)
+    render = rows.render if rows is not None else None
+    indexed = rows is not None and rows.indexed
+    pool = workers > 1
+    key = hash if not pool or forks_workers() else _portable_id_key  # hash((group, id)) is _id_key(id, group)
+    spills = pool and rows is not None and rows.write_range is not None  # workers write rows to files of their own
+    shared = Inherited(scorer) if pool else scorer
+    with tempfile.TemporaryDirectory(prefix="evalboard-rows-") if spills else contextlib.nullcontext() as spill:
+        work = partial(_score_block, shared, render, sig, file, key, (spill, os.getpid()) if spills else None)
+        try:
+            _merge_blocks(source, bom, work, workers, indexed, rows, store, issues, id_keys, special, gt_used,
+                          pred_used, progress)
+        finally:
+            if pool:
+                shared.close()
+    return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
+                   pred_used, issues, progress, source.total or 0)
+
+
+def _merge_blocks(source: QASource, bom: int, work: Callable[[tuple], _Block], workers: int, indexed: bool,
+                  rows: RowSink | None, store: RecordStore, issues: list[InputIssue], id_keys: array,
+                  special: dict[str, list[str]], gt_used: Counter[str], pred_used: Counter[str],
+                  progress: Callable[[int, int], None] | None) -> None:
+    """Score the blocks of ``source`` from ``bom`` with ``work`` (in workers when ``workers > 1``) and merge
+    them in input order into the store, lists and counts given (see :func:`evaluate_blocks`)."""
+    pool = workers > 1
+    done = 0
+    skipped = 0  # lines that are not records, in the blocks merged so far
+
+    def payloads() -> Iterator[list[tuple]]:
+        """One chunk (a list of one payload) per block; the position of its first record is the best guess
+        from the blocks merged so far (it is right unless a block still in flight has a line that is not a
+        record; the block is then rendered again here)."""
+        first_line = 1
+        for block, offset in source.blocks(bom):
+            send = None if pool and source.path is not None else block  # a worker reads its block from the file
+            yield [(send, offset, len(block), first_line, first_line - 1 - skipped, source.path)]
+            first_line += block.count(b"\n")
+
+    for (payload,), part in imap_chunks(work, payloads(), workers, payload=lambda chunk: chunk[0]):
+        if indexed and part.first_index != done:  # a guess that missed: the block's rows again, numbered
+            part = work((payload[0], payload[1], payload[2], payload[3], done, payload[5]))
+        issues.extend(part.issues)
+        id_keys.extend(part.id_keys)
+        store.extend_lines(part.offsets, part.lengths, part.lines, part.exact_match, part.token_f1, part.status,
+                           part.lang, part.gold_verdict, part.predicted_verdict, part.group)
+        for name, ids in part.special.items():
+            special[name].extend(ids)
+        gt_used.update(part.gt_used)
+        pred_used.update(part.pred_used)
+        if part.spilled is not None:
+            rows.write_range(*part.spilled)
+        elif part.text is not None:
+            rows.write(part.text)
+        done += len(part.lines)
+        skipped += part.skipped
+        if progress is not None:
+            progress(done, source.total or 0)
 
 
 def evaluate_qa(data: bytes | bytearray | memoryview, file: str = "<input>", config: QAConfig | None = None, *,

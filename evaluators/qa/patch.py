@@ -17,17 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
-from evaluators.io.gt_patch import PatchApplication, PatchEntry, apply_gt_patch
-from evaluators.metrics.statistics import (
-    BootstrapCI,
-    McNemarResult,
-    PairedComparison,
-    bootstrap_ci,
-    mcnemar,
-    paired_bootstrap,
-)
+from evaluators.io.gt_patch import GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest
+from evaluators.metrics.before_after import (  # noqa: F401 (PatchEffect, RankFlip, ScoreChange re-exported)
+    Corrections, PatchEffect, RankFlip, ScoreChange, corrections_of, score_effect)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
@@ -41,9 +34,10 @@ from evaluators.qa.evaluate import (
     verdict_classification,
     with_intervals,
 )
-from evaluators.results import DictMixin
 
 COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
+#: The metrics compared before and after a patch.
+QA_METRICS = ("exact_match", "token_f1")
 _GT_KEY, _PRED_KEY, _GROUP_KEY = "answers", "prediction", "group"
 
 
@@ -139,73 +133,6 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     return rebuild_report(report, out), application
 
 
-@dataclass(frozen=True)
-class ScoreChange(DictMixin):
-    """One run's scores before and after a GT patch, on the records scored in both.
-
-    Attributes
-    ----------
-    run : str
-    n_paired : int
-        Records scored before and after (a record that gained a GT is in ``after`` only).
-    n_changed : int
-        Records whose EM or F1 changed.
-    exact_match_before, exact_match_after, token_f1_before, token_f1_after : BootstrapCI
-        Means with percentile bootstrap intervals (records resampled).
-    exact_match_change, token_f1_change : PairedComparison
-        After minus before: paired bootstrap interval and two-sided p-value.
-    exact_match_mcnemar : McNemarResult
-        McNemar's exact test on EM (records right after only vs before only).
-    """
-
-    run: str
-    n_paired: int
-    n_changed: int
-    exact_match_before: BootstrapCI
-    exact_match_after: BootstrapCI
-    token_f1_before: BootstrapCI
-    token_f1_after: BootstrapCI
-    exact_match_change: PairedComparison
-    token_f1_change: PairedComparison
-    exact_match_mcnemar: McNemarResult
-
-
-@dataclass(frozen=True)
-class RankFlip(DictMixin):
-    """Two systems whose order by a metric is reversed by the patch.
-
-    Attributes
-    ----------
-    metric : {"exact_match", "token_f1"}
-    higher_before, higher_after : str
-        The system ahead before, the one ahead after.
-    before, after : tuple of float
-        Both systems' means (``higher_before`` first) before and after.
-    """
-
-    metric: str
-    higher_before: str
-    higher_after: str
-    before: tuple[float, float]
-    after: tuple[float, float]
-
-
-@dataclass(frozen=True)
-class PatchEffect(DictMixin):
-    """Scores before and after a GT patch, run by run.
-
-    Attributes
-    ----------
-    changes : tuple of ScoreChange
-        One per run, in the runs' order.
-    rank_flips : tuple of RankFlip
-        Pairs of runs whose order changed (EM or F1); empty with one run.
-    """
-
-    changes: tuple[ScoreChange, ...]
-    rank_flips: tuple[RankFlip, ...]
-
-
 def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
     if len(before) != len(after):
         raise ValueError(f"before and after must be the same records: {len(before)} vs {len(after)}")
@@ -220,7 +147,7 @@ def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
 
 def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]], *,
                  n_resamples: int = 10_000, confidence_level: float = 0.95, seed: int = 0) -> PatchEffect:
-    """Compare each run's records before and after a GT patch.
+    """Compare each run's records before and after a GT patch (EM and F1; McNemar on EM).
 
     Parameters
     ----------
@@ -228,47 +155,120 @@ def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[
         Run name -> its records before the patch / after it (the same records, same order:
         :func:`evaluators.qa.compare.runs_of` of the report and of :func:`patch_report`'s).
     n_resamples, confidence_level, seed
-        Bootstrap settings (:func:`evaluators.metrics.statistics.bootstrap_ci`, ``paired_bootstrap``);
-        ``n_resamples`` >= 1.
+        Bootstrap settings (:func:`evaluators.metrics.before_after.score_effect`); ``n_resamples`` >= 1.
 
     Returns
     -------
     PatchEffect
+        Metrics ``exact_match`` (binary: McNemar's exact test) and ``token_f1``.
 
     Raises
     ------
     ValueError
         Runs that differ between ``before`` and ``after``, or a run without a record scored in both.
     """
+    values_b, values_a = _values(before, after)
+    return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
+                        confidence_level=confidence_level, seed=seed, unit="record")
+
+
+def _values(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]]):
+    """Run -> metric -> values of the records scored before and after (:func:`_pairs`)."""
     if list(before) != list(after):
         raise ValueError("before and after must have the same runs")
-    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
-    changes = []
+    values_b, values_a = {}, {}
     for run in before:
         pairs = _pairs(before[run], after[run])
-        if not pairs:
-            raise ValueError(f"{run}: no record scored before and after the patch")
-        em_b = [b.exact_match for b, _ in pairs]
-        em_a = [a.exact_match for _, a in pairs]
-        f1_b = [b.token_f1 for b, _ in pairs]
-        f1_a = [a.token_f1 for _, a in pairs]
-        changed = sum(1 for b, a in pairs if (b.exact_match, b.token_f1) != (a.exact_match, a.token_f1))
-        ci = {**settings, "unit": "record"}
-        changes.append(ScoreChange(
-            run, len(pairs), changed, bootstrap_ci(em_b, **ci), bootstrap_ci(em_a, **ci), bootstrap_ci(f1_b, **ci),
-            bootstrap_ci(f1_a, **ci), paired_bootstrap(em_b, em_a, **settings),
-            paired_bootstrap(f1_b, f1_a, **settings), mcnemar(em_b, em_a)))
-    flips = []
-    for metric in ("exact_match", "token_f1"):
-        for i, x in enumerate(changes):
-            for y in changes[i + 1:]:
-                xb, yb = getattr(x, f"{metric}_before").estimate, getattr(y, f"{metric}_before").estimate
-                xa, ya = getattr(x, f"{metric}_after").estimate, getattr(y, f"{metric}_after").estimate
-                if (xb - yb) * (xa - ya) < 0:
-                    hi, lo = (x, y) if xb > yb else (y, x)
-                    flips.append(RankFlip(metric, hi.run, lo.run,
-                                          (getattr(hi, f"{metric}_before").estimate,
-                                           getattr(lo, f"{metric}_before").estimate),
-                                          (getattr(hi, f"{metric}_after").estimate,
-                                           getattr(lo, f"{metric}_after").estimate)))
-    return PatchEffect(tuple(changes), tuple(flips))
+        values_b[run] = {m: [getattr(b, m) for b, _ in pairs] for m in QA_METRICS}
+        values_a[run] = {m: [getattr(a, m) for _, a in pairs] for m in QA_METRICS}
+    return values_b, values_a
+
+
+def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str]], patches: GTPatchSet
+                  ) -> tuple[list[QAReport], tuple[tuple[str, PatchApplication], ...]]:
+    """Apply GT patches to scored reports, each scored from its own GT file.
+
+    Parameters
+    ----------
+    reports : sequence of QAReport
+    gt_files : sequence of (str, str)
+        ``(name, SHA-256)`` of each report's GT file, in the order of ``reports``.
+    patches : GTPatchSet
+        Each entry applies to the reports of the GT file it was made for.
+
+    Returns
+    -------
+    (list of QAReport, tuple of (str, PatchApplication))
+        The patched reports, and what the entries did in each report (named by the report's file).
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for none of the GT files (nothing is applied).
+    """
+    check_digest(patches.entries, dict(gt_files))
+    patched, applications = [], []
+    for report, (_, digest) in zip(reports, gt_files):
+        new, app = patch_report(report, [e for e in patches.entries if e.gt_digest == digest], digest)
+        patched.append(new)
+        applications.append((report.file, app))
+    return patched, tuple(applications)
+
+
+def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
+                   applications: Sequence[tuple[str, PatchApplication]], files: Sequence[str] = (), *,
+                   n_resamples: int = 10_000, seed: int = 0) -> Corrections:
+    """What GT patches did to QA reports: the applications and every run's EM / F1 before and after
+    (:func:`patch_effect` of the runs of ``before`` and ``after``, :func:`evaluators.qa.compare.runs_of`)."""
+    from evaluators.qa.compare import runs_of
+
+    values_b, values_a = _values(runs_of(before), runs_of(after))
+    return corrections_of(applications, values_b, values_a, QA_METRICS, files=files, binary=("exact_match",),
+                          n_resamples=n_resamples, seed=seed, unit="record")
+
+
+def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: int | None = None, seed: int = 0):
+    """A :class:`~evaluators.qa.run.QARun` after GT patches (what the QA page applies; the CLI commands
+    apply the same :func:`patch_reports`).
+
+    Parameters
+    ----------
+    result : QARun
+    sources : sequence of QAInput
+        The inputs ``result`` was scored from (the GT file of input ``i`` is its ``source``).
+    patches : GTPatchSet
+    n_resamples : int, optional
+        Resamples of the before / after intervals and paired tests (default: the run's
+        ``ci_resamples``, 2000 when that is 0).
+    seed : int
+
+    Returns
+    -------
+    (QARun, Corrections)
+        The run with every usable report patched, and what the patches did with the scores before
+        and after.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for none of the inputs' files.
+    """
+    from evaluators.io.gt_patch import file_sha256
+
+    usable = [(i, x) for i, x in enumerate(result.inputs) if x.usable]
+    gt_files = [(x.file, file_sha256(sources[i].source)) for i, x in usable]
+    before = [x.report for _, x in usable]
+    after, applications = patch_reports(before, gt_files, patches)
+    resamples = n_resamples if n_resamples is not None else (result.config.ci_resamples or 2000)
+    return (with_reports(result, after),
+            qa_corrections(before, after, applications, patches.files, n_resamples=max(1, resamples), seed=seed))
+
+
+def with_reports(result, reports: Sequence[QAReport]):
+    """``result`` (a :class:`~evaluators.qa.run.QARun`) with its usable inputs' reports replaced by
+    ``reports``, in order."""
+    inputs = list(result.inputs)
+    usable = [i for i, x in enumerate(inputs) if x.usable]
+    for i, report in zip(usable, reports):
+        inputs[i] = dataclasses.replace(inputs[i], report=report)
+    return dataclasses.replace(result, inputs=tuple(inputs))

@@ -201,8 +201,12 @@ class QASource:
         (which the caller keeps), so per-record results can hold offsets instead of lines.
     blocks : callable or None
         ``blocks(offset) -> iterator of (bytes, offset)``: the raw input from ``offset`` in
-        blocks of about :data:`BLOCK_BYTES` that end at a line end, for worker processes that
-        parse lines themselves (a file on disk or bytes; not an upload, which is read in place).
+        blocks of about :data:`BLOCK_BYTES` that end at a line end, parsed a block at a time
+        (a file on disk or bytes; not an upload, which is read in place).
+    opener : callable or None
+        ``opener() -> binary file``: the raw input from its start, opened afresh (with ``blocks``).
+    path : Path or None
+        The file on disk, for worker processes that read their blocks themselves.
     """
 
     file: str
@@ -211,6 +215,8 @@ class QASource:
     total: int | None = None
     reader: Callable[[int, int], bytes] | None = None
     blocks: Callable[[int], Iterator[tuple[bytes, int]]] | None = None
+    opener: Callable[[], BinaryIO] | None = None
+    path: Path | None = None
 
     @property
     def streamed(self) -> bool:
@@ -329,8 +335,9 @@ def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryI
             fmt = sniff_bytes(f.read(65536), name)
             if predictions is None and fmt == "jsonl":
                 total = _count_lines(f) if count_lines else None
+                opener = partial(open, path, "rb")
                 return QASource(name, "jsonl", _stream_path(path, name), total, LineReader(path),
-                                partial(_blocks, partial(open, path, "rb")))
+                                partial(_blocks, opener), opener, path)
             f.seek(0)
             data = f.read()
         return _whole(data, name, fmt, predictions, predictions_file)
@@ -354,8 +361,9 @@ def open_qa_source(source: bytes | bytearray | memoryview | str | Path | BinaryI
     fmt = sniff_bytes(data[:65536], name)
     if predictions is None and fmt == "jsonl":
         total = data.count(b"\n") + 1 if count_lines else None
+        opener = partial(io.BytesIO, data)
         return QASource(name, "jsonl", iter_jsonl_values(data, name), total, lambda off, n: data[off:off + n],
-                        partial(_blocks, partial(io.BytesIO, data)))
+                        partial(_blocks, opener), opener)
     return _whole(data, name, fmt, predictions, predictions_file)
 
 

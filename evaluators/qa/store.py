@@ -58,8 +58,9 @@ class RecordStore(Sequence):
         self._codes: dict[str, bytearray] = {name: bytearray() for name in _CODES}
         self._tables = {name: list(values) for name, values in _CODES.items()}
         self._index_of = {name: {v: i for i, v in enumerate(values)} for name, values in self._tables.items()}
-        self._group: list[str | None] = []
-        self._groups: dict[str, str] = {}
+        self._group = array("I")  # codes into self._tables["group"] (0 = None), in order of first appearance
+        self._tables["group"] = [None]
+        self._index_of["group"] = {None: 0}
 
     def _code(self, name: str, value: str | None) -> int:
         idx = self._index_of[name].get(value)
@@ -126,8 +127,11 @@ class RecordStore(Sequence):
                 self._codes[name].extend(map(index_of.__getitem__, values))
             except KeyError:  # a value not seen yet: coded one by one
                 self._codes[name].extend([index_of[v] if v in index_of else self._code(name, v) for v in values])
-        groups = self._groups
-        self._group.extend([g if g is None else groups.setdefault(g, g) for g in group])
+        index_of = self._index_of["group"]
+        try:
+            self._group.extend(map(index_of.__getitem__, group))
+        except KeyError:
+            self._group.extend([index_of[g] if g in index_of else self._code("group", g) for g in group])
 
     def _columns(self, line, exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group) -> None:
         self._line.append(line if line is not None else -1)
@@ -142,9 +146,8 @@ class RecordStore(Sequence):
         codes["gold_verdict"].append(idx if idx is not None else self._code("gold_verdict", gold_verdict))
         idx = index_of["predicted_verdict"].get(predicted_verdict)
         codes["predicted_verdict"].append(idx if idx is not None else self._code("predicted_verdict", predicted_verdict))
-        if group is not None:
-            group = self._groups.setdefault(group, group)
-        self._group.append(group)
+        idx = index_of["group"].get(group)
+        self._group.append(idx if idx is not None else self._code("group", group))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -184,7 +187,8 @@ class RecordStore(Sequence):
             values = self._em if name == "exact_match" else self._f1
             return [None if math.isnan(v) else v for v in values]
         if name == "group":
-            return list(self._group)
+            table = self._tables["group"]
+            return [table[c] for c in self._group]
         if name == "line":
             return [None if v < 0 else v for v in self._line]
         raise KeyError(f"no column {name!r}")
@@ -257,14 +261,7 @@ class RecordStore(Sequence):
             return {}
         if by is None:
             return {None: (len(scored), float(np.cumsum(em[scored])[-1]), float(np.cumsum(f1[scored])[-1]))}
-        if by == "lang":
-            codes = np.frombuffer(bytes(self._codes["lang"]), dtype=np.uint8)
-            names = self._tables["lang"]
-        else:
-            index: dict[str | None, int] = {}
-            codes = np.fromiter((index.setdefault(g, len(index)) for g in self._group), dtype=np.int64,
-                                count=len(self._group))
-            names = list(index)
+        codes, names = self._keys(by)
         keyed = codes[scored]
         order = np.argsort(keyed, kind="stable")  # by key, file order kept within a key
         rows, keys = scored[order], keyed[order]
@@ -275,21 +272,33 @@ class RecordStore(Sequence):
             out[names[int(keys[part[0]])]] = (len(idx), float(np.cumsum(em[idx])[-1]), float(np.cumsum(f1[idx])[-1]))
         return out
 
+    def _keys(self, by: str) -> tuple[np.ndarray, list]:
+        """Per record the code of its ``lang`` or ``group`` value, and the values by code."""
+        if by == "lang":
+            return np.frombuffer(bytes(self._codes["lang"]), dtype=np.uint8), self._tables["lang"]
+        if by == "group":
+            return np.frombuffer(self._group, dtype=np.uint32), self._tables["group"]
+        raise KeyError(f"no key {by!r}")
+
     def scores(self, by: str | None = None) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
-        """``{key: (EM values, F1 values)}`` of the scored records, as float arrays (for intervals).
+        """``{key: (EM values, F1 values)}`` of the scored records, in file order, as float arrays (for intervals).
 
         ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``, as :meth:`sums`.
         """
         em = np.frombuffer(self._em, dtype=float)
         f1 = np.frombuffer(self._f1, dtype=float)
-        scored = ~np.isnan(em)
+        scored = np.flatnonzero(~np.isnan(em))
+        if not len(scored):
+            return {}
         if by is None:
-            return {None: (em[scored], f1[scored])} if scored.any() else {}
-        keys = (self._group if by == "group" else [self._tables["lang"][c] for c in self._codes["lang"]])
-        rows: dict[Any, list[int]] = {}
-        for i in np.flatnonzero(scored).tolist():
-            rows.setdefault(keys[i], []).append(i)
-        return {k: (em[idx], f1[idx]) for k, idx in rows.items()}
+            return {None: (em[scored], f1[scored])}
+        codes, names = self._keys(by)
+        keyed = codes[scored]
+        order = np.argsort(keyed, kind="stable")  # by key, file order kept within a key
+        rows, keys = scored[order], keyed[order]
+        cuts = np.flatnonzero(np.diff(keys)) + 1
+        return {names[int(keys[part[0]])]: (em[rows[part]], f1[rows[part]])
+                for part in np.split(np.arange(len(rows)), cuts)}
 
     def __eq__(self, other) -> bool:  # sequences of records compare by content
         if isinstance(other, (RecordStore, tuple, list)):

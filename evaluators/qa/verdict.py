@@ -205,10 +205,9 @@ def normalize_verdict(value: Any) -> Verdict:
         value = str(value)
     if not isinstance(value, str):
         return Verdict(UNPARSED, "none")
-    text = unicodedata.normalize("NFKC", extract_answer(value)).casefold()
+    text, key = _whole_answer(value)
     if not text.strip():
         return Verdict(UNPARSED, "empty")
-    key = " ".join(text.strip(_TRIM).split())
     if key in EXACT:
         return Verdict(EXACT[key], "exact", key)
     labelled = list(_LABELLED_RE.finditer(text))
@@ -223,11 +222,28 @@ def normalize_verdict(value: Any) -> Verdict:
     return Verdict(UNPARSED, "none")
 
 
+def _whole_answer(value: str) -> tuple[str, str]:
+    """``(text, key)``: the answer NFKC-normalized and case-folded, and the key looked up in :data:`EXACT`."""
+    text = unicodedata.normalize("NFKC", extract_answer(value)).casefold()
+    return text, " ".join(text.strip(_TRIM).split())
+
+
 def is_verdict_like(value: Any) -> bool:
     """True when ``value`` is a short verdict spelling (used to detect fact-check data).
 
     Only whole-answer spellings, booleans and 0/1 count; a sentence that merely contains
-    a verdict word does not.
+    a verdict word does not.  The same as ``normalize_verdict(value).rule in ("exact", "bool",
+    "hover-int")``, without searching longer texts for verdict phrases.
     """
-    v = normalize_verdict(value)
-    return v.rule in ("exact", "bool", "hover-int")
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return value in (0, 1)
+    if isinstance(value, float):
+        if value != value:
+            return False
+        value = str(value)
+    if not isinstance(value, str):
+        return False
+    text, key = _whole_answer(value)
+    return bool(text.strip()) and key in EXACT

@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from evaluators.reports.tables import format_table
-from evaluators.reports.format import p_value, percent
+from evaluators.metrics.before_after import metric_label
+from evaluators.reports.format import MISSING, p_value, percent
 from evaluators.results import to_jsonable
 
 
@@ -33,8 +34,16 @@ def applications_text(applications: Sequence) -> str:
     return "\n".join(lines)
 
 
+def _delta_cell(m, n_run: int) -> str:
+    return _delta(m.change) + (f" (n={m.n_paired})" if m.n_paired != n_run else "")
+
+
 def patch_effect_text(effect, applications: Sequence = ()) -> str:
-    """Before / after table of a :class:`~evaluators.qa.patch.PatchEffect` (percentages, 95% intervals).
+    """Before / after table of a :class:`~evaluators.metrics.before_after.PatchEffect` (percentages, intervals).
+
+    Per metric: before and after with their intervals, the paired difference in points with its
+    paired bootstrap interval and p-value, and McNemar's p for a binary metric; a metric compared
+    on fewer records than the run's ``n`` says how many.
 
     Parameters
     ----------
@@ -45,28 +54,79 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
     out = ["Review corrections (GT patch): scores before -> after, on the same records"]
     if applications:
         out.append(applications_text(applications))
-    level = f"{100 * effect.changes[0].exact_match_before.confidence_level:g}"
-    rows = [[c.run, c.n_paired, c.n_changed, _ci(c.exact_match_before), _ci(c.exact_match_after),
-             _delta(c.exact_match_change), f"{c.exact_match_mcnemar.p_value:.3g}", _ci(c.token_f1_before),
-             _ci(c.token_f1_after), _delta(c.token_f1_change)] for c in effect.changes]
-    out.append(format_table(["run", "n", "changed", "EM before", "EM after", "EM delta (points) & paired bootstrap",
-                             "McNemar p", "F1 before", "F1 after", "F1 delta (points) & paired bootstrap"], rows))
-    out.append(f"  intervals: {level}% percentile bootstrap ({effect.changes[0].exact_match_before.signature}); "
-               f"paired: {effect.changes[0].exact_match_change.method}")
+    first = effect.changes[0].metrics[0]
+    level = f"{100 * first.before.confidence_level:g}"
+    header, rows = ["run", "n", "changed"], []
+    metrics = [m for m in (effect.metrics or [x.metric for x in effect.changes[0].metrics])
+               if any(m == x.metric for c in effect.changes for x in c.metrics)]
+    binary = {x.metric for c in effect.changes for x in c.metrics if x.mcnemar is not None}
+    for m in metrics:
+        label = metric_label(m)
+        header += [f"{label} before", f"{label} after", f"{label} delta (points) & paired bootstrap"]
+        if m in binary:
+            header.append("McNemar p")
+    for c in effect.changes:
+        row = [c.run, c.n_paired, c.n_changed]
+        by_name = {x.metric: x for x in c.metrics}
+        for m in metrics:
+            x = by_name.get(m)
+            row += [_ci(x.before), _ci(x.after), _delta_cell(x, c.n_paired)] if x else [MISSING] * 3
+            if m in binary:
+                row.append(f"{x.mcnemar.p_value:.3g}" if x and x.mcnemar else MISSING)
+        rows.append(row)
+    out.append(format_table(header, rows))
+    out.append(f"  intervals: {level}% percentile bootstrap ({first.before.signature}); "
+               f"paired: {first.change.method}")
     if len(effect.changes) > 1:
         out.extend(f"  {line}" for line in rank_lines(effect, percent, "RANK FLIP",
-                                                       "order of the systems: unchanged by the corrections (EM and F1)"))
+                                                       f"order of the systems: unchanged by the corrections "
+                                                       f"({' and '.join(metric_label(m) for m in metrics)})"))
     return "\n".join(out)
 
 
-def rank_lines(effect, fmt, flip: str = "Rank flip", unchanged: str = "The order of the systems is unchanged by "
-               "the corrections (EM and F1).") -> list[str]:
-    """One sentence per rank flip of ``effect`` (scores written with ``fmt``), or ``unchanged`` when none."""
+def rank_lines(effect, fmt, flip: str = "Rank flip", unchanged: str | None = None) -> list[str]:
+    """One sentence per rank flip of ``effect`` (scores written with ``fmt``), or ``unchanged`` when none
+    (default: "The order of the systems is unchanged by the corrections (<metrics>).")."""
     if not effect.rank_flips:
+        if unchanged is None:
+            names = " and ".join(metric_label(m) for m in effect.metrics) or "every metric"
+            unchanged = f"The order of the systems is unchanged by the corrections ({names})."
         return [unchanged]
-    return [f"{flip} ({'EM' if f.metric == 'exact_match' else 'F1'}): {f.higher_before} was ahead of "
+    return [f"{flip} ({metric_label(f.metric)}): {f.higher_before} was ahead of "
             f"{f.higher_after} ({fmt(f.before[0])} vs {fmt(f.before[1])}); after the corrections {f.higher_after} "
             f"is ahead ({fmt(f.after[1])} vs {fmt(f.after[0])})" for f in effect.rank_flips]
+
+
+def effect_rows(effect) -> list[dict]:
+    """One row per (run, metric) of a patch effect, as numbers (fractions in [0, 1], p-values): the
+    table of the pages' before / after view and of the HTML section.
+
+    Keys: ``run``, ``metric``, ``n``, ``changed``, ``before``, ``before_ci_low``, ``before_ci_high``,
+    ``after``, ``after_ci_low``, ``after_ci_high``, ``delta``, ``delta_ci_low``, ``delta_ci_high``,
+    ``p_paired_bootstrap``, ``p_mcnemar`` (``None`` for a non-binary metric).
+    """
+    rows = []
+    for c in effect.changes:
+        for m in c.metrics:
+            rows.append({"run": c.run, "metric": metric_label(m.metric), "n": m.n_paired, "changed": c.n_changed,
+                         "before": m.before.estimate, "before_ci_low": m.before.ci_low,
+                         "before_ci_high": m.before.ci_high, "after": m.after.estimate,
+                         "after_ci_low": m.after.ci_low, "after_ci_high": m.after.ci_high,
+                         "delta": m.change.delta, "delta_ci_low": m.change.ci_low, "delta_ci_high": m.change.ci_high,
+                         "p_paired_bootstrap": m.change.p_value,
+                         "p_mcnemar": m.mcnemar.p_value if m.mcnemar is not None else None})
+    return rows
+
+
+def applications_rows(applications: Sequence) -> list[dict]:
+    """Per GT file: how many corrections were applied, already in place, in conflict, for unknown ids."""
+    rows = []
+    for name, app in applications:
+        counts = Counter(c.status for c in app.changes)
+        rows.append({"gt_file": name, "corrections": len(app.changes), "applied": counts["applied"],
+                     "already_in_place": counts["unchanged"], "conflicts": counts["conflict"],
+                     "unknown_ids": counts["unknown_record"], "records_changed": len(app.answers)})
+    return rows
 
 
 def patch_effect_json(effect, applications: Sequence = ()) -> str:
@@ -113,8 +173,9 @@ def metric_agreement_text(m) -> str:
 def add_html_section(page, effect, applications: Sequence = ()) -> None:
     """Append the before / after section of a GT patch to an :class:`~evaluators.reports.html.HtmlReport`.
 
-    A table per run (means before and after with their intervals, the paired bootstrap of the
-    change and McNemar's test on EM), what each patch did, and the rank flips.
+    A row per run and metric (:func:`effect_rows`: means before and after with their intervals, the
+    paired bootstrap of the change and McNemar's test for a binary metric), what each patch did,
+    and the rank flips.
     """
     page.heading("Review corrections: before and after")
     for name, app in applications:
@@ -123,18 +184,17 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
                        f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
                        f"{counts['unknown_record']} unknown id(s)")
 
-    def ci(x) -> str:
-        return f"{x.ci_low:.3f} – {x.ci_high:.3f}"
+    def ci(low, high) -> str:
+        return f"{low:.3f} – {high:.3f}"
 
-    page.table(["run", "n", "changed", "EM before", "EM before 95% CI", "EM after", "EM after 95% CI",
-                "EM delta", "p (paired bootstrap)", "p (McNemar)", "F1 before", "F1 after", "F1 delta",
-                "p (F1, paired bootstrap)"],
-               [[c.run, c.n_paired, c.n_changed, c.exact_match_before.estimate, ci(c.exact_match_before),
-                 c.exact_match_after.estimate, ci(c.exact_match_after), c.exact_match_change.delta,
-                 c.exact_match_change.p_value, c.exact_match_mcnemar.p_value, c.token_f1_before.estimate,
-                 c.token_f1_after.estimate, c.token_f1_change.delta, c.token_f1_change.p_value]
-                for c in effect.changes],
-               caption=f"{effect.changes[0].exact_match_before.signature}; {effect.changes[0].exact_match_change.method}")
+    level = f"{100 * effect.changes[0].metrics[0].before.confidence_level:g}%"
+    page.table(["run", "metric", "n", "changed", "before", f"before {level} CI", "after", f"after {level} CI",
+                "delta", "p (paired bootstrap)", "p (McNemar)"],
+               [[r["run"], r["metric"], r["n"], r["changed"], r["before"], ci(r["before_ci_low"], r["before_ci_high"]),
+                 r["after"], ci(r["after_ci_low"], r["after_ci_high"]), r["delta"], r["p_paired_bootstrap"],
+                 r["p_mcnemar"]] for r in effect_rows(effect)],
+               caption=f"{effect.changes[0].metrics[0].before.signature}; "
+                       f"{effect.changes[0].metrics[0].change.method}")
     if len(effect.changes) > 1:
         for line in rank_lines(effect, lambda v: f"{v:.3f}"):
             page.paragraph(line if line.endswith(".") else line + ".")

@@ -87,11 +87,14 @@ def json_report(evaluation: DialogueEvaluation, timestamp: datetime | None = Non
         "combined_weights": evaluation.weights.to_dict(), "matching": evaluation.matching,
         "legacy_metric_names": LEGACY_NAMES, "tool": "EvalBoard persona dialogue",
     }
-    return to_jsonable({
+    out = {
         "evaluation_info": info, "results": results,
         "by_model": evaluation.by_model, "by_scene": evaluation.by_scene, "comparison": evaluation.comparison,
         "corpus_bleu": evaluation.corpus_bleu, "issues": evaluation.issues,
-    })
+    }
+    if evaluation.corrections is not None:  # the scores above are after the review corrections
+        out["gt_patch"] = evaluation.corrections
+    return to_jsonable(out)
 
 
 def json_report_text(evaluation: DialogueEvaluation, timestamp: datetime | None = None) -> str:

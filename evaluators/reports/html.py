@@ -311,11 +311,13 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
     return page.render()
 
 
-def memory_report(report: dict, *, title: str = "Long-term memory report") -> str:
+def memory_report(report: dict, *, title: str = "Long-term memory report", corrections=None) -> str:
     """The self-contained HTML report of a memory run (the ``memory`` command's JSON-ready report).
 
     Overall cards with 95% intervals, the by-type table and a chart of every metric by question
-    type with its intervals, and the signature of each metric.
+    type with its intervals, and the signature of each metric.  ``corrections``: the run's
+    :class:`~evaluators.metrics.before_after.Corrections` (a GT patch), shown before and after
+    (:func:`evaluators.reports.corrections.add_html_section`).
     """
     from evaluators.reports.svg import grouped_bars
 
@@ -326,6 +328,9 @@ def memory_report(report: dict, *, title: str = "Long-term memory report") -> st
     page.cards([(n, overall.get(n), _ci(overall.get(f"{n}_ci_low"), overall.get(f"{n}_ci_high")) and
                  f"95% CI {_ci(overall.get(f'{n}_ci_low'), overall.get(f'{n}_ci_high'))}") for n in names])
     types = sorted(m["by_type"])
+    if corrections is not None and corrections.effect is not None:
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, corrections.effect, corrections.applications)
     page.chart(grouped_bars(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
                                  {n: [m["by_type"][t].get(f"{n}_ci_low") for t in types] for n in names},
                                  {n: [m["by_type"][t].get(f"{n}_ci_high") for t in types] for n in names},

@@ -10,12 +10,14 @@ are several; the text is the same as the one the writers give from the finished 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import io
 import json
-import re
+import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import starmap
 from typing import IO, Any
 
 from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
@@ -55,6 +57,17 @@ def _plain(values: tuple) -> bool:
     return (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
 
 
+def _record_dict(index, line, id, group, question, gold_answers, gold_field, prediction_raw,  # noqa: A002
+                 prediction_field, prediction, status, lang, tokenizer, exact_match, token_f1, gold_verdict,
+                 predicted_verdict, verdict_rule):
+    """A record's values as the dict the report holds: the fields of QARecordResult, in order (tested)."""
+    return {"index": index, "line": line, "id": id, "group": group, "question": question,
+            "gold_answers": gold_answers, "gold_field": gold_field, "prediction_raw": prediction_raw,
+            "prediction_field": prediction_field, "prediction": prediction, "status": status, "lang": lang,
+            "tokenizer": tokenizer, "exact_match": exact_match, "token_f1": token_f1, "gold_verdict": gold_verdict,
+            "predicted_verdict": predicted_verdict, "verdict_rule": verdict_rule}
+
+
 def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     """Records as they stand in the report's ``records`` list: pretty JSON (UTF-8), indented 4, each led by
     ``,`` and a line break (the writer drops the first comma).  ``rows``: each record's values in field order.
@@ -64,7 +77,7 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     """
     if not rows:
         return b""
-    dicts = [dict(zip(_RECORD_FIELDS, v)) for v in rows]
+    dicts = list(starmap(_record_dict, rows))
     if _orjson is not None and all(map(_plain, rows)):
         body = _orjson.dumps(dicts, option=_orjson.OPT_INDENT_2)[1:-2]  # without "[" and "\n]"
     else:
@@ -72,22 +85,11 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     return b"," + body.replace(b"\n", b"\n  ")
 
 
-#: How a record rendered without its position starts (see :func:`number_json_rows`).
-_UNNUMBERED = b'\n      "index": -1,'
-
-
-def number_json_rows(text: bytes, first: int) -> bytes:
-    """Rows of :func:`render_json_rows` rendered with index -1 (in a worker that does not know how many records
-    came before), numbered from ``first``.  A string value cannot hold the pattern: its quotes are escaped."""
-    parts = text.split(_UNNUMBERED)
-    return parts[0] + b"".join([b'\n      "index": ' + str(k).encode("ascii") + b"," + part
-                                for k, part in enumerate(parts[1:], first)])
-
-
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
 _COLUMN_AT = tuple(_RECORD_FIELDS.index(c) for c in RECORD_COLUMNS)
 _GOLD_AT = _RECORD_FIELDS.index("gold_answers")
 _GOLD_COLUMN = RECORD_COLUMNS.index("gold_answers")
+_PREDICTION_AT, _PREDICTION_COLUMN = _RECORD_FIELDS.index("prediction"), RECORD_COLUMNS.index("prediction")
+assert _PREDICTION_COLUMN < RECORD_COLUMNS.index("prediction_raw")  # rendered before it (render_csv_rows)
 
 
 def _csv_cell(value: Any) -> str:
@@ -97,22 +99,48 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, str):
         if value.startswith(FORMULA_START):
             value = "'" + value
-        return '"' + value.replace('"', '""') + '"' if _NEEDS_QUOTES.search(value) else value
+        if '"' in value:
+            return '"' + value.replace('"', '""') + '"'
+        if "," in value or "\n" in value or "\r" in value:  # (each a fast search for one character)
+            return '"' + value + '"'
+        return value
     return str(value)
+
+
+#: Columns whose values repeat (a few distinct ones in a file): each distinct value is rendered once a block.
+_REPEATING = frozenset({"group", "status", "lang", "tokenizer", "exact_match", "token_f1", "gold_field",
+                        "prediction_field", "gold_verdict", "predicted_verdict", "verdict_rule"})
+
+
+def _csv_column(values: Sequence[Any], repeating: bool) -> list[str]:
+    """:func:`_csv_cell` of each value (of a column whose values repeat: once per distinct value)."""
+    if not repeating:  # a plain text (the common case) is its own cell: checked here without a call
+        return [v if v.__class__ is str and not v.startswith(FORMULA_START) and '"' not in v and "," not in v
+                and "\n" not in v and "\r" not in v else _csv_cell(v) for v in values]
+    seen: dict[Any, str] = {}
+    return [seen[v] if v in seen else seen.setdefault(v, _csv_cell(v)) for v in values]
 
 
 def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
     """Records' CSV rows, UTF-8 (columns :data:`RECORD_COLUMNS` then the signature); ``rows``: values in field order.
 
-    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested).
+    The text is what :func:`~evaluators.reports.csv_writer.write_dict_csv` writes for the same rows (tested),
+    rendered column by column.
     """
+    if not rows:
+        return b""
     tail = "," + _csv_cell(signature) + "\r\n"
-    out = []
-    for v in rows:
-        cells = [v[i] for i in _COLUMN_AT]
-        cells[_GOLD_COLUMN] = " | ".join(v[_GOLD_AT])
-        out.append(",".join([_csv_cell(c) for c in cells]) + tail)
-    return "".join(out).encode("utf-8")
+    fields = list(zip(*rows))
+    cells = []
+    for name, at in zip(RECORD_COLUMNS, _COLUMN_AT):
+        if name == "prediction_raw":  # mostly the very text scored (no tags, nothing stripped): its cell again
+            cells.append([done if raw is scored else _csv_cell(raw)
+                          for raw, scored, done in zip(fields[at], fields[_PREDICTION_AT], cells[_PREDICTION_COLUMN])])
+            continue
+        values = fields[at] if at != _GOLD_AT else [" | ".join(g) for g in fields[at]]
+        cells.append(_csv_column(values, name in _REPEATING))
+    tail = tail.encode("utf-8")
+    return tail.join(map(str.encode, map(",".join, zip(*cells)))) + tail  # rows without a wide character: copied
 
 
 def _csv_header() -> str:
@@ -138,10 +166,47 @@ def records_csv(report: QAReport) -> str:
     return buf.getvalue()
 
 
+def copy_range(source: str | IO[bytes], offset: int, length: int, out: IO[bytes]) -> None:
+    """Append ``length`` bytes from ``offset`` of ``source`` (a file name or an open binary file) to the
+    binary file ``out``.
+
+    The kernel copies them (``os.copy_file_range``) when it can, else they are read and written
+    in 1 MiB pieces; ``out`` is left positioned at its end.
+    """
+    with (open(source, "rb") if isinstance(source, str) else contextlib.nullcontext(source)) as src:
+        out.flush()
+        copier = getattr(os, "copy_file_range", None)
+        if copier is not None:
+            try:
+                while length > 0:
+                    n = copier(src.fileno(), out.fileno(), length, offset)
+                    if n <= 0:
+                        break
+                    offset, length = offset + n, length - n
+            except OSError:
+                pass  # another file system, or not supported here: copied below
+            out.seek(0, os.SEEK_END)
+        while length > 0:
+            chunk = os.pread(src.fileno(), min(length, 1 << 20), offset)
+            if not chunk:
+                raise OSError(f"{source} ends before offset {offset + length}")
+            out.write(chunk)
+            offset, length = offset + len(chunk), length - len(chunk)
+
+
 def csv_rows(out: IO[bytes]) -> RowSink:
-    """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` while the records are scored."""
+    """A row sink writing the per-record CSV (UTF-8) to the binary file ``out`` (seekable) while the records
+    are scored."""
     out.write(_csv_header().encode("utf-8"))
-    return RowSink(render_csv_rows, out.write)
+    start = out.tell()
+
+    def reset() -> None:
+        out.seek(start)
+        out.truncate()
+
+    return RowSink(render_csv_rows, out.write, write_range=lambda path, offset, length: copy_range(path, offset,
+                                                                                                   length, out),
+                   reset=reset)
 
 
 class _JsonSpool:
@@ -160,6 +225,20 @@ class _JsonSpool:
             text, self.started = text[1:], True
         self.file.write(text)
 
+    def reset(self) -> None:
+        """Forget the records written so far."""
+        self.file.seek(0)
+        self.file.truncate()
+        self.started = False
+
+    def write_range(self, path: str, offset: int, length: int) -> None:
+        """:meth:`write` of the bytes from ``offset`` of the file ``path`` (rows a worker wrote)."""
+        if not length:
+            return
+        if not self.started:
+            offset, length, self.started = offset + 1, length - 1, True
+        copy_range(path, offset, length, self.file)
+
     def copy_to(self, out: IO[str]) -> None:
         """Write the spooled records to ``out`` (through its byte buffer when it has one)."""
         self.file.flush()
@@ -167,7 +246,12 @@ class _JsonSpool:
         buffer = getattr(out, "buffer", None)
         if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8":
             out.flush()
-            shutil.copyfileobj(self.file, buffer, 1 << 20)
+            try:
+                buffer.fileno()
+            except (OSError, io.UnsupportedOperation):  # not a file on disk
+                shutil.copyfileobj(self.file, buffer, 1 << 20)
+            else:  # the kernel copies
+                copy_range(self.file, 0, os.fstat(self.file.fileno()).st_size, buffer)
             return
         decoder = codecs.getincrementaldecoder("utf-8")()  # a chunk may end inside a character
         for chunk in iter(lambda: self.file.read(1 << 20), b""):
@@ -178,7 +262,8 @@ class _JsonSpool:
 def json_rows() -> tuple[RowSink, _JsonSpool]:
     """A row sink for :func:`write_report_json`: records rendered while scored, spooled to a temporary file."""
     spool = _JsonSpool()
-    return RowSink(render_json_rows, spool.write, number_json_rows), spool
+    return RowSink(render_json_rows, spool.write, indexed=True, write_range=spool.write_range,
+                   reset=spool.reset), spool
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,

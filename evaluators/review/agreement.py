@@ -19,6 +19,7 @@ from evaluators.metrics.agreement import (
     AGREEMENT_RESAMPLES, MIN_ITEMS, AgreementFigure, agreement_figure, cohen_kappa_ci, fleiss_kappa_ci,
     krippendorff_alpha_ci, mean_pairwise_cohen_kappa_ci,
 )
+from evaluators.review.items import automatic_score
 
 
 def _figure_fields(fig: AgreementFigure) -> dict[str, Any]:
@@ -96,19 +97,6 @@ def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_
     return out
 
 
-#: Where an item keeps its automatic verdict, by item kind: (payload path, what it is).
-AUTOMATIC = {"qa": (("exact_match",), "exact match"), "memory": (("scores", "judge_score"), "LLM judge"),
-             "dialogue": (("combined",), "combined score"), "testsets": (("score",), "keyword score")}
-
-
-def _automatic(payload: dict) -> tuple[float | None, str | None]:
-    path, what = AUTOMATIC.get(payload.get("kind", ""), ((), None))
-    value: Any = payload
-    for part in path:
-        value = value.get(part) if isinstance(value, dict) else None
-    return (float(value), what) if isinstance(value, (int, float)) and not isinstance(value, bool) else (None, what)
-
-
 def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, threshold: float = 0.5,
                         n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Agreement of the automatic verdict (metric or LLM judge) with each human, beside human vs human.
@@ -132,7 +120,7 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
     auto: dict[int, int] = {}
     source = None
     for item in items:
-        value, what = _automatic(item.payload)
+        value, what = automatic_score(item.payload)
         source = source or what
         if value is not None:
             auto[item.id] = int(value >= threshold)

@@ -8,8 +8,10 @@ An export (format 2) is, in this order::
     {"type": "item", "session": name, "item_digest": sha256, "position": 0, "item": {...payload...}, "gold": null}
     ...                                  (every item, decided or not, by position)
     {"type": "decision", "session": name, "item_digest": ..., "annotator": ..., "label": ..., "score": ...,
-     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": null}
-    ...                                  (by item position, then annotator)
+     "comment": ..., "status": ..., "version": 1, "updated_at": ..., "seconds": 12.5,
+     "guidelines_version": 2}
+    ...                                  (by item position, then annotator; ``seconds``, the time on
+                                          the item, and ``guidelines_version`` only where recorded)
     {"type": "adjudication", "session": name, "item_digest": ..., "adjudicator": ..., "label": ..., ...}
 
 Lines of format 1 (a decision with its ``item`` payload and no ``type``) import too.
@@ -23,13 +25,19 @@ position) when it is missing, and writes each decision keyed on (item digest, an
 - the replacement is version-checked (optimistic locking): a reviewer's save between the import's
   read and its write wins, and the line is reported as a conflict;
 - a second line for the same (item, annotator) is reported as a duplicate and skipped;
+- every decision written is a row of the decision history (action ``import``, by the importer);
+  the history itself is not exported (it stays with its database);
 - every field is type-checked; a bad, too deep or undecodable line is reported with its line
   (and field) and skipped, and the good lines still import.
 
 Lines are read one at a time and written in batches of :data:`BATCH_LINES` (one transaction
-each), so memory stays flat and a large file imports at thousands of lines a second.
-Importing the same file twice changes nothing; export -> import into an empty database ->
-export gives the same bytes.
+each), so memory stays flat and a large file imports at thousands of lines a second.  On
+PostgreSQL each step of a batch (find items, add items, read the stored decisions, add, replace,
+count) is one statement over binary arrays, so a batch costs a handful of round trips whatever
+its size.  Importing the same file twice changes nothing; export -> import into an empty
+database -> export gives the same bytes.  Other readers (Label Studio tasks:
+:mod:`evaluators.review.label_studio`) hand their records to the same path
+(:func:`import_records`).
 """
 
 from __future__ import annotations
@@ -45,21 +53,31 @@ from sqlalchemy.exc import IntegrityError
 from evaluators.io import InputIssue
 from evaluators.io.readers import iter_jsonl
 from evaluators.results import DictMixin
+from evaluators.review.items import filter_columns
 from evaluators.review.limits import MAX_NAME, canonical_payload, check_name, check_text
-from evaluators.review.schema import adjudications_table, decisions_table, items_table, sessions_table
+from evaluators.review.schema import (
+    adjudications_table,
+    decisions_table,
+    items_table,
+    sessions_table,
+)
 from evaluators.review.store import (
     ALL_LABELS,
     ReviewStore,
     _now,
     _settings_json,
     check_decision,
+    history_row,
     label_fits,
+    record_history,
     seeded_rank,
 )
 
 FORMAT = 2
+#: What :func:`~evaluators.review.store.label_fits` needs of a two-sided and of a one-sided item.
+_TWO_SIDED, _ONE_SIDED = {"sides": {}}, {}
 #: Lines per import batch (one transaction).
-BATCH_LINES = 2_000
+BATCH_LINES = 5_000
 _HASH = frozenset("0123456789abcdef")
 
 
@@ -122,7 +140,10 @@ def iter_export(store: ReviewStore, session_id: int) -> Iterator[str]:
     for dec in store.iter_decisions(session_id):
         yield _dumps({"type": "decision", "session": s.name, "item_digest": dec.item_digest,
                       "annotator": dec.annotator, "label": dec.label, "score": dec.score, "comment": dec.comment,
-                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at}) + "\n"
+                      "status": dec.status, "version": dec.version, "updated_at": dec.updated_at,
+                      **({"seconds": dec.seconds} if dec.seconds is not None else {}),
+                      **({"guidelines_version": dec.guidelines_version}
+                         if dec.guidelines_version is not None else {})}) + "\n"
     for adj in store.adjudications(session_id):
         yield _dumps({"type": "adjudication", "session": s.name, "item_digest": adj["item_digest"],
                       "adjudicator": adj["adjudicator"], "label": adj["label"], "comment": adj["comment"],
@@ -149,27 +170,48 @@ class _Importer:
         self.store, self.file, self.created_by = store, file, created_by
         self.sessions: dict[str, tuple[int, int]] = {}      # name -> (id, k)
         self.created: set[int] = set()
-        self.seen: dict[tuple[int, str, str], int] = {}     # (session, digest, annotator) -> first line
+        self.seen: dict[tuple[int, str], int] = {}          # (item id, annotator) -> first line
         self.issues: list[InputIssue] = []
         self.counts = {"written": 0, "unchanged": 0, "conflicts": 0, "duplicates": 0, "sessions_created": 0,
                        "items_added": 0, "adjudications": 0}
-        self.batch: list[tuple[int, str, dict]] = []
-        #: what label checks need of an item carried by the file (its sides), by (session, digest)
-        self.payloads: dict[tuple[int, str], dict] = {}
+        self.batch: list[tuple[int, str, dict]] = []  # (line, type, checked line); its place in d["_where"]
+        #: items found or added so far: (session, digest) -> (item id, two-sided)
+        self.items: dict[tuple[int, str], tuple[int, bool]] = {}
+        #: PostgreSQL: each step of a batch is one statement over arrays (see :func:`_insert_decisions`)
+        self.pg = store.engine.dialect.name == "postgresql"
 
-    def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None) -> None:
+    def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None,
+              where: str | None = None) -> None:
+        """Report a skipped line; ``where`` is the JSON path of the record in its file (Label Studio
+        tasks), ``path`` the field within it."""
+        if where:
+            path = where + ("." + path if path else "")
         self.issues.append(InputIssue(self.file, message, line=line, path=path, kind=kind))
 
     # -- one line: checked, then queued
-    def line(self, lineno: int, d: dict) -> None:
+    def line(self, lineno: int, d: dict, *, where: str | None = None, unversioned: bool = False) -> None:
+        """Check one line (a dict of the JSONL format) and queue it.
+
+        ``where`` locates a record that is not a whole line (a Label Studio annotation);
+        ``unversioned`` marks a decision whose file keeps no version (Label Studio): its time
+        alone decides against a stored decision, and the write is still version-checked.
+
+        Raises
+        ------
+        ValueError
+            A bad field (the caller reports it with ``lineno`` and ``where``).
+        """
+        for private in ("_text", "_where"):  # our own keys, never taken from a file
+            d.pop(private, None)
+        d["_where"] = where
         kind = d.get("type", "decision" if "item" in d else None)
         if kind not in ("session", "item", "decision", "adjudication"):
             self.issue(lineno, f"'type' must be session, item, decision or adjudication, not {_show(kind)}",
-                       path="type")
+                       path="type", where=where)
             return
         name = d.get("session")
         if not isinstance(name, str) or not name.strip():
-            self.issue(lineno, f"'session' must be a session name, not {_show(name)}", path="session")
+            self.issue(lineno, f"'session' must be a session name, not {_show(name)}", path="session", where=where)
             return
         if kind == "session":
             self.flush()
@@ -197,14 +239,19 @@ class _Importer:
         elif kind == "decision":
             d["annotator"] = check_name(d.get("annotator"), "annotator")
             check_decision(d.get("label"), d.get("score"), d.get("comment"), d.get("status"))
-            version = d.get("version", 1)
-            if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version < 2**31:
+            version = None if unversioned else d.get("version", 1)
+            if not unversioned and (isinstance(version, bool) or not isinstance(version, int)
+                                    or not 1 <= version < 2**31):
                 raise ValueError(f"version must be a positive integer, not {_show(version)}")
+            d["version"] = version
             _check_stamp(d.get("updated_at"))
             seconds = d.get("seconds")
             if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                         or not 0 <= seconds < 1e7):
                 raise ValueError(f"seconds must be a non-negative number or null, not {_show(seconds)}")
+            gv = d.get("guidelines_version")
+            if gv is not None and (isinstance(gv, bool) or not isinstance(gv, int) or not 0 <= gv < 2**31):
+                raise ValueError(f"guidelines_version must be a non-negative integer or null, not {_show(gv)}")
         else:
             d["adjudicator"] = check_name(d.get("adjudicator"), "adjudicator")
             if d.get("label") not in ALL_LABELS:
@@ -271,186 +318,181 @@ class _Importer:
         batch, self.batch = self.batch, []
         if not batch:
             return
-        wanted: dict[int, dict[str, tuple[str | None, int | None, str | None]]] = {}
+        #: items carried by the batch's lines: (session, digest) -> (payload JSON, position, gold, two-sided,
+        #: the Review queue's filter columns)
+        wanted: dict[tuple[int, str], tuple[str, int | None, str | None, bool, dict]] = {}
         rows = []
         for lineno, kind, d in batch:
             try:
                 sid = self.session_of(lineno, d)
             except ValueError as exc:
-                self.issue(lineno, str(exc))
+                self.issue(lineno, str(exc), where=d["_where"])
                 continue
             rows.append((lineno, kind, d, sid))
             if "_text" in d:
-                self.payloads.setdefault((sid, d["item_digest"]), {"sides": d["item"].get("sides")})
-                have = wanted.setdefault(sid, {}).get(d["item_digest"])
-                if have is None or (have[0] is None and kind == "item"):
-                    wanted[sid][d["item_digest"]] = (d["_text"], d.get("position") if kind == "item" else None,
-                                                     d.get("gold") if kind == "item" else None)
-        ids = self.resolve_items(wanted, {(sid, d["item_digest"]) for _, _, d, sid in rows})
+                key = (sid, d["item_digest"])
+                have = wanted.get(key)
+                if have is None or (have[1] is None and kind == "item"):  # an item line's position and gold win
+                    wanted[key] = (d["_text"], d.get("position") if kind == "item" else None,
+                                   d.get("gold") if kind == "item" else None, isinstance(d["item"].get("sides"), dict),
+                                   filter_columns(d["item"]))
+        self.resolve_items(wanted, {(sid, d["item_digest"]) for _, _, d, sid in rows} - self.items.keys())
         decisions = []
         for lineno, kind, d, sid in rows:
-            item = ids.get((sid, d["item_digest"]))
+            item = self.items.get((sid, d["item_digest"]))
             if item is None:
                 self.issue(lineno, "no item with this item_digest in the session (its item line is missing)",
-                           path="item_digest")
+                           path="item_digest", where=d["_where"])
                 continue
+            item_id, two_sided = item
             if kind == "decision":
-                key = (sid, d["item_digest"], d["annotator"])
+                key = (item_id, d["annotator"])
                 if key in self.seen:
                     self.counts["duplicates"] += 1
                     self.issue(lineno, f"duplicate decision of {d['annotator']!r} on this item (first at line "
-                                       f"{self.seen[key]}): skipped", kind="duplicate")
+                                       f"{self.seen[key]}): skipped", kind="duplicate", where=d["_where"])
                     continue
                 self.seen[key] = lineno
-                if d.get("label") is not None and not label_fits(d["label"], item[1]):
+                if not label_fits(d.get("label"), _TWO_SIDED if two_sided else _ONE_SIDED):
                     self.issue(lineno, f"label {d['label']!r} does not fit this item (A/B labels are for two-sided "
-                                       "items only)", path="label")
+                                       "items only)", path="label", where=d["_where"])
                     continue
-                decisions.append((lineno, d, sid, item[0]))
+                decisions.append((lineno, d, sid, item_id))
             elif kind == "adjudication":
-                self.adjudication(lineno, d, item[0], sid)
+                self.adjudication(lineno, d, item_id, sid)
         self.write_decisions(decisions)
 
-    def resolve_items(self, wanted, keys) -> dict[tuple[int, str], tuple[int, dict]]:
-        """Item ids (and payloads) for (session, digest), adding the items the database lacks."""
-        out: dict[tuple[int, str], tuple[int, dict]] = {}
-        by_session: dict[int, set[str]] = {}
-        for sid, digest in keys:
-            by_session.setdefault(sid, set()).add(digest)
-        for sid, digests in by_session.items():
-            found = self._lookup(sid, digests)
-            missing = [(dg, wanted.get(sid, {}).get(dg)) for dg in digests if dg not in found]
-            missing = [(dg, w) for dg, w in missing if w is not None]
-            if missing:
-                missing.sort(key=lambda m: (m[1][1] is None, m[1][1] or 0))
-                with self.store._write() as c:
-                    n, seed = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed)
-                                        .where(sessions_table.c.id == sid)).one()
-                    taken = {dg for (dg,) in c.execute(sa.select(items_table.c.digest).where(
-                        items_table.c.session_id == sid, items_table.c.digest.in_([m[0] for m in missing])))}
-                    new = []
-                    for dg, (text, _pos, gold) in missing:
-                        if dg not in taken:
-                            new.append({"session_id": sid, "position": n + len(new), "digest": dg, "payload": text,
-                                        "rank": seeded_rank(seed, n + len(new)), "gold": gold})
-                    if new:
-                        c.execute(items_table.insert(), new)
-                        c.execute(sessions_table.update().where(sessions_table.c.id == sid)
-                                  .values(n_items=n + len(new), changes=sessions_table.c.changes + 1))
-                        self.counts["items_added"] += len(new)
-                found.update(self._lookup(sid, [m[0] for m in missing]))
-            for dg, value in found.items():
-                out[(sid, dg)] = value
-        return out
-
-    def _lookup(self, sid: int, digests: Iterable[str]) -> dict[str, tuple[int, dict]]:
-        """Item ids by digest; the payload only where this file did not carry it (to check labels)."""
-        digests = list(digests)
-        found: dict[str, tuple[int, dict]] = {}
-        unknown = []
-        with self.store.engine.connect() as c:
-            for start in range(0, len(digests), 500):
-                for r in c.execute(sa.select(items_table.c.id, items_table.c.digest).where(
-                        items_table.c.session_id == sid, items_table.c.digest.in_(digests[start:start + 500]))):
-                    payload = self.payloads.get((sid, r.digest))
-                    found[r.digest] = (r.id, payload)
-                    if payload is None:
-                        unknown.append(r.id)
-            for start in range(0, len(unknown), 500):
-                for r in c.execute(sa.select(items_table.c.id, items_table.c.digest, items_table.c.payload)
-                                   .where(items_table.c.id.in_(unknown[start:start + 500]))):
-                    found[r.digest] = (r.id, json.loads(r.payload))
-        return found
+    def resolve_items(self, wanted: dict[tuple[int, str], tuple], keys: set[tuple[int, str]]) -> None:
+        """Find the items of ``keys`` (session, digest) in the database, adding those it lacks that the
+        file carries, into :attr:`items` (items are never deleted, so an id found stays right)."""
+        named: dict[int, list[str]] = {}    # items the file names by digest only: looked up
+        carried: dict[int, list[str]] = {}  # items the file carries: looked up and added where missing
+        order = {key: n for n, key in enumerate(wanted)}  # the file's order (items without a position keep it)
+        for sid, digest in sorted(keys, key=lambda key: order.get(key, -1)):
+            (carried if (sid, digest) in wanted else named).setdefault(sid, []).append(digest)
+        for sid, digests in named.items():
+            with self.store.engine.connect() as c:
+                ids = _item_ids(c, sid, digests, self.pg)
+                for item_id, dg, payload in _item_payloads(c, list(ids.values()), self.pg):
+                    self.items[(sid, dg)] = (item_id, _is_two_sided(payload))
+        for sid, digests in carried.items():
+            digests.sort(key=lambda dg: (wanted[(sid, dg)][1] is None, wanted[(sid, dg)][1] or 0))  # positions
+            with self.store._write() as c:
+                # the session row locked: one writer at a time numbers new items (PostgreSQL; SQLite's
+                # writes are serial already)
+                n, seed = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed)
+                                    .where(sessions_table.c.id == sid).with_for_update()).one()
+                # in a session this import created, an item not met yet in the file is new: no lookup first
+                # (PostgreSQL: one that someone added meanwhile is left out by the insert, and looked up after)
+                fresh = self.pg and sid in self.created
+                ids = {} if fresh else _item_ids(c, sid, digests, self.pg)
+                new = []
+                for dg in digests:
+                    if dg not in ids:
+                        new.append({"session_id": sid, "position": n + len(new), "digest": dg,
+                                    "payload": wanted[(sid, dg)][0], "rank": seeded_rank(seed, n + len(new)),
+                                    "gold": wanted[(sid, dg)][2], **wanted[(sid, dg)][4]})
+                if new:
+                    added = _insert_items(c, new, self.pg)
+                    ids.update(added)
+                    if len(added) < len(new):
+                        ids.update(_item_ids(c, sid, [r["digest"] for r in new if r["digest"] not in added],
+                                             self.pg))
+                    c.execute(sessions_table.update().where(sessions_table.c.id == sid)
+                              .values(n_items=n + len(new), changes=sessions_table.c.changes + 1))
+                    self.counts["items_added"] += len(added)
+            for dg, item_id in ids.items():
+                self.items[(sid, dg)] = (item_id, wanted[(sid, dg)][3])
 
     def write_decisions(self, decisions: list[tuple[int, dict, int, int]]) -> None:
         if not decisions:
             return
-        d = decisions_table
+        # read first, without a lock: the writes below are version-checked.  A session this import
+        # created held no decision before it: one there now was saved by a reviewer during the import,
+        # and the insert keeps it (the line is a conflict), so its items need no read.
+        known = sorted({item_id for _l, _d, sid, item_id in decisions if sid not in self.created})
         stored: dict[tuple[int, str], Any] = {}
-        item_ids = sorted({x[3] for x in decisions})
-        with self.store.engine.connect() as c:  # read first, without a lock: the writes below are version-checked
-            for start in range(0, len(item_ids), 500):
-                for r in c.execute(sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score, d.c.comment,
-                                             d.c.status, d.c.version, d.c.updated_at)
-                                   .where(d.c.item_id.in_(item_ids[start:start + 500]))):
-                    stored[(r.item_id, r.annotator)] = r
+        if known:
+            with self.store.engine.connect() as c:
+                stored = _stored_decisions(c, known, self.pg)
         inserts, updates = [], []
         for lineno, dec, sid, item_id in decisions:
+            at = (lineno, dec["_where"])
+            seconds = dec.get("seconds")
             values = {"label": dec.get("label"), "score": dec.get("score"), "comment": dec.get("comment") or "",
                       "status": dec["status"], "updated_at": dec.get("updated_at") or _now(),
-                      "seconds": dec.get("seconds")}
-            version = dec.get("version", 1)
+                      "seconds": None if seconds is None else float(seconds),
+                      "guidelines_version": dec.get("guidelines_version")}
+            version = dec.get("version", 1)  # None: the file keeps no versions, its time alone decides
             old = stored.get((item_id, dec["annotator"]))
             if old is None:
-                inserts.append((lineno, sid, item_id, dec["annotator"], version, values))
+                inserts.append((at, sid, item_id, dec["annotator"], version or 1, values))
                 continue
             same = all(getattr(old, k) == values[k] for k in ("label", "score", "comment", "status"))
             if same and old.updated_at == values["updated_at"]:
                 self.counts["unchanged"] += 1
                 continue
-            newer_time, newer_version = values["updated_at"] > old.updated_at, version >= old.version
+            newer_time = values["updated_at"] > old.updated_at
+            newer_version = version is None or version >= old.version
             if not (newer_time and newer_version):
-                self.conflict(lineno, dec["annotator"], old, version, values["updated_at"])
+                self.conflict(at, dec["annotator"], old, version, values["updated_at"])
                 continue
-            updates.append((lineno, sid, item_id, dec["annotator"], max(version, old.version + 1), old, values))
+            updates.append((at, sid, item_id, dec["annotator"], max(version or 0, old.version + 1), old, values))
         self._apply(inserts, updates)
 
-    def conflict(self, lineno: int, annotator: str, old, version: int, stamp: str, meanwhile: bool = False) -> None:
+    def conflict(self, at: tuple[int, str | None], annotator: str, old, version: int | None, stamp: str,
+                 meanwhile: bool = False) -> None:
+        """Count and report a line not imported because of a stored decision; ``at`` is (line, where)."""
         self.counts["conflicts"] += 1
         if meanwhile:
             text = f"the decision of {annotator!r} on this item changed while importing: the reviewer's save is kept"
         else:
+            mine = f"version {version}, {stamp}" if version is not None else stamp
             text = (f"conflict: the stored decision of {annotator!r} (version {old.version}, {old.updated_at}) is "
-                    f"newer than or contradicts this line's (version {version}, {stamp}): not imported")
-        self.issue(lineno, text, kind="conflict")
+                    f"newer than or contradicts this line's ({mine}): not imported")
+        self.issue(at[0], text, kind="conflict", where=at[1])
 
     def _apply(self, inserts, updates) -> None:
-        d = decisions_table
+        """Write a batch in one transaction: new decisions (a reviewer's save of the same key meanwhile
+        wins), then replacements where the stored version is still the one read; every line that
+        lost to a reviewer is a conflict."""
         deltas: dict[int, int] = {}
         touched: dict[int, int] = {}
+        changes: list[tuple[int, int, str, Any, dict]] = []   # (session, item, annotator, old, new): the history
         with self.store._write() as c:
             rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
                     for _lineno, sid, item_id, annotator, version, values in inserts]
-            try:  # the whole batch in one statement; row by row only when a reviewer saved one meanwhile
-                with c.begin_nested():
-                    if rows:
-                        c.execute(d.insert(), rows)
-                added = inserts
-            except IntegrityError:
-                added = []
-                for entry, row in zip(inserts, rows):
-                    try:
-                        with c.begin_nested():
-                            c.execute(d.insert().values(**row))
-                        added.append(entry)
-                    except IntegrityError:  # saved meanwhile by a reviewer: theirs is kept
-                        self.conflict(entry[0], entry[3], None, entry[4], row["updated_at"], meanwhile=True)
-            for _lineno, sid, item_id, _annotator, _version, values in added:
+            added = _insert_decisions(c, rows, self.pg)
+            for (at, sid, item_id, annotator, version, values) in inserts:
+                if (item_id, annotator) not in added:  # saved meanwhile by a reviewer: theirs is kept
+                    self.conflict(at, annotator, None, version, values["updated_at"], meanwhile=True)
+                    continue
+                changes.append((sid, item_id, annotator, None, {**values, "version": version}))
                 self.counts["written"] += 1
                 deltas[item_id] = deltas.get(item_id, 0) + int(values["status"] == "submitted")
                 touched[sid] = touched.get(sid, 0) + 1
-            for lineno, sid, item_id, annotator, version, old, values in updates:
-                done = c.execute(d.update().where(d.c.item_id == item_id, d.c.annotator == annotator,
-                                                  d.c.version == old.version)
-                                 .values(version=version, **values)).rowcount
-                if done != 1:
-                    self.conflict(lineno, annotator, old, version, values["updated_at"], meanwhile=True)
+            changed = _update_decisions(c, [{"item_id": item_id, "annotator": annotator, "old_version": old.version,
+                                             "version": version, **values}
+                                            for _l, _s, item_id, annotator, version, old, values in updates], self.pg)
+            for at, sid, item_id, annotator, version, old, values in updates:
+                if (item_id, annotator) not in changed:
+                    self.conflict(at, annotator, old, version, values["updated_at"], meanwhile=True)
                     continue
+                changes.append((sid, item_id, annotator, old, {**values, "version": version}))
                 self.counts["written"] += 1
                 delta = int(values["status"] == "submitted") - int(old.status == "submitted")
                 deltas[item_id] = deltas.get(item_id, 0) + delta
                 touched[sid] = touched.get(sid, 0) + 1
-            by_delta: dict[int, list[int]] = {}
-            for item_id, delta in deltas.items():
-                if delta:
-                    by_delta.setdefault(delta, []).append(item_id)
-            for delta, ids in by_delta.items():
-                for start in range(0, len(ids), 500):
-                    c.execute(items_table.update().where(items_table.c.id.in_(ids[start:start + 500]))
-                              .values(n_done=items_table.c.n_done + delta))
+            _add_done(c, {item_id: delta for item_id, delta in deltas.items() if delta}, self.pg)
             for sid, n in touched.items():
                 c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                           .values(changes=sessions_table.c.changes + n))
+            if changes:
+                blind = dict(c.execute(sa.select(sessions_table.c.id, sessions_table.c.blind)
+                                       .where(sessions_table.c.id.in_(list(touched)))).all())
+                record_history(c, [history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"],
+                                               old, new, bool(blind.get(sid)))
+                                   for sid, item_id, annotator, old, new in changes])
 
     def adjudication(self, lineno: int, d: dict, item_id: int, sid: int) -> None:
         a = adjudications_table
@@ -472,6 +514,201 @@ class _Importer:
         self.flush()
 
 
+# ---------------------------------------------------------------- batch statements
+# Each helper is one step of a batch.  On PostgreSQL it is one statement whose rows travel as arrays in
+# binary (``%(name)b``: psycopg packs a list of 10,000 strings in milliseconds, where the text format
+# escapes every element) and are unpacked by ``unnest``: one round trip and one plan per batch,
+# whatever its size.  SQLite runs in-process, so there the plain statements (IN lists of 500,
+# executemany) cost nothing to wait for.
+_IN = 500
+_ITEM_COLUMNS = (("session_id", "int"), ("position", "int"), ("digest", "text"), ("payload", "text"),
+                 ("rank", "int"), ("gold", "text"), ("system", "text"), ("metric", "float8"))
+_DECISION_COLUMNS = (("item_id", "int"), ("annotator", "text"), ("version", "int"), ("session_id", "int"),
+                     ("label", "text"), ("score", "int"), ("comment", "text"), ("status", "text"),
+                     ("updated_at", "text"), ("seconds", "float8"), ("guidelines_version", "int"))
+#: What a stored decision is compared on.
+_STORED = ("item_id", "annotator", "label", "score", "comment", "status", "version", "updated_at",
+           "guidelines_version")
+#: What an import may change in a stored decision.
+_REPLACED = ("version", "label", "score", "comment", "status", "updated_at", "seconds", "guidelines_version")
+
+
+def _chunks(values: list, size: int = _IN) -> Iterator[list]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def _unnest(columns: Iterable[tuple[str, str]]) -> str:
+    """``unnest(CAST(%(a)b AS int[]), ...)``: a batch's rows, one binary array parameter per column."""
+    return "unnest(" + ", ".join(f"CAST(%({name})b AS {kind}[])" for name, kind in columns) + ")"
+
+
+def _arrays(rows: list[dict], columns: Iterable[tuple[str, str]]) -> dict[str, list]:
+    return {name: [r[name] for r in rows] for name, _kind in columns}
+
+
+def _keys(result) -> set[tuple[int, str]]:
+    return {(item_id, annotator) for item_id, annotator in result.all()}
+
+
+def _item_ids(c: sa.Connection, sid: int, digests: list[str], pg: bool) -> dict[str, int]:
+    """Ids of the session's items with these digests."""
+    if pg:
+        return {dg: item_id for item_id, dg in c.exec_driver_sql(
+            "SELECT id, digest FROM items WHERE session_id = %(sid)b AND digest = ANY(CAST(%(digests)b AS text[]))",
+            {"sid": sid, "digests": digests}).all()}
+    i = items_table
+    return {dg: item_id for chunk in _chunks(digests)
+            for item_id, dg in c.execute(sa.select(i.c.id, i.c.digest).where(i.c.session_id == sid,
+                                                                              i.c.digest.in_(chunk)))}
+
+
+def _item_payloads(c: sa.Connection, ids: list[int], pg: bool) -> list:
+    """``(id, digest, payload JSON)`` rows of these items."""
+    if not ids:
+        return []
+    if pg:
+        return c.exec_driver_sql("SELECT id, digest, payload FROM items WHERE id = ANY(CAST(%(ids)b AS int[]))",
+                                 {"ids": ids}).all()
+    i = items_table
+    return [r for chunk in _chunks(ids)
+            for r in c.execute(sa.select(i.c.id, i.c.digest, i.c.payload).where(i.c.id.in_(chunk)))]
+
+
+def _insert_items(c: sa.Connection, rows: list[dict], pg: bool) -> dict[str, int]:
+    """Add items (of one session); returns the ids of those added, by digest.  An item of the same
+    digest added meanwhile by someone else is left as it is (PostgreSQL) and not in the result."""
+    if pg:
+        names = ", ".join(name for name, _kind in _ITEM_COLUMNS)
+        return {dg: item_id for item_id, dg in c.exec_driver_sql(
+            f"INSERT INTO items ({names}) SELECT * FROM {_unnest(_ITEM_COLUMNS)} "
+            "ON CONFLICT (session_id, digest) DO NOTHING RETURNING id, digest", _arrays(rows, _ITEM_COLUMNS)).all()}
+    c.execute(items_table.insert(), rows)
+    return _item_ids(c, rows[0]["session_id"], [r["digest"] for r in rows], pg)
+
+
+def _stored_decisions(c: sa.Connection, item_ids: list[int], pg: bool) -> dict[tuple[int, str], Any]:
+    """The stored decisions on these items (the fields of :data:`_STORED`) by (item id, annotator)."""
+    if pg:
+        rows = c.exec_driver_sql(f"SELECT {', '.join(_STORED)} FROM decisions "
+                                 "WHERE item_id = ANY(CAST(%(ids)b AS int[]))", {"ids": item_ids}).all()
+    else:
+        d = decisions_table
+        rows = (r for chunk in _chunks(item_ids)
+                for r in c.execute(sa.select(*(d.c[k] for k in _STORED)).where(d.c.item_id.in_(chunk))))
+    return {(r.item_id, r.annotator): r for r in rows}
+
+
+def _insert_decisions(c: sa.Connection, rows: list[dict], pg: bool) -> set[tuple[int, str]]:
+    """Add decisions; returns the (item id, annotator) keys added.  A key that a reviewer saved since
+    it was read is left as the reviewer saved it (and is not in the result)."""
+    if not rows:
+        return set()
+    if pg:
+        names = ", ".join(name for name, _kind in _DECISION_COLUMNS)
+        result = c.exec_driver_sql(
+            f"INSERT INTO decisions ({names}) SELECT * FROM {_unnest(_DECISION_COLUMNS)} "
+            "ON CONFLICT (item_id, annotator) DO NOTHING RETURNING item_id, annotator",
+            _arrays(rows, _DECISION_COLUMNS))
+        if result.rowcount == len(rows):  # the usual case: every row added, no key to read back
+            result.close()
+            return {(r["item_id"], r["annotator"]) for r in rows}
+        return _keys(result)
+    d = decisions_table
+    try:  # the whole batch in one statement; row by row only when a reviewer saved one meanwhile
+        with c.begin_nested():
+            c.execute(d.insert(), rows)
+        return {(r["item_id"], r["annotator"]) for r in rows}
+    except IntegrityError:
+        added = set()
+        for row in rows:
+            try:
+                with c.begin_nested():
+                    c.execute(d.insert().values(**row))
+                added.add((row["item_id"], row["annotator"]))
+            except IntegrityError:
+                pass
+        return added
+
+
+def _update_decisions(c: sa.Connection, rows: list[dict], pg: bool) -> set[tuple[int, str]]:
+    """Replace decisions whose stored version is still their ``old_version`` (optimistic locking);
+    returns the keys replaced (a key a reviewer saved meanwhile is not)."""
+    if not rows:
+        return set()
+    if pg:
+        kinds = dict(_DECISION_COLUMNS)
+        columns = [("item_id", "int"), ("annotator", "text"), ("old_version", "int"),
+                   *((name, kinds[name]) for name in _REPLACED)]
+        return _keys(c.exec_driver_sql(
+            f"UPDATE decisions AS d SET {', '.join(f'{k} = v.{k}' for k in _REPLACED)} "
+            f"FROM {_unnest(columns)} AS v({', '.join(name for name, _kind in columns)}) "
+            "WHERE d.item_id = v.item_id AND d.annotator = v.annotator AND d.version = v.old_version "
+            "RETURNING d.item_id, d.annotator", _arrays(rows, columns)))
+    d = decisions_table
+    done = set()
+    for r in rows:
+        if c.execute(d.update().where(d.c.item_id == r["item_id"], d.c.annotator == r["annotator"],
+                                      d.c.version == r["old_version"])
+                     .values(**{k: r[k] for k in _REPLACED})).rowcount == 1:
+            done.add((r["item_id"], r["annotator"]))
+    return done
+
+
+def _add_done(c: sa.Connection, deltas: dict[int, int], pg: bool) -> None:
+    """Add each item's change in submitted decisions to its ``n_done`` (item id -> change, none 0)."""
+    if not deltas:
+        return
+    if pg:
+        c.exec_driver_sql("UPDATE items SET n_done = items.n_done + v.delta FROM unnest(CAST(%(ids)b AS int[]), "
+                          "CAST(%(deltas)b AS int[])) AS v(id, delta) WHERE items.id = v.id",
+                          {"ids": list(deltas), "deltas": list(deltas.values())})
+        return
+    by_delta: dict[int, list[int]] = {}
+    for item_id, delta in deltas.items():
+        by_delta.setdefault(delta, []).append(item_id)
+    for delta, ids in by_delta.items():
+        for chunk in _chunks(ids):
+            c.execute(items_table.update().where(items_table.c.id.in_(chunk))
+                      .values(n_done=items_table.c.n_done + delta))
+
+
+#: One record for :func:`import_records`: (line, dict of the JSONL format, where, unversioned).
+Record = tuple[int, dict, "str | None", bool]
+
+
+def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], file: str, *,
+                   created_by: str = "import") -> ImportReport:
+    """Check, batch and write records of the JSONL format (see the module docstring), from any reader.
+
+    The one import path: :func:`import_jsonl` and the Label Studio import
+    (:func:`evaluators.review.label_studio.import_label_studio`) both end here.
+
+    Parameters
+    ----------
+    records : iterable
+        ``(line, record, where, unversioned)`` tuples (``where``: the JSON path of a record that
+        is not a whole line; ``unversioned``: a decision from a file without versions) and
+        :class:`~evaluators.io.InputIssue` items for what the reader could not read.
+    created_by : str
+        Owner of a session created without its session line.
+    """
+    imp = _Importer(store, file, check_name(created_by, "created_by"))
+    for rec in records:
+        if isinstance(rec, InputIssue):
+            imp.issues.append(rec)
+            continue
+        lineno, d, where, unversioned = rec
+        try:
+            imp.line(lineno, d, where=where, unversioned=unversioned)
+        except ValueError as exc:
+            imp.issue(lineno, str(exc), where=where)
+        except RecursionError:
+            imp.issue(lineno, "a value is nested too deeply to be read", where=where)
+    imp.finish()
+    return ImportReport(issues=sorted(imp.issues, key=lambda i: (i.line or 0)), **imp.counts)
+
+
 def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<decisions>", *,
                  created_by: str = "import") -> ImportReport:
     """Import a JSONL export (see the module docstring); returns an :class:`ImportReport`.
@@ -483,29 +720,24 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
     created_by : str
         Owner of a session created from format-1 lines (format 2 carries its own).
     """
-    imp = _Importer(store, file, check_name(created_by, "created_by"))
     head = data[:3] if isinstance(data, (bytes, bytearray, memoryview)) else data.read(3)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         data.seek(0)
     encoding = "utf-8-sig" if bytes(head) == b"\xef\xbb\xbf" else "utf-8"
-    for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False):
-        if isinstance(rec, InputIssue):
-            imp.issues.append(rec)
-            continue
-        try:
-            imp.line(rec.line, rec.data)
-        except ValueError as exc:
-            imp.issue(rec.line, str(exc))
-        except RecursionError:
-            imp.issue(rec.line, "a value is nested too deeply to be read")
-    imp.finish()
-    return ImportReport(issues=sorted(imp.issues, key=lambda i: (i.line or 0)), **imp.counts)
+    records = (rec if isinstance(rec, InputIssue) else (rec.line, rec.data, None, False)
+               for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False))
+    return import_records(store, records, file, created_by=created_by)
 
 
 def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _is_two_sided(payload_json: str) -> bool:
+    payload = json.loads(payload_json)
+    return isinstance(payload, dict) and isinstance(payload.get("sides"), dict)
 
 
 def _check_stamp(value: Any) -> None:

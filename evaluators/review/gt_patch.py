@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evaluators.io.gt_patch import OP_ADD, OP_REPLACE, PatchEntry
+from evaluators.io.gt_patch import OP_ADD, OP_REPLACE, GTPatchSet, PatchEntry, file_sha256
 from evaluators.results import DictMixin
 from evaluators.review.store import LABELS, Item, ReviewStore
 
@@ -155,3 +155,92 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             entries.append(PatchEntry(rid, gt_digest, OP_REPLACE, old, (f.corrected_answer.strip(),), f.who, why,
                                       session.name))
     return PatchBuild(tuple(entries), tuple(skipped))
+
+
+def gold_of(kind: str, name: str, data: bytes) -> dict[str, tuple[str, ...]] | None:
+    """Record id -> GT answers of the GT file a session of ``kind`` was made from (``None`` for a kind
+    whose file is not read here: the items' own ground truth is the entries' ``old``, and ids not in
+    the file are reported when the patch is applied).
+
+    A memory session's file is not read here: its question ids may come from another file (mem0
+    results take the ids of the LoCoMo question file given with them), so its items' ids and ground
+    truth are used as they were shown.
+
+    =========  ===========================================================  ==============================
+    kind       GT file                                                      record id
+    =========  ===========================================================  ==============================
+    qa         the QA / fact-check file                                     the record ``id``
+    testsets   the test set (single turn)                                   the item ``id``
+    memory     not read (see below)                                         ``question_id``
+    dialogue   the persona cases file                                       ``scene#dialogue_index#occurrence``
+    =========  ===========================================================  ==============================
+
+    Raises
+    ------
+    InputError
+        The file cannot be read as that kind's GT.
+    ValueError
+        A multi-turn test set (no answer per item to correct).
+    """
+    if kind == "qa":
+        from evaluators.qa.evaluate import QAConfig, evaluate_qa
+        from evaluators.qa.patch import gold_answers
+
+        return gold_answers(evaluate_qa(data, name, QAConfig(ci_resamples=0)).records)
+    if kind == "testsets":
+        from evaluators.testsets import load_test_set
+        from evaluators.testsets.patch import gold_answers as testset_gold
+
+        return testset_gold(load_test_set(data, name))
+    if kind == "dialogue":
+        from evaluators.dialogue.inputs import load_cases
+        from evaluators.dialogue.patch import gold_answers as dialogue_gold
+
+        return dialogue_gold(load_cases(data, name).cases)
+    return None
+
+
+@dataclass(frozen=True)
+class SessionPatch(DictMixin):
+    """A session's decisions as a GT patch for the file being scored (what the pages apply).
+
+    Attributes
+    ----------
+    patch : GTPatchSet
+        Made for the GT file the session records (its kept upload), else for the file given.
+    skipped : tuple of (str, str)
+        As :attr:`PatchBuild.skipped`.
+    note : str
+        Said when the session does not record its GT file, or records another one.
+    """
+
+    patch: GTPatchSet
+    skipped: tuple[tuple[str, str], ...]
+    note: str = ""
+
+
+def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: bytes) -> SessionPatch:
+    """The GT patch of a session's final labels, for the GT file ``gt_file`` (bytes ``gt_data``).
+
+    The entries carry the digest of the GT file the session was made from (the file the page's
+    "Review these ..." button kept with it): when that is not ``gt_data``, the run refuses the patch
+    (:class:`~evaluators.io.gt_patch.GTPatchMismatch`) instead of correcting other records by id.
+    A session that kept no file is applied to ``gt_file`` by record id (``note`` says so).
+    """
+    session = store.session(session_id)
+    digest = file_sha256(gt_data)
+    note = ""
+    if session.uploads and digest not in session.uploads:
+        kept = store.get_upload(session.uploads[0])
+        made_for = kept[0] if kept else "another file"
+        note = (f"session {session.name!r} was made from {made_for}, not from {gt_file}: its corrections are for "
+                "that file")
+        digest = session.uploads[0]
+        gold = None
+    elif not session.uploads:
+        note = f"session {session.name!r} does not record its GT file: its corrections are applied to {gt_file} by id"
+        gold = gold_of(session.kind, gt_file, gt_data)
+    else:
+        gold = gold_of(session.kind, gt_file, gt_data)
+    built = build_gt_patch(store, session_id, digest, gold)
+    return SessionPatch(GTPatchSet(built.entries, (f"review session {session.name}",)), built.skipped, note)

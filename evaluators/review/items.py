@@ -6,8 +6,45 @@ beside it; its canonical JSON digest is the item's identity (:func:`evaluators.r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+#: Where an item keeps its automatic score (metric or judge), by item kind: (payload path, what it is).
+#: The Review queue's metric filter and the automatic verdict of the Agreement view both read it here.
+AUTOMATIC = {"qa": (("exact_match",), "exact match"), "memory": (("scores", "judge_score"), "LLM judge"),
+             "dialogue": (("combined",), "combined score"), "testsets": (("score",), "keyword score")}
+
+
+def automatic_score(payload: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """An item's automatic score and what it is (:data:`AUTOMATIC`): ``(value, name)``.
+
+    ``value`` is ``None`` when the item's kind has no automatic score or the payload lacks it;
+    ``name`` is ``None`` for a kind without one (narrative mismatches, A/B pairs).
+    """
+    path, what = AUTOMATIC.get(str(payload.get("kind", "")), ((), None))
+    return score_at(payload, path), what
+
+
+def score_at(payload: Mapping[str, Any], path: Sequence[str]) -> float | None:
+    """The number at ``path`` (keys, nested) of a payload; ``None`` when absent, not a number, or no path."""
+    value: Any = payload
+    for part in path:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    ok = bool(path) and isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def filter_columns(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The item columns the Review queue's filters read (``system``, ``metric``), from its payload."""
+    return {"system": system_of(payload), "metric": automatic_score(payload)[0]}
+
+
+def system_of(payload: Mapping[str, Any]) -> str | None:
+    """The system (model) an item shows, as text up to 256 characters (``None`` without one, and for A/B pairs)."""
+    value = payload.get("system")
+    if value is None or isinstance(value, (dict, list)) or value == "":
+        return None
+    return str(value)[:256]
 
 
 def qa_items(report, limit: int | None = None) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ import numpy as np
 from evaluators.metrics.agreement import AgreementFigure, cohen_kappa_ci
 from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.results import DictMixin
-from evaluators.review.agreement import AUTOMATIC, session_agreement
+from evaluators.review.agreement import session_agreement
+from evaluators.review.items import AUTOMATIC, score_at
 from evaluators.review.gt_patch import final_labels
 from evaluators.review.store import ReviewStore
 
@@ -69,11 +70,7 @@ def _score(payload: dict, source: str | None) -> tuple[float | None, str]:
     path, _ = AUTOMATIC.get(payload.get("kind", ""), ((), None))
     if source:
         path = tuple(source.split("."))
-    value: Any = payload
-    for part in path:
-        value = value.get(part) if isinstance(value, dict) else None
-    name = ".".join(path) or "none"
-    return ((float(value), name) if isinstance(value, (int, float)) and not isinstance(value, bool) else (None, name))
+    return score_at(payload, path), ".".join(path) or "none"
 
 
 def metric_against_people(store: ReviewStore, session_id: int, *, source: str | None = None,
@@ -87,7 +84,7 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     session_id : int
     source : str, optional
         Payload key of the score (dotted for nested, e.g. ``scores.judge_score``); default by item
-        kind (:data:`evaluators.review.agreement.AUTOMATIC`: exact match for QA ...).
+        kind (:data:`evaluators.review.items.AUTOMATIC`: exact match for QA ...).
     threshold : float
         The verdict is right when the score is >= ``threshold``.
     n_resamples, confidence_level, seed

@@ -3,7 +3,8 @@
 Tables are created and upgraded by Alembic (``evaluators/review/migrations``): revision ``0001`` is
 schema 1 (the tables before Alembic; a schema-1 database without Alembic's version table is
 stamped ``0001`` and upgraded), ``0002`` is schema 2, ``0003`` schema 3 (an adjudication's
-corrected answer).  :func:`ensure_schema` is safe when several
+corrected answer), ``0004`` schema 4 (the decision history, the guidelines version of a decision,
+and each item's system and automatic score for the queue's filters).  :func:`ensure_schema` is safe when several
 processes open a new, empty database at once: the migration runs under a lock (an advisory lock on
 PostgreSQL, a file lock beside an SQLite file), and a database already at the newest revision is
 only read.  A database written by a newer EvalBoard raises :class:`SchemaTooNew`.
@@ -17,10 +18,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Alembic revision of each schema version this code knows.
-REVISIONS = {"0001": 1, "0002": 2, "0003": 3}
-HEAD = "0003"
+REVISIONS = {"0001": 1, "0002": 2, "0003": 3, "0004": 4}
+HEAD = "0004"
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: PostgreSQL advisory lock key of the review migrations (any fixed 64-bit number).
 _PG_LOCK = 7_316_402_017
@@ -48,7 +49,11 @@ items_table = sa.Table(
     sa.Column("payload", sa.Text, nullable=False),
     sa.Column("rank", sa.Integer, nullable=False, server_default="0"),
     sa.Column("n_done", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("gold", sa.String(32), nullable=True), sa.UniqueConstraint("session_id", "digest"))
+    sa.Column("gold", sa.String(32), nullable=True),
+    # schema 4: what the queue's filters read (evaluators.review.items.filter_columns of the payload,
+    # given by every insert)
+    sa.Column("system", sa.String(256), nullable=True), sa.Column("metric", sa.Float, nullable=True),
+    sa.UniqueConstraint("session_id", "digest"))
 decisions_table = sa.Table(
     "decisions", metadata, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("item_id", sa.Integer, sa.ForeignKey("items.id"), nullable=False),
@@ -57,7 +62,9 @@ decisions_table = sa.Table(
     sa.Column("status", sa.String(16), nullable=False), sa.Column("version", sa.Integer, nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
     sa.Column("session_id", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("seconds", sa.Float, nullable=True), sa.UniqueConstraint("item_id", "annotator"))
+    sa.Column("seconds", sa.Float, nullable=True),
+    sa.Column("guidelines_version", sa.Integer, nullable=True),  # schema 4: the guidelines it was made under
+    sa.UniqueConstraint("item_id", "annotator"))
 adjudications_table = sa.Table(
     "adjudications", metadata, sa.Column("item_id", sa.Integer, sa.ForeignKey("items.id"), primary_key=True),
     sa.Column("adjudicator", sa.String(256), nullable=False), sa.Column("label", sa.String(32), nullable=False),
@@ -66,6 +73,21 @@ adjudications_table = sa.Table(
 claims_table = sa.Table(
     "claims", metadata, sa.Column("item_id", sa.Integer, sa.ForeignKey("items.id"), primary_key=True),
     sa.Column("annotator", sa.String(256), primary_key=True), sa.Column("expires_at", sa.String(40), nullable=False))
+
+#: Schema 4: every change of a decision, append-only (a save, an undo, an import; ``migrated``: the
+#: state a decision had when the table was made).  ``old_*`` is ``None`` where there was no decision.
+history_table = sa.Table(
+    "decision_history", metadata, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.Integer, nullable=False), sa.Column("item_id", sa.Integer, nullable=False),
+    sa.Column("annotator", sa.String(256), nullable=False), sa.Column("actor", sa.String(256), nullable=False),
+    sa.Column("action", sa.String(16), nullable=False), sa.Column("at", sa.String(40), nullable=False),
+    sa.Column("old_version", sa.Integer), sa.Column("old_label", sa.String(32)), sa.Column("old_score", sa.Integer),
+    sa.Column("old_comment", sa.Text), sa.Column("old_status", sa.String(16)),
+    sa.Column("old_guidelines_version", sa.Integer),
+    sa.Column("new_version", sa.Integer), sa.Column("new_label", sa.String(32)), sa.Column("new_score", sa.Integer),
+    sa.Column("new_comment", sa.Text), sa.Column("new_status", sa.String(16)),
+    sa.Column("guidelines_version", sa.Integer), sa.Column("blind", sa.Boolean, nullable=False),
+    sa.Column("undoes", sa.Integer, nullable=True))  # an undo: the id of the change it reverted
 
 
 class SchemaTooNew(RuntimeError):
@@ -161,6 +183,7 @@ __all__ = [
     "claims_table",
     "decisions_table",
     "ensure_schema",
+    "history_table",
     "items_table",
     "meta_table",
     "metadata",

@@ -16,6 +16,26 @@ Items (:func:`review_view`)
     A link's item opens for the annotator named in it only; anyone else starts at their own next
     item (:meth:`~evaluators.review.store.ReviewStore.next_item`).  A decision, comment or control
     shown is always the acting annotator's own.
+
+Undo (:func:`undo`)
+    An annotator undoes their own last decision in a session (then the one before, and so on); the
+    undo is recorded in the history and is refused when the decision changed since (another tab).
+
+Filters (:func:`allowed_filters`, :func:`queue_filter`)
+    System and metric-range filters are offered where the item shows them (not in a blind
+    session, except to adjudicators); label and disagreement filters read other reviewers'
+    labels, so only adjudicators get them (others see those labels only after their own decision).
+
+Blind mode (:func:`set_blind`)
+    The owner (and the admins) can turn it on at any time.  It can be turned off again only while
+    no decision was made blind (history rows marked blind): once someone decided without seeing
+    system names, showing them to the rest would mix blind and open judgments in one session.
+
+Gold items (:func:`mark_gold`)
+    The owner (and the admins) mark items with their known label; each annotator's accuracy on
+    them (:meth:`~evaluators.review.store.ReviewStore.gold_accuracy`) is for those who manage.
+    Gold marks are never shown to reviewers (a session with gold items is exported, gold labels
+    included, by its owner and adjudicators only).
 """
 
 from __future__ import annotations
@@ -26,7 +46,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.review.store import LABELS, Decision, Item, Progress, ReviewStore, Session, StaleDecision
+from evaluators.review.store import (
+    ALL_LABELS,
+    LABELS,
+    PAIR_LABELS,
+    Decision,
+    HistoryEntry,
+    Item,
+    Progress,
+    QueueFilter,
+    ReviewStore,
+    Session,
+    StaleDecision,
+)
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
 #: Button text of each label (the number is its key).
@@ -56,9 +88,10 @@ def can_adjudicate(session: Session, who: str | None) -> bool:
     return bool(who) and (can_manage(session, who) or who in session.adjudicators)
 
 
-def can_export(session: Session, who: str | None) -> bool:
-    """Download a session's decisions: anyone with a name for an open session; adjudicators for a blind one."""
-    return bool(who) and (not session.blind or can_adjudicate(session, who))
+def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> bool:
+    """Download a session's decisions: anyone with a name for an open session; adjudicators for a
+    blind one, and for one with gold items (``has_gold``: the export carries the gold labels)."""
+    return bool(who) and ((not session.blind and not has_gold) or can_adjudicate(session, who))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
@@ -133,12 +166,13 @@ class ItemView:
 
 
 def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id: int | None = None,
-                link_annotator: str | None = None) -> ItemView:
+                link_annotator: str | None = None, filters: QueueFilter | None = None) -> ItemView:
     """The item to show ``annotator`` and everything about it they may see.
 
     ``item_id``: the item wanted (a link, or the page's current item).  A link's item is honoured
     only when the link names this annotator (or no one), or nobody acts yet (``annotator`` empty:
-    the item is shown, with nobody's decision); otherwise the annotator's next item opens.
+    the item is shown, with nobody's decision); otherwise the annotator's next item opens
+    (within ``filters``, :func:`queue_filter`).
     """
     note = None
     item = None
@@ -151,7 +185,7 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
             if item is not None and item.session_id != session.id:
                 item = None
     if item is None:
-        item = store.next_item(session.id, annotator, claim=bool(annotator))
+        item = store.next_item(session.id, annotator, claim=bool(annotator), filters=filters)
     progress = store.progress(session.id, annotator)
     if item is None:
         return ItemView(None, progress, note=note)
@@ -202,17 +236,166 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
     seconds = None if shown_at is None else max(0.0, time.time() - shown_at)
     return store.save_decision(item_id, annotator, label=label, score=score if label else None, comment=comment,
                                status="submitted" if label else "skipped", expected_version=seen_version,
-                               seconds=seconds)
+                               seconds=seconds, guidelines_version=session.guidelines_version)
 
 
-def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int) -> int:
+def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int,
+         filters: QueueFilter | None = None) -> int:
     """The item to show after ``item_id``: ``direction < 0`` the item this annotator decided before
-    it, else the next open item (claimed); ``item_id`` itself when there is none."""
+    it, else the next open item (claimed, within ``filters``); ``item_id`` itself when there is none."""
     if direction < 0:
         target = store.previous_item(session.id, annotator, store.item(item_id))
     else:
-        target = store.next_item(session.id, annotator, exclude=[item_id], claim=True)
+        target = store.next_item(session.id, annotator, exclude=[item_id], claim=True, filters=filters)
     return target.id if target is not None else item_id
+
+
+def undo(store: ReviewStore, session: Session, who: str | None, *, expected_change: int | None = None) -> HistoryEntry:
+    """Undo ``who``'s own last decision in the session (:meth:`ReviewStore.undo_last`); returns the
+    undo's history row (its ``item_id`` is the item to show).
+
+    Raises
+    ------
+    PermissionError
+        Nobody acts (no confirmed name).
+    LookupError
+        Nothing to undo.
+    StaleDecision
+        The decision changed since (another tab, an import), or the last change is not ``expected_change``.
+    """
+    if not who:
+        raise PermissionError("confirm your name first: only your own decisions can be undone")
+    return store.undo_last(session.id, who, expected_change=expected_change)
+
+
+def history_rows(store: ReviewStore, session: Session, who: str | None, item_id: int) -> list[dict[str, Any]]:
+    """The item's decision history as table rows, oldest first: one's own changes, and everyone's
+    for those who may see other reviewers' decisions on it (:func:`can_see_others`)."""
+    mine = store.decision(item_id, who) if who else None
+    everyone = can_see_others(session, who, mine)
+    if not who and not everyone:
+        return []
+    rows = []
+    for h in store.history(item_id, None if everyone else who):
+        rows.append({"when": h.at[:19].replace("T", " "), "annotator": h.annotator, "action": h.action,
+                     "before": _state(h.old_label, h.old_status, h.old_score),
+                     "after": _state(h.new_label, h.new_status, h.new_score),
+                     "comment": h.new_comment or "", "version": h.new_version,
+                     "guidelines": h.guidelines_version, "by": h.actor})
+    return rows
+
+
+def _state(label: str | None, status: str | None, score: int | None) -> str:
+    if status is None:
+        return "(none)"
+    return (label or status) + (f" · {score}/5" if score else "")
+
+
+def labels_for(item: Item) -> tuple[str, ...]:
+    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`)."""
+    return PAIR_LABELS if isinstance(item.payload.get("sides"), dict) else LABELS
+
+
+def metric_name(session: Session) -> str | None:
+    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`)."""
+    from evaluators.review.items import AUTOMATIC
+
+    return AUTOMATIC.get(session.kind, ((), None))[1]
+
+
+def allowed_filters(session: Session, who: str | None) -> frozenset[str]:
+    """The queue filters ``who`` may use (module docstring): ``system`` and ``metric`` where the
+    item shows them, ``label`` and ``disagreement`` for adjudicators."""
+    if not who:
+        return frozenset()
+    adjudicator = can_adjudicate(session, who)
+    out = set() if session.blind and not adjudicator else {"system", "metric"}
+    if adjudicator:
+        out |= {"label", "disagreement"}
+    return frozenset(out)
+
+
+def queue_filter(session: Session, who: str | None, *, system: str | None = None, label: str | None = None,
+                 disagreement: bool = False, metric_range: tuple[float, float] | None = None) -> QueueFilter | None:
+    """The :class:`~evaluators.review.store.QueueFilter` of the page's filter widgets (``None``: no filter).
+
+    Raises
+    ------
+    PermissionError
+        A filter ``who`` may not use (:func:`allowed_filters`).
+    ValueError
+        An unknown label or an empty range.
+    """
+    wanted = {"system": system is not None, "label": bool(label), "disagreement": bool(disagreement),
+              "metric": metric_range is not None}
+    refused = sorted(k for k, on in wanted.items() if on and k not in allowed_filters(session, who))
+    if refused:
+        raise PermissionError(f"{', '.join(refused)} filter(s) are not open to {who or 'an anonymous reviewer'} "
+                              "in this session")
+    low, high = metric_range if metric_range is not None else (None, None)
+    f = QueueFilter(system=system, label=label or None, disagreement=bool(disagreement), metric_min=low,
+                    metric_max=high)
+    return f if f.active else None
+
+
+def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool) -> Session:
+    """Turn blind mode on (any time) or off (only while no decision was made blind), for those who manage.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not manage the session.
+    ValueError
+        Turning it off after decisions were made blind.
+    """
+    if not can_manage(session, who):
+        raise PermissionError(f"{who or 'an anonymous reviewer'} may not change {session.name!r}: the owner and "
+                              f"{ADMINS_ENV} may")
+    if session.blind and not blind and (n := store.decided_blind(session.id)):
+        raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
+    if bool(blind) == session.blind:
+        return session
+    return store.update_session(session.id, blind=bool(blind))
+
+
+def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str | None) -> Item:
+    """Mark (``label``) or unmark (``None``) a gold item, for those who manage the session.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not manage the session.
+    ValueError
+        An item of another session or a bad label.
+    """
+    if not can_manage(session, who):
+        raise PermissionError(f"{who or 'an anonymous reviewer'} may not mark gold items in {session.name!r}")
+    item = store.item(item_id)
+    if item is None or item.session_id != session.id:
+        raise ValueError(f"item {item_id} is not in session {session.name!r}")
+    if label is not None and label not in ALL_LABELS:
+        raise ValueError(f"gold label must be one of {', '.join(ALL_LABELS)}, not {label!r:.60}")
+    return store.set_gold(item_id, label)
+
+
+def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dict[str, Any]] | None:
+    """Each annotator's accuracy on gold items (``n``, correct, accuracy and its 95% Wilson
+    interval) as table rows; ``None`` for those who may not see it (:func:`can_manage`)."""
+    if not can_manage(session, who):
+        return None
+    return [{"annotator": g.annotator, "n": g.n, "correct": g.correct, "accuracy": g.accuracy,
+             "95% CI low": g.ci_low, "95% CI high": g.ci_high} for g in store.gold_accuracy(session.id)]
+
+
+def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None = None) -> int | None:
+    """The next item waiting for adjudication after item ``after`` (by position, wrapping round), or ``None``."""
+    items = store.adjudication_items(session.id)
+    ids = [i for i, _ in items]
+    start = ids.index(after) + 1 if after in ids else 0
+    for item_id, done in items[start:] + items[:start]:
+        if not done:
+            return item_id
+    return None
 
 
 def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str,
@@ -235,13 +418,20 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
 
 
 def agreement_rows(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
-    """The Agreement tab's table (cached in the store until the session changes)."""
+    """The Agreement view's table: one row per figure (labels, then 1-5 scores) with its value, its 95%
+    bootstrap interval over items, the number of items behind it and whether it is meaningful yet
+    (the engine's :func:`~evaluators.review.agreement.session_agreement`, cached until the session changes)."""
+    names = {"cohen_kappa_mean": "Cohen's kappa (mean of pairs)", "fleiss_kappa": "Fleiss' kappa",
+             "krippendorff_alpha": "Krippendorff's alpha"}
     rows = []
     for fld, block in store.agreement(session.id).items():
-        rows.append({"what": "labels (nominal)" if fld == "label" else "1-5 scores (ordinal)",
-                     "items rated by 2+": block["n_items"], "annotators": block["n_annotators"],
-                     "Cohen's kappa (mean of pairs)": block["cohen_kappa_mean"],
-                     "Fleiss' kappa": block["fleiss_kappa"], "Krippendorff's alpha": block["krippendorff_alpha"]})
+        for key, name in names.items():
+            fig = (block.get("figures") or {}).get(key) or {}
+            rows.append({"rating": "labels (nominal)" if fld == "label" else "1-5 scores (ordinal)",
+                         "statistic": name, "value": fig.get("value", block.get(key)),
+                         "95% CI low": fig.get("ci_low"), "95% CI high": fig.get("ci_high"),
+                         "n_items": fig.get("n_items", block["n_items"]), "annotators": block["n_annotators"],
+                         "meaningful": "yes" if fig.get("meaningful") else (fig.get("note") or "no")})
     return rows
 
 
@@ -265,6 +455,16 @@ __all__ = [
     "adjudicate",
     "admins",
     "agreement_rows",
+    "allowed_filters",
+    "gold_rows",
+    "history_rows",
+    "labels_for",
+    "metric_name",
+    "mark_gold",
+    "next_to_adjudicate",
+    "queue_filter",
+    "set_blind",
+    "undo",
     "automatic",
     "can_adjudicate",
     "can_export",

@@ -45,6 +45,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 
 from evaluators.results import DictMixin
+from evaluators.review.items import filter_columns
 from evaluators.review.limits import MAX_GUIDELINES, MAX_ITEMS, canonical_payload, check_name, check_text
 from evaluators.review.schema import (
     SCHEMA_VERSION,
@@ -53,6 +54,7 @@ from evaluators.review.schema import (
     claims_table,
     decisions_table,
     ensure_schema,
+    history_table,
     items_table,
     sessions_table,
     sqlite_path,
@@ -73,8 +75,10 @@ CLAIM_SECONDS = 600
 #: Stores opened in this process (weakly held), so tests can close their pools before dropping a database.
 OPEN_STORES: weakref.WeakSet = weakref.WeakSet()
 
-__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES", "Decision",
-           "Item", "Progress", "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "default_url",
+__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES",
+           "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
+           "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
+           "record_history",
            "item_digest"]
 
 
@@ -102,6 +106,10 @@ class Decision(DictMixin):
         Starts at 1, +1 per save (optimistic locking).
     updated_at : str
         UTC, ISO 8601.
+    seconds : float or None
+        Time on the item before the save (seconds), where the page measured it.
+    guidelines_version : int or None
+        The session's guidelines version the decision was made under (``None``: not recorded).
     """
 
     item_id: int
@@ -113,6 +121,8 @@ class Decision(DictMixin):
     status: str
     version: int
     updated_at: str
+    seconds: float | None = None
+    guidelines_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,14 @@ class Session(DictMixin):
     def guidelines(self) -> str:
         return str((self.settings or {}).get("guidelines") or "")
 
+    @property
+    def guidelines_version(self) -> int | None:
+        """The version of the guidelines (1 when set without one), ``None`` without guidelines."""
+        if not self.guidelines:
+            return None
+        version = (self.settings or {}).get("guidelines_version")
+        return version if isinstance(version, int) and not isinstance(version, bool) else 1
+
 
 @dataclass(frozen=True)
 class Progress(DictMixin):
@@ -161,6 +179,183 @@ class Progress(DictMixin):
     decided: int          # this annotator's submitted or skipped decisions
     complete: int         # items with k submitted decisions
     n_decisions: int      # everyone's decisions
+
+
+@dataclass(frozen=True)
+class QueueFilter(DictMixin):
+    """What restricts an annotator's queue (:meth:`ReviewStore.next_item`); every field optional.
+
+    Attributes
+    ----------
+    system : str or None
+        Items of this system (model) only.
+    label : str or None
+        Items that a reviewer has submitted with this label.
+    disagreement : bool
+        Items whose submitted labels differ.
+    metric_min, metric_max : float or None
+        Items whose automatic score (:func:`evaluators.review.items.automatic_score`: exact match
+        for QA, judge score for memory ...) lies in ``[metric_min, metric_max]``; items without
+        one are left out when either bound is set.
+    """
+
+    system: str | None = None
+    label: str | None = None
+    disagreement: bool = False
+    metric_min: float | None = None
+    metric_max: float | None = None
+
+    def __post_init__(self):
+        if self.label is not None and self.label not in ALL_LABELS:
+            raise ValueError(f"label filter must be one of {', '.join(ALL_LABELS)}, not {self.label!r:.60}")
+        for name in ("metric_min", "metric_max"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or value != value):
+                raise ValueError(f"{name} must be a number, not {value!r:.60}")
+        if self.metric_min is not None and self.metric_max is not None and self.metric_min > self.metric_max:
+            raise ValueError(f"metric range is empty: {self.metric_min} > {self.metric_max}")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.system is not None or self.label or self.disagreement
+                    or self.metric_min is not None or self.metric_max is not None)
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress(DictMixin):
+    """One annotator's work in a session: ``decided`` (submitted), ``skipped``, and the median
+    time on item in seconds over the decisions that recorded one (``None`` without any)."""
+
+    annotator: str
+    decided: int
+    skipped: int
+    median_seconds: float | None
+
+
+@dataclass(frozen=True)
+class TeamProgress(DictMixin):
+    """A session's progress for its owner: ``complete`` items have ``k`` submitted decisions;
+    ``by_reviews`` maps a number of submitted decisions to the number of items with it;
+    ``annotators`` in name order."""
+
+    n_items: int
+    k: int
+    complete: int
+    by_reviews: dict[int, int]
+    annotators: list[AnnotatorProgress]
+
+
+@dataclass(frozen=True)
+class GoldAccuracy(DictMixin):
+    """One annotator's accuracy on a session's gold items: ``correct`` of ``n`` submitted decisions
+    on gold items carry the gold label; ``accuracy = correct / n`` with its 95% Wilson interval
+    (:func:`evaluators.metrics.statistics.wilson_interval`)."""
+
+    annotator: str
+    n: int
+    correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
+class HistoryEntry(DictMixin):
+    """One change of one decision (a row of the append-only history).
+
+    Attributes
+    ----------
+    id : int
+        Increasing: the order of changes.
+    session_id, item_id : int
+    annotator : str
+        Whose decision changed.
+    actor : str
+        Who changed it (the annotator; the importer's name for an import).
+    action : str
+        ``save``, ``undo``, ``import`` or ``migrated`` (the state when the history began).
+    at : str
+        UTC, ISO 8601.
+    old_version, old_label, old_score, old_comment, old_status, old_guidelines_version
+        The decision before (all ``None``: there was none).
+    new_version, new_label, new_score, new_comment, new_status
+        The decision after (all ``None``: removed by an undo).
+    guidelines_version : int or None
+        The guidelines version of the decision after the change.
+    blind : bool
+        Whether the session was blind at the change.
+    undoes : int or None
+        For an undo: the id of the change it reverted.
+    """
+
+    id: int
+    session_id: int
+    item_id: int
+    annotator: str
+    actor: str
+    action: str
+    at: str
+    old_version: int | None
+    old_label: str | None
+    old_score: int | None
+    old_comment: str | None
+    old_status: str | None
+    old_guidelines_version: int | None
+    new_version: int | None
+    new_label: str | None
+    new_score: int | None
+    new_comment: str | None
+    new_status: str | None
+    guidelines_version: int | None
+    blind: bool
+    undoes: int | None = None
+
+
+def history_row(session_id: int, item_id: int, annotator: str, actor: str, action: str, at: str,
+                old: Any, new: Mapping[str, Any] | None, blind: bool, *, undoes: int | None = None) -> dict[str, Any]:
+    """A history row (a dict for ``decision_history``) of one change from ``old`` (a row with
+    version, label, score, comment, status and guidelines_version, or ``None``) to ``new`` (a mapping
+    of the same, or ``None``)."""
+    row: dict[str, Any] = {"session_id": session_id, "item_id": item_id, "annotator": annotator, "actor": actor,
+                           "action": action, "at": at, "blind": bool(blind), "undoes": undoes}
+    if old is None:
+        row.update(old_version=None, old_label=None, old_score=None, old_comment=None, old_status=None,
+                   old_guidelines_version=None)
+    else:
+        row.update(old_version=old.version, old_label=old.label, old_score=old.score, old_comment=old.comment,
+                   old_status=old.status, old_guidelines_version=getattr(old, "guidelines_version", None))
+    if new is None:
+        row.update(new_version=None, new_label=None, new_score=None, new_comment=None, new_status=None,
+                   guidelines_version=None)
+    else:
+        g = new.get
+        row.update(new_version=g("version"), new_label=g("label"), new_score=g("score"), new_comment=g("comment"),
+                   new_status=g("status"), guidelines_version=g("guidelines_version"))
+    return row
+
+
+def record_history(c, rows: list[dict[str, Any]]) -> int | None:
+    """Append history rows; the id of the row when there is one.
+
+    Many rows (an import) go to SQLite as one DB-API ``executemany`` of plain tuples: SQLAlchemy's
+    per-row parameter processing cost about as much as the insert itself.  Column names are ours.
+    """
+    if not rows:
+        return None
+    if len(rows) == 1:
+        return c.execute(history_table.insert().values(**rows[0])).inserted_primary_key[0]
+    if c.dialect.name == "sqlite":
+        cols = list(rows[0])
+        c.exec_driver_sql(f"INSERT INTO decision_history ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                          [tuple(r[k] for k in cols) for r in rows])
+    else:
+        c.execute(history_table.insert(), rows)
+    return None
+
+
+def _history(row) -> HistoryEntry:
+    return HistoryEntry(**{k: (bool(v) if k == "blind" else v) for k, v in row._mapping.items()})
 
 
 def item_digest(payload: Mapping[str, Any]) -> str:
@@ -322,7 +517,8 @@ class ReviewStore:
             label = gold.get(digest)
             if label is not None and label not in ALL_LABELS:
                 raise ValueError(f"item {n}: gold label must be one of {', '.join(ALL_LABELS)}, not {label!r:.60}")
-            rows.append({"position": len(rows), "digest": digest, "payload": text, "gold": label})
+            rows.append({"position": len(rows), "digest": digest, "payload": text, "gold": label,
+                         **filter_columns(payload)})
             if len(rows) > MAX_ITEMS:
                 raise ValueError(f"a review session holds at most {MAX_ITEMS:,} items")
         if not rows:
@@ -354,7 +550,7 @@ class ReviewStore:
         settings = dict(s.settings or {})
         if guidelines is not None and guidelines != settings.get("guidelines"):
             settings["guidelines"] = check_text(guidelines, "guidelines", limit=MAX_GUIDELINES)
-            settings["guidelines_version"] = int(settings.get("guidelines_version") or 0) + 1
+            settings["guidelines_version"] = (s.guidelines_version or 0) + 1  # guidelines set without one: 1
         if adjudicators is not None:
             settings["adjudicators"] = sorted({check_name(a, "adjudicator") for a in adjudicators})
         values: dict[str, Any] = {"settings": _settings_json(settings)}
@@ -436,7 +632,8 @@ class ReviewStore:
                                      .where(sessions_table.c.id == session_id)).scalar_one()
                 seed = c.execute(sa.select(sessions_table.c.seed).where(sessions_table.c.id == session_id)).scalar()
                 c.execute(items_table.insert().values(session_id=session_id, position=position, digest=digest,
-                                                      payload=text, rank=seeded_rank(seed or 0, position)))
+                                                      payload=text, rank=seeded_rank(seed or 0, position),
+                                                      **filter_columns(payload)))
                 c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                           .values(n_items=position + 1, changes=sessions_table.c.changes + 1))
                 row = c.execute(sa.select(items_table).where(items_table.c.session_id == session_id,
@@ -445,7 +642,7 @@ class ReviewStore:
 
     # ------------------------------------------------------------ assignment
     def next_item(self, session_id: int, annotator: str, *, exclude: Iterable[int] = (),
-                  claim: bool = False) -> Item | None:
+                  claim: bool = False, filters: QueueFilter | None = None) -> Item | None:
         """The next item for an annotator, overlap first.
 
         Among items this annotator has not decided, with fewer than ``k`` submitted decisions
@@ -455,31 +652,33 @@ class ReviewStore:
 
         With ``claim``, the item is claimed for :data:`CLAIM_SECONDS` (the annotator's earlier
         claim in the session is released), atomically: no item is handed to more than ``k``
-        annotators at once.
+        annotators at once.  ``filters`` restrict the queue (:class:`QueueFilter`).
         """
         s = self.session(session_id)
         exclude = list(exclude)
         if not claim:
             with self.engine.connect() as c:
-                return self._first_open(c, s, annotator, _now(), exclude)
+                return self._first_open(c, s, annotator, _now(), exclude, filters)
         for _attempt in range(50):  # on SQLite the first try holds the write lock: it always succeeds
             with self._write() as c:
                 now = _now()
-                found = self._first_open(c, s, annotator, now, exclude)
+                found = self._first_open(c, s, annotator, now, exclude, filters)
                 if found is None or self._claim(c, found, annotator, s.k, now):
                     return found
             exclude.append(found.id)  # claimed to k meanwhile (PostgreSQL): the next one
         return None
 
-    def _first_open(self, c, s: Session, annotator: str, now: str, exclude: list[int]) -> Item | None:
+    def _first_open(self, c, s: Session, annotator: str, now: str, exclude: list[int],
+                    filters: QueueFilter | None = None) -> Item | None:
         for done in range(s.k - 1, -1, -1):
-            row = c.execute(self._queue_query(s.id, annotator, done, s.k, now, exclude)).first()
+            row = c.execute(self._queue_query(s.id, annotator, done, s.k, now, exclude, filters)).first()
             if row is not None:
                 return _item(row)
         return None
 
     @staticmethod
-    def _queue_query(session_id: int, annotator: str, done: int, k: int, now: str, exclude: list[int]):
+    def _queue_query(session_id: int, annotator: str, done: int, k: int, now: str, exclude: list[int],
+                     filters: QueueFilter | None = None):
         i, d, cl = items_table, decisions_table, claims_table
         mine = sa.select(d.c.id).where(d.c.item_id == i.c.id, d.c.annotator == annotator).exists()
         claimed = (sa.select(sa.func.count()).select_from(cl)
@@ -487,6 +686,8 @@ class ReviewStore:
                    .scalar_subquery())
         q = (sa.select(i).where(i.c.session_id == session_id, i.c.n_done == done, ~mine, claimed < k - done)
              .order_by(i.c.rank, i.c.id).limit(1))
+        if filters is not None:
+            q = q.where(*_filter_clauses(filters))
         return q.where(i.c.id.not_in(exclude)) if exclude else q
 
     @staticmethod
@@ -560,6 +761,96 @@ class ReviewStore:
             return int(c.execute(sa.select(sa.func.count()).select_from(decisions_table)
                                  .where(decisions_table.c.session_id == session_id)).scalar_one())
 
+    def team_progress(self, session_id: int) -> TeamProgress:
+        """Items complete to ``k``, items by number of reviews, and each annotator's decided /
+        skipped counts and median time on item: three aggregate queries, cached until the session
+        changes (no item or decision is read one by one)."""
+        return self._cached(session_id, "team", lambda: self._team_progress(session_id))
+
+    def _team_progress(self, session_id: int) -> TeamProgress:
+        s = self.session(session_id)
+        i, d = items_table, decisions_table
+        submitted = sa.func.sum(sa.case((d.c.status == "submitted", 1), else_=0))
+        skipped = sa.func.sum(sa.case((d.c.status == "skipped", 1), else_=0))
+        # the median per annotator: the middle one or two of their ordered times (window functions
+        # on SQLite >= 3.25 and PostgreSQL alike), averaged
+        timed = (sa.select(d.c.annotator, d.c.seconds,
+                           sa.func.row_number().over(partition_by=d.c.annotator, order_by=d.c.seconds).label("rn"),
+                           sa.func.count().over(partition_by=d.c.annotator).label("cnt"))
+                 .where(d.c.session_id == session_id, d.c.status != "draft", d.c.seconds.is_not(None))
+                 .subquery())
+        middle = sa.or_(timed.c.rn == (timed.c.cnt + 1) // 2, timed.c.rn == (timed.c.cnt + 2) // 2)
+        with self.engine.connect() as c:
+            by_reviews = {int(n): int(m) for n, m in c.execute(
+                sa.select(i.c.n_done, sa.func.count()).where(i.c.session_id == session_id).group_by(i.c.n_done))}
+            counts = c.execute(sa.select(d.c.annotator, submitted, skipped).where(d.c.session_id == session_id)
+                               .group_by(d.c.annotator).order_by(d.c.annotator)).all()
+            medians = dict(c.execute(sa.select(timed.c.annotator, sa.func.avg(timed.c.seconds))
+                                     .where(middle).group_by(timed.c.annotator)).all())
+        people = [AnnotatorProgress(a, int(n or 0), int(m or 0),
+                                    None if medians.get(a) is None else float(medians[a])) for a, n, m in counts]
+        complete = sum(m for n, m in by_reviews.items() if n >= s.k)
+        return TeamProgress(s.n_items, s.k, complete, dict(sorted(by_reviews.items())), people)
+
+    # ------------------------------------------------------------ gold items
+    def set_gold(self, item_id: int, label: str | None) -> Item:
+        """Mark an item as gold with its known label (``None``: no longer gold).
+
+        Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
+
+        Raises
+        ------
+        ValueError
+            An unknown label, a label of the other item kind, or no such item.
+        """
+        if label is not None and label not in ALL_LABELS:
+            raise ValueError(f"gold label must be one of {', '.join(ALL_LABELS)} or None, not {label!r:.60}")
+        item = self.item(item_id)
+        if item is None:
+            raise ValueError(f"no review item {item_id}")
+        if not label_fits(label, item.payload):
+            raise ValueError(f"label {label!r} does not fit item {item_id} (A/B labels are for two-sided items)")
+        with self._write() as c:
+            c.execute(items_table.update().where(items_table.c.id == item_id).values(gold=label))
+            c.execute(sessions_table.update().where(sessions_table.c.id == item.session_id)
+                      .values(changes=sessions_table.c.changes + 1))
+        return self.item(item_id)
+
+    def gold_items(self, session_id: int) -> dict[int, str]:
+        """Gold items of a session: item id -> gold label."""
+        i = items_table
+        with self.engine.connect() as c:
+            return dict(c.execute(sa.select(i.c.id, i.c.gold).where(i.c.session_id == session_id,
+                                                                     i.c.gold.is_not(None))).all())
+
+    def gold_accuracy(self, session_id: int, *, confidence_level: float = 0.95) -> list[GoldAccuracy]:
+        """Each annotator's accuracy on the gold items (submitted decisions; skips do not count),
+        with its Wilson interval, by annotator name: one grouped query, cached until the session changes."""
+        from evaluators.metrics.statistics import wilson_interval
+
+        def compute() -> list[GoldAccuracy]:
+            i, d = items_table, decisions_table
+            right = sa.func.sum(sa.case((d.c.label == i.c.gold, 1), else_=0))
+            with self.engine.connect() as c:
+                rows = c.execute(sa.select(d.c.annotator, sa.func.count(), right)
+                                 .join(i, i.c.id == d.c.item_id)
+                                 .where(d.c.session_id == session_id, d.c.status == "submitted", i.c.gold.is_not(None))
+                                 .group_by(d.c.annotator).order_by(d.c.annotator)).all()
+            out = []
+            for who, n, correct in rows:
+                low, high = wilson_interval(int(correct or 0), int(n), confidence_level=confidence_level)
+                out.append(GoldAccuracy(who, int(n), int(correct or 0), int(correct or 0) / int(n), low, high))
+            return out
+
+        return self._cached(session_id, f"gold@{confidence_level}", compute)
+
+    def decided_blind(self, session_id: int) -> int:
+        """How many decision changes were made while the session was blind (from the history)."""
+        h = history_table
+        with self.engine.connect() as c:
+            return int(c.execute(sa.select(sa.func.count()).select_from(h).where(
+                h.c.session_id == session_id, h.c.blind.is_(True), h.c.action != "undo")).scalar_one())
+
     @staticmethod
     def blind_sides(session: Session, annotator: str, item: Item) -> bool:
         """Whether the A/B sides of a two-sided item are swapped for this annotator (blind mode, seeded)."""
@@ -587,8 +878,8 @@ class ReviewStore:
 
     def save_decision(self, item_id: int, annotator: str, *, label: str | None, score: int | None = None,
                       comment: str = "", status: str = "submitted", expected_version: int = 0,
-                      seconds: float | None = None) -> Decision:
-        """Save (commit) one annotator's decision on an item.
+                      seconds: float | None = None, guidelines_version: int | None = None) -> Decision:
+        """Save (commit) one annotator's decision on an item, and its change in the history.
 
         Parameters
         ----------
@@ -597,6 +888,9 @@ class ReviewStore:
             differs, nothing is written and :class:`StaleDecision` is raised.
         seconds : float, optional
             Time on the item (shown to saved), kept with the decision.
+        guidelines_version : int, optional
+            The session's guidelines version the annotator decided under (kept with the decision
+            and its history row).
 
         Raises
         ------
@@ -608,46 +902,150 @@ class ReviewStore:
         """
         annotator = check_name(annotator, "annotator")
         check_decision(label, score, comment, status)
+        if guidelines_version is not None and (isinstance(guidelines_version, bool)
+                                               or not isinstance(guidelines_version, int) or guidelines_version < 0):
+            raise ValueError("guidelines_version must be a non-negative integer or None")
         values = {"label": label, "score": score, "comment": comment or "", "status": status, "updated_at": _now(),
-                  "seconds": None if seconds is None else float(seconds)}
+                  "seconds": None if seconds is None else float(seconds), "guidelines_version": guidelines_version}
+        d = decisions_table
         with self._write() as c:
-            item = c.execute(sa.select(items_table.c.session_id, items_table.c.payload)
+            item = c.execute(sa.select(items_table.c.session_id, items_table.c.payload, sessions_table.c.blind)
+                             .join(sessions_table, sessions_table.c.id == items_table.c.session_id)
                              .where(items_table.c.id == item_id)).first()
             if item is None:
                 raise ValueError(f"no review item {item_id}")
             if label is not None and not label_fits(label, json.loads(item.payload)):
                 raise ValueError(f"label {label!r} does not fit item {item_id} (A/B labels are for two-sided items)")
+            old = None
             if expected_version == 0:
                 try:
                     with c.begin_nested():
-                        c.execute(decisions_table.insert().values(item_id=item_id, annotator=annotator, version=1,
-                                                                  session_id=item.session_id, **values))
+                        c.execute(d.insert().values(item_id=item_id, annotator=annotator, version=1,
+                                                    session_id=item.session_id, **values))
                 except IntegrityError:
                     raise StaleDecision(f"{annotator} already has a decision on item {item_id}: reload it") from None
-                delta = int(status == "submitted")
             else:
-                old = c.execute(sa.select(decisions_table.c.status).where(
-                    decisions_table.c.item_id == item_id, decisions_table.c.annotator == annotator,
-                    decisions_table.c.version == expected_version)).scalar()
+                old = c.execute(sa.select(d.c.label, d.c.score, d.c.comment, d.c.status, d.c.version,
+                                          d.c.guidelines_version).where(
+                    d.c.item_id == item_id, d.c.annotator == annotator, d.c.version == expected_version)).first()
                 done = 0 if old is None else c.execute(
-                    decisions_table.update().where(decisions_table.c.item_id == item_id,
-                                                   decisions_table.c.annotator == annotator,
-                                                   decisions_table.c.version == expected_version)
+                    d.update().where(d.c.item_id == item_id, d.c.annotator == annotator,
+                                     d.c.version == expected_version)
                     .values(version=expected_version + 1, **values)).rowcount
                 if done != 1:
                     raise StaleDecision(f"the decision of {annotator} on item {item_id} changed since version "
                                         f"{expected_version}: reload it")
-                delta = int(status == "submitted") - int(old == "submitted")
-            if delta:
-                c.execute(items_table.update().where(items_table.c.id == item_id)
-                          .values(n_done=items_table.c.n_done + delta))
+            record_history(c, [history_row(item.session_id, item_id, annotator, annotator, "save",
+                                           values["updated_at"], old, {**values, "version": expected_version + 1},
+                                           bool(item.blind))])
+            self._after_change(c, item.session_id, item_id, old.status if old else None, status)
             c.execute(claims_table.delete().where(claims_table.c.item_id == item_id,
                                                   claims_table.c.annotator == annotator))
-            c.execute(sessions_table.update().where(sessions_table.c.id == item.session_id)
-                      .values(changes=sessions_table.c.changes + 1))
         result = self.decision(item_id, annotator)
         assert result is not None
         return result
+
+    @staticmethod
+    def _after_change(c, session_id: int, item_id: int, old_status: str | None, new_status: str | None) -> None:
+        """The item's submitted count and the session's change counter after one decision changed."""
+        delta = int(new_status == "submitted") - int(old_status == "submitted")
+        if delta:
+            c.execute(items_table.update().where(items_table.c.id == item_id)
+                      .values(n_done=items_table.c.n_done + delta))
+        c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
+                  .values(changes=sessions_table.c.changes + 1))
+
+    # ------------------------------------------------------------ history and undo
+    def history(self, item_id: int, annotator: str | None = None) -> list[HistoryEntry]:
+        """Every change of the decisions on an item (one annotator's with ``annotator``), oldest first."""
+        h = history_table
+        q = sa.select(h).where(h.c.item_id == item_id)
+        if annotator is not None:
+            q = q.where(h.c.annotator == annotator)
+        with self.engine.connect() as c:
+            return [_history(r) for r in c.execute(q.order_by(h.c.id))]
+
+    def last_change(self, session_id: int, annotator: str) -> HistoryEntry | None:
+        """The annotator's latest own change that can be undone (a save not undone yet), or ``None``.
+
+        Undo walks back: after an undo, the save before it is the next one (an undo is not undone).
+        """
+        h = history_table
+        undone = sa.select(h.c.undoes).where(h.c.session_id == session_id, h.c.annotator == annotator,
+                                             h.c.undoes.is_not(None))
+        q = (sa.select(h).where(h.c.session_id == session_id, h.c.annotator == annotator, h.c.action == "save",
+                                h.c.actor == annotator, h.c.id.not_in(undone))
+             .order_by(h.c.id.desc()).limit(1))
+        with self.engine.connect() as c:
+            row = c.execute(q).first()
+        return None if row is None else _history(row)
+
+    def undo_last(self, session_id: int, annotator: str, *, expected_change: int | None = None) -> HistoryEntry:
+        """Undo the annotator's last own decision in a session: the decision goes back to what it
+        was before that save (no decision, if it was the first), and the undo is itself a history row.
+
+        Parameters
+        ----------
+        expected_change : int, optional
+            The id of the change the annotator saw as their last one (the Undo button's): when
+            another change is the last one now, nothing is undone.
+
+        Returns
+        -------
+        HistoryEntry
+            The undo's own history row (``new_*``: the restored decision, all ``None`` when removed).
+
+        Raises
+        ------
+        LookupError
+            Nothing of this annotator's to undo in the session.
+        StaleDecision
+            The decision changed since that save (another tab, an import), or the last change is
+            not ``expected_change``: optimistic locking, nothing is written.
+        """
+        annotator = check_name(annotator, "annotator")
+        h, d = history_table, decisions_table
+        with self._write() as c:
+            undone = sa.select(h.c.undoes).where(h.c.session_id == session_id, h.c.annotator == annotator,
+                                                 h.c.undoes.is_not(None))
+            last = c.execute(sa.select(h).where(h.c.session_id == session_id, h.c.annotator == annotator,
+                                                h.c.action == "save", h.c.actor == annotator,
+                                                h.c.id.not_in(undone)).order_by(h.c.id.desc()).limit(1)).first()
+            if last is None:
+                raise LookupError(f"{annotator} has no decision to undo in this session")
+            if expected_change is not None and last.id != expected_change:
+                raise StaleDecision(f"{annotator}'s last decision changed since it was shown: reload")
+            now = c.execute(sa.select(d.c.label, d.c.score, d.c.comment, d.c.status, d.c.version,
+                                      d.c.guidelines_version).where(
+                d.c.item_id == last.item_id, d.c.annotator == annotator)).first()
+            latest = c.execute(sa.select(h).where(h.c.item_id == last.item_id, h.c.annotator == annotator)
+                               .order_by(h.c.id.desc()).limit(1)).first()
+            # unchanged since that save: it is the decision's latest change, or an undo went back to it
+            back_to_it = latest is not None and latest.action == "undo" and c.execute(
+                sa.select(h.c.old_version).where(h.c.id == latest.undoes)).scalar() == last.new_version
+            if now is None or latest is None or now.version != latest.new_version or not (
+                    latest.id == last.id or back_to_it):
+                raise StaleDecision(f"the decision of {annotator} on item {last.item_id} changed since that save "
+                                    f"(version {last.new_version}): reload it")
+            stamp = _now()
+            blind = bool(c.execute(sa.select(sessions_table.c.blind)
+                                   .where(sessions_table.c.id == session_id)).scalar())
+            if last.old_status is None:  # it was the first decision: there is none again
+                c.execute(d.delete().where(d.c.item_id == last.item_id, d.c.annotator == annotator,
+                                           d.c.version == now.version))
+                restored = None
+            else:
+                restored = {"label": last.old_label, "score": last.old_score, "comment": last.old_comment or "",
+                            "status": last.old_status, "version": now.version + 1,
+                            "guidelines_version": last.old_guidelines_version}
+                c.execute(d.update().where(d.c.item_id == last.item_id, d.c.annotator == annotator,
+                                           d.c.version == now.version)
+                          .values(updated_at=stamp, seconds=None, **restored))
+            row = history_row(session_id, last.item_id, annotator, annotator, "undo", stamp, now, restored, blind,
+                              undoes=last.id)
+            undo_id = record_history(c, [row])
+            self._after_change(c, session_id, last.item_id, now.status, restored["status"] if restored else None)
+        return HistoryEntry(id=undo_id, **{k: v for k, v in row.items() if k != "id"})
 
     def decisions(self, session_id: int) -> list[Decision]:
         """Every decision of a session, by item position then annotator."""
@@ -703,16 +1101,68 @@ class ReviewStore:
         return len(self._cached(session_id, "queue", lambda: self._queue_ids(session_id)))
 
     def _queue_ids(self, session_id: int) -> list[int]:
+        return [item_id for item_id, done in self.adjudication_items(session_id) if not done]
+
+    def adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
+        """Every item that needs an adjudicator (submitted labels disagree, or someone marked
+        ``gt_error``), by position, with whether it is adjudicated already: one grouped query,
+        cached until the session changes."""
+        return self._cached(session_id, "adjudication", lambda: self._adjudication_items(session_id))
+
+    def _adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
         d, i, a = decisions_table, items_table, adjudications_table
         gt = sa.func.max(sa.case((d.c.label == "gt_error", 1), else_=0))
-        q = (sa.select(d.c.item_id).join(i, i.c.id == d.c.item_id)
-             .where(d.c.session_id == session_id, d.c.status == "submitted",
-                    ~sa.select(a.c.item_id).where(a.c.item_id == d.c.item_id).exists())
+        done = sa.select(a.c.item_id).where(a.c.item_id == d.c.item_id).exists()
+        q = (sa.select(d.c.item_id, done.label("done")).join(i, i.c.id == d.c.item_id)
+             .where(d.c.session_id == session_id, d.c.status == "submitted")
              .group_by(d.c.item_id, i.c.position)
              .having(sa.or_(sa.func.count(sa.distinct(d.c.label)) > 1, gt == 1))
              .order_by(i.c.position))
         with self.engine.connect() as c:
-            return [r[0] for r in c.execute(q)]
+            return [(r[0], bool(r[1])) for r in c.execute(q)]
+
+    def adjudication(self, item_id: int) -> dict[str, Any] | None:
+        """The final label of one item (as :meth:`adjudications` rows), or ``None``."""
+        a = adjudications_table
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(a).where(a.c.item_id == item_id)).first()
+        return None if r is None else {"item_id": r.item_id, "adjudicator": r.adjudicator, "label": r.label,
+                                       "comment": r.comment, "updated_at": r.updated_at,
+                                       "corrected_answer": r.corrected_answer}
+
+    def item_names(self, session_id: int, item_ids: Iterable[int]) -> dict[int, str]:
+        """Each item's record id (its ``id`` in the payload, else its item id) for a picker, read in
+        batches and cached until the session changes."""
+        ids = tuple(item_ids)
+
+        def compute() -> dict[int, str]:
+            out: dict[int, str] = {}
+            with self.engine.connect() as c:
+                for start in range(0, len(ids), 500):
+                    for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
+                                       .where(items_table.c.id.in_(ids[start:start + 500]))):
+                        name = json.loads(r.payload).get("id")
+                        out[r.id] = str(name)[:200] if name not in (None, "") else str(r.id)
+            return out
+
+        got_ids, names = self._cached(session_id, "names", lambda: (ids, compute()))
+        if got_ids != ids:  # other items asked for than the cached ones
+            names = compute()
+            with self._cache_lock:
+                self._cache[(session_id, "names")] = (self._cache[(session_id, "names")][0], (ids, names))
+        return names
+
+    def systems(self, session_id: int, limit: int = 500) -> list[str]:
+        """The distinct systems of a session's items (the System filter's choices), cached."""
+        i = items_table
+
+        def compute() -> list[str]:
+            with self.engine.connect() as c:
+                return [r[0] for r in c.execute(sa.select(i.c.system).where(i.c.session_id == session_id,
+                                                                             i.c.system.is_not(None))
+                                                .distinct().order_by(i.c.system).limit(limit))]
+
+        return self._cached(session_id, "systems", compute)
 
     def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "", *,
                    corrected_answer: str | None = None) -> None:
@@ -772,6 +1222,25 @@ class ReviewStore:
         return out
 
 
+def _filter_clauses(f: QueueFilter) -> list:
+    """SQL conditions on ``items`` of a queue filter (correlated subqueries on the item's decisions)."""
+    i, d = items_table, decisions_table
+    out = []
+    if f.system is not None:
+        out.append(i.c.system == f.system)
+    if f.metric_min is not None:
+        out.append(i.c.metric >= float(f.metric_min))
+    if f.metric_max is not None:
+        out.append(i.c.metric <= float(f.metric_max))
+    if f.label:
+        out.append(sa.select(d.c.id).where(d.c.item_id == i.c.id, d.c.status == "submitted",
+                                           d.c.label == f.label).exists())
+    if f.disagreement:
+        out.append(sa.select(sa.func.count(sa.distinct(d.c.label))).where(
+            d.c.item_id == i.c.id, d.c.status == "submitted").scalar_subquery() > 1)
+    return out
+
+
 def _settings_json(settings: Mapping[str, Any]) -> str:
     allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help"}
     unknown = set(settings) - allowed
@@ -809,7 +1278,7 @@ def _item(row) -> Item:
 
 def _decision(row) -> Decision:
     return Decision(row.item_id, row.digest, row.annotator, row.label, row.score, row.comment, row.status,
-                    row.version, row.updated_at)
+                    row.version, row.updated_at, row.seconds, row.guidelines_version)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

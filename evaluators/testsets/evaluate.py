@@ -284,7 +284,7 @@ class TestSetReport(DictMixin):
     signature: str = ""
 
 
-def _answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
+def answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
     """The answer of a single-turn item: keyed without a turn, else as turn 1."""
     a = answers.answers.get((item_id, None))
     return a if a is not None else answers.answers.get((item_id, 1))
@@ -294,7 +294,7 @@ def _answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
 CHUNK_ITEMS = 500
 
 
-def _item_result(item: TestItem, a: Any) -> ItemResult:
+def item_result(item: TestItem, a: Any) -> ItemResult:
     """One single-turn item keyword-scored against its answer (``None``: no answer)."""
     text = a.text if a is not None and a.text.strip() else None
     ks = keyword_score(text or "", item.keywords)
@@ -310,8 +310,8 @@ def _item_result(item: TestItem, a: Any) -> ItemResult:
 
 
 def _score_items(pairs: list[tuple[TestItem, Any]]) -> list[ItemResult]:
-    """:func:`_item_result` over ``(item, answer)`` pairs (in a worker process when ``workers > 1``)."""
-    return [_item_result(item, a) for item, a in pairs]
+    """:func:`item_result` over ``(item, answer)`` pairs (in a worker process when ``workers > 1``)."""
+    return [item_result(item, a) for item, a in pairs]
 
 
 def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> TestSetReport:
@@ -338,8 +338,15 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) 
     """
     if test_set.kind != "single":
         raise ValueError("evaluate_single needs a single-turn test set; use evaluate_multi_turn")
-    pairs = [(item, _answer_for(answers, item.id)) for item in test_set.items]
+    pairs = [(item, answer_for(answers, item.id)) for item in test_set.items]
     rows = list(map_ordered(_score_items, pairs, workers, chunk_size=CHUNK_ITEMS))
+    return single_report(test_set, answers, rows)
+
+
+def single_report(test_set: TestSet, answers: AnswerSet, rows: Sequence[ItemResult]) -> TestSetReport:
+    """The report of single-turn item results ``rows`` (one per item of ``test_set``, in order): the
+    aggregates (overall, by category, by difficulty, with intervals) and the id lists made from them."""
+    rows = list(rows)
     ids = {i.id for i in test_set.items}
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
     return TestSetReport(

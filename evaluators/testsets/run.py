@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io.errors import InputIssue
+from evaluators.io.gt_patch import GTPatchSet
+from evaluators.metrics.before_after import Corrections
+from evaluators.results import to_jsonable
 from evaluators.testsets.evaluate import AnswerSet, MultiTurnReport, TestSetReport, evaluate_test_set, load_answers
 from evaluators.testsets.schema import TestSet, load_test_set
 
@@ -43,11 +46,15 @@ class TestSetsConfig:
     ----------
     kind : str or None
         ``"single"`` or ``"multi_turn"``; ``None`` detects it from the file.
+    gt_patch : GTPatchSet or None
+        Review corrections of the test set (made for this test-set file), applied in order
+        (:mod:`evaluators.testsets.patch`: what a correction means for a keyword-scored item).
     """
 
     __test__ = False
 
     kind: str | None = None
+    gt_patch: GTPatchSet | None = None
 
     def __post_init__(self) -> None:
         if self.kind is not None and self.kind not in KINDS:
@@ -65,7 +72,12 @@ class TestSetsReport:
     answers : AnswerSet
         With its located issues (records left out).
     scores : TestSetReport or MultiTurnReport or None
-        ``None`` when the test set has no valid item (nothing to score; see ``issues``).
+        ``None`` when the test set has no valid item (nothing to score; see ``issues``).  With a GT
+        patch: the scores after the corrections.
+    before : TestSetReport or None
+        With a GT patch: the scores against the test set as read.
+    corrections : Corrections or None
+        With a GT patch: what it did and the mean keyword score before and after.
     """
 
     __test__ = False
@@ -73,6 +85,8 @@ class TestSetsReport:
     test_set: TestSet
     answers: AnswerSet
     scores: TestSetReport | MultiTurnReport | None
+    before: TestSetReport | None = None
+    corrections: Corrections | None = None
 
     @property
     def issues(self) -> list[InputIssue]:
@@ -93,7 +107,10 @@ class TestSetsReport:
         """
         if self.scores is None:
             raise ValueError(f"{self.test_set.file}: no valid item, nothing was scored")
-        return self.scores.to_dict()
+        out = self.scores.to_dict()
+        if self.corrections is not None:  # the scores above are after the corrections
+            out["gt_patch"] = to_jsonable(self.corrections)
+        return out
 
 
 def run_testsets(inputs: TestSetsInputs, config: TestSetsConfig | None = None, *, workers: int = 1) -> TestSetsReport:
@@ -114,9 +131,23 @@ def run_testsets(inputs: TestSetsInputs, config: TestSetsConfig | None = None, *
     ------
     InputError
         A file unusable as a whole (undecodable, invalid JSON, no item list).
+    GTPatchMismatch
+        ``config.gt_patch`` holds a correction made for another test-set file.
+    ValueError
+        ``config.gt_patch`` on a multi-turn set.
     """
     config = config or TestSetsConfig()
     test_set = load_test_set(inputs.items, inputs.items_name, config.kind)
     answers = load_answers(inputs.answers, inputs.answers_name)
     scores = evaluate_test_set(test_set, answers, workers=workers) if test_set.items else None
-    return TestSetsReport(test_set, answers, scores)
+    if not config.gt_patch or scores is None:
+        return TestSetsReport(test_set, answers, scores)
+    from evaluators.io.gt_patch import file_sha256
+    from evaluators.testsets.patch import patch_testsets
+
+    if test_set.kind != "single":
+        raise ValueError(f"{inputs.items_name}: GT patches apply to single-turn test sets (an expected answer per "
+                         "item id); this is a multi-turn set")
+    after, corrections = patch_testsets(test_set, answers, scores, config.gt_patch, inputs.items_name,
+                                        file_sha256(inputs.items))
+    return TestSetsReport(test_set, answers, after, scores, corrections)

@@ -419,16 +419,17 @@ REVIEW_ITEMS = [{"kind": "qa", "id": f"r{i}", "question": ["首都是哪里？",
 def review_files() -> dict[str, str]:
     """Review session exports (format 2) and hostile variants, for ``review import`` and the Review page.
 
-    ``full_session.jsonl``: a blind session (k = 2, seed 7, guidelines, an adjudicator), 6 items, 3
-    decided (4 decisions), one adjudication.  The other files are read against it (tests/hostile/
+    ``full_session.jsonl``: a blind session (k = 2, seed 7, guidelines, an adjudicator), 6 items (the
+    last a gold item), 3 decided (4 decisions, one with its time on the item), one adjudication.  The other files are read against it (tests/hostile/
     test_review_hostile.py)."""
     name = "盲审 blind session"
     head = _review_line(type="session", format=2, session=name, kind="qa", created_by="owner-olga",
                         created_at="2026-01-05T09:00:00.000000+00:00", blind=True, k=2, seed=7,
                         settings={"adjudicators": ["adj-ada"], "guidelines": "Mark **GT errors** first.",
                                   "guidelines_version": 1}, uploads=[])
-    items = [_review_line(type="item", session=name, item_digest=_digest(p), position=n, item=p, gold=None)
-             for n, p in enumerate(REVIEW_ITEMS)]
+    # the last item is a gold item (its label is known), still undecided
+    items = [_review_line(type="item", session=name, item_digest=_digest(p), position=n, item=p,
+                          gold="gt_error" if n == 5 else None) for n, p in enumerate(REVIEW_ITEMS)]
     d = [_digest(p) for p in REVIEW_ITEMS]
 
     def dec(n, who, label, version, stamp, comment="", **extra):
@@ -437,7 +438,7 @@ def review_files() -> dict[str, str]:
 
     decisions = [dec(0, "alice", "model_error", 3, "2026-01-06T10:00:00.000000+00:00", "third look"),
                  dec(0, "bob", "gt_error", 1, "2026-01-06T10:05:00.000000+00:00", FORMULA),
-                 dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00"),
+                 dec(1, "alice", "acceptable_variant", 1, "2026-01-06T10:01:00.000000+00:00", seconds=12.5),
                  dec(2, "bob", "model_error", 2, "2026-01-06T10:02:00.000000+00:00", "说明")]
     adjudication = _review_line(type="adjudication", session=name, item_digest=d[0], adjudicator="adj-ada",
                                 label="gt_error", comment="the key is wrong", updated_at="2026-01-07T08:00:00.000000+00:00")
@@ -475,6 +476,14 @@ def review_files() -> dict[str, str]:
     undecodable = [head, *items, dec(1, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "NUL \x00"),
                    dec(2, "gina", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good after")]
     files["undecodable.jsonl"] = "\n".join(undecodable) + "\n"  # its bad bytes are added by review_cases
+    # keys the importer keeps for itself: today an item line with "_text" and no item ended the import
+    # with a KeyError; "_where" must not place an issue where the file says
+    files["private_keys.jsonl"] = "\n".join([
+        head, items[0],
+        _review_line(type="item", session=name, item_digest="ab" * 32, position=1, _text="not a payload"),
+        _review_line(**dict(json.loads(dec(0, "hal", "model_error", 1, "2026-01-09T00:00:00.000000+00:00")),
+                            _where="$[99]", score=9)),
+        dec(0, "ida", "model_error", 1, "2026-01-09T00:00:00.000000+00:00", "good line")]) + "\n"
     files["control_names.jsonl"] = "\n".join([
         _review_line(type="session", format=2, session="evil\x1b[2J\x1b]0;pwned\x07name", kind="qa",
                      created_by="o", blind=False, k=1, seed=0, settings={}, uploads=[]),
@@ -484,7 +493,50 @@ def review_files() -> dict[str, str]:
                      seed=0, settings={}, uploads=[]),
         _review_line(type="item", session="plain " + RTL, item_digest=_digest(REVIEW_ITEMS[0]), position=0,
                      item=REVIEW_ITEMS[0], gold=None)]) + "\n"
+    files["label_studio_bad.json"] = label_studio_bad(name)
     return files
+
+
+def label_studio_bad(name: str) -> str:
+    """A Label Studio tasks file (JSON array, one task a line after the ``[``) with bad tasks and
+    annotations between good ones, cut off inside its last task: tasks 0, 3 and 6 import, each with
+    one annotation; every other problem is located by its line and JSON path."""
+
+    def meta(n):
+        return {"session": name, "item_digest": _digest(REVIEW_ITEMS[n]), "position": n, "gold": None}
+
+    def choice(label):
+        return {"from_name": "label", "to_name": "question", "type": "choices", "value": {"choices": [label]}}
+
+    def ann(who, label="model_error", **extra):
+        return {"completed_by": {"email": who}, "result": [choice(label)],
+                "updated_at": "2026-01-09T00:00:00Z", **extra}
+
+    deep: dict = {}
+    node = deep
+    for _ in range(40):
+        node["x"] = {}
+        node = node["x"]
+    tasks = [
+        {"data": {**REVIEW_ITEMS[0], "evalboard": meta(0)}, "annotations": [ann("alice@example.com")]},   # good
+        42,                                                                                       # not a task
+        {"data": "just text"},                                                                    # data not an object
+        {"data": {**REVIEW_ITEMS[3], "evalboard": meta(3)}, "annotations": [
+            {"completed_by": ["x"], "result": [choice("model_error")]},                           # completed_by
+            {"completed_by": 7, "result": [choice("Positive")]},                                  # not our label
+            {"completed_by": 8, "result": [choice("model_error"), choice("gt_error")]},           # two choices
+            dict(ann("r@example.com"), result=[choice("gt_error"), {"from_name": "score", "to_name": "question",
+                                                "type": "rating", "value": {"rating": 9}}]),      # score 9
+            ann("n@example.com", lead_time=-1),                                                    # negative time
+            ann("y@example.com", updated_at="yesterday"),                                         # not a time
+            dict(ann("erin@example.com"), result=[choice("model_error"), {                             # good
+                "from_name": "comment", "to_name": "question", "type": "textarea", "value": {"text": [FORMULA]}}])]},
+        {"data": dict(REVIEW_ITEMS[4], exact_match="yes"), "annotations": [ann("z@example.com")]},  # bad item type
+        {"data": {"id": "deep", "question": "q", "x": deep}},                                    # nested too deep
+        {"data": {**REVIEW_ITEMS[1], "evalboard": meta(1)}, "annotations": [ann("bob@example.com", "gt_error")]},
+    ]
+    lines = [json.dumps(t, ensure_ascii=False, sort_keys=True) for t in tasks]
+    return "[\n" + ",\n".join(lines) + ',\n{"data": {"question": "cut off here'
 
 
 def review_cases(c: Corpus) -> None:

@@ -1,7 +1,8 @@
 """Review import and export on the hostile corpus (``corpus/review/``, written by make_corpus.py):
 a session restored whole, older decisions never replacing newer ones, duplicates, type-checked
-fields, deep values and undecodable lines located while the good lines import, control
-characters escaped in ``review sessions``, and any stored payload rendered by the page."""
+fields, deep values and undecodable lines located while the good lines import, a bad Label Studio
+file located while its good tasks import, control characters escaped in ``review sessions``, and
+any stored payload rendered by the page."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from evaluators.cli import main
 from evaluators.review import ReviewStore
 from evaluators.review.exchange import export_jsonl, import_jsonl
+from evaluators.review.label_studio import import_label_studio
 from tests.conftest import ROOT
 from tests.hostile.conftest import CORPUS
 from tests.pages.helpers import page_app
@@ -23,7 +25,8 @@ def _import(store: ReviewStore, name: str):
 
 
 def test_export_then_import_restores_the_same_session(review_url):
-    """Today's import restored blind=False, k=1, seed=0 and only the decided items."""
+    """Today's import restored blind=False, k=1, seed=0 and only the decided items; the export
+    left out each decision's time on the item (so export -> import -> export lost it)."""
     store = ReviewStore(review_url)
     report = _import(store, "full_session.jsonl")
     assert (report.sessions_created, report.items_added, report.written, report.adjudications) == (1, 6, 4, 1)
@@ -31,7 +34,12 @@ def test_export_then_import_restores_the_same_session(review_url):
     s = store.session_by_name(SESSION)
     assert (s.blind, s.k, s.seed, s.created_by, s.n_items) == (True, 2, 7, "owner-olga", 6)
     assert s.adjudicators == ("adj-ada",) and s.guidelines == "Mark **GT errors** first."
-    assert [i.payload["id"] for i in store.items(s.id)] == [f"r{n}" for n in range(6)]  # undecided items too
+    items = store.items(s.id)
+    assert [i.payload["id"] for i in items] == [f"r{n}" for n in range(6)]  # undecided items too
+    assert [i.gold for i in items] == [None] * 5 + ["gt_error"]              # the gold item
+    seconds = {(d.annotator, d.item_id): d.seconds for d in store.decisions(s.id)}
+    assert seconds == {("alice", items[0].id): None, ("bob", items[0].id): None, ("alice", items[1].id): 12.5,
+                       ("bob", items[2].id): None}                          # time on the item
     assert export_jsonl(store, s.id) == (REVIEW / "full_session.jsonl").read_text(encoding="utf-8")
     again = _import(store, "full_session.jsonl")
     assert (again.written, again.unchanged, again.conflicts) == (0, 4, 0)
@@ -97,6 +105,47 @@ def test_an_undecodable_line_is_located_and_the_rest_imports(review_url):
     assert "NUL" in messages[8] and "not valid utf-8" in messages[9].lower()
 
 
+def test_the_importers_own_keys_are_never_read_from_a_file(review_url):
+    store = ReviewStore(review_url)
+    report = _import(store, "private_keys.jsonl")
+    assert (report.items_added, report.written) == (1, 1)
+    assert [(i.line, i.path) for i in report.issues] == [(3, "item_digest"), (4, None)]
+    assert "no item with this item_digest" in report.issues[0].message
+    assert "score must be an integer" in report.issues[1].message
+    (d,) = store.decisions(store.session_by_name(SESSION).id)
+    assert (d.annotator, d.comment) == ("ida", "good line")
+
+
+def test_a_bad_label_studio_file_is_located_and_its_good_tasks_import(review_url):
+    """Label Studio tasks (a JSON array) between bad ones, cut off inside the last task."""
+    store = ReviewStore(review_url)
+    name = "label_studio_bad.json"
+    report = import_label_studio(store, (REVIEW / name).read_bytes(), name)
+    assert (report.items_added, report.written) == (3, 3)         # tasks 0, 3 and 6, one annotation each
+    expected = [
+        (3, "[1]", "a task must be a JSON object"),
+        (4, "[2]", "data must be a JSON object"),
+        (5, "[3].annotations[0]", "completed_by must be a user id"),
+        (5, "[3].annotations[1]", "the choice 'Positive' is not one of model_error"),
+        (5, "[3].annotations[2]", "result holds several choices"),
+        (5, "[3].annotations[3]", "score must be an integer from 1 to 5"),
+        (5, "[3].annotations[4]", "lead_time must be a non-negative number"),
+        (5, "[3].annotations[5]", "updated_at must be an ISO 8601 time"),
+        (6, "[4].data", "item.exact_match must be a number"),
+        (6, "[4].annotations[0].item_digest", "no item with this item_digest"),
+        (7, "[5].data", "item: item is nested deeper than 32 levels"),
+        (9, None, "invalid JSON in element 7: Unterminated string")]
+    assert [(i.line, i.path) for i in report.issues] == [(line, path) for line, path, _ in expected]
+    assert all(i.message.startswith(text) for i, (_, _, text) in zip(report.issues, expected))
+    assert report.issues[-1].column == 23                          # where the cut-off string starts
+    s = store.session_by_name(SESSION)
+    got = {(d.annotator, d.label, d.comment, d.updated_at) for d in store.decisions(s.id)}
+    assert got == {("alice@example.com", "model_error", "", "2026-01-09T00:00:00.000000+00:00"),
+                   ("erin@example.com", "model_error", "=cmd|' /C calc'!A0", "2026-01-09T00:00:00.000000+00:00"),
+                   ("bob@example.com", "gt_error", "", "2026-01-09T00:00:00.000000+00:00")}
+    assert main(["review", "import", "--db", review_url, "--input", str(REVIEW / name)]) == 0  # again, by the CLI
+
+
 def test_review_sessions_escapes_control_characters(tmp_path, capsys):
     db = tmp_path / "names.sqlite"
     store = ReviewStore(db)
@@ -112,6 +161,17 @@ def test_review_sessions_escapes_control_characters(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert len(out.splitlines()) == 2 and "⟨U+001B⟩" in out and "⟨U+202E⟩" in out and "⟨U+000A⟩" in out
+
+
+def test_review_import_warnings_escape_control_characters(tmp_path, capsys):
+    """Every warning line of ``review import`` names the file and quotes values: neither reaches the
+    terminal raw (an escape sequence in a file name, a name refused for its control characters)."""
+    evil = tmp_path / "evil\x1b]0;title\x07\u202e.jsonl"
+    evil.write_bytes((REVIEW / "control_names.jsonl").read_bytes())
+    assert main(["review", "import", "--db", str(tmp_path / "r.sqlite"), "--input", str(evil)]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert err.count("warning: ") == 2 and err.count("⟨U+001B⟩") >= 2 and "⟨U+202E⟩" in err
 
 
 def test_the_page_renders_any_stored_payload(tmp_path, monkeypatch):
@@ -137,3 +197,26 @@ def test_the_page_renders_any_stored_payload(tmp_path, monkeypatch):
         next(b for b in at.button if str(b.key).startswith("review_skip_")).click().run()
     assert not at.exception, at.exception
     assert len(seen) == 3 and len(store.decisions(s.id)) == 3
+
+
+def test_navigation_is_drawn_before_the_item(tmp_path, monkeypatch):
+    """Should an item ever fail to render, the reviewer can still move on: the page draws Previous /
+    Next before the item card (here the card is made to fail)."""
+    import components.review
+
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    s = ReviewStore(tmp_path / "review.sqlite").create_session("nav", "qa", [{"kind": "qa", "id": "x"}],
+                                                               created_by="olga")
+
+    def broken(view):
+        raise RuntimeError("an item that cannot be drawn")
+
+    monkeypatch.setattr(components.review, "item_card", broken)
+    at = page_app(str(ROOT / "pages" / "6_Review.py"))
+    at.query_params["annotator"] = "olga"
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.button(key="review_confirm_link").click().run()
+    assert at.exception and "an item that cannot be drawn" in at.exception[0].value
+    assert {"review_prev", "review_next"} <= {b.key for b in at.button}

@@ -76,9 +76,16 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     at.radio(key="review_adj_label").set_value("acceptable_variant")
     at.button(key="review_adj_submit").click().run()
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
+    assert any("1 of 1 adjudicated" in c.value for c in at.caption)            # marked, and counted
+    assert at.selectbox(key="review_adj_item").format_func(first.id).startswith("✓ ")
     at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
-    agreement = next(d.value for d in at.dataframe if "Fleiss' kappa" in d.value.columns)
-    assert list(agreement["items rated by 2+"]) == [2, 0]
+    agreement = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
+    # one row per figure: labels (2 items rated by 2: x and y), then scores (none given)
+    assert list(agreement["statistic"]) == ["Cohen's kappa (mean of pairs)", "Fleiss' kappa",
+                                            "Krippendorff's alpha"] * 2
+    assert list(agreement["n_items"]) == [2, 2, 2, 0, 0, 0]
+    assert {"95% CI low", "95% CI high"} <= set(agreement.columns)
+    assert set(agreement["meaningful"][:3]) == {"not yet meaningful: 2 items (fewer than 30)"}
     # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
@@ -263,3 +270,81 @@ def test_review_sidebar_does_not_offer_a_data_source_it_does_not_read(data_dir):
     at = _demo_session("x")
     assert [r.label for r in at.sidebar.radio] == []
     assert any("not used on this page" in c.value for c in at.sidebar.caption)
+
+
+# ---------------------------------------------------------------- issue 18: workflow on the page
+def test_sessions_from_other_pages_offer_blind_mode(data_dir):
+    from tests.pages.helpers import QA_PAGE
+
+    at = page_app(QA_PAGE)
+    at.run()
+    at.radio(key="qa_demo").set_value("qa").run()
+    assert at.checkbox(key="qa_to_review_blind").value is False      # offered, open by default for QA
+    at.checkbox(key="qa_to_review_blind").check().run()
+    at.button(key="qa_to_review").click().run()
+    (session,) = ReviewStore(data_dir / "review.sqlite").sessions()
+    assert session.blind
+
+
+def test_undo_button_restores_and_the_history_counts_the_changes(data_dir):
+    at = _demo_session("alice")
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    first = int(at.query_params["item"])
+    _click_label(at, "model_error")
+    assert int(at.query_params["item"]) != first
+    at.button(key="review_undo").click().run()
+    assert not at.exception, at.exception
+    assert int(at.query_params["item"]) == first and store.decision(first, "alice") is None
+    assert any("the item is back to no decision" in s.value for s in at.success)
+    assert [h.action for h in store.history(first)] == ["save", "undo"]
+    assert any("History of this item · 历史 (2 change(s))" in e.label for e in at.expander)
+    assert at.button(key="review_undo").disabled                              # nothing left to undo
+
+
+def test_owner_marks_gold_turns_blind_on_and_sees_gold_accuracy(data_dir):
+    store, s = _session(data_dir)
+    at = _open(s.id, me="olga")
+    item = int(at.query_params["item"])
+    at.selectbox(key=f"review_gold_{item}").set_value("model_error")
+    at.button(key=f"review_gold_save_{item}").click().run()
+    assert store.item(item).gold == "model_error"
+    store.save_decision(item, "alice", label="model_error")
+    store.save_decision(item, "bob", label="gt_error")
+    at.toggle(key=f"review_blind_{s.id}").set_value(True).run()
+    assert not at.exception, at.exception
+    assert store.session(s.id).blind
+    store.save_decision(store.items(s.id)[2].id, "carl", label="gt_error")     # decided blind: it stays on
+    at.toggle(key=f"review_blind_{s.id}").set_value(False).run()
+    assert store.session(s.id).blind and at.toggle(key=f"review_blind_{s.id}").value is True
+    assert any("blind mode stays on" in w.value and "were made blind" in w.value for w in at.warning)
+    at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    gold = next(d.value for d in at.dataframe if "correct" in d.value.columns)
+    assert list(gold["annotator"]) == ["alice", "bob"] and list(gold["correct"]) == [1, 0]
+    # a reviewer gets none of it: no gold panel, no settings, no gold accuracy
+    other = _open(s.id, me="carl")
+    assert not [w for w in other.selectbox if str(w.key).startswith("review_gold_")]
+    assert not [t for t in other.toggle if str(t.key).startswith("review_blind_")]
+    other.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    assert not [d for d in other.dataframe if "correct" in d.value.columns]
+    other.segmented_control(key="review_view").set_value("Export · 导出").run()
+    assert not other.get("download_button")                                   # the export carries gold labels
+
+
+def test_filters_restrict_the_queue_and_label_filters_are_for_adjudicators(data_dir):
+    store = ReviewStore(data_dir / "review.sqlite")
+    items = [{**ITEMS[0], "id": f"f{i}", "system": f"sys-{i % 2}", "exact_match": float(i % 2)} for i in range(6)]
+    s = store.create_session("filters", "qa", items, created_by="olga", k=2)
+    at = _open(s.id, me="carl")
+    assert not [w for w in at.selectbox if str(w.key).startswith("review_f_label_")]   # adjudicators only
+    at.selectbox(key=f"review_f_system_{s.id}").set_value("sys-1").run()
+    assert not at.exception, at.exception
+    shown = store.item(int(at.query_params["item"]))
+    assert shown.payload["system"] == "sys-1"
+    _click_label(at, "model_error")
+    assert store.item(int(at.query_params["item"])).payload["system"] == "sys-1"      # the next one too
+    owner = _open(s.id, me="olga")
+    assert owner.selectbox(key=f"review_f_label_{s.id}") is not None
+    owner.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    team = next(e for e in owner.expander if e.label.startswith("Team progress"))
+    assert "0 of 6 item(s) have all 2 reviews" in team.label

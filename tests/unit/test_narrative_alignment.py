@@ -91,3 +91,27 @@ def test_list_order_fallback():
 def test_bad_threshold_is_rejected():
     with pytest.raises(ValueError):
         align([ev("a", 0, 1)], [ev("b", 0, 1)], min_iou=0)
+
+
+def test_event_labels_are_made_when_read_and_travel_as_a_tuple(monkeypatch):
+    import pickle
+
+    import evaluators.narrative.alignment as alignment
+
+    text = "The fox ran into the woods at night and hid. 狐狸跑进了森林里，躲了起来。"
+    gt = [NarrativeEvent(id="E1", event_type="escape", text_span=TextSpan(start=0, end=44, text="")),
+          NarrativeEvent(id="E2", event_type="", text_span=TextSpan(start=45, end=60, text=""))]
+    pred = [NarrativeEvent(id="P1", description="a description only")]
+    calls = []
+    label = alignment.event_label
+    monkeypatch.setattr(alignment, "event_label", lambda *a: calls.append(a[1]) or label(*a))
+    al = align_events(gt, pred, [resolve_span(e.text_span, text) for e in gt], [resolve_span(None, text)],
+                      text=text)
+    assert calls == []  # scoring does not read them
+    # 6 words then "…"; Chinese: the first 14 characters of the span, then "…"; no span: the description
+    expected_gt = ("escape: The fox ran into the woods…", "狐狸跑进了森林里，躲了起来。")
+    assert len(al.gt_labels) == 2 and al.gt_labels == expected_gt and al.pred_labels == ("a description only",)
+    assert al.label_of("E2") == "狐狸跑进了森林里，躲了起来。" and al.label_of("nope") == "nope"
+    assert calls == [0, 1, 0]  # each event labelled once
+    copy = pickle.loads(pickle.dumps(al))
+    assert type(copy.gt_labels) is tuple and copy.gt_labels == expected_gt and copy == al

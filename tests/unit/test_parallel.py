@@ -187,3 +187,79 @@ def test_rendered_documents_come_back_without_rows_and_still_give_the_whole_repo
     assert d.result.mismatches() == [] and full.documents[0].result.mismatches()  # rows stayed in the worker
     assert d.result.component_scores == full.documents[0].result.component_scores
     assert document_json(d) == to_json(full.documents[0].result)
+
+
+def _memo_size(state, chunk):
+    """``(pid, size)`` of an inherited dict after adding the chunk's items (state kept between chunks)."""
+    import os
+
+    memo = state()
+    memo.update((x, x) for x in chunk)
+    return [(os.getpid(), len(memo))]
+
+
+def test_an_inherited_value_is_each_processs_own_copy_kept_from_chunk_to_chunk():
+    import os
+    from functools import partial
+
+    import evaluators.parallel as parallel
+    from evaluators.parallel import Inherited
+
+    if not parallel.forks_workers():
+        pytest.skip("workers are not forked here: the value is pickled with each chunk")
+    memo = {"seed": 0}
+    shared = Inherited(memo)
+    try:
+        out = [r for _, res in imap_chunks(partial(_memo_size, shared), chunked(range(40), 4), 2) for r in res]
+    finally:
+        shared.close()
+    assert len(out) == 10 and shared.key not in parallel._INHERITED
+    by_process: dict[int, list[int]] = {}
+    for pid, size in out:
+        by_process.setdefault(pid, []).append(size)
+    # each process (this one and the worker) grows its own copy by the 4 keys of each chunk it scores, in order:
+    # 1 + 4, 1 + 8, ... (a copy unpickled afresh for every chunk would stay at 1 + 4)
+    assert [pid for pid in by_process if pid != os.getpid()]  # the first chunk always goes to the worker
+    for sizes in by_process.values():
+        assert sizes == [1 + 4 * k for k in range(1, len(sizes) + 1)]
+    assert len(memo) == 1 + 4 * len(by_process.get(os.getpid(), []))  # the worker's keys never came back here
+
+
+def _mapped_regions() -> int | None:
+    """glibc's count of memory regions it mapped for single allocations (``mallinfo2().hblks``), or None."""
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    mallinfo2.restype = MallInfo2
+    return mallinfo2().hblks
+
+
+def _maps_a_buffer(chunk):
+    """``(pid, whether a 24 MiB buffer got a mapping of its own)``: glibc maps one (and unmaps it when freed,
+    so it is faulted in page by page the next time) unless the process keeps freed memory."""
+    import os
+
+    before = _mapped_regions()
+    buf = bytearray(24 << 20)
+    mapped = _mapped_regions() - before
+    del buf
+    return [(os.getpid(), mapped)]
+
+
+def test_workers_keep_freed_memory_for_the_next_chunk():
+    """Each worker calls ``keep_freed_memory`` when it starts: a buffer under 32 MiB comes from the heap, whose
+    freed memory is kept for the next chunk (a QA worker took 1,900 page faults a block without it)."""
+    import os
+
+    if _mapped_regions() is None:
+        pytest.skip("not glibc 2.33+: mallinfo2 is not there to look at the allocator")
+    out = [r for _, res in imap_chunks(_maps_a_buffer, chunked(range(4), 1), 2) for r in res]
+    worker = [mapped for pid, mapped in out if pid != os.getpid()]
+    assert worker and worker == [0] * len(worker)

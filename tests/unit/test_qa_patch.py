@@ -76,8 +76,10 @@ def test_patch_rescores_every_system_of_a_question_and_flags_the_rank_flip():
     effect = patch_effect(runs_of([report]), runs_of([patched]), n_resamples=200)
     a, b = effect.changes
     assert (a.run, a.n_paired, a.n_changed, b.n_changed) == ("A", 4, 1, 3)
-    assert (a.exact_match_before.estimate, a.exact_match_after.estimate) == (0.75, 1.0)
-    assert b.exact_match_change.delta == pytest.approx(0.75) and b.exact_match_mcnemar.only_b == 3
+    em_a, em_b = a.metric("exact_match"), b.metric("exact_match")
+    assert (em_a.before.estimate, em_a.after.estimate) == (0.75, 1.0)
+    assert em_b.change.delta == pytest.approx(0.75) and em_b.mcnemar.only_b == 3
+    assert b.metric("token_f1").mcnemar is None  # McNemar only for the binary metric
     assert effect.rank_flips == ()  # 0.75 vs 0.25 -> 1.0 vs 1.0: a tie, not a reversal
     # with only the variants accepted (no GT correction of q4): A 3/4, B 4/4 -> B ahead: a flip
     flipped, _ = patch_report(report, ENTRIES[:3], DIGEST)

@@ -88,3 +88,22 @@ def test_think_and_answer_extraction():
 def test_is_verdict_like():
     assert is_verdict_like("supports") and is_verdict_like("人工: T".split(": ")[1]) and is_verdict_like(1)
     assert not is_verdict_like("Jane Austen") and not is_verdict_like("该主张成立")
+
+
+def test_is_verdict_like_is_the_whole_answer_rules_of_normalize_verdict():
+    """The shortcut (no phrase search) agrees with ``normalize_verdict``'s rule on every kind of value."""
+    import json
+
+    from tests.conftest import require_shared
+
+    values = [None, True, False, 0, 1, 2, -1, 1.0, 0.0, float("nan"), "", "   ", "T", " f. ", "「成立」", "Ｔｒｕｅ",
+              "NOT ENOUGH INFO", "<think>F</think>T", "<answer>no</answer>", "该主张成立", "Answer: T", "yes it is",
+              "Jane Austen", ["T"], {"label": "T"}, "</think>uncertain", "<think>unclosed T"]
+    for name in (("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl"),
+                 ("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")):
+        for line in require_shared(*name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            values += [v for k, v in row.items() if k != "original_row"]
+    rules = [normalize_verdict(v).rule in ("exact", "bool", "hover-int") for v in values]
+    assert [is_verdict_like(v) for v in values] == rules
+    assert 0 < sum(rules) < len(values)  # both answers occur

@@ -95,3 +95,72 @@ def test_a_spool_copied_to_a_text_stream_gives_the_same_text():
     buf = io.StringIO()  # no byte buffer: the spool is decoded incrementally (chunks end inside characters)
     write_report_json(report, buf, spool=spool)
     assert buf.getvalue() == report_json(report)
+
+
+def _outputs_with_one_and_two_workers(src, suffix: str, resamples: str) -> list[bytes]:
+    """``qa --output-file`` of ``src`` with 1 and with 2 workers (asserted byte-identical)."""
+    got = []
+    for workers in ("1", "2"):
+        out = src.with_name(f"{src.stem}.{workers}.{suffix}")
+        assert main(["qa", "--input", str(src), "--output-file", str(out), "--workers", workers,
+                     "--ci-resamples", resamples]) == 0
+        got.append(out.read_bytes())
+    assert got[0] == got[1]
+    return got
+
+
+def test_rows_numbered_right_when_lines_that_are_not_records_are_in_blocks_scored_at_the_same_time(tmp_path,
+                                                                                                 monkeypatch):
+    """A worker numbers its block's records from a guess (lines before it, less the non-records known when it
+    was sent); blank and broken lines in blocks still in flight make the guess miss, and such a block is
+    rendered again with the right numbers: the JSON output is the same bytes as with one process."""
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 300)  # a few lines a block, several blocks in flight
+    monkeypatch.setattr(qa, "DETECTION_SAMPLE", 5)
+    lines = [line + b"\n" for line in DATA.split(b"\n")[:-1]]
+    body = []
+    for k in range(60):  # 360 records; every 7th block of lines has a blank or a broken line
+        body.append(lines[k % len(lines)].replace(b'"id": "c', f'"id": "r{k}-c'.encode()))
+        if k % 7 == 3:
+            body.append(b"\n" if k % 2 else b"{broken\n")
+    src = tmp_path / "gaps.jsonl"
+    src.write_bytes(b"".join(body))
+    got = _outputs_with_one_and_two_workers(src, "json", "20")
+    report = evaluate_qa(src.read_bytes(), str(src), QAConfig(ci_resamples=20))
+    assert got[0].decode("utf-8") == report_json(report)
+    records = json.loads(got[0])["records"]
+    # 60 records; after records k = 3, 10, ..., 59 (k % 7 == 3) a blank or broken line: 8 of them before the last
+    assert [r["index"] for r in records] == list(range(60)) and records[-1]["line"] == 60 + 8
+
+
+@pytest.mark.parametrize("suffix", ["json", "csv"])
+def test_a_line_that_is_not_utf8_late_in_the_file_makes_it_read_again_as_gb18030(tmp_path, monkeypatch, suffix):
+    """JSONL is read as UTF-8, line by line; a GB18030 line in a late block means the file is not UTF-8: the
+    rows written so far are dropped and the whole file is read as GB18030, as a file that is GB18030 from its
+    first line (the same rule: :func:`evaluators.io.readers.detect_encoding`)."""
+    monkeypatch.setattr(qa_records, "BLOCK_BYTES", 200)  # the GB18030 line is in the last of many blocks
+    rows = [{"id": f"q{i}", "answer": "Paris", "final_answer": "Paris" if i % 2 else "Lyon"} for i in range(30)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode("ascii")
+    data += json.dumps({"id": "z", "answer": "长城", "final_answer": "长城"}, ensure_ascii=False).encode("gb18030")
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(data + b"\n")
+    got = _outputs_with_one_and_two_workers(src, suffix, "0")
+    report = evaluate_qa(data, "mixed.jsonl", QAConfig(ci_resamples=0))
+    assert report.n_records == 31 and report.records[30].gold_answers == ("长城",)
+    assert report.overall.exact_match == 16 / 31  # q1, q3, ..., q29 (15) and z
+    assert not [i for i in report.issues if i.kind == "decode"]
+    text = got[0].decode("utf-8")
+    if suffix == "csv":
+        assert text.count("\r\n") == 1 + 31  # the header and each record once: the UTF-8 attempt's rows dropped
+    else:
+        assert [r["id"] for r in json.loads(text)["records"]] == [f"q{i}" for i in range(30)] + ["z"]
+
+
+def test_the_json_row_of_a_record_has_the_fields_of_a_record_in_order():
+    import dataclasses
+
+    from evaluators.qa.evaluate import QARecordResult
+    from evaluators.reports.qa import _record_dict
+
+    names = [f.name for f in dataclasses.fields(QARecordResult)]
+    assert list(_record_dict(*range(len(names)))) == names
+    assert list(_record_dict(*range(len(names))).values()) == list(range(len(names)))

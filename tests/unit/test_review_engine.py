@@ -18,7 +18,9 @@ from evaluators.cli import main
 from evaluators.review import ReviewStore, StaleDecision
 from evaluators.review.exchange import export_jsonl, import_jsonl
 from evaluators.review.schema import SchemaTooNew
+from evaluators.review.store import QueueFilter
 from tests.conftest import ROOT
+from tests.helpers.review_db import upgrade_to
 
 
 def _items(n: int, kind: str = "qa") -> list[dict]:
@@ -50,17 +52,9 @@ print("ok")
 
 def _schema_1_database(url: str) -> None:
     """A database as the code before Alembic left it: schema 1, ``meta.schema_version = 1``."""
-    from alembic import command
-    from alembic.config import Config
-
-    from evaluators.review import schema
-
     engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(schema._MIGRATIONS))
     with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001")
+        upgrade_to(conn, "0001")
         conn.execute(sa.text("DROP TABLE alembic_version"))
         conn.execute(sa.text("INSERT INTO sessions (name, kind, created_by, blind, k, seed, uploads, created_at) "
                              "VALUES ('old', 'qa', 'ann', :b, 2, 3, '[]', '2025-01-01T00:00:00+00:00')"), {"b": True})
@@ -89,10 +83,16 @@ def test_a_schema_1_database_is_upgraded_with_its_data(review_url):
     assert store.next_item(s.id, "alice").id in (3, 4)
     assert [i.id for i, _ in store.adjudication_queue(s.id)] == [1]
     with store.engine.connect() as c:
-        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0003"
-        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "3"
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0004"
+        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "4"
         # schema 3: the adjudications' corrected answer (a GT error's right answer) is there, empty
         assert c.execute(sa.text("SELECT count(corrected_answer) FROM adjudications")).scalar() == 0
+    # schema 4: the history starts with each decision's state; the items' filter columns are filled
+    assert [(h.action, h.annotator, h.new_label, h.blind) for h in store.history(1)] == [
+        ("migrated", "alice", "model_error", True), ("migrated", "bob", "gt_error", True)]
+    assert store.next_item(s.id, "carol", filters=QueueFilter(system="sys-a")).id in (2, 3, 4)
+    assert store.next_item(s.id, "carol", filters=QueueFilter(system="sys-b")) is None
+    assert store.next_item(s.id, "carol", filters=QueueFilter(metric_min=0.0)) is None  # no exact_match in these
     ReviewStore(review_url)  # opening again is a no-op
 
 
@@ -101,8 +101,8 @@ def test_a_newer_schema_is_refused_and_the_cli_exits_2(tmp_path, capsys):
     ReviewStore(db).create_session("s", "qa", _items(1), created_by="x")
     engine = sa.create_engine(f"sqlite:///{db}")
     with engine.begin() as c:
-        c.execute(sa.text("UPDATE meta SET value = '4' WHERE key = 'schema_version'"))
-        c.execute(sa.text("UPDATE alembic_version SET version_num = '0004'"))
+        c.execute(sa.text("UPDATE meta SET value = '5' WHERE key = 'schema_version'"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0005'"))
     with pytest.raises(SchemaTooNew, match="newer"):
         ReviewStore(db)
     assert main(["review", "sessions", "--db", str(db)]) == 2
@@ -147,6 +147,25 @@ def test_session_and_item_limits(review_url):
     assert store.sessions() == []
 
 
+def _import_while(store: ReviewStore, data: bytes, save):
+    """Import ``data``, calling ``save`` (a reviewer's save, on another connection) right after the
+    import has read the stored decisions and before it writes; returns the import report."""
+    fired = []
+
+    def meanwhile(conn, cursor, statement, parameters, context, executemany):
+        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
+            fired.append(True)
+            save()
+
+    sa.event.listen(store.engine, "after_cursor_execute", meanwhile)
+    try:
+        report = import_jsonl(store, data, "race.jsonl")
+    finally:
+        sa.event.remove(store.engine, "after_cursor_execute", meanwhile)
+    assert fired
+    return report
+
+
 def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(review_url, tmp_path):
     """The lost update: the import read alice's version 1, alice saved version 2, the import wrote
     over it by id (and alice's next save at version 2 was accepted).  Now the write is
@@ -162,19 +181,8 @@ def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(revi
     data = (exported.replace(json.dumps(line, ensure_ascii=False, sort_keys=True),
                              json.dumps(newer, ensure_ascii=False, sort_keys=True))).encode()
     reviewer = ReviewStore(review_url)  # alice's server: another engine, another connection
-    fired = []
-
-    def alice_saves_meanwhile(conn, cursor, statement, parameters, context, executemany):
-        if not fired and statement.lstrip().upper().startswith("SELECT") and "FROM decisions" in statement:
-            fired.append(True)
-            reviewer.save_decision(item.id, "alice", label="gt_error", comment="my second look", expected_version=1)
-
-    sa.event.listen(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    try:
-        report = import_jsonl(store, data, "newer.jsonl")
-    finally:
-        sa.event.remove(store.engine, "after_cursor_execute", alice_saves_meanwhile)
-    assert fired
+    report = _import_while(store, data, lambda: reviewer.save_decision(
+        item.id, "alice", label="gt_error", comment="my second look", expected_version=1))
     kept = store.decision(item.id, "alice")
     assert (kept.label, kept.comment, kept.version) == ("gt_error", "my second look", 2)
     assert report.conflicts == 1 and report.written == 0
@@ -182,6 +190,34 @@ def test_import_never_overwrites_a_save_made_between_its_read_and_its_write(revi
     assert issue.kind == "conflict" and issue.line == 4  # session, 2 items, then alice's decision
     with pytest.raises(StaleDecision):  # nobody else's version 2 exists to be overwritten
         store.save_decision(item.id, "alice", label="model_error", expected_version=1)
+
+
+def test_import_never_overwrites_a_first_save_made_between_its_read_and_its_write(review_url, tmp_path):
+    """The same race for a decision the database did not hold when the import read it: alice's
+    first save lands between the read and the batch's insert.  Her decision is kept, the line is
+    a conflict, and the other lines of the batch are still written."""
+    store = ReviewStore(review_url)
+    s = store.create_session("race-new", "qa", _items(3), created_by="x")
+    first, second, _ = store.items(s.id)
+    source = ReviewStore(tmp_path / "source.sqlite")  # the file: alice and bob on the first item, bob on the second
+    t = source.create_session("race-new", "qa", _items(3), created_by="x")
+    a, b, _ = source.items(t.id)
+    source.save_decision(a.id, "alice", label="acceptable_variant", comment="from the file")
+    source.save_decision(a.id, "bob", label="model_error")
+    source.save_decision(b.id, "bob", label="gt_error")
+    data = export_jsonl(source, t.id).encode("utf-8")
+    reviewer = ReviewStore(review_url)
+    report = _import_while(store, data, lambda: reviewer.save_decision(
+        first.id, "alice", label="gt_error", comment="my own first look"))
+    kept = store.decision(first.id, "alice")
+    assert (kept.label, kept.comment, kept.version) == ("gt_error", "my own first look", 1)
+    assert (report.written, report.conflicts) == (2, 1)      # bob's two lines written, alice's line a conflict
+    (issue,) = report.issues
+    assert issue.kind == "conflict" and issue.line == 5 and "while importing" in issue.message  # 1 session, 3 items
+    assert {(d.annotator, d.item_id) for d in store.decisions(s.id)} == {
+        ("alice", first.id), ("bob", first.id), ("bob", second.id)}
+    with store.engine.connect() as c:                        # submitted counts: alice + bob, bob
+        assert [r[0] for r in c.execute(sa.text("SELECT n_done FROM items ORDER BY position"))] == [2, 1, 0]
 
 
 def test_overlap_first_builds_agreement_from_the_first_minutes(review_url):

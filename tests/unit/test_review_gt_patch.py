@@ -78,18 +78,12 @@ def test_build_patch_from_decisions_then_apply(session):
 
 def test_a_schema_2_database_is_upgraded_to_keep_corrected_answers(tmp_path):
     """Schema 3 (Alembic revision 0003) adds the column to a database made at schema 2."""
-    from alembic import command
-    from alembic.config import Config
-
-    from evaluators.review import schema
+    from tests.helpers.review_db import upgrade_to
 
     path = tmp_path / "old.sqlite"
     engine = sa.create_engine(f"sqlite:///{path}")
-    config = Config()
-    config.set_main_option("script_location", str(schema._MIGRATIONS))
     with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0002")
+        upgrade_to(conn, "0002")
     assert "corrected_answer" not in {c["name"] for c in sa.inspect(engine).get_columns("adjudications")}
     engine.dispose()
     store = ReviewStore(path)

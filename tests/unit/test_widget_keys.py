@@ -24,7 +24,7 @@ def test_every_widget_has_a_key(path):
 
 
 def test_shortcut_targets_must_be_plain_widget_keys():
-    from components.keyboard import shortcuts
+    from components.keyboard import Shortcut, shortcuts
 
     with pytest.raises(ValueError):
-        shortcuts({"1": "bad key'] button, x"})  # would break out of the CSS selector
+        shortcuts({"1": Shortcut("bad key'] button, x", "x", lambda: None)})  # not a plain widget key

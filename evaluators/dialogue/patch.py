@@ -1,0 +1,142 @@
+"""Persona-dialogue scores after review corrections (a GT patch, :mod:`evaluators.io.gt_patch`).
+
+The ground truth a patch corrects is the cases file; a patch's ``record_id`` is the case key
+``scene#dialogue_index#occurrence`` (:func:`~evaluators.dialogue.scoring.case_key`, the id of
+the Persona page's review items).  A case's reference reply belongs to the case, so a correction
+changes every model's score on it.  What a correction means:
+
+- ``replace`` (a *GT error* with the corrected reply typed at adjudication): the corrected reply
+  becomes the case's expected response;
+- ``add_answer`` (a reviewer's *acceptable variant*): the accepted reply becomes one more
+  reference of the case.  A reply is scored against each reference of its case and the reference
+  with the highest combined score counts (its metrics are reported with it): references are
+  alternatives, and the metrics of one reference are kept together so the combined score stays
+  the weighted mean of the metrics shown.
+- Cases no entry changes keep their scores.
+
+:func:`run_with_patch` is what :func:`~evaluators.dialogue.run.run_dialogue` does when its inputs
+hold a patch: the run before and after, and each model's combined score (and exact match,
+binary: McNemar's test) compared case by case, with the rank flips between models
+(:func:`evaluators.metrics.before_after.score_effect`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from evaluators.dialogue.inputs import CaseSet, DialogueCase
+from evaluators.dialogue.scoring import (STATUS_COMPARED, CaseResult, DialogueConfig, DialogueReport, _scorer,
+                                         case_key, combine, with_results)
+from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
+from evaluators.metrics.before_after import corrections_of
+from evaluators.text.tokenize import TextView
+
+#: Bootstrap resamples of the before / after intervals and paired tests.
+EFFECT_RESAMPLES = 10_000
+
+
+def gold_answers(cases: Sequence[DialogueCase]) -> dict[str, tuple[str, ...]]:
+    """Case id -> ``(expected_response,)`` (``()`` for a case without one)."""
+    return {case_key(c): (c.expected_response,) if c.expected_response.strip() else () for c in cases}
+
+
+def patch_cases(case_set: CaseSet, patches: GTPatchSet
+                ) -> tuple[CaseSet, dict[str, tuple[str, ...]], PatchApplication]:
+    """The cases with their corrected replies, and the further references of each case id.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for another file than the cases file.
+    """
+    digest = case_set.digest or ""
+    entries = patches.for_file(case_set.file, digest)
+    app = apply_gt_patch(gold_answers(case_set.cases), entries, digest)
+    references: dict[str, tuple[str, ...]] = {}
+    cases = []
+    for c in case_set.cases:
+        rid = case_key(c)
+        if rid in app.answers:
+            corrected, accepted = app.corrected_and_accepted(rid)
+            if corrected is not None:
+                c = dataclasses.replace(c, expected_response=corrected[0])
+            refs = tuple(a for a in (*(corrected or ())[1:], *accepted) if a != c.expected_response)
+            if refs:
+                references[rid] = refs
+        cases.append(c)
+    return dataclasses.replace(case_set, cases=cases), references, app
+
+
+def best_reference(results: Sequence[CaseResult], references: dict[str, tuple[str, ...]], config: DialogueConfig
+                   ) -> list[CaseResult]:
+    """Each compared reply scored against its case's further references; the highest combined score counts.
+
+    A reference that ties the current one leaves the result as it is (the case's expected
+    response first).
+    """
+    if not references:
+        return list(results)
+    scorer, _, weights = _scorer(config)
+    out = []
+    for r in results:
+        refs = references.get(case_key(r), ())
+        if r.status == STATUS_COMPARED and refs:
+            pred = TextView(r.prediction)
+            for ref in refs:
+                scores = scorer.score_views(pred, TextView(ref))
+                combined = combine(scores, weights)
+                if combined is not None and (r.combined_score is None or combined > r.combined_score):
+                    r = dataclasses.replace(r, expected_response=ref, metrics=scores, combined_score=combined)
+        out.append(r)
+    return out
+
+
+def effect_values(report: DialogueReport, exact: str | None) -> dict[str, dict[str, list]]:
+    """Model -> metric -> per-case values (cases in the results' order) of the compared metrics."""
+    out: dict[str, dict[str, list]] = {}
+    for r in report.results:
+        values = out.setdefault(r.model, {"combined_score": []} | ({exact: []} if exact else {}))
+        values["combined_score"].append(r.combined_score)
+        if exact:
+            values[exact].append(r.metrics.get(exact))
+    return out
+
+
+def run_with_patch(inputs, config: DialogueConfig | None, run, **kwargs) -> DialogueReport:
+    """``run(inputs, config)`` before and after ``inputs.gt_patch`` (rules in the module docstring).
+
+    Parameters
+    ----------
+    inputs : DialogueInputs
+        With ``gt_patch``.
+    config : DialogueConfig or None
+    run : callable
+        :func:`~evaluators.dialogue.run.run_dialogue` (called twice, without the patch).
+    **kwargs
+        ``progress``, ``workers``, ``predictions`` of ``run``.
+
+    Returns
+    -------
+    DialogueReport
+        After the corrections, with ``before`` and ``corrections``.
+
+    Raises
+    ------
+    GTPatchMismatch
+        As :func:`patch_cases`; and whatever ``run`` raises.
+    """
+    config = config or DialogueConfig()
+    cases, references, app = patch_cases(inputs.cases, inputs.gt_patch)
+    before = run(dataclasses.replace(inputs, gt_patch=None), config, **kwargs)
+    after = run(dataclasses.replace(inputs, cases=cases, gt_patch=None), config, **kwargs)
+    if references:
+        after = with_results(after, best_reference(after.results, references, config))
+    names = [m["name"] for m in after.metric_info]
+    exact = next((n for n in names if n.startswith("exact_match")), None)
+    metrics = ("combined_score",) + ((exact,) if exact else ())
+    corrections = corrections_of(((inputs.cases.file, app),), effect_values(before, exact),
+                                 effect_values(after, exact), metrics, files=inputs.gt_patch.files,
+                                 binary=(exact,) if exact else (), n_resamples=EFFECT_RESAMPLES, seed=0, unit="case")
+    return dataclasses.replace(after, issues=list(after.issues) + list(app.issues), before=before,
+                               corrections=corrections)

@@ -1,0 +1,158 @@
+"""Long-term-memory scores after review corrections (a GT patch, :mod:`evaluators.io.gt_patch`).
+
+The ground truth a patch corrects is the file the scored answers come with
+(:attr:`~evaluators.memory.inputs.ResolvedInputs.gt_file`: the results file when one is given,
+else the question file); a patch's ``record_id`` is the ``question_id``.  What a correction means
+for a question:
+
+- ``replace`` (a *GT error* with the corrected answer typed at adjudication): the corrected
+  answer becomes the question's ground truth.  A judgement of the old ground truth no longer
+  fits: a cached judgement is stale (its fingerprint holds the ground truth) and a stored label
+  (a labels file, mem0's ``llm_score``) of that question is not used; ``--judge`` judges the
+  question again against the corrected answer.
+- ``add_answer`` (a reviewer's *acceptable variant*): the answer becomes one more reference of
+  the question.  Every text metric of the question (exact match, token F1, ROUGE, BLEU, LoCoMo
+  F1 ...) is the maximum over its references, as SQuAD scores several gold answers
+  (``metric_max_over_ground_truths``).  The judge score is left as judged: it was given against
+  the ground truth, which stands.
+- Questions no entry changes keep their scores.
+
+:func:`run_with_patch` is what :func:`~evaluators.memory.run.run_memory` does when its config
+holds a patch: the run before and after the corrections, and the headline metrics compared
+question by question (:func:`evaluators.metrics.before_after.score_effect`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
+from evaluators.memory import metrics as metrics_mod
+from evaluators.memory.inputs import ResolvedInputs
+from evaluators.memory.records import EvalResult
+from evaluators.metrics.before_after import corrections_of
+
+#: Metrics compared before and after (those the run computed), in this order; exact match is binary.
+EFFECT_METRICS = ("judge_score", "exact_match_normalized", "token_f1_char", "locomo_f1")
+BINARY_METRICS = ("exact_match_normalized",)
+
+
+def gold_answers(results: Sequence[EvalResult]) -> dict[str, tuple[str, ...]]:
+    """Question id -> ``(ground_truth,)``: the GT a patch corrects."""
+    return {r.question_id: (r.ground_truth,) for r in results}
+
+
+def patch_inputs(inputs: ResolvedInputs, patches: GTPatchSet
+                 ) -> tuple[ResolvedInputs, dict[str, tuple[str, ...]], PatchApplication]:
+    """The inputs with the corrected ground truths, and the extra references of each question.
+
+    Returns
+    -------
+    (ResolvedInputs, references, PatchApplication)
+        ``references``: question id -> its further accepted answers (``add_answer``); the inputs'
+        stored labels lose the questions whose ground truth was replaced.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry made for another file than ``inputs.gt_file``.
+    """
+    entries = patches.for_file(inputs.gt_file or "<the memory inputs>", inputs.gt_digest or "")
+    app = apply_gt_patch(gold_answers(inputs.results), entries, inputs.gt_digest or "")
+    references: dict[str, tuple[str, ...]] = {}
+    replaced: set[str] = set()
+    results = []
+    for r in inputs.results:
+        if r.question_id in app.answers:
+            corrected, accepted = app.corrected_and_accepted(r.question_id)
+            if corrected is not None:
+                replaced.add(r.question_id)
+                r = dataclasses.replace(r, ground_truth=corrected[0], metadata=dict(r.metadata))
+            refs = tuple(a for a in (*(corrected or ())[1:], *accepted) if a != r.ground_truth)
+            if refs:
+                references[r.question_id] = refs
+        results.append(r)
+    stored = inputs.stored
+    if stored is not None and replaced & set(stored.labels):
+        stored = dataclasses.replace(stored, labels={q: v for q, v in stored.labels.items() if q not in replaced})
+    return dataclasses.replace(inputs, results=results, stored=stored), references, app
+
+
+def best_over_references(rows: Sequence, results: Sequence[EvalResult], references: dict[str, tuple[str, ...]],
+                         names: Sequence[str]) -> list:
+    """Rows whose text metrics are the maximum over each question's references (its ground truth first).
+
+    Parameters
+    ----------
+    rows : sequence of QuestionScores
+        Scored against each question's ground truth, in the order of ``results``.
+    results : sequence of EvalResult
+    references : dict
+        Question id -> further references.
+    names : sequence of str
+        The run's metrics (``judge_score`` is left as it is).
+    """
+    text = [m for m in names if m != "judge_score"]
+    if not references or not text:
+        return list(rows)
+    variants = [dataclasses.replace(r, ground_truth=ref) for r in results for ref in references.get(r.question_id, ())]
+    extra: dict[str, list] = {}
+    for row in metrics_mod.score_questions(variants, None, metrics=text):
+        extra.setdefault(row.question_id, []).append(row)
+    out = []
+    for row in rows:
+        if row.question_id in extra:
+            scores = dict(row.scores)
+            for m in text:
+                values = [v for v in [scores.get(m), *(x.scores.get(m) for x in extra[row.question_id])]
+                          if v is not None]
+                scores[m] = max(values) if values else None
+            row = dataclasses.replace(row, scores=scores)
+        out.append(row)
+    return out
+
+
+def run_with_patch(inputs: ResolvedInputs, config, run, **kwargs):
+    """``run(inputs, config)`` before and after ``config.gt_patch`` (rules in the module docstring).
+
+    Parameters
+    ----------
+    inputs : ResolvedInputs
+    config : MemoryConfig
+        With ``gt_patch``.
+    run : callable
+        :func:`~evaluators.memory.run.run_memory` (called twice, without the patch).
+    **kwargs
+        ``progress``, ``memo``, ``key`` of ``run``.
+
+    Returns
+    -------
+    MemoryReport
+        After the corrections, with ``before`` (the report of the inputs as read) and
+        ``corrections``.
+
+    Raises
+    ------
+    GTPatchMismatch
+        As :func:`patch_inputs`; and whatever ``run`` raises.
+    """
+    plain = dataclasses.replace(config, gt_patch=None)
+    key = kwargs.pop("key", ())
+    patched, references, app = patch_inputs(inputs, config.gt_patch)
+    before = run(inputs, plain, key=key, **kwargs)
+    after = run(patched, plain, key=("gt-patch", key, config.gt_patch.entries), **kwargs)
+    rows = best_over_references(after.rows, patched.results, references, after.names)
+    metrics = after.metrics
+    if references:
+        metrics = metrics_mod.aggregate_rows(rows, after.names, unavailable=after.metrics.get("unavailable"),
+                                             ci_resamples=max(0, config.ci_resamples))
+    compared = [m for m in EFFECT_METRICS if m in after.names]
+    name = inputs.gt_file or "run"
+    corrections = corrections_of(((inputs.gt_file or "", app),),
+                                 {name: {m: [r.scores.get(m) for r in before.rows] for m in compared}},
+                                 {name: {m: [r.scores.get(m) for r in rows] for m in compared}}, compared,
+                                 files=config.gt_patch.files, binary=BINARY_METRICS,
+                                 n_resamples=config.ci_resamples or 2000, seed=0, unit="question")
+    return dataclasses.replace(after, rows=rows, metrics=metrics, issues=after.issues + list(app.issues),
+                               before=before, corrections=corrections)

@@ -1,0 +1,261 @@
+"""Scores before and after review corrections (a GT patch), run by run and metric by metric.
+
+Every task that accepts a GT patch (QA, long memory, test sets, persona dialogue) scores its
+records twice, against the ground truth as read and as corrected, and hands the per-record
+values of each run here: :func:`score_effect` puts the two side by side on the records scored
+both times — means with percentile bootstrap intervals (records resampled), the paired
+difference after minus before (paired bootstrap: interval and two-sided p-value), McNemar's
+exact test for a binary metric (exact match), and, with two or more runs, the pairs of systems
+whose order a correction reversed (rank flips).  The renderers are in
+:mod:`evaluators.reports.corrections`.
+
+References
+----------
+Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 and sec. 16.4 (percentile
+intervals, paired bootstrap test); McNemar (1947), *Psychometrika* 12(2) (exact binomial form).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from evaluators.io.gt_patch import PatchApplication
+from evaluators.metrics.statistics import (
+    BootstrapCI,
+    McNemarResult,
+    PairedComparison,
+    bootstrap_ci,
+    mcnemar,
+    paired_bootstrap,
+)
+from evaluators.results import DictMixin
+
+#: Short names of metrics in tables and sentences (others are shown by their own name).
+METRIC_LABELS: dict[str, str] = {"exact_match": "EM", "token_f1": "F1", "exact_match_normalized": "EM (normalized)",
+                                 "token_f1_char": "F1 (char)", "judge_score": "judge", "locomo_f1": "LoCoMo F1",
+                                 "keyword_score": "keyword score", "combined_score": "combined"}
+
+
+def metric_label(metric: str) -> str:
+    """The short name of ``metric`` in tables (``exact_match`` -> ``EM``)."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+@dataclass(frozen=True)
+class MetricChange(DictMixin):
+    """One metric of one run before and after the corrections, on the records scored both times.
+
+    Attributes
+    ----------
+    metric : str
+    n_paired : int
+        Records with a value before and after.
+    before, after : BootstrapCI
+        Means with percentile bootstrap intervals (records resampled).
+    change : PairedComparison
+        After minus before: paired bootstrap interval and two-sided p-value.
+    mcnemar : McNemarResult or None
+        McNemar's exact test (records right after only vs before only), for a binary metric.
+    """
+
+    metric: str
+    n_paired: int
+    before: BootstrapCI
+    after: BootstrapCI
+    change: PairedComparison
+    mcnemar: McNemarResult | None = None
+
+
+@dataclass(frozen=True)
+class ScoreChange(DictMixin):
+    """One run's scores before and after the corrections.
+
+    Attributes
+    ----------
+    run : str
+    n_paired : int
+        Records with a value before and after of the first metric compared.
+    n_changed : int
+        Records where some metric's value changed.
+    metrics : tuple of MetricChange
+        In the order asked for; a metric without a record scored both times is left out.
+    """
+
+    run: str
+    n_paired: int
+    n_changed: int
+    metrics: tuple[MetricChange, ...]
+
+    def metric(self, name: str) -> MetricChange:
+        """The change of metric ``name`` (``KeyError`` when it was not compared)."""
+        for m in self.metrics:
+            if m.metric == name:
+                return m
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class RankFlip(DictMixin):
+    """Two systems whose order by a metric is reversed by the corrections.
+
+    Attributes
+    ----------
+    metric : str
+    higher_before, higher_after : str
+        The system ahead before, the one ahead after.
+    before, after : tuple of float
+        Both systems' means (``higher_before`` first) before and after.
+    """
+
+    metric: str
+    higher_before: str
+    higher_after: str
+    before: tuple[float, float]
+    after: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class PatchEffect(DictMixin):
+    """Scores before and after the corrections, run by run.
+
+    Attributes
+    ----------
+    changes : tuple of ScoreChange
+        One per run, in the runs' order.
+    rank_flips : tuple of RankFlip
+        Pairs of runs whose order changed (any metric compared); empty with one run.
+    metrics : tuple of str
+        The metrics compared, in order.
+    unit : str
+        What a paired value is (``record``, ``question``, ``item``, ``case``).
+    """
+
+    changes: tuple[ScoreChange, ...]
+    rank_flips: tuple[RankFlip, ...]
+    metrics: tuple[str, ...] = ()
+    unit: str = "record"
+
+
+@dataclass(frozen=True)
+class Corrections(DictMixin):
+    """What a run's GT patches did and the scores they changed (a run function's ``corrections``).
+
+    Attributes
+    ----------
+    applications : tuple of (str, PatchApplication)
+        Per GT file: what each patch entry did.
+    effect : PatchEffect or None
+        Before / after; ``None`` when no record was scored both times (``note`` says why).
+    files : tuple of str
+        The patch files, in the order applied.
+    note : str
+    """
+
+    applications: tuple[tuple[str, PatchApplication], ...]
+    effect: PatchEffect | None
+    files: tuple[str, ...] = ()
+    note: str = ""
+
+
+def _finite(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
+                 after: Mapping[str, Mapping[str, Sequence[float | None]]], metrics: Sequence[str], *,
+                 binary: Sequence[str] = (), n_resamples: int = 10_000, confidence_level: float = 0.95,
+                 seed: int = 0, unit: str = "record") -> PatchEffect:
+    """Compare each run's per-record scores before and after the corrections.
+
+    Parameters
+    ----------
+    before, after : mapping of str to (mapping of str to sequence of float or None)
+        Run name -> metric -> one value per record, the same records in the same order before
+        and after (length n_records of the run); ``None`` (not scored) leaves that record out of
+        that metric.
+    metrics : sequence of str
+        The metrics compared, in order (a metric a run does not have is skipped for that run).
+    binary : sequence of str
+        Metrics whose values are 0 or 1 (McNemar's exact test is added).
+    n_resamples : int
+        Bootstrap resamples (>= 1) of every interval and paired test.
+    confidence_level : float
+        In (0, 1).
+    seed : int
+    unit : str
+        What a record is, named in the intervals' signature.
+
+    Returns
+    -------
+    PatchEffect
+
+    Raises
+    ------
+    ValueError
+        Runs that differ between ``before`` and ``after``, lengths that differ, or a run with no
+        record scored both times in any metric.
+    """
+    if list(before) != list(after):
+        raise ValueError("before and after must have the same runs")
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
+    changes = []
+    for run in before:
+        b_run, a_run = before[run], after[run]
+        out, changed, n_first = [], set(), None
+        for metric in metrics:
+            if metric not in b_run or metric not in a_run:
+                continue
+            xb, xa = list(b_run[metric]), list(a_run[metric])
+            if len(xb) != len(xa):
+                raise ValueError(f"{run}: before and after must be the same records ({metric}: {len(xb)} vs "
+                                 f"{len(xa)})")
+            pairs = [(i, float(b), float(a)) for i, (b, a) in enumerate(zip(xb, xa)) if _finite(b) and _finite(a)]
+            changed.update(i for i, (b, a) in enumerate(zip(xb, xa)) if b != a)
+            if not pairs:
+                continue
+            if n_first is None:
+                n_first = len(pairs)
+            vb, va = [b for _, b, _ in pairs], [a for _, _, a in pairs]
+            ci = {**settings, "unit": unit}
+            out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci),
+                                    paired_bootstrap(vb, va, **settings),
+                                    mcnemar(vb, va) if metric in binary else None))
+        if not out:
+            raise ValueError(f"{run}: no {unit} scored before and after the corrections")
+        changes.append(ScoreChange(run, n_first or 0, len(changed), tuple(out)))
+    return PatchEffect(tuple(changes), rank_flips(changes, metrics), tuple(metrics), unit)
+
+
+def rank_flips(changes: Sequence[ScoreChange], metrics: Sequence[str]) -> tuple[RankFlip, ...]:
+    """Pairs of runs whose order by a metric is strictly reversed (a tie after is not a reversal)."""
+    flips = []
+    for metric in metrics:
+        for i, x in enumerate(changes):
+            for y in changes[i + 1:]:
+                try:
+                    mx, my = x.metric(metric), y.metric(metric)
+                except KeyError:
+                    continue
+                xb, yb, xa, ya = mx.before.estimate, my.before.estimate, mx.after.estimate, my.after.estimate
+                if (xb - yb) * (xa - ya) < 0:
+                    hi, lo = (mx, my) if xb > yb else (my, mx)
+                    hi_run, lo_run = (x.run, y.run) if xb > yb else (y.run, x.run)
+                    flips.append(RankFlip(metric, hi_run, lo_run, (hi.before.estimate, lo.before.estimate),
+                                          (hi.after.estimate, lo.after.estimate)))
+    return tuple(flips)
+
+
+def corrections_of(applications: Sequence[tuple[str, PatchApplication]],
+                   before: Mapping[str, Mapping[str, Sequence[float | None]]],
+                   after: Mapping[str, Mapping[str, Sequence[float | None]]], metrics: Sequence[str], *,
+                   files: Sequence[str] = (), **settings) -> Corrections:
+    """A run's :class:`Corrections`: what the patches did and :func:`score_effect` of its values before and
+    after (``settings``: its keyword arguments); when no record is scored both times, ``effect`` is ``None``
+    and ``note`` says why."""
+    try:
+        effect, note = score_effect(before, after, metrics, **settings), ""
+    except ValueError as exc:
+        effect, note = None, str(exc)
+    return Corrections(tuple(applications), effect, tuple(files), note)

@@ -1,0 +1,110 @@
+"""Keyword test-set scores after review corrections (a GT patch, :mod:`evaluators.io.gt_patch`).
+
+What a correction means for a keyword-scored item (single-turn sets; a patch's ``record_id`` is
+the item's ``id``, its ``old`` answers the item's ``expected_answer``):
+
+- ``add_answer`` (a reviewer's *acceptable variant*): the answer becomes an **accepted answer**
+  of the item.  An answer that contains an accepted answer (NFKC + casefold, substring: the
+  keyword rule) **passes**: score 1.0, every keyword of the item counted as found (the reviewer
+  judged the answer complete).  Other answers are keyword-scored as before.
+- ``replace`` (a *GT error* with the corrected answer typed at adjudication): the corrected
+  answer replaces the expected answer **and its keywords**, which were drawn from the wrong
+  answer: each corrected answer (usually one) becomes a keyword of the item, scored by the
+  keyword rule (found / total).  Answers accepted before a replace are dropped with the old
+  ground truth, as in :func:`~evaluators.io.gt_patch.apply_gt_patch`.
+- Items no entry changes keep their scores (only changed items are scored again).
+
+Multi-turn sets have no per-item answer to correct: a patch on one is refused (``ValueError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch
+from evaluators.metrics.before_after import corrections_of
+from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, TestSetReport, answer_for,
+                                          item_result, single_report)
+from evaluators.testsets.schema import TestSet
+from evaluators.testsets.scoring import fold
+
+#: The metric compared before and after (the per-item keyword score; its mean is ``mean_score``).
+METRIC = "keyword_score"
+
+
+def gold_answers(test_set: TestSet) -> dict[str, tuple[str, ...]]:
+    """Item id -> ``(expected_answer,)`` of a single-turn set (the GT a patch corrects)."""
+    if test_set.kind != "single":
+        raise ValueError(f"{test_set.file}: GT patches apply to single-turn test sets (an expected answer per item "
+                         "id); this is a multi-turn set")
+    return {item.id: (item.expected_answer,) for item in test_set.items}
+
+
+def rescore_item(item, answer, corrected: Sequence[str] | None, accepted: Sequence[str]) -> ItemResult:
+    """One item scored with its reviewed ground truth (rules in the module docstring).
+
+    Parameters
+    ----------
+    item : TestItem
+    answer : Answer or None
+        The item's answer (:func:`~evaluators.testsets.evaluate.answer_for`).
+    corrected : sequence of str or None
+        The corrected answers (each one keyword), ``None`` when the expected answer stands.
+    accepted : sequence of str
+        Accepted answers.
+    """
+    if corrected is not None:
+        item = item.model_copy(update={"expected_answer": " | ".join(corrected),
+                                       "keywords": [c.strip() for c in corrected if c.strip()]})
+    result = item_result(item, answer)
+    text = result.answer
+    if text is not None and any(a.strip() and fold(a.strip()) in fold(text) for a in accepted):
+        return ItemResult(result.id, result.category, result.difficulty, result.question, result.expected_answer,
+                          text, "scored", result.keywords, result.keywords, (), 1.0, result.human_score)
+    return result
+
+
+def patch_testsets(test_set: TestSet, answers: AnswerSet, report: TestSetReport, patches: GTPatchSet, gt_file: str,
+                   gt_digest: str, *, n_resamples: int = CI_RESAMPLES) -> tuple[TestSetReport, Corrections]:
+    """Apply GT patches to a scored single-turn set and score the changed items again.
+
+    Parameters
+    ----------
+    test_set, answers : TestSet, AnswerSet
+        What ``report`` was scored from.
+    report : TestSetReport
+    patches : GTPatchSet
+    gt_file, gt_digest : str
+        The test-set file's name and :func:`~evaluators.io.gt_patch.file_sha256`.
+    n_resamples : int
+        Bootstrap resamples of the before / after intervals and the paired test (>= 1).
+
+    Returns
+    -------
+    (TestSetReport, Corrections)
+        The report after the corrections (items in the same order) and what they did, with the
+        mean keyword score before and after (items with a score both times; bootstrap intervals,
+        paired bootstrap).
+
+    Raises
+    ------
+    GTPatchMismatch
+        A patch entry made for another file.
+    ValueError
+        A multi-turn set.
+    """
+    entries = patches.for_file(gt_file, gt_digest)
+    app = apply_gt_patch(gold_answers(test_set), entries, gt_digest)
+    by_id = {item.id: item for item in test_set.items}
+    rows = []
+    for r in report.items:
+        if r.id in app.answers:
+            corrected, accepted = app.corrected_and_accepted(r.id)
+            r = rescore_item(by_id[r.id], answer_for(answers, r.id), corrected, accepted)
+        rows.append(r)
+    after = single_report(test_set, answers, rows)
+    run = answers.file
+    values = {run: {METRIC: [r.score for r in report.items]}}
+    values_after = {run: {METRIC: [r.score for r in rows]}}
+    return after, corrections_of(((gt_file, app),), values, values_after, (METRIC,), files=patches.files,
+                                 n_resamples=max(1, n_resamples), seed=0, unit="item")
