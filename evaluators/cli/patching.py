@@ -27,12 +27,6 @@ def add_gt_patch_argument(p, help: str | None = None) -> None:
                         "another GT file. Prints the scores before and after with a paired test")
 
 
-def read_patches(files: Sequence[str]):
-    """Entries of the patch files in order; ``(entries, error or None)``; bad lines warned on stderr."""
-    patches, error = read_patch_set(files)
-    return (list(patches.entries) if patches is not None else []), error
-
-
 def read_patch_set(files: Sequence[str]):
     """``(GTPatchSet, None)`` of the patch files, their bad lines warned on stderr; ``(None, error)`` when one
     cannot be read or has no usable line."""

@@ -915,18 +915,6 @@ def _spec(name: str) -> tuple[str, str | None, str | None]:
     return name, head, rest
 
 
-def _value(record: Mapping[str, Any], spec: tuple[str, str | None, str | None]) -> Any:
-    """:func:`evaluators.qa.fields.get_path` with the name split once."""
-    name, head, rest = spec
-    value = record.get(name, _ABSENT)
-    if value is not _ABSENT:
-        return value
-    if head is None:
-        return None
-    inner = record.get(head)
-    return get_path(inner, rest) if isinstance(inner, Mapping) else None
-
-
 class Scorer:
     """Scores records of one file: the task, settings and group field fixed, field names split once.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch
-from evaluators.metrics.before_after import corrections_of
+from evaluators.metrics.before_after import Corrections, corrections_of
 from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, TestSetReport, answer_for,
                                           item_result, single_report)
 from evaluators.testsets.schema import TestSet
