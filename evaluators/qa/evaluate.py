@@ -403,6 +403,27 @@ def _with_ci(summary: ScoreSummary, scores: tuple | None, config: QAConfig) -> S
                           confidence_level=config.ci_level, seed=config.ci_seed)
 
 
+def score_summary(exact_match: Sequence[float], token_f1: Sequence[float], config: QAConfig) -> ScoreSummary:
+    """EM / F1 means of per-record scores, with their intervals as ``config`` asks.
+
+    The summary :func:`evaluate_records` makes of streamed sums, made of lists (a re-scored
+    subset: :func:`evaluators.qa.patch.rebuild_report`).
+
+    Parameters
+    ----------
+    exact_match, token_f1 : sequence of float, shape (n,)
+        The records' scores in [0, 1], in the same order.
+    config : QAConfig
+        ``ci_resamples`` (0: no interval), ``ci_level``, ``ci_seed``.
+
+    Returns
+    -------
+    ScoreSummary
+        ``n`` records; means ``None`` when ``n == 0``.
+    """
+    return _with_ci(_summary(len(exact_match), sum(exact_match), sum(token_f1)), (exact_match, token_f1), config)
+
+
 def with_intervals(summary: ScoreSummary, exact_match, token_f1, *, n_resamples: int = 10_000,
                    confidence_level: float = 0.95, seed: int = 0) -> ScoreSummary:
     """``summary`` (or a subclass) with percentile bootstrap intervals of its EM and F1 means.

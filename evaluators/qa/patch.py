@@ -31,8 +31,8 @@ from evaluators.qa.evaluate import (
     QAReport,
     ScoreSummary,
     score_record,
+    score_summary,
     verdict_classification,
-    with_intervals,
 )
 
 COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
@@ -68,12 +68,7 @@ def rescore(record: QARecordResult, answers: Sequence[str], task: str, config) -
 
 
 def _summary(records: Sequence[QARecordResult], config) -> ScoreSummary:
-    em = [r.exact_match for r in records]
-    f1 = [r.token_f1 for r in records]
-    n = len(em)
-    s = ScoreSummary(n, sum(em) / n if n else None, sum(f1) / n if n else None)
-    return with_intervals(s, em, f1, n_resamples=config.ci_resamples, confidence_level=config.ci_level,
-                          seed=config.ci_seed)
+    return score_summary([r.exact_match for r in records], [r.token_f1 for r in records], config)
 
 
 def rebuild_report(report: QAReport, records: Sequence[QARecordResult]) -> QAReport:
