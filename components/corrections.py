@@ -137,7 +137,7 @@ def show_corrections(corrections, *, key: str) -> None:
     """What the patches did, the scores before and after (intervals, paired test) and the rank flips."""
     from components.qa_views import ratio_columns
     from components.tables import show_table
-    from evaluators.reports.corrections import applications_rows, effect_rows, rank_lines
+    from evaluators.reports.corrections import applications_rows, effect_rows, p_texts, rank_lines
     from evaluators.reports.escape import md
     from evaluators.reports.format import percent, points, problem
 
@@ -154,11 +154,11 @@ def show_corrections(corrections, *, key: str) -> None:
     for r in rows:  # the intervals as one readable cell each (the bounds stay in the table's data)
         for name, fmt in (("before", percent), ("after", percent), ("delta", points)):
             r[f"{name} 95% CI"] = f"{fmt(r[f'{name}_ci_low'])} – {fmt(r[f'{name}_ci_high'])}"
-    config = {**ratio_columns("before", "after", "delta"),
-              "p_paired_bootstrap": st.column_config.NumberColumn("p (paired bootstrap)", format="%.4f"),
-              "p_mcnemar": st.column_config.NumberColumn("p (McNemar)", format="%.4f")}
+        # p-values as text: a bound reads "p < 0.0001", not 0.0001 (the numbers stay in the data)
+        r["p (paired bootstrap)"], r["p (McNemar)"] = p_texts(r, digits=4)
+    config = ratio_columns("before", "after", "delta")
     show_table(rows, key=f"{key}_effect", column_config=config,
-               column_order=["run", "metric", "n", "before", "after", "delta", "p_paired_bootstrap", "p_mcnemar",
+               column_order=["run", "metric", "n", "before", "after", "delta", "p (paired bootstrap)", "p (McNemar)",
                              "before 95% CI", "after 95% CI", "delta 95% CI", "changed"])
     first = effect.changes[0].metrics[0]
     st.caption(md(f"Intervals: {first.before.signature}. Paired test of after − before on the same "

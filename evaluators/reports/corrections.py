@@ -103,7 +103,9 @@ def effect_rows(effect) -> list[dict]:
 
     Keys: ``run``, ``metric``, ``n``, ``changed``, ``before``, ``before_ci_low``, ``before_ci_high``,
     ``after``, ``after_ci_low``, ``after_ci_high``, ``delta``, ``delta_ci_low``, ``delta_ci_high``,
-    ``p_paired_bootstrap``, ``p_mcnemar`` (``None`` for a non-binary metric).
+    ``p_paired_bootstrap``, ``p_paired_bootstrap_is_bound`` (no resample reached the observed
+    change: the p-value is the bound ``1 / (R + 1)``), ``p_mcnemar`` (``None`` for a non-binary metric).
+    Shown as text by :func:`p_texts`.
     """
     rows = []
     for c in effect.changes:
@@ -114,8 +116,16 @@ def effect_rows(effect) -> list[dict]:
                          "after_ci_low": m.after.ci_low, "after_ci_high": m.after.ci_high,
                          "delta": m.change.delta, "delta_ci_low": m.change.ci_low, "delta_ci_high": m.change.ci_high,
                          "p_paired_bootstrap": m.change.p_value,
+                         "p_paired_bootstrap_is_bound": m.change.p_value_is_bound,
                          "p_mcnemar": m.mcnemar.p_value if m.mcnemar is not None else None})
     return rows
+
+
+def p_texts(row: dict, digits: int = 3) -> tuple[str, str | None]:
+    """The p-values of an :func:`effect_rows` row as text (:func:`evaluators.reports.format.p_value`):
+    the paired bootstrap's (``"p < 0.0001"`` when it is a bound) and McNemar's (``None`` without one)."""
+    return (p_value(row["p_paired_bootstrap"], row["p_paired_bootstrap_is_bound"], digits=digits),
+            None if row["p_mcnemar"] is None else p_value(row["p_mcnemar"], digits=digits))
 
 
 def applications_rows(applications: Sequence) -> list[dict]:
@@ -191,8 +201,8 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
     page.table(["run", "metric", "n", "changed", "before", f"before {level} CI", "after", f"after {level} CI",
                 "delta", "p (paired bootstrap)", "p (McNemar)"],
                [[r["run"], r["metric"], r["n"], r["changed"], r["before"], ci(r["before_ci_low"], r["before_ci_high"]),
-                 r["after"], ci(r["after_ci_low"], r["after_ci_high"]), r["delta"], r["p_paired_bootstrap"],
-                 r["p_mcnemar"]] for r in effect_rows(effect)],
+                 r["after"], ci(r["after_ci_low"], r["after_ci_high"]), r["delta"], *p_texts(r)]
+                for r in effect_rows(effect)],
                caption=f"{effect.changes[0].metrics[0].before.signature}; "
                        f"{effect.changes[0].metrics[0].change.method}")
     if len(effect.changes) > 1:

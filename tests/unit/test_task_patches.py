@@ -48,6 +48,25 @@ def test_score_effect_metric_by_metric_with_missing_values_and_a_flip():
         score_effect({"A": {"m": [None]}}, {"A": {"m": [1]}}, ["m"], n_resamples=10)
 
 
+
+def test_before_after_p_values_shown_as_bounds_not_rounded_to_zero():
+    from evaluators.reports.corrections import add_html_section, effect_rows, p_texts
+    from evaluators.reports.html import HtmlReport
+
+    # 20 records wrong before, right after: every paired resample's change is +1, none reaches 0, so the
+    # paired bootstrap gives the bound p < 1 / (999 + 1) = 0.001; McNemar on 20 discordant pairs, all one
+    # way: p = 2 * 0.5 ** 20 = 1.907e-06
+    effect = score_effect({"A": {"m": [0] * 20}}, {"A": {"m": [1] * 20}}, ["m"], binary=["m"], n_resamples=999)
+    (row,) = effect_rows(effect)
+    assert row["p_paired_bootstrap"] == pytest.approx(1 / 1000) and row["p_paired_bootstrap_is_bound"]
+    assert p_texts(row) == ("p < 0.001", "p = 1.91e-06")
+    page = HtmlReport("corrections")
+    add_html_section(page, effect)
+    html = page.render()
+    # the old cells were floats to 3 places: "0.001" for a bound and "0.000" for McNemar's p
+    assert "<td>p &lt; 0.001</td>" in html and "<td>p = 1.91e-06</td>" in html
+
+
 # ------------------------------------------------------------------ test sets
 
 
