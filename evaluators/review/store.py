@@ -970,15 +970,19 @@ class ReviewStore:
 
         Undo walks back: after an undo, the save before it is the next one (an undo is not undone).
         """
+        with self.engine.connect() as c:
+            row = c.execute(self._last_save_query(session_id, annotator)).first()
+        return None if row is None else _history(row)
+
+    @staticmethod
+    def _last_save_query(session_id: int, annotator: str):
+        """The history row of the annotator's latest own save in the session that no undo reverted."""
         h = history_table
         undone = sa.select(h.c.undoes).where(h.c.session_id == session_id, h.c.annotator == annotator,
                                              h.c.undoes.is_not(None))
-        q = (sa.select(h).where(h.c.session_id == session_id, h.c.annotator == annotator, h.c.action == "save",
-                                h.c.actor == annotator, h.c.id.not_in(undone))
-             .order_by(h.c.id.desc()).limit(1))
-        with self.engine.connect() as c:
-            row = c.execute(q).first()
-        return None if row is None else _history(row)
+        return (sa.select(h).where(h.c.session_id == session_id, h.c.annotator == annotator, h.c.action == "save",
+                                   h.c.actor == annotator, h.c.id.not_in(undone))
+                .order_by(h.c.id.desc()).limit(1))
 
     def undo_last(self, session_id: int, annotator: str, *, expected_change: int | None = None) -> HistoryEntry:
         """Undo the annotator's last own decision in a session: the decision goes back to what it
@@ -1006,11 +1010,7 @@ class ReviewStore:
         annotator = check_name(annotator, "annotator")
         h, d = history_table, decisions_table
         with self._write() as c:
-            undone = sa.select(h.c.undoes).where(h.c.session_id == session_id, h.c.annotator == annotator,
-                                                 h.c.undoes.is_not(None))
-            last = c.execute(sa.select(h).where(h.c.session_id == session_id, h.c.annotator == annotator,
-                                                h.c.action == "save", h.c.actor == annotator,
-                                                h.c.id.not_in(undone)).order_by(h.c.id.desc()).limit(1)).first()
+            last = c.execute(self._last_save_query(session_id, annotator)).first()
             if last is None:
                 raise LookupError(f"{annotator} has no decision to undo in this session")
             if expected_change is not None and last.id != expected_change:
