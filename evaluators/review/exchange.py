@@ -68,6 +68,7 @@ from evaluators.review.store import (
     _settings_json,
     check_decision,
     history_row,
+    is_two_sided,
     label_fits,
     record_history,
     seeded_rank,
@@ -334,7 +335,7 @@ class _Importer:
                 have = wanted.get(key)
                 if have is None or (have[1] is None and kind == "item"):  # an item line's position and gold win
                     wanted[key] = (d["_text"], d.get("position") if kind == "item" else None,
-                                   d.get("gold") if kind == "item" else None, isinstance(d["item"].get("sides"), dict),
+                                   d.get("gold") if kind == "item" else None, is_two_sided(d["item"]),
                                    filter_columns(d["item"]))
         self.resolve_items(wanted, {(sid, d["item_digest"]) for _, _, d, sid in rows} - self.items.keys())
         decisions = []
@@ -374,7 +375,7 @@ class _Importer:
             with self.store.engine.connect() as c:
                 ids = _item_ids(c, sid, digests, self.pg)
                 for item_id, dg, payload in _item_payloads(c, list(ids.values()), self.pg):
-                    self.items[(sid, dg)] = (item_id, _is_two_sided(payload))
+                    self.items[(sid, dg)] = (item_id, is_two_sided(json.loads(payload)))
         for sid, digests in carried.items():
             digests.sort(key=lambda dg: (wanted[(sid, dg)][1] is None, wanted[(sid, dg)][1] or 0))  # positions
             with self.store._write() as c:
@@ -733,11 +734,6 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _is_two_sided(payload_json: str) -> bool:
-    payload = json.loads(payload_json)
-    return isinstance(payload, dict) and isinstance(payload.get("sides"), dict)
 
 
 def _check_stamp(value: Any) -> None:

@@ -54,7 +54,7 @@ from evaluators.io import InputIssue
 from evaluators.io.json_array import iter_json_array
 from evaluators.review.items import automatic_score
 from evaluators.review.exchange import ImportReport, Record, import_records
-from evaluators.review.store import ALL_LABELS, LABELS, PAIR_LABELS, ReviewStore, item_digest
+from evaluators.review.store import ALL_LABELS, LABELS, PAIR_LABELS, ReviewStore, is_two_sided, item_digest
 
 #: An automatic score at least this high is the verdict ``acceptable_variant`` (as in
 #: :func:`evaluators.review.agreement.automatic_agreement`'s default threshold).
@@ -110,7 +110,7 @@ def layout(store: ReviewStore, session_id: int) -> Layout:
     present = {name: True for name, _path, _header in SHOWN}
     one_sided = two_sided = False
     for item in store.iter_items(session_id):
-        pair = isinstance(item.payload.get("sides"), dict)
+        pair = is_two_sided(item.payload)
         two_sided |= pair
         one_sided |= not pair
         for name, path, _header in SHOWN:

@@ -58,6 +58,7 @@ from evaluators.review.store import (
     ReviewStore,
     Session,
     StaleDecision,
+    is_two_sided,
 )
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
@@ -293,7 +294,7 @@ def _state(label: str | None, status: str | None, score: int | None) -> str:
 
 def labels_for(item: Item) -> tuple[str, ...]:
     """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`)."""
-    return PAIR_LABELS if isinstance(item.payload.get("sides"), dict) else LABELS
+    return PAIR_LABELS if is_two_sided(item.payload) else LABELS
 
 
 def metric_name(session: Session) -> str | None:

@@ -79,7 +79,7 @@ __all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VE
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
            "record_history",
-           "item_digest"]
+           "is_two_sided", "item_digest"]
 
 
 class StaleDecision(RuntimeError):
@@ -398,10 +398,14 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
     check_text(comment, "comment", where=where)
 
 
+def is_two_sided(payload: Any) -> bool:
+    """Whether an item's payload is two-sided (an A/B comparison: a ``sides`` object)."""
+    return isinstance(payload, Mapping) and isinstance(payload.get("sides"), dict)
+
+
 def label_fits(label: str | None, payload: Mapping[str, Any]) -> bool:
     """Whether a label belongs to the item's kind (A/B labels for two-sided items only)."""
-    pair = isinstance(payload.get("sides"), dict)
-    return label is None or (label in PAIR_LABELS) == pair
+    return label is None or (label in PAIR_LABELS) == is_two_sided(payload)
 
 
 class ReviewStore:
