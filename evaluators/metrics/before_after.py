@@ -196,6 +196,13 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
     ValueError
         Runs that differ between ``before`` and ``after``, lengths that differ, or a run with no
         record scored both times in any metric.
+
+    References
+    ----------
+    Means: percentile bootstrap (Efron & Tibshirani 1993, ch. 13,
+    :func:`~evaluators.metrics.statistics.bootstrap_ci`); change: paired bootstrap (Koehn 2004,
+    :func:`~evaluators.metrics.statistics.paired_bootstrap`); binary metrics: McNemar's exact test
+    (McNemar 1947, :func:`~evaluators.metrics.statistics.mcnemar`).
     """
     if list(before) != list(after):
         raise ValueError("before and after must have the same runs")
@@ -251,9 +258,26 @@ def corrections_of(applications: Sequence[tuple[str, PatchApplication]],
                    before: Mapping[str, Mapping[str, Sequence[float | None]]],
                    after: Mapping[str, Mapping[str, Sequence[float | None]]], metrics: Sequence[str], *,
                    files: Sequence[str] = (), **settings) -> Corrections:
-    """A run's :class:`Corrections`: what the patches did and :func:`score_effect` of its values before and
-    after (``settings``: its keyword arguments); when no record is scored both times, ``effect`` is ``None``
-    and ``note`` says why."""
+    """A run's :class:`Corrections`: what the patches did and :func:`score_effect` of its values before and after.
+
+    Parameters
+    ----------
+    applications : sequence of (str, PatchApplication)
+        Per GT file: what each patch entry did.
+    before, after, metrics
+        As :func:`score_effect`: run -> metric -> one value per record (shape (n_records,) of the run,
+        values in [0, 1] or ``None``), the same records in the same order.
+    files : sequence of str
+        The patch files, in the order applied.
+    **settings
+        ``binary``, ``n_resamples``, ``confidence_level``, ``seed``, ``unit`` of :func:`score_effect`.
+
+    Returns
+    -------
+    Corrections
+        ``effect`` is ``None`` when :func:`score_effect` refuses the values (no record scored both
+        times, runs or lengths that differ), with its message as ``note``; nothing is raised.
+    """
     try:
         effect, note = score_effect(before, after, metrics, **settings), ""
     except ValueError as exc:

@@ -213,8 +213,32 @@ def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str
 def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
                    applications: Sequence[tuple[str, PatchApplication]], files: Sequence[str] = (), *,
                    n_resamples: int = 10_000, seed: int = 0) -> Corrections:
-    """What GT patches did to QA reports: the applications and every run's EM / F1 before and after
-    (:func:`patch_effect` of the runs of ``before`` and ``after``, :func:`evaluators.qa.compare.runs_of`)."""
+    """What GT patches did to QA reports: the applications and every run's EM / F1 before and after.
+
+    Parameters
+    ----------
+    before, after : sequence of QAReport
+        The reports before the patches and as :func:`patch_reports` returned them (same order).
+    applications : sequence of (str, PatchApplication)
+        What the entries did, per report (:func:`patch_reports`).
+    files : sequence of str
+        The patch files.
+    n_resamples : int
+        Bootstrap resamples (>= 1) of the intervals and paired tests.
+    seed : int
+
+    Returns
+    -------
+    Corrections
+        :func:`evaluators.metrics.before_after.corrections_of` of every run's EM (binary: McNemar's
+        exact test) and F1 on the records counted both times (runs: :func:`evaluators.qa.compare.runs_of`);
+        ``effect`` ``None`` with a ``note`` when there is none.
+
+    Raises
+    ------
+    ValueError
+        Runs that differ between ``before`` and ``after``, or records that are not the same.
+    """
     from evaluators.qa.compare import runs_of
 
     values_b, values_a = _values(runs_of(before), runs_of(after))
