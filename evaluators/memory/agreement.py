@@ -22,6 +22,7 @@ from evaluators.io.readers import add_json_records, read_json_document
 from evaluators.memory.judge import CACHE_FORMAT, JudgeCache, Judgement
 from evaluators.memory.loaders import load_mem0_locomo
 from evaluators.memory.records import EvalResult, lines_despite_bad_bytes
+from evaluators.metrics.agreement import AGREEMENT_RESAMPLES, cohen_kappa_ci
 from evaluators.metrics.classification import classification_report
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, safe_div
@@ -202,6 +203,12 @@ class JudgeAgreement(DictMixin):
         ``{"both_correct", "both_wrong", "ours_only_correct", "stored_only_correct"}``.
     disagreements : tuple of str
         Question ids where the labels differ.
+    cohen_kappa_ci_low, cohen_kappa_ci_high : float or None
+        Percentile bootstrap interval of ``cohen_kappa``, the compared questions resampled
+        (:func:`evaluators.metrics.agreement.cohen_kappa_ci`); ``None`` when the kappa is undefined,
+        with no resample, or when it is undefined on more than half of the resamples.
+    ci : str or None
+        How the interval was made (resamples, level, seed); ``None`` without a kappa.
     """
 
     n_compared: int
@@ -213,10 +220,13 @@ class JudgeAgreement(DictMixin):
     kappa_reason: str | None
     confusion_matrix: dict[str, int]
     disagreements: tuple[str, ...]
+    cohen_kappa_ci_low: float | None = None
+    cohen_kappa_ci_high: float | None = None
+    ci: str | None = None
 
 
 def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mapping[str, float | None], *,
-                    threshold: float = 0.5) -> JudgeAgreement:
+                    threshold: float = 0.5, n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> JudgeAgreement:
     """Compare our judge's scores with stored labels (e.g. LongMemEval's official judge).
 
     Parameters
@@ -227,6 +237,10 @@ def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mappin
         ``question_id -> label`` in [0, 1].
     threshold : float
         Binarisation cut (continuous scores of 0.6 and more count as correct at 0.5).
+    n_resamples : int
+        Bootstrap resamples of the kappa's interval (>= 0; 0: no interval).
+    seed : int
+        Seed of the resampling.
 
     Returns
     -------
@@ -235,7 +249,8 @@ def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mappin
     References
     ----------
     Accuracy = share of equal binary labels; Cohen (1960) kappa, as
-    ``sklearn.metrics.cohen_kappa_score``.
+    ``sklearn.metrics.cohen_kappa_score``; its interval: percentile bootstrap over the compared
+    questions (Efron & Tibshirani 1993, ch. 13).
     """
     def score_of(v):
         return v.score if isinstance(v, Judgement) else v
@@ -247,9 +262,11 @@ def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mappin
     b = [int(stored_s[q] >= threshold) for q in common]
     report = classification_report(a, b, labels=[1, 0])  # rows: ours, columns: stored
     (both_correct, ours_only), (stored_only, both_wrong) = report.counts
-    reason = None
+    reason = figure = None
     if report.cohen_kappa is None:
         reason = "no question scored by both" if not common else "undefined: both judges gave one label throughout"
+    else:
+        figure = cohen_kappa_ci(a, b, labels=[1, 0], n_resamples=n_resamples, seed=seed)
     return JudgeAgreement(
         n_compared=len(common), n_only_ours=sum(1 for q in ours_s if q not in stored_s),
         n_only_stored=sum(1 for q in stored_s if q not in ours_s), threshold=threshold,
@@ -257,6 +274,8 @@ def judge_agreement(ours: Mapping[str, float | Judgement | None], stored: Mappin
         confusion_matrix={"both_correct": both_correct, "both_wrong": both_wrong, "ours_only_correct": ours_only,
                           "stored_only_correct": stored_only},
         disagreements=tuple(q for q, x, y in zip(common, a, b) if x != y),
+        cohen_kappa_ci_low=figure.ci_low if figure else None, cohen_kappa_ci_high=figure.ci_high if figure else None,
+        ci=figure.method if figure else None,
     )
 
 

@@ -32,7 +32,8 @@ from typing import Any, TypeVar
 from evaluators.io import InputError, InputIssue
 from evaluators.io.gt_patch import GTPatchSet
 from evaluators.metrics.before_after import Corrections
-from evaluators.memory.agreement import JudgeAgreement, LongMemEvalReport, judge_agreement, longmemeval_accuracy
+from evaluators.memory.agreement import (AGREEMENT_RESAMPLES, JudgeAgreement, LongMemEvalReport, judge_agreement,
+                                         longmemeval_accuracy)
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores
 from evaluators.memory.judge import JudgeCache, Judgement, JudgeRun, batch_judge
 from evaluators.memory import metrics as metrics_mod
@@ -394,8 +395,8 @@ def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
     parity = memo(("mem-parity", key), lambda: parity_mod.locomo_parity(results)) if config.parity else None
     lme_questions = inputs.longmemeval_questions()
     lme = longmemeval_accuracy(lme_questions, stored.labels) if lme_questions is not None else None
-    agreement = judge_agreement(judgements, stored.labels) if judgements and stored is not None and stored.labels \
-        else None
+    agreement = judge_agreement(judgements, stored.labels, n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0) \
+        if judgements and stored is not None and stored.labels else None
     return MemoryReport(inputs=inputs, names=names, rows=rows, metrics=metrics, judgements=judgements, stale=stale,
                         judge_cache=choice.cache, judge=judge, judge_cache_problem=choice.problem,
                         judge_run=judge_run, locomo_parity=parity, longmemeval=lme, agreement=agreement,

@@ -55,8 +55,10 @@ def report_markdown(report: dict[str, Any]) -> str:
                 f"{fmt(lme['abstention']['accuracy'])} |", ""]
     if "agreement" in report:
         a = report["agreement"]
+        interval = (f" [{fmt(a['cohen_kappa_ci_low'])}, {fmt(a['cohen_kappa_ci_high'])}] ({a['ci']})"
+                    if a.get("cohen_kappa_ci_low") is not None else "")
         out += [f"Judge vs stored labels: {a['n_compared']} compared, accuracy {fmt(a['accuracy'])}, "
-                f"Cohen's kappa {fmt(a['cohen_kappa'])}", ""]
+                f"Cohen's kappa {fmt(a['cohen_kappa'])}{interval}", ""]
     out.append(f"signature: {json.dumps(m['signature'], ensure_ascii=False)}")
     return "\n".join(out) + "\n"
 

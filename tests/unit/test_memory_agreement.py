@@ -11,6 +11,7 @@ from evaluators.memory.agreement import (
 )
 from evaluators.memory.judge import JudgeCache, Judgement
 from evaluators.memory.records import EvalResult
+from evaluators.metrics.agreement import cohen_kappa_ci
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -41,6 +42,27 @@ def test_judge_agreement_counts():
     assert set(agr.disagreements) == {"b", "d"}
     none = judge_agreement({"a": 1.0}, {"b": 1.0})
     assert none.accuracy is None and none.cohen_kappa is None and none.kappa_reason == "no question scored by both"
+    assert none.cohen_kappa_ci_low is None and none.ci is None
+
+
+def test_judge_agreement_kappa_interval():
+    # 40 questions, 20 right and 20 wrong by both judges: kappa = (1 - 0.5) / (1 - 0.5) = 1 on every resample
+    # holding both labels (one holding a single label has probability 2 * 0.5 ** 40 and is undefined): [1, 1]
+    same = {f"q{i}": float(i % 2) for i in range(40)}
+    agr = judge_agreement(same, same, n_resamples=500)
+    assert agr.cohen_kappa == 1 and (agr.cohen_kappa_ci_low, agr.cohen_kappa_ci_high) == (1.0, 1.0)
+    assert agr.ci == "bootstrap(percentile, items resampled, n_resamples=500, level=0.95, seed=0)"
+    # the interval is cohen_kappa_ci's of the binary labels (ours 1 1 0 0 0 1, stored 1 0 0 1 0 1 above)
+    ours = {"a": 1.0, "b": 0.8, "c": 0.2, "d": 0.0, "e": 0.4, "f": 1.0}
+    stored = {"a": 1, "b": 0, "c": 0, "d": 1, "e": 0, "f": 1}
+    agr = judge_agreement(ours, stored, n_resamples=300, seed=4)
+    fig = cohen_kappa_ci([1, 1, 0, 0, 0, 1], [1, 0, 0, 1, 0, 1], labels=[1, 0], n_resamples=300, seed=4)
+    assert (agr.cohen_kappa_ci_low, agr.cohen_kappa_ci_high) == (fig.ci_low, fig.ci_high)
+    assert agr.cohen_kappa_ci_low <= agr.cohen_kappa <= agr.cohen_kappa_ci_high
+    assert judge_agreement(ours, stored, n_resamples=0).cohen_kappa_ci_low is None  # no resample, no interval
+    # one label throughout: kappa undefined, no interval
+    flat = judge_agreement({"a": 1.0, "b": 1.0}, {"a": 1, "b": 1})
+    assert flat.cohen_kappa is None and flat.cohen_kappa_ci_low is None
 
 
 def test_load_labels_in_each_format():
