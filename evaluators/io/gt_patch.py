@@ -28,6 +28,7 @@ lines still apply.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -373,16 +374,21 @@ class PatchApplication(DictMixin):
         reply) read a patch this way: ``corrected`` replaces the reference, ``accepted`` are further
         acceptable answers.
         """
-        corrected: tuple[str, ...] | None = None
-        accepted: list[str] = []
+        return self._corrected_and_accepted.get(record_id, (None, ()))
+
+    @functools.cached_property
+    def _corrected_and_accepted(self) -> dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]]:
+        """:meth:`corrected_and_accepted` of every record an applied entry changed, from one pass over the
+        changes (a task asks for each of its changed records: a pass per record would be quadratic)."""
+        state: dict[str, tuple[tuple[str, ...] | None, list[str]]] = {}
         for c in self.changes:
-            if c.record_id != record_id or c.status != "applied":
+            if c.status != "applied":
                 continue
             if c.op == OP_REPLACE:
-                corrected, accepted = c.after, []
+                state[c.record_id] = (c.after, [])
             else:
-                accepted.append(c.after[-1])
-        return corrected, tuple(accepted)
+                state.setdefault(c.record_id, (None, []))[1].append(c.after[-1])
+        return {rid: (corrected, tuple(accepted)) for rid, (corrected, accepted) in state.items()}
 
 
 def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str

@@ -30,6 +30,37 @@ def test_corrected_and_accepted_follow_the_order_of_the_entries():
     assert app.corrected_and_accepted("q3") == (None, ())
 
 
+def test_corrected_and_accepted_equal_a_scan_of_each_records_changes():
+    """Read from one pass over the changes: the same as scanning every change for one record (random
+    patches with replaces, additions, conflicts and unknown ids)."""
+    import random
+
+    def scan(app, rid):  # the definition: the last applied replace, the answers added after it
+        corrected, accepted = None, []
+        for c in app.changes:
+            if c.record_id == rid and c.status == "applied":
+                corrected, accepted = (c.after, []) if c.op == "replace" else (corrected, accepted + [c.after[-1]])
+        return corrected, tuple(accepted)
+
+    rng = random.Random(7)
+    for _ in range(50):
+        gold = {f"q{i}": (f"a{i}",) for i in range(6)}
+        current = {k: list(v) for k, v in gold.items()}
+        entries = []
+        for n in range(rng.randint(0, 25)):
+            rid = f"q{rng.randint(0, 7)}"  # q6, q7: unknown ids
+            old = current.get(rid, ["?"]) if rng.random() < 0.8 else ["stale"]  # a stale 'old': a conflict
+            if rng.random() < 0.4:
+                entries.append(entry(rid, "replace", old, [f"r{n}", "路"][: rng.randint(1, 2)]))
+            else:
+                entries.append(entry(rid, "add_answer", old, [f"v{n}"]))
+            if rid in current and old != ["stale"]:
+                current[rid] = list(entries[-1].new) if entries[-1].op == "replace" else [*old, f"v{n}"]
+        app = apply_gt_patch(gold, entries, D)
+        for rid in [*gold, "q6", "q7"]:
+            assert app.corrected_and_accepted(rid) == scan(app, rid)
+
+
 def test_score_effect_metric_by_metric_with_missing_values_and_a_flip():
     # run A: metric m on 4 records, the 4th unscored after; run B on 4
     before = {"A": {"m": [1, 0, 1, 1], "s": [0.5, 0.5, None, 0.5]}, "B": {"m": [0, 0, 1, 0], "s": [0, 0, 0, 0]}}
