@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import os
 import re
 import sys
@@ -48,7 +47,7 @@ from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNAT
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
 from evaluators.io.readers import detect_encoding, iter_jsonl_values, jsonl_block
-from evaluators.parallel import Inherited, chunked, forks_workers, imap_chunks
+from evaluators.parallel import Inherited, chunked, forks_workers, gc_paused, imap_chunks
 from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (
@@ -498,13 +497,8 @@ def _score_block(scorer: Scorer | Inherited, render: Callable[[list[tuple], str]
         block = _read_range(path, base, size)
     if isinstance(scorer, Inherited):  # a worker's own scorer, its memo kept from block to block
         scorer = scorer()
-    collect = gc.isenabled()
-    gc.disable()  # thousands of records alive at once, none in a reference cycle: no collection traverses them
-    try:
+    with gc_paused():  # thousands of records alive at once, none in a reference cycle: no collection traverses them
         part = _scored_block(scorer, render, signature_text, file, key, block, base, first_line, first_index)
-    finally:  # what was allocated here is freed by now: the collector's count is back where it was
-        if collect:
-            gc.enable()
     if spill is not None and part.text and spill[1] != os.getpid():
         out = _SPILLS.get(spill[0])
         if out is None:
