@@ -222,3 +222,20 @@ def test_narrative_review_patch_cli(review_url, stories, tmp_path, capsys):
     # review patch refuses files the session was not made from
     assert main(["review", "patch", "--db", review_url, "--session", "narrative review", "--gt", str(only)]) == 2
     assert "was made from" in capsys.readouterr().err
+
+
+def test_items_of_older_sessions_stay_readable(review_url):
+    """A narrative item made before items carried their GT place is listed as skipped, not an error."""
+    from evaluators.review.gt_patch import build_narrative_patch
+
+    store = ReviewStore(review_url)
+    old = {"kind": "narrative", "id": "CH_003:characters:6", "story": "CH_003", "question": "characters · "
+           "missing_character", "ground_truth": "卢教", "prediction": "", "note": ""}
+    session = store.create_session("old narrative", "narrative", [old], created_by="lead", k=1)
+    item = store.items(session.id)[0]
+    rs.adjudicate(store, session, "lead", item.id, "gt_error", "not in the story")
+    built = build_narrative_patch(store, session.id, {})
+    assert built.entries == () and built.skipped == (("CH_003:characters:6", "this mismatch has no place in the GT "
+                                                      "(only in the prediction, or an item made before items "
+                                                      "carried their GT place)"),)
+    store.engine.dispose()
