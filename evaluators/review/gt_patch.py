@@ -58,6 +58,11 @@ class FinalLabel(DictMixin):
     comment: str = ""
     corrected_answer: str | None = None
 
+    def why(self) -> str:
+        """The ``why`` of a patch entry: the label, its comment, and "(agreed)" for an agreed label."""
+        return self.label + (f": {self.comment}" if self.comment else "") + (" (agreed)" if self.source == "agreed"
+                                                                           else "")
+
 
 def final_labels(store: ReviewStore, session_id: int) -> list[FinalLabel]:
     """The final label of every item that has one, in item order (see the module docstring)."""
@@ -145,7 +150,7 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             skipped.append((rid, "record id not in the GT file"))
             continue
         old = tuple(gold[rid]) if gold is not None else _payload_answers(p)
-        why = f.label + (f": {f.comment}" if f.comment else "") + (" (agreed)" if f.source == "agreed" else "")
+        why = f.why()
         if f.label == "acceptable_variant":
             prediction = str(p.get("prediction") or "").strip()
             if not prediction:
@@ -319,7 +324,7 @@ def build_narrative_patch(store: ReviewStore, session_id: int,
             skipped.append((where, f"{path} is not in the GT file {p.get('gt_file') or ''}".rstrip()))
             continue
         old = tuple(gold[digest][path])
-        why = f.label + (f": {f.comment}" if f.comment else "") + (" (agreed)" if f.source == "agreed" else "")
+        why = f.why()
         if f.label == "acceptable_variant":
             value = str(p.get("prediction") or "").strip()
             if not value:
