@@ -36,7 +36,8 @@ def add_arguments(p) -> None:
     from evaluators.cli.patching import add_gt_patch_argument
 
     g = p.add_argument_group("from review to numbers (patch, estimate, gate)")
-    g.add_argument("--gt", metavar="FILE", help="patch / estimate: the QA file the session's records come from (patch of a narrative session: the story GT files, a file, folder or zip); "
+    g.add_argument("--gt", metavar="FILE", help="patch / estimate: the QA file the session's records come from "
+                   "(patch of a narrative session: the story GT files, a file, folder or zip); "
                    "gate: the GT dataset of two --predictions-style files, or a file whose systems are compared")
     g.add_argument("--baseline", metavar="FILE_OR_SYSTEM", help="gate: the baseline run")
     g.add_argument("--candidate", metavar="FILE_OR_SYSTEM", help="gate: the candidate run")

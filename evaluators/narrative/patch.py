@@ -12,24 +12,22 @@ Decisions (issue 19, narrative):
 - **The GT file stays untouched**: each patched story is a corrected copy in memory, scored by the
   same scorer; the missing-GT policy of DESIGN.md applies to it, so a GT value removed by a patch
   is *empty GT* (not counted, not in the denominators).
-- **Ops and what they change** (the scorer honours each exactly):
+- **Ops and what they change** (the scorer honours each exactly; ``replace`` is a GT error with
+  its corrected value, ``add_answer`` an acceptable variant: the prediction's value, ``remove`` a GT
+  error without a value):
 
-  ====================================  =============================  ================================  =======================
-  place                                 ``replace`` (GT error, value)  ``add_answer`` (acceptable        ``remove`` (GT error,
-                                                                       variant: the prediction's value)  no value)
-  ====================================  =============================  ================================  =======================
-  character ``characters[N]``           renamed (and the GT            an alias of the character         the character is
-                                        relationships, agents and      (alias matching: a predicted      dropped from the GT
-                                        targets written with N)        name equal to it matches)         list
-  archetype, relationship level 1 / 2,  the GT label becomes it        an accepted label there: a        the GT label is empty
-  sentiment, action-layer field                                        prediction with that label        (skipped)
-                                                                       (canonical form) is correct
-  relationship ``...relationships[A ->  agent and target become the    (not taken)                       the relationship is
-  T]``                                  corrected ``A' -> T'``                                           dropped
-  span ``...text_span``                 the span becomes the           the prediction's span is the      the event has no span
-                                        corrected ``[start, end)``     GT span (accepted as matching:    (skipped)
-                                                                       a segmentation has one span)
-  ====================================  =============================  ================================  =======================
+  - a character ``characters[N]``: ``replace`` renames it (and the GT relationships, agents and
+    targets written with N); ``add_answer`` makes the value an alias of the character (alias
+    matching: a predicted name equal to it matches); ``remove`` drops it from the GT list;
+  - a label (archetype, relationship level 1 / 2, sentiment, action-layer field): ``replace`` sets
+    the GT label; ``add_answer`` accepts the label there (a prediction with that label, in its
+    canonical form, is correct; sentiment counts it under the GT label); ``remove`` empties it
+    (skipped by the missing-GT policy);
+  - a relationship ``...relationships[A -> T]``: ``replace`` sets agent and target to the
+    corrected ``A' -> T'``; ``remove`` drops it; ``add_answer`` is not taken;
+  - a span ``...text_span``: ``replace`` sets the corrected ``[start, end)``; ``add_answer`` makes
+    the prediction's span the GT span (accepted as matching: a segmentation has one span per
+    event); ``remove`` leaves the event without a span (skipped).
 
   A line with an op a place does not take, or a value that cannot be read (a span that is not
   ``[start, end)``, a relationship that is not ``agent -> target``), is reported and skipped.

@@ -178,6 +178,13 @@ def test_narrative_review_patch_cli(review_url, stories, tmp_path, capsys):
     assert [c["status"] for c in apps[f"{STORIES[1]}_v3.json"]["changes"]] == ["applied"] * 7
     assert "7 applied" in printed and "overall before" in printed and "paired bootstrap" in printed
     assert f"{100 * (o2 + o3_before) / 2:.2f}% [" in printed and f"{100 * (o2 + o3_after) / 2:.2f}% [" in printed
+    # the Markdown report has the same before / after rows (numbers to 3 decimals)
+    report_md = tmp_path / "after.md"
+    assert main(["narrative", "--gt", str(gt), "--pred", str(pred), "--gt-patch", str(patch), "--out",
+                 str(report_md), "--quiet"]) == 0
+    capsys.readouterr()
+    text = report_md.read_text(encoding="utf-8")
+    assert f"| overall | 2 | {(o2 + o3_before) / 2:.3f} [" in text and f"| {(o2 + o3_after) / 2:.3f} [" in text
     # the GT files are untouched
     assert {f.name: file_sha256(f) for f in gt.iterdir()} == digests
 
