@@ -1,4 +1,10 @@
-"""``python -m evaluators narrative``: score JSON v3 files or folders from the command line."""
+"""``python -m evaluators narrative``: score JSON v3 files or folders from the command line.
+
+``--gt-patch FILE`` (repeatable) applies review corrections of the story GT files
+(:mod:`evaluators.narrative.patch`): the table is the run after them, followed by what each patch did
+and the overall and component scores before and after; the JSON report gets ``gt_patch``, the HTML
+and Markdown reports a section.  A patch with no line for the GT files given is an error (exit 2).
+"""
 
 from __future__ import annotations
 
