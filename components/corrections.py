@@ -1,4 +1,4 @@
-""""Apply review corrections": one control for the QA, Long Memory, Persona and Test-set pages.
+""""Apply review corrections": one control for the QA, Long Memory, Persona, Test-set and Narrative pages.
 
 A toggle; while it is off nothing else of this runs (no import of the review store, no database
 opened, no patch read), so a page that does not use it pays nothing on its first render.  On, the
@@ -28,7 +28,8 @@ def review_store(url: str):
     return ReviewStore(url)
 
 
-def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes], key: str):
+def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes], key: str,
+                          make: Callable | None = None):
     from evaluators.io import InputError
     from evaluators.reports.escape import md, visible
     from evaluators.review.gt_patch import session_patch
@@ -47,7 +48,7 @@ def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes],
     sid = st.selectbox("Session · 审阅任务", list(sessions), key=f"{key}_session",
                        format_func=lambda i: visible(f"{sessions[i].name} ({sessions[i].n_items} items)"))
     try:
-        made = session_patch(store, sid, gt_name, gt_data())
+        made = make(store, sid) if make is not None else session_patch(store, sid, gt_name, gt_data())
     except (InputError, ValueError) as exc:
         st.error(md(f"{gt_name}: {exc}"))
         return None
@@ -86,7 +87,7 @@ def _patches_from_files(key: str):
 
 
 def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], apply: Callable, *, key: str,
-                        html: Callable | None = None) -> None:
+                        html: Callable | None = None, session_patch: Callable | None = None) -> None:
     """The "Apply review corrections" toggle and, when on, its picker and the before / after view.
 
     Parameters
@@ -104,6 +105,11 @@ def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], a
         Widget key prefix.
     html : callable, optional
         ``html(patches, corrections) -> str``: an HTML report with the corrections, offered as a download.
+    session_patch : callable, optional
+        ``session_patch(store, session_id) -> SessionPatch``: a session's corrections for a page whose run
+        has several GT files (the Narrative page: one per story,
+        :func:`evaluators.review.gt_patch.narrative_session_patch`); by default
+        :func:`evaluators.review.gt_patch.session_patch` of ``gt_name`` and ``gt_data()``.
     """
     if not st.toggle("Apply review corrections · 应用审阅更正", key=f"{key}_on",
                      help="Score again with the ground truth corrected by people's review decisions (a review "
@@ -115,7 +121,7 @@ def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], a
 
     with st.container(border=True):
         source = st.radio("Corrections from · 更正来源", [SESSION, UPLOAD], horizontal=True, key=f"{key}_source")
-        patches = (_patches_from_session(kind, gt_name, gt_data, key) if source == SESSION
+        patches = (_patches_from_session(kind, gt_name, gt_data, key, session_patch) if source == SESSION
                    else _patches_from_files(key))
         if patches is None:
             return

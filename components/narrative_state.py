@@ -47,6 +47,22 @@ def score(gt: list[InputFile], pred: list[InputFile], settings: NarrativeSetting
     return cached(("narrative", digest(gt, pred, extra=extra)), compute)
 
 
+def score_patched(gt: list[InputFile], pred: list[InputFile], settings: NarrativeSettings, patches) -> NarrativeReport:
+    """:func:`run_narrative` with review corrections (a :class:`~evaluators.io.gt_patch.GTPatchSet`): the run
+    after them, with ``before`` and ``corrections``; cached on the files, the settings and the patch entries.
+
+    Raises ``GTPatchMismatch`` (a ``ValueError``) when no line of the patches is for a GT file of the run.
+    """
+    from dataclasses import replace
+
+    def compute() -> NarrativeReport:
+        with st.spinner("Scoring with the corrections …"):
+            return run_narrative(replace(NarrativeInputs.from_files(gt, pred), gt_patch=patches), settings)
+
+    extra = settings.config.signature + "|" + "|".join(f"{i.file}:{i.message}" for i in settings.issues)
+    return cached(("narrative-gt-patch", digest(gt, pred, extra=extra), patches.entries), compute)
+
+
 def _taxonomy_file(upload) -> TaxonomyFile | None:
     return None if upload is None else TaxonomyFile(upload.name, upload.getvalue())
 

@@ -11,13 +11,15 @@ from evaluators.reports.escape import md
 
 
 def review_button(label: str, kind: str, source_name: str, items: Callable[[], list[dict]], *, key: str,
-                  data: Callable[[], bytes] | None = None, blind: bool = False) -> None:
+                  data: Callable[[], bytes] | None = None, blind: bool = False,
+                  files: Callable[[], list[tuple[str, bytes]]] | None = None) -> None:
     """Show ``label``; when clicked, create a session of ``items()`` (k = 2) and switch to the Review page.
 
     ``label`` is Markdown: user text in it must come through :func:`evaluators.reports.escape.md`.
 
     ``data`` returns the bytes of the run's main file, kept with the session (by digest) so the
-    session reopens after a restart.  A *Blind* checkbox beside the button (``blind``: its default)
+    session reopens after a restart; ``files`` returns ``(name, bytes)`` of several such files (a run
+    with one GT file per story), each kept.  A *Blind* checkbox beside the button (``blind``: its default)
     hides system names and scores from reviewers (and shuffles A/B sides); the session's owner can
     still turn blind mode on later.  Problems (no item, a database error) are shown, not raised.
     """
@@ -35,6 +37,7 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
             st.warning("Nothing to review here: no scored item.")
             return
         uploads = [store.put_upload(source_name, data())] if data is not None else []
+        uploads += [store.put_upload(name, blob) for name, blob in (files() if files is not None else [])]
         made = store.create_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
                                     created_by=f"{kind} page", k=2, uploads=uploads, blind=blind)
     except (ValueError, OSError, RuntimeError) as exc:

@@ -7,7 +7,8 @@ from components.compare_views import paired_scores_view, systems_chart
 from components.tables import show_table
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
-from components.narrative_state import demo_files, score, settings, system_name
+from components.corrections import corrections_control
+from components.narrative_state import demo_files, score, score_patched, settings, system_name
 from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
@@ -87,8 +88,36 @@ if event:
 elif "event" in qp:  # an event of another document must not linger in the shared link
     del qp["event"]
 
+
+
+def gt_blobs() -> list[tuple[str, bytes]]:
+    """The run's readable GT files (one per story) as ``(name, bytes)``: what review sessions keep."""
+    return [(f.name, f.data) for f in gt_files if f.issue is None]
+
+
+def review_items() -> list[dict]:
+    """The run's mismatches as review items, each with its story file's digest and its GT place."""
+    from evaluators.io.gt_patch import file_sha256
+    return narrative_items(batch.scored, {name: file_sha256(data) for name, data in gt_blobs()})
+
+
+def session_corrections(store, session_id):
+    """A narrative session's corrections for this run's GT files (the control's session source)."""
+    from evaluators.review.gt_patch import narrative_session_patch
+    return narrative_session_patch(store, session_id, gt_blobs())
+
+
+def corrections_html(patches, corrections) -> str:
+    from evaluators.reports.html import narrative_report
+    return narrative_report(score_patched(gt_files, pred_files, narrative_settings, patches))
+
+
 if view == "Overview":
     views.render_overview(batch, open_key="nar_doc")
+    st.subheader("Review corrections · 审阅更正")
+    corrections_control("narrative", f"the {len(gt_files)} GT file(s) of this run", lambda: b"",
+                        lambda patches: score_patched(gt_files, pred_files, narrative_settings, patches).corrections,
+                        key="nar_fix", html=corrections_html, session_patch=session_corrections)
     st.subheader(f"Document: {md(doc_id)}")
     views.render_document_header(result)
 else:
@@ -197,5 +226,5 @@ else:
         c1.download_button("Whole batch — HTML report", batch_html, "batch_report.html", "text/html",
                            key="nar_batch_html", help="One self-contained file (charts drawn in it): opens offline.",
                            on_click="ignore")
-        review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch",
-                      lambda: narrative_items(batch.scored), key="nar_to_review")
+        review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch", review_items,
+                      key="nar_to_review", files=gt_blobs)

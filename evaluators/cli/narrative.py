@@ -1,10 +1,17 @@
-"""``python -m evaluators narrative``: score JSON v3 files or folders from the command line."""
+"""``python -m evaluators narrative``: score JSON v3 files or folders from the command line.
+
+``--gt-patch FILE`` (repeatable) applies review corrections of the story GT files
+(:mod:`evaluators.narrative.patch`): the table is the run after them, followed by what each patch did
+and the overall and component scores before and after; the JSON report gets ``gt_patch``, the HTML
+and Markdown reports a section.  A patch with no line for the GT files given is an error (exit 2).
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem
 
@@ -29,6 +36,11 @@ def add_parser(subparsers) -> None:
                    help="component weights, e.g. characters=2,text_span=0 (others keep 1)")
     p.add_argument("--relationship-taxonomy", metavar="CSV", help="relationship vocabulary in the guide's layout")
     p.add_argument("--sentiment-taxonomy", metavar="CSV", help="sentiment vocabulary in the guide's layout")
+    add_gt_patch_argument(p, help="review corrections of the story GT files (a GT patch, JSONL, as 'review patch' "
+                          "writes it from a narrative session); repeatable, applied in order; each line applies to "
+                          "the GT file it was made for (by SHA-256), a line for no GT file given is skipped with a "
+                          "warning, a patch with no line for them is refused. Prints the overall and component "
+                          "scores before and after with bootstrap intervals (documents resampled) and a paired test")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_workers_argument(p)
     p.set_defaults(func=run)
@@ -79,6 +91,9 @@ def _table(batch) -> str:
 
 def run(args) -> int:
     """Score, print a table on stdout, write the report; 2 on unusable input."""
+    from dataclasses import replace
+
+    from evaluators.io.gt_patch import GTPatchMismatch
     from evaluators.narrative.run import NarrativeInputs, run_narrative
     from evaluators.parallel import worker_count
     from evaluators.reports.narrative import (
@@ -100,6 +115,11 @@ def run(args) -> int:
         print(problem(issue), file=sys.stderr)
     if settings.has_errors:
         return 2
+    from evaluators.cli.patching import patches_of
+
+    patches, error = patches_of(args)
+    if error:
+        return _fail(error)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -128,12 +148,15 @@ def run(args) -> int:
     writer = BatchJsonWriter(stream) if stream is not None else None
     streamed = False
     try:
-        batch = run_narrative(NarrativeInputs.from_paths(args.gt, args.pred), settings, progress=progress,
+        inputs = NarrativeInputs.from_paths(args.gt, args.pred)
+        if patches is not None:
+            inputs = replace(inputs, gt_patch=patches)
+        batch = run_narrative(inputs, settings, progress=progress,
                               workers=workers, render=render, on_document=writer.document if writer else None)
         if writer is not None:
             writer.finish(batch)
             streamed = True
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, GTPatchMismatch) as exc:
         return _fail(str(exc))
     finally:
         if bar is not None:
@@ -154,6 +177,13 @@ def run(args) -> int:
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
         return _fail(msg)
     print(_table(batch))
+    if batch.corrections is not None:
+        from evaluators.cli.patching import print_corrections
+
+        for issue in batch.issues:  # patch lines for no GT file of this run
+            if issue.kind == "gt_patch":
+                print(problem(issue, "warning"), file=sys.stderr)
+        print_corrections(batch.corrections)
     for issue in batch.issues:
         if issue.kind == "pairing" and "ignored" in issue.message:
             print(f"warning: {issue.file}: {issue.message}", file=sys.stderr)
@@ -175,7 +205,9 @@ def run(args) -> int:
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
     if fmt_name is not None:
-        target = batch.scored[0] if len(batch.documents) == 1 and batch.scored else batch
+        # one document: its own report, unless review corrections were applied (the batch report holds them)
+        single = len(batch.documents) == 1 and batch.scored and batch.corrections is None
+        target = batch.scored[0] if single else batch
         if target is batch and partial_path is not None:
             text = None  # streamed already
         elif fmt_name == "html":

@@ -5,6 +5,8 @@
   for the ``qa``, ``compare``, ``report``, ``memory``, ``testsets`` and ``dialogue`` commands'
   ``--gt-patch``; ``FILE`` is the file the session was made from (refused when the session kept
   another one): the QA file, the test set, the memory results (or questions), the persona cases;
+  for a ``narrative`` session the story GT files (a file, folder or zip; refused when none is a
+  file the session kept), for the ``narrative`` command's ``--gt-patch``;
 - ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
   score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
   and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
@@ -34,7 +36,8 @@ def add_arguments(p) -> None:
     from evaluators.cli.patching import add_gt_patch_argument
 
     g = p.add_argument_group("from review to numbers (patch, estimate, gate)")
-    g.add_argument("--gt", metavar="FILE", help="patch / estimate: the QA file the session's records come from; "
+    g.add_argument("--gt", metavar="FILE", help="patch / estimate: the QA file the session's records come from "
+                   "(patch of a narrative session: the story GT files, a file, folder or zip); "
                    "gate: the GT dataset of two --predictions-style files, or a file whose systems are compared")
     g.add_argument("--baseline", metavar="FILE_OR_SYSTEM", help="gate: the baseline run")
     g.add_argument("--candidate", metavar="FILE_OR_SYSTEM", help="gate: the candidate run")
@@ -73,12 +76,16 @@ def run(args: argparse.Namespace, store_of) -> int:
     if not args.session or not args.gt:
         return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)")
     gt = Path(args.gt)
-    if not gt.is_file():
+    if not gt.exists():
         return _fail(f"cannot read {gt}: no such file")
     store = store_of()
     session = store.session_by_name(args.session)
     if session is None:
         return _fail(f"no review session named {args.session!r}")
+    if args.action == "patch" and session.kind == "narrative":
+        return narrative_patch(args, store, session, gt)
+    if not gt.is_file():
+        return _fail(f"cannot read {gt}: not a file")
     return patch(args, store, session, gt) if args.action == "patch" else estimate(args, store, session, gt)
 
 
@@ -95,7 +102,7 @@ def _qa_report(gt: Path):
 def patch(args, store, session, gt: Path) -> int:
     """``review patch``: write the session's GT patch for ``gt`` (refused when the session kept another file)."""
     from evaluators.io import InputError
-    from evaluators.io.gt_patch import file_sha256, write_gt_patch
+    from evaluators.io.gt_patch import file_sha256
     from evaluators.review.gt_patch import build_gt_patch, gold_of
 
     data = gt.read_bytes()
@@ -109,7 +116,12 @@ def patch(args, store, session, gt: Path) -> int:
         gold = gold_of(session.kind, str(gt), data)
     except (InputError, ValueError) as exc:
         return _fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
-    built = build_gt_patch(store, session.id, digest, gold)
+    return _write_patch(args, build_gt_patch(store, session.id, digest, gold))
+
+
+def _write_patch(args, built) -> int:
+    from evaluators.io.gt_patch import write_gt_patch
+
     for where, why in built.skipped:
         print(f"note: {where}: {why}", file=sys.stderr)
     text = write_gt_patch(built.entries)
@@ -119,6 +131,27 @@ def patch(args, store, session, gt: Path) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def narrative_patch(args, store, session, gt: Path) -> int:
+    """``review patch`` of a narrative session: ``gt`` is a story GT file, a folder or a zip of them; each
+    correction carries its story file's digest (:func:`evaluators.review.gt_patch.build_narrative_patch`)."""
+    from evaluators.io.sources import collect_paths
+    from evaluators.review.gt_patch import build_narrative_patch, narrative_gold
+
+    try:
+        files = [f for f in collect_paths(gt) if f.issue is None]
+    except OSError as exc:
+        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
+    gold, problems = narrative_gold([(f.name, f.data) for f in files])
+    for message in problems:
+        print(f"warning: {message} (not read)", file=sys.stderr)
+    if session.uploads and not set(session.uploads) & set(gold):
+        kept = store.get_upload(session.uploads[0])
+        return _fail(f"session {session.name!r} was made from {kept[0] if kept else 'other files'} "
+                     f"(sha256 {session.uploads[0][:12]}...{' and others' if len(session.uploads) > 1 else ''}), "
+                     f"and no GT file under {gt} is one of them: give those files as --gt")
+    return _write_patch(args, build_narrative_patch(store, session.id, gold))
 
 
 def estimate(args, store, session, gt: Path) -> int:

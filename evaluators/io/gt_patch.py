@@ -7,7 +7,11 @@ A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT` version :
      "who": "ann", "why": "acceptable variant", "session": "hotpot-review"}
 
 - ``op`` is ``add_answer`` (an acceptable variant: ``answer`` becomes one more accepted answer of
-  the record) or ``replace`` (a GT error: the record's answers become ``new``, a list of strings);
+  the record), ``replace`` (a GT error: the record's answers become ``new``, a list of strings) or,
+  from version 2, ``remove`` (a GT error whose GT value should not be there: the record's answers
+  become empty, no ``new``; only tasks that say so take it, the narrative task: a GT character,
+  relationship, label or span removed, which the missing-GT policy then treats as empty GT; the
+  others report such a line and skip it);
 - ``old`` is the record's answers when the decision was made (for ``replace``, applying it
   checks that the GT still holds them);
 - ``gt_digest`` is the SHA-256 of the bytes of the GT file the patch was made for
@@ -42,10 +46,14 @@ from evaluators.io.readers import loads_json_line
 from evaluators.results import DictMixin
 
 PATCH_FORMAT = "evalboard.gt_patch"
+#: Version written for ``add_answer`` and ``replace`` lines (readers of version 1 read them).
 PATCH_VERSION = 1
+#: Highest version read; ``remove`` lines are written with it (a version 1 reader refuses them, located).
+LATEST_VERSION = 2
 OP_ADD = "add_answer"
 OP_REPLACE = "replace"
-OPS = (OP_ADD, OP_REPLACE)
+OP_REMOVE = "remove"
+OPS = (OP_ADD, OP_REPLACE, OP_REMOVE)
 #: Largest patch file read (bytes): a patch holds one line per reviewed record.
 MAX_PATCH_BYTES = 32 * 1024 * 1024
 _HEX = set("0123456789abcdef")
@@ -94,11 +102,12 @@ class PatchEntry(DictMixin):
         The record's id in the GT file.
     gt_digest : str
         SHA-256 (64 hex digits) of the GT file it was made for.
-    op : {"add_answer", "replace"}
+    op : {"add_answer", "replace", "remove"}
     old : tuple of str
         The record's answers when the decision was made.
     new : tuple of str
-        ``replace``: the corrected answers (at least one); ``add_answer``: the added answer (one).
+        ``replace``: the corrected answers (at least one); ``add_answer``: the added answer (one);
+        ``remove``: empty.
     who : str
         Who decided (the adjudicator, or the annotators when they agreed).
     why : str
@@ -119,11 +128,13 @@ class PatchEntry(DictMixin):
     who: str
     why: str = ""
     session: str | None = None
-    version: int = PATCH_VERSION
+    version: int = 0
     file: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if not self.version:  # the lowest version that holds the op
+            object.__setattr__(self, "version", LATEST_VERSION if self.op == OP_REMOVE else PATCH_VERSION)
         if self.op not in OPS:
             raise ValueError(f"op must be one of {', '.join(OPS)}, not {self.op!r}")
         if not _is_digest(self.gt_digest):
@@ -134,6 +145,8 @@ class PatchEntry(DictMixin):
             raise ValueError("add_answer adds exactly one non-empty answer")
         if self.op == OP_REPLACE and (not self.new or any(not a.strip() for a in self.new)):
             raise ValueError("replace needs at least one non-empty answer in 'new'")
+        if self.op == OP_REMOVE and (self.new or self.version < 2):
+            raise ValueError("remove takes no 'new' answers and needs version 2")
 
     def where(self) -> str:
         """``file:line`` of the entry (or its record id when it was not read from a file)."""
@@ -145,7 +158,7 @@ class PatchEntry(DictMixin):
                                "record_id": self.record_id, "op": self.op, "old": list(self.old)}
         if self.op == OP_ADD:
             out["answer"] = self.new[0]
-        else:
+        elif self.op == OP_REPLACE:
             out["new"] = list(self.new)
         out.update(who=self.who, why=self.why, session=self.session)
         return out
@@ -197,8 +210,8 @@ def _entry(obj: Any, file: str, line: int) -> PatchEntry:
     if obj.get("format") != PATCH_FORMAT:
         raise ValueError(f"expected \"format\": \"{PATCH_FORMAT}\" (got {obj.get('format')!r})")
     version = obj.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= PATCH_VERSION:
-        raise ValueError(f"unsupported patch version {version!r} (this EvalBoard reads version 1 to {PATCH_VERSION})")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= LATEST_VERSION:
+        raise ValueError(f"unsupported patch version {version!r} (this EvalBoard reads version 1 to {LATEST_VERSION})")
     for key in ("gt_digest", "record_id", "op", "who"):
         if key not in obj:
             raise ValueError(f"missing field '{key}'")
@@ -214,6 +227,10 @@ def _entry(obj: Any, file: str, line: int) -> PatchEntry:
         if not isinstance(obj.get("answer"), str):
             raise ValueError("add_answer needs 'answer', a string")
         new = (obj["answer"],)
+    elif op == OP_REMOVE:
+        if version < 2:
+            raise ValueError("'remove' needs \"version\": 2")
+        new = ()
     else:
         if "new" not in obj:
             raise ValueError("replace needs 'new', a string or a list of strings")
@@ -319,9 +336,10 @@ class AppliedChange(DictMixin):
     ----------
     record_id : str
     op : str
-    status : {"applied", "unchanged", "conflict", "unknown_record"}
-        ``unchanged``: already in place (idempotence); ``conflict``: a ``replace`` whose ``old``
-        answers are not the record's; ``unknown_record``: no such id in the GT.
+    status : {"applied", "unchanged", "conflict", "unknown_record", "unsupported"}
+        ``unchanged``: already in place (idempotence); ``conflict``: a ``replace`` (or ``remove``)
+        whose ``old`` answers are not the record's; ``unknown_record``: no such id in the GT;
+        ``unsupported``: an op the task does not take there.
     before, after : tuple of str
         The record's answers before and after this entry.
     who, why, session : str, str, str or None
@@ -384,15 +402,15 @@ class PatchApplication(DictMixin):
         for c in self.changes:
             if c.status != "applied":
                 continue
-            if c.op == OP_REPLACE:
+            if c.op in (OP_REPLACE, OP_REMOVE):  # remove: corrected to nothing (empty GT)
                 state[c.record_id] = (c.after, [])
             else:
                 state.setdefault(c.record_id, (None, []))[1].append(c.after[-1])
         return {rid: (corrected, tuple(accepted)) for rid, (corrected, accepted) in state.items()}
 
 
-def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str
-                   ) -> PatchApplication:
+def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str, *,
+                   allow_remove: bool = False) -> PatchApplication:
     """Apply patch entries, in order, to the answers of a GT file's records.
 
     Parameters
@@ -403,6 +421,9 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
         Applied in order (several patches: one after the other).
     gt_digest : str
         :func:`file_sha256` of the GT file ``gold`` was read from.
+    allow_remove : bool
+        Whether the task takes ``remove`` entries (the narrative task); otherwise each is reported
+        (status ``unsupported``, a warning at its patch line) and skipped.
 
     Returns
     -------
@@ -420,6 +441,12 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
     changes: list[AppliedChange] = []
     issues: list[InputIssue] = []
     for e in entries:
+        if e.op == OP_REMOVE and not allow_remove:
+            changes.append(AppliedChange(e.record_id, e.op, "unsupported", (), (), e.who, e.why, e.session, e.where()))
+            issues.append(InputIssue(e.file or "<patch>", f"record {e.record_id!r}: this task takes no 'remove' "
+                                     "correction (its GT value cannot be left empty): skipped", line=e.line,
+                                     severity="warning", kind="gt_patch"))
+            continue
         if e.record_id not in gold:
             changes.append(AppliedChange(e.record_id, e.op, "unknown_record", (), (), e.who, e.why, e.session,
                                          e.where()))
@@ -433,7 +460,7 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
                 status = "unchanged"
             else:
                 after = before + e.new
-        elif before == e.new:
+        elif before == e.new:  # replace or remove already in place
             status = "unchanged"
         elif before == e.old:
             after = e.new

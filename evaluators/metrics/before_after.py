@@ -35,7 +35,8 @@ from evaluators.results import DictMixin
 #: Short names of metrics in tables and sentences (others are shown by their own name).
 METRIC_LABELS: dict[str, str] = {"exact_match": "EM", "token_f1": "F1", "exact_match_normalized": "EM (normalized)",
                                  "token_f1_char": "F1 (char)", "judge_score": "judge", "locomo_f1": "LoCoMo F1",
-                                 "keyword_score": "keyword score", "combined_score": "combined"}
+                                 "keyword_score": "keyword score", "combined_score": "combined",
+                                 "overall_score": "overall"}
 
 
 def metric_label(metric: str) -> str:

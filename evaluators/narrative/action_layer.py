@@ -3,8 +3,9 @@
 For each GT event and each field, by the missing-GT policy:
 
 - GT value empty: the field is skipped (not in any denominator), whatever was predicted.
-- GT value present, event aligned: correct when the canonical labels are equal (a missing
-  predicted value is wrong).
+- GT value present, event aligned: correct when the canonical labels are equal, or the predicted
+  label is one a review accepted there (:mod:`evaluators.narrative.patch`); a missing predicted
+  value is wrong.
 - GT value present, event missed (no aligned prediction): wrong (false negative).
 - Predicted events without a GT partner are extra and not counted.
 
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.narrative.base import ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context
+from evaluators.narrative.locate import action_key
+from evaluators.narrative.patch import accepted_labels
 from evaluators.results import build_frozen, safe_div
 from evaluators.schema.narrative import ACTION_FIELDS, ActionLayer
 
@@ -108,6 +111,7 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
         validity.add(TAXONOMY_FIELD[f], "pred", [r[f] for r in pred_rows])
     no_prediction = dict.fromkeys(ACTION_FIELDS, "")
     gt_ids, pred_ids = ctx.alignment.gt_ids, ctx.alignment.pred_ids
+    accepted = bool(ctx.gt.accepted)
     for gi in range(len(gt_events)):
         gid = gt_ids[gi]
         g = gt_rows[gi]
@@ -135,7 +139,7 @@ def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
                 continue
             n_present += 1
             pv = maps[f][p[f]]
-            good = bool(pv) and pv == gv
+            good = bool(pv) and (pv == gv or (accepted and pv in accepted_labels(ctx.gt, action_key(gid, f), maps[f])))
             ok[f] = good
             total[f] += 1
             if good:

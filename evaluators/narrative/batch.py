@@ -30,6 +30,7 @@ from evaluators.narrative.composite import (
 )
 from evaluators.metrics.segmentation import boundary_similarity_from_counts
 from evaluators.narrative.loader import load_document
+from evaluators.narrative.patch import apply_document_patch
 from evaluators.narrative.sentiment import label_scores, macro_average
 from evaluators.results import mean_or_none, prf, safe_div, to_jsonable
 from evaluators.schema.narrative import ACTION_FIELDS
@@ -88,6 +89,12 @@ class NarrativeReport:
         Aggregates with the keys of :func:`evaluators.narrative.get_metrics_summary` plus
         ``component_scores``; ``macro["n_documents"]`` counts the documents in each mean.
     signature : str
+    before : NarrativeReport or None
+        With a GT patch (:mod:`evaluators.narrative.patch`): the run without the corrections
+        (this report is the run with them).
+    corrections : Corrections or None
+        With a GT patch: what it did per GT file and the scores before and after
+        (:class:`~evaluators.metrics.before_after.Corrections`); written as ``gt_patch``.
     """
 
     documents: list[DocumentOutcome]
@@ -97,6 +104,8 @@ class NarrativeReport:
     micro: dict[str, Any]
     macro: dict[str, Any]
     signature: str
+    before: NarrativeReport | None = field(default=None, repr=False)
+    corrections: Any = None
 
     @property
     def scored(self) -> list[NarrativeResult]:
@@ -129,8 +138,8 @@ class NarrativeReport:
         return {"documents": [d.to_dict() for d in self.documents], **self.tail_dict()}
 
     def tail_dict(self) -> dict[str, Any]:
-        """:meth:`to_dict` without ``documents`` (the keys written after them)."""
-        return to_jsonable({
+        """:meth:`to_dict` without ``documents`` (the keys written after them); ``gt_patch`` with corrections."""
+        out = {
             "unpaired_gt": self.unpaired_gt,
             "unpaired_pred": self.unpaired_pred,
             "issues": [i.to_dict() for i in self.issues],
@@ -138,7 +147,10 @@ class NarrativeReport:
             "macro": self.macro,
             "problem_counts": self.problem_counts(),
             "signature": self.signature,
-        })
+        }
+        if self.corrections is not None:
+            out["gt_patch"] = self.corrections
+        return to_jsonable(out)
 
 
 #: The former name of :class:`NarrativeReport`.
@@ -311,6 +323,8 @@ def _score_pair(evaluator: NarrativeEvaluator, sid: str, g: InputFile, p: InputF
             if f.issue is not None:
                 raise InputError(f.issue)
         gl = load_document(g.data, g.name)
+        if getattr(g, "patch", None):  # review corrections of this story (evaluators.narrative.patch)
+            gl = apply_document_patch(gl, g.patch)
         outcome.encodings["gt"] = gl.encoding
         pl = load_document(p.data, p.name)
         outcome.encodings["pred"] = pl.encoding

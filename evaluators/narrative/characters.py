@@ -10,7 +10,8 @@ Matching (one-to-one, each character used once):
 
 precision = matched / predicted, recall = matched / GT, F1 their harmonic mean; archetype
 accuracy = matched characters whose archetype agrees (through the taxonomy's canonical
-labels) / matched characters whose GT archetype is not empty.  A GT list without
+labels, or is a label a review accepted there: :mod:`evaluators.narrative.patch`) / matched
+characters whose GT archetype is not empty.  A GT list without
 characters makes the component ``gt_incomplete`` (scores ``None``); the extra predicted
 characters are then listed but not counted, per the missing-GT policy.
 """
@@ -24,6 +25,8 @@ from evaluators.metrics.assignment import max_weight_assignment
 from evaluators.narrative.base import (
     ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context,
 )
+from evaluators.narrative.locate import character_key
+from evaluators.narrative.patch import accepted_labels
 from evaluators.results import build_frozen, prf, safe_div
 from evaluators.schema.narrative import Character
 from evaluators.text.normalize import name_key
@@ -209,7 +212,8 @@ def evaluate_characters(ctx: EvalContext) -> tuple[CharacterResult, NameResolver
         ok = None
         if g_arch:
             arch_total += 1
-            ok = g_arch == p_arch
+            ok = g_arch == p_arch or (bool(ctx.gt.accepted) and p_arch in accepted_labels(
+                ctx.gt, character_key(gt[i][0]) + ".archetype", arch))
             arch_correct += ok
             if not ok:
                 mismatches.append(Mismatch("characters", "archetype", gt[i][2], pred[j][2],

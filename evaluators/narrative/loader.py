@@ -79,6 +79,9 @@ class LoadedDocument:
         ``doer``/``receiver``/``type``).
     raw : Any
         The parsed JSON as read (unknown keys included), or ``None`` when given a model.
+    accepted : dict of str to tuple of str
+        Acceptable variants of a GT patch (:mod:`evaluators.narrative.patch`): place (record id of
+        :mod:`evaluators.narrative.locate`) -> further labels accepted there.  Empty unless patched.
     """
 
     doc: NarrativeDocument
@@ -88,6 +91,7 @@ class LoadedDocument:
     issues: list[InputIssue] = field(default_factory=list)
     invalid_records: list[InvalidRecord] = field(default_factory=list)
     raw: Any = None
+    accepted: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def story_id(self) -> str:

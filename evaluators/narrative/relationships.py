@@ -19,7 +19,8 @@ Counting follows the missing-GT policy (DESIGN.md):
   not counted as false positives.
 
 precision = matched / predicted, recall = matched / GT, F1; a *strict* match also needs
-equal level-1 and level-2 labels (on the GT fields that have values).  ``level1_accuracy``
+equal level-1 and level-2 labels (on the GT fields that have values; a label a review accepted
+at that place counts as equal, :mod:`evaluators.narrative.patch`).  ``level1_accuracy``
 and ``level2_accuracy`` are taken over matched pairs whose GT label is not empty.
 ``relationship_pair_coverage`` is the share of distinct GT (agent, target) pairs of the
 document that appear in some predicted relationship of any event.
@@ -34,6 +35,9 @@ from evaluators.narrative.base import (
     ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context,
 )
 from evaluators.narrative.characters import NameResolver, evaluate_characters
+from evaluators.narrative.loader import LoadedDocument
+from evaluators.narrative.locate import relationship_key
+from evaluators.narrative.patch import accepted_labels
 from evaluators.results import build_frozen, prf, safe_div
 from evaluators.schema.narrative import Relationship
 
@@ -182,13 +186,19 @@ def _rel_str(r: Relationship) -> str:
 
 
 def _compare_level(canon, field_name: str, g: Relationship, p: Relationship, gid: str, pid: str,
-                   mismatches: list[Mismatch]) -> bool | None:
-    """Compare one label field through ``canon`` (raw -> canonical); ``None`` when the GT label is empty."""
+                   mismatches: list[Mismatch], gt: LoadedDocument | None = None) -> bool | None:
+    """Compare one label field through ``canon`` (raw -> canonical); ``None`` when the GT label is empty.
+
+    A predicted label a review accepted at that place of ``gt`` (a patched GT,
+    :mod:`evaluators.narrative.patch`) is correct too.
+    """
     g_raw, p_raw = getattr(g, field_name), getattr(p, field_name)
     gv = canon[g_raw]
     if not gv:
         return None
-    ok = gv == canon[p_raw]
+    pv = canon[p_raw]
+    ok = gv == pv or (gt is not None and bool(gt.accepted) and pv in accepted_labels(
+        gt, f"{relationship_key(gid, g.agent, g.target)}.{field_name}", canon))
     if not ok:
         mismatches.append(Mismatch("relationships", field_name, g_raw, p_raw, gid, pid, _rel_str(g)))
     return ok
@@ -269,8 +279,8 @@ def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> Relation
         for i, j, on in matches:
             g, p = gt_rels[i], pev.relationships[j]
             tp += 1
-            ok1 = _compare_level(lv1, "relationship_level1", g, p, gid, pid, mismatches)
-            ok2 = _compare_level(lv2, "relationship_level2", g, p, gid, pid, mismatches)
+            ok1 = _compare_level(lv1, "relationship_level1", g, p, gid, pid, mismatches, ctx.gt)
+            ok2 = _compare_level(lv2, "relationship_level2", g, p, gid, pid, mismatches, ctx.gt)
             if ok1 is not None:
                 l1t += 1
                 l1c += ok1

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from evaluators.io.gt_patch import GTPatchSet
 from evaluators.io.sources import InputFile, collect_paths, story_id
 from evaluators.narrative.base import DEFAULT_CONFIG, NarrativeConfig
 from evaluators.narrative.batch import DocumentOutcome, NarrativeReport, evaluate_batch, score_pairs
@@ -33,11 +34,15 @@ class NarrativeInputs:
     single_pair : bool
         Pair the one GT file with the one prediction file whatever their names (two single
         JSON files given on the command line); otherwise files are paired by story id.
+    gt_patch : GTPatchSet or None
+        Review corrections of the GT files (:mod:`evaluators.narrative.patch`): the run is scored
+        without and with them.
     """
 
     gt: tuple[InputFile, ...]
     pred: tuple[InputFile, ...]
     single_pair: bool = False
+    gt_patch: GTPatchSet | None = None
 
     @classmethod
     def from_files(cls, gt: Sequence[InputFile], pred: Sequence[InputFile]) -> NarrativeInputs:
@@ -83,7 +88,18 @@ def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | Narrative
     Returns
     -------
     NarrativeReport
+        With ``inputs.gt_patch``: the run with the corrections, its ``before`` (without them) and
+        ``corrections`` (what each patch line did; overall and component scores before and after,
+        document by document: bootstrap intervals and the paired test).
+
+    Raises
+    ------
+    GTPatchMismatch
+        With ``inputs.gt_patch``, when none of its lines was made for a GT file of the run.
     """
+    if inputs.gt_patch:
+        return _run_with_patch(inputs, config, progress=progress, workers=workers, render=render,
+                               on_document=on_document)
     if isinstance(config, NarrativeSettings):
         cfg, settings_issues = config.config, list(config.issues)
     else:
@@ -98,3 +114,21 @@ def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | Narrative
     if settings_issues:
         report = replace(report, issues=settings_issues + list(report.issues))
     return report
+
+
+def _run_with_patch(inputs: NarrativeInputs, config, **kwargs) -> NarrativeReport:
+    """The run before and after ``inputs.gt_patch`` (:mod:`evaluators.narrative.patch`); ``render`` and
+    ``on_document`` see the run after the corrections only."""
+    from evaluators.metrics.before_after import corrections_of
+    from evaluators.narrative.patch import EFFECT_METRICS, EFFECT_RESAMPLES, effect_values, patch_gt_files
+
+    patched = patch_gt_files(inputs.gt, inputs.gt_patch)  # GTPatchMismatch before anything is scored
+    quiet = {"workers": kwargs.get("workers", 1)}
+    before = run_narrative(replace(inputs, gt_patch=None), config, **quiet)
+    after = run_narrative(replace(inputs, gt=patched.files, gt_patch=None), config, **kwargs)
+    name = "predictions"
+    corrections = corrections_of(patched.applications, {name: effect_values(before)}, {name: effect_values(after)},
+                                 EFFECT_METRICS, files=inputs.gt_patch.files, n_resamples=EFFECT_RESAMPLES, seed=0,
+                                 unit="document")
+    # lines for no GT file of the run join the report's issues; what each line did is in corrections
+    return replace(after, issues=list(after.issues) + list(patched.issues), before=before, corrections=corrections)

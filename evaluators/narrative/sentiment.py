@@ -8,8 +8,9 @@ For a matched pair with GT sentiment ``g`` and predicted sentiment ``p``:
 
 - ``g`` empty: skipped and counted (``n_relationships_skipped``), whatever ``p`` is.
 - ``p`` empty: a false negative for ``g`` (missing).
-- otherwise: a true positive for ``g`` if equal, else a false negative for ``g`` and a
-  false positive for ``p``.
+- otherwise: a true positive for ``g`` if equal (or if ``p`` is a label a review accepted at
+  that place: :mod:`evaluators.narrative.patch`), else a false negative for ``g`` and a false
+  positive for ``p``.
 
 Micro precision = correct / predicted labels, micro recall = correct / GT labels, F1
 their harmonic mean (``sentiment_precision``, ``sentiment_recall``, ``sentiment_f1``).
@@ -31,6 +32,8 @@ from typing import Any
 from evaluators.metrics.classification import class_metrics
 from evaluators.metrics.classification import macro_average as classes_macro_average
 from evaluators.narrative.base import ComponentEvaluator, ComponentResult, EvalContext, Mismatch, ValidityCounter, ensure_context
+from evaluators.narrative.locate import relationship_key
+from evaluators.narrative.patch import accepted_labels
 from evaluators.narrative.relationships import RelationshipPair, RelationshipResult
 from evaluators.results import build_frozen, f1_score, prf, safe_div
 
@@ -109,12 +112,16 @@ def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> Senti
     validity.add("sentiment", "gt", [pr.gt.sentiment for pr in pairs])
     validity.add("sentiment", "pred", [pr.pred.sentiment for pr in pairs])
     pair_correct: list[bool | None] = []
+    accepted = bool(ctx.gt.accepted)
     for pr in pairs:
         g, p = canon[pr.gt.sentiment], canon[pr.pred.sentiment]
         if not g:
             skipped += 1
             pair_correct.append(None)
             continue
+        if accepted and p and p != g and p in accepted_labels(
+                ctx.gt, relationship_key(pr.gt_event, pr.gt.agent, pr.gt.target) + ".sentiment", canon):
+            p = g  # a label the review accepted at this place: correct (counted as the GT label)
         pair_correct.append(bool(p) and g == p)
         n_gt += 1
         confusion.setdefault(g, Counter())[p] += 1

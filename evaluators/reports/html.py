@@ -307,6 +307,10 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
         page.heading("Pairs not scored")
         page.table(["document", "problem"], [[d.story_id, d.error.message if d.error else "unreadable"]
                                              for d in errors], max_rows=max_rows)
+    corrections = getattr(batch, "corrections", None)
+    if corrections is not None and corrections.effect is not None:  # review corrections (--gt-patch)
+        from evaluators.reports.corrections import add_html_section
+        add_html_section(page, corrections.effect, corrections.applications)
     page.paragraph(f"signature: {batch.signature}")
     return page.render()
 

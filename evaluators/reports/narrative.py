@@ -213,8 +213,32 @@ def batch_markdown(b: BatchResult) -> str:
         lines += [f"- Prediction without GT: {md(n)}" for n in b.unpaired_pred]
         lines += [f"- {md(i.location())}: {md(i.message)}" for i in b.issues
                   if i.kind != "pairing" or "ignored" in i.message]
+    if b.corrections is not None:
+        lines += corrections_markdown(b.corrections)
     lines += ["", f"<sub>{md(b.signature)}</sub>", ""]
     return "\n".join(lines)
+
+
+def corrections_markdown(corrections) -> list[str]:
+    """Markdown lines of a narrative run's review corrections: what each patch did per story file, then the
+    overall and component scores before and after (bootstrap intervals, paired bootstrap of the change)."""
+    from evaluators.reports.corrections import applications_rows, effect_rows
+
+    lines = ["", "## Review corrections (GT patch)", "",
+             "| GT file | corrections | applied | already in place | conflicts | unknown places |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {md(r['gt_file'])} | {r['corrections']} | {r['applied']} | {r['already_in_place']} "
+              f"| {r['conflicts']} | {r['unknown_ids']} |" for r in applications_rows(corrections.applications)]
+    if corrections.effect is None:
+        return lines + ["", md(corrections.note)]
+    lines += ["", "| score | documents | before [95% CI] | after [95% CI] | change [95% CI] | p (paired bootstrap) |",
+              "|---|---|---|---|---|---|"]
+    for r in effect_rows(corrections.effect):
+        lines.append(f"| {md(r['metric'])} | {r['n']} | {fmt(r['before'])} [{fmt(r['before_ci_low'])}, "
+                     f"{fmt(r['before_ci_high'])}] | {fmt(r['after'])} [{fmt(r['after_ci_low'])}, "
+                     f"{fmt(r['after_ci_high'])}] | {r['delta']:+.3f} [{r['delta_ci_low']:+.3f}, "
+                     f"{r['delta_ci_high']:+.3f}] | {r['p_paired_bootstrap']:.4f} |")
+    return lines
 
 
 def to_markdown(result: NarrativeResult | BatchResult) -> str:

@@ -11,6 +11,13 @@ not adjudicated have no final label yet.  From the final labels:
   corrected one (``replace``); without one the item is listed as skipped;
 - ``model_error``: the GT stands, nothing to patch.
 
+Narrative sessions (one item per mismatch, :func:`~evaluators.review.items.narrative_items`)
+are made into patches by :func:`build_narrative_patch`: each item names its story's GT file
+(``gt_digest``) and the place in it (``gt_path``); an acceptable variant accepts the prediction's
+value there, a GT error with a corrected value replaces the GT value, and a GT error without one
+on a character, a relationship or a span removes it from the GT (a label needs its corrected
+value).  See :mod:`evaluators.narrative.patch` for what each changes in the scores.
+
 The ground truth itself is never edited: the patch is applied when scoring (``--gt-patch``).
 """
 
@@ -19,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evaluators.io.gt_patch import OP_ADD, OP_REPLACE, GTPatchSet, PatchEntry, file_sha256
+from evaluators.io.gt_patch import OP_ADD, OP_REMOVE, OP_REPLACE, GTPatchSet, PatchEntry, file_sha256
 from evaluators.results import DictMixin
 from evaluators.review.store import LABELS, Item, ReviewStore
 
@@ -50,6 +57,11 @@ class FinalLabel(DictMixin):
     source: str
     comment: str = ""
     corrected_answer: str | None = None
+
+    def why(self) -> str:
+        """The ``why`` of a patch entry: the label, its comment, and "(agreed)" for an agreed label."""
+        return self.label + (f": {self.comment}" if self.comment else "") + (" (agreed)" if self.source == "agreed"
+                                                                           else "")
 
 
 def final_labels(store: ReviewStore, session_id: int) -> list[FinalLabel]:
@@ -138,7 +150,7 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             skipped.append((rid, "record id not in the GT file"))
             continue
         old = tuple(gold[rid]) if gold is not None else _payload_answers(p)
-        why = f.label + (f": {f.comment}" if f.comment else "") + (" (agreed)" if f.source == "agreed" else "")
+        why = f.why()
         if f.label == "acceptable_variant":
             prediction = str(p.get("prediction") or "").strip()
             if not prediction:
@@ -243,4 +255,114 @@ def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: by
     else:
         gold = gold_of(session.kind, gt_file, gt_data)
     built = build_gt_patch(store, session_id, digest, gold)
+    return SessionPatch(GTPatchSet(built.entries, (f"review session {session.name}",)), built.skipped, note)
+
+
+def narrative_gold(files: Sequence[tuple[str, bytes]]) -> tuple[dict[str, dict[str, tuple[str, ...]]], list[str]]:
+    """GT digest -> (place -> GT value) of narrative GT files (:func:`evaluators.narrative.locate.gold_values`).
+
+    Returns
+    -------
+    (dict, list of str)
+        The values by file digest, and one message per file that could not be read (left out).
+    """
+    from evaluators.io import InputError
+    from evaluators.narrative.loader import load_document
+    from evaluators.narrative.locate import gold_values
+
+    gold, problems = {}, []
+    for name, data in files:
+        try:
+            gold[file_sha256(data)] = gold_values(load_document(data, name).doc)
+        except InputError as exc:
+            problems.append(f"{name}: {exc.issue.message}")
+    return gold, problems
+
+
+def build_narrative_patch(store: ReviewStore, session_id: int,
+                          gold: Mapping[str, Mapping[str, Sequence[str]]]) -> PatchBuild:
+    """A narrative session's final labels as GT patch entries (rules in the module docstring).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+    gold : mapping of str to (mapping of str to sequence of str)
+        GT file digest -> place -> GT value, of the story files given (:func:`narrative_gold`):
+        the entries' ``old`` values, and a check that each item's file and place are there.
+
+    Returns
+    -------
+    PatchBuild
+        Items of a story whose GT file is not given, without a GT place (only in the prediction,
+        or made before items carried one), or whose place is not in the file are ``skipped``.
+    """
+    from evaluators.narrative.patch import place_kind
+
+    session = store.session(session_id)
+    entries: list[PatchEntry] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    for f in final_labels(store, session_id):
+        p = f.item.payload
+        if f.label == "model_error":
+            continue
+        where = str(p.get("id") or f"item {f.item.position + 1}")
+        path, digest = p.get("gt_path"), p.get("gt_digest")
+        if p.get("kind") != "narrative":
+            skipped.append((where, f"a {p.get('kind')!r} item in a narrative session"))
+            continue
+        if not isinstance(path, str) or not path:
+            skipped.append((where, "this mismatch has no place in the GT (only in the prediction, or an item made "
+                                   "before items carried their GT place)"))
+            continue
+        if not isinstance(digest, str) or digest not in gold:
+            skipped.append((where, f"its story's GT file ({p.get('gt_file') or 'unknown'}) is not among the files "
+                                   "given"))
+            continue
+        if path not in gold[digest]:
+            skipped.append((where, f"{path} is not in the GT file {p.get('gt_file') or ''}".rstrip()))
+            continue
+        old = tuple(gold[digest][path])
+        why = f.why()
+        if f.label == "acceptable_variant":
+            value = str(p.get("prediction") or "").strip()
+            if not value:
+                skipped.append((where, "acceptable variant of an empty prediction (a missed GT value)"))
+                continue
+            op, new = OP_ADD, (value,)
+        else:  # gt_error
+            value = (f.corrected_answer or "").strip()
+            if value:
+                op, new = OP_REPLACE, (value,)
+            elif place_kind(path) != "label":
+                op, new = OP_REMOVE, ()
+            else:
+                skipped.append((where, "GT error of a label without its corrected value (type it when "
+                                       "adjudicating)"))
+                continue
+        key = (digest, path, op, new[0] if new else "")
+        if key in seen:
+            continue  # the same correction from another mismatch of the place: once
+        seen.add(key)
+        entries.append(PatchEntry(path, digest, op, old, new, f.who, why, session.name))
+    return PatchBuild(tuple(entries), tuple(skipped))
+
+
+def narrative_session_patch(store: ReviewStore, session_id: int, gt_files: Sequence[tuple[str, bytes]]
+                            ) -> SessionPatch:
+    """A narrative session's corrections for the GT files of a run (what the Narrative page applies).
+
+    Items of stories whose GT file is not among ``gt_files`` are listed in ``skipped``; ``note`` says
+    when no GT file of the run is one the session was made from.
+    """
+    session = store.session(session_id)
+    gold, problems = narrative_gold(gt_files)
+    note = ""
+    if session.uploads and not set(session.uploads) & set(gold):
+        note = (f"session {session.name!r} was made from other GT files than this run's: its corrections are for "
+                "those files")
+    if problems:
+        note = "; ".join(filter(None, [note, *problems]))
+    built = build_narrative_patch(store, session_id, gold)
     return SessionPatch(GTPatchSet(built.entries, (f"review session {session.name}",)), built.skipped, note)

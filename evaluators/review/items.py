@@ -85,21 +85,44 @@ def testset_items(report) -> list[dict[str, Any]]:
              "score": r.score} for r in getattr(report, "items", ())]
 
 
-def narrative_items(results: Iterable[Any]) -> list[dict[str, Any]]:
+def narrative_items(results: Iterable[Any], digests: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One item per narrative mismatch (a missed character, a relationship or action mismatch, a span).
 
-    ``results`` are :class:`~evaluators.narrative.composite.NarrativeResult` s; events are named
-    by their readable labels (type and first words of the span).
+    Parameters
+    ----------
+    results : iterable of NarrativeResult
+        Events are named by their readable labels (type and first words of the span).
+    digests : mapping of str to str, optional
+        GT file name -> its SHA-256 (:func:`evaluators.io.gt_patch.file_sha256`).
+
+    Returns
+    -------
+    list of dict
+        Payloads with ``kind`` ``"narrative"``, ``id``, ``story``, ``question``, ``ground_truth``,
+        ``prediction``, ``note``, and what a GT patch needs to correct the story's GT
+        (:mod:`evaluators.narrative.patch`): ``gt_file``, ``gt_path`` (the place in the GT
+        document, :func:`evaluators.narrative.locate.locate`; absent for a mismatch only in the
+        prediction: an extra character, a spurious relationship or span) and ``gt_digest`` (with
+        ``digests``).  Items of sessions made before these keys stay readable; they give no patch.
     """
+    from evaluators.narrative.locate import locate
+
     out = []
     for r in results:
         label = r.alignment.label_of
+        digest = (digests or {}).get(r.gt_file)
         for n, m in enumerate(r.mismatches()):
             events = " / ".join(x for x in (label(m.gt_event) if m.gt_event else "",
                                              label(m.pred_event) if m.pred_event else "") if x)
-            out.append({"kind": "narrative", "id": f"{r.story_id}:{m.component}:{n}", "story": r.story_id,
-                        "question": f"{m.component} · {m.field}" + (f" · {events}" if events else ""),
-                        "ground_truth": m.gt_value, "prediction": m.pred_value, "note": m.note})
+            item = {"kind": "narrative", "id": f"{r.story_id}:{m.component}:{n}", "story": r.story_id,
+                    "question": f"{m.component} · {m.field}" + (f" · {events}" if events else ""),
+                    "ground_truth": m.gt_value, "prediction": m.pred_value, "note": m.note, "gt_file": r.gt_file}
+            path = locate(m.component, m.field, m.gt_value, m.gt_event, m.note)
+            if path is not None:
+                item["gt_path"] = path
+            if digest:
+                item["gt_digest"] = digest
+            out.append(item)
     return out
 
 
