@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli.qa import add_scoring_arguments, config_of
+from evaluators.io.sources import read_file_bytes
 from evaluators.reports.format import problem
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
@@ -79,7 +80,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         if not path.is_file():
             return None, f"cannot read {path}: no such file"
         try:
-            preds = Path(pred_file).read_bytes() if pred_file else None
+            preds = read_file_bytes(pred_file) if pred_file else None
         except OSError as exc:
             return None, f"cannot read {pred_file}: {exc.strerror or exc}"
         inputs.append(QAInput(path, name=pred_file or None, predictions=preds, predictions_file=pred_file))

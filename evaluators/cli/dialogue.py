@@ -14,6 +14,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.reports.format import problem
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         cases_path = Path(args.cases)
-        case_set = load_cases(cases_path.read_bytes(), cases_path.name)
+        case_set = load_cases(read_file_bytes(cases_path), cases_path.name)
     except OSError as exc:
         print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
         return 2
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     default_model = args.model[0] if (args.model and not args.endpoint) else None
     for file in args.pred:
         try:
-            data = Path(file).read_bytes()
+            data = read_file_bytes(file)
         except OSError as exc:
             print(f"error: cannot read predictions file {file}: {exc}", file=sys.stderr)
             continue

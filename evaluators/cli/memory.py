@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from evaluators.io import InputIssue
+from evaluators.io.sources import read_file_bytes
 from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.reports.format import problem
@@ -91,7 +92,7 @@ def _input_files(args) -> dict[str, tuple[str, bytes] | None]:
             files[role] = None
             continue
         try:
-            files[role] = (path, Path(path).read_bytes())
+            files[role] = (path, read_file_bytes(path))
         except OSError as exc:
             raise OSError(f"cannot read the {role} file {path}: {exc.strerror or exc}") from None
     return files

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli.patching import add_gt_patch_argument
+from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem
 
@@ -63,7 +64,7 @@ def _settings(args):
     for key, path in (("relationship_taxonomy", args.relationship_taxonomy),
                       ("sentiment_taxonomy", args.sentiment_taxonomy)):
         if path:
-            files[key] = TaxonomyFile(Path(path).name, Path(path).read_bytes())
+            files[key] = TaxonomyFile(Path(path).name, read_file_bytes(path))
     return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, **files)
 
 

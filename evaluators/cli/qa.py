@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
+from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem
 
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     preds = None
     if args.predictions:
         try:
-            preds = Path(args.predictions).read_bytes()
+            preds = read_file_bytes(args.predictions)
         except OSError as exc:
             return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
     config = config_of(args)

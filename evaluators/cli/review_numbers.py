@@ -26,6 +26,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.io.sources import read_file_bytes
+
 ACTIONS = ("patch", "estimate", "gate")
 METRICS = ("exact_match", "token_f1")
 TESTS = ("bootstrap", "randomization", "mcnemar")
@@ -105,7 +107,10 @@ def patch(args, store, session, gt: Path) -> int:
     from evaluators.io.gt_patch import file_sha256
     from evaluators.review.gt_patch import build_gt_patch, gold_of
 
-    data = gt.read_bytes()
+    try:
+        data = read_file_bytes(gt)
+    except OSError as exc:
+        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
     digest = file_sha256(data)
     if session.uploads and digest not in session.uploads:
         kept = store.get_upload(session.uploads[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 import zipfile
@@ -13,7 +14,6 @@ from pathlib import Path, PurePosixPath
 
 from evaluators.io.errors import InputIssue
 from evaluators.results import DictMixin
-
 
 #: Largest file read from disk (CLI paths and folders), in bytes.  Above the 200 MB JSONL
 #: that EvalBoard is sized for; larger files are reported, not read.
@@ -95,6 +95,37 @@ def collect_paths(path: str | Path, suffixes: tuple[str, ...] = (".json",)) -> l
                 files.append(_read_file(f, name))
         return files
     return expand_archives([_read_file(p, p.name)], suffixes)
+
+
+def read_file_bytes(path: str | Path) -> bytes:
+    """The bytes of one file from disk, refused above :data:`MAX_FILE_BYTES` before anything is read.
+
+    Every command reads its input files through this (a folder's files through
+    :func:`collect_paths`), so no read is unbounded.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    bytes
+        Its whole content.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read (``FileNotFoundError``, ``IsADirectoryError``, ...), or it is larger
+        than :data:`MAX_FILE_BYTES`: then ``errno`` is ``EFBIG`` and ``strerror`` gives its size and
+        the limit, so the callers' ``except OSError`` reports it like any unreadable file.
+    """
+    p = Path(path)
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"{size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of one input file",
+                      str(p))
+    return p.read_bytes()
 
 
 def _read_file(f: Path, name: str) -> InputFile:

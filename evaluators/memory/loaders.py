@@ -21,6 +21,7 @@ from typing import Any
 
 from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
 from evaluators.io.readers import ORJSON_MAX_BYTES, add_json_records, loads_json_line, read_json_document
+from evaluators.io.sources import read_file_bytes
 from evaluators.memory.records import (
     ADVERSARIAL_GROUND_TRUTH, FIELD_ALIASES, LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, EvalResult, LoadReport, _first,
     answer_text, canonical_type, lines_despite_bad_bytes, read_results, results_from_records,
@@ -34,7 +35,7 @@ def _as_bytes(source: bytes | str | Path) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray)):
         return bytes(source), "<input>"
     path = Path(source)
-    return path.read_bytes(), str(path)
+    return read_file_bytes(path), str(path)
 
 
 def _load_json(source: bytes | str | Path | Any, file: str | None) -> tuple[Any, str]:

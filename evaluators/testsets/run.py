@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluators.io.errors import InputIssue
 from evaluators.io.gt_patch import GTPatchSet
+from evaluators.io.sources import read_file_bytes
 from evaluators.metrics.before_after import Corrections
 from evaluators.results import to_jsonable
 from evaluators.testsets.evaluate import AnswerSet, MultiTurnReport, TestSetReport, evaluate_test_set, load_answers
@@ -34,8 +35,8 @@ class TestSetsInputs:
 
     @classmethod
     def from_paths(cls, items: str | Path, answers: str | Path) -> TestSetsInputs:
-        """Read both files (``OSError`` when one cannot be read); names as given."""
-        return cls(Path(items).read_bytes(), str(items), Path(answers).read_bytes(), str(answers))
+        """Read both files (``OSError`` when one cannot be read or is over the input limit); names as given."""
+        return cls(read_file_bytes(items), str(items), read_file_bytes(answers), str(answers))
 
 
 @dataclass(frozen=True)
