@@ -69,7 +69,19 @@ def test_testsets_page_with_an_uploaded_patch():
     # 5/8 before; q_002 passes by its accepted answer, q_003's keyword "灯罩" is found: 6.5/8 after
     assert row["metric"] == "keyword score" and row["n"] == 8 and row["changed"] == 2
     assert row["before"] == pytest.approx(5 / 8) and row["after"] == pytest.approx(6.5 / 8)
-    assert row["delta"] == pytest.approx(1.5 / 8) and 0 < row["p_paired_bootstrap"] <= 1
+    assert row["delta"] == pytest.approx(1.5 / 8)
+    # the paired test and the intervals are the run function's (the CLI's), not the page's own
+    from evaluators.io.gt_patch import GTPatchSet
+    from evaluators.reports.corrections import effect_rows as engine_rows
+    from evaluators.testsets.run import TestSetsConfig, TestSetsInputs, run_testsets
+
+    run = run_testsets(TestSetsInputs.from_paths(items, demo_path("testsets", "factual_demo_answers.json")),
+                       TestSetsConfig(gt_patch=GTPatchSet.read([("fix.jsonl", patch.encode("utf-8"))])))
+    (expected,) = engine_rows(run.corrections.effect)
+    for key in ("p_paired_bootstrap", "before_ci_low", "before_ci_high", "after_ci_low", "after_ci_high",
+                "delta_ci_low", "delta_ci_high"):
+        assert row[key] == pytest.approx(expected[key]), key
+    assert 0 < row["p_paired_bootstrap"] <= 1
     assert row["before_ci_low"] <= 5 / 8 <= row["before_ci_high"]
     # a patch made for another file is refused with the digests named
     other = write_gt_patch([PatchEntry("q_002", "0" * 64, "add_answer", ("x",), ("y",), "ann")])
