@@ -58,3 +58,15 @@ def shown(source: str) -> str:
     import re
 
     return html.unescape(re.sub(r"\\(.)", r"\1", source)).replace("\u2060", "")
+
+
+def static_rows(at: AppTest, first_column: str) -> list[list[str]]:
+    """The rows of the first static table (``components.static``, an ``st.html`` element) whose first
+    header is ``first_column``: each row's cells, as the reader sees them (unescaped)."""
+    import html
+    import re
+
+    table = next(h.proto.body for h in at.html if f"<tr><th>{html.escape(first_column)}</th>" in h.proto.body)
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1])
+    cells = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+    return cells
