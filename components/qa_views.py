@@ -142,7 +142,7 @@ def render_overview(report: QAReport) -> None:
         st.subheader("Confusion matrix · 混淆矩阵")
         left, right = st.columns([2, 3])
         static_chart(qa_confusion_chart(report), where=left)
-        left.caption("Rows: true label, columns: predicted (as scikit-learn). The *Confusion matrix* view lists "
+        left.caption("Rows: true label, columns: predicted (as scikit-learn). The Confusion matrix view lists "
                      "the claims of a cell and switches the layout.")
         with right:
             st.markdown("**Per-class metrics · 各类别指标**")
@@ -161,7 +161,7 @@ def render_overview(report: QAReport) -> None:
     if report.task == "factcheck" and report.unparsed_predictions:
         notes.append(f"{len(report.unparsed_predictions)} predictions not read as a verdict (their own column)")
     st.caption(f"{report.n_records:,} records" + (": " + "; ".join(notes) if notes else "")
-               + ". Each record, with filters and search, is in the *Records* view.")
+               + ". Each record, with filters and search, is in the Records view.")
 
 
 def downloads(report: QAReport, key: str = "qa") -> None:

@@ -144,7 +144,7 @@ if view == "overview":
                    "with a system / model field.")
     elif len(runs) > 1:
         st.caption(f"{len(runs)} systems: their paired comparison and records side by side are in the "
-                   "*Systems side by side* view.")
+                   "Systems side by side view.")
 
 elif view == "matrix":
     from components.confusion import render_confusion

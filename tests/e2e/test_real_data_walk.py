@@ -188,6 +188,14 @@ def _pick_view(pg, view: str) -> None:
     _settle(pg)
 
 
+def _pick_qa_view(pg, label: str, marker: str) -> None:
+    """Open a view of the QA page (its first screen is the static overview) and wait until it is drawn."""
+    pg.locator(".st-key-qa_view button", has_text=label).first.click()
+    _settle(pg)
+    pg.get_by_text(marker).first.wait_for(timeout=WAIT)
+    _settle(pg)
+
+
 # --------------------------------------------------------------------------- pages
 
 
@@ -197,9 +205,14 @@ def test_qa_page_with_three_real_systems_and_a_fact_check_file(browser, app_url,
     problems: list[str] = []
     context, pg = _open(browser, app_url, "QA_Factcheck")
     _upload(pg, "qa_upload", hotpot)
-    pg.get_by_text("Systems side by side · 系统对比").wait_for()
+    pg.get_by_text("Breakdown · 分组").wait_for()  # the overview: static table and chart by system
     _check_both_widths(pg, "qa-hotpot", problems)
-    names = _check_downloads(browser, pg, "qa-hotpot", problems, tmp_path, at_least=7)
+    _check_downloads(browser, pg, "qa-hotpot", problems, tmp_path, at_least=4)
+    _pick_qa_view(pg, "Records · 逐条结果", "records match the filters")
+    _check_both_widths(pg, "qa-hotpot-records", problems)
+    _pick_qa_view(pg, "Systems side by side · 系统对比", "Paired comparison · 配对比较")
+    _check_both_widths(pg, "qa-hotpot-systems", problems)
+    names = _check_downloads(browser, pg, "qa-hotpot-systems", problems, tmp_path, at_least=7)
     if "comparison.html" not in names:
         problems.append(f"qa-hotpot: no HTML comparison report among {names}")
     context.close()
@@ -209,6 +222,10 @@ def test_qa_page_with_three_real_systems_and_a_fact_check_file(browser, app_url,
     pg.get_by_text("Per-class metrics · 各类别指标").wait_for()
     _check_both_widths(pg, "qa-cfever", problems)
     _check_downloads(browser, pg, "qa-cfever", problems, tmp_path, at_least=4)
+    _pick_qa_view(pg, "Confusion matrix · 混淆矩阵", "Click a cell, or pick a true and a predicted label")
+    _check_both_widths(pg, "qa-cfever-matrix", problems)
+    _pick_qa_view(pg, "Records · 逐条结果", "records match the filters")
+    _check_both_widths(pg, "qa-cfever-records", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
