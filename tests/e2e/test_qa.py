@@ -35,7 +35,7 @@ def test_confusion_matrix_page_click_a_cell(app_url, page):
     assert page.get_by_role("heading", name="QA & Fact-check · 问答与事实核查").count() == 1
     assert static.count() == 16 and page.locator(CHART).count() == 0
     assert page.locator('[data-testid="stDataFrame"]').count() == 0
-    static_text = " ".join(page.locator(".eb-static svg text").all_inner_texts())
+    static_text = " ".join(page.locator(".eb-static svg text").evaluate_all("els => els.map(e => e.textContent || '')"))
     for word in ("unparsed", "uncertain", "predicted", "true"):
         assert word in static_text
     _open_view(page, "Confusion matrix · 混淆矩阵")
@@ -77,7 +77,11 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     page.goto(f"{app_url}/Test_Sets")
     wait_for_app(page)
     page.locator("mark", has_text="林远").first.wait_for()
-    page.locator(CHART).nth(1).wait_for()  # category and difficulty charts
+    page.locator(".eb-static svg .bar").first.wait_for()  # category and difficulty: static bars first
+    assert page.locator(".eb-static figure").count() == 2 and page.locator(CHART).count() == 0
+    page.locator(".st-key-ts_view button", has_text="Interactive charts").first.click()
+    wait_for_app(page)
+    page.locator(CHART).nth(1).wait_for()  # the interactive category and difficulty charts
     page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
     wait_for_app(page)
     page.get_by_text("Turn by turn · 逐轮查看").wait_for()
