@@ -104,6 +104,7 @@ STATIC_STYLE = (
     " vertical-align: top; text-align: left; }"
     ".eb-static th { background: rgba(128, 128, 128, 0.08); font-weight: 600; }"
     ".eb-static td.num { text-align: right; font-variant-numeric: tabular-nums; }"
+    ".eb-static td:first-child { white-space: nowrap; }"
     ".eb-static td.none { opacity: 0.6; }"
     ".eb-static caption { caption-side: bottom; text-align: left; opacity: 0.7; font-size: 0.8rem;"
     " padding-top: 0.25rem; }"
