@@ -354,6 +354,24 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
     return page.render()
 
 
+def memory_type_chart(metrics: dict, names: Sequence[str], labels: dict[str, str] | None = None) -> str:
+    """Every metric in ``names`` by question type with its 95% interval, as one SVG chart
+    (:func:`evaluators.reports.svg.grouped_bars`): in the HTML report and on the Long Memory page's overview.
+
+    ``metrics`` is a memory run's metrics block (``by_type`` -> type -> ``name``, ``name_ci_low``,
+    ``name_ci_high``); ``labels`` names the series (default: the metric keys).
+    """
+    from evaluators.reports.svg import grouped_bars
+
+    types = sorted(metrics["by_type"])
+    by_type = metrics["by_type"]
+    name = (labels or {}).get
+    return grouped_bars(types, {name(n, n): [by_type[t].get(n) for t in types] for n in names},
+                        {name(n, n): [by_type[t].get(f"{n}_ci_low") for t in types] for n in names},
+                        {name(n, n): [by_type[t].get(f"{n}_ci_high") for t in types] for n in names},
+                        title="Metrics by question type (95% CI)")
+
+
 def memory_report(report: dict, *, title: str = "Long-term memory report", corrections=None) -> str:
     """The self-contained HTML report of a memory run (the ``memory`` command's JSON-ready report).
 
@@ -362,8 +380,6 @@ def memory_report(report: dict, *, title: str = "Long-term memory report", corre
     :class:`~evaluators.metrics.before_after.Corrections` (a GT patch), shown before and after
     (:func:`evaluators.reports.corrections.add_html_section`).
     """
-    from evaluators.reports.svg import grouped_bars
-
     m = report["metrics"]
     names = list(m["metrics"])
     overall = m["overall"]
@@ -374,10 +390,7 @@ def memory_report(report: dict, *, title: str = "Long-term memory report", corre
     if corrections is not None and corrections.effect is not None:
         from evaluators.reports.corrections import add_html_section
         add_html_section(page, corrections.effect, corrections.applications)
-    page.chart(grouped_bars(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
-                                 {n: [m["by_type"][t].get(f"{n}_ci_low") for t in types] for n in names},
-                                 {n: [m["by_type"][t].get(f"{n}_ci_high") for t in types] for n in names},
-                                 title="Metrics by question type (95% CI)"))
+    page.chart(memory_type_chart(m, names))
     page.heading("By question type")
     page.table(["type", "count", *names], [["overall", overall.get("count"), *[overall.get(n) for n in names]]] +
                [[t, m["by_type"][t].get("count"), *[m["by_type"][t].get(n) for n in names]] for t in types])

@@ -70,3 +70,10 @@ def static_rows(at: AppTest, first_column: str) -> list[list[str]]:
     rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1])
     cells = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
     return cells
+
+
+def open_view(at: AppTest, key: str, view: str) -> AppTest:
+    """Click the view switch ``key`` (:func:`components.layout.view_switch`) to ``view`` and run the page."""
+    at.segmented_control(key=key).set_value(view).run()
+    assert not at.exception, at.exception
+    return at

@@ -267,3 +267,16 @@ def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
     shapes = fig["layout"].get("shapes", [])
     # rows = predicted (default): the T column (x index 0) of the unparsed row (y index 3)
     assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 2.5)]
+
+
+def test_the_records_filters_survive_a_visit_to_another_view():
+    at = _app()
+    at.radio(key="qa_demo").set_value("qa").run()
+    at.segmented_control(key="qa_view").set_value("records").run()
+    at.checkbox(key="qa_errors_only").check().run()
+    at.text_input(key="qa_search").input("曹雪芹").run()
+    assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)
+    at.segmented_control(key="qa_view").set_value("overview").run()  # the filters are not drawn here
+    at.segmented_control(key="qa_view").set_value("records").run()
+    assert at.checkbox(key="qa_errors_only").value and at.text_input(key="qa_search").value == "曹雪芹"
+    assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)
