@@ -106,3 +106,12 @@ def wait_for_app(pg, timeout: int = 30000) -> None:
     pg.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
     )
+
+
+def open_view(pg, key: str, label: str, timeout: int = 90000) -> None:
+    """Click the button ``label`` of a page's view switch (``components.layout.view_switch`` with widget key
+    ``key``: the first screen is the overview; grids and interactive charts are in the other views) and wait
+    until the page has run again."""
+    pg.locator(f".st-key-{key} button", has_text=label).first.click()
+    pg.locator(f'.st-key-{key} button[aria-checked="true"]', has_text=label).first.wait_for(timeout=timeout)
+    wait_for_app(pg, timeout=timeout)

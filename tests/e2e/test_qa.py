@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -20,12 +20,6 @@ def _click_cell(page, row: int, col: int, n: int) -> None:
     page.mouse.click(box["x"] + box["width"] * (col + 0.5) / n, box["y"] + box["height"] * (row + 0.5) / n)
 
 
-def _open_view(page, label: str) -> None:
-    """Click a button of the page's view switch."""
-    page.locator(".st-key-qa_view button", has_text=label).first.click()
-    wait_for_app(page)
-
-
 def test_confusion_matrix_page_click_a_cell(app_url, page):
     page.goto(f"{app_url}/QA_Factcheck")
     wait_for_app(page)
@@ -38,7 +32,7 @@ def test_confusion_matrix_page_click_a_cell(app_url, page):
     static_text = " ".join(page.locator(".eb-static svg text").evaluate_all("els => els.map(e => e.textContent || '')"))
     for word in ("unparsed", "uncertain", "predicted", "true"):
         assert word in static_text
-    _open_view(page, "Confusion matrix · 混淆矩阵")
+    open_view(page, "qa_view", "Confusion matrix · 混淆矩阵")
     page.wait_for_selector(f"{CHART} .nsewdrag")
     chart_text = " ".join(page.locator(f"{CHART} text").evaluate_all("els => els.map(e => e.textContent || '')"))
     for word in ("unparsed", "uncertain", "真实", "预测"):
@@ -65,7 +59,7 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     wait_for_app(page)
     page.get_by_text("Breakdown · 分组").first.wait_for()
     assert page.locator(".st-key-qa_view button", has_text="Confusion matrix").count() == 0  # none for plain QA
-    _open_view(page, "Records · 逐条结果")
+    open_view(page, "qa_view", "Records · 逐条结果")
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
     assert page.locator(CHART).count() == 0
     # EM of the QA demo: 4 of 11 scored questions (en-01, en-04, en-05, zh-01; en-06 has no ground truth)
@@ -79,8 +73,7 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     page.locator("mark", has_text="林远").first.wait_for()
     page.locator(".eb-static svg .bar").first.wait_for()  # category and difficulty: static bars first
     assert page.locator(".eb-static figure").count() == 2 and page.locator(CHART).count() == 0
-    page.locator(".st-key-ts_view button", has_text="Interactive charts").first.click()
-    wait_for_app(page)
+    open_view(page, "ts_view", "Interactive charts")
     page.locator(CHART).nth(1).wait_for()  # the interactive category and difficulty charts
     page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
     wait_for_app(page)
