@@ -18,6 +18,7 @@ from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
+from components.static import static_chart, static_records
 from components.tables import dataframe, visible_frame
 from evaluators.reports.escape import html_text, md, visible
 
@@ -86,40 +87,59 @@ def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
          "Offset repairs, pairs aligned without text evidence, labels outside the taxonomy: listed per "
          "document in the Alignment view and in the report."),
     ], digits=3)
+    # The first screen is static (tables and the HTML report's SVG chart: no data grid, no Plotly chart);
+    # the sortable table whose rows open a document, and the interactive chart, are behind one toggle.
     frame = overview_frame(batch)
-    df = visible_frame(frame)
     score_cols = ["overall", *[COMPONENT_TITLES[c] for c in COMPONENTS]]
-    stories = list(frame["document"]) if len(frame) else []
-    scored_ids = {r.story_id for r in scored}
+    interactive = st.toggle("Sortable table and interactive chart · 可排序表格与交互图表", key="nar_interactive",
+                            persist_state="page",
+                            help="Click a row of the sortable table to open that document; the static table shows "
+                                 "the same numbers.")
+    if interactive:
+        stories = list(frame["document"]) if len(frame) else []
+        scored_ids = {r.story_id for r in scored}
 
-    def open_row() -> None:
-        rows = st.session_state["nar_overview_table"].selection.rows
-        if rows and open_key and stories[rows[0]] in scored_ids:
-            st.session_state[open_key] = stories[rows[0]]
+        def open_row() -> None:
+            rows = st.session_state["nar_overview_table"].selection.rows
+            if rows and open_key and stories[rows[0]] in scored_ids:
+                st.session_state[open_key] = stories[rows[0]]
 
-    dataframe(
-        df, hide_index=True, key="nar_overview_table", on_select=open_row, selection_mode="single-row",
-        # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
-        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f", width=112)
-                       for c in score_cols},
-    )
-    if open_key:
-        st.caption("Click a row to open that document.")
+        dataframe(
+            visible_frame(frame), hide_index=True, key="nar_overview_table", on_select=open_row,
+            selection_mode="single-row",
+            # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
+            column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f",
+                                                              width=112) for c in score_cols},
+        )
+        if open_key:
+            st.caption("Click a row to open that document.")
+    else:
+        static_records(frame.to_dict("records"))
+        if open_key:
+            st.caption("Open a document with the picker above (or click a row of the sortable table).")
     if scored:
-        totals = pd.DataFrame([
+        totals = [
             {"aggregate": "micro (pooled counts)", **{COMPONENT_TITLES[c]: batch.micro["component_scores"][c]
                                                       for c in COMPONENTS}, "overall": batch.micro["overall_score"]},
             {"aggregate": "macro (mean of documents)", **{COMPONENT_TITLES[c]: batch.macro["component_scores"][c]
                                                           for c in COMPONENTS}, "overall": batch.macro["overall_score"]},
-        ])
-        dataframe(totals, hide_index=True,
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in score_cols})
+        ]
+        if interactive:
+            dataframe(pd.DataFrame(totals), hide_index=True,
+                      column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in score_cols})
+        else:
+            static_records(totals)
         n_docs = batch.macro["n_documents"]
         st.caption("Documents in each macro mean: " + ", ".join(
             f"{COMPONENT_TITLES[c]} {n_docs[c]}" for c in COMPONENTS) + ". A component whose GT is missing "
             "is left out of the mean, not counted as 0.")
-        st.plotly_chart(scores_by_document([r.story_id for r in scored], [COMPONENT_TITLES[c] for c in COMPONENTS],
-                                           [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        if interactive:
+            st.plotly_chart(scores_by_document([r.story_id for r in scored], [COMPONENT_TITLES[c] for c in COMPONENTS],
+                                               [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        else:
+            from evaluators.reports.html import narrative_documents_chart
+
+            static_chart(narrative_documents_chart(scored))
     signature_caption(batch.signature)
 
 

@@ -311,6 +311,18 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
     return page.render()
 
 
+def narrative_documents_chart(scored) -> str:
+    """Every component's score by document (the scored :class:`~evaluators.narrative.NarrativeResult` s),
+    one colour per component, as one SVG chart (:func:`evaluators.reports.svg.grouped_bars`): in the HTML
+    report and on the Narrative page's overview."""
+    from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+    from evaluators.reports.svg import grouped_bars
+
+    return grouped_bars([r.story_id for r in scored],
+                        {COMPONENT_TITLES[c]: [r.component_scores[c] for r in scored] for c in COMPONENTS},
+                        title="Component scores by document")
+
+
 def narrative_report(batch, *, title: str = "Narrative annotation report", max_rows: int = 2000) -> str:
     """The self-contained HTML report of a narrative batch (:class:`~evaluators.narrative.batch.BatchResult`).
 
@@ -338,9 +350,7 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
             {"macro": [macro.get("component_ci_low", {}).get(c) for c in COMPONENTS]},
             {"macro": [macro.get("component_ci_high", {}).get(c) for c in COMPONENTS]},
             title="Component scores, macro over documents (95% CI)"))
-        page.chart(grouped_bars([r.story_id for r in scored],
-                                {comp: [r.component_scores[c] for r in scored] for comp, c in zip(comps, COMPONENTS)},
-                                title="Component scores by document"))
+        page.chart(narrative_documents_chart(scored))
         page.heading("Documents")
         page.table(["document", "overall", *comps, "scoring notes"],
                    [[r.story_id, r.overall_score, *[r.component_scores[c] for c in COMPONENTS], len(r.warnings)]

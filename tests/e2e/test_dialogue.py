@@ -14,7 +14,7 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
     page.goto(f"{app_url}/Persona_Dialogue")
     wait_for_app(page, timeout=90000)
     page.get_by_role("heading", name="Persona Dialogue").wait_for()
-    page.get_by_text("panda-chat-large · combined").wait_for(timeout=90000)
+    page.get_by_text("panda-chat-large · combined", exact=True).wait_for(timeout=90000)
     # the first screen: static SVG charts (one colour per model), no Plotly chart
     page.locator(".eb-static svg .bar").first.wait_for()
     assert page.locator(".js-plotly-plot").count() == 0
@@ -61,7 +61,7 @@ def test_real_run_uploaded_in_the_browser(app_url, page):
     wait_for_app(page, timeout=90000)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(report))
     wait_for_app(page, timeout=120000)
-    page.get_by_text("qwen3-32B · combined").wait_for(timeout=120000)
+    page.get_by_text("qwen3-32B · combined", exact=True).wait_for(timeout=120000)
     open_view(page, "dialogue_view", "Model comparison", timeout=120000)
     page.get_by_text("Load replies of two or more models").wait_for()
     assert page.get_by_text("Load replies of two or more models").count() == 1

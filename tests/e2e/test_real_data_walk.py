@@ -183,7 +183,7 @@ def _check_downloads(browser, pg, where: str, problems: list[str], tmp_path: Pat
 def _pick_view(pg, view: str) -> None:
     pg.locator(".st-key-nar_view button", has_text=view).first.click()
     # the view's own heading ("<document> — Characters"; the overview's table caption) says it is drawn
-    marker = "Click a row to open that document." if view == "Overview" else f" — {view}"
+    marker = "Open a document with the picker above" if view == "Overview" else f" — {view}"
     pg.get_by_text(marker).first.wait_for(timeout=WAIT)
     _settle(pg)
 
