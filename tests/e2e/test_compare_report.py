@@ -24,7 +24,7 @@ def test_systems_demo_shows_chart_matrix_and_paired_test(app_url, page):
     page.get_by_text("Three systems · 多系统对比 (16 questions)").click()
     wait_for_app(page)
     # the first screen draws EM and F1 by system as static SVG bars (the HTML report's chart) ...
-    page.locator(".eb-static svg .bar").first.wait_for(timeout=90000)
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=90000)
     assert page.locator(CHART).count() == 0
     # ... and the interactive chart, the matrix and the paired test are one click away
     open_view(page, "qa_view", "Systems side by side · 系统对比")

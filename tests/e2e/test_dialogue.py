@@ -16,7 +16,7 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
     page.get_by_role("heading", name="Persona Dialogue").wait_for()
     page.get_by_text("panda-chat-large · combined", exact=True).wait_for(timeout=90000)
     # the first screen: static SVG charts (one colour per model), no Plotly chart
-    page.locator(".eb-static svg .bar").first.wait_for()
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached")
     assert page.locator(".js-plotly-plot").count() == 0
     open_view(page, "dialogue_view", "Scenes × models")
     page.locator(".js-plotly-plot").first.wait_for()

@@ -152,7 +152,7 @@ def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Records", "<b>x</b>:red[RED].jsonl", jsonl(rows))
     page.get_by_text("EM · 精确匹配").first.wait_for(timeout=WAIT)
     # the overview's static table and SVG chart by system hold the system names (every payload)
-    page.locator(".eb-static svg .bar").first.wait_for(timeout=WAIT)
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=WAIT)
     assert_inert(page, app_url, beacon, "QA page")
     for view in ("Records · 逐条结果", "Systems side by side · 系统对比"):  # the grids and the Plotly chart
         open_view(page, "qa_view", view, timeout=WAIT)
@@ -261,7 +261,7 @@ def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Results", "results.jsonl", jsonl(rows))
     page.get_by_role("heading", name="Overall").wait_for(timeout=WAIT)
     # the question types (a bold tag, a link) label the overview's static chart and table
-    page.locator(".eb-static svg .bar").first.wait_for(timeout=WAIT)
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=WAIT)
     assert_inert(page, app_url, beacon, "memory")
     open_view(page, "mem_view", "By question type", timeout=WAIT)  # ... and the Plotly chart's axis
     assert_inert(page, app_url, beacon, "memory, by question type")

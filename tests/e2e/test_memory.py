@@ -18,7 +18,7 @@ def test_demo_page_renders_tables_chart_and_chinese(page, app_url):
     page.get_by_text("24 of 25 questions judged (from the demo judge cache).").wait_for()
     # metric cards, the static by-type table and chart (no grid, no Plotly chart on the first screen)
     page.locator('[data-testid="stMetric"]').nth(2).wait_for()
-    page.locator(".eb-static svg .bar").first.wait_for()
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached")
     page.get_by_role("heading", name="Downloads").wait_for()
     assert page.locator('[data-testid="stDataFrame"]').count() == 0 and page.locator(".js-plotly-plot").count() == 0
     # the sortable tables and the interactive chart are one click away
