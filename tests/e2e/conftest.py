@@ -109,9 +109,12 @@ def wait_for_app(pg, timeout: int = 30000) -> None:
 
 
 def open_view(pg, key: str, label: str, timeout: int = 90000) -> None:
-    """Click the button ``label`` of a page's view switch (``components.layout.view_switch`` with widget key
+    """Click the button ``label`` (its whole text) of a page's view switch (``components.layout.view_switch`` with widget key
     ``key``: the first screen is the overview; grids and interactive charts are in the other views) and wait
     until the page has run again."""
-    pg.locator(f".st-key-{key} button", has_text=label).first.click()
-    pg.locator(f'.st-key-{key} button[aria-checked="true"]', has_text=label).first.wait_for(timeout=timeout)
+    import re
+
+    exact = re.compile(rf"^\s*{re.escape(label)}\s*$")  # "Models" is not "Scenes × models"
+    pg.locator(f".st-key-{key} button").filter(has_text=exact).first.click()
+    pg.locator(f'.st-key-{key} button[aria-checked="true"]').filter(has_text=exact).first.wait_for(timeout=timeout)
     wait_for_app(pg, timeout=timeout)

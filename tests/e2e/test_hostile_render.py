@@ -210,7 +210,7 @@ def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
     page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
     # the answers' text (drawn only once the answers are read) with the keyword highlighted
     assert_inert(page, app_url, beacon, "test sets", (":red[RED] 关键词", "**bold** 关键词", "$x^2$ 关键词"))
-    for view in ("Items table", "Interactive charts"):  # the categories (payloads) in a grid and Plotly labels
+    for view in ("Items table · 逐条表格", "Interactive charts · 交互图表"):  # the categories (payloads) in a grid and Plotly labels
         open_view(page, "ts_view", view, timeout=WAIT)
         assert_inert(page, app_url, beacon, f"test sets, {view}")
 
@@ -263,9 +263,9 @@ def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
     # the question types (a bold tag, a link) label the overview's static chart and table
     page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=WAIT)
     assert_inert(page, app_url, beacon, "memory")
-    open_view(page, "mem_view", "By question type", timeout=WAIT)  # ... and the Plotly chart's axis
+    open_view(page, "mem_view", "By question type · 按类型", timeout=WAIT)  # ... and the Plotly chart's axis
     assert_inert(page, app_url, beacon, "memory, by question type")
-    open_view(page, "mem_view", "Questions", timeout=WAIT)
+    open_view(page, "mem_view", "Questions · 逐题", timeout=WAIT)
     for i in (0, 4, 11):  # an HTML payload, a colour directive, blank lines inside HTML
         box = page.get_by_role("combobox", name="Question", exact=True)
         box.click()

@@ -22,11 +22,11 @@ def test_demo_page_renders_tables_chart_and_chinese(page, app_url):
     page.get_by_role("heading", name="Downloads").wait_for()
     assert page.locator('[data-testid="stDataFrame"]').count() == 0 and page.locator(".js-plotly-plot").count() == 0
     # the sortable tables and the interactive chart are one click away
-    open_view(page, "mem_view", "By question type")
+    open_view(page, "mem_view", "By question type · 按类型")
     page.locator('[data-testid="stDataFrame"]').nth(1).wait_for()  # by type, parity
     page.locator(".js-plotly-plot").first.wait_for()
     # the drill-down of a Chinese question shows its texts and the judge's reasoning
-    open_view(page, "mem_view", "Questions")
+    open_view(page, "mem_view", "Questions · 逐题")
     box = page.get_by_role("combobox", name="Question", exact=True)
     box.click()
     box.fill("demo-zh-1_q2")

@@ -73,7 +73,7 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     page.locator("mark", has_text="林远").first.wait_for()
     page.locator(".eb-static svg .bar").first.wait_for(state="attached")  # category and difficulty: static bars first
     assert page.locator(".eb-static figure").count() == 2 and page.locator(CHART).count() == 0
-    open_view(page, "ts_view", "Interactive charts")
+    open_view(page, "ts_view", "Interactive charts · 交互图表")
     page.locator(CHART).nth(1).wait_for()  # the interactive category and difficulty charts
     page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
     wait_for_app(page)

@@ -265,7 +265,7 @@ def test_test_sets_page_with_the_keyword_set_and_an_answers_file(browser, app_ur
     _upload(pg, "ts_answers", answers)
     _check_both_widths(pg, "testsets", problems)
     _check_downloads(browser, pg, "testsets", problems, tmp_path, at_least=2)
-    for view, marker in (("Items table", '[data-testid="stDataFrame"]'), ("Interactive charts", ".js-plotly-plot")):
+    for view, marker in (("Items table · 逐条表格", '[data-testid="stDataFrame"]'), ("Interactive charts · 交互图表", ".js-plotly-plot")):
         _pick_page_view(pg, "ts_view", view, marker)
         _check_both_widths(pg, f"testsets-{view.split()[0].lower()}", problems)
     context.close()
@@ -297,7 +297,7 @@ def test_long_memory_page_with_longmemeval_labels(browser, app_url, tmp_path):
     pg.get_by_text("accuracy", exact=False).first.wait_for()
     _check_both_widths(pg, "memory-longmemeval", problems)
     _check_downloads(browser, pg, "memory-longmemeval", problems, tmp_path, at_least=3)
-    for view, marker in (("By question type", ".js-plotly-plot"), ("Questions", "text=Only judge score")):
+    for view, marker in (("By question type · 按类型", ".js-plotly-plot"), ("Questions · 逐题", "text=Only judge score")):
         _pick_page_view(pg, "mem_view", view, marker)
         _check_both_widths(pg, f"memory-longmemeval-{view.split()[0].lower()}", problems)
     context.close()
@@ -324,7 +324,7 @@ def test_long_memory_page_with_two_mem0_result_files(browser, app_url, tmp_path)
     _upload(pg, "mem_more_results", _mem0_other_layout(tmp_path))
     _check_both_widths(pg, "memory-mem0", problems)
     _check_downloads(browser, pg, "memory-mem0", problems, tmp_path, at_least=4)  # no judge cache to save
-    _pick_page_view(pg, "mem_view", "Systems side by side", "text=Show questions whose scores differ")
+    _pick_page_view(pg, "mem_view", "Systems side by side · 系统对比", "text=Show questions whose scores differ")
     _check_both_widths(pg, "memory-mem0-systems", problems)
     context.close()
     assert not problems, "\n".join(problems)
@@ -336,7 +336,7 @@ def test_long_memory_comparison_pairs_the_two_mem0_layouts(browser, app_url, tmp
     _upload(pg, "mem_results", results)
     _upload(pg, "mem_more_results", _mem0_other_layout(tmp_path))
     try:
-        _pick_page_view(pg, "mem_view", "Systems side by side", "text=Show questions whose scores differ")
+        _pick_page_view(pg, "mem_view", "Systems side by side · 系统对比", "text=Show questions whose scores differ")
         assert pg.get_by_text("no scored item in common", exact=False).count() == 0
         # the questions x systems table is followed by its count (a dataframe without selection
         # carries no key class to look for)
