@@ -236,8 +236,9 @@ def show_agreement(agreement: Any, stored_name: str) -> None:
                 ("Cohen's kappa", agreement.cohen_kappa, agreement.kappa_reason),
                 ("Only one side", agreement.n_only_ours + agreement.n_only_stored, None)])
     cm = agreement.confusion_matrix
-    static_records([{"": "ours: correct", "stored: correct": cm["both_correct"], "stored: wrong": cm["ours_only_correct"]},
-                    {"": "ours: wrong", "stored: correct": cm["stored_only_correct"], "stored: wrong": cm["both_wrong"]}])
+    static_records([
+        {"": "ours: correct", "stored: correct": cm["both_correct"], "stored: wrong": cm["ours_only_correct"]},
+        {"": "ours: wrong", "stored: correct": cm["stored_only_correct"], "stored: wrong": cm["both_wrong"]}])
     st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {md(stored_name)}. "
                "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
     if agreement.disagreements:

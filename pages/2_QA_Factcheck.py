@@ -232,7 +232,8 @@ else:  # records
         pos = records.position(opened)
         with st.container(border=True):
             h1, h2, h3 = st.columns([6, 1, 1])
-            h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · status {md(detail['status'])}")
+            h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · "
+                        f"status {md(detail['status'])}")
             h2.button("◀ Previous", key="qa_prev", on_click=_step, args=(-1,), disabled=pos == 0, width="stretch")
             h3.button("Next ▶", key="qa_next", on_click=_step, args=(1,), disabled=pos == len(ids_shown) - 1,
                       width="stretch")

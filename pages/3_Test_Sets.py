@@ -183,8 +183,9 @@ else:
             static_records(context_rows, ratios=("coverage", "mean_turn_coverage"))
         st.subheader("Turn by turn · 逐轮查看")
         ids = [d.id for d in report.dialogues]
+        scenario = {d.id: d.scenario for d in reversed(report.dialogues)}  # the first of an id, as before
         pick = st.selectbox("Dialogue · 对话", ids, key="ts_dialogue", persist_state="page",
-                            format_func=lambda i: visible(f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}"))
+                            format_func=lambda i: visible(f"{i} — {scenario[i]}"))
         turn_view(report, pick)
     else:
         show_table(dialogue_rows, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")

@@ -178,7 +178,8 @@ def qa_group_chart(report) -> str:
 
     groups = list(report.by_group.values())
     return grouped_bars(
-        list(report.by_group), {"exact_match": [g.exact_match for g in groups], "token_f1": [g.token_f1 for g in groups]},
+        list(report.by_group),
+        {"exact_match": [g.exact_match for g in groups], "token_f1": [g.token_f1 for g in groups]},
         {"exact_match": [g.exact_match_ci_low for g in groups], "token_f1": [g.token_f1_ci_low for g in groups]},
         {"exact_match": [g.exact_match_ci_high for g in groups], "token_f1": [g.token_f1_ci_high for g in groups]},
         title=f"EM and F1 by {report.group_field} (95% CI)")

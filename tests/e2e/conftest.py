@@ -109,8 +109,8 @@ def wait_for_app(pg, timeout: int = 30000) -> None:
 
 
 def open_view(pg, key: str, label: str, timeout: int = 90000) -> None:
-    """Click the button ``label`` (its whole text) of a page's view switch (``components.layout.view_switch`` with widget key
-    ``key``: the first screen is the overview; grids and interactive charts are in the other views) and wait
+    """Click the button ``label`` (its whole text) of a page's view switch
+    (``components.layout.view_switch`` with widget key ``key``: the first screen is the overview; grids and interactive charts are in the other views) and wait
     until the page has run again."""
     import re
 

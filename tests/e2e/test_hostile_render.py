@@ -210,7 +210,8 @@ def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
     page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
     # the answers' text (drawn only once the answers are read) with the keyword highlighted
     assert_inert(page, app_url, beacon, "test sets", (":red[RED] 关键词", "**bold** 关键词", "$x^2$ 关键词"))
-    for view in ("Items table · 逐条表格", "Interactive charts · 交互图表"):  # the categories (payloads) in a grid and Plotly labels
+    # the categories (payloads) in a grid and as Plotly labels
+    for view in ("Items table · 逐条表格", "Interactive charts · 交互图表"):
         open_view(page, "ts_view", view, timeout=WAIT)
         assert_inert(page, app_url, beacon, f"test sets, {view}")
 

@@ -265,7 +265,8 @@ def test_test_sets_page_with_the_keyword_set_and_an_answers_file(browser, app_ur
     _upload(pg, "ts_answers", answers)
     _check_both_widths(pg, "testsets", problems)
     _check_downloads(browser, pg, "testsets", problems, tmp_path, at_least=2)
-    for view, marker in (("Items table · 逐条表格", '[data-testid="stDataFrame"]'), ("Interactive charts · 交互图表", ".js-plotly-plot")):
+    for view, marker in (("Items table · 逐条表格", '[data-testid="stDataFrame"]'),
+                         ("Interactive charts · 交互图表", ".js-plotly-plot")):
         _pick_page_view(pg, "ts_view", view, marker)
         _check_both_widths(pg, f"testsets-{view.split()[0].lower()}", problems)
     context.close()
@@ -281,7 +282,8 @@ def test_persona_page_with_the_real_cases_and_report(browser, app_url, tmp_path)
     _check_both_widths(pg, "persona-overview", problems)
     _check_downloads(browser, pg, "persona", problems, tmp_path, at_least=3)
     for view, marker in (("Scenes × models", ".js-plotly-plot"), ("Models", "text=Signatures (tokenizer"),
-                         ("Cases", "text=Character diff of case"), ("Model comparison", "text=Load replies of two or more")):
+                         ("Cases", "text=Character diff of case"),
+                         ("Model comparison", "text=Load replies of two or more")):
         _pick_page_view(pg, "dialogue_view", view, marker)
         _check_both_widths(pg, f"persona-{view.split()[0].lower()}", problems)
     context.close()

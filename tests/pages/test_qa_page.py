@@ -157,7 +157,8 @@ def test_headline_shows_the_bootstrap_intervals_of_the_demo():
 def _chart_cells(at) -> list[int]:
     """The counts written in the cells of the static confusion matrix (SVG), row by row."""
     svg = next(m.value for m in at.markdown if "<figure class=\"chart\">" in m.value and 'class="cell"' in m.value)
-    return [int(n.replace(",", "")) for n in re.findall(r'<rect class="cell"[^>]*>.*?</rect><text[^>]*>([\d,]+)</text>', svg)]
+    cells = re.findall(r'<rect class="cell"[^>]*>.*?</rect><text[^>]*>([\d,]+)</text>', svg)
+    return [int(n.replace(",", "")) for n in cells]
 
 
 @pytest.mark.parametrize("demo", ["factcheck", "qa", "systems"])
