@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-import pandas as pd
 import streamlit as st
 
 from components.tables import show_table
@@ -60,6 +59,8 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
                     else f"{AGREEMENT_LABELS[a]} ({view.counts[a]})")
     all_rows = cache(("qa-sbs-rows", key, n_resamples), lambda: matrix_rows(view))  # built once, not per rerun
     rows = [r for r, m in zip(all_rows, view.rows) if pick == "all" or m.agreement == pick]
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     show_table(frame, key=f"{prefix}_matrix", column_order=sorted(frame.columns, key=lambda c: c == "id"),  # id last
                column_config={c: st.column_config.NumberColumn(c, format="%.2f")

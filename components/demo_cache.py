@@ -49,6 +49,10 @@ NAMESPACES = frozenset({
 })
 #: Libraries whose version can change a demo number (their scoring, tokenizers, stemmers, intervals).
 LIBRARIES = ("numpy", "scipy", "pydantic", "rapidfuzz", "jieba", "sacrebleu", "rouge-score", "nltk")
+#: Views opened after a page's first run when the snapshot is built, ``{page file: (view switch key, views)}``:
+#: a page's first screen is its overview, and the demo's paired comparisons are computed in these views.
+PAGE_VIEWS = {"pages/4_Persona_Dialogue.py": ("dialogue_view", ("compare",)),
+              "pages/5_Long_Memory.py": ("mem_view", ("systems",))}
 #: Page files run to build the snapshot, relative to the project root.
 PAGE_FILES = ("app.py", "pages/1_Narrative.py", "pages/2_QA_Factcheck.py", "pages/3_Test_Sets.py",
               "pages/4_Persona_Dialogue.py", "pages/5_Long_Memory.py")
@@ -196,7 +200,8 @@ def forget() -> None:
 def build(page_files: Iterable[str] = PAGE_FILES, *, timeout: float = 300) -> dict[tuple[Hashable, Hashable], object]:
     """Run every page on its demo (nothing shipped used) and return the results it cached under :data:`NAMESPACES`.
 
-    Each page runs once with Streamlit's AppTest, with its default settings, with no judge
+    Each page runs once with Streamlit's AppTest (and opens the views of :data:`PAGE_VIEWS`), with its
+    default settings, with no judge
     endpoint configured and with the long-memory judge cache and live-mode folders in a
     temporary folder, so nothing local enters a result.
 
@@ -231,6 +236,11 @@ def build(page_files: Iterable[str] = PAGE_FILES, *, timeout: float = 300) -> di
                 at.run()
                 if at.exception:
                     raise RuntimeError(f"{page}: {at.exception}")
+                switch, views = PAGE_VIEWS.get(page, ("", ()))
+                for view in views:
+                    at.segmented_control(key=switch).set_value(view).run()
+                    if at.exception:
+                        raise RuntimeError(f"{page}, view {view}: {at.exception}")
             out = {}
             for (namespace, key), value in results().items():
                 if namespace in NAMESPACES:

@@ -1,7 +1,8 @@
 """Streamlit pieces of the persona dialogue page: metric picker, heatmap, tables, downloads.
 
 They take plain data (the evaluation object, its results and dicts from ``evaluators``) and render it;
-no scoring happens here.
+no scoring happens here.  The overview (the page's first screen) is static (:mod:`components.static`);
+pandas and plotly are imported by the pieces of the other views, not with this module.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import pandas as pd
-import plotly.express as px
 import streamlit as st
+
+from components.static import static_records, static_table
 from components.tables import dataframe, visible_frame
 from evaluators.reports.escape import html_text, md, visible
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evaluators.dialogue.scoring import CaseResult
 
 
@@ -43,13 +46,12 @@ def metric_picker(metric_info: list[dict], default: list[str], key: str = "dialo
     chosen = st.multiselect("Metrics", list(by_name), default=[d for d in default if d in by_name],
                             format_func=label, key=key,
                             help="From the metric registry; unavailable ones are shown as n/a, never 0.")
-    table = pd.DataFrame([{
-        "metric": m["name"], "range": f"[{m['range'][0]:g}, {m['range'][1]:g}]",
-        "available": "yes" if m["available"] else "no", "signature": m["signature"],
-        "how to enable": "" if m["available"] else (m["unavailable_reason"] or ""),
-    } for m in metric_info])
     with st.expander("Metric signatures and availability"):
-        dataframe(table, hide_index=True, width="stretch")
+        static_records([{
+            "metric": m["name"], "range": f"[{m['range'][0]:g}, {m['range'][1]:g}]",
+            "available": "yes" if m["available"] else "no", "signature": m["signature"],
+            "how to enable": "" if m["available"] else (m["unavailable_reason"] or ""),
+        } for m in metric_info])
     return chosen
 
 
@@ -59,6 +61,9 @@ def scene_model_heatmap(by_scene: list[dict]) -> None:
     if not rows:
         st.info("No scored case yet.")
         return
+    import pandas as pd
+    import plotly.express as px
+
     df = pd.DataFrame(rows).pivot(index="scene", columns="model", values="combined")
     # plotly reads <b>, <a href> ... in labels: scene and model names are escaped to show as typed
     df.index = [html_text(s, breaks=False) for s in df.index]
@@ -69,8 +74,19 @@ def scene_model_heatmap(by_scene: list[dict]) -> None:
     st.plotly_chart(fig, width="stretch")
 
 
-def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str, dict]) -> None:
-    """One row per model: counts, mean of each metric, combined score, corpus BLEU."""
+def scene_model_svg(by_scene: list[dict], title: str = "Mean combined score by scene and model") -> str:
+    """The scenes x models combined scores as static grouped bars (one colour per model; a gap "—" where
+    a model has no scored case in a scene): :func:`evaluators.reports.svg.grouped_bars`."""
+    from evaluators.reports.svg import grouped_bars
+
+    scenes = list(dict.fromkeys(s["scene"] for s in by_scene))
+    models = list(dict.fromkeys(s["model"] for s in by_scene))
+    value = {(s["scene"], s["model"]): s["combined_score"] for s in by_scene}
+    return grouped_bars(scenes, {m: [value.get((sc, m)) for sc in scenes] for m in models}, title=title)
+
+
+def model_rows(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str, dict]) -> list[dict]:
+    """One dict per model: counts, mean of each metric, combined score, corpus BLEU."""
     rows = []
     for s in by_model:
         row = {"model": visible(s["model"]), "cases": s["n_cases"], "scored": s["n_scored"], "missing": s["n_missing"],
@@ -78,6 +94,19 @@ def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str,
         row.update({m: s["means"].get(m) for m in metrics})
         row["corpus BLEU"] = (corpus_bleu.get(s["model"]) or {}).get("score")
         rows.append(row)
+    return rows
+
+
+def model_table(by_model: list[dict], metrics: list[str], corpus_bleu: dict[str, dict], *,
+                static: bool = False) -> None:
+    """:func:`model_rows` as a sortable grid, or (``static``) as a static table with 4 decimals."""
+    rows = model_rows(by_model, metrics, corpus_bleu)
+    if static:
+        columns = list(rows[0]) if rows else ["model"]
+        static_table(columns, [[r[c] for c in columns] for r in rows], digits=4)
+        return
+    import pandas as pd
+
     dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ["combined", "corpus BLEU",
                                                                                           *metrics]})
@@ -94,6 +123,8 @@ def comparison_view(comparison: dict | None) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.caption("Pairwise: cases where the row model scores higher than the column model")
+        import pandas as pd
+
         pairwise = pd.DataFrame(comparison["pairwise"]).T.astype("Int64").astype(object)
         # a model against itself has no count: a dash, not the grid's "None"
         dataframe(pairwise, width="stretch")  # a missing pair shows the placeholder "—"

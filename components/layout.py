@@ -94,6 +94,64 @@ def data_source() -> str:
     return value
 
 
+#: Style of the static tables and charts of a light first screen (:mod:`components.static`): thin
+#: rules in the theme's text colour, numbers right-aligned, a table wider than a phone scrolls inside
+#: its own box, a chart scales down to the column.
+STATIC_STYLE = (
+    ".eb-static { overflow-x: auto; max-width: 100%; }"
+    ".eb-static table { border-collapse: collapse; font-size: 0.875rem; margin: 0 0 0.5rem; }"
+    ".eb-static th, .eb-static td { border: 1px solid rgba(128, 128, 128, 0.3); padding: 0.25rem 0.6rem;"
+    " vertical-align: top; text-align: left; }"
+    ".eb-static th { background: rgba(128, 128, 128, 0.08); font-weight: 600; }"
+    ".eb-static td.num { text-align: right; font-variant-numeric: tabular-nums; }"
+    ".eb-static td:first-child { white-space: nowrap; }"
+    ".eb-static td.none { opacity: 0.6; }"
+    ".eb-static caption { caption-side: bottom; text-align: left; opacity: 0.7; font-size: 0.8rem;"
+    " padding-top: 0.25rem; }"
+    ".eb-static figure { margin: 0 0 0.5rem; }"
+    ".eb-static figcaption { font-weight: 600; margin-bottom: 0.25rem; }"
+    ".eb-static svg { background: #ffffff; border-radius: 0.25rem; }"
+)
+
+
+def view_switch(views: dict[str, str], *, key: str, label: str = "View · 视图") -> str:
+    """The page's view switch: a segmented control whose first view (the light overview) is the default.
+
+    A page's first screen is its overview (metric cards, static charts and tables,
+    :mod:`components.static`); interactive charts and sortable grids are in the other views, one
+    click away, and run only while their view is open.  The open view is part of the link
+    (``?view=<slug>``): a shared link opens it.
+
+    Parameters
+    ----------
+    views : dict of slug -> label
+        In display order; the first is the default.  Labels are the project's own text (not escaped).
+    key : str
+        Widget key.
+    label : str
+        The control's label (collapsed: the buttons say what they are).
+
+    Returns
+    -------
+    str
+        The slug of the open view.
+    """
+    slugs = list(views)
+    qp = st.query_params
+    if key not in st.session_state and qp.get("view") in views:
+        st.session_state[key] = qp["view"]  # a shared link opens its view
+    elif st.session_state.get(key) not in views:
+        st.session_state[key] = slugs[0]  # a view this input does not have (no confusion matrix for QA)
+    slug = st.segmented_control(label, slugs, format_func=views.get, key=key, required=True,
+                                label_visibility="collapsed") or slugs[0]
+    if slug == slugs[0]:
+        if "view" in qp:
+            del qp["view"]
+    else:
+        qp["view"] = slug
+    return slug
+
+
 def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str | None = None,
                source_choice: bool = True) -> str:
     """Set up a page: config, title, navigation and the shared data-source choice in the sidebar.
@@ -141,7 +199,7 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
     # narrow screen instead of hiding their last buttons or tabs past the edge (Review's Export tab
     # was reached by scrolling the tab bar sideways at 390 px).
     st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }"
-            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }</style>")
+            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }" + STATIC_STYLE + "</style>")
     st.title(title)
     if caption:
         st.caption(caption)

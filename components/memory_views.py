@@ -7,10 +7,8 @@ scoring happens here.  User text is HTML-escaped before it is rendered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from components.metrics import fmt as _fmt
@@ -19,6 +17,11 @@ from evaluators.reports.csv_writer import write_csv
 from components.tables import count_columns, show_table
 from evaluators.memory.metrics import METRIC_HELP
 from evaluators.reports.escape import html_text, md, visible
+from components.static import static_records
+
+if TYPE_CHECKING:  # imported where a grid or a Plotly chart is drawn: the overview draws neither
+    import pandas as pd
+    import plotly.graph_objects as go
 
 #: The ROUGE-1 note for a metric picker's help.
 ROUGE1_NOTE = METRIC_HELP["rouge1"]
@@ -39,20 +42,29 @@ def label(name: str) -> str:
 
 def number_columns(frame: pd.DataFrame, digits: int = 3) -> dict[str, Any]:
     """``column_config`` showing the float columns of ``frame`` with ``digits`` decimals."""
+    import pandas as pd
+
     counts = set(count_columns(frame))
     return {c: st.column_config.NumberColumn(c, format=f"%.{digits}f") for c in frame.columns
             if pd.api.types.is_float_dtype(frame[c]) and c not in counts}
 
 
-def table(frame: pd.DataFrame, **kwargs) -> None:
-    """``st.dataframe`` (sortable) with floats at 3 decimals and no index."""
+def table(frame: pd.DataFrame | list[dict], *, static: bool = False, **kwargs) -> None:
+    """``st.dataframe`` (sortable) with floats at 3 decimals and no index; with ``static``, rows (dicts)
+    as a static table (:func:`components.static.static_records`, floats at 3 decimals too)."""
+    if static:
+        static_records(frame if isinstance(frame, list) else frame.to_dict("records"))
+        return
+    import pandas as pd
+
+    frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     show_table(frame, width="stretch", column_config=number_columns(frame), **kwargs)
 
 
 def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str]) -> None:
     """How each number was computed (tokenizer, normalisation, library version) and what was left out."""
     with st.expander("Signatures: how each number was computed"):
-        show_table([{"metric": label(k), "signature": v} for k, v in signatures.items()], width="stretch")
+        static_records([{"metric": label(k), "signature": v} for k, v in signatures.items()])
         for name, reason in unavailable.items():
             st.caption(f"{md(label(name))} left out: {md(reason)}")
 
@@ -88,18 +100,27 @@ def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
         metric_row(items[start:start + 5])
 
 
-def by_type_frame(report: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
-    """The by-type table (one row per question type, then ``overall``)."""
+def by_type_rows(report: Mapping[str, Any], names: Sequence[str]) -> list[dict]:
+    """The by-type table (one row per question type, then ``overall``), one dict a row."""
     rows = []
     for qtype, block in sorted(report["by_type"].items()):
         rows.append({"question_type": qtype, "count": block["count"], **{label(n): block.get(n) for n in names}})
     overall = report["overall"]
     rows.append({"question_type": "overall", "count": overall["count"], **{label(n): overall.get(n) for n in names}})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def by_type_frame(report: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
+    """:func:`by_type_rows` as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(by_type_rows(report, names))
 
 
 def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure:
     """Grouped bars: one group per question type, one bar per metric (missing values left out)."""
+    import plotly.graph_objects as go
+
     types = sorted(report["by_type"])
     fig = go.Figure()
     for name in names:
@@ -140,6 +161,8 @@ def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Seque
 
     ``max_chars`` cuts long texts for display (saying how much was left out); ``None`` keeps them whole.
     """
+    import pandas as pd
+
     data = []
     for row in rows:
         r = results[row.question_id]
@@ -155,6 +178,8 @@ def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Seque
 
 def frame_csv(frame: pd.DataFrame) -> str:
     """A table as CSV through the project's one writer (missing values as empty cells)."""
+    import pandas as pd
+
     return write_csv([str(c) for c in frame.columns],
                      ([None if pd.isna(v) else v for v in row] for row in frame.itertuples(index=False)))
 
@@ -185,7 +210,7 @@ def show_question(result: Any, row: Any, names: Sequence[str], stored_label: flo
     with right:
         _block("Prediction", result.prediction)
     scores = {label(n): row.scores.get(n) for n in names}
-    table(pd.DataFrame([scores]))
+    table([scores])
     j = row.judgement
     if stored_label is not None:
         show_stored_label(stored_label, stored_source)
@@ -211,17 +236,16 @@ def show_agreement(agreement: Any, stored_name: str) -> None:
                 ("Cohen's kappa", agreement.cohen_kappa, agreement.kappa_reason),
                 ("Only one side", agreement.n_only_ours + agreement.n_only_stored, None)])
     cm = agreement.confusion_matrix
-    st.dataframe(pd.DataFrame(
-        {"stored: correct": [cm["both_correct"], cm["stored_only_correct"]],
-         "stored: wrong": [cm["ours_only_correct"], cm["both_wrong"]]},
-        index=["ours: correct", "ours: wrong"]), width="content")
+    static_records([
+        {"": "ours: correct", "stored: correct": cm["both_correct"], "stored: wrong": cm["ours_only_correct"]},
+        {"": "ours: wrong", "stored: correct": cm["stored_only_correct"], "stored: wrong": cm["both_wrong"]}])
     st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {md(stored_name)}. "
                "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
     if agreement.disagreements:
         st.caption("Disagreements: " + ", ".join(md(q) for q in agreement.disagreements[:30]))
 
 
-def show_longmemeval(report: Any, models: Mapping[str, int]) -> None:
+def show_longmemeval(report: Any, models: Mapping[str, int], *, static: bool = False) -> None:
     """LongMemEval's accuracy table: per type (official order), task-averaged, overall, abstention."""
     rows = [{"question_type": t.question_type, "count": t.count, "accuracy": t.accuracy} for t in report.by_type]
     rows += [{"question_type": "task-averaged (mean over types with labels)", "count": None,
@@ -229,19 +253,19 @@ def show_longmemeval(report: Any, models: Mapping[str, int]) -> None:
              {"question_type": "overall", "count": report.n_labels, "accuracy": report.overall},
              {"question_type": "abstention (_abs)", "count": report.abstention.count,
               "accuracy": report.abstention.accuracy}]
-    table(pd.DataFrame(rows))
+    table(rows, static=static)
     if models:
         st.caption("Judge model(s): " + ", ".join(f"{md(m)} ({n})" for m, n in models.items()))
     if report.unknown_ids:
         st.caption(f"{len(report.unknown_ids)} labelled id(s) are not in the question table and were left out.")
 
 
-def show_parity(parity: Any) -> None:
+def show_parity(parity: Any, *, static: bool = False) -> None:
     """LoCoMo parity table: per category (official order) and overall."""
     rows = [{"category": str(c.category), "question_type": c.question_type, "count": c.count, "LoCoMo F1": c.mean}
             for c in parity.by_category]
     rows.append({"category": "all", "question_type": "overall", "count": parity.count, "LoCoMo F1": parity.overall})
-    table(pd.DataFrame(rows))
+    table(rows, static=static)
     if parity.skipped:
         st.caption(f"{len(parity.skipped)} question(s) are not LoCoMo questions and were left out.")
     st.caption("Whitespace tokens, as in the benchmark's code: an answer written without spaces (Chinese) is one "

@@ -8,8 +8,8 @@ HTML (:mod:`components.span_overlay`) or escaped markdown (:func:`evaluators.rep
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from evaluators.reports.figures import confusion_heatmap, scores_by_document
@@ -18,8 +18,12 @@ from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
 from evaluators.narrative.batch import BatchResult
 from evaluators.schema import ACTION_FIELDS
+from components.static import static_chart, static_records
 from components.tables import dataframe, visible_frame
 from evaluators.reports.escape import html_text, md, visible
+
+if TYPE_CHECKING:  # imported where a grid is drawn: the overview (the first screen) draws none
+    import pandas as pd
 
 GOOD, BAD, WARN, MUTED = "#e8f5e9", "#ffebee", "#fff3e0", "#f5f5f5"
 STATUS_COLORS = {"matched (exact)": GOOD, "matched (alias)": "#e3f2fd", "missing": "#ffcdd2", "extra": "#ffe0b2",
@@ -44,8 +48,8 @@ def _gt_incomplete_note(result: NarrativeResult, component: str) -> None:
 
 # ---------------------------------------------------------------- overview
 
-def overview_frame(batch: BatchResult) -> pd.DataFrame:
-    """One row per document pair with its scores (errors as text)."""
+def overview_rows(batch: BatchResult) -> list[dict]:
+    """One dict per document pair with its scores (errors as text)."""
     rows = []
     for d in batch.documents:
         row = {"document": d.story_id}
@@ -62,14 +66,23 @@ def overview_frame(batch: BatchResult) -> pd.DataFrame:
                                                   f"{s.events_aligned}",
                         "scoring notes": len(r.warnings), "status": "scored"})
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def overview_frame(batch: BatchResult) -> pd.DataFrame:
+    """:func:`overview_rows` as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(overview_rows(batch))
 
 
 def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
-    """Batch table (sortable), micro/macro totals and the component chart.
+    """Cards, the documents table, the micro/macro totals and the component chart by document.
 
-    With ``open_key`` (the document picker's widget key), clicking a scored document's row
-    opens it: the picker is set to that story before the page runs again.
+    Static on the first screen (:mod:`components.static`: no grid, no Plotly, no pandas); the
+    toggle *Sortable table and interactive chart* draws the sortable grids and the Plotly chart.
+    With ``open_key`` (the document picker's widget key), clicking a scored document's row of the
+    sortable table opens it: the picker is set to that story before the page runs again.
     """
     scored = batch.scored
     metric_row([
@@ -86,40 +99,61 @@ def render_overview(batch: BatchResult, *, open_key: str | None = None) -> None:
          "Offset repairs, pairs aligned without text evidence, labels outside the taxonomy: listed per "
          "document in the Alignment view and in the report."),
     ], digits=3)
-    frame = overview_frame(batch)
-    df = visible_frame(frame)
+    # The first screen is static (tables and the HTML report's SVG chart: no data grid, no Plotly chart);
+    # the sortable table whose rows open a document, and the interactive chart, are behind one toggle.
+    rows = overview_rows(batch)
     score_cols = ["overall", *[COMPONENT_TITLES[c] for c in COMPONENTS]]
-    stories = list(frame["document"]) if len(frame) else []
-    scored_ids = {r.story_id for r in scored}
+    interactive = st.toggle("Sortable table and interactive chart · 可排序表格与交互图表", key="nar_interactive",
+                            persist_state="page",
+                            help="Click a row of the sortable table to open that document; the static table shows "
+                                 "the same numbers.")
+    if interactive:
+        stories = [r["document"] for r in rows]
+        scored_ids = {r.story_id for r in scored}
 
-    def open_row() -> None:
-        rows = st.session_state["nar_overview_table"].selection.rows
-        if rows and open_key and stories[rows[0]] in scored_ids:
-            st.session_state[open_key] = stories[rows[0]]
+        def open_row() -> None:
+            rows = st.session_state["nar_overview_table"].selection.rows
+            if rows and open_key and stories[rows[0]] in scored_ids:
+                st.session_state[open_key] = stories[rows[0]]
 
-    dataframe(
-        df, hide_index=True, key="nar_overview_table", on_select=open_row, selection_mode="single-row",
-        # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
-        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f", width=112)
-                       for c in score_cols},
-    )
-    if open_key:
-        st.caption("Click a row to open that document.")
+        dataframe(
+            visible_frame(overview_frame(batch)), hide_index=True, key="nar_overview_table", on_select=open_row,
+            selection_mode="single-row",
+            # narrow enough that all seven score columns fit a 1440 px window (Text spans was cut off)
+            column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f",
+                                                              width=112) for c in score_cols},
+        )
+        if open_key:
+            st.caption("Click a row to open that document.")
+    else:
+        static_records(rows)
+        if open_key:
+            st.caption("Open a document with the picker above (or click a row of the sortable table).")
     if scored:
-        totals = pd.DataFrame([
+        totals = [
             {"aggregate": "micro (pooled counts)", **{COMPONENT_TITLES[c]: batch.micro["component_scores"][c]
                                                       for c in COMPONENTS}, "overall": batch.micro["overall_score"]},
             {"aggregate": "macro (mean of documents)", **{COMPONENT_TITLES[c]: batch.macro["component_scores"][c]
                                                           for c in COMPONENTS}, "overall": batch.macro["overall_score"]},
-        ])
-        dataframe(totals, hide_index=True,
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in score_cols})
+        ]
+        if interactive:
+            import pandas as pd
+
+            dataframe(pd.DataFrame(totals), hide_index=True,
+                      column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in score_cols})
+        else:
+            static_records(totals)
         n_docs = batch.macro["n_documents"]
         st.caption("Documents in each macro mean: " + ", ".join(
             f"{COMPONENT_TITLES[c]} {n_docs[c]}" for c in COMPONENTS) + ". A component whose GT is missing "
             "is left out of the mean, not counted as 0.")
-        st.plotly_chart(scores_by_document([r.story_id for r in scored], [COMPONENT_TITLES[c] for c in COMPONENTS],
-                                           [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        if interactive:
+            st.plotly_chart(scores_by_document([r.story_id for r in scored], [COMPONENT_TITLES[c] for c in COMPONENTS],
+                                               [[r.component_scores[c] for c in COMPONENTS] for r in scored]))
+        else:
+            from evaluators.reports.html import narrative_documents_chart
+
+            static_chart(narrative_documents_chart(scored))
     signature_caption(batch.signature)
 
 
@@ -143,6 +177,8 @@ def _match_status(m) -> str:
 
 def character_frame(result: NarrativeResult) -> pd.DataFrame:
     """Rows: matched (how), missing and extra characters with archetypes."""
+    import pandas as pd
+
     c = result.characters
     rows = []
     for m in c.matched_characters:
@@ -208,6 +244,8 @@ def styled_dataframe(df, row_style, **kwargs) -> None:
     Streamlit refuses a Styler of more than ``styler.render.max_elements`` cells (262,144 by
     default); such a table is shown without colours and a caption says so.
     """
+    import pandas as pd
+
     limit = pd.get_option("styler.render.max_elements")
     if df.size > limit:
         dataframe(visible_frame(df), hide_index=True, **kwargs)
@@ -221,6 +259,8 @@ def styled_dataframe(df, row_style, **kwargs) -> None:
 
 def relationship_frame(result: NarrativeResult) -> pd.DataFrame:
     """One row per GT or predicted relationship, side by side, with per-field agreement."""
+    import pandas as pd
+
     rows = []
     outcome = dict(zip(map(id, result.relationships.matched_pairs), result.sentiment.pair_correct))
     label = result.alignment.label_of
@@ -334,6 +374,8 @@ def render_relationships(result: NarrativeResult, *, event_filter: str | None = 
 # ---------------------------------------------------------------- action layer
 
 def action_frame(result: NarrativeResult) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     label = result.alignment.label_of
     for ev in result.action_layer.events:
@@ -437,6 +479,8 @@ def render_spans(result: NarrativeResult, *, selected_event: str | None = None) 
 # ---------------------------------------------------------------- alignment
 
 def alignment_frame(result: NarrativeResult) -> pd.DataFrame:
+    import pandas as pd
+
     al = result.alignment
     rows = []
     for p in al.pairs:
@@ -465,6 +509,8 @@ def _span_str(s) -> str:
 
 def render_alignment(result: NarrativeResult) -> None:
     """Which predicted event went with which GT event, how, and every warning about the input."""
+    import pandas as pd
+
     s = result.summary
     metric_row([("GT events", s.total_events_ground_truth, None),
                 ("Predicted events", s.total_events_predicted, None),

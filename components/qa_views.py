@@ -1,22 +1,31 @@
 """Streamlit pieces of the QA / fact-check page: headline metrics, tables, issue lists, downloads.
 
 They render a :class:`evaluators.qa.QAReport`; every number comes from the report.
-Uploaded text is shown only through ``st.dataframe`` / ``st.text`` (never as HTML).
+Uploaded text is shown through ``st.dataframe`` / ``st.text`` or, on the light overview, in the
+static tables and charts of :mod:`components.static` (escaped there).  pandas is imported when a
+grid is drawn, not with this module: the overview draws none.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
+from components.static import static_chart, static_records
 from components.tables import show_table
 from evaluators.reports.format import number, percent
 from evaluators.reports.escape import md
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Input problems listed on the first screen; the rest one click away (a toggle shows them all in a grid).
+ISSUES_SHOWN = 20
 
 
 def headline(report: QAReport) -> None:
@@ -47,18 +56,27 @@ def headline(report: QAReport) -> None:
     st.caption(f"Signature: {md(report.signature)}")
 
 
-def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str = "input problems") -> None:
-    """List located input problems (file, line, JSON path, message) in a table; nothing when there are none."""
+def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str = "input problems", *,
+                 key: str = "issues") -> None:
+    """List located input problems (file, line, JSON path, message); nothing when there are none.
+
+    The first :data:`ISSUES_SHOWN` as a static table (a light first screen); with more, a toggle
+    (``key``) shows them all in a sortable grid.
+    """
     if not issues:
         return
     errors = sum(1 for i in issues if i.severity == "error")
     st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    show_table([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity,
-                 "problem": i.message} for i in issues])
+    rows = [{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity, "problem": i.message}
+            for i in issues]
+    if len(rows) > ISSUES_SHOWN and st.toggle(f"Show all {len(rows):,} in a table · 显示全部", key=key):
+        show_table(rows)
+    else:
+        static_records(rows, max_rows=ISSUES_SHOWN)
 
 
-def per_class_frame(report: QAReport) -> pd.DataFrame:
-    """Per-class precision / recall / F1 / support plus the averages, as a DataFrame."""
+def per_class_rows(report: QAReport) -> list[dict]:
+    """Per-class precision / recall / F1 / support plus the micro, macro and weighted averages, one dict a row."""
     c, ci = report.classification, report.classification_ci
 
     def interval(lo, hi):
@@ -72,7 +90,14 @@ def per_class_frame(report: QAReport) -> pd.DataFrame:
                      "f1 95% CI": interval(ci.macro_f1_ci_low, ci.macro_f1_ci_high) if ci and avg.kind == "macro"
                      else None,
                      "support": sum(m.support for m in c.per_class if m.label in c.average_labels)})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def per_class_frame(report: QAReport) -> pd.DataFrame:
+    """:func:`per_class_rows` as a DataFrame (the sortable grid of the confusion-matrix view)."""
+    import pandas as pd
+
+    return pd.DataFrame(per_class_rows(report))
 
 
 def ratio_columns(*names: str) -> dict:
@@ -80,13 +105,63 @@ def ratio_columns(*names: str) -> dict:
     return {n: st.column_config.NumberColumn(n, format="percent") for n in names}
 
 
+def breakdown_rows(report: QAReport) -> list[dict]:
+    """EM / F1 per language and per group, with their 95% intervals, one dict a row."""
+    def row(subset, v):
+        return {"subset": subset, "n": v.n, "exact_match": v.exact_match,
+                "EM 95% CI": None if v.exact_match_ci_low is None
+                else f"{percent(v.exact_match_ci_low)} – {percent(v.exact_match_ci_high)}",
+                "token_f1": v.token_f1,
+                "F1 95% CI": None if v.token_f1_ci_low is None
+                else f"{percent(v.token_f1_ci_low)} – {percent(v.token_f1_ci_high)}"}
+
+    return ([row(f"lang = {k}", v) for k, v in report.by_lang.items()]
+            + [row(f"{report.group_field} = {k}", v) for k, v in report.by_group.items()])
+
+
 def breakdown_frame(report: QAReport) -> pd.DataFrame:
-    """EM / F1 per language and per group."""
-    rows = [{"subset": f"lang = {k}", "n": v.n, "exact_match": v.exact_match, "token_f1": v.token_f1}
-            for k, v in report.by_lang.items()]
-    rows += [{"subset": f"{report.group_field} = {k}", "n": v.n, "exact_match": v.exact_match, "token_f1": v.token_f1}
-             for k, v in report.by_group.items()]
-    return pd.DataFrame(rows)
+    """:func:`breakdown_rows` as a DataFrame (the sortable grid of the records view)."""
+    import pandas as pd
+
+    return pd.DataFrame(breakdown_rows(report))
+
+
+def render_overview(report: QAReport) -> None:
+    """The light first screen under the metric cards: static charts and tables, no grid, no Plotly.
+
+    Fact-check: the confusion matrix (:func:`evaluators.reports.html.qa_confusion_chart`, the HTML
+    report's drawing) beside the per-class table.  By language / group: the breakdown table and, with
+    groups, EM and F1 by group (:func:`evaluators.reports.html.qa_group_chart`).  Then how many
+    records lack a ground truth or a prediction.  The interactive matrix, the sortable grids and the
+    records are in the page's other views.
+    """
+    from evaluators.reports.html import qa_confusion_chart, qa_group_chart
+
+    c = report.classification
+    if c is not None:
+        st.subheader("Confusion matrix · 混淆矩阵")
+        left, right = st.columns([2, 3])
+        static_chart(qa_confusion_chart(report), where=left)
+        left.caption("Rows: true label, columns: predicted (as scikit-learn). The Confusion matrix view lists "
+                     "the claims of a cell and switches the layout.")
+        with right:
+            st.markdown("**Per-class metrics · 各类别指标**")
+            static_records(per_class_rows(report), ["class", "precision", "recall", "f1", "f1 95% CI", "support"],
+                           ratios=("precision", "recall", "f1"))
+            st.caption(f"Accuracy {percent(c.accuracy)} ({c.correct} of {c.n}). Undefined values (no prediction "
+                       "or no support for a class) show — and are skipped in the averages.")
+    if len(report.by_lang) > 1 or report.by_group:
+        st.subheader("Breakdown · 分组")
+        static_records(breakdown_rows(report), ratios=("exact_match", "token_f1"))
+        if report.by_group:
+            static_chart(qa_group_chart(report))
+    notes = [f"{len(report.missing_gt)} without ground truth (not scored)"] if report.missing_gt else []
+    if report.missing_prediction:
+        notes.append(f"{len(report.missing_prediction)} without a prediction (scored 0)")
+    if report.task == "factcheck" and report.unparsed_predictions:
+        notes.append(f"{len(report.unparsed_predictions)} predictions not read as a verdict (their own column)")
+    st.caption(f"{report.n_records:,} records" + (": " + "; ".join(notes) if notes else "")
+               + ". Each record, with filters and search, is in the Records view.")
 
 
 def downloads(report: QAReport, key: str = "qa") -> None:

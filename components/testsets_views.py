@@ -2,21 +2,26 @@
 
 Answers are user text: they are HTML-escaped piece by piece before the ``<mark>`` tags
 around the keyword spans (found by :func:`evaluators.testsets.keyword_spans`) are added.
+The first screen's charts and tables are static (:mod:`components.static`); pandas and plotly
+are imported by the functions of the other views, not with this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from components.tables import dataframe
+from components.static import static_records
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
 from evaluators.reports.escape import html_text
 from evaluators.reports.format import number
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
 
 _MARK = '<mark style="background:#ffe08a;padding:0 2px;border-radius:3px">'
 
@@ -84,6 +89,8 @@ def item_table(report: TestSetReport) -> None:
 
 def breakdown_chart(groups: dict[str, GroupStats], title: str) -> go.Figure:
     """Bar chart of the mean keyword score per group, with item counts on the bars."""
+    import plotly.graph_objects as go
+
     names = [html_text(name, breaks=False) for name in groups]  # plotly reads <b>, <a href> in labels
     fig = go.Figure(go.Bar(
         x=names, y=[g.mean_score or 0.0 for g in groups.values()],
@@ -96,11 +103,30 @@ def breakdown_chart(groups: dict[str, GroupStats], title: str) -> go.Figure:
     return fig
 
 
+def breakdown_svg(groups: dict[str, GroupStats], title: str) -> str:
+    """The mean keyword score (95% interval) and the keyword recall per group as one static SVG chart
+    (:func:`evaluators.reports.svg.grouped_bars`; a gap "—" where a group has no scored item)."""
+    from evaluators.reports.svg import grouped_bars
+
+    stats = list(groups.values())
+    return grouped_bars(list(groups), {"mean_score": [g.mean_score for g in stats],
+                                       "keyword_recall": [g.keyword_recall for g in stats]},
+                        {"mean_score": [g.mean_score_ci_low for g in stats]},
+                        {"mean_score": [g.mean_score_ci_high for g in stats]}, title=title)
+
+
+def group_rows(groups: dict[str, GroupStats], name: str) -> list[dict]:
+    """Group statistics, one dict per group (the static table of the overview, the grid of the tables view)."""
+    return [{name: k, "items": g.n_items, "scored": g.n_scored, "mean_score": g.mean_score,
+             "keyword_recall": g.keyword_recall, "found": g.keywords_found, "total": g.keywords_total,
+             "mean_human_score": g.mean_human_score} for k, g in groups.items()]
+
+
 def groups_frame(groups: dict[str, GroupStats], name: str) -> pd.DataFrame:
-    """Group statistics as a DataFrame (one row per group)."""
-    return pd.DataFrame([{name: k, "items": g.n_items, "scored": g.n_scored, "mean_score": g.mean_score,
-                          "keyword_recall": g.keyword_recall, "found": g.keywords_found, "total": g.keywords_total,
-                          "mean_human_score": g.mean_human_score} for k, g in groups.items()])
+    """:func:`group_rows` as a DataFrame (one row per group)."""
+    import pandas as pd
+
+    return pd.DataFrame(group_rows(groups, name))
 
 
 def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
@@ -127,7 +153,5 @@ def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
 
 
 def rubric() -> None:
-    """The 1-5 human rubric of the test-set schema."""
-    dataframe(pd.DataFrame([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(),
-                                                                                              reverse=True)]),
-                 hide_index=True)
+    """The 1-5 human rubric of the test-set schema, as a static table."""
+    static_records([{"score": k, "中文": zh, "English": en} for k, (zh, en) in sorted(RUBRIC.items(), reverse=True)])

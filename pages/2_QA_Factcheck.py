@@ -5,16 +5,14 @@ from components.layout import page_frame
 source = page_frame("QA & Fact-check · 问答与事实核查", "✅",
                     caption="Exact match and F1 per record; fact-check verdicts (T / F / uncertain) with a confusion matrix.")
 
-import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from components.compare_views import side_by_side_section  # noqa: E402
-from components.confusion import render_confusion  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
+from components.layout import view_switch  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
-                                 ratio_columns)
+                                 ratio_columns, render_overview)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest  # noqa: E402
@@ -108,7 +106,7 @@ if main.report is None:  # unreadable (undecodable bytes ...)
     st.stop()
 report = main.report
 st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
-issues_table(report.issues)
+issues_table(report.issues, key="qa_all_issues")
 if not main.usable:
     reason = main.failure.message
     st.error(md(f"{file_name}: {reason}. Upload the predictions with the file (second uploader) or set the "
@@ -117,7 +115,40 @@ if not main.usable:
 
 headline(report)
 
+for other in result.inputs[1:]:
+    if other.failure is not None:
+        f = other.failure
+        st.error(md(f"{f.location()}: {f.message}" + ("; left out of the comparison." if f.kind == "unusable" else "")))
+# Split into runs only when there is more than one system: a single large file is never materialised.
+runs = cached(("qa-runs", run_key, config), result.runs) if result.others or len(report.by_group) > 1 else {}
+
+# The first screen is the overview (cards above, static charts and tables): the interactive matrix,
+# the grids and the side-by-side comparison are one click away and run only while their view is open.
+VIEWS = {"overview": "Overview · 概览", "records": "Records · 逐条结果"}
 if report.classification is not None:
+    VIEWS["matrix"] = "Confusion matrix · 混淆矩阵"
+if len(runs) > 1:
+    VIEWS["systems"] = "Systems side by side · 系统对比"
+qp = st.query_params
+if "qa_view" not in st.session_state and "view" not in qp:  # a shared link to a record or a cell opens it
+    if "record" in qp:
+        st.session_state["qa_view"] = "records"
+    elif "cell_true" in qp and "matrix" in VIEWS:
+        st.session_state["qa_view"] = "matrix"
+view = view_switch(VIEWS, key="qa_view")
+
+if view == "overview":
+    render_overview(report)
+    if len(runs) <= 1 and source != "demo":
+        st.caption("To compare systems side by side, upload more runs of the same questions (above), or a file "
+                   "with a system / model field.")
+    elif len(runs) > 1:
+        st.caption(f"{len(runs)} systems: their paired comparison and records side by side are in the "
+                   "Systems side by side view.")
+
+elif view == "matrix":
+    from components.confusion import render_confusion
+
     st.subheader("Confusion matrix · 混淆矩阵")
     cell = render_confusion(report.classification, key="qa_cm")
     if cell is None:
@@ -135,126 +166,118 @@ if report.classification is not None:
     st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
                "or no support for a class) are empty and skipped in the averages.")
 
-if len(report.by_lang) > 1 or report.by_group:
-    st.subheader("Breakdown · 分组")
-    show_table(breakdown_frame(report), column_config=ratio_columns("exact_match", "token_f1"))
+elif view == "systems":
+    from components.compare_views import side_by_side_section
 
-for other in result.inputs[1:]:
-    if other.failure is not None:
-        f = other.failure
-        st.error(md(f"{f.location()}: {f.message}" + ("; left out of the comparison." if f.kind == "unusable" else "")))
-# Split into runs only when there is more than one system: a single large file is never materialised.
-runs = cached(("qa-runs", run_key, config), result.runs) if result.others or len(report.by_group) > 1 else {}
-if len(runs) > 1:
     side_by_side_section(result, runs, cached, (run_key, config), n_resamples=config.ci_resamples)
-elif source != "demo":
-    st.caption("To compare systems side by side, upload more runs of the same questions (above), or a file "
-               "with a system / model field.")
 
-st.subheader("Records · 逐条结果")
-store = report.records
-all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
-all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
-f1c, f2c, f3c, f4c = st.columns([2, 2, 1.4, 2])
-statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses, key="qa_statuses")
-lang_pick = f2c.multiselect("Language · 语言", all_langs, default=all_langs, key="qa_langs") if all_langs else []
-only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_errors_only")
-needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …", key="qa_search")
+else:  # records
+    import pandas as pd
 
+    if len(report.by_lang) > 1 or report.by_group:
+        st.subheader("Breakdown · 分组")
+        show_table(breakdown_frame(report), column_config=ratio_columns("exact_match", "token_f1"))
 
-def _view(kind: tuple, **filters):
-    """The records passing ``filters`` (the first MAX_ROWS as rows), cached on the file, settings and filters:
-    a rerun of another widget re-derives no record."""
-    return cached(("qa-rows", data_key, config, kind), lambda: record_view(report, limit=MAX_ROWS, **filters))
+    st.subheader("Records · 逐条结果")
+    store = report.records
+    all_statuses = cached(("qa-statuses", data_key, config), lambda: sorted({s for s in store.column("status") if s}))
+    all_langs = cached(("qa-langs", data_key, config), lambda: sorted({x for x in store.column("lang") if x}))
+    f1c, f2c, f3c, f4c = st.columns([2, 2, 1.4, 2])
+    # the filters keep their values while another view is open (persist_state)
+    statuses = f1c.multiselect("Status · 状态", all_statuses, default=all_statuses, key="qa_statuses",
+                               persist_state="page")
+    lang_pick = (f2c.multiselect("Language · 语言", all_langs, default=all_langs, key="qa_langs", persist_state="page")
+                 if all_langs else [])
+    only_errors = f3c.checkbox("Errors only · 只看错误", value=False, key="qa_errors_only", persist_state="page")
+    needle = f4c.text_input("Search · 搜索", value="", placeholder="id, question, answer …", key="qa_search",
+                            persist_state="page")
 
+    def _view(kind: tuple, **filters):
+        """The records passing ``filters`` (the first MAX_ROWS as rows), cached on the file, settings and filters:
+        a rerun of another widget re-derives no record."""
+        return cached(("qa-rows", data_key, config, kind), lambda: record_view(report, limit=MAX_ROWS, **filters))
 
-records = _view(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
-                langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
-view, n_match = pd.DataFrame(records.rows, columns=RECORD_COLUMNS), records.n_match
-# question and prediction first (they are what is read; a hex id first pushed them off a phone's screen)
-order = ["question", "prediction", "gold_answers", "exact_match", "token_f1", "status", "gold_verdict",
-         "predicted_verdict", "group", "lang", "id", "verdict_rule", "tokenizer", "gold_field", "prediction_field",
-         "line"]
-ids_shown = records.ids
-qp = st.query_params
-if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
-    st.session_state["qa_open"] = qp["record"]  # a shared link opens its record
+    records = _view(("view", tuple(statuses), tuple(lang_pick), only_errors, needle), statuses=set(statuses),
+                    langs=set(lang_pick) if all_langs else None, errors_only=only_errors, needle=needle)
+    frame, n_match = pd.DataFrame(records.rows, columns=RECORD_COLUMNS), records.n_match
+    # question and prediction first (they are what is read; a hex id first pushed them off a phone's screen)
+    order = ["question", "prediction", "gold_answers", "exact_match", "token_f1", "status", "gold_verdict",
+             "predicted_verdict", "group", "lang", "id", "verdict_rule", "tokenizer", "gold_field", "prediction_field",
+             "line"]
+    ids_shown = records.ids
+    if "qa_open" not in st.session_state and qp.get("record") in ids_shown:
+        st.session_state["qa_open"] = qp["record"]  # a shared link opens its record
 
+    def _open_selected() -> None:
+        """A row clicked in the records table opens that record."""
+        rows = st.session_state["qa_records"].selection.rows
+        if rows:
+            st.session_state["qa_open"] = ids_shown[rows[0]]
 
-def _open_selected() -> None:
-    """A row clicked in the records table opens that record."""
-    rows = st.session_state["qa_records"].selection.rows
-    if rows:
-        st.session_state["qa_open"] = ids_shown[rows[0]]
+    show_table(frame, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
+               column_order=[c for c in order if c in frame and frame[c].notna().any()], on_select=_open_selected,
+               selection_mode="single-row")
+    st.caption(f"{n_match} of {records.n_total} records match the filters"
+               + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
+                  if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
 
+    def _step(delta: int) -> None:
+        """Previous / next record within the filtered table."""
+        st.session_state["qa_open"] = records.step(st.session_state.get("qa_open"), delta)
 
-show_table(view, key="qa_records", column_config=ratio_columns("exact_match", "token_f1"),
-           column_order=[c for c in order if c in view and view[c].notna().any()], on_select=_open_selected,
-           selection_mode="single-row")
-st.caption(f"{n_match} of {records.n_total} records match the filters"
-           + (f"; the first {MAX_ROWS:,} are shown — narrow the filters or download the CSV for all."
-              if n_match > MAX_ROWS else ".") + " Click a row to open the record.")
+    opened = st.session_state.get("qa_open")
+    detail = records.detail(opened) if opened is not None else None
+    if detail is not None:
+        qp["record"] = opened
+        pos = records.position(opened)
+        with st.container(border=True):
+            h1, h2, h3 = st.columns([6, 1, 1])
+            h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · "
+                        f"status {md(detail['status'])}")
+            h2.button("◀ Previous", key="qa_prev", on_click=_step, args=(-1,), disabled=pos == 0, width="stretch")
+            h3.button("Next ▶", key="qa_next", on_click=_step, args=(1,), disabled=pos == len(ids_shown) - 1,
+                      width="stretch")
+            if detail["question"] is not None:
+                st.markdown("**Question · 问题**")
+                st.text(visible(detail["question"]))
+            g, p = st.columns(2)
+            g.markdown("**Ground truth · 标准答案**")
+            g.text(visible(detail["gold"]))
+            scores = detail["scores"]
+            p.markdown("**Prediction · 预测**" + (f" (EM {scores[0]:.0f}, F1 {scores[1]:.2f})" if scores else ""))
+            p.text(visible(detail["prediction"]))
+            if detail["raw_prediction"] is not None:
+                with st.expander("Raw prediction (before <think> / <answer> handling)"):
+                    st.text(visible(detail["raw_prediction"]))
+            if detail["verdict"] is not None:
+                gold_v, pred_v, rule = detail["verdict"]
+                st.caption(f"Verdict: gold {md(gold_v)}, predicted {md(pred_v)} ({md(rule)})")
+            where = detail["where"]
+            st.caption(f"Tokenizer {md(where['tokenizer'])} · gold field {md(where['gold_field'])} · "
+                       f"prediction field {md(where['prediction_field'])} · line {md(where['line'])}")
+    elif "record" in qp:
+        del qp["record"]
 
+    def _side_table(columns: list[str], key: str, **filters) -> None:
+        side = _view((key,), **filters)
+        if side.n_match:
+            show_table(pd.DataFrame(side.rows, columns=RECORD_COLUMNS)[columns], key=key)
 
-def _step(delta: int) -> None:
-    """Previous / next record within the filtered table."""
-    st.session_state["qa_open"] = records.step(st.session_state.get("qa_open"), delta)
-
-
-opened = st.session_state.get("qa_open")
-detail = records.detail(opened) if opened is not None else None
-if detail is not None:
-    qp["record"] = opened
-    pos = records.position(opened)
-    with st.container(border=True):
-        h1, h2, h3 = st.columns([6, 1, 1])
-        h1.markdown(f"**Record {md(opened)}** · {pos + 1} of {len(ids_shown)} shown · status {md(detail['status'])}")
-        h2.button("◀ Previous", key="qa_prev", on_click=_step, args=(-1,), disabled=pos == 0, width="stretch")
-        h3.button("Next ▶", key="qa_next", on_click=_step, args=(1,), disabled=pos == len(ids_shown) - 1,
-                  width="stretch")
-        if detail["question"] is not None:
-            st.markdown("**Question · 问题**")
-            st.text(visible(detail["question"]))
-        g, p = st.columns(2)
-        g.markdown("**Ground truth · 标准答案**")
-        g.text(visible(detail["gold"]))
-        scores = detail["scores"]
-        p.markdown("**Prediction · 预测**" + (f" (EM {scores[0]:.0f}, F1 {scores[1]:.2f})" if scores else ""))
-        p.text(visible(detail["prediction"]))
-        if detail["raw_prediction"] is not None:
-            with st.expander("Raw prediction (before <think> / <answer> handling)"):
-                st.text(visible(detail["raw_prediction"]))
-        if detail["verdict"] is not None:
-            gold_v, pred_v, rule = detail["verdict"]
-            st.caption(f"Verdict: gold {md(gold_v)}, predicted {md(pred_v)} ({md(rule)})")
-        where = detail["where"]
-        st.caption(f"Tokenizer {md(where['tokenizer'])} · gold field {md(where['gold_field'])} · "
-                   f"prediction field {md(where['prediction_field'])} · line {md(where['line'])}")
-elif "record" in qp:
-    del qp["record"]
-
-
-def _side_table(columns: list[str], key: str, **filters) -> None:
-    side = _view((key,), **filters)
-    if side.n_match:
-        show_table(pd.DataFrame(side.rows, columns=RECORD_COLUMNS)[columns], key=key)
-
-
-c_left, c_right = st.columns(2)
-with c_left:
-    st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
-    if report.missing_gt:
-        _side_table(["question", "prediction", "id"], "qa_missing_gt", statuses={"missing_gt"})
-with c_right:
-    if report.task == "factcheck":
-        st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
-                    f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
-        _side_table(["question", "prediction_raw", "id"], "qa_unparsed", statuses={"scored", "missing_prediction"},
-                    predicted_verdicts={"unparsed"})
-    else:
-        st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
-        if report.missing_prediction:
-            _side_table(["question", "gold_answers", "id"], "qa_missing_pred", statuses={"missing_prediction"})
+    c_left, c_right = st.columns(2)
+    with c_left:
+        st.markdown(f"**Missing ground truth · 缺少标准答案: {len(report.missing_gt)}** (not scored)")
+        if report.missing_gt:
+            _side_table(["question", "prediction", "id"], "qa_missing_gt", statuses={"missing_gt"})
+    with c_right:
+        if report.task == "factcheck":
+            st.markdown(f"**Unparsed predictions · 无法解析的预测: {len(report.unparsed_predictions)}** "
+                        f"(+{len(report.missing_prediction)} empty); their own matrix column, never 'uncertain'")
+            _side_table(["question", "prediction_raw", "id"], "qa_unparsed", statuses={"scored", "missing_prediction"},
+                        predicted_verdicts={"unparsed"})
+        else:
+            st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
+            if report.missing_prediction:
+                _side_table(["question", "gold_answers", "id"], "qa_missing_pred", statuses={"missing_prediction"})
 
 st.subheader("Downloads · 下载")
 downloads(report)

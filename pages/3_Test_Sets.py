@@ -7,14 +7,15 @@ source = page_frame("Test sets · 关键词测试集", "🧪",
 
 import json  # noqa: E402
 
-import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from components.layout import view_switch  # noqa: E402
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
+from components.static import static_chart, static_records  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
-from components.testsets_views import (breakdown_chart, groups_frame, item_table, rubric,  # noqa: E402
-                                       shown_text, turn_view)
+from components.testsets_views import (breakdown_chart, breakdown_svg, group_rows, groups_frame,  # noqa: E402
+                                       item_table, rubric, shown_text, turn_view)
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import (TestSetsConfig, TestSetsInputs, TestSetsReport, load_test_set,  # noqa: E402
@@ -59,7 +60,7 @@ else:
         except InputError as exc:
             st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
             st.stop()
-        issues_table(list(alone.issues))
+        issues_table(list(alone.issues), key="ts_all_issues")
         st.subheader(f"Preview · 预览: {md(up_items.name)}")
         st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
                    "(second box) to score them; the template below has every id (and turn) with an empty answer.")
@@ -98,7 +99,7 @@ test_set, answers, report = run.test_set, run.answers, run.scores
 
 st.caption(f"Test set: {md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
            f"version {md(test_set.version)}) · answers: {md(answers_name)} ({len(answers.answers)})")
-issues_table(run.issues)
+issues_table(run.issues, key="ts_all_issues")
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
     st.stop()
@@ -120,29 +121,44 @@ if report.kind == "single":
                    help=f"Mean of {o.n_human} 1-5 rubric scores given with the answers.")
     st.caption(f"{report.aggregation}. Signature: {md(report.signature)}")
 
-    st.subheader("By category and difficulty · 按类别与难度")
-    g1, g2 = st.columns(2)
-    g1.plotly_chart(breakdown_chart(report.by_category, "Category · 类别"), key="ts_cat_chart")
-    g2.plotly_chart(breakdown_chart(report.by_difficulty, "Difficulty · 难度"), key="ts_diff_chart")
-    t1, t2 = st.columns(2)
-    show_table(groups_frame(report.by_category, "category"), where=t1,
-               column_config=ratio_columns("mean_score", "keyword_recall"))
-    show_table(groups_frame(report.by_difficulty, "difficulty"), where=t2,
-               column_config=ratio_columns("mean_score", "keyword_recall"))
+    # The first screen is light (static charts and tables, the highlighted answers); the sortable
+    # grids and the interactive charts are one click away.
+    view = view_switch({"overview": "Overview · 概览", "items": "Items table · 逐条表格",
+                        "charts": "Interactive charts · 交互图表"}, key="ts_view")
+    if view == "overview":
+        st.subheader("By category and difficulty · 按类别与难度")
+        g1, g2 = st.columns(2)
+        for where, groups, name, title in ((g1, report.by_category, "category", "By category · 按类别"),
+                                           (g2, report.by_difficulty, "difficulty", "By difficulty · 按难度")):
+            static_chart(breakdown_svg(groups, f"{title} (mean_score: 95% CI)"), where=where)
+            static_records(group_rows(groups, name), ratios=("mean_score", "keyword_recall"), where=where)
+        st.subheader("Items · 逐条")
+        st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
+        item_table(report)
+        if report.no_keywords:
+            st.caption(f"Without keywords (no automatic score, review by hand): {md(', '.join(report.no_keywords))}")
+        if report.extra_answers:
+            st.caption(f"Answers that match no item: {md(', '.join(report.extra_answers))}")
+    elif view == "charts":
+        st.subheader("By category and difficulty · 按类别与难度")
+        g1, g2 = st.columns(2)
+        g1.plotly_chart(breakdown_chart(report.by_category, "Category · 类别"), key="ts_cat_chart")
+        g2.plotly_chart(breakdown_chart(report.by_difficulty, "Difficulty · 难度"), key="ts_diff_chart")
+        t1, t2 = st.columns(2)
+        show_table(groups_frame(report.by_category, "category"), where=t1,
+                   column_config=ratio_columns("mean_score", "keyword_recall"))
+        show_table(groups_frame(report.by_difficulty, "difficulty"), where=t2,
+                   column_config=ratio_columns("mean_score", "keyword_recall"))
+    else:
+        import pandas as pd
 
-    st.subheader("Items · 逐条")
-    frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
-                           "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
-                           "human_score": r.human_score, "question": shown_text(r.question),
-                           "answer": shown_text(r.answer),
-                           "missing": ", ".join(r.missing)} for r in report.items])
-    show_table(frame, column_config=ratio_columns("score"), key="ts_items_table")
-    st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
-    item_table(report)
-    if report.no_keywords:
-        st.caption(f"Without keywords (no automatic score, review by hand): {md(', '.join(report.no_keywords))}")
-    if report.extra_answers:
-        st.caption(f"Answers that match no item: {md(', '.join(report.extra_answers))}")
+        st.subheader("Items · 逐条")
+        frame = pd.DataFrame([{"id": r.id, "category": r.category, "difficulty": r.difficulty, "status": r.status,
+                               "score": r.score, "found": len(r.found), "keywords": len(r.keywords),
+                               "human_score": r.human_score, "question": shown_text(r.question),
+                               "answer": shown_text(r.answer),
+                               "missing": ", ".join(r.missing)} for r in report.items])
+        show_table(frame, column_config=ratio_columns("score"), key="ts_items_table")
 else:
     o = report.overall
     cols = st.columns(4)
@@ -155,19 +171,26 @@ else:
                    help="Mean of each dialogue's point coverage (macro over dialogues).")
     cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
     st.caption(f"Signature: {md(report.signature)}")
-    show_table([{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns),
-                 "covered": d.n_covered, "points": d.n_points, "coverage": d.coverage_micro,
-                 "mean_turn_coverage": d.coverage_macro} for d in report.dialogues],
-               column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
-    if report.by_requires_context:
-        show_table([{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro, "mean_turn_coverage": v.coverage_macro}
-                    for k, v in report.by_requires_context.items()],
-                   column_config=ratio_columns("coverage", "mean_turn_coverage"))
-    st.subheader("Turn by turn · 逐轮查看")
-    ids = [d.id for d in report.dialogues]
-    pick = st.selectbox("Dialogue · 对话", ids, key="ts_dialogue",
-                        format_func=lambda i: visible(f"{i} — {next(d.scenario for d in report.dialogues if d.id == i)}"))
-    turn_view(report, pick)
+    dialogue_rows = [{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns), "covered": d.n_covered,
+                      "points": d.n_points, "coverage": d.coverage_micro, "mean_turn_coverage": d.coverage_macro}
+                     for d in report.dialogues]
+    context_rows = [{"turns": k, "n": v.n_turns, "coverage": v.coverage_micro, "mean_turn_coverage": v.coverage_macro}
+                    for k, v in report.by_requires_context.items()]
+    view = view_switch({"overview": "Overview · 概览", "tables": "Sortable tables · 可排序表格"}, key="ts_view")
+    if view == "overview":  # static tables (a light first screen), then the turns
+        static_records(dialogue_rows, ratios=("coverage", "mean_turn_coverage"))
+        if context_rows:
+            static_records(context_rows, ratios=("coverage", "mean_turn_coverage"))
+        st.subheader("Turn by turn · 逐轮查看")
+        ids = [d.id for d in report.dialogues]
+        scenario = {d.id: d.scenario for d in reversed(report.dialogues)}  # the first of an id, as before
+        pick = st.selectbox("Dialogue · 对话", ids, key="ts_dialogue", persist_state="page",
+                            format_func=lambda i: visible(f"{i} — {scenario[i]}"))
+        turn_view(report, pick)
+    else:
+        show_table(dialogue_rows, column_config=ratio_columns("coverage", "mean_turn_coverage"), key="ts_dialogues")
+        if context_rows:
+            show_table(context_rows, column_config=ratio_columns("coverage", "mean_turn_coverage"))
 
 with st.expander("Human rubric (1-5) · 人工评分标准"):
     rubric()

@@ -12,13 +12,13 @@ from pathlib import Path  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.dialogue_views import (  # noqa: E402
-    case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap,
+    case_table, comparison_view, downloads, metric_picker, model_table, scene_model_heatmap, scene_model_svg,
 )
-from components.compare_views import paired_scores_view, systems_chart  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
+from components.layout import view_switch  # noqa: E402
+from components.static import static_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
-from components.tables import show_table  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -173,11 +173,35 @@ unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
     st.caption(f"**{md(m['name'])}**: n/a — {md(m['unavailable_reason'])}")
 
-tab_heat, tab_models, tab_cases, tab_compare, tab_dl = st.tabs(
-    ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"])
-with tab_heat:
+# The first screen is light: static charts and the models table; the interactive heatmap and chart, the
+# sortable grids, the cases and the paired comparison are one click away, and run only when opened.
+VIEWS = {"overview": "Overview · 概览", "scenes": "Scenes × models", "models": "Models", "cases": "Cases",
+         "compare": "Model comparison"}
+view = view_switch(VIEWS, key="dialogue_view")
+if view == "overview":
+    from evaluators.reports.svg import grouped_bars
+
+    bm = evaluation.by_model
+    c1, c2 = st.columns(2)
+    if bm:
+        static_chart(grouped_bars([s.model for s in bm], {"combined_score": [s.combined_score for s in bm]},
+                                  {"combined_score": [s.combined_score_ci_low for s in bm]},
+                                  {"combined_score": [s.combined_score_ci_high for s in bm]},
+                                  title="Combined score by model (95% bootstrap CI over cases)"), where=c1)
+    if evaluation.by_scene:
+        static_chart(scene_model_svg([s.to_dict() for s in evaluation.by_scene]), where=c2)
+    model_table([s.to_dict() for s in bm], names, {k: v.to_dict() for k, v in evaluation.corpus_bleu.items()},
+                static=True)
+    c = evaluation.comparison.to_dict() if evaluation.comparison else None
+    if c:
+        st.caption(f"On {c['n_shared']} cases answered by every model: "
+                   + ", ".join(f"{md(m)} wins {n}" for m, n in c["wins"].items()) + f", ties {c['ties']}. "
+                   "Each case, the character diffs and the paired comparison are in the views above.")
+elif view == "scenes":
     scene_model_heatmap([s.to_dict() for s in evaluation.by_scene])
-with tab_models:
+elif view == "models":
+    from components.compare_views import systems_chart
+
     if evaluation.by_model:
         bm = evaluation.by_model
         systems_chart([s.model for s in bm], {"combined_score": [s.combined_score for s in bm]},
@@ -190,10 +214,12 @@ with tab_models:
     with st.expander("Signatures (tokenizer, normalization, library versions)"):
         for name, sig in evaluation.signatures.items():
             st.markdown(f"- **{md(name)}**: {md(sig)}")
-with tab_cases:
+elif view == "cases":
     f1, f2 = st.columns(2)
-    model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model", format_func=visible)
-    scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene", format_func=visible)
+    model_pick = f1.selectbox("Model", ["all"] + evaluation.models, key="dialogue_case_model", format_func=visible,
+                              persist_state="page")
+    scene_pick = f2.selectbox("Scene", ["all"] + case_set.scenes, key="dialogue_case_scene", format_func=visible,
+                              persist_state="page")
     shown = [r for r in evaluation.results
              if (model_pick == "all" or r.model == model_pick) and (scene_pick == "all" or r.scene == scene_pick)]
     case_table(shown, names)
@@ -206,13 +232,16 @@ with tab_cases:
         st.markdown("**Context**")
         st.text(visible(r.context))
         render_char_diff(char_diff(r.expected_response, r.prediction))
-with tab_compare:
+else:  # compare
+    from components.compare_views import paired_scores_view
+    from components.tables import show_table
+
     comparison_view(evaluation.comparison.to_dict() if evaluation.comparison else None)
     if len(evaluation.models) > 1:
         st.markdown("**Cases × models · 逐条对比**")
         matrix = case_matrix(evaluation)
         spread = st.slider("Show cases where the models' combined scores differ by at least · 分差至少", 0.0, 1.0, 0.0,
-                           0.05, key="dialogue_spread")
+                           0.05, key="dialogue_spread", persist_state="page")
         kept = [r for r in matrix if spread == 0 or (r["spread"] is not None and r["spread"] >= spread - 1e-12)]
         show_table(kept, key="dialogue_matrix",
                    column_config={c: st.column_config.NumberColumn(c, format="%.3f")
@@ -240,15 +269,16 @@ with tab_compare:
                 review_button(f"Blind A/B review of {md(model_a)} and {md(model_b)} · 盲评", "dialogue_pair", case_set.file,
                               lambda: dialogue_pair_items(evaluation, model_a, model_b), key="dialogue_ab_review",
                               blind=True)
-with tab_dl:
-    stem = "persona_evaluation"
-    downloads({  # written when a button is clicked, not on every rerun
-        "Human annotation CSV": (f"{stem}_human_annotation.csv", lambda: annotation_csv(evaluation)),
-        "JSON report": (f"{stem}_report.json", lambda: json_report_text(evaluation)),
-        "Text summary": (f"{stem}_summary.txt", lambda: summary_text(evaluation)),
-    })
-    review_button("Review these replies · 人工审阅这些回复", "dialogue", case_set.file,
-                  lambda: dialogue_items(evaluation), key="dialogue_to_review", data=cases_bytes)
+
+st.subheader("Downloads · 下载")
+stem = "persona_evaluation"
+downloads({  # written when a button is clicked, not on every rerun
+    "Human annotation CSV": (f"{stem}_human_annotation.csv", lambda: annotation_csv(evaluation)),
+    "JSON report": (f"{stem}_report.json", lambda: json_report_text(evaluation)),
+    "Text summary": (f"{stem}_summary.txt", lambda: summary_text(evaluation)),
+})
+review_button("Review these replies · 人工审阅这些回复", "dialogue", case_set.file,
+              lambda: dialogue_items(evaluation), key="dialogue_to_review", data=cases_bytes)
 
 st.subheader("Review corrections · 审阅更正")
 

@@ -15,6 +15,8 @@ source = page_frame(
 )
 
 from components import memory_views as views  # noqa: E402
+from components.layout import view_switch  # noqa: E402
+from components.static import static_chart  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
@@ -230,17 +232,51 @@ views.metric_cards(metrics["overall"], names)
 if metrics["overall"].get("task_averaged_judge_score") is not None:
     st.caption(f"Task-averaged judge score (mean over types): {metrics['overall']['task_averaged_judge_score']:.3f}")
 
-st.subheader("By question type")
-views.table(views.by_type_frame(metrics, names))
-chart_metrics = st.multiselect("Chart", options=names, default=[n for n in names if n in ("judge_score", "token_f1_char",
-                                                                                         "locomo_f1")] or names[:1],
-                               format_func=views.label, key="mem_chart")
-if chart_metrics:
-    st.plotly_chart(views.by_type_figure(metrics, chart_metrics), width="stretch")
-st.caption("Means over questions (macro over questions): each question weighs the same.")
-views.show_signatures(metrics["signature"], metrics.get("unavailable", {}))
-
+# The first screen is light (cards, static chart and tables); the interactive chart, the sortable grids,
+# the systems side by side and the questions are one click away, and run only while their view is open.
+VIEWS = {"overview": "Overview · 概览", "types": "By question type · 按类型", "questions": "Questions · 逐题"}
 if other_files:
+    VIEWS["systems"] = "Systems side by side · 系统对比"
+view = view_switch(VIEWS, key="mem_view")
+
+if view == "overview":
+    from evaluators.reports.html import memory_type_chart
+
+    st.subheader("By question type")
+    views.table(views.by_type_rows(metrics, names), static=True)
+    static_chart(memory_type_chart(metrics, names, {n: views.label(n) for n in names}))
+    st.caption("Means over questions (macro over questions): each question weighs the same. Each question, with "
+               "its judge reasoning, is in the Questions view"
+               + (f"; {len(other_files) + 1} systems are compared in the Systems side by side view." if other_files
+                  else "."))
+    views.show_signatures(metrics["signature"], metrics.get("unavailable", {}))
+    if report.locomo_parity is not None:
+        st.subheader("LoCoMo parity (the benchmark's published scoring)")
+        views.show_parity(report.locomo_parity, static=True)
+    if report.longmemeval is not None:
+        st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
+        views.show_longmemeval(report.longmemeval, stored.models, static=True)
+    if report.agreement is not None:
+        st.subheader("Our judge vs stored labels")
+        views.show_agreement(report.agreement, stored_name)
+
+elif view == "types":
+    st.subheader("By question type")
+    views.table(views.by_type_frame(metrics, names))
+    chart_metrics = st.multiselect("Chart", options=names,
+                                   default=[n for n in names if n in ("judge_score", "token_f1_char", "locomo_f1")]
+                                   or names[:1], format_func=views.label, key="mem_chart", persist_state="page")
+    if chart_metrics:
+        st.plotly_chart(views.by_type_figure(metrics, chart_metrics), width="stretch")
+    st.caption("Means over questions (macro over questions): each question weighs the same.")
+    if report.locomo_parity is not None:
+        st.subheader("LoCoMo parity (the benchmark's published scoring)")
+        views.show_parity(report.locomo_parity)
+    if report.longmemeval is not None:
+        st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
+        views.show_longmemeval(report.longmemeval, stored.models)
+
+elif view == "systems":
     st.subheader("Systems side by side · 系统对比")
     text_metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
     rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
@@ -258,35 +294,24 @@ if other_files:
     elif not text_metrics:
         st.caption("Pick a text metric (token F1, ROUGE …) to compare systems: the judge scores only this run.")
 
-if report.locomo_parity is not None:
-    st.subheader("LoCoMo parity (the benchmark's published scoring)")
-    views.show_parity(report.locomo_parity)
-
-if report.longmemeval is not None:
-    st.subheader("LongMemEval accuracy (stored labels, as print_qa_metrics.py)")
-    views.show_longmemeval(report.longmemeval, stored.models)
-
-if report.agreement is not None:
-    st.subheader("Our judge vs stored labels")
-    views.show_agreement(report.agreement, stored_name)
-
-# ---------------------------------------------------------------- drill-down
-st.subheader("Questions")
-f1c, f2c = st.columns([2, 1])
-types = sorted({r.question_type for r in results})
-picked_types = f1c.multiselect("Question types", types, default=types, key="mem_types", format_func=visible)
-only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low")
-shown_rows = [row for row in rows if row.question_type in picked_types and (
-    not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
-views.table(views.question_frame(shown_rows, by_id, names, max_chars=views.CELL_CHARS), height=360)
-if shown_rows:
-    qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
-                       format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
-    row = next(r for r in shown_rows if r.question_id == qid)
-    views.show_question(by_id[qid], row, names, stored_label=inputs.stored_labels.get(qid),
-                        stored_source=stored_name)
-else:
-    st.info("No question matches the filters.")
+else:  # questions
+    st.subheader("Questions")
+    f1c, f2c = st.columns([2, 1])
+    types = sorted({r.question_type for r in results})
+    picked_types = f1c.multiselect("Question types", types, default=types, key="mem_types", format_func=visible,
+                                   persist_state="page")
+    only_low = f2c.checkbox("Only judge score < 0.5 or unjudged", key="mem_low", persist_state="page")
+    shown_rows = [row for row in rows if row.question_type in picked_types and (
+        not only_low or row.scores.get("judge_score") is None or row.scores["judge_score"] < 0.5)]
+    views.table(views.question_frame(shown_rows, by_id, names, max_chars=views.CELL_CHARS), height=360)
+    if shown_rows:
+        qid = st.selectbox("Question", [row.question_id for row in shown_rows], key="mem_question",
+                           format_func=lambda q: visible(f"{q} · {by_id[q].question[:80]}"))
+        row = next(r for r in shown_rows if r.question_id == qid)
+        views.show_question(by_id[qid], row, names, stored_label=inputs.stored_labels.get(qid),
+                            stored_source=stored_name)
+    else:
+        st.info("No question matches the filters.")
 
 # ---------------------------------------------------------------- downloads
 st.subheader("Downloads")

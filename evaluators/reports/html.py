@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ footer{color:#57606a;font-size:.8em;margin-top:32px;border-top:1px solid #d0d7de
 
 
 def _cell(value: Any, digits: int) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return '<td class="none" title="no value">—</td>'
     if isinstance(value, bool):
         return f"<td>{value}</td>"
@@ -59,6 +60,42 @@ def _cell(value: Any, digits: int) -> str:
     if isinstance(value, float):
         return f'<td class="num">{value:.{digits}f}</td>'
     return f"<td>{html_text(value)}</td>"
+
+
+def table_html(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str | None = None,
+               digits: int = 3, max_rows: int | None = None, css_class: str | None = None) -> str:
+    """One static ``<table>``: the reports' tables and the pages' light summary tables
+    (:func:`components.tables.static_table`).
+
+    Parameters
+    ----------
+    columns : sequence of str, length k
+        Header cells (escaped).
+    rows : sequence of rows, each a sequence of k values
+        ``None`` (and a float NaN) shows as "—" with class ``none``; an int with thousands
+        separators and a float with ``digits`` decimals, both with class ``num``; anything else
+        as escaped text (:func:`evaluators.reports.escape.html_text`).
+    caption : str, optional
+        A line under the table (escaped).
+    max_rows : int, optional
+        Only the first ``max_rows`` rows; the caption then says "first n of N rows".
+    css_class : str, optional
+        A class of the ``<table>`` element (a fixed name, not user text).
+
+    Returns
+    -------
+    str
+        ``<table>…</table>``: no script, no style attribute, no link.
+    """
+    shown = rows if max_rows is None else rows[:max_rows]
+    head = "".join(f"<th>{html_text(c, breaks=False)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(_cell(v, digits) for v in row) + "</tr>" for row in shown)
+    notes = [caption] if caption else []
+    if len(shown) < len(rows):
+        notes.append(f"first {len(shown):,} of {len(rows):,} rows")
+    cap = f"<caption>{html_text(' · '.join(notes))}</caption>" if notes else ""
+    klass = f' class="{css_class}"' if css_class else ""
+    return f"<table{klass}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 class HtmlReport:
@@ -107,16 +144,8 @@ class HtmlReport:
         With ``collapsed`` (the summary line) the table sits in a closed ``<details>`` block: record
         tables are opened on demand instead of making the page tens of thousands of pixels tall.
         """
-        shown = rows if max_rows is None else rows[:max_rows]
-        head = "".join(f"<th>{html_text(c, breaks=False)}</th>" for c in columns)
-        body = "".join("<tr>" + "".join(_cell(v, digits) for v in row) + "</tr>" for row in shown)
-        notes = [caption] if caption else []
-        if len(shown) < len(rows):
-            notes.append(f"first {len(shown):,} of {len(rows):,} rows")
-        cap = f"<caption>{html_text(' · '.join(notes))}</caption>" if notes else ""
-        klass = f' class="{css_class}"' if css_class else ""
-        block = (f'<div class="tablewrap"><table{klass}>{cap}<thead><tr>{head}</tr></thead>'
-                 f"<tbody>{body}</tbody></table></div>")
+        table = table_html(columns, rows, caption=caption, digits=digits, max_rows=max_rows, css_class=css_class)
+        block = f'<div class="tablewrap">{table}</div>'
         if collapsed:
             block = f"<details><summary>{html_text(collapsed, breaks=False)}</summary>{block}</details>"
         self._blocks.append(block)
@@ -142,6 +171,30 @@ def _ci(lo: float | None, hi: float | None) -> str | None:
     return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
 
 
+def qa_group_chart(report) -> str:
+    """EM and token F1 by group (``report.by_group``) with their 95% intervals: one SVG chart
+    (:func:`evaluators.reports.svg.grouped_bars`), in the HTML report and on the QA page's overview."""
+    from evaluators.reports.svg import grouped_bars
+
+    groups = list(report.by_group.values())
+    return grouped_bars(
+        list(report.by_group),
+        {"exact_match": [g.exact_match for g in groups], "token_f1": [g.token_f1 for g in groups]},
+        {"exact_match": [g.exact_match_ci_low for g in groups], "token_f1": [g.token_f1_ci_low for g in groups]},
+        {"exact_match": [g.exact_match_ci_high for g in groups], "token_f1": [g.token_f1_ci_high for g in groups]},
+        title=f"EM and F1 by {report.group_field} (95% CI)")
+
+
+def qa_confusion_chart(report) -> str:
+    """The fact-check confusion matrix (true labels on rows, as scikit-learn) as one SVG chart
+    (:func:`evaluators.reports.svg.heatmap`), in the HTML report and on the QA page's overview."""
+    from evaluators.reports.svg import heatmap
+
+    cls = report.classification
+    labels = [str(x) for x in cls.labels]
+    return heatmap(labels, labels, [list(r) for r in cls.counts], row_title="true", col_title="predicted")
+
+
 def qa_report(report, *, title: str | None = None, max_rows: int = 2000, corrections=None) -> str:
     """The self-contained HTML report of one QA / fact-check :class:`~evaluators.qa.evaluate.QAReport`.
 
@@ -151,7 +204,6 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000, correct
     before and after (:func:`evaluators.reports.corrections.add_html_section`).
     """
     from evaluators.reports.qa import rows_of
-    from evaluators.reports.svg import grouped_bars, heatmap
 
     page = HtmlReport(title or f"QA report: {report.file}", f"task: {report.task} ({report.task_reason})")
     o = report.overall
@@ -173,19 +225,11 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000, correct
                    [[name, v.n, v.exact_match, _ci(v.exact_match_ci_low, v.exact_match_ci_high), v.token_f1,
                      _ci(v.token_f1_ci_low, v.token_f1_ci_high)] for name, v in subsets])
     if report.by_group:
-        groups = list(report.by_group.values())
-        page.chart(grouped_bars(
-            list(report.by_group), {"exact_match": [g.exact_match for g in groups],
-                                    "token_f1": [g.token_f1 for g in groups]},
-            {"exact_match": [g.exact_match_ci_low for g in groups], "token_f1": [g.token_f1_ci_low for g in groups]},
-            {"exact_match": [g.exact_match_ci_high for g in groups],
-             "token_f1": [g.token_f1_ci_high for g in groups]},
-            title=f"EM and F1 by {report.group_field} (95% CI)"))
+        page.chart(qa_group_chart(report))
     cls = report.classification
     if cls is not None:
         page.heading("Confusion matrix")
-        page.chart(heatmap([str(x) for x in cls.labels], [str(x) for x in cls.labels],
-                           [list(r) for r in cls.counts], row_title="true", col_title="predicted"))
+        page.chart(qa_confusion_chart(report))
         page.table(["class", "precision", "recall", "f1", "support"],
                    [[c.label, c.precision, c.recall, c.f1, c.support] for c in cls.per_class],
                    caption=f"accuracy {cls.accuracy:.3f} ({cls.correct} of {cls.n})" if cls.accuracy is not None
@@ -268,6 +312,18 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
     return page.render()
 
 
+def narrative_documents_chart(scored) -> str:
+    """Every component's score by document (the scored :class:`~evaluators.narrative.NarrativeResult` s),
+    one colour per component, as one SVG chart (:func:`evaluators.reports.svg.grouped_bars`): in the HTML
+    report and on the Narrative page's overview."""
+    from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
+    from evaluators.reports.svg import grouped_bars
+
+    return grouped_bars([r.story_id for r in scored],
+                        {COMPONENT_TITLES[c]: [r.component_scores[c] for r in scored] for c in COMPONENTS},
+                        title="Component scores by document")
+
+
 def narrative_report(batch, *, title: str = "Narrative annotation report", max_rows: int = 2000) -> str:
     """The self-contained HTML report of a narrative batch (:class:`~evaluators.narrative.batch.BatchResult`).
 
@@ -295,9 +351,7 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
             {"macro": [macro.get("component_ci_low", {}).get(c) for c in COMPONENTS]},
             {"macro": [macro.get("component_ci_high", {}).get(c) for c in COMPONENTS]},
             title="Component scores, macro over documents (95% CI)"))
-        page.chart(grouped_bars([r.story_id for r in scored],
-                                {comp: [r.component_scores[c] for r in scored] for comp, c in zip(comps, COMPONENTS)},
-                                title="Component scores by document"))
+        page.chart(narrative_documents_chart(scored))
         page.heading("Documents")
         page.table(["document", "overall", *comps, "scoring notes"],
                    [[r.story_id, r.overall_score, *[r.component_scores[c] for c in COMPONENTS], len(r.warnings)]
@@ -315,6 +369,24 @@ def narrative_report(batch, *, title: str = "Narrative annotation report", max_r
     return page.render()
 
 
+def memory_type_chart(metrics: dict, names: Sequence[str], labels: dict[str, str] | None = None) -> str:
+    """Every metric in ``names`` by question type with its 95% interval, as one SVG chart
+    (:func:`evaluators.reports.svg.grouped_bars`): in the HTML report and on the Long Memory page's overview.
+
+    ``metrics`` is a memory run's metrics block (``by_type`` -> type -> ``name``, ``name_ci_low``,
+    ``name_ci_high``); ``labels`` names the series (default: the metric keys).
+    """
+    from evaluators.reports.svg import grouped_bars
+
+    types = sorted(metrics["by_type"])
+    by_type = metrics["by_type"]
+    name = (labels or {}).get
+    return grouped_bars(types, {name(n, n): [by_type[t].get(n) for t in types] for n in names},
+                        {name(n, n): [by_type[t].get(f"{n}_ci_low") for t in types] for n in names},
+                        {name(n, n): [by_type[t].get(f"{n}_ci_high") for t in types] for n in names},
+                        title="Metrics by question type (95% CI)")
+
+
 def memory_report(report: dict, *, title: str = "Long-term memory report", corrections=None) -> str:
     """The self-contained HTML report of a memory run (the ``memory`` command's JSON-ready report).
 
@@ -323,8 +395,6 @@ def memory_report(report: dict, *, title: str = "Long-term memory report", corre
     :class:`~evaluators.metrics.before_after.Corrections` (a GT patch), shown before and after
     (:func:`evaluators.reports.corrections.add_html_section`).
     """
-    from evaluators.reports.svg import grouped_bars
-
     m = report["metrics"]
     names = list(m["metrics"])
     overall = m["overall"]
@@ -335,10 +405,7 @@ def memory_report(report: dict, *, title: str = "Long-term memory report", corre
     if corrections is not None and corrections.effect is not None:
         from evaluators.reports.corrections import add_html_section
         add_html_section(page, corrections.effect, corrections.applications)
-    page.chart(grouped_bars(types, {n: [m["by_type"][t].get(n) for t in types] for n in names},
-                                 {n: [m["by_type"][t].get(f"{n}_ci_low") for t in types] for n in names},
-                                 {n: [m["by_type"][t].get(f"{n}_ci_high") for t in types] for n in names},
-                                 title="Metrics by question type (95% CI)"))
+    page.chart(memory_type_chart(m, names))
     page.heading("By question type")
     page.table(["type", "count", *names], [["overall", overall.get("count"), *[overall.get(n) for n in names]]] +
                [[t, m["by_type"][t].get("count"), *[m["by_type"][t].get(n) for n in names]] for t in types])

@@ -18,6 +18,7 @@ heatmap(rows, cols, counts, *, row_title, col_title, normalize_rows, title)
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from evaluators.reports.escape import html_text
@@ -73,7 +74,11 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float 
     group_w = bar_w * n_ser + max(10.0, bar_w)
     left, right, top, plot_h = 44.0, 12.0, 14.0, 240.0
     rotate = n_cat > 6 or any(len(c) > max(8, int(group_w / 7)) for c in categories)
-    label_h = 90.0 if rotate else 26.0
+    # a rotated label (at most 24 characters, a wide CJK one about 12 units, another about 7) drops
+    # by sin(40°) of its length: the legend goes under the longest one
+    longest = max((sum(12 if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in _short(c, 24))
+                   for c in categories), default=0)
+    label_h = max(90.0, 0.65 * longest + 20) if rotate else 26.0
     width = max(520.0, left + right + n_cat * group_w)
     per_row = max(1, int((width - left - right) // 160))  # legend entries a row, inside the drawing
     legend_rows = (len(names) + per_row - 1) // per_row

@@ -106,3 +106,15 @@ def wait_for_app(pg, timeout: int = 30000) -> None:
     pg.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
     )
+
+
+def open_view(pg, key: str, label: str, timeout: int = 90000) -> None:
+    """Click the button ``label`` (its whole text) of a page's view switch
+    (``components.layout.view_switch`` with widget key ``key``: the first screen is the overview; grids and interactive charts are in the other views) and wait
+    until the page has run again."""
+    import re
+
+    exact = re.compile(rf"^\s*{re.escape(label)}\s*$")  # "Models" is not "Scenes × models"
+    pg.locator(f".st-key-{key} button").filter(has_text=exact).first.click()
+    pg.locator(f'.st-key-{key} button[aria-checked="true"]').filter(has_text=exact).first.wait_for(timeout=timeout)
+    wait_for_app(pg, timeout=timeout)

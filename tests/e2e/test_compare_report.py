@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +23,12 @@ def test_systems_demo_shows_chart_matrix_and_paired_test(app_url, page):
     wait_for_app(page)
     page.get_by_text("Three systems · 多系统对比 (16 questions)").click()
     wait_for_app(page)
-    heading = page.get_by_text("Systems side by side · 系统对比")
+    # the first screen draws EM and F1 by system as static SVG bars (the HTML report's chart) ...
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=90000)
+    assert page.locator(CHART).count() == 0
+    # ... and the interactive chart, the matrix and the paired test are one click away
+    open_view(page, "qa_view", "Systems side by side · 系统对比")
+    heading = page.get_by_role("heading", name="Systems side by side · 系统对比")
     heading.wait_for(timeout=90000)
     heading.scroll_into_view_if_needed()
     # the chart of EM / F1 by system has one bar per system and metric, with error bars

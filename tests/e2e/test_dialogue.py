@@ -3,7 +3,7 @@
 import pytest
 
 from tests.conftest import require_shared
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -14,15 +14,17 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
     page.goto(f"{app_url}/Persona_Dialogue")
     wait_for_app(page, timeout=90000)
     page.get_by_role("heading", name="Persona Dialogue").wait_for()
-    page.get_by_text("panda-chat-large · combined").wait_for(timeout=90000)
+    page.get_by_text("panda-chat-large · combined", exact=True).wait_for(timeout=90000)
+    # the first screen: static SVG charts (one colour per model), no Plotly chart
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached")
+    assert page.locator(".js-plotly-plot").count() == 0
+    open_view(page, "dialogue_view", "Scenes × models")
     page.locator(".js-plotly-plot").first.wait_for()
-    page.get_by_role("tab", name="Cases").click()
+    open_view(page, "dialogue_view", "Cases")
     diff = page.locator(".evalboard-diff")
     diff.first.wait_for()
     assert "竹笋饼干" in diff.first.inner_text()
     assert page.locator(".evalboard-diff span").count() >= 1  # highlighted differences
-    page.get_by_role("tab", name="Downloads").click()
-    wait_for_app(page, timeout=90000)
     for label in ("Human annotation CSV", "JSON report", "Text summary"):
         page.get_by_role("button", name=label).wait_for(timeout=90000)
     from playwright.sync_api import expect  # the fixtures skip (or fail under CI) without Playwright
@@ -59,6 +61,7 @@ def test_real_run_uploaded_in_the_browser(app_url, page):
     wait_for_app(page, timeout=90000)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(report))
     wait_for_app(page, timeout=120000)
-    page.get_by_text("qwen3-32B · combined").wait_for(timeout=120000)
-    page.get_by_role("tab", name="Model comparison").click()
+    page.get_by_text("qwen3-32B · combined", exact=True).wait_for(timeout=120000)
+    open_view(page, "dialogue_view", "Model comparison", timeout=120000)
+    page.get_by_text("Load replies of two or more models").wait_for()
     assert page.get_by_text("Load replies of two or more models").count() == 1

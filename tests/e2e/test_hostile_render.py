@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 from tests.unit.narrative_builders import doc, event, rel, span
 
 pytestmark = pytest.mark.e2e
@@ -151,7 +151,12 @@ def test_qa_page_shows_payloads_as_text(watched, app_url, beacon):
     open_upload_page(page, app_url, "QA_Factcheck")
     upload(page, "Records", "<b>x</b>:red[RED].jsonl", jsonl(rows))
     page.get_by_text("EM · 精确匹配").first.wait_for(timeout=WAIT)
+    # the overview's static table and SVG chart by system hold the system names (every payload)
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=WAIT)
     assert_inert(page, app_url, beacon, "QA page")
+    for view in ("Records · 逐条结果", "Systems side by side · 系统对比"):  # the grids and the Plotly chart
+        open_view(page, "qa_view", view, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"QA page, {view}")
     # the same records in a review session: question, GT, prediction and system name all shown as text
     page.get_by_role("button", name="Review these records · 人工审阅这些记录").click()
     page.get_by_text("Ground truth · 标准答案").first.wait_for(timeout=WAIT)
@@ -205,6 +210,10 @@ def test_test_sets_page_shows_payloads_as_text(watched, app_url, beacon):
     page.get_by_text("Mean score").first.wait_for(timeout=WAIT)
     # the answers' text (drawn only once the answers are read) with the keyword highlighted
     assert_inert(page, app_url, beacon, "test sets", (":red[RED] 关键词", "**bold** 关键词", "$x^2$ 关键词"))
+    # the categories (payloads) in a grid and as Plotly labels
+    for view in ("Items table · 逐条表格", "Interactive charts · 交互图表"):
+        open_view(page, "ts_view", view, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"test sets, {view}")
 
 
 def test_multi_turn_test_set_shows_payloads_as_text(watched, app_url, beacon):
@@ -237,11 +246,10 @@ def test_dialogue_page_shows_payloads_as_text(watched, app_url, beacon):
     upload(page, "Predictions", "preds.jsonl", jsonl(preds))
     page.get_by_text("· combined").first.wait_for(timeout=WAIT)
     assert_inert(page, app_url, beacon, "dialogue scores", (":red[RED] · combined", "evil⟨U+202E⟩gnp.exe · combined"))
-    for tab, literal in (("Models", ()), ("Cases", ('<img src=x onerror="window.__pwned=1">',)),
-                         ("Model comparison", (":red[RED]",))):
-        page.get_by_role("tab", name=tab, exact=True).click()
-        wait_for_app(page, timeout=WAIT)
-        assert_inert(page, app_url, beacon, f"dialogue {tab}", literal)
+    for view, literal in (("Scenes × models", ()), ("Models", ()),
+                          ("Cases", ('<img src=x onerror="window.__pwned=1">',)), ("Model comparison", (":red[RED]",))):
+        open_view(page, "dialogue_view", view, timeout=WAIT)
+        assert_inert(page, app_url, beacon, f"dialogue {view}", literal)
 
 
 def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
@@ -253,7 +261,12 @@ def test_memory_page_shows_payloads_as_text(watched, app_url, beacon):
     open_upload_page(page, app_url, "Long_Memory")
     upload(page, "Results", "results.jsonl", jsonl(rows))
     page.get_by_role("heading", name="Overall").wait_for(timeout=WAIT)
+    # the question types (a bold tag, a link) label the overview's static chart and table
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached", timeout=WAIT)
     assert_inert(page, app_url, beacon, "memory")
+    open_view(page, "mem_view", "By question type · 按类型", timeout=WAIT)  # ... and the Plotly chart's axis
+    assert_inert(page, app_url, beacon, "memory, by question type")
+    open_view(page, "mem_view", "Questions · 逐题", timeout=WAIT)
     for i in (0, 4, 11):  # an HTML payload, a colour directive, blank lines inside HTML
         box = page.get_by_role("combobox", name="Question", exact=True)
         box.click()

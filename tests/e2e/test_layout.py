@@ -15,7 +15,10 @@ from tests.e2e.conftest import wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-VIEWS = [("", "home"), ("QA_Factcheck", "qa"), ("Test_Sets", "test_sets"), ("Persona_Dialogue", "dialogue"),
+VIEWS = [("", "home"), ("QA_Factcheck", "qa"), ("QA_Factcheck?view=matrix", "qa_matrix"),
+         ("QA_Factcheck?view=records", "qa_records"), ("Test_Sets?view=items", "test_sets_items"),
+         ("Persona_Dialogue?view=cases", "dialogue_cases"), ("Long_Memory?view=questions", "memory_questions"),
+         ("Test_Sets", "test_sets"), ("Persona_Dialogue", "dialogue"),
          ("Review", "review"), ("Long_Memory", "memory")] + [
     (f"Narrative?view={v}", f"narrative_{v}")
     for v in ("overview", "characters", "relationships", "actions", "spans", "alignment", "compare", "downloads")]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -16,12 +16,17 @@ def test_demo_page_renders_tables_chart_and_chinese(page, app_url):
     wait_for_app(page)
     page.get_by_role("heading", name="Long-term memory QA").wait_for()
     page.get_by_text("24 of 25 questions judged (from the demo judge cache).").wait_for()
-    # metric cards, the by-type table and the plotly chart are there
+    # metric cards, the static by-type table and chart (no grid, no Plotly chart on the first screen)
     page.locator('[data-testid="stMetric"]').nth(2).wait_for()
-    page.locator('[data-testid="stDataFrame"]').nth(2).wait_for()  # by type, parity, questions
-    page.locator(".js-plotly-plot").first.wait_for()
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached")
     page.get_by_role("heading", name="Downloads").wait_for()
+    assert page.locator('[data-testid="stDataFrame"]').count() == 0 and page.locator(".js-plotly-plot").count() == 0
+    # the sortable tables and the interactive chart are one click away
+    open_view(page, "mem_view", "By question type · 按类型")
+    page.locator('[data-testid="stDataFrame"]').nth(1).wait_for()  # by type, parity
+    page.locator(".js-plotly-plot").first.wait_for()
     # the drill-down of a Chinese question shows its texts and the judge's reasoning
+    open_view(page, "mem_view", "Questions · 逐题")
     box = page.get_by_role("combobox", name="Question", exact=True)
     box.click()
     box.fill("demo-zh-1_q2")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -23,8 +23,17 @@ def _click_cell(page, row: int, col: int, n: int) -> None:
 def test_confusion_matrix_page_click_a_cell(app_url, page):
     page.goto(f"{app_url}/QA_Factcheck")
     wait_for_app(page)
-    page.wait_for_selector(f"{CHART} .nsewdrag")
+    # the first screen: a static SVG matrix (true labels on rows), no Plotly chart and no data grid
+    static = page.locator(".eb-static svg .cell")
+    static.first.wait_for()
     assert page.get_by_role("heading", name="QA & Fact-check · 问答与事实核查").count() == 1
+    assert static.count() == 16 and page.locator(CHART).count() == 0
+    assert page.locator('[data-testid="stDataFrame"]').count() == 0
+    static_text = " ".join(page.locator(".eb-static svg text").evaluate_all("els => els.map(e => e.textContent || '')"))
+    for word in ("unparsed", "uncertain", "predicted", "true"):
+        assert word in static_text
+    open_view(page, "qa_view", "Confusion matrix · 混淆矩阵")
+    page.wait_for_selector(f"{CHART} .nsewdrag")
     chart_text = " ".join(page.locator(f"{CHART} text").evaluate_all("els => els.map(e => e.textContent || '')"))
     for word in ("unparsed", "uncertain", "真实", "预测"):
         assert word in chart_text
@@ -48,8 +57,11 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     wait_for_app(page)
     page.get_by_text("QA demo · 问答示例 (12 questions)").click()
     wait_for_app(page)
-    page.get_by_text("Records · 逐条结果").first.wait_for()
-    assert page.locator(CHART).count() == 0  # no confusion matrix for plain QA
+    page.get_by_text("Breakdown · 分组").first.wait_for()
+    assert page.locator(".st-key-qa_view button", has_text="Confusion matrix").count() == 0  # none for plain QA
+    open_view(page, "qa_view", "Records · 逐条结果")
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    assert page.locator(CHART).count() == 0
     # EM of the QA demo: 4 of 11 scored questions (en-01, en-04, en-05, zh-01; en-06 has no ground truth)
     from playwright.sync_api import expect  # the fixtures skip (or fail under CI) without Playwright
 
@@ -59,7 +71,10 @@ def test_qa_demo_and_test_set_pages_render(app_url, page):
     page.goto(f"{app_url}/Test_Sets")
     wait_for_app(page)
     page.locator("mark", has_text="林远").first.wait_for()
-    page.locator(CHART).nth(1).wait_for()  # category and difficulty charts
+    page.locator(".eb-static svg .bar").first.wait_for(state="attached")  # category and difficulty: static bars first
+    assert page.locator(".eb-static figure").count() == 2 and page.locator(CHART).count() == 0
+    open_view(page, "ts_view", "Interactive charts · 交互图表")
+    page.locator(CHART).nth(1).wait_for()  # the interactive category and difficulty charts
     page.get_by_text("Multi-turn demo · 多轮示例 (2 dialogues)").click()
     wait_for_app(page)
     page.get_by_text("Turn by turn · 逐轮查看").wait_for()

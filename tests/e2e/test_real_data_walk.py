@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_shared
-from tests.e2e.conftest import wait_for_app
+from tests.e2e.conftest import open_view, wait_for_app
 from tests.helpers.html_reports import assert_series_coloured
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realdata]
@@ -183,8 +183,17 @@ def _check_downloads(browser, pg, where: str, problems: list[str], tmp_path: Pat
 def _pick_view(pg, view: str) -> None:
     pg.locator(".st-key-nar_view button", has_text=view).first.click()
     # the view's own heading ("<document> — Characters"; the overview's table caption) says it is drawn
-    marker = "Click a row to open that document." if view == "Overview" else f" — {view}"
+    marker = "Open a document with the picker above" if view == "Overview" else f" — {view}"
     pg.get_by_text(marker).first.wait_for(timeout=WAIT)
+    _settle(pg)
+
+
+def _pick_page_view(pg, key: str, label: str, marker: str) -> None:
+    """Open a view of a page whose first screen is its static overview, and wait until ``marker`` (a
+    Playwright selector of something only that view draws) is there."""
+    open_view(pg, key, label, timeout=WAIT)
+    _settle(pg)
+    pg.locator(marker).first.wait_for(timeout=WAIT)
     _settle(pg)
 
 
@@ -197,9 +206,14 @@ def test_qa_page_with_three_real_systems_and_a_fact_check_file(browser, app_url,
     problems: list[str] = []
     context, pg = _open(browser, app_url, "QA_Factcheck")
     _upload(pg, "qa_upload", hotpot)
-    pg.get_by_text("Systems side by side · 系统对比").wait_for()
+    pg.get_by_text("Breakdown · 分组").wait_for()  # the overview: static table and chart by system
     _check_both_widths(pg, "qa-hotpot", problems)
-    names = _check_downloads(browser, pg, "qa-hotpot", problems, tmp_path, at_least=7)
+    _check_downloads(browser, pg, "qa-hotpot", problems, tmp_path, at_least=4)
+    _pick_page_view(pg, "qa_view", "Records · 逐条结果", "text=records match the filters")
+    _check_both_widths(pg, "qa-hotpot-records", problems)
+    _pick_page_view(pg, "qa_view", "Systems side by side · 系统对比", "text=Paired comparison · 配对比较")
+    _check_both_widths(pg, "qa-hotpot-systems", problems)
+    names = _check_downloads(browser, pg, "qa-hotpot-systems", problems, tmp_path, at_least=7)
     if "comparison.html" not in names:
         problems.append(f"qa-hotpot: no HTML comparison report among {names}")
     context.close()
@@ -209,6 +223,10 @@ def test_qa_page_with_three_real_systems_and_a_fact_check_file(browser, app_url,
     pg.get_by_text("Per-class metrics · 各类别指标").wait_for()
     _check_both_widths(pg, "qa-cfever", problems)
     _check_downloads(browser, pg, "qa-cfever", problems, tmp_path, at_least=4)
+    _pick_page_view(pg, "qa_view", "Confusion matrix · 混淆矩阵", "text=Click a cell, or pick a true and a predicted label")
+    _check_both_widths(pg, "qa-cfever-matrix", problems)
+    _pick_page_view(pg, "qa_view", "Records · 逐条结果", "text=records match the filters")
+    _check_both_widths(pg, "qa-cfever-records", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
@@ -247,6 +265,10 @@ def test_test_sets_page_with_the_keyword_set_and_an_answers_file(browser, app_ur
     _upload(pg, "ts_answers", answers)
     _check_both_widths(pg, "testsets", problems)
     _check_downloads(browser, pg, "testsets", problems, tmp_path, at_least=2)
+    for view, marker in (("Items table · 逐条表格", '[data-testid="stDataFrame"]'),
+                         ("Interactive charts · 交互图表", ".js-plotly-plot")):
+        _pick_page_view(pg, "ts_view", view, marker)
+        _check_both_widths(pg, f"testsets-{view.split()[0].lower()}", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
@@ -257,11 +279,13 @@ def test_persona_page_with_the_real_cases_and_report(browser, app_url, tmp_path)
     context, pg = _open(browser, app_url, "Persona_Dialogue")
     _upload(pg, "dialogue_cases", data / "peppa_structured_test_cases.json")
     _upload(pg, "dialogue_preds", data / "peppa_structured_evaluation_202510101638_report.json")
-    for tab in ("Scenes × models", "Models", "Cases", "Model comparison", "Downloads"):
-        pg.get_by_role("tab", name=tab, exact=True).click()
-        _settle(pg)
-        _check_both_widths(pg, f"persona-{tab.split()[0].lower()}", problems)
+    _check_both_widths(pg, "persona-overview", problems)
     _check_downloads(browser, pg, "persona", problems, tmp_path, at_least=3)
+    for view, marker in (("Scenes × models", ".js-plotly-plot"), ("Models", "text=Signatures (tokenizer"),
+                         ("Cases", "text=Character diff of case"),
+                         ("Model comparison", "text=Load replies of two or more")):
+        _pick_page_view(pg, "dialogue_view", view, marker)
+        _check_both_widths(pg, f"persona-{view.split()[0].lower()}", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
@@ -275,6 +299,9 @@ def test_long_memory_page_with_longmemeval_labels(browser, app_url, tmp_path):
     pg.get_by_text("accuracy", exact=False).first.wait_for()
     _check_both_widths(pg, "memory-longmemeval", problems)
     _check_downloads(browser, pg, "memory-longmemeval", problems, tmp_path, at_least=3)
+    for view, marker in (("By question type · 按类型", ".js-plotly-plot"), ("Questions · 逐题", "text=Only judge score")):
+        _pick_page_view(pg, "mem_view", view, marker)
+        _check_both_widths(pg, f"memory-longmemeval-{view.split()[0].lower()}", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
@@ -299,6 +326,8 @@ def test_long_memory_page_with_two_mem0_result_files(browser, app_url, tmp_path)
     _upload(pg, "mem_more_results", _mem0_other_layout(tmp_path))
     _check_both_widths(pg, "memory-mem0", problems)
     _check_downloads(browser, pg, "memory-mem0", problems, tmp_path, at_least=4)  # no judge cache to save
+    _pick_page_view(pg, "mem_view", "Systems side by side · 系统对比", "text=Show questions whose scores differ")
+    _check_both_widths(pg, "memory-mem0-systems", problems)
     context.close()
     assert not problems, "\n".join(problems)
 
@@ -309,6 +338,7 @@ def test_long_memory_comparison_pairs_the_two_mem0_layouts(browser, app_url, tmp
     _upload(pg, "mem_results", results)
     _upload(pg, "mem_more_results", _mem0_other_layout(tmp_path))
     try:
+        _pick_page_view(pg, "mem_view", "Systems side by side · 系统对比", "text=Show questions whose scores differ")
         assert pg.get_by_text("no scored item in common", exact=False).count() == 0
         # the questions x systems table is followed by its count (a dataframe without selection
         # carries no key class to look for)

@@ -58,3 +58,22 @@ def shown(source: str) -> str:
     import re
 
     return html.unescape(re.sub(r"\\(.)", r"\1", source)).replace("\u2060", "")
+
+
+def static_rows(at: AppTest, first_column: str) -> list[list[str]]:
+    """The rows of the first static table (``components.static``, an ``st.html`` element) whose first
+    header is ``first_column``: each row's cells, as the reader sees them (unescaped)."""
+    import html
+    import re
+
+    table = next(h.proto.body for h in at.html if f"<tr><th>{html.escape(first_column)}</th>" in h.proto.body)
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1])
+    cells = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+    return cells
+
+
+def open_view(at: AppTest, key: str, view: str) -> AppTest:
+    """Click the view switch ``key`` (:func:`components.layout.view_switch`) to ``view`` and run the page."""
+    at.segmented_control(key=key).set_value(view).run()
+    assert not at.exception, at.exception
+    return at

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 import evaluators.dialogue as dialogue
+import evaluators.dialogue.scoring as scoring
 from components import demo_cache
 from components.cache import results
 from tests.pages.helpers import DIALOGUE_PAGE, page_app
@@ -67,6 +68,8 @@ def test_every_shipped_result_equals_a_fresh_computation_of_the_engine():
     fresh = demo_cache.build()  # every page run on its demo, nothing shipped used
     # the persona and long-memory demos, whose scoring loads jieba and NLTK, are in it
     assert {"dialogue-eval", "mem-scores", "mem-parity", "narrative", "testsets"} <= {ns for ns, _ in shipped}
+    # the paired comparisons of the views opened after the first screen (components.demo_cache.PAGE_VIEWS)
+    assert {"dialogue-pair", "mem-other", "mem-sbs", "mem-pair"} <= {ns for ns, _ in shipped}
     assert set(shipped) == set(fresh), f"run `{REGENERATE}`"
     for slot, value in fresh.items():
         assert shipped[slot] == value, f"{slot[0]}: shipped result differs from the engine's; run `{REGENERATE}`"
@@ -76,7 +79,7 @@ def test_every_shipped_result_equals_a_fresh_computation_of_the_engine():
 def test_the_persona_page_takes_the_shipped_evaluation_instead_of_scoring(monkeypatch, fresh_snapshot):
     results().clear()
     monkeypatch.delenv(demo_cache.SWITCH, raising=False)
-    computed = page_app(DIALOGUE_PAGE, timeout=180)
+    computed = page_app(DIALOGUE_PAGE, timeout=180, dialogue_view="compare")  # the paired comparison's view
     monkeypatch.setenv(demo_cache.SWITCH, "0")
     computed.run()  # scored by the engine
     assert not computed.exception
@@ -89,11 +92,12 @@ def test_the_persona_page_takes_the_shipped_evaluation_instead_of_scoring(monkey
         raise AssertionError("the demo was scored although the package ships its evaluation")
 
     monkeypatch.setattr(dialogue, "run_dialogue", must_not_run)
-    at = page_app(DIALOGUE_PAGE, timeout=180)
+    monkeypatch.setattr(scoring, "compare_two_models", must_not_run)  # the paired comparison is shipped too
+    at = page_app(DIALOGUE_PAGE, timeout=180, dialogue_view="compare")
     at.run()
     assert not at.exception
     assert [(m.label, m.value) for m in at.metric] == expected
-    # the two demo models' combined scores and their paired comparison (tab "Model comparison")
+    # the two demo models' combined scores and their paired comparison (view "Model comparison")
     assert [label for label, _ in expected[:3]] == [
         "panda\\-chat\\-large · combined", "panda\\-chat\\-small · combined", "combined score delta · 差值"]
 

@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import require_shared
 from tests.helpers.http_servers import ChatServer
-from tests.pages.helpers import DIALOGUE_PAGE, page_app, shown
+from tests.pages.helpers import DIALOGUE_PAGE, page_app, shown, static_rows
 
 REPORT = "peppa_structured_evaluation_202510101638_report.json"
 
@@ -28,18 +28,34 @@ def test_demo_shows_scores_heatmap_tables_and_downloads():
                                                                "panda-chat-small · combined"}
     # the large model is much closer to the script than the small one
     assert float(metrics["panda-chat-large · combined"]) > float(metrics["panda-chat-small · combined"])
-    assert [t.label for t in at.tabs] == ["Scenes × models", "Models", "Cases", "Model comparison", "Downloads"]
-    assert len(at.get("plotly_chart")) == 2  # scenes x models heatmap, combined score by model with CIs
+    view = at.segmented_control(key="dialogue_view")
+    assert view.value == "overview" and view.options == [
+        "Overview · 概览", "Scenes × models", "Models", "Cases", "Model comparison"]
+    # the first screen: static SVG charts and tables, no Plotly chart, no data grid; downloads are there too
+    assert not at.get("plotly_chart") and not at.dataframe
     assert len(at.get("download_button")) == 3
+    charts = [m.value for m in at.markdown if '<figure class="chart">' in m.value]
+    assert len(charts) == 2  # combined score by model (95% CI), by scene and model
+    # one colour per model in the scenes chart, as in the HTML reports
+    assert charts[1].count('data-series="panda-chat-large"') and charts[1].count('data-series="panda-chat-small"')
+    # the static models table shows the cards' numbers (4 decimals there, 3 on the cards)
+    models = {r[0]: r for r in static_rows(at, "model")}
+    for label, value in metrics.items():
+        assert f"{float(models[label.split(' · ')[0]][6]):.3f}" == value
     # issues of the demo: one unmatched row and a case without ground truth
     assert any("input issue" in e.label for e in at.expander)
+    # metric picker from the registry, with an unavailable metric and how to enable it (a static table)
+    info = {r[0]: r for r in static_rows(at, "metric")}
+    assert info["bert_f1"][2] == "no"
+    # the interactive charts and the grids are one click away
+    view.set_value("scenes").run()
+    assert len(at.get("plotly_chart")) == 1  # scenes x models heatmap
+    at.segmented_control(key="dialogue_view").set_value("models").run()
+    assert len(at.get("plotly_chart")) == 1 and any("corpus BLEU" in d.value.columns for d in at.dataframe)
+    at.segmented_control(key="dialogue_view").set_value("cases").run()
     # the per-case table holds both models' 13 cases
-    frames = [d.value for d in at.dataframe]
-    case_frame = next(f for f in frames if "prediction" in f.columns)
+    case_frame = next(d.value for d in at.dataframe if "prediction" in d.value.columns)
     assert len(case_frame) == 26 and "我想带竹笋饼干和我的小风筝！" in set(case_frame["expected"])
-    # metric picker from the registry, with an unavailable metric and how to enable it
-    info = next(f for f in frames if "how to enable" in f.columns)
-    assert "bert_f1" in set(info["metric"]) and info.loc[info["metric"] == "bert_f1", "available"].item() == "no"
 
 
 def test_demo_difflib_mode_and_filters():
@@ -47,6 +63,7 @@ def test_demo_difflib_mode_and_filters():
     at.run()
     at.radio(key="dialogue_mode").set_value("difflib").run()
     assert not at.exception
+    at.segmented_control(key="dialogue_view").set_value("cases").run()
     at.selectbox(key="dialogue_case_model").set_value("panda-chat-small").run()
     case_frame = next(d.value for d in at.dataframe if "prediction" in d.value.columns)
     assert set(case_frame["model"]) == {"panda-chat-small"} and len(case_frame) == 13
@@ -73,6 +90,7 @@ def test_real_run_uploaded_as_cases_and_predictions(no_embeddings):
     at.radio(key="dialogue_mode").set_value("difflib").run()
     assert not at.exception and not at.error
     assert [shown(m.label) for m in at.metric] == ["qwen3-32B · combined"]
+    at.segmented_control(key="dialogue_view").set_value("models").run()
     model_frame = next(d.value for d in at.dataframe if "corpus BLEU" in d.value.columns)
     row = model_frame.iloc[0]
     assert row["cases"] == 186 and row["missing"] == 0
@@ -202,6 +220,7 @@ def test_demo_model_comparison_equals_the_engine():
     at = _app("demo")
     at.run()
     assert not at.exception
+    at.segmented_control(key="dialogue_view").set_value("compare").run()
     folder = demo_path("dialogue")
     cases = load_cases((folder / "persona_cases.json").read_bytes(), "persona_cases.json")
     preds = PredictionSet.combine([load_predictions((folder / n).read_bytes(), n)

@@ -56,6 +56,7 @@ def test_widget_reruns_neither_parse_nor_score_again(calls):
     at = _upload()
     assert calls == {"load_cases": 1, "load_predictions": 1, "run_dialogue": 1}
     assert [shown(m.label) for m in at.metric] == ["m1 · combined"]
+    at.segmented_control(key="dialogue_view").set_value("cases").run()
     at.selectbox(key="dialogue_case_scene").set_value("park").run()
     at.selectbox(key="dialogue_case_pick").set_value(1).run()
     assert not at.exception

@@ -15,7 +15,7 @@ from evaluators.memory.loaders import load_results_file
 from tests.conftest import require_shared
 from tests.helpers.http_servers import FakeJudgeServer
 from tests.helpers.locomo_reference import locomo_reference_scores
-from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page, shown
+from tests.pages.helpers import memory_metric as metric, open_view, run_memory_page as run_page, shown, static_rows
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
 
@@ -50,21 +50,27 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     subheaders = [shown(s.value) for s in at.subheader]
     assert subheaders[:3] == ["LLM judge", "Overall", "By question type"]
     assert "LoCoMo parity (the benchmark's published scoring)" in subheaders
-    by_type = at.dataframe[0].value
-    assert list(by_type["question_type"]) == ["adversarial", "multi_hop", "open_domain", "single_hop", "temporal",
-                                              "overall"]
+    # the first screen: the by-type table and chart are static, no grid and no Plotly chart
+    assert not at.dataframe and not at.get("plotly_chart")
+    by_type = static_rows(at, "question_type")
+    assert [r[0] for r in by_type] == ["adversarial", "multi_hop", "open_domain", "single_hop", "temporal", "overall"]
     # question types of the 25 demo results, in the table's (sorted) order, then all of them
     demo = [json.loads(line) for line in demo_path("memory", "demo_results.jsonl").read_text(
         encoding="utf-8").splitlines() if line.strip()]
     types = Counter(r["question_type"] for r in demo)
-    assert list(by_type["count"]) == [types[t] for t in sorted(types)] + [len(demo)] == [4, 5, 3, 8, 5, 25]
+    assert [int(r[1]) for r in by_type] == [types[t] for t in sorted(types)] + [len(demo)] == [4, 5, 3, 8, 5, 25]
+    chart = next(m.value for m in at.markdown if '<figure class="chart">' in m.value)
+    assert 'data-series="Judge score"' in chart and 'data-series="LoCoMo F1 (parity)"' in chart
+    # the sortable grid holds the same counts, one click away
+    grid = open_view(at, "mem_view", "types").dataframe[0].value
+    assert list(grid["count"]) == [4, 5, 3, 8, 5, 25] and len(at.get("plotly_chart")) == 1
     # no endpoint configured: no "Run judge" button, an explanation instead
     assert [b.key for b in at.button] == ["mem_to_review"]
     assert any("EVALBOARD_JUDGE_BASE_URL" in i.value for i in at.info)
 
 
 def test_demo_drill_down_shows_the_judge_reasoning_in_chinese():
-    at = run_page("demo")
+    at = open_view(run_page("demo"), "mem_view", "questions")
     at.selectbox(key="mem_question").set_value("demo-zh-1_q2").run()
     texts = " ".join(m.value for m in at.markdown)
     assert "包含正确答案，多了一个芒果。" in texts  # the judge's reasoning
@@ -93,10 +99,10 @@ def test_upload_results_with_a_bad_line_and_stored_labels():
     assert "r.jsonl:4" in issues and "invalid JSON" in issues  # located, the rest still scored
     assert metric(at, "Questions") == "3"
     assert metric(at, "Judge score") == f"{2 / 3:.3f}"  # stored labels 1, 0, 1
-    by_type = at.dataframe[0].value.set_index("question_type")
+    by_type = open_view(at, "mem_view", "types").dataframe[0].value.set_index("question_type")
     assert by_type.loc["single_hop", "Judge score"] == 1.0 and by_type.loc["temporal", "Judge score"] == 0.0
     # the HTML in the question is shown as text, not rendered
-    at.selectbox(key="mem_question").set_value("z1").run()
+    open_view(at, "mem_view", "questions").selectbox(key="mem_question").set_value("z1").run()
     assert any("&lt;b&gt;小王&lt;/b&gt;" in m.value for m in at.markdown)
 
 
@@ -116,7 +122,7 @@ def test_upload_questions_and_predictions_keyed_by_id():
     at.file_uploader(key="mem_preds").set_value(("preds.jsonl", preds, "application/jsonl"))
     at.run()
     assert not at.exception
-    by_type = at.dataframe[0].value.set_index("question_type")
+    by_type = open_view(at, "mem_view", "types").dataframe[0].value.set_index("question_type")
     assert by_type["count"].to_dict() == {"knowledge_update": 1, "multi_session": 1, "single_session_preference": 1,
                                           "overall": 3}
     issues = " ".join(t.value for t in at.text)
@@ -157,6 +163,7 @@ def test_real_longmemeval_judge_output_joined_with_the_question_table():
     # the 8 judged hypotheses are the predictions; 6 of the 8 labels are true
     assert metric(at, "Questions") == "8"
     assert metric(at, "Judge score") == "0.750"
+    open_view(at, "mem_view", "types")
     lme = next(df.value for df in at.dataframe if "accuracy" in df.value.columns).set_index("question_type")
     assert lme.loc["temporal_reasoning", "count"] == 8 and lme.loc["temporal_reasoning", "accuracy"] == 0.75
     assert lme.loc["overall", "accuracy"] == 0.75 and lme.loc["abstention (_abs)", "count"] == 0
@@ -170,7 +177,7 @@ def test_real_mem0_results_with_the_locomo_dataset():
     at.multiselect(key="mem_metrics").set_value(["judge_score"]).run()
     assert not at.exception
     assert metric(at, "Questions") == "1540"
-    by_type = at.dataframe[0].value.set_index("question_type")
+    by_type = open_view(at, "mem_view", "types").dataframe[0].value.set_index("question_type")
     assert by_type["count"].to_dict() == {"multi_hop": 282, "open_domain": 96, "single_hop": 841, "temporal": 321,
                                           "overall": 1540}
     # judge_score = mem0's stored llm_score (445 of 841 single-hop correct)
@@ -245,7 +252,7 @@ def test_hidden_characters_in_the_question_table_are_shown():
         ("r.jsonl", "\n".join(json.dumps(r) for r in rows).encode(), "application/octet-stream"))
     at.run()
     assert not at.exception
-    table = next(df.value for df in at.dataframe if "question" in df.value.columns)
+    table = next(df.value for df in open_view(at, "mem_view", "questions").dataframe if "question" in df.value.columns)
     assert list(table["question_id"]) == ["evil⟨U+202E⟩gnp.exe"] and list(table["question"]) == ["zero⟨U+200B⟩width"]
 
 
@@ -261,6 +268,7 @@ def test_a_stored_score_is_shown_with_its_source_not_as_unjudged():
     at.run()
     assert not at.exception
     assert metric(at, "Judge score") == f"{(1 + 0) / 2:.3f}"
+    open_view(at, "mem_view", "questions")
     for qid, text in (("conv0_0", "1.000 (correct)"), ("conv0_1", "0.000 (wrong)")):
         at.selectbox(key="mem_question").set_value(qid).run()
         assert not at.exception
@@ -275,8 +283,7 @@ def test_demo_compares_the_assistant_with_the_no_memory_baseline():
     from evaluators.memory.inputs import resolve_inputs
     from evaluators.memory.metrics import score_questions
 
-    at = run_page("demo")
-    assert not at.exception, at.exception
+    at = open_view(run_page("demo"), "mem_view", "systems")
     at.selectbox(key="mem_sbs_metric").set_value("token_f1_char").run()
     # the same numbers from the engine: each demo file resolved and scored on its own
     rows = {}
@@ -302,6 +309,7 @@ def test_two_mem0_layouts_side_by_side_pair_every_question(tmp_path):
     at.file_uploader(key="mem_more_results").set_value([("results_conv.json", conv_keyed, "application/json")])
     at.run()
     assert not at.exception, at.exception
+    open_view(at, "mem_view", "systems")
     assert "results_conv: 1540 paired by question id." in [shown(c.value) for c in at.caption]
     at.selectbox(key="mem_sbs_metric").set_value("token_f1_char").run()
     matrix = next(d.value for d in at.dataframe if "spread" in d.value.columns)
@@ -314,7 +322,7 @@ def test_overall_shows_a_card_for_every_metric_and_says_rouge1_is_token_f1():
     at = run_page("demo")
     assert not at.exception
     labels = [m.label for m in at.metric]
-    by_type_columns = list(at.dataframe[0].value.columns)[2:]  # after question_type, count
+    by_type_columns = list(open_view(at, "mem_view", "types").dataframe[0].value.columns)[2:]  # after type, count
     assert len(by_type_columns) == 10
     assert labels[:11] == ["Questions", *by_type_columns]
     help_text = next(m.proto.help for m in at.metric if m.label == "ROUGE-1")

@@ -13,7 +13,7 @@ from evaluators.io.sources import bytes_digest
 from evaluators.demo import demo_path
 from evaluators.memory import metrics as metrics_mod
 from tests.helpers.http_servers import FakeJudgeServer
-from tests.pages.helpers import memory_metric as metric, run_memory_page as run_page
+from tests.pages.helpers import memory_metric as metric, open_view, run_memory_page as run_page
 
 # the module (``evaluators.memory.locomo_parity`` is also the function's name in the package)
 parity_mod = importlib.import_module("evaluators.memory.locomo_parity")
@@ -53,6 +53,7 @@ MEM0 = json.dumps({"0": [
 
 
 def _question_ids(at) -> list[str]:
+    open_view(at, "mem_view", "questions")
     return list(next(d.value for d in at.dataframe if "question_id" in d.value.columns)["question_id"])
 
 
@@ -61,9 +62,11 @@ def test_widget_reruns_reuse_the_scores_and_settings_recompute_them(monkeypatch)
     parity = _count_calls(monkeypatch, parity_mod, "locomo_parity")
     at = run_page("demo")
     assert (len(scored), len(parity)) == (1, 1)
-    # filters and the drill-down do not change the scores
+    # views, filters and the drill-down do not change the scores
+    open_view(at, "mem_view", "questions")
     at.multiselect(key="mem_types").set_value(["temporal"]).run()
     at.checkbox(key="mem_low").check().run()
+    open_view(at, "mem_view", "types")
     at.multiselect(key="mem_chart").set_value(["token_f1_char"]).run()
     assert not at.exception
     assert (len(scored), len(parity)) == (1, 1)

@@ -23,7 +23,7 @@ from evaluators.cli import main
 from evaluators.demo import demo_path
 from evaluators.reports.format import number as fmt
 from tests.conftest import require_shared
-from tests.pages.helpers import run_memory_page, shown
+from tests.pages.helpers import open_view, run_memory_page, shown, static_rows
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint, the page's local cache in a tmp folder
 
@@ -96,7 +96,10 @@ def assert_page_matches_cli(at, report: dict, per_question: dict[str, dict[str, 
                 in card.proto.help
         if name == "judge_score":
             assert f"{overall['judged']} of {overall['count']} questions have a judge score" in card.proto.help
-    # the by-type table: the same metrics, types and values
+    # the first screen (overview) shows the agreement table statically: read it before opening the grids
+    agreement_rows = static_rows(at, "") if "agreement" in report else None
+    # the by-type table: the same metrics, types and values (the sortable grid of the By question type view)
+    open_view(at, "mem_view", "types")
     by_type = at.dataframe[0].value
     assert list(by_type.columns) == ["question_type", "count", *[label(n) for n in names]]
     assert list(by_type["question_type"]) == [*sorted(m["by_type"]), "overall"]
@@ -145,10 +148,11 @@ def assert_page_matches_cli(at, report: dict, per_question: dict[str, dict[str, 
         assert cards["Agreement (accuracy)"].value == fmt(a["accuracy"], 3)
         assert cards["Cohen's kappa"].value == fmt(a["cohen_kappa"], 3)
         assert cards["Only one side"].value == str(a["n_only_ours"] + a["n_only_stored"])
-        cm, table = a["confusion_matrix"], _frame(at, "stored: correct")
-        assert list(table["stored: correct"]) == [cm["both_correct"], cm["stored_only_correct"]]
-        assert list(table["stored: wrong"]) == [cm["ours_only_correct"], cm["both_wrong"]]
-    # the per-question table against the CLI's CSV (6 decimals)
+        cm = a["confusion_matrix"]
+        assert agreement_rows == [["ours: correct", f"{cm['both_correct']:,}", f"{cm['ours_only_correct']:,}"],
+                                  ["ours: wrong", f"{cm['stored_only_correct']:,}", f"{cm['both_wrong']:,}"]]
+    # the per-question table against the CLI's CSV (6 decimals), in the Questions view
+    open_view(at, "mem_view", "questions")
     questions = _frame(at, "judge_mode")
     assert sorted(questions["question_id"]) == sorted(per_question)
     for _, row in questions.iterrows():

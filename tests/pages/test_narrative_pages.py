@@ -263,3 +263,26 @@ def test_all_zero_weights_warn_and_score_like_the_cli(demo_batch):
     assert not at.exception
     assert "all component weights are 0; using equal weights" in html_bodies(at)
     assert metrics(at)["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
+
+
+def test_the_overview_is_static_and_the_sortable_table_one_click_away(demo_batch):
+    from tests.pages.helpers import static_rows
+
+    at = run(PAGE)
+    # the first screen: the documents and totals as static tables and the HTML report's SVG chart
+    assert not at.dataframe and not at.get("plotly_chart")
+    docs = {r[0]: r for r in static_rows(at, "document")}
+    assert sorted(docs) == sorted(d.story_id for d in demo_batch.documents)
+    for r in demo_batch.scored:  # overall with 3 decimals, as the cards and the grid show it
+        assert docs[r.story_id][1] == f"{r.overall_score:.3f}"
+    totals = {r[0]: r for r in static_rows(at, "aggregate")}
+    overall_col = len(totals["micro (pooled counts)"]) - 1  # "overall" is the last column
+    assert totals["micro (pooled counts)"][overall_col] == fmt(demo_batch.micro["overall_score"])
+    assert totals["macro (mean of documents)"][overall_col] == fmt(demo_batch.macro["overall_score"])
+    chart = next(m.value for m in at.markdown if '<figure class="chart">' in m.value)
+    assert chart.count('class="legend-swatch"') == 5  # one colour per component
+    # the sortable table (a row opens its document) and the interactive chart behind one toggle
+    at.toggle(key="nar_interactive").set_value(True).run()
+    assert not at.exception
+    grid = at.dataframe[0].value
+    assert sorted(grid["document"]) == sorted(docs) and len(at.get("plotly_chart")) == 1

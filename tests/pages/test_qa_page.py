@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import require_shared
 from evaluators.qa.fields import DEFAULT_PRED_FIELDS
-from tests.pages.helpers import QA_PAGE, metric_values, run_page, shown
+from tests.pages.helpers import QA_PAGE, metric_values, run_page, shown, static_rows
 
 
 def _app() -> AppTest:
@@ -33,6 +34,9 @@ def test_demo_factcheck_metrics_matrix_and_cell():
     # 02, 06, 11, 14 (F), 05, 12, 16 (uncertain) -> 10 of 16 = 62.50% (a verdict's F1 is its EM)
     assert m["EM"] == "62.50%" and m["F1"] == "62.50%" and m["Scored"] == "16 / 17" and m["No GT"] == "1"
     assert any(s.value.startswith("Confusion matrix") for s in at.subheader)
+    assert at.segmented_control(key="qa_view").options == ["Overview · 概览", "Records · 逐条结果",
+                                                           "Confusion matrix · 混淆矩阵"]
+    at.segmented_control(key="qa_view").set_value("matrix").run()
     at.selectbox(key="qa_cm_true").select("T")
     at.selectbox(key="qa_cm_pred").select("unparsed")
     at.run()
@@ -53,6 +57,8 @@ def test_demo_qa_and_record_filters():
     m = _metrics(at)
     assert m["EM"] == "36.36%"  # 4 of 11 scored records (en-01, en-04, en-05, zh-01 exact; en-06 has no GT)
     assert not any(s.value.startswith("Confusion matrix") for s in at.subheader)
+    assert "matrix" not in at.segmented_control(key="qa_view").options  # no verdicts, no matrix view
+    at.segmented_control(key="qa_view").set_value("records").run()
     at.checkbox[0].check().run()  # errors only
     assert any("7 of 12 records match the filters" in shown(c.value) for c in at.caption)
     at.text_input[-1].input("曹雪芹").run()
@@ -69,6 +75,18 @@ def test_upload_empty_state_and_bad_files():
     assert _metrics(at)["EM"] == "100.00%"
     at.file_uploader(key="qa_upload").set_value(("bad.jsonl", b"\xff\xfe\x81\x00\xfa", "text/plain")).run()
     assert not at.exception and at.error
+
+
+def test_many_input_problems_show_twenty_and_the_rest_one_click_away():
+    good = b'{"answer": "a", "final_answer": "a"}\n'
+    at = _upload(_app(), "broken.jsonl", good + b"{oops\n" * 25)
+    assert any("25 input problems (25 skipped)" in w.value for w in at.warning)
+    rows = static_rows(at, "file")
+    assert [int(r[1]) for r in rows] == list(range(2, 22))  # lines 2-21: the first 20 of 25
+    assert not at.dataframe and any("first 20 of 25 rows" in h.proto.body for h in at.html)
+    at.toggle(key="qa_all_issues").set_value(True).run()
+    grid = next(d.value for d in at.dataframe if "problem" in d.value.columns)
+    assert list(grid["line"]) == list(range(2, 27))  # all 25 bad lines, after the good line 1
 
 
 @pytest.mark.realdata
@@ -92,6 +110,11 @@ def test_upload_hotpotqa_three_systems():
     summaries = json.loads(require_shared("qa_factcheck", "hotpotqa_vatsalp04", "comparison_20251210_140921",
                                           "all_summaries.json").read_text(encoding="utf-8"))
     at = _upload(_app(), path.name, path.read_bytes())
+    # the first screen's static breakdown table: 33 of 50 = 66.00%, 22 of 50 = 44.00%
+    overview = {r[0]: r for r in static_rows(at, "subset")}
+    assert overview["system = Decomp_FullPipeline"][2] == "66.00%"
+    assert overview["system = Decomp_SearchFallback"][2] == "44.00%"
+    at.segmented_control(key="qa_view").set_value("records").run()
     breakdown = next(df.value for df in at.dataframe if "subset" in df.value.columns)
     em = dict(zip(breakdown["subset"], breakdown["exact_match"]))
     # the reference: the source repository's own all_summaries.json, answer_metrics.avg_em per system
@@ -131,6 +154,40 @@ def test_headline_shows_the_bootstrap_intervals_of_the_demo():
                            f"{100 * o.exact_match_ci_high:.2f}%, F1 {100 * o.token_f1_ci_low:.2f}%")
 
 
+def _chart_cells(at) -> list[int]:
+    """The counts written in the cells of the static confusion matrix (SVG), row by row."""
+    svg = next(m.value for m in at.markdown if "<figure class=\"chart\">" in m.value and 'class="cell"' in m.value)
+    cells = re.findall(r'<rect class="cell"[^>]*>.*?</rect><text[^>]*>([\d,]+)</text>', svg)
+    return [int(n.replace(",", "")) for n in cells]
+
+
+@pytest.mark.parametrize("demo", ["factcheck", "qa", "systems"])
+def test_the_first_screen_draws_no_grid_and_no_plotly_chart(demo):
+    at = _app()
+    at.radio(key="qa_demo").set_value(demo).run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="qa_view").value == "overview"
+    assert not at.dataframe and not at.get("plotly_chart")
+    assert len(at.download_button) == 4  # JSON, records CSV, HTML, summary CSV: on the first screen too
+
+
+def test_the_overview_shows_the_confusion_matrix_and_per_class_scores_statically():
+    at = _app()
+    # factcheck_demo.jsonl, true labels on rows (T, F, uncertain, unparsed), predicted on columns:
+    # T (7): 3 right (fc-01, 03, 10), 1 read as F, 3 unparsed (fc-08, 15, 17); F (5): 4 right, 1 read as T;
+    # uncertain (4): 3 right, 1 read as T; no gold is "unparsed"
+    assert _chart_cells(at) == [3, 1, 0, 3,
+                                1, 4, 0, 0,
+                                1, 0, 3, 0,
+                                0, 0, 0, 0]
+    rows = {r[0]: r for r in static_rows(at, "class")}
+    # T: precision 3 / (3 + 1 + 1) = 60.00%, recall 3 / 7 = 42.86%, F1 2*3 / (2*3 + 2 + 4) = 50.00%, support 7
+    assert rows["T"][1:4] == ["60.00%", "42.86%", "50.00%"] and rows["T"][5] == "7"
+    # uncertain: precision 3 / 3, recall 3 / 4, F1 6 / 7 = 85.71%
+    assert rows["uncertain"][1:4] == ["100.00%", "75.00%", "85.71%"]
+    assert rows["unparsed"][2] == "—"  # no support: recall undefined, shown as a dash, never "None" or "nan"
+
+
 def _frame(at, *columns: str):
     """The first table holding all ``columns`` (AppTest does not keep a dataframe's key)."""
     return next(d.value for d in at.dataframe if all(c in d.value.columns for c in columns))
@@ -140,6 +197,7 @@ def test_systems_demo_side_by_side_and_paired_comparison():
     at = _app()
     at.radio(key="qa_demo").set_value("systems").run()
     assert not at.exception, at.exception
+    at.segmented_control(key="qa_view").set_value("systems").run()
     # qa_systems_demo.jsonl: EM 5 + 10 + 11 of 48 records = 26 / 48 = 54.17% (see tests/unit/test_qa_compare.py)
     assert _metrics(at)["EM"] == "54.17%"
     systems = _frame(at, "system", "EM 95% CI")
@@ -166,6 +224,7 @@ def test_uploaded_runs_are_compared_side_by_side():
     assert not at.get("subheader") or not any("side by side" in s.value for s in at.subheader)
     at.file_uploader(key="qa_more_runs").upload("run_b.jsonl", b).run()
     assert not at.exception, at.exception
+    at.segmented_control(key="qa_view").set_value("systems").run()
     systems = _frame(at, "system", "EM 95% CI")
     assert list(systems["system"]) == ["run_a.jsonl", "run_b.jsonl"]
     assert list(systems["exact_match"]) == [0.5, 0.5]
@@ -174,10 +233,13 @@ def test_uploaded_runs_are_compared_side_by_side():
 
 
 def test_a_record_opens_from_the_link_and_steps_with_previous_and_next():
-    at = run_page(QA_PAGE)
+    from tests.pages.helpers import page_app
+
+    at = page_app(QA_PAGE)  # a first visit with the link: it opens the Records view with the record
     at.query_params["record"] = "fc-02"
     at.run()
     assert not at.exception, at.exception
+    assert at.segmented_control(key="qa_view").value == "records"
     # factcheck demo (default): fc-02 is the second record of the unfiltered table
     head = next(shown(m.value) for m in at.markdown if m.value.startswith("**Record"))
     assert head.startswith("**Record fc-02** · 2 of 17 shown")
@@ -197,6 +259,7 @@ def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
     at.query_params["cell_pred"] = "unparsed"
     at.run()
     assert not at.exception, at.exception
+    assert at.segmented_control(key="qa_view").value == "matrix"  # the link opens the matrix view
     # fc-08, fc-15, fc-17: true T, predicted unparsed (see test_demo_factcheck_metrics_matrix_and_cell)
     assert any("3 record(s) with true = T and predicted = unparsed" in shown(m.value).replace("**", "")
                for m in at.markdown)
@@ -205,3 +268,16 @@ def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
     shapes = fig["layout"].get("shapes", [])
     # rows = predicted (default): the T column (x index 0) of the unparsed row (y index 3)
     assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 2.5)]
+
+
+def test_the_records_filters_survive_a_visit_to_another_view():
+    at = _app()
+    at.radio(key="qa_demo").set_value("qa").run()
+    at.segmented_control(key="qa_view").set_value("records").run()
+    at.checkbox(key="qa_errors_only").check().run()
+    at.text_input(key="qa_search").input("曹雪芹").run()
+    assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)
+    at.segmented_control(key="qa_view").set_value("overview").run()  # the filters are not drawn here
+    at.segmented_control(key="qa_view").set_value("records").run()
+    assert at.checkbox(key="qa_errors_only").value and at.text_input(key="qa_search").value == "曹雪芹"
+    assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)

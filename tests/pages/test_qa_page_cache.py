@@ -1,4 +1,5 @@
-"""The QA page's record tables are cached on the file, settings and filters: a rerun re-derives no record."""
+"""The QA page's record tables are cached on the file, settings and filters: a rerun re-derives no record,
+and the first screen (the overview) derives none."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ def test_a_rerun_re_derives_no_record_and_a_new_filter_does(monkeypatch, empty_r
         return original(self, i)
 
     monkeypatch.setattr(RecordStore, "_get", counting)
-    at = run_page(QA_PAGE)  # the fact-check demo: the records table and the unparsed-predictions table
-    assert calls, "the first run builds the tables from the store"
+    run_page(QA_PAGE)  # the overview (first screen) shows counts and charts of the report, no record
+    assert calls == []
+    # the fact-check demo's Records view: the records table and the unparsed-predictions table
+    at = run_page(QA_PAGE, qa_view="records")
+    assert calls, "the records view builds the tables from the store"
     calls.clear()
     at.run()
     assert not at.exception and calls == []

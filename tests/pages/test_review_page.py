@@ -133,7 +133,7 @@ def test_every_page_opens_a_review_of_its_run(data_dir, no_embeddings, page, set
 
 
 def test_blind_ab_review_of_two_models_stores_the_side_behind_the_screen(data_dir, no_embeddings):
-    at = page_app(str(ROOT / "pages" / "4_Persona_Dialogue.py"), timeout=180)
+    at = page_app(str(ROOT / "pages" / "4_Persona_Dialogue.py"), timeout=180, dialogue_view="compare")
     at.run()
     at.button(key="dialogue_ab_review").click().run()
     store = ReviewStore(data_dir / "review.sqlite")

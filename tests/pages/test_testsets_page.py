@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from evaluators.reports.escape import md
 
 from tests.conftest import require_shared
-from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page
+from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page, static_rows
 
 
 def _app() -> AppTest:
@@ -47,7 +47,23 @@ def test_demo_single_turn_scores_and_highlights():
     assert "<mark" in html and ">林远</mark>" in html          # matched keyword highlighted in the answer
     assert ">ＢＲＡＳＳ</mark>" in html                         # found through NFKC, highlighted as written
     assert "✗ 橘色" in html                                     # missing keyword listed
-    assert len(at.get("plotly_chart")) == 2                     # category and difficulty charts
+    # the first screen: category and difficulty as static SVG bars and tables, no Plotly chart, no grid
+    assert not at.get("plotly_chart") and not at.dataframe
+    charts = [m.value for m in at.markdown if '<figure class="chart">' in m.value]
+    assert len(charts) == 2 and 'data-series="mean_score"' in charts[0] and 'data-series="keyword_recall"' in charts[0]
+    # mean keyword score by category (tests/unit/test_testsets.py::test_single_demo_breakdowns):
+    # character 1.0, location 1.0, event 0.5, relation 0.25, item 0.75
+    by_category = {r[0]: r[3] for r in static_rows(at, "category")}
+    assert by_category == {"character": "100.00%", "location": "100.00%", "event": "50.00%", "relation": "25.00%",
+                           "item": "75.00%"}
+    # easy 2.5 / 3 = 83.33%, medium 0.5, hard 0.5
+    assert {r[0]: r[3] for r in static_rows(at, "difficulty")} == {"easy": "83.33%", "medium": "50.00%",
+                                                                   "hard": "50.00%"}
+    at.segmented_control(key="ts_view").set_value("charts").run()
+    assert len(at.get("plotly_chart")) == 2                     # the interactive charts, one click away
+    at.segmented_control(key="ts_view").set_value("items").run()
+    assert sorted(next(d.value for d in at.dataframe if "question" in d.value.columns)["id"]) == [
+        f"q_00{k}" for k in range(1, 10)]
 
 
 def test_demo_multi_turn_turn_by_turn():
@@ -74,8 +90,8 @@ def test_upload_escapes_answers_and_reports_bad_items():
     html = _html(at)
     assert "<script>" not in html and "&lt;" in html and ">script</mark>" in html
     assert any("input problems" in w.value for w in at.warning)
-    problems = next(df.value for df in at.dataframe if "problem" in df.value.columns)
-    assert problems["path"].tolist() == ["items[1].category"]
+    problems = static_rows(at, "file")  # a static table on the first screen (file, line, path, ...)
+    assert [row[2] for row in problems] == ["items[1].category"]
 
 
 def test_upload_invalid_json_shows_located_error():
