@@ -38,8 +38,8 @@ truth is scored (as a miss).  A question without a judge score is left out of
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import itemgetter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from evaluators import __version__
@@ -250,7 +250,7 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         judged = judge_scores or {}
         pairs = [(r, judged.get(r.question_id)) for r in results]
         return [row for _, rows in imap_chunks(partial(_score_chunk, list(names)), chunked(pairs, CHUNK_QUESTIONS),
-                                               workers) for row in rows]
+                                               workers, here=False) for row in rows]
     scorer = None
     if text_keys:
         from evaluators.metrics.registry import PairScorer

@@ -17,10 +17,10 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from evaluators.dialogue.scoring import LEGACY_NAMES, DialogueEvaluation
+from evaluators.io.json_text import dumps_pretty
 from evaluators.reports.csv_writer import write_csv
 from evaluators.results import to_jsonable
 
@@ -99,7 +99,7 @@ def json_report(evaluation: DialogueEvaluation, timestamp: datetime | None = Non
 
 def json_report_text(evaluation: DialogueEvaluation, timestamp: datetime | None = None) -> str:
     """:func:`json_report` serialized (UTF-8 text, indent 2, Chinese kept as is)."""
-    return json.dumps(json_report(evaluation, timestamp), ensure_ascii=False, indent=2, allow_nan=False)
+    return dumps_pretty(json_report(evaluation, timestamp))
 
 
 def _fmt(value: float | None) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evaluators.io.json_text import dumps_pretty
 from evaluators.narrative.base import COMPONENT_TITLES, COMPONENTS
 from evaluators.narrative.batch import BatchResult, DocumentOutcome
 from evaluators.narrative.composite import NarrativeResult
@@ -22,7 +23,9 @@ MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", 
 
 
 def to_json(result: NarrativeResult | BatchResult, *, indent: int = 2) -> str:
-    """JSON text of a document or batch result (UTF-8 text, CJK kept, never NaN)."""
+    """JSON text of a document or batch result (UTF-8 text, CJK kept, never NaN: ``to_dict`` writes None)."""
+    if indent == 2:
+        return dumps_pretty(result.to_dict())
     return json.dumps(result.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
 
 
@@ -36,7 +39,7 @@ def document_entry_json(outcome: DocumentOutcome) -> str:
     A module-level function, so that worker processes can write the entries of the documents
     they score (``run_narrative(..., render=document_entry_json)``).
     """
-    text = json.dumps(outcome.to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+    text = dumps_pretty(outcome.to_dict())
     return _ENTRY_INDENT + text.replace("\n", "\n" + _ENTRY_INDENT)  # JSON strings hold no raw newline
 
 
@@ -44,7 +47,7 @@ def document_json(outcome: DocumentOutcome) -> str:
     """:func:`to_json` of a scored document's result, also when only its rendered entry came back."""
     if outcome.rendered is None:
         return to_json(outcome.result)
-    return json.dumps(outcome.to_dict()["result"], ensure_ascii=False, indent=2, allow_nan=False)
+    return dumps_pretty(outcome.to_dict()["result"])
 
 
 class BatchJsonWriter:
@@ -72,7 +75,7 @@ class BatchJsonWriter:
 
     def finish(self, report: BatchResult) -> None:
         """Write the keys after ``documents`` (pairing, issues, micro, macro, counts, signature)."""
-        tail = json.dumps(report.tail_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        tail = dumps_pretty(report.tail_dict())
         self.fh.write('{\n  "documents": [],\n' if self.n == 0 else "\n  ],\n")
         self.fh.write(tail[2:])  # without its opening "{\n"
 
