@@ -16,6 +16,7 @@ from components.metrics import metric_row
 from evaluators.reports.csv_writer import write_csv
 from components.tables import count_columns, show_table
 from evaluators.memory.metrics import METRIC_HELP
+from evaluators.metrics.agreement import MIN_ITEMS
 from evaluators.reports.escape import html_text, md, visible
 from components.static import static_records
 
@@ -241,6 +242,11 @@ def show_agreement(agreement: Any, stored_name: str) -> None:
         {"": "ours: wrong", "stored: correct": cm["stored_only_correct"], "stored: wrong": cm["both_wrong"]}])
     st.caption(f"Binary labels at score ≥ {agreement.threshold}; stored labels from {md(stored_name)}. "
                "Kappa: Cohen (1960), as sklearn.metrics.cohen_kappa_score.")
+    if agreement.cohen_kappa_ci_low is not None:
+        few = (f" (under {MIN_ITEMS} questions: not yet meaningful)" if agreement.n_compared < MIN_ITEMS else "")
+        st.caption(f"Cohen's kappa 95% interval: {_fmt(agreement.cohen_kappa_ci_low)} – "
+                   f"{_fmt(agreement.cohen_kappa_ci_high)} over {agreement.n_compared} compared questions{few}; "
+                   f"{md(agreement.ci or '')}")
     if agreement.disagreements:
         st.caption("Disagreements: " + ", ".join(md(q) for q in agreement.disagreements[:30]))
 

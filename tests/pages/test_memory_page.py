@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from evaluators.demo import demo_path
 from evaluators.memory.judge import JudgeCache
 from evaluators.memory.loaders import load_results_file
+from evaluators.metrics.agreement import cohen_kappa_ci
 from tests.conftest import require_shared
 from tests.helpers.http_servers import FakeJudgeServer
 from tests.helpers.locomo_reference import locomo_reference_scores
@@ -47,6 +48,14 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     agree = [(cache[x["question_id"]]["score"] >= 0.5) == x["label"] for x in labels]
     assert (sum(agree), len(agree)) == (23, 24)
     assert metric(at, "Agreement (accuracy)") == f"{23 / 24:.3f}"
+    # the kappa's bootstrap interval over the 24 compared questions, flagged as under 30
+    ours = [int(cache[x["question_id"]]["score"] >= 0.5) for x in labels]
+    theirs = [int(x["label"]) for x in labels]
+    figure = cohen_kappa_ci(ours, theirs, labels=[1, 0], n_resamples=10_000, seed=0)
+    assert figure.ci_low is not None and figure.ci_low < figure.value <= figure.ci_high
+    expected = f"Cohen's kappa 95% interval: {figure.ci_low:.3f} – {figure.ci_high:.3f} over 24 compared questions " \
+               "(under 30 questions: not yet meaningful)"
+    assert any(expected in shown(c.value) for c in at.caption), [shown(c.value) for c in at.caption]
     subheaders = [shown(s.value) for s in at.subheader]
     assert subheaders[:3] == ["LLM judge", "Overall", "By question type"]
     assert "LoCoMo parity (the benchmark's published scoring)" in subheaders
