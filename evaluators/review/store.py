@@ -594,13 +594,14 @@ class ReviewStore:
             return int(c.execute(sa.select(sessions_table.c.changes)
                                  .where(sessions_table.c.id == session_id)).scalar_one_or_none() or 0)
 
-    def _cached(self, session_id: int, what: str, compute):
-        """``compute()`` once per value of the session's change counter (per store: per server process)."""
+    def _cached(self, session_id: int, what: str, compute, fits=None):
+        """``compute()`` once per value of the session's change counter (per store: per server process);
+        with ``fits(value)``, a cached value it refuses is computed again (a value made for other arguments)."""
         counter = self.changes(session_id)
         key = (session_id, what)
         with self._cache_lock:
             hit = self._cache.get(key)
-        if hit is not None and hit[0] == counter:
+        if hit is not None and hit[0] == counter and (fits is None or fits(hit[1])):
             return hit[1]
         value = compute()
         with self._cache_lock:
@@ -1149,12 +1150,8 @@ class ReviewStore:
                         out[r.id] = str(name)[:200] if name not in (None, "") else str(r.id)
             return out
 
-        got_ids, names = self._cached(session_id, "names", lambda: (ids, compute()))
-        if got_ids != ids:  # other items asked for than the cached ones
-            names = compute()
-            with self._cache_lock:
-                self._cache[(session_id, "names")] = (self._cache[(session_id, "names")][0], (ids, names))
-        return names
+        # one cached set of names per session: the items asked for last
+        return self._cached(session_id, "names", lambda: (ids, compute()), fits=lambda hit: hit[0] == ids)[1]
 
     def systems(self, session_id: int, limit: int = 500) -> list[str]:
         """The distinct systems of a session's items (the System filter's choices), cached."""

@@ -312,3 +312,33 @@ def test_twenty_annotators_on_one_store_lose_and_duplicate_nothing(review_url):
     p95 = statistics.quantiles(latencies, n=20)[-1]
     print(f"\n[{store.engine.dialect.name}] 20 annotators x 200 decisions: 0 lost, 0 duplicated; save latency "
           f"p50 {statistics.median(latencies) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms")
+
+
+def test_item_names_follow_the_items_asked_for_and_the_session_changes(review_url):
+    """The picker's names are cached per session for the items asked for last: another set of items gets its
+    own names (not the cached ones), the same set again is not read again, a change of the session reads again."""
+    store = ReviewStore(review_url)
+    sid = store.create_session("names", "qa", [*_items(5), {"kind": "qa", "question": "no id"}], created_by="ann").id
+    items = store.items(sid)
+    ids = [it.id for it in items]
+    expected = {it.id: it.payload.get("id") or str(it.id) for it in items}
+    assert expected[ids[5]] == str(ids[5])  # an item without an id is named by its item id
+    reads = []
+    real_connect = store.engine.connect
+
+    def counting_connect(*a, **k):
+        reads.append(1)
+        return real_connect(*a, **k)
+
+    store.engine.connect = counting_connect
+    first = store.item_names(sid, ids[:3])
+    assert first == {i: expected[i] for i in ids[:3]}
+    other = store.item_names(sid, ids[3:])
+    assert other == {i: expected[i] for i in ids[3:]}
+    n = len(reads)
+    assert store.item_names(sid, ids[3:]) == other  # the same items: only the change counter is read
+    assert len(reads) == n + 1
+    store.engine.connect = real_connect
+    store.save_decision(ids[0], "ann", label="model_error")
+    assert store.item_names(sid, ids[3:]) == other and store.item_names(sid, ids[:2]) == {i: expected[i]
+                                                                                          for i in ids[:2]}
