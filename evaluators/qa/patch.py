@@ -7,7 +7,7 @@ scores the changed records again with the same rules (:func:`~evaluators.qa.eval
 SQuAD v1.1 / CMRC 2018 EM and F1, verdict match); the report's means, intervals and confusion
 matrix are recomputed from the records.  The GT file is never edited.
 
-:func:`patch_effect` puts each run's scores before and after side by side: means with bootstrap
+:func:`qa_corrections` puts each run's scores before and after side by side: means with bootstrap
 intervals, the paired difference (paired bootstrap on EM and F1, McNemar's exact test on EM,
 :mod:`evaluators.metrics.statistics`) and, with two or more runs, the pairs of systems whose
 order changed (rank flips).
@@ -138,33 +138,6 @@ def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
         if b.status in COUNTED and a.status in COUNTED:
             out.append((b, a))
     return out
-
-
-def patch_effect(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]], *,
-                 n_resamples: int = 10_000, confidence_level: float = 0.95, seed: int = 0) -> PatchEffect:
-    """Compare each run's records before and after a GT patch (EM and F1; McNemar on EM).
-
-    Parameters
-    ----------
-    before, after : mapping of str to sequence of QARecordResult
-        Run name -> its records before the patch / after it (the same records, same order:
-        :func:`evaluators.qa.compare.runs_of` of the report and of :func:`patch_report`'s).
-    n_resamples, confidence_level, seed
-        Bootstrap settings (:func:`evaluators.metrics.before_after.score_effect`); ``n_resamples`` >= 1.
-
-    Returns
-    -------
-    PatchEffect
-        Metrics ``exact_match`` (binary: McNemar's exact test) and ``token_f1``.
-
-    Raises
-    ------
-    ValueError
-        Runs that differ between ``before`` and ``after``, or a run without a record scored in both.
-    """
-    values_b, values_a = _values(before, after)
-    return score_effect(values_b, values_a, QA_METRICS, binary=("exact_match",), n_resamples=n_resamples,
-                        confidence_level=confidence_level, seed=seed, unit="record")
 
 
 def _values(before: Mapping[str, Sequence[QARecordResult]], after: Mapping[str, Sequence[QARecordResult]]):

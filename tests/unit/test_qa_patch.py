@@ -9,8 +9,7 @@ import pytest
 from evaluators.cli import main
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from evaluators.qa import QAConfig, evaluate_qa
-from evaluators.qa.compare import runs_of
-from evaluators.qa.patch import gold_answers, patch_effect, patch_report
+from evaluators.qa.patch import gold_answers, patch_report, qa_corrections
 
 # Two systems, four questions (two English, two Chinese).  Before: A right on q1, q2, q3 (EM 3/4);
 # B right on q1 only, but B's answers to q2..q4 are variants a reviewer accepts.
@@ -73,7 +72,7 @@ def test_patch_rescores_every_system_of_a_question_and_flags_the_rank_flip():
     r = {(x.group, x.id): x for x in patched.records}
     assert r[("B", "q3")].lang == "zh" and r[("B", "q3")].gold_answers == ("北京", "北京市")
     assert r[("A", "q1")] == next(x for x in report.records if (x.group, x.id) == ("A", "q1"))  # untouched
-    effect = patch_effect(runs_of([report]), runs_of([patched]), n_resamples=200)
+    effect = qa_corrections([report], [patched], [("runs.jsonl", app)], n_resamples=200).effect
     a, b = effect.changes
     assert (a.run, a.n_paired, a.n_changed, b.n_changed) == ("A", 4, 1, 3)
     em_a, em_b = a.metric("exact_match"), b.metric("exact_match")
@@ -82,8 +81,8 @@ def test_patch_rescores_every_system_of_a_question_and_flags_the_rank_flip():
     assert b.metric("token_f1").mcnemar is None  # McNemar only for the binary metric
     assert effect.rank_flips == ()  # 0.75 vs 0.25 -> 1.0 vs 1.0: a tie, not a reversal
     # with only the variants accepted (no GT correction of q4): A 3/4, B 4/4 -> B ahead: a flip
-    flipped, _ = patch_report(report, ENTRIES[:3], DIGEST)
-    effect = patch_effect(runs_of([report]), runs_of([flipped]), n_resamples=200)
+    flipped, app = patch_report(report, ENTRIES[:3], DIGEST)
+    effect = qa_corrections([report], [flipped], [("runs.jsonl", app)], n_resamples=200).effect
     em_flip = [f for f in effect.rank_flips if f.metric == "exact_match"]
     assert [(f.higher_before, f.higher_after, f.before, f.after) for f in em_flip] == [("A", "B", (0.75, 0.25),
                                                                                          (0.75, 1.0))]
