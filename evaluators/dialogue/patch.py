@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from evaluators.dialogue.inputs import CaseSet, DialogueCase
-from evaluators.dialogue.scoring import (STATUS_COMPARED, CaseResult, DialogueConfig, DialogueReport, _scorer,
+from evaluators.dialogue.scoring import (STATUS_COMPARED, CaseResult, DialogueConfig, DialogueReport, build_scorer,
                                          case_key, combine, with_results)
 from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
 from evaluators.metrics.before_after import corrections_of
@@ -77,7 +77,7 @@ def best_reference(results: Sequence[CaseResult], references: dict[str, tuple[st
     """
     if not references:
         return list(results)
-    scorer, _, weights = _scorer(config)
+    scorer, _, weights = build_scorer(config)
     out = []
     for r in results:
         refs = references.get(case_key(r), ())

@@ -388,14 +388,23 @@ def _case_result(scorer: PairScorer, weights: CombinedWeights, names: list[str],
 def _score_chunk(config: DialogueConfig, items: list[tuple[str, DialogueCase, PredictionRow | None]]
                  ) -> Iterator[CaseResult]:
     """:func:`_case_result` over ``(model, case, row)`` items, one at a time (all in one process, or a chunk)."""
-    scorer, names, weights = _scorer(config)
+    scorer, names, weights = build_scorer(config)
     ref_views: dict[tuple, TextView] = {}
     for item in items:
         yield _case_result(scorer, weights, names, ref_views, *item)
 
 
-def _scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], CombinedWeights]:
-    """The scorer of ``config``, the metric names it scores (a mode's variants named as such) and the weights."""
+def build_scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], CombinedWeights]:
+    """The scorer of ``config``, the metric names it scores (a mode's variants named as such) and the weights.
+
+    Returns
+    -------
+    (PairScorer, list of str, CombinedWeights)
+        One scorer for every pair of a run (each text tokenized once for all its metrics), the
+        metric names in report order, and the combined score's weights over the metrics that can
+        run here (see :func:`combined_weights`).  Used by scoring and by the review patch of dialogue
+        (:mod:`evaluators.dialogue.patch`), so both score a reply alike.
+    """
     scorer = PairScorer(config.metric_names(), modes=config.mode)
     weights = {scorer.resolved.get(m, m): w for m, w in config.weights.items()}
     return scorer, list(scorer.metrics), combined_weights(weights, scorer.unavailable)
@@ -434,7 +443,7 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         Invalid weights (see :func:`combined_weights`).
     """
     config = config or DialogueConfig()
-    scorer, names, weights = _scorer(config)
+    scorer, names, weights = build_scorer(config)
     matching: Matching = match_predictions(cases, rows)
     models = matching.models
     total = len(cases) * len(models)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evaluators.memory.records import LOCOMO_CATEGORIES, EvalResult
-from evaluators.metrics.overlap import _f1_from_common
+from evaluators.metrics.overlap import f1_from_common
 from evaluators.results import DictMixin, safe_div
 
 SIGNATURE = ("locomo-parity:f1|norm=drop-commas+lower+strip-ascii-punct+drop(a,an,the,and)|"
@@ -79,7 +79,7 @@ def locomo_token_f1(prediction: str, answer: str) -> float:
     gold = _stemmed_counts(answer)
     if not pred or not gold:  # LoCoMo gives 0 here, also when both are empty
         return 0.0
-    return _f1_from_common(sum((pred & gold).values()), pred.total(), gold.total())
+    return f1_from_common(sum((pred & gold).values()), pred.total(), gold.total())
 
 
 #: Characters of an answer normalized at once by :func:`_stemmed_counts` (a longer one in pieces).

@@ -144,11 +144,25 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     R = common / len(ref), F1 = 2PR / (P + R).
     """
     common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values()) if pred_tokens and ref_tokens else 0
-    return _f1_from_common(common, len(pred_tokens), len(ref_tokens))
+    return f1_from_common(common, len(pred_tokens), len(ref_tokens))
 
 
-def _f1_from_common(common: int, n_pred: int, n_ref: int) -> float:
-    """:func:`overlap_f1` from the overlap count and the two lengths (the empty-side rule included)."""
+def f1_from_common(common: int, n_pred: int, n_ref: int) -> float:
+    """:func:`overlap_f1` from the overlap count and the two lengths (the empty-side rule included).
+
+    Parameters
+    ----------
+    common : int
+        Tokens shared by the two sides, counted as a multiset intersection (>= 0).
+    n_pred, n_ref : int
+        Token counts of the prediction and the reference.
+
+    Returns
+    -------
+    float
+        In [0, 1]: 1.0 when both sides are empty, 0.0 when one is, else the harmonic mean of
+        ``common / n_pred`` and ``common / n_ref`` (SQuAD v1.1's F1, Rajpurkar et al. 2016).
+    """
     if not n_pred or not n_ref:
         return 1.0 if not n_pred and not n_ref else 0.0
     if common == 0:
@@ -165,7 +179,7 @@ def token_f1_char(prediction: TextView, reference: TextView) -> float:
     """
     p, r = prediction.tokens("char"), reference.tokens("char")
     common = prediction.matches(reference, "char", 1) if p and r else 0
-    return _f1_from_common(common, len(p), len(r))
+    return f1_from_common(common, len(p), len(r))
 
 
 # --------------------------------------------------------------------------- ROUGE
@@ -652,7 +666,7 @@ def _register_all() -> None:
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1_char,
-        from_counts=lambda c: _f1_from_common(c.matches[0] if c.n_pred and c.n_ref else 0, c.n_pred, c.n_ref),
+        from_counts=lambda c: f1_from_common(c.matches[0] if c.n_pred and c.n_ref else 0, c.n_pred, c.n_ref),
         counts_order=1,
     ))
     for n in (1, 2):

@@ -177,7 +177,7 @@ def test_memory_review_patch_cli(review_url, tmp_path, capsys):
 def test_dialogue_review_patch_cli(review_url, tmp_path, capsys):
     from evaluators.dialogue.inputs import load_cases, load_predictions
     from evaluators.dialogue.run import DialogueInputs, run_dialogue
-    from evaluators.dialogue.scoring import DialogueConfig, _scorer, case_key, combine
+    from evaluators.dialogue.scoring import DialogueConfig, build_scorer, case_key, combine
     from evaluators.review.items import dialogue_items
     from evaluators.text.tokenize import TextView
 
@@ -217,7 +217,7 @@ def test_dialogue_review_patch_cli(review_url, tmp_path, capsys):
     kept = sum(v for k, v in zip(map(case_key, report.results[:12]), large) if k not in changed)
     assert means["panda-chat-large"] == pytest.approx((kept + 8) / 12)
     # the small model on those cases: the best over the references (accepted) or the corrected reference
-    scorer, _, weights = _scorer(DialogueConfig())
+    scorer, _, weights = build_scorer(DialogueConfig())
     total = 0.0
     for key in map(case_key, report.results[:12]):
         r = before[("panda-chat-small", key)]
