@@ -25,11 +25,18 @@ def automatic_score(payload: Mapping[str, Any]) -> tuple[float | None, str | Non
     return score_at(payload, path), what
 
 
-def score_at(payload: Mapping[str, Any], path: Sequence[str]) -> float | None:
-    """The number at ``path`` (keys, nested) of a payload; ``None`` when absent, not a number, or no path."""
+def value_at(payload: Any, path: Sequence[str]) -> Any:
+    """The value at ``path`` (keys, nested) of a payload; ``None`` where a key is absent or a step is not a
+    mapping; the payload itself for an empty path."""
     value: Any = payload
     for part in path:
         value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def score_at(payload: Mapping[str, Any], path: Sequence[str]) -> float | None:
+    """The number at ``path`` (keys, nested) of a payload; ``None`` when absent, not a number, or no path."""
+    value = value_at(payload, path)
     ok = bool(path) and isinstance(value, (int, float)) and not isinstance(value, bool)
     return float(value) if ok else None
 

@@ -52,7 +52,7 @@ from typing import IO, Any
 
 from evaluators.io import InputIssue
 from evaluators.io.json_array import iter_json_array
-from evaluators.review.items import automatic_score
+from evaluators.review.items import automatic_score, value_at
 from evaluators.review.exchange import ImportReport, Record, import_records
 from evaluators.review.store import ALL_LABELS, LABELS, PAIR_LABELS, ReviewStore, is_two_sided, item_digest
 
@@ -98,12 +98,6 @@ class Layout:
     labels_help: dict
 
 
-def _at(payload: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        payload = payload.get(part) if isinstance(payload, dict) else None
-    return payload
-
-
 def layout(store: ReviewStore, session_id: int) -> Layout:
     """The :class:`Layout` of a session (one pass over its items)."""
     s = store.session(session_id)
@@ -114,7 +108,7 @@ def layout(store: ReviewStore, session_id: int) -> Layout:
         two_sided |= pair
         one_sided |= not pair
         for name, path, _header in SHOWN:
-            value = _at(item.payload, path)
+            value = value_at(item.payload, path)
             if present[name] and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
                 present[name] = False
     shown = tuple(f for f in SHOWN if present[f[0]] and not (s.blind and f[0] == "system"))
