@@ -58,10 +58,9 @@ def patch_cases(case_set: CaseSet, patches: GTPatchSet
     for c in case_set.cases:
         rid = case_key(c)
         if rid in app.answers:
-            corrected, accepted = app.corrected_and_accepted(rid)
+            corrected, refs = app.one_reference(rid, c.expected_response)
             if corrected is not None:
-                c = dataclasses.replace(c, expected_response=corrected[0])
-            refs = tuple(a for a in (*(corrected or ())[1:], *accepted) if a != c.expected_response)
+                c = dataclasses.replace(c, expected_response=corrected)
             if refs:
                 references[rid] = refs
         cases.append(c)

@@ -394,6 +394,19 @@ class PatchApplication(DictMixin):
         """
         return self._corrected_and_accepted.get(record_id, (None, ()))
 
+    def one_reference(self, record_id: str, reference: str) -> tuple[str | None, tuple[str, ...]]:
+        """For a task whose ground truth is one reference: ``(corrected, further)`` of a record whose
+        reference is ``reference`` now.
+
+        ``corrected`` is the reference a ``replace`` set (``None``: ``reference`` stands); ``further``
+        are the other acceptable answers (the rest of a replacement's answers, then those added by
+        ``add_answer``), without the reference that stands.
+        """
+        corrected, accepted = self.corrected_and_accepted(record_id)
+        new = corrected[0] if corrected else None
+        stands = reference if new is None else new
+        return new, tuple(a for a in (*(corrected or ())[1:], *accepted) if a != stands)
+
     @functools.cached_property
     def _corrected_and_accepted(self) -> dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]]:
         """:meth:`corrected_and_accepted` of every record an applied entry changed, from one pass over the

@@ -65,11 +65,10 @@ def patch_inputs(inputs: ResolvedInputs, patches: GTPatchSet
     results = []
     for r in inputs.results:
         if r.question_id in app.answers:
-            corrected, accepted = app.corrected_and_accepted(r.question_id)
+            corrected, refs = app.one_reference(r.question_id, r.ground_truth)
             if corrected is not None:
                 replaced.add(r.question_id)
-                r = dataclasses.replace(r, ground_truth=corrected[0], metadata=dict(r.metadata))
-            refs = tuple(a for a in (*(corrected or ())[1:], *accepted) if a != r.ground_truth)
+                r = dataclasses.replace(r, ground_truth=corrected, metadata=dict(r.metadata))
             if refs:
                 references[r.question_id] = refs
         results.append(r)

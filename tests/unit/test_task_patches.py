@@ -30,6 +30,20 @@ def test_corrected_and_accepted_follow_the_order_of_the_entries():
     assert app.corrected_and_accepted("q3") == (None, ())
 
 
+def test_one_reference_is_the_corrected_answer_and_the_others_without_it():
+    gold = {"q1": ("Paris",), "q2": ("北京",), "q4": ("1843",)}
+    app = apply_gt_patch(gold, [entry("q1", "replace", ["Paris"], ["Lyon", "Lyon, France", "Lyon"]),
+                                entry("q1", "add_answer", ["Lyon", "Lyon, France", "Lyon"], ["里昂"]),
+                                entry("q2", "add_answer", ["北京"], ["北京市"]),
+                                entry("q4", "add_answer", ["1843"], ["1843"])], D)
+    # q1: the replacement's first answer is the reference; its other answers (the repeated "Lyon" is the
+    # reference, so left out) and the added "里昂" are further references
+    assert app.one_reference("q1", "Paris") == ("Lyon", ("Lyon, France", "里昂"))
+    assert app.one_reference("q2", "北京") == (None, ("北京市",))  # nothing replaced: the reference stands
+    assert app.one_reference("q4", "1843") == (None, ())  # an added answer equal to the reference adds nothing
+    assert app.one_reference("q3", "x") == (None, ())
+
+
 def test_corrected_and_accepted_equal_a_scan_of_each_records_changes():
     """Read from one pass over the changes: the same as scanning every change for one record (random
     patches with replaces, additions, conflicts and unknown ids)."""
