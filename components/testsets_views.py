@@ -15,7 +15,7 @@ import streamlit as st
 
 from components.static import static_records
 from evaluators.testsets import RUBRIC, keyword_spans
-from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, TestSetReport
+from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, SingleTurnReport
 from evaluators.reports.escape import html_text
 from evaluators.reports.format import number
 
@@ -65,7 +65,7 @@ def _chips(words: Sequence[str], ok: bool) -> str:
     return " ".join(f'<span style="color:{color};white-space:nowrap">{sign} {html_text(w)}</span>' for w in words)
 
 
-def item_table(report: TestSetReport) -> None:
+def item_table(report: SingleTurnReport) -> None:
     """Per-item HTML table: question, answer with matched keywords highlighted, found / missing keywords, score."""
     rows = []
     for r in report.items:

@@ -7,14 +7,14 @@
 - :mod:`evaluators.cli.testsets`       ``python -m evaluators testsets``
 """
 
-from evaluators.testsets.evaluate import (AnswerSet, MultiTurnReport, TestSetReport, evaluate_multi_turn,
+from evaluators.testsets.evaluate import (AnswerSet, MultiTurnReport, SingleTurnReport, evaluate_multi_turn,
                                           evaluate_single, evaluate_test_set, load_answers)
 from evaluators.testsets.run import TestSetsConfig, TestSetsInputs, TestSetsReport, run_testsets
 from evaluators.testsets.schema import RUBRIC, TestSet, load_test_set, parse_test_set
 from evaluators.testsets.scoring import keyword_score, keyword_spans, point_coverage
 
 __all__ = [
-    "AnswerSet", "MultiTurnReport", "TestSetReport", "evaluate_multi_turn", "evaluate_single", "evaluate_test_set",
+    "AnswerSet", "MultiTurnReport", "SingleTurnReport", "evaluate_multi_turn", "evaluate_single", "evaluate_test_set",
     "load_answers", "RUBRIC", "TestSet", "load_test_set", "parse_test_set", "keyword_score", "keyword_spans",
     "point_coverage", "TestSetsConfig", "TestSetsInputs", "TestSetsReport", "run_testsets",
 ]

@@ -249,7 +249,7 @@ def _stats(rows: Sequence[ItemResult]) -> GroupStats:
 
 
 @dataclass(frozen=True)
-class TestSetReport(DictMixin):
+class SingleTurnReport(DictMixin):
     """Result of :func:`evaluate_single`.
 
     Attributes
@@ -314,7 +314,7 @@ def _score_items(pairs: list[tuple[TestItem, Any]]) -> list[ItemResult]:
     return [item_result(item, a) for item, a in pairs]
 
 
-def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> TestSetReport:
+def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> SingleTurnReport:
     """Keyword-score each item of a single-turn set.
 
     Parameters
@@ -329,7 +329,7 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) 
 
     Returns
     -------
-    TestSetReport
+    SingleTurnReport
 
     Raises
     ------
@@ -343,13 +343,13 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) 
     return single_report(test_set, answers, rows)
 
 
-def single_report(test_set: TestSet, answers: AnswerSet, rows: Sequence[ItemResult]) -> TestSetReport:
+def single_report(test_set: TestSet, answers: AnswerSet, rows: Sequence[ItemResult]) -> SingleTurnReport:
     """The report of single-turn item results ``rows`` (one per item of ``test_set``, in order): the
     aggregates (overall, by category, by difficulty, with intervals) and the id lists made from them."""
     rows = list(rows)
     ids = {i.id for i in test_set.items}
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
-    return TestSetReport(
+    return SingleTurnReport(
         file=test_set.file, answers_file=answers.file, kind="single", overall=_stats(rows),
         by_category={c: _stats([r for r in rows if r.category == c])
                      for c in [*CATEGORIES, *sorted({r.category for r in rows} - set(CATEGORIES))]
@@ -535,7 +535,7 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet, *, workers: int =
     )
 
 
-def evaluate_test_set(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> TestSetReport | MultiTurnReport:
+def evaluate_test_set(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> SingleTurnReport | MultiTurnReport:
     """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind (``workers``: see them)."""
     if test_set.kind == "multi_turn":
         return evaluate_multi_turn(test_set, answers, workers=workers)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch
 from evaluators.metrics.before_after import Corrections, corrections_of
-from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, TestSetReport, answer_for,
+from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, SingleTurnReport, answer_for,
                                           item_result, single_report)
 from evaluators.testsets.schema import TestSet
 from evaluators.testsets.scoring import fold
@@ -64,15 +64,15 @@ def rescore_item(item, answer, corrected: Sequence[str] | None, accepted: Sequen
     return result
 
 
-def patch_testsets(test_set: TestSet, answers: AnswerSet, report: TestSetReport, patches: GTPatchSet, gt_file: str,
-                   gt_digest: str, *, n_resamples: int = CI_RESAMPLES) -> tuple[TestSetReport, Corrections]:
+def patch_testsets(test_set: TestSet, answers: AnswerSet, report: SingleTurnReport, patches: GTPatchSet, gt_file: str,
+                   gt_digest: str, *, n_resamples: int = CI_RESAMPLES) -> tuple[SingleTurnReport, Corrections]:
     """Apply GT patches to a scored single-turn set and score the changed items again.
 
     Parameters
     ----------
     test_set, answers : TestSet, AnswerSet
         What ``report`` was scored from.
-    report : TestSetReport
+    report : SingleTurnReport
     patches : GTPatchSet
     gt_file, gt_digest : str
         The test-set file's name and :func:`~evaluators.io.gt_patch.file_sha256`.
@@ -81,7 +81,7 @@ def patch_testsets(test_set: TestSet, answers: AnswerSet, report: TestSetReport,
 
     Returns
     -------
-    (TestSetReport, Corrections)
+    (SingleTurnReport, Corrections)
         The report after the corrections (items in the same order) and what they did, with the
         mean keyword score before and after (items with a score both times; bootstrap intervals,
         paired bootstrap).

@@ -16,7 +16,7 @@ from evaluators.io.gt_patch import GTPatchSet
 from evaluators.io.sources import read_file_bytes
 from evaluators.metrics.before_after import Corrections
 from evaluators.results import to_jsonable
-from evaluators.testsets.evaluate import AnswerSet, MultiTurnReport, TestSetReport, evaluate_test_set, load_answers
+from evaluators.testsets.evaluate import AnswerSet, MultiTurnReport, SingleTurnReport, evaluate_test_set, load_answers
 from evaluators.testsets.schema import TestSet, load_test_set
 
 KINDS = ("single", "multi_turn")
@@ -72,10 +72,10 @@ class TestSetsReport:
         With its located issues (items left out).
     answers : AnswerSet
         With its located issues (records left out).
-    scores : TestSetReport or MultiTurnReport or None
+    scores : SingleTurnReport or MultiTurnReport or None
         ``None`` when the test set has no valid item (nothing to score; see ``issues``).  With a GT
         patch: the scores after the corrections.
-    before : TestSetReport or None
+    before : SingleTurnReport or None
         With a GT patch: the scores against the test set as read.
     corrections : Corrections or None
         With a GT patch: what it did and the mean keyword score before and after.
@@ -85,8 +85,8 @@ class TestSetsReport:
 
     test_set: TestSet
     answers: AnswerSet
-    scores: TestSetReport | MultiTurnReport | None
-    before: TestSetReport | None = None
+    scores: SingleTurnReport | MultiTurnReport | None
+    before: SingleTurnReport | None = None
     corrections: Corrections | None = None
 
     @property

@@ -11,7 +11,7 @@ from tests.pages.helpers import TESTSETS_PAGE, metric_values, run_page
 def test_json_report_is_made_on_click(monkeypatch, deferred_downloads):
     made = deferred_downloads
     to_dict_calls = []
-    for cls in (evaluate_mod.TestSetReport, evaluate_mod.MultiTurnReport):
+    for cls in (evaluate_mod.SingleTurnReport, evaluate_mod.MultiTurnReport):
         def counted(self, _original=cls.to_dict):
             to_dict_calls.append(type(self).__name__)
             return _original(self)
