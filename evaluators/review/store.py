@@ -657,26 +657,36 @@ class ReviewStore:
 
         With ``claim``, the item is claimed for :data:`CLAIM_SECONDS` (the annotator's earlier
         claim in the session is released), atomically: no item is handed to more than ``k``
-        annotators at once.  ``filters`` restrict the queue (:class:`QueueFilter`).
+        annotators at once.  On PostgreSQL the chosen item's row is locked as it is chosen and an
+        item another claimer holds locked is passed over (``FOR UPDATE SKIP LOCKED``); an item
+        claimed to ``k`` between the choice and the claim is passed over too, until one is claimed
+        or none is open.  ``filters`` restrict the queue (:class:`QueueFilter`).
         """
         s = self.session(session_id)
         exclude = list(exclude)
         if not claim:
             with self.engine.connect() as c:
                 return self._first_open(c, s, annotator, _now(), exclude, filters)
-        for _attempt in range(50):  # on SQLite the first try holds the write lock: it always succeeds
+        while True:  # on SQLite the first try holds the write lock: it always succeeds
             with self._write() as c:
                 now = _now()
-                found = self._first_open(c, s, annotator, now, exclude, filters)
+                found = self._first_open(c, s, annotator, now, exclude, filters, lock=True)
                 if found is None or self._claim(c, found, annotator, s.k, now):
                     return found
-            exclude.append(found.id)  # claimed to k meanwhile (PostgreSQL): the next one
-        return None
+            # claimed to k by others between the query and the lock (PostgreSQL): the next one.  Every
+            # try passes over one more item, so the loop ends (at the latest when no item is open); a
+            # fixed number of tries returned None while items were open when 20 annotators raced.
+            exclude.append(found.id)
 
     def _first_open(self, c, s: Session, annotator: str, now: str, exclude: list[int],
-                    filters: QueueFilter | None = None) -> Item | None:
+                    filters: QueueFilter | None = None, lock: bool = False) -> Item | None:
         for done in range(s.k - 1, -1, -1):
-            row = c.execute(self._queue_query(s.id, annotator, done, s.k, now, exclude, filters)).first()
+            q = self._queue_query(s.id, annotator, done, s.k, now, exclude, filters)
+            if lock and c.dialect.name == "postgresql":
+                # the item row locked as it is chosen; one another claimer holds is passed over, not waited
+                # for (annotators asking at once then claim different items instead of racing for one)
+                q = q.with_for_update(skip_locked=True, of=items_table)
+            row = c.execute(q).first()
             if row is not None:
                 return _item(row)
         return None
