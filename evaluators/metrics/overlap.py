@@ -541,12 +541,16 @@ def wordnet_missing() -> str | None:
     """``None`` if nltk's WordNet data is installed, else the reason (no download is attempted).
 
     Where nltk is already imported its own ``nltk.data.find`` answers (it may have a path added
-    at run time); otherwise the default data folders (:func:`nltk_data_dirs`) are looked at.
+    at run time); otherwise, and while another thread is still importing nltk (a page's earlier
+    run: its ``sys.modules`` entry has no ``data`` yet), the default data folders
+    (:func:`nltk_data_dirs`) are looked at.
     """
     if importlib.util.find_spec("nltk") is None:  # pragma: no cover - nltk is a core requirement
         return "nltk is not installed"
     names = ("corpora/wordnet", "corpora/wordnet.zip")
     nltk = sys.modules.get("nltk")
+    if nltk is not None and (getattr(nltk.__spec__, "_initializing", False) or not hasattr(nltk, "data")):
+        nltk = None  # partly imported by another thread
     if nltk is not None:
         for name in names:
             try:

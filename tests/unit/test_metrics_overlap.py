@@ -205,3 +205,27 @@ def test_nltk_data_dirs_equal_nltks_own_search_path_and_wordnet_found_in_one(tmp
     (env_dir / "corpora" / "wordnet").mkdir(parents=True)
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert found == ["True", "False"]  # found, and nltk was never imported to find it
+
+
+def test_wordnet_check_while_another_thread_is_still_importing_nltk(tmp_path, monkeypatch):
+    """A page's earlier run importing nltk (its ``sys.modules`` entry has no ``data`` yet) must not break the
+    availability check of the next run: seen in Chromium as "partially initialized module 'nltk' has no
+    attribute 'data'". The default folders answer instead."""
+    import importlib.machinery
+    import os
+    import sys
+    import types
+
+    from evaluators.metrics.overlap import nltk_data_dirs, wordnet_missing
+
+    partial = types.ModuleType("nltk")
+    partial.__spec__ = importlib.machinery.ModuleSpec("nltk", None)
+    partial.__spec__._initializing = True
+    monkeypatch.setitem(sys.modules, "nltk", partial)
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/nltk_data of the machine
+    folders = [d for d in nltk_data_dirs() if os.path.exists(os.path.join(d, "corpora", "wordnet"))]
+    expected = None if folders else "nltk WordNet data not found (METEOR needs it; nothing is downloaded at run time)"
+    assert wordnet_missing() == expected  # the folders' answer, no AttributeError
+    (tmp_path / "corpora" / "wordnet").mkdir(parents=True)
+    assert wordnet_missing() is None  # found in $NLTK_DATA, nltk's half-made module left alone
