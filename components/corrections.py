@@ -48,7 +48,15 @@ def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes],
     sid = st.selectbox("Session · 审阅任务", list(sessions), key=f"{key}_session",
                        format_func=lambda i: visible(f"{sessions[i].name} ({sessions[i].n_items} items)"))
     try:
-        made = make(store, sid) if make is not None else session_patch(store, sid, gt_name, gt_data())
+        if make is not None:
+            made = make(store, sid)
+        else:  # read the GT file and the session once per file and change of the session, not every rerun
+            from components.cache import cached
+            from evaluators.io.gt_patch import file_sha256
+
+            data = gt_data()
+            made = cached(("review_corrections", default_url(), sid, store.changes(sid), gt_name, file_sha256(data)),
+                          lambda: session_patch(store, sid, gt_name, data))
     except (InputError, ValueError) as exc:
         st.error(md(f"{gt_name}: {exc}"))
         return None
@@ -170,5 +178,5 @@ def show_corrections(corrections, *, key: str) -> None:
     st.caption(md(f"Intervals: {first.before.signature}. Paired test of after − before on the same "
                   f"{effect.unit}s: {first.change.method}; McNemar's exact test for a binary metric."))
     if len(effect.changes) > 1:
-        for line in rank_lines(effect, lambda v: f"{100 * v:.2f}%"):
+        for line in rank_lines(effect, percent):
             (st.warning if effect.rank_flips else st.caption)(md(line))

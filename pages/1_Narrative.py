@@ -97,8 +97,8 @@ def gt_blobs() -> list[tuple[str, bytes]]:
 
 def review_items() -> list[dict]:
     """The run's mismatches as review items, each with its story file's digest and its GT place."""
-    from evaluators.io.gt_patch import file_sha256
-    return narrative_items(batch.scored, {name: file_sha256(data) for name, data in gt_blobs()})
+    from evaluators.narrative.patch import gt_digests
+    return narrative_items(batch.scored, gt_digests(gt_files))
 
 
 def session_corrections(store, session_id):

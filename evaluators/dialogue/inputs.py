@@ -23,7 +23,6 @@ order (see :mod:`evaluators.dialogue.matching`).
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputError, InputIssue, load_json_bytes, read_records
+from evaluators.io.gt_patch import file_sha256
 from evaluators.results import DictMixin
 
 
@@ -249,7 +249,7 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
         empty ``expected_response`` are kept (they are reported as having no ground
         truth and are not scored).
     """
-    out = CaseSet(file=file, digest=hashlib.sha256(data).hexdigest())
+    out = CaseSet(file=file, digest=file_sha256(data))
     value, flat_rows, issues, lines = _read_json_or_rows(data, file)
     out.issues.extend(issues)
     if value is not None:

@@ -36,17 +36,22 @@ Nothing here raises for bad content: an unusable file gives an issue and no reco
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.io import InputError, InputIssue
+from evaluators.io.gt_patch import file_sha256
 from evaluators.io.readers import read_json_document
 from evaluators.memory.agreement import StoredLabels, load_judge_labels, stored_labels_from_results
 from evaluators.memory.judge import JudgeCache
 from evaluators.memory.loaders import (
-    attach_predictions, detect_format, load_locomo, load_longmemeval, load_predictions, load_results_file,
+    attach_predictions,
+    detect_format,
+    load_locomo,
+    load_longmemeval,
+    load_predictions,
+    load_results_file,
 )
 from evaluators.memory.records import EvalResult, LoadReport
 from evaluators.parallel import gc_paused
@@ -168,7 +173,7 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
                                              ("judge_cache", judge_cache)) if f is not None}
     gt = results if results is not None else questions
     if gt is not None:  # what a GT patch of these inputs is made for
-        out.gt_file, out.gt_digest = gt[0], hashlib.sha256(gt[1]).hexdigest()
+        out.gt_file, out.gt_digest = gt[0], file_sha256(gt[1])
     if questions is not None:
         out.dataset = _read_questions(questions, out)
     locomo = out.locomo_dataset

@@ -50,7 +50,7 @@ from evaluators.io.gt_patch import (OP_ADD, OP_REMOVE, OP_REPLACE, AppliedChange
 from evaluators.io.sources import InputFile
 from evaluators.narrative.loader import LoadedDocument, load_document
 from evaluators.narrative.locate import (RELATIONSHIP_FIELDS, action_key, character_key, event_ids, gold_values,
-                                         relationship_key, relationship_text, scored_name, span_key,
+                                         relationship_key, scored_name, span_key,
                                          usable_relationship)
 from evaluators.schema.narrative import ACTION_FIELDS, ActionLayer, TextSpan
 
@@ -266,6 +266,12 @@ class PatchedGT:
     issues: tuple[InputIssue, ...] = ()
 
 
+def gt_digests(gt_files: Sequence[InputFile]) -> dict[str, str]:
+    """``{file name: SHA-256}`` of a run's readable GT files (``issue`` is None): what a patch's lines and a
+    review item's story digest name (:func:`evaluators.io.gt_patch.file_sha256`)."""
+    return {f.name: file_sha256(f.data) for f in gt_files if f.issue is None}
+
+
 def patch_gt_files(gt_files: Sequence[InputFile], patches: GTPatchSet) -> PatchedGT:
     """Attach each patch line to the GT file it was made for (by digest).
 
@@ -284,7 +290,7 @@ def patch_gt_files(gt_files: Sequence[InputFile], patches: GTPatchSet) -> Patche
     GTPatchMismatch
         When no line of the patches was made for a GT file of the run.
     """
-    digests = {f.name: file_sha256(f.data) for f in gt_files if f.issue is None}
+    digests = gt_digests(gt_files)
     known = set(digests.values())
     entries = list(patches.entries)
     if entries and not any(e.gt_digest in known for e in entries):
