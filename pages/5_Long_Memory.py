@@ -88,8 +88,8 @@ else:
     if up_cache is not None:
         uploaded_cache_key = ("upload", upload_digest(up_cache))
 
-    def gt_bytes() -> bytes:  # the file the scored ground truth comes with (ResolvedInputs.gt_file)
-        return upload_bytes(up_results if up_results is not None else up_questions)
+    def gt_bytes() -> bytes:  # the file the scored ground truth comes with (ResolvedInputs.gt_role)
+        return upload_bytes(uploads[inputs.gt_role])
     # Read and resolved once per file contents (shared across reruns), not on every widget change.
     inputs = cached(("mem-inputs", input_key, uploaded_cache_key),
                     lambda: resolve_inputs(**{role: (u.name, upload_view(u)) for role, u in uploads.items()

@@ -86,10 +86,10 @@ class ResolvedInputs(DictMixin):
         Located problems of every input.
     files : dict
         ``role -> name`` of every input given (the names used in every message and report).
-    gt_file, gt_digest : str or None
-        The file the scored ground truth comes from (the results file when one is given, else the
-        question file) and the SHA-256 of its bytes: what a GT patch is made for
-        (:mod:`evaluators.memory.patch`).
+    gt_role, gt_file, gt_digest : str or None
+        The input the scored ground truth comes from (``"results"`` when a results file is given,
+        else ``"questions"``), its file name and the SHA-256 of its bytes: what a GT patch is made
+        for (:mod:`evaluators.memory.patch`).
     """
 
     results: list[EvalResult] = field(default_factory=list)
@@ -100,6 +100,7 @@ class ResolvedInputs(DictMixin):
     notes: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    gt_role: str | None = None
     gt_file: str | None = None
     gt_digest: str | None = None
 
@@ -171,6 +172,7 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
     out.files = {role: f[0] for role, f in (("results", results), ("questions", questions),
                                              ("predictions", predictions), ("labels", labels),
                                              ("judge_cache", judge_cache)) if f is not None}
+    out.gt_role = "results" if results is not None else "questions" if questions is not None else None
     gt = results if results is not None else questions
     if gt is not None:  # what a GT patch of these inputs is made for
         out.gt_file, out.gt_digest = gt[0], file_sha256(gt[1])
