@@ -76,7 +76,8 @@ def test_scripted_review_patch_and_compare_cli(reviewed, capsys):
     printed = capsys.readouterr().out
     assert code == 0
     scores = {s["system"]: (s["exact_match"], s["token_f1"]) for s in json.loads(out.read_text())["scores"]}
-    assert scores == pytest.approx(after)
+    assert scores.keys() == after.keys()   # pytest.approx takes no nested containers (pytest 9): per system
+    assert all(scores[k] == pytest.approx(after[k]) for k in after)
     # EM rises by the records whose prediction became an accepted answer, across systems that gave it:
     # FullPipeline 33 -> 37, RelaxedInitial 27 -> 29, SearchFallback 22 -> 23 of 50
     assert {k: round(v[0] * 50) for k, v in after.items()} == {"Decomp_FullPipeline": 37,
@@ -91,7 +92,8 @@ def test_scripted_review_patch_and_compare_cli(reviewed, capsys):
                  "--ci-resamples", "0", "--output-file", str(out2)]) == 0
     printed = capsys.readouterr().out
     twice = {s["system"]: (s["exact_match"], s["token_f1"]) for s in json.loads(out2.read_text())["scores"]}
-    assert twice == pytest.approx(after) and "4 already in place" in printed
+    assert twice.keys() == after.keys() and all(twice[k] == pytest.approx(after[k]) for k in after)
+    assert "4 already in place" in printed
 
 
 def test_qa_cli_with_patch_and_refusal(reviewed, capsys, tmp_path):
