@@ -154,7 +154,7 @@ def cached(key: Hashable, compute: Callable[[], T], *, namespace: Hashable | Non
     key waits for that result; if ``compute`` raises, nothing is kept and the exception
     propagates (a waiting session then computes it itself). The object itself is returned,
     not a copy. A result the package ships for this key (:func:`components.demo_cache.shipped`:
-    the built-in demo, scored when the package was built) is kept instead of computing it.
+    the built-in demo, scored ahead and shipped as data) is kept instead of computing it.
     """
     if namespace is None:
         namespace = key[0] if isinstance(key, tuple) and key else None

@@ -1,4 +1,5 @@
-"""Input: decoding, readers with located errors, files/folders/zips, GT-prediction pairing."""
+"""Input: decoding, readers with located errors, files/folders/zips, GT-prediction pairing; results as typed
+JSON (:mod:`evaluators.io.typed_json`, imported on its own)."""
 
 from evaluators.io.decode import DecodedText, decode_bytes
 from evaluators.io.errors import InputError, InputIssue, format_json_path

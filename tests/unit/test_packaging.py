@@ -43,6 +43,13 @@ def test_every_page_and_package_data_folder_is_installed():
     # each folder holding data files is matched by one pattern (``demo/*/*`` covers demo/<task>/)
     for folder in data:
         assert any(re.fullmatch(pat.rsplit("/", 1)[0].replace("*", "[^/]+"), folder) for pat in patterns), folder
+    # the dashboard's one data file: the demo's results (JSON), read from the installed package folder
+    from components import demo_cache
+
+    assert config["package-data"]["components"] == [demo_cache.SNAPSHOT.name]
+    assert demo_cache.SNAPSHOT.parent == ROOT / "components" and demo_cache.SNAPSHOT.is_file()
+    assert {p.name for p in (ROOT / "components").iterdir() if p.is_file() and p.suffix != ".py"} == {
+        demo_cache.SNAPSHOT.name}
 
 
 def test_console_script_is_the_module_cli():
