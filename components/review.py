@@ -4,6 +4,8 @@ agreement and export panels.  Rules (who may, what is shown) come from
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from components.tables import show_table
@@ -113,7 +115,8 @@ def review_filters(store: ReviewStore, session, annotator: str | None) -> object
     sid = session.id
     def reset() -> None:  # the next item comes from the filtered queue (not the link's item again)
         st.session_state.pop(f"review_cur_{sid}", None)
-        st.session_state.get("review_link", {})["item"] = None
+        if (link := st.session_state.get("review_link")) is not None:
+            st.session_state["review_link"] = dataclasses.replace(link, item=None)
 
     reset = {"on_change": reset}
     picked: dict = {}

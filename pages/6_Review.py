@@ -17,6 +17,7 @@ from components.review import (adjudication_panel, agreement_panel, decisions_ta
                                settings_panel, team_panel)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
+from evaluators.review.links import parse_link  # noqa: E402
 from evaluators.review.store import ReviewStore, default_url  # noqa: E402
 
 VIEWS = ["Review · 审阅", "Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"]
@@ -29,8 +30,10 @@ def review_store(url: str) -> ReviewStore:
 
 
 store, qp = review_store(default_url()), st.query_params
-link = st.session_state.setdefault("review_link", {k: qp.get(k) for k in ("annotator", "item", "session")})
-if annotator := identity_sidebar(link["annotator"]):
+link = st.session_state.setdefault("review_link", parse_link(qp))
+for notice in link.notices:
+    st.warning(md(notice))
+if annotator := identity_sidebar(link.annotator):
     qp["annotator"] = annotator
 
 new_session_panel(store, annotator, len(store.sessions()))
@@ -38,8 +41,8 @@ sessions = {s.id: s for s in store.sessions()}
 if not sessions:
     st.info("No review session yet: start one with **Review the QA demo**, or upload a file above.")
     st.stop()
-if "review_session" not in st.session_state and str(link["session"]).isdigit() and int(link["session"]) in sessions:
-    st.session_state["review_session"] = int(link["session"])
+if "review_session" not in st.session_state and link.session in sessions:
+    st.session_state["review_session"] = link.session
 if st.session_state.get("review_session") not in sessions:
     st.session_state["review_session"] = next(iter(sessions))
 sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
@@ -54,9 +57,9 @@ view_name = st.segmented_control("View", VIEWS, default=VIEWS[0], key="review_vi
 if view_name in (None, VIEWS[0]):
     cur_key = f"review_cur_{sid}"
     filters = review_filters(store, session, annotator)
-    from_link = st.session_state.get(cur_key) is None and str(link["item"]).isdigit()
-    view = rs.review_view(store, session, annotator or "", link_annotator=link["annotator"] if from_link else None,
-                          item_id=int(link["item"]) if from_link else st.session_state.get(cur_key), filters=filters)
+    from_link = st.session_state.get(cur_key) is None and link.item is not None
+    view = rs.review_view(store, session, annotator or "", link_annotator=link.annotator if from_link else None,
+                          item_id=link.item if from_link else st.session_state.get(cur_key), filters=filters)
     last = store.last_change(sid, annotator) if annotator else None
     item, mine = view.item, view.mine
     keys: dict = {}

@@ -6,6 +6,7 @@ any stored payload rendered by the page."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from evaluators.cli import main
@@ -220,3 +221,40 @@ def test_navigation_is_drawn_before_the_item(tmp_path, monkeypatch):
     at.button(key="review_confirm_link").click().run()
     assert at.exception and "an item that cannot be drawn" in at.exception[0].value
     assert {"review_prev", "review_next"} <= {b.key for b in at.button}
+
+
+@pytest.mark.parametrize("params", [
+    {"item": "\u00b2"},                                  # "²".isdigit() is True; int("²") raised ValueError
+    {"item": "9" * 40},                                  # past the 64-bit id: OverflowError in the database
+    {"session": "-1"},
+    {"session": "\uff11"},                               # a full-width digit one
+    {"annotator": "x" * 10_000},                         # a 10 kB name
+    {"annotator": "ali\x00ce", "item": "1 OR 1=1"},
+])
+def test_a_crafted_link_shows_a_notice_never_a_traceback_and_changes_nothing(tmp_path, monkeypatch, params):
+    """Issue 30: ``/Review?session=1&item=%C2%B2`` and a 40-digit item showed a traceback with server paths."""
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    store = ReviewStore(tmp_path / "review.sqlite")
+    s = store.create_session("links", "qa", [{"kind": "qa", "id": f"q{n}", "question": "q", "ground_truth": "a",
+                                             "prediction": "b"} for n in range(3)], created_by="olga", k=1)
+    at = page_app(str(ROOT / "pages" / "6_Review.py"))
+    at.query_params.update({"session": str(s.id), **params})
+    at.run()
+    assert not at.exception, at.exception
+    notices = [w.value.replace("\\", "") for w in at.warning]        # Markdown escapes taken off
+    notices = [n for n in notices if "The link's" in n]
+    assert len(notices) == len(params)
+    for key in params:
+        assert any(f"link's {key}" in n for n in notices)
+    assert all(len(n) < 300 for n in notices)                          # a one-line notice, the value shortened
+    assert store.decisions(s.id) == [] and len(store.sessions()) == 1
+    assert at.selectbox(key="review_session").value == s.id            # a refused item keeps the session
+
+
+def test_link_ids_are_ascii_digits_in_the_database_range():
+    from evaluators.review.links import parse_id, parse_link
+    assert [parse_id(v) for v in ("1", "0042", str(2 ** 63 - 1))] == [1, 42, 2 ** 63 - 1]
+    assert [parse_id(v) for v in ("0", "²", "١", "１", str(2 ** 63), "9" * 40, "", " 1", "1e3", None, 7)] == [None] * 11
+    link = parse_link({"session": "3", "item": "²", "annotator": "  alice  "})
+    assert (link.session, link.item, link.annotator) == (3, None, "alice") and len(link.notices) == 1
