@@ -123,7 +123,8 @@ def env_var(option: str) -> str:
 
 
 def config_flags(config: Path) -> dict[str, str]:
-    """The options of a Streamlit ``config.toml`` as ``{"section.option": "value"}`` (booleans as true/false)."""
+    """The options of a Streamlit ``config.toml`` as ``{"section.option": "value"}`` (booleans as true/false;
+    lists are left to the file, which Streamlit reads beside the script)."""
     data = tomllib.loads(config.read_text(encoding="utf-8"))
     flags: dict[str, str] = {}
 
@@ -132,6 +133,8 @@ def config_flags(config: Path) -> dict[str, str]:
             name = f"{prefix}.{key}" if prefix else key
             if isinstance(value, dict):
                 walk(name, value)
+            elif isinstance(value, list):  # no one-word flag spelling; Streamlit reads it from the file
+                continue
             elif isinstance(value, bool):
                 flags[name] = "true" if value else "false"
             else:

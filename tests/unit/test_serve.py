@@ -138,3 +138,11 @@ def test_an_installed_layout_is_served_from_its_share_folder(exec_calls, tmp_pat
     (_, argv, _), = exec_calls
     assert argv[4] == str(folder / "app.py")
     assert "--server.port" not in argv
+
+
+def test_config_flags_of_nested_tables_and_lists(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[server]\nport = 1\nfolderWatchList = ["a"]\n[theme.sidebar]\nbackgroundColor = "#fff"\n'
+                      '[client]\ntoolbarMode = "minimal"\nshowErrorDetails = true\n', encoding="utf-8")
+    assert serve.config_flags(config) == {"server.port": "1", "theme.sidebar.backgroundColor": "#fff",
+                                          "client.toolbarMode": "minimal", "client.showErrorDetails": "true"}
