@@ -80,7 +80,9 @@ def installed_evalboard(tmp_path_factory) -> Installed:
     installed = Installed(base / "venv")
     _run([sys.executable, "-m", "venv", installed.venv])
     env = installed.env(PIP_DISABLE_PIP_VERSION_CHECK="1")
-    pip = [installed.python, "-m", "pip", "install", "-q"]
+    # --no-compile: byte-compiling every installed module (pandas, scipy, plotly ...) took more than half the
+    # install; the server compiles what it imports
+    pip = [installed.python, "-m", "pip", "install", "-q", "--no-compile"]
     _run(pip + ["-r", ROOT / "requirements.lock"], env=env, cwd=base)
     _run(pip + ["--no-deps", src], env=env, cwd=base)
     _run([installed.python, "-m", "pip", "check"], env=env, cwd=base)  # the lock satisfies the package's requirements
