@@ -65,9 +65,30 @@ def favicon(emoji: str) -> str:
     return "data:image/svg+xml," + quote(svg, safe="/'")
 
 
+def app_root() -> Path:
+    """The folder of the dashboard being run: the one holding its main script ``app.py`` and ``pages/``.
+
+    The main script's folder (``<prefix>/share/evalboard`` when installed, the repository in a
+    checkout); when the main script is a page itself (AppTest of ``pages/2_QA_Factcheck.py``), the
+    folder above ``pages/``; outside a Streamlit run, the folder above this package (:data:`ROOT`).
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    main = getattr(ctx, "main_script_path", None) if ctx is not None else None
+    if main:
+        folder = Path(main).resolve().parent
+        if folder.name == "pages" and (folder.parent / "app.py").is_file():
+            folder = folder.parent
+        if (folder / "app.py").is_file():
+            return folder
+    return ROOT
+
+
 def existing_pages() -> list[tuple[str, str, str, str]]:
-    """The entries of :data:`PAGES` whose file exists."""
-    return [p for p in PAGES if (ROOT / p[0]).exists()]
+    """The entries of :data:`PAGES` whose file exists beside the running ``app.py`` (:func:`app_root`)."""
+    root = app_root()
+    return [p for p in PAGES if (root / p[0]).exists()]
 
 
 def page_link(path: str, label: str, icon: str | None = None) -> None:

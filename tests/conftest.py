@@ -121,3 +121,9 @@ def review_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'review.sqlite'}"
     return _fresh_postgres_database(request)
+
+
+# ---------------------------------------------------------------- an installed EvalBoard
+# Session-wide (the packaging test and the installed dashboard's browser test share one virtualenv);
+# imported last: the helper reads IN_CI and ROOT from this module.
+from tests.helpers.install import installed_evalboard  # noqa: E402, F401

@@ -2,7 +2,9 @@
 
 One module per command in this package (``evaluators.cli.<command>``), the only place that
 parses arguments. Each exposes ``add_parser(subparsers)``; the parser's ``func`` default
-returns the exit code (0 success, 2 unusable input with the reason on stderr). Command
+returns the exit code (0 success, 2 unusable input with the reason on stderr). A command whose
+parser sets ``pass_through=True`` (``serve``) gets the arguments it does not know in ``args.extra``
+(options for the program it starts); any other command refuses them, as argparse does. Command
 modules keep heavy imports (jieba, scipy ...) inside their functions so ``--help`` stays fast.
 Task packages (``evaluators.<task>``) never import this package or ``evaluators.reports``.
 """
@@ -26,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "testsets": "evaluators.cli.testsets",
     "dialogue": "evaluators.cli.dialogue",
     "memory": "evaluators.cli.memory",
+    "serve": "evaluators.cli.serve",
 }
 
 
@@ -54,7 +57,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     # A command's run imports that command's module only (the memory command's imports alone cost
     # 0.25 s); the top-level help and an unknown command list every command.
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None, prog)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "pass_through", False):
+        parser.error("unrecognized arguments: " + " ".join(extra))
+    args.extra = extra  # a command with ``pass_through`` (serve) hands these on (streamlit options)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive

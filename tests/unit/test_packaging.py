@@ -1,22 +1,18 @@
 """EvalBoard is an installable package: ``pip install .`` then ``evalboard ...`` (issue 16).
 
-The metadata checks run everywhere; the clean-virtualenv install (PyPI downloads, ~1 minute)
+The metadata checks run everywhere; the clean-virtualenv install (``tests/helpers/install.py``: the
+locked dependencies, ~1 minute with pip's cache, shared with ``tests/e2e/test_installed_dashboard.py``)
 runs under ``CI=true`` or with ``EVALBOARD_TEST_INSTALL=1``.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import IN_CI, ROOT
+from tests.conftest import ROOT
 
 
 def _project() -> dict:
@@ -56,36 +52,40 @@ def test_console_script_is_the_module_cli():
     assert _project()["project"]["scripts"] == {"evalboard": "evaluators.cli:main_exit"}
 
 
-@pytest.mark.skipif(not (IN_CI or os.environ.get("EVALBOARD_TEST_INSTALL")),
-                    reason="downloads the dependencies into a new virtualenv (CI, or EVALBOARD_TEST_INSTALL=1)")
-def test_pip_install_in_a_clean_virtualenv_gives_the_evalboard_command(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "requirements.txt", "app.py"):
-        shutil.copy(ROOT / name, src / name)
-    for name in ("evaluators", "components", "pages"):
-        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    bin_dir = venv / "bin"
-    install = subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", str(src)],
-                             capture_output=True, text=True)
-    assert install.returncode == 0, install.stderr[-3000:]
+def test_the_dashboard_settings_are_installed_beside_it():
+    """``.streamlit/config.toml`` ships beside the installed app.py (Streamlit reads a config file beside the
+    main script; ``evalboard serve`` passes its options as flags)."""
+    files = _project()["tool"]["setuptools"]["data-files"]
+    assert files["share/evalboard/.streamlit"] == [".streamlit/config.toml"]
+    assert files["share/evalboard"] == ["app.py"]
+
+
+def test_pip_install_in_a_clean_virtualenv_gives_the_evalboard_command(installed_evalboard, tmp_path):
+    venv, bin_dir = installed_evalboard.venv, installed_evalboard.bin
+    env = installed_evalboard.env()
     out = subprocess.run([str(bin_dir / "evalboard"), "qa", "--help"], capture_output=True, text=True,
-                         cwd=tmp_path)
+                         cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage: evalboard qa")
     assert "--input" in out.stdout
     # the demo data ships inside the package, and the dashboard's files beside it
     demo = subprocess.run([str(bin_dir / "python"), "-c",
                            "import evaluators.demo as d, pathlib; print(len(list(pathlib.Path(d.__file__).parent.rglob('*.json*'))))"],
-                          capture_output=True, text=True, cwd=tmp_path, check=True)
+                          capture_output=True, text=True, cwd=tmp_path, check=True, env=env)
     assert int(demo.stdout) > 5
-    assert (venv / "share" / "evalboard" / "app.py").exists()
-    assert (venv / "share" / "evalboard" / "pages" / "6_Review.py").exists()
+    share = venv / "share" / "evalboard"
+    assert (share / "app.py").exists()
+    assert sorted(p.name for p in (share / "pages").glob("*.py")) == sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+    assert (share / ".streamlit" / "config.toml").read_bytes() == (ROOT / ".streamlit" / "config.toml").read_bytes()
+    # `evalboard serve` finds them: in the distribution's file list and under the prefix
+    found = subprocess.run([str(bin_dir / "python"), "-c",
+                            "from evaluators.cli import serve; print(serve.find_dashboard()); print(serve._recorded())"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert found.stdout.splitlines() == [str(share.resolve()), repr([share.resolve()])]
     # the review database's migrations ship too: a new database is created from the installed package
     made = subprocess.run([str(bin_dir / "python"), "-c",
                            "from evaluators.review.store import ReviewStore; from evaluators.review import schema; "
                            f"s = ReviewStore({str(tmp_path / 'review.sqlite')!r}); print(schema.HEAD)"],
-                          capture_output=True, text=True, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert made.returncode == 0, made.stderr[-2000:]
