@@ -1,7 +1,8 @@
 """EvalBoard installed into a clean virtualenv, once per test session (``installed_evalboard``).
 
 The virtualenv gets the locked runtime dependencies (``pip install -r requirements.lock``: pip's
-cache makes a second run quick), then the package itself from a copy of the project's files
+cache makes a second run quick; with ``EVALBOARD_NEWEST=1`` the newest versions that pyproject.toml's
+ranges allow instead), then the package itself from a copy of the project's files
 (``pip install --no-deps <copy>``, a normal PEP 517 build): the checkout is never on its path.
 It runs under ``CI=true`` or with ``EVALBOARD_TEST_INSTALL=1`` (it downloads what pip has not cached).
 :class:`OutboundRecorder` stands in for the rest of the network while an installed server runs.
@@ -26,6 +27,8 @@ from tests.conftest import IN_CI, ROOT
 PROJECT_FILES = ("pyproject.toml", "README.md", "requirements.txt", "app.py")
 PROJECT_DIRS = ("evaluators", "components", "pages", ".streamlit")
 INSTALL_SWITCH = "EVALBOARD_TEST_INSTALL"
+#: Set by .ci/run for its run on the newest versions the ranges allow: install those instead of the lock.
+NEWEST_SWITCH = "EVALBOARD_NEWEST"
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,12 @@ def installed_evalboard(tmp_path_factory) -> Installed:
     # --no-compile: byte-compiling every installed module (pandas, scipy, plotly ...) took more than half the
     # install; the server compiles what it imports
     pip = [installed.python, "-m", "pip", "install", "-q", "--no-compile"]
-    _run(pip + ["-r", ROOT / "requirements.lock"], env=env, cwd=base)
-    _run(pip + ["--no-deps", src], env=env, cwd=base)
+    if os.environ.get(NEWEST_SWITCH) == "1":
+        # .ci/run's second pass: the package with the newest versions its ranges allow (pyproject.toml)
+        _run(pip + ["--upgrade", src], env=env, cwd=base)
+    else:
+        _run(pip + ["-r", ROOT / "requirements.lock"], env=env, cwd=base)
+        _run(pip + ["--no-deps", src], env=env, cwd=base)
     _run([installed.python, "-m", "pip", "check"], env=env, cwd=base)  # the lock satisfies the package's requirements
     shutil.rmtree(src)  # nothing may come from the copy once installed
     return installed
