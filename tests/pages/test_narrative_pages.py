@@ -311,3 +311,16 @@ def test_compare_view_says_when_systems_scored_different_stories(demo_batch):
     assert list(table["overall (macro)"]) == pytest.approx([only.overall_score, 1.0])   # on the common story
     title = "\n".join(str(json.loads(c.proto.spec)["layout"]["title"]["text"]) for c in at.get("plotly_chart"))
     assert "n common = 1" in title
+
+
+def test_narrative_comparison_html_report_on_different_stories(demo_batch):
+    from evaluators.narrative.batch import systems_common
+    from evaluators.reports.html import narrative_comparison_report
+
+    gt, _ = demo_files()
+    one = evaluate_batch(gt[:1], [type(gt[0])(gt[0].name.replace("_v3.json", "_prediction.json"), gt[0].data)])
+    batches = {"qwen": demo_batch, "oracle": one}
+    assert systems_common(batches).n_by_system == {"qwen": 2, "oracle": 1}
+    html = narrative_comparison_report(batches, None)
+    assert "n common = 1 story; own n: qwen 2, oracle 1" in html
+    assert "on the 1 story every system scored, n common = 1" in html and "overall (own stories)" in html

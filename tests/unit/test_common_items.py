@@ -34,3 +34,20 @@ def test_memory_systems_table_scores_each_system_on_the_common_questions_too():
     table = systems_table(rows, "token_f1_char", ci_resamples=0)
     assert [(r["n"], r["mean"], r["n_common"], r["mean_common"]) for r in table] == [(4, 0.25, 1, 1.0),
                                                                                    (1, 1.0, 1, 1.0)]
+
+
+def test_the_qa_comparison_report_draws_the_common_records_and_says_so():
+    from evaluators.qa import QAConfig, evaluate_qa
+    from evaluators.qa.compare import runs_of, side_by_side
+    from evaluators.reports.html import comparison_report
+
+    a = evaluate_qa(b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n{"id":"2","answer":"Rome","final_answer":"Milan"}\n'
+                    b'{"id":"3","answer":"\xe5\x8c\x97\xe4\xba\xac","final_answer":"\xe4\xb8\x8a\xe6\xb5\xb7"}\n',
+                    "a.jsonl", QAConfig(ci_resamples=0))
+    b = evaluate_qa(b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n', "b.jsonl", QAConfig(ci_resamples=0))
+    view = side_by_side(runs_of([a, b]), n_resamples=0)
+    assert view.common.ids == ("1",) and [s.n for s in view.common_scores] == [1, 1]
+    assert [s.exact_match for s in view.common_scores] == [1.0, 1.0] and view.scores[0].exact_match == 1 / 3
+    html = comparison_report(view, None, "sig")
+    assert "n common = 1 record; own n: a.jsonl 3, b.jsonl 1" in html
+    assert "EM and F1 by system on the 1 record every system scored, n common = 1 (95% CI)" in html
