@@ -81,7 +81,9 @@ if not case_set.cases:
 # How each predictions file fits the cases (engine's rule); a stored report made against other cases offers its own.
 uploaded_cases = cases_name
 fits = cached(("dialogue-fit", cases_key, tuple(pred_keys)), lambda: prediction_fit(case_set.cases, pred_sets))
-own_files = {f.file: k for f, k, s in zip(fits, pred_keys, pred_sets) if f.offers_own_cases}
+own_files = {f.file: k for f, k in zip(fits, pred_keys) if f.offers_own_cases}  # one file per set
+fit_notes = st.container()  # the counts first, then the offer under them
+against = f"the uploaded cases ({uploaded_cases})"
 if source != "demo" and own_files:
     own_pick = st.radio("Score against · 参考用例", [None, *own_files], key="dialogue_cases_from", horizontal=True,
                         format_func=lambda f: f"the uploaded test cases ({visible(uploaded_cases)})" if f is None else
@@ -96,12 +98,12 @@ if source != "demo" and own_files:
         case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(cases_bytes(), picked.name))
         fits = cached(("dialogue-fit", cases_key, tuple(pred_keys)),
                       lambda: prediction_fit(case_set.cases, pred_sets))
+        against = f"the cases stored in {cases_name}"
         st.caption(f"Scored against the {len(case_set.cases)} cases stored in {md(cases_name)}, not the uploaded "
                    f"test cases ({md(uploaded_cases)}).")
 for f in fits:
-    if headline := f.headline(f"the uploaded cases ({uploaded_cases})" if cases_name == uploaded_cases
-                              else f"the cases stored in {cases_name}"):
-        st.warning(md(headline))
+    if headline := f.headline(against):
+        fit_notes.warning(md(headline))
 
 # ----------------------------------------------------------------------------- settings
 all_info = [m.info() for m in list_metrics()]
