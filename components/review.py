@@ -329,8 +329,7 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
         return
     if toast := st.session_state.pop("review_adj_toast", None):
         st.toast(toast)
-    if flash := st.session_state.pop("review_adj_flash", None):
-        st.warning(md(flash))
+    flash = st.session_state.pop("review_adj_flash", None)  # shown under the Decide button that was refused
     entries = store.adjudication_items(session.id)
     if not entries:
         st.success("No item waits for adjudication (reviewers agree and nobody marked a GT error).")
@@ -366,6 +365,8 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
                       help="Becomes a GT patch (review patch); the GT file is never edited.")
         st.form_submit_button("Decide · 裁决", key="review_adj_submit", on_click=on_adjudicate,
                               kwargs={"store": store, "session": session, "who": who, "item_id": pick})
+    if flash:
+        st.warning(md(flash))
 
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
