@@ -38,7 +38,8 @@ def common_note(common) -> None:
     if warning := common.warning():
         st.warning(md(warning))
     else:
-        st.caption(md(f"Every system scored the same {common.units(common.n_common)} (n common = {common.n_common:,})."))
+        st.caption(md(f"Every system scored the same {common.units(common.n_common)} "
+                      f"(n common = {common.n_common:,})."))
 
 
 def _ci(lo, hi) -> str | None:
@@ -68,7 +69,8 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
                 for x, own in zip(s, view.scores)],
                key=f"{prefix}_systems",
                column_config={c: st.column_config.NumberColumn(c, format="percent")
-                              for c in ("exact_match", "token_f1", "exact_match (own records)", "token_f1 (own records)")})
+                              for c in ("exact_match", "token_f1", "exact_match (own records)",
+                                        "token_f1 (own records)")})
     if s and s[0].ci:
         st.caption(f"Intervals: {md(s[0].ci)}")
 

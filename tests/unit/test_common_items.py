@@ -41,7 +41,8 @@ def test_the_qa_comparison_report_draws_the_common_records_and_says_so():
     from evaluators.qa.compare import runs_of, side_by_side
     from evaluators.reports.html import comparison_report
 
-    a = evaluate_qa(b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n{"id":"2","answer":"Rome","final_answer":"Milan"}\n'
+    a = evaluate_qa(b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n'
+                    b'{"id":"2","answer":"Rome","final_answer":"Milan"}\n'
                     b'{"id":"3","answer":"\xe5\x8c\x97\xe4\xba\xac","final_answer":"\xe4\xb8\x8a\xe6\xb5\xb7"}\n',
                     "a.jsonl", QAConfig(ci_resamples=0))
     b = evaluate_qa(b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n', "b.jsonl", QAConfig(ci_resamples=0))
