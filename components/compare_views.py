@@ -25,6 +25,23 @@ OUTCOME_LABELS = {"changed": "Changed · 有变化", "won": "B better · B 更�
                   "tied": "Tied · 相同"}
 
 
+def basis(common) -> str:
+    """What a side-by-side chart's bars are over: ``"n common = 45 questions"``, or each system's own items."""
+    if common.n_common:
+        return f"on the {common.units(common.n_common)} every system scored (n common = {common.n_common:,})"
+    return f"each over its own {common.unit} (n common = 0: not comparable)"
+
+
+def common_note(common) -> None:
+    """The engine's :class:`~evaluators.results.CommonItems` of a side-by-side view: a warning when the
+    systems were scored on different items, else a caption with the common n."""
+    if warning := common.warning():
+        st.warning(md(warning))
+    else:
+        st.caption(md(f"Every system scored the same {common.units(common.n_common)} "
+                      f"(n common = {common.n_common:,})."))
+
+
 def _ci(lo, hi) -> str | None:
     return None if lo is None else f"{percent(lo)} – {percent(hi)}"
 
@@ -36,19 +53,24 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
     signature = result.signature
     st.subheader("Systems side by side · 系统对比")
     view = cache(("qa-sbs", key, n_resamples), lambda: result.side_by_side(runs, n_resamples=n_resamples))
-    s = view.scores
+    common = view.common
+    common_note(common)
+    s = view.common_scores or view.scores  # compared on the common records; each over its own when none is
     st.plotly_chart(metric_by_system(
         list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
         {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
         {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
-        title="EM and F1 by system (error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
-    show_table([{"system": x.system, "n": x.n, "exact_match": x.exact_match,
-                                 "EM 95% CI": _ci(x.exact_match_ci_low, x.exact_match_ci_high),
-                                 "token_f1": x.token_f1, "F1 95% CI": _ci(x.token_f1_ci_low, x.token_f1_ci_high)}
-                                for x in s],
+        title=f"EM and F1 by system, {basis(common)} (error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
+    show_table([{"system": x.system, "n": own.n, "n common": common.n_common, "exact_match": x.exact_match,
+                 "EM 95% CI": _ci(x.exact_match_ci_low, x.exact_match_ci_high),
+                 "token_f1": x.token_f1, "F1 95% CI": _ci(x.token_f1_ci_low, x.token_f1_ci_high),
+                 **({} if common.same else {"exact_match (own records)": own.exact_match,
+                                            "token_f1 (own records)": own.token_f1})}
+                for x, own in zip(s, view.scores)],
                key=f"{prefix}_systems",
                column_config={c: st.column_config.NumberColumn(c, format="percent")
-                                for c in ("exact_match", "token_f1")})
+                              for c in ("exact_match", "token_f1", "exact_match (own records)",
+                                        "token_f1 (own records)")})
     if s and s[0].ci:
         st.caption(f"Intervals: {md(s[0].ci)}")
 

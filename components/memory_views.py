@@ -285,17 +285,27 @@ def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: S
     ``rows_by_system`` maps a system name to its :func:`evaluators.memory.metrics.score_questions`
     rows; every number comes from :mod:`evaluators.memory.compare`.
     """
-    from components.compare_views import paired_scores_view, systems_chart
+    from components.compare_views import basis, common_note, paired_scores_view, systems_chart
     from components.uploads import cached
-    from evaluators.memory.compare import compare_two, questions_matrix, systems_table
+    from evaluators.memory.compare import compare_two, questions_matrix, systems_common, systems_table
 
     names = list(rows_by_system)
     metric = st.selectbox("Metric · 指标", list(metrics), format_func=label, key="mem_sbs_metric")
+    common = cached(("mem-sbs-common", key, tuple(names), metric), lambda: systems_common(rows_by_system, metric))
     table_rows = cached(("mem-sbs", key, tuple(names), metric), lambda: systems_table(rows_by_system, metric))
-    systems_chart([r["system"] for r in table_rows], {label(metric): [r["mean"] for r in table_rows]},
-                  {label(metric): [r["ci_low"] for r in table_rows]}, {label(metric): [r["ci_high"] for r in table_rows]},
-                  title=f"{label(metric)} by system (error bars: 95% bootstrap CI over questions)",
+    common_note(common)
+    on = "_common" if common.n_common else ""  # compared on the common questions; each over its own when none is
+    systems_chart([r["system"] for r in table_rows], {label(metric): [r["mean" + on] for r in table_rows]},
+                  {label(metric): [r["ci_low" + on] for r in table_rows]},
+                  {label(metric): [r["ci_high" + on] for r in table_rows]},
+                  title=f"{label(metric)} by system, {basis(common)} (error bars: 95% bootstrap CI over questions)",
                   key="mem_sbs_chart")
+    show_table([{"system": r["system"], "n": r["n"], "n common": r["n_common"], "mean": r["mean" + on],
+                 "95% CI low": r["ci_low" + on], "95% CI high": r["ci_high" + on],
+                 **({} if common.same else {"mean (own questions)": r["mean"]})} for r in table_rows],
+               key="mem_sbs_systems",
+               column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                              for c in ("mean", "95% CI low", "95% CI high", "mean (own questions)")})
     matrix = questions_matrix(rows_by_system, metric)
     spread = st.slider("Show questions whose scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
                        key="mem_sbs_spread")

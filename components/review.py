@@ -8,6 +8,7 @@ import dataclasses
 
 import streamlit as st
 
+from components.downloads import download
 from components.tables import show_table
 from components.uploads import upload_bytes
 from evaluators.demo import demo_path
@@ -308,16 +309,17 @@ def on_adjudicate(*, store: ReviewStore, session, who: str | None, item_id: int)
     """The Decide button's callback: record the final label, confirm, and move the picker to the next
     item waiting for adjudication."""
     ss = st.session_state
-    try:
-        rs.adjudicate(store, session, who, item_id, ss.get("review_adj_label") or "model_error",
+    try:  # no label is pre-chosen: the engine refuses a Decide without one
+        rs.adjudicate(store, session, who, item_id, ss.get("review_adj_label"),
                       ss.get("review_adj_note", ""), corrected_answer=ss.get("review_adj_answer") or None)
     except (PermissionError, ValueError) as exc:
-        ss["review_flash"] = str(exc)
+        ss["review_adj_flash"] = str(exc)
         return
     ss["review_adj_toast"] = "Adjudicated · 已裁决"
     following = rs.next_to_adjudicate(store, session, item_id)
     if following is not None:
         ss["review_adj_item"] = following
+    ss["review_adj_label"] = None  # the next item starts with nothing chosen
     for k in ("review_adj_note", "review_adj_answer"):
         ss.pop(k, None)
 
@@ -330,6 +332,7 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
         return
     if toast := st.session_state.pop("review_adj_toast", None):
         st.toast(toast)
+    flash = st.session_state.pop("review_adj_flash", None)  # shown under the Decide button that was refused
     entries = store.adjudication_items(session.id)
     if not entries:
         st.success("No item waits for adjudication (reviewers agree and nobody marked a GT error).")
@@ -359,12 +362,14 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
                        "(deciding again replaces it)")
     with st.form("review_adj_form", border=False):
         st.radio("Final decision", list(rs.LABELS), format_func=rs.LABEL_TEXT.get, horizontal=True,
-                 key="review_adj_label")
+                 key="review_adj_label", index=None)  # nothing pre-chosen: the adjudicator picks
         st.text_input("Why", key="review_adj_note")
         st.text_input("Corrected answer (for a GT error) · 更正答案", key="review_adj_answer",
                       help="Becomes a GT patch (review patch); the GT file is never edited.")
         st.form_submit_button("Decide · 裁决", key="review_adj_submit", on_click=on_adjudicate,
                               kwargs={"store": store, "session": session, "who": who, "item_id": pick})
+    if flash:
+        st.warning(md(flash))
 
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
@@ -374,18 +379,18 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
                 "labels) are exported by its owner and adjudicators only.")
         return
     sid = session.id
-    for label, make, name, mime, key in (
+    for label, make, name, mime, key, empty in (
             ("Decisions (JSONL)", lambda: export_jsonl(store, sid).encode("utf-8"), "review_decisions.jsonl",
-             "application/jsonl", "review_dl_jsonl"),
+             "application/jsonl", "review_dl_jsonl", None),
             ("Decisions (CSV, persona annotation layout)", lambda: export_csv(store, sid).encode("utf-8-sig"),
-             "review_decisions.csv", "text/csv", "review_dl_csv"),
+             "review_decisions.csv", "text/csv", "review_dl_csv", None),
             ("GT corrections (JSONL)", lambda: corrections_jsonl(store, sid).encode("utf-8"), "gt_corrections.jsonl",
-             "application/jsonl", "review_dl_gt"),
+             "application/jsonl", "review_dl_gt", rs.gt_corrections_missing(store, session)),
             ("Label Studio tasks (JSON)", lambda: export_tasks(store, sid).encode("utf-8"),
-             "review_label_studio.json", "application/json", "review_dl_ls"),
+             "review_label_studio.json", "application/json", "review_dl_ls", None),
             ("Label Studio labeling config (XML)", lambda: label_studio_config(store, sid).encode("utf-8"),
-             "review_label_studio.xml", "application/xml", "review_dl_ls_config")):
-        st.download_button(label, make, file_name=name, mime=mime, key=key, on_click="ignore")
+             "review_label_studio.xml", "application/xml", "review_dl_ls_config", None)):
+        download(label, make, file_name=name, mime=mime, key=key, empty=empty)
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
                "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
                "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")

@@ -227,3 +227,79 @@ class DictMixin:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class CommonItems(DictMixin):
+    """Which items every system of a side-by-side view has a value for: the rule of every comparison.
+
+    Systems are compared on the items they all scored (the *common* items); each one's own count
+    is kept beside it, so a system scored on 2 questions is never drawn next to one scored on
+    1,540 as if they were comparable.
+
+    Attributes
+    ----------
+    n_common : int
+        Items with a value in every system.
+    n_by_system : dict
+        System name -> the number of items it has a value for (its own n), in the systems' order.
+    ids : tuple
+        The common items' keys, in the first system's order.
+    unit : str
+        What an item is, plural (``"questions"``, ``"records"``, ``"stories"``), for messages.
+    """
+
+    n_common: int
+    n_by_system: dict[str, int]
+    ids: tuple = dataclasses.field(default=(), repr=False)
+    unit: str = "items"
+
+    @property
+    def same(self) -> bool:
+        """Every system has a value for the same items (its own n is the common n)."""
+        return all(n == self.n_common for n in self.n_by_system.values())
+
+    def units(self, n: int) -> str:
+        """``unit`` for a count: ``"1 story"``, ``"2 stories"``."""
+        one = "story" if self.unit == "stories" else self.unit[:-1] if self.unit.endswith("s") else self.unit
+        return f"{n:,} {one if n == 1 else self.unit}"
+
+    def describe(self) -> str:
+        """``"n common = 2 questions; own n: a 1,540, b 45, c 2"`` (one line for a caption or a title)."""
+        own = ", ".join(f"{name} {n:,}" for name, n in self.n_by_system.items())
+        return f"n common = {self.units(self.n_common)}; own n: {own}"
+
+    def warning(self) -> str | None:
+        """What a reader must know before comparing the systems (``None`` when they share every item)."""
+        if self.same:
+            return None
+        if not self.n_common:
+            return (f"No {self.units(1)[2:]} is scored by every system ({self.describe()}): each system's score "
+                    f"is over its own {self.unit}, and the scores are not comparable.")
+        return (f"The systems were scored on different {self.unit} ({self.describe()}). The chart and the "
+                f"table's scores are over the {self.units(self.n_common)} every system scored; each system's "
+                f"own n and its mean over its own {self.unit} are beside them.")
+
+
+def common_items(ids_by_system: Mapping[str, Any], *, unit: str = "items") -> CommonItems:
+    """The items every system has a value for (:class:`CommonItems`).
+
+    Parameters
+    ----------
+    ids_by_system : mapping of str to iterable of hashable
+        System name -> the keys of the items it has a value for (a key listed twice counts once).
+    unit : str
+        What an item is, plural, for messages.
+
+    Returns
+    -------
+    CommonItems
+        Common keys in the first system's order.
+    """
+    sets = {name: list(dict.fromkeys(ids)) for name, ids in ids_by_system.items()}
+    if not sets:
+        return CommonItems(0, {}, (), unit)
+    first, *rest = sets.values()
+    others = [set(s) for s in rest]
+    common = tuple(i for i in first if all(i in s for s in others))
+    return CommonItems(len(common), {name: len(s) for name, s in sets.items()}, common, unit)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from components import narrative_views as views
-from components.compare_views import paired_scores_view, systems_chart
+from components.compare_views import basis, common_note, paired_scores_view, systems_chart
 from components.tables import show_table
 from components.layout import page_frame
 from evaluators.reports.escape import md, visible
@@ -12,7 +12,7 @@ from components.narrative_state import demo_files, score, score_patched, setting
 from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
-from evaluators.narrative.batch import compare_two_systems, systems_matrix
+from evaluators.narrative.batch import compare_two_systems, systems_common, systems_macro, systems_matrix
 from evaluators.review.items import narrative_items
 from evaluators.reports.narrative import document_markdown, mismatches_csv, systems_csv, to_json, to_markdown
 
@@ -154,7 +154,12 @@ else:
             for name, files in other_systems.items():
                 batches[name if name != first else name + "'"] = score(gt_files, files, narrative_settings)
             names = list(batches)
-            macro = {n: b.macro for n, b in batches.items()}
+            common = systems_common(batches)  # compared on the stories every system scored (engine's rule)
+            common_note(common)
+            # keyed on every system's per-story scores: a rerun of another widget re-samples nothing
+            macro = cached(("narrative-common-macro", tuple(
+                (n, tuple((r.story_id, r.overall_score) for r in b.scored)) for n, b in batches.items())),
+                lambda: systems_macro(batches, common)) if common.n_common else {n: b.macro for n, b in batches.items()}
             metrics = {"overall": [macro[n].get("overall_score") for n in names]}
             lows = {"overall": [macro[n].get("overall_score_ci_low") for n in names]}
             highs = {"overall": [macro[n].get("overall_score_ci_high") for n in names]}
@@ -163,7 +168,14 @@ else:
                 lows[c] = [macro[n].get("component_ci_low", {}).get(c) for n in names]
                 highs[c] = [macro[n].get("component_ci_high", {}).get(c) for n in names]
             systems_chart(names, metrics, lows, highs, key="nar_systems_chart",
-                          title="Macro scores by system (mean over documents; error bars: 95% bootstrap CI)")
+                          title=f"Macro scores by system, {basis(common)} (mean over documents; error bars: "
+                                "95% bootstrap CI)")
+            show_table([{"system": n, "n": common.n_by_system[n], "n common": common.n_common,
+                         "overall (macro)": macro[n].get("overall_score"),
+                         "95% CI low": macro[n].get("overall_score_ci_low"),
+                         "95% CI high": macro[n].get("overall_score_ci_high"),
+                         **({} if common.same else {"overall (own stories)": batches[n].macro.get("overall_score")})}
+                        for n in names], key="nar_systems")
             matrix = systems_matrix(batches)
             spread = st.slider("Show stories whose overall scores differ by at least · 分差至少", 0.0, 1.0, 0.0, 0.05,
                                key="nar_spread")

@@ -13,6 +13,7 @@ from components.layout import view_switch  # noqa: E402
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
 from components.static import static_chart, static_records  # noqa: E402
 from components.tables import show_table  # noqa: E402
+from components.downloads import download  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
 from components.testsets_views import (breakdown_chart, breakdown_svg, group_rows, groups_frame,  # noqa: E402
                                        item_table, rubric, shown_text, turn_view)
@@ -65,9 +66,10 @@ else:
         st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
                    "(second box) to score them; the template below has every id (and turn) with an empty answer.")
         show_table(preview_rows(alone), key="ts_preview")
-        st.download_button("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
-                           file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
-                           key="ts_template", on_click="ignore")
+        download("Download answer template · 下载回答模板", lambda: answer_template(alone).encode("utf-8"),
+                 file_name=f"{up_items.name.rsplit('.', 1)[0]}_answers.json", mime="application/json",
+                 key="ts_template", empty=None if alone.items else "the test set has no valid item, so the template "
+                 "would hold no id")
         st.stop()
     if up_items is None or up_answers is None:
         st.info("Upload a test set and the answers to score. Answers: a JSON object {id: answer} (multi-turn: "

@@ -27,6 +27,7 @@ from evaluators.dialogue import (  # noqa: E402
 )
 from evaluators.dialogue.live_job import LiveJobs  # noqa: E402
 from evaluators.dialogue.diff import char_diff  # noqa: E402
+from evaluators.dialogue.matching import prediction_fit  # noqa: E402
 from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa: E402
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
@@ -76,6 +77,33 @@ if not case_set.cases:
     for issue in case_set.issues:
         st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
     st.stop()
+
+# How each predictions file fits the cases (engine's rule); a stored report made against other cases offers its own.
+uploaded_cases = cases_name
+fits = cached(("dialogue-fit", cases_key, tuple(pred_keys)), lambda: prediction_fit(case_set.cases, pred_sets))
+own_files = {f.file: k for f, k in zip(fits, pred_keys) if f.offers_own_cases}  # one file per set
+fit_notes = st.container()  # the counts first, then the offer under them
+against = f"the uploaded cases ({uploaded_cases})"
+if source != "demo" and own_files:
+    own_pick = st.radio("Score against · 参考用例", [None, *own_files], key="dialogue_cases_from", horizontal=True,
+                        format_func=lambda f: f"the uploaded test cases ({visible(uploaded_cases)})" if f is None else
+                        f"the {next(x.n_own_cases for x in fits if x.file == f)} cases stored in {visible(f)}")
+    if own_pick is not None:
+        picked = next(u for u in up_preds if u.name == own_pick)
+        cases_name, cases_key = picked.name, own_files[own_pick]
+
+        def cases_bytes() -> bytes:
+            return picked.getvalue()
+
+        case_set = cached(("dialogue-cases", cases_key), lambda: load_cases(cases_bytes(), picked.name))
+        fits = cached(("dialogue-fit", cases_key, tuple(pred_keys)),
+                      lambda: prediction_fit(case_set.cases, pred_sets))
+        against = f"the cases stored in {cases_name}"
+        st.caption(f"Scored against the {len(case_set.cases)} cases stored in {md(cases_name)}, not the uploaded "
+                   f"test cases ({md(uploaded_cases)}).")
+for f in fits:
+    if headline := f.headline(against):
+        fit_notes.warning(md(headline))
 
 # ----------------------------------------------------------------------------- settings
 all_info = [m.info() for m in list_metrics()]

@@ -22,6 +22,7 @@ from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
 from evaluators.memory.judge import JudgeCache  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
+from components.downloads import download  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
@@ -325,8 +326,9 @@ d2.download_button("Per question (CSV)",
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
                    mime="application/jsonl", key="mem_dl_results", on_click="ignore")
 cache_out = report.judge_cache.subset(by_id) if report.judge_cache is not None else JudgeCache()
-d4.download_button("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
-                   disabled=not cache_out.entries, key="mem_dl_cache", on_click="ignore")
+download("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
+         key="mem_dl_cache", where=d4, empty=None if cache_out.entries else
+         "no judge verdict for these questions yet (run the judge, or upload a judge cache): the file would be empty")
 
 
 def _memory_html() -> bytes:

@@ -109,10 +109,13 @@ if view_name in (None, VIEWS[0]):
                     text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
                          f"all {session.k} reviews")
         item_card(view)
+        # outside the form, so ticking it redraws the slider enabled (unticked, the slider is greyed out)
+        give_score = st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score),
+                                 key=f"review_give_score_{item.id}")
         with st.form(f"review_form_{item.id}", border=False):
-            st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score), key=f"review_give_score_{item.id}")
             st.slider("Score (5 = as good as the reference)", 1, 5, (mine.score if mine and mine.score else 3),
-                      key=f"review_score_{item.id}")
+                      key=f"review_score_{item.id}", disabled=not give_score,
+                      help=None if give_score else "Tick “Give a 1-5 score” to score this item.")
             st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}")
             st.caption("Decide with one click: the decision is saved and the next item opens.")
             for col, (slug, text, lab, hint) in zip(st.columns(4), view.choices):

@@ -107,3 +107,101 @@ def match_predictions(cases: list[DialogueCase], rows: list[PredictionRow]) -> M
     for model in out.models:
         out.missing[model] = [c.key for c in cases if c.key not in out.matched[model]]
     return out
+
+
+@dataclass(frozen=True)
+class FileFit(DictMixin):
+    """How one prediction file's rows fit a cases file (:func:`prediction_fit`).
+
+    Attributes
+    ----------
+    file : str
+    n_rows : int
+        The file's usable rows.
+    n_fit : int
+        Rows matched to a case with the same prompt (scored as meant).
+    n_no_case : int
+        Rows whose (scene, dialogue_index) is in no case: not scored.
+    n_other_prompt : int
+        Rows matched by (scene, dialogue_index) whose stored context or expected reply differs from
+        the case's: the reply answered another prompt (scored against the case anyway).
+    n_duplicate : int
+        Rows repeating a key more often than the cases do: not scored.
+    n_own_cases : int
+        Rows that carry their own expected reply (a stored report of the earlier script): the file
+        is also a cases file of that many cases (:func:`evaluators.dialogue.load_cases` reads it).
+    """
+
+    file: str
+    n_rows: int
+    n_fit: int
+    n_no_case: int
+    n_other_prompt: int
+    n_duplicate: int
+    n_own_cases: int = 0
+
+    @property
+    def n_off(self) -> int:
+        """Rows that do not match the cases (no case, another prompt, a repeat)."""
+        return self.n_no_case + self.n_other_prompt + self.n_duplicate
+
+    @property
+    def offers_own_cases(self) -> bool:
+        """The file carries cases of its own and was made against other cases than these: some of its rows
+        answered another prompt, or more of them have no case here than fit one (a stray row or two of
+        a report of these very cases is only counted)."""
+        return self.n_own_cases > 0 and (self.n_other_prompt > 0 or self.n_no_case > self.n_fit)
+
+    def headline(self, cases_file: str = "the uploaded cases") -> str | None:
+        """One sentence with the counts (``None`` when every row fits)."""
+        if not self.n_off:
+            return None
+        def n(k: int, one: str, many: str) -> str:
+            return "" if not k else f"{k} {one if k == 1 else many}"
+
+        parts = [n(self.n_no_case, "has no case", "have no case") + " with their scene and dialogue_index (not scored)"
+                 if self.n_no_case else "",
+                 n(self.n_other_prompt, "answered", "answered") + " another prompt than the case's (scored against "
+                 "that case)" if self.n_other_prompt else "",
+                 n(self.n_duplicate, "repeats an earlier row", "repeat earlier rows") + " (not scored)"
+                 if self.n_duplicate else ""]
+        text = (f"{self.n_off} of {self.n_rows} rows of {self.file} do not match {cases_file}: "
+                + ", ".join(p for p in parts if p) + ".")
+        if self.offers_own_cases:
+            text += (f" The file carries its own {self.n_own_cases} cases (a stored report of another run): "
+                     "score it against them.")
+        return text
+
+
+def prediction_fit(cases: list[DialogueCase], prediction_sets: list) -> list[FileFit]:
+    """How each prediction file's rows fit ``cases`` (matched as :func:`match_predictions` does).
+
+    Parameters
+    ----------
+    cases : list of DialogueCase
+    prediction_sets : list of PredictionSet
+        One per file (:func:`evaluators.dialogue.load_predictions`), combined in this order.
+
+    Returns
+    -------
+    list of FileFit
+        One per file, in order.
+    """
+    from evaluators.dialogue.inputs import PredictionSet
+
+    combined = PredictionSet.combine(prediction_sets)
+    m = match_predictions(cases, combined.rows)
+    other = {id(r) for r in m.expected_mismatch + m.context_mismatch}
+
+    def count(rows, file):
+        return sum(1 for r in rows if r.file == file)
+
+    out = []
+    for s in prediction_sets:
+        for file in dict.fromkeys(s.files):
+            matched = [r for by_key in m.matched.values() for r in by_key.values() if r.file == file]
+            n_other = sum(1 for r in matched if id(r) in other)
+            out.append(FileFit(file, count(combined.rows, file), len(matched) - n_other, count(m.unmatched, file),
+                               n_other, count(m.duplicates, file),
+                               sum(1 for r in s.rows if r.file == file and r.expected_response is not None)))
+    return out

@@ -7,8 +7,11 @@ the same ids) and paired with the run's questions by :func:`pair_results`: by qu
 then, for the rest, on (conversation, question text); the rule applied is returned with the
 counts (:class:`Pairing`) for display.
 
+- :func:`systems_common`: the questions every system has a value for (systems are compared on
+  these) and each system's own n.
 - :func:`systems_table`: each system's overall mean of a metric with its 95% bootstrap
-  interval (questions resampled, :func:`evaluators.memory.metrics.aggregate_rows`).
+  interval (questions resampled, :func:`evaluators.memory.metrics.aggregate_rows`), over its own
+  questions and over the common ones.
 - :func:`questions_matrix`: questions x systems, the metric's value per system and the spread.
 - :func:`compare_two`: paired bootstrap and approximate randomization of B - A on the
   questions both scored (:func:`evaluators.metrics.statistics.compare_paired_scores`).
@@ -24,23 +27,44 @@ from evaluators.io import InputIssue
 from evaluators.memory.loaders import load_results_file
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, score_questions
 from evaluators.memory.records import EvalResult, LoadReport
-from evaluators.results import DictMixin
+from evaluators.results import CommonItems, DictMixin, common_items
 from evaluators.metrics.statistics import PairedScores, compare_paired_scores
+
+
+def systems_common(rows_by_system: Mapping[str, Sequence[QuestionScores]], metric: str) -> CommonItems:
+    """The questions every system has a value of ``metric`` for, and each system's own n
+    (:func:`evaluators.results.common_items`): systems are compared on these."""
+    return common_items({name: [r.question_id for r in rows if r.scores.get(metric) is not None]
+                         for name, rows in rows_by_system.items()}, unit="questions")
 
 
 def systems_table(rows_by_system: Mapping[str, Sequence[QuestionScores]], metric: str, *,
                   ci_resamples: int = 10_000) -> list[dict[str, Any]]:
-    """One row per system: ``system``, ``n`` (questions with a value), ``mean``, ``ci_low``, ``ci_high``.
+    """One row per system, over its own questions and over the questions common to every system.
 
-    Values are in [0, 1] (``None`` when no question has one); bounds are ``None`` without
-    resamples.
+    Keys: ``system``; ``n`` (questions with a value), ``mean``, ``ci_low``, ``ci_high`` over the
+    system's own questions; ``n_common``, ``mean_common``, ``ci_low_common``, ``ci_high_common``
+    over the questions every system has a value for (:func:`systems_common`; ``None`` means when
+    none is common).  Compare systems by the common ones.  Values are in [0, 1] (``None`` when no
+    question has one); bounds are ``None`` without resamples.
     """
+    common = systems_common(rows_by_system, metric)
+    keep = set(common.ids)
     out = []
     for name, rows in rows_by_system.items():
         overall = aggregate_rows(rows, [metric], ci_resamples=ci_resamples)["overall"]
-        out.append({"system": name, "n": sum(r.scores.get(metric) is not None for r in rows),
-                    "mean": overall.get(metric), "ci_low": overall.get(f"{metric}_ci_low"),
-                    "ci_high": overall.get(f"{metric}_ci_high")})
+        row = {"system": name, "n": common.n_by_system[name], "mean": overall.get(metric),
+               "ci_low": overall.get(f"{metric}_ci_low"), "ci_high": overall.get(f"{metric}_ci_high")}
+        if common.same:
+            on_common = overall
+        elif common.n_common:
+            on_common = aggregate_rows([r for r in rows if r.question_id in keep], [metric],
+                                       ci_resamples=ci_resamples)["overall"]
+        else:
+            on_common = {}
+        row.update(n_common=common.n_common, mean_common=on_common.get(metric),
+                   ci_low_common=on_common.get(f"{metric}_ci_low"), ci_high_common=on_common.get(f"{metric}_ci_high"))
+        out.append(row)
     return out
 
 

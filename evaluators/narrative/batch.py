@@ -32,7 +32,7 @@ from evaluators.metrics.segmentation import boundary_similarity_from_counts
 from evaluators.narrative.loader import load_document
 from evaluators.narrative.patch import apply_document_patch
 from evaluators.narrative.sentiment import label_scores, macro_average
-from evaluators.results import mean_or_none, prf, safe_div, to_jsonable
+from evaluators.results import CommonItems, common_items, mean_or_none, prf, safe_div, to_jsonable
 from evaluators.schema.narrative import ACTION_FIELDS
 
 
@@ -438,6 +438,30 @@ def systems_matrix(batches: dict[str, NarrativeReport]) -> list[dict[str, Any]]:
         values = [row[f"{s}: overall_score"] for s in names if row[f"{s}: overall_score"] is not None]
         row["spread"] = max(values) - min(values) if len(values) > 1 else None
     return list(rows.values())
+
+
+def systems_common(batches: dict[str, NarrativeReport]) -> CommonItems:
+    """The stories every system scored (an overall score), and each system's own n
+    (:func:`evaluators.results.common_items`): systems are compared on these."""
+    return common_items({name: [r.story_id for r in b.scored if r.overall_score is not None]
+                         for name, b in batches.items()}, unit="stories")
+
+
+def systems_macro(batches: dict[str, NarrativeReport], common: CommonItems | None = None,
+                  ci_resamples: int = CI_RESAMPLES) -> dict[str, dict[str, Any]]:
+    """Each system's macro scores (:func:`macro_aggregate`, with intervals) over the common stories only.
+
+    The system's own ``macro`` when every system scored the same stories; ``{}`` for every system
+    when no story is common (there is nothing to compare on).
+    """
+    common = common if common is not None else systems_common(batches)
+    if common.same:
+        return {name: b.macro or {} for name, b in batches.items()}
+    if not common.n_common:
+        return {name: {} for name in batches}
+    keep = set(common.ids)
+    return {name: macro_aggregate([r for r in b.scored if r.story_id in keep], ci_resamples)
+            for name, b in batches.items()}
 
 
 def compare_two_systems(batches: dict[str, NarrativeReport], a: str, b: str, *, n_resamples: int = 10_000,

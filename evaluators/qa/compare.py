@@ -26,7 +26,7 @@ from evaluators.metrics.statistics import (
 from evaluators.qa.evaluate import (
     STATUS_MISSING_PREDICTION, STATUS_SCORED, QARecordResult, QAReport, ScoreSummary, with_intervals,
 )
-from evaluators.results import DictMixin
+from evaluators.results import CommonItems, DictMixin, common_items
 
 
 @dataclass(frozen=True)
@@ -198,12 +198,21 @@ class SideBySide(DictMixin):
         One per record id, in order of first appearance (first system first).
     counts : dict
         Rows per agreement value.
+    common : CommonItems
+        The record ids every system scored, and each system's own n
+        (:func:`evaluators.results.common_items`).
+    common_scores : tuple of SystemScore
+        One per system: its EM / F1 (with intervals) over the common records only, the numbers to
+        compare systems by; equal to ``scores`` when every system scored the same records, empty
+        when no record is common to all.
     """
 
     systems: tuple[str, ...]
     scores: tuple[SystemScore, ...]
     rows: tuple[MatrixRow, ...] = field(repr=False)
     counts: dict[str, int]
+    common: CommonItems = field(default_factory=lambda: CommonItems(0, {}, (), "records"))
+    common_scores: tuple[SystemScore, ...] = ()
 
 
 def runs_of(reports: Sequence[QAReport]) -> dict[str, list[QARecordResult]]:
@@ -254,6 +263,8 @@ def side_by_side(runs: Mapping[str, Iterable[QARecordResult]], *, n_resamples: i
     Returns
     -------
     SideBySide
+        With each system's scores over its own records (``scores``), and over the records every
+        system scored (``common_scores``, ``common``): compare systems by the latter.
 
     Raises
     ------
@@ -264,14 +275,21 @@ def side_by_side(runs: Mapping[str, Iterable[QARecordResult]], *, n_resamples: i
         raise ValueError("no run to compare")
     systems = tuple(runs)
     scored = [_scored(runs[s]) for s in systems]
-    scores = []
-    for name, rows in zip(systems, scored):
-        em = [r.exact_match for r in rows.values()]
-        f1 = [r.token_f1 for r in rows.values()]
+
+    def summary(name: str, rows) -> SystemScore:
+        em = [r.exact_match for r in rows]
+        f1 = [r.token_f1 for r in rows]
         n = len(em)
         score = SystemScore(n, sum(em) / n if n else None, sum(f1) / n if n else None, system=name)
-        scores.append(with_intervals(score, em, f1, n_resamples=n_resamples, confidence_level=confidence_level,
-                                     seed=seed))
+        return with_intervals(score, em, f1, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+
+    scores = [summary(name, rows.values()) for name, rows in zip(systems, scored)]
+    common = common_items(dict(zip(systems, scored)), unit="records")
+    if common.same:
+        common_scores = tuple(scores)
+    else:
+        common_scores = tuple(summary(name, [rows[i] for i in common.ids])
+                              for name, rows in zip(systems, scored)) if common.n_common else ()
     ids = list(dict.fromkeys(i for rows in scored for i in rows))
     matrix = []
     counts = dict.fromkeys(AGREEMENTS, 0)
@@ -291,4 +309,4 @@ def side_by_side(runs: Mapping[str, Iterable[QARecordResult]], *, n_resamples: i
         matrix.append(MatrixRow(i, first.question, tuple(first.gold_answers),
                                 tuple(None if r is None else r.prediction for r in got), ems,
                                 tuple(None if r is None else r.token_f1 for r in got), agreement))
-    return SideBySide(systems, tuple(scores), tuple(matrix), counts)
+    return SideBySide(systems, tuple(scores), tuple(matrix), counts, common, common_scores)

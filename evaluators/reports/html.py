@@ -261,15 +261,30 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
     from evaluators.reports.svg import grouped_bars
 
     page = HtmlReport(title, f"{len(view.systems)} systems · {len(view.rows):,} record ids")
-    s = view.scores
+    common = view.common
+    if common.same:
+        s, on = view.scores, ""
+    else:  # systems scored on different records: compared on the common ones, each own n beside them
+        page.paragraph(common.warning())
+        s = view.common_scores or view.scores
+        on = (f" on the {common.units(common.n_common)} every system scored, n common = {common.n_common:,}"
+              if common.n_common else ", each over its own records (n common = 0: not comparable)")
     page.chart(grouped_bars(
         list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
         {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
         {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
-        title="EM and F1 by system (95% CI)"))
-    page.table(["system", "n", "exact_match", "EM 95% CI", "token_f1", "F1 95% CI"],
-               [[x.system, x.n, x.exact_match, _ci(x.exact_match_ci_low, x.exact_match_ci_high), x.token_f1,
-                 _ci(x.token_f1_ci_low, x.token_f1_ci_high)] for x in s], caption=s[0].ci if s else None)
+        title=f"EM and F1 by system{on} (95% CI)"))
+    if common.same:
+        page.table(["system", "n", "exact_match", "EM 95% CI", "token_f1", "F1 95% CI"],
+                   [[x.system, x.n, x.exact_match, _ci(x.exact_match_ci_low, x.exact_match_ci_high), x.token_f1,
+                     _ci(x.token_f1_ci_low, x.token_f1_ci_high)] for x in s], caption=s[0].ci if s else None)
+    else:
+        page.table(["system", "n", "n common", "exact_match", "EM 95% CI", "token_f1", "F1 95% CI",
+                    "exact_match (own records)", "token_f1 (own records)"],
+                   [[own.system, own.n, common.n_common, x.exact_match,
+                     _ci(x.exact_match_ci_low, x.exact_match_ci_high), x.token_f1,
+                     _ci(x.token_f1_ci_low, x.token_f1_ci_high), own.exact_match, own.token_f1]
+                    for x, own in zip(s, view.scores)], caption=s[0].ci if s else None)
     page.paragraph("Agreement by exact match: " + ", ".join(f"{k.replace('_', ' ')} {v}"
                                                              for k, v in view.counts.items()))
     if corrections is not None:
@@ -437,12 +452,19 @@ def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Nar
     Scores are in [0, 1] with three decimals, differences signed, as on the page.
     """
     from evaluators.narrative import COMPONENT_TITLES, COMPONENTS
-    from evaluators.narrative.batch import systems_matrix
+    from evaluators.narrative.batch import systems_common, systems_macro, systems_matrix
     from evaluators.reports.svg import grouped_bars
 
     names = list(batches)
     page = HtmlReport(title, f"{len(names)} systems · " + ", ".join(names))
-    macro = {n: b.macro or {} for n, b in batches.items()}
+    common = systems_common(batches)
+    if common.same:
+        macro, on = {n: b.macro or {} for n, b in batches.items()}, ""
+    else:  # systems scored on different stories: compared on the common ones, each own n beside them
+        page.paragraph(common.warning())
+        macro = systems_macro(batches, common) if common.n_common else {n: b.macro or {} for n, b in batches.items()}
+        on = (f" on the {common.units(common.n_common)} every system scored, n common = {common.n_common:,}"
+              if common.n_common else ", each over its own stories (n common = 0: not comparable)")
     keys = ["overall", *COMPONENTS]
     labels = {"overall": "Overall", **{c: COMPONENT_TITLES[c] for c in COMPONENTS}}
 
@@ -453,11 +475,13 @@ def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Nar
     page.chart(grouped_bars([labels[k] for k in keys], {n: [value(n, k) for k in keys] for n in names},
                             {n: [value(n, k, "_ci_low") for k in keys] for n in names},
                             {n: [value(n, k, "_ci_high") for k in keys] for n in names},
-                            title="Macro scores by system (mean over documents; 95% CI)"))
-    page.table(["system", "documents scored", "overall (macro)", "95% CI", *[labels[c] for c in COMPONENTS]],
-               [[n, len(batches[n].scored), value(n, "overall"), _ci(value(n, "overall", "_ci_low"),
-                                                                    value(n, "overall", "_ci_high")),
-                 *[value(n, c) for c in COMPONENTS]] for n in names])
+                            title=f"Macro scores by system{on} (mean over documents; 95% CI)"))
+    page.table(["system", "documents scored", *([] if common.same else ["n common"]), "overall (macro)", "95% CI",
+                *[labels[c] for c in COMPONENTS], *([] if common.same else ["overall (own stories)"])],
+               [[n, len(batches[n].scored), *([] if common.same else [common.n_common]), value(n, "overall"),
+                 _ci(value(n, "overall", "_ci_low"), value(n, "overall", "_ci_high")),
+                 *[value(n, c) for c in COMPONENTS],
+                 *([] if common.same else [(batches[n].macro or {}).get("overall_score")])] for n in names])
     if paired is not None:
         bs, ar = paired.bootstrap, paired.randomization
         page.heading(f"{paired.name_b} against {paired.name_a}")

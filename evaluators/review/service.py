@@ -408,14 +408,34 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
     ------
     PermissionError
         ``who`` may not adjudicate this session.
+    ValueError
+        No final label was chosen (nothing is pre-chosen for the adjudicator), or the item is not in the
+        session.
     """
     if not can_adjudicate(session, who):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not adjudicate {session.name!r}: the owner, "
                               f"the session's adjudicators and {ADMINS_ENV} may")
+    if not label:
+        raise ValueError("Choose a final decision first: nothing is recorded until one is chosen")
     item = store.item(item_id)
     if item is None or item.session_id != session.id:
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
     store.adjudicate(item_id, who or "", label, note, corrected_answer=corrected_answer)
+
+
+def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
+    """Why the session's GT-correction file would be empty (``None`` when it holds a correction).
+
+    A correction is an item adjudicated as a GT error (:meth:`ReviewStore.gt_corrections`); the
+    reason names how many items were adjudicated and how many wait, so an empty download is never
+    offered as a 0-byte file.
+    """
+    if store.gt_corrections(session.id):
+        return None
+    done = len(store.adjudications(session.id))
+    waiting = sum(1 for _, decided in store.adjudication_items(session.id) if not decided)
+    return (f"no item is adjudicated as a GT error yet ({done} adjudicated, {waiting} waiting in the Adjudicate "
+            "view): the file would be empty")
 
 
 def agreement_rows(store: ReviewStore, session: Session) -> list[dict[str, Any]]:

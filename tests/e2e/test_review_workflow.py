@@ -194,7 +194,13 @@ def test_adjudication_confirms_and_moves_on_to_the_next_item(browser, server):
     expect(picker).to_have_value("○ a1", timeout=WAIT)                      # moved on
     (done,) = store.adjudications(s.id)
     assert (done["item_id"], done["label"], done["corrected_answer"]) == (items[0].id, "gt_error", "巴黎")
-    page.get_by_role("button", name="Decide · 裁决").click()                   # the next one, as shown
+    radio = page.locator('[data-testid="stRadio"]')
+    expect(radio.locator("input:checked")).to_have_count(0)                    # the next one starts unchosen
+    page.get_by_role("button", name="Decide · 裁决").click()                   # refused without a choice
+    expect(page.get_by_text("Choose a final decision first")).to_be_visible(timeout=WAIT)
+    assert len(store.adjudications(s.id)) == 1
+    radio.get_by_text("1 · Model error · 模型错误").click()
+    page.get_by_role("button", name="Decide · 裁决").click()
     expect(page.get_by_text("2 of 3 adjudicated")).to_be_visible(timeout=WAIT)
     expect(picker).to_have_value("○ a2", timeout=WAIT)
     assert [a["item_id"] for a in store.adjudications(s.id)] == [items[0].id, items[1].id]

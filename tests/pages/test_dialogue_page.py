@@ -266,3 +266,30 @@ def test_an_empty_or_bom_only_upload_is_said_to_be_empty(data, what):
     at.run()
     assert [shown(e.value) for e in at.error] == ["No usable prediction row in p.jsonl."]
     assert any(f"p.jsonl:1: the file is empty ({what}" in shown(m.value) for m in at.markdown)
+
+
+@pytest.mark.realdata
+def test_a_stored_report_that_does_not_fit_the_uploaded_cases_says_so_and_offers_its_own(no_embeddings):
+    """Issue 26.2: the README's pair (cases file + a stored report of another run): 127 rows matched no case
+    of the uploaded file, said only behind a collapsed "253 input issue(s)"."""
+    cases = require_shared("persona_chat", "peppa_structured_test_cases.json").read_bytes()
+    data = require_shared("persona_chat", REPORT).read_bytes()
+    at = _app("upload")
+    at.run()
+    at.file_uploader(key="dialogue_cases").set_value(("peppa_structured_test_cases.json", cases, "application/json"))
+    at.file_uploader(key="dialogue_preds").set_value([(REPORT, data, "application/json")])
+    at.run()
+    assert not at.exception and not at.error
+    # 22 rows with no case of their scene and index and 104 that answered another prompt: 126 rows (the 127th
+    # issue the newcomer counted is the cases file's own repeated key, not a row)
+    (warning,) = [shown(w.value) for w in at.warning if "do not match the uploaded cases" in shown(w.value)]
+    assert f"126 of 186 rows of {REPORT} do not match the uploaded cases" in warning
+    assert "22 have no case" in warning and "104 answered another prompt" in warning
+    assert "carries its own 186 cases" in warning
+    at.radio(key="dialogue_cases_from").set_value(REPORT).run()              # use them
+    assert not at.exception and not at.error
+    assert not [w for w in at.warning if "do not match the uploaded cases" in shown(w.value)]
+    assert f"the 186 cases stored in {REPORT}" in _texts(at)
+    at.segmented_control(key="dialogue_view").set_value("models").run()
+    row = next(d.value for d in at.dataframe if "corpus BLEU" in d.value.columns).iloc[0]
+    assert row["cases"] == 186 and row["missing"] == 0

@@ -400,3 +400,26 @@ print(json.dumps({"base": base, "peak": hwm(), "input": len(data) / 2**20, "metr
     for label, key in (("F1 (char)", "token_f1_char"), ("ROUGE-L", "rougeL"), ("BLEU-4", "bleu4"),
                        ("EM (normalized)", "exact_match_normalized")):
         assert out["metrics"][label] == f"{overall[key] * 25 / 26:.3f}", (label, out["metrics"])
+
+
+def test_systems_on_different_questions_are_compared_on_the_common_ones():
+    """Issue 26.1: 1,540 vs 45 vs 2 questions side by side, the 2-question system looking best."""
+    def rows(n, answer):
+        return "".join(json.dumps({"question_id": f"q{i}", "question_type": "single-hop", "question": f"问题 {i}",
+                                   "ground_truth": "北京", "prediction": answer(i)}, ensure_ascii=False) + "\n"
+                       for i in range(n)).encode("utf-8")
+
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(
+        ("run.jsonl", rows(4, lambda i: "北京" if i == 0 else "上海"), "application/jsonl"))
+    at.file_uploader(key="mem_more_results").set_value([("tiny.jsonl", rows(1, lambda i: "北京"), "application/jsonl")])
+    at.run()
+    open_view(at, "mem_view", "systems")
+    at.selectbox(key="mem_sbs_metric").set_value("exact_match_normalized").run()
+    assert not at.exception, at.exception
+    assert any("n common = 1 question; own n: this run 4, tiny 1" in shown(w.value) for w in at.warning)
+    table = next(d.value for d in at.dataframe if "n common" in d.value.columns)
+    assert list(table["n"]) == [4, 1] and list(table["n common"]) == [1, 1]
+    assert list(table["mean"]) == [1.0, 1.0] and list(table["mean (own questions)"]) == [0.25, 1.0]
+    title = "\n".join(str(json.loads(c.proto.spec)["layout"]["title"]["text"]) for c in at.get("plotly_chart"))
+    assert "n common = 1" in title

@@ -286,3 +286,41 @@ def test_the_overview_is_static_and_the_sortable_table_one_click_away(demo_batch
     assert not at.exception
     grid = at.dataframe[0].value
     assert sorted(grid["document"]) == sorted(docs) and len(at.get("plotly_chart")) == 1
+
+
+def test_compare_view_says_when_systems_scored_different_stories(demo_batch):
+    """Issue 26.1: a system scored on 1 story was drawn beside one scored on 2 without saying so."""
+    import io
+    import zipfile
+
+    from tests.pages.helpers import shown
+
+    gt, pred = demo_files()
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [(f.name, f.data) for f in gt], [(f.name, f.data) for f in pred])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # the oracle predicted one story only: the GT itself
+        z.writestr(gt[0].name.replace("_v3.json", "_prediction.json"), gt[0].data)
+    at.file_uploader(key="nar_more_pred").set_value([("oracle.zip", buf.getvalue(), "application/zip")]).run()
+    at.segmented_control(key="nar_view").set_value("Compare").run()
+    assert not at.exception, at.exception
+    assert any("n common = 1 story; own n:" in shown(w.value) and "oracle 1" in shown(w.value) for w in at.warning)
+    table = next(d.value for d in at.dataframe if "n common" in d.value.columns)
+    assert list(table["n"]) == [2, 1] and list(table["n common"]) == [1, 1]
+    only = next(r for r in demo_batch.scored if r.story_id == gt[0].name.replace("_v3.json", ""))
+    assert list(table["overall (macro)"]) == pytest.approx([only.overall_score, 1.0])   # on the common story
+    title = "\n".join(str(json.loads(c.proto.spec)["layout"]["title"]["text"]) for c in at.get("plotly_chart"))
+    assert "n common = 1" in title
+
+
+def test_narrative_comparison_html_report_on_different_stories(demo_batch):
+    from evaluators.narrative.batch import systems_common
+    from evaluators.reports.html import narrative_comparison_report
+
+    gt, _ = demo_files()
+    one = evaluate_batch(gt[:1], [type(gt[0])(gt[0].name.replace("_v3.json", "_prediction.json"), gt[0].data)])
+    batches = {"qwen": demo_batch, "oracle": one}
+    assert systems_common(batches).n_by_system == {"qwen": 2, "oracle": 1}
+    html = narrative_comparison_report(batches, None)
+    assert "n common = 1 story; own n: qwen 2, oracle 1" in html
+    assert "on the 1 story every system scored, n common = 1" in html and "overall (own stories)" in html

@@ -281,3 +281,30 @@ def test_the_records_filters_survive_a_visit_to_another_view():
     at.segmented_control(key="qa_view").set_value("records").run()
     assert at.checkbox(key="qa_errors_only").value and at.text_input(key="qa_search").value == "曹雪芹"
     assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)
+
+
+def _chart_title(at, key_part: str = "") -> str:
+    import json as _json
+
+    specs = [_json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return "\n".join(str(s.get("layout", {}).get("title", {}).get("text", "")) for s in specs)
+
+
+def test_runs_on_different_records_are_compared_on_the_common_ones():
+    """Issue 26.1: a run of 3 records and one of 1 were drawn side by side as if comparable."""
+    from tests.pages.helpers import shown
+
+    at = _app()
+    a = (b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n{"id":"2","answer":"Rome","final_answer":"Milan"}\n'
+         b'{"id":"3","answer":"Oslo","final_answer":"Bergen"}\n')
+    b = b'{"id":"1","answer":"Paris","final_answer":"Paris"}\n'
+    _upload(at, "run_a.jsonl", a)
+    at.file_uploader(key="qa_more_runs").upload("run_b.jsonl", b).run()
+    at.segmented_control(key="qa_view").set_value("systems").run()
+    assert not at.exception, at.exception
+    assert any("n common = 1 record; own n: run_a.jsonl 3, run_b.jsonl 1" in shown(w.value) for w in at.warning)
+    systems = _frame(at, "system", "n common")
+    assert list(systems["n"]) == [3, 1] and list(systems["n common"]) == [1, 1]
+    assert list(systems["exact_match"]) == [1.0, 1.0]                          # on record 1, the common one
+    assert list(systems["exact_match (own records)"]) == [1 / 3, 1.0]
+    assert "n common = 1" in _chart_title(at)

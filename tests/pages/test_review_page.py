@@ -6,7 +6,7 @@ import pytest
 
 from evaluators.review import ReviewStore
 from tests.conftest import ROOT
-from tests.pages.helpers import page_app
+from tests.pages.helpers import page_app, shown
 
 PAGE = str(ROOT / "pages" / "6_Review.py")
 
@@ -90,7 +90,9 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
     at.segmented_control(key="review_view").set_value("Export · 导出").run()
-    assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)", "GT corrections (JSONL)"}
+    assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)"}
+    # adjudicated an acceptable variant: no GT correction, so no 0-byte file but the reason
+    assert any("1 adjudicated, 0 waiting" in shown(c.value) for c in at.caption)
 
 
 def test_qa_page_opens_a_review_of_its_records(data_dir):
@@ -348,3 +350,47 @@ def test_filters_restrict_the_queue_and_label_filters_are_for_adjudicators(data_
     owner.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
     team = next(e for e in owner.expander if e.label.startswith("Team progress"))
     assert "0 of 6 item(s) have all 2 reviews" in team.label
+
+
+# ---------------------------------------------------------------- issue 26: a newcomer's walk
+def test_adjudication_preselects_nothing_and_decide_is_refused_until_a_choice(data_dir):
+    """Both reviewers said GT error and the form stood on *Model error*: one Decide click recorded it."""
+    store, s = _session(data_dir)
+    item = store.items(s.id)[0]
+    store.save_decision(item.id, "x", label="gt_error")
+    store.save_decision(item.id, "y", label="gt_error")
+    at = _open(s.id, me="olga", view="Adjudicate · 裁决")
+    assert at.radio(key="review_adj_label").value is None                      # nothing chosen for them
+    at.button(key="review_adj_submit").click().run()
+    assert not at.exception, at.exception
+    assert store.adjudications(s.id) == []                                   # refused: nothing recorded
+    assert any("Choose a final decision" in w.value for w in at.warning)      # and said so, here
+    at.radio(key="review_adj_label").set_value("gt_error")
+    at.button(key="review_adj_submit").click().run()
+    assert [a["label"] for a in store.adjudications(s.id)] == ["gt_error"]
+
+
+def test_empty_gt_corrections_say_why_instead_of_a_zero_byte_file(data_dir):
+    store, s = _session(data_dir)
+    at = _open(s.id, me="olga", view="Export · 导出")
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert "GT corrections (JSONL)" not in labels and "Decisions (JSONL)" in labels
+    assert any("GT corrections (JSONL)" in shown(c.value) and "no item is adjudicated as a GT error" in shown(c.value)
+               for c in at.caption)
+    item = store.items(s.id)[0]
+    store.adjudicate(item.id, "olga", "gt_error", "the key is wrong", corrected_answer="Lyon")
+    at.run()
+    assert "GT corrections (JSONL)" in {b.proto.label for b in at.get("download_button")}
+
+
+def test_score_slider_is_disabled_while_give_a_score_is_unticked(data_dir):
+    store, s = _session(data_dir)
+    at = _open(s.id, me="carl")
+    item = int(at.query_params["item"])
+    assert at.checkbox(key=f"review_give_score_{item}").value is False
+    assert at.slider(key=f"review_score_{item}").disabled                    # not a live-looking "3"
+    at.checkbox(key=f"review_give_score_{item}").check().run()
+    assert not at.slider(key=f"review_score_{item}").disabled
+    at.slider(key=f"review_score_{item}").set_value(4)
+    _click_label(at, "model_error")
+    assert store.decision(item, "carl").score == 4

@@ -129,6 +129,18 @@ def test_a_test_set_alone_shows_a_preview_and_an_answer_template():
     assert any(b.proto.label == "Download answer template · 下载回答模板" for b in at.get("download_button"))
 
 
+def test_a_test_set_without_a_valid_item_says_why_there_is_no_template():
+    """Issue 26.4: an empty download says why instead of giving a file with no id in it."""
+    from tests.pages.helpers import shown
+
+    at = _app()
+    at.radio(key="_source_widget").set_value("upload").run()
+    at.file_uploader(key="ts_items").upload("broken.json", b'{"items": [{"question": "x"}]}').run()
+    assert not at.exception, at.exception
+    assert not [b for b in at.get("download_button") if "answer template" in b.proto.label]
+    assert any("answer template" in shown(c.value) and "no valid item" in shown(c.value) for c in at.caption)
+
+
 def test_answer_template_and_csv_round_trip():
     import csv
     import io
