@@ -13,6 +13,7 @@ import argparse
 import importlib
 import os
 import sys
+from dataclasses import dataclass
 
 from evaluators import __version__
 
@@ -27,6 +28,62 @@ COMMANDS: dict[str, str] = {
     "dialogue": "evaluators.cli.dialogue",
     "memory": "evaluators.cli.memory",
 }
+
+
+@dataclass(frozen=True)
+class Positional:
+    """An input a newcomer types without its flag (``evalboard qa FILE``), kept beside the flag (``--input``).
+
+    Attributes
+    ----------
+    dest : str
+        The flag's destination (``args.<dest>``), where the merged value ends up.
+    metavar : str
+        Its name in the usage line and in messages (``FILE``, ``GT``, ``RESULTS``).
+    flag : str
+        The flag that gives the same input (``--input``).
+    many : bool
+        Several values (``FILE [FILE ...]``; the flag is then repeatable and ``args.<dest>`` a list).
+    required : bool
+        Give it one way or the other, else exit 2 naming both ways.
+    """
+
+    dest: str
+    metavar: str
+    flag: str
+    many: bool = False
+    required: bool = True
+
+
+def add_positionals(p: argparse.ArgumentParser, *specs: Positional) -> None:
+    """Add each input of ``specs`` as a positional argument (optional to argparse: :func:`merge_positionals`
+    checks it against its flag after parsing). The flags themselves are added by the command, not required."""
+    for spec in specs:
+        p.add_argument(f"{spec.dest}_positional", metavar=spec.metavar, nargs="*" if spec.many else "?",
+                       help=f"the same as {spec.flag}" + (" (several: one after the other)" if spec.many else ""))
+    p.set_defaults(_positionals=specs)
+
+
+def merge_positionals(args: argparse.Namespace, prog: str = "python -m evaluators") -> str | None:
+    """Put each positional input into its flag's place; the error message when it is given twice
+    differently or not at all (``None`` when all is well)."""
+    for spec in getattr(args, "_positionals", ()):
+        typed = getattr(args, f"{spec.dest}_positional", None)
+        flagged = getattr(args, spec.dest, None)
+        if spec.many:
+            typed, flagged = list(typed or []), list(flagged or [])
+        if typed and flagged and typed != flagged:
+            shown = " ".join(typed) if spec.many else typed
+            given = " ".join(flagged) if spec.many else flagged
+            return (f"{spec.metavar} given twice: {shown} (as {spec.metavar}) and {given} ({spec.flag}); "
+                    f"give it once, as {spec.metavar} or with {spec.flag}, not both")
+        value = typed or flagged
+        if spec.required and not value:
+            usage = " ".join(s.metavar + (" [...]" if s.many else "") for s in args._positionals if s.required)
+            return (f"{args.command} needs {spec.metavar}: {prog} {args.command} {usage} "
+                    f"(or {spec.flag} {spec.metavar})")
+        setattr(args, spec.dest, value if value else ([] if spec.many else None))
+    return None
 
 
 def build_parser(only: str | None = None, prog: str = "python -m evaluators") -> argparse.ArgumentParser:
@@ -55,6 +112,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     # 0.25 s); the top-level help and an unknown command list every command.
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None, prog)
     args = parser.parse_args(argv)
+    error = merge_positionals(args, prog)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -65,8 +126,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
         if os.environ.get("EVALBOARD_DEBUG"):
             raise
-        inputs = [str(v) for k, v in sorted(vars(args).items())
-                  if v and k in ("input", "gt", "pred", "items", "cases", "results", "questions", "predictions")]
+        inputs = [str(x) for k, v in sorted(vars(args).items())
+                  if v and k in ("input", "gt", "pred", "items", "cases", "results", "questions", "predictions")
+                  for x in (v if isinstance(v, list) else [v])]
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1

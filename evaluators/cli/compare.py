@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.cli import Positional, add_positionals
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
 from evaluators.reports.format import problem
@@ -33,9 +34,10 @@ def add_parser(subparsers) -> None:
                     "bootstrap / approximate randomization / McNemar tests of system B against A, and the "
                     "records B won or lost.",
     )
-    p.add_argument("--input", action="append", required=True, metavar="FILE",
-                   help="a run (records with ground truth and prediction), repeatable; a file with a "
-                        "system/model field gives one run per system")
+    add_positionals(p, Positional("input", "FILE", "--input", many=True))
+    p.add_argument("--input", action="append", metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable (the same as FILE); a file "
+                        "with a system/model field gives one run per system")
     p.add_argument("--predictions", action="append", metavar="FILE",
                    help="with one SQuAD-style --input: a predictions file per run, repeatable")
     p.add_argument("--a", metavar="SYSTEM", help="baseline system (default: the first run)")

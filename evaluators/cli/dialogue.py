@@ -25,7 +25,12 @@ def add_parser(subparsers) -> None:
         "dialogue", help="persona dialogue replies by scene and model (files or a live endpoint)",
         description="Score persona chatbot replies against expected responses, per case, scene and model.",
     )
-    p.add_argument("--cases", required=True, help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV)")
+    from evaluators.cli import Positional, add_positionals
+
+    add_positionals(p, Positional("cases", "CASES", "--cases"),
+                    Positional("pred", "PRED", "--pred", many=True, required=False))
+    p.add_argument("--cases", help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV); the same as "
+                                   "CASES")
     p.add_argument("--pred", action="append", default=[], metavar="FILE",
                    help="predictions file (stored JSON report, or CSV/JSONL with model, scene, dialogue_index, "
                         "prediction); repeat for several models")

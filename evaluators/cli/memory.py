@@ -38,7 +38,10 @@ def add_parser(subparsers) -> None:
         description="Score long-term-memory QA results by question type, optionally with an LLM judge (cached), "
                     "LoCoMo's own F1 (--parity locomo) and agreement with stored judge labels.",
     )
-    p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
+    from evaluators.cli import Positional, add_positionals
+
+    add_positionals(p, Positional("results", "RESULTS", "--results", required=False))
+    p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json (the same as RESULTS)")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
     p.add_argument("--metrics", help="comma-separated metrics (default: judge_score and the text metrics but "

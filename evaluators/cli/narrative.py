@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from evaluators.cli import Positional, add_positionals
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
@@ -24,11 +25,12 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "narrative",
         help="score JSON v3 narrative annotations (characters, relationships, sentiment, action layer, spans)",
-        description="Score predicted JSON v3 narrative annotations against ground truth. PATH is a file, a folder "
-                    "or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
+        description="Score predicted JSON v3 narrative annotations against ground truth: evalboard narrative GT "
+                    "PRED. Each is a file, a folder or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
     )
-    p.add_argument("--gt", required=True, metavar="PATH", help="ground-truth file, folder or zip")
-    p.add_argument("--pred", required=True, metavar="PATH", help="prediction file, folder or zip")
+    add_positionals(p, Positional("gt", "GT", "--gt"), Positional("pred", "PRED", "--pred"))
+    p.add_argument("--gt", metavar="PATH", help="ground-truth file, folder or zip (the same as GT)")
+    p.add_argument("--pred", metavar="PATH", help="prediction file, folder or zip (the same as PRED)")
     p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")
     p.add_argument("--format", choices=FORMATS, help="report format: json (default), md, csv (every mismatch) or html (self-contained)")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
