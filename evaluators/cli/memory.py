@@ -61,9 +61,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code): a table by "
                                                          "category and the locomo_f1 metric")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
-    p.add_argument("--out", help="write the report here (default: stdout)")
-    p.add_argument("--format", choices=["json", "md", "csv", "html"], default="json",
-                   help="json (full report), md (tables), csv (one row per question), html (self-contained report)")
+    p.add_argument("--out", help="write the report here (default: stdout); its format from --format, else from the "
+                                 "extension (.md, .csv, .html; anything else JSON)")
+    p.add_argument("--format", choices=["table", "json", "md", "csv", "html"],
+                   help="table (readable on a terminal: the default on stdout), json (full report, the default in "
+                        "--out), md (tables), csv (one row per question), html (self-contained report)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
     add_workers_argument(p)
@@ -198,15 +200,20 @@ def run(args) -> int:
         if missing:
             print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
                   f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+    fmt = args.format or (({".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
+        Path(args.out).suffix.lower(), "json")) if args.out else "table")
     if report.corrections is not None:
         from evaluators.cli.patching import print_corrections
 
-        print_corrections(report.corrections, sys.stdout if args.out else sys.stderr)
-    if args.format == "json":
+        print_corrections(report.corrections, sys.stdout if args.out or fmt == "table" else sys.stderr)
+    if fmt == "table":
+        from evaluators.reports.memory import report_text
+        text = report_text(report.to_dict())
+    elif fmt == "json":
         text = report_json(report)
-    elif args.format == "md":
+    elif fmt == "md":
         text = report_markdown(report.to_dict())
-    elif args.format == "html":
+    elif fmt == "html":
         from evaluators.reports.html import memory_report
         text = memory_report(report.to_dict(), corrections=report.corrections)
     else:

@@ -106,7 +106,8 @@ def test_memory_out_file_keeps_json_unless_the_extension_says_otherwise(results_
     assert json.loads(out.read_text(encoding="utf-8"))["metrics"]["overall"]["count"] == 2
     md_out = tmp_path / "r.md"
     assert main(["memory", str(results_file), "--ci-resamples", "0", "--out", str(md_out)]) == 0
-    assert md_out.read_text(encoding="utf-8").startswith("## Metrics by question type")
+    text = md_out.read_text(encoding="utf-8")
+    assert "## Metrics by question type" in text and not text.startswith("{")
 
 
 def test_qa_and_testsets_write_json_or_csv_to_stdout_with_format(capsys):
