@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli import Positional, add_positionals
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -93,8 +93,8 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     except ValueError as exc:  # a bad --workers
         return None, str(exc)
     for outcome in result.inputs:
-        for issue in outcome.report.issues if outcome.report is not None else ():
-            print(problem(issue, "warning"), file=sys.stderr)
+        for line in problem_lines(outcome.report.issues if outcome.report is not None else (), "warning"):
+            print(line, file=sys.stderr)
         if outcome.failure is not None:
             f = outcome.failure
             return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"

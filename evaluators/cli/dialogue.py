@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument, worker_count
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
         return 2
-    for issue in case_set.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(case_set.issues):
+        print(line, file=sys.stderr)
     if not case_set.cases:
         print(f"error: no usable test case in {args.cases}", file=sys.stderr)
         return 2
@@ -144,8 +144,8 @@ def run(args: argparse.Namespace) -> int:
             pred_sets.append(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
     inputs = DialogueInputs.of(case_set, pred_sets, patches)
     preds = inputs.combined()
-    for issue in preds.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(preds.issues):
+        print(line, file=sys.stderr)
     if not preds.rows:
         print("error: no usable prediction row", file=sys.stderr)
         return 2
@@ -160,10 +160,11 @@ def run(args: argparse.Namespace) -> int:
     now = datetime.now()
     matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
                                                                         "context_mismatch")]
-    for issue in matching_issues[:20]:
-        print(problem(issue), file=sys.stderr)
-    if len(matching_issues) > 20:
-        print(f"... and {len(matching_issues) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
+    matching_lines = problem_lines(matching_issues)
+    for line in matching_lines[:20]:
+        print(line, file=sys.stderr)
+    if len(matching_lines) > 20:
+        print(f"... and {len(matching_lines) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

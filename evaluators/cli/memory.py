@@ -27,7 +27,7 @@ from evaluators.io import InputIssue
 from evaluators.io.sources import read_file_bytes
 from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.parallel import add_workers_argument, worker_count
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 from evaluators.reports.memory import questions_csv, report_json, report_markdown
 
 
@@ -85,7 +85,7 @@ INPUT_ROLES = ("results", "questions", "predictions", "labels")
 
 
 def _issue_lines(issues: list[InputIssue]) -> list[str]:
-    return [problem(i) for i in issues]
+    return problem_lines(issues)  # identical problems folded into one line with their count
 
 
 def _input_files(args) -> dict[str, tuple[str, bytes] | None]:

@@ -15,7 +15,7 @@ from evaluators.cli import Positional, add_positionals
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem, problem_lines
 
 FORMATS = ("json", "md", "csv", "html")
 
@@ -114,8 +114,8 @@ def run(args) -> int:
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
-    for issue in settings.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(settings.issues):
+        print(line, file=sys.stderr)
     if settings.has_errors:
         return 2
     from evaluators.cli.patching import patches_of
@@ -168,9 +168,9 @@ def run(args) -> int:
             stream.close()
             if not streamed:  # a path not found, or an error while scoring: no half-written report is left
                 partial_path.unlink(missing_ok=True)
-    for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
-        if issue.kind == "archive":
-            print(problem(issue), file=sys.stderr)
+    # files not read (archive limits, unreadable members, too large): say so first
+    for line in problem_lines([i for i in batch.issues if i.kind == "archive"]):
+        print(line, file=sys.stderr)
     if not batch.documents:
         if partial_path is not None:
             partial_path.unlink(missing_ok=True)

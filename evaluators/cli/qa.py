@@ -14,7 +14,7 @@ from evaluators.cli import Positional, add_positionals
 from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -166,8 +166,8 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             out_file.close()
     main = result.inputs[0]
     if main.report is not None:
-        for issue in main.report.issues:
-            print(problem(issue, "warning"), file=sys.stderr)
+        for line in problem_lines(main.report.issues, "warning"):
+            print(line, file=sys.stderr)
     if not main.usable:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return _fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
-    for issue in run.issues:
-        print(problem(issue, "warning"), file=sys.stderr)
+    for line in problem_lines(run.issues, "warning"):
+        print(line, file=sys.stderr)
     if report is None:
         return _fail(f"{args.items}: no valid item")
     if not answers.answers:
