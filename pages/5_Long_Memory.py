@@ -106,8 +106,12 @@ views.show_issues(issues)
 if not results:
     errors = [i for i in issues if i.severity == "error"]
     if errors:  # something was uploaded but nothing in it could be used: say why
-        st.error(md(f"No usable question in the upload: {errors[0].location()}: {errors[0].message}"
-                    + (f" (and {len(errors) - 1} more problem(s), listed above)" if len(errors) > 1 else "")))
+        from evaluators.reports.format import fold_problems, folded_location
+
+        groups = fold_problems(errors)  # the lines listed above: identical problems are one
+        first, group = groups[0]
+        st.error(md(f"No usable question in the upload: {folded_location(group)}: {first.message}"
+                    + (f" (and {len(groups) - 1} more problem(s), listed above)" if len(groups) > 1 else "")))
     else:
         st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
     st.stop()

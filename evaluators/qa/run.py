@@ -188,6 +188,7 @@ def _misplaced(item: QAInput) -> InputIssue | None:
             head = source[:HEAD_BYTES]
         else:
             at = source.tell()
+            source.seek(0)  # an upload already read to its end
             head = source.read(HEAD_BYTES)
             source.seek(at)
     except (OSError, AttributeError, ValueError):

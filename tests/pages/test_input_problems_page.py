@@ -1,0 +1,61 @@
+"""Input problems on the pages say what the CLI says (issue 26): a file put in the wrong uploader is named in
+one line with the uploader it goes in, and identical problems are folded into one line with a count."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluators.memory.inputs import resolve_inputs
+from evaluators.reports.format import problem_lines
+from tests.conftest import require_shared
+from tests.pages.helpers import QA_PAGE, run_memory_page, run_page, shown
+
+pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
+
+
+def _problem_texts(at) -> list[str]:
+    expander = next(e for e in at.expander if e.label.startswith("Input problems"))
+    return [t.value for t in expander.text]
+
+
+def _memory_upload(name: str, data: bytes):
+    at = run_memory_page("upload")
+    at.file_uploader(key="mem_results").set_value((name, data, "application/octet-stream"))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_longmemeval_predictions_in_results_name_the_uploader_they_go_in():
+    path = require_shared("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o")
+    name = "my_predictions.jsonl"  # the uploader takes .jsonl / .json / .csv
+    at = _memory_upload(name, path.read_bytes())
+    texts = _problem_texts(at)
+    assert len(texts) == 1, texts
+    assert "Predictions by question_id" in texts[0] and "--predictions" in texts[0]
+    # the same line as the CLI prints (the engine's issue, folded the same way)
+    cli = problem_lines(resolve_inputs(results=(name, path.read_bytes())).issues)
+    assert texts == cli
+    assert any("Predictions by question_id" in shown(e.value) for e in at.error)
+
+
+def test_five_hundred_identical_problems_are_one_line_with_a_count():
+    rows = [{"question_id": f"q{i}", "question": "?", "ground_truth": "a", "prediction": "a"} for i in range(500)]
+    data = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+    at = _memory_upload("no_type.jsonl", data)
+    texts = _problem_texts(at)
+    assert texts == ["error: no_type.jsonl: line 1, 2, 3 … (500 lines): missing 'question_type' "
+                     "(also read as 'type' or 'category')"]
+    assert not any("more" in shown(c.value) for c in at.caption)
+
+
+def test_a_narrative_file_in_the_qa_uploader_names_the_narrative_page():
+    path = require_shared("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json")
+    at = run_page(QA_PAGE)
+    at.radio(key="_source_widget").set_value("upload").run()
+    at.file_uploader(key="qa_upload").upload(path.name, path.read_bytes()).run()
+    assert not at.exception, at.exception
+    errors = [shown(e.value) for e in at.error]
+    assert len(errors) == 1 and "Narrative page" in errors[0] and "looked in" not in errors[0], errors
