@@ -267,8 +267,10 @@ def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
     import json as _json
     fig = _json.loads(at.get("plotly_chart")[0].proto.spec)
     shapes = fig["layout"].get("shapes", [])
-    # rows = predicted (default): the T column (x index 0) of the unparsed row (y index 3)
-    assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 2.5)]
+    # rows = true (default, as scikit-learn, the overview's chart and the CLI): the unparsed column (x index 3)
+    # of the T row (y index 0)
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(2.5, -0.5)]
+    assert fig["layout"]["yaxis"]["title"]["text"].startswith("True")
 
 
 def test_the_records_filters_survive_a_visit_to_another_view():
