@@ -109,6 +109,18 @@ class ResolvedInputs(DictMixin):
     gt_digest: str | None = None
 
     @property
+    def system(self) -> str:
+        """The name of the system scored, for side-by-side views and reports.
+
+        The ``system`` (or ``model``) field when every record carries the same one, else the stem of the file
+        the predictions come from: the results file, else the predictions file, else the labels file whose
+        hypotheses are scored, else the question file (its predictions are empty).
+        """
+        return system_name(self.results, *(self.files.get(role) for role in ("results", "predictions")),
+                           self.files.get("labels") if self.stored is not None and self.stored.hypotheses else None,
+                           self.files.get("questions"))
+
+    @property
     def locomo_dataset(self) -> LoadReport | None:
         """The question file when it is LoCoMo (mem0 results and labels take its ids)."""
         return self.dataset if self.dataset is not None and self.dataset.format == "locomo" else None
@@ -131,6 +143,24 @@ class ResolvedInputs(DictMixin):
         if not lme_questions and self.stored.format != "longmemeval":
             return None
         return list(self.dataset.results) if lme_questions else list(self.results)
+
+
+def system_name(results: list[EvalResult] | tuple[EvalResult, ...], *files: str | None) -> str:
+    """A system's name: the ``system`` / ``model`` field all ``results`` share, else the stem of the first of
+    ``files`` given (``"runs/gpt4o_memory.jsonl"`` -> ``"gpt4o_memory"``), else ``"predictions"``.
+
+    >>> system_name([], None, "runs/gpt4o_memory.jsonl")
+    'gpt4o_memory'
+    """
+    for key in ("system", "model"):
+        values = {str(r.metadata.get(key)) for r in results if r.metadata.get(key) not in (None, "")}
+        if len(values) == 1 and all(r.metadata.get(key) not in (None, "") for r in results):
+            return values.pop()
+    for name in files:
+        if name:
+            base = name.replace("\\", "/").rsplit("/", 1)[-1]
+            return base.rsplit(".", 1)[0] if "." in base.strip(".") else base
+    return "predictions"
 
 
 def _read_questions(file: InputFile, out: ResolvedInputs) -> LoadReport | None:

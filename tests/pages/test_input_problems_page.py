@@ -59,3 +59,26 @@ def test_a_narrative_file_in_the_qa_uploader_names_the_narrative_page():
     assert not at.exception, at.exception
     errors = [shown(e.value) for e in at.error]
     assert len(errors) == 1 and "Narrative page" in errors[0] and "looked in" not in errors[0], errors
+
+
+def test_the_main_memory_system_is_named_after_its_file_not_this_run():
+    from evaluators.demo import demo_path
+    from tests.pages.helpers import open_view
+
+    at = run_memory_page("upload")
+    at.file_uploader(key="mem_results").set_value(
+        ("gpt4o_memory.jsonl", demo_path("memory", "demo_results.jsonl").read_bytes(), "application/octet-stream"))
+    at.file_uploader(key="mem_more_results").set_value(
+        [("baseline.jsonl", demo_path("memory", "demo_results_baseline.jsonl").read_bytes(), "application/octet-stream")])
+    at.run()
+    open_view(at, "mem_view", "systems")
+    assert list(at.selectbox(key="mem_sbs_a").options) == ["gpt4o_memory", "baseline"]
+
+
+def test_memory_system_names_come_from_the_system_field_or_the_predictions_file():
+    from evaluators.memory.records import EvalResult, results_to_jsonl
+
+    rows = [EvalResult("s", "a", "single_hop", "Q?", "A", "A", metadata={"system": "mem0-v2"})]
+    assert resolve_inputs(results=("run.jsonl", results_to_jsonl(rows).encode())).system == "mem0-v2"
+    rows = [EvalResult("s", "a", "single_hop", "Q?", "A", "A")]
+    assert resolve_inputs(results=("runs/run_07.jsonl", results_to_jsonl(rows).encode())).system == "run_07"
