@@ -27,8 +27,9 @@ def add_parser(subparsers) -> None:
     )
     from evaluators.cli import Positional, add_positionals
 
-    add_positionals(p, Positional("cases", "CASES", "--cases"),
-                    Positional("pred", "PRED", "--pred", many=True, required=False))
+    add_positionals(p, Positional("cases", "CASES", "--cases", help="test cases"),
+                    Positional("pred", "PRED", "--pred", many=True, required=False,
+                               help="predictions files, one or more"))
     p.add_argument("--cases", help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV); the same as "
                                    "CASES")
     p.add_argument("--pred", action="append", default=[], metavar="FILE",

@@ -40,7 +40,8 @@ def add_parser(subparsers) -> None:
     )
     from evaluators.cli import Positional, add_positionals
 
-    add_positionals(p, Positional("results", "RESULTS", "--results", required=False))
+    add_positionals(p, Positional("results", "RESULTS", "--results", required=False,
+                                  help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json"))
     p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json (the same as RESULTS)")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")

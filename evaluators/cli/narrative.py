@@ -28,7 +28,8 @@ def add_parser(subparsers) -> None:
         description="Score predicted JSON v3 narrative annotations against ground truth: evalboard narrative GT "
                     "PRED. Each is a file, a folder or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
     )
-    add_positionals(p, Positional("gt", "GT", "--gt"), Positional("pred", "PRED", "--pred"))
+    add_positionals(p, Positional("gt", "GT", "--gt", help="ground-truth JSON v3 file, folder or zip"),
+                    Positional("pred", "PRED", "--pred", help="prediction file, folder or zip"))
     p.add_argument("--gt", metavar="PATH", help="ground-truth file, folder or zip (the same as GT)")
     p.add_argument("--pred", metavar="PATH", help="prediction file, folder or zip (the same as PRED)")
     p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")

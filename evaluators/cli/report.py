@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
         description="Write one HTML file (charts inlined, no network needed to open it): the report of one "
                     "QA / fact-check run, or, for several runs, the systems side by side with the paired test "
                     "of the first two (--a/--b choose others).")
-    add_positionals(p, Positional("input", "FILE", "--input", many=True))
+    add_positionals(p, Positional("input", "FILE", "--input", many=True, help="one run, or several runs to compare"))
     p.add_argument("--input", action="append", metavar="FILE",
                    help="a run (records with ground truth and prediction), repeatable (the same as FILE)")
     p.add_argument("--predictions", action="append", metavar="FILE",

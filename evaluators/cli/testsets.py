@@ -24,7 +24,8 @@ def add_parser(subparsers) -> None:
     )
     from evaluators.cli import Positional, add_positionals
 
-    add_positionals(p, Positional("items", "ITEMS", "--items"), Positional("pred", "ANSWERS", "--pred"))
+    add_positionals(p, Positional("items", "ITEMS", "--items", help="test set JSON"),
+                    Positional("pred", "ANSWERS", "--pred", help="answers keyed by item id (and turn)"))
     p.add_argument("--items", metavar="FILE", help="test set JSON (factual_qa.json, multi_turn.json ...); the same "
                                                    "as ITEMS")
     p.add_argument("--pred", metavar="FILE",

@@ -67,6 +67,20 @@ def test_narrative_takes_gt_and_pred_as_typed(tmp_path, capsys):
     assert "PRED" in capsys.readouterr().err
 
 
+def test_positional_inputs_fill_the_inputs_no_flag_gave(capsys):
+    gt = str(demo_path("narrative", "EN_001_lantern_keeper_v3.json"))
+    pred = str(demo_path("narrative", "EN_001_lantern_keeper_prediction.json"))
+    assert main(["narrative", "--gt", gt, pred, "--quiet"]) == 0  # PRED typed after --gt GT
+    assert "EN_001_lantern_keeper" in capsys.readouterr().out
+    assert main(["narrative", gt, "--quiet", pred]) == 0  # an option between GT and PRED
+    assert "EN_001_lantern_keeper" in capsys.readouterr().out
+    assert main(["narrative", gt, pred, "--gt", gt, "--quiet"]) == 0  # GT both ways, the same
+    capsys.readouterr()
+    assert main(["narrative", pred, pred, "--gt", gt]) == 2  # GT both ways, two different files
+    err = capsys.readouterr().err
+    assert f"GT given twice: {pred} (as GT) and {gt} (--gt)" in err
+
+
 def test_memory_takes_its_results_as_typed(results_file, capsys):
     assert main(["memory", str(results_file), "--ci-resamples", "0"]) == 0
     assert "single_hop" in capsys.readouterr().out
