@@ -50,6 +50,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-file", dest="output_file", metavar="FILE",
                    help="write the comparison: .csv for the records x systems matrix, .html for the "
                         "self-contained report, anything else for JSON")
+    p.add_argument("--format", choices=("table", "json", "csv", "html"), default="table",
+                   help="what to print: table (default), or the comparison alone on stdout for scripts: json, csv "
+                        "(records x systems) or html (the self-contained report)")
     p.add_argument("--systems-csv", metavar="FILE",
                    help="write each system's EM / F1 with 95%% intervals as CSV")
     p.set_defaults(func=run)
@@ -102,10 +105,21 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     return patch_qa_run(args, result, [path for path, _ in jobs])
 
 
+def _comparison_text(fmt: str, view, comparison, signature: str, names: list[str]) -> str:
+    """The comparison as ``json``, ``csv`` (records x systems) or ``html`` (the self-contained report)."""
+    from evaluators.reports.qa import comparison_json, matrix_csv
+
+    if fmt == "csv":
+        return matrix_csv(view, signature)
+    if fmt == "html":
+        from evaluators.reports.html import comparison_report
+        return comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
+    return comparison_json(view, comparison, signature)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.reports.format import MISSING, p_value, percent
-    from evaluators.reports.qa import comparison_json, matrix_csv
     from evaluators.reports.tables import format_table
 
     result, error = load_runs(args)
@@ -129,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     signature = result.signature
+    if args.format != "table":  # a script's output: the comparison alone on stdout
+        sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names))
+        return 0
 
     def ci(lo, hi):
         return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
@@ -182,14 +199,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file:
         out = Path(args.output_file)
         suffix = out.suffix.lower()
-        if suffix == ".csv":
-            text = matrix_csv(view, signature)
-        elif suffix in (".html", ".htm"):
-            from evaluators.reports.html import comparison_report
-            text = comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
-        else:
-            text = comparison_json(view, comparison, signature)
-        out.write_text(text, encoding="utf-8")
+        fmt = "csv" if suffix == ".csv" else "html" if suffix in (".html", ".htm") else "json"
+        out.write_text(_comparison_text(fmt, view, comparison, signature, names), encoding="utf-8")
         print(f"comparison written to {out}")
     if args.systems_csv:
         from evaluators.reports.qa import systems_csv

@@ -52,7 +52,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--list-metrics", action="store_true", help="list the metrics with availability and exit")
     p.add_argument("--out", help="folder for the annotation CSV, JSON report and summary")
     p.add_argument("--prefix", default="persona_evaluation", help="file name prefix in --out (a timestamp is added)")
-    p.add_argument("--format", choices=["text", "json"], default="text", help="what to print (default text summary)")
+    p.add_argument("--format", choices=["table", "text", "json", "csv"], default="table",
+                   help="what to print: table (default; also 'text'), the summary per model; json (the report) or "
+                        "csv (the human-annotation rows), alone on stdout for scripts")
     from evaluators.cli.patching import add_gt_patch_argument
 
     add_gt_patch_argument(p, "review corrections of the reference replies (a GT patch made for the --cases file, "
@@ -174,9 +176,12 @@ def run(args: argparse.Namespace) -> int:
         (out / f"{stem}_report.json").write_text(json_report_text(evaluation, now), encoding="utf-8")
         (out / f"{stem}_summary.txt").write_text(summary_text(evaluation, now), encoding="utf-8")
         print(f"wrote {out / stem}_{{human_annotation.csv,report.json,summary.txt}}", file=sys.stderr)
-    print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
+    if args.format == "csv":
+        sys.stdout.write(annotation_csv(evaluation))
+    else:
+        print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
     if evaluation.corrections is not None:  # the scores above are after the corrections
         from evaluators.cli.patching import print_corrections
 
-        print_corrections(evaluation.corrections, sys.stderr if args.format == "json" else sys.stdout)
+        print_corrections(evaluation.corrections, sys.stderr if args.format in ("json", "csv") else sys.stdout)
     return 0

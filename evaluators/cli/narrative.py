@@ -33,7 +33,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--gt", metavar="PATH", help="ground-truth file, folder or zip (the same as GT)")
     p.add_argument("--pred", metavar="PATH", help="prediction file, folder or zip (the same as PRED)")
     p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")
-    p.add_argument("--format", choices=FORMATS, help="report format: json (default), md, csv (every mismatch) or html (self-contained)")
+    p.add_argument("--format", choices=FORMATS, help="without --out: print this report instead of the table (alone on "
+                                                     "stdout, for scripts; the table goes to stderr); with --out: the "
+                                                     "file's format (default from its extension, else json). json, md, "
+                                                     "csv (every mismatch) or html (self-contained)")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
     p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
     p.add_argument("--weights", metavar="C=W,...",
@@ -180,14 +183,15 @@ def run(args) -> int:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
         return _fail(msg)
-    print(_table(batch))
+    alone = fmt_name is not None and not args.out  # a report printed on stdout (--format, no --out) is alone there
+    print(_table(batch), file=sys.stderr if alone else sys.stdout)
     if batch.corrections is not None:
         from evaluators.cli.patching import print_corrections
 
         for issue in batch.issues:  # patch lines for no GT file of this run
             if issue.kind == "gt_patch":
                 print(problem(issue, "warning"), file=sys.stderr)
-        print_corrections(batch.corrections)
+        print_corrections(batch.corrections, sys.stderr if alone else sys.stdout)
     for issue in batch.issues:
         if issue.kind == "pairing" and "ignored" in issue.message:
             print(f"warning: {issue.file}: {issue.message}", file=sys.stderr)

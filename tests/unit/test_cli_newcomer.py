@@ -135,6 +135,25 @@ def test_qa_and_testsets_write_json_or_csv_to_stdout_with_format(capsys):
     assert json.loads(capsys.readouterr().out)["by_category"]["relation"]["mean_score"] == 0.25
 
 
+def test_every_scoring_command_prints_its_report_alone_with_format(capsys):
+    gt = str(demo_path("narrative", "EN_001_lantern_keeper_v3.json"))
+    pred = str(demo_path("narrative", "EN_001_lantern_keeper_prediction.json"))
+    assert main(["narrative", gt, pred, "--quiet", "--format", "json"]) == 0
+    assert "overall_score" in json.loads(capsys.readouterr().out)  # the JSON alone: no table before it
+    systems = str(demo_path("qa", "qa_systems_demo.jsonl"))
+    assert main(["compare", systems, "--ci-resamples", "0", "--format", "json"]) == 0
+    assert "systems" in json.loads(capsys.readouterr().out)
+    assert main(["compare", systems, "--ci-resamples", "0", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("id,")
+    cases = str(demo_path("dialogue", "persona_cases.json"))
+    preds = str(demo_path("dialogue", "panda-chat-small_report.json"))
+    for fmt in ("table", "text"):
+        assert main(["dialogue", cases, preds, "--metrics", "exact_match_normalized", "--format", fmt]) == 0
+        assert "PERSONA DIALOGUE EVALUATION SUMMARY" in capsys.readouterr().out
+    assert main(["dialogue", cases, preds, "--metrics", "exact_match_normalized", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("\ufeff") is False
+
+
 # ------------------------------------------------------------------ 3. confusion matrix rows = true
 
 def test_the_confusion_matrix_has_true_labels_on_rows_by_default(capsys):
