@@ -6,6 +6,10 @@ record: LongMemEval predictions (``question_id`` + ``hypothesis``) given as memo
 naming *Predictions by question_id* (``--predictions``), not 500 identical "missing 'question_type'"
 lines; a narrative JSON v3 file given to ``qa`` names the narrative command, not 20 field names.  The
 message names the page's uploader and the command line's flag, so the page and the CLI say the same.
+The readers that ask: memory results, questions and predictions (:mod:`evaluators.memory.inputs`), QA
+records (:func:`evaluators.qa.run.run_qa`), narrative documents (:func:`evaluators.narrative.loader.load_document`),
+test sets (:func:`evaluators.testsets.schema.load_test_set`) and persona test cases
+(:func:`evaluators.dialogue.inputs.load_cases`).
 
 Only the field names in the first megabyte are read (JSON and JSONL keys, a CSV header): a guess about
 the file's kind, used only to explain a file that could not be used as given.

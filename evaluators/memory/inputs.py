@@ -165,23 +165,26 @@ def system_name(results: list[EvalResult] | tuple[EvalResult, ...], *files: str 
 
 def _read_questions(file: InputFile, out: ResolvedInputs) -> LoadReport | None:
     name, data = file
+    def wrong() -> InputIssue | None:  # another input's file: one line saying where it goes
+        return misplaced(name, data, "a question file (Questions, --questions)", accepts=("memory_questions",))
+
     try:
         value, parsed = read_json_document(data, name)
     except InputError as exc:  # undecodable
-        out.issues.append(exc.issue)
+        out.issues.append(wrong() or exc.issue)
+        return None
+    if parsed.errors:
+        issue = wrong()
+        out.issues.extend([issue] if issue is not None else parsed.issues)
         return None
     out.issues.extend(parsed.issues)
-    if parsed.errors:
-        return None
     kind = detect_format(value)
     if kind == "locomo":
         dataset = load_locomo(value, name)
     elif kind == "longmemeval":
         dataset = load_longmemeval(value, name)
     else:
-        out.issues.append(misplaced(name, data, "a question file (Questions, --questions)",
-                                    accepts=("memory_questions",))
-                          or InputIssue(name, "not a LoCoMo or LongMemEval question file; ignored", path="$"))
+        out.issues.append(wrong() or InputIssue(name, "not a LoCoMo or LongMemEval question file; ignored", path="$"))
         return None
     out.issues.extend(dataset.issues)
     return dataset

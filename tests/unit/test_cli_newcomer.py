@@ -252,3 +252,26 @@ def test_fold_problems_keeps_single_problems_and_order():
         "warning: a.jsonl:9: missing 'x'",
     ]
     assert problem_lines(issues[:1], "warning") == ["warning: a.jsonl:3: missing 'x'"]
+
+
+@pytest.mark.parametrize("argv,goes", [
+    # a LongMemEval question file given as narrative GT
+    (["narrative", ("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json"),
+      ("fairytales", "predictions", "CH_002_牛郎织女_v3_prediction.json"), "--quiet"], "--questions"),
+    # a narrative file given as a keyword test set
+    (["testsets", ("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json"), ("keyword_qa", "factual_qa.json")],
+     "evalboard narrative GT PRED"),
+    # a keyword test set given as persona test cases
+    (["dialogue", ("keyword_qa", "factual_qa.json"),
+      ("persona_chat", "peppa_structured_evaluation_202510101638_report.json")], "evalboard testsets ITEMS ANSWERS"),
+    # LongMemEval judged predictions given as the question file
+    (["memory", "--questions", ("long_memory", "longmemeval_predictions_sample",
+                                "my_predictions.jsonl.eval-results-gpt-4o")], "Predictions by question_id"),
+])
+def test_a_file_for_another_input_says_where_it_goes(argv, goes, capsys):
+    args = [str(require_shared(*a)) if isinstance(a, tuple) else a for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if goes in line]
+    assert len(lines) == 1, err
+    assert "this is " in lines[0]
