@@ -34,7 +34,9 @@ def add_parser(subparsers) -> None:
                     "bootstrap / approximate randomization / McNemar tests of system B against A, and the "
                     "records B won or lost.",
     )
-    add_positionals(p, Positional("input", "FILE", "--input", many=True, help="runs of the same questions (records with ground truth and prediction), or one file with a system/model field"))
+    add_positionals(p, Positional("input", "FILE", "--input", many=True,
+                                  help="runs of the same questions (records with ground truth and prediction), or "
+                                       "one file with a system/model field"))
     p.add_argument("--input", action="append", metavar="FILE",
                    help="a run (records with ground truth and prediction), repeatable (the same as FILE); a file "
                         "with a system/model field gives one run per system")

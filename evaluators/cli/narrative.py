@@ -26,7 +26,8 @@ def add_parser(subparsers) -> None:
         "narrative",
         help="score JSON v3 narrative annotations (characters, relationships, sentiment, action layer, spans)",
         description="Score predicted JSON v3 narrative annotations against ground truth: evalboard narrative GT "
-                    "PRED. Each is a file, a folder or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
+                    "PRED. Each is a file, a folder or a .zip; files are paired by story id (the name without _v2, "
+                    "_v3, _prediction, _pred).",
     )
     add_positionals(p, Positional("gt", "GT", "--gt", help="ground-truth JSON v3 file, folder or zip"),
                     Positional("pred", "PRED", "--pred", help="prediction file, folder or zip"))

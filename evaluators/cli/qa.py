@@ -26,7 +26,9 @@ def add_parser(subparsers) -> None:
                     "--predictions). Prints the configuration, counts, EM and F1, and for fact-check the "
                     "confusion matrix and the per-class table.",
     )
-    add_positionals(p, Positional("input", "FILE", "--input", many=True, help="records with ground truth and prediction (JSONL, JSON, CSV) or a SQuAD-style dataset; several are scored one after the other"))
+    add_positionals(p, Positional("input", "FILE", "--input", many=True,
+                                  help="records with ground truth and prediction (JSONL, JSON, CSV) or a SQuAD-style "
+                                       "dataset; several are scored one after the other"))
     p.add_argument("--input", "--input_file", dest="input", action="append", metavar="FILE",
                    help="records with ground truth and prediction, or a SQuAD-style dataset (the same as FILE; "
                         "several files are scored one after the other)")

@@ -94,12 +94,12 @@ def md(text: object, *, one_line: bool = True) -> str:
     Markdown, KaTeX or Streamlit-directive meaning where it stands, and before no other, so no
     link, image, emphasis, heading, list, table cell, colour (``:red[...]``), icon
     (``:material/x:``) or formula (``$x$``) can be made and a path such as
-    ``long_memory/results.json`` reads as typed: ``\\ ` * [ ] | ~ $`` everywhere, ``:`` before a
+    ``long_memory/results.json`` reads as typed: ``\ ` * [ ] | ~ $`` everywhere, ``:`` before a
     letter, ``_`` at a word's edge (not in ``snake_case``), and at a line's start ``#``, ``-``,
-    ``+``, ``=`` and the ``.`` or ``)`` of ``1.``; hidden characters are made :func:`visible`.  GitHub-style autolinks (``http://``,
-    ``https://``, ``www.``, ``name@host``) are recognised after escapes are resolved, so a word
-    joiner (U+2060, invisible) goes before their ``:``, ``.`` or ``@``: the text looks the same and
-    is no link (a copy of it holds the joiner).
+    ``+``, ``=`` and the ``.`` or ``)`` of ``1.``; hidden characters are made :func:`visible`.
+    GitHub-style autolinks (``http://``, ``https://``, ``www.``, ``name@host``) are recognised
+    after escapes are resolved, so a word joiner (U+2060, invisible) goes before their ``:``,
+    ``.`` or ``@``: the text looks the same and is no link (a copy of it holds the joiner).
 
     Parameters
     ----------

@@ -87,7 +87,8 @@ def report_text(report: dict[str, Any]) -> str:
         lp = report["locomo_parity"]
         out += [bar, "LoCoMo parity F1 (published scoring code)",
                 format_table(["category", "type", "count", "mean"],
-                             [[c["category"], c["question_type"], c["count"], fmt(c["mean"])] for c in lp["by_category"]]
+                             [[c["category"], c["question_type"], c["count"], fmt(c["mean"])]
+                              for c in lp["by_category"]]
                              + [["all", "overall", lp["count"], fmt(lp["overall"])]])]
     if "longmemeval" in report:
         lme = report["longmemeval"]

@@ -69,7 +69,8 @@ def test_the_main_memory_system_is_named_after_its_file_not_this_run():
     at.file_uploader(key="mem_results").set_value(
         ("gpt4o_memory.jsonl", demo_path("memory", "demo_results.jsonl").read_bytes(), "application/octet-stream"))
     at.file_uploader(key="mem_more_results").set_value(
-        [("baseline.jsonl", demo_path("memory", "demo_results_baseline.jsonl").read_bytes(), "application/octet-stream")])
+        [("baseline.jsonl", demo_path("memory", "demo_results_baseline.jsonl").read_bytes(),
+          "application/octet-stream")])
     at.run()
     open_view(at, "mem_view", "systems")
     assert list(at.selectbox(key="mem_sbs_a").options) == ["gpt4o_memory", "baseline"]

@@ -82,8 +82,8 @@ def test_many_input_problems_are_folded_and_all_one_click_away():
     at = _upload(_app(), "broken.jsonl", good + b"{oops\n" * 25)
     assert any("25 input problems (25 skipped)" in w.value for w in at.warning)
     # the same problem on 25 lines: one row with its lines and count, as the CLI prints it
-    assert static_rows(at, "where") == [["broken.jsonl: line 2, 3, 4 … (25 lines)", "error",
-                                         "invalid JSON on this line: Expecting property name enclosed in double quotes"]]
+    message = "invalid JSON on this line: Expecting property name enclosed in double quotes"
+    assert static_rows(at, "where") == [["broken.jsonl: line 2, 3, 4 … (25 lines)", "error", message]]
     assert not at.dataframe
     at.toggle(key="qa_all_issues").set_value(True).run()
     grid = next(d.value for d in at.dataframe if "problem" in d.value.columns)
