@@ -275,3 +275,16 @@ def test_a_file_for_another_input_says_where_it_goes(argv, goes, capsys):
     lines = [line for line in err.splitlines() if goes in line]
     assert len(lines) == 1, err
     assert "this is " in lines[0]
+
+
+def test_a_set_of_prediction_files_is_named_after_what_they_share_never_after_one_story():
+    from components.narrative_state import system_name as page_name
+    from evaluators.io.sources import system_name
+
+    stories = [f"jp_00{i}_v3_prediction.json" for i in range(1, 6)]
+    assert system_name(stories) == "predictions (5 files)"  # was "jp_001_v3_prediction + 4 more"
+    assert system_name(["gpt4o_preds.zip"]) == "gpt4o_preds"
+    assert system_name(["qwen_CH_002.json", "qwen_EN_001.json"]) == "qwen"
+    assert system_name(["runs/qwen3/CH_002_prediction.json", "runs/qwen3/CH_003_prediction.json"]) == "qwen3"
+    assert system_name([]) == "predictions"
+    assert page_name(stories) == system_name(stories)  # the page's Compare view names it the same way
