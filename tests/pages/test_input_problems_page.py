@@ -83,3 +83,15 @@ def test_memory_system_names_come_from_the_system_field_or_the_predictions_file(
     assert resolve_inputs(results=("run.jsonl", results_to_jsonl(rows).encode())).system == "mem0-v2"
     rows = [EvalResult("s", "a", "single_hop", "Q?", "A", "A")]
     assert resolve_inputs(results=("runs/run_07.jsonl", results_to_jsonl(rows).encode())).system == "run_07"
+
+
+def test_a_test_set_in_the_persona_cases_uploader_names_the_test_sets_page():
+    from tests.pages.helpers import DIALOGUE_PAGE
+
+    path = require_shared("keyword_qa", "factual_qa.json")
+    at = run_page(DIALOGUE_PAGE, source="upload")
+    at.file_uploader(key="dialogue_cases").set_value((path.name, path.read_bytes(), "application/json"))
+    at.run()
+    assert not at.exception, at.exception
+    lines = [shown(m.value) for m in at.markdown if shown(m.value).startswith("- ")]
+    assert len(lines) == 1 and "Test Sets page" in lines[0] and "evalboard testsets ITEMS ANSWERS" in lines[0], lines
