@@ -13,19 +13,20 @@ import streamlit as st
 from evaluators.metrics.classification import ClassificationReport
 from evaluators.reports.escape import html_text, visible
 
-LAYOUTS = {"predicted": "Rows = predicted · 行为预测", "true": "Rows = true · 行为真实 (scikit-learn)"}
+#: The first is the default: true labels on rows, as scikit-learn, the overview's chart, the HTML report and the CLI.
+LAYOUTS = {"true": "Rows = true · 行为真实 (scikit-learn)", "predicted": "Rows = predicted · 行为预测"}
 VALUES = {"counts": "Counts · 计数", "normalized": "Row-normalized · 按行归一化"}
 
 
-def confusion_figure(report: ClassificationReport, rows: str = "predicted", normalized: bool = False,
+def confusion_figure(report: ClassificationReport, rows: str = "true", normalized: bool = False,
                      selected: tuple[str, str] | None = None) -> go.Figure:
     """Plotly heatmap of the matrix; cells show the count (and the row share when normalized).
 
     Parameters
     ----------
     report : ClassificationReport
-    rows : {"predicted", "true"}
-        Which labels run down the rows.
+    rows : {"true", "predicted"}
+        Which labels run down the rows (default true labels, as scikit-learn).
     normalized : bool
         Colour by row share instead of counts.
     selected : (true label, predicted label), optional

@@ -78,7 +78,7 @@ def _patches_from_files(key: str):
     from evaluators.io import InputError
     from evaluators.io.gt_patch import GTPatchSet
     from evaluators.reports.escape import md
-    from evaluators.reports.format import problem
+    from evaluators.reports.format import problem_lines
 
     ups = st.file_uploader("GT patches, applied in order · 更正文件 (as `review patch` writes them)",
                            type=["jsonl", "json"], accept_multiple_files=True, key=f"{key}_files")
@@ -89,8 +89,8 @@ def _patches_from_files(key: str):
     except InputError as exc:
         st.error(md(str(exc)))
         return None
-    for issue in patches.issues[:10]:
-        st.warning(md(problem(issue, "warning") + " (line skipped)"))
+    for line in problem_lines(patches.issues, "warning")[:10]:  # identical problems folded, as the CLI prints them
+        st.warning(md(line + " (line skipped)"))
     return patches
 
 
@@ -153,12 +153,12 @@ def show_corrections(corrections, *, key: str) -> None:
     from components.tables import show_table
     from evaluators.reports.corrections import applications_rows, effect_rows, p_texts, rank_lines
     from evaluators.reports.escape import md
-    from evaluators.reports.format import percent, points, problem
+    from evaluators.reports.format import percent, points, problem_lines
 
     show_table(applications_rows(corrections.applications), key=f"{key}_applied")
     issues = [i for _, app in corrections.applications for i in app.issues]
-    for issue in issues[:10]:
-        st.warning(md(problem(issue, "warning")))
+    for line in problem_lines(issues, "warning")[:10]:
+        st.warning(md(line))
     effect = corrections.effect
     if effect is None:
         st.info(md(corrections.note or "No record is scored both before and after the corrections."))

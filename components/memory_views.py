@@ -71,15 +71,19 @@ def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str
 
 
 def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
-    """List located input problems (file, line or JSON path, message) in an expander."""
+    """List located input problems in an expander, the lines the CLI prints: identical problems folded into one
+    line with their count (:func:`evaluators.reports.format.problem_lines`)."""
     if not issues:
         return
+    from evaluators.reports.format import problem_lines
+
     errors = sum(1 for i in issues if i.severity == "error")
+    lines = problem_lines(issues)
     with st.expander(f"{title}: {errors} error(s), {len(issues) - errors} warning(s)", expanded=errors > 0):
-        for issue in issues[:200]:
-            st.text(visible(f"{issue.severity}: {issue.location()}: {issue.message}"))
-        if len(issues) > 200:
-            st.caption(f"... and {len(issues) - 200} more")
+        for line in lines[:200]:
+            st.text(visible(line))
+        if len(lines) > 200:
+            st.caption(f"... and {len(lines) - 200} more")
 
 
 def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:

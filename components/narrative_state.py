@@ -88,30 +88,9 @@ def settings(container=None) -> NarrativeSettings:
 
 
 def system_name(file_names: list[str], default: str = "predictions") -> str:
-    """The name of the system whose prediction files were uploaded together (the Compare view's labels).
+    """The name of the system whose prediction files were uploaded together (the Compare view's labels):
+    :func:`evaluators.io.sources.system_name`, the engine's rule (the file or zip name, what several files
+    share, never one story's file name)."""
+    from evaluators.io.sources import system_name as engine_name
 
-    One file or zip: its name without the extension.  Several files: their longest common
-    start, cut back to a whole word, when it is at least three characters; otherwise the first
-    name and how many more.  ``default`` when there is none (the demo).
-
-    >>> system_name(["gpt4o_preds.zip"])
-    'gpt4o_preds'
-    >>> system_name(["qwen_CH_002.json", "qwen_EN_001.json"])
-    'qwen'
-    >>> system_name(["CH_002_v3_prediction.json", "CH_003_prediction.json"])
-    'CH_002_v3_prediction + 1 more'
-    >>> system_name(["a.json", "b.json", "c.json"])
-    'a + 2 more'
-    """
-    import os
-
-    stems = [n.rsplit(".", 1)[0] if "." in n else n for n in file_names]
-    if not stems:
-        return default
-    if len(stems) == 1:
-        return stems[0] or default
-    prefix = os.path.commonprefix(stems)
-    if any(stem != prefix for stem in stems):  # cut back to a whole word ("run_a_01", "run_a_02" -> "run_a")
-        prefix = prefix[:max((prefix.rfind(sep) for sep in "_-. "), default=-1) + 1]
-    prefix = prefix.rstrip("_-. ")
-    return prefix if len(prefix) >= 3 else f"{stems[0]} + {len(stems) - 1} more"
+    return engine_name(file_names, default)

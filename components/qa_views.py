@@ -60,19 +60,25 @@ def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str =
                  key: str = "issues") -> None:
     """List located input problems (file, line, JSON path, message); nothing when there are none.
 
-    The first :data:`ISSUES_SHOWN` as a static table (a light first screen); with more, a toggle
-    (``key``) shows them all in a sortable grid.
+    The first :data:`ISSUES_SHOWN` as a static table (a light first screen), identical problems folded into
+    one row with their lines and count (:func:`evaluators.reports.format.fold_problems`, as the CLI prints
+    them); when rows were folded or left out, a toggle (``key``) shows every problem in a sortable grid.
     """
     if not issues:
         return
+    from evaluators.reports.format import fold_problems, folded_location
+
     errors = sum(1 for i in issues if i.severity == "error")
     st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    rows = [{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity, "problem": i.message}
-            for i in issues]
-    if len(rows) > ISSUES_SHOWN and st.toggle(f"Show all {len(rows):,} in a table · 显示全部", key=key):
-        show_table(rows)
-    else:
-        static_records(rows, max_rows=ISSUES_SHOWN)
+    # the first screen: identical problems folded into one row with their count, the lines the CLI prints
+    folded = [{"where": folded_location(group), "severity": first.severity, "problem": first.message}
+              for first, group in fold_problems(issues)]
+    if len(issues) > len(folded) or len(folded) > ISSUES_SHOWN:
+        if st.toggle(f"Show all {len(issues):,} in a table · 显示全部", key=key):
+            show_table([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity, "problem": i.message}
+                        for i in issues])
+            return
+    static_records(folded, max_rows=ISSUES_SHOWN)
 
 
 def per_class_rows(report: QAReport) -> list[dict]:

@@ -77,7 +77,8 @@ SHOWN_ISSUES = 20
 
 
 def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") -> None:
-    """Summarise input issues: counts per kind, the first :data:`SHOWN_ISSUES` listed, a CSV of all.
+    """Summarise input issues: counts per kind, the first :data:`SHOWN_ISSUES` lines listed (identical problems
+    folded into one line with their count, as the CLI prints them), a CSV of all.
 
     Problems that lose a whole file open the list; record-level problems (a record left out,
     the rest of the file used) stay folded with a count.  User text is escaped.
@@ -87,6 +88,7 @@ def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") 
     from collections import Counter
 
     from evaluators.reports.csv_writer import write_dict_csv
+    from evaluators.reports.format import fold_problems, folded_location
 
     errors = [i for i in issues if i.severity == "error"]
     warnings = [i for i in issues if i.severity != "error"]
@@ -94,20 +96,23 @@ def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") 
     summary = (f"{title}: {len(errors)} error{'s' * (len(errors) != 1)}, "
                f"{len(warnings)} warning{'s' * (len(warnings) != 1)} — the rest of the data is still scored")
     ordered = file_level + [e for e in errors if e not in file_level] + warnings
+    # identical problems (same file, severity and message) are one line with their count, as the CLI prints them
+    groups = fold_problems(ordered)
     with st.expander(summary, expanded=bool(file_level), icon=":material/error:" if file_level else
                      ":material/warning:"):
         kinds = Counter(i.kind or "other" for i in issues)
-        if len(issues) > SHOWN_ISSUES:
+        if len(groups) > SHOWN_ISSUES:
             st.caption("By kind: " + ", ".join(f"{md(k)} {n}" for k, n in kinds.most_common())
                        + f". The first {SHOWN_ISSUES} are listed; the CSV has all {len(issues)}.")
         lines = []
-        for i in ordered[:SHOWN_ISSUES]:
-            mark = "error" if i.severity == "error" else "warning"
+        for first, group in groups[:SHOWN_ISSUES]:
+            mark = "error" if first.severity == "error" else "warning"
             color = "#c62828" if mark == "error" else "#ef6c00"
             lines.append(f"<li><span style='color:{color};font-weight:600'>{mark}</span> "
-                         f"<code>{html_text(i.location(), breaks=False)}</code> — {html_text(i.message, breaks=False)}</li>")
+                         f"<code>{html_text(folded_location(group), breaks=False)}</code> — "
+                         f"{html_text(first.message, breaks=False)}</li>")
         st.html(f"<ul class='eb-issues' style='margin:0;padding-left:1.2rem'>{''.join(lines)}</ul>")
-        if len(issues) > SHOWN_ISSUES:
+        if len(groups) > SHOWN_ISSUES or len(groups) < len(issues):  # the CSV has every problem, one a row
             st.download_button(
                 "Download all problems (CSV)",
                 lambda: write_dict_csv(["severity", "kind", "file", "line", "path", "message"],

@@ -32,6 +32,7 @@ from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa:
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
+from evaluators.reports.format import fold_problems, folded_location, problem_lines  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 #: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
@@ -74,8 +75,8 @@ else:
 
 if not case_set.cases:
     st.error(f"No usable test case in {md(cases_name)}.")
-    for issue in case_set.issues:
-        st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
+    for line in problem_lines(case_set.issues):  # identical problems folded, as the CLI prints them
+        st.markdown(f"- {md(line)}")
     st.stop()
 
 # How each predictions file fits the cases (engine's rule); a stored report made against other cases offers its own.
@@ -152,8 +153,8 @@ if not preds.rows:
         st.error("No usable prediction row in " + ", ".join(md(f) for s in pred_sets for f in s.files) + ".")
     else:
         st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
-    for issue in preds.issues:
-        st.markdown(f"- {md(issue.location())}: {md(issue.message)}")
+    for line in problem_lines(preds.issues):
+        st.markdown(f"- {md(line)}")
     st.stop()
 
 if not chosen:
@@ -186,8 +187,8 @@ names = [m["name"] for m in evaluation.metric_info]  # as scored: a mode's varia
 
 if evaluation.issues:
     with st.expander(f"⚠️ {len(evaluation.issues)} input issue(s): unmatched, duplicate or skipped rows"):
-        for issue in evaluation.issues[:200]:
-            st.markdown(f"- **{md(issue.kind)}** {md(issue.location())}: {md(issue.message)}")
+        for first, group in fold_problems(evaluation.issues)[:200]:  # identical problems: one line, a count
+            st.markdown(f"- **{md(first.kind)}** {md(folded_location(group))}: {md(first.message)}")
 
 cols = st.columns(max(1, len(evaluation.by_model)))
 for col, s in zip(cols, evaluation.by_model):

@@ -26,7 +26,7 @@ from components.downloads import download  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
-from evaluators.memory.inputs import resolve_inputs  # noqa: E402
+from evaluators.memory.inputs import resolve_inputs, system_name  # noqa: E402
 from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
@@ -80,7 +80,7 @@ else:
                                type=["jsonl", "json", "csv"], accept_multiple_files=True, key="mem_more_results",
                                help="One EvalResult file (or mem0 results.json) per system; questions are matched "
                                     "by question_id.") or []
-    other_files = {u.name.rsplit(".", 1)[0] or f"system {i + 2}": (u.name, upload_digest(u), lambda u=u: upload_view(u))
+    other_files = {system_name((), u.name) or f"system {i + 2}": (u.name, upload_digest(u), lambda u=u: upload_view(u))
                    for i, u in enumerate(up_more)}
     uploads = {"results": up_results, "questions": up_questions, "predictions": up_preds, "labels": up_labels,
                "judge_cache": up_cache}
@@ -107,8 +107,12 @@ views.show_issues(issues)
 if not results:
     errors = [i for i in issues if i.severity == "error"]
     if errors:  # something was uploaded but nothing in it could be used: say why
-        st.error(md(f"No usable question in the upload: {errors[0].location()}: {errors[0].message}"
-                    + (f" (and {len(errors) - 1} more problem(s), listed above)" if len(errors) > 1 else "")))
+        from evaluators.reports.format import fold_problems, folded_location
+
+        groups = fold_problems(errors)  # the lines listed above: identical problems are one
+        first, group = groups[0]
+        st.error(md(f"No usable question in the upload: {folded_location(group)}: {first.message}"
+                    + (f" (and {len(groups) - 1} more problem(s), listed above)" if len(groups) > 1 else "")))
     else:
         st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
     st.stop()
@@ -280,7 +284,8 @@ elif view == "types":
 elif view == "systems":
     st.subheader("Systems side by side · 系统对比")
     text_metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
-    rows_by_system = {"this run" if source != "demo" else "memory assistant": rows}
+    # named after its file or its system field (evaluators.memory.inputs.system_name), as the other systems
+    rows_by_system = {inputs.system if source != "demo" else "memory assistant": rows}
     for other_name, (file_name, content_key, read) in other_files.items():
         # keyed on the upload's digest (computed once per upload): a rerun reads and hashes nothing
         other = cached(("mem-other", input_key, file_name, content_key, tuple(text_metrics)),

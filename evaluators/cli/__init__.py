@@ -15,6 +15,7 @@ import argparse
 import importlib
 import os
 import sys
+from dataclasses import dataclass
 
 from evaluators import __version__
 
@@ -32,11 +33,107 @@ COMMANDS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Positional:
+    """An input a newcomer types without its flag (``evalboard qa FILE``), kept beside the flag (``--input``).
+
+    Attributes
+    ----------
+    dest : str
+        The flag's destination (``args.<dest>``), where the merged value ends up.
+    metavar : str
+        Its name in the usage line and in messages (``FILE``, ``GT``, ``RESULTS``).
+    flag : str
+        The flag that gives the same input (``--input``).
+    many : bool
+        Several values (``FILE [FILE ...]``; the flag is then repeatable and ``args.<dest>`` a list).
+    required : bool
+        Give it one way or the other, else exit 2 naming both ways.
+    help : str
+        What it is, for ``--help`` (the flag is named after it).
+    """
+
+    dest: str
+    metavar: str
+    flag: str
+    many: bool = False
+    required: bool = True
+    help: str = ""
+
+
+def add_positionals(p: argparse.ArgumentParser, *specs: Positional) -> None:
+    """Add each input of ``specs`` as a positional argument (optional to argparse: :func:`merge_positionals`
+    checks it against its flag after parsing). The flags themselves are added by the command, not required."""
+    for spec in specs:
+        p.add_argument(f"{spec.dest}_positional", metavar=spec.metavar, nargs="*" if spec.many else "?",
+                       help=(spec.help + "; " if spec.help else "") + f"or give it with {spec.flag}")
+    p.set_defaults(_positionals=specs)
+
+
+def merge_positionals(args: argparse.Namespace, prog: str = "python -m evaluators") -> str | None:
+    """Put the positional inputs into their flags' places; the error message when an input is given twice
+    differently, not at all, or one too many (``None`` when all is well).
+
+    The values typed without a flag fill, in order, the inputs no flag gave (``narrative --gt G P``: ``P`` is
+    PRED); a value equal to its input's flag value is the same input given both ways.
+    """
+    specs = list(getattr(args, "_positionals", ()))
+    if not specs:
+        return None
+    typed: list[str] = []
+    for spec in specs:
+        value = getattr(args, f"{spec.dest}_positional", None)
+        typed += list(value or []) if spec.many else ([value] if value is not None else [])
+    typed += list(getattr(args, "_typed_after_options", ()))
+    flags = {spec.dest: getattr(args, spec.dest, None) for spec in specs}
+    usage = " ".join(s.metavar + (" [...]" if s.many else "") for s in specs if s.required or s.many)
+    free = [s for s in specs if not flags[s.dest]]
+    if not any(s.many for s in specs) and len(typed) > len(free):
+        given = {flags[s.dest] for s in specs if flags[s.dest] and not s.many}
+        typed = [v for v in typed if v not in given] if len(typed) - len(free) else typed  # the same both ways
+        if len(typed) > len(free):
+            extra = typed[len(free):]
+            clash = next((s for s in specs if flags[s.dest] and not s.many), None)
+            if clash is not None:
+                return (f"{clash.metavar} given twice: {typed[0]} (as {clash.metavar}) and {flags[clash.dest]} "
+                        f"({clash.flag}); give it once, as {clash.metavar} or with {clash.flag}, not both")
+            return (f"one input too many: {' '.join(extra)}; {prog} {args.command} takes {usage} "
+                    f"({', '.join(s.flag for s in specs)})")
+    for spec in specs:
+        flagged = flags[spec.dest]
+        if spec.many and spec in free:
+            value, typed = typed, []
+        elif spec.many:
+            value = list(flagged)
+            if typed and typed != value:
+                return (f"{spec.metavar} given twice: {' '.join(typed)} (as {spec.metavar}) and {' '.join(value)} "
+                        f"({spec.flag}); give them once, as {spec.metavar} or with {spec.flag}, not both")
+            typed = []
+        elif flagged:
+            value = flagged
+            if typed and typed[0] == flagged:
+                typed.pop(0)  # the same input both ways (dialogue C --cases C P)
+        else:
+            value = typed.pop(0) if typed else None
+        if spec.required and not value:
+            return (f"{args.command} needs {spec.metavar}: {prog} {args.command} {usage} "
+                    f"(or {spec.flag} {spec.metavar})")
+        setattr(args, spec.dest, value if value else ([] if spec.many else None))
+    return None
+
+
 def build_parser(only: str | None = None, prog: str = "python -m evaluators") -> argparse.ArgumentParser:
     """The parser of every command, or of command ``only`` (its module alone is imported)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="EvalBoard: score LLM outputs against ground truth (Chinese and English).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n" + "\n".join(f"  {prog} {shape}" for shape in (
+            "qa FILE [FILE ...]", "narrative GT PRED", "memory RESULTS", "testsets ITEMS ANSWERS",
+            "dialogue CASES PRED [PRED ...]", "compare RUN_A RUN_B", "report RUN [RUN ...] --out REPORT.html"))
+               + "\n\nThe scoring commands print a readable table; --format json (or csv, md) prints the report for "
+               "scripts.\n"
+               f"{prog} TASK --help lists a task's options.",
     )
     parser.add_argument("--version", action="version", version=f"evalboard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="TASK")
@@ -57,10 +154,20 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     # A command's run imports that command's module only (the memory command's imports alone cost
     # 0.25 s); the top-level help and an unknown command list every command.
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None, prog)
+    # argparse stops filling positional arguments at the first option ("narrative GT --quiet PRED"): the values
+    # it leaves over are the inputs typed after an option, put in order behind the others by merge_positionals;
+    # a command with ``pass_through`` (serve) hands every value it does not know on (streamlit options)
     args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, "pass_through", False):
-        parser.error("unrecognized arguments: " + " ".join(extra))
-    args.extra = extra  # a command with ``pass_through`` (serve) hands these on (streamlit options)
+    if getattr(args, "pass_through", False):
+        args.extra = extra
+    else:
+        if extra and (any(x.startswith("-") for x in extra) or not getattr(args, "_positionals", None)):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args._typed_after_options = extra
+        error = merge_positionals(args, prog)
+        if error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -71,8 +178,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
         if os.environ.get("EVALBOARD_DEBUG"):
             raise
-        inputs = [str(v) for k, v in sorted(vars(args).items())
-                  if v and k in ("input", "gt", "pred", "items", "cases", "results", "questions", "predictions")]
+        inputs = [str(x) for k, v in sorted(vars(args).items())
+                  if v and k in ("input", "gt", "pred", "items", "cases", "results", "questions", "predictions")
+                  for x in (v if isinstance(v, list) else [v])]
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1

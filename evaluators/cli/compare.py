@@ -16,9 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.cli import Positional, add_positionals
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -33,9 +34,12 @@ def add_parser(subparsers) -> None:
                     "bootstrap / approximate randomization / McNemar tests of system B against A, and the "
                     "records B won or lost.",
     )
-    p.add_argument("--input", action="append", required=True, metavar="FILE",
-                   help="a run (records with ground truth and prediction), repeatable; a file with a "
-                        "system/model field gives one run per system")
+    add_positionals(p, Positional("input", "FILE", "--input", many=True,
+                                  help="runs of the same questions (records with ground truth and prediction), or "
+                                       "one file with a system/model field"))
+    p.add_argument("--input", action="append", metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable (the same as FILE); a file "
+                        "with a system/model field gives one run per system")
     p.add_argument("--predictions", action="append", metavar="FILE",
                    help="with one SQuAD-style --input: a predictions file per run, repeatable")
     p.add_argument("--a", metavar="SYSTEM", help="baseline system (default: the first run)")
@@ -48,6 +52,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-file", dest="output_file", metavar="FILE",
                    help="write the comparison: .csv for the records x systems matrix, .html for the "
                         "self-contained report, anything else for JSON")
+    p.add_argument("--format", choices=("table", "json", "csv", "html"), default="table",
+                   help="what to print: table (default), or the comparison alone on stdout for scripts: json, csv "
+                        "(records x systems) or html (the self-contained report)")
     p.add_argument("--systems-csv", metavar="FILE",
                    help="write each system's EM / F1 with 95%% intervals as CSV")
     p.set_defaults(func=run)
@@ -91,8 +98,8 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     except ValueError as exc:  # a bad --workers
         return None, str(exc)
     for outcome in result.inputs:
-        for issue in outcome.report.issues if outcome.report is not None else ():
-            print(problem(issue, "warning"), file=sys.stderr)
+        for line in problem_lines(outcome.report.issues if outcome.report is not None else (), "warning"):
+            print(line, file=sys.stderr)
         if outcome.failure is not None:
             f = outcome.failure
             return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
@@ -100,10 +107,21 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     return patch_qa_run(args, result, [path for path, _ in jobs])
 
 
+def _comparison_text(fmt: str, view, comparison, signature: str, names: list[str]) -> str:
+    """The comparison as ``json``, ``csv`` (records x systems) or ``html`` (the self-contained report)."""
+    from evaluators.reports.qa import comparison_json, matrix_csv
+
+    if fmt == "csv":
+        return matrix_csv(view, signature)
+    if fmt == "html":
+        from evaluators.reports.html import comparison_report
+        return comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
+    return comparison_json(view, comparison, signature)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.reports.format import MISSING, p_value, percent
-    from evaluators.reports.qa import comparison_json, matrix_csv
     from evaluators.reports.tables import format_table
 
     result, error = load_runs(args)
@@ -127,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     signature = result.signature
+    if args.format != "table":  # a script's output: the comparison alone on stdout
+        sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names))
+        return 0
 
     def ci(lo, hi):
         return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
@@ -180,14 +201,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file:
         out = Path(args.output_file)
         suffix = out.suffix.lower()
-        if suffix == ".csv":
-            text = matrix_csv(view, signature)
-        elif suffix in (".html", ".htm"):
-            from evaluators.reports.html import comparison_report
-            text = comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
-        else:
-            text = comparison_json(view, comparison, signature)
-        out.write_text(text, encoding="utf-8")
+        fmt = "csv" if suffix == ".csv" else "html" if suffix in (".html", ".htm") else "json"
+        out.write_text(_comparison_text(fmt, view, comparison, signature, names), encoding="utf-8")
         print(f"comparison written to {out}")
     if args.systems_csv:
         from evaluators.reports.qa import systems_csv

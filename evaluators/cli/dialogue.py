@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument, worker_count
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -25,7 +25,13 @@ def add_parser(subparsers) -> None:
         "dialogue", help="persona dialogue replies by scene and model (files or a live endpoint)",
         description="Score persona chatbot replies against expected responses, per case, scene and model.",
     )
-    p.add_argument("--cases", required=True, help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV)")
+    from evaluators.cli import Positional, add_positionals
+
+    add_positionals(p, Positional("cases", "CASES", "--cases", help="test cases"),
+                    Positional("pred", "PRED", "--pred", many=True, required=False,
+                               help="predictions files, one or more"))
+    p.add_argument("--cases", help="test cases (test_cases_by_scene JSON, a stored report, JSONL, CSV); the same as "
+                                   "CASES")
     p.add_argument("--pred", action="append", default=[], metavar="FILE",
                    help="predictions file (stored JSON report, or CSV/JSONL with model, scene, dialogue_index, "
                         "prediction); repeat for several models")
@@ -46,7 +52,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--list-metrics", action="store_true", help="list the metrics with availability and exit")
     p.add_argument("--out", help="folder for the annotation CSV, JSON report and summary")
     p.add_argument("--prefix", default="persona_evaluation", help="file name prefix in --out (a timestamp is added)")
-    p.add_argument("--format", choices=["text", "json"], default="text", help="what to print (default text summary)")
+    p.add_argument("--format", choices=["table", "text", "json", "csv"], default="table",
+                   help="what to print: table (default; also 'text'), the summary per model; json (the report) or "
+                        "csv (the human-annotation rows), alone on stdout for scripts")
     from evaluators.cli.patching import add_gt_patch_argument
 
     add_gt_patch_argument(p, "review corrections of the reference replies (a GT patch made for the --cases file, "
@@ -97,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
         return 2
-    for issue in case_set.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(case_set.issues):
+        print(line, file=sys.stderr)
     if not case_set.cases:
         print(f"error: no usable test case in {args.cases}", file=sys.stderr)
         return 2
@@ -139,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
             pred_sets.append(PredictionSet(rows=live.rows, files=[f"{args.endpoint} ({model})"]))
     inputs = DialogueInputs.of(case_set, pred_sets, patches)
     preds = inputs.combined()
-    for issue in preds.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(preds.issues):
+        print(line, file=sys.stderr)
     if not preds.rows:
         print("error: no usable prediction row", file=sys.stderr)
         return 2
@@ -155,10 +163,11 @@ def run(args: argparse.Namespace) -> int:
     now = datetime.now()
     matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
                                                                         "context_mismatch")]
-    for issue in matching_issues[:20]:
-        print(problem(issue), file=sys.stderr)
-    if len(matching_issues) > 20:
-        print(f"... and {len(matching_issues) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
+    matching_lines = problem_lines(matching_issues)
+    for line in matching_lines[:20]:
+        print(line, file=sys.stderr)
+    if len(matching_lines) > 20:
+        print(f"... and {len(matching_lines) - 20} more matching warnings (see the JSON report)", file=sys.stderr)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -167,9 +176,12 @@ def run(args: argparse.Namespace) -> int:
         (out / f"{stem}_report.json").write_text(json_report_text(evaluation, now), encoding="utf-8")
         (out / f"{stem}_summary.txt").write_text(summary_text(evaluation, now), encoding="utf-8")
         print(f"wrote {out / stem}_{{human_annotation.csv,report.json,summary.txt}}", file=sys.stderr)
-    print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
+    if args.format == "csv":
+        sys.stdout.write(annotation_csv(evaluation))
+    else:
+        print(json_report_text(evaluation, now) if args.format == "json" else summary_text(evaluation, now))
     if evaluation.corrections is not None:  # the scores above are after the corrections
         from evaluators.cli.patching import print_corrections
 
-        print_corrections(evaluation.corrections, sys.stderr if args.format == "json" else sys.stdout)
+        print_corrections(evaluation.corrections, sys.stderr if args.format in ("json", "csv") else sys.stdout)
     return 0

@@ -27,7 +27,7 @@ from evaluators.io import InputIssue
 from evaluators.io.sources import read_file_bytes
 from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.parallel import add_workers_argument, worker_count
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 from evaluators.reports.memory import questions_csv, report_json, report_markdown
 
 
@@ -38,7 +38,11 @@ def add_parser(subparsers) -> None:
         description="Score long-term-memory QA results by question type, optionally with an LLM judge (cached), "
                     "LoCoMo's own F1 (--parity locomo) and agreement with stored judge labels.",
     )
-    p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json")
+    from evaluators.cli import Positional, add_positionals
+
+    add_positionals(p, Positional("results", "RESULTS", "--results", required=False,
+                                  help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json"))
+    p.add_argument("--results", help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json (the same as RESULTS)")
     p.add_argument("--questions", help="LoCoMo (locomo10.json) or LongMemEval question file")
     p.add_argument("--predictions", help="predictions keyed by question_id (JSONL/JSON/CSV); joined with --questions")
     p.add_argument("--metrics", help="comma-separated metrics (default: judge_score and the text metrics but "
@@ -58,9 +62,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code): a table by "
                                                          "category and the locomo_f1 metric")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
-    p.add_argument("--out", help="write the report here (default: stdout)")
-    p.add_argument("--format", choices=["json", "md", "csv", "html"], default="json",
-                   help="json (full report), md (tables), csv (one row per question), html (self-contained report)")
+    p.add_argument("--out", help="write the report here (default: stdout); its format from --format, else from the "
+                                 "extension (.md, .csv, .html; anything else JSON)")
+    p.add_argument("--format", choices=["table", "json", "md", "csv", "html"],
+                   help="table (readable on a terminal: the default on stdout), json (full report, the default in "
+                        "--out), md (tables), csv (one row per question), html (self-contained report)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence interval of each mean (0: none; default 10000)")
     add_workers_argument(p)
@@ -80,7 +86,7 @@ INPUT_ROLES = ("results", "questions", "predictions", "labels")
 
 
 def _issue_lines(issues: list[InputIssue]) -> list[str]:
-    return [problem(i) for i in issues]
+    return problem_lines(issues)  # identical problems folded into one line with their count
 
 
 def _input_files(args) -> dict[str, tuple[str, bytes] | None]:
@@ -195,15 +201,20 @@ def run(args) -> int:
         if missing:
             print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
                   f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+    fmt = args.format or (({".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
+        Path(args.out).suffix.lower(), "json")) if args.out else "table")
     if report.corrections is not None:
         from evaluators.cli.patching import print_corrections
 
-        print_corrections(report.corrections, sys.stdout if args.out else sys.stderr)
-    if args.format == "json":
+        print_corrections(report.corrections, sys.stdout if args.out or fmt == "table" else sys.stderr)
+    if fmt == "table":
+        from evaluators.reports.memory import report_text
+        text = report_text(report.to_dict())
+    elif fmt == "json":
         text = report_json(report)
-    elif args.format == "md":
+    elif fmt == "md":
         text = report_markdown(report.to_dict())
-    elif args.format == "html":
+    elif fmt == "html":
         from evaluators.reports.html import memory_report
         text = memory_report(report.to_dict(), corrections=report.corrections)
     else:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from evaluators.cli import Positional, add_positionals
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem, problem_lines
 
 FORMATS = ("json", "md", "csv", "html")
 
@@ -24,13 +25,19 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "narrative",
         help="score JSON v3 narrative annotations (characters, relationships, sentiment, action layer, spans)",
-        description="Score predicted JSON v3 narrative annotations against ground truth. PATH is a file, a folder "
-                    "or a .zip; files are paired by story id (the name without _v2, _v3, _prediction, _pred).",
+        description="Score predicted JSON v3 narrative annotations against ground truth: evalboard narrative GT "
+                    "PRED. Each is a file, a folder or a .zip; files are paired by story id (the name without _v2, "
+                    "_v3, _prediction, _pred).",
     )
-    p.add_argument("--gt", required=True, metavar="PATH", help="ground-truth file, folder or zip")
-    p.add_argument("--pred", required=True, metavar="PATH", help="prediction file, folder or zip")
+    add_positionals(p, Positional("gt", "GT", "--gt", help="ground-truth JSON v3 file, folder or zip"),
+                    Positional("pred", "PRED", "--pred", help="prediction file, folder or zip"))
+    p.add_argument("--gt", metavar="PATH", help="ground-truth file, folder or zip (the same as GT)")
+    p.add_argument("--pred", metavar="PATH", help="prediction file, folder or zip (the same as PRED)")
     p.add_argument("--out", metavar="FILE", help="write the report here (format from --format or the extension)")
-    p.add_argument("--format", choices=FORMATS, help="report format: json (default), md, csv (every mismatch) or html (self-contained)")
+    p.add_argument("--format", choices=FORMATS, help="without --out: print this report instead of the table (alone on "
+                                                     "stdout, for scripts; the table goes to stderr); with --out: the "
+                                                     "file's format (default from its extension, else json). json, md, "
+                                                     "csv (every mismatch) or html (self-contained)")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
     p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
     p.add_argument("--weights", metavar="C=W,...",
@@ -112,8 +119,8 @@ def run(args) -> int:
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
-    for issue in settings.issues:
-        print(problem(issue), file=sys.stderr)
+    for line in problem_lines(settings.issues):
+        print(line, file=sys.stderr)
     if settings.has_errors:
         return 2
     from evaluators.cli.patching import patches_of
@@ -166,9 +173,9 @@ def run(args) -> int:
             stream.close()
             if not streamed:  # a path not found, or an error while scoring: no half-written report is left
                 partial_path.unlink(missing_ok=True)
-    for issue in batch.issues:  # files not read (archive limits, unreadable members, too large): say so first
-        if issue.kind == "archive":
-            print(problem(issue), file=sys.stderr)
+    # files not read (archive limits, unreadable members, too large): say so first
+    for line in problem_lines([i for i in batch.issues if i.kind == "archive"]):
+        print(line, file=sys.stderr)
     if not batch.documents:
         if partial_path is not None:
             partial_path.unlink(missing_ok=True)
@@ -177,14 +184,15 @@ def run(args) -> int:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
         return _fail(msg)
-    print(_table(batch))
+    alone = fmt_name is not None and not args.out  # a report printed on stdout (--format, no --out) is alone there
+    print(_table(batch), file=sys.stderr if alone else sys.stdout)
     if batch.corrections is not None:
         from evaluators.cli.patching import print_corrections
 
         for issue in batch.issues:  # patch lines for no GT file of this run
             if issue.kind == "gt_patch":
                 print(problem(issue, "warning"), file=sys.stderr)
-        print_corrections(batch.corrections)
+        print_corrections(batch.corrections, sys.stderr if alone else sys.stdout)
     for issue in batch.issues:
         if issue.kind == "pairing" and "ignored" in issue.message:
             print(f"warning: {issue.file}: {issue.message}", file=sys.stderr)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 #: Resamples of the before / after intervals and paired tests when ``--ci-resamples 0`` was given.
 EFFECT_RESAMPLES = 2000
@@ -39,8 +39,8 @@ def read_patch_set(files: Sequence[str]):
         return None, f"cannot read GT patch {exc.filename}: {exc.strerror or exc}"
     except InputError as exc:
         return None, str(exc)
-    for issue in patches.issues:
-        print(problem(issue, "warning") + " (line skipped)", file=sys.stderr)
+    for line in problem_lines(patches.issues, "warning"):  # identical problems folded into one line
+        print(line + " (line skipped)", file=sys.stderr)
     return patches, None
 
 
@@ -55,9 +55,8 @@ def print_corrections(corrections, stream=None) -> None:
     """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default)."""
     from evaluators.reports.corrections import applications_text, patch_effect_text
 
-    for _, app in corrections.applications:
-        for issue in app.issues:
-            print(problem(issue, "warning"), file=sys.stderr)
+    for line in problem_lines([i for _, app in corrections.applications for i in app.issues], "warning"):
+        print(line, file=sys.stderr)
     stream = stream or sys.stdout
     if corrections.effect is None:
         print("Review corrections (GT patch)\n" + applications_text(corrections.applications)
@@ -85,9 +84,8 @@ def apply_patches(reports: Sequence, gt_paths: Sequence[Path], files: Sequence[s
         patched, applications = patch_reports(reports, [(str(p), digests[str(p)]) for p in gt_paths], patches)
     except GTPatchMismatch as exc:
         return [], [], str(exc)
-    for _, app in applications:
-        for issue in app.issues:
-            print(problem(issue, "warning"), file=sys.stderr)
+    for line in problem_lines([i for _, app in applications for i in app.issues], "warning"):
+        print(line, file=sys.stderr)
     return patched, list(applications), None
 
 

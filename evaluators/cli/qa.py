@@ -10,10 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluators.cli import Positional, add_positionals
 from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -25,16 +26,24 @@ def add_parser(subparsers) -> None:
                     "--predictions). Prints the configuration, counts, EM and F1, and for fact-check the "
                     "confusion matrix and the per-class table.",
     )
-    p.add_argument("--input", "--input_file", dest="input", required=True, metavar="FILE",
-                   help="records with ground truth and prediction, or a SQuAD-style dataset")
+    add_positionals(p, Positional("input", "FILE", "--input", many=True,
+                                  help="records with ground truth and prediction (JSONL, JSON, CSV) or a SQuAD-style "
+                                       "dataset; several are scored one after the other"))
+    p.add_argument("--input", "--input_file", dest="input", action="append", metavar="FILE",
+                   help="records with ground truth and prediction, or a SQuAD-style dataset (the same as FILE; "
+                        "several files are scored one after the other)")
     p.add_argument("--predictions", metavar="FILE",
                    help="separate predictions, {id: answer} or records with id and prediction, joined by id")
     add_scoring_arguments(p)
-    p.add_argument("--rows", choices=("predicted", "true"), default="predicted",
-                   help="confusion matrix rows: predicted (earlier script) or true (scikit-learn)")
+    p.add_argument("--rows", choices=("true", "predicted"), default="true",
+                   help="confusion matrix rows: true labels (default, as scikit-learn, the page and the HTML "
+                        "report) or predicted (the earlier fact-check script)")
     p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
                    help="write the report: .csv for per-record rows, anything else for JSON")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="what to print: table (default, readable on a terminal), json (the report) or csv (one "
+                        "row per record), for scripts; with --output-file, the file's format (else its extension)")
     p.add_argument("--summary-csv", metavar="FILE",
                    help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
     p.set_defaults(func=run)
@@ -85,7 +94,23 @@ def _ids(ids: tuple[str, ...], verbose: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the ``qa`` subcommand; returns the exit code."""
+    """Run the ``qa`` subcommand on each input file in turn; returns the exit code (the worst of them)."""
+    paths = list(args.input)
+    if len(paths) > 1:
+        single = [flag for flag, given in (("--output-file", args.output_file), ("--summary-csv", args.summary_csv),
+                                           ("--predictions", args.predictions),
+                                           ("--format " + args.format, args.format != "table")) if given]
+        if single:
+            return _fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
+                         "time, or put them side by side with 'compare'")
+    code = 0
+    for path in paths:
+        code = max(code, _run_one(args, path))
+    return code
+
+
+def _run_one(args: argparse.Namespace, input_path: str) -> int:
+    """Score one input file and print (or write) its report; returns the exit code."""
     from evaluators.parallel import keep_freed_memory, worker_count
     from evaluators.qa.run import QAInput, run_qa
     from evaluators.reports.format import number, percent
@@ -99,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from evaluators.reports.tables import confusion_table, format_table, per_class_table
 
-    path = Path(args.input)
+    path = Path(input_path)
     if not path.is_file():
         return _fail(f"cannot read {path}: no such file")
     preds = None
@@ -115,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     out = Path(args.output_file) if args.output_file else None
-    as_csv = out is not None and out.suffix.lower() == ".csv"
+    if out is not None and args.format != "table":
+        as_csv = args.format == "csv"
+    else:
+        as_csv = out is not None and out.suffix.lower() == ".csv"
+    to_stdout = out is None and args.format != "table"  # a script's output: the report alone on stdout
     try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
         out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
@@ -139,8 +168,8 @@ def run(args: argparse.Namespace) -> int:
             out_file.close()
     main = result.inputs[0]
     if main.report is not None:
-        for issue in main.report.issues:
-            print(problem(issue, "warning"), file=sys.stderr)
+        for line in problem_lines(main.report.issues, "warning"):
+            print(line, file=sys.stderr)
     if not main.usable:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows
@@ -152,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
         if error:
             return _fail(error)
         report = patched[0]
+    if to_stdout:
+        (write_records_csv if args.format == "csv" else write_report_json)(report, sys.stdout)
+        return 0
 
     bar = "=" * 80
     print(bar)
@@ -200,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     cls = report.classification
     if cls is not None:
         print(bar)
-        layout = "rows = predicted, columns = true" if args.rows == "predicted" else "rows = true, columns = predicted"
+        layout = "rows = true, columns = predicted" if args.rows == "true" else "rows = predicted, columns = true"
         print(f"Confusion matrix ({layout})")
         print(confusion_table(cls, args.rows))
         print(bar)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 def add_parser(subparsers) -> None:
     """Register the ``report`` subcommand."""
+    from evaluators.cli import Positional, add_positionals
     from evaluators.cli.qa import add_scoring_arguments
 
     p = subparsers.add_parser(
@@ -24,8 +25,9 @@ def add_parser(subparsers) -> None:
         description="Write one HTML file (charts inlined, no network needed to open it): the report of one "
                     "QA / fact-check run, or, for several runs, the systems side by side with the paired test "
                     "of the first two (--a/--b choose others).")
-    p.add_argument("--input", action="append", required=True, metavar="FILE",
-                   help="a run (records with ground truth and prediction), repeatable")
+    add_positionals(p, Positional("input", "FILE", "--input", many=True, help="one run, or several runs to compare"))
+    p.add_argument("--input", action="append", metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable (the same as FILE)")
     p.add_argument("--predictions", action="append", metavar="FILE",
                    help="with one SQuAD-style --input: a predictions file per run, repeatable")
     p.add_argument("--a", metavar="SYSTEM", help="baseline of the paired test (default: the first run)")

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.reports.format import problem
+from evaluators.reports.format import problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -22,12 +22,20 @@ def add_parser(subparsers) -> None:
         description="Score answers against a test set: fraction of keywords found per item (NFKC + casefold), "
                     "or expected points covered per turn and dialogue; breakdown by category and difficulty.",
     )
-    p.add_argument("--items", required=True, metavar="FILE", help="test set JSON (factual_qa.json, multi_turn.json ...)")
-    p.add_argument("--pred", required=True, metavar="FILE",
-                   help="answers keyed by item id (and turn): JSON object, JSON array, JSONL or CSV")
+    from evaluators.cli import Positional, add_positionals
+
+    add_positionals(p, Positional("items", "ITEMS", "--items", help="test set JSON"),
+                    Positional("pred", "ANSWERS", "--pred", help="answers keyed by item id (and turn)"))
+    p.add_argument("--items", metavar="FILE", help="test set JSON (factual_qa.json, multi_turn.json ...); the same "
+                                                   "as ITEMS")
+    p.add_argument("--pred", metavar="FILE",
+                   help="answers keyed by item id (and turn): JSON object, JSON array, JSONL or CSV; the same as "
+                        "ANSWERS")
     p.add_argument("--kind", choices=("auto", "single", "multi_turn"), default="auto", help="default: detect")
     p.add_argument("--verbose", action="store_true", help="print every item / turn")
     p.add_argument("--output-file", dest="output_file", metavar="FILE", help="write the JSON report")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="what to print: table (default), json (the report) or csv (one row per item), for scripts")
     from evaluators.cli.patching import add_gt_patch_argument
     from evaluators.parallel import add_workers_argument
 
@@ -75,12 +83,22 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return _fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
-    for issue in run.issues:
-        print(problem(issue, "warning"), file=sys.stderr)
+    for line in problem_lines(run.issues, "warning"):
+        print(line, file=sys.stderr)
     if report is None:
         return _fail(f"{args.items}: no valid item")
     if not answers.answers:
         return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
+    if args.format != "table":  # a script's output: the report alone on stdout
+        if args.format == "json":
+            sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        else:
+            from evaluators.reports.testsets import report_csv
+            sys.stdout.write(report_csv(report))
+        if args.output_file:
+            Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2),
+                                              encoding="utf-8")
+        return 0
     bar = "=" * 80
     print(bar)
     print(f"test set: {args.items} ({test_set.kind}, {len(test_set.items)} items, version {test_set.version})")

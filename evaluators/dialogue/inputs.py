@@ -280,6 +280,13 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
         seen[key] += 1
         out.cases.append(DialogueCase(scene, key[1], _text(row.get("context")), _text(expected), occurrence,
                                       len(out.cases)))
+    if not out.cases:
+        from evaluators.io.shapes import misplaced  # another input's file: one line saying where it goes
+
+        wrong = misplaced(file, data, "persona test cases (CASES, --cases)", accepts=("persona_cases",))
+        if wrong is not None:
+            out.issues = [wrong]
+            return out
     dups = [k for k, n in seen.items() if n > 1]
     if dups:
         sample = ", ".join(f"{s}#{i}" for s, i in dups[:5])

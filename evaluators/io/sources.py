@@ -282,6 +282,37 @@ def story_id(file_name: str) -> str:
     return stem
 
 
+def system_name(file_names: list[str] | tuple[str, ...], default: str = "predictions") -> str:
+    """The name of the system whose prediction files were given together, after what the files share.
+
+    One file or zip: its name without the extension.  Several files in one folder: the folder's name.
+    Several files: their longest common start, cut back to a whole word, when it is at least three
+    characters.  Otherwise ``"<default> (<n> files)"``: never one story's file name, which would name the
+    system after a story.  ``default`` when there is no file (the demo).
+
+    >>> system_name(["gpt4o_preds.zip"]), system_name(["qwen_CH_002.json", "qwen_EN_001.json"])
+    ('gpt4o_preds', 'qwen')
+    >>> system_name(["CH_002_v3_prediction.json", "CH_003_prediction.json"])
+    'predictions (2 files)'
+    """
+    import os
+
+    names = [n.replace("\\", "/") for n in file_names]
+    stems = [_stem(n) for n in names]
+    if not stems:
+        return default
+    if len(stems) == 1:
+        return stems[0] or default
+    folders = {n.rsplit("/", 1)[0] if "/" in n else "" for n in names}
+    if len(folders) == 1 and (folder := folders.pop().rstrip("/").rsplit("/", 1)[-1]) not in ("", ".", ".."):
+        return folder
+    prefix = os.path.commonprefix(stems)
+    if any(stem != prefix for stem in stems):  # cut back to a whole word ("run_a_01", "run_a_02" -> "run_a")
+        prefix = prefix[:max((prefix.rfind(sep) for sep in "_-. "), default=-1) + 1]
+    prefix = prefix.rstrip("_-. ")
+    return prefix if len(prefix) >= 3 else f"{default} ({len(stems)} files)"
+
+
 def _stem(file_name: str) -> str:
     """The file name without folders (``/`` or ``\\``) and without its last suffix."""
     return PurePosixPath(file_name.replace("\\", "/")).name.rsplit(".", 1)[0]

@@ -31,7 +31,10 @@ rules:
 5. :func:`pick_judge_scores`: the judge's judgements when there are any, else the stored
    labels.
 
-Nothing here raises for bad content: an unusable file gives an issue and no records.
+Nothing here raises for bad content: an unusable file gives an issue and no records.  A results,
+question or predictions file of which nothing could be used, and which looks like another input's
+file (:func:`evaluators.io.shapes.misplaced`), gives one issue saying where it goes instead of one
+per record.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import Any
 from evaluators.io import InputError, InputIssue
 from evaluators.io.gt_patch import file_sha256
 from evaluators.io.readers import read_json_document
+from evaluators.io.shapes import misplaced
 from evaluators.memory.agreement import StoredLabels, load_judge_labels, stored_labels_from_results
 from evaluators.memory.judge import JudgeCache
 from evaluators.memory.loaders import (
@@ -105,6 +109,18 @@ class ResolvedInputs(DictMixin):
     gt_digest: str | None = None
 
     @property
+    def system(self) -> str:
+        """The name of the system scored, for side-by-side views and reports.
+
+        The ``system`` (or ``model``) field when every record carries the same one, else the stem of the file
+        the predictions come from: the results file, else the predictions file, else the labels file whose
+        hypotheses are scored, else the question file (its predictions are empty).
+        """
+        return system_name(self.results, *(self.files.get(role) for role in ("results", "predictions")),
+                           self.files.get("labels") if self.stored is not None and self.stored.hypotheses else None,
+                           self.files.get("questions"))
+
+    @property
     def locomo_dataset(self) -> LoadReport | None:
         """The question file when it is LoCoMo (mem0 results and labels take its ids)."""
         return self.dataset if self.dataset is not None and self.dataset.format == "locomo" else None
@@ -129,23 +145,46 @@ class ResolvedInputs(DictMixin):
         return list(self.dataset.results) if lme_questions else list(self.results)
 
 
+def system_name(results: list[EvalResult] | tuple[EvalResult, ...], *files: str | None) -> str:
+    """A system's name: the ``system`` / ``model`` field all ``results`` share, else the stem of the first of
+    ``files`` given (``"runs/gpt4o_memory.jsonl"`` -> ``"gpt4o_memory"``), else ``"predictions"``.
+
+    >>> system_name([], None, "runs/gpt4o_memory.jsonl")
+    'gpt4o_memory'
+    """
+    for key in ("system", "model"):
+        values = {str(r.metadata.get(key)) for r in results if r.metadata.get(key) not in (None, "")}
+        if len(values) == 1 and all(r.metadata.get(key) not in (None, "") for r in results):
+            return values.pop()
+    for name in files:
+        if name:
+            base = name.replace("\\", "/").rsplit("/", 1)[-1]
+            return base.rsplit(".", 1)[0] if "." in base.strip(".") else base
+    return "predictions"
+
+
 def _read_questions(file: InputFile, out: ResolvedInputs) -> LoadReport | None:
     name, data = file
+    def wrong() -> InputIssue | None:  # another input's file: one line saying where it goes
+        return misplaced(name, data, "a question file (Questions, --questions)", accepts=("memory_questions",))
+
     try:
         value, parsed = read_json_document(data, name)
     except InputError as exc:  # undecodable
-        out.issues.append(exc.issue)
+        out.issues.append(wrong() or exc.issue)
+        return None
+    if parsed.errors:
+        issue = wrong()
+        out.issues.extend([issue] if issue is not None else parsed.issues)
         return None
     out.issues.extend(parsed.issues)
-    if parsed.errors:
-        return None
     kind = detect_format(value)
     if kind == "locomo":
         dataset = load_locomo(value, name)
     elif kind == "longmemeval":
         dataset = load_longmemeval(value, name)
     else:
-        out.issues.append(InputIssue(name, "not a LoCoMo or LongMemEval question file; ignored", path="$"))
+        out.issues.append(wrong() or InputIssue(name, "not a LoCoMo or LongMemEval question file; ignored", path="$"))
         return None
     out.issues.extend(dataset.issues)
     return dataset
@@ -187,7 +226,9 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
     if results is not None:
         report = load_results_file(results[1], results[0], dataset=locomo)
         out.results = list(report.results)
-        out.issues.extend(report.issues)
+        wrong = None if out.results else misplaced(results[0], results[1], "a results file (Results, --results)",
+                                                   accepts=("memory_results", "memory_questions"))
+        out.issues.extend([wrong] if wrong is not None else report.issues)  # one line, not one per record
         out.notes.append(f"Results: {len(out.results)} question(s) from {results[0]} ({report.format})"
                          + (f", with the question ids of {questions[0]}" if locomo is not None
                             and report.format == "mem0_locomo" else "") + ".")
@@ -199,7 +240,10 @@ def resolve_inputs(*, results: InputFile | None = None, questions: InputFile | N
         out.results = list(out.dataset.results)
         if predictions is not None:
             preds, pred_issues = load_predictions(predictions[1], predictions[0])
-            out.issues.extend(pred_issues)
+            wrong = None if preds else misplaced(
+                predictions[0], predictions[1], "predictions (Predictions by question_id, --predictions)",
+                accepts=("memory_predictions", "memory_judged_predictions", "memory_results"))
+            out.issues.extend([wrong] if wrong is not None else pred_issues)
             out.results, join_issues = attach_predictions(out.results, preds, predictions[0])
             out.issues.extend(join_issues)
             out.notes.append(f"Predictions: {predictions[0]} joined with the {len(out.results)} question(s) of "

@@ -312,6 +312,12 @@ def load_document(source: dict[str, Any] | NarrativeDocument | LoadedDocument | 
         obj = parse_json_text(source, file)
     else:
         obj = source
+    if isinstance(source, bytes) and not (isinstance(obj, dict) and obj.keys() & {"narrative_events", "characters"}):
+        from evaluators.io.shapes import misplaced  # another input's file: say where it goes, in one line
+
+        wrong = misplaced(file, source, "a narrative annotation (GT or PRED)", accepts=("narrative",))
+        if wrong is not None:
+            raise InputError(wrong)
     if not isinstance(obj, dict):
         raise InputError(InputIssue(file, f"expected a JSON object (a narrative document), found "
                                           f"{type(obj).__name__}", path="$", kind="schema"))

@@ -174,6 +174,28 @@ class QARun(DictMixin):
         return compare_records(runs[a], runs[b], a, b, n_resamples=max(0, resamples), seed=seed)
 
 
+def _misplaced(item: QAInput) -> InputIssue | None:
+    """One issue naming where an unusable input goes when it is another task's file
+    (:func:`evaluators.io.shapes.misplaced`): a narrative annotation, long-memory results ..."""
+    from evaluators.io.shapes import HEAD_BYTES, misplaced
+
+    source = item.source
+    try:
+        if isinstance(source, (str, Path)):
+            with open(source, "rb") as f:
+                head = f.read(HEAD_BYTES)
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            head = source[:HEAD_BYTES]
+        else:
+            at = source.tell()
+            source.seek(0)  # an upload already read to its end
+            head = source.read(HEAD_BYTES)
+            source.seek(at)
+    except (OSError, AttributeError, ValueError):
+        return None
+    return misplaced(item.label, head, "QA / fact-check records (the QA page's Records, evalboard qa FILE)")
+
+
 def run_qa(inputs: QAInput | Iterable[QAInput], config: QAConfig | None = None, *, workers: int = 1,
            progress: Callable[[str, int, int], None] | None = None, rows: RowSink | None = None) -> QARun:
     """Read and score QA / fact-check inputs: the one function behind the QA page and the CLI commands.
@@ -213,11 +235,11 @@ def run_qa(inputs: QAInput | Iterable[QAInput], config: QAConfig | None = None, 
                                     count_lines=progress is not None)
             report = evaluate_source(source, config, progress=tick, workers=workers, rows=rows if k == 0 else None)
         except InputError as exc:
-            results.append(QAInputResult(label, None, exc.issue))
+            results.append(QAInputResult(label, None, _misplaced(item) or exc.issue))
             continue
         reason = unusable_reason(report, config, item.predictions_file)
-        results.append(QAInputResult(report.file, report,
-                                     InputIssue(label, reason, kind="unusable") if reason else None))
+        failure = (_misplaced(item) or InputIssue(label, reason, kind="unusable")) if reason else None
+        results.append(QAInputResult(report.file, report, failure))
     return QARun(config, tuple(results))
 
 

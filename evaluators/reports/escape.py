@@ -16,7 +16,9 @@ visible(text)
     Control and format characters (bidirectional overrides, zero-width characters, C0/C1
     controls but tab and newline) shown as ``⟨U+202E⟩``.
 md(text, *, one_line=True)
-    For Markdown: HTML-escaped, every Markdown/LaTeX/directive punctuation backslash-escaped.
+    For Markdown: HTML-escaped, and a backslash before each character that would have a Markdown,
+    KaTeX or Streamlit-directive meaning where it stands (a path, a snake_case name or a sentence
+    reads as typed).
 html_text(text, *, breaks=True)
     For HTML: ``html.escape`` (quotes too), ``\\r`` dropped, newlines as ``<br>``.
 """
@@ -34,10 +36,31 @@ _HIDDEN = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e
 # GitHub-flavoured Markdown's autolink literals (http://, https://, www., a@b.c) are found in the
 # parsed text, after backslash escapes and entities are resolved: a word joiner (U+2060, invisible)
 # before the ':', '.' or '@' that would start one is the only thing that keeps them plain text.
-_AUTOLINK = re.compile(r"(?i)(?<![\w])(https?|ftp|www|mailto|xmpp)(?=\\[:.])|(?=\\@)")
+_AUTOLINK = re.compile(r"(?i)(?<![\w])(https?|ftp|www|mailto|xmpp)(?=\\?[:.])|(?=\\?@)")
 _WORD_JOINER = "\u2060"
-# Markdown, GitHub-flavoured Markdown, Streamlit directives (:red[..], :material/x:) and KaTeX ($).
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=^\"'@])")  # not '&': html.escape made it an entity
+# What has a meaning anywhere in a line: escapes, code, emphasis (*), links and images ([ ]), table cells (|),
+# strikethrough (~), KaTeX ($), and a ':' before a letter (Streamlit's :red[..] directives and :material/x:
+# icons). '<', '>' and '&' are HTML-escaped first; '_' is handled on its own (_UNDERSCORES).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~$]|:(?=[A-Za-z]))")
+# '_' opens or closes emphasis only at a word's edge: a run of '_' between two letters or digits
+# (snake_case, CH_002_牛郎织女) is text in CommonMark and stays as it is.
+_UNDERSCORES = re.compile(r"_+")
+# What has a meaning at the start of a line only: a heading (# ), a list item (- + 1. 1) ), a setext
+# underline or thematic break (--- ===).
+_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|[-+=](?=\s|$|[-=])|\d{1,9}[.)](?=\s|$))")
+
+
+def _underscores(m: re.Match) -> str:
+    text, start, end = m.string, m.start(), m.end()
+    inside = (start > 0 and (text[start - 1].isalnum())) and (end < len(text) and text[end].isalnum())
+    return m.group() if inside else "\\_" * (end - start)
+
+
+def _line_start(m: re.Match) -> str:
+    marker = m.group(2)
+    if marker[0].isdigit():  # an ordered list: the '.' or ')' after the number
+        return m.group(1) + marker[:-1] + "\\" + marker[-1]
+    return m.group(1) + "\\" + marker
 
 
 def visible(text: object) -> str:
@@ -67,13 +90,16 @@ def visible(text: object) -> str:
 def md(text: object, *, one_line: bool = True) -> str:
     r"""User text made inert inside Streamlit Markdown.
 
-    HTML-escaped (``<``, ``>``, ``&``), then every character with a Markdown, LaTeX or
-    Streamlit-directive meaning backslash-escaped, so no link, image, emphasis, heading,
-    list, table, colour (``:red[...]``), icon (``:material/x:``) or formula (``$x$``) can be
-    made; hidden characters are made :func:`visible`.  GitHub-style autolinks (``http://``,
-    ``https://``, ``www.``, ``name@host``) are recognised after escapes are resolved, so a word
-    joiner (U+2060, invisible) goes before their ``:``, ``.`` or ``@``: the text looks the same and
-    is no link (a copy of it holds the joiner).
+    HTML-escaped (``<``, ``>``, ``&``), then a backslash before each character that has a
+    Markdown, KaTeX or Streamlit-directive meaning where it stands, and before no other, so no
+    link, image, emphasis, heading, list, table cell, colour (``:red[...]``), icon
+    (``:material/x:``) or formula (``$x$``) can be made and a path such as
+    ``long_memory/results.json`` reads as typed: ``\ ` * [ ] | ~ $`` everywhere, ``:`` before a
+    letter, ``_`` at a word's edge (not in ``snake_case``), and at a line's start ``#``, ``-``,
+    ``+``, ``=`` and the ``.`` or ``)`` of ``1.``; hidden characters are made :func:`visible`.
+    GitHub-style autolinks (``http://``, ``https://``, ``www.``, ``name@host``) are recognised
+    after escapes are resolved, so a word joiner (U+2060, invisible) goes before their ``:``,
+    ``.`` or ``@``: the text looks the same and is no link (a copy of it holds the joiner).
 
     Parameters
     ----------
@@ -85,16 +111,22 @@ def md(text: object, *, one_line: bool = True) -> str:
         Markdown hard breaks (``"  \n"``); blank lines still cannot open a block.
 
     >>> md("**bold** :red[x] $x^2$ ![i](http://h/i.png)")
-    '\\*\\*bold\\*\\* \\:red\\[x\\] \\$x\\^2\\$ \\!\\[i\\]\\(http\u2060\\://h/i\\.png\\)'
+    '\\*\\*bold\\*\\* \\:red\\[x\\] \\$x^2\\$ !\\[i\\](http\u2060://h/i.png)'
+    >>> md("long_memory/locomo_predictions_mem0/results.json")
+    'long_memory/locomo_predictions_mem0/results.json'
     >>> md("第一行\n\n第二行")
     '第一行 第二行'
     """
     escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
+    escaped = _UNDERSCORES.sub(_underscores, escaped)
     escaped = _AUTOLINK.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, escaped)
     lines = [line.strip() for line in escaped.split("\n")]
     if one_line:
-        return " ".join(line for line in lines if line) if len(lines) > 1 else escaped
-    return "  \n".join(line for line in lines if line)
+        lines = [" ".join(line for line in lines if line)] if len(lines) > 1 else [escaped]
+    else:
+        lines = [line for line in lines if line]
+    # block markers count at the start of a line only, and are escaped there alone
+    return ("  \n" if not one_line else "").join(_LINE_START.sub(_line_start, line, count=1) for line in lines)
 
 
 def html_text(text: object, *, breaks: bool = True) -> str:

@@ -97,3 +97,58 @@ def problem(issue: Any, severity: str | None = None) -> str:
     ``warning`` for a skipped line). The CLIs print it on stderr.
     """
     return f"{severity or issue.severity}: {issue.location()}: {issue.message}"
+
+
+#: Locations written out in a folded problem; the rest are counted.
+FOLD_SHOWN = 3
+
+
+def fold_problems(issues: Any, severity: str | None = None) -> list[tuple[Any, list[Any]]]:
+    """Group identical problems: ``[(first issue, [every issue of its group]), ...]`` in order of first appearance.
+
+    Issues are identical when they have the same severity (``severity`` replacing each issue's own),
+    file and message; they differ only in where (line, JSON path).  500 records missing the same field
+    are one group of 500.
+    """
+    groups: dict[tuple, tuple[Any, list[Any]]] = {}
+    for issue in issues:
+        key = (severity or issue.severity, issue.file, issue.message)
+        if key in groups:
+            groups[key][1].append(issue)
+        else:
+            groups[key] = (issue, [issue])
+    return list(groups.values())
+
+
+def folded_location(group: list[Any]) -> str:
+    """Where the problems of one :func:`fold_problems` group are: ``"a.jsonl: line 3, 4, 5 … (500 lines)"``,
+    ``"a.json at x[1], x[2] (2 places)"``, or the one issue's own location.
+
+    >>> from evaluators.io import InputIssue
+    >>> folded_location([InputIssue("a.jsonl", "m", line=n) for n in (3, 4, 5, 9)])
+    'a.jsonl: line 3, 4, 5 … (4 lines)'
+    """
+    first = group[0]
+    if len(group) == 1:
+        return first.location()
+
+    def listed(values: list[Any]) -> str:
+        shown = ", ".join(str(v) for v in values[:FOLD_SHOWN])
+        return shown + (" …" if len(values) > FOLD_SHOWN else "")
+
+    if all(i.line is not None for i in group):
+        return f"{first.file}: line {listed([i.line for i in group])} ({len(group)} lines)"
+    if all(i.path for i in group):
+        return f"{first.file} at {listed([i.path for i in group])} ({len(group)} places)"
+    return f"{first.location()} and {len(group) - 1} more place{'s' * (len(group) > 2)}"
+
+
+def problem_lines(issues: Any, severity: str | None = None) -> list[str]:
+    """Input problems as lines, identical ones folded into one line with their count (:func:`fold_problems`):
+    ``"error: a.jsonl: line 1, 2, 3 … (500 lines): missing 'question_type'"``.
+
+    What the CLIs print on stderr and the pages list under *Input problems*, so both say the same.
+    ``severity`` replaces each issue's own word, as in :func:`problem`.
+    """
+    return [f"{severity or first.severity}: {folded_location(group)}: {first.message}"
+            for first, group in fold_problems(issues, severity)]

@@ -63,6 +63,53 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def report_text(report: dict[str, Any]) -> str:
+    """The memory report as aligned terminal tables (``python -m evaluators memory``'s default output).
+
+    The same sections as :func:`report_markdown` (metrics by question type, LoCoMo parity,
+    LongMemEval accuracy, agreement with stored labels and the signatures), drawn by
+    :func:`evaluators.reports.tables.format_table` (CJK text counts two columns).
+    """
+    from evaluators.reports.tables import format_table
+
+    m = report["metrics"]
+    names = list(m["metrics"])
+
+    def fmt(v):
+        return number(v, 4)
+
+    bar = "=" * 80  # the input notes are the command's (stderr), not the report's
+    out = [bar, "Metrics by question type (mean over questions)",
+            format_table(["type", "count", *names],
+                         [[name, block["count"], *(fmt(block.get(n)) for n in names)]
+                          for name, block in [*sorted(m["by_type"].items()), ("overall", m["overall"])]])]
+    if "locomo_parity" in report:
+        lp = report["locomo_parity"]
+        out += [bar, "LoCoMo parity F1 (published scoring code)",
+                format_table(["category", "type", "count", "mean"],
+                             [[c["category"], c["question_type"], c["count"], fmt(c["mean"])]
+                              for c in lp["by_category"]]
+                             + [["all", "overall", lp["count"], fmt(lp["overall"])]])]
+    if "longmemeval" in report:
+        lme = report["longmemeval"]
+        out += [bar, "LongMemEval accuracy (stored labels)",
+                format_table(["type", "count", "accuracy"],
+                             [[t["question_type"], t["count"], fmt(t["accuracy"])] for t in lme["by_type"]]
+                             + [["task-averaged", "", fmt(lme["task_averaged"])],
+                                ["overall", lme["n_labels"], fmt(lme["overall"])],
+                                ["abstention", lme["abstention"]["count"], fmt(lme["abstention"]["accuracy"])]])]
+    if "agreement" in report:
+        a = report["agreement"]
+        interval = (f" [{fmt(a['cohen_kappa_ci_low'])}, {fmt(a['cohen_kappa_ci_high'])}] ({a['ci']})"
+                    if a.get("cohen_kappa_ci_low") is not None else "")
+        out += [bar, f"Judge vs stored labels: {a['n_compared']} compared, accuracy {fmt(a['accuracy'])}, "
+                     f"Cohen's kappa {fmt(a['cohen_kappa'])}{interval}"]
+    if m.get("ci"):
+        out += [bar, f"intervals: {m['ci']}"]
+    out += [bar, "signatures:", *(f"  {name}: {sig}" for name, sig in m["signature"].items())]
+    return "\n".join(out) + "\n"
+
+
 def questions_csv(rows, results) -> str:
     """One CSV row per question: id, type, question, ground truth, prediction, every score, the judge's reasoning.
 

@@ -43,18 +43,19 @@ def format_table(header: Sequence[Any], rows: Sequence[Sequence[Any]], *, first_
     return "\n".join(lines)
 
 
-def confusion_table(report: ClassificationReport, rows: str = "predicted") -> str:
-    """The confusion matrix with row and column totals.
+def confusion_table(report: ClassificationReport, rows: str = "true") -> str:
+    """The confusion matrix with row and column totals; the corner names both axes (``true \\ predicted``).
 
     Parameters
     ----------
     report : ClassificationReport
-    rows : {"predicted", "true"}
-        ``"predicted"`` prints predictions on rows (the earlier script's layout).
+    rows : {"true", "predicted"}
+        ``"true"`` (default) puts the true labels on rows, as scikit-learn, the QA page and the HTML
+        report; ``"predicted"`` the predictions (the earlier fact-check script's layout).
     """
     matrix = report.matrix(rows)
     labels = [str(label) for label in report.labels]
-    corner = "pred \\ true" if rows == "predicted" else "true \\ pred"
+    corner = "predicted \\ true" if rows == "predicted" else "true \\ predicted"
     body = [[label, *row, sum(row)] for label, row in zip(labels, matrix)]
     col_totals = [sum(r[j] for r in matrix) for j in range(len(labels))]
     body.append(["total", *col_totals, sum(col_totals)])

@@ -232,5 +232,13 @@ def load_test_set(data: bytes, file: str = "<test set>", kind: str | None = None
     InputError
         Undecodable bytes, invalid JSON (line and column), or no item list.
     """
-    value, _ = load_json_bytes(data, file)
-    return parse_test_set(value, file, kind)
+    try:
+        value, _ = load_json_bytes(data, file)
+        return parse_test_set(value, file, kind)
+    except InputError:
+        from evaluators.io.shapes import misplaced  # another input's file: say where it goes, in one line
+
+        wrong = misplaced(file, data, "a test set (ITEMS, --items)", accepts=("test_set",))
+        if wrong is not None:
+            raise InputError(wrong) from None
+        raise

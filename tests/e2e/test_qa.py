@@ -37,15 +37,15 @@ def test_confusion_matrix_page_click_a_cell(app_url, page):
     chart_text = " ".join(page.locator(f"{CHART} text").evaluate_all("els => els.map(e => e.textContent || '')"))
     for word in ("unparsed", "uncertain", "真实", "预测"):
         assert word in chart_text
-    # rows = predicted (default): row 3 is "unparsed", column 0 is "T"
-    _click_cell(page, 3, 0, 4)
+    # rows = true (default): row 0 is "T", column 3 is "unparsed"
+    _click_cell(page, 0, 3, 4)
     page.get_by_text("3 record(s)").wait_for()
     table = page.locator('[data-testid="stDataFrame"]').first
     table.wait_for()
     # EM of the fact-check demo: 10 of 16 labelled claims right (3 T, 4 F, 3 uncertain; fc-09 has no label)
     assert "62.50%" in page.locator('[data-testid="stMetricValue"]').first.inner_text()
-    # switch to rows = true and click true = F, predicted = F (row 1, column 1): 4 claims
-    page.get_by_text("Rows = true · 行为真实 (scikit-learn)").click()
+    # switch to rows = predicted and click predicted = F, true = F (row 1, column 1): 4 claims
+    page.get_by_text("Rows = predicted · 行为预测").click()
     wait_for_app(page)
     page.wait_for_selector(f"{CHART} .nsewdrag")
     _click_cell(page, 1, 1, 4)

@@ -215,8 +215,9 @@ def test_compare_view_scores_other_systems_side_by_side(demo_batch):
     by_story = {r.story_id: r for r in demo_batch.scored}
     for _, row in matrix.iterrows():
         assert row["oracle: overall_score"] == pytest.approx(1.0)
-        # the main system is named after its files (it was "predictions"): two demo files, no common word
-        assert row["EN_001_lantern_keeper_prediction + 1 more: overall_score"] == pytest.approx(
+        # the main system is named after what its files share: two demo files, no common word, so the role and
+        # the count (it was "EN_001_lantern_keeper_prediction + 1 more", one story's name)
+        assert row["predictions (2 files): overall_score"] == pytest.approx(
             by_story[row["story_id"]].overall_score)
         assert row["spread"] == pytest.approx(1.0 - by_story[row["story_id"]].overall_score)
     m = metrics(at)

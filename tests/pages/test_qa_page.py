@@ -77,13 +77,14 @@ def test_upload_empty_state_and_bad_files():
     assert not at.exception and at.error
 
 
-def test_many_input_problems_show_twenty_and_the_rest_one_click_away():
+def test_many_input_problems_are_folded_and_all_one_click_away():
     good = b'{"answer": "a", "final_answer": "a"}\n'
     at = _upload(_app(), "broken.jsonl", good + b"{oops\n" * 25)
     assert any("25 input problems (25 skipped)" in w.value for w in at.warning)
-    rows = static_rows(at, "file")
-    assert [int(r[1]) for r in rows] == list(range(2, 22))  # lines 2-21: the first 20 of 25
-    assert not at.dataframe and any("first 20 of 25 rows" in h.proto.body for h in at.html)
+    # the same problem on 25 lines: one row with its lines and count, as the CLI prints it
+    message = "invalid JSON on this line: Expecting property name enclosed in double quotes"
+    assert static_rows(at, "where") == [["broken.jsonl: line 2, 3, 4 … (25 lines)", "error", message]]
+    assert not at.dataframe
     at.toggle(key="qa_all_issues").set_value(True).run()
     grid = next(d.value for d in at.dataframe if "problem" in d.value.columns)
     assert list(grid["line"]) == list(range(2, 27))  # all 25 bad lines, after the good line 1
@@ -266,8 +267,10 @@ def test_a_confusion_cell_in_the_link_is_chosen_and_outlined():
     import json as _json
     fig = _json.loads(at.get("plotly_chart")[0].proto.spec)
     shapes = fig["layout"].get("shapes", [])
-    # rows = predicted (default): the T column (x index 0) of the unparsed row (y index 3)
-    assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 2.5)]
+    # rows = true (default, as scikit-learn, the overview's chart and the CLI): the unparsed column (x index 3)
+    # of the T row (y index 0)
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(2.5, -0.5)]
+    assert fig["layout"]["yaxis"]["title"]["text"].startswith("True")
 
 
 def test_the_records_filters_survive_a_visit_to_another_view():

@@ -29,17 +29,24 @@ def test_visible(text, expected):
 @pytest.mark.parametrize("text,expected", [
     ("**bold**", r"\*\*bold\*\*"),
     (":red[RED]", r"\:red\[RED\]"),
-    ("$x^2$", r"\$x\^2\$"),
-    ("![x](http://127.0.0.1:9/b)", "\\!\\[x\\]\\(http\u2060\\://127\\.0\\.0\\.1\\:9/b\\)"),
-    ("[link](javascript:alert(1))", r"\[link\]\(javascript\:alert\(1\)\)"),
-    ("<script>alert(1)</script>", r"&lt;script&gt;alert\(1\)&lt;/script&gt;"),
-    ("# 标题\n\n- 列表", r"\# 标题 \- 列表"),                 # one line: no heading, no list
+    ("$x^2$", r"\$x^2\$"),                                  # no formula without '$'
+    ("![x](http://127.0.0.1:9/b)", "!\\[x\\](http\u2060://127.0.0.1:9/b)"),  # no image without '[ ]'
+    ("[link](javascript:alert(1))", r"\[link\](javascript\:alert(1))"),
+    ("<script>alert(1)</script>", r"&lt;script&gt;alert(1)&lt;/script&gt;"),
+    ("# 标题\n\n- 列表", r"\# 标题 - 列表"),                   # one line: no heading; '-' mid-line is no list
+    ("- 列表", r"\- 列表"),                                   # a list marker at the start of the line
+    ("3. 第三", r"3\. 第三"),                                 # an ordered list marker
+    ("3.5 分", "3.5 分"),                                     # a number
     ("a & b", "a &amp; b"),                                 # the entity is not broken by a backslash
     ("普通中文", "普通中文"),
+    ("long_memory/locomo_predictions_mem0/results.json", "long_memory/locomo_predictions_mem0/results.json"),
+    ("CH_002_牛郎织女_v3.json", "CH_002_牛郎织女_v3.json"),    # '_' inside a word is no emphasis
+    ("_x_ __y__", r"\_x\_ \_\_y\_\_"),                       # at a word's edge it is
+    ("a | b ~~c~~ `d`", r"a \| b \~\~c\~\~ \`d\`"),
     # GFM autolink literals form after escapes are resolved: a word joiner (U+2060) before ':', '.', '@'
-    ("see www.x.org, me@x.org", "see www\u2060\\.x\\.org, me\u2060\\@x\\.org"),
-    ("邮件 张三@例子.中国 HTTPS://a.b", "邮件 张三\u2060\\@例子\\.中国 HTTPS\u2060\\://a\\.b"),
-    ("xhttp://a.b", "xhttp\\://a\\.b"),             # inside a word: no autolink, no joiner
+    ("see www.x.org, me@x.org", "see www\u2060.x.org, me\u2060@x.org"),
+    ("邮件 张三@例子.中国 HTTPS://a.b", "邮件 张三\u2060@例子.中国 HTTPS\u2060://a.b"),
+    ("xhttp://a.b", "xhttp://a.b"),             # inside a word: no autolink, no joiner
 ])
 def test_md(text, expected):
     assert md(text) == expected

@@ -164,7 +164,8 @@ def test_judge_url_that_is_not_http_exits_2_before_any_request(files, capsys):
 def test_earlier_metric_names_are_read_and_the_registry_names_written(files, capsys):
     _, path = files
     # f1 and exact_match were memory's own names for the registry's token_f1_char and exact_match_normalized
-    assert main(["memory", "--results", str(path), "--metrics", "f1,exact_match", "--ci-resamples", "0"]) == 0
+    assert main(["memory", "--results", str(path), "--metrics", "f1,exact_match", "--ci-resamples", "0",
+                 "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["metrics"]["metrics"] == ["token_f1_char", "exact_match_normalized"]
     single_hop = report["metrics"]["by_type"]["single_hop"]

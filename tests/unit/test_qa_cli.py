@@ -17,12 +17,13 @@ from tests.unit.test_qa_evaluate import ten_sample_bytes
 def test_qa_cli_prints_the_ten_sample_tables(tmp_path):
     path = tmp_path / "ten.jsonl"
     path.write_bytes(ten_sample_bytes())
-    out = subprocess.run([sys.executable, "-m", "evaluators", "qa", "--input", str(path), "--dataset", "factcheck_demo"],
+    out = subprocess.run([sys.executable, "-m", "evaluators", "qa", "--input", str(path), "--dataset", "factcheck_demo",
+                          "--rows", "predicted"],  # the earlier script's layout
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
     assert "Exact Match (EM): 60.00%" in lines and "F1 Score: 60.00%" in lines
-    assert "pred \\ true T F uncertain total" in lines
+    assert "predicted \\ true T F uncertain total" in lines
     assert "T 2 1 1 4" in lines and "F 1 2 0 3" in lines and "uncertain 0 1 2 3" in lines and "total 3 4 3 10" in lines
     assert "T 50.00% 66.67% 57.14% 3" in lines
     assert "F 66.67% 50.00% 57.14% 4" in lines

@@ -111,7 +111,7 @@ def test_other_commands_still_refuse_unknown_options(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["qa", "--input", "x.jsonl", "--server.port", "1"])
     assert stop.value.code == 2
-    assert "unrecognized arguments: --server.port 1" in capsys.readouterr().err
+    assert "unrecognized arguments: --server.port" in capsys.readouterr().err
 
 
 def test_no_dashboard_exits_2_naming_where_it_looked(exec_calls, tmp_path, monkeypatch, capsys):
