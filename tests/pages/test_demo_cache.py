@@ -136,7 +136,7 @@ def test_the_persona_page_takes_the_shipped_evaluation_instead_of_scoring(monkey
     assert [(m.label, m.value) for m in at.metric] == expected
     # the two demo models' combined scores and their paired comparison (view "Model comparison")
     assert [label for label, _ in expected[:3]] == [
-        "panda\\-chat\\-large · combined", "panda\\-chat\\-small · combined", "combined score delta · 差值"]
+        "panda-chat-large · combined", "panda-chat-small · combined", "combined score delta · 差值"]
 
 
 def _snapshot_with(tmp_path, monkeypatch, change) -> dict:
