@@ -155,9 +155,25 @@ def run(args: argparse.Namespace) -> int:
     bar = "=" * 80
     print(bar)
     print(f"Systems side by side ({len(names)} runs, {len(view.rows)} record ids)")
-    print(format_table(["system", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"],
-                       [[s.system, s.n, percent(s.exact_match), ci(s.exact_match_ci_low, s.exact_match_ci_high),
-                         percent(s.token_f1), ci(s.token_f1_ci_low, s.token_f1_ci_high)] for s in view.scores]))
+    common = view.common
+    if common.same:
+        print(format_table(["system", "n", "EM", "EM 95% CI", "F1", "F1 95% CI"],
+                           [[s.system, s.n, percent(s.exact_match), ci(s.exact_match_ci_low, s.exact_match_ci_high),
+                             percent(s.token_f1), ci(s.token_f1_ci_low, s.token_f1_ci_high)] for s in view.scores]))
+    else:  # scores over the records every system scored, each system's own n and means beside them
+        print(f"  {common.warning()}")
+        on_common = {s.system: s for s in view.common_scores}
+        rows = []
+        for s in view.scores:
+            c = on_common.get(s.system)
+            rows.append([s.system, s.n, common.n_common,
+                         percent(c.exact_match) if c else MISSING,
+                         ci(c.exact_match_ci_low, c.exact_match_ci_high) if c else "-",
+                         percent(c.token_f1) if c else MISSING,
+                         ci(c.token_f1_ci_low, c.token_f1_ci_high) if c else "-",
+                         percent(s.exact_match), percent(s.token_f1)])
+        print(format_table(["system", "own n", "n common", "EM", "EM 95% CI", "F1", "F1 95% CI",
+                            "EM (own n)", "F1 (own n)"], rows))
     print("  agreement (exact match): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in view.counts.items()))
     print(bar)
     c = comparison

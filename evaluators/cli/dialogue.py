@@ -152,6 +152,14 @@ def run(args: argparse.Namespace) -> int:
     if not preds.rows:
         print("error: no usable prediction row", file=sys.stderr)
         return 2
+    from evaluators.dialogue.matching import prediction_fit
+
+    for fit in prediction_fit(case_set.cases, pred_sets):  # the counts first, as the page's headline
+        if headline := fit.headline(f"the cases file {Path(args.cases).name}"):
+            print(f"warning: {headline}", file=sys.stderr)
+            if fit.offers_own_cases:
+                print(f"  to score it against its own cases, give it as the cases file too: "
+                      f"evalboard dialogue {fit.file} {fit.file}", file=sys.stderr)
     try:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)

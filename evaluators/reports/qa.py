@@ -342,6 +342,9 @@ def comparison_json(view, comparison=None, signature: str = "") -> str:
     """Side-by-side scores (and the paired comparison, if given) as pretty JSON with the signature."""
     data: dict[str, Any] = {"signature": signature, "systems": list(view.systems),
                             "scores": [s.to_dict() for s in view.scores], "agreement": dict(view.counts),
+                            "common": {"n_common": view.common.n_common, "n_by_system": dict(view.common.n_by_system),
+                                       "same": view.common.same,
+                                       "scores": [s.to_dict() for s in view.common_scores]},
                             "matrix": matrix_rows(view)}
     if comparison is not None:
         data["comparison"] = comparison.to_dict()

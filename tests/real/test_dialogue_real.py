@@ -182,3 +182,21 @@ def test_annotation_csv_matches_the_stored_one_in_difflib_mode():
     report = json_report(ev)
     assert report["evaluation_info"]["total_test_cases"] == 186
     assert report["results"][0]["dialogue_index"] == 1
+
+
+def test_cli_says_when_a_stored_report_was_made_against_other_cases(capsys):
+    """Issue 26: the README's pair (the real cases file and a report of another run) gave 126 unmatched rows
+    behind a stderr list of per-row warnings; the counts now come first, with the way to its own cases.
+    The counts are those of the page (evaluators.dialogue.matching.prediction_fit): 22 + 104 = 126 of 186."""
+    from evaluators.cli import main
+
+    cases = require_shared("persona_chat", "peppa_structured_test_cases.json")
+    report = require_shared("persona_chat", "peppa_structured_evaluation_202510101638_report.json")
+    assert main(["dialogue", str(cases), str(report)]) == 0
+    err = capsys.readouterr().err
+    assert (f"warning: 126 of 186 rows of {report.name} do not match the cases file {cases.name}: 22 have no case"
+            in err)
+    assert "104 answered another prompt" in err
+    assert f"evalboard dialogue {report.name} {report.name}" in err
+    assert main(["dialogue", str(report), str(report)]) == 0     # against its own cases: every row fits
+    assert "do not match" not in capsys.readouterr().err

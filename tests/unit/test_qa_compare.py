@@ -202,3 +202,25 @@ def test_a_p_value_below_the_resolution_prints_as_a_bound(tmp_path, capsys):
     assert "p = 0 " not in text and "p = 0," not in text
     c = json.loads(out.read_text(encoding="utf-8"))["comparison"]["token_f1_bootstrap"]
     assert c["p_value"] == 1 / 10_001 and c["p_value_is_bound"] is True
+
+
+def test_compare_cli_scores_systems_on_their_common_records(tmp_path, capsys):
+    """Issue 26: systems scored on different record sets were printed side by side without a word.
+    a: 4 records, 3 right (ids 1-4); b: 2 records (ids 1, 2), both right.  Common = {1, 2}:
+    a's EM there is 1/2 (id 1 right, id 2 wrong), b's 2/2; a's own EM 3/4."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps({"id": str(i), "answer": "x", "final_answer": p}) + "\n"
+                         for i, p in ((1, "x"), (2, "y"), (3, "x"), (4, "x"))), encoding="utf-8")
+    b.write_text("".join(json.dumps({"id": str(i), "answer": "x", "final_answer": "x"}) + "\n" for i in (1, 2)),
+                 encoding="utf-8")
+    assert main(["compare", str(a), str(b), "--ci-resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"n common = 2 records; own n: {a} 4, {b} 2" in out
+    line_a = next(line for line in out.splitlines() if line.startswith(str(a)))
+    assert line_a.split()[:4] == [str(a), "4", "2", "50.00%"] and line_a.split()[-2] == "75.00%"
+    line_b = next(line for line in out.splitlines() if line.startswith(str(b)))
+    assert line_b.split()[:4] == [str(b), "2", "2", "100.00%"]
+    assert main(["compare", str(a), str(b), "--ci-resamples", "0", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["common"]["n_common"] == 2 and data["common"]["n_by_system"] == {str(a): 4, str(b): 2}
+    assert [s["exact_match"] for s in data["common"]["scores"]] == [0.5, 1.0]
