@@ -149,7 +149,10 @@ def run(args: argparse.Namespace) -> int:
         if not x.computed:
             return "no interval or p-value computed (--ci-resamples 0)"
         ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
-        return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name})"
+        if x.exact:
+            name = "exact sign-flip test, every flip counted"
+        flag = f" [!] not trustworthy: {x.small_sample}" if x.small_sample else ""
+        return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name}){flag}"
 
     print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
           f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))

@@ -273,6 +273,9 @@ def gate(args) -> int:
     print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
           f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
+    if args.test == "bootstrap" and boot.small_sample:
+        print(f"  [!] the paired bootstrap p-value is not trustworthy ({boot.small_sample}): use --test randomization "
+              "(exact sign flips) or --test mcnemar")
     if worse:
         print("FAIL: the candidate is significantly below the baseline")
         return 1
