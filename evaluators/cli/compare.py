@@ -172,10 +172,11 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
                            [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
-    if args.gt_patch:
-        from evaluators.cli.patching import print_effect
+    from evaluators.cli.patching import corrections_for, print_corrections
+    corrections = corrections_for(args, result.reports)  # --gt-patch: before / after, printed and written
+    if corrections is not None:
         print(bar)
-        print_effect(args, result.reports)
+        print_corrections(corrections, warn=False)  # apply_patches warned
     print(bar)
     print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
           f"{view.scores[0].ci or 'none'}")
@@ -187,9 +188,13 @@ def run(args: argparse.Namespace) -> int:
             text = matrix_csv(view, signature)
         elif suffix in (".html", ".htm"):
             from evaluators.reports.html import comparison_report
-            text = comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
+            text = comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}",
+                                     corrections=None if corrections is None or corrections.effect is None
+                                     else (corrections.effect, corrections.applications))
         else:
-            text = comparison_json(view, comparison, signature)
+            from evaluators.reports.corrections import corrections_jsonable
+            text = comparison_json(view, comparison, signature,
+                                   None if corrections is None else corrections_jsonable(corrections))
         out.write_text(text, encoding="utf-8")
         print(f"comparison written to {out}")
     if args.systems_csv:

@@ -182,6 +182,17 @@ def patch_effect_json(effect, applications: Sequence = ()) -> str:
                       ensure_ascii=False, indent=2) + "\n"
 
 
+def corrections_jsonable(corrections) -> dict:
+    """The ``gt_patch`` section of a JSON report: a :class:`~evaluators.metrics.before_after.Corrections`
+    as data (``applications``, ``effect`` with every interval and test, ``files``, ``note``) plus
+    ``before_after`` (:func:`effect_rows`: one flat row per run and metric, the terminal table's numbers)
+    and ``applied`` (:func:`applications_rows`)."""
+    out = to_jsonable(corrections)
+    out["applied"] = applications_rows(corrections.applications)
+    out["before_after"] = effect_rows(corrections.effect) if corrections.effect is not None else []
+    return out
+
+
 def reviewed_estimate_text(est) -> str:
     """The reviewed estimate of a run beside the human-only one and the metric alone."""
     r, h = est.reviewed, est.human_only
