@@ -194,16 +194,37 @@ def corrections_jsonable(corrections) -> dict:
 
 
 def reviewed_estimate_text(est) -> str:
-    """The reviewed estimate of a run beside the human-only one and the metric alone."""
+    """The reviewed estimate of a run beside the human-only one and the metric alone: which sample it used,
+    the unadjudicated disagreements (not dropped silently: counted, with how far they could move the
+    estimate), and the expected interval width after more reviews."""
     r, h = est.reviewed, est.human_only
-    return "\n".join([
+    name = {"uniform": "prediction-powered (PPI++):  ", "stratified": "stratified PPI:              ",
+            "active": "active PPI (IPW):            "}.get(getattr(est, "design", "uniform"), "prediction-powered:          ")
+    lines = [
         f"Reviewed estimate of {est.metric or 'the score'} ({est.n_reviewed} of {est.n_records} records reviewed)",
+    ]
+    if getattr(est, "sample", ""):
+        lines.append(f"  sample: {est.sample}")
+    lines += [
         f"  metric alone (no review):     {percent(est.automatic)}",
         f"  human labels only:            {percent(h.estimate)} [{percent(h.ci_low)}, {percent(h.ci_high)}] (width {percent(h.width)})",
-        f"  prediction-powered (PPI++):   {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
+        f"  {name} {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
         f"lam {r.lam:.3f})",
         f"  method: {r.method}",
-    ])
+    ]
+    n_dis = getattr(est, "n_disagreements", 0)
+    if n_dis:
+        low, high = est.disagreements_range
+        lines.append(f"  unadjudicated disagreements: {n_dis} reviewed record(s) without a final label, not in the "
+                     f"estimate; counted all wrong {percent(low)}, all right {percent(high)} (adjudicate them)")
+    else:
+        lines.append("  unadjudicated disagreements: 0")
+    if getattr(est, "n_unlabelled", 0):
+        lines.append(f"  GT errors without a rescored value: {est.n_unlabelled} (no verdict, not in the estimate)")
+    if getattr(est, "width_curve", ()):
+        lines.append("  more reviews -> expected interval width: "
+                     + ", ".join(f"+{k}: {percent(w)}" for k, w in est.width_curve))
+    return "\n".join(lines)
 
 
 def metric_agreement_text(m) -> str:
