@@ -244,6 +244,7 @@ def metric_agreement_text(m) -> str:
         format_table(["", "human: wrong", "human: right"], [["metric: wrong", ww, wr], ["metric: right", rw, rr]]),
         f"  accuracy {percent(m.accuracy)} [{percent(m.accuracy_ci_low)}, {percent(m.accuracy_ci_high)}], Cohen's kappa {kappa}; "
         f"people with each other (ceiling): Cohen's kappa {ceiling}",
+        f"  both kappas on the labels {getattr(m, 'label_set', 'right / wrong')}",
         f"  intervals: {m.signature}",
     ])
 
