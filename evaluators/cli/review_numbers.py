@@ -7,9 +7,15 @@
   another one): the QA file, the test set, the memory results (or questions), the persona cases;
   for a ``narrative`` session the story GT files (a file, folder or zip; refused when none is a
   file the session kept), for the ``narrative`` command's ``--gt-patch``;
-- ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
-  score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
-  and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
+- ``review estimate --session S [--gt FILE] [--metric M] [--system NAME]``: the run's human-verified
+  score from the reviewed sample (prediction-powered inference: uniform, stratified or active by the
+  session's design, :mod:`evaluators.review.sampling`) beside the human-only estimate, which sample
+  it used, the unadjudicated disagreements (counted, with the estimate with all of them wrong / right),
+  the expected interval width after more reviews, and the metric (``>= 0.5``) against the people's
+  final labels with the people's own agreement on the same two labels.  A QA session needs ``--gt``
+  (the QA file: GT errors are rescored against it); a memory, test-set or dialogue session's items
+  carry their metric.  Exit 2 with the reason for a session that is not a random sample (informative
+  order, a filter), for items without a metric, and whenever no estimate could be made;
 - ``review gate --baseline A --candidate B [--gt FILE] [--gt-patch P ...] [--metric M] [--level L]``:
   exits 1 when the candidate's (reviewed) score is significantly below the baseline's (paired
   test on the records both scored), 0 otherwise; prints the figures.  ``A`` and ``B`` are two

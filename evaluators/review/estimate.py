@@ -6,8 +6,10 @@ Records are keyed by ``(system, record id)`` (a review item's ``system`` and ``i
 is ``None`` for a single run).  The human label of a reviewed record (:func:`human_labels`):
 ``acceptable_variant`` -> 1 (the answer is right), ``model_error`` -> 0, ``gt_error`` -> the
 metric against the corrected GT when it is given (``rescored``), else the record counts as not
-reviewed.  The reviewed records must be a uniformly random sample of the run for the interval
-to be valid (see :mod:`evaluators.metrics.ppi`).
+reviewed.  The reviewed records must be a random sample of the run with known inclusion
+probabilities for the interval to be valid: uniform (:func:`reviewed_estimate`), or stratified /
+active (:func:`design_estimate`, designs of :mod:`evaluators.review.sampling`); a session in the
+informative order or reviewed through a filter is refused.
 """
 
 from __future__ import annotations
