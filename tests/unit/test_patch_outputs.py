@@ -73,3 +73,13 @@ def test_an_empty_patch_is_refused_by_name(files, capsys, command):
     assert main([command, "--input", str(gt), "--gt-patch", str(empty), *extra]) == 2
     err = capsys.readouterr().err
     assert str(empty) in err and "empty GT patch" in err
+
+
+def test_compare_and_gate_text_flag_the_small_sample(files, capsys):
+    gt, _, tmp = files
+    assert main(["compare", "--input", str(gt), "--ci-resamples", "500"]) == 0
+    out = capsys.readouterr().out
+    # 4 records: the bootstrap p-value is flagged, the randomization test is exact (all 2^m sign flips)
+    assert "[!] not trustworthy: 4 items < 30" in out and "exact sign-flip test, every flip counted" in out
+    assert main(["review", "gate", "--gt", str(gt), "--baseline", "A", "--candidate", "B", "--resamples", "500"]) in (0, 1)
+    assert "[!] the paired bootstrap p-value is not trustworthy (4 items < 30" in capsys.readouterr().out
