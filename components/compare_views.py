@@ -177,7 +177,7 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}" if bs.ci_low is not None else "—",
                    help="Paired bootstrap percentile interval.")
     cols[2].metric("p (paired bootstrap)", _p(bs), help="Two-sided (Koehn 2004).")
-    cols[3].metric("p (exact sign-flip)" if ar.exact else "p (randomization)", _p(ar),
+    cols[3].metric("p (randomization)", _p(ar),
                    help=f"{ar.method} (Fisher-Pitman; Noreen 1989).")
     if small_sample_note(bs):
         st.warning(md(small_sample_note(bs)))
