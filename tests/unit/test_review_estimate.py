@@ -126,3 +126,21 @@ def test_stratified_allocation_follows_the_metric_spread():
     strata = list(s["strata"].values())
     assert len(strata) == 100 and strata.count("[0.5, 1)") > 30
     assert np.isclose(sum(1 / p for p in s["selected"].values()), 1000)   # Horvitz-Thompson: the weights sum to N
+
+
+def test_a_memory_session_with_its_results_file_as_gt(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _memory_payloads()), encoding="utf-8")
+    db = tmp_path / "r.sqlite"
+    store = ReviewStore(db)
+    s = store.create_session("m", "memory", _memory_payloads(), created_by="lead",
+                             uploads=[store.put_upload(results.name, results.read_bytes())])
+    for n, item in enumerate(store.items(s.id)):
+        if n % 3 == 0:
+            store.save_decision(item.id, "ann", label=right(item.payload, n))
+    assert main(["review", "estimate", "--db", str(db), "--session", "m", "--gt", str(results)]) == 0
+    assert "20 of 60 records reviewed" in capsys.readouterr().out
+    other = tmp_path / "other.jsonl"
+    other.write_text("{}\n", encoding="utf-8")
+    assert main(["review", "estimate", "--db", str(db), "--session", "m", "--gt", str(other)]) == 2
+    assert "was not made from" in capsys.readouterr().err
