@@ -185,7 +185,7 @@ def show_corrections(corrections, *, key: str) -> None:
     first = effect.changes[0].metrics[0]
     st.caption(md(f"Intervals: {first.before.signature}. Paired test of after − before on the same "
                   f"{effect.unit}s: {first.change.method}; McNemar's exact test for a binary metric; the sign-flip "
-                  "randomization test, exact (every flip counted) when at most 20 changed."))
+                  "randomization test where the bootstrap is flagged, exact (every flip counted) when at most 20 changed."))
     for line in small_sample_lines(effect):
         st.warning(md(line))
     if len(effect.changes) > 1:

@@ -66,7 +66,8 @@ class MetricChange(DictMixin):
     mcnemar : McNemarResult or None
         McNemar's exact test (records right after only vs before only), for a binary metric.
     randomization : PairedComparison or None
-        The paired randomization test of the same change: exact (every sign flip) when at most
+        The paired randomization test of the same change where the bootstrap's p-value is flagged
+        (``change.small_sample``; ``None`` otherwise): exact (every sign flip) when at most
         :data:`~evaluators.metrics.statistics.EXACT_SIGN_FLIP_MAX` records changed.
     """
 
@@ -253,10 +254,13 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
                 n_first = len(pairs)
             vb, va = [b for _, b, _ in pairs], [a for _, _, a in pairs]
             ci = {**settings, "unit": unit}
-            out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci),
-                                    paired_bootstrap(vb, va, **settings),
+            change = paired_bootstrap(vb, va, **settings)
+            # the randomization test where the bootstrap is not to be trusted (few records or few changes: cheap,
+            # exact over every sign flip up to 20 changes); on many changes the bootstrap stands alone
+            out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci), change,
                                     mcnemar(vb, va) if metric in binary else None,
-                                    approximate_randomization(vb, va, n_resamples=n_resamples, seed=seed)))
+                                    approximate_randomization(vb, va, n_resamples=n_resamples, seed=seed)
+                                    if change.small_sample else None))
         if not out:
             raise ValueError(f"{run}: no {unit} scored before and after the corrections")
         changes.append(ScoreChange(run, n_first or 0, len(changed), tuple(out)))

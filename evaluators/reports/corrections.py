@@ -98,8 +98,8 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
         rows.append(row)
     out.append(format_table(header, rows))
     out.append(f"  intervals: {level}% percentile bootstrap ({first.before.signature}); "
-               f"paired: {first.change.method}; randomization: sign flips of the changes (exact when at most 20 "
-               "records changed, Fisher-Pitman)")
+               f"paired: {first.change.method}; randomization (where the bootstrap is flagged [!]): sign flips of "
+               "the changes, exact when at most 20 records changed (Fisher-Pitman)")
     out.extend(f"  {line}" for line in small_sample_lines(effect))
     if len(effect.changes) > 1:
         out.extend(f"  {line}" for line in rank_lines(effect, percent, "RANK FLIP",
