@@ -15,7 +15,7 @@ import streamlit as st
 from components.tables import show_table
 from evaluators.qa.compare import AGREEMENTS
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.reports.format import p_value, percent
+from evaluators.reports.format import p_value, percent, small_sample_note
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
@@ -146,15 +146,20 @@ def _paired(c, prefix: str) -> None:
                    help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
                         f"{_ci_text(f1)} ({f1.method}).")
     cols[1].metric("p (F1)", _p(f1),
-                   help=f"Paired bootstrap {p_value(f1.p_value, f1.p_value_is_bound)}; approximate randomization "
+                   help=f"Paired bootstrap {p_value(f1.p_value, f1.p_value_is_bound)}; "
+                        f"{'exact sign-flip test' if ar.exact else 'approximate randomization'} "
                         f"{p_value(ar.p_value, ar.p_value_is_bound)}.")
     cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts", help=f"{_ci_text(em)}.")
     cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
                    help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
-               + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. Approximate randomization "
+               + f"; by F1 B won {f1.won}, lost {f1.lost}, tied {f1.tied}. "
+               f"{'Exact sign-flip test' if ar.exact else 'Approximate randomization'} "
                f"{p_value(ar.p_value, ar.p_value_is_bound)}.")
+    for x in (f1, em):
+        if small_sample_note(x):
+            st.warning(md(small_sample_note(x)))
     counts = {"changed": f1.won + f1.lost, "won": f1.won, "lost": f1.lost, "tied": f1.tied}
     pick = st.radio("Records · 记录", list(OUTCOME_LABELS), horizontal=True, key=f"{prefix}_outcome",
                     format_func=lambda k: f"{OUTCOME_LABELS[k]} ({counts[k]})")
@@ -195,7 +200,9 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
                    help="Paired bootstrap percentile interval.")
     cols[2].metric("p (paired bootstrap)", _p(bs), help="Two-sided (Koehn 2004).")
     cols[3].metric("p (randomization)", _p(ar),
-                   help=f"Approximate randomization, {ar.method} (Noreen 1989).")
+                   help=f"{ar.method} (Fisher-Pitman; Noreen 1989).")
+    if small_sample_note(bs):
+        st.warning(md(small_sample_note(bs)))
     counts = {"changed": bs.won + bs.lost, "won": bs.won, "lost": bs.lost, "tied": bs.tied}
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} items paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")

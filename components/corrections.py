@@ -151,7 +151,14 @@ def show_corrections(corrections, *, key: str) -> None:
     """What the patches did, the scores before and after (intervals, paired test) and the rank flips."""
     from components.qa_views import ratio_columns
     from components.tables import show_table
-    from evaluators.reports.corrections import applications_rows, effect_rows, p_texts, rank_lines
+    from evaluators.reports.corrections import (
+        applications_rows,
+        effect_rows,
+        p_texts,
+        randomization_p_text,
+        rank_lines,
+        small_sample_lines,
+    )
     from evaluators.reports.escape import md
     from evaluators.reports.format import percent, points, problem_lines
 
@@ -170,13 +177,17 @@ def show_corrections(corrections, *, key: str) -> None:
             r[f"{name} 95% CI"] = f"{fmt(r[f'{name}_ci_low'])} – {fmt(r[f'{name}_ci_high'])}"
         # p-values as text: a bound reads "p < 0.0001", not 0.0001 (the numbers stay in the data)
         r["p (paired bootstrap)"], r["p (McNemar)"] = p_texts(r, digits=4)
+        r["p (sign-flip)"] = randomization_p_text(r, digits=4)
     config = ratio_columns("before", "after", "delta")
     show_table(rows, key=f"{key}_effect", column_config=config,
                column_order=["run", "metric", "n", "before", "after", "delta", "p (paired bootstrap)", "p (McNemar)",
-                             "before 95% CI", "after 95% CI", "delta 95% CI", "changed"])
+                             "p (sign-flip)", "before 95% CI", "after 95% CI", "delta 95% CI", "changed"])
     first = effect.changes[0].metrics[0]
     st.caption(md(f"Intervals: {first.before.signature}. Paired test of after − before on the same "
-                  f"{effect.unit}s: {first.change.method}; McNemar's exact test for a binary metric."))
+                  f"{effect.unit}s: {first.change.method}; McNemar's exact test for a binary metric; the sign-flip "
+                  "randomization test where the bootstrap is flagged, exact (every flip counted) when at most 20 changed."))
+    for line in small_sample_lines(effect):
+        st.warning(md(line))
     if len(effect.changes) > 1:
         for line in rank_lines(effect, percent):
             (st.warning if effect.rank_flips else st.caption)(md(line))

@@ -301,7 +301,10 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
                    f"with the automatic verdict as one more rater: {'—' if alpha is None else f'{alpha:.3f}'} "
-                   f"over {machine['n_items']} item(s).")
+                   f"over {machine['n_items']} item(s). Reviewers with each other on the same two labels "
+                   f"(the ceiling): mean Cohen's kappa "
+                   f"{'—' if machine.get('human_kappa') is None else format(machine['human_kappa'], '.3f')} "
+                   f"over {machine.get('human_kappa_items', 0)} item(s).")
     gold_accuracy_panel(store, session, annotator)
 
 

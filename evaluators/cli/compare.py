@@ -107,16 +107,21 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     return patch_qa_run(args, result, [path for path, _ in jobs])
 
 
-def _comparison_text(fmt: str, view, comparison, signature: str, names: list[str]) -> str:
-    """The comparison as ``json``, ``csv`` (records x systems) or ``html`` (the self-contained report)."""
+def _comparison_text(fmt: str, view, comparison, signature: str, names: list[str], corrections=None) -> str:
+    """The comparison as ``json``, ``csv`` (records x systems) or ``html`` (the self-contained report);
+    ``corrections`` (``--gt-patch``): the before / after section of the JSON and the HTML."""
     from evaluators.reports.qa import comparison_json, matrix_csv
 
     if fmt == "csv":
         return matrix_csv(view, signature)
     if fmt == "html":
         from evaluators.reports.html import comparison_report
-        return comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}")
-    return comparison_json(view, comparison, signature)
+        return comparison_report(view, comparison, signature, title=f"Comparison: {', '.join(names)}",
+                                 corrections=None if corrections is None or corrections.effect is None
+                                 else (corrections.effect, corrections.applications))
+    from evaluators.reports.corrections import corrections_jsonable
+    return comparison_json(view, comparison, signature,
+                           None if corrections is None else corrections_jsonable(corrections))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     signature = result.signature
     if args.format != "table":  # a script's output: the comparison alone on stdout
-        sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names))
+        from evaluators.cli.patching import corrections_for
+        corrections = corrections_for(args, result.reports)
+        sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names, corrections))
         return 0
 
     def ci(lo, hi):
@@ -186,7 +193,10 @@ def run(args: argparse.Namespace) -> int:
         if not x.computed:
             return "no interval or p-value computed (--ci-resamples 0)"
         ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
-        return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name})"
+        if x.exact:
+            name = "exact sign-flip test, every flip counted"
+        flag = f" [!] not trustworthy: {x.small_sample}" if x.small_sample else ""
+        return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name}){flag}"
 
     print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
           f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))
@@ -206,10 +216,11 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
                            [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
-    if args.gt_patch:
-        from evaluators.cli.patching import print_effect
+    from evaluators.cli.patching import corrections_for, print_corrections
+    corrections = corrections_for(args, result.reports)  # --gt-patch: before / after, printed and written
+    if corrections is not None:
         print(bar)
-        print_effect(args, result.reports)
+        print_corrections(corrections, warn=False)  # apply_patches warned
     print(bar)
     print(f"statistics: {f1.method}; {ar.method}; McNemar exact (binomial); intervals: "
           f"{view.scores[0].ci or 'none'}")
@@ -218,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.output_file)
         suffix = out.suffix.lower()
         fmt = "csv" if suffix == ".csv" else "html" if suffix in (".html", ".htm") else "json"
-        out.write_text(_comparison_text(fmt, view, comparison, signature, names), encoding="utf-8")
+        out.write_text(_comparison_text(fmt, view, comparison, signature, names, corrections), encoding="utf-8")
         print(f"comparison written to {out}")
     if args.systems_csv:
         from evaluators.reports.qa import systems_csv

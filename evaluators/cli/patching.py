@@ -51,12 +51,14 @@ def patches_of(args: argparse.Namespace):
     return read_patch_set(args.gt_patch)
 
 
-def print_corrections(corrections, stream=None) -> None:
-    """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default)."""
+def print_corrections(corrections, stream=None, *, warn: bool = True) -> None:
+    """Print what a run's GT patches did and its scores before -> after (``stream``: stdout by default);
+    ``warn``: the patches' problems on stderr too (``False`` where :func:`apply_patches` printed them)."""
     from evaluators.reports.corrections import applications_text, patch_effect_text
 
-    for line in problem_lines([i for _, app in corrections.applications for i in app.issues], "warning"):
-        print(line, file=sys.stderr)
+    if warn:
+        for line in problem_lines([i for _, app in corrections.applications for i in app.issues], "warning"):
+            print(line, file=sys.stderr)
     stream = stream or sys.stdout
     if corrections.effect is None:
         print("Review corrections (GT patch)\n" + applications_text(corrections.applications)
@@ -117,20 +119,34 @@ def patch_qa_run(args: argparse.Namespace, result, gt_paths: Sequence[Path]):
     return with_reports(result, patched), None
 
 
-def effect_of(args: argparse.Namespace, after: Sequence):
-    """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
+def corrections_for(args: argparse.Namespace, after: Sequence):
+    """The :class:`~evaluators.metrics.before_after.Corrections` of the patched reports ``after``: what the
+    patches did and the scores before and after (``None`` without ``--gt-patch``); computed once per
+    command and cached on ``args``, so the terminal table and the JSON section are the same data."""
     from evaluators.qa.patch import qa_corrections
 
     if not getattr(args, "gt_patch", None):
         return None
+    cached = getattr(args, "gt_patch_corrections", None)
+    if cached is not None and cached[0] == [id(r) for r in after]:
+        return cached[1]
     before, applications = args.gt_patch_before
     # the before / after table always has intervals (--ci-resamples 0 only drops them elsewhere)
     corrections = qa_corrections(before, after, applications, args.gt_patch,
                                  n_resamples=args.ci_resamples if args.ci_resamples > 0 else EFFECT_RESAMPLES,
                                  seed=getattr(args, "seed", 0) or 0)
+    args.gt_patch_corrections = ([id(r) for r in after], corrections)
+    return corrections
+
+
+def effect_of(args: argparse.Namespace, after: Sequence):
+    """``(PatchEffect, applications)`` of the patched reports ``after`` (``None`` without ``--gt-patch``)."""
+    corrections = corrections_for(args, after)
+    if corrections is None:
+        return None
     if corrections.effect is None:
         raise ValueError(corrections.note)
-    return corrections.effect, applications
+    return corrections.effect, corrections.applications
 
 
 def print_effect(args: argparse.Namespace, after: Sequence) -> None:

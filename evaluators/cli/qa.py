@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli import Positional, add_positionals
-from evaluators.cli.patching import add_gt_patch_argument, patch_runs, print_effect
+from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patch_runs, print_corrections
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem_lines
@@ -182,7 +182,13 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             return _fail(error)
         report = patched[0]
     if to_stdout:
-        (write_records_csv if args.format == "csv" else write_report_json)(report, sys.stdout)
+        if args.format == "csv":
+            write_records_csv(report, sys.stdout)
+        else:
+            corrections = corrections_for(args, [report])  # --gt-patch: the before / after section
+            from evaluators.reports.corrections import corrections_jsonable
+            write_report_json(report, sys.stdout,
+                              **({} if corrections is None else {"gt_patch": corrections_jsonable(corrections)}))
         return 0
 
     bar = "=" * 80
@@ -260,9 +266,10 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
-    if args.gt_patch:
+    corrections = corrections_for(args, [report])  # --gt-patch: the before / after table and JSON section
+    if corrections is not None:
         print(bar)
-        print_effect(args, [report])
+        print_corrections(corrections, warn=False)  # apply_patches warned
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:
@@ -271,8 +278,12 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
                 write_report_json(report, f, spool=spool)
             spool.file.close()
         elif args.gt_patch:
+            from evaluators.reports.corrections import corrections_jsonable
             with open(out, "w", encoding="utf-8", newline="") as f:
-                (write_records_csv if as_csv else write_report_json)(report, f)
+                if as_csv:
+                    write_records_csv(report, f)
+                else:
+                    write_report_json(report, f, gt_patch=corrections_jsonable(corrections))
         print(f"report written to {out}")
     if args.summary_csv:
         Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")

@@ -7,9 +7,15 @@
   another one): the QA file, the test set, the memory results (or questions), the persona cases;
   for a ``narrative`` session the story GT files (a file, folder or zip; refused when none is a
   file the session kept), for the ``narrative`` command's ``--gt-patch``;
-- ``review estimate --session S --gt FILE [--metric M] [--system NAME]``: the run's human-verified
-  score from the reviewed sample (prediction-powered inference) beside the human-only estimate,
-  and the metric (``>= 0.5``) against the people's final labels with the people's own agreement;
+- ``review estimate --session S [--gt FILE] [--metric M] [--system NAME]``: the run's human-verified
+  score from the reviewed sample (prediction-powered inference: uniform, stratified or active by the
+  session's design, :mod:`evaluators.review.sampling`) beside the human-only estimate, which sample
+  it used, the unadjudicated disagreements (counted, with the estimate with all of them wrong / right),
+  the expected interval width after more reviews, and the metric (``>= 0.5``) against the people's
+  final labels with the people's own agreement on the same two labels.  A QA session needs ``--gt``
+  (the QA file: GT errors are rescored against it); a memory, test-set or dialogue session's items
+  carry their metric.  Exit 2 with the reason for a session that is not a random sample (informative
+  order, a filter), for items without a metric, and whenever no estimate could be made;
 - ``review gate --baseline A --candidate B [--gt FILE] [--gt-patch P ...] [--metric M] [--level L]``:
   exits 1 when the candidate's (reviewed) score is significantly below the baseline's (paired
   test on the records both scored), 0 otherwise; prints the figures.  ``A`` and ``B`` are two
@@ -75,15 +81,19 @@ def run(args: argparse.Namespace, store_of) -> int:
     """Run ``review patch|estimate|gate``; ``store_of()`` opens the review database (patch, estimate)."""
     if args.action == "gate":
         return gate(args)
-    if not args.session or not args.gt:
+    if not args.session or (not args.gt and args.action != "estimate"):
         return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)")
-    gt = Path(args.gt)
-    if not gt.exists():
+    if not args.session:
+        return _fail("review estimate needs --session NAME")
+    gt = Path(args.gt) if args.gt else None
+    if gt is not None and not gt.exists():
         return _fail(f"cannot read {gt}: no such file")
     store = store_of()
     session = store.session_by_name(args.session)
     if session is None:
         return _fail(f"no review session named {args.session!r}")
+    if args.action == "estimate" and (gt is None or session.kind != "qa"):
+        return estimate_items(args, store, session, gt)
     if args.action == "patch" and session.kind == "narrative":
         return narrative_patch(args, store, session, gt)
     if not gt.is_file():
@@ -159,17 +169,115 @@ def narrative_patch(args, store, session, gt: Path) -> int:
     return _write_patch(args, build_narrative_patch(store, session.id, gold))
 
 
+def _disagreements(store, session_id: int) -> list:
+    """``(system, id)`` keys of items whose submitted labels differ and that nobody adjudicated."""
+    from evaluators.review.estimate import item_key
+
+    adjudicated = {a["item_id"] for a in store.adjudications(session_id)}
+    labels: dict[int, set] = {}
+    for d in store.decisions(session_id):
+        if d.status == "submitted" and d.label is not None:
+            labels.setdefault(d.item_id, set()).add(d.label)
+    split = {i for i, ls in labels.items() if len(ls) > 1 and i not in adjudicated}
+    return [item_key(item.payload) for item in store.items(session_id) if item.id in split]
+
+
+def _print_estimates(blocks: list[str], estimated: int, args, store, session, metric: str | None) -> int:
+    """Print the estimate blocks and the metric against people; exit 2 when no estimate was made."""
+    print("\n\n".join(blocks))
+    if not estimated:
+        print(f"error: session {session.name!r}: no reviewed estimate could be made (see above)", file=sys.stderr)
+        return 2
+    from evaluators.reports.corrections import metric_agreement_text
+    from evaluators.review.metric_agreement import metric_against_people
+    try:
+        agreement = metric_against_people(store, session.id, source=metric, confidence_level=1 - args.level)
+    except ValueError as exc:
+        print(f"metric against people: {exc}")
+    else:
+        print()
+        print(metric_agreement_text(agreement))
+    return 0
+
+
+def estimate_items(args, store, session, gt: Path | None) -> int:
+    """``review estimate`` of a session of any kind whose items carry a metric (memory: the judge score, test
+    sets: the keyword score, persona dialogue: the combined score, QA: ``--metric``): the run is the
+    session's items, each with its metric; the reviewed ones with a final label are the sample."""
+    from evaluators.io.gt_patch import file_sha256
+    from evaluators.reports.corrections import reviewed_estimate_text
+    from evaluators.review.estimate import design_estimate, human_labels, item_key
+    from evaluators.review.gt_patch import final_labels
+    from evaluators.review.items import AUTOMATIC, score_at
+    from evaluators.review.sampling import session_design, stratum_of
+
+    if not 0 < args.level < 1:
+        return _fail("--level must be in (0, 1)")
+    if gt is not None and gt.is_file() and session.uploads and file_sha256(gt) not in session.uploads:
+        return _fail(f"session {session.name!r} was not made from {gt}: give the file it was made from as --gt, or "
+                     "no --gt (the session's items carry their metric)")
+    design = session_design(session.settings)
+    if not design.random:
+        return _fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
+                     "sample (a session in the random order without a filter, or a stratified / active sample)")
+    if session.kind == "qa":
+        path, what = (args.metric,), args.metric
+    else:
+        path, what = AUTOMATIC.get(session.kind, ((), None))
+    if not path:
+        return _fail(f"review estimate: the items of a {session.kind!r} session carry no metric to estimate from "
+                     f"(kinds with one: {', '.join(AUTOMATIC)})")
+    items = store.items(session.id)
+    payloads = {item_key(i.payload): i.payload for i in items}
+    values = {k: score_at(p, path) for k, p in payloads.items()}
+    finals = final_labels(store, session.id)
+    human = human_labels(finals)
+    unlabelled = sum(1 for f in finals if item_key(f.item.payload) not in human)
+    by = (session.settings or {}).get("sampling", {}).get("by", "metric") if design.design != "uniform" else "metric"
+    strata = {k: stratum_of(payloads[k], v, by) for k, v in values.items() if v is not None}
+    disagreements = _disagreements(store, session.id)
+    runs: dict = {}
+    for k in payloads:
+        runs.setdefault(k[0], []).append(k)
+    blocks, estimated = [], 0
+    for system, keys in runs.items():
+        if args.system and system != args.system:
+            continue
+        name = f"{what} ({'.'.join(path)})" + (f" of {system}" if system else "")
+        auto = {k: values[k] for k in keys if values[k] is not None}
+        if not auto:
+            blocks.append(f"{name}: no item carries the metric {'.'.join(path)}")
+            continue
+        try:
+            est = design_estimate(auto, {k: v for k, v in human.items() if k in auto}, design, strata=strata,
+                                  metric=name, disagreements=disagreements, n_unlabelled=unlabelled,
+                                  confidence_level=1 - args.level)
+        except ValueError as exc:
+            blocks.append(f"{name}: {exc}")
+            continue
+        estimated += 1
+        blocks.append(reviewed_estimate_text(est))
+    if args.system and args.system not in runs:
+        return _fail(f"no system named {args.system!r}; the runs are: {', '.join(str(s) for s in runs)}")
+    return _print_estimates(blocks, estimated, args, store, session, ".".join(path))
+
+
 def estimate(args, store, session, gt: Path) -> int:
     """``review estimate``: reviewed estimate (PPI) of each run of the file from the session's labels."""
     from evaluators.io.gt_patch import file_sha256
     from evaluators.qa.compare import runs_of
     from evaluators.qa.patch import COUNTED, gold_answers, patch_report
     from evaluators.reports.corrections import reviewed_estimate_text
-    from evaluators.review.estimate import human_labels, reviewed_estimate
+    from evaluators.review.estimate import design_estimate, human_labels, item_key
     from evaluators.review.gt_patch import build_gt_patch, final_labels
+    from evaluators.review.sampling import session_design, stratum_of
 
     if not 0 < args.level < 1:
         return _fail("--level must be in (0, 1)")
+    design = session_design(session.settings)
+    if not design.random:
+        return _fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
+                     "sample (a session in the random order without a filter, or a stratified / active sample)")
     report, error = _qa_report(gt)
     if error:
         return _fail(error)
@@ -177,33 +285,31 @@ def estimate(args, store, session, gt: Path) -> int:
     patched, _ = patch_report(report, build_gt_patch(store, session.id, digest, gold_answers(report.records)).entries,
                               digest)
     rescored = {(r.group, r.id): getattr(r, args.metric) for r in patched.records if r.status in COUNTED}
-    human = human_labels(final_labels(store, session.id), rescored)
+    finals = final_labels(store, session.id)
+    human = human_labels(finals, rescored)
+    unlabelled = sum(1 for f in finals if item_key(f.item.payload) not in human)
+    disagreements = _disagreements(store, session.id)
+    payloads = {item_key(i.payload): i.payload for i in store.items(session.id)}
+    by = (session.settings or {}).get("sampling", {}).get("by", "metric") if design.design != "uniform" else "metric"
     runs = runs_of([report])
     if args.system and args.system not in runs:
         return _fail(f"no system named {args.system!r}; the runs are: {', '.join(runs)}")
-    blocks = []
+    blocks, estimated = [], 0
     for name, records in runs.items():
         if args.system and name != args.system:
             continue
         auto = {(r.group, r.id): getattr(r, args.metric) for r in records if r.status in COUNTED}
+        strata = {k: stratum_of(payloads.get(k, {"system": k[0]}), v, by) for k, v in auto.items() if v is not None}
         try:
-            est = reviewed_estimate(auto, human, metric=f"{args.metric} of {name}", confidence_level=1 - args.level)
+            est = design_estimate(auto, human, design, strata=strata, metric=f"{args.metric} of {name}",
+                                  disagreements=disagreements, n_unlabelled=unlabelled,
+                                  confidence_level=1 - args.level)
         except ValueError as exc:
             blocks.append(f"{name}: {exc}")
             continue
+        estimated += 1
         blocks.append(reviewed_estimate_text(est))
-    print("\n\n".join(blocks))
-    print("(valid when the reviewed records are a uniformly random sample of the run)")
-    from evaluators.reports.corrections import metric_agreement_text
-    from evaluators.review.metric_agreement import metric_against_people
-    try:
-        agreement = metric_against_people(store, session.id, source=args.metric, confidence_level=1 - args.level)
-    except ValueError as exc:
-        print(f"metric against people: {exc}")
-    else:
-        print()
-        print(metric_agreement_text(agreement))
-    return 0
+    return _print_estimates(blocks, estimated, args, store, session, args.metric)
 
 
 def gate(args) -> int:
@@ -273,6 +379,9 @@ def gate(args) -> int:
     print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
           f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
+    if args.test == "bootstrap" and boot.small_sample:
+        print(f"  [!] the paired bootstrap p-value is not trustworthy ({boot.small_sample}): use --test randomization "
+              "(exact sign flips) or --test mcnemar")
     if worse:
         print("FAIL: the candidate is significantly below the baseline")
         return 1

@@ -525,8 +525,13 @@ class GTPatchSet(DictMixin):
 
     @classmethod
     def of(cls, patches: Sequence[GTPatch]) -> GTPatchSet:
-        """Patches already read, in order (``InputError`` for one with bad lines and no usable one)."""
+        """Patches already read, in order (``InputError`` for one with bad lines and no usable one, and for
+        an empty one: a patch file with no correction is refused by its name, not applied as nothing)."""
         for p in patches:
+            if not p.entries and not p.issues:
+                raise InputError(InputIssue(p.file, "empty GT patch: the file holds no correction (nothing to "
+                                            "apply; was it written by 'review patch' from a session with decisions?)",
+                                            kind="gt_patch"))
             if not p.entries and p.issues:
                 raise InputError(InputIssue(p.file, f"no usable correction in this GT patch ({len(p.issues)} bad "
                                             f"line(s); the first: line {p.issues[0].line}: {p.issues[0].message})",

@@ -4,15 +4,19 @@ Every task that accepts a GT patch (QA, long memory, test sets, persona dialogue
 records twice, against the ground truth as read and as corrected, and hands the per-record
 values of each run here: :func:`score_effect` puts the two side by side on the records scored
 both times — means with percentile bootstrap intervals (records resampled), the paired
-difference after minus before (paired bootstrap: interval and two-sided p-value), McNemar's
-exact test for a binary metric (exact match), and, with two or more runs, the pairs of systems
+difference after minus before (paired bootstrap: interval and two-sided p-value, flagged when
+few records changed; the paired randomization test, exact over every sign flip when at most 20
+records changed), McNemar's exact test for a binary metric (exact match), and, with two or more
+runs, the pairs of systems
 whose order a correction reversed (rank flips).  The renderers are in
 :mod:`evaluators.reports.corrections`.
 
 References
 ----------
 Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 and sec. 16.4 (percentile
-intervals, paired bootstrap test); McNemar (1947), *Psychometrika* 12(2) (exact binomial form).
+intervals, paired bootstrap test); McNemar (1947), *Psychometrika* 12(2) (exact binomial form);
+Fisher (1935) / Pitman (1937) (the exact sign-flip permutation test); Dror et al. (2018), "The
+Hitchhiker's Guide to Testing Statistical Significance in NLP", ACL (small test sets).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from evaluators.metrics.statistics import (
     BootstrapCI,
     McNemarResult,
     PairedComparison,
+    approximate_randomization,
     bootstrap_ci,
     mcnemar,
     paired_bootstrap,
@@ -56,9 +61,14 @@ class MetricChange(DictMixin):
     before, after : BootstrapCI
         Means with percentile bootstrap intervals (records resampled).
     change : PairedComparison
-        After minus before: paired bootstrap interval and two-sided p-value.
+        After minus before: paired bootstrap interval and two-sided p-value; its ``small_sample``
+        says why that p-value is not to be trusted (few records, few changed records).
     mcnemar : McNemarResult or None
         McNemar's exact test (records right after only vs before only), for a binary metric.
+    randomization : PairedComparison or None
+        The paired randomization test of the same change where the bootstrap's p-value is flagged
+        (``change.small_sample``; ``None`` otherwise): exact (every sign flip) when at most
+        :data:`~evaluators.metrics.statistics.EXACT_SIGN_FLIP_MAX` records changed.
     """
 
     metric: str
@@ -67,6 +77,20 @@ class MetricChange(DictMixin):
     after: BootstrapCI
     change: PairedComparison
     mcnemar: McNemarResult | None = None
+    randomization: PairedComparison | None = None
+
+    @property
+    def trusted_p(self) -> tuple[float | None, str]:
+        """The p-value to read and where it comes from: the paired bootstrap's, unless it is flagged
+        (``change.small_sample``), then McNemar's exact one (binary metric) or the randomization test's."""
+        if not self.change.small_sample:
+            return self.change.p_value, "paired bootstrap"
+        if self.mcnemar is not None:
+            return self.mcnemar.p_value, "McNemar exact"
+        if self.randomization is not None:
+            return self.randomization.p_value, ("exact sign-flip" if self.randomization.exact
+                                                else "approximate randomization")
+        return self.change.p_value, "paired bootstrap"
 
 
 @dataclass(frozen=True)
@@ -202,7 +226,10 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
     ----------
     Means: percentile bootstrap (Efron & Tibshirani 1993, ch. 13,
     :func:`~evaluators.metrics.statistics.bootstrap_ci`); change: paired bootstrap (Koehn 2004,
-    :func:`~evaluators.metrics.statistics.paired_bootstrap`); binary metrics: McNemar's exact test
+    :func:`~evaluators.metrics.statistics.paired_bootstrap`, flagged on few records or few changed
+    records: :func:`~evaluators.metrics.statistics.small_sample_reason`) and the paired randomization
+    test (exact over all sign flips when few records changed: Fisher-Pitman,
+    :func:`~evaluators.metrics.statistics.approximate_randomization`); binary metrics: McNemar's exact test
     (McNemar 1947, :func:`~evaluators.metrics.statistics.mcnemar`).
     """
     if list(before) != list(after):
@@ -227,9 +254,13 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
                 n_first = len(pairs)
             vb, va = [b for _, b, _ in pairs], [a for _, _, a in pairs]
             ci = {**settings, "unit": unit}
-            out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci),
-                                    paired_bootstrap(vb, va, **settings),
-                                    mcnemar(vb, va) if metric in binary else None))
+            change = paired_bootstrap(vb, va, **settings)
+            # the randomization test where the bootstrap is not to be trusted (few records or few changes: cheap,
+            # exact over every sign flip up to 20 changes); on many changes the bootstrap stands alone
+            out.append(MetricChange(metric, len(pairs), bootstrap_ci(vb, **ci), bootstrap_ci(va, **ci), change,
+                                    mcnemar(vb, va) if metric in binary else None,
+                                    approximate_randomization(vb, va, n_resamples=n_resamples, seed=seed)
+                                    if change.small_sample else None))
         if not out:
             raise ValueError(f"{run}: no {unit} scored before and after the corrections")
         changes.append(ScoreChange(run, n_first or 0, len(changed), tuple(out)))

@@ -199,3 +199,294 @@ def classical_mean(y, *, confidence_level: float = 0.95) -> MeanEstimate:
     est, se = float(y.mean()), float(y.std() / np.sqrt(y.size))
     return MeanEstimate(est, est - z * se, est + z * se, se, int(y.size), 0, 0.0, confidence_level,
                         f"mean of the human labels, normal interval (level={confidence_level:g})")
+
+
+# ---------------------------------------------------------------- designs beyond the uniform sample
+
+
+def stratified_ppi_mean(y, yhat, strata, yhat_unlabeled, strata_unlabeled, *, confidence_level: float = 0.95,
+                        lam: float | None = None) -> MeanEstimate:
+    """Stratified prediction-powered estimate of the mean: PPI within each stratum, weighted by its size.
+
+    The run's records are split into strata known before review (the metric's value in bins, or
+    the metric's verdict x a slice such as the system); within stratum ``h`` a uniformly random
+    sample of ``n_h`` records was reviewed.  Each stratum's mean is estimated by :func:`ppi_mean`
+    on its own records (``lam`` power-tuned per stratum, as Fisch et al.), and
+
+        theta_hat = sum_h W_h theta_hat_h,   se^2 = sum_h W_h^2 se_h^2,   W_h = N_h / N
+
+    (``N_h`` records of stratum ``h``, labelled and not).  A stratum whose records were all reviewed
+    contributes its human mean with the classical standard error.  Because strata are small, each
+    stratum's rectifier variance is taken with ``n_h - 1`` and the interval uses Student's t with
+    Satterthwaite's degrees of freedom (Cochran 1977, sec. 5.4) instead of the normal quantile.  With the reviews allocated where
+    the metric errs (:func:`neyman_allocation`), the interval is narrower than uniform PPI's for
+    the same number of reviews.
+
+    Parameters
+    ----------
+    y, yhat : array-like of float, shape (n,)
+        Human labels of the reviewed records and the metric on them.
+    strata : array-like, shape (n,)
+        The stratum of each reviewed record (any hashable values).
+    yhat_unlabeled : array-like of float, shape (N,)
+        The metric on the records not reviewed.
+    strata_unlabeled : array-like, shape (N,)
+    confidence_level : float
+    lam : float in [0, 1], optional
+        Fixed weight of the metric in every stratum (default: power-tuned per stratum).
+
+    Returns
+    -------
+    MeanEstimate
+        ``n_labeled`` = n, ``n_unlabeled`` = N, ``lam`` the reviewed-weighted mean of the strata's.
+
+    Raises
+    ------
+    ValueError
+        A stratum with fewer than 2 reviewed records, lengths that differ, empty or non-finite
+        inputs, a level outside (0, 1).
+
+    References
+    ----------
+    Fisch, Maynez, Hofer, Dhingra, Globerson & Cohen (2024), "Stratified prediction-powered
+    inference for effective hybrid evaluation of language models", NeurIPS; Cochran (1977),
+    *Sampling Techniques*, ch. 5 (stratified estimation, Neyman allocation); Angelopoulos et al.
+    (2023), Science 382 (PPI); Satterthwaite (1946), Biometrics Bulletin 2(6).
+    """
+    z = _level(confidence_level)
+    y, yhat, yu = _array(y, "y"), _array(yhat, "yhat"), np.asarray(yhat_unlabeled, dtype=float).ravel()
+    s, su = np.asarray(strata, dtype=object).ravel(), np.asarray(strata_unlabeled, dtype=object).ravel()
+    if y.ndim != 1 or y.shape != yhat.shape or s.shape != y.shape or su.shape != yu.shape:
+        raise ValueError("y, yhat and strata need one value per reviewed record; yhat_unlabeled and "
+                         "strata_unlabeled one per other record")
+    if not np.all(np.isfinite(yu)):
+        raise ValueError("yhat_unlabeled must be finite")
+    total = y.size + yu.size
+    estimate, variance, lams, parts = 0.0, 0.0, [], []
+    for h in dict.fromkeys(list(s) + list(su)):
+        lab, unl = s == h, su == h
+        n_h, big_h = int(lab.sum()), int(unl.sum())
+        if n_h < 2:
+            raise ValueError(f"stratum {h!r}: {n_h} reviewed record(s); a stratified estimate needs at least 2 "
+                             "in every stratum")
+        w = (n_h + big_h) / total
+        if big_h == 0:
+            est = classical_mean(y[lab], confidence_level=confidence_level)
+        else:
+            est = ppi_mean(y[lab], yhat[lab], yu[unl], confidence_level=confidence_level, lam=lam)
+        estimate += w * est.estimate
+        # the within-stratum variances with n_h - 1 (unbiased): strata are small, and ddof=0 understates
+        part = w ** 2 * est.std_error ** 2 * (n_h / (n_h - 1) if big_h == 0 else 1.0)
+        if big_h:
+            rect = y[lab] - est.lam * yhat[lab]
+            part += w ** 2 * rect.var() / n_h * (1 / (n_h - 1))
+        variance += part
+        parts.append((part, n_h))
+        lams.append((n_h, est.lam))
+    se = float(np.sqrt(variance))
+    # Student t with Satterthwaite's degrees of freedom (a few small strata carry the variance)
+    df_den = sum(v * v / (m - 1) for v, m in parts)
+    if variance > 0 and df_den > 0:
+        from scipy.stats import t as student_t
+
+        z = float(student_t.ppf(0.5 + confidence_level / 2, variance * variance / df_den))
+    lam_mean = sum(n * lm for n, lm in lams) / max(1, sum(n for n, _ in lams))
+    tuned = "power-tuned per stratum" if lam is None else f"lam={lam:g}"
+    return MeanEstimate(float(estimate), float(estimate - z * se), float(estimate + z * se), se, int(y.size),
+                        int(yu.size), float(lam_mean), confidence_level,
+                        f"stratified prediction-powered inference ({len(lams)} strata, {tuned}, Satterthwaite t interval, "
+                        f"level={confidence_level:g}; Fisch et al. 2024)")
+
+
+def active_ppi_mean(yhat, inclusion, labeled, y, *, confidence_level: float = 0.95,
+                    lam: float | None = None, strata=None) -> MeanEstimate:
+    """Active prediction-powered estimate of the mean: records reviewed with known, unequal probabilities.
+
+    Record ``i`` of the run (``N`` records) was sent to review with probability ``pi_i``
+    (independently; :func:`active_probabilities` makes them from the metric's uncertainty); with
+    ``xi_i`` = 1 when it was reviewed, the inverse-probability-weighted estimate is
+
+        theta_hat = mean_i [ lam * f_i + (xi_i / pi_i) * (y_i - lam * f_i) ]
+
+    unbiased for any ``lam``, with the normal interval ``theta_hat +- z * sd(terms) / sqrt(N)``.
+    ``lam`` defaults to the plug-in value that minimises that variance (terms ``A_i = xi_i y_i / pi_i``,
+    ``B_i = f_i (1 - xi_i / pi_i)``: ``lam = -cov(A, B) / var(B)``, clipped to [0, 1]), one per stratum
+    when ``strata`` are given (the metric's weight may differ where it errs: a control variate per
+    stratum, still unbiased); ``lam = 1`` is the plain active estimator.  With every ``pi_i = n / N``
+    it is uniform sampling.
+
+    Parameters
+    ----------
+    yhat : array-like of float, shape (N,)
+        The metric on every record.
+    inclusion : array-like of float, shape (N,)
+        ``pi_i`` in (0, 1]: the probability with which record i was to be reviewed.
+    labeled : array-like of bool, shape (N,)
+        Whether record i was reviewed.
+    y : array-like of float, shape (N,)
+        Human labels; read only where ``labeled`` (anything, e.g. NaN, elsewhere).
+    confidence_level : float
+    lam : float in [0, 1], optional
+        Fixed weight of the metric (default tuned, per stratum with ``strata``).
+    strata : array-like, shape (N,), optional
+        A stratum per record (known before review) for a ``lam`` per stratum.
+
+    Returns
+    -------
+    MeanEstimate
+        ``lam``: the mean of the weights used, over the records.
+
+    Raises
+    ------
+    ValueError
+        Lengths that differ, a probability outside (0, 1], fewer than 2 reviewed records, non-finite
+        values, a level outside (0, 1).
+
+    References
+    ----------
+    Zrnic & Candès (2024), "Active statistical inference", ICML (sec. 3: the estimator and its
+    variance; the probabilities proportional to the model's uncertainty, mixed with uniform);
+    Horvitz & Thompson (1952), JASA 47 (inverse-probability weighting); Angelopoulos et al. (2023).
+    """
+    zq = _level(confidence_level)
+    f, pi = _array(yhat, "yhat"), _array(inclusion, "inclusion")
+    xi = np.asarray(labeled, dtype=bool).ravel()
+    yy = np.asarray(y, dtype=float).ravel()
+    if not (f.ndim == 1 and f.shape == pi.shape == xi.shape == yy.shape):
+        raise ValueError("yhat, inclusion, labeled and y need one value per record of the run")
+    if ((pi <= 0) | (pi > 1)).any():
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    if int(xi.sum()) < 2:
+        raise ValueError(f"an active estimate needs at least 2 reviewed records, got {int(xi.sum())}")
+    if not np.all(np.isfinite(yy[xi])):
+        raise ValueError("y must be finite where labeled")
+    w = np.where(xi, 1.0 / pi, 0.0)
+    a = w * np.where(xi, yy, 0.0)
+    b = f * (1 - w)
+    groups = np.zeros(f.size, dtype=int)
+    if strata is not None:
+        s = np.asarray(strata, dtype=object).ravel()
+        if s.shape != f.shape:
+            raise ValueError("strata need one value per record of the run")
+        groups = np.unique(s.astype(str), return_inverse=True)[1]
+    lam_of = np.empty(f.size)
+    if lam is not None and not 0 <= lam <= 1:
+        raise ValueError("lam must be in [0, 1]")
+    for g in np.unique(groups):
+        m = groups == g
+        ag, bg = a[m], b[m]
+        vb = bg.var()
+        if lam is not None:
+            lam_of[m] = lam
+        else:
+            lam_of[m] = float(np.clip(-np.mean((ag - ag.mean()) * (bg - bg.mean())) / vb, 0, 1)) if vb > 0 else 0.0
+    lam_used = float(lam_of.mean())
+    terms = a + lam_of * b
+    est = float(terms.mean())
+    se = float(terms.std(ddof=1) / np.sqrt(terms.size))
+    tuned = "lam tuned" if lam is None else f"lam={lam:g}"
+    return MeanEstimate(est, est - zq * se, est + zq * se, se, int(xi.sum()), int((~xi).sum()), lam_used,
+                        confidence_level,
+                        f"active prediction-powered inference (inverse-probability weighted, {tuned}, normal "
+                        f"interval, level={confidence_level:g}; Zrnic & Candès 2024)")
+
+
+def neyman_allocation(n: int, sizes, spreads, *, minimum: int = 2) -> np.ndarray:
+    """Reviews per stratum for a stratified estimate: ``n_h`` proportional to ``N_h * s_h`` (Neyman).
+
+    Parameters
+    ----------
+    n : int
+        Reviews to allocate.
+    sizes : array-like of int, shape (H,)
+        Records per stratum ``N_h``.
+    spreads : array-like of float, shape (H,)
+        The expected spread ``s_h`` of the human label around the metric in each stratum (e.g.
+        ``sqrt(e_h (1 - e_h))`` for an error rate ``e_h`` seen so far or expected from the metric's
+        uncertainty); a stratum with 0 gets the minimum.
+    minimum : int
+        Every stratum gets at least this many (or all its records when it has fewer).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (H,)
+        Sums to ``min(n, sum(sizes))``; never more than ``N_h``.
+
+    References
+    ----------
+    Neyman (1934), JRSS 97; Cochran (1977), *Sampling Techniques*, sec. 5.5; Fisch et al. (2024).
+    """
+    sizes = np.asarray(sizes, dtype=int)
+    spreads = np.asarray(spreads, dtype=float)
+    if sizes.ndim != 1 or sizes.shape != spreads.shape or (sizes < 0).any():
+        raise ValueError("sizes and spreads need one value per stratum; sizes >= 0")
+    n = int(min(n, sizes.sum()))
+    alloc = np.minimum(sizes, minimum)
+    if alloc.sum() > n:  # fewer reviews than the minimums: one at a time, largest strata first
+        alloc = np.zeros_like(sizes)
+        order = np.argsort(-sizes, kind="stable")
+        while alloc.sum() < n:
+            for i in order:
+                if alloc.sum() < n and alloc[i] < sizes[i]:
+                    alloc[i] += 1
+        return alloc
+    weight = sizes * np.maximum(spreads, 0)
+    while True:  # the rest by weight N_h s_h; a full stratum drops out; each round hands out >= 1
+        rest, room = n - alloc.sum(), sizes - alloc
+        if rest <= 0 or not (room > 0).any():
+            return alloc
+        w = np.where(room > 0, weight, 0.0)
+        if w.sum() <= 0:
+            w = np.where(room > 0, room, 0).astype(float)
+        share = w / w.sum() * rest
+        add = np.minimum(np.floor(share), room).astype(int)
+        if add.sum() == 0:
+            add[int(np.argmax(np.where(room > 0, share, -1)))] = 1
+        alloc = alloc + add
+
+
+def active_probabilities(uncertainty, n: float, *, uniform_share: float = 0.2) -> np.ndarray:
+    """Inclusion probabilities for active review: proportional to the metric's uncertainty, mixed with uniform.
+
+    ``pi_i = (1 - t) * n u_i / sum(u) + t * n / N`` (``t`` = ``uniform_share``), then capped at 1 with
+    the excess handed to the others, so that ``sum(pi) = n`` (the expected number of reviews).  The
+    uniform share keeps every ``pi_i`` away from 0, which bounds the inverse weights.
+
+    Parameters
+    ----------
+    uncertainty : array-like of float, shape (N,)
+        ``u_i >= 0``: how unsure the metric is on record i (``sqrt(p (1 - p))`` of a judge's probability
+        ``p``, the spread of the human label seen in the record's stratum ...).
+    n : float
+        Expected reviews, ``0 < n <= N``.
+    uniform_share : float
+        In [0, 1]; 1 is uniform sampling.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+
+    References
+    ----------
+    Zrnic & Candès (2024), "Active statistical inference", ICML, sec. 3 and 5 (uncertainty-proportional
+    sampling mixed with the uniform rule).
+    """
+    u = np.asarray(uncertainty, dtype=float).ravel()
+    big_n = u.size
+    if big_n == 0 or not 0 < n <= big_n:
+        raise ValueError("n must be in (0, number of records]")
+    if (u < 0).any() or not np.all(np.isfinite(u)):
+        raise ValueError("uncertainty must be finite and >= 0")
+    if not 0 <= uniform_share <= 1:
+        raise ValueError("uniform_share must be in [0, 1]")
+    base = np.full(big_n, n / big_n)
+    pi = (1 - uniform_share) * (n * u / u.sum() if u.sum() > 0 else base) + uniform_share * base
+    for _ in range(big_n):
+        over = pi > 1
+        if not over.any():
+            break
+        excess = (pi[over] - 1).sum()
+        pi[over] = 1
+        free = pi < 1
+        pi[free] += excess * pi[free] / pi[free].sum()
+    return np.minimum(pi, 1.0)

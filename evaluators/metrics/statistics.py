@@ -17,8 +17,20 @@ signature.
   paired scores (Koehn 2004, "Statistical significance tests for machine translation
   evaluation"; p-value as Efron & Tibshirani 1993, sec. 16.4: the share of resampled
   differences on the other side of 0, doubled).
-- :func:`approximate_randomization`: paired permutation test by random sign flips of the
-  differences (Noreen 1989; Riezler & Maxwell 2005), p = (hits + 1) / (R + 1).
+- :func:`approximate_randomization`: paired permutation test by sign flips of the differences
+  (Fisher-Pitman; Noreen 1989; Riezler & Maxwell 2005): exact (all ``2**m`` sign flips of the
+  ``m`` non-zero differences, :func:`exact_sign_flip_p`) when ``m <=`` :data:`EXACT_SIGN_FLIP_MAX`,
+  else Monte Carlo, p = (hits + 1) / (R + 1).
+- :func:`small_sample_reason`: why a bootstrap p-value (or interval) of paired scores is not to be
+  trusted: fewer than :data:`SMALL_SAMPLE_ITEMS` items, or fewer than
+  :data:`SMALL_SAMPLE_DISCORDANT` items whose scores differ.  The percentile bootstrap treats the
+  few observed differences as the population and ignores that they could have had the other
+  sign, so on a handful of items its p-value is far too small (Efron & Tibshirani 1993, sec. 13.7
+  and ch. 16: the percentile interval and bootstrap tests are first-order accurate, unreliable for
+  small n; Dror, Baumer, Shlomov & Reichart 2018, "The Hitchhiker's Guide to Testing Statistical
+  Significance in Natural Language Processing", ACL: prefer permutation / exact tests on small
+  test sets).  Every :class:`PairedComparison` carries the reason (``small_sample``), and reports
+  print it beside the p-value.
 - :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
   agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
 - :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927; ``scipy.stats.
@@ -49,6 +61,14 @@ _MIN_SEGMENT_BITS = 10
 SEGMENTED_BLOCK = 64
 #: Threads of the segmented sampler (the result does not depend on it).
 BOOTSTRAP_THREADS = min(4, os.cpu_count() or 1)
+#: The paired randomization test enumerates every sign flip when at most this many differences are
+#: non-zero (``2**20`` = 1,048,576 flips, counted in two halves of ``2**10``: milliseconds).
+EXACT_SIGN_FLIP_MAX = 20
+#: Fewer paired items than this: a bootstrap p-value is flagged (the Agreement view's 30 items).
+SMALL_SAMPLE_ITEMS = 30
+#: Fewer items whose paired scores differ (discordant pairs) than this: a bootstrap p-value is
+#: flagged (the usual limit below which McNemar's test is computed exactly, b + c < 25).
+SMALL_SAMPLE_DISCORDANT = 25
 
 
 @dataclass(frozen=True)
@@ -410,6 +430,12 @@ class PairedComparison(DictMixin):
         ``p_value`` is an upper bound (``p < p_value``), not an estimate.
     n_resamples : int
         Resamples behind ``ci_low`` / ``ci_high`` / ``p_value`` (0: none computed).
+    exact : bool
+        ``p_value`` comes from the complete enumeration of sign flips (:func:`exact_sign_flip_p`),
+        not from random resamples.
+    small_sample : str
+        Why this bootstrap p-value and interval are not trustworthy (:func:`small_sample_reason`);
+        empty when they are, and for an exact test.
     """
 
     mean_a: float
@@ -425,6 +451,8 @@ class PairedComparison(DictMixin):
     method: str
     p_value_is_bound: bool = False
     n_resamples: int = 0
+    exact: bool = False
+    small_sample: str = ""
 
     @property
     def computed(self) -> bool:
@@ -448,6 +476,102 @@ def _not_run(d: np.ndarray, a: np.ndarray, b: np.ndarray, test: str) -> PairedCo
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None, None,
                             int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
                             f"{test} not run (n_resamples=0): no interval or p-value computed", False, 0)
+
+
+def small_sample_reason(differences, *, min_items: int = SMALL_SAMPLE_ITEMS,
+                        min_discordant: int = SMALL_SAMPLE_DISCORDANT) -> str:
+    """Why a bootstrap p-value of these paired differences is not trustworthy, or ``""``.
+
+    Parameters
+    ----------
+    differences : array-like of float, shape (n,)
+        ``b - a`` per item.
+    min_items : int
+        Fewer items than this: flagged.
+    min_discordant : int
+        Fewer non-zero differences (discordant pairs: items whose scores differ) than this: flagged.
+
+    Returns
+    -------
+    str
+        E.g. ``"5 items < 30"`` or ``"4 discordant pairs (items whose scores differ) < 25"``; both
+        reasons joined by ``"; "`` when both hold.
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, sec. 13.7 and ch. 16 (the
+    percentile method's small-sample inaccuracy); Dror et al. (2018), "The Hitchhiker's Guide to
+    Testing Statistical Significance in NLP", ACL, sec. 3-4 (permutation / exact tests for small
+    test sets); McNemar (1947) and its exact binomial form for few discordant pairs.
+    """
+    d = np.asarray(differences, dtype=float).ravel()
+    reasons = []
+    if d.size < min_items:
+        reasons.append(f"{d.size} item{'s' if d.size != 1 else ''} < {min_items}")
+    m = int(np.count_nonzero(d))
+    if m < min_discordant:
+        reasons.append(f"{m} discordant pair{'s' if m != 1 else ''} (items whose scores differ) < {min_discordant}")
+    return "; ".join(reasons)
+
+
+def exact_sign_flip_p(differences) -> float:
+    """Exact two-sided p-value of the paired permutation (sign-flip) test of the mean difference.
+
+    Under the null hypothesis each item's two scores are exchangeable, so each difference is as
+    likely with either sign; the p-value is the share of all ``2**m`` sign assignments of the ``m``
+    non-zero differences whose absolute sum is at least the observed one (zeros do not change a
+    sum).  The flips are counted in two halves: the ``2**k`` sums of the first half against the
+    sorted ``2**(m - k)`` sums of the second (binary search), so ``m = 20`` costs about a thousand
+    searches of a thousand values.
+
+    Parameters
+    ----------
+    differences : array-like of float, shape (n,)
+        ``b - a`` per item, finite; at most :data:`EXACT_SIGN_FLIP_MAX` of them non-zero.
+
+    Returns
+    -------
+    float
+        In (0, 1]; 1 when every difference is 0.
+
+    Raises
+    ------
+    ValueError
+        For non-finite values or more than :data:`EXACT_SIGN_FLIP_MAX` non-zero differences.
+
+    References
+    ----------
+    Fisher (1935), *The Design of Experiments*, sec. 21; Pitman (1937), "Significance tests which
+    may be applied to samples from any populations", JRSS Suppl. 4; Good (2005), *Permutation,
+    Parametric, and Bootstrap Tests of Hypotheses*, ch. 3 (the one-sample / paired permutation
+    test); Dror et al. (2018), ACL, sec. 4.
+    """
+    d = np.asarray(differences, dtype=float).ravel()
+    if not np.all(np.isfinite(d)):
+        raise ValueError("differences must be finite")
+    d = d[d != 0]
+    m = d.size
+    if m > EXACT_SIGN_FLIP_MAX:
+        raise ValueError(f"{m} non-zero differences: more than {EXACT_SIGN_FLIP_MAX} for an exact enumeration")
+    if m == 0:
+        return 1.0
+    observed = abs(d.sum())
+    tol = 1e-9 * max(1.0, float(np.abs(d).sum()))
+
+    def sums(x: np.ndarray) -> np.ndarray:
+        out = np.zeros(1)
+        for v in x:
+            out = np.concatenate([out + v, out - v])
+        return out
+
+    k = m // 2
+    left, right = sums(d[:k]), np.sort(sums(d[k:]))
+    # |l + r| >= observed  <=>  r >= observed - l  or  r <= -observed - l
+    upper = right.size - np.searchsorted(right, observed - left - tol, side="left")
+    lower = np.searchsorted(right, -observed - left + tol, side="right")
+    # with observed > 0 no r is on both sides; observed ~ 0: every flip is as extreme
+    hits = int((upper + lower).sum()) if observed > tol else 1 << m
+    return min(1.0, hits / float(1 << m))
 
 
 def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float = 0.95,
@@ -497,16 +621,21 @@ def paired_bootstrap(a, b, *, n_resamples: int = 10_000, confidence_level: float
         p = 1 / (n_resamples + 1)
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high), float(p),
                             int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
-                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})", bool(bound), n_resamples)
+                            f"paired bootstrap(n_resamples={n_resamples}, seed={seed})", bool(bound), n_resamples,
+                            False, small_sample_reason(d))
 
 
 def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:
-    """Approximate randomization (sign-flip permutation) test of ``mean(b) - mean(a)``.
+    """Paired randomization (sign-flip permutation) test of ``mean(b) - mean(a)``: exact when cheap.
 
-    Each resample swaps the two runs' scores of every item with probability 1/2; the p-value
-    is ``(hits + 1) / (n_resamples + 1)`` with ``hits`` the resamples whose absolute mean
-    difference is at least the observed one (Noreen 1989; Riezler & Maxwell 2005).  With no
-    hit, ``p_value = 1 / (R + 1)`` is flagged as a bound (``p_value_is_bound``).
+    With at most :data:`EXACT_SIGN_FLIP_MAX` non-zero differences every sign flip is enumerated
+    (:func:`exact_sign_flip_p`, the Fisher-Pitman permutation test; ``exact`` is set and the
+    method says so): on few items or few discordant pairs the p-value is then exact, not a Monte
+    Carlo estimate.  Otherwise each of ``R`` resamples swaps the two runs' scores of every item
+    with probability 1/2; the p-value is ``(hits + 1) / (n_resamples + 1)`` with ``hits`` the
+    resamples whose absolute mean difference is at least the observed one (Noreen 1989; Riezler &
+    Maxwell 2005).  With no hit, ``p_value = 1 / (R + 1)`` is flagged as a bound
+    (``p_value_is_bound``).
 
     Parameters
     ----------
@@ -530,14 +659,21 @@ def approximate_randomization(a, b, *, n_resamples: int = 10_000, seed: int = 0)
     _check_resamples(n_resamples)
     if n_resamples == 0:
         return _not_run(d, a, b, "approximate randomization")
+    m = int(np.count_nonzero(d))
+    if m <= EXACT_SIGN_FLIP_MAX:
+        return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None, exact_sign_flip_p(d),
+                                int((d > 0).sum()), int((d < 0).sum()), int((d == 0).sum()), int(d.size),
+                                f"exact sign-flip permutation test (Fisher-Pitman; all 2^{m} sign flips of the {m} "
+                                "non-zero differences)", False, n_resamples, True, "")
     observed = abs(d.mean())
     rng = np.random.default_rng(seed)
     hits = 0
-    step = max(1, _CHUNK_CELLS // d.size)
+    nz = d[d != 0]  # a zero difference is the same under either sign: only the m others are flipped
+    step = max(1, _CHUNK_CELLS // nz.size)
     for start in range(0, n_resamples, step):
         k = min(step, n_resamples - start)
-        signs = rng.integers(0, 2, size=(k, d.size), dtype=np.int8) * 2 - 1
-        hits += int(np.sum(np.abs(signs @ d) / d.size >= observed - 1e-12))
+        signs = rng.integers(0, 2, size=(k, nz.size), dtype=np.int8) * 2 - 1
+        hits += int(np.sum(np.abs(signs @ nz) / d.size >= observed - 1e-12))
     return PairedComparison(float(a.mean()), float(b.mean()), float(d.mean()), None, None,
                             (hits + 1) / (n_resamples + 1), int((d > 0).sum()), int((d < 0).sum()),
                             int((d == 0).sum()), int(d.size),

@@ -20,7 +20,27 @@ def _ci(ci) -> str:
 
 def _delta(c) -> str:
     return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] " + \
-        p_value(c.p_value, c.p_value_is_bound, digits=3)
+        p_value(c.p_value, c.p_value_is_bound, digits=3) + (" [!]" if c.small_sample else "")
+
+
+def randomization_text(r) -> str:
+    """The paired randomization test's p-value as text, ``(exact)`` when every sign flip was counted."""
+    if r is None:
+        return MISSING
+    return p_value(r.p_value, r.p_value_is_bound, digits=3) + (" (exact)" if r.exact else "")
+
+
+def small_sample_lines(effect) -> list[str]:
+    """One line per (run, metric) whose paired bootstrap p-value is flagged, with the reason and the
+    p-value to read instead (McNemar's exact or the exact sign-flip test)."""
+    lines = []
+    for c in effect.changes:
+        for m in c.metrics:
+            if m.change.small_sample:
+                p, source = m.trusted_p
+                lines.append(f"[!] {c.run} {metric_label(m.metric)}: the paired bootstrap p-value is not trustworthy "
+                             f"({m.change.small_sample}); read {source} {p_value(p, digits=3)}")
+    return lines
 
 
 def applications_text(applications: Sequence) -> str:
@@ -62,7 +82,8 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
     binary = {x.metric for c in effect.changes for x in c.metrics if x.mcnemar is not None}
     for m in metrics:
         label = metric_label(m)
-        header += [f"{label} before", f"{label} after", f"{label} delta (points) & paired bootstrap"]
+        header += [f"{label} before", f"{label} after", f"{label} delta (points) & paired bootstrap",
+                   f"{label} randomization p"]
         if m in binary:
             header.append("McNemar p")
     for c in effect.changes:
@@ -70,13 +91,16 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
         by_name = {x.metric: x for x in c.metrics}
         for m in metrics:
             x = by_name.get(m)
-            row += [_ci(x.before), _ci(x.after), _delta_cell(x, c.n_paired)] if x else [MISSING] * 3
+            row += ([_ci(x.before), _ci(x.after), _delta_cell(x, c.n_paired), randomization_text(x.randomization)]
+                    if x else [MISSING] * 4)
             if m in binary:
                 row.append(f"{x.mcnemar.p_value:.3g}" if x and x.mcnemar else MISSING)
         rows.append(row)
     out.append(format_table(header, rows))
     out.append(f"  intervals: {level}% percentile bootstrap ({first.before.signature}); "
-               f"paired: {first.change.method}")
+               f"paired: {first.change.method}; randomization (where the bootstrap is flagged [!]): sign flips of "
+               "the changes, exact when at most 20 records changed (Fisher-Pitman)")
+    out.extend(f"  {line}" for line in small_sample_lines(effect))
     if len(effect.changes) > 1:
         out.extend(f"  {line}" for line in rank_lines(effect, percent, "RANK FLIP",
                                                        f"order of the systems: unchanged by the corrections "
@@ -104,7 +128,9 @@ def effect_rows(effect) -> list[dict]:
     Keys: ``run``, ``metric``, ``n``, ``changed``, ``before``, ``before_ci_low``, ``before_ci_high``,
     ``after``, ``after_ci_low``, ``after_ci_high``, ``delta``, ``delta_ci_low``, ``delta_ci_high``,
     ``p_paired_bootstrap``, ``p_paired_bootstrap_is_bound`` (no resample reached the observed
-    change: the p-value is the bound ``1 / (R + 1)``), ``p_mcnemar`` (``None`` for a non-binary metric).
+    change: the p-value is the bound ``1 / (R + 1)``), ``p_mcnemar`` (``None`` for a non-binary metric),
+    ``p_randomization`` and ``p_randomization_exact`` (the paired sign-flip test, exact when every
+    flip was counted), ``small_sample`` (why the bootstrap p-value is not to be trusted, else ``""``).
     Shown as text by :func:`p_texts`.
     """
     rows = []
@@ -117,7 +143,10 @@ def effect_rows(effect) -> list[dict]:
                          "delta": m.change.delta, "delta_ci_low": m.change.ci_low, "delta_ci_high": m.change.ci_high,
                          "p_paired_bootstrap": m.change.p_value,
                          "p_paired_bootstrap_is_bound": m.change.p_value_is_bound,
-                         "p_mcnemar": m.mcnemar.p_value if m.mcnemar is not None else None})
+                         "p_mcnemar": m.mcnemar.p_value if m.mcnemar is not None else None,
+                         "p_randomization": m.randomization.p_value if m.randomization is not None else None,
+                         "p_randomization_exact": bool(m.randomization is not None and m.randomization.exact),
+                         "small_sample": m.change.small_sample})
     return rows
 
 
@@ -126,6 +155,13 @@ def p_texts(row: dict, digits: int = 3) -> tuple[str, str | None]:
     the paired bootstrap's (``"p < 0.0001"`` when it is a bound) and McNemar's (``None`` without one)."""
     return (p_value(row["p_paired_bootstrap"], row["p_paired_bootstrap_is_bound"], digits=digits),
             None if row["p_mcnemar"] is None else p_value(row["p_mcnemar"], digits=digits))
+
+
+def randomization_p_text(row: dict, digits: int = 3) -> str | None:
+    """The randomization p-value of an :func:`effect_rows` row as text (``(exact)`` when enumerated)."""
+    if row.get("p_randomization") is None:
+        return None
+    return p_value(row["p_randomization"], digits=digits) + (" (exact)" if row.get("p_randomization_exact") else "")
 
 
 def applications_rows(applications: Sequence) -> list[dict]:
@@ -146,17 +182,49 @@ def patch_effect_json(effect, applications: Sequence = ()) -> str:
                       ensure_ascii=False, indent=2) + "\n"
 
 
+def corrections_jsonable(corrections) -> dict:
+    """The ``gt_patch`` section of a JSON report: a :class:`~evaluators.metrics.before_after.Corrections`
+    as data (``applications``, ``effect`` with every interval and test, ``files``, ``note``) plus
+    ``before_after`` (:func:`effect_rows`: one flat row per run and metric, the terminal table's numbers)
+    and ``applied`` (:func:`applications_rows`)."""
+    out = to_jsonable(corrections)
+    out["applied"] = applications_rows(corrections.applications)
+    out["before_after"] = effect_rows(corrections.effect) if corrections.effect is not None else []
+    return out
+
+
 def reviewed_estimate_text(est) -> str:
-    """The reviewed estimate of a run beside the human-only one and the metric alone."""
+    """The reviewed estimate of a run beside the human-only one and the metric alone: which sample it used,
+    the unadjudicated disagreements (not dropped silently: counted, with how far they could move the
+    estimate), and the expected interval width after more reviews."""
     r, h = est.reviewed, est.human_only
-    return "\n".join([
+    name = {"uniform": "prediction-powered (PPI++):  ", "stratified": "stratified PPI:              ",
+            "active": "active PPI (IPW):            "}.get(getattr(est, "design", "uniform"), "prediction-powered:          ")
+    lines = [
         f"Reviewed estimate of {est.metric or 'the score'} ({est.n_reviewed} of {est.n_records} records reviewed)",
+    ]
+    if getattr(est, "sample", ""):
+        lines.append(f"  sample: {est.sample}")
+    lines += [
         f"  metric alone (no review):     {percent(est.automatic)}",
         f"  human labels only:            {percent(h.estimate)} [{percent(h.ci_low)}, {percent(h.ci_high)}] (width {percent(h.width)})",
-        f"  prediction-powered (PPI++):   {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
+        f"  {name} {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
         f"lam {r.lam:.3f})",
         f"  method: {r.method}",
-    ])
+    ]
+    n_dis = getattr(est, "n_disagreements", 0)
+    if n_dis:
+        low, high = est.disagreements_range
+        lines.append(f"  unadjudicated disagreements: {n_dis} reviewed record(s) without a final label, not in the "
+                     f"estimate; counted all wrong {percent(low)}, all right {percent(high)} (adjudicate them)")
+    else:
+        lines.append("  unadjudicated disagreements: 0")
+    if getattr(est, "n_unlabelled", 0):
+        lines.append(f"  GT errors without a rescored value: {est.n_unlabelled} (no verdict, not in the estimate)")
+    if getattr(est, "width_curve", ()):
+        lines.append("  more reviews -> expected interval width: "
+                     + ", ".join(f"+{k}: {percent(w)}" for k, w in est.width_curve))
+    return "\n".join(lines)
 
 
 def metric_agreement_text(m) -> str:
@@ -176,6 +244,7 @@ def metric_agreement_text(m) -> str:
         format_table(["", "human: wrong", "human: right"], [["metric: wrong", ww, wr], ["metric: right", rw, rr]]),
         f"  accuracy {percent(m.accuracy)} [{percent(m.accuracy_ci_low)}, {percent(m.accuracy_ci_high)}], Cohen's kappa {kappa}; "
         f"people with each other (ceiling): Cohen's kappa {ceiling}",
+        f"  both kappas on the labels {getattr(m, 'label_set', 'right / wrong')}",
         f"  intervals: {m.signature}",
     ])
 
@@ -199,12 +268,15 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
 
     level = f"{100 * effect.changes[0].metrics[0].before.confidence_level:g}%"
     page.table(["run", "metric", "n", "changed", "before", f"before {level} CI", "after", f"after {level} CI",
-                "delta", "p (paired bootstrap)", "p (McNemar)"],
+                "delta", "p (paired bootstrap)", "p (McNemar)", "p (sign-flip randomization)"],
                [[r["run"], r["metric"], r["n"], r["changed"], r["before"], ci(r["before_ci_low"], r["before_ci_high"]),
-                 r["after"], ci(r["after_ci_low"], r["after_ci_high"]), r["delta"], *p_texts(r)]
+                 r["after"], ci(r["after_ci_low"], r["after_ci_high"]), r["delta"], *p_texts(r),
+                 randomization_p_text(r)]
                 for r in effect_rows(effect)],
                caption=f"{effect.changes[0].metrics[0].before.signature}; "
                        f"{effect.changes[0].metrics[0].change.method}")
+    for line in small_sample_lines(effect):
+        page.paragraph(line)
     if len(effect.changes) > 1:
         for line in rank_lines(effect, lambda v: f"{v:.3f}"):
             page.paragraph(line if line.endswith(".") else line + ".")

@@ -89,6 +89,20 @@ def p_value(p_value: float | None, is_bound: bool = False, digits: int = 4) -> s
     return f"p < {bound:.{max(0, -exponent)}f}"
 
 
+def small_sample_note(comparison) -> str:
+    """Why a paired test's bootstrap p-value is not to be trusted, as a sentence (``""`` when it is).
+
+    ``comparison`` is a :class:`~evaluators.metrics.statistics.PairedComparison`; its ``small_sample``
+    reason (:func:`evaluators.metrics.statistics.small_sample_reason`) is spelled out with what to
+    read instead (the exact sign-flip test, McNemar's exact test).
+    """
+    reason = getattr(comparison, "small_sample", "")
+    if not reason:
+        return ""
+    return (f"[!] bootstrap p-value not trustworthy on a small sample ({reason}): read the exact sign-flip or "
+            "McNemar's exact p-value")
+
+
 def problem(issue: Any, severity: str | None = None) -> str:
     """One input problem as one line: ``"error: answers.jsonl:3: what was expected"``.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.reports.escape import html_text
-from evaluators.reports.format import p_value, points, points_interval
+from evaluators.reports.format import p_value, points, points_interval, small_sample_note
 
 #: No network, no frames, no objects, no script; inline style only (the charts are inline SVG).
 CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; "
@@ -306,8 +306,8 @@ def comparison_report(view, comparison=None, signature: str = "", *, title: str 
 
         # Differences of EM / F1 in percentage points, as on the QA page and in `compare`'s output.
         page.cards([("F1 delta (B − A)", points(f1.delta), points_interval(f1.ci_low, f1.ci_high)),
-                    ("p, paired bootstrap (F1)", p_card(f1), None),
-                    ("p, approximate randomization (F1)", p_card(ar), None),
+                    ("p, paired bootstrap (F1)", p_card(f1), small_sample_note(f1) or None),
+                    ("p, exact sign-flip (F1)" if ar.exact else "p, approximate randomization (F1)", p_card(ar), None),
                     ("EM delta (B − A)", points(em.delta), points_interval(em.ci_low, em.ci_high)),
                     ("p, McNemar exact (EM)", mc.p_value, f"right in A only {mc.only_a}, in B only {mc.only_b}"),
                     ("Records won / lost / tied", f"{f1.won} / {f1.lost} / {f1.tied}", f"of {c.n_paired} paired")],
@@ -487,7 +487,8 @@ def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Nar
         page.heading(f"{paired.name_b} against {paired.name_a}")
         page.cards([("Overall delta (B − A)", f"{bs.delta:+.3f}",
                      f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f}" if bs.ci_low is not None else None),
-                    ("p, paired bootstrap", bs.p_value, None), ("p, approximate randomization", ar.p_value, None),
+                    ("p, paired bootstrap", bs.p_value, small_sample_note(bs) or None),
+                    ("p, exact sign-flip" if ar.exact else "p, approximate randomization", ar.p_value, None),
                     ("Stories higher / lower / tied", f"{bs.won} / {bs.lost} / {bs.tied}",
                      f"of {paired.n_paired} paired")], digits=4)
     page.heading("Documents x systems")

@@ -225,7 +225,7 @@ def batch_markdown(b: BatchResult) -> str:
 def corrections_markdown(corrections) -> list[str]:
     """Markdown lines of a narrative run's review corrections: what each patch did per story file, then the
     overall and component scores before and after (bootstrap intervals, paired bootstrap of the change)."""
-    from evaluators.reports.corrections import applications_rows, effect_rows
+    from evaluators.reports.corrections import applications_rows, effect_rows, randomization_p_text
 
     lines = ["", "## Review corrections (GT patch)", "",
              "| GT file | corrections | applied | already in place | conflicts | unknown places |",
@@ -234,13 +234,17 @@ def corrections_markdown(corrections) -> list[str]:
               f"| {r['conflicts']} | {r['unknown_ids']} |" for r in applications_rows(corrections.applications)]
     if corrections.effect is None:
         return lines + ["", md(corrections.note)]
-    lines += ["", "| score | documents | before [95% CI] | after [95% CI] | change [95% CI] | p (paired bootstrap) |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| score | documents | before [95% CI] | after [95% CI] | change [95% CI] | p (paired bootstrap) "
+              "| p (sign-flip) |", "|---|---|---|---|---|---|---|"]
     for r in effect_rows(corrections.effect):
         lines.append(f"| {md(r['metric'])} | {r['n']} | {fmt(r['before'])} [{fmt(r['before_ci_low'])}, "
                      f"{fmt(r['before_ci_high'])}] | {fmt(r['after'])} [{fmt(r['after_ci_low'])}, "
                      f"{fmt(r['after_ci_high'])}] | {r['delta']:+.3f} [{r['delta_ci_low']:+.3f}, "
-                     f"{r['delta_ci_high']:+.3f}] | {r['p_paired_bootstrap']:.4f} |")
+                     f"{r['delta_ci_high']:+.3f}] | {r['p_paired_bootstrap']:.4f}"
+                     f"{' [!]' if r['small_sample'] else ''} | {randomization_p_text(r, 4) or ''} |")
+    flagged = [r for r in effect_rows(corrections.effect) if r["small_sample"]]
+    lines += ["", *(f"[!] {md(r['metric'])}: the paired bootstrap p-value is not trustworthy ({md(r['small_sample'])}); "
+                     f"read the sign-flip test's" for r in flagged)] if flagged else []
     return lines
 
 

@@ -267,11 +267,13 @@ def json_rows() -> tuple[RowSink, _JsonSpool]:
 
 
 def write_report_json(report: QAReport, out: IO[str], *, include_records: bool = True,
-                      spool: _JsonSpool | None = None) -> None:
+                      spool: _JsonSpool | None = None, gt_patch: dict | None = None) -> None:
     """The report as pretty JSON (UTF-8 text, no NaN), written field by field to ``out``.
 
     The text equals ``json.dumps(report.to_dict(), ensure_ascii=False, indent=2)`` (tested);
     records are written one at a time (from ``spool`` when they were rendered while scoring).
+    ``gt_patch`` (the review corrections' before / after section,
+    :func:`evaluators.reports.corrections.corrections_jsonable`) is written last, as ``"gt_patch"``.
     """
     out.write("{")
     first = True
@@ -299,6 +301,8 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
         out.write("[")
         spool.copy_to(out)
         out.write("\n  ]")
+    if gt_patch is not None:
+        out.write(",\n  \"gt_patch\": " + json.dumps(gt_patch, ensure_ascii=False, indent=2).replace("\n", "\n  "))
     out.write("\n}")
 
 
@@ -338,8 +342,10 @@ def matrix_csv(view, signature: str) -> str:
     return write_dict_csv([*columns, "signature"], rows)
 
 
-def comparison_json(view, comparison=None, signature: str = "") -> str:
-    """Side-by-side scores (and the paired comparison, if given) as pretty JSON with the signature."""
+def comparison_json(view, comparison=None, signature: str = "", gt_patch: dict | None = None) -> str:
+    """Side-by-side scores (and the paired comparison, if given) as pretty JSON with the signature;
+    ``gt_patch``: the review corrections' before / after section
+    (:func:`evaluators.reports.corrections.corrections_jsonable`), as ``"gt_patch"``."""
     data: dict[str, Any] = {"signature": signature, "systems": list(view.systems),
                             "scores": [s.to_dict() for s in view.scores], "agreement": dict(view.counts),
                             "common": {"n_common": view.common.n_common, "n_by_system": dict(view.common.n_by_system),
@@ -348,6 +354,8 @@ def comparison_json(view, comparison=None, signature: str = "") -> str:
                             "matrix": matrix_rows(view)}
     if comparison is not None:
         data["comparison"] = comparison.to_dict()
+    if gt_patch is not None:
+        data["gt_patch"] = gt_patch
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 

@@ -114,8 +114,12 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
         ``annotator``, ``n_items``, ``accuracy`` (share of items where the two agree) and
         ``cohen_kappa``, each with ``*_ci_low`` / ``*_ci_high``, and ``meaningful`` / ``note``;
         ``krippendorff_alpha`` (nominal) over the humans and the automatic verdict as one more
-        rater, with ``n_items``; ``figures``: the alpha's
-        :class:`~evaluators.metrics.agreement.AgreementFigure` as a dict.
+        rater, with ``n_items``; ``human_kappa``: the reviewers' mean pairwise Cohen's kappa on the
+        **same two labels** (right = ``acceptable_variant``, wrong = ``model_error``; ``gt_error``
+        left out), the ceiling to read the automatic verdict's kappa against (the session's own
+        agreement figures use all three labels: a different, lower-chance-agreement scale), with
+        ``labels`` naming that set; ``figures``: the alpha's and the ceiling's
+        :class:`~evaluators.metrics.agreement.AgreementFigure` as dicts.
     """
     auto: dict[int, int] = {}
     source = None
@@ -145,6 +149,11 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
     rated = sorted({i for r in human.values() for i in r})
     data = [[auto[i] for i in rated]] + [[r.get(i) for i in rated] for r in human.values()]
     alpha = krippendorff_alpha_ci(data, "nominal", **settings)
+    # the people with each other on the same two labels (items two or more of them rated right / wrong)
+    both = [i for i in rated if sum(i in r for r in human.values()) >= 2]
+    ceiling = mean_pairwise_cohen_kappa_ci([[r.get(i) for i in both] for r in human.values()], **settings)
     return {"source": source, "threshold": threshold, "per_annotator": rows,
             "krippendorff_alpha": alpha.value if rated else None, "n_items": len(rated),
-            "figures": {"krippendorff_alpha": alpha.to_dict()}}
+            "human_kappa": ceiling.value if both else None, "human_kappa_items": len(both),
+            "labels": "right (acceptable_variant) / wrong (model_error); gt_error left out",
+            "figures": {"krippendorff_alpha": alpha.to_dict(), "human_kappa": ceiling.to_dict()}}

@@ -6,8 +6,10 @@ Records are keyed by ``(system, record id)`` (a review item's ``system`` and ``i
 is ``None`` for a single run).  The human label of a reviewed record (:func:`human_labels`):
 ``acceptable_variant`` -> 1 (the answer is right), ``model_error`` -> 0, ``gt_error`` -> the
 metric against the corrected GT when it is given (``rescored``), else the record counts as not
-reviewed.  The reviewed records must be a uniformly random sample of the run for the interval
-to be valid (see :mod:`evaluators.metrics.ppi`).
+reviewed.  The reviewed records must be a random sample of the run with known inclusion
+probabilities for the interval to be valid: uniform (:func:`reviewed_estimate`), or stratified /
+active (:func:`design_estimate`, designs of :mod:`evaluators.review.sampling`); a session in the
+informative order or reviewed through a filter is refused.
 """
 
 from __future__ import annotations
@@ -66,7 +68,22 @@ class ReviewedEstimate(DictMixin):
         Mean of the human labels and its normal interval.
     reviewed : MeanEstimate
         Prediction-powered estimate and interval (equal to ``human_only`` when every record was
-        reviewed).
+        reviewed): uniform, stratified or active PPI by ``design``.
+    design : str
+        ``uniform``, ``stratified`` or ``active`` (:mod:`evaluators.review.sampling`).
+    sample : str
+        Which sample the estimate used, in words.
+    n_disagreements : int
+        Reviewed records whose reviewers disagree and that nobody adjudicated: not in the estimate
+        (no human label), reported here.
+    disagreements_range : (float, float) or None
+        The estimate with every such record counted wrong, and counted right (how much they could
+        move it); ``None`` without any.
+    n_unlabelled : int
+        Final labels that give no verdict (a GT error with no rescored value).
+    width_curve : tuple of (int, float)
+        ``(k more reviews, expected interval width)`` (:func:`evaluators.review.order.projected_width`;
+        uniform design).
     """
 
     metric: str
@@ -76,6 +93,12 @@ class ReviewedEstimate(DictMixin):
     automatic: float
     human_only: MeanEstimate
     reviewed: MeanEstimate
+    design: str = "uniform"
+    sample: str = ""
+    n_disagreements: int = 0
+    disagreements_range: tuple[float, float] | None = None
+    n_unlabelled: int = 0
+    width_curve: tuple[tuple[int, float], ...] = ()
 
 
 def reviewed_estimate(automatic: Mapping[Hashable, float], human: Mapping[Hashable, float], *, metric: str = "",
@@ -110,3 +133,87 @@ def reviewed_estimate(automatic: Mapping[Hashable, float], human: Mapping[Hashab
     reviewed = ppi_mean(y, yhat, yu, confidence_level=confidence_level, lam=lam) if yu else human_only
     return ReviewedEstimate(metric, len(auto), len(labelled), len(human) - len(labelled),
                             sum(auto.values()) / len(auto), human_only, reviewed)
+
+
+#: More reviews shown in the expected-width curve.
+CURVE_STEPS = (0, 10, 25, 50, 100, 200, 500, 1000)
+
+
+def design_estimate(automatic: Mapping[Hashable, float], human: Mapping[Hashable, float], design, *,
+                    strata: Mapping[Hashable, str] | None = None, metric: str = "",
+                    disagreements: Iterable[Hashable] = (), n_unlabelled: int = 0,
+                    confidence_level: float = 0.95) -> ReviewedEstimate:
+    """The reviewed estimate for a session's sample design (:class:`~evaluators.review.sampling.SampleDesign`).
+
+    ``uniform``: :func:`reviewed_estimate` (PPI++ as ``ppi_py``) and the expected width after more
+    reviews; ``stratified``: :func:`~evaluators.metrics.ppi.stratified_ppi_mean` with ``strata`` (every
+    record's stratum); ``active``: :func:`~evaluators.metrics.ppi.active_ppi_mean` with the design's
+    inclusion probabilities (scaled by the share of the selected records reviewed so far, which the
+    random queue leaves a random subset of them).  Unadjudicated ``disagreements`` are counted and
+    the estimate is recomputed with all of them wrong and all right (``disagreements_range``).
+
+    Raises
+    ------
+    ValueError
+        A design that is not random (with its reason), fewer than 2 reviewed records, a stratum with
+        fewer than 2, reviewed records outside an active design's selection.
+    """
+    from evaluators.metrics.ppi import active_ppi_mean, stratified_ppi_mean
+    from evaluators.review.order import projected_width
+    from evaluators.review.sampling import key_text
+
+    if not design.random:
+        raise ValueError(f"not a random sample: {design.description}")
+    auto = {k: float(v) for k, v in automatic.items() if v is not None}
+    disagree = [k for k in disagreements if k in auto and k not in human]
+
+    def one(labels: Mapping[Hashable, float]) -> ReviewedEstimate:
+        base = reviewed_estimate(auto, labels, metric=metric, confidence_level=confidence_level)
+        labelled = [k for k in labels if k in auto]
+        if design.design == "stratified":
+            if strata is None:
+                raise ValueError("a stratified estimate needs every record's stratum")
+            seen = set(labelled)
+            rest = [k for k in auto if k not in seen]
+            est = stratified_ppi_mean([labels[k] for k in labelled], [auto[k] for k in labelled],
+                                      [strata[k] for k in labelled], [auto[k] for k in rest], [strata[k] for k in rest],
+                                      confidence_level=confidence_level)
+        elif design.design == "active":
+            outside = [k for k in labelled if key_text(k) not in design.inclusion]
+            if outside:
+                raise ValueError(f"{len(outside)} reviewed record(s) are outside the active design's selection "
+                                 f"(e.g. {key_text(outside[0])}): their inclusion probability is unknown")
+            selected = [k for k in auto if key_text(k) in design.inclusion]
+            share = len(labelled) / max(1, len(selected))
+            keys = list(auto)
+            lab = set(labelled)
+            est = active_ppi_mean([auto[k] for k in keys],
+                                  [max(1e-12, design.inclusion.get(key_text(k), 1.0) * share) for k in keys],
+                                  [k in lab for k in keys], [labels.get(k, float("nan")) for k in keys],
+                                  confidence_level=confidence_level,
+                                  strata=[strata[k] for k in keys] if strata else None)
+        else:
+            return base
+        return ReviewedEstimate(base.metric, base.n_records, base.n_reviewed, base.n_unknown, base.automatic,
+                                base.human_only, est)
+
+    main = one(human)
+    rng = None
+    if disagree:
+        low = one({**human, **{k: 0.0 for k in disagree}}).reviewed.estimate
+        high = one({**human, **{k: 1.0 for k in disagree}}).reviewed.estimate
+        rng = (low, high)
+    curve: tuple[tuple[int, float], ...] = ()
+    if design.design == "uniform":
+        labelled = [k for k in human if k in auto]
+        seen = set(labelled)
+        rest = [auto[k] for k in auto if k not in seen]
+        steps = [k for k in CURVE_STEPS if k < len(rest)]
+        if steps and len(labelled) >= 2:
+            widths = projected_width([human[k] for k in labelled], [auto[k] for k in labelled], rest, steps,
+                                     confidence_level=confidence_level)
+            curve = tuple((int(k), float(w)) for k, w in zip(steps, widths))
+    import dataclasses
+
+    return dataclasses.replace(main, design=design.design, sample=design.description, n_disagreements=len(disagree),
+                               disagreements_range=rng, n_unlabelled=n_unlabelled, width_curve=curve)

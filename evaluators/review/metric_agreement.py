@@ -9,7 +9,12 @@ is at least ``threshold``.  Reported: the 2 x 2 confusion of the two, accuracy (
 where they agree, :func:`evaluators.metrics.statistics.bootstrap_ci`) and Cohen's kappa (Cohen
 1960, :func:`evaluators.metrics.agreement.cohen_kappa_ci`), each with a percentile bootstrap
 interval over items (Efron & Tibshirani 1993, ch. 13), and the mean pairwise Cohen's kappa of the
-annotators on the same labels (:func:`evaluators.review.agreement.session_agreement`).
+annotators (:func:`evaluators.review.agreement.session_agreement`) on **the same two labels**
+(:data:`LABEL_SET`): right (``acceptable_variant``) and wrong (``model_error``); a ``gt_error``
+decision is left out of the people's agreement as a ``gt_error`` final label is left out of the
+metric's, so the ceiling and the metric's kappa are on one label set (a 3-label kappa of the people
+beside a 2-label kappa of the metric compares different things: more categories, lower chance
+agreement).
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from evaluators.review.agreement import session_agreement
 from evaluators.review.items import AUTOMATIC, score_at
 from evaluators.review.gt_patch import final_labels
 from evaluators.review.store import ReviewStore
+
+
+#: The labels both kappas are computed on (right, wrong); ``gt_error`` is left out of both.
+LABEL_SET = ("acceptable_variant", "model_error")
 
 
 @dataclass(frozen=True)
@@ -48,9 +57,12 @@ class MetricAgreement(DictMixin):
         The value (``None`` when undefined: one verdict only on both sides), its interval, and
         whether it is meaningful yet (:data:`evaluators.metrics.agreement.MIN_ITEMS` items).
     human_kappa : AgreementFigure
-        Mean pairwise Cohen's kappa of the annotators' labels (its value ``None`` without items
-        reviewed by two people); its interval at 95%.
+        Mean pairwise Cohen's kappa of the annotators' labels on :data:`LABEL_SET` (``gt_error``
+        decisions left out; its value ``None`` without items two people labelled right or wrong);
+        its interval at 95%.
     signature : str
+    label_set : str
+        The labels of both kappas, in words.
     """
 
     source: str
@@ -64,6 +76,7 @@ class MetricAgreement(DictMixin):
     cohen_kappa: AgreementFigure
     human_kappa: AgreementFigure
     signature: str
+    label_set: str = "right (acceptable_variant) / wrong (model_error); gt_error left out"
 
 
 def _score(payload: dict, source: str | None) -> tuple[float | None, str]:
@@ -114,7 +127,9 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
     accuracy = bootstrap_ci(np.equal(auto, human).astype(float), unit="item", **settings)
     kappa = cohen_kappa_ci(auto, human, labels=[0, 1], **settings)
-    people = session_agreement(store.decisions(session_id), n_resamples=n_resamples, seed=seed)
+    # the people on the metric's two labels: a gt_error decision is left out, as a gt_error final label is
+    people = session_agreement([d for d in store.decisions(session_id) if d.label in LABEL_SET],
+                               n_resamples=n_resamples, seed=seed)
     human_kappa = AgreementFigure(**people["label"]["figures"]["cohen_kappa_mean"])
     return MetricAgreement(
         name, threshold, len(auto), left_out, counts.tolist(), accuracy.estimate, accuracy.ci_low, accuracy.ci_high,

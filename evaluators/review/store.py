@@ -1253,11 +1253,24 @@ def _filter_clauses(f: QueueFilter) -> list:
 
 
 def _settings_json(settings: Mapping[str, Any]) -> str:
-    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help"}
+    # order / filter / sampling: how the reviewed items are drawn (evaluators.review.sampling.session_design)
+    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help", "order", "filter", "sampling"}
     unknown = set(settings) - allowed
     if unknown:
         raise ValueError(f"unknown session setting(s): {', '.join(sorted(map(str, unknown)))}")
     out = dict(settings)
+    if "order" in out and out["order"] not in ("random", "informative"):
+        raise ValueError("order must be 'random' or 'informative'")
+    for name in ("filter", "sampling"):
+        if name in out and not isinstance(out[name], dict):
+            raise ValueError(f"{name} must be a mapping")
+    if "filter" in out:
+        try:
+            QueueFilter(**out["filter"])  # the queue filter's own checks
+        except TypeError as exc:
+            raise ValueError(f"filter: {exc}") from None
+    if "sampling" in out and out["sampling"].get("design") not in ("uniform", "stratified", "active"):
+        raise ValueError("sampling design must be 'uniform', 'stratified' or 'active'")
     if "guidelines" in out:
         out["guidelines"] = check_text(out["guidelines"], "guidelines", limit=MAX_GUIDELINES)
         version = out.get("guidelines_version", 1)

@@ -251,6 +251,14 @@ def test_automatic_verdict_against_humans(store):
     assert alice["cohen_kappa"] == pytest.approx(cohen_kappa_score(judge, human))
     assert result["krippendorff_alpha"] == pytest.approx(
         krippendorff.alpha(reliability_data=np.array([judge, human], dtype=float), level_of_measurement="nominal"))
+    assert result["human_kappa"] is None and result["human_kappa_items"] == 0   # one reviewer: no ceiling
+    # bob: model_error, model_error, model_error, gt_error, acceptable.  The ceiling is on the metric's two labels:
+    # m3 (gt_error for both) is left out, as for the metric; alice vs bob on m0, m1, m2, m4: [1, 0, 0, 1] vs [0, 0, 0, 1]
+    for item, label in zip(rows, ["model_error", "model_error", "model_error", "gt_error", "acceptable_variant"]):
+        store.save_decision(item.id, "bob", label=label)
+    result = automatic_agreement(rows, store.decisions(s.id))
+    assert result["human_kappa_items"] == 4 and "gt_error left out" in result["labels"]
+    assert result["human_kappa"] == pytest.approx(cohen_kappa_score([1, 0, 0, 1], [0, 0, 0, 1]))
 
 def test_session_agreement_gives_every_figure_an_interval_over_items_and_flags_few_items(store):
     items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris",

@@ -154,10 +154,14 @@ def test_metric_against_people(tmp_path):
     assert m.accuracy_ci_low <= m.accuracy <= m.accuracy_ci_high
     assert m.cohen_kappa.ci_low < m.cohen_kappa.value < m.cohen_kappa.ci_high
     assert not m.cohen_kappa.meaningful and m.cohen_kappa.n_items == 9   # fewer than 30 items: said so
-    # the people agree on every shared label except q9's (gt_error vs model_error), the ceiling
+    # the ceiling is on the metric's two labels (right / wrong): q9's gt_error decision is left out, as its
+    # gt_error final label is, so q9 is no shared item; on q0-q8 the people agree: kappa 1 (a 3-label kappa
+    # with q9 as gt_error vs model_error would be lower and compare different things)
     assert m.human_kappa.value == pytest.approx(cohen_kappa_score(
-        ["acceptable_variant" if human[i] else "model_error" for i in range(9)] + ["gt_error"],
-        ["acceptable_variant" if human[i] else "model_error" for i in range(9)] + ["model_error"]))
+        ["acceptable_variant" if human[i] else "model_error" for i in range(9)],
+        ["acceptable_variant" if human[i] else "model_error" for i in range(9)])) == pytest.approx(1.0)
+    assert m.human_kappa.n_items == m.cohen_kappa.n_items == 9
+    assert "gt_error left out" in m.label_set
     # F1 >= 0.6 as the verdict: right on q4-q8 (0.6 ... 0.8)
     f1 = metric_against_people(store, s.id, source="token_f1", threshold=0.6, n_resamples=500)
     assert f1.source == "token_f1" and f1.confusion == [[0, 4], [3, 2]]
