@@ -42,7 +42,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from evaluators.metrics.registry import Metric, register
-from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_version
+from evaluators.text.provenance import stopwords_sha256
+from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_dictionary_sha256, jieba_version
 
 RAPIDFUZZ_VERSION = _pkg_version("rapidfuzz")
 
@@ -118,11 +119,12 @@ def _register_all() -> None:
     ))
     register(Metric(
         "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
-        f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words)|set Jaccard", fn=keyword_jaccard,
+        f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words, sha256:{stopwords_sha256()[:12]})"
+        "|set Jaccard", fn=keyword_jaccard,
     ))
     register(Metric(
         "keyword_jaccard_difflib", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
-        f"tok=jieba-{jieba_version()}(accurate,hmm)|norm=none|punct=kept|stopwords=none"
+        f"tok=jieba-{jieba_version()}(accurate,hmm,dict=sha256:{jieba_dictionary_sha256()[:12]})|norm=none|punct=kept|stopwords=none"
         "|mode=difflib",
         mode="difflib", variant_of="keyword_jaccard", fn=keyword_jaccard_difflib,
     ))

@@ -124,6 +124,27 @@ def jieba_version() -> str:
         return "missing"
 
 
+def jieba_dictionary_sha256() -> str:
+    """SHA-256 of the dictionary jieba ships (``jieba/dict.txt``), found without importing jieba; cached."""
+    global _JIEBA_DICT_SHA
+    if _JIEBA_DICT_SHA is None:
+        import hashlib
+        import importlib.util
+        import os
+
+        spec = importlib.util.find_spec("jieba")
+        path = os.path.join(os.path.dirname(spec.origin), "dict.txt") if spec and spec.origin else None
+        try:
+            with open(path, "rb") as fh:  # type: ignore[arg-type]
+                _JIEBA_DICT_SHA = hashlib.sha256(fh.read()).hexdigest()
+        except (OSError, TypeError):  # pragma: no cover - jieba is a core requirement
+            _JIEBA_DICT_SHA = "missing"
+    return _JIEBA_DICT_SHA
+
+
+_JIEBA_DICT_SHA: str | None = None
+
+
 def jieba_raw(text: str) -> list[str]:
     """jieba accurate mode on the text as given, every token kept (punctuation too).
 
@@ -175,8 +196,9 @@ class Tokenizer:
     name : str
         ``"char"``, ``"jieba"`` or ``"whitespace"``.
     signature : str
-        Tokenizer, normalization and library version, e.g.
-        ``"tok=jieba-0.42.1|norm=nfkc+lower|punct=dropped"``.
+        Tokenizer, normalization, library version and (jieba) dictionary digests, e.g.
+        ``"tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:1a2b3c4d5e6f,user=none)|norm=nfkc+lower|punct=dropped"``
+        (see :mod:`evaluators.text.provenance` for other jieba setups).
     func : callable
         ``str -> list[str]``.
     """
@@ -193,7 +215,8 @@ def _build_tokenizers() -> dict[str, Tokenizer]:
     return {
         "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped", char_tokens),
         "jieba": Tokenizer(
-            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off)|norm={NORMALIZATION}|punct=dropped", jieba_tokens
+            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off,dict=sha256:{jieba_dictionary_sha256()[:12]},user=none)"
+            f"|norm={NORMALIZATION}|punct=dropped", jieba_tokens
         ),
         "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped", whitespace_tokens),
     }
