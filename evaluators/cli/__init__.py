@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "testsets": "evaluators.cli.testsets",
     "dialogue": "evaluators.cli.dialogue",
     "memory": "evaluators.cli.memory",
+    "sensitivity": "evaluators.cli.sensitivity",
 }
 
 
