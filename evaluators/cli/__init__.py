@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "dialogue": "evaluators.cli.dialogue",
     "memory": "evaluators.cli.memory",
     "sensitivity": "evaluators.cli.sensitivity",
+    "audit": "evaluators.cli.audit",
 }
 
 
