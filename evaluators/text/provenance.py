@@ -315,3 +315,21 @@ def char_provenance(script: str | None = None) -> TextProvenance:
 
 
 assert NORMALIZATION == "nfkc+lower"  # what TextProvenance's nfkc/case fields say
+
+
+def stored_dictionary(data: bytes) -> str:
+    """A dictionary given as bytes (an upload) as a file jieba can load: ``<tmp>/evalboard-jieba-<sha256>.txt``.
+
+    The file is named by its digest, written once; the same bytes give the same path (and the
+    same tokenizer name), so a page's cache keys stay stable.
+    """
+    import tempfile
+
+    digest = hashlib.sha256(data).hexdigest()
+    path = os.path.join(tempfile.gettempdir(), f"evalboard-jieba-{digest}.txt")
+    if not os.path.isfile(path) or os.path.getsize(path) != len(data):
+        tmp = f"{path}.{os.getpid()}.part"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    return path
