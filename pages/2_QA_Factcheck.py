@@ -195,6 +195,17 @@ elif view == "tokenization":
                          lambda: rank_sensitivity(sens_runs, big_dictionary=big, user_dict=config.user_dict,
                                                   script=config.script, n_resamples=1000, seed=config.ci_seed))
     render_sensitivity(sensitivity, metric)
+    if config.script:
+        from evaluators.qa.sensitivity import script_effect
+
+        moved = cached(("qa-script-effect", run_key, config), lambda: script_effect(sens_runs, config.script))
+        st.markdown(f"**Script conversion {md(config.script)}: {len(moved)} record(s) scored differently than "
+                    "without it**")
+        if moved:
+            show_table([{"system": c.system, "id": c.id, "EM": f"{c.exact_match_before:g} → {c.exact_match_after:g}",
+                         "F1": f"{c.token_f1_before:.2f} → {c.token_f1_after:.2f}", "what changed": c.explanation,
+                         "prediction": c.prediction, "gold": " | ".join(c.gold)} for c in moved],
+                       key="qa_script_moved")
 
 elif view == "systems":
     from components.compare_views import side_by_side_section

@@ -261,6 +261,15 @@ def run(args: argparse.Namespace) -> int:
     if args.gt_patch:
         print(bar)
         print_effect(args, [report])
+    if args.script and report.task == "qa":
+        from evaluators.qa.sensitivity import script_effect
+
+        moved = script_effect({report.file: report.records}, args.script)
+        print(bar)
+        print(f"Script conversion {args.script}: {len(moved)} record(s) scored differently than without it")
+        for c in moved[:20 if not args.verbose else None]:
+            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, F1 {c.token_f1_before:.2f} -> "
+                  f"{c.token_f1_after:.2f} ({c.explanation[:60]})")
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:

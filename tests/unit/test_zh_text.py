@@ -232,3 +232,16 @@ def test_sensitivity_command_and_tokenizer_warnings_in_compare_and_gate(tmp_path
           "--baseline-report", str(older)])
     err = capsys.readouterr().err
     assert "tokenizer changed since the baseline" in err and "jieba version: 0.39" in err
+
+
+def test_qa_command_lists_the_records_conversion_moved(tmp_path, capsys):
+    src = tmp_path / "zh.jsonl"
+    write_jsonl(src, [{"id": "1", "answer": "國家", "prediction": "国家"}, {"id": "2", "answer": "看著", "prediction": "看着"}])
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--script", "t2s"]) == 0
+    out = capsys.readouterr().out
+    assert "Script conversion t2s: 1 record(s)" in out and "1: EM 0 -> 1" in out and "script=t2s (opencc" in out
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--script", "tw2s"]) == 0
+    out = capsys.readouterr().out
+    assert "Script conversion tw2s: 2 record(s)" in out and "2: EM 0 -> 1, F1 0.50 -> 1.00 (著->着)" in out
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0"]) == 0
+    assert "Script conversion" not in capsys.readouterr().out  # off by default
