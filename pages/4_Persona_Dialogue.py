@@ -88,6 +88,10 @@ with st.expander("Settings: metrics, mode, weights", expanded=False):
     wcols = st.columns(len(DEFAULT_WEIGHTS))
     weights = {name: wcol.number_input(name, 0.0, 1.0, float(w), 0.05, key=f"dialogue_w_{name}")
                for wcol, (name, w) in zip(wcols, DEFAULT_WEIGHTS.items())}
+    user_dict_up = st.file_uploader("jieba user dictionary · 用户词典 (optional)", type=["txt"],
+                                    key="dialogue_user_dict",
+                                    help="Words for keyword_jaccard's jieba tokenization; its SHA-256 is written "
+                                         "into the metric's signature.")
 
 # A live run is a job of the session (evaluators.dialogue.live_job): "Ask" starts it, every rerun while it is
 # recorded goes on with it from its checkpoint, "Stop" ends it after the reply in progress.
@@ -131,7 +135,10 @@ if not preds.rows:
 if not chosen:
     st.warning("Pick at least one metric in Settings; the combined score's metrics are computed anyway.")
 try:
-    config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode)
+    from evaluators.text.provenance import stored_dictionary
+
+    config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode,
+                            user_dict=stored_dictionary(user_dict_up.getvalue()) if user_dict_up is not None else None)
 except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate yet
     st.error(md(exc))
     st.stop()

@@ -245,3 +245,29 @@ def test_qa_command_lists_the_records_conversion_moved(tmp_path, capsys):
     assert "Script conversion tw2s: 2 record(s)" in out and "2: EM 0 -> 1, F1 0.50 -> 1.00 (著->着)" in out
     assert main(["qa", "--input", str(src), "--ci-resamples", "0"]) == 0
     assert "Script conversion" not in capsys.readouterr().out  # off by default
+
+
+def test_keyword_jaccard_with_a_user_dictionary_in_dialogue(tmp_path, capsys):
+    from evaluators.metrics.registry import PairScorer, get_metric
+
+    user = tmp_path / "user.txt"
+    user.write_text("佩奇乔治 100 nr\n", encoding="utf-8")
+    plain, with_user = PairScorer(["keyword_jaccard"]), PairScorer(["keyword_jaccard"], user_dict=str(user))
+    # without the word: {佩奇, 乔治, 来} vs {佩奇, 乔治, 走} -> 2/4; with it: {佩奇乔治, 来} vs {佩奇乔治, 走} -> 1/3
+    # (来/走/了 are not in the stop-word list; 了 is)
+    a, b = "佩奇乔治来了", "佩奇乔治走了"
+    assert plain.score(a, b)["keyword_jaccard"] != with_user.score(a, b)["keyword_jaccard"]
+    digest = hashlib.sha256(user.read_bytes()).hexdigest()
+    assert f"user=sha256:{digest[:12]}" in with_user.signatures["keyword_jaccard"]
+    assert get_metric("keyword_jaccard").signature == plain.signatures["keyword_jaccard"]  # the default unchanged
+    # the dialogue command: --user-dict recorded in the report's metric signatures
+    from evaluators.demo import demo_path
+
+    out = tmp_path / "out"
+    cases = demo_path("dialogue", "persona_cases.json")
+    preds = demo_path("dialogue", "panda-chat-small_report.json")
+    assert main(["dialogue", "--cases", str(cases), "--pred", str(preds), "--user-dict", str(user),
+                 "--out", str(out)]) == 0
+    report = next(p for p in out.iterdir() if p.suffix == ".json")
+    assert f"user=sha256:{digest[:12]}" in report.read_text(encoding="utf-8")
+    assert main(["dialogue", "--cases", str(cases), "--pred", str(preds), "--user-dict", str(tmp_path / "no.txt")]) == 2
