@@ -198,10 +198,10 @@ def sensitivity_rows(report, metric: str = "token_f1") -> list[dict]:
     return rows
 
 
-def render_sensitivity(report, metric: str = "token_f1") -> None:
+def render_sensitivity(report, metric: str = "token_f1", key: str = "qa") -> None:
     """The Tokenization view: scores by tokenization, the pairs whose order changes, the tokenizers' provenance."""
     st.markdown(f"**{metric} by tokenization** (reference: {md(report.tokenizations[0].label)}; #rank, 95% interval)")
-    show_table(sensitivity_rows(report, metric), key=f"qa_sens_table_{metric}")
+    show_table(sensitivity_rows(report, metric), key=f"{key}_sens_table_{metric}")
     for note in report.notes:
         st.caption(md(note))
     flips = [f for f in report.flips if f.metric == metric]
@@ -210,7 +210,7 @@ def render_sensitivity(report, metric: str = "token_f1") -> None:
         show_table([{"A": f.a, "B": f.b, "tokenization": f.tokenization,
                      "B − A (reference)": f"{100 * f.delta_reference:+.2f}",
                      "95% CI (reference)": _points(f.ci_reference), "B − A": f"{100 * f.delta:+.2f}",
-                     "95% CI": _points(f.ci), "records": f.n_paired} for f in flips], key=f"qa_sens_flips_{metric}")
+                     "95% CI": _points(f.ci), "records": f.n_paired} for f in flips], key=f"{key}_sens_flips_{metric}")
     else:
         st.success("No pair of systems changes order under another tokenization.")
     with st.expander("Tokenizers · 分词器 (dictionary SHA-256, HMM, normalisation)"):

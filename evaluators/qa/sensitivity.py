@@ -190,11 +190,21 @@ class SensitivityReport(DictMixin):
 
 
 def _records_of(runs: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, tuple[str, tuple[str, ...]]]]:
-    """System -> {record id: (prediction, gold answers)} of the records that are scored (or lack a prediction)."""
+    """System -> {record id: (prediction, gold answers)} of the records that are scored (or lack a prediction).
+
+    A record is a :class:`~evaluators.qa.evaluate.QARecordResult` or a plain ``(id, prediction,
+    references)`` tuple (any task: persona replies, memory answers); records without a reference are left out.
+    """
     out: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {}
     for system, records in runs.items():
         rows: dict[str, tuple[str, tuple[str, ...]]] = {}
         for r in records:
+            if isinstance(r, tuple):
+                rid, pred, golds = r
+                golds = (golds,) if isinstance(golds, str) else tuple(g for g in golds if g)
+                if golds:
+                    rows.setdefault(str(rid), (pred or "", golds))
+                continue
             if r.status not in ("scored", "missing_prediction") or not r.gold_answers:
                 continue
             rows.setdefault(r.id, (r.prediction or "", tuple(r.gold_answers)))
@@ -215,8 +225,9 @@ def rank_sensitivity(runs: Mapping[str, Sequence[Any]], *, big_dictionary: str |
 
     Parameters
     ----------
-    runs : mapping of str to sequence of QARecordResult
-        System -> its records (``QARun.runs()``); records are paired across systems by id.
+    runs : mapping of str to sequence of QARecordResult or of (id, prediction, references) tuples
+        System -> its records (``QARun.runs()``, or any task's replies as tuples); records are paired
+        across systems by id.
     big_dictionary, user_dict : path, optional
         jieba dictionaries for ``jieba_big`` and ``jieba_user``.
     script : str, optional

@@ -1,5 +1,5 @@
 """Issue 31: the QA page's Tokenization view in Chromium at 1440 px and 390 px, on the demo and on a public file
-(HotpotQA, three real systems): it renders, fits the screen, shows no literal None, and names the tokenizers."""
+(HotpotQA, three real systems), and the persona page's: it renders, fits the screen, shows no literal None, and names the tokenizers."""
 
 from __future__ import annotations
 
@@ -58,6 +58,13 @@ def test_tokenization_view_on_the_demo_and_a_public_file(browser, app_url, width
         _check(pg, "hotpotqa", width, problems)
         pg.get_by_text("Tokenizers · 分词器").first.click()
         pg.get_by_text("dict=sha256:").first.wait_for(timeout=WAIT)  # the dictionary's digest is shown
+        pg.close()
+
+        pg = context.new_page()  # the persona page's view (models against the expected replies)
+        pg.set_default_timeout(WAIT)
+        pg.goto(f"{app_url}/Persona_Dialogue?view=tokenization")
+        wait_for_app(pg, timeout=WAIT)
+        _check(pg, "persona", width, problems)
         pg.close()
     finally:
         context.close()

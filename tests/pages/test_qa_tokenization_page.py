@@ -73,3 +73,14 @@ def test_review_the_unparsed_opens_a_session_of_the_unparsed_verdicts(data_dir):
     items = store.items(session.id)
     assert {i.payload["extraction"]["status"] for i in items} <= {"unparsed", "ambiguous"}
     assert {i.payload["id"] for i in items} >= {"fc-08", "fc-15"}
+
+
+def test_tokenization_view_on_the_persona_demo():
+    from tests.conftest import ROOT
+
+    at = run_page(str(ROOT / "pages" / "4_Persona_Dialogue.py"), timeout=180)
+    at.segmented_control(key="dialogue_view").set_value("tokenization").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table["system"]) == ["panda-chat-large", "panda-chat-small"]
+    assert list(table.columns) == ["system", "char", "jieba", "jieba_hmm"]
