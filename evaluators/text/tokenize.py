@@ -197,7 +197,7 @@ class Tokenizer:
         ``"char"``, ``"jieba"`` or ``"whitespace"``.
     signature : str
         Tokenizer, normalization, library version and (jieba) dictionary digests, e.g.
-        ``"tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:1a2b3c4d5e6f,user=none)|norm=nfkc+lower|punct=dropped"``
+        ``"tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:1a2b3c4d5e6f,user=none)|norm=nfkc+lower|punct=dropped|script=none"``
         (see :mod:`evaluators.text.provenance` for other jieba setups).
     func : callable
         ``str -> list[str]``.
@@ -213,12 +213,14 @@ class Tokenizer:
 
 def _build_tokenizers() -> dict[str, Tokenizer]:
     return {
-        "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped", char_tokens),
+        "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped|script=none",
+                          char_tokens),
         "jieba": Tokenizer(
             "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off,dict=sha256:{jieba_dictionary_sha256()[:12]},user=none)"
-            f"|norm={NORMALIZATION}|punct=dropped", jieba_tokens
+            f"|norm={NORMALIZATION}|punct=dropped|script=none", jieba_tokens
         ),
-        "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped", whitespace_tokens),
+        "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped|script=none",
+                                whitespace_tokens),
     }
 
 
