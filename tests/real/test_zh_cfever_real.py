@@ -67,3 +67,30 @@ def test_traditional_claims_against_simplified_references_with_and_without_conve
     with_zhe = {r["id"] for r in rows if "著" in r["prediction"] and convert(r["prediction"], "t2s") != r["answer"]
                 and r["id"] not in unstable}
     assert {rid for rid, d in explained.items() if ("著", "着") in d} == with_zhe and len(with_zhe) >= 5
+
+
+def test_real_story_spans_round_trip_through_phrase_conversion():
+    """The GT event spans of every Chinese fairy tale (gt_v3), plus 1,000 random spans, converted with
+    ``s2twp`` (Taiwan phrases: lengths change) map to the converted text and back exactly."""
+    import random
+
+    from evaluators.text.script import convert_with_offsets
+
+    folder = require_shared("fairytales", "gt_v3")
+    rng = random.Random(31)
+    n_changed = n_spans = 0
+    for path in sorted(folder.glob("CH_*_v3.json")):
+        story = json.loads(path.read_text(encoding="utf-8"))
+        text = story["source_info"]["text_content"]
+        spans = [(e["text_span"]["start"], e["text_span"]["end"]) for e in story["narrative_events"]
+                 if e.get("text_span") and 0 <= e["text_span"]["start"] <= e["text_span"]["end"] <= len(text)]
+        for _ in range(1000 // 7):
+            s = rng.randrange(len(text))
+            spans.append((s, min(len(text), s + rng.randrange(1, 60))))
+        conv = convert_with_offsets(text, "s2twp", keep=[x for sp in spans for x in sp])
+        n_changed += len(conv.text) != len(text)
+        for s, e in spans:
+            cs, ce = conv.to_converted(s, e)
+            assert conv.to_original(cs, ce) == (s, e), (path.name, s, e)
+        n_spans += len(spans)
+    assert n_spans >= 1000 and n_changed >= 1  # phrase conversion changed some story's length
