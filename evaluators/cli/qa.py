@@ -68,8 +68,14 @@ def add_text_arguments(p) -> None:
                    help="convert predictions and gold answers between Traditional and Simplified Chinese with this "
                         f"OpenCC configuration before scoring (off by default; one of {', '.join(SCRIPT_CONFIGS)}); "
                         "written into the signature")
-    p.add_argument("--user-dict", dest="user_dict", metavar="FILE", default=None,
+    p.add_argument("--user-dict", dest="user_dict", metavar="FILE", default=None, type=_readable_file,
                    help="a jieba user dictionary for the word-level (jieba) numbers; its SHA-256 is recorded")
+
+
+def _readable_file(name: str) -> str:
+    if not Path(name).is_file():
+        raise argparse.ArgumentTypeError(f"cannot read {name}: no such file")
+    return name
 
 
 def baseline_warnings(path: str | None, provenance) -> list[str]:
