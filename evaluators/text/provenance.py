@@ -8,7 +8,8 @@ its text was cut, and two runs can be checked for being cut the same way
 (:func:`provenance_differences`, used by ``compare`` and ``review gate``).
 
 jieba setups other than the default (shipped dictionary, no user dictionary, HMM off) are
-tokenizers of their own, registered by :func:`jieba_tokenizer` under a name that carries the
+tokenizers of their own, registered by :func:`jieba_tokenizer` (in
+:data:`~evaluators.text.tokenize.JIEBA_SETUPS`, beside the built-in ``TOKENIZERS``) under a name that carries the
 setup (``jieba[hmm]``, ``jieba[dict=1a2b3c4d,user=5e6f7a8b]``), so a
 :class:`~evaluators.text.tokenize.TextView` can tokenize with them like with ``char``.
 
@@ -26,7 +27,15 @@ from importlib import resources
 from typing import Any
 
 from evaluators.results import DictMixin
-from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, Tokenizer, is_punct_or_space, jieba_version, normalize
+from evaluators.text.tokenize import (
+    JIEBA_SETUPS,
+    NORMALIZATION,
+    TOKENIZERS,
+    Tokenizer,
+    is_punct_or_space,
+    jieba_version,
+    normalize,
+)
 
 #: What the ``char`` and ``jieba`` tokenizers drop: tokens without a letter, digit or CJK character
 #: (Unicode punctuation, symbols and separators, full-width forms included after NFKC).
@@ -269,7 +278,7 @@ def _jieba_instance(dictionary: str | None, user_dict: str | None):
 
 def jieba_tokenizer(dictionary: str | os.PathLike | None = None, user_dict: str | os.PathLike | None = None,
                     hmm: bool = False) -> Tokenizer:
-    """The tokenizer of a jieba setup, registered in ``TOKENIZERS`` under :attr:`JiebaSetup.name`.
+    """The tokenizer of a jieba setup, registered (``JIEBA_SETUPS``) under :attr:`JiebaSetup.name`.
 
     Tokens: jieba's accurate mode on the normalized text (``NORMALIZATION``), punctuation and
     whitespace tokens dropped, as the ``jieba`` tokenizer.
@@ -292,18 +301,18 @@ def jieba_tokenizer(dictionary: str | os.PathLike | None = None, user_dict: str 
                        bool(hmm))
     name = setup.name
     with _lock:
-        found = TOKENIZERS.get(name)
-        if found is not None and name != "jieba":
-            return found
         if name == "jieba":
             return TOKENIZERS["jieba"]
+        found = JIEBA_SETUPS.get(name)
+        if found is not None:
+            return found
         tk = _jieba_instance(setup.dictionary, setup.user_dict)
 
         def cut(text: str, _tk=tk, _hmm=setup.hmm) -> list[str]:
             return [t for t in _tk.lcut(normalize(text), HMM=_hmm) if not is_punct_or_space(t)]
 
         tok = Tokenizer(name, setup.provenance().signature(), cut)
-        TOKENIZERS[name] = tok
+        JIEBA_SETUPS[name] = tok
     return tok
 
 

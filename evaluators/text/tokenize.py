@@ -227,6 +227,10 @@ def _build_tokenizers() -> dict[str, Tokenizer]:
 TOKENIZERS: dict[str, Tokenizer] = _build_tokenizers()
 TOKENIZERS["mixed"] = TOKENIZERS["char"]
 
+#: jieba setups other than the default (HMM on, another dictionary, a user dictionary), registered by
+#: :func:`evaluators.text.provenance.jieba_tokenizer` under names such as ``jieba[hmm]``.
+JIEBA_SETUPS: dict[str, Tokenizer] = {}
+
 
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer called ``name`` (``char``/``mixed``, ``jieba``, ``whitespace``).
@@ -236,10 +240,10 @@ def get_tokenizer(name: str) -> Tokenizer:
     KeyError
         Unknown name; the message lists the known names.
     """
-    try:
-        return TOKENIZERS[name]
-    except KeyError:
+    found = TOKENIZERS.get(name) or JIEBA_SETUPS.get(name)
+    if found is None:
         raise KeyError(f"unknown tokenizer {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
+    return found
 
 
 #: Token lists up to this length are matched by ``list.count`` (no Counter built); longer ones by Counters.
