@@ -17,6 +17,11 @@ LABEL = "Tokenization · 分词敏感性"
 
 def _check(pg, name: str, width: int, problems: list[str]) -> None:
     pg.get_by_text("by tokenization").first.wait_for(timeout=WAIT)
+    wait_for_app(pg, timeout=WAIT)
+    try:
+        pg.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=WAIT)
+    except Exception:  # noqa: BLE001 - reported below as "no score table"
+        pass
     pg.wait_for_timeout(1500)  # the grids lay out after the script finishes
     m = pg.evaluate(MEASURE)
     if m["overflow"] > 1:
