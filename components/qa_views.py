@@ -190,3 +190,48 @@ def downloads(report: QAReport, key: str = "qa") -> None:
                        file_name=f"{stem}_report.html", mime="text/html", key=f"{key}_html",
                        on_click="ignore", wrap=True,
                        help="One self-contained file (charts drawn in it): opens offline in any browser.")
+
+
+def sensitivity_rows(report, metric: str = "token_f1") -> list[dict]:
+    """One row per system: its score, 95% interval and rank under each tokenization (strings, as the CLI)."""
+    rows = []
+    for row in report.table(metric):
+        out = {"system": row["system"]}
+        for t in report.tokenizations:
+            mean, lo, hi, rank = row[t.key]
+            out[t.key] = f"{percent(mean)} #{rank}" + (f" [{percent(lo)} – {percent(hi)}]" if lo is not None else "")
+        rows.append(out)
+    return rows
+
+
+def render_sensitivity(report, metric: str = "token_f1", key: str = "qa") -> None:
+    """The Tokenization view: scores by tokenization, the pairs whose order changes, the tokenizers' provenance."""
+    st.markdown(f"**{metric} by tokenization** (reference: {md(report.tokenizations[0].label)}; #rank, 95% interval)")
+    show_table(sensitivity_rows(report, metric), key=f"{key}_sens_table_{metric}")
+    for note in report.notes:
+        st.caption(md(note))
+    flips = [f for f in report.flips if f.metric == metric]
+    if flips:
+        st.warning(f"{len(flips)} pair(s) of systems change order under another tokenization.")
+        show_table([{"A": f.a, "B": f.b, "tokenization": f.tokenization,
+                     "B − A (reference)": f"{100 * f.delta_reference:+.2f}",
+                     "95% CI (reference)": _points(f.ci_reference), "B − A": f"{100 * f.delta:+.2f}",
+                     "95% CI": _points(f.ci), "records": f.n_paired} for f in flips], key=f"{key}_sens_flips_{metric}")
+    else:
+        st.success("No pair of systems changes order under another tokenization.")
+    with st.expander("Tokenizers · 分词器 (dictionary SHA-256, HMM, normalisation)"):
+        for t in report.tokenizations:
+            st.code(f"{t.key}: {t.provenance.signature()}", language=None, wrap_lines=True)
+
+
+def _points(ci) -> str:
+    lo, hi = ci
+    return "—" if lo is None else f"{100 * lo:+.2f} to {100 * hi:+.2f}"
+
+
+def audit_rows(result) -> list[dict]:
+    """Per system: parsed, unparsed and ambiguous counts, and an unparsed example."""
+    return [{"system": s.system, "n": s.n, "parsed": s.parsed, "unparsed": s.unparsed, "ambiguous": s.ambiguous,
+             "accuracy": s.accuracy,
+             "unparsed example": (s.examples.get("unparsed") or [None])[0].text if s.examples.get("unparsed") else None}
+            for s in result.systems]

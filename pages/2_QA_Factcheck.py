@@ -20,6 +20,8 @@ from evaluators.qa import QAConfig  # noqa: E402
 from evaluators.qa.run import RECORD_COLUMNS, QAInput, record_view, run_qa  # noqa: E402
 from evaluators.review.items import qa_items  # noqa: E402
 from evaluators.qa.fields import DEFAULT_GT_FIELDS, DEFAULT_PRED_FIELDS  # noqa: E402
+from evaluators.text.provenance import stored_dictionary  # noqa: E402
+from evaluators.text.script import SCRIPT_CONFIGS  # noqa: E402
 
 MAX_ROWS = 5000  # a browser table of hundreds of thousands of rows helps nobody; filter or download instead
 
@@ -92,9 +94,18 @@ with st.expander("Settings · 设置", expanded=False):
                     key="qa_lang")
     gt_text = st.text_input("Ground-truth fields, by priority · 标准答案字段", ", ".join(DEFAULT_GT_FIELDS), key="qa_gt_fields")
     pred_text = st.text_input("Prediction fields, by priority · 预测字段", ", ".join(DEFAULT_PRED_FIELDS), key="qa_pred_fields")
+    s1, s2 = st.columns(2)
+    script = s1.selectbox("Script conversion · 繁简转换", ["none", *SCRIPT_CONFIGS], key="qa_script",
+                          help="Convert predictions and gold answers with OpenCC before scoring (off by default); "
+                               "the configuration is written into the signature. t2s keeps 著, tw2s gives 着.")
+    user_dict_up = s2.file_uploader("jieba user dictionary · 用户词典 (optional)", type=["txt"], key="qa_user_dict",
+                                    help="Words for the jieba tokenizations of the Tokenization view; its SHA-256 "
+                                         "is recorded in the report's provenance.")
 
+user_dict = stored_dictionary(upload_bytes(user_dict_up)) if user_dict_up is not None else None
 config = QAConfig(dataset=dataset or None, task=task, lang=lang, gt_fields=_fields(gt_text, DEFAULT_GT_FIELDS),
-                  pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS))
+                  pred_fields=_fields(pred_text, DEFAULT_PRED_FIELDS), script=None if script == "none" else script,
+                  user_dict=user_dict)
 inputs = [QAInput(data, name=file_name, predictions=preds, predictions_file=preds_name if preds is not None else None),
           *(QAInput(extra, name=extra.name) for extra in more_runs)]
 run_key = (data_key, tuple(upload_digest(x) for x in more_runs))
@@ -129,6 +140,8 @@ if report.classification is not None:
     VIEWS["matrix"] = "Confusion matrix · 混淆矩阵"
 if len(runs) > 1:
     VIEWS["systems"] = "Systems side by side · 系统对比"
+if report.task == "qa":
+    VIEWS["tokenization"] = "Tokenization · 分词敏感性"
 qp = st.query_params
 if "qa_view" not in st.session_state and "view" not in qp:  # a shared link to a record or a cell opens it
     if "record" in qp:
@@ -165,6 +178,34 @@ elif view == "matrix":
     show_table(per_class_frame(report), column_config=ratio_columns("precision", "recall", "f1"))
     st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
                "or no support for a class) are empty and skipped in the averages.")
+
+elif view == "tokenization":
+    from components.qa_views import render_sensitivity
+    from evaluators.qa.sensitivity import METRICS, rank_sensitivity
+
+    st.caption("Each system's word-overlap scores recomputed under characters, jieba (shipped dictionary), jieba "
+               "with a big dictionary, jieba with HMM on and your user dictionary: does the ranking survive?")
+    t1, t2 = st.columns(2)
+    metric = t1.radio("Metric · 指标", list(METRICS), horizontal=True, key="qa_sens_metric")
+    big_up = t2.file_uploader("Big jieba dictionary · 大词典 (optional; jieba's dict.txt.big)", type=["txt", "big"],
+                              key="qa_big_dict")
+    big = stored_dictionary(upload_bytes(big_up)) if big_up is not None else None
+    sens_runs = runs or {report.file: report.records}
+    sensitivity = cached(("qa-sensitivity", run_key, config, big),
+                         lambda: rank_sensitivity(sens_runs, big_dictionary=big, user_dict=config.user_dict,
+                                                  script=config.script, n_resamples=1000, seed=config.ci_seed))
+    render_sensitivity(sensitivity, metric)
+    if config.script:
+        from evaluators.qa.sensitivity import script_effect
+
+        moved = cached(("qa-script-effect", run_key, config), lambda: script_effect(sens_runs, config.script))
+        st.markdown(f"**Script conversion {md(config.script)}: {len(moved)} record(s) scored differently than "
+                    "without it**")
+        if moved:
+            show_table([{"system": c.system, "id": c.id, "EM": f"{c.exact_match_before:g} → {c.exact_match_after:g}",
+                         "F1": f"{c.token_f1_before:.2f} → {c.token_f1_after:.2f}", "what changed": c.explanation,
+                         "prediction": c.prediction, "gold": " | ".join(c.gold)} for c in moved],
+                       key="qa_script_moved")
 
 elif view == "systems":
     from components.compare_views import side_by_side_section
@@ -278,6 +319,16 @@ else:  # records
             st.markdown(f"**Missing predictions · 缺少预测: {len(report.missing_prediction)}** (scored 0)")
             if report.missing_prediction:
                 _side_table(["question", "gold_answers", "id"], "qa_missing_pred", statuses={"missing_prediction"})
+    if report.task == "factcheck":
+        from components.qa_views import audit_rows
+        from evaluators.qa.audit import audit, review_payloads
+
+        st.markdown("**Extraction audit · 答案抽取审计** (per system: verdicts read, missed, ambiguous)")
+        extraction = cached(("qa-audit", run_key, config), lambda: audit(runs or {report.file: report.records}))
+        show_table(audit_rows(extraction), key="qa_audit", column_config=ratio_columns("accuracy"))
+        review_button("Review the unparsed · 审阅未解析的答案", "qa", file_name,
+                      lambda: review_payloads(extraction), key="qa_unparsed_to_review",
+                      data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
 
 st.subheader("Downloads · 下载")
 downloads(report)

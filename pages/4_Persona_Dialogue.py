@@ -117,6 +117,10 @@ with st.expander("Settings: metrics, mode, weights", expanded=False):
     wcols = st.columns(len(DEFAULT_WEIGHTS))
     weights = {name: wcol.number_input(name, 0.0, 1.0, float(w), 0.05, key=f"dialogue_w_{name}")
                for wcol, (name, w) in zip(wcols, DEFAULT_WEIGHTS.items())}
+    user_dict_up = st.file_uploader("jieba user dictionary · 用户词典 (optional)", type=["txt"],
+                                    key="dialogue_user_dict",
+                                    help="Words for keyword_jaccard's jieba tokenization; its SHA-256 is written "
+                                         "into the metric's signature.")
 
 # A live run is a job of the session (evaluators.dialogue.live_job): "Ask" starts it, every rerun while it is
 # recorded goes on with it from its checkpoint, "Stop" ends it after the reply in progress.
@@ -160,7 +164,10 @@ if not preds.rows:
 if not chosen:
     st.warning("Pick at least one metric in Settings; the combined score's metrics are computed anyway.")
 try:
-    config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode)
+    from evaluators.text.provenance import stored_dictionary
+
+    config = DialogueConfig(metrics=tuple(chosen), weights=weights, mode=mode,
+                            user_dict=stored_dictionary(user_dict_up.getvalue()) if user_dict_up is not None else None)
 except ValueError as exc:  # pragma: no cover - DialogueConfig does not validate yet
     st.error(md(exc))
     st.stop()
@@ -205,7 +212,7 @@ for m in unavailable:
 # The first screen is light: static charts and the models table; the interactive heatmap and chart, the
 # sortable grids, the cases and the paired comparison are one click away, and run only when opened.
 VIEWS = {"overview": "Overview · 概览", "scenes": "Scenes × models", "models": "Models", "cases": "Cases",
-         "compare": "Model comparison"}
+         "compare": "Model comparison", "tokenization": "Tokenization · 分词敏感性"}
 view = view_switch(VIEWS, key="dialogue_view")
 if view == "overview":
     from evaluators.reports.svg import grouped_bars
@@ -226,6 +233,18 @@ if view == "overview":
         st.caption(f"On {c['n_shared']} cases answered by every model: "
                    + ", ".join(f"{md(m)} wins {n}" for m, n in c["wins"].items()) + f", ties {c['ties']}. "
                    "Each case, the character diffs and the paired comparison are in the views above.")
+elif view == "tokenization":
+    from components.qa_views import render_sensitivity
+    from evaluators.qa.sensitivity import METRICS, rank_sensitivity
+
+    st.caption("Each model's word-overlap scores against the expected replies, recomputed under characters, jieba "
+               "(shipped dictionary), jieba with HMM on and your user dictionary: does the ranking survive?")
+    sens_metric = st.radio("Metric · 指标", list(METRICS), horizontal=True, key="dialogue_sens_metric")
+    replies = {m: [(f"{r.scene}#{r.dialogue_index}#{r.occurrence}", r.prediction, (r.expected_response,))
+                   for r in evaluation.results if r.model == m and r.status != "no_gt"] for m in evaluation.models}
+    sensitivity = cached(("dialogue-sensitivity", eval_key),
+                         lambda: rank_sensitivity(replies, user_dict=config.user_dict, n_resamples=1000))
+    render_sensitivity(sensitivity, sens_metric, key="dialogue")
 elif view == "scenes":
     scene_model_heatmap([s.to_dict() for s in evaluation.by_scene])
 elif view == "models":

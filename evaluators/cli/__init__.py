@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "dialogue": "evaluators.cli.dialogue",
     "memory": "evaluators.cli.memory",
     "serve": "evaluators.cli.serve",
+    "sensitivity": "evaluators.cli.sensitivity",
+    "audit": "evaluators.cli.audit",
 }
 
 

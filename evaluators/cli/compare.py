@@ -57,6 +57,10 @@ def add_parser(subparsers) -> None:
                         "(records x systems) or html (the self-contained report)")
     p.add_argument("--systems-csv", metavar="FILE",
                    help="write each system's EM / F1 with 95%% intervals as CSV")
+    p.add_argument("--baseline-report", metavar="FILE",
+                   help="a report JSON written earlier (qa --output-file, sensitivity --output-file): warn when "
+                        "this run's tokenizer (jieba version, dictionary digests, HMM, normalisation, script "
+                        "conversion) differs from it")
     p.set_defaults(func=run)
 
 
@@ -132,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
     result, error = load_runs(args)
     if error:
         return _fail(error)
+    from evaluators.cli.qa import baseline_warnings
+
+    for line in baseline_warnings(args.baseline_report, result.reports[0].provenance if result.reports else None):
+        print(f"warning: {line}", file=sys.stderr)
     runs = result.runs()
     if len(runs) < 2:
         return _fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "

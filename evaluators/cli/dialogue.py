@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +46,8 @@ def add_parser(subparsers) -> None:
     add_workers_argument(p)
     p.add_argument("--mode", choices=["default", "difflib"], default="default",
                    help="difflib: exact/fuzzy/keyword exactly as the earlier persona script")
+    p.add_argument("--user-dict", dest="user_dict", metavar="FILE",
+                   help="a jieba user dictionary for keyword_jaccard (its SHA-256 goes into the signature)")
     p.add_argument("--metrics", help="comma-separated metric names (default: the combined score's and "
                                      "token_f1_char, rougeL, bleu4); see --list-metrics")
     p.add_argument("--weights", help="combined-score weights, e.g. exact_match_normalized=0.5,fuzzy_ratio=0.5 "
@@ -160,10 +163,13 @@ def run(args: argparse.Namespace) -> int:
             if fit.offers_own_cases:
                 print(f"  to score it against its own cases, give it as the cases file too: "
                       f"evalboard dialogue {fit.file} {fit.file}", file=sys.stderr)
+    if args.user_dict and not os.path.isfile(args.user_dict):
+        print(f"error: cannot read {args.user_dict}: no such file", file=sys.stderr)
+        return 2
     try:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
-        config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode)
+        config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode, user_dict=args.user_dict)
         evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -64,8 +64,43 @@ def add_scoring_arguments(p) -> None:
                    help="break scores down by this field (default: system/model/method/run if present; 'none' to disable)")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples for the 95%% confidence intervals of EM and F1 (0: none; default 10000)")
+    add_text_arguments(p)
     add_workers_argument(p)
     add_gt_patch_argument(p)
+
+
+def add_text_arguments(p) -> None:
+    """``--script`` (OpenCC conversion, off by default) and ``--user-dict`` (jieba), recorded in the provenance."""
+    from evaluators.text.script import SCRIPT_CONFIGS  # a tuple of names: no OpenCC import
+
+    p.add_argument("--script", choices=SCRIPT_CONFIGS, default=None, metavar="CONFIG",
+                   help="convert predictions and gold answers between Traditional and Simplified Chinese with this "
+                        f"OpenCC configuration before scoring (off by default; one of {', '.join(SCRIPT_CONFIGS)}); "
+                        "written into the signature")
+    p.add_argument("--user-dict", dest="user_dict", metavar="FILE", default=None, type=_readable_file,
+                   help="a jieba user dictionary for the word-level (jieba) numbers; its SHA-256 is recorded")
+
+
+def _readable_file(name: str) -> str:
+    if not Path(name).is_file():
+        raise argparse.ArgumentTypeError(f"cannot read {name}: no such file")
+    return name
+
+
+def baseline_warnings(path: str | None, provenance) -> list[str]:
+    """``tokenizer changed since the baseline: ...`` lines when report file ``path`` was cut differently."""
+    if not path:
+        return []
+    import json
+
+    from evaluators.text.provenance import provenance_differences
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"cannot read the baseline report {path}: {exc}"]
+    diffs = provenance_differences(data.get("provenance") if isinstance(data, dict) else None, provenance)
+    return [f"tokenizer changed since the baseline ({path}): {d}" for d in diffs]
 
 
 
@@ -79,6 +114,7 @@ def config_of(args: argparse.Namespace):
         pred_fields=tuple(args.pred_field) if args.pred_field else DEFAULT_PRED_FIELDS,
         group_field=None if (args.group_field or "").lower() == "none" else args.group_field,
         ci_resamples=max(0, args.ci_resamples),
+        script=getattr(args, "script", None), user_dict=getattr(args, "user_dict", None),
     )
 
 
@@ -270,6 +306,15 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     if corrections is not None:
         print(bar)
         print_corrections(corrections, warn=False)  # apply_patches warned
+    if args.script and report.task == "qa":
+        from evaluators.qa.sensitivity import script_effect
+
+        moved = script_effect({report.file: report.records}, args.script)
+        print(bar)
+        print(f"Script conversion {args.script}: {len(moved)} record(s) scored differently than without it")
+        for c in moved[:20 if not args.verbose else None]:
+            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, F1 {c.token_f1_before:.2f} -> "
+                  f"{c.token_f1_after:.2f} ({c.explanation[:60]})")
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:

@@ -57,6 +57,8 @@ def add_arguments(p) -> None:
     g.add_argument("--system", metavar="NAME", help="estimate: one system of the file (default: every run)")
     g.add_argument("--resamples", type=int, default=10_000, metavar="N", help="gate: resamples (default 10000)")
     g.add_argument("--seed", type=int, default=0, help="gate: seed of the resampling (default 0)")
+    g.add_argument("--baseline-report", metavar="FILE",
+                   help="gate: the baseline's report JSON (qa --output-file): warn when the tokenizer differs")
     add_gt_patch_argument(g)
 
 
@@ -341,6 +343,10 @@ def gate(args) -> int:
     if error:
         return _fail(error)
     reports = result.reports
+    from evaluators.cli.qa import baseline_warnings
+
+    for line in baseline_warnings(getattr(args, "baseline_report", None), reports[0].provenance if reports else None):
+        print(f"warning: {line}", file=sys.stderr)
     if args.gt and not all(files):
         runs = runs_of(reports)
         for name in (args.baseline, args.candidate):

@@ -143,11 +143,15 @@ class DialogueConfig(DictMixin):
         Combined-score weights.
     mode : str
         ``"default"`` or ``"difflib"`` (exact, fuzzy and keyword as the earlier script).
+    user_dict : str or None
+        A jieba user dictionary (path) loaded for the jieba metrics (``keyword_jaccard``); its SHA-256
+        is in those metrics' signatures.
     """
 
     metrics: tuple[str, ...] = DEFAULT_METRICS
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     mode: str = "default"
+    user_dict: str | None = None
 
     def metric_names(self) -> list[str]:
         """Chosen metrics followed by weighted ones not chosen, without repeats."""
@@ -405,7 +409,7 @@ def build_scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], Combine
         run here (see :func:`combined_weights`).  Used by scoring and by the review patch of dialogue
         (:mod:`evaluators.dialogue.patch`), so both score a reply alike.
     """
-    scorer = PairScorer(config.metric_names(), modes=config.mode)
+    scorer = PairScorer(config.metric_names(), modes=config.mode, user_dict=config.user_dict)
     weights = {scorer.resolved.get(m, m): w for m, w in config.weights.items()}
     return scorer, list(scorer.metrics), combined_weights(weights, scorer.unavailable)
 
@@ -453,7 +457,7 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         results.append(r)
         if progress:
             progress(len(results), total)
-    info = [get_metric(n).info() for n in names]
+    info = [scorer.metrics[n].info() if n in scorer.metrics else get_metric(n).info() for n in names]
     all_issues = list(issues) + matching.issues()
     summary = {
         "n_unmatched": len(matching.unmatched), "n_duplicates": len(matching.duplicates),

@@ -85,6 +85,11 @@ class Metric:
         Highest n-gram order ``from_counts`` reads (0: none).
     counts_lcs : bool
         ``from_counts`` reads the LCS length.
+    with_tokenizer : callable or None
+        ``(tokenizer) -> Metric``: the same metric scored with another jieba setup (a
+        :class:`~evaluators.text.tokenize.Tokenizer` from :func:`evaluators.text.provenance.jieba_tokenizer`,
+        e.g. with a user dictionary), its signature naming that setup; ``None`` for metrics that do
+        not use jieba.
     """
 
     name: str
@@ -100,6 +105,7 @@ class Metric:
     from_counts: Callable[[Any], float] | None = field(default=None, repr=False, compare=False)
     counts_order: int = field(default=0, repr=False, compare=False)
     counts_lcs: bool = field(default=False, repr=False, compare=False)
+    with_tokenizer: Callable[[Any], "Metric"] | None = field(default=None, repr=False, compare=False)
 
     def unavailable_reason(self) -> str | None:
         """Why the metric cannot run here (with the install hint), or ``None`` if it can."""
@@ -298,7 +304,8 @@ class PairScorer:
     #: Distinct counts whose values are kept (:meth:`score`).
     COUNTS_MEMO = 1 << 16
 
-    def __init__(self, names: Iterable[str] | None = None, modes: dict[str, str] | str | None = None):
+    def __init__(self, names: Iterable[str] | None = None, modes: dict[str, str] | str | None = None,
+                 user_dict: str | None = None):
         _ensure_loaded()
         names = list(names) if names is not None else metric_names()
         if isinstance(modes, str):
@@ -308,6 +315,10 @@ class PairScorer:
         self.resolved: dict[str, str] = {}
         for n in names:
             m = get_metric(n, modes.get(n))
+            if user_dict and m.with_tokenizer is not None:  # the jieba metrics with the user dictionary loaded
+                from evaluators.text.provenance import jieba_tokenizer
+
+                m = m.with_tokenizer(jieba_tokenizer(user_dict=user_dict))
             self.metrics[m.name] = m
             self.resolved[n] = m.name
         self.unavailable: dict[str, str] = {}

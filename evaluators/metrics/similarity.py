@@ -42,7 +42,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from evaluators.metrics.registry import Metric, register
-from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_version
+from evaluators.text.provenance import stopwords_sha256
+from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_dictionary_sha256, jieba_version
 
 RAPIDFUZZ_VERSION = _pkg_version("rapidfuzz")
 
@@ -85,12 +86,23 @@ def keywords(view: TextView) -> set[str]:
     return {w for w in view.tokens("jieba") if w not in stop}
 
 
-def keyword_jaccard(prediction: TextView, reference: TextView) -> float:
+def keyword_jaccard(prediction: TextView, reference: TextView, tokenizer: str = "jieba") -> float:
     """Jaccard of keyword sets, falling back to all words when one side has none."""
-    kp, kr = keywords(prediction), keywords(reference)
+    stop = stopwords()
+    wp, wr = prediction.tokens(tokenizer), reference.tokens(tokenizer)
+    kp, kr = {w for w in wp if w not in stop}, {w for w in wr if w not in stop}
     if not kp or not kr:
-        kp, kr = set(prediction.tokens("jieba")), set(reference.tokens("jieba"))
+        kp, kr = set(wp), set(wr)
     return jaccard(kp, kr)
+
+
+def _keyword_jaccard_metric(tok) -> Metric:
+    """``keyword_jaccard`` over the words of jieba tokenizer ``tok`` (a user dictionary, HMM ...)."""
+    return Metric(
+        "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
+        f"{tok.signature}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words, sha256:{stopwords_sha256()[:12]})"
+        "|set Jaccard", fn=lambda p, r, _t=tok.name: keyword_jaccard(p, r, _t), with_tokenizer=_keyword_jaccard_metric,
+    )
 
 
 def keyword_jaccard_difflib(prediction: TextView, reference: TextView) -> float:
@@ -118,11 +130,12 @@ def _register_all() -> None:
     ))
     register(Metric(
         "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
-        f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words)|set Jaccard", fn=keyword_jaccard,
+        f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words, sha256:{stopwords_sha256()[:12]})"
+        "|set Jaccard", fn=keyword_jaccard, with_tokenizer=_keyword_jaccard_metric,
     ))
     register(Metric(
         "keyword_jaccard_difflib", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
-        f"tok=jieba-{jieba_version()}(accurate,hmm)|norm=none|punct=kept|stopwords=none"
+        f"tok=jieba-{jieba_version()}(accurate,hmm,dict=sha256:{jieba_dictionary_sha256()[:12]})|norm=none|punct=kept|stopwords=none"
         "|mode=difflib",
         mode="difflib", variant_of="keyword_jaccard", fn=keyword_jaccard_difflib,
     ))

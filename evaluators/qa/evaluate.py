@@ -64,6 +64,7 @@ from evaluators.qa.fields import (
 from evaluators.qa.records import QASource, open_qa_source
 from evaluators.qa.store import RecordStore
 from evaluators.results import DictMixin
+from evaluators.text.script import convert
 
 TASKS = ("auto", "qa", "factcheck")
 LANGS = ("auto", "en", "zh")
@@ -102,6 +103,14 @@ class QAConfig(DictMixin):
         Confidence level of the intervals, in (0, 1).
     ci_seed : int
         Seed of the resampling (the same inputs and settings give the same intervals).
+    script : str or None
+        Traditional/Simplified conversion of prediction and gold answers before QA scoring
+        (an OpenCC configuration: ``t2s``, ``tw2s``, ``hk2s``, ``s2t`` ...,
+        :data:`evaluators.text.script.SCRIPT_CONFIGS`); ``None`` (default): none.  Written into
+        the signature and the report's ``provenance``.
+    user_dict : str or None
+        A jieba user dictionary (path) for the run's jieba-based numbers (``sensitivity``); its
+        SHA-256 is recorded in the report's ``provenance``.
     """
 
     dataset: str | None = None
@@ -113,6 +122,8 @@ class QAConfig(DictMixin):
     ci_resamples: int = 10_000
     ci_level: float = 0.95
     ci_seed: int = 0
+    script: str | None = None
+    user_dict: str | None = None
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -121,6 +132,10 @@ class QAConfig(DictMixin):
             raise ValueError(f"lang must be one of {LANGS}, got {self.lang!r}")
         if not self.gt_fields or not self.pred_fields:
             raise ValueError("gt_fields and pred_fields must not be empty")
+        if self.script:
+            from evaluators.text.script import check_config
+
+            object.__setattr__(self, "script", check_config(self.script))
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +261,10 @@ class QAReport(DictMixin):
     classification_ci : ClassificationIntervals or None
         Fact-check with ``QAConfig.ci_resamples``: bootstrap intervals of per-class F1, macro F1
         and accuracy (pairs resampled, :func:`evaluators.metrics.statistics.classification_intervals`).
+    provenance : dict
+        How the text was cut (:func:`text_provenance`): ``{"qa": ..., "jieba": ...}``, each a
+        :class:`~evaluators.text.provenance.TextProvenance` as a dict (tokenizer, package version,
+        dictionary and user dictionary SHA-256, HMM, normalisation, script conversion, stop words).
     """
 
     file: str
@@ -268,6 +287,7 @@ class QAReport(DictMixin):
     signature: str
     records: RecordStore | tuple[QARecordResult, ...] = field(repr=False, default=())
     classification_ci: ClassificationIntervals | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_scored(self) -> int:
@@ -439,11 +459,33 @@ def with_intervals(summary: ScoreSummary, exact_match, token_f1, *, n_resamples:
                                token_f1_ci_low=f1.ci_low, token_f1_ci_high=f1.ci_high, ci=em.signature)
 
 
-def signature(task: str) -> str:
-    """Signature string of a QA or fact-check evaluation."""
+def signature(task: str, script: str | None = None) -> str:
+    """Signature string of a QA or fact-check evaluation (with the script conversion of QA, if any)."""
     if task == "factcheck":
         return f"evalboard {__version__}; factcheck: {verdicts.SIGNATURE}; {CLASSIFICATION_SIGNATURE}; EM=F1=verdict match"
-    return f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
+    text = f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
+    if script:
+        from evaluators.text.provenance import script_label
+
+        text += f"; script={script_label(script)}"
+    return text
+
+
+def text_provenance(config: QAConfig) -> dict[str, dict]:
+    """How a QA run's text is cut: ``{"qa": <the EM/F1 tokenization>, "jieba": <the run's jieba setup>}``.
+
+    ``qa`` is the CMRC 2018 / SQuAD tokenization of the EM and F1 columns (NLTK for non-Chinese
+    runs); ``jieba`` is the jieba setup of the run's word-level numbers (``sensitivity``):
+    version, the dictionary's and user dictionary's SHA-256, HMM off.  Both name the script
+    conversion.  Digests are computed once per file.
+    """
+    from evaluators.text.provenance import JiebaSetup, TextProvenance, script_label, stopwords_sha256
+
+    qa = TextProvenance(tokenizer="cmrc2018+squad", package="nltk", version=cmrc._nltk_version(), nfkc=False,
+                        case="lower", punctuation="cmrc2018 symbol list (zh) / ASCII punctuation (en) removed",
+                        script=script_label(config.script))
+    jieba = JiebaSetup(user_dict=config.user_dict).provenance(config.script)
+    return {"qa": qa.to_dict(), "jieba": dataclasses.replace(jieba, stopwords_sha256=stopwords_sha256()).to_dict()}
 
 
 @dataclass
@@ -706,7 +748,7 @@ def evaluate_records(
     scorer = Scorer(task, config, group_field)
     store = RecordStore(scorer.record, reader)
     special = _special_lists()
-    sig = signature(task)
+    sig = signature(task, config.script)
     render, write = (rows.render, rows.write) if rows is not None else (None, None)
     total = total or 0
 
@@ -875,9 +917,10 @@ def _finish(file: str, config: QAConfig, task: str, reason: str, sampled: bool, 
         gt_fields_used=dict(gt_used),
         pred_fields_used=dict(pred_used),
         issues=tuple(issues),
-        signature=signature(task),
+        signature=signature(task, config.script),
         records=store,
         classification_ci=classification_ci,
+        provenance=text_provenance(config),
     )
 
 
@@ -1057,6 +1100,9 @@ class Scorer:
         lang = self.config.lang
         if lang == "auto":
             lang = "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in texts)) else "en"
+        if self.config.script and not missing:
+            prediction, texts = convert(prediction, self.config.script), tuple(convert(g, self.config.script)
+                                                                               for g in texts)
         if missing:
             em = f1 = 0.0
         elif lang == "zh":
@@ -1255,7 +1301,7 @@ def _evaluate_utf8(source: QASource, config: QAConfig, encoding: str, bom: int,
     pred_used: Counter[str] = Counter()
     issues: list[InputIssue] = []
     id_keys = array("q")
-    sig = signature(task)
+    sig = signature(task, config.script)
     render = rows.render if rows is not None else None
     indexed = rows is not None and rows.indexed
     pool = workers > 1

@@ -124,6 +124,27 @@ def jieba_version() -> str:
         return "missing"
 
 
+def jieba_dictionary_sha256() -> str:
+    """SHA-256 of the dictionary jieba ships (``jieba/dict.txt``), found without importing jieba; cached."""
+    global _JIEBA_DICT_SHA
+    if _JIEBA_DICT_SHA is None:
+        import hashlib
+        import importlib.util
+        import os
+
+        spec = importlib.util.find_spec("jieba")
+        path = os.path.join(os.path.dirname(spec.origin), "dict.txt") if spec and spec.origin else None
+        try:
+            with open(path, "rb") as fh:  # type: ignore[arg-type]
+                _JIEBA_DICT_SHA = hashlib.sha256(fh.read()).hexdigest()
+        except (OSError, TypeError):  # pragma: no cover - jieba is a core requirement
+            _JIEBA_DICT_SHA = "missing"
+    return _JIEBA_DICT_SHA
+
+
+_JIEBA_DICT_SHA: str | None = None
+
+
 def jieba_raw(text: str) -> list[str]:
     """jieba accurate mode on the text as given, every token kept (punctuation too).
 
@@ -175,8 +196,9 @@ class Tokenizer:
     name : str
         ``"char"``, ``"jieba"`` or ``"whitespace"``.
     signature : str
-        Tokenizer, normalization and library version, e.g.
-        ``"tok=jieba-0.42.1|norm=nfkc+lower|punct=dropped"``.
+        Tokenizer, normalization, library version and (jieba) dictionary digests, e.g.
+        ``"tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:1a2b3c4d5e6f,user=none)|norm=nfkc+lower|punct=dropped|script=none"``
+        (see :mod:`evaluators.text.provenance` for other jieba setups).
     func : callable
         ``str -> list[str]``.
     """
@@ -191,16 +213,23 @@ class Tokenizer:
 
 def _build_tokenizers() -> dict[str, Tokenizer]:
     return {
-        "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped", char_tokens),
+        "char": Tokenizer("char", f"tok=char(cjk-chars+words)|norm={NORMALIZATION}|punct=dropped|script=none",
+                          char_tokens),
         "jieba": Tokenizer(
-            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off)|norm={NORMALIZATION}|punct=dropped", jieba_tokens
+            "jieba", f"tok=jieba-{jieba_version()}(accurate,hmm=off,dict=sha256:{jieba_dictionary_sha256()[:12]},user=none)"
+            f"|norm={NORMALIZATION}|punct=dropped|script=none", jieba_tokens
         ),
-        "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped", whitespace_tokens),
+        "whitespace": Tokenizer("whitespace", f"tok=whitespace|norm={NORMALIZATION}|punct=stripped|script=none",
+                                whitespace_tokens),
     }
 
 
 TOKENIZERS: dict[str, Tokenizer] = _build_tokenizers()
 TOKENIZERS["mixed"] = TOKENIZERS["char"]
+
+#: jieba setups other than the default (HMM on, another dictionary, a user dictionary), registered by
+#: :func:`evaluators.text.provenance.jieba_tokenizer` under names such as ``jieba[hmm]``.
+JIEBA_SETUPS: dict[str, Tokenizer] = {}
 
 
 def get_tokenizer(name: str) -> Tokenizer:
@@ -211,10 +240,10 @@ def get_tokenizer(name: str) -> Tokenizer:
     KeyError
         Unknown name; the message lists the known names.
     """
-    try:
-        return TOKENIZERS[name]
-    except KeyError:
+    found = TOKENIZERS.get(name) or JIEBA_SETUPS.get(name)
+    if found is None:
         raise KeyError(f"unknown tokenizer {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
+    return found
 
 
 #: Token lists up to this length are matched by ``list.count`` (no Counter built); longer ones by Counters.

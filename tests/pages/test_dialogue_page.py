@@ -30,7 +30,7 @@ def test_demo_shows_scores_heatmap_tables_and_downloads():
     assert float(metrics["panda-chat-large · combined"]) > float(metrics["panda-chat-small · combined"])
     view = at.segmented_control(key="dialogue_view")
     assert view.value == "overview" and view.options == [
-        "Overview · 概览", "Scenes × models", "Models", "Cases", "Model comparison"]
+        "Overview · 概览", "Scenes × models", "Models", "Cases", "Model comparison", "Tokenization · 分词敏感性"]
     # the first screen: static SVG charts and tables, no Plotly chart, no data grid; downloads are there too
     assert not at.get("plotly_chart") and not at.dataframe
     assert len(at.get("download_button")) == 3

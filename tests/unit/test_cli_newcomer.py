@@ -11,7 +11,7 @@ import pytest
 from evaluators.cli import main
 from evaluators.demo import demo_path
 from evaluators.memory.records import EvalResult, results_to_jsonl
-from tests.conftest import require_shared
+from tests.conftest import ROOT, require_shared
 
 RESULTS = [
     EvalResult("s", "a", "single_hop", "Where does Ann live?", "Oslo", "Ann lives in Oslo."),
@@ -288,3 +288,14 @@ def test_a_set_of_prediction_files_is_named_after_what_they_share_never_after_on
     assert system_name(["runs/qwen3/CH_002_prediction.json", "runs/qwen3/CH_003_prediction.json"]) == "qwen3"
     assert system_name([]) == "predictions"
     assert page_name(stories) == system_name(stories)  # the page's Compare view names it the same way
+
+
+def test_sensitivity_and_audit_take_their_runs_typed(capsys):
+    """The same shape as qa: ``evalboard sensitivity FILE`` and ``evalboard audit FILE`` (was --input only)."""
+    demo = ROOT / "evaluators" / "demo" / "qa" / "qa_systems_demo.jsonl"
+    assert main(["audit", str(demo)]) == 0
+    typed = capsys.readouterr().out
+    assert main(["audit", "--input", str(demo)]) == 0
+    assert capsys.readouterr().out == typed and "Extraction audit (verdict): 48 answers, 3 system(s)" in typed
+    assert main(["sensitivity", str(demo), "--ci-resamples", "0"]) == 0
+    assert "Rank sensitivity (token_f1): 3 systems" in capsys.readouterr().out

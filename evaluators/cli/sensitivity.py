@@ -1,0 +1,134 @@
+"""``python -m evaluators sensitivity``: does a ranking of systems survive another tokenization? (issue 31)
+
+Scores the runs like ``compare`` (record files of the same questions, or one file with a
+system field), then recomputes token F1, exact match and ROUGE-L of every system under
+characters, jieba (shipped dictionary), jieba with a big dictionary (``--big-dict`` or jieba's
+``dict.txt.big``), jieba with HMM on and jieba with ``--user-dict``.  Prints each system's
+score and 95% interval under each, every pair of systems whose order changes under an
+alternative (with the paired bootstrap interval of the difference), and with ``--script`` the
+records whose official score conversion changed.  ``--output-file`` writes the JSON report,
+which holds every tokenizer's provenance (dictionary SHA-256 included).
+
+Exit codes: 0 success; 2 unusable input, with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evaluators.cli import Positional, add_positionals
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``sensitivity`` subcommand."""
+    from evaluators.cli.qa import add_scoring_arguments
+
+    p = subparsers.add_parser(
+        "sensitivity",
+        help="rank sensitivity: every system's overlap scores under characters, jieba, a big dictionary, HMM on",
+        description="Recompute token F1, EM and ROUGE-L of every system under several reasonable tokenizations "
+                    "and flag every pair of systems whose order changes, with the paired interval of the difference.",
+    )
+    add_positionals(p, Positional("input", "FILE", "--input", many=True, help="runs (records with ground truth and prediction)"))
+    p.add_argument("--input", action="append", metavar="FILE",
+                   help="a run (records with ground truth and prediction), repeatable; a file with a system/model "
+                        "field gives one run per system")
+    p.add_argument("--predictions", action="append", metavar="FILE",
+                   help="with one SQuAD-style --input: a predictions file per run, repeatable")
+    add_scoring_arguments(p)
+    p.add_argument("--big-dict", metavar="FILE", help="a big jieba dictionary (default: jieba's dict.txt.big or "
+                                                      "$EVALBOARD_JIEBA_BIG_DICT where present)")
+    p.add_argument("--metric", choices=("token_f1", "exact_match", "rougeL"), default="token_f1",
+                   help="the metric of the printed table (the JSON holds all three)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples")
+    p.add_argument("--baseline-report", metavar="FILE",
+                   help="a sensitivity or qa report JSON written earlier: warn when a tokenizer differs from it")
+    p.add_argument("--output-file", metavar="FILE", help="write the sensitivity report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``sensitivity`` subcommand; returns the exit code."""
+    import dataclasses
+
+    from evaluators.cli.compare import load_runs
+    from evaluators.cli.qa import baseline_warnings
+    from evaluators.qa.sensitivity import rank_sensitivity, script_effect
+    from evaluators.reports.format import percent
+    from evaluators.reports.tables import format_table
+
+    resamples = max(0, args.ci_resamples)
+    script = args.script
+    args.script = None  # the runs are read without conversion; the analysis converts (and lists what moved)
+    result, error = load_runs(args)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    runs = result.runs()
+    for name in (args.big_dict, args.user_dict):
+        if name and not Path(name).is_file():
+            print(f"error: cannot read {name}: no such file", file=sys.stderr)
+            return 2
+    try:
+        report = rank_sensitivity(runs, big_dictionary=args.big_dict, user_dict=args.user_dict, script=script,
+                                  n_resamples=min(resamples, 2000), seed=args.seed)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in baseline_warnings(args.baseline_report, report.provenance):
+        print(f"warning: {line}", file=sys.stderr)
+
+    def ci(lo, hi):
+        return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
+
+    bar = "=" * 80
+    print(bar)
+    print(f"Rank sensitivity ({args.metric}): {len(report.systems)} systems under {len(report.tokenizations)} "
+          f"tokenizations (reference: {report.tokenizations[0].key})")
+    headers = ["system"] + [f"{t.key}" for t in report.tokenizations]
+    rows = []
+    for row in report.table(args.metric):
+        rows.append([row["system"]] + [f"{percent(m)} #{rank} [{ci(lo, hi)}]" for m, lo, hi, rank in
+                                       (row[t.key] for t in report.tokenizations)])
+    print(format_table(headers, rows))
+    for note in report.notes:
+        print(f"  note: {note}")
+    flips = [f for f in report.flips if f.metric == args.metric]
+    print(bar)
+    if flips:
+        print(f"Order changes ({len(flips)}): B - A under the reference and under the alternative, paired 95% CI")
+        print(format_table(["A", "B", "tokenization", "delta ref", "CI ref", "delta alt", "CI alt", "n"],
+                           [[f.a, f.b, f.tokenization, f"{100 * f.delta_reference:+.2f}", _pts(f.ci_reference),
+                             f"{100 * f.delta:+.2f}", _pts(f.ci), f.n_paired] for f in flips]))
+    else:
+        print("No pair of systems changes order under any alternative tokenization.")
+    changes = script_effect(runs, script) if script else []
+    if script:
+        print(bar)
+        print(f"Script conversion {script}: {len(changes)} record(s) whose official EM/F1 changed")
+        if changes:
+            print(format_table(["system", "id", "EM", "F1", "what changed"],
+                               [[c.system, c.id, f"{c.exact_match_before:g} -> {c.exact_match_after:g}",
+                                 f"{c.token_f1_before:.2f} -> {c.token_f1_after:.2f}", c.explanation[:60]]
+                                for c in changes[:50]]))
+    print(bar)
+    print("tokenizers:")
+    for t in report.tokenizations:
+        print(f"  {t.key}: {t.provenance.signature()}")
+    print(f"signature: {report.signature}")
+    if args.output_file:
+        data = report.to_dict()
+        data["script_changes"] = [dataclasses.asdict(c) | {"explanation": c.explanation} for c in changes]
+        data["script"] = script or "none"
+        Path(args.output_file).write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str),
+                                          encoding="utf-8")
+        print(f"sensitivity report written to {args.output_file}")
+    return 0
+
+
+def _pts(ci) -> str:
+    lo, hi = ci
+    return "-" if lo is None else f"{100 * lo:+.2f} to {100 * hi:+.2f}"
