@@ -49,11 +49,18 @@ def test_corrected_and_accepted_equal_a_scan_of_each_records_changes():
     patches with replaces, additions, conflicts and unknown ids)."""
     import random
 
-    def scan(app, rid):  # the definition: the last applied replace, the answers added after it
+    def scan(app, rid):
+        # the definition: the last applied replace, and the accepted answers it kept (a replace made for the
+        # GT file's answers keeps the variants accepted before it; one whose 'old' held them replaces them)
+        # with those added after it (the replacements here never equal an accepted answer)
         corrected, accepted = None, []
         for c in app.changes:
             if c.record_id == rid and c.status == "applied":
-                corrected, accepted = (c.after, []) if c.op == "replace" else (corrected, accepted + [c.after[-1]])
+                if c.op == "replace":
+                    accepted = [a for a in accepted if a in c.after]
+                    corrected = tuple(a for a in c.after if a not in accepted)
+                else:
+                    accepted = accepted + [c.after[-1]]
         return corrected, tuple(accepted)
 
     rng = random.Random(7)
