@@ -490,10 +490,12 @@ class ReviewStore:
     def create_session(self, name: str, kind: str, items: Iterable[Mapping[str, Any]], *, created_by: str,
                        blind: bool = False, k: int = 1, seed: int = 0, uploads: Iterable[str] = (),
                        settings: Mapping[str, Any] | None = None,
-                       gold: Mapping[str, str] | None = None) -> Session:
+                       gold: Mapping[str, str] | None = None, ordered: bool = False) -> Session:
         """Create a session with its items (duplicates of one payload kept once), in batched inserts.
 
-        ``gold`` maps item digests to their known label.
+        ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
+        order (:func:`seeded_rank`), or with ``ordered`` in the order given (an order chosen by the
+        caller: :func:`evaluators.review.order.informative_order`).
 
         Raises
         ------
@@ -528,7 +530,7 @@ class ReviewStore:
         if not rows:
             raise ValueError("a review session needs at least one item")
         for row in rows:
-            row["rank"] = seeded_rank(seed, row["position"])
+            row["rank"] = row["position"] if ordered else seeded_rank(seed, row["position"])
         with self._write() as c:
             try:
                 sid = c.execute(sessions_table.insert().values(
@@ -1253,7 +1255,7 @@ def _filter_clauses(f: QueueFilter) -> list:
 
 
 def _settings_json(settings: Mapping[str, Any]) -> str:
-    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help"}
+    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help", "order", "carried"}
     unknown = set(settings) - allowed
     if unknown:
         raise ValueError(f"unknown session setting(s): {', '.join(sorted(map(str, unknown)))}")
@@ -1267,6 +1269,16 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
         if not isinstance(out["adjudicators"], (list, tuple)):
             raise ValueError("adjudicators must be a list of names")
         out["adjudicators"] = sorted({check_name(a, "adjudicator") for a in out["adjudicators"]})
+    if "order" in out and out["order"] not in ("seeded", "informative", "random"):
+        raise ValueError("order must be seeded, informative or random")
+    if "carried" in out:  # what a "review what's new" session left out (evaluators.review.carry)
+        carried = out["carried"]
+        if not isinstance(carried, dict) or not isinstance(carried.get("n"), int) or isinstance(carried["n"], bool):
+            raise ValueError("carried must be {n, labels, sessions}")
+        out["carried"] = {"n": carried["n"],
+                          "labels": {check_name(str(k), "label"): int(v)
+                                     for k, v in dict(carried.get("labels") or {}).items()},
+                          "sessions": sorted({check_name(str(x), "session") for x in carried.get("sessions") or ()})}
     if "labels_help" in out:
         if not isinstance(out["labels_help"], dict):
             raise ValueError("labels_help must map labels to one-line definitions")
