@@ -101,7 +101,7 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
                         n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Agreement of the automatic verdict (metric or LLM judge) with each human, beside human vs human.
 
-    A human ``acceptable_variant`` counts as correct (1) and ``model_error`` as wrong (0); a
+    A human ``acceptable_variant`` or ``correct`` counts as correct (1) and ``model_error`` as wrong (0); a
     ``gt_error`` is left out (the reference itself is disputed).  The automatic verdict is correct
     when its score (exact match, judge score, combined or keyword score by item kind) is at least
     ``threshold``.  Every figure carries a 95% bootstrap interval over its items and a flag
@@ -117,6 +117,8 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
         rater, with ``n_items``; ``figures``: the alpha's
         :class:`~evaluators.metrics.agreement.AgreementFigure` as a dict.
     """
+    from evaluators.review.store import human_verdict
+
     auto: dict[int, int] = {}
     source = None
     for item in items:
@@ -126,8 +128,8 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
             auto[item.id] = int(value >= threshold)
     human: dict[str, dict[int, int]] = {}
     for d in decisions:
-        if d.status == "submitted" and d.label in ("acceptable_variant", "model_error") and d.item_id in auto:
-            human.setdefault(d.annotator, {})[d.item_id] = int(d.label == "acceptable_variant")
+        if d.status == "submitted" and human_verdict(d.label) is not None and d.item_id in auto:
+            human.setdefault(d.annotator, {})[d.item_id] = human_verdict(d.label)
     settings = {"n_resamples": n_resamples, "seed": seed}
     rows = []
     for annotator, ratings in sorted(human.items()):

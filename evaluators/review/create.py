@@ -25,6 +25,9 @@ from evaluators.review.order import informative_order
 from evaluators.review.store import ReviewStore, Session
 
 ORDERS = ("seeded", "informative", "random")
+#: How each order is named where one is chosen (the Review page).
+ORDER_TEXT = {"seeded": "Seeded shuffle · 随机（固定种子）", "informative": "Most informative first · 信息量优先",
+              "random": "Random, for estimates · 随机（用于估计）"}
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ The final label of an item is its adjudication when there is one, else the label
 submitted decision agrees on (at least one).  Items whose submitted labels disagree and are
 not adjudicated have no final label yet.  From the final labels:
 
-- ``acceptable_variant``: the prediction becomes one more accepted answer of the record
-  (``add_answer``);
+- ``acceptable_variant`` and ``correct`` (the prediction is right, in other words than the GT or as
+  it stands): the prediction becomes one more accepted answer of the record (``add_answer``; nothing
+  changes when it is one of the GT answers already), so every run that gives it is scored right;
 - ``gt_error`` with a corrected answer (typed at adjudication,
   :meth:`~evaluators.review.store.ReviewStore.adjudicate`): the record's answers become the
   corrected one (``replace``); without one the item is listed as skipped;
@@ -173,10 +174,10 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             continue
         old = tuple(gold[rid]) if gold is not None else _payload_answers(p)
         why = f.why()
-        if f.label == "acceptable_variant":
+        if f.label in ("acceptable_variant", "correct"):
             prediction = str(p.get("prediction") or "").strip()
             if not prediction:
-                skipped.append((rid, "acceptable variant of an empty prediction"))
+                skipped.append((rid, f"{f.label.replace('_', ' ')} of an empty prediction"))
                 continue
             if (rid, prediction) in added:
                 continue  # the same answer accepted for another system's record of this question: once
@@ -402,7 +403,7 @@ def build_narrative_patch(store: ReviewStore, session_id: int,
             continue
         old = tuple(gold[digest][path])
         why = f.why()
-        if f.label == "acceptable_variant":
+        if f.label in ("acceptable_variant", "correct"):
             value = str(p.get("prediction") or "").strip()
             if not value:
                 skipped.append((where, "acceptable variant of an empty prediction (a missed GT value)"))

@@ -2,7 +2,7 @@
 agreement of the people with each other (the ceiling a metric can be expected to reach).
 
 For each reviewed item with a final label (:func:`evaluators.review.gt_patch.final_labels`):
-the human verdict is *right* for ``acceptable_variant`` and *wrong* for ``model_error``
+the human verdict is *right* for ``acceptable_variant`` and ``correct`` and *wrong* for ``model_error``
 (``gt_error`` items are left out: the reference itself was wrong); the automatic verdict is
 *right* when the item's score (``exact_match``, ``token_f1``, a judge, combined or keyword score)
 is at least ``threshold``.  Reported: the 2 x 2 confusion of the two, accuracy (share of items
@@ -25,7 +25,7 @@ from evaluators.results import DictMixin
 from evaluators.review.agreement import session_agreement
 from evaluators.review.items import AUTOMATIC, score_at
 from evaluators.review.gt_patch import final_labels
-from evaluators.review.store import ReviewStore
+from evaluators.review.store import ReviewStore, human_verdict
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,11 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     finals = final_labels(store, session_id)
     for f in finals:
         value, name = _score(f.item.payload, source)
-        if f.label not in ("acceptable_variant", "model_error") or value is None:
+        if human_verdict(f.label) is None or value is None:
             left_out += 1
             continue
         auto.append(int(value >= threshold))
-        human.append(int(f.label == "acceptable_variant"))
+        human.append(human_verdict(f.label))
     if not auto:
         raise ValueError("no reviewed item has a right / wrong final label and an automatic score")
     counts = np.zeros((2, 2), dtype=np.int64)

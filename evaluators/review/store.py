@@ -11,7 +11,7 @@ Tables (schema :data:`~evaluators.review.schema.SCHEMA_VERSION`, created and mig
 - ``items``: what a reviewer sees (JSON payload), keyed by the digest of its canonical JSON, with
   its seeded rank, its number of submitted decisions and an optional gold label;
 - ``decisions``: one row per (item, annotator): label (``model_error`` / ``gt_error`` /
-  ``acceptable_variant``, or an A/B label), optional 1-5 score, comment, status (``draft`` /
+  ``acceptable_variant`` / ``correct``, or an A/B label), optional 1-5 score, comment, status (``draft`` /
   ``submitted`` / ``skipped``) and a version for optimistic locking (:class:`StaleDecision`);
 - ``adjudications``: the final label of an item and who decided it.
 
@@ -61,7 +61,11 @@ from evaluators.review.schema import (
     uploads_table,
 )
 
-LABELS = ("model_error", "gt_error", "acceptable_variant")
+LABELS = ("model_error", "gt_error", "acceptable_variant", "correct")
+#: Labels that say the prediction is right (``correct``: as it stands; ``acceptable_variant``: in other words
+#: than the GT) and wrong; ``gt_error`` is neither (the reference itself is wrong).
+RIGHT_LABELS = ("acceptable_variant", "correct")
+WRONG_LABELS = ("model_error",)
 #: Labels of a two-sided (A/B) item, always about the stored sides (the page maps screen sides back).
 PAIR_LABELS = ("a_better", "b_better", "tie")
 ALL_LABELS = LABELS + PAIR_LABELS
@@ -75,7 +79,8 @@ CLAIM_SECONDS = 600
 #: Stores opened in this process (weakly held), so tests can close their pools before dropping a database.
 OPEN_STORES: weakref.WeakSet = weakref.WeakSet()
 
-__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES",
+__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "RIGHT_LABELS", "SCHEMA_VERSION", "STATUSES",
+           "WRONG_LABELS", "human_verdict",
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
            "record_history",
@@ -396,6 +401,12 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
     if score is not None and (isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5):
         raise ValueError(f"{p}score must be an integer from 1 to 5 or null, not {score!r:.60}")
     check_text(comment, "comment", where=where)
+
+
+def human_verdict(label: str | None) -> int | None:
+    """A label as a verdict on the prediction: 1 right (:data:`RIGHT_LABELS`), 0 wrong (:data:`WRONG_LABELS`),
+    ``None`` otherwise (a GT error, an A/B label, no label)."""
+    return 1 if label in RIGHT_LABELS else 0 if label in WRONG_LABELS else None
 
 
 def is_two_sided(payload: Any) -> bool:
