@@ -47,7 +47,9 @@ sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_sessio
 qp["session"], session = str(sid), sessions[sid]
 st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
            + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
-           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else ""))
+           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
+           + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
+              if (carried := (session.settings or {}).get("carried")) else ""))
 settings_panel(store, session, annotator)
 view_name = st.segmented_control("View", VIEWS, default=VIEWS[0], key="review_view", label_visibility="collapsed")
 

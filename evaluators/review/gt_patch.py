@@ -312,10 +312,11 @@ class SessionPatch(DictMixin):
 def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: bytes) -> SessionPatch:
     """The GT patch of a session's final labels, for the GT file ``gt_file`` (bytes ``gt_data``).
 
-    The entries carry the digest of the GT file the session was made from (the file the page's
-    "Review these ..." button kept with it): when that is not ``gt_data``, the run refuses the patch
-    (:class:`~evaluators.io.gt_patch.GTPatchMismatch`) instead of correcting other records by id.
-    A session that kept no file is applied to ``gt_file`` by record id (``note`` says so).
+    The entries are keyed by record and GT (:func:`build_gt_patch`): they correct the records of
+    ``gt_data`` that have the id and the GT the session's items showed, whichever file of the dataset
+    the session was made from (another run of the same questions included); a file with none of those
+    records refuses the patch (:class:`~evaluators.io.gt_patch.GTPatchMismatch`).  ``note`` says when the
+    session was made from another file, or kept none.
     """
     session = store.session(session_id)
     digest = file_sha256(gt_data)
@@ -323,8 +324,8 @@ def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: by
     if session.uploads and digest not in session.uploads:
         kept = store.get_upload(session.uploads[0])
         made_for = kept[0] if kept else "another file"
-        note = (f"session {session.name!r} was made from {made_for}, not from {gt_file}: its corrections are for "
-                "that file")
+        note = (f"session {session.name!r} was made from {made_for}, not from {gt_file}: its corrections apply to "
+                "the records of this file with the same id and GT")
         digest = session.uploads[0]
         gold = None
     elif not session.uploads:

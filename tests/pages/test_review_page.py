@@ -375,6 +375,7 @@ def test_review_whats_new_from_an_upload_carries_the_earlier_verdicts(data_dir):
     assert item.payload["id"] == rows[0]["id"] and item.payload["prediction"] == "a new answer · 新答案"
     assert made.settings["carried"]["n"] == 10 and made.settings["carried"]["sessions"] == [session.name]
     assert any("1 new record(s) to review of 11; 10 carried forward" in s.value.replace("\\", "") for s in at.success)
+    assert any("10 record(s) carried forward from Demo review" in c.value.replace("\\", "") for c in at.caption)
     # once run 2's new record is reviewed, nothing is new: said, no session made
     store.save_decision(item.id, "alice", label="model_error")
     at.text_input(key="review_name").input("run 2 again")

@@ -221,3 +221,21 @@ def test_review_create_options(review_url, tmp_path, capsys):
     assert main(["review", "create", "--db", review_url, "--input", str(tmp_path / "nope.jsonl"), "--session",
                  "x"]) == 2
     assert main(["review", "debt", "--db", review_url]) == 2
+
+
+def test_the_pages_session_patch_of_run_1_corrects_run_2(review_url, tmp_path):
+    """The pages' "Apply review corrections" (a session picked from the database) on another run of the dataset."""
+    from evaluators.review.gt_patch import session_patch
+
+    run1 = write_jsonl(tmp_path / "run1.jsonl", run_rows())
+    run2 = write_jsonl(tmp_path / "run2.jsonl", run_rows({("sysA", "q03"), ("sysB", "q05")}))
+    store = ReviewStore(review_url)
+    made = create_qa_session(store, "run 1", run1.read_bytes(), "run1.jsonl", created_by="lead")
+    for item in store.items(made.session.id):
+        if item.payload["id"] == "q03":
+            store.adjudicate(item.id, "lead", "gt_error", corrected_answer="answer three")
+    sp = session_patch(store, made.session.id, "run2.jsonl", run2.read_bytes())
+    assert "was made from run1.jsonl" in sp.note and "same id and GT" in sp.note
+    report = evaluate_qa_file(run2, QAConfig(ci_resamples=0))
+    _, app = patch_report(report, sp.patch.entries, file_sha256(run2))
+    assert app.answers == {"q03": ("answer three",)} and app.n_applied == 1
