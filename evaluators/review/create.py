@@ -109,6 +109,5 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
     if order != "seeded":
         payloads = [payloads[i] for i in informative_order(payloads, order=order, seed=seed)]
     session = store.create_session(name, "qa", payloads, created_by=created_by, blind=blind, k=k, seed=seed,
-                                   uploads=[store.put_upload(filename, data)], settings=settings,
-                                   ordered=order != "seeded")
+                                   uploads=[store.put_upload(filename, data)], settings=settings)
     return CreatedSession(session, offered, carried)

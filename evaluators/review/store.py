@@ -382,6 +382,23 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+#: Session orders (setting ``order``) in which the queue follows the items' positions (the order they were
+#: given in: :mod:`evaluators.review.create`) rather than the seeded shuffle.
+POSITION_ORDERS = ("informative", "random")
+
+
+def ordered_by_position(settings_text: str | None) -> bool:
+    """Whether a session's queue follows its items' positions (its stored settings' ``order`` is one of
+    :data:`POSITION_ORDERS`) rather than the seeded shuffle."""
+    return _loads_settings(settings_text).get("order") in POSITION_ORDERS
+
+
+def item_rank(seed: int, position: int, ordered: bool) -> int:
+    """An item's rank: its position in a session ordered by its creator (:func:`ordered_by_position`), else
+    :func:`seeded_rank`."""
+    return position if ordered else seeded_rank(seed, position)
+
+
 def seeded_rank(seed: int, position: int) -> int:
     """An item's place in its session's seeded order: the first 31 bits of SHA-256 of ``"seed:position"``
     (a shuffle that needs neither the other items nor their number, so items added later, or
@@ -501,12 +518,12 @@ class ReviewStore:
     def create_session(self, name: str, kind: str, items: Iterable[Mapping[str, Any]], *, created_by: str,
                        blind: bool = False, k: int = 1, seed: int = 0, uploads: Iterable[str] = (),
                        settings: Mapping[str, Any] | None = None,
-                       gold: Mapping[str, str] | None = None, ordered: bool = False) -> Session:
+                       gold: Mapping[str, str] | None = None) -> Session:
         """Create a session with its items (duplicates of one payload kept once), in batched inserts.
 
         ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
-        order (:func:`seeded_rank`), or with ``ordered`` in the order given (an order chosen by the
-        caller: :func:`evaluators.review.order.informative_order`).
+        order (:func:`seeded_rank`), or, when ``settings["order"]`` is one of :data:`POSITION_ORDERS`,
+        in the order given (chosen by the caller: :func:`evaluators.review.order.informative_order`).
 
         Raises
         ------
@@ -540,8 +557,9 @@ class ReviewStore:
                 raise ValueError(f"a review session holds at most {MAX_ITEMS:,} items")
         if not rows:
             raise ValueError("a review session needs at least one item")
+        ordered = ordered_by_position(settings_text)
         for row in rows:
-            row["rank"] = row["position"] if ordered else seeded_rank(seed, row["position"])
+            row["rank"] = item_rank(seed, row["position"], ordered)
         with self._write() as c:
             try:
                 sid = c.execute(sessions_table.insert().values(
@@ -648,9 +666,10 @@ class ReviewStore:
             if row is None:
                 position = c.execute(sa.select(sessions_table.c.n_items)
                                      .where(sessions_table.c.id == session_id)).scalar_one()
-                seed = c.execute(sa.select(sessions_table.c.seed).where(sessions_table.c.id == session_id)).scalar()
+                seed, settings = c.execute(sa.select(sessions_table.c.seed, sessions_table.c.settings)
+                                           .where(sessions_table.c.id == session_id)).one()
                 c.execute(items_table.insert().values(session_id=session_id, position=position, digest=digest,
-                                                      payload=text, rank=seeded_rank(seed or 0, position),
+                                                      payload=text, rank=item_rank(seed or 0, position, ordered_by_position(settings)),
                                                       **filter_columns(payload)))
                 c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                           .values(n_items=position + 1, changes=sessions_table.c.changes + 1))

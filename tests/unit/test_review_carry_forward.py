@@ -239,3 +239,27 @@ def test_the_pages_session_patch_of_run_1_corrects_run_2(review_url, tmp_path):
     report = evaluate_qa_file(run2, QAConfig(ci_resamples=0))
     _, app = patch_report(report, sp.patch.entries, file_sha256(run2))
     assert app.answers == {"q03": ("answer three",)} and app.n_applied == 1
+
+
+def test_an_ordered_session_keeps_its_order_through_export_and_import(review_url, tmp_path):
+    from evaluators.review.exchange import export_jsonl, import_jsonl
+
+    run1 = write_jsonl(tmp_path / "run1.jsonl", run_rows())
+    store = ReviewStore(review_url)
+    made = create_qa_session(store, "ordered", run1.read_bytes(), "run1.jsonl", created_by="lead",
+                             order="informative", seed=5)
+
+    def queue(st, sid):
+        out, seen = [], []
+        while (item := st.next_item(sid, "ann", exclude=seen)) is not None:
+            out.append((item.payload["system"], item.payload["id"]))
+            seen.append(item.id)
+        return out
+
+    expected = [(i.payload["system"], i.payload["id"]) for i in store.items(made.session.id)]  # creation order
+    assert queue(store, made.session.id) == expected
+    text = export_jsonl(store, made.session.id)
+    fresh = ReviewStore(f"sqlite:///{tmp_path / 'fresh.sqlite'}")
+    import_jsonl(fresh, text.encode("utf-8"), "ordered.jsonl")
+    copy = fresh.session_by_name("ordered")
+    assert copy.settings["order"] == "informative" and queue(fresh, copy.id) == expected
