@@ -1,10 +1,14 @@
-"""Ground-truth patches: reviewed corrections of a GT file, kept as data beside it (never an edit of it).
+"""Ground-truth patches: reviewed corrections of a dataset's GT, kept as data beside it (never an edit of it).
 
-A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT` version :data:`PATCH_VERSION`::
+A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT`; review sessions write version
+:data:`KEYED_VERSION`, keyed by the record and its GT::
 
-    {"format": "evalboard.gt_patch", "version": 1, "gt_digest": "<SHA-256 of the GT file>",
+    {"format": "evalboard.gt_patch", "version": 3, "gt_key": "<record_key(record_id, old)>",
      "record_id": "5a7a5672...", "op": "add_answer", "old": ["flotilla"], "answer": "a flotilla",
      "who": "ann", "why": "acceptable variant", "session": "hotpot-review"}
+
+and versions 1 and 2 (still read, and applied as before) are bound to one GT file:
+``"version": 1, "gt_digest": "<SHA-256 of the GT file>"`` in place of ``gt_key``.
 
 - ``op`` is ``add_answer`` (an acceptable variant: ``answer`` becomes one more accepted answer of
   the record), ``replace`` (a GT error: the record's answers become ``new``, a list of strings) or,

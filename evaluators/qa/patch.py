@@ -121,7 +121,7 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     Raises
     ------
     evaluators.io.gt_patch.GTPatchMismatch
-        When an entry was made for another GT file.
+        An entry bound to another GT file, or keyed entries for none of the records.
     """
     records = list(report.records)
     application = apply_gt_patch(gold_answers(records), entries, gt_digest, refuse_unmatched=refuse_unmatched)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from evaluators.io.gt_patch import GTPatchMismatch, GTPatchSet, PatchEntry, apply_gt_patch, file_sha256
+from evaluators.io.gt_patch import GTPatchMismatch, GTPatchSet, PatchEntry, apply_gt_patch, file_sha256, record_key
 from evaluators.metrics.before_after import score_effect
 
 D = "a" * 64
@@ -273,11 +273,13 @@ def test_session_patch_is_for_the_file_the_session_kept(tmp_path):
     for s in (kept, loose):
         store.save_decision(store.items(s.id)[0].id, "ann", label="acceptable_variant")
     made = session_patch(store, kept.id, "r.jsonl", data)
-    assert made.note == "" and [e.gt_digest for e in made.patch.entries] == [file_sha256(data)]
-    # another file: the entries keep the digest of the session's file, so the run refuses them
+    key = record_key("m1", ["a collie"])
+    assert made.note == "" and [e.gt_key for e in made.patch.entries] == [key]
+    # another file: the entries are keyed by record and GT (issue 29), so they correct its records with that id
+    # and GT, and the note says the session was made from another file
     other = session_patch(store, kept.id, "other.jsonl", data + b"\n")
     assert "was made from r.jsonl, not from other.jsonl" in other.note
-    assert [e.gt_digest for e in other.patch.entries] == [file_sha256(data)]
+    assert [e.gt_key for e in other.patch.entries] == [key]
     # a session that kept no file: applied by id to the file given, and said so
     made = session_patch(store, loose.id, "r.jsonl", data)
     assert "does not record its GT file" in made.note and made.patch.entries[0].old == ("a collie",)
