@@ -136,3 +136,39 @@ def test_a_session_made_from_the_file_of_every_run_corrects_one_run(runs, tmp_pa
     for run in (base, other):   # before: refused for each (made for the other file's SHA-256), exit 2
         assert main(["qa", "--input", str(run), "--gt-patch", str(patch)]) == 0
         assert "1 correction(s): 1 applied" in capsys.readouterr().out
+
+
+def test_the_next_run_reviews_only_its_changed_answers(runs, tmp_path, capsys):
+    """Run 2 of the baseline's questions answers 15 of 50 (30%) differently (the first 15 questions where
+    another system's answer differs): *review what's new* holds those 15, the other 35 carry run 1's
+    verdicts, review debt is 15, and run 1's patch corrects run 2."""
+    data, base, _, _, patch, corrected, _ = runs
+    run2_rows = [dict(r) for r in data[BASE]]
+    changed = []
+    for row, other in zip(run2_rows, data[OTHER]):
+        if len(changed) < 15 and other["predicted_answer"].strip() != row["predicted_answer"].strip():
+            row["predicted_answer"] = other["predicted_answer"]
+            changed.append(row["question_id"])
+    assert len(changed) == 15
+    run2 = write_run(tmp_path / "run2.jsonl", run2_rows)
+    db = str(tmp_path / "review.sqlite")
+    assert main(["review", "create", "--db", db, "--input", str(base), "--session", "run 1", "--by", "lead"]) == 0
+    store = ReviewStore(db)
+    verdicts = {}
+    for item in store.items(store.session_by_name("run 1").id):
+        label = "correct" if item.payload["exact_match"] else "model_error"
+        store.save_decision(item.id, "ann", label=label)
+        verdicts[item.payload["id"]] = label
+    capsys.readouterr()
+    assert main(["review", "debt", "--db", db, "--input", str(run2)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["system\trecords\treviewed\tdebt", "(one run)\t50\t35\t15"]
+    assert main(["review", "create", "--db", db, "--input", str(run2), "--session", "run 2", "--new-only",
+                 "--by", "lead", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "session run 2: 15 item(s) to review of 50" in out and "carried forward: 35 record(s)" in out
+    assert sorted(i.payload["id"] for i in store.items(store.session_by_name("run 2").id)) == sorted(changed)
+    carried = [line.split("\t") for line in out.splitlines() if line.startswith("  carried")]
+    assert len(carried) == 35 and all(label == verdicts[rid] for _, rid, _, label, _ in carried)
+    # the baseline review's patch (10 GT corrections) applies to run 2: every correction is for one of its records
+    assert main(["qa", "--input", str(run2), "--gt-patch", str(patch)]) == 0
+    assert f"run2.jsonl: {N_CORRECTED} correction(s): {N_CORRECTED} applied" in capsys.readouterr().out
