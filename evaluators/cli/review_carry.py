@@ -1,6 +1,6 @@
 """``python -m evaluators review create|debt``: sessions from a run file, and what is left to review.
 
-- ``review create --input RUN --session NAME [--k N] [--blind] [--order seeded|informative|random]
+- ``review create --input RUN --session NAME [--k N] [--blind] [--order random|informative]
   [--guidelines FILE.md] [--new-only] [--by NAME] [--seed N]``: a review session over the scored
   records of a QA / fact-check file (:func:`evaluators.review.create.create_qa_session`).  With
   ``--new-only`` (*review what's new*) it holds only the records whose (question, GT, prediction)
@@ -30,10 +30,10 @@ def add_arguments(p) -> None:
     g = p.add_argument_group("new sessions and review debt (create, debt)")
     g.add_argument("--k", type=int, default=1, metavar="N", help="create: reviewers per item (default 1)")
     g.add_argument("--blind", action="store_true", help="create: hide system names and scores from reviewers")
-    g.add_argument("--order", choices=ORDERS, default="seeded",
-                   help="create: seeded shuffle (default), informative (most informative first: records that split "
-                        "the systems, partial credit, judge against metric) or random (use it when the reviewed "
-                        "records estimate a run's score)")
+    g.add_argument("--order", choices=ORDERS, default="random",
+                   help="create: random (default: the session's seeded shuffle, what an estimate from the reviewed "
+                        "records needs) or informative (most informative first: records that split the systems, "
+                        "partial credit, judge against metric)")
     g.add_argument("--guidelines", metavar="FILE.md", help="create: reviewing guidelines (Markdown), version 1")
     g.add_argument("--new-only", action="store_true",
                    help="create: review what's new: only records whose (question, GT, prediction) was never reviewed "

@@ -6,10 +6,10 @@ page's *New session* form (the page lays them out).
   final label in any session of the store (:func:`evaluators.review.carry.whats_new`); the others are
   carried with their verdict, counted in the session's ``carried`` setting (how many, by label, from
   which sessions) and listed in :attr:`CreatedSession.carried`;
-- ``order``: ``seeded`` (the store's seeded shuffle, the default), ``informative`` (most informative
-  first: records that split the systems, partial credit, judge against metric:
-  :func:`evaluators.review.order.informative_order`) or ``random`` (a seeded uniform order, the one to
-  use when the reviewed records estimate a run's score);
+- ``order`` (the session's ``order`` setting): ``random`` (the default: the store's seeded shuffle, a
+  uniformly random order, the one to use when the reviewed records estimate a run's score) or
+  ``informative`` (most informative first: records that split the systems, partial credit, judge
+  against metric: :func:`evaluators.review.order.informative_order`; the queue follows it);
 - guidelines (Markdown) start at version 1.
 """
 
@@ -24,10 +24,9 @@ from evaluators.review.carry import CarriedDecision, whats_new
 from evaluators.review.order import informative_order
 from evaluators.review.store import ReviewStore, Session
 
-ORDERS = ("seeded", "informative", "random")
+ORDERS = ("random", "informative")
 #: How each order is named where one is chosen (the Review page).
-ORDER_TEXT = {"seeded": "Seeded shuffle · 随机（固定种子）", "informative": "Most informative first · 信息量优先",
-              "random": "Random, for estimates · 随机（用于估计）"}
+ORDER_TEXT = {"random": "Random (seeded; needed for estimates) · 随机", "informative": "Most informative first · 信息量优先"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def qa_file_items(data: bytes, name: str) -> list[dict[str, Any]]:
 
 
 def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str, *, created_by: str, k: int = 1,
-                      blind: bool = False, seed: int = 0, order: str = "seeded", guidelines: str | None = None,
+                      blind: bool = False, seed: int = 0, order: str = "random", guidelines: str | None = None,
                       new_only: bool = False, items: list[Mapping[str, Any]] | None = None) -> CreatedSession:
     """Create a review session over a QA / fact-check file (rules in the module docstring).
 
@@ -72,7 +71,7 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
         The owner.
     k, blind, seed
         Reviewers per item, blind mode, seed of the order.
-    order : {"seeded", "informative", "random"}
+    order : {"random", "informative"}
     guidelines : str, optional
     new_only : bool
         *Review what's new*: only the records never reviewed before (by triple).
@@ -106,7 +105,7 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
                              "decision")
         settings["carried"] = split.summary()
         payloads = [payloads[i] for i in split.new]
-    if order != "seeded":
+    if order == "informative":
         payloads = [payloads[i] for i in informative_order(payloads, order=order, seed=seed)]
     session = store.create_session(name, "qa", payloads, created_by=created_by, blind=blind, k=k, seed=seed,
                                    uploads=[store.put_upload(filename, data)], settings=settings)

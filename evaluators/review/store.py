@@ -384,7 +384,7 @@ def _now() -> str:
 
 #: Session orders (setting ``order``) in which the queue follows the items' positions (the order they were
 #: given in: :mod:`evaluators.review.create`) rather than the seeded shuffle.
-POSITION_ORDERS = ("informative", "random")
+POSITION_ORDERS = ("informative",)
 
 
 def ordered_by_position(settings_text: str | None) -> bool:
@@ -1299,8 +1299,8 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
         if not isinstance(out["adjudicators"], (list, tuple)):
             raise ValueError("adjudicators must be a list of names")
         out["adjudicators"] = sorted({check_name(a, "adjudicator") for a in out["adjudicators"]})
-    if "order" in out and out["order"] not in ("seeded", "informative", "random"):
-        raise ValueError("order must be seeded, informative or random")
+    if "order" in out and out["order"] not in ("random", "informative"):
+        raise ValueError("order must be 'random' or 'informative'")
     if "carried" in out:  # what a "review what's new" session left out (evaluators.review.carry)
         carried = out["carried"]
         if not isinstance(carried, dict) or not isinstance(carried.get("n"), int) or isinstance(carried["n"], bool):
