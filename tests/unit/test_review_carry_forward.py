@@ -192,6 +192,17 @@ def test_a_keyed_patch_for_another_dataset_is_refused(review_url, tmp_path, caps
     capsys.readouterr()
     assert main(["qa", "--input", str(other), "--gt-patch", str(patch)]) == 2
     assert "none of the 1 correction(s) is for a record of the GT given" in capsys.readouterr().err
+    # a second correction (q01), and a file where only q00's GT differs: q01 applies, q00's line is skipped and said
+    q01 = next(i for i in store.items(made.session.id) if i.payload["id"] == "q01")
+    store.adjudicate(q01.id, "lead", "gt_error", corrected_answer="y")
+    assert main(["review", "patch", "--db", review_url, "--session", "r", "--gt", str(run1), "--out", str(patch)]) == 0
+    part = write_jsonl(tmp_path / "part.jsonl", [{**r, "answer": "changed"} if r["id"] == "q00" else r
+                                                 for r in run_rows()])
+    capsys.readouterr()
+    assert main(["qa", "--input", str(part), "--gt-patch", str(patch)]) == 0
+    captured = capsys.readouterr()
+    assert "2 correction(s): 1 applied" in captured.out and "1 for another GT of the record" in captured.out
+    assert "record 'q00': this correction was made for another GT of the record" in captured.err
 
 
 def test_review_create_options(review_url, tmp_path, capsys):
