@@ -13,10 +13,11 @@ from components.tables import show_table
 from components.uploads import upload_bytes
 from evaluators.demo import demo_path
 from evaluators.io import InputError
-from evaluators.qa import QAConfig, evaluate_qa
+from evaluators.qa import evaluate_qa
 from evaluators.reports.escape import md, visible
 from evaluators.reports.review import corrections_jsonl, export_csv, label_studio_config
 from evaluators.review import service as rs
+from evaluators.review.create import ORDER_TEXT, ORDERS, create_qa_session
 from evaluators.review.exchange import export_jsonl
 from evaluators.review.label_studio import export_tasks
 from evaluators.review.items import qa_items
@@ -267,15 +268,21 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
             f1, f2 = st.columns(2)
             k = f1.number_input("Reviewers per item (k)", 1, 10, 2, key="review_k")
             blind = f2.checkbox("Blind (hide system names)", value=True, key="review_blind")
+            order = f1.selectbox("Order · 顺序", ORDERS, key="review_order", format_func=ORDER_TEXT.get)
+            new_only = f2.checkbox("Review what's new · 只审新的", key="review_new_only",
+                                   help="Only the records whose question, GT and prediction were never reviewed in "
+                                        "a session here; the others keep their earlier verdict (carried forward).")
             if st.form_submit_button("Create session · 创建", key="review_create"):
                 try:
                     if up is None or not name.strip() or not annotator:
                         raise ValueError("Upload a file, give the session a name and confirm your own name first.")
-                    data = upload_bytes(up)
-                    items = qa_items(evaluate_qa(data, up.name, QAConfig(ci_resamples=0)))
-                    made = store.create_session(name, "qa", items, created_by=annotator, blind=blind, k=int(k),
-                                                seed=n_sessions, uploads=[store.put_upload(up.name, data)])
-                    st.session_state["review_session"] = made.id
+                    made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
+                                             blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
+                    st.session_state["review_session"] = made.session.id
+                    if new_only:
+                        st.session_state["review_flash_ok"] = (
+                            f"{made.session.n_items} new record(s) to review of {made.offered}; {len(made.carried)} "
+                            "carried forward with their earlier verdict.")
                 except (InputError, ValueError) as exc:
                     st.error(md(str(exc)))
 

@@ -50,7 +50,9 @@ sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_sessio
 qp["session"], session = str(sid), sessions[sid]
 st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
            + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
-           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else ""))
+           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
+           + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
+              if (carried := (session.settings or {}).get("carried")) else ""))
 settings_panel(store, session, annotator)
 view_name = st.segmented_control("View", VIEWS, default=VIEWS[0], key="review_view", label_visibility="collapsed")
 
@@ -134,7 +136,7 @@ if view_name in (None, VIEWS[0]):
             st.caption(f"{view.others_hidden} other reviewer(s) decided this item: shown after your own decision.")
         history_panel(store, session, annotator, item.id)
         gold_panel(store, session, annotator, item)
-        st.caption("Keyboard: 1 / 2 / 3 decide, S skips, J next, K previous, U undoes your last decision "
+        st.caption("Keyboard: the numbers 1-4 decide (1-3 on an A/B item), S skips, J next, K previous, U undoes your last decision "
                    "(not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
                    "while the page updates wait their turn.")
 else:

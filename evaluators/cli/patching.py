@@ -3,7 +3,8 @@ to the scores (:mod:`evaluators.io.gt_patch`, :mod:`evaluators.qa.patch`).  Not 
 the commands call these helpers.
 
 A patch file's bad lines and its conflicts are warnings (stderr; the good lines still apply); a
-patch made for none of the GT files given, or that cannot be read, is an error (exit 2).
+patch for none of the records given (keyed lines, version 3) or with a line bound to none of the GT
+files given (versions 1 and 2), or that cannot be read, is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ def add_gt_patch_argument(p, help: str | None = None) -> None:
     """Register ``--gt-patch`` (repeatable, applied in order); ``help`` says what a correction means for the task."""
     p.add_argument("--gt-patch", action="append", metavar="FILE",
                    help=help or "review corrections to apply to the ground truth before scoring (a GT patch, JSONL, "
-                        "as written by 'review patch'); repeatable, applied in order; refused when made for "
-                        "another GT file. Prints the scores before and after with a paired test")
+                        "as written by 'review patch'); repeatable, applied in order; each correction applies to "
+                        "the records with the id and GT it was made for, in any run (a patch for none of them, or "
+                        "an older one bound to another GT file, is refused). Prints the scores before and after "
+                        "with a paired test")
 
 
 def read_patch_set(files: Sequence[str]):

@@ -1,4 +1,6 @@
-"""``python -m evaluators review export|import|agreement|sessions|corrections --db URL``: review sessions outside the page.
+"""``python -m evaluators review export|import|agreement|sessions|corrections|create|debt --db URL``: review
+sessions outside the page (``create`` and ``debt``: :mod:`evaluators.cli.review_carry`; ``patch``, ``estimate``
+and ``gate``: :mod:`evaluators.cli.review_numbers`).
 
 The CLI works with direct access to the database (its file or URL): that access is the
 authority here, so a blind session exports in full (the page limits that to owners and
@@ -24,10 +26,10 @@ def add_parser(subparsers) -> None:
     """Register the ``review`` subcommand."""
     p = subparsers.add_parser("review", help="export / import review sessions, agreement between annotators",
                               description="Work with the review database of the dashboard's Review page.")
-    from evaluators.cli import review_numbers
+    from evaluators.cli import review_carry, review_numbers
 
     p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections")
-                   + review_numbers.ACTIONS)
+                   + review_numbers.ACTIONS + review_carry.ACTIONS)
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
                         "$EVALBOARD_DATA_DIR/review.sqlite)")
@@ -38,9 +40,10 @@ def add_parser(subparsers) -> None:
                    help="export format (default jsonl; label-studio: Label Studio tasks JSON, label-studio-config: "
                         "its labeling config XML); import: jsonl or label-studio (default: found from the file)")
     p.add_argument("--input", metavar="FILE", help="import: a JSONL file written by export, or a Label Studio "
-                                                   "JSON export")
+                                                   "JSON export; create, debt: the run (QA / fact-check file)")
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     review_numbers.add_arguments(p)  # patch, estimate, gate: evaluators/cli/review_numbers.py
+    review_carry.add_arguments(p)  # create, debt: evaluators/cli/review_carry.py
     p.set_defaults(func=run)
 
 
@@ -68,12 +71,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "gate":  # needs no review database
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, None)
-    if args.db and "://" not in args.db and not Path(args.db).exists() and args.action != "import":
+    if args.db and "://" not in args.db and not Path(args.db).exists() and args.action not in ("import", "create"):
         return _fail(f"no review database at {args.db} (a path is created only by import or the Review page)")
     try:
         store = ReviewStore(args.db)
     except SchemaTooNew as exc:
         return _fail(f"{terminal(args.db or 'the review database')}: {exc}")
+    if args.action in ("create", "debt"):
+        from evaluators.cli.review_carry import run as run_carry
+        return run_carry(args, store)
     if args.action in ("patch", "estimate"):
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, lambda: store)

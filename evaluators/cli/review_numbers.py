@@ -1,5 +1,7 @@
 """``python -m evaluators review patch|estimate|gate``: from review decisions to numbers (issue 19).
 
+- ``review patch --gt FILE [--out P]`` (no session): the corrections of every QA session of the
+  database for the records of ``FILE``, keyed by record and GT: the dataset's patch, for every run;
 - ``review patch --session S --gt FILE [--out P]``: the session's final labels as a GT patch for
   ``FILE`` (acceptable variants added as answers, adjudicated GT errors with their corrected answer),
   for the ``qa``, ``compare``, ``report``, ``memory``, ``testsets`` and ``dialogue`` commands'
@@ -56,7 +58,7 @@ def add_arguments(p) -> None:
                    help="gate: paired bootstrap (default), approximate randomization, or McNemar's exact test (EM)")
     g.add_argument("--system", metavar="NAME", help="estimate: one system of the file (default: every run)")
     g.add_argument("--resamples", type=int, default=10_000, metavar="N", help="gate: resamples (default 10000)")
-    g.add_argument("--seed", type=int, default=0, help="gate: seed of the resampling (default 0)")
+    g.add_argument("--seed", type=int, default=0, help="gate: seed of the resampling; create: seed of the order (default 0)")
     g.add_argument("--baseline-report", metavar="FILE",
                    help="gate: the baseline's report JSON (qa --output-file): warn when the tokenizer differs")
     add_gt_patch_argument(g)
@@ -83,10 +85,12 @@ def run(args: argparse.Namespace, store_of) -> int:
     """Run ``review patch|estimate|gate``; ``store_of()`` opens the review database (patch, estimate)."""
     if args.action == "gate":
         return gate(args)
+    if args.action == "patch" and args.gt and not args.session:
+        return dataset(args, store_of(), Path(args.gt))
     if not args.session or (not args.gt and args.action != "estimate"):
-        return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)")
-    if not args.session:
-        return _fail("review estimate needs --session NAME")
+        return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)"
+                     + ("; or --gt FILE alone: every session's corrections of that file's records" if args.action
+                        == "patch" else ""))
     gt = Path(args.gt) if args.gt else None
     if gt is not None and not gt.exists():
         return _fail(f"cannot read {gt}: no such file")
@@ -134,6 +138,22 @@ def patch(args, store, session, gt: Path) -> int:
     except (InputError, ValueError) as exc:
         return _fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
     return _write_patch(args, build_gt_patch(store, session.id, digest, gold))
+
+
+def dataset(args, store, gt: Path) -> int:
+    """``review patch --gt FILE`` without a session: the corrections of every QA session of the database for
+    the records of ``FILE`` (:func:`evaluators.review.gt_patch.dataset_patch`), for every run of that dataset."""
+    from evaluators.io import InputError
+    from evaluators.review.gt_patch import dataset_patch, gold_of
+
+    try:
+        data = read_file_bytes(gt)
+        gold = gold_of("qa", str(gt), data)
+    except OSError as exc:
+        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
+    except (InputError, ValueError) as exc:
+        return _fail(f"cannot read {gt} as a QA file: {exc}")
+    return _write_patch(args, dataset_patch(store, gold or {}))
 
 
 def _write_patch(args, built) -> int:

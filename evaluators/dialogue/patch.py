@@ -48,7 +48,7 @@ def patch_cases(case_set: CaseSet, patches: GTPatchSet
     Raises
     ------
     GTPatchMismatch
-        An entry made for another file than the cases file.
+        An entry bound to another file than the cases file, or keyed entries for none of its cases.
     """
     digest = case_set.digest or ""
     entries = patches.for_file(case_set.file, digest)

@@ -1,10 +1,14 @@
-"""Ground-truth patches: reviewed corrections of a GT file, kept as data beside it (never an edit of it).
+"""Ground-truth patches: reviewed corrections of a dataset's GT, kept as data beside it (never an edit of it).
 
-A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT` version :data:`PATCH_VERSION`::
+A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT`; review sessions write version
+:data:`KEYED_VERSION`, keyed by the record and its GT::
 
-    {"format": "evalboard.gt_patch", "version": 1, "gt_digest": "<SHA-256 of the GT file>",
+    {"format": "evalboard.gt_patch", "version": 3, "gt_key": "<record_key(record_id, old)>",
      "record_id": "5a7a5672...", "op": "add_answer", "old": ["flotilla"], "answer": "a flotilla",
      "who": "ann", "why": "acceptable variant", "session": "hotpot-review"}
+
+and versions 1 and 2 (still read, and applied as before) are bound to one GT file:
+``"version": 1, "gt_digest": "<SHA-256 of the GT file>"`` in place of ``gt_key``.
 
 - ``op`` is ``add_answer`` (an acceptable variant: ``answer`` becomes one more accepted answer of
   the record), ``replace`` (a GT error: the record's answers become ``new``, a list of strings) or,
@@ -14,17 +18,35 @@ A patch is JSONL, one correction per line, format :data:`PATCH_FORMAT` version :
   others report such a line and skip it);
 - ``old`` is the record's answers when the decision was made (for ``replace``, applying it
   checks that the GT still holds them);
-- ``gt_digest`` is the SHA-256 of the bytes of the GT file the patch was made for
-  (:func:`file_sha256`, what ``sha256sum`` prints): a patch is refused for any other file
+- ``gt_digest`` (versions 1 and 2) is the SHA-256 of the bytes of the GT file the patch was made
+  for (:func:`file_sha256`, what ``sha256sum`` prints): such a line is refused for any other file
   (:class:`GTPatchMismatch`);
+- ``gt_key`` (version 3, what review sessions write now) replaces it: the SHA-256 of the record's
+  identity in the dataset, its id and its GT answers (:func:`record_key`), not of a file.  The
+  correction belongs to the dataset: it applies to every file that holds the record with that GT
+  (a run file with other predictions, both sides of a comparison, the next run, a file of several
+  systems), and to no record whose GT is another one (reported, skipped).  A patch none of whose
+  version 3 lines is for a record of the files given (and with no version 1 or 2 line for them) is
+  refused (:class:`GTPatchMismatch`);
 - ``who``, ``why`` and ``session`` say who decided, why, and in which review session.
 
 Applying (:func:`apply_gt_patch`) works on the answers of each record id, in the order of the
-entries (several patches: concatenated in order).  It is idempotent: an answer already accepted
-is not added twice, and a ``replace`` whose ``new`` answers are already in place changes nothing,
-so applying the same patch twice gives the same ground truth as applying it once.  A ``replace``
-whose ``old`` answers are no longer the record's (another correction came first) is a conflict:
-reported with the patch line and skipped.  A bad patch line (invalid JSON, missing or wrongly
+entries (several patches: concatenated in order).  A record with several decisions:
+
+- its GT is the *corrected* answers (the last ``replace`` applied; the GT file's answers when none)
+  followed by every *accepted* answer (``add_answer``), whatever their order in the patch: a GT
+  correction and an accepted variant of one question both take effect (the variant stays accepted
+  after the GT is corrected, and an answer accepted after the correction is added to it);
+- a ``replace`` applies when the corrected answers are still its ``old`` ones (a version 3 line:
+  when no other correction of the record applied first); a ``replace`` that finds the record
+  corrected to *other* answers is a **conflict** (two different corrected answers): reported with
+  its patch line and skipped, the first correction stands.  Accepted variants never conflict.  (A
+  version 1 or 2 ``replace`` whose ``old`` answers are the record's answers *with* the ones accepted
+  before it replaces those too, as these versions always did.)
+
+It is idempotent: an answer already accepted is not added twice, and a ``replace`` whose ``new``
+answers are already in place changes nothing, so applying the same patch twice gives the same
+ground truth as applying it once.  A bad patch line (invalid JSON, missing or wrongly
 typed field, unknown op or version) is reported with its file and line and skipped; the good
 lines still apply.
 """
@@ -35,6 +57,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +69,13 @@ from evaluators.io.readers import loads_json_line
 from evaluators.results import DictMixin
 
 PATCH_FORMAT = "evalboard.gt_patch"
-#: Version written for ``add_answer`` and ``replace`` lines (readers of version 1 read them).
+#: Version written for ``add_answer`` and ``replace`` lines bound to a GT file (readers of version 1 read them).
 PATCH_VERSION = 1
-#: Highest version read; ``remove`` lines are written with it (a version 1 reader refuses them, located).
-LATEST_VERSION = 2
+#: Version of the lines keyed by record identity (``gt_key``, :func:`record_key`) instead of a file digest.
+KEYED_VERSION = 3
+#: Highest version read; ``remove`` lines bound to a file are written with version 2 (a version 1 reader
+#: refuses them, located), keyed lines with version 3.
+LATEST_VERSION = 3
 OP_ADD = "add_answer"
 OP_REPLACE = "replace"
 OP_REMOVE = "remove"
@@ -92,6 +118,34 @@ def file_sha256(source: str | Path | bytes | bytearray | memoryview | BinaryIO) 
     return h.hexdigest()
 
 
+def _canonical_answer(text: str) -> str:
+    return unicodedata.normalize("NFC", str(text)).strip()
+
+
+def record_key(record_id: str, answers: Sequence[str]) -> str:
+    """The identity of a record's ground truth in its dataset: the ``gt_key`` of a version 3 patch line.
+
+    SHA-256 (hex) of the canonical JSON of ``[record id, sorted answers]`` (each NFC-normalized, surrounding
+    blanks removed): the same for every file that holds the record with the same GT (another run's
+    predictions, other systems, other fields or record order), different once its id or its GT answers
+    differ.
+
+    Parameters
+    ----------
+    record_id : str
+    answers : sequence of str
+        The record's GT answers as the GT file has them (one for a single-reference task; empty for none).
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
+    text = json.dumps([str(record_id).strip(), sorted(_canonical_answer(a) for a in answers)], ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class PatchEntry(DictMixin):
     """One correction of one record's ground truth.
@@ -101,7 +155,8 @@ class PatchEntry(DictMixin):
     record_id : str
         The record's id in the GT file.
     gt_digest : str
-        SHA-256 (64 hex digits) of the GT file it was made for.
+        SHA-256 (64 hex digits) of the GT file it was made for (versions 1 and 2); ``""`` for a keyed
+        entry (version 3).
     op : {"add_answer", "replace", "remove"}
     old : tuple of str
         The record's answers when the decision was made.
@@ -118,6 +173,10 @@ class PatchEntry(DictMixin):
         Format version of the line.
     file, line : str or None, int or None
         Where the entry was read (not written back).
+    gt_key : str or None
+        Version 3: :func:`record_key` of the record and its GT answers when the decision was made
+        (``old``); the entry applies to any file holding that record with that GT.  ``None``: bound to
+        the file ``gt_digest``.
     """
 
     record_id: str
@@ -131,13 +190,23 @@ class PatchEntry(DictMixin):
     version: int = 0
     file: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
+    gt_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.version:  # the lowest version that holds the op
-            object.__setattr__(self, "version", LATEST_VERSION if self.op == OP_REMOVE else PATCH_VERSION)
+            object.__setattr__(self, "version", KEYED_VERSION if self.gt_key else 2 if self.op == OP_REMOVE
+                               else PATCH_VERSION)
         if self.op not in OPS:
             raise ValueError(f"op must be one of {', '.join(OPS)}, not {self.op!r}")
-        if not _is_digest(self.gt_digest):
+        if self.gt_key is not None:
+            if not _is_digest(self.gt_key) or self.version < KEYED_VERSION:
+                raise ValueError(f"gt_key must be a SHA-256 in 64 lowercase hex digits (version 3), not "
+                                 f"{self.gt_key!r:.80}")
+            if self.gt_digest and not _is_digest(self.gt_digest):
+                raise ValueError(f"gt_digest must be a SHA-256 in 64 lowercase hex digits, not {self.gt_digest!r}")
+        elif self.version >= KEYED_VERSION:
+            raise ValueError("a version 3 correction needs its gt_key")
+        elif not _is_digest(self.gt_digest):
             raise ValueError(f"gt_digest must be a SHA-256 in 64 lowercase hex digits, not {self.gt_digest!r}")
         if not str(self.record_id).strip():
             raise ValueError("record_id must not be empty")
@@ -152,10 +221,19 @@ class PatchEntry(DictMixin):
         """``file:line`` of the entry (or its record id when it was not read from a file)."""
         return f"{self.file}:{self.line}" if self.file else f"record {self.record_id}"
 
+    @property
+    def keyed(self) -> bool:
+        """Whether the entry belongs to the record's GT (version 3, ``gt_key``) rather than to one file."""
+        return self.gt_key is not None
+
     def to_json(self) -> dict[str, Any]:
         """The JSONL object of this entry (the format of the module docstring)."""
-        out: dict[str, Any] = {"format": PATCH_FORMAT, "version": self.version, "gt_digest": self.gt_digest,
-                               "record_id": self.record_id, "op": self.op, "old": list(self.old)}
+        out: dict[str, Any] = {"format": PATCH_FORMAT, "version": self.version}
+        if self.gt_key is not None:
+            out["gt_key"] = self.gt_key
+        if self.gt_digest:
+            out["gt_digest"] = self.gt_digest
+        out.update(record_id=self.record_id, op=self.op, old=list(self.old))
         if self.op == OP_ADD:
             out["answer"] = self.new[0]
         elif self.op == OP_REPLACE:
@@ -212,7 +290,7 @@ def _entry(obj: Any, file: str, line: int) -> PatchEntry:
     version = obj.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= LATEST_VERSION:
         raise ValueError(f"unsupported patch version {version!r} (this EvalBoard reads version 1 to {LATEST_VERSION})")
-    for key in ("gt_digest", "record_id", "op", "who"):
+    for key in ("gt_key" if version >= KEYED_VERSION else "gt_digest", "record_id", "op", "who"):
         if key not in obj:
             raise ValueError(f"missing field '{key}'")
     record_id = obj["record_id"]
@@ -241,7 +319,13 @@ def _entry(obj: Any, file: str, line: int) -> PatchEntry:
         raise ValueError("'who' must be a non-empty string")
     if not isinstance(why, str) or (session is not None and not isinstance(session, str)):
         raise ValueError("'why' and 'session' must be strings")
-    return PatchEntry(record_id.strip(), obj["gt_digest"], op, old, new, who, why, session, version, file, line)
+    gt_key = obj.get("gt_key") if version >= KEYED_VERSION else None
+    digest = obj.get("gt_digest") or ""
+    if gt_key is not None and not isinstance(gt_key, str) or not isinstance(digest, str):
+        raise ValueError("'gt_key' and 'gt_digest' must be strings")
+    if gt_key is not None and gt_key != record_key(record_id.strip(), old):
+        raise ValueError("'gt_key' is not the key of the record id and its 'old' answers (an edited line?)")
+    return PatchEntry(record_id.strip(), digest, op, old, new, who, why, session, version, file, line, gt_key)
 
 
 def read_gt_patch(data: bytes | bytearray | memoryview, file: str = "<patch>") -> GTPatch:
@@ -306,7 +390,8 @@ def read_gt_patch_file(path: str | Path) -> GTPatch:
 
 
 def check_digest(entries: Iterable[PatchEntry], digests: Mapping[str, str]) -> None:
-    """Refuse entries made for none of the given GT files.
+    """Refuse entries made for none of the given GT files (entries bound to a file; a keyed entry,
+    version 3, is checked against the records when applied: :func:`apply_gt_patch`).
 
     Parameters
     ----------
@@ -321,7 +406,7 @@ def check_digest(entries: Iterable[PatchEntry], digests: Mapping[str, str]) -> N
     """
     known = set(digests.values())
     for e in entries:
-        if e.gt_digest not in known:
+        if e.gt_key is None and e.gt_digest not in known:
             files = ", ".join(f"{name} (sha256 {d[:12]}...)" for name, d in digests.items())
             raise GTPatchMismatch(f"{e.where()}: this correction was made for the GT file with sha256 "
                                   f"{e.gt_digest[:12]}..., not for {files}; a patch applies only to the GT file "
@@ -336,10 +421,12 @@ class AppliedChange(DictMixin):
     ----------
     record_id : str
     op : str
-    status : {"applied", "unchanged", "conflict", "unknown_record", "unsupported"}
+    status : {"applied", "unchanged", "conflict", "unknown_record", "other_gt", "unsupported"}
         ``unchanged``: already in place (idempotence); ``conflict``: a ``replace`` (or ``remove``)
-        whose ``old`` answers are not the record's; ``unknown_record``: no such id in the GT;
-        ``unsupported``: an op the task does not take there.
+        that finds the record corrected to other answers (or, bound to a file, whose ``old`` answers
+        are not the record's); ``unknown_record``: no such id in the GT; ``other_gt``: a keyed entry
+        (version 3) made for another GT of that record; ``unsupported``: an op the task does not take
+        there.
     before, after : tuple of str
         The record's answers before and after this entry.
     who, why, session : str, str, str or None
@@ -410,21 +497,34 @@ class PatchApplication(DictMixin):
     @functools.cached_property
     def _corrected_and_accepted(self) -> dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]]:
         """:meth:`corrected_and_accepted` of every record an applied entry changed, from one pass over the
-        changes (a task asks for each of its changed records: a pass per record would be quadratic)."""
+        changes (a task asks for each of its changed records: a pass per record would be quadratic).
+        :func:`apply_gt_patch` sets it as it applies; this pass is for an application put together
+        otherwise (a correction that overlaps an accepted answer is then read as accepted)."""
         state: dict[str, tuple[tuple[str, ...] | None, list[str]]] = {}
         for c in self.changes:
             if c.status != "applied":
                 continue
+            accepted = state.get(c.record_id, (None, []))[1]
             if c.op in (OP_REPLACE, OP_REMOVE):  # remove: corrected to nothing (empty GT)
-                state[c.record_id] = (c.after, [])
+                state[c.record_id] = (tuple(a for a in c.after if a not in accepted), accepted)
             else:
                 state.setdefault(c.record_id, (None, []))[1].append(c.after[-1])
         return {rid: (corrected, tuple(accepted)) for rid, (corrected, accepted) in state.items()}
 
+    def matched(self) -> int:
+        """How many entries were for records of this GT (applied, unchanged or in conflict)."""
+        return sum(1 for c in self.changes if c.status in ("applied", "unchanged", "conflict"))
+
+    def with_more(self, changes: Sequence[AppliedChange], issues: Sequence[InputIssue]) -> PatchApplication:
+        """This application with more (refused) changes and issues; the answers stay."""
+        out = PatchApplication(self.answers, self.changes + tuple(changes), self.issues + tuple(issues))
+        out.__dict__["_corrected_and_accepted"] = self._corrected_and_accepted
+        return out
+
 
 def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEntry], gt_digest: str, *,
-                   allow_remove: bool = False) -> PatchApplication:
-    """Apply patch entries, in order, to the answers of a GT file's records.
+                   allow_remove: bool = False, refuse_unmatched: bool = True) -> PatchApplication:
+    """Apply patch entries, in order, to the answers of a GT file's records (rules: the module docstring).
 
     Parameters
     ----------
@@ -433,10 +533,15 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
     entries : iterable of PatchEntry
         Applied in order (several patches: one after the other).
     gt_digest : str
-        :func:`file_sha256` of the GT file ``gold`` was read from.
+        :func:`file_sha256` of the GT file ``gold`` was read from (checked for the entries bound to a
+        file; keyed entries are checked against ``gold``'s records: :func:`record_key`).
     allow_remove : bool
         Whether the task takes ``remove`` entries (the narrative task); otherwise each is reported
         (status ``unsupported``, a warning at its patch line) and skipped.
+    refuse_unmatched : bool
+        Raise :class:`GTPatchMismatch` when there are keyed entries, none of them is for a record of
+        ``gold``, and no entry is bound to this file.  A caller that applies one patch to several
+        files passes ``False`` and checks over all of them (:func:`check_matched`).
 
     Returns
     -------
@@ -446,46 +551,96 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
     Raises
     ------
     GTPatchMismatch
-        When an entry was made for another GT file (nothing is applied).
+        An entry bound to another GT file, or keyed entries none of which is for this GT (nothing is
+        applied).
     """
     entries = list(entries)
     check_digest(entries, {"the GT file given": gt_digest})
-    current: dict[str, tuple[str, ...]] = {}
+    keys: dict[str, str] = {}
+
+    def key_of(rid: str) -> str:
+        if rid not in keys:
+            keys[rid] = record_key(rid, gold[rid])
+        return keys[rid]
+
+    corrected: dict[str, tuple[str, ...]] = {}
+    accepted: dict[str, list[str]] = {}
+
+    def answers(rid: str) -> tuple[str, ...]:
+        base = corrected.get(rid, tuple(gold[rid]))
+        return base + tuple(a for a in accepted.get(rid, ()) if a not in base)
+
     changes: list[AppliedChange] = []
     issues: list[InputIssue] = []
+
+    def skip(e: PatchEntry, status: str, message: str, severity: str = "warning") -> None:
+        changes.append(AppliedChange(e.record_id, e.op, status, (), (), e.who, e.why, e.session, e.where()))
+        issues.append(InputIssue(e.file or "<patch>", message, line=e.line, severity=severity, kind="gt_patch"))
+
     for e in entries:
         if e.op == OP_REMOVE and not allow_remove:
-            changes.append(AppliedChange(e.record_id, e.op, "unsupported", (), (), e.who, e.why, e.session, e.where()))
-            issues.append(InputIssue(e.file or "<patch>", f"record {e.record_id!r}: this task takes no 'remove' "
-                                     "correction (its GT value cannot be left empty): skipped", line=e.line,
-                                     severity="warning", kind="gt_patch"))
+            skip(e, "unsupported", f"record {e.record_id!r}: this task takes no 'remove' correction (its GT value "
+                                   "cannot be left empty): skipped")
             continue
         if e.record_id not in gold:
-            changes.append(AppliedChange(e.record_id, e.op, "unknown_record", (), (), e.who, e.why, e.session,
-                                         e.where()))
-            issues.append(InputIssue(e.file or "<patch>", f"record id {e.record_id!r} is not in the GT file: skipped",
-                                     line=e.line, severity="warning", kind="gt_patch"))
+            skip(e, "unknown_record", f"record id {e.record_id!r} is not in the GT file: skipped")
             continue
-        before = current.get(e.record_id, tuple(gold[e.record_id]))
-        status, after = "applied", before
+        if e.keyed and e.gt_key != key_of(e.record_id):
+            skip(e, "other_gt", f"record {e.record_id!r}: this correction was made for another GT of the record "
+                                f"({list(e.old)}, not {list(gold[e.record_id])}): skipped")
+            continue
+        before = answers(e.record_id)
+        status = "applied"
         if e.op == OP_ADD:
             if e.new[0] in before:
                 status = "unchanged"
             else:
-                after = before + e.new
-        elif before == e.new:  # replace or remove already in place
-            status = "unchanged"
-        elif before == e.old:
-            after = e.new
-        else:
-            status = "conflict"
-            issues.append(InputIssue(e.file or "<patch>", f"record {e.record_id!r}: the GT is {list(before)}, the "
-                                     f"correction expected {list(e.old)} (changed by another correction?): skipped",
-                                     line=e.line, kind="gt_patch"))
-        if status == "applied":
-            current[e.record_id] = after
-        changes.append(AppliedChange(e.record_id, e.op, status, before, after, e.who, e.why, e.session, e.where()))
-    return PatchApplication({k: v for k, v in current.items() if v != tuple(gold[k])}, tuple(changes), tuple(issues))
+                accepted.setdefault(e.record_id, []).append(e.new[0])
+        else:  # replace or remove: the corrected answers
+            base = corrected.get(e.record_id, tuple(gold[e.record_id]))
+            if base == e.new:
+                status = "unchanged"
+            elif (e.record_id not in corrected) if e.keyed else base == e.old:
+                corrected[e.record_id] = e.new
+            elif not e.keyed and before == e.old:  # a file-bound line made after accepting: replaces those too
+                corrected[e.record_id] = e.new
+                accepted.pop(e.record_id, None)
+            else:
+                status = "conflict"
+                issues.append(InputIssue(e.file or "<patch>", f"record {e.record_id!r}: the GT is corrected to "
+                                         f"{list(base)}, this correction gives {list(e.new)} (expected "
+                                         f"{list(e.old)}): two different corrections, the first stands; skipped",
+                                         line=e.line, kind="gt_patch"))
+        changes.append(AppliedChange(e.record_id, e.op, status, before, answers(e.record_id), e.who, e.why,
+                                     e.session, e.where()))
+    touched = set(corrected) | set(accepted)
+    final = {rid: answers(rid) for rid in touched}
+    app = PatchApplication({k: v for k, v in final.items() if v != tuple(gold[k])}, tuple(changes), tuple(issues))
+    app.__dict__["_corrected_and_accepted"] = {
+        rid: (corrected.get(rid), tuple(a for a in accepted.get(rid, ()) if a not in corrected.get(rid, ())))
+        for rid in touched}
+    if refuse_unmatched:
+        check_matched(entries, [app])
+    return app
+
+
+def check_matched(entries: Sequence[PatchEntry], applications: Iterable[PatchApplication]) -> None:
+    """Refuse a patch whose keyed entries are for none of the records it was applied to.
+
+    Raises
+    ------
+    GTPatchMismatch
+        ``entries`` has keyed entries (version 3), no entry bound to a file, and no keyed entry was
+        for a record (id and GT answers) of any of ``applications``.
+    """
+    keyed = [e for e in entries if e.keyed]
+    if not keyed or len(keyed) < len(entries):
+        return
+    if not any(app.matched() for app in applications):
+        e = keyed[0]
+        raise GTPatchMismatch(f"{e.where()}: none of the {len(keyed)} correction(s) is for a record of the GT given "
+                              f"(record {e.record_id!r} with GT {list(e.old)} is not there): a correction applies "
+                              "to the records with the id and the GT it was made for")
 
 
 @dataclass(frozen=True)

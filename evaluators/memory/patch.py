@@ -56,7 +56,7 @@ def patch_inputs(inputs: ResolvedInputs, patches: GTPatchSet
     Raises
     ------
     GTPatchMismatch
-        An entry made for another file than ``inputs.gt_file``.
+        An entry bound to another file than ``inputs.gt_file``, or keyed entries for none of its records.
     """
     entries = patches.for_file(inputs.gt_file or "<the memory inputs>", inputs.gt_digest or "")
     app = apply_gt_patch(gold_answers(inputs.results), entries, inputs.gt_digest or "")

@@ -158,7 +158,7 @@ def patch_story(loaded: LoadedDocument, entries: Sequence[PatchEntry], digest: s
                                  severity="warning", kind="gt_patch"))
     app = apply_gt_patch(gold_values(loaded.doc), taken, digest, allow_remove=True)
     if refused:
-        app = PatchApplication(app.answers, app.changes + tuple(refused), app.issues + tuple(issues))
+        app = app.with_more(refused, issues)
     changes = tuple((rid, *app.corrected_and_accepted(rid)) for rid in app.answers)
     return DocumentPatch(changes), app
 

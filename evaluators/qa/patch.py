@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
-from evaluators.io.gt_patch import GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest
+from evaluators.io.gt_patch import (GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest,
+                                    check_matched)
 from evaluators.metrics.before_after import (  # noqa: F401 (PatchEffect, RankFlip, ScoreChange re-exported)
     Corrections, PatchEffect, RankFlip, ScoreChange, corrections_of, score_effect)
 from evaluators.qa import verdict as verdicts
@@ -95,7 +96,7 @@ def rebuild_report(report: QAReport, records: Sequence[QARecordResult]) -> QARep
         classification=classification, classification_ci=classification_ci)
 
 
-def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
+def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str, *, refuse_unmatched: bool = True
                  ) -> tuple[QAReport, PatchApplication]:
     """Apply GT patch entries to a scored report and score the changed records again.
 
@@ -106,7 +107,10 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     entries : iterable of PatchEntry
         In order (several patch files: concatenated).
     gt_digest : str
-        :func:`evaluators.io.gt_patch.file_sha256` of that GT file.
+        :func:`evaluators.io.gt_patch.file_sha256` of that GT file (entries keyed by record, version 3,
+        apply to every record with their id and GT, whatever the file).
+    refuse_unmatched : bool
+        As :func:`evaluators.io.gt_patch.apply_gt_patch`.
 
     Returns
     -------
@@ -117,10 +121,10 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     Raises
     ------
     evaluators.io.gt_patch.GTPatchMismatch
-        When an entry was made for another GT file.
+        An entry bound to another GT file, or keyed entries for none of the records.
     """
     records = list(report.records)
-    application = apply_gt_patch(gold_answers(records), entries, gt_digest)
+    application = apply_gt_patch(gold_answers(records), entries, gt_digest, refuse_unmatched=refuse_unmatched)
     if not application.answers:
         return rebuild_report(report, records), application
     out = [rescore(r, application.answers[r.id], report.task, report.config) if r.id in application.answers else r
@@ -162,7 +166,9 @@ def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str
     gt_files : sequence of (str, str)
         ``(name, SHA-256)`` of each report's GT file, in the order of ``reports``.
     patches : GTPatchSet
-        Each entry applies to the reports of the GT file it was made for.
+        An entry bound to a file (versions 1 and 2) applies to the reports of the GT file it was made
+        for; a keyed entry (version 3) to every report holding its record with its GT (both sides of a
+        comparison, another run of the dataset).
 
     Returns
     -------
@@ -172,14 +178,17 @@ def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str
     Raises
     ------
     GTPatchMismatch
-        An entry made for none of the GT files (nothing is applied).
+        An entry bound to none of the GT files, or keyed entries none of which is for a record of the
+        reports (nothing is applied).
     """
     check_digest(patches.entries, dict(gt_files))
     patched, applications = [], []
     for report, (_, digest) in zip(reports, gt_files):
-        new, app = patch_report(report, [e for e in patches.entries if e.gt_digest == digest], digest)
+        new, app = patch_report(report, [e for e in patches.entries if e.keyed or e.gt_digest == digest], digest,
+                                refuse_unmatched=False)
         patched.append(new)
         applications.append((report.file, app))
+    check_matched(patches.entries, [app for _, app in applications])
     return patched, tuple(applications)
 
 

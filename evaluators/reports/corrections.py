@@ -43,6 +43,11 @@ def small_sample_lines(effect) -> list[str]:
     return lines
 
 
+def _other_gt(counts: Counter) -> str:
+    """", n for another GT of the record" when keyed corrections (patch version 3) met records whose GT differs."""
+    return f", {counts['other_gt']} for another GT of the record" if counts["other_gt"] else ""
+
+
 def applications_text(applications: Sequence) -> str:
     """One line per patched GT file: entries applied, already in place, conflicts, unknown ids."""
     lines = []
@@ -50,7 +55,8 @@ def applications_text(applications: Sequence) -> str:
         counts = Counter(c.status for c in app.changes)
         lines.append(f"  {name}: {len(app.changes)} correction(s): {counts['applied']} applied, "
                      f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
-                     f"{counts['unknown_record']} unknown id(s); {len(app.answers)} record id(s) with new answers")
+                     f"{counts['unknown_record']} unknown id(s)" + _other_gt(counts)
+                     + f"; {len(app.answers)} record id(s) with new answers")
     return "\n".join(lines)
 
 
@@ -261,7 +267,7 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
         counts = Counter(c.status for c in app.changes)
         page.paragraph(f"{name}: {len(app.changes)} correction(s) — {counts['applied']} applied, "
                        f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
-                       f"{counts['unknown_record']} unknown id(s)")
+                       f"{counts['unknown_record']} unknown id(s)" + _other_gt(counts))
 
     def ci(low, high) -> str:
         return f"{low:.3f} – {high:.3f}"

@@ -13,7 +13,7 @@ from evaluators.reports.escape import html_text
 from evaluators.review import label_studio
 from evaluators.review.exchange import iter_export
 from evaluators.review.service import LABEL_HELP
-from evaluators.review.store import ReviewStore
+from evaluators.review.store import ReviewStore, human_verdict
 
 #: The persona human-annotation layout (the earlier script's CSV), plus who decided.
 CSV_COLUMNS = ["scene", "dialogue_index", "context", "expected_response", "prediction", "exact_match",
@@ -25,14 +25,15 @@ CHUNK = 2_000
 def iter_csv(store: ReviewStore, session_id: int) -> Iterator[str]:
     """Decisions in the persona human-annotation layout, streamed in chunks (header first).
 
-    ``content_correct`` is 1 for ``acceptable_variant``, 0 for ``model_error`` and empty for
+    ``content_correct`` is 1 for ``acceptable_variant`` and ``correct``, 0 for ``model_error`` and empty for
     ``gt_error`` (the reference is wrong, the reply is not judged); ``style_consistent`` is the
     1-5 score; ``notes`` the comment; ``exact_match`` the item's own, when it has one.
     """
     rows: list[list] = []
     header = True
     for d, p in store.iter_decisions_with_items(session_id):
-        correct = {"acceptable_variant": 1, "model_error": 0}.get(d.label or "", "")
+        verdict = human_verdict(d.label)
+        correct = "" if verdict is None else verdict
         rows.append([p.get("scene", ""), p.get("dialogue_index", p.get("id", "")),
                      p.get("context", p.get("question", "")),
                      p.get("ground_truth", ""), p.get("prediction", ""), p.get("exact_match", ""), correct,

@@ -101,7 +101,7 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
                         n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Agreement of the automatic verdict (metric or LLM judge) with each human, beside human vs human.
 
-    A human ``acceptable_variant`` counts as correct (1) and ``model_error`` as wrong (0); a
+    A human ``acceptable_variant`` or ``correct`` counts as correct (1) and ``model_error`` as wrong (0); a
     ``gt_error`` is left out (the reference itself is disputed).  The automatic verdict is correct
     when its score (exact match, judge score, combined or keyword score by item kind) is at least
     ``threshold``.  Every figure carries a 95% bootstrap interval over its items and a flag
@@ -115,12 +115,14 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
         ``cohen_kappa``, each with ``*_ci_low`` / ``*_ci_high``, and ``meaningful`` / ``note``;
         ``krippendorff_alpha`` (nominal) over the humans and the automatic verdict as one more
         rater, with ``n_items``; ``human_kappa``: the reviewers' mean pairwise Cohen's kappa on the
-        **same two labels** (right = ``acceptable_variant``, wrong = ``model_error``; ``gt_error``
+        **same two labels** (right = ``acceptable_variant`` or ``correct``, wrong = ``model_error``; ``gt_error``
         left out), the ceiling to read the automatic verdict's kappa against (the session's own
         agreement figures use all three labels: a different, lower-chance-agreement scale), with
         ``labels`` naming that set; ``figures``: the alpha's and the ceiling's
         :class:`~evaluators.metrics.agreement.AgreementFigure` as dicts.
     """
+    from evaluators.review.store import human_verdict
+
     auto: dict[int, int] = {}
     source = None
     for item in items:
@@ -130,8 +132,8 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
             auto[item.id] = int(value >= threshold)
     human: dict[str, dict[int, int]] = {}
     for d in decisions:
-        if d.status == "submitted" and d.label in ("acceptable_variant", "model_error") and d.item_id in auto:
-            human.setdefault(d.annotator, {})[d.item_id] = int(d.label == "acceptable_variant")
+        if d.status == "submitted" and human_verdict(d.label) is not None and d.item_id in auto:
+            human.setdefault(d.annotator, {})[d.item_id] = human_verdict(d.label)
     settings = {"n_resamples": n_resamples, "seed": seed}
     rows = []
     for annotator, ratings in sorted(human.items()):
@@ -155,5 +157,5 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
     return {"source": source, "threshold": threshold, "per_annotator": rows,
             "krippendorff_alpha": alpha.value if rated else None, "n_items": len(rated),
             "human_kappa": ceiling.value if both else None, "human_kappa_items": len(both),
-            "labels": "right (acceptable_variant) / wrong (model_error); gt_error left out",
+            "labels": "right (acceptable_variant or correct) / wrong (model_error); gt_error left out",
             "figures": {"krippendorff_alpha": alpha.to_dict(), "human_kappa": ceiling.to_dict()}}

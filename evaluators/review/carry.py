@@ -9,7 +9,17 @@ in the new session, whose own final label then wins (the newest session first).
 
 The triple's digest is the SHA-256 of the canonical JSON of ``[question, ground_truth,
 prediction]`` (texts as shown to the reviewer, NFC-normalized, surrounding blanks removed), so
-a changed prediction, a corrected GT or a reworded question is a new triple.
+a changed prediction, a corrected GT or a reworded question is a new triple, while the same
+prediction of another run (or with a trailing blank) is the same one.
+
+*Review what's new* (:func:`whats_new`) splits a run's items into those to review (no earlier
+decision on their triple) and those carried with their earlier verdict; :func:`debt_by_system`
+counts, per system, the records of a run still to review.  What a carried verdict *does* to the
+scores travels separately: a GT correction or an accepted variant is a patch entry keyed by the
+record and its GT (:mod:`evaluators.review.gt_patch`), which applies to every run of the dataset.
+
+A "reviewed" triple is one with a *final* label (an adjudication, or every reviewer agreeing): an
+item whose reviewers disagree and that nobody adjudicated is still debt.
 """
 
 from __future__ import annotations
@@ -107,3 +117,92 @@ def review_debt(store: ReviewStore, payloads: Sequence[Mapping[str, Any]], *,
     """Positions of the payloads whose triple has no human decision in the store (what is left to review)."""
     carried = carried_decisions(store, payloads, exclude_session=exclude_session)
     return [i for i in range(len(payloads)) if i not in carried]
+
+
+@dataclass(frozen=True)
+class WhatsNew(DictMixin):
+    """A run's items split by what the store already knows (:func:`whats_new`).
+
+    Attributes
+    ----------
+    new : tuple of int
+        Positions of the items whose triple has no final label in any session: what to review.
+    carried : dict of int to CarriedDecision
+        Positions of the others, with the verdict they carry (marked ``carried``).
+    """
+
+    new: tuple[int, ...]
+    carried: dict[int, CarriedDecision]
+
+    def summary(self) -> dict[str, Any]:
+        """``{n, labels, sessions}``: how many were carried, by label, from which sessions."""
+        labels: dict[str, int] = {}
+        for c in self.carried.values():
+            labels[c.label] = labels.get(c.label, 0) + 1
+        return {"n": len(self.carried), "labels": dict(sorted(labels.items())),
+                "sessions": sorted({c.session for c in self.carried.values()})}
+
+
+def whats_new(store: ReviewStore, payloads: Sequence[Mapping[str, Any]], *,
+              exclude_session: int | None = None) -> WhatsNew:
+    """*Review what's new*: the items never reviewed (by triple) in any session of the store, and the carried ones.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    payloads : sequence of mapping
+        Review items of a run (:func:`evaluators.review.items.qa_items` ...).
+    exclude_session : int, optional
+        A session whose own decisions do not count.
+
+    Returns
+    -------
+    WhatsNew
+    """
+    carried = carried_decisions(store, payloads, exclude_session=exclude_session)
+    return WhatsNew(tuple(i for i in range(len(payloads)) if i not in carried), carried)
+
+
+@dataclass(frozen=True)
+class SystemDebt(DictMixin):
+    """Review debt of one system of a run.
+
+    Attributes
+    ----------
+    system : str or None
+        ``None`` for a run without a system field.
+    records : int
+        Its review items (records with a GT).
+    reviewed : int
+        Those whose triple has a final label in the store.
+    debt : int
+        ``records - reviewed``: still to review.
+    """
+
+    system: str | None
+    records: int
+    reviewed: int
+    debt: int
+
+
+def debt_by_system(store: ReviewStore, payloads: Sequence[Mapping[str, Any]]) -> list[SystemDebt]:
+    """Review debt per system (in the order the systems first appear), from one pass over the store.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    payloads : sequence of mapping
+        Review items of a run.
+
+    Returns
+    -------
+    list of SystemDebt
+    """
+    carried = carried_decisions(store, payloads)
+    counts: dict[str | None, list[int]] = {}
+    for i, p in enumerate(payloads):
+        system = p.get("system")
+        row = counts.setdefault(None if system in (None, "") else str(system), [0, 0])
+        row[0] += 1
+        row[1] += i in carried
+    return [SystemDebt(system, n, reviewed, n - reviewed) for system, (n, reviewed) in counts.items()]

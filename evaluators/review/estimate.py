@@ -4,7 +4,7 @@ beside the human-only estimate, so the user sees how much the metric tightens th
 
 Records are keyed by ``(system, record id)`` (a review item's ``system`` and ``id``; ``system``
 is ``None`` for a single run).  The human label of a reviewed record (:func:`human_labels`):
-``acceptable_variant`` -> 1 (the answer is right), ``model_error`` -> 0, ``gt_error`` -> the
+``acceptable_variant`` and ``correct`` -> 1 (the answer is right), ``model_error`` -> 0, ``gt_error`` -> the
 metric against the corrected GT when it is given (``rescored``), else the record counts as not
 reviewed.  The reviewed records must be a random sample of the run with known inclusion
 probabilities for the interval to be valid: uniform (:func:`reviewed_estimate`), or stratified /
@@ -38,13 +38,13 @@ def human_labels(final: Iterable, rescored: Mapping[Key, float] | None = None) -
     rescored : mapping, optional
         ``(system, id)`` -> the metric after the GT patch (for ``gt_error`` records).
     """
+    from evaluators.review.store import human_verdict
+
     out: dict[Key, float] = {}
     for f in final:
         key = item_key(f.item.payload)
-        if f.label == "acceptable_variant":
-            out[key] = 1.0
-        elif f.label == "model_error":
-            out[key] = 0.0
+        if human_verdict(f.label) is not None:
+            out[key] = float(human_verdict(f.label))
         elif f.label == "gt_error" and rescored is not None and key in rescored:
             out[key] = float(rescored[key])
     return out

@@ -69,9 +69,10 @@ from evaluators.review.store import (
     check_decision,
     history_row,
     is_two_sided,
+    item_rank,
     label_fits,
+    ordered_by_position,
     record_history,
-    seeded_rank,
 )
 
 FORMAT = 2
@@ -381,8 +382,10 @@ class _Importer:
             with self.store._write() as c:
                 # the session row locked: one writer at a time numbers new items (PostgreSQL; SQLite's
                 # writes are serial already)
-                n, seed = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed)
-                                    .where(sessions_table.c.id == sid).with_for_update()).one()
+                n, seed, settings = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed,
+                                                        sessions_table.c.settings)
+                                              .where(sessions_table.c.id == sid).with_for_update()).one()
+                ordered = ordered_by_position(settings)
                 # in a session this import created, an item not met yet in the file is new: no lookup first
                 # (PostgreSQL: one that someone added meanwhile is left out by the insert, and looked up after)
                 fresh = self.pg and sid in self.created
@@ -391,7 +394,7 @@ class _Importer:
                 for dg in digests:
                     if dg not in ids:
                         new.append({"session_id": sid, "position": n + len(new), "digest": dg,
-                                    "payload": wanted[(sid, dg)][0], "rank": seeded_rank(seed, n + len(new)),
+                                    "payload": wanted[(sid, dg)][0], "rank": item_rank(seed, n + len(new), ordered),
                                     "gold": wanted[(sid, dg)][2], **wanted[(sid, dg)][4]})
                 if new:
                     added = _insert_items(c, new, self.pg)

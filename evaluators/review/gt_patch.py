@@ -4,12 +4,23 @@ The final label of an item is its adjudication when there is one, else the label
 submitted decision agrees on (at least one).  Items whose submitted labels disagree and are
 not adjudicated have no final label yet.  From the final labels:
 
-- ``acceptable_variant``: the prediction becomes one more accepted answer of the record
-  (``add_answer``);
+- ``acceptable_variant`` and ``correct`` (the prediction is right, in other words than the GT or as
+  it stands): the prediction becomes one more accepted answer of the record (``add_answer``; nothing
+  changes when it is one of the GT answers already), so every run that gives it is scored right;
 - ``gt_error`` with a corrected answer (typed at adjudication,
   :meth:`~evaluators.review.store.ReviewStore.adjudicate`): the record's answers become the
   corrected one (``replace``); without one the item is listed as skipped;
 - ``model_error``: the GT stands, nothing to patch.
+
+These corrections belong to the dataset, not to the file the session was made from: each entry
+is keyed by its record's id and GT answers (patch version 3, :func:`evaluators.io.gt_patch.record_key`),
+so the patch applies to every run file holding that record with that GT (both sides of ``compare``
+and ``review gate``, the next run of the same questions) and to no record whose GT differs.
+
+Several decisions on one question (items of several systems, or of several sessions) all take
+effect: a GT error's corrected answer becomes the record's GT and every acceptable variant is one more
+accepted answer beside it, whatever the order of the items.  Only two *different* corrected answers
+of one record conflict (the first stands; see :mod:`evaluators.io.gt_patch`).
 
 Narrative sessions (one item per mismatch, :func:`~evaluators.review.items.narrative_items`)
 are made into patches by :func:`build_narrative_patch`: each item names its story's GT file
@@ -26,7 +37,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evaluators.io.gt_patch import OP_ADD, OP_REMOVE, OP_REPLACE, GTPatchSet, PatchEntry, file_sha256
+from evaluators.io.gt_patch import (KEYED_VERSION, OP_ADD, OP_REMOVE, OP_REPLACE, GTPatchSet, PatchEntry, file_sha256,
+                                    record_key)
 from evaluators.results import DictMixin
 from evaluators.review.store import LABELS, Item, ReviewStore
 
@@ -115,7 +127,7 @@ def _payload_answers(payload: Mapping) -> tuple[str, ...]:
 
 
 def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
-                   gold: Mapping[str, Sequence[str]] | None = None) -> PatchBuild:
+                   gold: Mapping[str, Sequence[str]] | None = None, *, keyed: bool = True) -> PatchBuild:
     """Turn a session's final labels into GT patch entries.
 
     Parameters
@@ -128,15 +140,26 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
     gold : mapping of str to sequence of str, optional
         Record id -> GT answers of that file: the entries' ``old`` values, and a check that each
         id is in the file.  Without it ``old`` is taken from the item as shown to the reviewers.
+    keyed : bool
+        ``True`` (the default): entries keyed by record and GT (version 3, applied to every file of
+        the dataset); ``False``: entries bound to the file ``gt_digest`` (version 1).
 
     Returns
     -------
     PatchBuild
+        In item order (keyed entries apply in any order: :mod:`evaluators.io.gt_patch`).
     """
     session = store.session(session_id)
     entries: list[PatchEntry] = []
     skipped: list[tuple[str, str]] = []
     added: set[tuple[str, str]] = set()
+
+    def entry(rid: str, op: str, old: tuple[str, ...], new: tuple[str, ...], who: str, why: str) -> PatchEntry:
+        if keyed:
+            return PatchEntry(rid, "", op, old, new, who, why, session.name, KEYED_VERSION,
+                              gt_key=record_key(rid, old))
+        return PatchEntry(rid, gt_digest, op, old, new, who, why, session.name)
+
     for f in final_labels(store, session_id):
         p = f.item.payload
         if f.label == "model_error":
@@ -151,21 +174,76 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             continue
         old = tuple(gold[rid]) if gold is not None else _payload_answers(p)
         why = f.why()
-        if f.label == "acceptable_variant":
+        if f.label in ("acceptable_variant", "correct"):
             prediction = str(p.get("prediction") or "").strip()
             if not prediction:
-                skipped.append((rid, "acceptable variant of an empty prediction"))
+                skipped.append((rid, f"{f.label.replace('_', ' ')} of an empty prediction"))
                 continue
             if (rid, prediction) in added:
                 continue  # the same answer accepted for another system's record of this question: once
             added.add((rid, prediction))
-            entries.append(PatchEntry(rid, gt_digest, OP_ADD, old, (prediction,), f.who, why, session.name))
+            entries.append(entry(rid, OP_ADD, old, (prediction,), f.who, why))
         elif f.label == "gt_error":
             if not (f.corrected_answer or "").strip():
                 skipped.append((rid, "GT error without a corrected answer (type it when adjudicating)"))
                 continue
-            entries.append(PatchEntry(rid, gt_digest, OP_REPLACE, old, (f.corrected_answer.strip(),), f.who, why,
-                                      session.name))
+            entries.append(entry(rid, OP_REPLACE, old, (f.corrected_answer.strip(),), f.who, why))
+    return PatchBuild(tuple(entries), tuple(skipped))
+
+
+def dataset_patch(store: ReviewStore, gold: Mapping[str, Sequence[str]], *, kind: str = "qa") -> PatchBuild:
+    """Every session's corrections of the records of one GT: the dataset's patch (keyed, version 3).
+
+    The final labels of every session of ``kind`` in the store, newest session first, for the items
+    whose record is in ``gold`` with the GT the item showed (an item made from another GT of the record
+    is skipped): one patch for every run of the dataset.  An answer accepted in several sessions is
+    added once; a record corrected to different answers in two sessions keeps the newest session's
+    correction (the older one is listed in ``skipped``).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    gold : mapping of str to sequence of str
+        Record id -> GT answers of a file of the dataset (:func:`gold_of`).
+    kind : str
+        The sessions' kind (``qa``, ``testsets``, ``memory``, ``dialogue``).
+
+    Returns
+    -------
+    PatchBuild
+    """
+    entries: list[PatchEntry] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[tuple[str, str, tuple[str, ...]]] = set()
+    corrected: dict[str, tuple[tuple[str, ...], str]] = {}
+    for session in store.sessions():  # newest first
+        if session.kind != kind:
+            continue
+        shown = {item.id: item.payload for item in store.items(session.id)}
+        ok_items = {iid for iid, p in shown.items()
+                    if str(p.get("id") or "").strip() in gold
+                    and record_key(str(p["id"]).strip(), _payload_answers(p))
+                    == record_key(str(p["id"]).strip(), gold[str(p["id"]).strip()])}
+        built = build_gt_patch(store, session.id, "", gold)
+        for where, why in built.skipped:
+            if where in gold:
+                skipped.append((where, f"{why} (session {session.name})"))
+        for e in built.entries:
+            items = [iid for iid, p in shown.items() if str(p.get("id") or "").strip() == e.record_id]
+            if not any(iid in ok_items for iid in items):
+                skipped.append((e.record_id, f"session {session.name} reviewed it with another GT: skipped"))
+                continue
+            key = (e.record_id, e.op, e.new)
+            if key in seen:
+                continue
+            if e.op == OP_REPLACE and e.record_id in corrected and corrected[e.record_id][0] != e.new:
+                skipped.append((e.record_id, f"corrected to {list(e.new)} in session {session.name}, superseded by "
+                                             f"{list(corrected[e.record_id][0])} in {corrected[e.record_id][1]}"))
+                continue
+            if e.op == OP_REPLACE:
+                corrected[e.record_id] = (e.new, session.name)
+            seen.add(key)
+            entries.append(e)
     return PatchBuild(tuple(entries), tuple(skipped))
 
 
@@ -234,10 +312,11 @@ class SessionPatch(DictMixin):
 def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: bytes) -> SessionPatch:
     """The GT patch of a session's final labels, for the GT file ``gt_file`` (bytes ``gt_data``).
 
-    The entries carry the digest of the GT file the session was made from (the file the page's
-    "Review these ..." button kept with it): when that is not ``gt_data``, the run refuses the patch
-    (:class:`~evaluators.io.gt_patch.GTPatchMismatch`) instead of correcting other records by id.
-    A session that kept no file is applied to ``gt_file`` by record id (``note`` says so).
+    The entries are keyed by record and GT (:func:`build_gt_patch`): they correct the records of
+    ``gt_data`` that have the id and the GT the session's items showed, whichever file of the dataset
+    the session was made from (another run of the same questions included); a file with none of those
+    records refuses the patch (:class:`~evaluators.io.gt_patch.GTPatchMismatch`).  ``note`` says when the
+    session was made from another file, or kept none.
     """
     session = store.session(session_id)
     digest = file_sha256(gt_data)
@@ -245,8 +324,8 @@ def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: by
     if session.uploads and digest not in session.uploads:
         kept = store.get_upload(session.uploads[0])
         made_for = kept[0] if kept else "another file"
-        note = (f"session {session.name!r} was made from {made_for}, not from {gt_file}: its corrections are for "
-                "that file")
+        note = (f"session {session.name!r} was made from {made_for}, not from {gt_file}: its corrections apply to "
+                "the records of this file with the same id and GT")
         digest = session.uploads[0]
         gold = None
     elif not session.uploads:
@@ -325,7 +404,7 @@ def build_narrative_patch(store: ReviewStore, session_id: int,
             continue
         old = tuple(gold[digest][path])
         why = f.why()
-        if f.label == "acceptable_variant":
+        if f.label in ("acceptable_variant", "correct"):
             value = str(p.get("prediction") or "").strip()
             if not value:
                 skipped.append((where, "acceptable variant of an empty prediction (a missed GT value)"))

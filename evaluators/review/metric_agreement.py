@@ -2,7 +2,7 @@
 agreement of the people with each other (the ceiling a metric can be expected to reach).
 
 For each reviewed item with a final label (:func:`evaluators.review.gt_patch.final_labels`):
-the human verdict is *right* for ``acceptable_variant`` and *wrong* for ``model_error``
+the human verdict is *right* for ``acceptable_variant`` and ``correct`` and *wrong* for ``model_error``
 (``gt_error`` items are left out: the reference itself was wrong); the automatic verdict is
 *right* when the item's score (``exact_match``, ``token_f1``, a judge, combined or keyword score)
 is at least ``threshold``.  Reported: the 2 x 2 confusion of the two, accuracy (share of items
@@ -10,7 +10,7 @@ where they agree, :func:`evaluators.metrics.statistics.bootstrap_ci`) and Cohen'
 1960, :func:`evaluators.metrics.agreement.cohen_kappa_ci`), each with a percentile bootstrap
 interval over items (Efron & Tibshirani 1993, ch. 13), and the mean pairwise Cohen's kappa of the
 annotators (:func:`evaluators.review.agreement.session_agreement`) on **the same two labels**
-(:data:`LABEL_SET`): right (``acceptable_variant``) and wrong (``model_error``); a ``gt_error``
+(:data:`LABEL_SET`): right (``acceptable_variant`` or ``correct``) and wrong (``model_error``); a ``gt_error``
 decision is left out of the people's agreement as a ``gt_error`` final label is left out of the
 metric's, so the ceiling and the metric's kappa are on one label set (a 3-label kappa of the people
 beside a 2-label kappa of the metric compares different things: more categories, lower chance
@@ -19,7 +19,7 @@ agreement).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,10 +30,11 @@ from evaluators.results import DictMixin
 from evaluators.review.agreement import session_agreement
 from evaluators.review.items import AUTOMATIC, score_at
 from evaluators.review.gt_patch import final_labels
-from evaluators.review.store import ReviewStore
+from evaluators.review.store import ReviewStore, human_verdict
 
 
-#: The labels both kappas are computed on (right, wrong); ``gt_error`` is left out of both.
+#: The labels both kappas are computed on (right, wrong; a ``correct`` decision is read as right);
+#: ``gt_error`` is left out of both.
 LABEL_SET = ("acceptable_variant", "model_error")
 
 
@@ -76,7 +77,7 @@ class MetricAgreement(DictMixin):
     cohen_kappa: AgreementFigure
     human_kappa: AgreementFigure
     signature: str
-    label_set: str = "right (acceptable_variant) / wrong (model_error); gt_error left out"
+    label_set: str = "right (acceptable_variant or correct) / wrong (model_error); gt_error left out"
 
 
 def _score(payload: dict, source: str | None) -> tuple[float | None, str]:
@@ -114,11 +115,11 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     finals = final_labels(store, session_id)
     for f in finals:
         value, name = _score(f.item.payload, source)
-        if f.label not in ("acceptable_variant", "model_error") or value is None:
+        if human_verdict(f.label) is None or value is None:
             left_out += 1
             continue
         auto.append(int(value >= threshold))
-        human.append(int(f.label == "acceptable_variant"))
+        human.append(human_verdict(f.label))
     if not auto:
         raise ValueError("no reviewed item has a right / wrong final label and an automatic score")
     counts = np.zeros((2, 2), dtype=np.int64)
@@ -128,7 +129,9 @@ def metric_against_people(store: ReviewStore, session_id: int, *, source: str | 
     accuracy = bootstrap_ci(np.equal(auto, human).astype(float), unit="item", **settings)
     kappa = cohen_kappa_ci(auto, human, labels=[0, 1], **settings)
     # the people on the metric's two labels: a gt_error decision is left out, as a gt_error final label is
-    people = session_agreement([d for d in store.decisions(session_id) if d.label in LABEL_SET],
+    # (``correct`` is right as ``acceptable_variant`` is: both are read as the first label of LABEL_SET)
+    people = session_agreement([replace(d, label=LABEL_SET[0] if human_verdict(d.label) else LABEL_SET[1])
+                                for d in store.decisions(session_id) if human_verdict(d.label) is not None],
                                n_resamples=n_resamples, seed=seed)
     human_kappa = AgreementFigure(**people["label"]["figures"]["cohen_kappa_mean"])
     return MetricAgreement(

@@ -64,10 +64,11 @@ from evaluators.review.store import (
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
 #: Button text of each label (the number is its key).
 LABEL_TEXT = {"model_error": "1 · Model error · 模型错误", "gt_error": "2 · GT error · 标准答案错误",
-              "acceptable_variant": "3 · Acceptable variant · 可接受的变体"}
+              "acceptable_variant": "3 · Acceptable variant · 可接受的变体", "correct": "4 · Correct · 正确"}
 LABEL_HELP = {"model_error": "The prediction is wrong and the ground truth is right.",
               "gt_error": "The ground truth itself is wrong (the item goes to adjudication).",
-              "acceptable_variant": "The prediction differs from the ground truth but is also correct."}
+              "acceptable_variant": "The prediction differs from the ground truth but is also correct.",
+              "correct": "The prediction is right as it stands (it says what the ground truth says)."}
 
 
 def admins() -> frozenset[str]:

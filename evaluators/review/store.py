@@ -11,7 +11,7 @@ Tables (schema :data:`~evaluators.review.schema.SCHEMA_VERSION`, created and mig
 - ``items``: what a reviewer sees (JSON payload), keyed by the digest of its canonical JSON, with
   its seeded rank, its number of submitted decisions and an optional gold label;
 - ``decisions``: one row per (item, annotator): label (``model_error`` / ``gt_error`` /
-  ``acceptable_variant``, or an A/B label), optional 1-5 score, comment, status (``draft`` /
+  ``acceptable_variant`` / ``correct``, or an A/B label), optional 1-5 score, comment, status (``draft`` /
   ``submitted`` / ``skipped``) and a version for optimistic locking (:class:`StaleDecision`);
 - ``adjudications``: the final label of an item and who decided it.
 
@@ -61,7 +61,11 @@ from evaluators.review.schema import (
     uploads_table,
 )
 
-LABELS = ("model_error", "gt_error", "acceptable_variant")
+LABELS = ("model_error", "gt_error", "acceptable_variant", "correct")
+#: Labels that say the prediction is right (``correct``: as it stands; ``acceptable_variant``: in other words
+#: than the GT) and wrong; ``gt_error`` is neither (the reference itself is wrong).
+RIGHT_LABELS = ("acceptable_variant", "correct")
+WRONG_LABELS = ("model_error",)
 #: Labels of a two-sided (A/B) item, always about the stored sides (the page maps screen sides back).
 PAIR_LABELS = ("a_better", "b_better", "tie")
 ALL_LABELS = LABELS + PAIR_LABELS
@@ -75,7 +79,8 @@ CLAIM_SECONDS = 600
 #: Stores opened in this process (weakly held), so tests can close their pools before dropping a database.
 OPEN_STORES: weakref.WeakSet = weakref.WeakSet()
 
-__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "SCHEMA_VERSION", "STATUSES",
+__all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "RIGHT_LABELS", "SCHEMA_VERSION", "STATUSES",
+           "WRONG_LABELS", "human_verdict",
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
            "record_history",
@@ -377,6 +382,23 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+#: Session orders (setting ``order``) in which the queue follows the items' positions (the order they were
+#: given in: :mod:`evaluators.review.create`) rather than the seeded shuffle.
+POSITION_ORDERS = ("informative",)
+
+
+def ordered_by_position(settings_text: str | None) -> bool:
+    """Whether a session's queue follows its items' positions (its stored settings' ``order`` is one of
+    :data:`POSITION_ORDERS`) rather than the seeded shuffle."""
+    return _loads_settings(settings_text).get("order") in POSITION_ORDERS
+
+
+def item_rank(seed: int, position: int, ordered: bool) -> int:
+    """An item's rank: its position in a session ordered by its creator (:func:`ordered_by_position`), else
+    :func:`seeded_rank`."""
+    return position if ordered else seeded_rank(seed, position)
+
+
 def seeded_rank(seed: int, position: int) -> int:
     """An item's place in its session's seeded order: the first 31 bits of SHA-256 of ``"seed:position"``
     (a shuffle that needs neither the other items nor their number, so items added later, or
@@ -396,6 +418,12 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
     if score is not None and (isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5):
         raise ValueError(f"{p}score must be an integer from 1 to 5 or null, not {score!r:.60}")
     check_text(comment, "comment", where=where)
+
+
+def human_verdict(label: str | None) -> int | None:
+    """A label as a verdict on the prediction: 1 right (:data:`RIGHT_LABELS`), 0 wrong (:data:`WRONG_LABELS`),
+    ``None`` otherwise (a GT error, an A/B label, no label)."""
+    return 1 if label in RIGHT_LABELS else 0 if label in WRONG_LABELS else None
 
 
 def is_two_sided(payload: Any) -> bool:
@@ -493,7 +521,9 @@ class ReviewStore:
                        gold: Mapping[str, str] | None = None) -> Session:
         """Create a session with its items (duplicates of one payload kept once), in batched inserts.
 
-        ``gold`` maps item digests to their known label.
+        ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
+        order (:func:`seeded_rank`), or, when ``settings["order"]`` is one of :data:`POSITION_ORDERS`,
+        in the order given (chosen by the caller: :func:`evaluators.review.order.informative_order`).
 
         Raises
         ------
@@ -527,8 +557,9 @@ class ReviewStore:
                 raise ValueError(f"a review session holds at most {MAX_ITEMS:,} items")
         if not rows:
             raise ValueError("a review session needs at least one item")
+        ordered = ordered_by_position(settings_text)
         for row in rows:
-            row["rank"] = seeded_rank(seed, row["position"])
+            row["rank"] = item_rank(seed, row["position"], ordered)
         with self._write() as c:
             try:
                 sid = c.execute(sessions_table.insert().values(
@@ -635,9 +666,10 @@ class ReviewStore:
             if row is None:
                 position = c.execute(sa.select(sessions_table.c.n_items)
                                      .where(sessions_table.c.id == session_id)).scalar_one()
-                seed = c.execute(sa.select(sessions_table.c.seed).where(sessions_table.c.id == session_id)).scalar()
+                seed, settings = c.execute(sa.select(sessions_table.c.seed, sessions_table.c.settings)
+                                           .where(sessions_table.c.id == session_id)).one()
                 c.execute(items_table.insert().values(session_id=session_id, position=position, digest=digest,
-                                                      payload=text, rank=seeded_rank(seed or 0, position),
+                                                      payload=text, rank=item_rank(seed or 0, position, ordered_by_position(settings)),
                                                       **filter_columns(payload)))
                 c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                           .values(n_items=position + 1, changes=sessions_table.c.changes + 1))
@@ -1253,8 +1285,10 @@ def _filter_clauses(f: QueueFilter) -> list:
 
 
 def _settings_json(settings: Mapping[str, Any]) -> str:
-    # order / filter / sampling: how the reviewed items are drawn (evaluators.review.sampling.session_design)
-    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help", "order", "filter", "sampling"}
+    # order / filter / sampling: how the reviewed items are drawn (evaluators.review.sampling.session_design);
+    # carried: what a "what's new" session took over from earlier sessions (evaluators.review.create)
+    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help", "order", "filter", "sampling",
+               "carried"}
     unknown = set(settings) - allowed
     if unknown:
         raise ValueError(f"unknown session setting(s): {', '.join(sorted(map(str, unknown)))}")
@@ -1280,6 +1314,16 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
         if not isinstance(out["adjudicators"], (list, tuple)):
             raise ValueError("adjudicators must be a list of names")
         out["adjudicators"] = sorted({check_name(a, "adjudicator") for a in out["adjudicators"]})
+    if "order" in out and out["order"] not in ("random", "informative"):
+        raise ValueError("order must be 'random' or 'informative'")
+    if "carried" in out:  # what a "review what's new" session left out (evaluators.review.carry)
+        carried = out["carried"]
+        if not isinstance(carried, dict) or not isinstance(carried.get("n"), int) or isinstance(carried["n"], bool):
+            raise ValueError("carried must be {n, labels, sessions}")
+        out["carried"] = {"n": carried["n"],
+                          "labels": {check_name(str(k), "label"): int(v)
+                                     for k, v in dict(carried.get("labels") or {}).items()},
+                          "sessions": sorted({check_name(str(x), "session") for x in carried.get("sessions") or ()})}
     if "labels_help" in out:
         if not isinstance(out["labels_help"], dict):
             raise ValueError("labels_help must map labels to one-line definitions")

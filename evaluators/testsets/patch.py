@@ -89,7 +89,7 @@ def patch_testsets(test_set: TestSet, answers: AnswerSet, report: SingleTurnRepo
     Raises
     ------
     GTPatchMismatch
-        A patch entry made for another file.
+        A patch entry bound to another file, or keyed entries for none of its items.
     ValueError
         A multi-turn set.
     """

@@ -394,3 +394,36 @@ def test_score_slider_is_disabled_while_give_a_score_is_unticked(data_dir):
     at.slider(key=f"review_score_{item}").set_value(4)
     _click_label(at, "model_error")
     assert store.decision(item, "carl").score == 4
+
+
+def test_review_whats_new_from_an_upload_carries_the_earlier_verdicts(data_dir):
+    """Issue 29: a new run uploaded with *Review what's new* holds only the records whose prediction changed."""
+    import json
+
+    from evaluators.demo import demo_path
+
+    at = _demo_session("alice")
+    store = ReviewStore(data_dir / "review.sqlite")
+    (session,) = store.sessions()
+    for item in store.items(session.id):           # run 1 reviewed: every item has a final label
+        store.save_decision(item.id, "alice", label="correct" if item.payload["exact_match"] else "model_error")
+    rows = [json.loads(line) for line in demo_path("qa", "qa_demo.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    rows[0]["final_answer"] = "a new answer · 新答案"  # run 2: one prediction changed
+    run2 = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    at.file_uploader(key="review_upload").upload("run2.jsonl", run2)
+    at.text_input(key="review_name").input("run 2")
+    at.checkbox(key="review_new_only").check()
+    at.button(key="review_create").click().run()
+    assert not at.exception, at.exception
+    made = store.session_by_name("run 2")
+    (item,) = store.items(made.id)
+    assert item.payload["id"] == rows[0]["id"] and item.payload["prediction"] == "a new answer · 新答案"
+    assert made.settings["carried"]["n"] == 10 and made.settings["carried"]["sessions"] == [session.name]
+    assert any("1 new record(s) to review of 11; 10 carried forward" in s.value.replace("\\", "") for s in at.success)
+    assert any("10 record(s) carried forward from Demo review" in c.value.replace("\\", "") for c in at.caption)
+    # once run 2's new record is reviewed, nothing is new: said, no session made
+    store.save_decision(item.id, "alice", label="model_error")
+    at.text_input(key="review_name").input("run 2 again")
+    at.button(key="review_create").click().run()
+    assert any("nothing new to review" in e.value for e in at.error) and len(store.sessions()) == 2

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from evaluators.cli import main
-from evaluators.io.gt_patch import file_sha256, read_gt_patch_file, write_gt_patch
+from evaluators.io.gt_patch import PatchEntry, file_sha256, read_gt_patch_file, write_gt_patch
 from evaluators.qa import QAConfig, evaluate_qa_file
 from evaluators.qa.patch import gold_answers
 from evaluators.review import ReviewStore
@@ -105,9 +105,20 @@ def test_qa_cli_with_patch_and_refusal(reviewed, capsys, tmp_path):
     # overall after: (37 + 29 + 23) / 150
     assert data["overall"]["exact_match"] == pytest.approx(89 / 150)
     assert "Decomp_FullPipeline" in capsys.readouterr().out
-    # a patch made for another GT file (the derived JSONL of the same questions) is refused
+    # the corrections belong to the dataset (issue 29): the derived JSONL of the same questions and GT (another
+    # format, other field names) is corrected alike
     other = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
-    assert main(["qa", "--input", str(other), "--gt-patch", str(patch), "--ci-resamples", "0"]) == 2
+    out2 = tmp_path / "qa2.json"
+    assert main(["qa", "--input", str(other), "--gt-patch", str(patch), "--ci-resamples", "0",
+                 "--output-file", str(out2)]) == 0
+    assert json.loads(out2.read_text())["overall"]["exact_match"] == pytest.approx(89 / 150)
+    capsys.readouterr()
+    # a patch bound to the file (version 1, as written before) is still refused for another file
+    bound = tmp_path / "bound.patch.jsonl"
+    bound.write_text(write_gt_patch(e if not e.keyed else PatchEntry(e.record_id, file_sha256(path), e.op, e.old,
+                                                                     e.new, e.who, e.why, e.session)
+                                    for e in read_gt_patch_file(patch).entries), encoding="utf-8")
+    assert main(["qa", "--input", str(other), "--gt-patch", str(bound), "--ci-resamples", "0"]) == 2
     err = capsys.readouterr().err
     assert "made for the GT file with sha256 " + file_sha256(path)[:12] in err and "DERIVED_seed_format" in err
 

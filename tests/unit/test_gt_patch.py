@@ -137,3 +137,62 @@ def test_hostile_lines_do_not_crash():
     assert "nested too deeply" in patch.issues[0].message and "list of strings" in patch.issues[1].message
     assert "non-empty" in patch.issues[2].message
     write_gt_patch(patch.entries).encode("utf-8")  # what was read can be written back as UTF-8
+
+
+def keyed(rid, op, old, new, **kw):
+    return PatchEntry(rid, "", op, tuple(old), tuple(new), kw.pop("who", "ann"), version=3,
+                      gt_key=gp.record_key(rid, old), **kw)
+
+
+def test_record_key_is_the_records_gt_not_a_file():
+    # sha256 of the canonical JSON [id, sorted answers] (NFC, surrounding blanks removed)
+    expected = hashlib.sha256(json.dumps(["q2", ["北京", "北京市"]], ensure_ascii=False,
+                                         separators=(",", ":")).encode("utf-8")).hexdigest()
+    assert gp.record_key("q2", ["北京市", " 北京"]) == expected
+    assert gp.record_key("q1", ["Paris"]) == gp.record_key("q1", [" Paris"])
+    assert gp.record_key("q1", ["Paris"]) != gp.record_key("q1", ["Lyon"]) != gp.record_key("q9", ["Lyon"])
+
+
+def test_version_3_round_trip_and_bad_keyed_lines_located():
+    entries = [keyed("q1", "add_answer", ["Paris"], ["the city of Paris"], session="s1"),
+               keyed("q2", "replace", ["北京"], ["上海"], why="GT error", session="s1")]
+    text = write_gt_patch(entries)
+    first = json.loads(text.splitlines()[0])
+    assert first["version"] == 3 and first["gt_key"] == gp.record_key("q1", ["Paris"]) and "gt_digest" not in first
+    patch = read_gt_patch(text.encode("utf-8"), "p.jsonl")
+    assert patch.issues == () and patch.entries == tuple(entries) and all(e.keyed for e in patch.entries)
+    good = json.loads(text.splitlines()[0])
+    lines = [json.dumps({k: v for k, v in good.items() if k != "gt_key"}),      # 1 no key
+             json.dumps({**good, "old": ["London"]}),                           # 2 key of other answers
+             json.dumps({**good, "version": 1})]                                # 3 version 1 needs gt_digest
+    bad = read_gt_patch("\n".join(lines).encode("utf-8"), "p.jsonl")
+    messages = {i.line: i.message for i in bad.issues}
+    assert bad.entries == () and "'gt_key'" in messages[1] and "not the key" in messages[2]
+    assert "'gt_digest'" in messages[3]
+
+
+def test_keyed_entries_apply_to_any_file_with_the_record_and_its_gt():
+    entries = [keyed("q1", "add_answer", ["Paris"], ["Paris, France"]), keyed("q2", "replace", ["北京"], ["上海"])]
+    other_file = hashlib.sha256(b"another run of the same questions").hexdigest()
+    app = apply_gt_patch(GOLD, entries, other_file)
+    assert app.answers == {"q1": ("Paris", "Paris, France"), "q2": ("上海",)}
+    # a record with another GT: that line is skipped with a warning; the others apply
+    app = apply_gt_patch({**GOLD, "q2": ("南京",)}, entries, other_file)
+    assert app.answers == {"q1": ("Paris", "Paris, France")}
+    assert [c.status for c in app.changes] == ["applied", "other_gt"] and app.issues[0].severity == "warning"
+    # no line for these records: refused
+    with pytest.raises(GTPatchMismatch, match="none of the 2 correction"):
+        apply_gt_patch({"q1": ("Rome",), "q2": ("南京",)}, entries, other_file)
+
+
+@pytest.mark.parametrize("make", [entry, keyed])
+def test_a_correction_and_a_variant_of_one_record_in_either_order(make):
+    variant, fix = make("q3", "add_answer", ["1843"], ["in 1842"]), make("q3", "replace", ["1843"], ["1842"])
+    for order in ([variant, fix], [fix, variant]):
+        app = apply_gt_patch(GOLD, order, DIGEST)
+        assert set(app.answers["q3"]) == {"1842", "in 1842"} and app.answers["q3"][0] == "1842"
+        assert app.corrected_and_accepted("q3") == (("1842",), ("in 1842",))
+        assert not app.issues
+    # two different corrections: the second conflicts, the first stands
+    app = apply_gt_patch(GOLD, [fix, make("q3", "replace", ["1843"], ["1841"])], DIGEST)
+    assert app.answers["q3"] == ("1842",) and app.changes[1].status == "conflict"

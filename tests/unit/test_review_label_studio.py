@@ -195,8 +195,8 @@ def test_the_labeling_config_matches_the_tasks(tmp_path, blind):
          "sides": {"A": {"system": "m1", "prediction": f"a{i}"}, "B": {"system": "m2", "prediction": f"b{i}"}}}
         for i in range(2)], created_by="olga")
     store.save_decision(store.items(pair.id)[0].id, "alice", label="b_better")
-    for session, labels in ((s, {"model_error", "gt_error", "acceptable_variant"}), (pair, {"a_better", "b_better",
-                                                                                           "tie"})):
+    for session, labels in ((s, {"model_error", "gt_error", "acceptable_variant", "correct"}),
+                            (pair, {"a_better", "b_better", "tie"})):
         config = label_studio_config(store, session.id)
         texts, controls, choices = _config_names(config)            # parses: every user string escaped
         assert choices == labels and set(controls) == {"label", "score", "comment"}

@@ -16,7 +16,7 @@ import pytest
 
 from evaluators.cli import main
 from evaluators.demo import demo_path
-from evaluators.io.gt_patch import file_sha256, read_gt_patch_file
+from evaluators.io.gt_patch import read_gt_patch_file
 from evaluators.review import service as rs
 from evaluators.review.store import ReviewStore
 
@@ -98,12 +98,21 @@ def test_testsets_review_patch_cli(review_url, tmp_path, capsys):
                  str(tmp_path / "p.jsonl"), "--gt-patch", str(tmp_path / "p.jsonl"), "--output-file", str(out)]) == 0
     assert json.loads(out.read_text(encoding="utf-8"))["overall"]["mean_score"] == pytest.approx(6.5 / 8)
     assert "2 already in place" in capsys.readouterr().out
-    # another test-set file (one byte changed): refused, naming the digest it was made for
+    # another file of the same test set (its version field changed): the corrections belong to the items and
+    # their GT, not to the file's bytes (issue 29): the same numbers
     other = tmp_path / "other.json"
     other.write_bytes(items_path.read_bytes().replace(b"1.0", b"1.1", 1))
     assert main(["testsets", "--items", str(other), "--pred", str(answers), "--gt-patch",
+                 str(tmp_path / "p.jsonl"), "--output-file", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["overall"]["mean_score"] == pytest.approx(6.5 / 8)
+    capsys.readouterr()
+    # a test set whose two corrected items have another expected answer: no correction is for it, refused
+    changed = tmp_path / "changed.json"
+    changed.write_bytes(items_path.read_bytes().replace("一只橘色的猫，叫阿橘".encode(), "橘猫".encode())
+                        .replace("灯塔的铜灯罩".encode(), "铜灯罩".encode()))
+    assert main(["testsets", "--items", str(changed), "--pred", str(answers), "--gt-patch",
                  str(tmp_path / "p.jsonl")]) == 2
-    assert "made for the GT file with sha256 " + file_sha256(items_path)[:12] in capsys.readouterr().err
+    assert "none of the 2 correction(s) is for a record of the GT given" in capsys.readouterr().err
     # and review patch refuses the other file for this session (it kept factual_demo.json)
     assert main(["review", "patch", "--db", review_url, "--session", name, "--gt", str(other)]) == 2
     assert "was made from factual_demo.json" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from evaluators.io.gt_patch import GTPatchMismatch, GTPatchSet, PatchEntry, apply_gt_patch, file_sha256
+from evaluators.io.gt_patch import GTPatchMismatch, GTPatchSet, PatchEntry, apply_gt_patch, file_sha256, record_key
 from evaluators.metrics.before_after import score_effect
 
 D = "a" * 64
@@ -49,11 +49,18 @@ def test_corrected_and_accepted_equal_a_scan_of_each_records_changes():
     patches with replaces, additions, conflicts and unknown ids)."""
     import random
 
-    def scan(app, rid):  # the definition: the last applied replace, the answers added after it
+    def scan(app, rid):
+        # the definition: the last applied replace, and the accepted answers it kept (a replace made for the
+        # GT file's answers keeps the variants accepted before it; one whose 'old' held them replaces them)
+        # with those added after it (the replacements here never equal an accepted answer)
         corrected, accepted = None, []
         for c in app.changes:
             if c.record_id == rid and c.status == "applied":
-                corrected, accepted = (c.after, []) if c.op == "replace" else (corrected, accepted + [c.after[-1]])
+                if c.op == "replace":
+                    accepted = [a for a in accepted if a in c.after]
+                    corrected = tuple(a for a in c.after if a not in accepted)
+                else:
+                    accepted = accepted + [c.after[-1]]
         return corrected, tuple(accepted)
 
     rng = random.Random(7)
@@ -266,11 +273,13 @@ def test_session_patch_is_for_the_file_the_session_kept(tmp_path):
     for s in (kept, loose):
         store.save_decision(store.items(s.id)[0].id, "ann", label="acceptable_variant")
     made = session_patch(store, kept.id, "r.jsonl", data)
-    assert made.note == "" and [e.gt_digest for e in made.patch.entries] == [file_sha256(data)]
-    # another file: the entries keep the digest of the session's file, so the run refuses them
+    key = record_key("m1", ["a collie"])
+    assert made.note == "" and [e.gt_key for e in made.patch.entries] == [key]
+    # another file: the entries are keyed by record and GT (issue 29), so they correct its records with that id
+    # and GT, and the note says the session was made from another file
     other = session_patch(store, kept.id, "other.jsonl", data + b"\n")
     assert "was made from r.jsonl, not from other.jsonl" in other.note
-    assert [e.gt_digest for e in other.patch.entries] == [file_sha256(data)]
+    assert [e.gt_key for e in other.patch.entries] == [key]
     # a session that kept no file: applied by id to the file given, and said so
     made = session_patch(store, loose.id, "r.jsonl", data)
     assert "does not record its GT file" in made.note and made.patch.entries[0].old == ("a collie",)
