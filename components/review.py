@@ -283,8 +283,10 @@ def _three_places(*columns: str) -> dict:
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
     """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
     team_panel(store, session)
+    # the note "not yet meaningful: 3 items (fewer than 30)" gets a wide column (the grid cut it to "not yet mea…")
     show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
-               column_config=_three_places("value", "95% CI low", "95% CI high"))
+               column_config={**_three_places("value", "95% CI low", "95% CI high"),
+                              "meaningful": st.column_config.TextColumn("meaningful", width="large")})
     st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "
                "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
                "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
