@@ -131,6 +131,7 @@ TEXT_STYLE = (
     "[data-testid='stElementContainer']:has(> [data-testid='stMetric']) { min-width: min(150px, 100%); }"
 )
 
+
 def view_switch(views: dict[str, str], *, key: str, label: str = "View · 视图") -> str:
     """The page's view switch: a segmented control whose first view (the light overview) is the default.
 
