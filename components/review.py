@@ -294,7 +294,14 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
     machine = rs.automatic(store, session)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
-        show_table(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}], key="review_auto_agreement")
+        rows = machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]
+        # the note ("not yet meaningful: ...") beside the counts, in a wide column: as the last of eleven
+        # columns it was cut at the grid's edge ("not yet mea…")
+        order = [c for c in rows[0] if c != "note"]
+        if "note" in rows[0]:
+            order.insert(order.index("n_items") + 1 if "n_items" in order else 1, "note")
+        show_table(rows, key="review_auto_agreement", column_order=order,
+                   column_config={"note": st.column_config.TextColumn("note", width="large")})
         alpha = machine["krippendorff_alpha"]
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
