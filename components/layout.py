@@ -117,11 +117,13 @@ def data_source() -> str:
 
 #: Style of the static tables and charts of a light first screen (:mod:`components.static`): thin
 #: rules in the theme's text colour, numbers right-aligned, a table wider than a phone scrolls inside
-#: its own box, a chart scales down to the column.
+#: its own box, a chart scales down to the column.  Column titles break after an underscore
+#: (:func:`components.static.static_table`), so that a table of many scores fits a desktop page instead
+#: of hiding its last columns past the edge of its box.
 STATIC_STYLE = (
     ".eb-static { overflow-x: auto; max-width: 100%; }"
     ".eb-static table { border-collapse: collapse; font-size: 0.875rem; margin: 0 0 0.5rem; }"
-    ".eb-static th, .eb-static td { border: 1px solid rgba(128, 128, 128, 0.3); padding: 0.25rem 0.6rem;"
+    ".eb-static th, .eb-static td { border: 1px solid rgba(128, 128, 128, 0.3); padding: 0.25rem 0.45rem;"
     " vertical-align: top; text-align: left; }"
     ".eb-static th { background: rgba(128, 128, 128, 0.08); font-weight: 600; }"
     ".eb-static td.num { text-align: right; font-variant-numeric: tabular-nums; }"
@@ -132,6 +134,22 @@ STATIC_STYLE = (
     ".eb-static figure { margin: 0 0 0.5rem; }"
     ".eb-static figcaption { font-weight: 600; margin-bottom: 0.25rem; }"
     ".eb-static svg { background: #ffffff; border-radius: 0.25rem; }"
+)
+
+
+#: Style that keeps text whole: Streamlit ends a metric card's label and value, a button's label and a
+#: page link's label in an ellipsis (``nowrap``, ``overflow: hidden``) when its box is narrower than the
+#: text ("Scored · 评分数 2400 / …" in a sixth of the page, "Review these replies · 人工审阅这些回…");
+#: here they wrap instead, breaking inside a word only when one word is wider than the box.  A metric
+#: card is at least 150 px wide (a row of short values lines up) and otherwise as wide as its text
+#: (:func:`components.metrics.metric_row`).
+TEXT_STYLE = (
+    "[data-testid='stMetricLabel'] [data-testid='stMarkdownContainer'], [data-testid='stMetricLabel'] p,"
+    " [data-testid='stMetricValue'] [data-testid='stMarkdownContainer'], [data-testid='stMetricValue'] p,"
+    " button [data-testid='stMarkdownContainer'], button [data-testid='stMarkdownContainer'] p,"
+    " [data-testid='stPageLink-NavLink'] span"
+    " { white-space: normal; overflow: visible; text-overflow: clip; overflow-wrap: break-word; }"
+    "[data-testid='stElementContainer']:has(> [data-testid='stMetric']) { min-width: min(150px, 100%); }"
 )
 
 
@@ -220,7 +238,8 @@ def page_frame(title: str, icon: str = ":material/analytics:", *, caption: str |
     # narrow screen instead of hiding their last buttons or tabs past the edge (Review's Export tab
     # was reached by scrolling the tab bar sideways at 390 px).
     st.html("<style>[data-testid='stButtonGroup'] > div { flex-wrap: wrap; row-gap: 4px; }"
-            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }" + STATIC_STYLE + "</style>")
+            "[data-testid='stTabs'] [role='tablist'] { flex-wrap: wrap; row-gap: 2px; }" + STATIC_STYLE + TEXT_STYLE
+            + "</style>")
     st.title(title)
     if caption:
         st.caption(caption)

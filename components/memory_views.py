@@ -126,9 +126,13 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
     """Grouped bars: one group per question type, one bar per metric (missing values left out)."""
     import plotly.graph_objects as go
 
+    from evaluators.reports.figures import MAX_LABELLED_BARS, value_labels
+
     types = sorted(report["by_type"])
+    x = [html_text(t, breaks=False) for t in types]
     fig = go.Figure()
-    for name in names:
+    labels = []
+    for j, name in enumerate(names):
         blocks = [report["by_type"][t] for t in types]
         values = [b.get(name) for b in blocks]
         # 95% bootstrap intervals as asymmetric error bars (none where a type has no interval)
@@ -137,14 +141,18 @@ def by_type_figure(report: Mapping[str, Any], names: Sequence[str]) -> go.Figure
         minus = [v - b[f"{name}_ci_low"] if v is not None and b.get(f"{name}_ci_low") is not None else None
                  for b, v in zip(blocks, values)]
         fig.add_trace(go.Bar(
-            name=label(name), x=[html_text(t, breaks=False) for t in types], y=values,
+            name=label(name), x=x, y=values, offsetgroup=str(j), legendgroup=str(j),
             error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1,
                      "visible": any(p is not None for p in plus)},
-            text=[_fmt(v) for v in values], textposition="outside",
             customdata=[report["by_type"][t]["count"] for t in types],
             hovertemplate="%{x}<br>" + label(name) + ": %{y:.3f}<br>questions: %{customdata}<extra></extra>",
         ))
-    fig.update_layout(barmode="group", yaxis={"range": [0, 1.1], "title": "mean over questions"},
+        # each value above its whisker's upper end, not across the whisker at the bar's top
+        labels.append(value_labels(x, values, [b.get(f"{name}_ci_high") for b in blocks], group=str(j)))
+    if len(types) * len(names) <= MAX_LABELLED_BARS:  # more bars: values in the table above and the hover
+        for trace in labels:  # after every bar: fig.data[j] is metric j's bars
+            fig.add_trace(trace)
+    fig.update_layout(barmode="group", scattermode="group", yaxis={"range": [0, 1.12], "title": "mean over questions"},
                       xaxis={"title": "question type"}, height=420, margin={"t": 30, "b": 40},
                       legend={"orientation": "h", "y": 1.12})
     return fig

@@ -9,16 +9,19 @@ from evaluators.reports.format import number as fmt  # noqa: F401 - re-exported:
 from evaluators.reports.escape import html_text, md
 
 
-def metric_row(items: list[tuple[str, float | int | None, str | None]], *, digits: int = 3) -> None:
-    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as N/A.
+def metric_row(items: list[tuple[str, float | int | str | None, str | None]], *, digits: int = 3) -> None:
+    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as N/A, text as it is.
 
-    The cards sit in a horizontal container that wraps: on a phone they fill two or three to a
-    line instead of one column each (ten cards stacked one per line pushed the content two
-    screens down).
+    The cards sit in a horizontal container that wraps, each as wide as its label or value (at least
+    150 px: :data:`components.layout.TEXT_STYLE`): a long value such as
+    "2400 / 2400" widens its card instead of being cut to "2400 / …" in a fixed column, and a card
+    that no longer fits moves to the next line.  On a phone they fill two or three to a line instead
+    of one column each (ten cards stacked one per line pushed the content two screens down).  Labels
+    and values wrap rather than end in an ellipsis (the page frame's style).
     """
     with st.container(horizontal=True, gap="small"):
         for label, value, help_text in items:
-            st.metric(label, fmt(value, digits), help=help_text, width=150)
+            st.metric(label, value if isinstance(value, str) else fmt(value, digits), help=help_text, width="content")
 
 
 def signature_caption(signature: str) -> None:
@@ -51,5 +54,7 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
                 f"<span style='display:block;width:{pct:.0f}%;height:8px;background:#1565c0;border-radius:4px'>"
                 f"</span></span>{v:.3f}</td>")
         body.append(f"<tr><td style='padding:4px 10px'>{html_text(label, breaks=False)}</td>{''.join(cells)}</tr>")
-    return (f"<table class='eb-scores' style='border-collapse:collapse;font-size:0.9rem'>"
-            f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    # in a box that scrolls sideways: six score columns are wider than a phone (they ran past its edge)
+    return (f"<div style='overflow-x:auto;max-width:100%'>"
+            f"<table class='eb-scores' style='border-collapse:collapse;font-size:0.9rem'>"
+            f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")

@@ -16,6 +16,7 @@ import streamlit as st
 from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
+from components.metrics import metric_row
 from components.static import static_chart, static_records
 from components.tables import show_table
 from evaluators.reports.format import number, percent
@@ -31,25 +32,24 @@ ISSUES_SHOWN = 20
 def headline(report: QAReport) -> None:
     """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
     o = report.overall
-    cols = st.columns(6)
     ci = {m: f"; 95% CI {percent(getattr(o, m + '_ci_low'))} – {percent(getattr(o, m + '_ci_high'))}" if o.ci else ""
           for m in ("exact_match", "token_f1")}
-    cols[0].metric("EM · 精确匹配", percent(o.exact_match), help=o.aggregation + ci["exact_match"])
-    cols[1].metric("F1", percent(o.token_f1), help=o.aggregation + ci["token_f1"])
-    cols[2].metric("Scored · 评分数", f"{o.n} / {report.n_records}",
-                   help="Records in the denominators (missing predictions count as errors).")
-    cols[3].metric("No GT · 无标准答案", len(report.missing_gt), help="Not scored; listed below by id.")
+    cards = [("EM · 精确匹配", percent(o.exact_match), o.aggregation + ci["exact_match"]),
+             ("F1", percent(o.token_f1), o.aggregation + ci["token_f1"]),
+             ("Scored · 评分数", f"{o.n:,} / {report.n_records:,}",
+              "Records in the denominators (missing predictions count as errors)."),
+             ("No GT · 无标准答案", f"{len(report.missing_gt):,}", "Not scored; listed below by id.")]
     c = report.classification
     if c is not None:
-        cols[4].metric("Macro F1 · 宏平均", percent(c.macro.f1),
-                       help=f"Mean over {c.macro.n_classes} classes (T / F / uncertain); "
-                            f"{c.macro.n_skipped} class(es) skipped where undefined.")
-        kappa = number(c.cohen_kappa, 3)
-        cols[5].metric("Cohen's kappa", kappa, help="Agreement beyond chance (Cohen 1960).")
+        cards += [("Macro F1 · 宏平均", percent(c.macro.f1),
+                   f"Mean over {c.macro.n_classes} classes (T / F / uncertain); "
+                   f"{c.macro.n_skipped} class(es) skipped where undefined."),
+                  ("Cohen's kappa", number(c.cohen_kappa, 3), "Agreement beyond chance (Cohen 1960).")]
     else:
-        cols[4].metric("No answer · 无预测", len(report.missing_prediction), help="Scored 0.")
-        cols[5].metric("Skipped lines · 跳过行", sum(1 for i in report.issues if i.severity == "error"),
-                       help="Unreadable lines or elements of the input, listed above with their location.")
+        cards += [("No answer · 无预测", f"{len(report.missing_prediction):,}", "Scored 0."),
+                  ("Skipped lines · 跳过行", f"{sum(1 for i in report.issues if i.severity == 'error'):,}",
+                   "Unreadable lines or elements of the input, listed above with their location.")]
+    metric_row(cards)
     if o.ci:
         st.caption(f"95% confidence intervals: EM {percent(o.exact_match_ci_low)} – {percent(o.exact_match_ci_high)}, "
                    f"F1 {percent(o.token_f1_ci_low)} – {percent(o.token_f1_ci_high)} ({md(o.ci)})")

@@ -294,8 +294,10 @@ def _three_places(*columns: str) -> dict:
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
     """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
     team_panel(store, session)
+    # the note "not yet meaningful: 3 items (fewer than 30)" gets a wide column (the grid cut it to "not yet mea…")
     show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
-               column_config=_three_places("value", "95% CI low", "95% CI high"))
+               column_config={**_three_places("value", "95% CI low", "95% CI high"),
+                              "meaningful": st.column_config.TextColumn("meaningful", width="large")})
     st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "
                "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
                "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
@@ -303,7 +305,14 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
     machine = rs.automatic(store, session)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")
-        show_table(machine["per_annotator"] or [{"annotator": "—", "n_items": 0}], key="review_auto_agreement")
+        rows = machine["per_annotator"] or [{"annotator": "—", "n_items": 0}]
+        # the note ("not yet meaningful: ...") beside the counts, in a wide column: as the last of eleven
+        # columns it was cut at the grid's edge ("not yet mea…")
+        order = [c for c in rows[0] if c != "note"]
+        if "note" in rows[0]:
+            order.insert(order.index("n_items") + 1 if "n_items" in order else 1, "note")
+        show_table(rows, key="review_auto_agreement", column_order=order,
+                   column_config={"note": st.column_config.TextColumn("note", width="large")})
         alpha = machine["krippendorff_alpha"]
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "

@@ -42,7 +42,22 @@ def static_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, capti
     from evaluators.reports.html import table_html
 
     table = table_html(columns, rows, caption=caption, digits=digits, max_rows=max_rows)
-    (where or st).html(f'<div class="eb-static">{table}</div>')
+    (where or st).html(f'<div class="eb-static">{_breakable_headers(table)}</div>')
+
+
+def _breakable_headers(table: str) -> str:
+    """``table`` with a line break allowed after each underscore of its column titles but the first.
+
+    "exact_match_normalized" over a column of "0.3333" made a table of fourteen scores 1,400 px wide
+    (its last columns hidden past the edge of its box on a 1440 px page); broken after its underscores
+    it takes the width of "normalized".  The first column holds the row names, kept on one line.
+    The titles are already escaped: ``_`` never occurs inside an entity.
+    """
+    head, sep, rest = table.partition("</thead>")
+    if not sep:
+        return table
+    first, *others = head.split("</th>")
+    return "</th>".join([first, *(o.replace("_", "_<wbr>") for o in others)]) + sep + rest
 
 
 def static_chart(svg: str, *, where: Any = None) -> None:

@@ -79,10 +79,10 @@ def item_table(report: SingleTurnReport) -> None:
             f"<td style='text-align:right'><b>{score}</b><br><small>{html_text(r.status)}</small></td>"
             "</tr>"
         )
-    st.markdown(
-        "<table style='width:100%;border-collapse:collapse;font-size:0.92rem'>"
-        "<thead><tr><th>id</th><th>question · 问题</th><th>answer · 回答</th><th>keywords · 关键词</th>"
-        "<th>score</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>",
+    st.markdown(  # in a box that scrolls sideways: on a phone the score column ran past the screen's edge
+        "<div style='overflow-x:auto;max-width:100%'><table style='width:100%;border-collapse:collapse;"
+        "font-size:0.92rem'><thead><tr><th>id</th><th>question · 问题</th><th>answer · 回答</th>"
+        "<th>keywords · 关键词</th><th>score</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>",
         unsafe_allow_html=True,
     )
 

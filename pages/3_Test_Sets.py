@@ -10,6 +10,7 @@ import json  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from components.layout import view_switch  # noqa: E402
+from components.metrics import metric_row  # noqa: E402
 from components.qa_views import issues_table, ratio_columns  # noqa: E402
 from components.static import static_chart, static_records  # noqa: E402
 from components.tables import show_table  # noqa: E402
@@ -110,17 +111,18 @@ if not answers.answers:
 
 if report.kind == "single":
     o = report.overall
-    cols = st.columns(5)
-    cols[0].metric("Mean score · 平均得分", number(o.mean_score),
-                   help="Mean keyword score over scored items (macro over items)." + (
-                       f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
-                       if o.mean_score_ci_low is not None else ""))
-    cols[1].metric("Recall · 召回率", number(o.keyword_recall),
-                   help="Keyword recall · 关键词召回: keywords found / all keywords (micro).")
-    cols[2].metric("Scored items · 评分条目", f"{o.n_scored} / {o.n_items}")
-    cols[3].metric("No answer · 无回答", len(report.missing_prediction), help="Scored 0.")
-    cols[4].metric("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",
-                   help=f"Mean of {o.n_human} 1-5 rubric scores given with the answers.")
+    metric_row([
+        ("Mean score · 平均得分", number(o.mean_score),
+         "Mean keyword score over scored items (macro over items)." + (
+             f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
+             if o.mean_score_ci_low is not None else "")),
+        ("Recall · 召回率", number(o.keyword_recall),
+         "Keyword recall · 关键词召回: keywords found / all keywords (micro)."),
+        ("Scored items · 评分条目", f"{o.n_scored:,} / {o.n_items:,}", None),
+        ("No answer · 无回答", f"{len(report.missing_prediction):,}", "Scored 0."),
+        ("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",
+         f"Mean of {o.n_human} 1-5 rubric scores given with the answers."),
+    ])
     st.caption(f"{report.aggregation}. Signature: {md(report.signature)}")
 
     # The first screen is light (static charts and tables, the highlighted answers); the sortable
@@ -129,11 +131,13 @@ if report.kind == "single":
                         "charts": "Interactive charts · 交互图表"}, key="ts_view")
     if view == "overview":
         st.subheader("By category and difficulty · 按类别与难度")
+        # charts side by side, their tables under them at the page's width: eight columns in half of a
+        # 1440 px page hid the last ones behind a sideways scroll
         g1, g2 = st.columns(2)
-        for where, groups, name, title in ((g1, report.by_category, "category", "By category · 按类别"),
-                                           (g2, report.by_difficulty, "difficulty", "By difficulty · 按难度")):
-            static_chart(breakdown_svg(groups, f"{title} (mean_score: 95% CI)"), where=where)
-            static_records(group_rows(groups, name), ratios=("mean_score", "keyword_recall"), where=where)
+        static_chart(breakdown_svg(report.by_category, "By category · 按类别 (mean_score: 95% CI)"), where=g1)
+        static_chart(breakdown_svg(report.by_difficulty, "By difficulty · 按难度 (mean_score: 95% CI)"), where=g2)
+        for groups, name in ((report.by_category, "category"), (report.by_difficulty, "difficulty")):
+            static_records(group_rows(groups, name), ratios=("mean_score", "keyword_recall"))
         st.subheader("Items · 逐条")
         st.markdown("**Answers with matched keywords highlighted · 回答中高亮的关键词**")
         item_table(report)
@@ -146,10 +150,9 @@ if report.kind == "single":
         g1, g2 = st.columns(2)
         g1.plotly_chart(breakdown_chart(report.by_category, "Category · 类别"), key="ts_cat_chart")
         g2.plotly_chart(breakdown_chart(report.by_difficulty, "Difficulty · 难度"), key="ts_diff_chart")
-        t1, t2 = st.columns(2)
-        show_table(groups_frame(report.by_category, "category"), where=t1,
+        show_table(groups_frame(report.by_category, "category"),
                    column_config=ratio_columns("mean_score", "keyword_recall"))
-        show_table(groups_frame(report.by_difficulty, "difficulty"), where=t2,
+        show_table(groups_frame(report.by_difficulty, "difficulty"),
                    column_config=ratio_columns("mean_score", "keyword_recall"))
     else:
         import pandas as pd
@@ -163,15 +166,16 @@ if report.kind == "single":
         show_table(frame, column_config=ratio_columns("score"), key="ts_items_table")
 else:
     o = report.overall
-    cols = st.columns(4)
-    cols[0].metric("Points covered · 覆盖要点", "n/a" if o.coverage_micro is None else f"{o.coverage_micro:.3f}",
-                   help="Covered expected points / all points (micro).")
-    cols[1].metric("Mean turn coverage · 轮均覆盖", "n/a" if o.coverage_macro is None else f"{o.coverage_macro:.3f}",
-                   help="Mean over turns (macro).")
-    cols[2].metric("Mean dialogue coverage · 对话均覆盖",
-                   "n/a" if report.dialogue_macro is None else f"{report.dialogue_macro:.3f}",
-                   help="Mean of each dialogue's point coverage (macro over dialogues).")
-    cols[3].metric("Turns without answer · 无回答轮次", len(report.missing_prediction))
+    metric_row([
+        ("Points covered · 覆盖要点", "n/a" if o.coverage_micro is None else f"{o.coverage_micro:.3f}",
+         "Covered expected points / all points (micro)."),
+        ("Mean turn coverage · 轮均覆盖", "n/a" if o.coverage_macro is None else f"{o.coverage_macro:.3f}",
+         "Mean over turns (macro)."),
+        ("Mean dialogue coverage · 对话均覆盖",
+         "n/a" if report.dialogue_macro is None else f"{report.dialogue_macro:.3f}",
+         "Mean of each dialogue's point coverage (macro over dialogues)."),
+        ("Turns without answer · 无回答轮次", f"{len(report.missing_prediction):,}", None),
+    ])
     st.caption(f"Signature: {md(report.signature)}")
     dialogue_rows = [{"dialogue": d.id, "scenario": d.scenario, "turns": len(d.turns), "covered": d.n_covered,
                       "points": d.n_points, "coverage": d.coverage_micro, "mean_turn_coverage": d.coverage_macro}

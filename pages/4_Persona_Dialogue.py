@@ -16,6 +16,7 @@ from components.dialogue_views import (  # noqa: E402
 )
 from components.corrections import corrections_control  # noqa: E402
 from components.layout import view_switch  # noqa: E402
+from components.metrics import metric_row  # noqa: E402
 from components.static import static_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
@@ -197,12 +198,10 @@ if evaluation.issues:
         for first, group in fold_problems(evaluation.issues)[:200]:  # identical problems: one line, a count
             st.markdown(f"- **{md(first.kind)}** {md(folded_location(group))}: {md(first.message)}")
 
-cols = st.columns(max(1, len(evaluation.by_model)))
-for col, s in zip(cols, evaluation.by_model):
-    col.metric(f"{md(s.model)} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
-               help=f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"
-               + (f"; 95% CI {s.combined_score_ci_low:.3f} – {s.combined_score_ci_high:.3f} (bootstrap over cases)"
-                  if s.combined_score_ci_low is not None else ""))
+metric_row([(f"{md(s.model)} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
+             f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"
+             + (f"; 95% CI {s.combined_score_ci_low:.3f} – {s.combined_score_ci_high:.3f} (bootstrap over cases)"
+                if s.combined_score_ci_low is not None else "")) for s in evaluation.by_model])
 st.caption("Combined score = " + " + ".join(f"{w:.2f} × {md(m)}" for m, w in evaluation.weights.used.items())
            + f" ({md(evaluation.weights.note)}). Mean over cases (macro); a missing reply counts 0.")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]

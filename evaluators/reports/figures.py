@@ -26,7 +26,7 @@ def scores_by_document(documents: Sequence[str], components: Sequence[str], valu
         fig.add_bar(name=comp, x=[html_text(d, breaks=False) for d in documents], y=ys,
                     text=["N/A" if v is None else f"{v:.2f}" for v in ys], textposition="outside",
                     hovertemplate=f"%{{x}}<br>{comp}: %{{y:.3f}}<extra></extra>")
-    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.12], title="score"),
+    fig.update_layout(barmode="group", title=two_line_title(title), yaxis=dict(range=[0, 1.12], title="score"),
                       legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
                       font=dict(family=FONT))
     return fig
@@ -50,9 +50,10 @@ def confusion_heatmap(rows: Sequence[str], cols: Sequence[str], counts: list[lis
                                text=text, texttemplate="%{text}",
                                colorscale="Blues", showscale=False,
                                hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{text}}<extra></extra>"))
-    fig.update_layout(title=title, xaxis=dict(title=col_title, side="bottom"),
+    fig.update_layout(title=two_line_title(title), xaxis=dict(title=col_title, side="bottom"),
                       yaxis=dict(title=row_title, autorange="reversed"),
-                      height=max(260, 60 + 45 * len(rows)), margin=dict(t=40 if title else 10, b=40, l=10, r=10),
+                      height=max(260, 60 + 45 * len(rows)),
+                      margin=dict(t=(60 if " (" in title else 40) if title else 10, b=40, l=10, r=10),
                       font=dict(family=FONT))
     return fig
 
@@ -74,7 +75,8 @@ def metric_by_system(systems: Sequence[str], metrics: dict[str, Sequence[float |
     """
     fig = go.Figure()
     labels = [html_text(s, breaks=False) for s in systems]
-    for name, values in metrics.items():
+    tops: dict[str, list[float | None]] = {}
+    for j, (name, values) in enumerate(metrics.items()):
         lows = (ci_low or {}).get(name)
         highs = (ci_high or {}).get(name)
         error = None
@@ -82,11 +84,60 @@ def metric_by_system(systems: Sequence[str], metrics: dict[str, Sequence[float |
             error = dict(type="data", symmetric=False,
                          array=[None if v is None or h is None else h - v for v, h in zip(values, highs)],
                          arrayminus=[None if v is None or lo is None else v - lo for v, lo in zip(values, lows)])
+        tops[name] = list(highs) if highs is not None else [None] * len(values)
         fig.add_bar(name=html_text(name, breaks=False), x=labels, y=list(values), error_y=error,
-                    text=["N/A" if v is None else f"{v:.3f}" for v in values], textposition="inside",
+                    offsetgroup=str(j), legendgroup=str(j),
                     hovertemplate=f"%{{x}}<br>{html_text(name, breaks=False)}: %{{y:.3f}}"
                                   + (f" ({level:.0%} CI shown as the bar)" if error else "") + "<extra></extra>")
-    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.05], title="score"),
-                      legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
-                      font=dict(family=FONT))
+    if len(systems) * len(metrics) <= MAX_LABELLED_BARS:
+        for j, (name, values) in enumerate(metrics.items()):  # after every bar: fig.data[j] is series j's bars
+            fig.add_trace(value_labels(labels, list(values), tops[name], group=str(j)))
+    fig.update_layout(barmode="group", scattermode="group", title=two_line_title(title),
+                      yaxis=dict(range=[0, 1.12], title="score"), legend=dict(orientation="h", y=-0.2), height=380,
+                      margin=dict(t=60, b=40, l=40, r=10), font=dict(family=FONT))
     return fig
+
+
+#: Most bars a chart writes its values over: with more, a label (five characters) is wider than its bar
+#: on a phone and runs across the next bar's error bar; the values are in the table beside the chart
+#: and in each bar's hover text.
+MAX_LABELLED_BARS = 8
+
+
+def two_line_title(title: str) -> str:
+    """A chart title with its parenthesis on a second, smaller line (plotly does not wrap a title: one
+    line was cut at the edge of a 390 px phone).
+
+    >>> two_line_title("EM and F1 by system (error bars: 95% bootstrap CI)")
+    'EM and F1 by system<br><sup>(error bars: 95% bootstrap CI)</sup>'
+    >>> two_line_title("Scores")
+    'Scores'
+    """
+    head, sep, tail = title.partition(" (")
+    return f"{head}<br><sup>({tail}</sup>" if sep and head else title
+
+
+def value_labels(x: Sequence[str], values: Sequence[float | None], tops: Sequence[float | None], *, group: str,
+                 digits: int = 3) -> go.Scatter:
+    """The value of each bar written just above its error bar's upper end (above the bar where it has none).
+
+    A bar's text placed by plotly (``textposition`` "inside" or "outside") sits at the bar's top,
+    where the error bar crosses it; this text trace is drawn above the whisker instead.  Give the
+    bars ``offsetgroup=group`` and the figure ``scattermode="group"`` (with ``barmode="group"``) so
+    that each label stands over its own bar; ``legendgroup=group`` hides it with its bars.
+
+    Parameters
+    ----------
+    x : sequence of str, length n
+        The bars' categories (as given to the bars).
+    values : sequence of float or None, length n
+        The bars' heights; ``None`` is labelled "N/A" at the axis.
+    tops : sequence of float or None, length n
+        The upper ends of the error bars (``None`` where a bar has none).
+    group : str
+        The bars' ``offsetgroup`` (and ``legendgroup``).
+    """
+    ys = [0.0 if v is None else (v if t is None else max(v, t)) for v, t in zip(values, tops)]
+    return go.Scatter(x=list(x), y=ys, mode="text", text=["N/A" if v is None else f"{v:.{digits}f}" for v in values],
+                      textposition="top center", offsetgroup=group, legendgroup=group, showlegend=False,
+                      hoverinfo="skip", cliponaxis=False)

@@ -26,3 +26,15 @@ def test_missing_values_show_a_dash_and_counts_are_integers():
     assert frame["count"].tolist()[0] == 70 and frame["count"].isna().tolist() == [False, True, False]
     config = json.loads(proto.columns)
     assert config["count"]["type_config"]["format"] == "%d"
+
+
+def test_static_table_titles_break_after_underscores_but_the_first():
+    from components.static import _breakable_headers
+    from evaluators.reports.html import table_html
+
+    # the first title (row names) stays whole; "exact_match" and "关键_词" may break after "_";
+    # text in the caption and the cells is left alone
+    table = table_html(["question_type", "exact_match", "关键_词 <b>"], [["single_hop", 0.5, "a_b"]], caption="x_y")
+    out = _breakable_headers(table)
+    assert "<th>question_type</th><th>exact_<wbr>match</th><th>关键_<wbr>词 &lt;b&gt;</th>" in out
+    assert "<td>single_hop</td>" in out and "<caption>x_y</caption>" in out
