@@ -357,3 +357,10 @@ def _sign(x: float, eps: float = 1e-12) -> int:
     return 0 if abs(x) <= eps else (1 if x > 0 else -1)
 
 
+
+
+def token_examples(text: str, report: SensitivityReport) -> list[dict[str, str]]:
+    """How ``text`` is cut under each tokenization of ``report``: ``{"tokenization", "tokens"}`` rows,
+    the tokens joined with `` / `` (what a reader checks before trusting a column)."""
+    view = TextView(text)
+    return [{"tokenization": t.key, "tokens": " / ".join(view.tokens(t.tokenizer))} for t in report.tokenizations]
