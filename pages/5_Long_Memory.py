@@ -324,8 +324,9 @@ elif view == "tokenization":
             results_by_system[other_name] = paired
     sensitivity = cached(("mem-sensitivity", input_key, tuple(results_by_system), tuple(names), user_dict),
                          lambda: memory_sensitivity(results_by_system, metrics=names, user_dict=user_dict))
-    example = next((r.ground_truth for r in results if contains_cjk(r.ground_truth)),
-                   next((r.ground_truth for r in results if not is_empty(r.ground_truth)), None))
+    # the longest short Chinese ground truth (else any): where tokenizations differ most visibly
+    answers = [r.ground_truth for r in results if not is_empty(r.ground_truth) and len(r.ground_truth) <= 60]
+    example = max((a for a in answers if contains_cjk(a)), key=len, default=answers[0] if answers else None)
     views.show_tokenization(sensitivity, example, key="mem")
 
 else:  # questions
