@@ -322,7 +322,8 @@ elif view == "tokenization":
                                   file_name, read(), results, dataset=inputs.locomo_dataset))
         if paired:
             results_by_system[other_name] = paired
-    sensitivity = cached(("mem-sensitivity", input_key, tuple(results_by_system), tuple(names), user_dict),
+    others_key = tuple((n, ck) for n, (_, ck, _) in other_files.items())  # each other system's content digest
+    sensitivity = cached(("mem-sensitivity", input_key, others_key, tuple(names), user_dict),
                          lambda: memory_sensitivity(results_by_system, metrics=names, user_dict=user_dict))
     # the longest short Chinese ground truth (else any): where tokenizations differ most visibly
     answers = [r.ground_truth for r in results if not is_empty(r.ground_truth) and len(r.ground_truth) <= 60]
