@@ -340,3 +340,28 @@ def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: S
     rows = {r["question_id"]: {"question_id": r["question_id"], "type": r["question_type"], a: r[a], b: r[b]}
             for r in matrix}
     paired_scores_view(paired, rows, "mem_pair", metric=label(metric))
+
+
+#: Display names of the engine metrics in the Tokenization view (memory names; rouge1 is token_f1_char).
+SENSITIVITY_LABELS = {"token_f1": "F1 (char) = ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
+                      "bleu1": "BLEU-1", "bleu2": "BLEU-2", "bleu4": "BLEU-4", "exact_match": "EM (tokens)"}
+
+
+def show_tokenization(report: Any, example: str | None = None, *, key: str = "mem") -> None:
+    """The Tokenization view: the memory overlap metrics of every system under each tokenization.
+
+    ``report`` is a :class:`~evaluators.metrics.sensitivity.SensitivityReport` (from
+    :func:`evaluators.memory.sensitivity.memory_sensitivity`); ``example`` a ground-truth answer
+    shown as each tokenization cuts it.
+    """
+    from components.qa_views import render_sensitivity
+    from evaluators.metrics.sensitivity import token_examples
+
+    st.caption("Each system's overlap scores recomputed under characters (the report's numbers), jieba (shipped "
+               "dictionary), jieba with HMM on, a big dictionary and your user dictionary · 换一种分词，排名还成立吗？")
+    metric = st.radio("Metric · 指标", list(report.metrics), horizontal=True, key=f"{key}_sens_metric",
+                      format_func=lambda m: SENSITIVITY_LABELS.get(m, m))
+    render_sensitivity(report, metric, key=key)
+    if example:
+        st.markdown(f"**How one ground-truth answer is cut · 分词示例**: {md(example)}")
+        show_table(token_examples(example, report), key=f"{key}_sens_example")

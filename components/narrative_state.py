@@ -68,7 +68,7 @@ def _taxonomy_file(upload) -> TaxonomyFile | None:
 
 
 def settings(container=None) -> NarrativeSettings:
-    """Settings widgets (alignment threshold, near-miss tolerance, weights, taxonomy files).
+    """Settings widgets (alignment threshold, near-miss tolerance, weights, taxonomy files, script conversion).
 
     Returns the settings built by :func:`evaluators.narrative.settings.build_config` (the CLI's
     function): the config and its issues (all weights 0, unreadable taxonomy files).
@@ -83,8 +83,16 @@ def settings(container=None) -> NarrativeSettings:
         weights = {c: st.number_input(COMPONENT_TITLES[c], 0.0, 10.0, 1.0, 0.5, key=f"nar_w_{c}") for c in COMPONENTS}
         rel_file = st.file_uploader("Relationship taxonomy (CSV, guide layout)", type=["csv"], key="nar_rel_tax")
         sen_file = st.file_uploader("Sentiment taxonomy (CSV, guide layout)", type=["csv"], key="nar_sen_tax")
+        from evaluators.text.script import SCRIPT_CONFIGS
+
+        script = st.selectbox("Script conversion · 繁简转换", [None, *SCRIPT_CONFIGS], key="nar_script",
+                              format_func=lambda c: "none (off)" if c is None else c,
+                              help="Convert GT and prediction (names, texts, span texts, labels) with this OpenCC "
+                                   "configuration before comparing them: tw2s or t2s scores a Traditional prediction "
+                                   "against a Simplified story (t2s keeps 著 where tw2s gives 着). Spans stay in the "
+                                   "original text's offsets; the configuration is named in the signature.")
     return build_config(min_iou=min_iou, n_t=n_t, weights=weights, relationship_taxonomy=_taxonomy_file(rel_file),
-                        sentiment_taxonomy=_taxonomy_file(sen_file))
+                        sentiment_taxonomy=_taxonomy_file(sen_file), script=script)
 
 
 def system_name(file_names: list[str], default: str = "predictions") -> str:

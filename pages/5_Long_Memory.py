@@ -144,11 +144,17 @@ chosen = [m for m in chosen if not availability.get(m)]
 parity_on = s2.checkbox("LoCoMo parity F1", value=is_locomo, key="mem_parity",
                         help="LoCoMo's own scoring code: stemmed token F1, multi-hop split on commas, "
                              "adversarial by its unanswerable check.")
+user_dict_up = st.file_uploader("jieba user dictionary · 用户词典 (optional)", type=["txt"], key="mem_user_dict",
+                                help="Words for the jieba tokenizations of the Tokenization view; its SHA-256 is "
+                                     "written into the report's provenance. The report's metrics cut by characters.")
 if not chosen and not parity_on:
     st.warning("Pick at least one metric.")
     st.stop()
+from evaluators.text.provenance import stored_dictionary  # noqa: E402
+
+user_dict = stored_dictionary(upload_bytes(user_dict_up)) if user_dict_up is not None else None
 config = MemoryConfig(metrics=tuple(chosen), parity=parity_on, ci_resamples=CI_RESAMPLES,
-                      judge_store=disk_cache_path)
+                      judge_store=disk_cache_path, user_dict=user_dict)
 # One run (the CLI's): judge cache choice, judge scores, metrics, parity, LongMemEval, agreement.  Its steps
 # are kept per inputs and settings (page cache), so a widget rerun (filters, drill-down) reuses them.
 report = run_memory(inputs, config, memo=cached, key=(input_key, uploaded_cache_key))
@@ -242,7 +248,9 @@ if metrics["overall"].get("task_averaged_judge_score") is not None:
 VIEWS = {"overview": "Overview · 概览", "types": "By question type · 按类型", "questions": "Questions · 逐题"}
 if other_files:
     VIEWS["systems"] = "Systems side by side · 系统对比"
+VIEWS["tokenization"] = "Tokenization · 分词敏感性"
 view = view_switch(VIEWS, key="mem_view")
+main_system = inputs.system if source != "demo" else "memory assistant"
 
 if view == "overview":
     from evaluators.reports.html import memory_type_chart
@@ -285,7 +293,7 @@ elif view == "systems":
     st.subheader("Systems side by side · 系统对比")
     text_metrics = [n for n in names if n not in ("judge_score", "locomo_f1")]
     # named after its file or its system field (evaluators.memory.inputs.system_name), as the other systems
-    rows_by_system = {inputs.system if source != "demo" else "memory assistant": rows}
+    rows_by_system = {main_system: rows}
     for other_name, (file_name, content_key, read) in other_files.items():
         # keyed on the upload's digest (computed once per upload): a rerun reads and hashes nothing
         other = cached(("mem-other", input_key, file_name, content_key, tuple(text_metrics)),
@@ -299,6 +307,28 @@ elif view == "systems":
         views.systems_side_by_side(rows_by_system, text_metrics, input_key)
     elif not text_metrics:
         st.caption("Pick a text metric (token F1, ROUGE …) to compare systems: the judge scores only this run.")
+
+elif view == "tokenization":
+    from evaluators.memory.compare import read_other_system
+    from evaluators.memory.sensitivity import memory_sensitivity
+    from evaluators.policy import is_empty
+    from evaluators.text.tokenize import contains_cjk
+
+    st.subheader("Tokenization · 分词敏感性")
+    results_by_system = {main_system: results}
+    for other_name, (file_name, content_key, read) in other_files.items():
+        paired, _, _ = cached(("mem-other-results", input_key, file_name, content_key),
+                              lambda file_name=file_name, read=read: read_other_system(
+                                  file_name, read(), results, dataset=inputs.locomo_dataset))
+        if paired:
+            results_by_system[other_name] = paired
+    others_key = tuple((n, ck) for n, (_, ck, _) in other_files.items())  # each other system's content digest
+    sensitivity = cached(("mem-sensitivity", input_key, others_key, tuple(names), user_dict),
+                         lambda: memory_sensitivity(results_by_system, metrics=names, user_dict=user_dict))
+    # the longest short Chinese ground truth (else any): where tokenizations differ most visibly
+    answers = [r.ground_truth for r in results if not is_empty(r.ground_truth) and len(r.ground_truth) <= 60]
+    example = max((a for a in answers if contains_cjk(a)), key=len, default=answers[0] if answers else None)
+    views.show_tokenization(sensitivity, example, key="mem")
 
 else:  # questions
     st.subheader("Questions")

@@ -61,6 +61,10 @@ def add_parser(subparsers) -> None:
                                     "mem0 results): per-type accuracy and agreement with our judge")
     p.add_argument("--parity", choices=["locomo"], help="add LoCoMo's own F1 (published scoring code): a table by "
                                                          "category and the locomo_f1 metric")
+    p.add_argument("--user-dict", dest="user_dict", metavar="FILE",
+                   help="a jieba user dictionary (jieba.load_userdict format) for the jieba tokenizations of the "
+                        "Tokenization analysis (evalboard sensitivity --memory, the page's Tokenization view); "
+                        "its SHA-256 is written into the report's provenance (the metrics cut by characters)")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
     p.add_argument("--out", help="write the report here (default: stdout); its format from --format, else from the "
                                  "extension (.md, .csv, .html; anything else JSON)")
@@ -128,12 +132,15 @@ def run(args) -> int:
     if error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.user_dict and not Path(args.user_dict).is_file():
+        print(f"error: cannot read {args.user_dict}: no such file", file=sys.stderr)
+        return 2
     try:
         inputs = resolve_inputs(**_input_files(args))
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
                               parity=args.parity == "locomo", ci_resamples=max(0, args.ci_resamples),
                               workers=worker_count(args.workers), judge_mode=args.judge_mode,
-                              judge_store=args.cache, gt_patch=patches)
+                              judge_store=args.cache, gt_patch=patches, user_dict=args.user_dict)
         _, unavailable = config.metric_names()
     except (ValueError, OSError, ImportError) as exc:  # unreadable file, unknown metric, bad --workers, no registry
         print(f"error: {exc}", file=sys.stderr)

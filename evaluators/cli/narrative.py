@@ -44,6 +44,12 @@ def add_parser(subparsers) -> None:
                    help="component weights, e.g. characters=2,text_span=0 (others keep 1)")
     p.add_argument("--relationship-taxonomy", metavar="CSV", help="relationship vocabulary in the guide's layout")
     p.add_argument("--sentiment-taxonomy", metavar="CSV", help="sentiment vocabulary in the guide's layout")
+    from evaluators.text.script import SCRIPT_CONFIGS  # a tuple of names: no OpenCC import
+
+    p.add_argument("--script", choices=SCRIPT_CONFIGS, default=None, metavar="CONFIG",
+                   help="convert GT and prediction (names, texts, span texts, labels) with this OpenCC configuration "
+                        "before comparing them (off by default; tw2s, t2s, s2t, ...; t2s keeps 著 where tw2s gives "
+                        "着); spans stay in the original text's offsets; named in the signature")
     add_gt_patch_argument(p, help="review corrections of the story GT files (a GT patch, JSONL, as 'review patch' "
                           "writes it from a narrative session); repeatable, applied in order; each line applies to "
                           "the GT file it was made for (by SHA-256), a line for no GT file given is skipped with a "
@@ -72,7 +78,7 @@ def _settings(args):
                       ("sentiment_taxonomy", args.sentiment_taxonomy)):
         if path:
             files[key] = TaxonomyFile(Path(path).name, read_file_bytes(path))
-    return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, **files)
+    return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, script=args.script, **files)
 
 
 def _table(batch) -> str:

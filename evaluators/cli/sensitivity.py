@@ -39,10 +39,18 @@ def add_parser(subparsers) -> None:
     p.add_argument("--predictions", action="append", metavar="FILE",
                    help="with one SQuAD-style --input: a predictions file per run, repeatable")
     add_scoring_arguments(p)
+    p.add_argument("--memory", action="store_true",
+                   help="the inputs are long-memory results files (EvalResult JSONL/JSON/CSV or mem0 results.json; "
+                        "--questions for mem0's LoCoMo ids), one system each, paired with the first by question_id; "
+                        "the memory overlap metrics (F1 (char) = ROUGE-1, ROUGE-2, ROUGE-L, BLEU-1/2/4) are "
+                        "recomputed. Without it the runs are read as qa and compare read them")
+    p.add_argument("--questions", metavar="FILE", help="with --memory: the LoCoMo / LongMemEval question file")
     p.add_argument("--big-dict", metavar="FILE", help="a big jieba dictionary (default: jieba's dict.txt.big or "
                                                       "$EVALBOARD_JIEBA_BIG_DICT where present)")
-    p.add_argument("--metric", choices=("token_f1", "exact_match", "rougeL"), default="token_f1",
-                   help="the metric of the printed table (the JSON holds all three)")
+    p.add_argument("--metric", choices=("token_f1", "exact_match", "rougeL", "rouge2", "bleu1", "bleu2", "bleu4"),
+                   default="token_f1", help="the metric of the printed table (the JSON holds all the task's metrics: "
+                                            "qa token_f1, exact_match, rougeL; --memory token_f1, rouge2, rougeL, "
+                                            "bleu1, bleu2, bleu4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples")
     p.add_argument("--baseline-report", metavar="FILE",
                    help="a sensitivity or qa report JSON written earlier: warn when a tokenizer differs from it")
@@ -52,32 +60,84 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``sensitivity`` subcommand; returns the exit code."""
-    import dataclasses
-
     from evaluators.cli.compare import load_runs
-    from evaluators.cli.qa import baseline_warnings
     from evaluators.qa.sensitivity import rank_sensitivity, script_effect
-    from evaluators.reports.format import percent
-    from evaluators.reports.tables import format_table
 
     resamples = max(0, args.ci_resamples)
     script = args.script
     args.script = None  # the runs are read without conversion; the analysis converts (and lists what moved)
+    for name in (args.big_dict, args.user_dict):
+        if name and not Path(name).is_file():
+            print(f"error: cannot read {name}: no such file", file=sys.stderr)
+            return 2
+    if args.memory:
+        return _memory(args, script, min(resamples, 2000))
     result, error = load_runs(args)
     if error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     runs = result.runs()
-    for name in (args.big_dict, args.user_dict):
-        if name and not Path(name).is_file():
-            print(f"error: cannot read {name}: no such file", file=sys.stderr)
-            return 2
     try:
         report = rank_sensitivity(runs, big_dictionary=args.big_dict, user_dict=args.user_dict, script=script,
                                   n_resamples=min(resamples, 2000), seed=args.seed)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    changes = script_effect(runs, script) if script else []
+    return _print(args, report, script, changes)
+
+
+def _memory(args: argparse.Namespace, script: str | None, resamples: int) -> int:
+    """``--memory``: each input a memory results file (one system), paired with the first by question id."""
+    from evaluators.io import InputError
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.memory.compare import read_other_system
+    from evaluators.memory.inputs import resolve_inputs, system_name
+    from evaluators.memory.sensitivity import memory_sensitivity
+    from evaluators.reports.format import problem_lines
+
+    files = list(args.input or [])
+    if not files:
+        print("error: give the memory results files (one per system)", file=sys.stderr)
+        return 2
+    try:
+        questions = (args.questions, read_file_bytes(args.questions)) if args.questions else None
+        first = (files[0], read_file_bytes(files[0]))
+        inputs = resolve_inputs(results=first, questions=questions)
+        results_by_system = {system_name(inputs.results, files[0]): inputs.results}
+        issues = list(inputs.issues)
+        for i, name in enumerate(files[1:], start=2):
+            paired, pairing, more = read_other_system(Path(name).name, read_file_bytes(name), inputs.results,
+                                                      dataset=inputs.locomo_dataset)
+            issues += more
+            system = system_name(paired, name)
+            if system in results_by_system:
+                system = f"{system} ({i})"
+            results_by_system[system] = paired
+            print(f"note: {system}: {pairing.describe()}", file=sys.stderr)
+    except (OSError, InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in problem_lines(issues):
+        print(line, file=sys.stderr)
+    if not inputs.results:
+        print(f"error: no usable question in {files[0]}", file=sys.stderr)
+        return 2
+    report = memory_sensitivity(results_by_system, user_dict=args.user_dict, big_dictionary=args.big_dict,
+                                script=script, n_resamples=resamples, seed=args.seed)
+    if args.metric not in report.metrics:
+        args.metric = report.metrics[0]
+    return _print(args, report, script, [])
+
+
+def _print(args: argparse.Namespace, report, script: str | None, changes: list) -> int:
+    """Print the tables (and write the JSON report) of a sensitivity analysis; returns 0."""
+    import dataclasses
+
+    from evaluators.cli.qa import baseline_warnings
+    from evaluators.reports.format import percent
+    from evaluators.reports.tables import format_table
+
     for line in baseline_warnings(args.baseline_report, report.provenance):
         print(f"warning: {line}", file=sys.stderr)
 
@@ -105,8 +165,7 @@ def run(args: argparse.Namespace) -> int:
                              f"{100 * f.delta:+.2f}", _pts(f.ci), f.n_paired] for f in flips]))
     else:
         print("No pair of systems changes order under any alternative tokenization.")
-    changes = script_effect(runs, script) if script else []
-    if script:
+    if script and not args.memory:
         print(bar)
         print(f"Script conversion {script}: {len(changes)} record(s) whose official EM/F1 changed")
         if changes:
@@ -123,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         data = report.to_dict()
         data["script_changes"] = [dataclasses.asdict(c) | {"explanation": c.explanation} for c in changes]
         data["script"] = script or "none"
+        data["task"] = "memory" if args.memory else "qa"
         Path(args.output_file).write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str),
                                           encoding="utf-8")
         print(f"sensitivity report written to {args.output_file}")

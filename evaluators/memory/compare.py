@@ -209,6 +209,14 @@ def score_other_system(file_name: str, data: bytes, metrics: Sequence[str], base
                        dataset: LoadReport | None = None) -> OtherSystem:
     """Read another system's results file (against the run's LoCoMo ``dataset``, when there is one, so mem0
     items take the same ids), pair it with ``base`` (:func:`pair_results`) and score it with ``metrics``."""
+    paired, pairing, issues = read_other_system(file_name, data, base, dataset=dataset)
+    return OtherSystem(score_system(paired, metrics), pairing, issues)
+
+
+def read_other_system(file_name: str, data: bytes, base: Sequence[EvalResult], *,
+                      dataset: LoadReport | None = None) -> tuple[list[EvalResult], Pairing, list[InputIssue]]:
+    """Another system's results file read (against ``dataset``, as :func:`score_other_system`) and paired with
+    ``base``: its answers under the run's question ids, the pairing applied, and the file's problems."""
     loaded = load_results_file(data, file_name, dataset=dataset)
     paired, pairing = pair_results(base, loaded.results)
-    return OtherSystem(score_system(paired, metrics), pairing, list(loaded.issues))
+    return paired, pairing, list(loaded.issues)

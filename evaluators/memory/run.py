@@ -79,6 +79,10 @@ class MemoryConfig:
     gt_patch : GTPatchSet or None
         Review corrections of the ground truth (made for ``inputs.gt_file``), applied in order:
         the report is after them, with the scores before beside it (:mod:`evaluators.memory.patch`).
+    user_dict : str or None
+        A jieba user dictionary (``jieba.load_userdict`` format) for the jieba tokenizations of the
+        rank-sensitivity analysis (:func:`evaluators.memory.sensitivity.memory_sensitivity`); its SHA-256
+        is written into the report's ``provenance``.  The report's metrics cut text by characters (``char``).
     """
 
     metrics: Sequence[str] | None = None
@@ -89,6 +93,7 @@ class MemoryConfig:
     judge_mode: str | Mapping[str, str] = "auto"
     judge_store: str | Path | None = None
     gt_patch: GTPatchSet | None = None
+    user_dict: str | None = None
 
     def metric_names(self) -> tuple[tuple[str, ...], dict[str, str]]:
         """``(names, unavailable)``: the metrics computed, in order, and those left out with their reason.
@@ -153,6 +158,9 @@ class MemoryReport:
         With a GT patch: the report of the inputs as read (this one is after the corrections).
     corrections : Corrections or None
         With a GT patch: what it did and the scores before and after, question by question.
+    provenance : dict
+        How text was cut (:func:`text_provenance`): ``{"char": ..., "jieba": ...}``, each a
+        :class:`~evaluators.text.provenance.TextProvenance` as a dict.
     """
 
     inputs: ResolvedInputs
@@ -171,6 +179,7 @@ class MemoryReport:
     issues: list[InputIssue] = field(default_factory=list)
     before: MemoryReport | None = None
     corrections: Corrections | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def results(self) -> list[EvalResult]:
@@ -193,6 +202,8 @@ class MemoryReport:
         if self.judge is not None:
             out["judge"] = dict(self.judge)
         out["metrics"] = self.metrics
+        if self.provenance:
+            out["provenance"] = self.provenance
         if self.locomo_parity is not None:
             out["locomo_parity"] = {k: v for k, v in to_jsonable(self.locomo_parity).items() if k != "per_question"}
         if self.longmemeval is not None:
@@ -311,6 +322,15 @@ def run_judge(inputs: ResolvedInputs, llm: Any, *, store: str | Path | None = No
     return run, cache
 
 
+def text_provenance(config: MemoryConfig) -> dict[str, dict]:
+    """How a memory run cuts text: ``char`` (the tokenizer of every text metric of the report) and
+    ``jieba`` (the setup of the Tokenization analysis: version, dictionary and user dictionary SHA-256,
+    HMM off), each a :class:`~evaluators.text.provenance.TextProvenance` as a dict."""
+    from evaluators.text.provenance import JiebaSetup, char_provenance
+
+    return {"char": char_provenance().to_dict(), "jieba": JiebaSetup(user_dict=config.user_dict).provenance().to_dict()}
+
+
 def _content_key(judge_scores: Mapping[str, Any] | None) -> Hashable:
     return frozenset(judge_scores.items()) if judge_scores else None
 
@@ -400,4 +420,4 @@ def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
     return MemoryReport(inputs=inputs, names=names, rows=rows, metrics=metrics, judgements=judgements, stale=stale,
                         judge_cache=choice.cache, judge=judge, judge_cache_problem=choice.problem,
                         judge_run=judge_run, locomo_parity=parity, longmemeval=lme, agreement=agreement,
-                        issues=issues)
+                        issues=issues, provenance=text_provenance(config))

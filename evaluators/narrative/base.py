@@ -15,6 +15,7 @@ from evaluators.narrative.spans import resolve_span
 from evaluators.results import DictMixin, to_jsonable
 from evaluators.schema.narrative import NarrativeDocument
 from evaluators.taxonomy import Taxonomy, default_taxonomy
+from evaluators.text.provenance import script_label
 
 COMPONENTS = ("characters", "relationships", "sentiment", "action_layer", "text_span")
 
@@ -53,6 +54,11 @@ class NarrativeConfig:
         is ``None`` is left out and the remaining weights are renormalised.
     taxonomy : Taxonomy, optional
         Label vocabularies (default: the shipped ones).
+    script : str or None
+        OpenCC configuration (``tw2s``, ``t2s``, ... :data:`evaluators.text.script.SCRIPT_CONFIGS`)
+        converting both documents before they are compared (:mod:`evaluators.narrative.script`;
+        spans stay in the original text's offsets); ``None`` (default): no conversion.  Named in
+        the signature when set.
     """
 
     min_iou: float = 0.5
@@ -60,8 +66,15 @@ class NarrativeConfig:
     correct_iou: float = 0.9
     weights: dict[str, float] = field(default_factory=lambda: {c: 1.0 for c in COMPONENTS})
     taxonomy: Taxonomy | None = None
+    script: str | None = None
 
     def __post_init__(self):
+        if self.script:
+            from evaluators.text.script import check_config
+
+            object.__setattr__(self, "script", check_config(self.script))
+        else:
+            object.__setattr__(self, "script", None)
         unknown = set(self.weights) - set(COMPONENTS)
         if unknown:
             raise ValueError(f"unknown components in weights: {sorted(unknown)}; known: {list(COMPONENTS)}")
@@ -85,7 +98,7 @@ class NarrativeConfig:
         return (f"narrative/v1 align=id>span_iou(min={self.min_iou:g})>time_order>list_order "
                 f"names=nfkc+casefold+alias labels=canonical({self.tax.signature}) "
                 f"span_unit=sentence n_t={self.n_t} correct_iou={self.correct_iou:g} weights[{w}] "
-                f"evalboard={__version__}")
+                + (f"script={script_label(self.script)} " if self.script else "") + f"evalboard={__version__}")
 
 
 DEFAULT_CONFIG = NarrativeConfig()
@@ -267,8 +280,13 @@ def build_context(prediction: Any, ground_truth: Any, text: str | None = None,
     pred = load_document(prediction, "prediction")
     gt = load_document(ground_truth, "ground_truth")
     ref, source = reference_text(gt.doc, pred.doc, text)
-    gt_spans = [resolve_span(e.text_span, ref) for e in gt.doc.narrative_events]
-    pred_spans = [resolve_span(e.text_span, ref) for e in pred.doc.narrative_events]
+    if config.script:  # names, texts and labels converted; spans resolved in the converted text, original offsets
+        from evaluators.narrative.script import converted_spans
+
+        gt, pred, gt_spans, pred_spans = converted_spans(gt, pred, ref, config.script, config.tax)
+    else:
+        gt_spans = [resolve_span(e.text_span, ref) for e in gt.doc.narrative_events]
+        pred_spans = [resolve_span(e.text_span, ref) for e in pred.doc.narrative_events]
     alignment = align_events(gt.doc.narrative_events, pred.doc.narrative_events, gt_spans, pred_spans,
                              config.min_iou, text=ref)
     return EvalContext(gt, pred, ref, source, alignment, config)

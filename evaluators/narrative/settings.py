@@ -84,7 +84,7 @@ def _sentiment_vocab(name: str, data: bytes) -> Vocabulary:
 
 def build_config(*, min_iou: float = 0.5, n_t: int = 2, weights: Mapping[str, float] | None = None,
                  relationship_taxonomy: TaxonomyFile | None = None,
-                 sentiment_taxonomy: TaxonomyFile | None = None) -> NarrativeSettings:
+                 sentiment_taxonomy: TaxonomyFile | None = None, script: str | None = None) -> NarrativeSettings:
     """The narrative config of these choices, with located problems (see the module docstring).
 
     Parameters
@@ -97,6 +97,9 @@ def build_config(*, min_iou: float = 0.5, n_t: int = 2, weights: Mapping[str, fl
         Component -> weight >= 0; components not named keep 1.
     relationship_taxonomy, sentiment_taxonomy : TaxonomyFile, optional
         User vocabularies in the annotation guide's layout (each file read once per content).
+    script : str, optional
+        OpenCC configuration converting both documents before comparison (off by default; named in
+        the signature).
 
     Returns
     -------
@@ -105,7 +108,8 @@ def build_config(*, min_iou: float = 0.5, n_t: int = 2, weights: Mapping[str, fl
     Raises
     ------
     ValueError
-        An unknown component, a negative weight, ``min_iou`` or ``n_t`` out of range.
+        An unknown component, a negative weight, ``min_iou`` or ``n_t`` out of range, an unknown
+        script configuration.
     """
     issues: list[InputIssue] = []
     w = dict.fromkeys(COMPONENTS, 1.0)
@@ -133,4 +137,5 @@ def build_config(*, min_iou: float = 0.5, n_t: int = 2, weights: Mapping[str, fl
     tax = default_taxonomy()
     if replace:
         tax = tax.with_vocabularies(**replace)
-    return NarrativeSettings(NarrativeConfig(min_iou=min_iou, n_t=n_t, weights=w, taxonomy=tax), tuple(issues))
+    return NarrativeSettings(NarrativeConfig(min_iou=min_iou, n_t=n_t, weights=w, taxonomy=tax, script=script or None),
+                             tuple(issues))

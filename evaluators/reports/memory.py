@@ -107,6 +107,11 @@ def report_text(report: dict[str, Any]) -> str:
     if m.get("ci"):
         out += [bar, f"intervals: {m['ci']}"]
     out += [bar, "signatures:", *(f"  {name}: {sig}" for name, sig in m["signature"].items())]
+    if report.get("provenance"):
+        from evaluators.text.provenance import TextProvenance
+
+        out += ["tokenizers:", *(f"  {name}: {TextProvenance(**p).signature()}"
+                                 for name, p in report["provenance"].items())]
     return "\n".join(out) + "\n"
 
 

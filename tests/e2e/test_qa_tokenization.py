@@ -1,5 +1,6 @@
 """Issue 31: the QA page's Tokenization view in Chromium at 1440 px and 390 px, on the demo and on a public file
-(HotpotQA, three real systems), and the persona page's: it renders, fits the screen, shows no literal None, and names the tokenizers."""
+(HotpotQA, three real systems), the persona page's and the Long Memory page's: it renders, fits the screen, shows no
+literal None, and names the tokenizers."""
 
 from __future__ import annotations
 
@@ -70,6 +71,29 @@ def test_tokenization_view_on_the_demo_and_a_public_file(browser, app_url, width
         pg.goto(f"{app_url}/Persona_Dialogue?view=tokenization")
         wait_for_app(pg, timeout=WAIT)
         _check(pg, "persona", width, problems)
+        pg.close()
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("width, height", [(1440, 1000), (390, 844)], ids=["desktop", "phone"])
+def test_memory_tokenization_view_on_the_demo(browser, app_url, width, height):
+    problems: list[str] = []
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT)
+        pg.goto(f"{app_url}/Long_Memory")
+        wait_for_app(pg, timeout=WAIT)
+        open_view(pg, "mem_view", LABEL, timeout=WAIT)
+        _check(pg, "memory", width, problems)
+        # the Chinese text is on the screen: the caption and a ground-truth answer as each tokenization cuts it
+        for text in ("换一种分词，排名还成立吗？", "分词示例", "医生建议，为了腰伤康复"):
+            if not pg.get_by_text(text).first.is_visible():
+                problems.append(f"memory@{width}: {text!r} not visible")
+        pg.get_by_text("Tokenizers · 分词器").first.click()
+        pg.get_by_text("dict=sha256:").first.wait_for(timeout=WAIT)  # the jieba dictionary's digest is shown
         pg.close()
     finally:
         context.close()

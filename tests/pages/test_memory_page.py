@@ -424,3 +424,42 @@ def test_systems_on_different_questions_are_compared_on_the_common_ones():
     assert list(table["mean"]) == [1.0, 1.0] and list(table["mean (own questions)"]) == [0.25, 1.0]
     title = "\n".join(str(json.loads(c.proto.spec)["layout"]["title"]["text"]) for c in at.get("plotly_chart"))
     assert "n common = 1" in title
+
+
+def test_tokenization_view_on_the_demo_recomputes_the_overlap_metrics_per_tokenization():
+    from evaluators.demo import demo_path
+    from evaluators.memory.inputs import resolve_inputs
+    from evaluators.reports.format import percent
+
+    at = open_view(run_page("demo"), "mem_view", "tokenization")
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["system", "char", "jieba", "jieba_hmm"]
+    assert list(table["system"]) == ["memory assistant", "no-memory baseline"]
+    # the character column is the report's F1 (char): the same tokens and formula
+    results = resolve_inputs(results=("demo_results.jsonl", demo_path("memory", "demo_results.jsonl")
+                                      .read_bytes())).results
+    from evaluators.memory.metrics import compute_metrics
+
+    f1 = compute_metrics(results, None, metrics=["token_f1_char"])["overall"]["token_f1_char"]
+    assert table["char"][0].startswith(f"{percent(f1)} #1 [")
+    assert at.radio(key="mem_sens_metric").options == ["F1 (char) = ROUGE-1", "ROUGE-2", "ROUGE-L", "BLEU-1",
+                                                        "BLEU-2", "BLEU-4"]
+    at.radio(key="mem_sens_metric").set_value("bleu4").run()
+    assert not at.exception, at.exception
+    # a Chinese ground truth cut by each tokenization
+    example = at.dataframe[-1].value
+    assert list(example["tokenization"]) == ["char", "jieba", "jieba_hmm"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in example["tokens"][0])
+
+
+def test_tokenization_view_takes_the_user_dictionary_and_records_it(tmp_path):
+    import hashlib
+
+    at = run_page("demo")
+    data = "记忆助手 10 n\n".encode()
+    at.file_uploader(key="mem_user_dict").upload("user.txt", data).run()
+    assert not at.exception, at.exception
+    open_view(at, "mem_view", "tokenization")
+    assert "jieba_user" in at.dataframe[0].value.columns
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    assert any(digest in c.value for c in at.code)

@@ -325,3 +325,29 @@ def test_narrative_comparison_html_report_on_different_stories(demo_batch):
     html = narrative_comparison_report(batches, None)
     assert "n common = 1 story; own n: qwen 2, oracle 1" in html
     assert "on the 1 story every system scored, n common = 1" in html and "overall (own stories)" in html
+
+
+def test_script_conversion_setting_scores_a_traditional_prediction_like_the_simplified_one():
+    from evaluators.demo import demo_path
+    from evaluators.narrative.base import NarrativeConfig
+    from tests.unit.test_narrative_script import GT_NAME, PRED_NAME, demo, spans, traditional
+
+    gt = demo_path("narrative", GT_NAME).read_bytes()
+    pred_t = json.dumps(traditional(demo(PRED_NAME)), ensure_ascii=False).encode()
+    simplified = evaluate(demo_path("narrative", PRED_NAME).read_bytes(), gt)
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [(GT_NAME, gt)], [(PRED_NAME, pred_t)])
+    assert metrics(at)["Characters"] != fmt(simplified.component_scores["characters"])  # 阿木 vs 阿木-like names
+    at.selectbox(key="nar_script").set_value("tw2s").run()
+    assert not at.exception, at.exception
+    m = metrics(at)
+    assert m["Overall"] == fmt(simplified.overall_score)
+    assert m["Characters"] == fmt(simplified.component_scores["characters"])
+    assert any("script=tw2s (opencc" in c.value for c in at.caption)
+    at.segmented_control(key="nar_view").set_value("Spans").run()
+    assert not at.exception, at.exception
+    # the overlay shows the GT text as written (Simplified), spans at the same offsets as the Simplified prediction's
+    body = html_bodies(at)
+    first = demo(GT_NAME)["narrative_events"][0]["text_span"]["text"]
+    assert first[:8] in body and traditional({"t": first})["t"][:8] not in body
+    assert spans(evaluate(pred_t, gt, config=NarrativeConfig(script="tw2s"))) == spans(simplified)
