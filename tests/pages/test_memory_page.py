@@ -418,7 +418,7 @@ def test_systems_on_different_questions_are_compared_on_the_common_ones():
     open_view(at, "mem_view", "systems")
     at.selectbox(key="mem_sbs_metric").set_value("exact_match_normalized").run()
     assert not at.exception, at.exception
-    assert any("n common = 1 question; own n: this run 4, tiny 1" in shown(w.value) for w in at.warning)
+    assert any("n common = 1 question; own n: run 4, tiny 1" in shown(w.value) for w in at.warning)
     table = next(d.value for d in at.dataframe if "n common" in d.value.columns)
     assert list(table["n"]) == [4, 1] and list(table["n common"]) == [1, 1]
     assert list(table["mean"]) == [1.0, 1.0] and list(table["mean (own questions)"]) == [0.25, 1.0]
