@@ -16,6 +16,7 @@ from bench.ppi_designs_coverage import N_REVIEWS, simulate
 from evaluators.metrics.ppi import (
     active_ppi_mean,
     active_probabilities,
+    loo_power_tuning,
     neyman_allocation,
     ppi_mean,
     stratified_ppi_mean,
@@ -32,8 +33,9 @@ def _data(seed=0, n=80, big_n=600):
 
 def test_one_stratum_is_uniform_ppi_as_ppi_python():
     y, yhat, yu = _data()
-    one = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size)
     plain = ppi_mean(y, yhat, yu)
+    # with the same lam, one stratum is uniform PPI (ppi-python's point estimate)
+    one = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size, lam=plain.lam)
     point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yu))[0])
     assert one.estimate == pytest.approx(plain.estimate, abs=1e-12) == pytest.approx(point, abs=1e-12)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=0.05)
@@ -42,6 +44,21 @@ def test_one_stratum_is_uniform_ppi_as_ppi_python():
     rect = y - plain.lam * yhat
     se = np.sqrt(plain.std_error ** 2 + rect.var() / y.size / (y.size - 1))
     assert one.std_error == pytest.approx(se, rel=1e-12) and one.width > plain.width
+    # tuned (the default), each record's lam is PPI++'s on the other reviewed records (leave-one-out cross-fitting)
+    n, big_n = y.size, yu.size
+    lam_i = []
+    for i in range(n):
+        yo, fo = np.delete(y, i), np.delete(yhat, i)
+        cov = np.mean((yo - yo.mean()) * (fo - fo.mean()))
+        lam_i.append(np.clip(cov / ((1 + n / big_n) * np.concatenate([fo, yu]).var(ddof=1)), 0, 1))
+    lam_i = np.array(lam_i)
+    assert loo_power_tuning(y, yhat, yu) == pytest.approx(lam_i, abs=1e-12)
+    tuned = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size)
+    rect = y - lam_i * yhat
+    assert tuned.estimate == pytest.approx(lam_i.mean() * yu.mean() + rect.mean(), abs=1e-12)
+    assert tuned.std_error == pytest.approx(np.sqrt(lam_i.mean() ** 2 * yu.var() / big_n + rect.var(ddof=1) / n),
+                                            rel=1e-12)
+    assert tuned.lam == pytest.approx(lam_i.mean()) and abs(tuned.lam - plain.lam) < 0.05
 
 
 def test_stratified_by_hand():
