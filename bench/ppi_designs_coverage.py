@@ -8,6 +8,22 @@ quantity the normal intervals are for), reviews n = 200 of them under each desig
 the 95% interval covers the target and its width.  Prints coverage (with its binomial sd) and the mean
 width of each design relative to uniform PPI.  The test (tests/unit/test_ppi_designs.py) runs the same
 simulation with fewer runs.
+
+Measured (coverage, width as a multiple of uniform PPI's; binomial sd of a 95% coverage 0.0069 at 1,000
+runs, 0.0015 at 20,000):
+
+    runs    seed   uniform        stratified     active
+    1,000   0      0.945  1.00x   0.943  0.78x   0.949  0.80x
+    1,000   1      0.945  1.00x   0.957  0.78x   0.965  0.80x
+    1,000   2      0.948  1.00x   0.948  0.77x   0.946  0.79x
+    20,000  100    0.949  1.00x   0.950  0.77x   0.947  0.79x
+
+(uniform's mean width 0.0703-0.0707).  Before the stratified weights were cross-fitted (issue 29;
+:func:`evaluators.metrics.ppi.stratified_ppi_mean`), stratified covered 0.937 / 0.947 / 0.947 on seeds
+0-2 (0.77x / 0.78x / 0.77x) and 0.944 over 20,000 runs: the in-sample tuned ``lam`` biased it by +0.0011
+and its misses were one-sided (1.9% below, 3.7% above).  Active's 0.965 on seed 1 is sampling noise, not
+a conservative interval: over 20,000 runs it covers 0.947-0.948 with no bias (-0.00006), its standard
+error 0.99 of the estimate's sd and its misses balanced (2.5% below, 2.7% above).
 """
 
 from __future__ import annotations

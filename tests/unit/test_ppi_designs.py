@@ -3,7 +3,8 @@ in the uniform case, their coverage and their width where the metric errs in one
 
 The full coverage run (1,000 simulated runs per design) is ``bench/ppi_designs_coverage.py``; here the same
 simulation runs 300 times, so the tolerance is 3 binomial sds of a 95% coverage over 300 runs
-(sqrt(0.95 * 0.05 / 300) = 0.0126: 0.95 +- 0.038).
+(sqrt(0.95 * 0.05 / 300) = 0.0126: 0.95 +- 0.038).  The 1,000- and 20,000-run figures of each design are in
+the bench's docstring.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bench.ppi_designs_coverage import N_REVIEWS, simulate
 from evaluators.metrics.ppi import (
     active_ppi_mean,
     active_probabilities,
+    loo_power_tuning,
     neyman_allocation,
     ppi_mean,
     stratified_ppi_mean,
@@ -32,8 +34,9 @@ def _data(seed=0, n=80, big_n=600):
 
 def test_one_stratum_is_uniform_ppi_as_ppi_python():
     y, yhat, yu = _data()
-    one = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size)
     plain = ppi_mean(y, yhat, yu)
+    # with the same lam, one stratum is uniform PPI (ppi-python's point estimate)
+    one = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size, lam=plain.lam)
     point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yu))[0])
     assert one.estimate == pytest.approx(plain.estimate, abs=1e-12) == pytest.approx(point, abs=1e-12)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=0.05)
@@ -42,6 +45,21 @@ def test_one_stratum_is_uniform_ppi_as_ppi_python():
     rect = y - plain.lam * yhat
     se = np.sqrt(plain.std_error ** 2 + rect.var() / y.size / (y.size - 1))
     assert one.std_error == pytest.approx(se, rel=1e-12) and one.width > plain.width
+    # tuned (the default), each record's lam is PPI++'s on the other reviewed records (leave-one-out cross-fitting)
+    n, big_n = y.size, yu.size
+    lam_i = []
+    for i in range(n):
+        yo, fo = np.delete(y, i), np.delete(yhat, i)
+        cov = np.mean((yo - yo.mean()) * (fo - fo.mean()))
+        lam_i.append(np.clip(cov / ((1 + n / big_n) * np.concatenate([fo, yu]).var(ddof=1)), 0, 1))
+    lam_i = np.array(lam_i)
+    assert loo_power_tuning(y, yhat, yu) == pytest.approx(lam_i, abs=1e-12)
+    tuned = stratified_ppi_mean(y, yhat, ["all"] * y.size, yu, ["all"] * yu.size)
+    rect = y - lam_i * yhat
+    assert tuned.estimate == pytest.approx(lam_i.mean() * yu.mean() + rect.mean(), abs=1e-12)
+    assert tuned.std_error == pytest.approx(np.sqrt(lam_i.mean() ** 2 * yu.var() / big_n + rect.var(ddof=1) / n),
+                                            rel=1e-12)
+    assert tuned.lam == pytest.approx(lam_i.mean()) and abs(tuned.lam - plain.lam) < 0.05
 
 
 def test_stratified_by_hand():
