@@ -127,7 +127,8 @@ if view_name in (None, VIEWS[0]):
             st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
                                                 kwargs={**here, **shown, "label": None})
         if mine:
-            st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)}"
+            st.caption(f"Saved: {md(rs.label_words(mine.label or mine.status))} (version {mine.version}, "
+                       f"{md(mine.updated_at)}"
                        + (f", guidelines v{mine.guidelines_version}" if mine.guidelines_version else "") + ")")
         if view.others:
             st.caption("Other reviewers' decisions on this item")

@@ -425,6 +425,14 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
                                 blind=None if blind is None or bool(blind) == session.blind else bool(blind))
 
 
+def settings_refusal(session: Session, who: str | None) -> str | None:
+    """Why ``who`` may not change the session's settings (``None``: they may)."""
+    if can_manage(session, who):
+        return None
+    return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
+            + ("; confirm your name in the sidebar first." if not who else f"; you review as {who}."))
+
+
 def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
     """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
     and ``decisions`` (how many current decisions were made under it)."""
@@ -668,6 +676,7 @@ __all__ = [
     "shorten",
     "text_diff",
     "update_settings",
+    "settings_refusal",
     "LABEL_HELP",
     "LABEL_TEXT",
     "Identity",
