@@ -305,7 +305,8 @@ def item_card(view: rs.ItemView) -> None:
 
 def decisions_table(decisions, key: str) -> None:
     show_table([{"annotator": d.annotator, "label": rs.label_words(d.label or d.status), "score": d.score,
-                 "comment": d.comment} for d in decisions], key=key)
+                 "comment": d.comment, "guidelines": d.guidelines_version} for d in decisions], key=key,
+               counts=("score", "guidelines"))
 
 
 def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int) -> None:
