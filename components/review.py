@@ -96,7 +96,7 @@ def on_undo(*, store: ReviewStore, session, annotator: str, key: str, change: in
         ss["review_flash"] = f"Nothing undone: {exc}"
         raise
     ss[key] = entry.item_id
-    back = entry.new_label or entry.new_status or "no decision"
+    back = rs.label_words(entry.new_label or entry.new_status) or "no decision"
     ss["review_flash_ok"] = f"Undone: the item is back to {back} · 已撤销"
     return f"undone · 已撤销 (back to {back})"
 

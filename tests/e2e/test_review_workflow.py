@@ -132,7 +132,7 @@ def test_undo_restores_the_previous_decision_and_the_history_shows_both(browser,
     wait_for_app(page, timeout=WAIT)
     restored = store.decision(int(first), "uma")
     assert (restored.label, restored.version) == ("model_error", 3)
-    expect(page.get_by_text("Undone: the item is back to model_error")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text("Undone: the item is back to Model error · 模型错误")).to_be_visible(timeout=WAIT)
     history = page.locator('[data-testid="stExpander"]', has_text="History of this item")
     grid = history.locator('[data-testid="stDataFrame"] >> visible=true')      # the table (a canvas grid)
     for _ in range(5):  # open the expander (a click during a rerun may land on the copy being replaced)
@@ -157,7 +157,9 @@ def test_guidelines_are_shown_and_their_version_stored_with_the_decision(browser
     store.update_session(s.id, guidelines="v2: 同义改写可接受 / a paraphrase is an acceptable variant")
     page = _open(browser, url, s.id, "gus")
     page.get_by_text("Guidelines · 审阅指南 (version 2)").click()
-    expect(page.get_by_text("v2: 同义改写可接受 / a paraphrase is an acceptable variant")).to_be_visible(timeout=WAIT)
+    shown = page.locator('[data-testid="stExpander"]', has_text="Guidelines · 审阅指南 (version 2)")  # not the
+    expect(shown.get_by_text("v2: 同义改写可接受 / a paraphrase is an acceptable variant")).to_be_visible(  # settings' diff
+        timeout=WAIT)
     item = _item(page)
     page.locator(f".st-key-review_acceptable_variant_{item}").get_by_role("button").click()
     assert _until(lambda: store.decision(int(item), "gus"), 60).guidelines_version == 2
