@@ -26,6 +26,16 @@ Filters (:func:`allowed_filters`, :func:`queue_filter`)
     session, except to adjudicators); label and disagreement filters read other reviewers'
     labels, so only adjudicators get them (others see those labels only after their own decision).
 
+Settings (:func:`update_settings`)
+    Those who manage the session save its guidelines (each changed text a new version, kept with who
+    saved it and when: :func:`guidelines_versions`, :func:`guidelines_diff`), label help, ``k``,
+    adjudicators and blind mode; the page and ``review settings`` both go through it.
+
+Adjudication (:func:`adjudication_entries`, :func:`adjudication_view`)
+    GT-error claims first, then the most split items; the item as its reviewers saw it (question, GT,
+    prediction and their CJK-aware diff, system and metric unless blind) with every reviewer's label in
+    words (:data:`LABEL_WORDS`, the one mapping of label to display text), score and comment.
+
 Blind mode (:func:`set_blind`)
     The owner (and the admins) can turn it on at any time.  It can be turned off again only while
     no decision was made blind (history rows marked blind): once someone decided without seeing

@@ -135,3 +135,23 @@ def test_cli_settings_saves_for_the_owner_and_refuses_others(store, tmp_path, ca
     assert _cli("settings", "--db", review_url, "--session", "cli") == 0
     out = capsys.readouterr().out
     assert "k: 2" in out and "ivan, maria" in out and "guidelines v1" in out and "blind: yes" in out
+
+
+def test_guidelines_versions_travel_in_the_export_and_a_bad_history_is_refused(store, tmp_path):
+    from evaluators.review.exchange import export_jsonl, import_jsonl
+
+    s = store.create_session("travel", "qa", _items(2), created_by="olga")
+    s = rs.update_settings(store, s, "olga", guidelines="v1 规则")
+    s = rs.update_settings(store, s, "olga", guidelines="v2 规则")
+    text = export_jsonl(store, s.id)
+    fresh = ReviewStore(tmp_path / "fresh.sqlite")
+    import_jsonl(fresh, text.encode("utf-8"))
+    copy = fresh.session_by_name("travel")
+    assert [(v["version"], v["text"]) for v in rs.guidelines_versions(fresh, copy)] == [(1, "v1 规则"), (2, "v2 规则")]
+    assert export_jsonl(fresh, copy.id) == text
+    bad = text.replace('"guidelines_versions": [', '"guidelines_versions": ["not a version", ', 1)
+    other = ReviewStore(tmp_path / "other.sqlite")
+    report = import_jsonl(other, bad.encode("utf-8"))
+    assert any("guidelines_versions" in i.message for i in report.issues)          # reported by line
+    kept = other.session_by_name("travel")                                          # the items still come in,
+    assert kept is None or rs.guidelines_versions(other, kept) == []                # never the bad history
