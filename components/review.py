@@ -10,6 +10,7 @@ import streamlit as st
 
 from components.downloads import download
 from components.tables import show_table
+from components.textdiff import render_char_diff
 from components.uploads import upload_bytes
 from evaluators.demo import demo_path
 from evaluators.io import InputError
@@ -95,7 +96,7 @@ def on_undo(*, store: ReviewStore, session, annotator: str, key: str, change: in
         ss["review_flash"] = f"Nothing undone: {exc}"
         raise
     ss[key] = entry.item_id
-    back = entry.new_label or entry.new_status or "no decision"
+    back = rs.label_words(entry.new_label or entry.new_status) or "no decision"
     ss["review_flash_ok"] = f"Undone: the item is back to {back} · 已撤销"
     return f"undone · 已撤销 (back to {back})"
 
@@ -180,7 +181,7 @@ def gold_panel(store: ReviewStore, session, annotator: str | None, item) -> None
         with st.form(f"review_gold_form_{item.id}", border=False):
             pick = st.selectbox("Known label · 已知标签", [None, *labels], key=f"review_gold_{item.id}",
                                 index=([None, *labels].index(item.gold) if item.gold in labels else 0),
-                                format_func=lambda v: "not gold · 非金标准" if v is None else v)
+                                format_func=lambda v: "not gold · 非金标准" if v is None else rs.label_words(v))
             if st.form_submit_button("Save gold mark · 保存", key=f"review_gold_save_{item.id}"):
                 try:
                     rs.mark_gold(store, session, annotator, item.id, pick)
@@ -198,18 +199,77 @@ def _on_blind(store: ReviewStore, session, who: str | None, key: str) -> None:
         ss["review_settings_flash"] = str(exc)
 
 
-def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
-    """Owners: blind mode on (any time) or off (only before blind decisions)."""
-    if not rs.can_manage(session, annotator):
+def _on_save_settings(*, store: ReviewStore, session, who: str | None) -> None:
+    """The settings form's Save: everything in it through :func:`evaluators.review.service.update_settings`
+    (which refuses anyone but the owner and the admins); the outcome is shown in the panel."""
+    ss, sid = st.session_state, session.id
+    try:
+        saved = rs.update_settings(
+            store, session, who, guidelines=ss.get(f"review_set_guidelines_{sid}", session.guidelines),
+            labels_help={lab: ss.get(f"review_set_help_{lab}_{sid}") or "" for lab in rs.LABELS},
+            k=int(ss.get(f"review_set_k_{sid}", session.k)),
+            adjudicators=str(ss.get(f"review_set_adjudicators_{sid}", "")).split(","))
+    except (PermissionError, ValueError) as exc:
+        ss["review_settings_flash"] = str(exc)
         return
-    key = f"review_blind_{session.id}"
+    version = saved.guidelines_version
+    ss["review_settings_ok"] = ("Settings saved · 已保存" + (f" (guidelines v{version})" if version else ""))
+
+
+def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
+    """Session settings: owners edit guidelines (a new version per save; versions listed, two of them
+    diffed), label help, k, adjudicators and blind mode; others see the settings and who may change them."""
     flash = st.session_state.pop("review_settings_flash", None)
-    with st.expander("Session settings (owners) · 设置", expanded=bool(flash)):
-        st.toggle("Blind: hide system names and scores · 盲评", value=session.blind, key=key,
-                  on_change=_on_blind, args=(store, session, annotator, key))
-        st.caption("Blind mode can be turned on at any time; once a decision was made blind it stays on.")
+    ok = st.session_state.pop("review_settings_ok", None)
+    manage, sid = rs.can_manage(session, annotator), session.id
+    label = "Session settings (owners) · 设置" if manage else "Session settings · 设置"
+    with st.expander(label, expanded=bool(flash or ok)):
+        if not manage:
+            st.info(md(rs.settings_refusal(session, annotator)))
+            st.caption(f"k = {session.k} · blind: {'yes' if session.blind else 'no'} · adjudicators: "
+                       f"{md(', '.join(session.adjudicators)) or '(none)'}"
+                       + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else ""))
+        else:
+            key = f"review_blind_{sid}"
+            st.toggle("Blind: hide system names and scores · 盲评", value=session.blind, key=key,
+                      on_change=_on_blind, args=(store, session, annotator, key))
+            st.caption("Blind mode can be turned on at any time; once a decision was made blind it stays on.")
+            helps = (session.settings or {}).get("labels_help") or {}
+            with st.form(f"review_settings_form_{sid}", border=False):
+                st.text_area("Guidelines (Markdown) · 审阅指南", value=session.guidelines, height=200,
+                             key=f"review_set_guidelines_{sid}",
+                             help="Shown above every item with its version; each save of a changed text is a "
+                                  "new version, and every decision keeps the version it was made under.")
+                st.markdown("**Label help · 标签说明** (shown on the label buttons; empty: the default)")
+                for lab in rs.LABELS:
+                    st.text_input(rs.label_words(lab), value=helps.get(lab, ""), key=f"review_set_help_{lab}_{sid}",
+                                  placeholder=rs.LABEL_HELP.get(lab, ""))
+                c1, c2 = st.columns(2)
+                c1.number_input("Reviewers per item (k)", 1, 100, int(session.k), key=f"review_set_k_{sid}")
+                c2.text_input("Adjudicators (comma-separated) · 裁决人", value=", ".join(session.adjudicators),
+                              key=f"review_set_adjudicators_{sid}")
+                st.form_submit_button("Save settings · 保存设置", key=f"review_set_save_{sid}",
+                                      on_click=_on_save_settings,
+                                      kwargs={"store": store, "session": session, "who": annotator})
         if flash:
             st.warning(md(flash))
+        if ok:
+            st.success(md(ok))
+        versions = rs.guidelines_versions(store, session)
+        if versions:
+            st.markdown("**Guidelines versions · 指南版本**")
+            show_table([{"version": v["version"], "by": v["by"], "saved at": (v["at"] or "")[:19].replace("T", " "),
+                         "characters": len(v["text"]), "decisions": v["decisions"]} for v in versions],
+                       key=f"review_set_versions_{sid}", counts=("version", "characters", "decisions"))
+        if len(versions) >= 2:
+            numbers = [v["version"] for v in versions]
+            d1, d2 = st.columns(2)
+            old = d1.selectbox("Compare version", numbers, index=len(numbers) - 2, key=f"review_set_diff_old_{sid}",
+                               format_func=lambda n: f"v{n}")
+            new = d2.selectbox("with version", numbers, index=len(numbers) - 1, key=f"review_set_diff_new_{sid}",
+                               format_func=lambda n: f"v{n}")
+            diff = rs.guidelines_diff(store, session, old, new)
+            st.code(diff or "(the same text)", language="diff")
 
 
 def gold_accuracy_panel(store: ReviewStore, session, annotator: str | None) -> None:
@@ -244,8 +304,9 @@ def item_card(view: rs.ItemView) -> None:
 
 
 def decisions_table(decisions, key: str) -> None:
-    show_table([{"annotator": d.annotator, "label": d.label or d.status, "score": d.score,
-                 "comment": d.comment} for d in decisions], key=key)
+    show_table([{"annotator": d.annotator, "label": rs.label_words(d.label or d.status), "score": d.score,
+                 "comment": d.comment, "guidelines": d.guidelines_version} for d in decisions], key=key,
+               counts=("score", "guidelines"))
 
 
 def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int) -> None:
@@ -294,8 +355,13 @@ def _three_places(*columns: str) -> dict:
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
     """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
     team_panel(store, session)
+    by_version = st.toggle("Split by guidelines version · 按指南版本", key="review_agree_by_guidelines",
+                           disabled=not session.guidelines_version,
+                           help="The figures of the decisions made under each guidelines version apart "
+                                "(pairs of reviewers who decided an item under the same version).")
     # the note "not yet meaningful: 3 items (fewer than 30)" gets a wide column (the grid cut it to "not yet mea…")
-    show_table(rs.agreement_rows(store, session), key="review_agreement", counts=("n_items", "annotators"),
+    show_table(rs.agreement_rows(store, session, by_guidelines=bool(by_version and session.guidelines_version)),
+               key="review_agreement", counts=("n_items", "annotators"),
                column_config={**_three_places("value", "95% CI low", "95% CI high"),
                               "meaningful": st.column_config.TextColumn("meaningful", width="large")})
     st.caption("Each figure with its 95% percentile bootstrap interval over items and the number of items "
@@ -343,44 +409,69 @@ def on_adjudicate(*, store: ReviewStore, session, who: str | None, item_id: int)
         ss.pop(k, None)
 
 
+def adjudication_card(view: rs.AdjudicationView) -> None:
+    """The item as its reviewers saw it (question, GT, prediction and their diff, system and metric unless
+    blind), then every reviewer's label in words, score and comment."""
+    with st.container(border=True):
+        if view.system:
+            st.caption(f"System: {md(view.system)}")
+        st.markdown("**Question · 问题**")
+        st.text(visible(view.question or "—"))
+        if view.sides:
+            for col, side in zip(st.columns(2), view.sides):
+                col.markdown(f"**{side.title}**" + (f" · {md(side.system)}" if side.system else ""))
+                col.text(visible(side.prediction or "—"))
+        else:
+            render_char_diff(view.diff, ("Ground truth · 标准答案", "Prediction · 模型回答"))
+        if view.metrics:
+            st.caption(view.metrics)
+    st.markdown("**Reviewers · 审阅人**")
+    if view.reviewers:
+        show_table(view.reviewers, key="review_adj_table", counts=("score", "guidelines"),
+                   column_config={"comment": st.column_config.TextColumn("comment", width="large")})
+        for r in view.reviewers:  # comments in full (the grid cuts long ones)
+            if r["comment"]:
+                st.markdown(f"- **{md(r['annotator'])}** ({md(r['label'])}): {md(r['comment'])}")
+    else:
+        st.caption("No submitted decision.")
+
+
 def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
-    """Items where reviewers disagree or someone marked a GT error: a picker with ✓ on those already
-    adjudicated, "n of m adjudicated", and the Decide form (for those who may adjudicate)."""
+    """Items where reviewers disagree or someone marked a GT error, GT-error claims first and then the most
+    split: a picker by question with ✓ on those already adjudicated, "n of m adjudicated", the item with its
+    context and every reviewer's label and comment, and the Decide form (for those who may adjudicate)."""
     if not rs.can_adjudicate(session, who):
         st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
         return
     if toast := st.session_state.pop("review_adj_toast", None):
         st.toast(toast)
     flash = st.session_state.pop("review_adj_flash", None)  # shown under the Decide button that was refused
-    entries = store.adjudication_items(session.id)
+    entries = rs.adjudication_entries(store, session)
     if not entries:
         st.success("No item waits for adjudication (reviewers agree and nobody marked a GT error).")
         return
-    done = {item_id for item_id, d in entries if d}
+    done = {e.item_id for e in entries if e.done}
     pending = len(entries) - len(done)
     st.caption(f"{len(done)} of {len(entries)} adjudicated · 已裁决 — {pending} item(s) where reviewers disagree "
-               "or someone marked a GT error wait.")
+               "or someone marked a GT error wait; GT-error claims first, then the most split.")
     if not pending:
         st.success("Every item is adjudicated · 全部已裁决")
-    options = [item_id for item_id, _ in entries[:2000]]
+    options = [e.item_id for e in entries[:2000]]
     ss = st.session_state
     if ss.get("review_adj_item") not in options:
         ss["review_adj_item"] = rs.next_to_adjudicate(store, session) or options[0]
-    names = store.item_names(session.id, options)
+    names = rs.adjudication_names(store, session, options)
     pick = st.selectbox("Item", options, key="review_adj_item",
                         format_func=lambda i: ("✓ " if i in done else "○ ") + visible(names.get(i) or str(i)))
-    item = store.item(pick)
-    decisions = [d for d in store.item_decisions(pick) if d.status == "submitted"]
-    st.text(visible(f"GT: {rs.text_of(item.payload.get('ground_truth'))}\n"
-                    f"Prediction: {rs.text_of(item.payload.get('prediction'))}"))
-    decisions_table(decisions, "review_adj_table")
-    if pick in done:
-        final = store.adjudication(pick)
-        if final:
-            st.caption(f"✓ Adjudicated: {md(final['label'])} by {md(final['adjudicator'])} · 已裁决 "
-                       "(deciding again replaces it)")
+    view = rs.adjudication_view(store, session, who, pick)
+    adjudication_card(view)
+    if view.final:
+        st.caption(f"✓ Adjudicated: {md(rs.label_words(view.final['label']))} by {md(view.final['adjudicator'])}"
+                   " · 已裁决 (deciding again replaces it)")
+    labels = [lab for lab, _ in view.choices]
+    words = dict(view.choices)
     with st.form("review_adj_form", border=False):
-        st.radio("Final decision", list(rs.LABELS), format_func=rs.LABEL_TEXT.get, horizontal=True,
+        st.radio("Final decision", labels, format_func=words.get, horizontal=True,
                  key="review_adj_label", index=None)  # nothing pre-chosen: the adjudicator picks
         st.text_input("Why", key="review_adj_note")
         st.text_input("Corrected answer (for a GT error) · 更正答案", key="review_adj_answer",
@@ -389,6 +480,9 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
                               kwargs={"store": store, "session": session, "who": who, "item_id": pick})
     if flash:
         st.warning(md(flash))
+    following = rs.next_to_adjudicate(store, session, pick)
+    if following is not None and following != pick:
+        st.caption(f"Next waiting · 下一项: {md(names.get(following) or str(following))} (Decide opens it)")
 
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:

@@ -121,13 +121,14 @@ if view_name in (None, VIEWS[0]):
             st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}")
             st.caption("Decide with one click: the decision is saved and the next item opens.")
             for col, (slug, text, lab, hint) in zip(st.columns(4), view.choices):
-                col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=hint or None,
+                col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=md(hint) if hint else None,
                                        type="primary" if mine and mine.label == lab else "secondary", wrap=True,
                                        on_click=on_decide, kwargs={**here, **shown, "label": lab})
             st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
                                                 kwargs={**here, **shown, "label": None})
         if mine:
-            st.caption(f"Saved: {md(mine.label or mine.status)} (version {mine.version}, {md(mine.updated_at)}"
+            st.caption(f"Saved: {md(rs.label_words(mine.label or mine.status))} (version {mine.version}, "
+                       f"{md(mine.updated_at)}"
                        + (f", guidelines v{mine.guidelines_version}" if mine.guidelines_version else "") + ")")
         if view.others:
             st.caption("Other reviewers' decisions on this item")

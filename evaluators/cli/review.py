@@ -1,4 +1,4 @@
-"""``python -m evaluators review export|import|agreement|sessions|corrections|create|debt --db URL``: review
+"""``python -m evaluators review export|import|agreement|sessions|corrections|settings|create|debt --db URL``: review
 sessions outside the page (``create`` and ``debt``: :mod:`evaluators.cli.review_carry`; ``patch``, ``estimate``
 and ``gate``: :mod:`evaluators.cli.review_numbers`).
 
@@ -9,8 +9,12 @@ time and written in batches.  ``--format label-studio`` exports Label Studio tas
 ``label-studio-config`` their labeling config (XML); ``import`` reads our JSONL or a Label Studio
 export (a JSON array, found by its first character; ``--format`` says which).
 
+``settings`` is the exception: changing a session's settings (guidelines, label help, ``k``,
+adjudicators, blind) is for its owner and ``EVALBOARD_REVIEW_ADMINS``, named by ``--as`` (default:
+the login name), by the same rule as the page (:func:`evaluators.review.service.update_settings`).
+
 Exit codes: 0 success; 2 unusable input (no such session, unreadable file, nothing imported, a
-database of a newer EvalBoard).
+database of a newer EvalBoard, settings changed by someone who may not).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ def add_parser(subparsers) -> None:
                               description="Work with the review database of the dashboard's Review page.")
     from evaluators.cli import review_carry, review_numbers
 
-    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections")
+    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings")
                    + review_numbers.ACTIONS + review_carry.ACTIONS)
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
@@ -42,6 +46,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--input", metavar="FILE", help="import: a JSONL file written by export, or a Label Studio "
                                                    "JSON export; create, debt: the run (QA / fact-check file)")
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    g = p.add_argument_group("session settings (settings; without options: print them)")
+    g.add_argument("--label-help", metavar="FILE.json",
+                   help="settings: one-line help per label, a JSON object such as {\"gt_error\": \"...\"}")
+    g.add_argument("--adjudicators", metavar="A,B", help="settings: the session's adjudicators (comma-separated; "
+                                                         "an empty string: none)")
+    g.add_argument("--as", dest="as_user", metavar="NAME",
+                   help="settings: who changes them (default: your login name); the owner and "
+                        "EVALBOARD_REVIEW_ADMINS may")
     review_numbers.add_arguments(p)  # patch, estimate, gate: evaluators/cli/review_numbers.py
     review_carry.add_arguments(p)  # create, debt: evaluators/cli/review_carry.py
     p.set_defaults(func=run)
@@ -124,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         session = store.session_by_name(args.session)
         if session is None:
             return _fail(f"no review session named {terminal(args.session)!r}")
+        if args.action == "settings":
+            return _settings(args, store, session)
         if args.action == "export":
             chunks = export_text(store, session.id, args.format or "jsonl")
         elif args.action == "corrections":
@@ -142,4 +156,54 @@ def run(args: argparse.Namespace) -> int:
     else:
         for chunk in chunks:
             sys.stdout.write(chunk)
+    return 0
+
+
+def _settings(args: argparse.Namespace, store, session) -> int:
+    """``review settings``: save the options given (owner only), then print the settings and the
+    guidelines versions."""
+    import getpass
+
+    from evaluators.review import service as rs
+
+    changes: dict = {}
+    try:
+        if args.guidelines:
+            changes["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
+        if args.label_help:
+            changes["labels_help"] = json.loads(Path(args.label_help).read_text(encoding="utf-8"))
+            if not isinstance(changes["labels_help"], dict):
+                return _fail(f"{args.label_help}: label help must be a JSON object of label -> text")
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    except (UnicodeDecodeError, ValueError) as exc:
+        return _fail(f"{terminal(args.label_help or args.guidelines)}: {terminal(exc)}")
+    if args.k is not None:  # --k and --blind are create's options too
+        changes["k"] = args.k
+    if args.blind:
+        changes["blind"] = True
+    if args.adjudicators is not None:
+        changes["adjudicators"] = [a for a in args.adjudicators.split(",") if a.strip()]
+    if changes:
+        try:
+            who = args.as_user or getpass.getuser()
+        except (KeyError, OSError):
+            who = None
+        try:
+            session = rs.update_settings(store, session, who, **changes)
+        except (PermissionError, ValueError) as exc:
+            return _fail(terminal(exc))
+    lines = [f"session: {terminal(session.name)}", f"owner: {terminal(session.created_by)}", f"k: {session.k}",
+             f"blind: {'yes' if session.blind else 'no'}",
+             f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}"]
+    for lab, text in sorted(((session.settings or {}).get("labels_help") or {}).items()):
+        lines.append(f"label help: {lab}: {terminal(text)}")
+    versions = rs.guidelines_versions(store, session)
+    if not versions:
+        lines.append("guidelines: (none)")
+    for v in versions:
+        current = " (current)" if v["version"] == session.guidelines_version else ""
+        lines.append(f"guidelines v{v['version']}{current}: {len(v['text'])} characters, by "
+                     f"{terminal(v['by'] or '?')} at {terminal(v['at'] or '?')}, {v['decisions']} decision(s)")
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -28,13 +28,15 @@ def add_arguments(p) -> None:
     from evaluators.review.create import ORDERS
 
     g = p.add_argument_group("new sessions and review debt (create, debt)")
-    g.add_argument("--k", type=int, default=1, metavar="N", help="create: reviewers per item (default 1)")
-    g.add_argument("--blind", action="store_true", help="create: hide system names and scores from reviewers")
+    g.add_argument("--k", type=int, metavar="N", help="create: reviewers per item (default 1); settings: change it")
+    g.add_argument("--blind", action="store_true", help="create, settings: hide system names and scores from "
+                                                        "reviewers")
     g.add_argument("--order", choices=ORDERS, default="random",
                    help="create: random (default: the session's seeded shuffle, what an estimate from the reviewed "
                         "records needs) or informative (most informative first: records that split the systems, "
                         "partial credit, judge against metric)")
-    g.add_argument("--guidelines", metavar="FILE.md", help="create: reviewing guidelines (Markdown), version 1")
+    g.add_argument("--guidelines", metavar="FILE.md", help="create: reviewing guidelines (Markdown), version 1; "
+                                                             "settings: a new version")
     g.add_argument("--new-only", action="store_true",
                    help="create: review what's new: only records whose (question, GT, prediction) was never reviewed "
                         "in a session of this database; the others carry their verdict")
@@ -93,7 +95,7 @@ def run(args, store) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             return _fail(f"cannot read {args.guidelines}: {getattr(exc, 'strerror', None) or exc}")
     try:
-        made = create_qa_session(store, args.session, data, path.name, created_by=_owner(args), k=args.k,
+        made = create_qa_session(store, args.session, data, path.name, created_by=_owner(args), k=1 if args.k is None else args.k,
                                  blind=args.blind, seed=args.seed, order=args.order, guidelines=guidelines,
                                  new_only=args.new_only, items=items)
     except ValueError as exc:

@@ -26,6 +26,16 @@ Filters (:func:`allowed_filters`, :func:`queue_filter`)
     session, except to adjudicators); label and disagreement filters read other reviewers'
     labels, so only adjudicators get them (others see those labels only after their own decision).
 
+Settings (:func:`update_settings`)
+    Those who manage the session save its guidelines (each changed text a new version, kept with who
+    saved it and when: :func:`guidelines_versions`, :func:`guidelines_diff`), label help, ``k``,
+    adjudicators and blind mode; the page and ``review settings`` both go through it.
+
+Adjudication (:func:`adjudication_entries`, :func:`adjudication_view`)
+    GT-error claims first, then the most split items; the item as its reviewers saw it (question, GT,
+    prediction and their CJK-aware diff, system and metric unless blind) with every reviewer's label in
+    words (:data:`LABEL_WORDS`, the one mapping of label to display text), score and comment.
+
 Blind mode (:func:`set_blind`)
     The owner (and the admins) can turn it on at any time.  It can be turned off again only while
     no decision was made blind (history rows marked blind): once someone decided without seeing
@@ -48,6 +58,7 @@ from typing import Any
 
 from evaluators.review.store import (
     ALL_LABELS,
+    guidelines_versions as _stored_versions,
     LABELS,
     PAIR_LABELS,
     Decision,
@@ -62,13 +73,22 @@ from evaluators.review.store import (
 )
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
+#: Every stored label in words (the one mapping of label -> display text; tables, history, pickers).
+LABEL_WORDS = {"model_error": "Model error · 模型错误", "gt_error": "GT error · 标准答案错误",
+               "acceptable_variant": "Acceptable variant · 可接受的变体", "correct": "Correct · 正确",
+               "a_better": "A better · A 更好", "b_better": "B better · B 更好", "tie": "Tie · 相当",
+               "skipped": "Skipped · 跳过", "draft": "Draft · 草稿"}
 #: Button text of each label (the number is its key).
-LABEL_TEXT = {"model_error": "1 · Model error · 模型错误", "gt_error": "2 · GT error · 标准答案错误",
-              "acceptable_variant": "3 · Acceptable variant · 可接受的变体", "correct": "4 · Correct · 正确"}
+LABEL_TEXT = {lab: f"{n} · {LABEL_WORDS[lab]}" for n, lab in enumerate(LABELS, start=1)}
 LABEL_HELP = {"model_error": "The prediction is wrong and the ground truth is right.",
               "gt_error": "The ground truth itself is wrong (the item goes to adjudication).",
               "acceptable_variant": "The prediction differs from the ground truth but is also correct.",
               "correct": "The prediction is right as it stands (it says what the ground truth says)."}
+
+
+def label_words(label: str | None) -> str:
+    """A stored label (or status) in words (:data:`LABEL_WORDS`); an unknown one as it is, ``""`` for none."""
+    return "" if not label else LABEL_WORDS.get(label, label)
 
 
 def admins() -> frozenset[str]:
@@ -290,7 +310,7 @@ def history_rows(store: ReviewStore, session: Session, who: str | None, item_id:
 def _state(label: str | None, status: str | None, score: int | None) -> str:
     if status is None:
         return "(none)"
-    return (label or status) + (f" · {score}/5" if score else "")
+    return label_words(label or status) + (f" · {score}/5" if score else "")
 
 
 def labels_for(item: Item) -> tuple[str, ...]:
@@ -389,15 +409,189 @@ def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dic
              "95% CI low": g.ci_low, "95% CI high": g.ci_high} for g in store.gold_accuracy(session.id)]
 
 
+def update_settings(store: ReviewStore, session: Session, who: str | None, *, guidelines: str | None = None,
+                    labels_help: dict[str, str] | None = None, k: int | None = None,
+                    adjudicators: list[str] | None = None, blind: bool | None = None) -> Session:
+    """Save session settings (``None``: leave as is), for those who manage the session (:func:`can_manage`):
+    guidelines (Markdown; a changed text becomes a new version, who and when kept), label help, reviewers
+    per item ``k``, adjudicators, blind mode (:func:`set_blind`'s rule: off only before blind decisions).
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not manage the session (the owner and ``EVALBOARD_REVIEW_ADMINS`` may).
+    ValueError
+        A bad value (``k < 1``, an unknown label, a bad name), or blind mode turned off after blind decisions.
+    """
+    if not can_manage(session, who):
+        raise PermissionError(f"{who or 'an anonymous reviewer'} may not change the settings of {session.name!r}: "
+                              f"its owner ({session.created_by}) and {ADMINS_ENV} may")
+    if blind is not None and session.blind and not blind and (n := store.decided_blind(session.id)):
+        raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
+    if adjudicators is not None:
+        adjudicators = [a.strip() for a in adjudicators if a and a.strip()]
+    return store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
+                                adjudicators=adjudicators, by=who,
+                                blind=None if blind is None or bool(blind) == session.blind else bool(blind))
+
+
+def settings_refusal(session: Session, who: str | None) -> str | None:
+    """Why ``who`` may not change the session's settings (``None``: they may)."""
+    if can_manage(session, who):
+        return None
+    return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
+            + ("; confirm your name in the sidebar first." if not who else f"; you review as {who}."))
+
+
+def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
+    """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
+    and ``decisions`` (how many current decisions were made under it)."""
+    counts: dict[int | None, int] = {}
+    for d in store.ratings(session.id):
+        counts[d.guidelines_version] = counts.get(d.guidelines_version, 0) + 1
+    return [{**v, "decisions": counts.get(v["version"], 0)} for v in _stored_versions(store.session(session.id))]
+
+
+def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) -> str:
+    """A unified diff (:func:`difflib.unified_diff`, by line) of two guidelines versions.
+
+    Raises
+    ------
+    KeyError
+        No such version.
+    """
+    import difflib
+
+    texts = {v["version"]: v["text"] if v["text"].endswith("\n") or not v["text"] else v["text"] + "\n"
+             for v in _stored_versions(store.session(session.id))}
+    for v in (old, new):
+        if v not in texts:
+            raise KeyError(f"no guidelines version {v} in {session.name!r} (versions: "
+                           f"{', '.join(map(str, texts)) or 'none'})")
+    return "".join(difflib.unified_diff(texts[old].splitlines(keepends=True), texts[new].splitlines(keepends=True),
+                                        f"guidelines v{old}", f"guidelines v{new}", lineterm="\n"))
+
+
+def text_diff(expected: str, predicted: str) -> list[tuple[str, str, str]]:
+    """GT against prediction for display: CJK by character, other text by word
+    (:func:`evaluators.text.diff.mixed_diff`)."""
+    from evaluators.text.diff import mixed_diff
+
+    return mixed_diff(expected, predicted)
+
+
+@dataclass(frozen=True)
+class AdjudicationEntry:
+    """An item waiting for (or given) a final label: ``gt_claims`` reviewers said GT error, ``n_labels``
+    distinct labels among ``n_reviews`` submitted decisions, ``top_share`` the share of the commonest label
+    (lower: more split)."""
+
+    item_id: int
+    done: bool
+    gt_claims: int
+    n_labels: int
+    n_reviews: int
+    top_share: float
+
+
+def adjudication_entries(store: ReviewStore, session: Session) -> list[AdjudicationEntry]:
+    """The items that need an adjudicator (:meth:`ReviewStore.adjudication_items`) in the order to work on
+    them: GT-error claims first, then the most split (more distinct labels, then a smaller commonest
+    share), then by position."""
+    entries = store.adjudication_items(session.id)
+    votes = store.label_votes(session.id, [i for i, _ in entries])
+    out = []
+    for pos, (item_id, done) in enumerate(entries):
+        counts = votes.get(item_id, {})
+        n = sum(counts.values())
+        out.append((pos, AdjudicationEntry(item_id, done, counts.get("gt_error", 0), len(counts), n,
+                                           max(counts.values()) / n if n else 1.0)))
+    out.sort(key=lambda pe: (pe[1].gt_claims == 0, -pe[1].n_labels, pe[1].top_share, pe[0]))
+    return [e for _, e in out]
+
+
 def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None = None) -> int | None:
-    """The next item waiting for adjudication after item ``after`` (by position, wrapping round), or ``None``."""
-    items = store.adjudication_items(session.id)
+    """The next item waiting for adjudication after item ``after`` (in :func:`adjudication_entries`'
+    order, wrapping round), or ``None``."""
+    items = [(e.item_id, e.done) for e in adjudication_entries(store, session)]
     ids = [i for i, _ in items]
     start = ids.index(after) + 1 if after in ids else 0
     for item_id, done in items[start:] + items[:start]:
         if not done:
             return item_id
     return None
+
+
+def shorten(text: str, limit: int = 70) -> str:
+    """One line of at most ``limit`` characters (an ellipsis where cut)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
+
+
+def adjudication_names(store: ReviewStore, session: Session, item_ids: list[int] | None = None) -> dict[int, str]:
+    """The adjudication picker's text of each item: its question (shortened), then its record id."""
+    ids = item_ids if item_ids is not None else [e.item_id for e in adjudication_entries(store, session)]
+    out = {}
+    for item_id, payload in store.item_payloads(session.id, ids).items():
+        question = shorten(text_of(payload.get("question") or payload.get("context") or payload.get("prompt")))
+        record = text_of(payload.get("id"))[:40]
+        out[item_id] = (f"{question} ({record})" if record else question) if question else (record or str(item_id))
+    return out
+
+
+@dataclass(frozen=True)
+class AdjudicationView:
+    """One item as its reviewers saw it, for the adjudicator (all text raw: the page escapes it)."""
+
+    item: Item
+    question: str
+    ground_truth: str
+    prediction: str
+    diff: list[tuple[str, str, str]]
+    system: str | None
+    metrics: str | None
+    sides: list[Side]
+    reviewers: list[dict[str, Any]]
+    final: dict[str, Any] | None
+    choices: list[tuple[str, str]]   # (stored label, words)
+
+
+def adjudication_view(store: ReviewStore, session: Session, who: str | None, item_id: int) -> AdjudicationView:
+    """What the Adjudicate view shows of an item: question, GT, prediction and their diff
+    (:func:`text_diff`), system and metric unless the session is blind, every reviewer's label (in words),
+    score, comment and guidelines version, the final label if any, and the labels to choose from.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not adjudicate.
+    ValueError
+        The item is not in the session.
+    """
+    if not can_adjudicate(session, who):
+        raise PermissionError(f"{who or 'an anonymous reviewer'} may not adjudicate {session.name!r}")
+    item = store.item(item_id)
+    if item is None or item.session_id != session.id:
+        raise ValueError(f"item {item_id} is not in session {session.name!r}")
+    p = item.payload if isinstance(item.payload, dict) else {}
+    gt, pred = text_of(p.get("ground_truth")), text_of(p.get("prediction"))
+    sides = []
+    raw_sides = p.get("sides")
+    if is_two_sided(p):
+        for side in ("A", "B"):
+            shown = raw_sides[side]
+            sides.append(Side(f"{side}", None if session.blind else text_of(shown.get("system")) or None,
+                              text_of(shown.get("prediction"))))
+    em, f1 = number_of(p.get("exact_match")), number_of(p.get("token_f1"))
+    reviewers = [{"annotator": d.annotator, "label": label_words(d.label or d.status), "score": d.score,
+                  "comment": d.comment, "guidelines": d.guidelines_version}
+                 for d in store.item_decisions(item_id) if d.status == "submitted"]
+    return AdjudicationView(item, text_of(p.get("question") or p.get("context") or p.get("prompt")), gt, pred,
+                            text_diff(gt, pred) if not sides else [],
+                            None if session.blind else (text_of(p.get("system")) or None),
+                            None if session.blind or em is None else f"EM {em:.0f} · F1 {f1 or 0:.2f}",
+                            sides, reviewers, store.adjudication(item_id),
+                            [(lab, label_words(lab)) for lab in labels_for(item)])
 
 
 def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str,
@@ -439,14 +633,26 @@ def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
             "view): the file would be empty")
 
 
-def agreement_rows(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
+def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool = False) -> list[dict[str, Any]]:
     """The Agreement view's table: one row per figure (labels, then 1-5 scores) with its value, its 95%
     bootstrap interval over items, the number of items behind it and whether it is meaningful yet
-    (the engine's :func:`~evaluators.review.agreement.session_agreement`, cached until the session changes)."""
+    (the engine's :func:`~evaluators.review.agreement.session_agreement`, cached until the session changes).
+
+    ``by_guidelines``: the figures of the decisions made under each guidelines version apart (a
+    ``guidelines`` column, ``v1``, ``v2`` …, "none" where no version was recorded), each flagged under 30 items.
+    """
+    if by_guidelines:
+        return [{"guidelines": "none" if version is None else f"v{version}", **row}
+                for version, blocks in store.agreement_by_guidelines(session.id).items()
+                for row in _agreement_rows(blocks)]
+    return _agreement_rows(store.agreement(session.id))
+
+
+def _agreement_rows(blocks: dict[str, Any]) -> list[dict[str, Any]]:
     names = {"cohen_kappa_mean": "Cohen's kappa (mean of pairs)", "fleiss_kappa": "Fleiss' kappa",
              "krippendorff_alpha": "Krippendorff's alpha"}
     rows = []
-    for fld, block in store.agreement(session.id).items():
+    for fld, block in blocks.items():
         for key, name in names.items():
             fig = (block.get("figures") or {}).get(key) or {}
             rows.append({"rating": "labels (nominal)" if fld == "label" else "1-5 scores (ordinal)",
@@ -468,6 +674,19 @@ def automatic(store: ReviewStore, session: Session) -> dict[str, Any]:
 
 __all__ = [
     "ADMINS_ENV",
+    "LABEL_WORDS",
+    "AdjudicationEntry",
+    "AdjudicationView",
+    "adjudication_entries",
+    "adjudication_names",
+    "adjudication_view",
+    "guidelines_diff",
+    "guidelines_versions",
+    "label_words",
+    "shorten",
+    "text_diff",
+    "update_settings",
+    "settings_refusal",
     "LABEL_HELP",
     "LABEL_TEXT",
     "Identity",

@@ -83,7 +83,7 @@ __all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "RIGHT_LAB
            "WRONG_LABELS", "human_verdict",
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
-           "record_history",
+           "record_history", "guidelines_versions",
            "is_two_sided", "item_digest"]
 
 
@@ -576,19 +576,44 @@ class ReviewStore:
         return self.session(sid)
 
     def update_session(self, session_id: int, *, blind: bool | None = None, guidelines: str | None = None,
-                       adjudicators: Iterable[str] | None = None) -> Session:
-        """Change a session's blind mode, guidelines (their version goes up) or adjudicators.
+                       adjudicators: Iterable[str] | None = None, k: int | None = None,
+                       labels_help: Mapping[str, str] | None = None, by: str | None = None) -> Session:
+        """Change a session's blind mode, guidelines (their version goes up; every version is kept in
+        ``settings["guidelines_versions"]`` with who saved it and when), adjudicators, reviewers per
+        item ``k`` or label help (one-line definitions shown under the label buttons).
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
+
+        Raises
+        ------
+        ValueError
+            ``k < 1``, a bad name or text, or label help for a label that does not exist.
         """
         s = self.session(session_id)
         settings = dict(s.settings or {})
         if guidelines is not None and guidelines != settings.get("guidelines"):
-            settings["guidelines"] = check_text(guidelines, "guidelines", limit=MAX_GUIDELINES)
-            settings["guidelines_version"] = (s.guidelines_version or 0) + 1  # guidelines set without one: 1
+            text = check_text(guidelines, "guidelines", limit=MAX_GUIDELINES)
+            versions = guidelines_versions(s)
+            version = (s.guidelines_version or 0) + 1  # guidelines set without one: 1
+            settings["guidelines"] = text
+            settings["guidelines_version"] = version
+            settings["guidelines_versions"] = [*versions, {"version": version, "text": text, "by": by, "at": _now()}]
         if adjudicators is not None:
             settings["adjudicators"] = sorted({check_name(a, "adjudicator") for a in adjudicators})
+        if labels_help is not None:
+            if not isinstance(labels_help, Mapping):
+                raise ValueError("label help must map labels to one-line definitions")
+            unknown = sorted(str(x) for x in labels_help if x not in ALL_LABELS)
+            if unknown:
+                raise ValueError(f"label help for unknown label(s) {', '.join(unknown)}: the labels are "
+                                 f"{', '.join(ALL_LABELS)}")
+            settings["labels_help"] = {str(lab): text for lab, v in labels_help.items()
+                                       if (text := check_text(v, f"label help of {lab}", limit=500).strip())}
         values: dict[str, Any] = {"settings": _settings_json(settings)}
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
+                raise ValueError("k (reviewers per item) must be an integer from 1 to 100")
+            values["k"] = k
         if blind is not None:
             values["blind"] = bool(blind)
         with self._write() as c:
@@ -1120,17 +1145,30 @@ class ReviewStore:
         d, i = decisions_table, items_table
         with self.engine.connect() as c:
             rows = c.execute(sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score, d.c.status,
-                                       d.c.version, d.c.updated_at, i.c.digest)
+                                       d.c.version, d.c.updated_at, d.c.guidelines_version, i.c.digest)
                              .join(i, i.c.id == d.c.item_id)
                              .where(d.c.session_id == session_id, d.c.status == "submitted")).all()
-        return [Decision(r.item_id, r.digest, r.annotator, r.label, r.score, "", r.status, r.version, r.updated_at)
-                for r in rows]
+        return [Decision(r.item_id, r.digest, r.annotator, r.label, r.score, "", r.status, r.version, r.updated_at,
+                         None, r.guidelines_version) for r in rows]
 
     def agreement(self, session_id: int) -> dict[str, Any]:
         """:func:`~evaluators.review.agreement.session_agreement` of the session, cached until it changes."""
         from evaluators.review.agreement import session_agreement
 
         return self._cached(session_id, "agreement", lambda: session_agreement(self.ratings(session_id)))
+
+    def agreement_by_guidelines(self, session_id: int) -> dict[int | None, dict[str, Any]]:
+        """:meth:`agreement` of the decisions made under each guidelines version (``None``: none
+        recorded), oldest version first, cached until the session changes."""
+        from evaluators.review.agreement import session_agreement
+
+        def compute() -> dict[int | None, dict[str, Any]]:
+            groups: dict[int | None, list[Decision]] = {}
+            for d in self.ratings(session_id):
+                groups.setdefault(d.guidelines_version, []).append(d)
+            return {v: session_agreement(groups[v]) for v in sorted(groups, key=lambda v: (v is not None, v or 0))}
+
+        return self._cached(session_id, "agreement_by_guidelines", compute)
 
     # ------------------------------------------------------------ adjudication
     def adjudication_queue(self, session_id: int, limit: int | None = None) -> list[tuple[Item, list[Decision]]]:
@@ -1194,6 +1232,38 @@ class ReviewStore:
 
         # one cached set of names per session: the items asked for last
         return self._cached(session_id, "names", lambda: (ids, compute()), fits=lambda hit: hit[0] == ids)[1]
+
+    def item_payloads(self, session_id: int, item_ids: Iterable[int]) -> dict[int, dict]:
+        """The payloads of some of a session's items (read in batches of 500)."""
+        ids = tuple(item_ids)
+        out: dict[int, dict] = {}
+        with self.engine.connect() as c:
+            for start in range(0, len(ids), 500):
+                for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
+                                   .where(items_table.c.id.in_(ids[start:start + 500]),
+                                          items_table.c.session_id == session_id)):
+                    payload = json.loads(r.payload)
+                    out[r.id] = payload if isinstance(payload, dict) else {}
+        return out
+
+    def label_votes(self, session_id: int, item_ids: Iterable[int] | None = None) -> dict[int, dict[str, int]]:
+        """Submitted labels counted per item (``{item_id: {label: n}}``): one grouped query, cached until
+        the session changes; ``item_ids`` keeps only those items."""
+        d = decisions_table
+
+        def compute() -> dict[int, dict[str, int]]:
+            out: dict[int, dict[str, int]] = {}
+            q = (sa.select(d.c.item_id, d.c.label, sa.func.count()).where(d.c.session_id == session_id,
+                                                                            d.c.status == "submitted",
+                                                                            d.c.label.is_not(None))
+                 .group_by(d.c.item_id, d.c.label))
+            with self.engine.connect() as c:
+                for item_id, label, n in c.execute(q):
+                    out.setdefault(item_id, {})[label] = int(n)
+            return out
+
+        votes = self._cached(session_id, "votes", compute)
+        return votes if item_ids is None else {i: votes[i] for i in item_ids if i in votes}
 
     def systems(self, session_id: int, limit: int = 500) -> list[str]:
         """The distinct systems of a session's items (the System filter's choices), cached."""
@@ -1287,8 +1357,8 @@ def _filter_clauses(f: QueueFilter) -> list:
 def _settings_json(settings: Mapping[str, Any]) -> str:
     # order / filter / sampling: how the reviewed items are drawn (evaluators.review.sampling.session_design);
     # carried: what a "what's new" session took over from earlier sessions (evaluators.review.create)
-    allowed = {"guidelines", "guidelines_version", "adjudicators", "labels_help", "order", "filter", "sampling",
-               "carried"}
+    allowed = {"guidelines", "guidelines_version", "guidelines_versions", "adjudicators", "labels_help", "order",
+               "filter", "sampling", "carried"}
     unknown = set(settings) - allowed
     if unknown:
         raise ValueError(f"unknown session setting(s): {', '.join(sorted(map(str, unknown)))}")
@@ -1310,6 +1380,18 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
         version = out.get("guidelines_version", 1)
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
             raise ValueError("guidelines_version must be a non-negative integer")
+    if "guidelines_versions" in out:  # every saved version of the guidelines, oldest first
+        raw = out["guidelines_versions"]
+        if not isinstance(raw, (list, tuple)) or len(raw) > 1000:
+            raise ValueError("guidelines_versions must be a list of at most 1000 {version, text, by, at}")
+        kept = []
+        for v in raw:
+            if not isinstance(v, dict) or isinstance(v.get("version"), bool) or not isinstance(v.get("version"), int):
+                raise ValueError("each of guidelines_versions must be {version, text, by, at}")
+            kept.append({"version": v["version"], "text": check_text(v.get("text"), "guidelines", limit=MAX_GUIDELINES),
+                         "by": None if v.get("by") is None else check_name(v["by"], "guidelines author"),
+                         "at": None if v.get("at") is None else check_text(v["at"], "guidelines time", limit=40)})
+        out["guidelines_versions"] = kept
     if "adjudicators" in out:
         if not isinstance(out["adjudicators"], (list, tuple)):
             raise ValueError("adjudicators must be a list of names")
@@ -1330,6 +1412,16 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
         out["labels_help"] = {str(k): check_text(v, f"labels_help[{k}]", limit=500)
                               for k, v in out["labels_help"].items() if k in ALL_LABELS}
     return json.dumps(out, ensure_ascii=False, sort_keys=True)
+
+
+def guidelines_versions(session: Session) -> list[dict[str, Any]]:
+    """Every saved version of a session's guidelines, oldest first, as ``{version, text, by, at}``;
+    guidelines set before versions were kept show as their current version alone (``by``/``at`` unknown)."""
+    kept = [dict(v) for v in (session.settings or {}).get("guidelines_versions") or () if isinstance(v, dict)]
+    current = session.guidelines_version
+    if current is not None and not any(v.get("version") == current for v in kept):
+        kept.append({"version": current, "text": session.guidelines, "by": None, "at": None})
+    return sorted(kept, key=lambda v: v["version"])
 
 
 def _loads_settings(text: str | None) -> dict:

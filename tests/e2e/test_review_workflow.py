@@ -132,7 +132,7 @@ def test_undo_restores_the_previous_decision_and_the_history_shows_both(browser,
     wait_for_app(page, timeout=WAIT)
     restored = store.decision(int(first), "uma")
     assert (restored.label, restored.version) == ("model_error", 3)
-    expect(page.get_by_text("Undone: the item is back to model_error")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text("Undone: the item is back to Model error · 模型错误")).to_be_visible(timeout=WAIT)
     history = page.locator('[data-testid="stExpander"]', has_text="History of this item")
     grid = history.locator('[data-testid="stDataFrame"] >> visible=true')      # the table (a canvas grid)
     for _ in range(5):  # open the expander (a click during a rerun may land on the copy being replaced)
@@ -157,7 +157,9 @@ def test_guidelines_are_shown_and_their_version_stored_with_the_decision(browser
     store.update_session(s.id, guidelines="v2: 同义改写可接受 / a paraphrase is an acceptable variant")
     page = _open(browser, url, s.id, "gus")
     page.get_by_text("Guidelines · 审阅指南 (version 2)").click()
-    expect(page.get_by_text("v2: 同义改写可接受 / a paraphrase is an acceptable variant")).to_be_visible(timeout=WAIT)
+    shown = page.locator('[data-testid="stExpander"]', has_text="Guidelines · 审阅指南 (version 2)")  # not the
+    expect(shown.get_by_text("v2: 同义改写可接受 / a paraphrase is an acceptable variant")).to_be_visible(  # settings' diff
+        timeout=WAIT)
     item = _item(page)
     page.locator(f".st-key-review_acceptable_variant_{item}").get_by_role("button").click()
     assert _until(lambda: store.decision(int(item), "gus"), 60).guidelines_version == 2
@@ -185,13 +187,13 @@ def test_adjudication_confirms_and_moves_on_to_the_next_item(browser, server):
     page = _open(browser, url, s.id, "olga", view="Adjudicate · 裁决")
     expect(page.get_by_text("0 of 3 adjudicated")).to_be_visible(timeout=WAIT)
     picker = page.get_by_role("combobox", name="Item")
-    expect(picker).to_have_value("○ a0", timeout=WAIT)
-    page.locator('[data-testid="stRadio"]').get_by_text("2 · GT error · 标准答案错误").click()
+    expect(picker).to_have_value("○ 问题 0 / question 0 (a0)", timeout=WAIT)
+    page.locator('[data-testid="stRadio"]').get_by_text("GT error · 标准答案错误").click()
     page.get_by_role("textbox", name="Corrected answer (for a GT error) · 更正答案").fill("巴黎")
     page.get_by_role("button", name="Decide · 裁决").click()
     expect(page.get_by_text("Adjudicated · 已裁决").first).to_be_visible(timeout=WAIT)       # the toast
     expect(page.get_by_text("1 of 3 adjudicated")).to_be_visible(timeout=WAIT)
-    expect(picker).to_have_value("○ a1", timeout=WAIT)                      # moved on
+    expect(picker).to_have_value("○ 问题 1 / question 1 (a1)", timeout=WAIT)                      # moved on
     (done,) = store.adjudications(s.id)
     assert (done["item_id"], done["label"], done["corrected_answer"]) == (items[0].id, "gt_error", "巴黎")
     radio = page.locator('[data-testid="stRadio"]')
@@ -199,14 +201,14 @@ def test_adjudication_confirms_and_moves_on_to_the_next_item(browser, server):
     page.get_by_role("button", name="Decide · 裁决").click()                   # refused without a choice
     expect(page.get_by_text("Choose a final decision first")).to_be_visible(timeout=WAIT)
     assert len(store.adjudications(s.id)) == 1
-    radio.get_by_text("1 · Model error · 模型错误").click()
+    radio.get_by_text("Model error · 模型错误").click()
     page.get_by_role("button", name="Decide · 裁决").click()
     expect(page.get_by_text("2 of 3 adjudicated")).to_be_visible(timeout=WAIT)
-    expect(picker).to_have_value("○ a2", timeout=WAIT)
+    expect(picker).to_have_value("○ 问题 2 / question 2 (a2)", timeout=WAIT)
     assert [a["item_id"] for a in store.adjudications(s.id)] == [items[0].id, items[1].id]
     picker.click()                                                             # the picker marks what is done
-    expect(page.get_by_role("option", name="✓ a0")).to_be_visible(timeout=WAIT)
-    expect(page.get_by_role("option", name="✓ a1")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("option", name="✓ 问题 0 / question 0 (a0)")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("option", name="✓ 问题 1 / question 1 (a1)")).to_be_visible(timeout=WAIT)
 
 
 @pytest.mark.parametrize("order", [("jsonl", "csv", "gt"), ("gt", "csv", "jsonl"), ("csv", "gt", "jsonl")],

@@ -79,8 +79,8 @@ def test_the_item_history_shows_others_changes_only_to_those_who_may_see_them(st
     assert [r["annotator"] for r in rs.history_rows(store, s, "olga", a.id)] == ["bob"]   # the owner
     rs.decide(store, s, "alice", a.id, "model_error")
     rows = rs.history_rows(store, s, "alice", a.id)
-    assert [(r["annotator"], r["before"], r["after"]) for r in rows] == [("bob", "(none)", "gt_error"),
-                                                                       ("alice", "(none)", "model_error")]
+    assert [(r["annotator"], r["before"], r["after"]) for r in rows] == [("bob", "(none)", rs.label_words("gt_error")),
+                                                                       ("alice", "(none)", rs.label_words("model_error"))]
 
 
 def test_undo_is_refused_when_the_decision_changed_since(store, tmp_path):
@@ -279,7 +279,9 @@ def test_adjudication_items_are_marked_and_the_next_one_follows(store):
                                               (i[4].id, False)]
     rs.adjudicate(store, s, "olga", i[2].id, "model_error")
     assert store.adjudication_items(s.id)[1] == (i[2].id, True) and store.queue_size(s.id) == 3
-    assert rs.next_to_adjudicate(store, s, i[2].id) == i[3].id
+    # worked on GT-error claims first (0, 3), then the most split (2, 4): issue 30
+    assert [e.item_id for e in rs.adjudication_entries(store, s)] == [i[0].id, i[3].id, i[2].id, i[4].id]
+    assert rs.next_to_adjudicate(store, s, i[2].id) == i[4].id
     assert rs.next_to_adjudicate(store, s, i[4].id) == i[0].id           # wraps round
     for item in (i[0], i[3], i[4]):
         rs.adjudicate(store, s, "olga", item.id, "gt_error")
