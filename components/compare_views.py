@@ -26,10 +26,11 @@ OUTCOME_LABELS = {"changed": "Changed · 有变化", "won": "B better · B 更�
 
 
 def basis(common) -> str:
-    """What a side-by-side chart's bars are over: ``"n common = 45 questions"``, or each system's own items."""
+    """What a side-by-side chart's bars are over, short enough for a phone's chart title (it goes in the title's
+    parenthesis, the smaller second line): ``"n common = 45 questions"``, or each system's own items."""
     if common.n_common:
-        return f"on the {common.units(common.n_common)} every system scored (n common = {common.n_common:,})"
-    return f"each over its own {common.unit} (n common = 0: not comparable)"
+        return f"n common = {common.units(common.n_common)}"
+    return f"n common = 0: each over its own {common.unit}, not comparable"
 
 
 def common_note(common) -> None:
@@ -60,7 +61,7 @@ def side_by_side_section(result, runs: dict, cache: Callable[[Hashable, Callable
         list(view.systems), {"exact_match": [x.exact_match for x in s], "token_f1": [x.token_f1 for x in s]},
         {"exact_match": [x.exact_match_ci_low for x in s], "token_f1": [x.token_f1_ci_low for x in s]},
         {"exact_match": [x.exact_match_ci_high for x in s], "token_f1": [x.token_f1_ci_high for x in s]},
-        title=f"EM and F1 by system, {basis(common)} (error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
+        title=f"EM and F1 by system ({basis(common)}; error bars: 95% bootstrap CI)"), key=f"{prefix}_chart")
     show_table([{"system": x.system, "n": own.n, "n common": common.n_common, "exact_match": x.exact_match,
                  "EM 95% CI": _ci(x.exact_match_ci_low, x.exact_match_ci_high),
                  "token_f1": x.token_f1, "F1 95% CI": _ci(x.token_f1_ci_low, x.token_f1_ci_high),

@@ -310,7 +310,7 @@ def systems_side_by_side(rows_by_system: Mapping[str, Sequence[Any]], metrics: S
     systems_chart([r["system"] for r in table_rows], {label(metric): [r["mean" + on] for r in table_rows]},
                   {label(metric): [r["ci_low" + on] for r in table_rows]},
                   {label(metric): [r["ci_high" + on] for r in table_rows]},
-                  title=f"{label(metric)} by system, {basis(common)} (error bars: 95% bootstrap CI over questions)",
+                  title=f"{label(metric)} by system ({basis(common)}; error bars: 95% bootstrap CI over questions)",
                   key="mem_sbs_chart")
     show_table([{"system": r["system"], "n": r["n"], "n common": r["n_common"], "mean": r["mean" + on],
                  "95% CI low": r["ci_low" + on], "95% CI high": r["ci_high" + on],

@@ -168,7 +168,7 @@ else:
                 lows[c] = [macro[n].get("component_ci_low", {}).get(c) for n in names]
                 highs[c] = [macro[n].get("component_ci_high", {}).get(c) for n in names]
             systems_chart(names, metrics, lows, highs, key="nar_systems_chart",
-                          title=f"Macro scores by system, {basis(common)} (mean over documents; error bars: "
+                          title=f"Macro scores by system ({basis(common)}; mean over documents; error bars: "
                                 "95% bootstrap CI)")
             show_table([{"system": n, "n": common.n_by_system[n], "n common": common.n_common,
                          "overall (macro)": macro[n].get("overall_score"),
