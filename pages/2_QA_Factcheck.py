@@ -198,7 +198,7 @@ elif view == "tokenization":
     if config.script:
         from evaluators.qa.sensitivity import script_effect
 
-        moved = cached(("qa-script-effect", run_key, config), lambda: script_effect(sens_runs, config.script))
+        moved = cached(("qa-script-effect", run_key, config), lambda: script_effect(sens_runs, config.script, config.lang))
         st.markdown(f"**Script conversion {md(config.script)}: {len(moved)} record(s) scored differently than "
                     "without it**")
         if moved:

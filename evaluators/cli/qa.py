@@ -96,7 +96,7 @@ def baseline_warnings(path: str | None, provenance) -> list[str]:
     from evaluators.text.provenance import provenance_differences
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_file_bytes(path).decode("utf-8"))
     except (OSError, ValueError) as exc:
         return [f"cannot read the baseline report {path}: {exc}"]
     diffs = provenance_differences(data.get("provenance") if isinstance(data, dict) else None, provenance)
@@ -309,7 +309,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     if args.script and report.task == "qa":
         from evaluators.qa.sensitivity import script_effect
 
-        moved = script_effect({report.file: report.records}, args.script)
+        moved = script_effect({report.file: report.records}, args.script, args.lang)
         print(bar)
         print(f"Script conversion {args.script}: {len(moved)} record(s) scored differently than without it")
         for c in moved[:20 if not args.verbose else None]:

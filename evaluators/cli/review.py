@@ -164,14 +164,15 @@ def _settings(args: argparse.Namespace, store, session) -> int:
     guidelines versions."""
     import getpass
 
+    from evaluators.io.sources import read_file_bytes
     from evaluators.review import service as rs
 
     changes: dict = {}
     try:
         if args.guidelines:
-            changes["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
+            changes["guidelines"] = read_file_bytes(args.guidelines).decode("utf-8")
         if args.label_help:
-            changes["labels_help"] = json.loads(Path(args.label_help).read_text(encoding="utf-8"))
+            changes["labels_help"] = json.loads(read_file_bytes(args.label_help).decode("utf-8"))
             if not isinstance(changes["labels_help"], dict):
                 return _fail(f"{args.label_help}: label help must be a JSON object of label -> text")
     except OSError as exc:

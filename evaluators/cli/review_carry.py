@@ -91,8 +91,8 @@ def run(args, store) -> int:
     guidelines = None
     if args.guidelines:
         try:
-            guidelines = Path(args.guidelines).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            guidelines = read_file_bytes(args.guidelines).decode("utf-8")
+        except (OSError, ValueError) as exc:  # ValueError: over the size cap, or not UTF-8
             return _fail(f"cannot read {args.guidelines}: {getattr(exc, 'strerror', None) or exc}")
     try:
         made = create_qa_session(store, args.session, data, path.name, created_by=_owner(args), k=1 if args.k is None else args.k,

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    changes = script_effect(runs, script) if script else []
+    changes = script_effect(runs, script, getattr(args, "lang", "auto")) if script else []
     return _print(args, report, script, changes)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluators.io.sources import read_file_bytes
 from evaluators.qa import verdict as verdicts
 from evaluators.results import DictMixin
 
@@ -163,7 +164,7 @@ def load_rules(source: str | Path | bytes | Mapping[str, Any]) -> dict[str, tupl
     if isinstance(source, Mapping):
         data: Any = source
     else:
-        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+        raw = source if isinstance(source, bytes) else read_file_bytes(source)  # size-capped
         try:
             data = json.loads(raw.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError) as exc:

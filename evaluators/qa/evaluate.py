@@ -350,6 +350,29 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+def official_lang(prediction: str, golds: Sequence[str], lang: str = "auto") -> str:
+    """The language whose official rules score a pair: ``lang``, or under ``"auto"`` ``"zh"`` when the
+    prediction or a gold answer holds a CJK ideograph (:func:`has_cjk`), else ``"en"``."""
+    if lang != "auto":
+        return lang
+    return "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in golds)) else "en"
+
+
+def official_scores(prediction: str, golds: Sequence[str], lang: str = "auto",
+                    script: str | None = None) -> tuple[str, float, float]:
+    """``(lang, EM, F1)`` of one QA prediction against its gold answers by the official rules: CMRC 2018's
+    (:func:`evaluators.metrics.cmrc.cmrc_scores`) for Chinese, SQuAD v1.1's
+    (:func:`evaluators.metrics.squad.squad_scores`) otherwise.  The language is chosen on the texts as
+    given (:func:`official_lang`); ``script`` (an OpenCC config) converts both sides before scoring.
+    The one rule of the QA report's EM / F1 columns (the scorer and ``script_effect`` call it)."""
+    golds = tuple(golds)
+    lang = official_lang(prediction, golds, lang)
+    if script:
+        prediction, golds = convert(prediction, script), tuple(convert(g, script) for g in golds)
+    em, f1 = cmrc.cmrc_scores(prediction, golds) if lang == "zh" else squad.squad_scores(prediction, golds)
+    return lang, em, f1
+
+
 def detect_task(records: Sequence[Mapping[str, Any]], dataset: str | None,
                 gt_fields: Sequence[str] = DEFAULT_GT_FIELDS) -> tuple[str, str]:
     """Decide between ``qa`` and ``factcheck``.
@@ -479,13 +502,13 @@ def text_provenance(config: QAConfig) -> dict[str, dict]:
     version, the dictionary's and user dictionary's SHA-256, HMM off.  Both name the script
     conversion.  Digests are computed once per file.
     """
-    from evaluators.text.provenance import JiebaSetup, TextProvenance, script_label, stopwords_sha256
+    from evaluators.text.provenance import JiebaSetup, TextProvenance, script_label
 
     qa = TextProvenance(tokenizer="cmrc2018+squad", package="nltk", version=cmrc._nltk_version(), nfkc=False,
                         case="lower", punctuation="cmrc2018 symbol list (zh) / ASCII punctuation (en) removed",
                         script=script_label(config.script))
     jieba = JiebaSetup(user_dict=config.user_dict).provenance(config.script)
-    return {"qa": qa.to_dict(), "jieba": dataclasses.replace(jieba, stopwords_sha256=stopwords_sha256()).to_dict()}
+    return {"qa": qa.to_dict(), "jieba": jieba.to_dict()}  # provenance() names the stop-word digest itself
 
 
 @dataclass
@@ -1097,21 +1120,13 @@ class Scorer:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        lang = self.config.lang
-        if lang == "auto":
-            lang = "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in texts)) else "en"
-        if self.config.script and not missing:
-            prediction, texts = convert(prediction, self.config.script), tuple(convert(g, self.config.script)
-                                                                               for g in texts)
         if missing:
-            em = f1 = 0.0
-        elif lang == "zh":
-            em, f1 = cmrc.cmrc_scores(prediction, texts)
+            hit = (official_lang(prediction, texts, self.config.lang), 0.0, 0.0)
         else:
-            em, f1 = squad.squad_scores(prediction, texts)
+            hit = official_scores(prediction, texts, self.config.lang, self.config.script)
         if len(self._memo) >= MEMO_PAIRS:
             self._memo.clear()
-        self._memo[key] = hit = (lang, em, f1)
+        self._memo[key] = hit
         return hit
 
     def values(self, data: Mapping[str, Any], index: int, line: int | None, question: bool = True) -> tuple:

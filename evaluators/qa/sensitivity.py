@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.metrics import cmrc, squad
 from evaluators.metrics.sensitivity import (  # noqa: F401  (re-exported: the QA names of the shared engine)
     METRICS as ALL_METRICS,
     QA_METRICS as METRICS,
@@ -64,30 +63,24 @@ class ScriptChange(DictMixin):
         return ", ".join(diffs) or "no character changed"
 
 
-def _official(prediction: str, golds: tuple[str, ...]) -> tuple[float, float]:
-    if any(cmrc_has_cjk(x) for x in (prediction, *golds)):
-        return cmrc.cmrc_scores(prediction, golds)
-    return squad.squad_scores(prediction, golds)
-
-
-def cmrc_has_cjk(text: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in text)
-
-
-def script_effect(runs: Mapping[str, Sequence[Any]], script: str) -> list[ScriptChange]:
+def script_effect(runs: Mapping[str, Sequence[Any]], script: str, lang: str = "auto") -> list[ScriptChange]:
     """Records whose official EM or F1 changes when texts are converted with OpenCC ``script``.
 
     ``runs`` are scored *without* conversion (the records hold the original texts); each
-    record is scored both ways with the QA task's official rules (CMRC 2018 for Chinese,
-    SQuAD otherwise).
+    record is scored both ways with the QA report's own rule
+    (:func:`evaluators.qa.evaluate.official_scores`: CMRC 2018 for Chinese, SQuAD otherwise,
+    the language chosen as the run's ``lang`` setting chooses it).
     """
+    from evaluators.qa.evaluate import official_scores
+
     out = []
     for system, items in _records_of(runs).items():
         for rid, (pred, golds) in items.items():
             pc, gc = convert(pred, script), tuple(convert(g, script) for g in golds)
             if pc == pred and gc == golds:
                 continue
-            before, after = _official(pred, golds), _official(pc, gc)
+            before = official_scores(pred, golds, lang)[1:]
+            after = official_scores(pred, golds, lang, script)[1:]
             if before != after:
                 out.append(ScriptChange(system, rid, pred, pc, golds, gc, before[0], after[0], before[1], after[1]))
     return out

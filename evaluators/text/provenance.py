@@ -69,11 +69,20 @@ def file_sha256(path: str | os.PathLike) -> str:
     return _sha256_cached(os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
 
+@lru_cache(maxsize=1)
+def _jieba_folder() -> str:
+    """jieba's package folder, found without importing jieba (its import builds the HMM tables: 70 ms)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or not spec.origin:
+        raise ModuleNotFoundError("jieba is not installed (pip install -r requirements.lock)")
+    return os.path.dirname(spec.origin)
+
+
 def jieba_dictionary_path() -> str:
     """Path of the dictionary jieba ships (``jieba/dict.txt``)."""
-    import jieba
-
-    return os.path.join(os.path.dirname(jieba.__file__), "dict.txt")
+    return os.path.join(_jieba_folder(), "dict.txt")
 
 
 def big_dictionary_path() -> str | None:
@@ -81,9 +90,7 @@ def big_dictionary_path() -> str | None:
     named = os.environ.get(BIG_DICT_ENV)
     if named and os.path.isfile(named):
         return named
-    import jieba
-
-    beside = os.path.join(os.path.dirname(jieba.__file__), "dict.txt.big")
+    beside = os.path.join(_jieba_folder(), "dict.txt.big")
     return beside if os.path.isfile(beside) else None
 
 
@@ -327,18 +334,29 @@ assert NORMALIZATION == "nfkc+lower"  # what TextProvenance's nfkc/case fields s
 
 
 def stored_dictionary(data: bytes) -> str:
-    """A dictionary given as bytes (an upload) as a file jieba can load: ``<tmp>/evalboard-jieba-<sha256>.txt``.
+    """A dictionary given as bytes (an upload) as a file jieba can load:
+    ``$EVALBOARD_DATA_DIR/jieba_dicts/<sha256>.txt`` (default data folder ``.evalboard``).
 
-    The file is named by its digest, written once; the same bytes give the same path (and the
-    same tokenizer name), so a page's cache keys stay stable.
+    The file is named by its digest and written once; the same bytes give the same path (and the same
+    tokenizer name), so a page's cache keys stay stable.  The folder is private to this user (mode 0700),
+    the file is written under a name nobody can predict and moved into place, and a file already there is
+    used only when its bytes are these bytes (else it is written again): nothing another local user
+    placed is loaded as a dictionary.
     """
     import tempfile
 
     digest = hashlib.sha256(data).hexdigest()
-    path = os.path.join(tempfile.gettempdir(), f"evalboard-jieba-{digest}.txt")
-    if not os.path.isfile(path) or os.path.getsize(path) != len(data):
-        tmp = f"{path}.{os.getpid()}.part"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+    folder = os.path.join(os.environ.get("EVALBOARD_DATA_DIR", ".evalboard"), "jieba_dicts")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, f"{digest}.txt")
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(data) + 1) == data:
+                return path
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(prefix=".part-", dir=folder)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
     return path

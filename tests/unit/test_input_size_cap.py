@@ -34,6 +34,10 @@ def test_read_file_bytes_refuses_a_file_over_the_limit(tmp_path, monkeypatch):
     (["testsets", "--items", "{big}", "--pred", str(DEMO / "testsets" / "factual_demo_answers.json")], "items.json"),
     (["narrative", "--gt", str(DEMO / "narrative"), "--pred", str(DEMO / "narrative"),
       "--relationship-taxonomy", "{big}"], "taxonomy.json"),
+    # the reads added with the extraction audit, tokenizer warnings and review settings / create
+    (["audit", str(DEMO / "qa" / "factcheck_demo.jsonl"), "--rules", "{big}"], "rules.json"),
+    (["review", "create", "--db", "{big}.sqlite", "--input", str(DEMO / "qa" / "qa_demo.jsonl"), "--session", "s",
+      "--guidelines", "{big}"], "guidelines.md"),
 ])
 def test_each_command_refuses_an_input_over_the_limit_and_names_it(argv, big, tmp_path, monkeypatch, capsys):
     path = tmp_path / big
@@ -43,3 +47,15 @@ def test_each_command_refuses_an_input_over_the_limit_and_names_it(argv, big, tm
     err = capsys.readouterr().err
     assert rc not in (0, None), err
     assert big in err and "5,002 bytes, over the 5,000-byte limit" in err
+
+
+def test_a_baseline_report_over_the_limit_is_refused_by_name_and_the_comparison_still_runs(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """``--baseline-report`` only adds the tokenizer-change warning: a file over the cap is not read, said so."""
+    path = tmp_path / "baseline.json"
+    path.write_bytes(b"{}" + b" " * 5000)
+    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 5000)
+    assert main(["compare", str(DEMO / "qa" / "qa_systems_demo.jsonl"), "--ci-resamples", "0",
+                 "--baseline-report", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "cannot read the baseline report" in err and "5,002 bytes, over the 5,000-byte limit" in err

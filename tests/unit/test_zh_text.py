@@ -271,3 +271,44 @@ def test_keyword_jaccard_with_a_user_dictionary_in_dialogue(tmp_path, capsys):
     report = next(p for p in out.iterdir() if p.suffix == ".json")
     assert f"user=sha256:{digest[:12]}" in report.read_text(encoding="utf-8")
     assert main(["dialogue", "--cases", str(cases), "--pred", str(preds), "--user-dict", str(tmp_path / "no.txt")]) == 2
+
+
+def test_an_uploaded_dictionary_is_kept_privately_and_a_planted_file_is_never_loaded(tmp_path, monkeypatch):
+    """The upload's file was ``<tmp>/evalboard-jieba-<sha256>.txt``, reused when its size matched: any local
+    user could plant a same-size file under that name.  Now: a private folder, and the bytes must be equal."""
+    import hashlib
+    import stat
+
+    from evaluators.text.provenance import stored_dictionary
+
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    data = "云计算 5 n\n深度学习 5 n\n".encode("utf-8")
+    path = stored_dictionary(data)
+    assert path == str(tmp_path / "jieba_dicts" / f"{hashlib.sha256(data).hexdigest()}.txt")
+    assert open(path, "rb").read() == data
+    assert stat.S_IMODE((tmp_path / "jieba_dicts").stat().st_mode) == 0o700
+    planted = b"x" * len(data)                              # same size, other bytes
+    open(path, "wb").write(planted)
+    assert stored_dictionary(data) == path and open(path, "rb").read() == data
+    assert stored_dictionary(data) == path                  # the same bytes again: nothing rewritten
+    assert [p.name for p in (tmp_path / "jieba_dicts").iterdir()] == [f"{hashlib.sha256(data).hexdigest()}.txt"]
+
+
+def test_script_effect_scores_as_the_report_does_with_the_run_s_language():
+    """script_effect had its own copy of the CJK test and ignored ``lang``: under ``lang="en"`` a Chinese pair is
+    scored by SQuAD's rules in the report, and must be in the list of moved records too."""
+    from evaluators.qa.evaluate import QAConfig, evaluate_qa, official_scores
+    from evaluators.qa.sensitivity import script_effect
+
+    data = '{"id": "1", "answer": "國家", "final_answer": "国家"}\n'.encode("utf-8")
+    for lang in ("auto", "en", "zh"):
+        off = evaluate_qa(data, "r.jsonl", QAConfig(ci_resamples=0, lang=lang))
+        on = evaluate_qa(data, "r.jsonl", QAConfig(ci_resamples=0, lang=lang, script="t2s"))
+        (change,) = script_effect({"r": list(off.records)}, "t2s", lang)
+        assert (change.exact_match_before, change.exact_match_after) == (off.records[0].exact_match,
+                                                                         on.records[0].exact_match) == (0.0, 1.0)
+        assert (change.token_f1_before, change.token_f1_after) == (off.records[0].token_f1, on.records[0].token_f1)
+    # the one rule: SQuAD's whitespace tokens make 國家 / 国家 one token each (F1 0), CMRC's characters 1 of 2
+    assert official_scores("国家", ["國家"], "en")[1:] == (0.0, 0.0)
+    assert official_scores("国家", ["國家"], "zh")[1:] == (0.0, 0.5)
+    assert official_scores("国家", ["國家"], "auto", "t2s") == ("zh", 1.0, 1.0)
