@@ -446,10 +446,8 @@ def settings_refusal(session: Session, who: str | None) -> str | None:
 def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
     """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
     and ``decisions`` (how many current decisions were made under it)."""
-    counts: dict[int | None, int] = {}
-    for d in store.ratings(session.id):
-        counts[d.guidelines_version] = counts.get(d.guidelines_version, 0) + 1
-    return [{**v, "decisions": counts.get(v["version"], 0)} for v in _stored_versions(store.session(session.id))]
+    counts = store.guidelines_counts(session.id)  # one grouped query, cached until the session changes
+    return [{**v, "decisions": counts.get(v["version"], 0)} for v in _stored_versions(session)]
 
 
 def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) -> str:

@@ -1234,17 +1234,35 @@ class ReviewStore:
         return self._cached(session_id, "names", lambda: (ids, compute()), fits=lambda hit: hit[0] == ids)[1]
 
     def item_payloads(self, session_id: int, item_ids: Iterable[int]) -> dict[int, dict]:
-        """The payloads of some of a session's items (read in batches of 500)."""
+        """The payloads of some of a session's items (read in batches of 500), cached until the session
+        changes (the items asked for last, as :meth:`item_names`); the dicts are shared: do not change them."""
         ids = tuple(item_ids)
-        out: dict[int, dict] = {}
-        with self.engine.connect() as c:
-            for start in range(0, len(ids), 500):
-                for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
-                                   .where(items_table.c.id.in_(ids[start:start + 500]),
-                                          items_table.c.session_id == session_id)):
-                    payload = json.loads(r.payload)
-                    out[r.id] = payload if isinstance(payload, dict) else {}
-        return out
+
+        def compute() -> dict[int, dict]:
+            out: dict[int, dict] = {}
+            with self.engine.connect() as c:
+                for start in range(0, len(ids), 500):
+                    for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
+                                       .where(items_table.c.id.in_(ids[start:start + 500]),
+                                              items_table.c.session_id == session_id)):
+                        payload = json.loads(r.payload)
+                        out[r.id] = payload if isinstance(payload, dict) else {}
+            return out
+
+        return self._cached(session_id, "payloads", lambda: (ids, compute()), fits=lambda hit: hit[0] == ids)[1]
+
+    def guidelines_counts(self, session_id: int) -> dict[int | None, int]:
+        """Submitted decisions counted per guidelines version (``{version: n}``, ``None`` for decisions made
+        without guidelines): one grouped query, cached until the session changes."""
+        d = decisions_table
+
+        def compute() -> dict[int | None, int]:
+            q = (sa.select(d.c.guidelines_version, sa.func.count())
+                 .where(d.c.session_id == session_id, d.c.status == "submitted").group_by(d.c.guidelines_version))
+            with self.engine.connect() as c:
+                return {version: int(n) for version, n in c.execute(q)}
+
+        return self._cached(session_id, "guidelines_counts", compute)
 
     def label_votes(self, session_id: int, item_ids: Iterable[int] | None = None) -> dict[int, dict[str, int]]:
         """Submitted labels counted per item (``{item_id: {label: n}}``): one grouped query, cached until
