@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from evaluators.metrics.overlap import bleu_from_matches, lcs_length, rouge_n_from_counts
+from evaluators.metrics.overlap import (bleu_from_matches, f1_from_common, lcs_length, rouge_l_from_counts,
+                                        rouge_n_from_counts)
 from evaluators.metrics.statistics import bootstrap_ci, paired_bootstrap
 from evaluators.results import DictMixin
 from evaluators.text.provenance import (
@@ -104,13 +105,11 @@ def _metric_values(p: list[str], r: list[str], pred: TextView, gold: TextView, t
     out = []
     for m in metrics:
         if m == "token_f1":
-            common = pred.matches(gold, tokenizer, 1)
-            out.append(0.0 if not common else 2 * common / (len(p) + len(r)))
+            out.append(f1_from_common(pred.matches(gold, tokenizer, 1), len(p), len(r)))
         elif m == "exact_match":
             out.append(float(p == r))
         elif m == "rougeL":
-            lcs = lcs_length(p, r)
-            out.append(0.0 if not lcs else 2 * lcs / (len(p) + len(r)))
+            out.append(rouge_l_from_counts(lcs_length(p, r), len(p), len(r)))
         elif m == "rouge2":
             out.append(rouge_n_from_counts(pred.matches(gold, tokenizer, 2), len(p), len(r), 2))
         else:  # bleu1, bleu2, bleu4
