@@ -232,7 +232,7 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
     else:
         choices = [(lab, LABEL_TEXT[lab], lab, help_text.get(lab, "")) for lab in LABELS]
     em, f1 = number_of(p.get("exact_match")), number_of(p.get("token_f1"))
-    metrics = None if session.blind or em is None else f"EM {em:.0f} · F1 {f1 or 0:.2f}"
+    metrics = _metric_text(em, f1, session.blind)
     title = " · ".join(x for x in (text_of(p.get("id")), text_of(p.get("question") or p.get("context"))) if x)
     return ItemView(item, progress, mine, visible_others, len(others) - len(visible_others), title,
                     text_of(p.get("ground_truth")), text_of(p.get("prediction")), sides,
@@ -443,6 +443,14 @@ def settings_refusal(session: Session, who: str | None) -> str | None:
             + ("; confirm your name in the sidebar first." if not who else f"; you review as {who}."))
 
 
+def _metric_text(em: float | None, f1: float | None, blind: bool) -> str | None:
+    """``"EM 1 · F1 0.67"`` for an item card (``None`` in a blind session or without EM; a missing F1 is "—",
+    never 0)."""
+    if blind or em is None:
+        return None
+    return f"EM {em:.0f} · F1 {'—' if f1 is None else format(f1, '.2f')}"
+
+
 def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
     """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
     and ``decisions`` (how many current decisions were made under it)."""
@@ -587,7 +595,7 @@ def adjudication_view(store: ReviewStore, session: Session, who: str | None, ite
     return AdjudicationView(item, text_of(p.get("question") or p.get("context") or p.get("prompt")), gt, pred,
                             text_diff(gt, pred) if not sides else [],
                             None if session.blind else (text_of(p.get("system")) or None),
-                            None if session.blind or em is None else f"EM {em:.0f} · F1 {f1 or 0:.2f}",
+                            _metric_text(em, f1, session.blind),
                             sides, reviewers, store.adjudication(item_id),
                             [(lab, label_words(lab)) for lab in labels_for(item)])
 
