@@ -239,10 +239,11 @@ elif view == "tokenization":
     st.caption("Each model's word-overlap scores against the expected replies, recomputed under characters, jieba "
                "(shipped dictionary), jieba with HMM on and your user dictionary: does the ranking survive?")
     sens_metric = st.radio("Metric · 指标", list(METRICS), horizontal=True, key="dialogue_sens_metric")
-    replies = {m: [(f"{r.scene}#{r.dialogue_index}#{r.occurrence}", r.prediction, (r.expected_response,))
-                   for r in evaluation.results if r.model == m and r.status != "no_gt"] for m in evaluation.models}
+    from evaluators.dialogue.scoring import model_replies
+
     sensitivity = cached(("dialogue-sensitivity", eval_key),
-                         lambda: rank_sensitivity(replies, user_dict=config.user_dict, n_resamples=1000))
+                         lambda: rank_sensitivity(model_replies(evaluation), user_dict=config.user_dict,
+                                                  n_resamples=1000))
     render_sensitivity(sensitivity, sens_metric, key="dialogue")
 elif view == "scenes":
     scene_model_heatmap([s.to_dict() for s in evaluation.by_scene])

@@ -491,6 +491,13 @@ def case_key(r: CaseResult | DialogueCase) -> str:
     return f"{r.scene}#{r.dialogue_index}#{r.occurrence}"
 
 
+def model_replies(evaluation: DialogueEvaluation) -> dict[str, list[tuple[str, str, tuple[str, ...]]]]:
+    """Model -> ``(case key, reply, (expected reply,))`` of its scored cases (cases without an expected reply
+    left out): the runs of :func:`evaluators.metrics.sensitivity.rank_sensitivity` for the persona task."""
+    return {m: [(case_key(r), r.prediction, (r.expected_response,)) for r in evaluation.results
+                if r.model == m and r.status != "no_gt"] for m in evaluation.models}
+
+
 def case_matrix(evaluation: DialogueEvaluation) -> list[dict]:
     """Cases x models: one row per case with each model's reply and combined score.
 
