@@ -13,7 +13,7 @@ _STYLE = {
 
 
 def diff_html(ops: list[tuple[str, str, str]]) -> tuple[str, str]:
-    """HTML of the expected and the predicted side from ``evaluators.dialogue.diff.char_diff`` opcodes.
+    """HTML of the expected and the predicted side from ``evaluators.text.diff.char_diff`` opcodes.
 
     Every text piece goes through :func:`evaluators.reports.escape.html_text` (newlines as ``<br>``,
     carriage returns and other hidden characters shown); only the span tags are ours.

@@ -27,7 +27,7 @@ from evaluators.dialogue import (  # noqa: E402
     DEFAULT_METRICS, DEFAULT_WEIGHTS, DialogueConfig, DialogueInputs, load_cases, load_predictions, run_dialogue,
 )
 from evaluators.dialogue.live_job import LiveJobs  # noqa: E402
-from evaluators.dialogue.diff import char_diff  # noqa: E402
+from evaluators.text.diff import char_diff  # noqa: E402
 from evaluators.dialogue.matching import prediction_fit  # noqa: E402
 from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa: E402
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402

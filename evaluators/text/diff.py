@@ -3,7 +3,8 @@ one by one, other text word by word (a run of letters and digits, a run of space
 character), so "is" -> "was" is one replaced word and 北京大学 -> 北京大字 one replaced character.
 
 The output is plain data, ``difflib.SequenceMatcher`` opcodes over those pieces (autojunk off);
-rendering, with HTML escaping, is ``components.textdiff``'s.
+rendering, with HTML escaping, is ``components.textdiff``'s.  :func:`char_diff` is the plain
+character-by-character diff (the persona replies' view).
 """
 
 from __future__ import annotations
@@ -44,3 +45,26 @@ def mixed_diff(expected: str, predicted: str) -> list[tuple[str, str, str]]:
     a, b = diff_pieces(expected), diff_pieces(predicted)
     sm = SequenceMatcher(None, a, b, autojunk=False)
     return [(tag, "".join(a[i1:i2]), "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in sm.get_opcodes()]
+
+
+def char_diff(expected: str, predicted: str) -> list[tuple[str, str, str]]:
+    """Diff two texts character by character (``difflib.SequenceMatcher`` opcodes, autojunk off, so long
+    texts are diffed character by character too).
+
+    Parameters
+    ----------
+    expected, predicted : str
+
+    Returns
+    -------
+    list of (tag, expected_part, predicted_part)
+        As :func:`mixed_diff`: the expected parts concatenate to ``expected``, the predicted parts to
+        ``predicted``.
+
+    Examples
+    --------
+    >>> char_diff("再见。", "再见，妈妈！")
+    [('equal', '再见', '再见'), ('replace', '。', '，妈妈！')]
+    """
+    sm = SequenceMatcher(None, expected or "", predicted or "", autojunk=False)
+    return [(tag, expected[i1:i2], predicted[j1:j2]) for tag, i1, i2, j1, j2 in sm.get_opcodes()]

@@ -198,7 +198,7 @@ def test_live_mode_refuses_a_file_url_and_shows_no_file(monkeypatch, tmp_path):
 
 def test_diff_html_escapes_user_text():
     from components.textdiff import diff_html
-    from evaluators.dialogue.diff import char_diff
+    from evaluators.text.diff import char_diff
 
     import html
     import re
