@@ -143,7 +143,22 @@ def build_parser(only: str | None = None, prog: str = "python -m evaluators") ->
     for name, module in COMMANDS.items():
         if only is None or name == only:
             importlib.import_module(module).add_parser(sub)
+    if only is None or only not in COMMANDS:  # tasks plugged in through the Task protocol (evaluators.tasks)
+        from evaluators.cli.task import add_task_parsers
+
+        add_task_parsers(sub, only, frozenset(COMMANDS))
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` runs when its parser alone is to be built (a built-in or a plugged-in task)."""
+    if not argv or argv[0] in COMMANDS:
+        return argv[0] if argv else None
+    if argv[0].startswith("-"):
+        return None
+    from evaluators.tasks import tasks
+
+    return argv[0] if argv[0] in tasks() else None
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> int:
@@ -155,7 +170,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     argv = sys.argv[1:] if argv is None else list(argv)
     # A command's run imports that command's module only (the memory command's imports alone cost
     # 0.25 s); the top-level help and an unknown command list every command.
-    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None, prog)
+    parser = build_parser(_command_of(argv), prog)
     # argparse stops filling positional arguments at the first option ("narrative GT --quiet PRED"): the values
     # it leaves over are the inputs typed after an option, put in order behind the others by merge_positionals;
     # a command with ``pass_through`` (serve) hands every value it does not know on (streamlit options)

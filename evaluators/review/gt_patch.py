@@ -42,7 +42,9 @@ from evaluators.io.gt_patch import (KEYED_VERSION, OP_ADD, OP_REMOVE, OP_REPLACE
 from evaluators.results import DictMixin
 from evaluators.review.store import LABELS, Item, ReviewStore
 
-#: Item kinds whose payload has a record ``id``, a ``ground_truth`` and a ``prediction`` (one side).
+#: Item kinds whose payload has a record ``id``, a ``ground_truth`` and a ``prediction`` (one side).  A task
+#: plugged in through :mod:`evaluators.tasks` marks its items ``"patchable": true`` instead
+#: (:func:`evaluators.tasks.review_items`).
 PATCHABLE_KINDS = ("qa", "testsets", "memory", "dialogue")
 
 
@@ -166,7 +168,7 @@ def build_gt_patch(store: ReviewStore, session_id: int, gt_digest: str,
             continue
         rid = str(p.get("id") or "").strip()
         where = rid or f"item {f.item.position + 1}"
-        if p.get("kind") not in PATCHABLE_KINDS or not rid:
+        if not (p.get("kind") in PATCHABLE_KINDS or p.get("patchable") is True) or not rid:
             skipped.append((where, f"a {p.get('kind')!r} item has no single record to correct"))
             continue
         if gold is not None and rid not in gold:
