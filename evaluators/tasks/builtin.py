@@ -81,3 +81,120 @@ def qa_run_result(run: Any) -> RunResult:
             issues.append(x.failure)
     return RunResult("qa", cols.table(), unit="record", issues=tuple(issues), config=to_jsonable(run.config),
                      signature=run.signature, native=run)
+
+
+def _system_name(file: str | None, fallback: str) -> str:
+    from pathlib import PurePath
+
+    return PurePath(file).stem if file else fallback
+
+
+def memory_run_result(report: Any) -> RunResult:
+    """A :class:`~evaluators.memory.run.MemoryReport` as a run result: one row per question.
+
+    Parameters
+    ----------
+    report : MemoryReport
+        From :func:`evaluators.memory.run.run_memory` (after GT patches when it was given some).
+
+    Returns
+    -------
+    RunResult
+        ``task="memory"``, unit ``question``, system :meth:`ResolvedInputs.system`; metrics the report's
+        ``names`` (registry names; ``None`` where a metric was not computed: no judge score, an
+        unavailable backend); slice ``question_type``; fields ``question``, ``ground_truth``, ``prediction``,
+        ``sample_id``; the report's metric signature and issues.
+    """
+    system = report.inputs.system
+    names = tuple(report.names)
+    cols = _Columns(names, ("question_type",), ("question", "ground_truth", "prediction", "sample_id"))
+    scores = {row.question_id: row.scores for row in report.rows}
+    for r in report.results:
+        values = scores.get(r.question_id, {})
+        cols.add(system, r.question_id, {m: values.get(m) for m in names}, {"question_type": r.question_type},
+                 {"question": r.question, "ground_truth": (r.ground_truth,) if r.ground_truth else (),
+                  "prediction": r.prediction, "sample_id": r.sample_id})
+    return RunResult("memory", cols.table(), unit="question", issues=tuple(report.issues),
+                     config={"metrics": list(names)}, signature=str(report.metrics.get("signature", "")),
+                     corrections=report.corrections, native=report)
+
+
+def dialogue_run_result(report: Any) -> RunResult:
+    """A :class:`~evaluators.dialogue.scoring.DialogueReport` as a run result: one row per model and case.
+
+    Returns
+    -------
+    RunResult
+        ``task="dialogue"``, unit ``reply``, system the model; item id the case key
+        (``scene#dialogue_index#occurrence``, :func:`evaluators.dialogue.scoring.case_key`); metrics the
+        registry metrics computed and ``combined_score``; slice ``scene``; fields ``question`` (the context),
+        ``ground_truth``, ``prediction``, ``status``; signatures of every metric, joined.
+    """
+    from evaluators.dialogue.scoring import case_key
+
+    names = tuple(m["name"] for m in report.metric_info) + ("combined_score",)
+    cols = _Columns(names, ("scene",), ("question", "ground_truth", "prediction", "status"))
+    for r in report.results:
+        cols.add(r.model, case_key(r), {**{m: r.metrics.get(m) for m in names[:-1]},
+                                        "combined_score": r.combined_score},
+                 {"scene": r.scene}, {"question": r.context,
+                                      "ground_truth": (r.expected_response,) if r.expected_response.strip() else (),
+                                      "prediction": r.prediction, "status": r.status})
+    signature = "; ".join(f"{k}={v}" for k, v in report.signatures.items())
+    return RunResult("dialogue", cols.table(), unit="reply", issues=tuple(report.issues),
+                     config=to_jsonable(report.config), signature=signature, corrections=report.corrections,
+                     native=report)
+
+
+def testsets_run_result(report: Any) -> RunResult:
+    """A :class:`~evaluators.testsets.run.TestSetsReport` as a run result.
+
+    Single-turn: one row per item, metric ``keyword_score`` (the share of the item's keywords found),
+    slices ``category`` and ``difficulty``.  Multi-turn: one row per turn (id ``dialogue#turn``), metric
+    ``point_coverage`` (the share of the turn's expected points covered), slice ``requires_context``.
+    The system is the answers file's stem.
+    """
+    scores = report.scores
+    answers = getattr(report.answers, "file", None)
+    system = _system_name(answers, "answers")
+    if scores is None:
+        return RunResult("testsets", ItemTable((), ()), unit="item", issues=tuple(report.issues), native=report)
+    if report.kind == "single":
+        cols = _Columns(("keyword_score",), ("category", "difficulty"), ("question", "ground_truth", "prediction",
+                                                                          "status"))
+        for it in scores.items:
+            cols.add(system, it.id, {"keyword_score": it.score}, {"category": it.category,
+                                                                   "difficulty": it.difficulty},
+                     {"question": it.question, "ground_truth": (it.expected_answer,) if it.expected_answer else (),
+                      "prediction": it.answer, "status": it.status})
+        unit = "item"
+    else:
+        cols = _Columns(("point_coverage",), ("requires_context",), ("question", "prediction", "status"))
+        for d in scores.dialogues:
+            for t in d.turns:
+                cols.add(system, f"{d.id}#{t.turn}", {"point_coverage": t.coverage if t.n_points else None},
+                         {"requires_context": str(t.requires_context).lower()},
+                         {"question": t.user, "prediction": t.answer, "status": t.status})
+        unit = "turn"
+    return RunResult("testsets", cols.table(), unit=unit, issues=tuple(report.issues),
+                     config={"kind": report.kind}, corrections=report.corrections, native=report)
+
+
+#: The narrative metrics of a run result: the overall score and the component scores.
+NARRATIVE_METRICS = ("overall_score", "characters", "relationships", "sentiment", "action_layer", "text_span")
+
+
+def narrative_run_result(report: Any, system: str = "predictions") -> RunResult:
+    """A :class:`~evaluators.narrative.batch.NarrativeReport` as a run result: one row per document pair.
+
+    Metrics :data:`NARRATIVE_METRICS` (``None`` for a pair that could not be scored: its problem is among
+    the issues, and for a component without GT); fields ``gt_file`` and ``pred_file``; no slice.
+    """
+    cols = _Columns(NARRATIVE_METRICS, (), ("gt_file", "pred_file"))
+    for d in report.documents:
+        r = d.result
+        values = {"overall_score": r.overall_score if r is not None else None}
+        values.update({c: (r.component_scores.get(c) if r is not None else None) for c in NARRATIVE_METRICS[1:]})
+        cols.add(system, d.story_id, values, {}, {"gt_file": d.gt_file, "pred_file": d.pred_file})
+    return RunResult("narrative", cols.table(), unit="document", issues=tuple(report.issues),
+                     signature=report.signature, corrections=report.corrections, native=report)

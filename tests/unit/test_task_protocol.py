@@ -66,7 +66,7 @@ def test_cli_json_scores_the_demo_by_system_and_slice(demo_paths):
     assert _means(data["summary"]) == {("A", "all"): 0.5, ("A", "animal"): 0.5, ("A", "colour"): 0.5,
                                        ("B", "all"): 0.75, ("B", "animal"): 1.0, ("B", "colour"): 0.5}
     b_all = next(r for r in data["summary"] if r["system"] == "B" and r["slice_value"] == "all")
-    ci = bootstrap_ci([1.0, 1.0, 0.0, 1.0], n_resamples=1000, seed=0, unit="record")
+    ci = bootstrap_ci([1.0, 1.0, 0.0, 1.0], n_resamples=10_000, seed=0, unit="record")
     assert (b_all["n"], b_all["ci_low"], b_all["ci_high"]) == (4, ci.ci_low, ci.ci_high)
     assert len(data["items"]) == 8 and data["items"][1] == {
         "item_id": "r2", "system": "A", "category": "animal", "exact_match": 0.0, "question": "r2",
