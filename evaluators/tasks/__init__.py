@@ -7,7 +7,11 @@ A task is one object (:class:`Task`) that says
 - its config (:attr:`Task.config_type`, a frozen dataclass; its simple fields become CLI options),
 - ``run(inputs, config) -> RunResult`` (:class:`evaluators.run_result.RunResult`),
 - how a GT correction changes a record: the record ids' gold answers (:meth:`Task.gold_answers`) and
-  the inputs with other gold answers (:meth:`Task.with_gold`).
+  the inputs with other gold answers (:meth:`Task.with_gold`), from which :func:`run_task` scores the
+  run before and after a GT patch.  A task whose corrections have rules of their own (the built-in
+  tasks: a QA patch re-scores the changed records of a scored report, a narrative patch edits places in
+  a document) says so instead with ``run_with_patch(inputs, config, gt_patch) -> RunResult``, whose
+  result carries its ``corrections``.
 
 From that alone the task gets, with no engine module touched: a CLI command (``python -m evaluators
 NAME ...``, :mod:`evaluators.cli.task`), the JSON, CSV, Markdown and terminal writers
@@ -17,6 +21,8 @@ page from the shared components (:func:`components.task_page.task_page`).  This 
 Inspect AI's ``Task(dataset, solver, scorer)`` and scikit-learn's estimator contract: a small, uniform
 surface every task fills in.
 
+The five built-in tasks (:mod:`evaluators.tasks.builtin`: ``narrative``, ``qa``, ``testsets``, ``dialogue``,
+``memory``) are Task objects too, over their own run functions; their CLI commands and pages are their own.
 Tasks are registered with :func:`register`; tasks outside this package are plugged in by naming their
 modules in the environment variable ``EVALBOARD_TASKS`` (comma-separated; each module registers its
 task when imported) or through the ``evalboard.tasks`` entry-point group (each entry point loads a
@@ -57,12 +63,15 @@ class InputRole:
         What the file holds.
     is_gt : bool
         The ground truth (GT patches are bound to its bytes).
+    required : bool
+        A run needs it (an optional input, e.g. stored judge labels, may be left out).
     """
 
     name: str
     metavar: str
     help: str = ""
     is_gt: bool = False
+    required: bool = True
 
 
 @runtime_checkable
@@ -97,11 +106,10 @@ class Task(Protocol):
         """Score the inputs: a :class:`~evaluators.run_result.RunResult` whose ``issues`` hold the inputs'
         problems."""
 
-    def gold_answers(self, inputs: Any) -> Mapping[str, tuple[str, ...]]:
-        """Item id -> its GT answers (what a GT patch corrects)."""
 
-    def with_gold(self, inputs: Any, gold: Mapping[str, tuple[str, ...]]) -> Any:
-        """The inputs with the GT answers of the ids in ``gold`` replaced (the others as they were)."""
+def _corrects(task: Any) -> bool:
+    """Whether ``task`` says how a GT patch changes its inputs (either way of the module docstring)."""
+    return hasattr(task, "run_with_patch") or (hasattr(task, "gold_answers") and hasattr(task, "with_gold"))
 
 
 _TASKS: dict[str, Task] = {}
@@ -119,9 +127,10 @@ def register(task: Task) -> Task:
         Another task of that name is registered, or its config type is not a dataclass with defaults.
     """
     if not isinstance(task, Task):
-        missing = [a for a in ("name", "title", "unit", "roles", "config_type", "read", "run", "gold_answers",
-                               "with_gold") if not hasattr(task, a)]
+        missing = [a for a in ("name", "title", "unit", "roles", "config_type", "read", "run") if not hasattr(task, a)]
         raise TypeError(f"{type(task).__name__} is not a Task: it lacks {', '.join(missing)}")
+    if not _corrects(task):
+        raise TypeError(f"{type(task).__name__} is not a Task: it lacks gold_answers and with_gold (or run_with_patch)")
     other = _TASKS.get(task.name)
     if other is not None and other is not task:
         raise ValueError(f"a task named {task.name!r} is registered already ({type(other).__name__})")
@@ -150,6 +159,11 @@ def load_plugins() -> None:
     if _loaded_plugins:
         return
     _loaded_plugins = True
+    from evaluators.tasks.builtin import BUILTIN
+
+    for cls in BUILTIN:
+        if cls.name not in _TASKS:
+            register(cls())
     for module in filter(None, (m.strip() for m in os.environ.get(TASKS_ENV, "").split(","))):
         try:
             importlib.import_module(module)
@@ -240,12 +254,15 @@ def run_task(task: Task, files: Mapping[str, InputFile], config: Any = None, *,
     """
     from evaluators.io.gt_patch import file_sha256
 
-    missing = [r.name for r in task.roles if r.name not in files]
+    missing = [r.name for r in task.roles if r.required and r.name not in files]
     if missing:
         raise KeyError(f"task {task.name!r} needs the input(s) {', '.join(missing)}")
     config = config if config is not None else task.config_type()
-    digests = {r.name: file_sha256(files[r.name].data) for r in task.roles}
+    digests = {r.name: file_sha256(files[r.name].data) for r in task.roles if r.name in files}
     inputs = task.read(files)
+    if gt_patch and gt_patch.entries and hasattr(task, "run_with_patch"):
+        return dataclasses.replace(task.run_with_patch(inputs, config, gt_patch),
+                                   digests={**digests, "gt_patch": ", ".join(gt_patch.files)})
     before = task.run(inputs, config)
     before = dataclasses.replace(before, digests=digests)
     if not gt_patch or not gt_patch.entries:

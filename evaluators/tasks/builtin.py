@@ -198,3 +198,164 @@ def narrative_run_result(report: Any, system: str = "predictions") -> RunResult:
         cols.add(system, d.story_id, values, {}, {"gt_file": d.gt_file, "pred_file": d.pred_file})
     return RunResult("narrative", cols.table(), unit="document", issues=tuple(report.issues),
                      signature=report.signature, corrections=report.corrections, native=report)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The built-in tasks as Task objects (evaluators.tasks.Task): read -> run -> RunResult, corrections through each
+# task's own patch path (``run_with_patch``), registered by evaluators.tasks.tasks().
+
+
+def _replace(obj: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)
+
+
+class QATask:
+    """QA and fact-check records (one file: question, GT answers, prediction): :func:`evaluators.qa.run.run_qa`."""
+
+    name, title, unit = "qa", "QA & fact-check", "record"
+
+    def __init__(self) -> None:
+        from evaluators.qa.evaluate import QAConfig
+        from evaluators.tasks import InputRole
+
+        self.roles = (InputRole("input", "FILE", "QA / fact-check records with GT answers and predictions "
+                                                 "(JSONL, JSON or CSV)", is_gt=True),)
+        self.config_type = QAConfig
+
+    def read(self, files):
+        from evaluators.qa.run import QAInput
+
+        f = files["input"]
+        return QAInput(f.data, name=f.name)
+
+    def run(self, inputs, config) -> RunResult:
+        from evaluators.qa.run import run_qa
+
+        return qa_run_result(run_qa(inputs, config))
+
+    def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
+        """The run after ``gt_patch`` (:func:`evaluators.qa.patch.patch_run`, as the QA page and CLI apply it)."""
+        from evaluators.qa.patch import patch_run
+        from evaluators.qa.run import run_qa
+
+        patched, corrections = patch_run(run_qa(inputs, config), [inputs], gt_patch)
+        return _replace(qa_run_result(patched), corrections=corrections)
+
+
+class MemoryTask:
+    """Long-term-memory QA results (LoCoMo, LongMemEval): :func:`evaluators.memory.run.run_memory`."""
+
+    name, title, unit = "memory", "Long-term memory QA", "question"
+
+    def __init__(self) -> None:
+        from evaluators.memory.run import MemoryConfig
+        from evaluators.tasks import InputRole
+
+        self.roles = (InputRole("results", "RESULTS", "question, GT answer and prediction per line (LoCoMo / "
+                                                      "LongMemEval / mem0 results)", is_gt=True),
+                      InputRole("labels", "LABELS", "stored judge labels", required=False))
+        self.config_type = MemoryConfig
+
+    def read(self, files):
+        from evaluators.memory.inputs import resolve_inputs
+
+        return resolve_inputs(**{role: (f.name, f.data) for role, f in files.items()})
+
+    def run(self, inputs, config) -> RunResult:
+        from evaluators.memory.run import run_memory
+
+        return memory_run_result(run_memory(inputs, config))
+
+    def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
+        return self.run(inputs, _replace(config, gt_patch=gt_patch))
+
+
+class DialogueTask:
+    """Persona chatbot replies by scene and model: :func:`evaluators.dialogue.run.run_dialogue`."""
+
+    name, title, unit = "dialogue", "Persona dialogue", "reply"
+
+    def __init__(self) -> None:
+        from evaluators.dialogue.scoring import DialogueConfig
+        from evaluators.tasks import InputRole
+
+        self.roles = (InputRole("cases", "CASES", "persona cases with expected replies (JSON)", is_gt=True),
+                      InputRole("predictions", "PRED", "model replies (JSONL / JSON / CSV)"))
+        self.config_type = DialogueConfig
+
+    def read(self, files):
+        from evaluators.dialogue.inputs import load_cases, load_predictions
+        from evaluators.dialogue.run import DialogueInputs
+
+        cases, preds = files["cases"], files["predictions"]
+        return DialogueInputs.of(load_cases(cases.data, cases.name), [load_predictions(preds.data, preds.name)])
+
+    def run(self, inputs, config) -> RunResult:
+        from evaluators.dialogue.run import run_dialogue
+
+        return dialogue_run_result(run_dialogue(inputs, config))
+
+    def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
+        return self.run(_replace(inputs, gt_patch=gt_patch), config)
+
+
+class TestSetsTask:
+    """Keyword-scored test sets (single turn) and multi-turn expected points: :func:`evaluators.testsets.run.run_testsets`."""
+
+    __test__ = False
+    name, title, unit = "testsets", "Keyword test sets", "item"
+
+    def __init__(self) -> None:
+        from evaluators.tasks import InputRole
+        from evaluators.testsets.run import TestSetsConfig
+
+        self.roles = (InputRole("items", "ITEMS", "test set JSON", is_gt=True),
+                      InputRole("answers", "ANSWERS", "answers keyed by item id (and turn)"))
+        self.config_type = TestSetsConfig
+
+    def read(self, files):
+        from evaluators.testsets.run import TestSetsInputs
+
+        return TestSetsInputs(files["items"].data, files["items"].name, files["answers"].data, files["answers"].name)
+
+    def run(self, inputs, config) -> RunResult:
+        from evaluators.testsets.run import run_testsets
+
+        return testsets_run_result(run_testsets(inputs, config))
+
+    def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
+        return self.run(inputs, _replace(config, gt_patch=gt_patch))
+
+
+class NarrativeTask:
+    """Structured narrative annotation (JSON v3), one GT and one prediction document:
+    :func:`evaluators.narrative.run.run_narrative`."""
+
+    name, title, unit = "narrative", "Narrative annotation", "document"
+
+    def __init__(self) -> None:
+        from evaluators.narrative.base import NarrativeConfig
+        from evaluators.tasks import InputRole
+
+        self.roles = (InputRole("gt", "GT", "GT annotation (JSON v3)", is_gt=True),
+                      InputRole("pred", "PRED", "predicted annotation (JSON v3)"))
+        self.config_type = NarrativeConfig
+
+    def read(self, files):
+        from evaluators.narrative.run import NarrativeInputs
+
+        return NarrativeInputs((files["gt"],), (files["pred"],), single_pair=True)
+
+    def run(self, inputs, config) -> RunResult:
+        from evaluators.narrative.run import run_narrative
+
+        return narrative_run_result(run_narrative(inputs, config))
+
+    def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
+        return self.run(_replace(inputs, gt_patch=gt_patch), config)
+
+
+#: The built-in tasks, in the order of the dashboard's pages.
+BUILTIN = (NarrativeTask, QATask, TestSetsTask, DialogueTask, MemoryTask)

@@ -96,3 +96,56 @@ def test_repeated_ids_within_a_system_are_kept_apart():
     data = b'{"id": "q", "answer": "a", "prediction": "a"}\n{"id": "q", "answer": "b", "prediction": "c"}\n'
     result = builtin.qa_run_result(run_qa(QAInput(data, name="dup.jsonl")))
     assert result.items.item_id == ("q", "q#2") and result.items.values["exact_match"] == (1.0, 0.0)
+
+
+def _files(**paths: Path):
+    from evaluators.io.sources import InputFile
+
+    return {role: InputFile(p.name, p.read_bytes()) for role, p in paths.items()}
+
+
+@pytest.mark.parametrize("name, files, adapter", [
+    ("qa", {"input": DEMO / "qa" / "qa_systems_demo.jsonl"}, "qa"),
+    ("testsets", {"items": DEMO / "testsets" / "factual_demo.json",
+                  "answers": DEMO / "testsets" / "factual_demo_answers.json"}, "testsets"),
+    ("dialogue", {"cases": DEMO / "dialogue" / "persona_cases.json",
+                  "predictions": DEMO / "dialogue" / "panda-chat-large.jsonl"}, "dialogue"),
+    ("memory", {"results": DEMO / "memory" / "demo_results.jsonl"}, "memory"),
+    ("narrative", {"gt": DEMO / "narrative" / "EN_001_lantern_keeper_v3.json",
+                   "pred": DEMO / "narrative" / "EN_001_lantern_keeper_prediction.json"}, "narrative"),
+])
+def test_builtin_tasks_run_through_the_protocol(name, files, adapter):
+    """One door for every task: evaluators.tasks.run_task(get(name), files) gives the task's run result, the
+    same table as the task's own run function seen through its adapter."""
+    from evaluators.tasks import get, run_task
+
+    task = get(name)
+    result = run_task(task, _files(**files))
+    assert result.task == name and len(result.items) > 0
+    direct = task.run(task.read(_files(**files)), task.config_type())
+    assert result.items.digest() == direct.items.digest()
+    assert set(result.digests) == set(files)                                   # every input's SHA-256
+
+
+def test_qa_task_gt_patch_goes_through_the_qa_patch_path(tmp_path):
+    """One record of system rag-7b (exact match 0) gets its prediction accepted: that system's EM rises by
+    exactly 1/16 (16 records), the others are unchanged, and the corrections say so."""
+    from evaluators.io.gt_patch import KEYED_VERSION, GTPatchSet, PatchEntry, record_key, write_gt_patch
+    from evaluators.tasks import get, run_task
+
+    files = _files(input=DEMO / "qa" / "qa_systems_demo.jsonl")
+    task = get("qa")
+    before = run_task(task, files)
+    rows = [r for r in before.items.rows() if r["system"] == "rag-7b" and r["exact_match"] == 0.0
+            and r["status"] == "scored"]
+    target = rows[0]
+    old = tuple(target["ground_truth"])
+    entry = PatchEntry(target["item_id"], "", "add_answer", old, (target["prediction"],), "lead", "variant", "s",
+                       KEYED_VERSION, gt_key=record_key(target["item_id"], old))
+    patches = GTPatchSet.read([("p.jsonl", write_gt_patch([entry]).encode("utf-8"))])
+    after = run_task(task, files, gt_patch=patches)
+    b = {s: _overall(before)[(s, "exact_match")].mean for s in before.systems}
+    a = {s: _overall(after)[(s, "exact_match")].mean for s in after.systems}
+    assert a["rag-7b"] == pytest.approx(b["rag-7b"] + 1 / 16) and a["rag-70b"] == b["rag-70b"]
+    assert after.corrections is not None and after.corrections.applications[0][1].n_applied >= 1
+    assert after.digests["gt_patch"] == "p.jsonl"
