@@ -120,6 +120,12 @@ def adapter(config: DialogueConfig, run, **kwargs) -> CorrectionsAdapter:
         :func:`~evaluators.dialogue.run.run_dialogue`, called without the patch.
     **kwargs
         ``progress``, ``workers``, ``predictions`` of ``run``.
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of
+        :class:`~evaluators.dialogue.run.DialogueInputs` and their patch.
     """
     def patch(x, patches: GTPatchSet) -> PatchedInputs:
         cases, references, app = patch_cases(x.cases, patches)

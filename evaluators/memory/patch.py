@@ -128,6 +128,11 @@ def adapter(inputs: ResolvedInputs, config, run, **kwargs) -> CorrectionsAdapter
         :func:`~evaluators.memory.run.run_memory`, called without the patch.
     **kwargs
         ``progress``, ``memo``, ``key`` of ``run``.
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of ``inputs`` and ``config.gt_patch``.
     """
     plain = dataclasses.replace(config, gt_patch=None)
     key = kwargs.pop("key", ())

@@ -353,7 +353,18 @@ class PatchedInputs:
 
 
 def per_run(values: Callable[[Any], RunValues]) -> Callable[[Any, Any], tuple[RunValues, RunValues]]:
-    """A :attr:`CorrectionsAdapter.values` that reads each run on its own: ``(values(before), values(after))``."""
+    """A :attr:`CorrectionsAdapter.values` that reads each run on its own.
+
+    Parameters
+    ----------
+    values : callable
+        ``values(report)`` -> run -> metric -> one value per record (shape (n_records,) per run).
+
+    Returns
+    -------
+    callable
+        ``(before, after) -> (values(before), values(after))``.
+    """
     return lambda before, after: (values(before), values(after))
 
 

@@ -336,6 +336,11 @@ def adapter(run: Callable[[Any], Any], run_after: Callable[[Any], Any] | None = 
         (:func:`~evaluators.narrative.run.run_narrative` with the run's config).
     run_after : callable, optional
         The same for the run after the corrections, when it differs (progress and streamed writes).
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of ``NarrativeInputs`` and their patch.
     """
     def patch(inputs, patches: GTPatchSet) -> PatchedInputs:
         patched = patch_gt_files(inputs.gt, patches)

@@ -138,7 +138,19 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
 
 def rescore_report(report: QAReport, application: PatchApplication) -> QAReport:
     """``report`` with the records of every id ``application`` changed scored again against their new answers
-    (:func:`rescore`), the others as they were, and its aggregates made again (:func:`rebuild_report`)."""
+    (:func:`rescore`), the others as they were, and its aggregates made again (:func:`rebuild_report`).
+
+    Parameters
+    ----------
+    report : QAReport
+    application : PatchApplication
+        What the patch did to ``report``'s records (:func:`apply_to_reports`, :func:`patch_report`).
+
+    Returns
+    -------
+    QAReport
+        Records in the same order.
+    """
     records = list(report.records)
     if not application.answers:
         return rebuild_report(report, records)
@@ -204,8 +216,21 @@ def apply_to_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, 
                      ) -> tuple[tuple[str, PatchApplication], ...]:
     """What GT patches do to the records of scored reports (nothing scored again: :func:`rescore_report`).
 
-    Parameters, rules and errors as :func:`patch_reports`; returns ``(report file, PatchApplication)``
-    per report, in order.
+    Parameters
+    ----------
+    reports, gt_files, patches
+        As :func:`patch_reports` (which is this, then :func:`rescore_report` of each report).
+
+    Returns
+    -------
+    tuple of (str, PatchApplication)
+        Per report, in order: its file and what the entries did to its records.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry bound to none of the GT files, or keyed entries none of which is for a record of the
+        reports.
     """
     check_digest(patches.entries, dict(gt_files))
     applications = tuple((report.file, apply_gt_patch(gold_answers(report.records),
@@ -281,6 +306,11 @@ def adapter(gt_files: Sequence[tuple[str, str]], *, n_resamples: int, seed: int 
     n_resamples : int
         Bootstrap resamples (>= 1) of the intervals and paired tests.
     seed : int
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of the reports, with ``before`` the reports.
     """
     return CorrectionsAdapter(
         patch=lambda reports, patches: PatchedInputs(list(reports), apply_to_reports(reports, gt_files, patches)),

@@ -79,7 +79,19 @@ class ApplicationSummary:
 
 
 def application_summaries(applications: Sequence) -> list[ApplicationSummary]:
-    """One :class:`ApplicationSummary` per ``(GT file name, PatchApplication)`` of ``applications``, in order."""
+    """What the patch entries did, file by file.
+
+    Parameters
+    ----------
+    applications : sequence of (str, PatchApplication)
+        GT file name and what the entries did there (a :class:`~evaluators.metrics.before_after.Corrections`'
+        ``applications``).
+
+    Returns
+    -------
+    list of ApplicationSummary
+        One per file, in order.
+    """
     out = []
     for name, app in applications:
         counts = Counter(c.status for c in app.changes)

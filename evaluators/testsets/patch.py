@@ -117,6 +117,11 @@ def adapter(answers: AnswerSet, report: SingleTurnReport, gt_file: str, gt_diges
         The test-set file's name and :func:`~evaluators.io.gt_patch.file_sha256`.
     n_resamples : int
         Bootstrap resamples (clipped to >= 1).
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of the test set, with ``before=report``.
     """
     def patch(test_set: TestSet, patches: GTPatchSet) -> PatchedInputs:
         entries = patches.for_file(gt_file, gt_digest)
