@@ -29,7 +29,7 @@ from evaluators.dialogue.inputs import CaseSet, DialogueCase
 from evaluators.dialogue.scoring import (STATUS_COMPARED, CaseResult, DialogueConfig, DialogueReport, build_scorer,
                                          case_key, combine, with_results)
 from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
-from evaluators.metrics.before_after import corrections_of
+from evaluators.metrics.before_after import CorrectionsAdapter, PatchedInputs, run_before_after
 from evaluators.text.tokenize import TextView
 
 #: Bootstrap resamples of the before / after intervals and paired tests.
@@ -102,8 +102,54 @@ def effect_values(report: DialogueReport, exact: str | None) -> dict[str, dict[s
     return out
 
 
+def _exact(report: DialogueReport) -> str | None:
+    """The run's exact-match metric (the first whose name starts with ``exact_match``), ``None`` without one."""
+    return next((n for n in (m["name"] for m in report.metric_info) if n.startswith("exact_match")), None)
+
+
+def adapter(config: DialogueConfig, run, **kwargs) -> CorrectionsAdapter:
+    """The persona task's :class:`~evaluators.metrics.before_after.CorrectionsAdapter` (rules in the module
+    docstring): the cases patched (:func:`patch_cases`), ``run`` before and after, the further references
+    scored after (:func:`best_reference`), each model's combined score and exact match (binary) compared
+    case by case.
+
+    Parameters
+    ----------
+    config : DialogueConfig
+    run : callable
+        :func:`~evaluators.dialogue.run.run_dialogue`, called without the patch.
+    **kwargs
+        ``progress``, ``workers``, ``predictions`` of ``run``.
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of
+        :class:`~evaluators.dialogue.run.DialogueInputs` and their patch.
+    """
+    def patch(x, patches: GTPatchSet) -> PatchedInputs:
+        cases, references, app = patch_cases(x.cases, patches)
+        return PatchedInputs(dataclasses.replace(x, cases=cases, gt_patch=None), ((x.cases.file, app),),
+                             tuple(app.issues), references)
+
+    def run_after(patched: PatchedInputs) -> DialogueReport:
+        after = run(patched.inputs, config, **kwargs)
+        return with_results(after, best_reference(after.results, patched.extra, config)) if patched.extra else after
+
+    def values(before, after):
+        exact = _exact(after)
+        return effect_values(before, exact), effect_values(after, exact)
+
+    return CorrectionsAdapter(
+        patch=patch, run=lambda x: run(dataclasses.replace(x, gt_patch=None), config, **kwargs), values=values,
+        metrics=lambda before, after: ("combined_score",) + ((_exact(after),) if _exact(after) else ()),
+        binary=lambda before, after: (_exact(after),) if _exact(after) else (), run_after=run_after,
+        unit="case", n_resamples=EFFECT_RESAMPLES, seed=0)
+
+
 def run_with_patch(inputs, config: DialogueConfig | None, run, **kwargs) -> DialogueReport:
-    """``run(inputs, config)`` before and after ``inputs.gt_patch`` (rules in the module docstring).
+    """``run(inputs, config)`` before and after ``inputs.gt_patch`` (rules in the module docstring), through
+    :func:`evaluators.metrics.before_after.run_before_after` with :func:`adapter`.
 
     Parameters
     ----------
@@ -126,16 +172,7 @@ def run_with_patch(inputs, config: DialogueConfig | None, run, **kwargs) -> Dial
         As :func:`patch_cases`; and whatever ``run`` raises.
     """
     config = config or DialogueConfig()
-    cases, references, app = patch_cases(inputs.cases, inputs.gt_patch)
-    before = run(dataclasses.replace(inputs, gt_patch=None), config, **kwargs)
-    after = run(dataclasses.replace(inputs, cases=cases, gt_patch=None), config, **kwargs)
-    if references:
-        after = with_results(after, best_reference(after.results, references, config))
-    names = [m["name"] for m in after.metric_info]
-    exact = next((n for n in names if n.startswith("exact_match")), None)
-    metrics = ("combined_score",) + ((exact,) if exact else ())
-    corrections = corrections_of(((inputs.cases.file, app),), effect_values(before, exact),
-                                 effect_values(after, exact), metrics, files=inputs.gt_patch.files,
-                                 binary=(exact,) if exact else (), n_resamples=EFFECT_RESAMPLES, seed=0, unit="case")
-    return dataclasses.replace(after, issues=list(after.issues) + list(app.issues), before=before,
+    before, after, corrections, issues = run_before_after(inputs, inputs.gt_patch,
+                                                          adapter(config, run, **kwargs))
+    return dataclasses.replace(after, issues=list(after.issues) + list(issues), before=before,
                                corrections=corrections)

@@ -613,7 +613,9 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
                                          line=e.line, kind="gt_patch"))
         changes.append(AppliedChange(e.record_id, e.op, status, before, answers(e.record_id), e.who, e.why,
                                      e.session, e.where()))
-    touched = set(corrected) | set(accepted)
+    # the changed records in the order their first entry came (a set's order would follow the hash seed: the JSON
+    # of the same patch would differ from one process to the next)
+    touched = list(dict.fromkeys(c.record_id for c in changes if c.record_id in corrected or c.record_id in accepted))
     final = {rid: answers(rid) for rid in touched}
     app = PatchApplication({k: v for k, v in final.items() if v != tuple(gold[k])}, tuple(changes), tuple(issues))
     app.__dict__["_corrected_and_accepted"] = {

@@ -31,7 +31,7 @@ from evaluators.io.gt_patch import GTPatchSet, PatchApplication, apply_gt_patch
 from evaluators.memory import metrics as metrics_mod
 from evaluators.memory.inputs import ResolvedInputs
 from evaluators.memory.records import EvalResult
-from evaluators.metrics.before_after import corrections_of
+from evaluators.metrics.before_after import CorrectionsAdapter, PatchedInputs, per_run, run_before_after
 
 #: Metrics compared before and after (those the run computed), in this order; exact match is binary.
 EFFECT_METRICS = ("judge_score", "exact_match_normalized", "token_f1_char", "locomo_f1")
@@ -112,8 +112,60 @@ def best_over_references(rows: Sequence, results: Sequence[EvalResult], referenc
     return out
 
 
+def adapter(inputs: ResolvedInputs, config, run, **kwargs) -> CorrectionsAdapter:
+    """The memory task's :class:`~evaluators.metrics.before_after.CorrectionsAdapter` (rules in the module
+    docstring): the inputs patched (:func:`patch_inputs`), ``run`` before and after (its own cache key),
+    text metrics over the further references after (:func:`best_over_references`, aggregates made again),
+    the headline metrics of :data:`EFFECT_METRICS` the run computed compared question by question.
+
+    Parameters
+    ----------
+    inputs : ResolvedInputs
+        As read (the GT file names the run in the before / after table).
+    config : MemoryConfig
+        With ``gt_patch``.
+    run : callable
+        :func:`~evaluators.memory.run.run_memory`, called without the patch.
+    **kwargs
+        ``progress``, ``memo``, ``key`` of ``run``.
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of ``inputs`` and ``config.gt_patch``.
+    """
+    plain = dataclasses.replace(config, gt_patch=None)
+    key = kwargs.pop("key", ())
+    name = inputs.gt_file or "run"
+    entries = config.gt_patch.entries  # the after run's cache key
+
+    def patch(x: ResolvedInputs, patches: GTPatchSet) -> PatchedInputs:
+        patched, references, app = patch_inputs(x, patches)
+        return PatchedInputs(patched, ((x.gt_file or "", app),), tuple(app.issues), references)
+
+    def run_after(patched: PatchedInputs):
+        after = run(patched.inputs, plain, key=("gt-patch", key, entries), **kwargs)
+        rows = best_over_references(after.rows, patched.inputs.results, patched.extra, after.names)
+        metrics = after.metrics
+        if patched.extra:
+            metrics = metrics_mod.aggregate_rows(rows, after.names, unavailable=after.metrics.get("unavailable"),
+                                                 ci_resamples=max(0, config.ci_resamples))
+        return dataclasses.replace(after, rows=rows, metrics=metrics)
+
+    def compared(before, after) -> list[str]:
+        return [m for m in EFFECT_METRICS if m in after.names]
+
+    def values(report) -> dict:
+        return {name: {m: [r.scores.get(m) for r in report.rows] for m in EFFECT_METRICS if m in report.names}}
+
+    return CorrectionsAdapter(patch=patch, run=lambda x: run(x, plain, key=key, **kwargs), values=per_run(values),
+                              metrics=compared, binary=BINARY_METRICS, run_after=run_after, unit="question",
+                              n_resamples=config.ci_resamples or 2000, seed=0)
+
+
 def run_with_patch(inputs: ResolvedInputs, config, run, **kwargs):
-    """``run(inputs, config)`` before and after ``config.gt_patch`` (rules in the module docstring).
+    """``run(inputs, config)`` before and after ``config.gt_patch`` (rules in the module docstring), through
+    :func:`evaluators.metrics.before_after.run_before_after` with :func:`adapter`.
 
     Parameters
     ----------
@@ -136,22 +188,6 @@ def run_with_patch(inputs: ResolvedInputs, config, run, **kwargs):
     GTPatchMismatch
         As :func:`patch_inputs`; and whatever ``run`` raises.
     """
-    plain = dataclasses.replace(config, gt_patch=None)
-    key = kwargs.pop("key", ())
-    patched, references, app = patch_inputs(inputs, config.gt_patch)
-    before = run(inputs, plain, key=key, **kwargs)
-    after = run(patched, plain, key=("gt-patch", key, config.gt_patch.entries), **kwargs)
-    rows = best_over_references(after.rows, patched.results, references, after.names)
-    metrics = after.metrics
-    if references:
-        metrics = metrics_mod.aggregate_rows(rows, after.names, unavailable=after.metrics.get("unavailable"),
-                                             ci_resamples=max(0, config.ci_resamples))
-    compared = [m for m in EFFECT_METRICS if m in after.names]
-    name = inputs.gt_file or "run"
-    corrections = corrections_of(((inputs.gt_file or "", app),),
-                                 {name: {m: [r.scores.get(m) for r in before.rows] for m in compared}},
-                                 {name: {m: [r.scores.get(m) for r in rows] for m in compared}}, compared,
-                                 files=config.gt_patch.files, binary=BINARY_METRICS,
-                                 n_resamples=config.ci_resamples or 2000, seed=0, unit="question")
-    return dataclasses.replace(after, rows=rows, metrics=metrics, issues=after.issues + list(app.issues),
-                               before=before, corrections=corrections)
+    before, after, corrections, issues = run_before_after(inputs, config.gt_patch,
+                                                          adapter(inputs, config, run, **kwargs))
+    return dataclasses.replace(after, issues=after.issues + list(issues), before=before, corrections=corrections)

@@ -11,6 +11,11 @@ runs, the pairs of systems
 whose order a correction reversed (rank flips).  The renderers are in
 :mod:`evaluators.reports.corrections`.
 
+:func:`run_before_after` is the one skeleton every task's corrections go through: the task says, in a
+:class:`CorrectionsAdapter`, how a patch changes its inputs, how they are run and which values of a run
+are compared; the skeleton applies the patch (refused before anything is scored), runs before and
+after, and returns both runs with their :class:`Corrections`.
+
 References
 ----------
 Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 and sec. 16.4 (percentile
@@ -22,10 +27,12 @@ Hitchhiker's Guide to Testing Statistical Significance in NLP", ACL (small test 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from evaluators.io.gt_patch import PatchApplication
+from evaluators.io.errors import InputIssue
+from evaluators.io.gt_patch import GTPatchSet, PatchApplication
 from evaluators.metrics.statistics import (
     BootstrapCI,
     McNemarResult,
@@ -315,3 +322,174 @@ def corrections_of(applications: Sequence[tuple[str, PatchApplication]],
     except ValueError as exc:
         effect, note = None, str(exc)
     return Corrections(tuple(applications), effect, tuple(files), note)
+
+
+#: Values of a run as :func:`score_effect` reads them: run (system) -> metric -> one value per record.
+RunValues = Mapping[str, Mapping[str, Sequence[float | None]]]
+
+
+@dataclass(frozen=True)
+class PatchedInputs:
+    """A task's inputs with the corrections applied (what :attr:`CorrectionsAdapter.patch` returns).
+
+    Attributes
+    ----------
+    inputs : object
+        What the run after the corrections scores (the task's own type).
+    applications : tuple of (str, PatchApplication)
+        Per GT file: what each patch entry did (:func:`evaluators.io.gt_patch.apply_gt_patch`).
+    issues : tuple of InputIssue
+        Problems of the patching that the task adds to its report's problems (e.g. the applications'
+        located conflicts and unknown ids, or lines made for no GT file of the run).
+    extra : object
+        Whatever else the run after the corrections needs (further references of a record); ``None``
+        when nothing.
+    """
+
+    inputs: Any
+    applications: tuple[tuple[str, PatchApplication], ...]
+    issues: tuple[InputIssue, ...] = ()
+    extra: Any = None
+
+
+def per_run(values: Callable[[Any], RunValues]) -> Callable[[Any, Any], tuple[RunValues, RunValues]]:
+    """A :attr:`CorrectionsAdapter.values` that reads each run on its own.
+
+    Parameters
+    ----------
+    values : callable
+        ``values(report)`` -> run -> metric -> one value per record (shape (n_records,) per run).
+
+    Returns
+    -------
+    callable
+        ``(before, after) -> (values(before), values(after))``.
+    """
+    return lambda before, after: (values(before), values(after))
+
+
+def _static(names: Sequence[str]) -> Callable[[Any, Any], Sequence[str]]:
+    return lambda before, after: tuple(names)
+
+
+@dataclass(frozen=True)
+class CorrectionsAdapter:
+    """What :func:`run_before_after` needs to know about a task (each task builds one per run).
+
+    Attributes
+    ----------
+    patch : callable
+        ``patch(inputs, patches) -> PatchedInputs``: the inputs with the corrected (and accepted)
+        answers.  Raises :class:`~evaluators.io.gt_patch.GTPatchMismatch` for a patch made for other
+        GT files; it is called before anything is scored.
+    run : callable
+        ``run(inputs) -> report``: the run of the inputs as read (and of ``PatchedInputs.inputs``
+        unless ``run_after`` is given); it must not apply the patch itself.
+    values : callable
+        ``values(before, after) -> (before_values, after_values)``, each run -> metric -> one value
+        per record, the same records in the same order (``None``: not scored), as :func:`score_effect`
+        reads them; :func:`per_run` makes one from a function of one report.
+    metrics : sequence of str or callable
+        The metrics compared, in order, or ``metrics(before, after)`` returning them (a task whose
+        metrics depend on the run's config).
+    binary : sequence of str or callable
+        The 0/1 metrics among them (McNemar's exact test), or ``binary(before, after)``.
+    run_after : callable, optional
+        ``run_after(patched) -> report`` when the run after the corrections is not ``run(patched.inputs)``
+        (a different cache key, progress shown for one run only, scores over further references).
+    unit : str
+        What one value is (``record``, ``question``, ``case``, ``item``, ``document``).
+    n_resamples : int
+        Bootstrap resamples (>= 1) of the intervals and paired tests.
+    seed : int
+    """
+
+    patch: Callable[[Any, GTPatchSet], PatchedInputs]
+    run: Callable[[Any], Any]
+    values: Callable[[Any, Any], tuple[RunValues, RunValues]]
+    metrics: Sequence[str] | Callable[[Any, Any], Sequence[str]]
+    binary: Sequence[str] | Callable[[Any, Any], Sequence[str]] = ()
+    run_after: Callable[[PatchedInputs], Any] | None = None
+    unit: str = "record"
+    n_resamples: int = 10_000
+    seed: int = 0
+
+
+class BeforeAfter(NamedTuple):
+    """What :func:`run_before_after` returns (unpacks as ``before, after, corrections, issues``).
+
+    Attributes
+    ----------
+    before, after : object
+        The task's reports without and with the corrections.
+    corrections : Corrections
+    issues : tuple of InputIssue
+        :attr:`PatchedInputs.issues`: for the task to add to the report after the corrections.
+    """
+
+    before: Any
+    after: Any
+    corrections: Corrections
+    issues: tuple[InputIssue, ...]
+
+
+_UNSET = object()
+
+
+def run_before_after(inputs: Any, patches: GTPatchSet, adapter: CorrectionsAdapter, *,
+                     before: Any = _UNSET) -> BeforeAfter:
+    """Score a task's inputs before and after GT patches: the one corrections skeleton of every task.
+
+    In order: ``adapter.patch(inputs, patches)`` (a patch for other GT files is refused here, before
+    anything is scored), the run before (``adapter.run(inputs)``, or ``before`` when the task scored it
+    already), the run after (``adapter.run_after(patched)`` or ``adapter.run(patched.inputs)``), then
+    :func:`corrections_of` of the applications and of ``adapter.values(before, after)`` on
+    ``adapter.metrics``.
+
+    Parameters
+    ----------
+    inputs : object
+        The task's inputs as read.
+    patches : GTPatchSet
+        Applied in order; ``patches.files`` become the corrections' ``files``.
+    adapter : CorrectionsAdapter
+    before : object, optional
+        The run of ``inputs`` without the patch when the task has it already (a scored report that is
+        patched rather than run again: QA, test sets); ``adapter.run`` is then not called for it.
+
+    Returns
+    -------
+    BeforeAfter
+        ``(before, after, corrections, issues)``; ``corrections.effect`` is ``None`` (with a ``note``) when
+        no record was scored both times.
+
+    Raises
+    ------
+    GTPatchMismatch
+        From ``adapter.patch``; and whatever the task's run raises.
+
+    Examples
+    --------
+    Two systems, one exact-match value per item, one correction that makes system B right on item 2:
+
+    >>> from evaluators.io.gt_patch import GTPatchSet
+    >>> adapter = CorrectionsAdapter(
+    ...     patch=lambda x, p: PatchedInputs(x + "*", ()), run=lambda x: x,
+    ...     values=lambda b, a: ({"A": {"em": [1, 0]}, "B": {"em": [0, 0]}},
+    ...                          {"A": {"em": [1, 0]}, "B": {"em": [0, 1]}}),
+    ...     metrics=("em",), binary=("em",), n_resamples=10)
+    >>> b, a, corrections, _ = run_before_after("gt", GTPatchSet(), adapter)
+    >>> (b, a, corrections.effect.changes[1].metric("em").after.estimate)
+    ('gt', 'gt*', 0.5)
+    """
+    patched = adapter.patch(inputs, patches)
+    if before is _UNSET:
+        before = adapter.run(inputs)
+    after = adapter.run_after(patched) if adapter.run_after is not None else adapter.run(patched.inputs)
+    metrics = adapter.metrics if callable(adapter.metrics) else _static(adapter.metrics)
+    binary = adapter.binary if callable(adapter.binary) else _static(adapter.binary)
+    values_before, values_after = adapter.values(before, after)
+    corrections = corrections_of(patched.applications, values_before, values_after, tuple(metrics(before, after)),
+                                 files=patches.files, binary=tuple(binary(before, after)),
+                                 n_resamples=adapter.n_resamples, seed=adapter.seed, unit=adapter.unit)
+    return BeforeAfter(before, after, corrections, tuple(patched.issues))

@@ -40,7 +40,7 @@ Decisions (issue 19, narrative):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,6 +48,7 @@ from evaluators.io.errors import InputError, InputIssue
 from evaluators.io.gt_patch import (OP_ADD, OP_REMOVE, OP_REPLACE, AppliedChange, GTPatchMismatch, GTPatchSet,
                                     PatchApplication, PatchEntry, apply_gt_patch, file_sha256)
 from evaluators.io.sources import InputFile
+from evaluators.metrics.before_after import CorrectionsAdapter, PatchedInputs, per_run
 from evaluators.narrative.loader import LoadedDocument, load_document
 from evaluators.narrative.locate import (RELATIONSHIP_FIELDS, action_key, character_key, event_ids, gold_values,
                                          relationship_key, scored_name, span_key,
@@ -321,6 +322,34 @@ def patch_gt_files(gt_files: Sequence[InputFile], patches: GTPatchSet) -> Patche
         files.append(PatchedFile(f.name, f.data, f.issue, patch=doc_patch))
         applications.append((f.name, app))
     return PatchedGT(tuple(files), tuple(applications), tuple(issues))
+
+
+def adapter(run: Callable[[Any], Any], run_after: Callable[[Any], Any] | None = None) -> CorrectionsAdapter:
+    """The narrative task's :class:`~evaluators.metrics.before_after.CorrectionsAdapter`: each patch line
+    attached to the GT file it was made for (:func:`patch_gt_files`; lines for no file of the run are the
+    issues), the overall and component scores (:data:`EFFECT_METRICS`) compared document by document.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(inputs) -> NarrativeReport`` of inputs without a patch
+        (:func:`~evaluators.narrative.run.run_narrative` with the run's config).
+    run_after : callable, optional
+        The same for the run after the corrections, when it differs (progress and streamed writes).
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of ``NarrativeInputs`` and their patch.
+    """
+    def patch(inputs, patches: GTPatchSet) -> PatchedInputs:
+        patched = patch_gt_files(inputs.gt, patches)
+        return PatchedInputs(replace(inputs, gt=patched.files, gt_patch=None), patched.applications, patched.issues)
+
+    return CorrectionsAdapter(patch=patch, run=lambda x: run(replace(x, gt_patch=None)),
+                              values=per_run(lambda r: {"predictions": effect_values(r)}), metrics=EFFECT_METRICS,
+                              run_after=(lambda p: run_after(p.inputs)) if run_after is not None else None,
+                              unit="document", n_resamples=EFFECT_RESAMPLES, seed=0)
 
 
 def effect_values(report: Any) -> dict[str, list[float | None]]:

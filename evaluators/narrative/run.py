@@ -117,18 +117,15 @@ def run_narrative(inputs: NarrativeInputs, config: NarrativeSettings | Narrative
 
 
 def _run_with_patch(inputs: NarrativeInputs, config, **kwargs) -> NarrativeReport:
-    """The run before and after ``inputs.gt_patch`` (:mod:`evaluators.narrative.patch`); ``render`` and
-    ``on_document`` see the run after the corrections only."""
-    from evaluators.metrics.before_after import corrections_of
-    from evaluators.narrative.patch import EFFECT_METRICS, EFFECT_RESAMPLES, effect_values, patch_gt_files
+    """The run before and after ``inputs.gt_patch`` (:mod:`evaluators.narrative.patch`) through
+    :func:`evaluators.metrics.before_after.run_before_after`; ``render`` and ``on_document`` see the run
+    after the corrections only."""
+    from evaluators.metrics.before_after import run_before_after
+    from evaluators.narrative.patch import adapter
 
-    patched = patch_gt_files(inputs.gt, inputs.gt_patch)  # GTPatchMismatch before anything is scored
     quiet = {"workers": kwargs.get("workers", 1)}
-    before = run_narrative(replace(inputs, gt_patch=None), config, **quiet)
-    after = run_narrative(replace(inputs, gt=patched.files, gt_patch=None), config, **kwargs)
-    name = "predictions"
-    corrections = corrections_of(patched.applications, {name: effect_values(before)}, {name: effect_values(after)},
-                                 EFFECT_METRICS, files=inputs.gt_patch.files, n_resamples=EFFECT_RESAMPLES, seed=0,
-                                 unit="document")
+    before, after, corrections, issues = run_before_after(
+        inputs, inputs.gt_patch, adapter(lambda x: run_narrative(x, config, **quiet),
+                                         lambda x: run_narrative(x, config, **kwargs)))
     # lines for no GT file of the run join the report's issues; what each line did is in corrections
-    return replace(after, issues=list(after.issues) + list(patched.issues), before=before, corrections=corrections)
+    return replace(after, issues=list(after.issues) + list(issues), before=before, corrections=corrections)

@@ -11,6 +11,12 @@ matrix are recomputed from the records.  The GT file is never edited.
 intervals, the paired difference (paired bootstrap on EM and F1, McNemar's exact test on EM,
 :mod:`evaluators.metrics.statistics`) and, with two or more runs, the pairs of systems whose
 order changed (rank flips).
+
+:func:`patch_run` (the QA page) goes through the corrections skeleton of every task
+(:func:`evaluators.metrics.before_after.run_before_after` with :func:`adapter`): the scored reports are
+the run before, :func:`apply_to_reports` the patch, :func:`rescore_report` the run after.  The QA
+commands apply the same two steps (:func:`patch_reports`) when they read their inputs and compare
+later, when they write (:func:`qa_corrections`, the skeleton's last step with the same values).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from evaluators.io.gt_patch import (GTPatchSet, PatchApplication, PatchEntry, apply_gt_patch, check_digest,
                                     check_matched)
 from evaluators.metrics.before_after import (  # noqa: F401 (PatchEffect, RankFlip, ScoreChange re-exported)
-    Corrections, PatchEffect, RankFlip, ScoreChange, corrections_of, score_effect)
+    Corrections, CorrectionsAdapter, PatchedInputs, PatchEffect, RankFlip, ScoreChange, corrections_of,
+    run_before_after, score_effect)
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.evaluate import (
     STATUS_GOLD_UNPARSED,
@@ -39,6 +46,8 @@ from evaluators.qa.evaluate import (
 COUNTED = (STATUS_SCORED, STATUS_MISSING_PREDICTION)
 #: The metrics compared before and after a patch.
 QA_METRICS = ("exact_match", "token_f1")
+#: The 0/1 metrics among them (McNemar's exact test).
+BINARY_METRICS = ("exact_match",)
 _GT_KEY, _PRED_KEY, _GROUP_KEY = "answers", "prediction", "group"
 
 
@@ -123,13 +132,31 @@ def patch_report(report: QAReport, entries: Iterable[PatchEntry], gt_digest: str
     evaluators.io.gt_patch.GTPatchMismatch
         An entry bound to another GT file, or keyed entries for none of the records.
     """
+    application = apply_gt_patch(gold_answers(report.records), entries, gt_digest, refuse_unmatched=refuse_unmatched)
+    return rescore_report(report, application), application
+
+
+def rescore_report(report: QAReport, application: PatchApplication) -> QAReport:
+    """``report`` with the records of every id ``application`` changed scored again against their new answers
+    (:func:`rescore`), the others as they were, and its aggregates made again (:func:`rebuild_report`).
+
+    Parameters
+    ----------
+    report : QAReport
+    application : PatchApplication
+        What the patch did to ``report``'s records (:func:`apply_to_reports`, :func:`patch_report`).
+
+    Returns
+    -------
+    QAReport
+        Records in the same order.
+    """
     records = list(report.records)
-    application = apply_gt_patch(gold_answers(records), entries, gt_digest, refuse_unmatched=refuse_unmatched)
     if not application.answers:
-        return rebuild_report(report, records), application
+        return rebuild_report(report, records)
     out = [rescore(r, application.answers[r.id], report.task, report.config) if r.id in application.answers else r
            for r in records]
-    return rebuild_report(report, out), application
+    return rebuild_report(report, out)
 
 
 def _pairs(before: Sequence[QARecordResult], after: Sequence[QARecordResult]):
@@ -181,15 +208,37 @@ def patch_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str
         An entry bound to none of the GT files, or keyed entries none of which is for a record of the
         reports (nothing is applied).
     """
+    applications = apply_to_reports(reports, gt_files, patches)
+    return [rescore_report(r, app) for r, (_, app) in zip(reports, applications)], applications
+
+
+def apply_to_reports(reports: Sequence[QAReport], gt_files: Sequence[tuple[str, str]], patches: GTPatchSet
+                     ) -> tuple[tuple[str, PatchApplication], ...]:
+    """What GT patches do to the records of scored reports (nothing scored again: :func:`rescore_report`).
+
+    Parameters
+    ----------
+    reports, gt_files, patches
+        As :func:`patch_reports` (which is this, then :func:`rescore_report` of each report).
+
+    Returns
+    -------
+    tuple of (str, PatchApplication)
+        Per report, in order: its file and what the entries did to its records.
+
+    Raises
+    ------
+    GTPatchMismatch
+        An entry bound to none of the GT files, or keyed entries none of which is for a record of the
+        reports.
+    """
     check_digest(patches.entries, dict(gt_files))
-    patched, applications = [], []
-    for report, (_, digest) in zip(reports, gt_files):
-        new, app = patch_report(report, [e for e in patches.entries if e.keyed or e.gt_digest == digest], digest,
-                                refuse_unmatched=False)
-        patched.append(new)
-        applications.append((report.file, app))
+    applications = tuple((report.file, apply_gt_patch(gold_answers(report.records),
+                                                      [e for e in patches.entries if e.keyed or e.gt_digest == digest],
+                                                      digest, refuse_unmatched=False))
+                         for report, (_, digest) in zip(reports, gt_files))
     check_matched(patches.entries, [app for _, app in applications])
-    return patched, tuple(applications)
+    return applications
 
 
 def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
@@ -221,11 +270,53 @@ def qa_corrections(before: Sequence[QAReport], after: Sequence[QAReport],
     ValueError
         Runs that differ between ``before`` and ``after``, or records that are not the same.
     """
+    values_b, values_a = run_values(before, after)
+    return corrections_of(applications, values_b, values_a, QA_METRICS, files=files, binary=BINARY_METRICS,
+                          n_resamples=n_resamples, seed=seed, unit="record")
+
+
+def run_values(before: Sequence[QAReport], after: Sequence[QAReport]):
+    """Run -> metric -> values of every run's records counted before and after (:data:`QA_METRICS`; runs:
+    :func:`evaluators.qa.compare.runs_of`): what :func:`qa_corrections` compares.
+
+    Raises
+    ------
+    ValueError
+        Runs that differ between ``before`` and ``after``, or records that are not the same.
+    """
     from evaluators.qa.compare import runs_of
 
-    values_b, values_a = _values(runs_of(before), runs_of(after))
-    return corrections_of(applications, values_b, values_a, QA_METRICS, files=files, binary=("exact_match",),
-                          n_resamples=n_resamples, seed=seed, unit="record")
+    return _values(runs_of(before), runs_of(after))
+
+
+def adapter(gt_files: Sequence[tuple[str, str]], *, n_resamples: int, seed: int = 0) -> CorrectionsAdapter:
+    """The QA task's :class:`~evaluators.metrics.before_after.CorrectionsAdapter` over scored reports.
+
+    QA patches a scored report rather than running its inputs again: the skeleton's inputs are the
+    reports, the run before is the reports themselves (given to
+    :func:`~evaluators.metrics.before_after.run_before_after` as ``before``), the patch is
+    :func:`apply_to_reports` and the run after scores again the records whose answers changed
+    (:func:`rescore_report`).  Values are paired record by record (:func:`run_values`: records counted
+    both times), so they are read from both runs at once.
+
+    Parameters
+    ----------
+    gt_files : sequence of (str, str)
+        ``(name, SHA-256)`` of each report's GT file, in the order of the reports.
+    n_resamples : int
+        Bootstrap resamples (>= 1) of the intervals and paired tests.
+    seed : int
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of the reports, with ``before`` the reports.
+    """
+    return CorrectionsAdapter(
+        patch=lambda reports, patches: PatchedInputs(list(reports), apply_to_reports(reports, gt_files, patches)),
+        run=list, run_after=lambda p: [rescore_report(r, app) for r, (_, app) in zip(p.inputs, p.applications)],
+        values=run_values, metrics=QA_METRICS, binary=BINARY_METRICS, unit="record", n_resamples=n_resamples,
+        seed=seed)
 
 
 def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: int | None = None, seed: int = 0):
@@ -259,10 +350,10 @@ def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: in
     usable = [(i, x) for i, x in enumerate(result.inputs) if x.usable]
     gt_files = [(x.file, file_sha256(sources[i].source)) for i, x in usable]
     before = [x.report for _, x in usable]
-    after, applications = patch_reports(before, gt_files, patches)
     resamples = n_resamples if n_resamples is not None else (result.config.ci_resamples or 2000)
-    return (with_reports(result, after),
-            qa_corrections(before, after, applications, patches.files, n_resamples=max(1, resamples), seed=seed))
+    _, after, corrections, _ = run_before_after(before, patches, adapter(gt_files, n_resamples=max(1, resamples),
+                                                                         seed=seed), before=before)
+    return with_reports(result, after), corrections
 
 
 def with_reports(result, reports: Sequence[QAReport]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from evaluators.reports.tables import format_table
 from evaluators.metrics.before_after import metric_label
@@ -43,21 +44,67 @@ def small_sample_lines(effect) -> list[str]:
     return lines
 
 
-def _other_gt(counts: Counter) -> str:
-    """", n for another GT of the record" when keyed corrections (patch version 3) met records whose GT differs."""
-    return f", {counts['other_gt']} for another GT of the record" if counts["other_gt"] else ""
+@dataclass(frozen=True)
+class ApplicationSummary:
+    """What the patch entries did to one GT file: the one summary that :func:`applications_text`,
+    :func:`applications_rows` and :func:`add_html_section` render.
+
+    Attributes
+    ----------
+    gt_file : str
+    corrections : int
+        Patch entries for the file.
+    applied, already_in_place, conflicts, unknown_ids, other_gt : int
+        Entries by status (``applied``, ``unchanged``, ``conflict``, ``unknown_record``, ``other_gt``: a keyed
+        entry, patch version 3, made for another GT of its record).
+    records_changed : int
+        Record ids whose answers the entries changed.
+    """
+
+    gt_file: str
+    corrections: int
+    applied: int
+    already_in_place: int
+    conflicts: int
+    unknown_ids: int
+    records_changed: int
+    other_gt: int = 0
+
+    def counts_text(self) -> str:
+        """``"a applied, u already in place, c conflict(s), k unknown id(s)"`` (and ``", o for another GT of
+        the record"`` when there are such entries)."""
+        other = f", {self.other_gt} for another GT of the record" if self.other_gt else ""
+        return (f"{self.applied} applied, {self.already_in_place} already in place, {self.conflicts} conflict(s), "
+                f"{self.unknown_ids} unknown id(s)" + other)
+
+
+def application_summaries(applications: Sequence) -> list[ApplicationSummary]:
+    """What the patch entries did, file by file.
+
+    Parameters
+    ----------
+    applications : sequence of (str, PatchApplication)
+        GT file name and what the entries did there (a :class:`~evaluators.metrics.before_after.Corrections`'
+        ``applications``).
+
+    Returns
+    -------
+    list of ApplicationSummary
+        One per file, in order.
+    """
+    out = []
+    for name, app in applications:
+        counts = Counter(c.status for c in app.changes)
+        out.append(ApplicationSummary(name, len(app.changes), counts["applied"], counts["unchanged"],
+                                      counts["conflict"], counts["unknown_record"], len(app.answers),
+                                      counts["other_gt"]))
+    return out
 
 
 def applications_text(applications: Sequence) -> str:
     """One line per patched GT file: entries applied, already in place, conflicts, unknown ids."""
-    lines = []
-    for name, app in applications:
-        counts = Counter(c.status for c in app.changes)
-        lines.append(f"  {name}: {len(app.changes)} correction(s): {counts['applied']} applied, "
-                     f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
-                     f"{counts['unknown_record']} unknown id(s)" + _other_gt(counts)
-                     + f"; {len(app.answers)} record id(s) with new answers")
-    return "\n".join(lines)
+    return "\n".join(f"  {s.gt_file}: {s.corrections} correction(s): {s.counts_text()}; {s.records_changed} record "
+                     "id(s) with new answers" for s in application_summaries(applications))
 
 
 def _delta_cell(m, n_run: int) -> str:
@@ -172,13 +219,9 @@ def randomization_p_text(row: dict, digits: int = 3) -> str | None:
 
 def applications_rows(applications: Sequence) -> list[dict]:
     """Per GT file: how many corrections were applied, already in place, in conflict, for unknown ids."""
-    rows = []
-    for name, app in applications:
-        counts = Counter(c.status for c in app.changes)
-        rows.append({"gt_file": name, "corrections": len(app.changes), "applied": counts["applied"],
-                     "already_in_place": counts["unchanged"], "conflicts": counts["conflict"],
-                     "unknown_ids": counts["unknown_record"], "records_changed": len(app.answers)})
-    return rows
+    return [{"gt_file": s.gt_file, "corrections": s.corrections, "applied": s.applied,
+             "already_in_place": s.already_in_place, "conflicts": s.conflicts, "unknown_ids": s.unknown_ids,
+             "records_changed": s.records_changed} for s in application_summaries(applications)]
 
 
 def patch_effect_json(effect, applications: Sequence = ()) -> str:
@@ -263,11 +306,8 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
     and the rank flips.
     """
     page.heading("Review corrections: before and after")
-    for name, app in applications:
-        counts = Counter(c.status for c in app.changes)
-        page.paragraph(f"{name}: {len(app.changes)} correction(s) — {counts['applied']} applied, "
-                       f"{counts['unchanged']} already in place, {counts['conflict']} conflict(s), "
-                       f"{counts['unknown_record']} unknown id(s)" + _other_gt(counts))
+    for summary in application_summaries(applications):
+        page.paragraph(f"{summary.gt_file}: {summary.corrections} correction(s) — {summary.counts_text()}")
 
     def ci(low, high) -> str:
         return f"{low:.3f} – {high:.3f}"

@@ -224,8 +224,8 @@ def run_task(task: Task, files: Mapping[str, InputFile], config: Any = None, *,
     to :meth:`Task.gold_answers` of the inputs (:func:`evaluators.io.gt_patch.apply_gt_patch`, bound to the
     SHA-256 of the GT file's bytes or keyed by record and answers), the inputs get the corrected answers
     (:meth:`Task.with_gold`), both are run, and the result's ``corrections`` holds what each entry did and
-    the scores before and after with intervals and paired tests
-    (:func:`evaluators.metrics.before_after.corrections_of`).
+    the scores before and after with intervals and paired tests: the corrections skeleton of every task,
+    :func:`evaluators.metrics.before_after.run_before_after`.
 
     Parameters
     ----------
@@ -268,19 +268,23 @@ def run_task(task: Task, files: Mapping[str, InputFile], config: Any = None, *,
     if not gt_patch or not gt_patch.entries:
         issues = tuple(gt_patch.issues) if gt_patch else ()
         return dataclasses.replace(before, issues=tuple(before.issues) + issues) if issues else before
-    from evaluators.metrics.before_after import corrections_of
+    from evaluators.metrics.before_after import CorrectionsAdapter, PatchedInputs, per_run, run_before_after
 
     gt = gt_role(task)
-    gold = task.gold_answers(inputs)
-    application = apply_gt_patch(gold, gt_patch.entries, digests[gt.name], refuse_unmatched=False)
-    check_matched(list(gt_patch.entries), [application])
-    patched = task.with_gold(inputs, {rid: application.patched(rid, gold.get(rid, ()))
-                                      for rid in application.answers})
-    after = task.run(patched, config)
-    corrections = corrections_of([(files[gt.name].name, application)], before.by_system(), after.by_system(),
-                                 before.metrics, files=gt_patch.files, n_resamples=n_resamples, seed=seed,
-                                 unit=task.unit)
-    issues: tuple[InputIssue, ...] = tuple(after.issues) + tuple(gt_patch.issues) + tuple(application.issues)
+
+    def patch(x: Any, patches: GTPatchSet) -> PatchedInputs:
+        gold = task.gold_answers(x)
+        application = apply_gt_patch(gold, patches.entries, digests[gt.name], refuse_unmatched=False)
+        check_matched(list(patches.entries), [application])
+        patched = task.with_gold(x, {rid: application.patched(rid, gold.get(rid, ())) for rid in application.answers})
+        return PatchedInputs(patched, ((files[gt.name].name, application),),
+                             tuple(patches.issues) + tuple(application.issues))
+
+    adapter = CorrectionsAdapter(patch=patch, run=lambda x: task.run(x, config),
+                                 values=per_run(lambda r: r.by_system()), metrics=lambda b, a: b.metrics,
+                                 unit=task.unit, n_resamples=n_resamples, seed=seed)
+    _, after, corrections, patch_issues = run_before_after(inputs, gt_patch, adapter, before=before)
+    issues: tuple[InputIssue, ...] = tuple(after.issues) + patch_issues
     return dataclasses.replace(after, issues=issues, corrections=corrections,
                                digests={**digests, "gt_patch": ", ".join(gt_patch.files)})
 

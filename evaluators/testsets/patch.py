@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch
-from evaluators.metrics.before_after import Corrections, corrections_of
+from evaluators.metrics.before_after import (Corrections, CorrectionsAdapter, PatchedInputs, per_run,
+                                             run_before_after)
 from evaluators.testsets.evaluate import (CI_RESAMPLES, AnswerSet, ItemResult, SingleTurnReport, answer_for,
                                           item_result, single_report)
 from evaluators.testsets.schema import TestSet
@@ -93,18 +94,51 @@ def patch_testsets(test_set: TestSet, answers: AnswerSet, report: SingleTurnRepo
     ValueError
         A multi-turn set.
     """
-    entries = patches.for_file(gt_file, gt_digest)
-    app = apply_gt_patch(gold_answers(test_set), entries, gt_digest)
-    by_id = {item.id: item for item in test_set.items}
-    rows = []
-    for r in report.items:
-        if r.id in app.answers:
-            corrected, accepted = app.corrected_and_accepted(r.id)
-            r = rescore_item(by_id[r.id], answer_for(answers, r.id), corrected, accepted)
-        rows.append(r)
-    after = single_report(test_set, answers, rows)
-    run = answers.file
-    values = {run: {METRIC: [r.score for r in report.items]}}
-    values_after = {run: {METRIC: [r.score for r in rows]}}
-    return after, corrections_of(((gt_file, app),), values, values_after, (METRIC,), files=patches.files,
-                                 n_resamples=max(1, n_resamples), seed=0, unit="item")
+    _, after, corrections, _ = run_before_after(
+        test_set, patches, adapter(answers, report, gt_file, gt_digest, n_resamples=n_resamples), before=report)
+    return after, corrections
+
+
+def adapter(answers: AnswerSet, report: SingleTurnReport, gt_file: str, gt_digest: str, *,
+            n_resamples: int = CI_RESAMPLES) -> CorrectionsAdapter:
+    """The test-set task's :class:`~evaluators.metrics.before_after.CorrectionsAdapter`: the patch applied to
+    the items' expected answers (:func:`gold_answers`), the changed items of ``report`` scored again
+    (:func:`rescore_item`; the others keep their results), the keyword score compared item by item.
+
+    The run before is ``report`` itself (:func:`run_before_after` is given it as ``before``): a test set
+    is scored once and patched, not run twice.
+
+    Parameters
+    ----------
+    answers : AnswerSet
+    report : SingleTurnReport
+        Scored from the test set and ``answers``.
+    gt_file, gt_digest : str
+        The test-set file's name and :func:`~evaluators.io.gt_patch.file_sha256`.
+    n_resamples : int
+        Bootstrap resamples (clipped to >= 1).
+
+    Returns
+    -------
+    CorrectionsAdapter
+        For :func:`~evaluators.metrics.before_after.run_before_after` of the test set, with ``before=report``.
+    """
+    def patch(test_set: TestSet, patches: GTPatchSet) -> PatchedInputs:
+        entries = patches.for_file(gt_file, gt_digest)
+        app = apply_gt_patch(gold_answers(test_set), entries, gt_digest)
+        return PatchedInputs(test_set, ((gt_file, app),), extra=app)
+
+    def run_after(patched: PatchedInputs) -> SingleTurnReport:
+        test_set, app = patched.inputs, patched.extra
+        by_id = {item.id: item for item in test_set.items}
+        rows = []
+        for r in report.items:
+            if r.id in app.answers:
+                corrected, accepted = app.corrected_and_accepted(r.id)
+                r = rescore_item(by_id[r.id], answer_for(answers, r.id), corrected, accepted)
+            rows.append(r)
+        return single_report(test_set, answers, rows)
+
+    return CorrectionsAdapter(patch=patch, run=lambda test_set: report, run_after=run_after,
+                              values=per_run(lambda r: {answers.file: {METRIC: [x.score for x in r.items]}}),
+                              metrics=(METRIC,), unit="item", n_resamples=max(1, n_resamples), seed=0)
