@@ -226,10 +226,27 @@ def classical_mean(y, *, confidence_level: float = 0.95) -> MeanEstimate:
 
     ``std`` with ``ddof=0``, as ``ppi_py.classical_mean_ci`` (the baseline PPI is compared with).
 
+    Parameters
+    ----------
+    y : array-like of float, shape (n,)
+        Human labels (or any per-item values), finite, n >= 1.
+    confidence_level : float
+        In (0, 1); 0.95 by default.
+
+    Returns
+    -------
+    MeanEstimate
+        The mean, its normal interval and standard error; ``n_unlabeled`` 0 and ``lam`` 0.0.
+
+    References
+    ----------
+    Angelopoulos et al. (2023), "Prediction-Powered Inference", Science 382 (the classical
+    baseline); ``ppi_py.classical_mean_ci``.
+
     Raises
     ------
     ValueError
-        Empty or non-finite ``y``, a level outside (0, 1).
+        Empty, non-finite or not 1-D ``y``, a level outside (0, 1).
     """
     z = _level(confidence_level)
     y = _array(y, "y")

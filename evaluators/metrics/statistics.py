@@ -707,6 +707,28 @@ class McNemarResult(DictMixin):
 def mcnemar(a, b) -> McNemarResult:
     """McNemar's exact test of two runs' binary outcomes (1 right, 0 wrong) on the same items.
 
+    Parameters
+    ----------
+    a, b : array-like of {0, 1}, shape (n_items,)
+        Outcomes of run A and run B, item ``i`` of both the same item.
+
+    Returns
+    -------
+    McNemarResult
+        The four cell counts, the exact two-sided binomial p-value on the discordant pairs (1.0
+        when there is none) and the odds ratio ``only_b / only_a``.
+
+    References
+    ----------
+    McNemar (1947), "Note on the sampling error of the difference between correlated proportions
+    or percentages", Psychometrika 12; the exact (binomial) form, ``scipy.stats.binomtest``.
+
+    Examples
+    --------
+    >>> r = mcnemar([1, 1, 1, 0, 1], [1, 0, 0, 0, 1])
+    >>> (r.only_a, r.only_b, r.p_value)  # 2 discordant pairs, both for A: p = 2 * 0.5 ** 2
+    (2, 0, 0.5)
+
     Raises
     ------
     ValueError
