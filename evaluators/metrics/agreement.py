@@ -374,6 +374,10 @@ def agreement_figure(statistic: str, value: float | None, n_items: int,
     Returns
     -------
     AgreementFigure
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile interval).
     """
     low = high = None
     method = (f"bootstrap(percentile, items resampled, n_resamples={n_resamples}, level={confidence_level:g}, "
@@ -459,6 +463,10 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
     ------
     ValueError
         As :func:`cohen_kappa`.
+
+    References
+    ----------
+    Cohen (1960); weights: Cohen (1968); interval: Efron & Tibshirani (1993), ch. 13.
     """
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")

@@ -392,6 +392,11 @@ def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], suppor
     list of ClassMetrics
         ``precision = tp / predicted`` and ``recall = tp / support`` (``None`` when the denominator
         is 0), ``f1 = 2 tp / (2 tp + fp + fn)`` (``None`` when that denominator is 0).
+
+    References
+    ----------
+    ``sklearn.metrics.precision_recall_fscore_support`` with ``zero_division=np.nan`` (the same
+    values, ``None`` for NaN); van Rijsbergen (1979), *Information Retrieval* (F-measure).
     """
     out = []
     for label in labels:

@@ -311,6 +311,11 @@ def longest_common_run(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> int:
     -------
     int
         ``0 <= n <= min(len(tokens_a), len(tokens_b))``.
+
+    References
+    ----------
+    CMRC 2018 ``cmrc2018_evaluate.py`` ``find_lcs`` (Cui et al. 2019): despite its name, the longest
+    common *substring* of the two token lists.
     """
     codes: dict[str, str] = {}
     return _longest_common_run(_as_string(tokens_a, codes), _as_string(tokens_b, codes))

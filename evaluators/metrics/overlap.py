@@ -184,6 +184,11 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     -----
     common = sum over tokens of min(count_pred, count_ref); P = common / len(pred),
     R = common / len(ref), F1 = 2PR / (P + R).
+
+    References
+    ----------
+    Rajpurkar et al. (2016), SQuAD ``evaluate-v1.1.py`` ``f1_score`` (the formula); SQuAD v2.0's
+    ``evaluate-v2.0.py`` ``compute_f1`` (the empty-side rule).
     """
     common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values()) if pred_tokens and ref_tokens else 0
     return f1_from_common(common, len(pred_tokens), len(ref_tokens))

@@ -24,6 +24,10 @@ def interval_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     --------
     >>> interval_iou((0, 10), (5, 15))  # 5 shared characters of 15
     0.3333333333333333
+
+    References
+    ----------
+    Jaccard (1912) index of the two character sets; the span IoU used for text-span matching.
     """
     inter = min(a[1], b[1]) - max(a[0], b[0])
     if inter <= 0:
