@@ -95,7 +95,22 @@ def canonical_type(value: Any) -> str:
 
 def answer_text(value: Any) -> str:
     """Ground truth or prediction as text: ``None`` -> ``""``, numbers -> ``str`` (as the
-    official LoCoMo and LongMemEval scripts format them), lists joined with ``", "``."""
+    official LoCoMo and LongMemEval scripts format them), lists joined with ``", "``.
+
+    Parameters
+    ----------
+    value : object
+        A parsed answer (str, number, list, None, NaN).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> answer_text(["Paris", 2024]), answer_text(None), answer_text(7)
+    ('Paris, 2024', '', '7')
+    """
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, (list, tuple)):
@@ -141,7 +156,18 @@ class EvalResult(DictMixin):
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def with_prediction(self, prediction: str) -> EvalResult:
-        """A copy with another prediction."""
+        """A copy with another prediction.
+
+        Parameters
+        ----------
+        prediction : str
+            The new prediction text.
+
+        Returns
+        -------
+        EvalResult
+            Same question, ground truth, abstention flag and (copied) metadata.
+        """
         return EvalResult(self.sample_id, self.question_id, self.question_type, self.question,
                           self.ground_truth, prediction, self.abstention, dict(self.metadata))
 
@@ -193,6 +219,16 @@ def _first(data: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, An
 def result_from_dict(data: dict[str, Any]) -> EvalResult:
     """Build an :class:`EvalResult` from one record (the output of ``to_dict`` or a
     user's file using the names in :data:`FIELD_ALIASES`).
+
+    Parameters
+    ----------
+    data : dict
+        One parsed record.
+
+    Returns
+    -------
+    EvalResult
+        Fields not known to :class:`EvalResult` go into ``metadata``.
 
     Raises
     ------
@@ -326,7 +362,19 @@ def _drop_deep_metadata(result: EvalResult, file: str, where: dict[str, Any]) ->
 
 
 def results_from_records(records: RecordSet) -> LoadReport:
-    """:func:`read_results` on records already read (for example from a parsed JSON value)."""
+    """:func:`read_results` on records already read (for example from a parsed JSON value).
+
+    Parameters
+    ----------
+    records : RecordSet
+        Parsed records with their lines.
+
+    Returns
+    -------
+    LoadReport
+        The results, and located problems: a record that is not a result (schema), a repeated
+        ``question_id`` (warning, the first kept), metadata nested too deeply.
+    """
     file = records.file
     report = LoadReport(file=file, format="evalresult", issues=list(records.issues))
     seen: set[str] = set()
@@ -353,10 +401,30 @@ def results_from_records(records: RecordSet) -> LoadReport:
 
 
 def results_to_jsonl(results: Iterable[EvalResult]) -> str:
-    """Serialise results as JSON Lines (UTF-8 text, one object per line, non-ASCII kept)."""
+    """Serialise results as JSON Lines (UTF-8 text, one object per line, non-ASCII kept).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+
+    Returns
+    -------
+    str
+        One JSON object per line, each ending with ``"\\n"``; ``""`` for no result.
+    """
     return "".join(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in results)
 
 
 def results_to_json(results: Iterable[EvalResult]) -> str:
-    """Serialise results as one JSON array (indented)."""
+    """Serialise results as one JSON array (indented).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+
+    Returns
+    -------
+    str
+        A JSON array indented by 2, non-ASCII kept.
+    """
     return json.dumps([to_jsonable(r) for r in results], ensure_ascii=False, indent=2)
