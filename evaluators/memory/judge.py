@@ -101,7 +101,23 @@ class Judgement(DictMixin):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Judgement:
-        """Inverse of ``to_dict``; raises ``ValueError`` naming the bad field."""
+        """Inverse of ``to_dict``; raises ``ValueError`` naming the bad field.
+
+        Parameters
+        ----------
+        data : mapping
+            ``score`` (number in [0, 1] or null), ``mode`` (one of :data:`MODES`), and optionally
+            ``reasoning``, ``reply``, ``error``, ``note``, ``model``.
+
+        Returns
+        -------
+        Judgement
+
+        Raises
+        ------
+        ValueError
+            A score that is not a number in [0, 1] or null, or an unknown mode.
+        """
         score = data.get("score")
         if score is not None:
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= float(score) <= 1.0:
@@ -115,7 +131,19 @@ class Judgement(DictMixin):
 
 
 def auto_mode(result: EvalResult) -> str:
-    """The judge mode ``mode="auto"`` picks for a question (see :data:`AUTO_MODES`)."""
+    """The judge mode ``mode="auto"`` picks for a question (see :data:`AUTO_MODES`).
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question (its type and abstention flag are read).
+
+    Returns
+    -------
+    str
+        One of :data:`MODES`: ``adversarial`` for LoCoMo's adversarial type, ``abstention`` for
+        an abstention question, the type's LongMemEval mode, else ``continuous``.
+    """
     if result.question_type == "adversarial":
         return "adversarial"
     if result.abstention:
@@ -149,6 +177,18 @@ def parse_continuous_reply(reply: str, model: str | None = None) -> Judgement:
     The object may be wrapped in a code fence or surrounded by text.  A score in
     [0, 1] off the 0.2 grid is rounded to the nearest step (with a ``note``).
 
+    Parameters
+    ----------
+    reply : str
+        The judge model's reply text.
+    model : str, optional
+        The judge model's name, kept in the judgement.
+
+    Examples
+    --------
+    >>> parse_continuous_reply('{"score": 0.7, "reasoning": "close"}').score  # halves round up
+    0.8
+
     Returns
     -------
     Judgement
@@ -175,7 +215,32 @@ def parse_continuous_reply(reply: str, model: str | None = None) -> Judgement:
 def parse_binary_reply(reply: str, mode: str, model: str | None = None) -> Judgement:
     """Read a yes/no reply as LongMemEval's official script does: correct when
     ``'yes' in reply.lower()``.  A reply with neither "yes" nor "no" is scored 0 (as
-    officially) with a ``note``."""
+    officially) with a ``note``.
+
+    Parameters
+    ----------
+    reply : str
+        The judge model's reply.
+    mode : str
+        The binary mode the prompt was sent in (kept in the judgement).
+    model : str, optional
+        The judge model's name.
+
+    Returns
+    -------
+    Judgement
+        Score 1.0 or 0.0; the reply is kept as the reasoning.
+
+    References
+    ----------
+    Wu et al. (2025), "LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory",
+    ICLR; its ``src/evaluation/evaluate_qa.py``.
+
+    Examples
+    --------
+    >>> parse_binary_reply("Yes.", "default_binary").score, parse_binary_reply("No", "default_binary").score
+    (1.0, 0.0)
+    """
     low = reply.lower()
     score = 1.0 if "yes" in low else 0.0
     note = None if ("yes" in low or "no" in low) else "reply has neither yes nor no; read as no (official rule)"
@@ -183,7 +248,29 @@ def parse_binary_reply(reply: str, mode: str, model: str | None = None) -> Judge
 
 
 def build_prompt(question: str, ground_truth: str, prediction: str, mode: str) -> str | None:
-    """The prompt sent for ``mode`` (``None`` for the rule-based ``adversarial``)."""
+    """The prompt sent for ``mode`` (``None`` for the rule-based ``adversarial``).
+
+    Parameters
+    ----------
+    question, ground_truth, prediction : str
+        Filled into the mode's template (``question``, ``answer``, ``response``).
+    mode : str
+        One of :data:`MODES`.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    KeyError
+        A mode that is neither ``continuous``, ``adversarial`` nor a LongMemEval binary mode.
+
+    References
+    ----------
+    Wu et al. (2025), "LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory",
+    ICLR; its ``src/evaluation/evaluate_qa.py`` prompts (binary modes).
+    """
     if mode == "adversarial":
         return None
     template = CONTINUOUS if mode == "continuous" else BINARY_PROMPTS[mode]
