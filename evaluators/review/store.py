@@ -321,7 +321,34 @@ def history_row(session_id: int, item_id: int, annotator: str, actor: str, actio
                 old: Any, new: Mapping[str, Any] | None, blind: bool, *, undoes: int | None = None) -> dict[str, Any]:
     """A history row (a dict for ``decision_history``) of one change from ``old`` (a row with
     version, label, score, comment, status and guidelines_version, or ``None``) to ``new`` (a mapping
-    of the same, or ``None``)."""
+    of the same, or ``None``).
+
+    Parameters
+    ----------
+    session_id, item_id : int
+        The decision's session and item.
+    annotator : str
+        Whose decision it is.
+    actor : str
+        Who made the change (the annotator, or whoever imported or undid it).
+    action : str
+        What happened (``save``, ``undo``, ``import``, ``migrated`` ...).
+    at : str
+        When, ISO 8601 UTC.
+    old : row or None
+        The decision before (``None``: there was none).
+    new : mapping or None
+        The decision after (``None``: removed).
+    blind : bool
+        Whether the session was blind at the time.
+    undoes : int, optional
+        Id of the history row this change undoes.
+
+    Returns
+    -------
+    dict of str to object
+        One value per column of ``decision_history`` except its id.
+    """
     row: dict[str, Any] = {"session_id": session_id, "item_id": item_id, "annotator": annotator, "actor": actor,
                            "action": action, "at": at, "blind": bool(blind), "undoes": undoes}
     if old is None:
@@ -345,6 +372,18 @@ def record_history(c, rows: list[dict[str, Any]]) -> int | None:
 
     Many rows (an import) go to SQLite as one DB-API ``executemany`` of plain tuples: SQLAlchemy's
     per-row parameter processing cost about as much as the insert itself.  Column names are ours.
+
+    Parameters
+    ----------
+    c : sqlalchemy.Connection
+        A connection inside the caller's write transaction.
+    rows : list of dict
+        :func:`history_row` dicts, all with the same keys.
+
+    Returns
+    -------
+    int or None
+        The new row's id for a single row; ``None`` for none or several.
     """
     if not rows:
         return None
@@ -364,7 +403,23 @@ def _history(row) -> HistoryEntry:
 
 
 def item_digest(payload: Mapping[str, Any]) -> str:
-    """SHA-256 of the payload's canonical JSON (sorted keys, no spaces, UTF-8): an item's identity."""
+    """SHA-256 of the payload's canonical JSON (sorted keys, no spaces, UTF-8): an item's identity.
+
+    Parameters
+    ----------
+    payload : mapping
+        A review item's payload (JSON-ready).
+
+    Returns
+    -------
+    str
+        64 lower-case hex digits; equal payloads (in any key order) give the same digest.
+
+    Raises
+    ------
+    TypeError
+        A value that is not JSON-serialisable.
+    """
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -389,25 +444,82 @@ POSITION_ORDERS = ("informative",)
 
 def ordered_by_position(settings_text: str | None) -> bool:
     """Whether a session's queue follows its items' positions (its stored settings' ``order`` is one of
-    :data:`POSITION_ORDERS`) rather than the seeded shuffle."""
+    :data:`POSITION_ORDERS`) rather than the seeded shuffle.
+
+    Parameters
+    ----------
+    settings_text : str or None
+        The session's stored settings (JSON text).
+
+    Returns
+    -------
+    bool
+    """
     return _loads_settings(settings_text).get("order") in POSITION_ORDERS
 
 
 def item_rank(seed: int, position: int, ordered: bool) -> int:
     """An item's rank: its position in a session ordered by its creator (:func:`ordered_by_position`), else
-    :func:`seeded_rank`."""
+    :func:`seeded_rank`.
+
+    Parameters
+    ----------
+    seed : int
+        The session's seed.
+    position : int
+        The item's 0-based position in the session.
+    ordered : bool
+        The session follows positions.
+
+    Returns
+    -------
+    int
+        Lower ranks are handed out first.
+    """
     return position if ordered else seeded_rank(seed, position)
 
 
 def seeded_rank(seed: int, position: int) -> int:
     """An item's place in its session's seeded order: the first 31 bits of SHA-256 of ``"seed:position"``
     (a shuffle that needs neither the other items nor their number, so items added later, or
-    imported in batches, get theirs at once; ties are ordered by item id)."""
+    imported in batches, get theirs at once; ties are ordered by item id).
+
+    Parameters
+    ----------
+    seed : int
+        The session's seed (32-bit).
+    position : int
+        The item's 0-based position.
+
+    Returns
+    -------
+    int
+        In ``[0, 2**31)``.
+    """
     return int.from_bytes(hashlib.sha256(f"{seed}:{position}".encode()).digest()[:4], "big") >> 1
 
 
 def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: str = "") -> None:
-    """The rules of a decision's fields (label, 1-5 score, comment, status); raises a located ``ValueError``."""
+    """The rules of a decision's fields (label, 1-5 score, comment, status); raises a located ``ValueError``.
+
+    Parameters
+    ----------
+    label : str or None
+        One of :data:`ALL_LABELS`, or ``None``.
+    score : int or None
+        An integer from 1 to 5 (the rubric score), or ``None``.
+    comment : str or None
+        Free text (length-checked).
+    status : str
+        One of :data:`STATUSES`; ``submitted`` needs a label.
+    where : str
+        Put in front of the message (``"line 12"``).
+
+    Raises
+    ------
+    ValueError
+        The first rule broken, located.
+    """
     p = f"{where}: " if where else ""
     if label is not None and (not isinstance(label, str) or label not in ALL_LABELS):
         raise ValueError(f"{p}label must be one of {', '.join(ALL_LABELS)} or null, not {label!r:.60}")
@@ -422,17 +534,54 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
 
 def human_verdict(label: str | None) -> int | None:
     """A label as a verdict on the prediction: 1 right (:data:`RIGHT_LABELS`), 0 wrong (:data:`WRONG_LABELS`),
-    ``None`` otherwise (a GT error, an A/B label, no label)."""
+    ``None`` otherwise (a GT error, an A/B label, no label).
+
+    Parameters
+    ----------
+    label : str or None
+        A decision's label.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> human_verdict("acceptable_variant"), human_verdict("model_error"), human_verdict("gt_error")
+    (1, 0, None)
+    """
     return 1 if label in RIGHT_LABELS else 0 if label in WRONG_LABELS else None
 
 
 def is_two_sided(payload: Any) -> bool:
-    """Whether an item's payload is two-sided (an A/B comparison: a ``sides`` object)."""
+    """Whether an item's payload is two-sided (an A/B comparison: a ``sides`` object).
+
+    Parameters
+    ----------
+    payload : object
+        An item's payload.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(payload, Mapping) and isinstance(payload.get("sides"), dict)
 
 
 def label_fits(label: str | None, payload: Mapping[str, Any]) -> bool:
-    """Whether a label belongs to the item's kind (A/B labels for two-sided items only)."""
+    """Whether a label belongs to the item's kind (A/B labels for two-sided items only).
+
+    Parameters
+    ----------
+    label : str or None
+        A label (``None`` fits every item).
+    payload : mapping
+        The item's payload.
+
+    Returns
+    -------
+    bool
+    """
     return label is None or (label in PAIR_LABELS) == is_two_sided(payload)
 
 
@@ -494,6 +643,18 @@ class ReviewStore:
     def put_upload(self, name: str, data: bytes) -> str:
         """Keep a file by its SHA-256 digest (once); returns the digest.
 
+        Parameters
+        ----------
+        name : str
+            The file's name (at most 512 characters).
+        data : bytes
+            Its contents, at most :data:`MAX_UPLOAD_BYTES`.
+
+        Returns
+        -------
+        str
+            The SHA-256 hex digest (the file is stored once per digest).
+
         Raises
         ------
         ValueError
@@ -509,7 +670,17 @@ class ReviewStore:
         return digest
 
     def get_upload(self, digest: str) -> tuple[str, bytes] | None:
-        """``(name, bytes)`` of a kept file, or ``None``."""
+        """``(name, bytes)`` of a kept file, or ``None``.
+
+        Parameters
+        ----------
+        digest : str
+            A digest :meth:`put_upload` returned.
+
+        Returns
+        -------
+        (str, bytes) or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(uploads_table.c.name, uploads_table.c.data)
                             .where(uploads_table.c.digest == digest)).first()
@@ -524,6 +695,33 @@ class ReviewStore:
         ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
         order (:func:`seeded_rank`), or, when ``settings["order"]`` is one of :data:`POSITION_ORDERS`,
         in the order given (chosen by the caller: :func:`evaluators.review.order.informative_order`).
+
+        Parameters
+        ----------
+        name : str
+            Unique session name.
+        kind : str
+            Item kind (``qa``, ``memory``, ``dialogue``, ``testsets``, ``narrative`` ...; 32 characters kept).
+        items : iterable of mapping
+            Item payloads (:mod:`evaluators.review.items`), at most :data:`MAX_ITEMS` distinct.
+        created_by : str
+            The session's owner.
+        blind : bool
+            Annotators do not see each other's decisions (and A/B sides may be hidden).
+        k : int
+            Reviewers per item, >= 1.
+        seed : int
+            32-bit seed of the queue order.
+        uploads : iterable of str
+            Digests of files kept with :meth:`put_upload` (the session's source files).
+        settings : mapping, optional
+            Further settings (``order``, guidelines ...), JSON-ready.
+        gold : mapping of str to str, optional
+            Item digest -> known label (gold items measure annotators).
+
+        Returns
+        -------
+        Session
 
         Raises
         ------
@@ -584,6 +782,28 @@ class ReviewStore:
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
 
+        Parameters
+        ----------
+        session_id : int
+            The session.
+        blind : bool, optional
+            New blind mode; ``None`` leaves it.
+        guidelines : str, optional
+            New guidelines text (a new version when it differs).
+        adjudicators : iterable of str, optional
+            The full new list of adjudicators.
+        k : int, optional
+            Reviewers per item, 1 to 100.
+        labels_help : mapping of str to str, optional
+            Label -> one-line definition (empty ones dropped).
+        by : str, optional
+            Who saves, recorded with a guidelines version.
+
+        Returns
+        -------
+        Session
+            As stored after the change (its change counter went up by one).
+
         Raises
         ------
         ValueError
@@ -626,7 +846,21 @@ class ReviewStore:
                        tuple(json.loads(row.uploads)), row.created_at, _loads_settings(row.settings), row.n_items)
 
     def session(self, session_id: int) -> Session:
-        """A session by id (``KeyError`` if there is none)."""
+        """A session by id (``KeyError`` if there is none).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        Session
+
+        Raises
+        ------
+        KeyError
+            No session with that id.
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(sessions_table).where(sessions_table.c.id == session_id)).first()
         if row is None:
@@ -634,6 +868,16 @@ class ReviewStore:
         return self._session_row(row)
 
     def session_by_name(self, name: str) -> Session | None:
+        """A session by its unique name, or ``None``.
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        Session or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(sessions_table).where(sessions_table.c.name == name)).first()
         return None if row is None else self._session_row(row)
@@ -645,7 +889,17 @@ class ReviewStore:
         return [self._session_row(r) for r in rows]
 
     def changes(self, session_id: int) -> int:
-        """The session's change counter (+1 per decision, adjudication or settings change)."""
+        """The session's change counter (+1 per decision, adjudication or settings change).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+            0 for an unknown session.
+        """
         with self.engine.connect() as c:
             return int(c.execute(sa.select(sessions_table.c.changes)
                                  .where(sessions_table.c.id == session_id)).scalar_one_or_none() or 0)
@@ -666,23 +920,73 @@ class ReviewStore:
 
     # ------------------------------------------------------------ items
     def items(self, session_id: int) -> list[Item]:
-        """A session's items in creation order (all of them: for exports and small sessions)."""
+        """A session's items in creation order (all of them: for exports and small sessions).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Item
+            Empty for an unknown session.
+        """
         return list(self.iter_items(session_id))
 
     def iter_items(self, session_id: int, *, batch: int = BATCH) -> Iterator[Item]:
-        """A session's items in creation order, streamed (one query, ``batch`` rows at a time)."""
+        """A session's items in creation order, streamed (one query, ``batch`` rows at a time).
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+
+        Yields
+        ------
+        Item
+        """
         q = sa.select(items_table).where(items_table.c.session_id == session_id).order_by(items_table.c.position)
         with self.engine.connect() as c:
             for r in c.execution_options(stream_results=True, yield_per=batch).execute(q):
                 yield _item(r)
 
     def item(self, item_id: int) -> Item | None:
+        """An item by id, or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        Item or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(items_table).where(items_table.c.id == item_id)).first()
         return None if row is None else _item(row)
 
     def add_item(self, session_id: int, payload: Mapping[str, Any]) -> Item:
-        """Add an item to a session (an existing item with the same payload is returned as is)."""
+        """Add an item to a session (an existing item with the same payload is returned as is).
+
+        Parameters
+        ----------
+        session_id : int
+            An existing session.
+        payload : mapping
+            The item's payload (JSON-ready).
+
+        Returns
+        -------
+        Item
+            At the session's next position, ranked by the session's order; the change counter
+            goes up when it is new.
+
+        Raises
+        ------
+        ValueError
+            A payload that is not a valid item (:func:`canonical_payload`).
+        """
         text = canonical_payload(payload)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with self._write() as c:
