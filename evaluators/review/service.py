@@ -87,7 +87,17 @@ LABEL_HELP = {"model_error": "The prediction is wrong and the ground truth is ri
 
 
 def label_words(label: str | None) -> str:
-    """A stored label (or status) in words (:data:`LABEL_WORDS`); an unknown one as it is, ``""`` for none."""
+    """A stored label (or status) in words (:data:`LABEL_WORDS`); an unknown one as it is, ``""`` for none.
+
+    Parameters
+    ----------
+    label : str or None
+        A stored label (``model_error`` ...) or status (``skipped`` ...).
+
+    Returns
+    -------
+    str
+    """
     return "" if not label else LABEL_WORDS.get(label, label)
 
 
@@ -97,27 +107,92 @@ def admins() -> frozenset[str]:
 
 
 def is_owner(session: Session, who: str | None) -> bool:
+    """Whether ``who`` created the session.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and who == session.created_by
 
 
 def can_manage(session: Session, who: str | None) -> bool:
-    """Change blind mode, guidelines and adjudicators: the owner and the admins."""
+    """Change blind mode, guidelines and adjudicators: the owner and the admins.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and (is_owner(session, who) or who in admins())
 
 
 def can_adjudicate(session: Session, who: str | None) -> bool:
-    """Adjudicate and see everyone's decisions: the owner, the session's adjudicators and the admins."""
+    """Adjudicate and see everyone's decisions: the owner, the session's adjudicators and the admins.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and (can_manage(session, who) or who in session.adjudicators)
 
 
 def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> bool:
     """Download a session's decisions: anyone with a name for an open session; adjudicators for a
-    blind one, and for one with gold items (``has_gold``: the export carries the gold labels)."""
+    blind one, and for one with gold items (``has_gold``: the export carries the gold labels).
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: never allowed).
+    has_gold : bool
+        The session has gold items.
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and ((not session.blind and not has_gold) or can_adjudicate(session, who))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
-    """Other reviewers' labels and comments on an item: adjudicators always, others after deciding it."""
+    """Other reviewers' labels and comments on an item: adjudicators always, others after deciding it.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name.
+    mine : Decision or None
+        ``who``'s own decision on the item (submitted or skipped opens the others).
+
+    Returns
+    -------
+    bool
+    """
     return can_adjudicate(session, who) or (mine is not None and mine.status in ("submitted", "skipped"))
 
 
@@ -133,7 +208,22 @@ class Identity:
 
 def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: str | None) -> Identity:
     """The acting identity: the signed-in one, else the name confirmed in this browser; a link's
-    name (``?annotator=``) is only proposed (``pending``), never used before it is confirmed."""
+    name (``?annotator=``) is only proposed (``pending``), never used before it is confirmed.
+
+    Parameters
+    ----------
+    signed_in : str or None
+        The name from ``st.login`` (wins over the others).
+    confirmed : str or None
+        The name confirmed in this browser.
+    link_name : str or None
+        The ``?annotator=`` of the link.
+
+    Returns
+    -------
+    Identity
+        Names stripped; ``name`` is ``None`` until one is signed in or confirmed.
+    """
     if signed_in:
         return Identity(signed_in.strip(), True)
     if confirmed and confirmed.strip():
@@ -143,7 +233,25 @@ def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: st
 
 
 def text_of(value: Any, limit: int = 20_000) -> str:
-    """Any stored payload value as display text (never raises): text as is, numbers, else compact JSON."""
+    """Any stored payload value as display text (never raises): text as is, numbers, else compact JSON.
+
+    Parameters
+    ----------
+    value : object
+        A payload value.
+    limit : int
+        Characters kept at most.
+
+    Returns
+    -------
+    str
+        ``""`` for ``None``; ``<type>`` for a value JSON cannot hold.
+
+    Examples
+    --------
+    >>> text_of(None), text_of(0.5), text_of(["北京", 1])
+    ('', '0.5', '["北京", 1]')
+    """
     if value is None:
         return ""
     if isinstance(value, str):
@@ -157,6 +265,16 @@ def text_of(value: Any, limit: int = 20_000) -> str:
 
 
 def number_of(value: Any) -> float | None:
+    """A payload value as a float when it is a number (not a bool), else ``None``.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    float or None
+    """
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -195,6 +313,25 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
     only when the link names this annotator (or no one), or nobody acts yet (``annotator`` empty:
     the item is shown, with nobody's decision); otherwise the annotator's next item opens
     (within ``filters``, :func:`queue_filter`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+        The acting name (``""``: nobody; no item is claimed).
+    item_id : int, optional
+        The item wanted.
+    link_annotator : str, optional
+        The annotator a link was made for.
+    filters : QueueFilter, optional
+        Restrict the queue.
+
+    Returns
+    -------
+    ItemView
+        ``item`` ``None`` when nothing is left for the annotator; the next item is claimed for
+        the annotator when one acts.
     """
     note = None
     item = None
@@ -245,6 +382,30 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
            shown_at: float | None = None) -> Decision:
     """Save the annotator's decision (``label=None``: skip) on an item of this session.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+        Whose decision.
+    item_id : int
+        An item of ``session``.
+    label : str or None
+        One of the item's labels (:func:`labels_for`); ``None`` skips the item (status ``skipped``).
+    score : int, optional
+        Rubric score 1-5 (dropped on a skip).
+    comment : str
+        Free text.
+    seen_version : int
+        The decision's version when the page read it (0: none yet); optimistic locking.
+    shown_at : float, optional
+        ``time.time()`` when the item was shown: the seconds spent are stored.
+
+    Returns
+    -------
+    Decision
+        As saved, with its new version.
+
     Raises
     ------
     ValueError
@@ -264,7 +425,24 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
 def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int,
          filters: QueueFilter | None = None) -> int:
     """The item to show after ``item_id``: ``direction < 0`` the item this annotator decided before
-    it, else the next open item (claimed, within ``filters``); ``item_id`` itself when there is none."""
+    it, else the next open item (claimed, within ``filters``); ``item_id`` itself when there is none.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+    item_id : int
+        The item shown now.
+    direction : int
+        Negative: back; otherwise forward.
+    filters : QueueFilter, optional
+
+    Returns
+    -------
+    int
+        An item id.
+    """
     if direction < 0:
         target = store.previous_item(session.id, annotator, store.item(item_id))
     else:
@@ -275,6 +453,19 @@ def step(store: ReviewStore, session: Session, annotator: str, item_id: int, dir
 def undo(store: ReviewStore, session: Session, who: str | None, *, expected_change: int | None = None) -> HistoryEntry:
     """Undo ``who``'s own last decision in the session (:meth:`ReviewStore.undo_last`); returns the
     undo's history row (its ``item_id`` is the item to show).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    expected_change : int, optional
+        Id of the history row the page believes is the last one (refused when another is).
+
+    Returns
+    -------
+    HistoryEntry
 
     Raises
     ------
@@ -292,7 +483,23 @@ def undo(store: ReviewStore, session: Session, who: str | None, *, expected_chan
 
 def history_rows(store: ReviewStore, session: Session, who: str | None, item_id: int) -> list[dict[str, Any]]:
     """The item's decision history as table rows, oldest first: one's own changes, and everyone's
-    for those who may see other reviewers' decisions on it (:func:`can_see_others`)."""
+    for those who may see other reviewers' decisions on it (:func:`can_see_others`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+
+    Returns
+    -------
+    list of dict
+        Keys ``when`` (UTC, to the second), ``annotator``, ``action``, ``before``, ``after``,
+        ``comment``, ``version``, ``guidelines``, ``by``; empty when nobody acts and the item's
+        decisions are not open to everyone.
+    """
     mine = store.decision(item_id, who) if who else None
     everyone = can_see_others(session, who, mine)
     if not who and not everyone:
@@ -314,12 +521,31 @@ def _state(label: str | None, status: str | None, score: int | None) -> str:
 
 
 def labels_for(item: Item) -> tuple[str, ...]:
-    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`)."""
+    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`).
+
+    Parameters
+    ----------
+    item : Item
+
+    Returns
+    -------
+    tuple of str
+    """
     return PAIR_LABELS if is_two_sided(item.payload) else LABELS
 
 
 def metric_name(session: Session) -> str | None:
-    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`)."""
+    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`).
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    str or None
+        ``"exact match"``, ``"LLM judge"`` ...; ``None`` for a kind without an automatic score.
+    """
     from evaluators.review.items import AUTOMATIC
 
     return AUTOMATIC.get(session.kind, ((), None))[1]
@@ -327,7 +553,20 @@ def metric_name(session: Session) -> str | None:
 
 def allowed_filters(session: Session, who: str | None) -> frozenset[str]:
     """The queue filters ``who`` may use (module docstring): ``system`` and ``metric`` where the
-    item shows them, ``label`` and ``disagreement`` for adjudicators."""
+    item shows them, ``label`` and ``disagreement`` for adjudicators.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    frozenset of str
+        Empty for nobody; no ``system`` / ``metric`` in a blind session for a non-adjudicator.
+    """
     if not who:
         return frozenset()
     adjudicator = can_adjudicate(session, who)
