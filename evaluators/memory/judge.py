@@ -334,7 +334,25 @@ def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: Chat
 
 def fingerprint(result: EvalResult, mode: str) -> str:
     """Hash of what a judgement depends on: the prompt template of ``mode``, the question,
-    ground truth and prediction.  A cached judgement is reused only when it matches."""
+    ground truth and prediction.  A cached judgement is reused only when it matches.
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question with its ground truth and prediction.
+    mode : str
+        One of :data:`MODES`.
+
+    Returns
+    -------
+    str
+        The first 20 hex digits of a SHA-256.
+
+    Raises
+    ------
+    KeyError
+        An unknown mode.
+    """
     template = "rule:is_unanswerable" if mode == "adversarial" else (
         CONTINUOUS if mode == "continuous" else BINARY_PROMPTS[mode])
     blob = json.dumps([mode, template, result.question, result.ground_truth, result.prediction], ensure_ascii=False)
@@ -371,24 +389,82 @@ class JudgeCache(ReplyStore):
         return "judge cache"
 
     def check_entry(self, entry: Mapping[str, Any]) -> None:
+        """Refuse an entry that is not a judgement (the reply store skips and lists it).
+
+        Parameters
+        ----------
+        entry : mapping
+            One cached entry.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`Judgement.from_dict`.
+        """
         Judgement.from_dict(entry)
 
     @classmethod
     def from_bytes(cls, data: bytes, file: str = "<judge cache>") -> JudgeCache:
-        """An in-memory cache read from uploaded bytes."""
+        """An in-memory cache read from uploaded bytes.
+
+        Parameters
+        ----------
+        data : bytes
+            A judge cache file (JSON).
+        file : str
+            Its name, for located problems.
+
+        Returns
+        -------
+        JudgeCache
+            Bad entries skipped and listed in ``issues``.
+
+        Raises
+        ------
+        InputError
+            Not a judge cache (invalid JSON, wrong layout, over the size cap).
+        """
         cache = cls(None)
         cache.load_bytes(data, file)
         return cache
 
     @classmethod
     def from_value(cls, value: Any, file: str = "<judge cache>") -> JudgeCache:
-        """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`)."""
+        """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`).
+
+        Parameters
+        ----------
+        value : object
+            The parsed file.
+        file : str
+            Its name.
+
+        Returns
+        -------
+        JudgeCache
+
+        Raises
+        ------
+        InputError
+            Not a judge cache's layout.
+        """
         cache = cls(None)
         cache.load_value(value, file)
         return cache
 
     def get(self, question_id: str, fp: str | None = None) -> Judgement | None:
-        """The cached judgement, or ``None`` when absent or (with ``fp``) stale."""
+        """The cached judgement, or ``None`` when absent or (with ``fp``) stale.
+
+        Parameters
+        ----------
+        question_id : str
+        fp : str, optional
+            The current :func:`fingerprint`; ``None``: not checked.
+
+        Returns
+        -------
+        Judgement or None
+        """
         entry = self.entries.get(question_id)
         if entry is None or (fp is not None and entry.get("fingerprint") != fp):
             return None
@@ -400,6 +476,11 @@ class JudgeCache(ReplyStore):
 
     def matching(self, results: Iterable[EvalResult]) -> tuple[dict[str, Judgement], list[str]]:
         """The cached judgements that still fit the results.
+
+        Parameters
+        ----------
+        results : iterable of EvalResult
+            The run's questions.
 
         Returns
         -------
@@ -421,13 +502,34 @@ class JudgeCache(ReplyStore):
         return found, stale
 
     def subset(self, question_ids: Iterable[str]) -> JudgeCache:
-        """An in-memory cache with the entries of these question ids only."""
+        """An in-memory cache with the entries of these question ids only.
+
+        Parameters
+        ----------
+        question_ids : iterable of str
+            Ids not in the cache are ignored.
+
+        Returns
+        -------
+        JudgeCache
+            Entries copied.
+        """
         out = JudgeCache(None)
         out.entries = {q: dict(self.entries[q]) for q in question_ids if q in self.entries}
         return out
 
     def put(self, question_id: str, fp: str, judgement: Judgement, question_type: str = "") -> None:  # type: ignore[override]
-        """Store a judgement (thread-safe; call :meth:`save` to write)."""
+        """Store a judgement (thread-safe; call :meth:`save` to write).
+
+        Parameters
+        ----------
+        question_id : str
+        fp : str
+            Its :func:`fingerprint`.
+        judgement : Judgement
+        question_type : str
+            Kept with the entry.
+        """
         super().put(question_id, {"fingerprint": fp, "question_type": question_type, **judgement.to_dict()})
 
 
@@ -467,7 +569,24 @@ class JudgeRun(DictMixin):
 
 def resolve_mode(result: EvalResult, mode: str | Mapping[str, str]) -> str:
     """The mode for one question: ``"auto"`` (:func:`auto_mode`), one mode for all, or a
-    mapping ``question_type -> mode`` (types not in it use :func:`auto_mode`)."""
+    mapping ``question_type -> mode`` (types not in it use :func:`auto_mode`).
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question.
+    mode : str or mapping of str to str
+        ``"auto"``, a mode of :data:`MODES`, or question type -> mode.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        The mode chosen is not one of :data:`MODES`.
+    """
     if isinstance(mode, Mapping):
         chosen = mode.get(result.question_type) or auto_mode(result)
     else:
