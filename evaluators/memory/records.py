@@ -280,6 +280,20 @@ def lines_despite_bad_bytes(data: bytes, file: str, issue: InputIssue) -> Record
     ``issue`` is the decoding error of the whole file.  A JSONL file (by its name or its first
     lines) keeps every line that decodes; each line that does not is a located error (its line
     number and byte offset).  Returns ``None`` for anything else (the file stays unreadable).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    file : str
+        Its name.
+    issue : InputIssue
+        Why the whole file could not be read.
+
+    Returns
+    -------
+    RecordSet or None
+        The good lines' records, with a warning first and one located error per bad line.
     """
     if issue.kind != "decode" or sniff_bytes(data, file) != "jsonl":
         return None
@@ -319,7 +333,25 @@ MAX_METADATA_DEPTH = 64
 
 
 def nesting_depth(value: Any, limit: int = MAX_METADATA_DEPTH) -> int:
-    """Levels of lists and objects in ``value`` (0 for a scalar), counted without recursion up to ``limit + 1``."""
+    """Levels of lists and objects in ``value`` (0 for a scalar), counted without recursion up to ``limit + 1``.
+
+    Parameters
+    ----------
+    value : object
+        A parsed JSON value.
+    limit : int
+        Counting stops past this depth.
+
+    Returns
+    -------
+    int
+        In ``[0, limit + 1]``.
+
+    Examples
+    --------
+    >>> nesting_depth("x"), nesting_depth([]), nesting_depth({"a": [{"b": 1}]})
+    (0, 1, 3)
+    """
     depth, level = 0, [value]
     while level and depth <= limit:
         children = []
