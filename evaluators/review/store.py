@@ -1013,7 +1013,8 @@ class ReviewStore:
 
         Among items this annotator has not decided, with fewer than ``k`` submitted decisions
         plus live claims by others, those with the most decisions come first (items reach ``k``
-        reviewers before new ones open), then by the session's seeded rank.  One indexed query
+        reviewers before new ones open), then by the item's stored rank (:func:`item_rank`: the
+        seeded rank, or the position in a session its creator ordered), then id.  One indexed query
         per level of ``k``; ``exclude``: item ids to pass over.
 
         With ``claim``, the item is claimed for :data:`CLAIM_SECONDS` (the annotator's earlier
@@ -1022,6 +1023,27 @@ class ReviewStore:
         item another claimer holds locked is passed over (``FOR UPDATE SKIP LOCKED``); an item
         claimed to ``k`` between the choice and the claim is passed over too, until one is claimed
         or none is open.  ``filters`` restrict the queue (:class:`QueueFilter`).
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+            Who asks (``""``: nobody; use without ``claim``).
+        exclude : iterable of int
+            Item ids to pass over (the one shown now).
+        claim : bool
+            Claim the item for this annotator.
+        filters : QueueFilter, optional
+
+        Returns
+        -------
+        Item or None
+            ``None`` when nothing is open to this annotator.
+
+        Raises
+        ------
+        KeyError
+            No such session.
         """
         s = self.session(session_id)
         exclude = list(exclude)
@@ -1084,7 +1106,17 @@ class ReviewStore:
         return True
 
     def claims(self, session_id: int) -> dict[int, list[str]]:
-        """Live claims of a session: item id -> annotators."""
+        """Live claims of a session: item id -> annotators.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of int to list of str
+            Claims not expired yet.
+        """
         now, i, cl = _now(), items_table, claims_table
         with self.engine.connect() as c:
             rows = c.execute(sa.select(cl.c.item_id, cl.c.annotator).join(i, i.c.id == cl.c.item_id)
@@ -1095,7 +1127,19 @@ class ReviewStore:
         return out
 
     def previous_item(self, session_id: int, annotator: str, before: Item | None = None) -> Item | None:
-        """The item this annotator decided last before ``before`` (by time of decision); ``None`` at the start."""
+        """The item this annotator decided last before ``before`` (by time of decision); ``None`` at the start.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+        before : Item, optional
+            The item shown now; ``None`` or an item the annotator has not decided: their latest.
+
+        Returns
+        -------
+        Item or None
+        """
         with self.engine.connect() as c:
             q = (sa.select(items_table).join(decisions_table, decisions_table.c.item_id == items_table.c.id)
                  .where(decisions_table.c.session_id == session_id, decisions_table.c.annotator == annotator)
@@ -1110,7 +1154,29 @@ class ReviewStore:
 
     def order_for(self, session_id: int, annotator: str, decisions: Iterable[Decision] | None = None) -> list[Item]:
         """Every item open to an annotator, in the queue's order (reads the whole session: for small
-        sessions and tests; the page asks :meth:`next_item`)."""
+        sessions and tests; the page asks :meth:`next_item`).
+
+        The items the annotator submitted a decision on, and those with fewer than ``k`` submitted
+        decisions, sorted by :func:`seeded_rank` then id.  Unlike :meth:`next_item` this ignores a
+        position order set by the session's creator (:func:`ordered_by_position`), live claims and
+        the overlap-first rule.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+        decisions : iterable of Decision, optional
+            The session's decisions when already read; default :meth:`decisions`.
+
+        Returns
+        -------
+        list of Item
+
+        Raises
+        ------
+        KeyError
+            No such session.
+        """
         s = self.session(session_id)
         items = self.items(session_id)
         done: dict[int, set[str]] = {}
@@ -1121,7 +1187,24 @@ class ReviewStore:
                       key=lambda i: (seeded_rank(s.seed, i.position), i.id))
 
     def progress(self, session_id: int, annotator: str) -> Progress:
-        """Counts for the progress bar, by aggregate queries."""
+        """Counts for the progress bar, by aggregate queries.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+
+        Returns
+        -------
+        Progress
+            Items in the session, this annotator's decisions (submitted or skipped), items complete
+            to ``k`` and all decisions.
+
+        Raises
+        ------
+        KeyError
+            No such session.
+        """
         s = self.session(session_id)
         d = decisions_table
         with self.engine.connect() as c:
@@ -1140,7 +1223,17 @@ class ReviewStore:
     def team_progress(self, session_id: int) -> TeamProgress:
         """Items complete to ``k``, items by number of reviews, and each annotator's decided /
         skipped counts and median time on item: three aggregate queries, cached until the session
-        changes (no item or decision is read one by one)."""
+        changes (no item or decision is read one by one).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        TeamProgress
+            Median seconds per annotator ``None`` when no time was recorded.
+        """
         return self._cached(session_id, "team", lambda: self._team_progress(session_id))
 
     def _team_progress(self, session_id: int) -> TeamProgress:
@@ -1174,6 +1267,17 @@ class ReviewStore:
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
 
+        Parameters
+        ----------
+        item_id : int
+        label : str or None
+            One of :data:`ALL_LABELS` fitting the item (:func:`label_fits`), or ``None``.
+
+        Returns
+        -------
+        Item
+            As stored after the change (the session's change counter went up).
+
         Raises
         ------
         ValueError
@@ -1193,7 +1297,16 @@ class ReviewStore:
         return self.item(item_id)
 
     def gold_items(self, session_id: int) -> dict[int, str]:
-        """Gold items of a session: item id -> gold label."""
+        """Gold items of a session: item id -> gold label.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of int to str
+        """
         i = items_table
         with self.engine.connect() as c:
             return dict(c.execute(sa.select(i.c.id, i.c.gold).where(i.c.session_id == session_id,
@@ -1201,7 +1314,24 @@ class ReviewStore:
 
     def gold_accuracy(self, session_id: int, *, confidence_level: float = 0.95) -> list[GoldAccuracy]:
         """Each annotator's accuracy on the gold items (submitted decisions; skips do not count),
-        with its Wilson interval, by annotator name: one grouped query, cached until the session changes."""
+        with its Wilson interval, by annotator name: one grouped query, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+        confidence_level : float
+            Level of the Wilson interval, in (0, 1).
+
+        Returns
+        -------
+        list of GoldAccuracy
+            One per annotator with a submitted decision on a gold item, sorted by name; accuracy in [0, 1].
+
+        References
+        ----------
+        Wilson (1927), "Probable inference, the law of succession, and statistical inference"
+        (:func:`evaluators.metrics.statistics.wilson_interval`).
+        """
         from evaluators.metrics.statistics import wilson_interval
 
         def compute() -> list[GoldAccuracy]:
@@ -1221,7 +1351,17 @@ class ReviewStore:
         return self._cached(session_id, f"gold@{confidence_level}", compute)
 
     def decided_blind(self, session_id: int) -> int:
-        """How many decision changes were made while the session was blind (from the history)."""
+        """How many decision changes were made while the session was blind (from the history).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+            History rows recorded as blind, undos not counted.
+        """
         h = history_table
         with self.engine.connect() as c:
             return int(c.execute(sa.select(sa.func.count()).select_from(h).where(
@@ -1229,13 +1369,37 @@ class ReviewStore:
 
     @staticmethod
     def blind_sides(session: Session, annotator: str, item: Item) -> bool:
-        """Whether the A/B sides of a two-sided item are swapped for this annotator (blind mode, seeded)."""
+        """Whether the A/B sides of a two-sided item are swapped for this annotator (blind mode, seeded).
+
+        Parameters
+        ----------
+        session : Session
+        annotator : str
+        item : Item
+
+        Returns
+        -------
+        bool
+            Always ``False`` in an open session; in a blind one, the same answer every time for the
+            same seed, annotator and item (about half the items swapped).
+        """
         if not session.blind:
             return False
         return random.Random(f"{session.seed}:{annotator}:{item.digest}").random() < 0.5
 
     # ------------------------------------------------------------ decisions
     def decision(self, item_id: int, annotator: str) -> Decision | None:
+        """One annotator's decision on an item, or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+        annotator : str
+
+        Returns
+        -------
+        Decision or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(decisions_table, items_table.c.digest)
                             .join(items_table, items_table.c.id == decisions_table.c.item_id)
@@ -1244,7 +1408,17 @@ class ReviewStore:
         return None if row is None else _decision(row)
 
     def item_decisions(self, item_id: int) -> list[Decision]:
-        """Every annotator's decision on one item."""
+        """Every annotator's decision on one item.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        list of Decision
+            Sorted by annotator name.
+        """
         with self.engine.connect() as c:
             rows = c.execute(sa.select(decisions_table, items_table.c.digest)
                              .join(items_table, items_table.c.id == decisions_table.c.item_id)
@@ -1333,7 +1507,18 @@ class ReviewStore:
 
     # ------------------------------------------------------------ history and undo
     def history(self, item_id: int, annotator: str | None = None) -> list[HistoryEntry]:
-        """Every change of the decisions on an item (one annotator's with ``annotator``), oldest first."""
+        """Every change of the decisions on an item (one annotator's with ``annotator``), oldest first.
+
+        Parameters
+        ----------
+        item_id : int
+        annotator : str, optional
+            Only this annotator's decision; ``None``: everyone's.
+
+        Returns
+        -------
+        list of HistoryEntry
+        """
         h = history_table
         q = sa.select(h).where(h.c.item_id == item_id)
         if annotator is not None:
@@ -1345,6 +1530,16 @@ class ReviewStore:
         """The annotator's latest own change that can be undone (a save not undone yet), or ``None``.
 
         Undo walks back: after an undo, the save before it is the next one (an undo is not undone).
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+
+        Returns
+        -------
+        HistoryEntry or None
+            The annotator's own save (not one made by an import or by someone else), latest first.
         """
         with self.engine.connect() as c:
             row = c.execute(self._last_save_query(session_id, annotator)).first()
@@ -1424,18 +1619,52 @@ class ReviewStore:
         return HistoryEntry(id=undo_id, **{k: v for k, v in row.items() if k != "id"})
 
     def decisions(self, session_id: int) -> list[Decision]:
-        """Every decision of a session, by item position then annotator."""
+        """Every decision of a session, by item position then annotator.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Decision
+            Drafts and skips included.
+        """
         return list(self.iter_decisions(session_id))
 
     def iter_decisions(self, session_id: int, *, batch: int = BATCH) -> Iterator[Decision]:
-        """A session's decisions by item position then annotator, streamed (one query)."""
+        """A session's decisions by item position then annotator, streamed (one query).
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+
+        Yields
+        ------
+        Decision
+        """
         for decision, _payload in self.iter_decisions_with_items(session_id, batch=batch, payloads=False):
             yield decision
 
     def iter_decisions_with_items(self, session_id: int, *, batch: int = BATCH,
                                   payloads: bool = True) -> Iterator[tuple[Decision, dict | None]]:
         """Each decision with its item's payload (``None`` without ``payloads``), streamed, by
-        item position then annotator."""
+        item position then annotator.
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+        payloads : bool
+            Read and parse each item's payload too.
+
+        Yields
+        ------
+        (Decision, dict or None)
+        """
         d, i = decisions_table, items_table
         cols = [d, i.c.digest] + ([i.c.payload] if payloads else [])
         q = (sa.select(*cols).join(i, i.c.id == d.c.item_id).where(d.c.session_id == session_id)
@@ -1445,7 +1674,17 @@ class ReviewStore:
                 yield _decision(r), (json.loads(r.payload) if payloads else None)
 
     def ratings(self, session_id: int) -> list[Decision]:
-        """The submitted decisions of a session without comments (what agreement needs), one query."""
+        """The submitted decisions of a session without comments (what agreement needs), one query.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Decision
+            ``comment`` ``""`` and ``seconds`` ``None`` in each.
+        """
         d, i = decisions_table, items_table
         with self.engine.connect() as c:
             rows = c.execute(sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score, d.c.status,
@@ -1456,14 +1695,35 @@ class ReviewStore:
                          None, r.guidelines_version) for r in rows]
 
     def agreement(self, session_id: int) -> dict[str, Any]:
-        """:func:`~evaluators.review.agreement.session_agreement` of the session, cached until it changes."""
+        """:func:`~evaluators.review.agreement.session_agreement` of the session, cached until it changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict
+            ``{"label": {...}, "score": {...}}``: agreement of the submitted labels and 1-5 scores
+            with 95% bootstrap intervals, as that function computes them.
+        """
         from evaluators.review.agreement import session_agreement
 
         return self._cached(session_id, "agreement", lambda: session_agreement(self.ratings(session_id)))
 
     def agreement_by_guidelines(self, session_id: int) -> dict[int | None, dict[str, Any]]:
         """:meth:`agreement` of the decisions made under each guidelines version (``None``: none
-        recorded), oldest version first, cached until the session changes."""
+        recorded), oldest version first, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of (int or None) to dict
+            ``None`` first, then versions ascending.
+        """
         from evaluators.review.agreement import session_agreement
 
         def compute() -> dict[int | None, dict[str, Any]]:
@@ -1477,7 +1737,19 @@ class ReviewStore:
     # ------------------------------------------------------------ adjudication
     def adjudication_queue(self, session_id: int, limit: int | None = None) -> list[tuple[Item, list[Decision]]]:
         """Items whose submitted labels disagree, or that someone marked ``gt_error``, not yet
-        adjudicated (found by one grouped query, cached until the session changes)."""
+        adjudicated (found by one grouped query, cached until the session changes).
+
+        Parameters
+        ----------
+        session_id : int
+        limit : int, optional
+            Items returned at most.
+
+        Returns
+        -------
+        list of (Item, list of Decision)
+            By item position; each with its submitted decisions.
+        """
         ids = self._cached(session_id, "queue", lambda: self._queue_ids(session_id))
         out = []
         for item_id in ids[:limit]:
@@ -1487,6 +1759,16 @@ class ReviewStore:
         return out
 
     def queue_size(self, session_id: int) -> int:
+        """How many items wait for an adjudicator (:meth:`adjudication_queue` without reading them).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+        """
         return len(self._cached(session_id, "queue", lambda: self._queue_ids(session_id)))
 
     def _queue_ids(self, session_id: int) -> list[int]:
@@ -1495,7 +1777,17 @@ class ReviewStore:
     def adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
         """Every item that needs an adjudicator (submitted labels disagree, or someone marked
         ``gt_error``), by position, with whether it is adjudicated already: one grouped query,
-        cached until the session changes."""
+        cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of (int, bool)
+            ``(item_id, adjudicated)``.
+        """
         return self._cached(session_id, "adjudication", lambda: self._adjudication_items(session_id))
 
     def _adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
@@ -1511,7 +1803,17 @@ class ReviewStore:
             return [(r[0], bool(r[1])) for r in c.execute(q)]
 
     def adjudication(self, item_id: int) -> dict[str, Any] | None:
-        """The final label of one item (as :meth:`adjudications` rows), or ``None``."""
+        """The final label of one item (as :meth:`adjudications` rows), or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        dict or None
+            ``item_id``, ``adjudicator``, ``label``, ``comment``, ``updated_at``, ``corrected_answer``.
+        """
         a = adjudications_table
         with self.engine.connect() as c:
             r = c.execute(sa.select(a).where(a.c.item_id == item_id)).first()
@@ -1521,7 +1823,19 @@ class ReviewStore:
 
     def item_names(self, session_id: int, item_ids: Iterable[int]) -> dict[int, str]:
         """Each item's record id (its ``id`` in the payload, else its item id) for a picker, read in
-        batches and cached until the session changes."""
+        batches and cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+            The cache's session (the items are looked up by id alone, unlike :meth:`item_payloads`).
+        item_ids : iterable of int
+
+        Returns
+        -------
+        dict of int to str
+            Names cut to 200 characters; ids not found are left out.
+        """
         ids = tuple(item_ids)
 
         def compute() -> dict[int, str]:
@@ -1539,7 +1853,19 @@ class ReviewStore:
 
     def item_payloads(self, session_id: int, item_ids: Iterable[int]) -> dict[int, dict]:
         """The payloads of some of a session's items (read in batches of 500), cached until the session
-        changes (the items asked for last, as :meth:`item_names`); the dicts are shared: do not change them."""
+        changes (the items asked for last, as :meth:`item_names`); the dicts are shared: do not change them.
+
+        Parameters
+        ----------
+        session_id : int
+        item_ids : iterable of int
+            Items of that session (others are left out).
+
+        Returns
+        -------
+        dict of int to dict
+            A payload that is not an object reads as ``{}``.
+        """
         ids = tuple(item_ids)
 
         def compute() -> dict[int, dict]:
@@ -1557,7 +1883,16 @@ class ReviewStore:
 
     def guidelines_counts(self, session_id: int) -> dict[int | None, int]:
         """Submitted decisions counted per guidelines version (``{version: n}``, ``None`` for decisions made
-        without guidelines): one grouped query, cached until the session changes."""
+        without guidelines): one grouped query, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of (int or None) to int
+        """
         d = decisions_table
 
         def compute() -> dict[int | None, int]:
@@ -1570,7 +1905,18 @@ class ReviewStore:
 
     def label_votes(self, session_id: int, item_ids: Iterable[int] | None = None) -> dict[int, dict[str, int]]:
         """Submitted labels counted per item (``{item_id: {label: n}}``): one grouped query, cached until
-        the session changes; ``item_ids`` keeps only those items."""
+        the session changes; ``item_ids`` keeps only those items.
+
+        Parameters
+        ----------
+        session_id : int
+        item_ids : iterable of int, optional
+            ``None``: every item with a submitted label.
+
+        Returns
+        -------
+        dict of int to dict of str to int
+        """
         d = decisions_table
 
         def compute() -> dict[int, dict[str, int]]:
@@ -1588,7 +1934,18 @@ class ReviewStore:
         return votes if item_ids is None else {i: votes[i] for i in item_ids if i in votes}
 
     def systems(self, session_id: int, limit: int = 500) -> list[str]:
-        """The distinct systems of a session's items (the System filter's choices), cached."""
+        """The distinct systems of a session's items (the System filter's choices), cached.
+
+        Parameters
+        ----------
+        session_id : int
+        limit : int
+            Systems returned at most (sorted by name).
+
+        Returns
+        -------
+        list of str
+        """
         i = items_table
 
         def compute() -> list[str]:
@@ -1606,10 +1963,22 @@ class ReviewStore:
         ``corrected_answer`` is the right answer of a ``gt_error`` item (it becomes a GT patch,
         :mod:`evaluators.review.gt_patch`); ignored for other labels.
 
+        Parameters
+        ----------
+        item_id : int
+        adjudicator : str
+            Who decides (the caller checks that they may: :func:`evaluators.review.service.can_adjudicate`).
+        label : str
+            One of :data:`ALL_LABELS`.
+        comment : str
+            The adjudicator's note.
+        corrected_answer : str, optional
+            For ``gt_error`` only.
+
         Raises
         ------
         ValueError
-            An unknown label, an empty adjudicator name or a bad note.
+            An unknown label, an empty adjudicator name, a bad note or answer, or no such item.
         """
         if label not in ALL_LABELS:
             raise ValueError(f"label must be one of {', '.join(ALL_LABELS)}, not {label!r}")
@@ -1628,6 +1997,18 @@ class ReviewStore:
                       .values(changes=sessions_table.c.changes + 1))
 
     def adjudications(self, session_id: int) -> list[dict[str, Any]]:
+        """Every final label of a session, by item position.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of dict
+            ``item_id``, ``item_digest``, ``adjudicator``, ``label``, ``comment``, ``updated_at``,
+            ``corrected_answer``.
+        """
         with self.engine.connect() as c:
             rows = c.execute(sa.select(adjudications_table, items_table.c.digest)
                              .join(items_table, items_table.c.id == adjudications_table.c.item_id)
