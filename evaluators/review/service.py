@@ -580,6 +580,24 @@ def queue_filter(session: Session, who: str | None, *, system: str | None = None
                  disagreement: bool = False, metric_range: tuple[float, float] | None = None) -> QueueFilter | None:
     """The :class:`~evaluators.review.store.QueueFilter` of the page's filter widgets (``None``: no filter).
 
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+        The acting name.
+    system : str, optional
+        Items of this system only.
+    label : str, optional
+        Items a reviewer submitted with this label (adjudicators).
+    disagreement : bool
+        Items whose submitted labels differ (adjudicators).
+    metric_range : (float, float), optional
+        ``(low, high)`` of the automatic score, bounds included.
+
+    Returns
+    -------
+    QueueFilter or None
+
     Raises
     ------
     PermissionError
@@ -602,6 +620,19 @@ def queue_filter(session: Session, who: str | None, *, system: str | None = None
 def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool) -> Session:
     """Turn blind mode on (any time) or off (only while no decision was made blind), for those who manage.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    blind : bool
+
+    Returns
+    -------
+    Session
+        ``session`` itself when nothing changes.
+
     Raises
     ------
     PermissionError
@@ -622,6 +653,21 @@ def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool
 def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str | None) -> Item:
     """Mark (``label``) or unmark (``None``) a gold item, for those who manage the session.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+        An item of ``session``.
+    label : str or None
+        The item's known label.
+
+    Returns
+    -------
+    Item
+
     Raises
     ------
     PermissionError
@@ -641,7 +687,20 @@ def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: in
 
 def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dict[str, Any]] | None:
     """Each annotator's accuracy on gold items (``n``, correct, accuracy and its 95% Wilson
-    interval) as table rows; ``None`` for those who may not see it (:func:`can_manage`)."""
+    interval) as table rows; ``None`` for those who may not see it (:func:`can_manage`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+
+    Returns
+    -------
+    list of dict or None
+        Keys ``annotator``, ``n``, ``correct``, ``accuracy`` (in [0, 1]), ``95% CI low``, ``95% CI high``.
+    """
     if not can_manage(session, who):
         return None
     return [{"annotator": g.annotator, "n": g.n, "correct": g.correct, "accuracy": g.accuracy,
@@ -654,6 +713,26 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     """Save session settings (``None``: leave as is), for those who manage the session (:func:`can_manage`):
     guidelines (Markdown; a changed text becomes a new version, who and when kept), label help, reviewers
     per item ``k``, adjudicators, blind mode (:func:`set_blind`'s rule: off only before blind decisions).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    guidelines : str, optional
+    labels_help : dict of str to str, optional
+        Label -> one-line definition.
+    k : int, optional
+        Reviewers per item, 1 to 100.
+    adjudicators : list of str, optional
+        The full new list (blank names dropped).
+    blind : bool, optional
+
+    Returns
+    -------
+    Session
+        As stored after the change.
 
     Raises
     ------
@@ -675,7 +754,18 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
 
 
 def settings_refusal(session: Session, who: str | None) -> str | None:
-    """Why ``who`` may not change the session's settings (``None``: they may)."""
+    """Why ``who`` may not change the session's settings (``None``: they may).
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+
+    Returns
+    -------
+    str or None
+        One sentence for the page.
+    """
     if can_manage(session, who):
         return None
     return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
@@ -692,13 +782,36 @@ def _metric_text(em: float | None, f1: float | None, blind: bool) -> str | None:
 
 def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
     """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
-    and ``decisions`` (how many current decisions were made under it)."""
+    and ``decisions`` (how many current decisions were made under it).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of dict
+    """
     counts = store.guidelines_counts(session.id)  # one grouped query, cached until the session changes
     return [{**v, "decisions": counts.get(v["version"], 0)} for v in _stored_versions(session)]
 
 
 def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) -> str:
     """A unified diff (:func:`difflib.unified_diff`, by line) of two guidelines versions.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+        Read again from the store (the latest versions).
+    old, new : int
+        Two version numbers.
+
+    Returns
+    -------
+    str
+        ``""`` when the texts are equal.
 
     Raises
     ------
@@ -719,7 +832,20 @@ def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) ->
 
 def text_diff(expected: str, predicted: str) -> list[tuple[str, str, str]]:
     """GT against prediction for display: CJK by character, other text by word
-    (:func:`evaluators.text.diff.mixed_diff`)."""
+    (:func:`evaluators.text.diff.mixed_diff`).
+
+    Parameters
+    ----------
+    expected : str
+        The ground truth.
+    predicted : str
+        The prediction.
+
+    Returns
+    -------
+    list of (str, str, str)
+        The diff's pieces as :func:`~evaluators.text.diff.mixed_diff` gives them.
+    """
     from evaluators.text.diff import mixed_diff
 
     return mixed_diff(expected, predicted)
@@ -742,7 +868,18 @@ class AdjudicationEntry:
 def adjudication_entries(store: ReviewStore, session: Session) -> list[AdjudicationEntry]:
     """The items that need an adjudicator (:meth:`ReviewStore.adjudication_items`) in the order to work on
     them: GT-error claims first, then the most split (more distinct labels, then a smaller commonest
-    share), then by position."""
+    share), then by position.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of AdjudicationEntry
+        Adjudicated items included (``done``).
+    """
     entries = store.adjudication_items(session.id)
     votes = store.label_votes(session.id, [i for i, _ in entries])
     out = []
@@ -757,7 +894,20 @@ def adjudication_entries(store: ReviewStore, session: Session) -> list[Adjudicat
 
 def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None = None) -> int | None:
     """The next item waiting for adjudication after item ``after`` (in :func:`adjudication_entries`'
-    order, wrapping round), or ``None``."""
+    order, wrapping round), or ``None``.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    after : int, optional
+        The item shown now (``None`` or not in the list: from the start).
+
+    Returns
+    -------
+    int or None
+        An item id; ``None`` when every item is adjudicated.
+    """
     items = [(e.item_id, e.done) for e in adjudication_entries(store, session)]
     ids = [i for i, _ in items]
     start = ids.index(after) + 1 if after in ids else 0
@@ -768,13 +918,42 @@ def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None =
 
 
 def shorten(text: str, limit: int = 70) -> str:
-    """One line of at most ``limit`` characters (an ellipsis where cut)."""
+    """One line of at most ``limit`` characters (an ellipsis where cut).
+
+    Parameters
+    ----------
+    text : str
+    limit : int
+        Characters at most, the ellipsis included.
+
+    Returns
+    -------
+    str
+        Whitespace runs collapsed to one space.
+
+    Examples
+    --------
+    >>> shorten("北京  是\\n中国的首都", 6)
+    '北京 是…'
+    """
     one = " ".join(text.split())
     return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
 
 
 def adjudication_names(store: ReviewStore, session: Session, item_ids: list[int] | None = None) -> dict[int, str]:
-    """The adjudication picker's text of each item: its question (shortened), then its record id."""
+    """The adjudication picker's text of each item: its question (shortened), then its record id.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    item_ids : list of int, optional
+        Default: every item of :func:`adjudication_entries`.
+
+    Returns
+    -------
+    dict of int to str
+    """
     ids = item_ids if item_ids is not None else [e.item_id for e in adjudication_entries(store, session)]
     out = {}
     for item_id, payload in store.item_payloads(session.id, ids).items():
@@ -805,6 +984,18 @@ def adjudication_view(store: ReviewStore, session: Session, who: str | None, ite
     """What the Adjudicate view shows of an item: question, GT, prediction and their diff
     (:func:`text_diff`), system and metric unless the session is blind, every reviewer's label (in words),
     score, comment and guidelines version, the final label if any, and the labels to choose from.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+
+    Returns
+    -------
+    AdjudicationView
 
     Raises
     ------
@@ -844,6 +1035,21 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
     """Record a final label, for those who may (:func:`can_adjudicate`); a GT error's
     ``corrected_answer`` is kept with it (it becomes a GT patch).
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+        An item of ``session``.
+    label : str
+        The final label (one of the item's labels).
+    note : str
+        The adjudicator's note.
+    corrected_answer : str, optional
+        The right answer of a ``gt_error`` item.
+
     Raises
     ------
     PermissionError
@@ -869,6 +1075,15 @@ def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
     A correction is an item adjudicated as a GT error (:meth:`ReviewStore.gt_corrections`); the
     reason names how many items were adjudicated and how many wait, so an empty download is never
     offered as a 0-byte file.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    str or None
     """
     if store.gt_corrections(session.id):
         return None
@@ -885,6 +1100,22 @@ def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool 
 
     ``by_guidelines``: the figures of the decisions made under each guidelines version apart (a
     ``guidelines`` column, ``v1``, ``v2`` …, "none" where no version was recorded), each flagged under 30 items.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    by_guidelines : bool
+
+    Returns
+    -------
+    list of dict
+        Keys ``rating``, ``statistic`` (Cohen's kappa mean of pairs, Fleiss' kappa, Krippendorff's
+        alpha), ``value``, ``95% CI low``, ``95% CI high``, ``n_items``, ``annotators``, ``meaningful``.
+
+    References
+    ----------
+    Cohen (1960); Fleiss (1971); Krippendorff (2011); see :mod:`evaluators.metrics.agreement`.
     """
     if by_guidelines:
         return [{"guidelines": "none" if version is None else f"v{version}", **row}
@@ -910,7 +1141,18 @@ def _agreement_rows(blocks: dict[str, Any]) -> list[dict[str, Any]]:
 
 def automatic(store: ReviewStore, session: Session) -> dict[str, Any]:
     """The automatic verdict (metric or judge) against each reviewer
-    (:func:`~evaluators.review.agreement.automatic_agreement`), cached until the session changes."""
+    (:func:`~evaluators.review.agreement.automatic_agreement`), cached until the session changes.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    dict
+        As :func:`~evaluators.review.agreement.automatic_agreement` returns it.
+    """
     from evaluators.review.agreement import automatic_agreement
 
     return store._cached(session.id, "automatic",
