@@ -181,6 +181,13 @@ def expand_archives(files: list[InputFile], suffixes: tuple[str, ...] = (".json"
     :data:`MAX_COMPRESSION_RATIO` for each member over 1 MiB and for the smaller members
     taken together.
 
+    Parameters
+    ----------
+    files : list of InputFile
+        Uploaded or collected files, archives among them.
+    suffixes : tuple of str
+        Member suffixes kept (lower case, with the dot).
+
     Returns
     -------
     list of InputFile

@@ -2022,6 +2022,16 @@ class ReviewStore:
         """Items adjudicated as ``gt_error``: the item (id, question, current GT), who decided and why.
 
         The ground truth is never edited here; this list is the correction file to apply.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of dict
+            By item position: ``item_digest``, ``record_id``, ``question``, ``current_ground_truth``,
+            ``prediction``, the adjudicator, label, note and corrected answer.
         """
         a, i = adjudications_table, items_table
         with self.engine.connect() as c:
@@ -2119,7 +2129,17 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
 
 def guidelines_versions(session: Session) -> list[dict[str, Any]]:
     """Every saved version of a session's guidelines, oldest first, as ``{version, text, by, at}``;
-    guidelines set before versions were kept show as their current version alone (``by``/``at`` unknown)."""
+    guidelines set before versions were kept show as their current version alone (``by``/``at`` unknown).
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    list of dict
+        Sorted by version; empty when the session has no guidelines.
+    """
     kept = [dict(v) for v in (session.settings or {}).get("guidelines_versions") or () if isinstance(v, dict)]
     current = session.guidelines_version
     if current is not None and not any(v.get("version") == current for v in kept):
