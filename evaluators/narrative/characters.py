@@ -81,12 +81,32 @@ class NameResolver:
         self._map: dict[str, str] = {}
 
     def add(self, spelling: str, identity: str) -> None:
+        """Map a name or alias to a character (the first mapping of a spelling wins).
+
+        Parameters
+        ----------
+        spelling : str
+            A name or alias, compared by :func:`evaluators.text.normalize.name_key`.
+        identity : str
+            The GT character's name.
+        """
         k = name_key(spelling)
         if k and k not in self._map:
             self._map[k] = identity
 
     def resolve(self, name: str) -> str:
-        """Identity of ``name`` (``""`` for an empty name)."""
+        """Identity of ``name`` (``""`` for an empty name).
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        str
+            The GT character's name; ``"?<key>"`` for a name no character has (so two unknown
+            spellings of one name still compare equal), ``""`` for an empty one.
+        """
         k = name_key(name) if name else ""
         if not k:
             return ""
