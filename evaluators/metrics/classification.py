@@ -382,7 +382,7 @@ def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], suppor
     Parameters
     ----------
     labels : sequence
-        Classes, in output order.
+        Classes, shape (k,), in output order.
     tp, support, predicted : mapping of label -> int
         True positives, pairs whose true label is the class, pairs predicted as the class
         (missing labels count 0).

@@ -172,7 +172,7 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     Parameters
     ----------
     pred_tokens, ref_tokens : list of str
-        Tokens of prediction and reference.
+        Tokens of prediction and reference, shapes (n_pred,) and (n_ref,); order does not matter.
 
     Returns
     -------
@@ -482,7 +482,7 @@ def bleu_from_tokens(pred_tokens: list[str], ref_tokens: list[str], max_n: int =
     Parameters
     ----------
     pred_tokens, ref_tokens : list of str
-        Hypothesis and (single) reference tokens.
+        Hypothesis and (single) reference tokens, shapes (n_pred,) and (n_ref,), in text order.
     max_n : int
         Highest n-gram order (1, 2 or 4 for BLEU-1/2/4); weights are ``1/max_n`` each.
 
@@ -793,7 +793,7 @@ def corpus_bleu(predictions: list[str], references: list[str], lang: str = "auto
     Parameters
     ----------
     predictions, references : list of str
-        Same length N; one reference per prediction.
+        Shape (N,) each, the same length: one reference per prediction (segment).
     lang : {"auto", "zh", "en"}
         ``auto`` picks ``zh`` when any reference contains CJK characters.
 

@@ -50,7 +50,8 @@ def boundary_positions(masses: Sequence[int]) -> frozenset[int]:
     Parameters
     ----------
     masses : sequence of int
-        Segment lengths in units (sentences), each >= 1, in text order; ``[]`` for no unit.
+        Segment lengths in units (sentences), shape (n_segments,), each >= 1, in text order;
+        ``[]`` for no unit.
 
     Returns
     -------
@@ -213,7 +214,8 @@ def boundary_similarity(hypothesis: Sequence[int], reference: Sequence[int], n_t
     Parameters
     ----------
     hypothesis, reference : sequence of int
-        Segment masses; both must sum to the same number of units.  B is symmetric.
+        Segment masses in units (sentences), shapes (n_hyp_segments,) and (n_ref_segments,);
+        both must sum to the same number of units.  B is symmetric.
     n_t : int, default 2
         Near-miss tolerance in boundary slots (segeval's ``n_t``).
 
@@ -374,7 +376,8 @@ def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None =
     Parameters
     ----------
     hypothesis, reference : sequence of int
-        Segment masses (same total).  Argument order as segeval's ``pk(hypothesis, reference)``.
+        Segment masses in units (sentences), shapes (n_hyp_segments,) and (n_ref_segments,), same
+        total.  Argument order as segeval's ``pk(hypothesis, reference)``.
     window : int, optional
         Window size ``k``; default :func:`window_size` of the reference.
 
@@ -405,7 +408,8 @@ def window_diff(hypothesis: Sequence[int], reference: Sequence[int], window: int
     Parameters
     ----------
     hypothesis, reference : sequence of int
-        Segment masses (units per segment, each >= 1), same total.
+        Segment masses (units per segment, each >= 1), shapes (n_hyp_segments,) and
+        (n_ref_segments,), same total.
     window : int, optional
         Window size ``k`` in units; default :func:`window_size` of the reference.
 
