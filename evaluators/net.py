@@ -154,8 +154,10 @@ def is_under(url: str, base: str) -> bool:
 
     Examples
     --------
-    >>> is_under("https://h.example/v1/chat", "https://h.example/v1"), is_under("https://h.example/v1/%2e%2e/x", "https://h.example/v1")
-    (True, False)
+    >>> is_under("https://h.example/v1/chat", "https://h.example/v1")
+    True
+    >>> is_under("https://h.example/v1/%2e%2e/x", "https://h.example/v1")
+    False
     """
     if origin(url) != origin(base):
         return False
