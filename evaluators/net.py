@@ -113,7 +113,22 @@ class HTTPFailure(RuntimeError):
 
 
 def origin(url: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of a URL, lower-case, with the scheme's default port filled in."""
+    """``(scheme, host, port)`` of a URL, lower-case, with the scheme's default port filled in.
+
+    Parameters
+    ----------
+    url : str
+
+    Returns
+    -------
+    (str, str, int)
+        Port 0 for an unknown scheme without a port, or an unparsable port.
+
+    Examples
+    --------
+    >>> origin("HTTPS://Judge.Example.com/v1")
+    ('https', 'judge.example.com', 443)
+    """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:
@@ -128,6 +143,21 @@ def is_under(url: str, base: str) -> bool:
 
     A path with a ``.`` or ``..`` segment (also percent-encoded) is never under anything: the
     client or the server would resolve it to another place.
+
+    Parameters
+    ----------
+    url, base : str
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_under("https://h.example/v1/chat", "https://h.example/v1")
+    True
+    >>> is_under("https://h.example/v1/%2e%2e/x", "https://h.example/v1")
+    False
     """
     if origin(url) != origin(base):
         return False
@@ -139,7 +169,18 @@ def is_under(url: str, base: str) -> bool:
 
 
 def allowed_hosts_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
-    """The allow-list of ``EVALBOARD_ALLOWED_HOSTS`` (lower-case entries), ``None`` when unset or blank."""
+    """The allow-list of ``EVALBOARD_ALLOWED_HOSTS`` (lower-case entries), ``None`` when unset or blank.
+
+    Parameters
+    ----------
+    env : mapping of str to str, optional
+        Default ``os.environ``.
+
+    Returns
+    -------
+    tuple of str or None
+        Comma-separated entries, stripped.
+    """
     raw = (os.environ if env is None else env).get(ALLOWED_HOSTS_VAR, "")
     hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
     return hosts or None
@@ -186,11 +227,32 @@ class URLPolicy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, trusted: Iterable[str] = ()) -> URLPolicy:
-        """The policy of ``EVALBOARD_ALLOWED_HOSTS``, with ``trusted`` base URLs always allowed."""
+        """The policy of ``EVALBOARD_ALLOWED_HOSTS``, with ``trusted`` base URLs always allowed.
+
+        Parameters
+        ----------
+        env : mapping of str to str, optional
+            Default ``os.environ``.
+        trusted : iterable of str
+            Base URLs (blank ones dropped).
+
+        Returns
+        -------
+        URLPolicy
+        """
         return cls(allowed_hosts_from_env(env), tuple(t for t in trusted if t))
 
     def check(self, url: str) -> str:
         """Return ``url`` if it may be contacted.
+
+        Parameters
+        ----------
+        url : str
+
+        Returns
+        -------
+        str
+            ``url`` unchanged.
 
         Raises
         ------
@@ -315,6 +377,14 @@ class EndpointSettings:
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> EndpointSettings | None:
         """The judge endpoint of the environment (:data:`JUDGE_ENV`), with ``overrides`` (a typed URL, model, key).
 
+        Parameters
+        ----------
+        env : mapping of str to str, optional
+            Default ``os.environ``.
+        **overrides
+            ``base_url``, ``model``, ``api_key`` and the numeric settings, winning over the
+            environment (an empty ``base_url`` or ``model`` falls back to it).
+
         Returns
         -------
         EndpointSettings or None
@@ -381,7 +451,25 @@ class Session:
 
     def post(self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None,
              max_bytes: int | None = None) -> bytes:
-        """:func:`post` with this session's timeout and URL policy, on its reused connections."""
+        """:func:`post` with this session's timeout and URL policy, on its reused connections.
+
+        Parameters
+        ----------
+        url : str
+        body : bytes
+        headers : mapping, optional
+        max_bytes : int, optional
+            As :func:`post`.
+
+        Returns
+        -------
+        bytes
+
+        Raises
+        ------
+        HTTPFailure
+            As :func:`post`.
+        """
         return post(url, body, headers=headers, timeout=self.settings.timeout_s, policy=self.settings.policy,
                     max_bytes=max_bytes, client=self._client)
 

@@ -57,7 +57,12 @@ AHEAD_PER_WORKER = 2
 
 
 def add_workers_argument(parser) -> None:
-    """Add ``--workers N`` to an argparse parser (1 default, 0 one per CPU); see :func:`worker_count`."""
+    """Add ``--workers N`` to an argparse parser (1 default, 0 one per CPU); see :func:`worker_count`.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="processes scoring chunks of records (default 1: this one alone; 0 = one "
                              "per CPU); the results are the same for any N")
@@ -65,6 +70,14 @@ def add_workers_argument(parser) -> None:
 
 def worker_count(requested: int | None) -> int:
     """``requested`` workers, with 0 (or ``None``) meaning one per CPU; at least 1.
+
+    Parameters
+    ----------
+    requested : int or None
+
+    Returns
+    -------
+    int
 
     Raises
     ------
@@ -155,7 +168,24 @@ def keep_freed_memory() -> bool:
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Consecutive lists of ``size`` items (the last may be shorter); ``size`` >= 1."""
+    """Consecutive lists of ``size`` items (the last may be shorter); ``size`` >= 1.
+
+    Parameters
+    ----------
+    items : iterable
+        Read once, lazily.
+    size : int
+        Items per chunk (a size below 1 counts as 1).
+
+    Yields
+    ------
+    list
+
+    Examples
+    --------
+    >>> list(chunked(range(5), 2))
+    [[0, 1], [2, 3], [4]]
+    """
     it = iter(items)
     while chunk := list(islice(it, max(1, size))):
         yield chunk

@@ -29,7 +29,23 @@ class GTStatus(str, Enum):
 
 
 def is_empty(value: Any) -> bool:
-    """True for ``None``, blank strings, empty containers and NaN."""
+    """True for ``None``, blank strings, empty containers and NaN.
+
+    Parameters
+    ----------
+    value : object
+        A GT or prediction field value.
+
+    Returns
+    -------
+    bool
+        Numbers (0 included) and bools are never empty.
+
+    Examples
+    --------
+    >>> is_empty("  "), is_empty(float("nan")), is_empty(0), is_empty([])
+    (True, True, False, True)
+    """
     if value is None:
         return True
     if isinstance(value, str):
@@ -65,5 +81,15 @@ def handle_missing_ground_truth(ground_truth: Any, prediction: Any) -> GTStatus:
 
 
 def counts_in_denominator(status: GTStatus) -> bool:
-    """Whether a field with this status enters accuracy / recall denominators."""
+    """Whether a field with this status enters accuracy / recall denominators.
+
+    Parameters
+    ----------
+    status : GTStatus
+
+    Returns
+    -------
+    bool
+        True for ``MISSING`` and ``COMPARED`` (the GT has a value), as DESIGN.md's table says.
+    """
     return status in (GTStatus.MISSING, GTStatus.COMPARED)

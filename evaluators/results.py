@@ -37,6 +37,25 @@ def f1_score(precision: float | None, recall: float | None) -> float | None:
 
     ``None`` if either is undefined; 0.0 when both are 0 (the standard convention,
     as in scikit-learn with ``zero_division=0`` for a defined but empty overlap).
+
+    Parameters
+    ----------
+    precision, recall : float or None
+        Each in [0, 1].
+
+    Returns
+    -------
+    float or None
+        ``2PR / (P + R)`` in [0, 1].
+
+    References
+    ----------
+    van Rijsbergen (1979), *Information Retrieval*, ch. 7 (F-measure with beta = 1).
+
+    Examples
+    --------
+    >>> f1_score(0.5, 1.0), f1_score(0.0, 0.0), f1_score(None, 1.0)
+    (0.6666666666666666, 0.0, None)
     """
     if precision is None or recall is None:
         return None
@@ -83,7 +102,21 @@ def prf(tp: int, n_pred: int, n_gold: int, *, precision_needs_gold: bool = False
 
 
 def mean_or_none(values) -> float | None:
-    """Arithmetic mean of the non-``None`` values, ``None`` when there are none."""
+    """Arithmetic mean of the non-``None`` values, ``None`` when there are none.
+
+    Parameters
+    ----------
+    values : iterable of (float or None)
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> mean_or_none([1.0, None, 0.0]), mean_or_none([None])
+    (0.5, None)
+    """
     vals = [v for v in values if v is not None]
     if not vals:
         return None
@@ -99,6 +132,22 @@ def to_jsonable(obj: Any) -> Any:
     NaN and infinities become ``None`` (JSON has no NaN; DESIGN.md forbids it).  Values nested
     deeper than Python's recursion allows (the JSON readers accept 1,024 levels) are converted
     without recursion, to the same result.
+
+    Parameters
+    ----------
+    obj : object
+        A result, or any value built of dataclasses, enums, mappings, sequences, sets and scalars.
+
+    Returns
+    -------
+    object
+        Dicts, lists, strings, numbers, bools and ``None`` only (``json.dumps`` writes it with
+        ``allow_nan=False``).
+
+    Examples
+    --------
+    >>> to_jsonable({"ci": (0.1, float("nan")), "labels": {"T"}})
+    {'ci': [0.1, None], 'labels': ['T']}
     """
     try:
         return _jsonable(obj)
@@ -203,6 +252,18 @@ def build_frozen(cls: type, values: dict[str, Any]):
     ``__setattr__`` call per field, which makes wide result types about 3x cheaper to build
     in the per-document hot path.
 
+    Parameters
+    ----------
+    cls : type
+        A frozen dataclass without ``__post_init__`` checks to run (they are skipped).
+    values : dict of str to object
+        Every field, by name.
+
+    Returns
+    -------
+    object
+        An instance of ``cls``.
+
     Raises
     ------
     TypeError
@@ -260,7 +321,17 @@ class CommonItems(DictMixin):
         return all(n == self.n_common for n in self.n_by_system.values())
 
     def units(self, n: int) -> str:
-        """``unit`` for a count: ``"1 story"``, ``"2 stories"``."""
+        """``unit`` for a count: ``"1 story"``, ``"2 stories"``.
+
+        Parameters
+        ----------
+        n : int
+
+        Returns
+        -------
+        str
+            ``n`` with thousands separators and the unit, singular for 1.
+        """
         one = "story" if self.unit == "stories" else self.unit[:-1] if self.unit.endswith("s") else self.unit
         return f"{n:,} {one if n == 1 else self.unit}"
 

@@ -10,5 +10,16 @@ from pathlib import Path
 
 
 def demo_path(*parts: str) -> Path:
-    """Path of a file or folder under ``evaluators/demo``."""
+    """Path of a file or folder under ``evaluators/demo``.
+
+    Parameters
+    ----------
+    *parts : str
+        Path parts below ``evaluators/demo`` (a task folder, then a file name).
+
+    Returns
+    -------
+    Path
+        Not checked to exist.
+    """
     return Path(str(resources.files("evaluators.demo").joinpath(*parts)))

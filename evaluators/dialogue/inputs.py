@@ -35,7 +35,23 @@ from evaluators.results import DictMixin
 
 
 def index_key(value: Any) -> str:
-    """Dialogue index as comparison text: ``7``, ``7.0`` and ``" 7 "`` all give ``"7"``."""
+    """Dialogue index as comparison text: ``7``, ``7.0`` and ``" 7 "`` all give ``"7"``.
+
+    Parameters
+    ----------
+    value : object
+        An index as read (int, float or text).
+
+    Returns
+    -------
+    str
+        The integer's digits, or the stripped text when it is not a whole number.
+
+    Examples
+    --------
+    >>> index_key(7.0), index_key(" 7 "), index_key("7a")
+    ('7', '7', '7a')
+    """
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = str(value).strip()
@@ -166,6 +182,11 @@ class PredictionSet(DictMixin):
         """Add another set's rows, issues and files (occurrences renumbered per model).
 
         Adding many sets this way renumbers every row once per set: use :meth:`combine`.
+
+        Parameters
+        ----------
+        other : PredictionSet
+            Not changed.
         """
         self.rows = renumber(self.rows + other.rows)
         self.issues.extend(other.issues)
@@ -176,6 +197,14 @@ class PredictionSet(DictMixin):
         """A new set with the rows, issues and files of ``sets`` in order (occurrences renumbered once).
 
         Equal to extending an empty set with each one; the given sets are not changed.
+
+        Parameters
+        ----------
+        sets : iterable of PredictionSet
+
+        Returns
+        -------
+        PredictionSet
         """
         out = cls()
         for other in sets:
@@ -297,7 +326,17 @@ def load_cases(data: bytes, file: str = "<cases>") -> CaseSet:
 
 
 def renumber(rows: list[PredictionRow]) -> list[PredictionRow]:
-    """Give each model's repeated (scene, dialogue_index) rows occurrences 0, 1, ... in order."""
+    """Give each model's repeated (scene, dialogue_index) rows occurrences 0, 1, ... in order.
+
+    Parameters
+    ----------
+    rows : list of PredictionRow
+
+    Returns
+    -------
+    list of PredictionRow
+        Same order; a row whose occurrence is already right is the same object.
+    """
     from dataclasses import replace
 
     seen: Counter = Counter()

@@ -153,7 +153,17 @@ class FileFit(DictMixin):
         return self.n_own_cases > 0 and (self.n_other_prompt > 0 or self.n_no_case > self.n_fit)
 
     def headline(self, cases_file: str = "the uploaded cases") -> str | None:
-        """One sentence with the counts (``None`` when every row fits)."""
+        """One sentence with the counts (``None`` when every row fits).
+
+        Parameters
+        ----------
+        cases_file : str
+            How the cases file is named in the sentence.
+
+        Returns
+        -------
+        str or None
+        """
         if not self.n_off:
             return None
         def n(k: int, one: str, many: str) -> str:

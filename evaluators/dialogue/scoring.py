@@ -121,6 +121,23 @@ def combine(scores: dict[str, float | None], weights: CombinedWeights) -> float 
 
     A cosine (range [-1, 1]) enters clipped to [0, 1].  Returns ``None`` when a weighted
     metric has no value for this case (no ground truth).
+
+    Parameters
+    ----------
+    scores : dict of str to (float or None)
+        Metric -> the case's value.
+    weights : CombinedWeights
+        Its ``used`` weights (renormalised over the metrics that can run, summing to 1).
+
+    Returns
+    -------
+    float or None
+        In [0, 1].
+
+    References
+    ----------
+    The earlier persona-dialogue evaluation script's weighted score (its default weights are
+    :data:`DEFAULT_WEIGHTS`).
     """
     total = 0.0
     for m, w in weights.used.items():
@@ -327,6 +344,17 @@ def compare_models(results: list[CaseResult], tol: float = 1e-9) -> ModelCompari
     """Per-case winners, win counts, pairwise wins and best model per scene.
 
     Returns ``None`` with fewer than two models.
+
+    Parameters
+    ----------
+    results : list of CaseResult
+        Every model's case results.
+    tol : float
+        Combined scores within ``tol`` of the best tie for the win.
+
+    Returns
+    -------
+    ModelComparison or None
     """
     models = list(dict.fromkeys(r.model for r in results))
     if len(models) < 2:
@@ -401,6 +429,11 @@ def _score_chunk(config: DialogueConfig, items: list[tuple[str, DialogueCase, Pr
 def build_scorer(config: DialogueConfig) -> tuple[PairScorer, list[str], CombinedWeights]:
     """The scorer of ``config``, the metric names it scores (a mode's variants named as such) and the weights.
 
+    Parameters
+    ----------
+    config : DialogueConfig
+        Metrics, mode, weights and jieba user dictionary.
+
     Returns
     -------
     (PairScorer, list of str, CombinedWeights)
@@ -473,7 +506,20 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
 
 def with_results(evaluation: DialogueEvaluation, results: list[CaseResult]) -> DialogueEvaluation:
     """``evaluation`` with ``results`` and every aggregate made from them (per model with intervals, per
-    scene, the model comparison, corpus BLEU)."""
+    scene, the model comparison, corpus BLEU).
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+        A scored persona run.
+    results : list of CaseResult
+        The case results to aggregate (re-scored after corrections, for example).
+
+    Returns
+    -------
+    DialogueEvaluation
+        A copy.
+    """
     import dataclasses
 
     names = [m["name"] for m in evaluation.metric_info]
@@ -487,19 +533,43 @@ def with_results(evaluation: DialogueEvaluation, results: list[CaseResult]) -> D
 
 
 def case_key(r: CaseResult | DialogueCase) -> str:
-    """A case's key across models: ``scene#dialogue_index#occurrence`` (also the id a GT patch names it by)."""
+    """A case's key across models: ``scene#dialogue_index#occurrence`` (also the id a GT patch names it by).
+
+    Parameters
+    ----------
+    r : CaseResult or DialogueCase
+
+    Returns
+    -------
+    str
+    """
     return f"{r.scene}#{r.dialogue_index}#{r.occurrence}"
 
 
 def model_replies(evaluation: DialogueEvaluation) -> dict[str, list[tuple[str, str, tuple[str, ...]]]]:
     """Model -> ``(case key, reply, (expected reply,))`` of its scored cases (cases without an expected reply
-    left out): the runs of :func:`evaluators.metrics.sensitivity.rank_sensitivity` for the persona task."""
+    left out): the runs of :func:`evaluators.metrics.sensitivity.rank_sensitivity` for the persona task.
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+        A scored persona run.
+
+    Returns
+    -------
+    dict of str to list of (str, str, tuple of str)
+    """
     return {m: [(case_key(r), r.prediction, (r.expected_response,)) for r in evaluation.results
                 if r.model == m and r.status != "no_gt"] for m in evaluation.models}
 
 
 def case_matrix(evaluation: DialogueEvaluation) -> list[dict]:
     """Cases x models: one row per case with each model's reply and combined score.
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+        A scored persona run.
 
     Returns
     -------
@@ -527,6 +597,16 @@ def case_matrix(evaluation: DialogueEvaluation) -> list[dict]:
 def compare_two_models(evaluation: DialogueEvaluation, model_a: str, model_b: str, *, n_resamples: int = 10_000,
                        seed: int = 0):
     """Paired comparison of two models' combined scores over the cases both were scored on.
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+        A scored persona run.
+    model_a, model_b : str
+        Two models (``model_b`` compared against ``model_a``).
+    n_resamples : int
+        Resamples of the paired bootstrap and the randomization test.
+    seed : int
 
     Returns
     -------

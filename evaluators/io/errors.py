@@ -9,7 +9,23 @@ from evaluators.results import DictMixin
 
 
 def format_json_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    """Render a pydantic ``loc`` tuple as a JSON path: ``narrative_events[3].text_span.start``."""
+    """Render a pydantic ``loc`` tuple as a JSON path: ``narrative_events[3].text_span.start``.
+
+    Parameters
+    ----------
+    loc : tuple or list
+        Field names and list indices, outermost first.
+
+    Returns
+    -------
+    str
+        ``"$"`` for an empty ``loc``.
+
+    Examples
+    --------
+    >>> format_json_path(("narrative_events", 3, "text_span", "start")), format_json_path(())
+    ('narrative_events[3].text_span.start', '$')
+    """
     out = ""
     for part in loc:
         if isinstance(part, int):

@@ -247,7 +247,19 @@ def _is_digest(value: Any) -> bool:
 
 
 def write_gt_patch(entries: Iterable[PatchEntry]) -> str:
-    """JSONL text of ``entries`` (UTF-8 text, one object per line, keys in a fixed order)."""
+    """JSONL text of ``entries`` (UTF-8 text, one object per line, keys in a fixed order).
+
+    Parameters
+    ----------
+    entries : iterable of PatchEntry
+        In the order they are to be applied.
+
+    Returns
+    -------
+    str
+        One JSON object per line (non-ASCII kept), each ending with a newline; ``""`` for none.
+        :func:`read_gt_patch` reads it back.
+    """
     return "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in entries)
 
 
@@ -374,6 +386,16 @@ def read_gt_patch(data: bytes | bytearray | memoryview, file: str = "<patch>") -
 def read_gt_patch_file(path: str | Path) -> GTPatch:
     """:func:`read_gt_patch` of a file on disk (its size checked before it is read).
 
+    Parameters
+    ----------
+    path : str or Path
+        A GT patch file (JSONL).
+
+    Returns
+    -------
+    GTPatch
+        Its good entries and the located problems of its bad lines.
+
     Raises
     ------
     OSError
@@ -468,7 +490,18 @@ class PatchApplication(DictMixin):
         return sum(1 for c in self.changes if c.status == "applied")
 
     def patched(self, record_id: str, answers: Sequence[str]) -> tuple[str, ...]:
-        """A record's answers after the patch (``answers`` when no entry changed it)."""
+        """A record's answers after the patch (``answers`` when no entry changed it).
+
+        Parameters
+        ----------
+        record_id : str
+        answers : sequence of str
+            The record's answers in the GT file.
+
+        Returns
+        -------
+        tuple of str
+        """
         return self.answers.get(record_id, tuple(answers))
 
     def corrected_and_accepted(self, record_id: str) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
@@ -478,6 +511,15 @@ class PatchApplication(DictMixin):
         Tasks whose ground truth is one reference (a memory answer, a test-set expected answer, a persona
         reply) read a patch this way: ``corrected`` replaces the reference, ``accepted`` are further
         acceptable answers.
+
+        Parameters
+        ----------
+        record_id : str
+
+        Returns
+        -------
+        (corrected, accepted) : (tuple of str or None, tuple of str)
+            ``(None, ())`` for a record no applied entry changed.
         """
         return self._corrected_and_accepted.get(record_id, (None, ()))
 
@@ -488,6 +530,16 @@ class PatchApplication(DictMixin):
         ``corrected`` is the reference a ``replace`` set (``None``: ``reference`` stands); ``further``
         are the other acceptable answers (the rest of a replacement's answers, then those added by
         ``add_answer``), without the reference that stands.
+
+        Parameters
+        ----------
+        record_id : str
+        reference : str
+            The record's reference in the GT file.
+
+        Returns
+        -------
+        (corrected, further) : (str or None, tuple of str)
         """
         corrected, accepted = self.corrected_and_accepted(record_id)
         new = corrected[0] if corrected else None
@@ -516,7 +568,20 @@ class PatchApplication(DictMixin):
         return sum(1 for c in self.changes if c.status in ("applied", "unchanged", "conflict"))
 
     def with_more(self, changes: Sequence[AppliedChange], issues: Sequence[InputIssue]) -> PatchApplication:
-        """This application with more (refused) changes and issues; the answers stay."""
+        """This application with more (refused) changes and issues; the answers stay.
+
+        Parameters
+        ----------
+        changes : sequence of AppliedChange
+            Appended after the existing ones.
+        issues : sequence of InputIssue
+            Appended after the existing ones.
+
+        Returns
+        -------
+        PatchApplication
+            A new application.
+        """
         out = PatchApplication(self.answers, self.changes + tuple(changes), self.issues + tuple(issues))
         out.__dict__["_corrected_and_accepted"] = self._corrected_and_accepted
         return out
@@ -629,6 +694,13 @@ def apply_gt_patch(gold: Mapping[str, Sequence[str]], entries: Iterable[PatchEnt
 def check_matched(entries: Sequence[PatchEntry], applications: Iterable[PatchApplication]) -> None:
     """Refuse a patch whose keyed entries are for none of the records it was applied to.
 
+    Parameters
+    ----------
+    entries : sequence of PatchEntry
+        The entries applied.
+    applications : iterable of PatchApplication
+        What they did to each GT (file) they were applied to.
+
     Raises
     ------
     GTPatchMismatch
@@ -667,23 +739,63 @@ class GTPatchSet(DictMixin):
     def read(cls, patches: Iterable[tuple[str, bytes]]) -> GTPatchSet:
         """Read ``(name, bytes)`` patch files (:func:`read_gt_patch` each), concatenated in order.
 
+        Parameters
+        ----------
+        patches : iterable of (str, bytes)
+            File name and contents of each patch.
+
+        Returns
+        -------
+        GTPatchSet
+
         Raises
         ------
         InputError
-            A file over :data:`MAX_PATCH_BYTES` or that cannot be decoded; or a file with lines
-            and not one usable correction.
+            A file over :data:`MAX_PATCH_BYTES` or that cannot be decoded; a file with lines and not
+            one usable correction; or an empty file (see :meth:`of`).
         """
         return cls.of([read_gt_patch(data, name) for name, data in patches])
 
     @classmethod
     def read_files(cls, paths: Iterable[str | Path]) -> GTPatchSet:
-        """:meth:`read` of files on disk (sizes checked before reading; ``OSError`` when one cannot be read)."""
+        """:meth:`read` of files on disk (sizes checked before reading; ``OSError`` when one cannot be read).
+
+        Parameters
+        ----------
+        paths : iterable of str or Path
+
+        Returns
+        -------
+        GTPatchSet
+
+        Raises
+        ------
+        OSError
+            A file cannot be read.
+        InputError
+            As :meth:`read`.
+        """
         return cls.of([read_gt_patch_file(p) for p in paths])
 
     @classmethod
     def of(cls, patches: Sequence[GTPatch]) -> GTPatchSet:
         """Patches already read, in order (``InputError`` for one with bad lines and no usable one, and for
-        an empty one: a patch file with no correction is refused by its name, not applied as nothing)."""
+        an empty one: a patch file with no correction is refused by its name, not applied as nothing).
+
+        Parameters
+        ----------
+        patches : sequence of GTPatch
+
+        Returns
+        -------
+        GTPatchSet
+            Entries, file names and skipped lines of all patches, concatenated in order.
+
+        Raises
+        ------
+        InputError
+            A patch with no usable entry.
+        """
         for p in patches:
             if not p.entries and not p.issues:
                 raise InputError(InputIssue(p.file, "empty GT patch: the file holds no correction (nothing to "
@@ -701,6 +813,19 @@ class GTPatchSet(DictMixin):
 
     def for_file(self, gt_file: str, gt_digest: str) -> list[PatchEntry]:
         """The entries, checked to be made for the GT file ``gt_file`` (SHA-256 ``gt_digest``).
+
+        Parameters
+        ----------
+        gt_file : str
+            The GT file's name (for messages).
+        gt_digest : str
+            Its SHA-256 (:func:`file_sha256`); entries bound to a file must carry it. Keyed
+            entries (version 3) are not bound to a file and always pass.
+
+        Returns
+        -------
+        list of PatchEntry
+            All entries, in order.
 
         Raises
         ------

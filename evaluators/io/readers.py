@@ -46,6 +46,16 @@ def replace_lone_surrogates(text: str) -> tuple[str, int, int | None]:
     A lone surrogate is not a Unicode character: Python would read it into a string that no
     UTF-8 output (report, CSV, the page's Arrow tables) can encode.
 
+    Parameters
+    ----------
+    text : str
+        JSON text (escapes as written, not yet parsed).
+
+    Examples
+    --------
+    >>> replace_lone_surrogates('{"a": "\\\\ud83d\\\\ude00"}')[1:], replace_lone_surrogates('["x",\\n "\\\\ud800"]')[1:]
+    ((0, None), (1, 2))
+
     Returns
     -------
     (text, count, line)
@@ -100,6 +110,20 @@ def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[Input
     floats, as before.  A lone surrogate escape (``"\\ud800"``) is read as U+FFFD, with a
     warning appended to ``issues`` when given.
 
+    Parameters
+    ----------
+    text : str or bytes
+        The whole document (bytes: UTF-8).
+    file : str
+        The input's name, for located problems.
+    issues : list of InputIssue, optional
+        Where the lone-surrogate warning goes.
+
+    Returns
+    -------
+    object
+        The parsed value (dict, list, str, number, bool or None).
+
     Raises
     ------
     InputError
@@ -126,7 +150,22 @@ def parse_json_text(text: str | bytes, file: str = "<input>", issues: list[Input
 
 
 def surrogate_warning(file: str, count: int, **where) -> InputIssue:
-    """The warning given when lone surrogate escapes were replaced by U+FFFD."""
+    """The warning given when lone surrogate escapes were replaced by U+FFFD.
+
+    Parameters
+    ----------
+    file : str
+        The input's name, for located problems.
+    count : int
+        Escapes replaced.
+    **where
+        ``line``, ``column`` or ``path`` of the first one.
+
+    Returns
+    -------
+    InputIssue
+        Severity ``warning``, kind ``decode``.
+    """
     return InputIssue(file, f"{count} lone surrogate escape(s) (\\ud800-\\udfff, not a character) read as U+FFFD",
                       severity="warning", kind="decode", **where)
 
@@ -137,6 +176,24 @@ def loads_json_line(line: str | bytes, file: str = "<input>", lineno: int | None
     Used for JSONL lines, when they are read and when they are read again, so both agree:
     ``NaN``/``Infinity`` tokens (which orjson rejects) are read as floats and lone surrogate
     escapes as U+FFFD (see :func:`replace_lone_surrogates`).
+
+    Parameters
+    ----------
+    line : str or bytes
+        One JSON value (bytes: UTF-8).
+    file : str
+        The input's name, for located problems.
+    lineno : int, optional
+        Its 1-based line, for the too-deep error.
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> loads_json_line('{"q": "北京", "score": NaN}')
+    {'q': '北京', 'score': nan}
 
     Raises
     ------
@@ -165,6 +222,15 @@ def load_json_bytes(data: bytes, file: str = "<input>", issues: list[InputIssue]
 
     UTF-8 (with or without BOM) is parsed straight from the bytes; anything else is decoded
     first (GB18030), so the text is never decoded twice.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    file : str
+        The input's name, for located problems.
+    issues : list of InputIssue, optional
+        Where warnings (lone surrogates) go.
 
     Returns
     -------
@@ -254,6 +320,23 @@ def sniff_format(file: str, head: str) -> str:
     ``{`` is JSONL when it has at least two non-empty lines and most of its first
     :data:`_SNIFF_LINES` complete lines are JSON objects on their own (so one broken line
     does not turn a JSONL file into one invalid JSON document); otherwise it is JSON.
+
+    Parameters
+    ----------
+    file : str
+        The file's name (its suffix decides first: ``.jsonl``/``.ndjson``, ``.json``, ``.csv``).
+    head : str
+        The beginning of its text.
+
+    Returns
+    -------
+    str
+        ``"json"``, ``"jsonl"`` or ``"csv"``.
+
+    Examples
+    --------
+    >>> sniff_format("upload", '{"id": 1}\\n{"id": 2}\\n'), sniff_format("upload", '[{"id": 1}]')
+    ('jsonl', 'json')
     """
     suffix = PurePath(file).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -407,6 +490,23 @@ def detect_encoding(data: bytes | memoryview | BinaryIO, file: str = "<input>") 
     The input is checked incrementally, without a decoded copy; a file is rewound.  Pass the
     encoding on to :func:`iter_jsonl_values` / :func:`jsonl_block` so the check runs once.
 
+    Parameters
+    ----------
+    data : bytes, memoryview or binary file
+        The whole input (a file is read from its start and rewound).
+    file : str
+        The input's name, for located problems.
+
+    Returns
+    -------
+    (encoding, bom_length) : (str, int)
+        ``bom_length`` is 3 for ``utf-8-sig``, else 0.
+
+    Examples
+    --------
+    >>> detect_encoding("北京".encode("utf-8")), detect_encoding("北京".encode("gb18030"))
+    (('utf-8', 0), ('gb18030', 0))
+
     Raises
     ------
     InputError
@@ -459,6 +559,29 @@ def iter_jsonl_values(data: bytes | memoryview | BinaryIO, file: str = "<input>"
 
     For callers that handle millions of lines (the tuple is the arguments of :class:`Record`);
     bad lines are :class:`InputIssue` items, exactly as :func:`iter_jsonl` gives them.
+
+    Parameters
+    ----------
+    data : bytes, memoryview or binary file
+        The JSONL input.
+    file : str
+        The input's name, for located problems.
+    encoding : str, optional
+        ``utf-8``, ``utf-8-sig`` or ``gb18030`` when already known (:func:`detect_encoding`);
+        ``None``: detected first.
+    keep_raw : bool
+        Give each line's raw bytes (``raw``), else ``None``.
+
+    Yields
+    ------
+    tuple or InputIssue
+        ``(data, line, index, raw, offset)``: the object, its 1-based line, its 0-based index
+        among the good lines, its bytes and their offset in the input; or a located problem.
+
+    Raises
+    ------
+    InputError
+        The input is neither UTF-8 nor GB18030 (when ``encoding`` is not given).
     """
     if encoding is None:
         encoding, bom = _detect_encoding(data, file)
@@ -563,6 +686,13 @@ def jsonl_block(block: bytes, file: str = "<input>", *, first_line: int = 1, bas
 def read_json_document(data: bytes | memoryview, file: str = "<input>") -> tuple[Any, RecordSet]:
     """Decode and parse a JSON file once (see :func:`load_json_bytes`).
 
+    Parameters
+    ----------
+    data : bytes or memoryview
+        The file's bytes.
+    file : str
+        The input's name, for located problems.
+
     Returns
     -------
     (value, records)
@@ -599,6 +729,18 @@ def add_json_records(value: Any, out: RecordSet) -> RecordSet:
 
     A list holds records; an object holding one (see :func:`records_field`) too; any other
     object is one record.  Each element that is not an object is an issue naming its path.
+
+    Parameters
+    ----------
+    value : object
+        A parsed JSON document.
+    out : RecordSet
+        Filled in place (records numbered after those it holds).
+
+    Returns
+    -------
+    RecordSet
+        ``out``; each record located by its JSON path (``data[3]``).
     """
     file = out.file
     items = value
@@ -622,7 +764,20 @@ def add_json_records(value: Any, out: RecordSet) -> RecordSet:
 
 
 def sniff_bytes(data: bytes | memoryview, file: str) -> str:
-    """:func:`sniff_format` on the first 64 KiB of raw bytes (no full decode)."""
+    """:func:`sniff_format` on the first 64 KiB of raw bytes (no full decode).
+
+    Parameters
+    ----------
+    data : bytes or memoryview
+        The input.
+    file : str
+        Its name.
+
+    Returns
+    -------
+    str
+        ``"json"``, ``"jsonl"`` or ``"csv"``.
+    """
     head = bytes(data[:_HEAD])
     return sniff_format(file, head.decode("utf-8", "ignore") or head.decode("gb18030", "ignore"))
 
@@ -639,6 +794,20 @@ def records_field(value: dict) -> str | None:
     empty) and either the field is named like a container (:data:`CONTAINER_FIELDS`) or it is
     the object's only field.  So ``{"version": 1, "data": [...]}`` is a container, while a
     single record such as ``{"question": "...", "answers": [{"text": "..."}]}`` is not.
+
+    Parameters
+    ----------
+    value : dict
+        A parsed JSON object.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> records_field({"version": 1, "data": []}), records_field({"question": "?", "answers": [{"text": "x"}]})
+    ('data', None)
     """
     lists = [k for k, v in value.items() if isinstance(v, list)]
     if len(lists) != 1:

@@ -98,7 +98,21 @@ class ReplyStore:
 
     # ------------------------------------------------------------------ reading
     def load_bytes(self, data: bytes, file: str) -> None:
-        """Add the records of ``data`` (the file's content, named ``file`` in messages)."""
+        """Add the records of ``data`` (the file's content, named ``file`` in messages).
+
+        Parameters
+        ----------
+        data : bytes
+            JSONL (one record a line; a line cut by an interruption is skipped with a warning) or,
+            in the JSON layout, one document.
+        file : str
+            The name used in messages.
+
+        Raises
+        ------
+        InputError
+            JSON layout: the document does not parse or is not this store's layout.
+        """
         if self.layout == "json":
             value, _ = load_json_bytes(data, file)
             self.load_value(value, file)
@@ -116,7 +130,21 @@ class ReplyStore:
                 self.entries[self._key(rec)] = rec
 
     def load_value(self, value: Any, file: str) -> None:
-        """Add the entries of an already parsed JSON-layout document (each checked by :meth:`check_entry`)."""
+        """Add the entries of an already parsed JSON-layout document (each checked by :meth:`check_entry`).
+
+        Parameters
+        ----------
+        value : object
+            ``{"format": ..., "entries": {key: entry}}``.
+        file : str
+            The name used in messages.
+
+        Raises
+        ------
+        InputError
+            Not an object of this store's format with an ``entries`` object (a bad entry is skipped
+            and listed in ``issues`` instead).
+        """
         if not isinstance(value, dict) or (self.format is not None and value.get("format") != self.format) \
                 or not isinstance(value.get("entries"), dict):
             raise InputError(InputIssue(file, f"not a {self.describe()}: expected an object with \"format\": "
@@ -132,7 +160,18 @@ class ReplyStore:
             self.entries[str(key)] = dict(entry)
 
     def check_entry(self, entry: Mapping[str, Any]) -> None:
-        """Raise ``ValueError`` naming the problem of an entry read from a file (subclasses; default: none)."""
+        """Raise ``ValueError`` naming the problem of an entry read from a file (subclasses; default: none).
+
+        Parameters
+        ----------
+        entry : mapping
+            One entry of a JSON-layout file.
+
+        Raises
+        ------
+        ValueError
+            The entry cannot be used (it is then skipped and listed in ``issues``).
+        """
 
     def describe(self) -> str:
         """What the store is, for messages."""
@@ -140,7 +179,19 @@ class ReplyStore:
 
     # ------------------------------------------------------------------ writing
     def put(self, key: Hashable, record: dict[str, Any]) -> None:
-        """Keep ``record`` under ``key``; the JSONL layout appends it to the file at once (thread-safe)."""
+        """Keep ``record`` under ``key``; the JSONL layout appends it to the file at once (thread-safe).
+
+        Parameters
+        ----------
+        key : hashable
+        record : dict
+            JSON-ready.
+
+        Raises
+        ------
+        OSError
+            The JSONL file cannot be written.
+        """
         with self._lock:
             if self.layout == "json" or self._accept(record):
                 self.entries[key] = record

@@ -74,7 +74,25 @@ SHAPES = {
 
 
 def field_names(data: Any, limit: int = HEAD_BYTES) -> set[str]:
-    """The field names in the first ``limit`` bytes of ``data`` (bytes-like): JSON / JSONL keys, or a CSV header."""
+    """The field names in the first ``limit`` bytes of ``data`` (bytes-like): JSON / JSONL keys, or a CSV header.
+
+    Parameters
+    ----------
+    data : bytes-like or None
+        A file's bytes (only the head is read).
+    limit : int
+        Bytes looked at.
+
+    Returns
+    -------
+    set of str
+        Empty when nothing looks like a field name.
+
+    Examples
+    --------
+    >>> sorted(field_names(b'{"question_id": "q1", "hypothesis": "x"}'))
+    ['hypothesis', 'question_id']
+    """
     head = bytes(data[:limit]) if data is not None else b""
     keys = {m.group(1).decode("utf-8", "replace") for m in _KEY.finditer(head)}
     if not keys:  # CSV: the header line
@@ -85,7 +103,23 @@ def field_names(data: Any, limit: int = HEAD_BYTES) -> set[str]:
 
 
 def sniff(data: Any) -> Shape | None:
-    """The :class:`Shape` ``data`` (the file's bytes) looks like, or ``None`` when its fields say nothing sure."""
+    """The :class:`Shape` ``data`` (the file's bytes) looks like, or ``None`` when its fields say nothing sure.
+
+    Parameters
+    ----------
+    data : bytes-like or None
+        A file's bytes.
+
+    Returns
+    -------
+    Shape or None
+        What the file is and where it belongs (page uploader, CLI flag).
+
+    Examples
+    --------
+    >>> sniff(b'{"test_cases_by_scene": {}}').kind
+    'persona_cases'
+    """
     keys = field_names(data)
     if not keys:
         return None

@@ -50,7 +50,17 @@ class InputFile:
 
 
 def bytes_digest(data: bytes | memoryview) -> str:
-    """BLAKE2b-128 of ``data`` as 32 hex characters: a cache key, not a security check."""
+    """BLAKE2b-128 of ``data`` as 32 hex characters: a cache key, not a security check.
+
+    Parameters
+    ----------
+    data : bytes or memoryview
+
+    Returns
+    -------
+    str
+        32 lower-case hex digits.
+    """
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -138,6 +148,16 @@ def _read_file(f: Path, name: str) -> InputFile:
 def safe_member_name(name: str) -> str:
     r"""A zip member's name as shown to users: ``/`` separators, no drive, root or ``..`` parts.
 
+    Parameters
+    ----------
+    name : str
+        The member's name as stored in the archive.
+
+    Returns
+    -------
+    str
+        A relative name; ``"_"`` when nothing is left.
+
     >>> safe_member_name("../../etc/x.json"), safe_member_name("C:\\a\\b.json"), safe_member_name("/abs/y.json")
     ('etc/x.json', 'a/b.json', 'abs/y.json')
     """
@@ -160,6 +180,13 @@ def expand_archives(files: list[InputFile], suffixes: tuple[str, ...] = (".json"
     :data:`MAX_ARCHIVE_BYTES` in all, and a compression ratio of at most
     :data:`MAX_COMPRESSION_RATIO` for each member over 1 MiB and for the smaller members
     taken together.
+
+    Parameters
+    ----------
+    files : list of InputFile
+        Uploaded or collected files, archives among them.
+    suffixes : tuple of str
+        Member suffixes kept (lower case, with the dot).
 
     Returns
     -------
@@ -269,6 +296,16 @@ _SUFFIX_RE = re.compile("(" + "|".join(re.escape(s) for s in STORY_ID_SUFFIXES) 
 def story_id(file_name: str) -> str:
     """Story id of a GT or prediction file: the stem without ``_v2``, ``_v3``, ``_prediction``, ``_pred``.
 
+    Parameters
+    ----------
+    file_name : str
+        A file name, possibly with folders (``/`` or ``\\``).
+
+    Returns
+    -------
+    str
+        The stem with those suffixes removed (repeatedly, in any order, any case).
+
     >>> story_id("CH_002_牛郎织女_v3_prediction.json")
     'CH_002_牛郎织女'
     >>> story_id("dir/CH_003_孟姜女哭长城_prediction.json")
@@ -289,6 +326,17 @@ def system_name(file_names: list[str] | tuple[str, ...], default: str = "predict
     Several files: their longest common start, cut back to a whole word, when it is at least three
     characters.  Otherwise ``"<default> (<n> files)"``: never one story's file name, which would name the
     system after a story.  ``default`` when there is no file (the demo).
+
+    Parameters
+    ----------
+    file_names : list or tuple of str
+        The names of the files given together (with folders, if any).
+    default : str
+        The name when there is no file, and the start of the fallback name.
+
+    Returns
+    -------
+    str
 
     >>> system_name(["gpt4o_preds.zip"]), system_name(["qwen_CH_002.json", "qwen_EN_001.json"])
     ('gpt4o_preds', 'qwen')
@@ -328,7 +376,21 @@ def _is_v3(file_name: str) -> bool:
 
 
 def looks_like_prediction(file_name: str) -> bool:
-    """True when the stem ends with ``_prediction`` or ``_pred`` (after any ``_v2``/``_v3``)."""
+    """True when the stem ends with ``_prediction`` or ``_pred`` (after any ``_v2``/``_v3``).
+
+    Parameters
+    ----------
+    file_name : str
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> looks_like_prediction("EN_001_fox_v3_prediction.json"), looks_like_prediction("EN_001_fox_v3.json")
+    (True, False)
+    """
     stem = _stem(file_name)
     stem = re.sub(r"_v[23]$", "", stem, flags=re.IGNORECASE)
     return bool(_PRED_RE.search(stem))
@@ -363,8 +425,20 @@ def pair_files(gt_files: list[InputFile], pred_files: list[InputFile]) -> Pairin
     """Pair GT and prediction files by :func:`story_id`.
 
     Files that were not read (``InputFile.issue`` set) are left out and their issue reported.
-    Two files of one side with the same story id: the first (by name) is used and the
-    other is reported.  Files without a partner are listed, never dropped silently.
+    Two files of one side with the same story id: the first is used and the other is reported,
+    the files taken in this order: names that look like that side's files first
+    (:func:`looks_like_prediction`), then v3 files before others, then by name.  Files without a
+    partner are listed, never dropped silently.
+
+    Parameters
+    ----------
+    gt_files, pred_files : list of InputFile
+        The two sides (archives already expanded).
+
+    Returns
+    -------
+    Pairing
+        Pairs sorted by story id, the unpaired file names of each side and the warnings.
     """
     result = Pairing()
 

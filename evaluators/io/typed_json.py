@@ -101,6 +101,23 @@ def _sort_key(encoded: Any) -> str:
 def encode(value: Any) -> Any:
     """``value`` as a JSON-ready tree with type tags (see the module docstring).
 
+    Parameters
+    ----------
+    value : object
+        Built of JSON values, tuples, sets, floats (NaN and infinities included), dataclasses,
+        named tuples, enums and pydantic models of the engine.
+
+    Returns
+    -------
+    object
+        Dicts, lists, strings, finite numbers, bools and ``None`` only: ``json.dumps`` writes it
+        with ``allow_nan=False``.
+
+    Examples
+    --------
+    >>> encode((1, "北京"))
+    {'$tuple': [1, '北京']}
+
     Raises
     ------
     TypeError
@@ -167,7 +184,24 @@ def _encode(value: Any, where: str) -> Any:
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    """:func:`encode` ``value`` and write it as JSON text (UTF-8 characters kept, no NaN literals)."""
+    """:func:`encode` ``value`` and write it as JSON text (UTF-8 characters kept, no NaN literals).
+
+    Parameters
+    ----------
+    value : object
+        As :func:`encode`.
+    indent : int, optional
+        ``json.dumps`` indentation; ``None``: one line.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        As :func:`encode`.
+    """
     return json.dumps(encode(value), ensure_ascii=False, allow_nan=False, indent=indent)
 
 
@@ -184,6 +218,17 @@ def resolve(name: Any, kind: str) -> type:
 
     The name is checked before anything is imported: the module must be in :data:`ALLOWED_PACKAGES`,
     with no ``__dunder__`` part.
+
+    Parameters
+    ----------
+    name : object
+        The tree's class name, ``"module:QualName"`` (anything else is refused).
+    kind : str
+        The tag it came with.
+
+    Returns
+    -------
+    type
 
     Raises
     ------
@@ -229,6 +274,20 @@ def _same_fields(name: str, expected: Sequence[str], found: Mapping[str, Any]) -
 
 def decode(tree: Any) -> Any:
     """The values :func:`encode` made ``tree`` from: equal values of the same types.
+
+    Parameters
+    ----------
+    tree : object
+        A parsed JSON value written by :func:`encode` / :func:`dumps`.
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> decode(encode({"pair": (1, 2), "nan": float("nan")}))["pair"]
+    (1, 2)
 
     Raises
     ------
@@ -323,6 +382,15 @@ def _decode(tree: Any) -> Any:
 
 def loads(text: str | bytes) -> Any:
     """:func:`decode` the JSON ``text`` (NaN and infinity literals refused: they are written tagged).
+
+    Parameters
+    ----------
+    text : str or bytes
+        JSON text (bytes: UTF-8).
+
+    Returns
+    -------
+    object
 
     Raises
     ------

@@ -38,6 +38,21 @@ def label_value(value: Any) -> float:
     Accepts booleans, numbers in [0, 1], the strings yes/no, true/false, correct/wrong
     (any case; also 是/否, 正确/错误) and LongMemEval's ``{"model", "label"}`` object.
 
+    Parameters
+    ----------
+    value : object
+        A stored label as parsed.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 or 0.0 for the words and booleans.
+
+    Examples
+    --------
+    >>> label_value("是"), label_value({"model": "gpt-4o", "label": False}), label_value(0.8)
+    (1.0, 0.0, 0.8)
+
     Raises
     ------
     ValueError
@@ -90,7 +105,24 @@ class StoredLabels(DictMixin):
 
 
 def stored_labels_from_results(results: Iterable[EvalResult], key: str = "llm_score") -> dict[str, float]:
-    """Labels kept in the results' metadata (mem0's ``llm_score`` by default)."""
+    """Labels kept in the results' metadata (mem0's ``llm_score`` by default).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+    key : str
+        The metadata field holding the label.
+
+    Returns
+    -------
+    dict of str to float
+        Question id -> :func:`label_value`, for results with a non-empty value.
+
+    Raises
+    ------
+    ValueError
+        A value :func:`label_value` cannot read.
+    """
     out = {}
     for r in results:
         if key in r.metadata and not is_empty(r.metadata[key]):

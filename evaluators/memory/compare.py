@@ -33,7 +33,20 @@ from evaluators.metrics.statistics import PairedScores, compare_paired_scores
 
 def systems_common(rows_by_system: Mapping[str, Sequence[QuestionScores]], metric: str) -> CommonItems:
     """The questions every system has a value of ``metric`` for, and each system's own n
-    (:func:`evaluators.results.common_items`): systems are compared on these."""
+    (:func:`evaluators.results.common_items`): systems are compared on these.
+
+    Parameters
+    ----------
+    rows_by_system : mapping of str to sequence of QuestionScores
+        System -> its per-question scores (:func:`evaluators.memory.metrics.score_questions`).
+    metric : str
+        A metric key the rows hold.
+
+    Returns
+    -------
+    CommonItems
+        Unit ``questions``.
+    """
     return common_items({name: [r.question_id for r in rows if r.scores.get(metric) is not None]
                          for name, rows in rows_by_system.items()}, unit="questions")
 
@@ -47,6 +60,20 @@ def systems_table(rows_by_system: Mapping[str, Sequence[QuestionScores]], metric
     over the questions every system has a value for (:func:`systems_common`; ``None`` means when
     none is common).  Compare systems by the common ones.  Values are in [0, 1] (``None`` when no
     question has one); bounds are ``None`` without resamples.
+
+    Parameters
+    ----------
+    rows_by_system : mapping of str to sequence of QuestionScores
+        System -> its per-question scores (:func:`evaluators.memory.metrics.score_questions`).
+    metric : str
+        A metric key the rows hold.
+    ci_resamples : int
+        Bootstrap resamples of each interval (0: none).
+
+    Returns
+    -------
+    list of dict
+        One row per system, in the mapping's order.
     """
     common = systems_common(rows_by_system, metric)
     keep = set(common.ids)
@@ -73,6 +100,18 @@ def questions_matrix(rows_by_system: Mapping[str, Sequence[QuestionScores]], met
 
     ``spread`` is the highest minus the lowest value among systems that have one (``None`` with
     fewer than two).  Questions in order of first appearance.
+
+    Parameters
+    ----------
+    rows_by_system : mapping of str to sequence of QuestionScores
+        System -> its per-question scores (:func:`evaluators.memory.metrics.score_questions`).
+    metric : str
+        A metric key the rows hold.
+
+    Returns
+    -------
+    list of dict
+        One row per question; a system without that question has ``None``.
     """
     names = list(rows_by_system)
     out: dict[str, dict[str, Any]] = {}
@@ -91,8 +130,28 @@ def compare_two(rows_by_system: Mapping[str, Sequence[QuestionScores]], a: str, 
                 n_resamples: int = 10_000, seed: int = 0) -> PairedScores:
     """System ``b`` against ``a`` on ``metric``, questions paired by id (keys: question ids).
 
+    Parameters
+    ----------
+    rows_by_system : mapping of str to sequence of QuestionScores
+        System -> its per-question scores (:func:`evaluators.memory.metrics.score_questions`).
+    a, b : str
+        Two systems of ``rows_by_system``.
+    metric : str
+        A metric key the rows hold.
+    n_resamples : int
+        Resamples of the paired bootstrap and the randomization test.
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    PairedScores
+        See :func:`evaluators.metrics.statistics.compare_paired_scores`.
+
     Raises
     ------
+    KeyError
+        ``a`` or ``b`` is not a system of ``rows_by_system``.
     ValueError
         When the two systems have no question with a value of ``metric`` in common.
     """
@@ -106,6 +165,22 @@ def score_system(results, metrics: Sequence[str]) -> list[QuestionScores]:
 
     The same per-question function as every memory report
     (:func:`evaluators.memory.metrics.score_questions`).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+        The other system's answers.
+    metrics : sequence of str
+        Text metric keys (no ``judge_score``); empty gives ``[]``.
+
+    Returns
+    -------
+    list of QuestionScores
+
+    Raises
+    ------
+    MetricUnavailable
+        A metric cannot run here.
     """
     return score_questions(list(results), None, metrics=list(metrics)) if metrics else []
 
@@ -164,6 +239,13 @@ def pair_results(base: Sequence[EvalResult], other: Sequence[EvalResult]) -> tup
     record of ``other`` takes the k-th of ``base`` (the same question asked twice in one
     conversation).  A paired record takes its partner's ``question_id``.
 
+    Parameters
+    ----------
+    base : sequence of EvalResult
+        The run's questions.
+    other : sequence of EvalResult
+        Another system's answers.
+
     Returns
     -------
     (records, Pairing)
@@ -208,7 +290,25 @@ class OtherSystem(DictMixin):
 def score_other_system(file_name: str, data: bytes, metrics: Sequence[str], base: Sequence[EvalResult], *,
                        dataset: LoadReport | None = None) -> OtherSystem:
     """Read another system's results file (against the run's LoCoMo ``dataset``, when there is one, so mem0
-    items take the same ids), pair it with ``base`` (:func:`pair_results`) and score it with ``metrics``."""
+    items take the same ids), pair it with ``base`` (:func:`pair_results`) and score it with ``metrics``.
+
+    Parameters
+    ----------
+    file_name : str
+        The file's name.
+    data : bytes
+        Its contents (any results layout :func:`evaluators.memory.loaders.load_results_file` reads).
+    metrics : sequence of str
+        Text metric keys.
+    base : sequence of EvalResult
+        The run's questions.
+    dataset : LoadReport, optional
+        The run's LoCoMo questions.
+
+    Returns
+    -------
+    OtherSystem
+    """
     paired, pairing, issues = read_other_system(file_name, data, base, dataset=dataset)
     return OtherSystem(score_system(paired, metrics), pairing, issues)
 
@@ -216,7 +316,20 @@ def score_other_system(file_name: str, data: bytes, metrics: Sequence[str], base
 def read_other_system(file_name: str, data: bytes, base: Sequence[EvalResult], *,
                       dataset: LoadReport | None = None) -> tuple[list[EvalResult], Pairing, list[InputIssue]]:
     """Another system's results file read (against ``dataset``, as :func:`score_other_system`) and paired with
-    ``base``: its answers under the run's question ids, the pairing applied, and the file's problems."""
+    ``base``: its answers under the run's question ids, the pairing applied, and the file's problems.
+
+    Parameters
+    ----------
+    file_name : str
+    data : bytes
+    base : sequence of EvalResult
+    dataset : LoadReport, optional
+        As :func:`score_other_system`.
+
+    Returns
+    -------
+    (records, Pairing, issues) : (list of EvalResult, Pairing, list of InputIssue)
+    """
     loaded = load_results_file(data, file_name, dataset=dataset)
     paired, pairing = pair_results(base, loaded.results)
     return paired, pairing, list(loaded.issues)

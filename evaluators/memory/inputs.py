@@ -149,6 +149,17 @@ def system_name(results: list[EvalResult] | tuple[EvalResult, ...], *files: str 
     """A system's name: the ``system`` / ``model`` field all ``results`` share, else the stem of the first of
     ``files`` given (``"runs/gpt4o_memory.jsonl"`` -> ``"gpt4o_memory"``), else ``"predictions"``.
 
+    Parameters
+    ----------
+    results : list or tuple of EvalResult
+        The system's answers (their metadata are read).
+    *files : str or None
+        File names, in order of preference (``None`` entries skipped).
+
+    Returns
+    -------
+    str
+
     >>> system_name([], None, "runs/gpt4o_memory.jsonl")
     'gpt4o_memory'
     """

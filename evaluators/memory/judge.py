@@ -101,7 +101,23 @@ class Judgement(DictMixin):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Judgement:
-        """Inverse of ``to_dict``; raises ``ValueError`` naming the bad field."""
+        """Inverse of ``to_dict``; raises ``ValueError`` naming the bad field.
+
+        Parameters
+        ----------
+        data : mapping
+            ``score`` (number in [0, 1] or null), ``mode`` (one of :data:`MODES`), and optionally
+            ``reasoning``, ``reply``, ``error``, ``note``, ``model``.
+
+        Returns
+        -------
+        Judgement
+
+        Raises
+        ------
+        ValueError
+            A score that is not a number in [0, 1] or null, or an unknown mode.
+        """
         score = data.get("score")
         if score is not None:
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= float(score) <= 1.0:
@@ -115,7 +131,19 @@ class Judgement(DictMixin):
 
 
 def auto_mode(result: EvalResult) -> str:
-    """The judge mode ``mode="auto"`` picks for a question (see :data:`AUTO_MODES`)."""
+    """The judge mode ``mode="auto"`` picks for a question (see :data:`AUTO_MODES`).
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question (its type and abstention flag are read).
+
+    Returns
+    -------
+    str
+        One of :data:`MODES`: ``adversarial`` for LoCoMo's adversarial type, ``abstention`` for
+        an abstention question, the type's LongMemEval mode, else ``continuous``.
+    """
     if result.question_type == "adversarial":
         return "adversarial"
     if result.abstention:
@@ -149,6 +177,18 @@ def parse_continuous_reply(reply: str, model: str | None = None) -> Judgement:
     The object may be wrapped in a code fence or surrounded by text.  A score in
     [0, 1] off the 0.2 grid is rounded to the nearest step (with a ``note``).
 
+    Parameters
+    ----------
+    reply : str
+        The judge model's reply text.
+    model : str, optional
+        The judge model's name, kept in the judgement.
+
+    Examples
+    --------
+    >>> parse_continuous_reply('{"score": 0.7, "reasoning": "close"}').score  # halves round up
+    0.8
+
     Returns
     -------
     Judgement
@@ -175,7 +215,32 @@ def parse_continuous_reply(reply: str, model: str | None = None) -> Judgement:
 def parse_binary_reply(reply: str, mode: str, model: str | None = None) -> Judgement:
     """Read a yes/no reply as LongMemEval's official script does: correct when
     ``'yes' in reply.lower()``.  A reply with neither "yes" nor "no" is scored 0 (as
-    officially) with a ``note``."""
+    officially) with a ``note``.
+
+    Parameters
+    ----------
+    reply : str
+        The judge model's reply.
+    mode : str
+        The binary mode the prompt was sent in (kept in the judgement).
+    model : str, optional
+        The judge model's name.
+
+    Returns
+    -------
+    Judgement
+        Score 1.0 or 0.0; the reply is kept as the reasoning.
+
+    References
+    ----------
+    Wu et al. (2025), "LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory",
+    ICLR; its ``src/evaluation/evaluate_qa.py``.
+
+    Examples
+    --------
+    >>> parse_binary_reply("Yes.", "default_binary").score, parse_binary_reply("No", "default_binary").score
+    (1.0, 0.0)
+    """
     low = reply.lower()
     score = 1.0 if "yes" in low else 0.0
     note = None if ("yes" in low or "no" in low) else "reply has neither yes nor no; read as no (official rule)"
@@ -183,7 +248,29 @@ def parse_binary_reply(reply: str, mode: str, model: str | None = None) -> Judge
 
 
 def build_prompt(question: str, ground_truth: str, prediction: str, mode: str) -> str | None:
-    """The prompt sent for ``mode`` (``None`` for the rule-based ``adversarial``)."""
+    """The prompt sent for ``mode`` (``None`` for the rule-based ``adversarial``).
+
+    Parameters
+    ----------
+    question, ground_truth, prediction : str
+        Filled into the mode's template (``question``, ``answer``, ``response``).
+    mode : str
+        One of :data:`MODES`.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    KeyError
+        A mode that is neither ``continuous``, ``adversarial`` nor a LongMemEval binary mode.
+
+    References
+    ----------
+    Wu et al. (2025), "LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory",
+    ICLR; its ``src/evaluation/evaluate_qa.py`` prompts (binary modes).
+    """
     if mode == "adversarial":
         return None
     template = CONTINUOUS if mode == "continuous" else BINARY_PROMPTS[mode]
@@ -247,7 +334,25 @@ def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: Chat
 
 def fingerprint(result: EvalResult, mode: str) -> str:
     """Hash of what a judgement depends on: the prompt template of ``mode``, the question,
-    ground truth and prediction.  A cached judgement is reused only when it matches."""
+    ground truth and prediction.  A cached judgement is reused only when it matches.
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question with its ground truth and prediction.
+    mode : str
+        One of :data:`MODES`.
+
+    Returns
+    -------
+    str
+        The first 20 hex digits of a SHA-256.
+
+    Raises
+    ------
+    KeyError
+        An unknown mode.
+    """
     template = "rule:is_unanswerable" if mode == "adversarial" else (
         CONTINUOUS if mode == "continuous" else BINARY_PROMPTS[mode])
     blob = json.dumps([mode, template, result.question, result.ground_truth, result.prediction], ensure_ascii=False)
@@ -284,24 +389,82 @@ class JudgeCache(ReplyStore):
         return "judge cache"
 
     def check_entry(self, entry: Mapping[str, Any]) -> None:
+        """Refuse an entry that is not a judgement (the reply store skips and lists it).
+
+        Parameters
+        ----------
+        entry : mapping
+            One cached entry.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`Judgement.from_dict`.
+        """
         Judgement.from_dict(entry)
 
     @classmethod
     def from_bytes(cls, data: bytes, file: str = "<judge cache>") -> JudgeCache:
-        """An in-memory cache read from uploaded bytes."""
+        """An in-memory cache read from uploaded bytes.
+
+        Parameters
+        ----------
+        data : bytes
+            A judge cache file (JSON).
+        file : str
+            Its name, for located problems.
+
+        Returns
+        -------
+        JudgeCache
+            Bad entries skipped and listed in ``issues``.
+
+        Raises
+        ------
+        InputError
+            Not a judge cache (invalid JSON, wrong layout, over the size cap).
+        """
         cache = cls(None)
         cache.load_bytes(data, file)
         return cache
 
     @classmethod
     def from_value(cls, value: Any, file: str = "<judge cache>") -> JudgeCache:
-        """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`)."""
+        """An in-memory cache from an already parsed JSON value (see :meth:`from_bytes`).
+
+        Parameters
+        ----------
+        value : object
+            The parsed file.
+        file : str
+            Its name.
+
+        Returns
+        -------
+        JudgeCache
+
+        Raises
+        ------
+        InputError
+            Not a judge cache's layout.
+        """
         cache = cls(None)
         cache.load_value(value, file)
         return cache
 
     def get(self, question_id: str, fp: str | None = None) -> Judgement | None:
-        """The cached judgement, or ``None`` when absent or (with ``fp``) stale."""
+        """The cached judgement, or ``None`` when absent or (with ``fp``) stale.
+
+        Parameters
+        ----------
+        question_id : str
+        fp : str, optional
+            The current :func:`fingerprint`; ``None``: not checked.
+
+        Returns
+        -------
+        Judgement or None
+        """
         entry = self.entries.get(question_id)
         if entry is None or (fp is not None and entry.get("fingerprint") != fp):
             return None
@@ -313,6 +476,11 @@ class JudgeCache(ReplyStore):
 
     def matching(self, results: Iterable[EvalResult]) -> tuple[dict[str, Judgement], list[str]]:
         """The cached judgements that still fit the results.
+
+        Parameters
+        ----------
+        results : iterable of EvalResult
+            The run's questions.
 
         Returns
         -------
@@ -334,13 +502,34 @@ class JudgeCache(ReplyStore):
         return found, stale
 
     def subset(self, question_ids: Iterable[str]) -> JudgeCache:
-        """An in-memory cache with the entries of these question ids only."""
+        """An in-memory cache with the entries of these question ids only.
+
+        Parameters
+        ----------
+        question_ids : iterable of str
+            Ids not in the cache are ignored.
+
+        Returns
+        -------
+        JudgeCache
+            Entries copied.
+        """
         out = JudgeCache(None)
         out.entries = {q: dict(self.entries[q]) for q in question_ids if q in self.entries}
         return out
 
     def put(self, question_id: str, fp: str, judgement: Judgement, question_type: str = "") -> None:  # type: ignore[override]
-        """Store a judgement (thread-safe; call :meth:`save` to write)."""
+        """Store a judgement (thread-safe; call :meth:`save` to write).
+
+        Parameters
+        ----------
+        question_id : str
+        fp : str
+            Its :func:`fingerprint`.
+        judgement : Judgement
+        question_type : str
+            Kept with the entry.
+        """
         super().put(question_id, {"fingerprint": fp, "question_type": question_type, **judgement.to_dict()})
 
 
@@ -380,7 +569,24 @@ class JudgeRun(DictMixin):
 
 def resolve_mode(result: EvalResult, mode: str | Mapping[str, str]) -> str:
     """The mode for one question: ``"auto"`` (:func:`auto_mode`), one mode for all, or a
-    mapping ``question_type -> mode`` (types not in it use :func:`auto_mode`)."""
+    mapping ``question_type -> mode`` (types not in it use :func:`auto_mode`).
+
+    Parameters
+    ----------
+    result : EvalResult
+        The question.
+    mode : str or mapping of str to str
+        ``"auto"``, a mode of :data:`MODES`, or question type -> mode.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        The mode chosen is not one of :data:`MODES`.
+    """
     if isinstance(mode, Mapping):
         chosen = mode.get(result.question_type) or auto_mode(result)
     else:

@@ -82,6 +82,16 @@ LLMConfig = EndpointSettings
 def parse_chat_completion(body: bytes) -> str:
     """The reply text of a chat-completions response body.
 
+    Parameters
+    ----------
+    body : bytes
+        The HTTP response body of an OpenAI-compatible ``/chat/completions`` call.
+
+    Returns
+    -------
+    str
+        ``choices[0].message.content``.
+
     Raises
     ------
     LLMError

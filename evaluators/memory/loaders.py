@@ -48,7 +48,24 @@ def _load_json(source: bytes | str | Path | Any, file: str | None) -> tuple[Any,
 
 
 def locomo_question_id(sample_id: str, index: int) -> str:
-    """The id given to the ``index``-th (0-based) question of a LoCoMo conversation."""
+    """The id given to the ``index``-th (0-based) question of a LoCoMo conversation.
+
+    Parameters
+    ----------
+    sample_id : str
+        The conversation's ``sample_id`` in ``locomo10.json``.
+    index : int
+        The question's 0-based position in its ``qa`` list.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> locomo_question_id("conv-26", 0)
+    'conv-26_q0'
+    """
     return f"{sample_id}_q{index}"
 
 
@@ -204,7 +221,22 @@ _MEM0_KEY = re.compile(r"(?:conv(?:ersation)?[-_ ]?)?(\d+)", re.IGNORECASE)
 
 
 def mem0_conversation_index(key: str) -> int | None:
-    """The position in ``locomo10.json`` a mem0 results key names (``"0"``, ``"conv_0"`` -> 0), or ``None``."""
+    """The position in ``locomo10.json`` a mem0 results key names (``"0"``, ``"conv_0"`` -> 0), or ``None``.
+
+    Parameters
+    ----------
+    key : str
+        A top-level key of mem0's results file.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> mem0_conversation_index("conv-3"), mem0_conversation_index("7"), mem0_conversation_index("alice")
+    (3, 7, None)
+    """
     match = _MEM0_KEY.fullmatch(str(key).strip())
     return int(match.group(1)) if match else None
 
@@ -354,6 +386,15 @@ def attach_predictions(questions: Iterable[EvalResult], predictions: Mapping[str
                        file: str = "<predictions>") -> tuple[list[EvalResult], list[InputIssue]]:
     """Join questions with predictions by ``question_id``.
 
+    Parameters
+    ----------
+    questions : iterable of EvalResult
+        The question set (LoCoMo or LongMemEval), without predictions.
+    predictions : mapping of str to str
+        Question id -> prediction text.
+    file : str
+        The predictions file's name, for the warnings.
+
     Returns
     -------
     (results, issues)
@@ -379,7 +420,19 @@ def attach_predictions(questions: Iterable[EvalResult], predictions: Mapping[str
 
 def detect_format(value: Any) -> str:
     """Name the shape of a parsed JSON value: ``locomo``, ``longmemeval``, ``mem0_locomo``
-    or ``records`` (anything else, read as EvalResult records)."""
+    or ``records`` (anything else, read as EvalResult records).
+
+    Parameters
+    ----------
+    value : object
+        A parsed JSON document.
+
+    Returns
+    -------
+    str
+        ``locomo`` (a list of conversations with ``qa``), ``longmemeval`` (questions with
+        ``question_type``, ``answer`` and no prediction field), ``mem0_locomo`` or ``records``.
+    """
     if _is_mem0_shape(value):
         return "mem0_locomo"
     if isinstance(value, list) and value and isinstance(value[0], dict):

@@ -56,24 +56,81 @@ def _stem(word: str) -> str:
 
 def normalize_answer(text: str) -> str:
     """LoCoMo's ``normalize_answer``: drop commas, lower-case, drop ASCII punctuation,
-    drop "a", "an", "the", "and", collapse whitespace."""
+    drop "a", "an", "the", "and", collapse whitespace.
+
+    Parameters
+    ----------
+    text : str
+        An answer or a prediction (any value is turned into text first).
+
+    Returns
+    -------
+    str
+        Single-spaced, stripped.
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``normalize_answer``.
+
+    Examples
+    --------
+    >>> normalize_answer("The cat, and a Dog!")
+    'cat dog'
+    """
     s = str(text).replace(",", "").lower().translate(_DROP_PUNCT)
     s = _ARTICLES.sub(" ", s)
     return _SPACES.sub(" ", s).strip()
 
 
 def stemmed_tokens(text: str) -> list[str]:
-    """Porter-stemmed tokens of the normalised text."""
+    """Porter-stemmed tokens of the normalised text.
+
+    Parameters
+    ----------
+    text : str
+        An answer or a prediction.
+
+    Returns
+    -------
+    list of str
+        nltk ``PorterStemmer`` stems of the words of :func:`normalize_answer`, in order.
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``f1_score``.
+
+    Examples
+    --------
+    >>> stemmed_tokens("The running dogs")
+    ['run', 'dog']
+    """
     return [_stem(w) for w in normalize_answer(text).split()]
 
 
 def locomo_token_f1(prediction: str, answer: str) -> float:
     """LoCoMo's ``f1_score``: multiset token F1 of stemmed tokens, 0 when nothing is shared.
 
+    Parameters
+    ----------
+    prediction, answer : str
+        The system's answer and the gold answer.
+
     Returns
     -------
     float
-        In [0, 1].
+        In [0, 1]; 0.0 when a side has no token (also both: LoCoMo's rule, unlike SQuAD v2's 1.0).
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``f1_score``.
+
+    Examples
+    --------
+    >>> round(locomo_token_f1("she was running", "running"), 4)  # P = 1/3, R = 1/1
+    0.5
     """
     pred = _stemmed_counts(prediction)
     gold = _stemmed_counts(answer)
@@ -118,7 +175,28 @@ def _stemmed_counts(text: str) -> Counter:
 
 def locomo_multi_answer_f1(prediction: str, answer: str) -> float:
     """LoCoMo's ``f1`` for multi-hop: mean over comma-separated answer parts of the best F1
-    against any comma-separated prediction part."""
+    against any comma-separated prediction part.
+
+    Parameters
+    ----------
+    prediction, answer : str
+        Both split on ``,`` (parts stripped).
+
+    Returns
+    -------
+    float
+        In [0, 1]: the mean over the answer parts of their best :func:`locomo_token_f1`.
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``f1``.
+
+    Examples
+    --------
+    >>> locomo_multi_answer_f1("Paris, Rome", "Rome, Berlin")  # Rome 1.0, Berlin 0.0
+    0.5
+    """
     preds = [p.strip() for p in prediction.split(",")]
     golds = [g.strip() for g in answer.split(",")]
     return sum(max(locomo_token_f1(p, g) for p in preds) for g in golds) / len(golds)
@@ -126,13 +204,39 @@ def locomo_multi_answer_f1(prediction: str, answer: str) -> float:
 
 def locomo_adversarial_correct(prediction: str) -> bool:
     """LoCoMo's adversarial check: the prediction says "no information available" or
-    "not mentioned" (case-insensitive substring)."""
+    "not mentioned" (case-insensitive substring).
+
+    Parameters
+    ----------
+    prediction : str
+        The system's answer to an unanswerable (category 5) question.
+
+    Returns
+    -------
+    bool
+        True when the prediction declines in one of the two phrasings.
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``eval_question_answering``.
+    """
     low = prediction.lower()
     return "no information available" in low or "not mentioned" in low
 
 
 def locomo_category(result: EvalResult) -> int:
     """The LoCoMo category number of a result (``metadata["category"]`` or its type).
+
+    Parameters
+    ----------
+    result : EvalResult
+        A long-memory result from a LoCoMo question.
+
+    Returns
+    -------
+    int
+        1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial.
 
     Raises
     ------
@@ -148,7 +252,28 @@ def locomo_category(result: EvalResult) -> int:
 
 
 def locomo_score(result: EvalResult) -> float:
-    """The score LoCoMo's ``eval_question_answering`` gives one question (in [0, 1])."""
+    """The score LoCoMo's ``eval_question_answering`` gives one question (in [0, 1]).
+
+    Parameters
+    ----------
+    result : EvalResult
+        A result of a LoCoMo question (its category, prediction and ground truth are read).
+
+    Returns
+    -------
+    float
+        In [0, 1], by category as in the module docstring.
+
+    Raises
+    ------
+    ValueError
+        The result's type is not a LoCoMo category.
+
+    References
+    ----------
+    Maharana et al. (2024), "Evaluating Very Long-Term Conversational Memory of LLM Agents"
+    (LoCoMo), ACL; snap-research/LoCoMo ``task_eval/evaluation.py`` ``eval_question_answering``.
+    """
     category = locomo_category(result)
     prediction, answer = result.prediction, result.ground_truth
     if category in (2, 3, 4):

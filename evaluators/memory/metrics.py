@@ -120,6 +120,21 @@ def metric_availability(metrics: Sequence[str] | None = None) -> dict[str, str |
 
     ``judge_score`` and ``locomo_f1`` are always available; the text metrics are asked of
     the registry (``Metric.unavailable_reason``: missing optional package, model or data).
+
+    Parameters
+    ----------
+    metrics : sequence of str, optional
+        Metric keys (earlier names in :data:`RENAMED` accepted); ``None``: :data:`ALL_METRICS`.
+
+    Returns
+    -------
+    dict of str to (str or None)
+        One entry per metric, in order; the reason names the install command.
+
+    Raises
+    ------
+    ValueError
+        An unknown metric name.
     """
     names = ALL_METRICS if metrics is None else _check_names(metrics)
     out: dict[str, str | None] = {}
@@ -180,7 +195,25 @@ def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
 
 
 def metric_signatures(metrics: Sequence[str] | None = None) -> dict[str, str]:
-    """``metric -> signature`` (tokenizer, normalisation, library version) for display and downloads."""
+    """``metric -> signature`` (tokenizer, normalisation, library version) for display and downloads.
+
+    Parameters
+    ----------
+    metrics : sequence of str, optional
+        Metric keys; ``None``: :data:`DEFAULT_METRICS`.
+
+    Returns
+    -------
+    dict of str to str
+        ``judge_score`` first, then the text metrics, then ``locomo_f1``, for those asked for.
+
+    Raises
+    ------
+    ValueError
+        An unknown metric name.
+    MetricUnavailable
+        A text metric asked for cannot run here.
+    """
     names = _check_names(metrics)
     out = {}
     if "judge_score" in names:
@@ -397,6 +430,35 @@ def aggregate_rows(rows: Sequence[QuestionScores], metrics: Sequence[str], *,
     ``ci_resamples`` > 0 every mean gets a 95% percentile bootstrap interval over its
     questions (``{metric}_ci_low``, ``{metric}_ci_high``; seed :data:`CI_SEED`; see
     :func:`evaluators.metrics.statistics.bootstrap_ci`), and ``ci`` names the settings.
+
+    Parameters
+    ----------
+    rows : sequence of QuestionScores
+        One per question (:func:`score_questions`).
+    metrics : sequence of str
+        The metric keys the rows hold.
+    unavailable : mapping of str to str, optional
+        Metrics left out, with their reasons.
+    ci_resamples : int
+        Bootstrap resamples per mean (0: no interval).
+
+    Returns
+    -------
+    dict
+        ``overall`` and ``by_type`` (question type -> block): each block has ``count``, each
+        metric's mean in [0, 1] (``None`` when no question has a value), ``judged`` (questions
+        with a judge score) and ``gt_missing`` (questions without GT, left out of the text
+        metrics); ``overall`` also ``task_averaged_judge_score`` (mean over types); then
+        ``metrics``, ``unavailable``, ``aggregation`` and ``signature``.
+
+    Raises
+    ------
+    ValueError
+        An unknown metric name.
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval).
     """
     names = _check_names(metrics)
     by_type: dict[str, list[int]] = {}

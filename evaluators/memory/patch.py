@@ -39,13 +39,31 @@ BINARY_METRICS = ("exact_match_normalized",)
 
 
 def gold_answers(results: Sequence[EvalResult]) -> dict[str, tuple[str, ...]]:
-    """Question id -> ``(ground_truth,)``: the GT a patch corrects."""
+    """Question id -> ``(ground_truth,)``: the GT a patch corrects.
+
+    Parameters
+    ----------
+    results : sequence of EvalResult
+        The run's questions.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        One answer per question id (a later duplicate id overwrites an earlier one).
+    """
     return {r.question_id: (r.ground_truth,) for r in results}
 
 
 def patch_inputs(inputs: ResolvedInputs, patches: GTPatchSet
                  ) -> tuple[ResolvedInputs, dict[str, tuple[str, ...]], PatchApplication]:
     """The inputs with the corrected ground truths, and the extra references of each question.
+
+    Parameters
+    ----------
+    inputs : ResolvedInputs
+        The resolved long-memory inputs (their ``gt_file`` and ``gt_digest`` bind the patch).
+    patches : GTPatchSet
+        The GT patch files read.
 
     Returns
     -------

@@ -95,7 +95,22 @@ def canonical_type(value: Any) -> str:
 
 def answer_text(value: Any) -> str:
     """Ground truth or prediction as text: ``None`` -> ``""``, numbers -> ``str`` (as the
-    official LoCoMo and LongMemEval scripts format them), lists joined with ``", "``."""
+    official LoCoMo and LongMemEval scripts format them), lists joined with ``", "``.
+
+    Parameters
+    ----------
+    value : object
+        A parsed answer (str, number, list, None, NaN).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> answer_text(["Paris", 2024]), answer_text(None), answer_text(7)
+    ('Paris, 2024', '', '7')
+    """
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, (list, tuple)):
@@ -141,7 +156,18 @@ class EvalResult(DictMixin):
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def with_prediction(self, prediction: str) -> EvalResult:
-        """A copy with another prediction."""
+        """A copy with another prediction.
+
+        Parameters
+        ----------
+        prediction : str
+            The new prediction text.
+
+        Returns
+        -------
+        EvalResult
+            Same question, ground truth, abstention flag and (copied) metadata.
+        """
         return EvalResult(self.sample_id, self.question_id, self.question_type, self.question,
                           self.ground_truth, prediction, self.abstention, dict(self.metadata))
 
@@ -194,6 +220,16 @@ def result_from_dict(data: dict[str, Any]) -> EvalResult:
     """Build an :class:`EvalResult` from one record (the output of ``to_dict`` or a
     user's file using the names in :data:`FIELD_ALIASES`).
 
+    Parameters
+    ----------
+    data : dict
+        One parsed record.
+
+    Returns
+    -------
+    EvalResult
+        Fields not known to :class:`EvalResult` go into ``metadata``.
+
     Raises
     ------
     ValueError
@@ -244,6 +280,20 @@ def lines_despite_bad_bytes(data: bytes, file: str, issue: InputIssue) -> Record
     ``issue`` is the decoding error of the whole file.  A JSONL file (by its name or its first
     lines) keeps every line that decodes; each line that does not is a located error (its line
     number and byte offset).  Returns ``None`` for anything else (the file stays unreadable).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    file : str
+        Its name.
+    issue : InputIssue
+        Why the whole file could not be read.
+
+    Returns
+    -------
+    RecordSet or None
+        The good lines' records, with a warning first and one located error per bad line.
     """
     if issue.kind != "decode" or sniff_bytes(data, file) != "jsonl":
         return None
@@ -283,7 +333,25 @@ MAX_METADATA_DEPTH = 64
 
 
 def nesting_depth(value: Any, limit: int = MAX_METADATA_DEPTH) -> int:
-    """Levels of lists and objects in ``value`` (0 for a scalar), counted without recursion up to ``limit + 1``."""
+    """Levels of lists and objects in ``value`` (0 for a scalar), counted without recursion up to ``limit + 1``.
+
+    Parameters
+    ----------
+    value : object
+        A parsed JSON value.
+    limit : int
+        Counting stops past this depth.
+
+    Returns
+    -------
+    int
+        In ``[0, limit + 1]``.
+
+    Examples
+    --------
+    >>> nesting_depth("x"), nesting_depth([]), nesting_depth({"a": [{"b": 1}]})
+    (0, 1, 3)
+    """
     depth, level = 0, [value]
     while level and depth <= limit:
         children = []
@@ -326,7 +394,19 @@ def _drop_deep_metadata(result: EvalResult, file: str, where: dict[str, Any]) ->
 
 
 def results_from_records(records: RecordSet) -> LoadReport:
-    """:func:`read_results` on records already read (for example from a parsed JSON value)."""
+    """:func:`read_results` on records already read (for example from a parsed JSON value).
+
+    Parameters
+    ----------
+    records : RecordSet
+        Parsed records with their lines.
+
+    Returns
+    -------
+    LoadReport
+        The results, and located problems: a record that is not a result (schema), a repeated
+        ``question_id`` (warning, the first kept), metadata nested too deeply.
+    """
     file = records.file
     report = LoadReport(file=file, format="evalresult", issues=list(records.issues))
     seen: set[str] = set()
@@ -353,10 +433,30 @@ def results_from_records(records: RecordSet) -> LoadReport:
 
 
 def results_to_jsonl(results: Iterable[EvalResult]) -> str:
-    """Serialise results as JSON Lines (UTF-8 text, one object per line, non-ASCII kept)."""
+    """Serialise results as JSON Lines (UTF-8 text, one object per line, non-ASCII kept).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+
+    Returns
+    -------
+    str
+        One JSON object per line, each ending with ``"\\n"``; ``""`` for no result.
+    """
     return "".join(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in results)
 
 
 def results_to_json(results: Iterable[EvalResult]) -> str:
-    """Serialise results as one JSON array (indented)."""
+    """Serialise results as one JSON array (indented).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+
+    Returns
+    -------
+    str
+        A JSON array indented by 2, non-ASCII kept.
+    """
     return json.dumps([to_jsonable(r) for r in results], ensure_ascii=False, indent=2)

@@ -31,13 +31,41 @@ DEFAULT_ENGINE_METRICS = ("token_f1", "rouge2", "rougeL", "bleu1", "bleu2", "ble
 
 
 def engine_metrics(names: Sequence[str] | None) -> tuple[str, ...]:
-    """The engine metrics of the memory metrics ``names`` (in order, once each); all of them when none counts tokens."""
+    """The engine metrics of the memory metrics ``names`` (in order, once each); all of them when none counts tokens.
+
+    Parameters
+    ----------
+    names : sequence of str or None
+        Memory metric keys (a report's ``names``).
+
+    Returns
+    -------
+    tuple of str
+        Metric names of :mod:`evaluators.metrics.sensitivity`; :data:`DEFAULT_ENGINE_METRICS` when
+        none of ``names`` is in :data:`TOKEN_METRICS`.
+
+    Examples
+    --------
+    >>> engine_metrics(["judge_score", "rouge1", "token_f1_char", "bleu4"])
+    ('token_f1', 'bleu4')
+    """
     found = tuple(dict.fromkeys(TOKEN_METRICS[n] for n in names or () if n in TOKEN_METRICS))
     return found or DEFAULT_ENGINE_METRICS
 
 
 def memory_runs(results_by_system: Mapping[str, Sequence[EvalResult]]) -> dict[str, list[tuple[str, str, tuple[str, ...]]]]:
-    """System -> ``(question_id, prediction, (ground_truth,))`` of its questions with a ground truth."""
+    """System -> ``(question_id, prediction, (ground_truth,))`` of its questions with a ground truth.
+
+    Parameters
+    ----------
+    results_by_system : mapping of str to sequence of EvalResult
+
+    Returns
+    -------
+    dict of str to list of (str, str, tuple of str)
+        The runs :func:`evaluators.metrics.sensitivity.rank_sensitivity` takes; questions without
+        ground truth are left out (missing-GT policy).
+    """
     return {system: [(r.question_id, r.prediction or "", (r.ground_truth,)) for r in results
                      if not is_empty(r.ground_truth)]
             for system, results in results_by_system.items()}

@@ -58,7 +58,24 @@ AGREEMENT_RESAMPLES = 2000
 
 
 def sorted_labels(values: Iterable[Hashable]) -> list:
-    """The distinct values sorted (mixed types: by type name, then text), scikit-learn's label order."""
+    """The distinct values sorted (mixed types: by type name, then text), scikit-learn's label order.
+
+    Parameters
+    ----------
+    values : iterable of hashable
+        Labels, repeated or not.
+
+    Returns
+    -------
+    list
+        Each distinct label once, sorted; labels of types that do not compare with each other are
+        ordered by ``(type name, str(label))``.
+
+    Examples
+    --------
+    >>> sorted_labels(["F", "T", "F", 1])
+    [1, 'F', 'T']
+    """
     uniq = set(values)
     try:
         return sorted(uniq)
@@ -357,6 +374,10 @@ def agreement_figure(statistic: str, value: float | None, n_items: int,
     Returns
     -------
     AgreementFigure
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile interval).
     """
     low = high = None
     method = (f"bootstrap(percentile, items resampled, n_resamples={n_resamples}, level={confidence_level:g}, "
@@ -442,6 +463,10 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
     ------
     ValueError
         As :func:`cohen_kappa`.
+
+    References
+    ----------
+    Cohen (1960); weights: Cohen (1968); interval: Efron & Tibshirani (1993), ch. 13.
     """
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
@@ -456,6 +481,23 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
 def fleiss_kappa_ci(table: Sequence[Sequence[int]], *, n_resamples: int = AGREEMENT_RESAMPLES,
                     confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
     """:func:`fleiss_kappa` with a percentile bootstrap interval over the items (rows of ``table``).
+
+    Parameters
+    ----------
+    table : array-like of int, shape (items, categories)
+        As :func:`fleiss_kappa`.
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="fleiss_kappa"``; ``n_items``: rows of ``table``; value ``None`` for an empty table.
+
+    References
+    ----------
+    Fleiss (1971), "Measuring nominal scale agreement among many raters"; the interval is
+    Efron's percentile bootstrap over items (:func:`agreement_figure`).
 
     Raises
     ------
@@ -479,6 +521,26 @@ def krippendorff_alpha_ci(reliability_data: Sequence[Sequence[Any]], level: str 
     The items are the pairable units (two or more ratings), in their column order; each
     resample draws them with replacement (the ratings of a unit stay together).  This is a
     bootstrap over items, not Krippendorff's (2011) bootstrap of pairable values.
+
+    Parameters
+    ----------
+    reliability_data : array-like, shape (raters, units)
+        A rating, or ``None`` / NaN where a rater did not rate a unit; as :func:`krippendorff_alpha`.
+    level : {"nominal", "ordinal", "interval"}
+        Level of measurement (the difference function), as :func:`krippendorff_alpha`.
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="krippendorff_alpha"``; ``n_items``: pairable units; value ``None`` when no
+        unit is pairable.
+
+    References
+    ----------
+    Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability"; the ``krippendorff``
+    package is the test oracle.
 
     Raises
     ------
@@ -541,10 +603,28 @@ def mean_pairwise_cohen_kappa_ci(reliability_data: Sequence[Sequence[Any]], *, w
     (each pair keeps the label order of the full data), then averaged over the pairs whose
     kappa is defined.
 
+    Parameters
+    ----------
+    reliability_data : array-like, shape (raters, items)
+        A rating, or ``None`` / NaN where a rater did not rate an item.
+    weights : {None, "linear", "quadratic"}
+        As :func:`cohen_kappa`.
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
     Returns
     -------
     AgreementFigure
         ``statistic="cohen_kappa_mean"``; ``n_items``: columns rated by two or more raters.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not one of the three.
+
+    References
+    ----------
+    Light (1971); Cohen (1960, 1968).
     """
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")

@@ -52,7 +52,23 @@ METRIC_LABELS: dict[str, str] = {"exact_match": "EM", "token_f1": "F1", "exact_m
 
 
 def metric_label(metric: str) -> str:
-    """The short name of ``metric`` in tables (``exact_match`` -> ``EM``)."""
+    """The short name of ``metric`` in tables (``exact_match`` -> ``EM``).
+
+    Parameters
+    ----------
+    metric : str
+        A metric key.
+
+    Returns
+    -------
+    str
+        Its entry in :data:`METRIC_LABELS`, else ``metric`` itself.
+
+    Examples
+    --------
+    >>> metric_label("token_f1_char"), metric_label("rougeL")
+    ('F1 (char)', 'rougeL')
+    """
     return METRIC_LABELS.get(metric, metric)
 
 
@@ -121,7 +137,22 @@ class ScoreChange(DictMixin):
     metrics: tuple[MetricChange, ...]
 
     def metric(self, name: str) -> MetricChange:
-        """The change of metric ``name`` (``KeyError`` when it was not compared)."""
+        """The change of metric ``name`` (``KeyError`` when it was not compared).
+
+        Parameters
+        ----------
+        name : str
+            A metric key of :attr:`metrics`.
+
+        Returns
+        -------
+        MetricChange
+
+        Raises
+        ------
+        KeyError
+            No record of this run was scored both times on ``name``.
+        """
         for m in self.metrics:
             if m.metric == name:
                 return m
@@ -275,7 +306,21 @@ def score_effect(before: Mapping[str, Mapping[str, Sequence[float | None]]],
 
 
 def rank_flips(changes: Sequence[ScoreChange], metrics: Sequence[str]) -> tuple[RankFlip, ...]:
-    """Pairs of runs whose order by a metric is strictly reversed (a tie after is not a reversal)."""
+    """Pairs of runs whose order by a metric is strictly reversed (a tie after is not a reversal).
+
+    Parameters
+    ----------
+    changes : sequence of ScoreChange
+        One per run, each with its metrics' means before and after.
+    metrics : sequence of str
+        Metric keys to compare; a run without a metric is left out of that metric's pairs.
+
+    Returns
+    -------
+    tuple of RankFlip
+        One per (metric, pair of runs) whose difference of means changes sign strictly (a tie
+        before or after is no flip), the run ahead before first; metrics in the order given.
+    """
     flips = []
     for metric in metrics:
         for i, x in enumerate(changes):

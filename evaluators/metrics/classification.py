@@ -155,7 +155,24 @@ class ClassificationReport(DictMixin):
         return _layout(self.counts, rows)
 
     def row_normalized(self, rows: str = "true") -> list[list[float | None]]:
-        """The matrix in the given layout with each row divided by its sum (``None`` for an empty row)."""
+        """The matrix in the given layout with each row divided by its sum (``None`` for an empty row).
+
+        Parameters
+        ----------
+        rows : {"true", "predicted"}
+            Rows are the true labels (scikit-learn's layout: each row sums to 1, the recall view) or
+            the predicted ones (the precision view).
+
+        Returns
+        -------
+        list of list of (float or None), shape (n_labels, n_labels)
+            Fractions in [0, 1]; every cell of a row with no count is ``None``.
+
+        Raises
+        ------
+        ValueError
+            For another ``rows`` value.
+        """
         out = []
         for row in self.matrix(rows):
             total = sum(row)
@@ -163,7 +180,22 @@ class ClassificationReport(DictMixin):
         return out
 
     def class_metrics(self, label: Hashable) -> ClassMetrics:
-        """The :class:`ClassMetrics` of ``label``; raises ``KeyError`` if it is not a label."""
+        """The :class:`ClassMetrics` of ``label``; raises ``KeyError`` if it is not a label.
+
+        Parameters
+        ----------
+        label : hashable
+            One of :attr:`labels`.
+
+        Returns
+        -------
+        ClassMetrics
+
+        Raises
+        ------
+        KeyError
+            ``label`` is not one of the report's labels.
+        """
         for m in self.per_class:
             if m.label == label:
                 return m
@@ -225,10 +257,23 @@ def confusion_counts(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
                      labels: Sequence[Hashable]) -> tuple[list[list[int]], int]:
     """Confusion matrix (rows = true, columns = predicted) over ``labels``.
 
+    Parameters
+    ----------
+    y_true, y_pred : sequence of hashable
+        True and predicted label of each item, same length n (not checked here: ``zip`` stops at
+        the shorter; the public callers check).
+    labels : sequence of hashable
+        The matrix's label order, k labels.
+
     Returns
     -------
     (counts, n_outside)
-        The matrix as lists and the number of pairs skipped because a label is not in ``labels``.
+        The k x k matrix as lists of int (``counts[i][j]``: items of true ``labels[i]`` predicted
+        ``labels[j]``) and the number of pairs skipped because a label is not in ``labels``.
+
+    References
+    ----------
+    ``sklearn.metrics.confusion_matrix`` (same layout and counts).
     """
     index = {label: i for i, label in enumerate(labels)}
     k = len(labels)
@@ -337,7 +382,7 @@ def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], suppor
     Parameters
     ----------
     labels : sequence
-        Classes, in output order.
+        Classes, shape (k,), in output order.
     tp, support, predicted : mapping of label -> int
         True positives, pairs whose true label is the class, pairs predicted as the class
         (missing labels count 0).
@@ -347,6 +392,11 @@ def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], suppor
     list of ClassMetrics
         ``precision = tp / predicted`` and ``recall = tp / support`` (``None`` when the denominator
         is 0), ``f1 = 2 tp / (2 tp + fp + fn)`` (``None`` when that denominator is 0).
+
+    References
+    ----------
+    ``sklearn.metrics.precision_recall_fscore_support`` with ``zero_division=np.nan`` (the same
+    values, ``None`` for NaN); van Rijsbergen (1979), *Information Retrieval* (F-measure).
     """
     out = []
     for label in labels:
@@ -356,7 +406,19 @@ def class_metrics(labels: Sequence[Hashable], tp: Mapping[Hashable, int], suppor
 
 
 def macro_average(per_class: Sequence[ClassMetrics]) -> Average:
-    """Unweighted mean over classes of precision, recall and F1, undefined values skipped (``n_skipped``)."""
+    """Unweighted mean over classes of precision, recall and F1, undefined values skipped (``n_skipped``).
+
+    Parameters
+    ----------
+    per_class : sequence of ClassMetrics
+        One per class, as :func:`class_metrics` gives them.
+
+    Returns
+    -------
+    Average
+        ``kind="macro"``; each mean over the classes whose value is defined (``None`` when none is),
+        equal to scikit-learn's ``average="macro"`` with ``zero_division=np.nan``.
+    """
     mp, sp = _mean([m.precision for m in per_class])
     mr, sr = _mean([m.recall for m in per_class])
     mf, sf = _mean([m.f1 for m in per_class])
@@ -369,6 +431,35 @@ def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable],
 
     Same matrix as ``classification_report(y_true, y_pred, labels).matrix(rows)``, computed from
     the counts alone (no per-class metrics).
+
+    Parameters
+    ----------
+    y_true, y_pred : sequence of hashable
+        True and predicted label of each item, same length n.
+    labels : sequence of hashable, optional
+        The label order (k labels); default the sorted union of both sequences. Pairs with a label
+        outside it are not counted.
+    rows : {"true", "predicted"}
+        Rows are true labels (scikit-learn's layout) or predicted labels (the earlier fact-check
+        script's).
+
+    Returns
+    -------
+    list of list of int, shape (k, k)
+
+    Raises
+    ------
+    ValueError
+        ``y_true`` and ``y_pred`` differ in length, or another ``rows`` value.
+
+    References
+    ----------
+    ``sklearn.metrics.confusion_matrix`` (Pedregosa et al. 2011).
+
+    Examples
+    --------
+    >>> confusion_matrix(["T", "F", "T"], ["T", "T", "F"])  # rows F, T (true); columns F, T
+    [[0, 1], [1, 1]]
     """
     y_true, y_pred, labels = _paired(y_true, y_pred, labels)
     return _layout(confusion_counts(y_true, y_pred, labels)[0], rows)

@@ -106,7 +106,26 @@ def signature() -> str:
 
 
 def py2_lower(text: str) -> str:
-    """``unicode.lower`` of Python 2: simple case mapping (``İ`` -> ``i``, ``Σ`` -> ``σ`` always)."""
+    """``unicode.lower`` of Python 2: simple case mapping (``İ`` -> ``i``, ``Σ`` -> ``σ`` always).
+
+    The official ``cmrc2018_evaluate.py`` ran under Python 2; Python 3's ``str.lower`` maps these
+    two letters differently (``İ`` -> ``i̇``, a final ``Σ`` -> ``ς``), which would change tokens.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        The lower-case text, one character for one character.
+
+    Examples
+    --------
+    >>> py2_lower("ΟΔΟΣ"), "ΟΔΟΣ".lower()
+    ('οδοσ', 'οδος')
+    """
     if text.isascii():
         return text.lower()
     if "\u0130" in text or "\u03a3" in text:
@@ -131,6 +150,20 @@ def word_tokenize_run(run: str) -> list[str]:
 
     Runs of letters, digits and whitespace take a ``str.split`` fast path; anything NLTK
     treats specially goes through NLTK's tokenizer (cached).
+
+    Parameters
+    ----------
+    run : str
+        A run of text holding no CJK character (the parts between them in ``mixed_segmentation``).
+
+    Returns
+    -------
+    list of str
+        NLTK's words (Treebank rules: contractions, quotes and punctuation split off).
+
+    References
+    ----------
+    CMRC 2018 ``cmrc2018_evaluate.py`` ``mixed_segmentation`` (which calls ``nltk.word_tokenize``).
     """
     if _NLTK_SPECIAL.search(run) is None and _NLTK_CONTRACTIONS.search(run) is None:
         return run.split()
@@ -188,7 +221,23 @@ def mixed_segmentation(text: str, rm_punc: bool = True) -> list[str]:
 
 
 def remove_punctuation(text: str) -> str:
-    """CMRC 2018's ``remove_punctuation``: lowercase, strip, drop :data:`SP_CHARS` (whitespace stays)."""
+    """CMRC 2018's ``remove_punctuation``: lowercase, strip, drop :data:`SP_CHARS` (whitespace stays).
+
+    Parameters
+    ----------
+    text : str
+        Answer text.
+
+    Returns
+    -------
+    str
+        Lower case (Python 2 rules, :func:`py2_lower`), stripped, without the characters of
+        :data:`SP_CHARS`; what exact match compares.
+
+    References
+    ----------
+    CMRC 2018 ``cmrc2018_evaluate.py`` ``remove_punctuation`` (Cui et al. 2019).
+    """
     return _clean(text)
 
 
@@ -262,6 +311,11 @@ def longest_common_run(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> int:
     -------
     int
         ``0 <= n <= min(len(tokens_a), len(tokens_b))``.
+
+    References
+    ----------
+    CMRC 2018 ``cmrc2018_evaluate.py`` ``find_lcs`` (Cui et al. 2019): despite its name, the longest
+    common *substring* of the two token lists.
     """
     codes: dict[str, str] = {}
     return _longest_common_run(_as_string(tokens_a, codes), _as_string(tokens_b, codes))
@@ -330,7 +384,31 @@ def cmrc_scores(prediction: str, answers: str | Sequence[str]) -> tuple[float, f
 
 
 def cmrc_f1(prediction: str, answers: str | Sequence[str]) -> float:
-    """CMRC 2018 F1 in [0, 1]; see :func:`cmrc_scores`."""
+    """CMRC 2018 F1 in [0, 1]; see :func:`cmrc_scores`.
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer.
+    answers : str or sequence of str
+        One or several gold answers.
+
+    Returns
+    -------
+    float
+        F1 of the longest common contiguous run of ``mixed_segmentation`` tokens, maximized over
+        the answers, in [0, 1]; 0.0 when a side has no token.
+
+    Raises
+    ------
+    ValueError
+        No gold answer.
+
+    References
+    ----------
+    Cui et al. (2019), "A Span-Extraction Dataset for Chinese Machine Reading Comprehension",
+    EMNLP; official script ``cmrc2018_evaluate.py`` (``calc_f1_score`` over ``find_lcs``).
+    """
     return cmrc_scores(prediction, answers)[1]
 
 
@@ -339,6 +417,32 @@ def cmrc_exact_match(prediction: str, answers: str | Sequence[str]) -> float:
 
     Compares the cleaned strings directly (no tokenization, no F1); same value as
     ``cmrc_scores(...)[0]``.
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer.
+    answers : str or sequence of str
+        One or several gold answers.
+
+    Returns
+    -------
+    float
+        1.0 if :func:`remove_punctuation` of the prediction equals that of one answer, else 0.0.
+
+    Raises
+    ------
+    ValueError
+        No gold answer.
+
+    References
+    ----------
+    Cui et al. (2019); official script ``cmrc2018_evaluate.py`` (``calc_em_score``).
+
+    Examples
+    --------
+    >>> cmrc_exact_match("北京。", ["北京", "中国北京"])
+    1.0
     """
     golds = gold_list(answers)
     pred = _clean(prediction)

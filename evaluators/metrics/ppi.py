@@ -96,6 +96,11 @@ def power_tuning(y, yhat, yhat_unlabeled) -> np.ndarray | float:
     -------
     float (1-D inputs) or numpy.ndarray of shape (runs,)
         0 where the automatic metric does not vary (it carries no information).
+
+    References
+    ----------
+    Angelopoulos, Duchi & Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference",
+    arXiv:2311.01453 (the variance-minimising ``lam``); ``ppi_py``'s ``_calc_lam_glm`` for the mean.
     """
     one = np.ndim(y) == 1
     y, yhat, yu = (np.atleast_2d(_array(v, k)) for v, k in ((y, "y"), (yhat, "yhat"), (yhat_unlabeled, "yhat_unlabeled")))
@@ -161,6 +166,11 @@ def ppi_mean_batch(y, yhat, yhat_unlabeled, *, confidence_level: float = 0.95, l
     Returns
     -------
     (estimate, ci_low, ci_high, std_error, lam) : arrays of shape (runs,)
+
+    References
+    ----------
+    Angelopoulos et al. (2023), "Prediction-Powered Inference", Science 382; PPI++
+    (arXiv:2311.01453); ``ppi_py.ppi_mean_ci`` is the test oracle.
     """
     z = _level(confidence_level)
     y, yhat, yu = (np.atleast_2d(_array(v, k)) for v, k in ((y, "y"), (yhat, "yhat"), (yhat_unlabeled, "yhat_unlabeled")))
@@ -226,10 +236,27 @@ def classical_mean(y, *, confidence_level: float = 0.95) -> MeanEstimate:
 
     ``std`` with ``ddof=0``, as ``ppi_py.classical_mean_ci`` (the baseline PPI is compared with).
 
+    Parameters
+    ----------
+    y : array-like of float, shape (n,)
+        Human labels (or any per-item values), finite, n >= 1.
+    confidence_level : float
+        In (0, 1); 0.95 by default.
+
+    Returns
+    -------
+    MeanEstimate
+        The mean, its normal interval and standard error; ``n_unlabeled`` 0 and ``lam`` 0.0.
+
+    References
+    ----------
+    Angelopoulos et al. (2023), "Prediction-Powered Inference", Science 382 (the classical
+    baseline); ``ppi_py.classical_mean_ci``.
+
     Raises
     ------
     ValueError
-        Empty or non-finite ``y``, a level outside (0, 1).
+        Empty, non-finite or not 1-D ``y``, a level outside (0, 1).
     """
     z = _level(confidence_level)
     y = _array(y, "y")

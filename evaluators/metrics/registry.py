@@ -128,6 +128,16 @@ class Metric:
     def score_views(self, prediction: TextView, reference: TextView) -> float:
         """Score two already-built views (tokenizations are reused).
 
+        Parameters
+        ----------
+        prediction, reference : TextView
+            The two texts, each tokenized at most once per tokenizer whatever the metrics.
+
+        Returns
+        -------
+        float
+            A value within ``self.range``.
+
         Raises
         ------
         MetricUnavailable
@@ -239,10 +249,27 @@ def get_metric(name: str, mode: str | None = None) -> Metric:
     the mode is ``"difflib"`` and the metric has no difflib variant (for example
     ``edit_similarity``, which the earlier script never computed correctly).
 
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`metric_names`) or a variant's own name.
+    mode : str, optional
+        ``None`` or ``"default"`` for the default definition, else a mode of :func:`metric_modes`.
+
+    Returns
+    -------
+    Metric
+        The definition asked for (the first import of the registry loads the built-in metrics).
+
     Raises
     ------
     KeyError
         Unknown name or mode; the message lists the known names (or modes).
+
+    Examples
+    --------
+    >>> get_metric("exact_match_normalized", mode="difflib").name
+    'exact_match_strip'
     """
     _ensure_loaded()
     if name in _VARIANT_NAMES:  # a variant asked for by its own name
@@ -259,7 +286,23 @@ def get_metric(name: str, mode: str | None = None) -> Metric:
 
 
 def metric_modes(name: str) -> list[str]:
-    """Modes available for ``name`` (``"default"`` first)."""
+    """Modes available for ``name`` (``"default"`` first).
+
+    Parameters
+    ----------
+    name : str
+        A registered metric name (not checked: an unknown name has ``["default"]``).
+
+    Returns
+    -------
+    list of str
+        ``"default"`` then the modes of its variants, in registration order.
+
+    Examples
+    --------
+    >>> metric_modes("fuzzy_ratio")
+    ['default', 'difflib']
+    """
     _ensure_loaded()
     return ["default"] + [m for (n, m) in _VARIANTS if n == name]
 
@@ -288,6 +331,14 @@ class PairScorer:
     modes : dict, optional
         ``{name: mode}``; names not listed use their default definition.  ``mode="difflib"``
         given as a string applies to every metric that has a difflib variant.
+    user_dict : str, optional
+        Path of a jieba user dictionary: the jieba metrics (those with ``with_tokenizer``:
+        ``keyword_jaccard``) are scored with it loaded, their signatures naming it.
+
+    Raises
+    ------
+    KeyError
+        An unknown metric name or mode (:func:`get_metric`).
 
     Attributes
     ----------
@@ -342,7 +393,18 @@ class PairScorer:
         return {n: m.signature for n, m in self.metrics.items()}
 
     def score_views(self, prediction: TextView, reference: TextView) -> dict[str, float | None]:
-        """Scores of one pair of views; ``None`` for unavailable metrics."""
+        """Scores of one pair of views; ``None`` for unavailable metrics.
+
+        Parameters
+        ----------
+        prediction, reference : TextView
+            The two texts (each tokenizer runs once per view).
+
+        Returns
+        -------
+        dict of str to (float or None)
+            ``{name: score}`` for every chosen metric, in :attr:`metrics` order.
+        """
         out: dict[str, float | None] = dict.fromkeys(self.metrics)
         for name, fn in self._runnable:
             out[name] = float(fn(prediction, reference))
@@ -355,6 +417,16 @@ class PairScorer:
         normalized, tokenized and counted once (:func:`evaluators.metrics.overlap.overlap_counts`;
         a long text in pieces) and each value is read from the counts: the same values as
         :meth:`score_views`.
+
+        Parameters
+        ----------
+        prediction, reference : str
+            Raw texts (Chinese, English or mixed); ``None`` counts as ``""``.
+
+        Returns
+        -------
+        dict of str to (float or None)
+            ``{name: score}`` for every chosen metric (a new dict each call).
         """
         if self._from_counts is None:
             return self.score_views(TextView(prediction), TextView(reference))

@@ -47,6 +47,17 @@ def _slots(masses: Sequence[int]) -> list[int]:
 def boundary_positions(masses: Sequence[int]) -> frozenset[int]:
     """Boundary slots of a segmentation given by masses (``[2, 3, 6]`` -> ``{1, 4}``).
 
+    Parameters
+    ----------
+    masses : sequence of int
+        Segment lengths in units (sentences), shape (n_segments,), each >= 1, in text order;
+        ``[]`` for no unit.
+
+    Returns
+    -------
+    frozenset of int
+        The ``len(masses) - 1`` boundary slots, each in ``[0, sum(masses) - 1)``.
+
     Raises
     ------
     ValueError
@@ -59,6 +70,23 @@ def masses_from_positions(n_units: int, positions: Iterable[int]) -> list[int]:
     """Segment masses from boundary slots over ``n_units`` units (inverse of :func:`boundary_positions`).
 
     Slots outside ``[0, n_units - 1)`` are ignored.  ``n_units == 0`` gives ``[]``.
+
+    Parameters
+    ----------
+    n_units : int
+        Units (sentences) of the text; 0 or less gives ``[]``.
+    positions : iterable of int
+        Boundary slots (slot ``p`` lies between unit ``p`` and unit ``p + 1``); duplicates count once.
+
+    Returns
+    -------
+    list of int
+        Positive masses summing to ``n_units``; ``[n_units]`` when no slot is inside.
+
+    Examples
+    --------
+    >>> masses_from_positions(11, [1, 4])
+    [2, 3, 6]
     """
     if n_units <= 0:
         return []
@@ -115,6 +143,26 @@ def boundary_similarity_from_counts(matches: int, edits: int, weighted_edits: fl
     ``edits`` counts insertions, deletions and near misses (transpositions) unweighted;
     ``weighted_edits`` weighs them.  1.0 when there is neither an edit nor a match.  Pooling
     the counts of several documents gives the micro-averaged B.
+
+    Parameters
+    ----------
+    matches : int
+        Boundaries at the same slot on both sides, >= 0.
+    edits : int
+        Insertions + deletions + transpositions, unweighted, >= 0.
+    weighted_edits : float
+        The same edits weighted (1 per insertion or deletion, ``d / n_t`` per transposition over
+        ``d`` slots), in ``[0, edits]``.
+
+    Returns
+    -------
+    float
+        B in [0, 1] (1 is perfect).
+
+    References
+    ----------
+    Fournier (2013), "Evaluating Text Segmentation using Boundary Edit Distance", ACL; segeval
+    2.0.11 ``segeval/similarity/boundary.py``.
     """
     denominator = edits + matches
     if denominator == 0:
@@ -166,7 +214,8 @@ def boundary_similarity(hypothesis: Sequence[int], reference: Sequence[int], n_t
     Parameters
     ----------
     hypothesis, reference : sequence of int
-        Segment masses; both must sum to the same number of units.  B is symmetric.
+        Segment masses in units (sentences), shapes (n_hyp_segments,) and (n_ref_segments,);
+        both must sum to the same number of units.  B is symmetric.
     n_t : int, default 2
         Near-miss tolerance in boundary slots (segeval's ``n_t``).
 
@@ -195,6 +244,26 @@ def window_size(reference: Sequence[int]) -> int:
     """Pk/WindowDiff window: half the mean reference segment mass, rounded half to even, at least 2.
 
     This is segeval's ``compute_window_size`` (Python ``round`` on a Decimal).
+
+    Parameters
+    ----------
+    reference : sequence of int
+        Reference segment masses (units per segment).
+
+    Returns
+    -------
+    int
+        ``k >= 2``, in units; 2 for an empty reference.
+
+    References
+    ----------
+    Beeferman et al. (1999), "Statistical Models for Text Segmentation"; segeval 2.0.11
+    ``segeval/window/__init__.py`` ``compute_window_size``.
+
+    Examples
+    --------
+    >>> window_size([2, 3, 6]), window_size([10, 10])  # 11 / 3 / 2 = 1.83 -> 2; 20 / 2 / 2 = 5
+    (2, 5)
     """
     return _window_size_from_counts(sum(reference), len(reference))
 
@@ -307,7 +376,8 @@ def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None =
     Parameters
     ----------
     hypothesis, reference : sequence of int
-        Segment masses (same total).  Argument order as segeval's ``pk(hypothesis, reference)``.
+        Segment masses in units (sentences), shapes (n_hyp_segments,) and (n_ref_segments,), same
+        total.  Argument order as segeval's ``pk(hypothesis, reference)``.
     window : int, optional
         Window size ``k``; default :func:`window_size` of the reference.
 
@@ -332,13 +402,36 @@ def pk(hypothesis: Sequence[int], reference: Sequence[int], window: int | None =
 def window_diff(hypothesis: Sequence[int], reference: Sequence[int], window: int | None = None) -> float:
     """WindowDiff (Pevzner & Hearst 2002): share of windows whose boundary counts differ.
 
-    Parameters, errors and argument order as :func:`pk` (segeval's ``window_diff``, without
-    the Lamprier et al. 2007 edge fix).
+    Argument order as :func:`pk` (segeval's ``window_diff``, without the Lamprier et al. 2007
+    edge fix).
+
+    Parameters
+    ----------
+    hypothesis, reference : sequence of int
+        Segment masses (units per segment, each >= 1), shapes (n_hyp_segments,) and
+        (n_ref_segments,), same total.
+    window : int, optional
+        Window size ``k`` in units; default :func:`window_size` of the reference.
 
     Returns
     -------
     float in [0, 1]
-        0 is perfect; 0 when there is no complete window.
+        0 is perfect; 0 when there is no complete window (fewer than ``k + 1`` units).
+
+    Raises
+    ------
+    ValueError
+        The segmentations cover different numbers of units, or a mass is not positive.
+
+    References
+    ----------
+    Pevzner & Hearst (2002), "A Critique and Improvement of an Evaluation Metric for Text
+    Segmentation", Computational Linguistics 28(1); segeval 2.0.11 ``segeval/window/windowdiff.py``.
+
+    Examples
+    --------
+    >>> round(window_diff([2, 3, 6], [2, 2, 7]), 10)  # 2 of the 9 windows (k = 2) differ in count
+    0.2222222222
     """
     return _window_metric(hypothesis, reference, window, False)
 

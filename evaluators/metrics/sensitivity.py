@@ -73,6 +73,23 @@ def tokenizations(*, big_dictionary: str | os.PathLike | None = None, user_dict:
     ``char`` (reference), ``jieba`` (shipped dictionary, HMM off), ``jieba_big`` (``big_dictionary``
     or jieba's ``dict.txt.big`` where installed; left out with a note otherwise), ``jieba_hmm``
     (HMM on), ``jieba_user`` (``user_dict``, when given).
+
+    Parameters
+    ----------
+    big_dictionary : str or os.PathLike, optional
+        A jieba main dictionary (``dict.txt.big``); default :func:`big_dictionary_path`.
+    user_dict : str or os.PathLike, optional
+        A jieba user dictionary, added as ``jieba_user``.
+    script : str, optional
+        OpenCC configuration of the script conversion applied before tokenizing (``"t2s"`` ...),
+        recorded in each provenance; ``None``: no conversion.
+    hmm : bool
+        Include ``jieba_hmm``.
+
+    Returns
+    -------
+    (tokenizations, notes) : (list of Tokenization, list of str)
+        In the order above; one note per tokenization left out.
     """
     out = [Tokenization("char", "characters", "char", char_provenance(script)),
            Tokenization("jieba", "jieba (shipped dictionary)", "jieba", JiebaSetup().provenance(script))]
@@ -195,13 +212,51 @@ class SensitivityReport(DictMixin):
     metrics: tuple[str, ...] = QA_METRICS
 
     def score(self, system: str, tokenization: str, metric: str = "token_f1") -> SystemScore:
+        """The score of one system under one tokenization and metric.
+
+        Parameters
+        ----------
+        system : str
+            One of :attr:`systems`.
+        tokenization : str
+            A :class:`Tokenization` key (``"char"``, ``"jieba"`` ...).
+        metric : str
+            One of :attr:`metrics`.
+
+        Returns
+        -------
+        SystemScore
+            Mean with its bootstrap interval and the system's rank under that tokenization.
+
+        Raises
+        ------
+        KeyError
+            No such (system, tokenization, metric).
+        """
         for s in self.scores:
             if s.system == system and s.tokenization == tokenization and s.metric == metric:
                 return s
         raise KeyError((system, tokenization, metric))
 
     def table(self, metric: str = "token_f1") -> list[dict[str, Any]]:
-        """Rows ``{"system", <tokenization key>: (mean, low, high, rank)}`` for one metric, systems in input order."""
+        """Rows ``{"system", <tokenization key>: (mean, low, high, rank)}`` for one metric, systems in input order.
+
+        Parameters
+        ----------
+        metric : str
+            One of :attr:`metrics`.
+
+        Returns
+        -------
+        list of dict
+            One row per system; each tokenization's cell a tuple (mean, interval low, interval
+            high, rank), the means in [0, 1].
+
+        Raises
+        ------
+        KeyError
+            ``metric`` was not computed.
+        """
         rows = []
         for system in self.systems:
             row: dict[str, Any] = {"system": system}
@@ -360,6 +415,19 @@ def _sign(x: float, eps: float = 1e-12) -> int:
 
 def token_examples(text: str, report: SensitivityReport) -> list[dict[str, str]]:
     """How ``text`` is cut under each tokenization of ``report``: ``{"tokenization", "tokens"}`` rows,
-    the tokens joined with `` / `` (what a reader checks before trusting a column)."""
+    the tokens joined with `` / `` (what a reader checks before trusting a column).
+
+    Parameters
+    ----------
+    text : str
+        Any text (a question, an answer).
+    report : SensitivityReport
+        Its :attr:`~SensitivityReport.tokenizations` are applied, in order.
+
+    Returns
+    -------
+    list of dict of str to str
+        One row per tokenization.
+    """
     view = TextView(text)
     return [{"tokenization": t.key, "tokens": " / ".join(view.tokens(t.tokenizer))} for t in report.tokenizations]

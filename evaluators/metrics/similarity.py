@@ -59,35 +59,141 @@ def stopwords() -> frozenset[str]:
 
 
 def jaccard(a: set, b: set) -> float:
-    """Jaccard similarity ``|a & b| / |a | b|``; 1.0 when both sets are empty."""
+    """Jaccard similarity ``|a & b| / |a | b|``; 1.0 when both sets are empty.
+
+    Parameters
+    ----------
+    a, b : set
+        Any hashable items (keywords, words).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 for two empty sets, 0.0 when exactly one is empty.
+
+    References
+    ----------
+    Jaccard (1912), "The distribution of the flora in the alpine zone".
+
+    Examples
+    --------
+    >>> jaccard({"猫", "狗"}, {"猫", "鱼"})  # 1 shared of 3 distinct
+    0.3333333333333333
+    """
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
 
 
 def fuzzy_ratio(prediction: TextView, reference: TextView) -> float:
-    """rapidfuzz ratio / 100 of the normalized texts (see module notes)."""
+    """rapidfuzz ratio / 100 of the normalized texts (see module notes).
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts (Chinese, English or mixed).
+
+    Returns
+    -------
+    float
+        ``2 * LCS / (len(p) + len(r))`` over characters of the normalized (NFKC, lower case) texts,
+        in [0, 1]; symmetric. Two empty texts give 1.0.
+
+    References
+    ----------
+    rapidfuzz ``fuzz.ratio`` (normalized Indel similarity), https://rapidfuzz.github.io/RapidFuzz/.
+    """
     return fuzz.ratio(prediction.normalized, reference.normalized) / 100.0
 
 
 def fuzzy_ratio_difflib(prediction: TextView, reference: TextView) -> float:
-    """``SequenceMatcher(None, reference, prediction).ratio()`` on the raw texts."""
+    """``SequenceMatcher(None, reference, prediction).ratio()`` on the raw texts.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts; the raw ``text`` is compared (no normalization). Not symmetric: the
+        reference is SequenceMatcher's first sequence, as in the earlier script.
+
+    Returns
+    -------
+    float
+        ``2 * M / T`` in [0, 1], ``M`` the characters of the Ratcliff/Obershelp matching blocks;
+        never above :func:`fuzzy_ratio` on the same texts (module notes).
+
+    References
+    ----------
+    Python's ``difflib.SequenceMatcher.ratio`` (Ratcliff & Obershelp 1988, "Pattern matching: the
+    Gestalt approach"); the earlier persona-dialogue script's "fuzzy match".
+    """
     return SequenceMatcher(None, reference.text, prediction.text).ratio()
 
 
 def edit_similarity(prediction: TextView, reference: TextView) -> float:
-    """``1 - Levenshtein / max length`` of the normalized texts; both empty gives 1.0."""
+    """``1 - Levenshtein / max length`` of the normalized texts; both empty gives 1.0.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts (Chinese, English or mixed).
+
+    Returns
+    -------
+    float
+        In [0, 1], over characters of the normalized (NFKC, lower case) texts, unit costs.
+
+    References
+    ----------
+    Levenshtein (1966), "Binary codes capable of correcting deletions, insertions and reversals";
+    rapidfuzz ``Levenshtein.normalized_similarity``.
+
+    Examples
+    --------
+    >>> from evaluators.text.tokenize import TextView
+    >>> edit_similarity(TextView("猫在睡觉"), TextView("狗在睡觉"))  # 1 substitution / 4 characters
+    0.75
+    """
     return Levenshtein.normalized_similarity(prediction.normalized, reference.normalized)
 
 
 def keywords(view: TextView) -> set[str]:
-    """Keyword set of a text: jieba words minus the shipped stop words."""
+    """Keyword set of a text: jieba words minus the shipped stop words.
+
+    Parameters
+    ----------
+    view : TextView
+        The text; its ``jieba`` tokens (of the normalized text, punctuation dropped) are read.
+
+    Returns
+    -------
+    set of str
+        The words not in :func:`stopwords`; may be empty (a text of stop words only).
+    """
     stop = stopwords()
     return {w for w in view.tokens("jieba") if w not in stop}
 
 
 def keyword_jaccard(prediction: TextView, reference: TextView, tokenizer: str = "jieba") -> float:
-    """Jaccard of keyword sets, falling back to all words when one side has none."""
+    """Jaccard of keyword sets, falling back to all words when one side has none.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts.
+    tokenizer : str
+        Name of the jieba tokenizer in :data:`evaluators.text.tokenize.TOKENIZERS` (``"jieba"``, or
+        one registered with a user dictionary by ``Metric.with_tokenizer``).
+
+    Returns
+    -------
+    float
+        :func:`jaccard` of the keyword sets (words minus :func:`stopwords`), in [0, 1]; when either
+        side has no keyword left, of all the words of both sides; 1.0 when both have no word.
+
+    References
+    ----------
+    Jaccard (1912); jieba (https://github.com/fxsjy/jieba) for the words.
+    """
     stop = stopwords()
     wp, wr = prediction.tokens(tokenizer), reference.tokens(tokenizer)
     kp, kr = {w for w in wp if w not in stop}, {w for w in wr if w not in stop}
@@ -106,7 +212,23 @@ def _keyword_jaccard_metric(tok) -> Metric:
 
 
 def keyword_jaccard_difflib(prediction: TextView, reference: TextView) -> float:
-    """The earlier script's keyword similarity: Jaccard of ``set(jieba.cut(raw text))``."""
+    """The earlier script's keyword similarity: Jaccard of ``set(jieba.cut(raw text))``.
+
+    Parameters
+    ----------
+    prediction, reference : TextView
+        The two texts (raw, not normalized; punctuation and stop words kept).
+
+    Returns
+    -------
+    float
+        :func:`jaccard` of the two word sets (``""`` removed), in [0, 1].
+
+    References
+    ----------
+    The persona-dialogue evaluation script EvalBoard replaced (its ``keyword_similarity``);
+    registered as the ``difflib`` mode of ``keyword_jaccard``.
+    """
     kp, kr = set(prediction.jieba_raw), set(reference.jieba_raw)
     kp.discard("")
     kr.discard("")

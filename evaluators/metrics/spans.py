@@ -24,6 +24,10 @@ def interval_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     --------
     >>> interval_iou((0, 10), (5, 15))  # 5 shared characters of 15
     0.3333333333333333
+
+    References
+    ----------
+    Jaccard (1912) index of the two character sets; the span IoU used for text-span matching.
     """
     inter = min(a[1], b[1]) - max(a[0], b[0])
     if inter <= 0:
@@ -33,7 +37,28 @@ def interval_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
 
 
 def iou_matrix(rows: Sequence[tuple[int, int]], cols: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Pairwise :func:`interval_iou`, shape ``(len(rows), len(cols))``, as float64."""
+    """Pairwise :func:`interval_iou`, shape ``(len(rows), len(cols))``, as float64.
+
+    Parameters
+    ----------
+    rows, cols : sequence of (int, int)
+        Half-open character intervals ``[start, end)``, R and C of them.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (R, C)
+        ``out[i, j] = interval_iou(rows[i], cols[j])`` in [0, 1]; zeros of that shape when a
+        side is empty.
+
+    References
+    ----------
+    Jaccard index of the two character sets (intersection over union of intervals).
+
+    Examples
+    --------
+    >>> iou_matrix([(0, 10)], [(5, 15), (20, 30)]).round(4).tolist()
+    [[0.3333, 0.0]]
+    """
     if not rows or not cols:
         return np.zeros((len(rows), len(cols)))
     r = np.asarray(rows, dtype=np.int64)

@@ -63,7 +63,24 @@ def normalize_answer(text: str) -> str:
 
 
 def squad_tokens(text: str) -> list[str]:
-    """Tokens of the normalized answer (``normalize_answer(text).split()``)."""
+    """Tokens of the normalized answer (``normalize_answer(text).split()``).
+
+    Parameters
+    ----------
+    text : str
+        Any answer text.
+
+    Returns
+    -------
+    list of str
+        Lower-case tokens without ASCII punctuation and the articles a/an/the; empty for a text of
+        punctuation and articles only.
+
+    Examples
+    --------
+    >>> squad_tokens("The cat, a dog.")
+    ['cat', 'dog']
+    """
     return _ARTICLES.sub(" ", text.lower().translate(_PUNCT_TABLE)).split()
 
 
@@ -85,6 +102,16 @@ def _f1_tokens(pred: list[str], gold: list[str]) -> float:
 
 def gold_list(answers: str | Sequence[str]) -> list[str]:
     """The gold answers as a list (one string is one answer).
+
+    Parameters
+    ----------
+    answers : str or sequence of str
+        One gold answer, or several.
+
+    Returns
+    -------
+    list of str
+        At least one answer.
 
     Raises
     ------
@@ -136,6 +163,32 @@ def exact_match_squad(prediction: str, ground_truths: str | Sequence[str]) -> fl
     """SQuAD v1.1 exact match (0.0 or 1.0), maximized over gold answers; see :func:`squad_scores`.
 
     Compares normalized tokens directly (no F1 is computed); same value as ``squad_scores(...)[0]``.
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer.
+    ground_truths : str or sequence of str
+        One gold answer or several.
+
+    Returns
+    -------
+    float
+        1.0 if the prediction equals one gold answer after ``normalize_answer``, else 0.0.
+
+    Raises
+    ------
+    ValueError
+        No gold answer.
+
+    References
+    ----------
+    Rajpurkar et al. (2016); ``evaluate-v1.1.py`` ``exact_match_score``.
+
+    Examples
+    --------
+    >>> exact_match_squad("the Eiffel Tower", ["Eiffel Tower", "Paris"])
+    1.0
     """
     golds = gold_list(ground_truths)
     pred = squad_tokens(prediction)
@@ -143,17 +196,58 @@ def exact_match_squad(prediction: str, ground_truths: str | Sequence[str]) -> fl
 
 
 def token_f1_squad(prediction: str, ground_truths: str | Sequence[str]) -> float:
-    """SQuAD v1.1 token F1 in [0, 1], maximized over gold answers; see :func:`squad_scores`."""
+    """SQuAD v1.1 token F1 in [0, 1], maximized over gold answers; see :func:`squad_scores`.
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer.
+    ground_truths : str or sequence of str
+        One gold answer or several.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0.0 when no normalized token is shared (also when both sides normalize to
+        nothing: the official script's quirk).
+
+    Raises
+    ------
+    ValueError
+        No gold answer.
+
+    References
+    ----------
+    Rajpurkar et al. (2016); ``evaluate-v1.1.py`` ``f1_score``.
+
+    Examples
+    --------
+    >>> round(token_f1_squad("Eiffel Tower in Paris", "the Eiffel Tower"), 4)  # P = 2/4, R = 2/2
+    0.6667
+    """
     return squad_scores(prediction, ground_truths)[1]
 
 
 def squad_corpus(predictions: Iterable[str], ground_truths: Iterable[str | Sequence[str]]) -> tuple[float, float]:
     """Mean exact match and mean token F1 over paired predictions (fractions in [0, 1]).
 
+    Parameters
+    ----------
+    predictions : iterable of str
+        Model answers, one per question (N of them).
+    ground_truths : iterable of (str or sequence of str)
+        The gold answers of each question, in the same order (N of them).
+
+    Returns
+    -------
+    (exact_match, token_f1) : tuple of float
+        Means over the N questions (macro over questions), each in [0, 1]. The official script
+        reports them multiplied by 100.
+
     Raises
     ------
     ValueError
-        If the two iterables have different lengths or are empty.
+        If the two iterables have different lengths or are empty, or a question has no gold answer.
     """
     preds = list(predictions)
     golds = list(ground_truths)

@@ -373,6 +373,10 @@ def bootstrap_cis(columns, *, n_resamples: int = 10_000, confidence_level: float
     ------
     ValueError
         As :func:`bootstrap_ci`.
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile interval).
     """
     def one(values) -> BootstrapCI:
         return bootstrap_ci(values, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, unit=unit)
@@ -707,6 +711,28 @@ class McNemarResult(DictMixin):
 def mcnemar(a, b) -> McNemarResult:
     """McNemar's exact test of two runs' binary outcomes (1 right, 0 wrong) on the same items.
 
+    Parameters
+    ----------
+    a, b : array-like of {0, 1}, shape (n_items,)
+        Outcomes of run A and run B, item ``i`` of both the same item.
+
+    Returns
+    -------
+    McNemarResult
+        The four cell counts, the exact two-sided binomial p-value on the discordant pairs (1.0
+        when there is none) and the odds ratio ``only_b / only_a``.
+
+    References
+    ----------
+    McNemar (1947), "Note on the sampling error of the difference between correlated proportions
+    or percentages", Psychometrika 12; the exact (binomial) form, ``scipy.stats.binomtest``.
+
+    Examples
+    --------
+    >>> r = mcnemar([1, 1, 1, 0, 1], [1, 0, 0, 0, 1])
+    >>> (r.only_a, r.only_b, r.p_value)  # 2 discordant pairs, both for A: p = 2 * 0.5 ** 2
+    (2, 0, 0.5)
+
     Raises
     ------
     ValueError
@@ -769,10 +795,21 @@ def compare_paired_scores(a, b, name_a: str = "A", name_b: str = "B", *, n_resam
     tol : float
         Differences within ``tol`` count as ties.
 
+    Returns
+    -------
+    PairedScores
+        Items paired and left out, each item's outcome for B (won / lost / tied), the paired
+        bootstrap of the mean difference of B against A and its approximate randomization test.
+
     Raises
     ------
     ValueError
         When no item is scored by both.
+
+    References
+    ----------
+    Koehn (2004), "Statistical significance tests for machine translation evaluation" (paired
+    bootstrap); Noreen (1989) and Riezler & Maxwell (2005) (approximate randomization).
     """
     sa = {k: v for k, v in a.items() if v is not None}
     sb = {k: v for k, v in b.items() if v is not None}

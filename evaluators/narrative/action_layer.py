@@ -77,7 +77,21 @@ class ActionLayerEvaluator(ComponentEvaluator):
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None) -> ActionLayerResult:
-        """Score action-layer fields (see the module docstring)."""
+        """Score action-layer fields (see the module docstring).
+
+        Parameters
+        ----------
+        prediction, ground_truth : dict, bytes, NarrativeDocument or LoadedDocument
+            The two JSON v3 (or v2) documents; ignored when ``context`` is given.
+        text : str, optional
+            The story text, overriding the documents' own.
+        context : EvalContext, optional
+            A context already built for this pair (shared by the components).
+
+        Returns
+        -------
+        ActionLayerResult
+        """
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         return evaluate_action_layer(ctx)
 
@@ -90,7 +104,19 @@ def _fields(al: ActionLayer | None) -> dict[str, str]:
 
 
 def evaluate_action_layer(ctx: EvalContext) -> ActionLayerResult:
-    """Action-layer scores for a prepared context (see the module docstring)."""
+    """Action-layer scores for a prepared context (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : EvalContext
+        The prepared pair of documents (:func:`evaluators.narrative.base.build_context`): parsed GT
+        and prediction, the aligned events, taxonomy and config.
+
+    Returns
+    -------
+    ActionLayerResult
+        Per-field accuracy over aligned events whose GT field has a value (missing-GT policy).
+    """
     tax = ctx.tax
     validity = ValidityCounter(tax)
     correct = {f: 0 for f in ACTION_FIELDS}

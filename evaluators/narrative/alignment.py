@@ -94,7 +94,18 @@ class Alignment:
     pred_labels: Sequence[str] = field(default_factory=tuple)
 
     def label_of(self, event_id: str) -> str:
-        """The readable label of a GT or predicted event id (the id itself if unknown or empty)."""
+        """The readable label of a GT or predicted event id (the id itself if unknown or empty).
+
+        Parameters
+        ----------
+        event_id : str
+            An event key (its id, or ``#i``).
+
+        Returns
+        -------
+        str
+            The GT side is looked at first.
+        """
         for ids, labels in ((self.gt_ids, self.gt_labels), (self.pred_ids, self.pred_labels)):
             if event_id in ids and len(labels) == len(ids):
                 return labels[ids.index(event_id)]
@@ -148,6 +159,20 @@ def event_label(event: NarrativeEvent, index: int, text: str = "", span: Resolve
     ``text_span.text``, else its description; the first :data:`LABEL_WORDS` words (or
     :data:`LABEL_CJK_CHARS` characters of Chinese) are kept.  An event with none of these is
     ``"event <index + 1>"``.  Newlines become spaces.
+
+    Parameters
+    ----------
+    event : NarrativeEvent
+    index : int
+        Its 0-based position in the document.
+    text : str
+        The reference text the span resolves in.
+    span : ResolvedSpan, optional
+        The event's resolved span.
+
+    Returns
+    -------
+    str
     """
     snippet = ""
     if span is not None and span.usable and text:

@@ -200,7 +200,16 @@ class ValidityCounter:
         self.raw: dict[tuple[str, str], list[str]] = {}
 
     def add(self, field_name: str, side: str, labels: list[str]) -> None:
-        """Collect raw labels of ``field_name`` on ``side`` (``"gt"`` or ``"pred"``)."""
+        """Collect raw labels of ``field_name`` on ``side`` (``"gt"`` or ``"pred"``).
+
+        Parameters
+        ----------
+        field_name : str
+            A taxonomy field (``archetype``, ``sentiment``, ``relationship_level1`` ...).
+        side : {"gt", "pred"}
+        labels : list of str
+            Labels as written (empty ones are not counted in the report).
+        """
         have = self.raw.get((field_name, side))
         if have is None:
             self.raw[(field_name, side)] = list(labels)
@@ -251,7 +260,19 @@ class EvalContext:
 
 
 def reference_text(gt: NarrativeDocument, pred: NarrativeDocument, text: str | None) -> tuple[str, str]:
-    """The text spans are checked against: ``text`` if given, else GT's, else the prediction's."""
+    """The text spans are checked against: ``text`` if given, else GT's, else the prediction's.
+
+    Parameters
+    ----------
+    gt, pred : NarrativeDocument
+    text : str or None
+        The text given by the caller.
+
+    Returns
+    -------
+    (text, source) : (str, str)
+        ``source`` is ``argument``, ``ground_truth``, ``prediction`` or ``none`` (text ``""``).
+    """
     if text:
         return text, "argument"
     if gt.text:
@@ -294,7 +315,27 @@ def build_context(prediction: Any, ground_truth: Any, text: str | None = None,
 
 def ensure_context(prediction: Any, ground_truth: Any, text: str | None, context: EvalContext | None,
                    config: NarrativeConfig | None) -> EvalContext:
-    """Reuse ``context`` when given, else build one."""
+    """Reuse ``context`` when given, else build one.
+
+    Parameters
+    ----------
+    prediction, ground_truth : dict, bytes, str, NarrativeDocument or LoadedDocument
+        Used only when ``context`` is ``None``.
+    text : str or None
+        The text overriding the documents'.
+    context : EvalContext or None
+    config : NarrativeConfig or None
+        Default ``DEFAULT_CONFIG``.
+
+    Returns
+    -------
+    EvalContext
+
+    Raises
+    ------
+    InputError
+        A document unusable as a whole (:func:`build_context`).
+    """
     if context is not None:
         return context
     return build_context(prediction, ground_truth, text, config or DEFAULT_CONFIG)
@@ -313,5 +354,15 @@ class ComponentEvaluator:
 
     @classmethod
     def get_metrics_summary(cls, result: Any) -> dict[str, float | None]:
-        """``{metric: value}`` for the component's :data:`SUMMARY_KEYS`."""
+        """``{metric: value}`` for the component's :data:`SUMMARY_KEYS`.
+
+        Parameters
+        ----------
+        result : ComponentResult
+            This component's result.
+
+        Returns
+        -------
+        dict of str to (float or None)
+        """
         return {k: getattr(result, k) for k in SUMMARY_KEYS[cls.component]}

@@ -158,7 +158,22 @@ BatchResult = NarrativeReport
 
 
 def micro_aggregate(results: list[NarrativeResult], config: NarrativeConfig = DEFAULT_CONFIG) -> dict[str, Any]:
-    """Pool the raw counts of ``results`` and recompute every headline ratio (see the module docstring)."""
+    """Pool the raw counts of ``results`` and recompute every headline ratio (see the module docstring).
+
+    Parameters
+    ----------
+    results : list of NarrativeResult
+        The scored documents of a run.
+    config : NarrativeConfig
+        Its component weights give the micro overall score.
+
+    Returns
+    -------
+    dict
+        Each headline metric from counts summed over documents (``None`` where a denominator
+        is 0), ``component_scores`` and ``overall_score`` (:func:`weighted_overall` of them);
+        documents without GT characters are not counted for characters.
+    """
     s: Counter[str] = Counter()
 
     def add(key: str, value: float) -> None:
@@ -251,6 +266,22 @@ def macro_aggregate(results: list[NarrativeResult], ci_resamples: int = CI_RESAM
     with documents as the resampling unit (``overall_score_ci_low``/``_ci_high``,
     ``component_ci_low``/``component_ci_high`` by component; ``ci`` names the settings;
     :func:`evaluators.metrics.statistics.bootstrap_ci`).  ``ci_resamples=0`` leaves them out.
+
+    Parameters
+    ----------
+    results : list of NarrativeResult
+    ci_resamples : int
+        Bootstrap resamples (0: no interval).
+
+    Returns
+    -------
+    dict
+        Each headline metric's mean over documents in [0, 1] (``None`` when no document has it),
+        ``component_scores``, and ``n_documents`` for the overall score and each component.
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval, documents resampled).
     """
     values: dict[str, list[float]] = {}
     for r in results:
@@ -369,6 +400,28 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
     entry where it is scored, into ``outcome.rendered`` (the result then comes back without its
     rows, see :class:`DocumentOutcome`); ``on_document(outcome)`` is called here with
     each outcome in input order as soon as it is there (e.g. to write it while the rest is scored).
+
+    Parameters
+    ----------
+    pairs : list of (str, InputFile, InputFile)
+        ``(story_id, gt_file, pred_file)``.
+    config : NarrativeConfig, optional
+    progress : callable, optional
+        ``progress(done, total, story_id)``.
+    issues : list of InputIssue, optional
+        Problems found before scoring (pairing), kept in the report.
+    unpaired_gt, unpaired_pred : list of str, optional
+        Files left without a partner, kept in the report.
+    workers : int
+        Worker processes.
+    render : callable, optional
+    on_document : callable, optional
+
+    Returns
+    -------
+    NarrativeReport
+        Documents in input order (a pair that failed carries its error, also in ``issues``), micro
+        and macro aggregates (``{}`` when no document was scored).
     """
     config = config or DEFAULT_CONFIG
     docs: list[DocumentOutcome] = []
@@ -442,7 +495,18 @@ def systems_matrix(batches: dict[str, NarrativeReport]) -> list[dict[str, Any]]:
 
 def systems_common(batches: dict[str, NarrativeReport]) -> CommonItems:
     """The stories every system scored (an overall score), and each system's own n
-    (:func:`evaluators.results.common_items`): systems are compared on these."""
+    (:func:`evaluators.results.common_items`): systems are compared on these.
+
+    Parameters
+    ----------
+    batches : dict of str to NarrativeReport
+        System name -> its run against the same ground truth.
+
+    Returns
+    -------
+    CommonItems
+        Unit ``stories``.
+    """
     return common_items({name: [r.story_id for r in b.scored if r.overall_score is not None]
                          for name, b in batches.items()}, unit="stories")
 
@@ -453,6 +517,20 @@ def systems_macro(batches: dict[str, NarrativeReport], common: CommonItems | Non
 
     The system's own ``macro`` when every system scored the same stories; ``{}`` for every system
     when no story is common (there is nothing to compare on).
+
+    Parameters
+    ----------
+    batches : dict of str to NarrativeReport
+        System name -> its run against the same ground truth.
+    common : CommonItems, optional
+        Default :func:`systems_common`.
+    ci_resamples : int
+        Bootstrap resamples of the intervals.
+
+    Returns
+    -------
+    dict of str to dict
+        System -> its :func:`macro_aggregate`.
     """
     common = common if common is not None else systems_common(batches)
     if common.same:
@@ -467,6 +545,16 @@ def systems_macro(batches: dict[str, NarrativeReport], common: CommonItems | Non
 def compare_two_systems(batches: dict[str, NarrativeReport], a: str, b: str, *, n_resamples: int = 10_000,
                         seed: int = 0):
     """Paired comparison of two systems' overall scores over the stories both scored (documents paired).
+
+    Parameters
+    ----------
+    batches : dict of str to NarrativeReport
+        System name -> its run against the same ground truth.
+    a, b : str
+        Two systems (``b`` compared against ``a``).
+    n_resamples : int
+        Resamples of the paired bootstrap and the randomization test.
+    seed : int
 
     Returns
     -------

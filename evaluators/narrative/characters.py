@@ -81,12 +81,32 @@ class NameResolver:
         self._map: dict[str, str] = {}
 
     def add(self, spelling: str, identity: str) -> None:
+        """Map a name or alias to a character (the first mapping of a spelling wins).
+
+        Parameters
+        ----------
+        spelling : str
+            A name or alias, compared by :func:`evaluators.text.normalize.name_key`.
+        identity : str
+            The GT character's name.
+        """
         k = name_key(spelling)
         if k and k not in self._map:
             self._map[k] = identity
 
     def resolve(self, name: str) -> str:
-        """Identity of ``name`` (``""`` for an empty name)."""
+        """Identity of ``name`` (``""`` for an empty name).
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        str
+            The GT character's name; ``"?<key>"`` for a name no character has (so two unknown
+            spellings of one name still compare equal), ``""`` for an empty one.
+        """
         k = name_key(name) if name else ""
         if not k:
             return ""
@@ -111,7 +131,24 @@ def _usable(chars: list[Character]) -> tuple[list[tuple[str, list[str], str]], i
 
 def match_characters(gt: list[tuple[str, list[str], str]], pred: list[tuple[str, list[str], str]]
                      ) -> list[tuple[int, int, str, str]]:
-    """One-to-one matches ``(gt_index, pred_index, method, via)`` (see the module docstring)."""
+    """One-to-one matches ``(gt_index, pred_index, method, via)`` (see the module docstring).
+
+    Parameters
+    ----------
+    gt, pred : list of (name, aliases, archetype)
+        The usable characters of each side (a name, else the first alias, promoted).
+
+    Returns
+    -------
+    list of (int, int, str, str)
+        Sorted by GT index; ``method`` is ``exact``, ``gt_alias``, ``pred_alias`` or ``alias_overlap``,
+        ``via`` the name or alias that matched.
+
+    References
+    ----------
+    Kuhn (1955), "The Hungarian method for the assignment problem"; ``scipy.optimize.linear_sum_assignment``
+    (:func:`evaluators.metrics.assignment.max_weight_assignment`).
+    """
     matches = []
     gt_free = list(range(len(gt)))
     pred_by_key: dict[str, list[int]] = {}
@@ -181,7 +218,21 @@ class CharacterEvaluator(ComponentEvaluator):
 
 
 def evaluate_characters(ctx: EvalContext) -> tuple[CharacterResult, NameResolver]:
-    """Character scores plus the :class:`NameResolver` the relationship evaluator uses."""
+    """Character scores plus the :class:`NameResolver` the relationship evaluator uses.
+
+    Parameters
+    ----------
+    ctx : EvalContext
+        The prepared pair of documents (:func:`evaluators.narrative.base.build_context`): parsed GT
+        and prediction, the aligned events, taxonomy and config.
+
+    Returns
+    -------
+    (CharacterResult, NameResolver)
+        Precision, recall, F1 of the matches and archetype accuracy (``None`` when undefined; the
+        component is ``gt_incomplete`` when the GT has no character), the counts behind them, and
+        the resolver mapping every GT and matched predicted name or alias to the GT name.
+    """
     validity = ValidityCounter(ctx.tax)
     gt, gt_skipped = _usable(ctx.gt.doc.characters)
     pred, pred_skipped = _usable(ctx.pred.doc.characters)

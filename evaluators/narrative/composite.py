@@ -177,7 +177,27 @@ class NarrativeResult:
 
 def weighted_overall(scores: dict[str, float | None], weights: dict[str, float]
                      ) -> tuple[float | None, dict[str, float], dict[str, str]]:
-    """Weighted mean of available scores; returns (overall, renormalised weights, left-out reasons)."""
+    """Weighted mean of available scores; returns (overall, renormalised weights, left-out reasons).
+
+    Parameters
+    ----------
+    scores : dict of str to (float or None)
+        Component -> its score in [0, 1], ``None`` when it could not be computed.
+    weights : dict of str to float
+        Component -> weight >= 0 (every component of ``scores`` must have one).
+
+    Returns
+    -------
+    (overall, used, left_out) : (float or None, dict of str to float, dict of str to str)
+        The weighted mean of the available components with weights renormalised to sum to 1
+        (``None`` when none is available), those weights, and why each other component was left out.
+
+    Examples
+    --------
+    >>> weighted_overall({"characters": 1.0, "sentiment": 0.5, "text_span": None},
+    ...                  {"characters": 1, "sentiment": 1, "text_span": 1})
+    (0.75, {'characters': 0.5, 'sentiment': 0.5}, {'text_span': 'score not available'})
+    """
     avail = {c: s for c, s in scores.items() if s is not None and weights.get(c, 0) > 0}
     left = {c: "score not available" for c, s in scores.items() if s is None}
     left.update({c: "weight 0" for c, s in scores.items() if s is not None and weights.get(c, 0) == 0})
@@ -305,12 +325,37 @@ class NarrativeEvaluator:
 
 def evaluate(prediction: Any, ground_truth: Any, text: str | None = None,
              config: NarrativeConfig | None = None) -> NarrativeResult:
-    """Shortcut for ``NarrativeEvaluator(config).evaluate(prediction, ground_truth, text)``."""
+    """Shortcut for ``NarrativeEvaluator(config).evaluate(prediction, ground_truth, text)``.
+
+    Parameters
+    ----------
+    prediction, ground_truth : dict, bytes, NarrativeDocument or LoadedDocument
+        The two JSON v3 (or v2) documents of one story.
+    text : str, optional
+        The story text, overriding the documents' own.
+    config : NarrativeConfig, optional
+        Weights, thresholds and taxonomy; default ``NarrativeConfig()``.
+
+    Returns
+    -------
+    NarrativeResult
+    """
     return NarrativeEvaluator(config).evaluate(prediction, ground_truth, text)
 
 
 def get_metrics_summary(result: NarrativeResult) -> dict[str, float | None]:
-    """Flat ``{metric: value}``: ``overall_score`` plus the headline metrics of each component."""
+    """Flat ``{metric: value}``: ``overall_score`` plus the headline metrics of each component.
+
+    Parameters
+    ----------
+    result : NarrativeResult
+
+    Returns
+    -------
+    dict of str to (float or None)
+        ``overall_score`` first, then :data:`SUMMARY_KEYS` of each component, values in [0, 1]
+        or ``None`` where undefined.
+    """
     out: dict[str, float | None] = {"overall_score": result.overall_score}
     for comp, keys in SUMMARY_KEYS.items():
         r = result.detailed_results[comp]

@@ -130,7 +130,22 @@ def _relationship_message(raw: Any, err: ValidationError) -> str:
 
 
 def is_v2(obj: dict[str, Any]) -> bool:
-    """True for the flat v2 schema: version 2.x, or events with labels at event level and no relationships."""
+    """True for the flat v2 schema: version 2.x, or events with labels at event level and no relationships.
+
+    Parameters
+    ----------
+    obj : dict
+        A parsed narrative document.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_v2({"version": "2.1"}), is_v2({"version": "3.0", "narrative_events": []})
+    (True, False)
+    """
     version = str(obj.get("version") or "")
     if version.startswith("2"):
         return True

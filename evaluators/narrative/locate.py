@@ -36,37 +36,115 @@ _NO_SENTIMENT = ": no predicted sentiment"
 
 
 def character_key(name: str) -> str:
-    """``characters[<name>]``."""
+    """``characters[<name>]``.
+
+    Parameters
+    ----------
+    name : str
+        The character's scored name (:func:`scored_name`).
+
+    Returns
+    -------
+    str
+    """
     return f"characters[{name}]"
 
 
 def relationship_text(agent: str, target: str) -> str:
-    """``"<agent> -> <target>"`` with ``∅`` for an empty target (how mismatches show a relationship)."""
+    """``"<agent> -> <target>"`` with ``∅`` for an empty target (how mismatches show a relationship).
+
+    Parameters
+    ----------
+    agent, target : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> relationship_text("狐狸", "")
+    '狐狸 -> ∅'
+    """
     return f"{agent} -> {target or '∅'}"
 
 
 def relationship_key(event: str, agent: str, target: str) -> str:
-    """``narrative_events[<event>].relationships[<agent> -> <target>]``."""
+    """``narrative_events[<event>].relationships[<agent> -> <target>]``.
+
+    Parameters
+    ----------
+    event : str
+        The event's key (:func:`event_ids`).
+    agent, target : str
+
+    Returns
+    -------
+    str
+    """
     return f"narrative_events[{event}].relationships[{relationship_text(agent, target)}]"
 
 
 def action_key(event: str, field: str) -> str:
-    """``narrative_events[<event>].action_layer.<field>``."""
+    """``narrative_events[<event>].action_layer.<field>``.
+
+    Parameters
+    ----------
+    event : str
+        The event's key.
+    field : str
+        An action-layer field (``category``, ``type``, ``context``, ``status``, ``function``).
+
+    Returns
+    -------
+    str
+    """
     return f"narrative_events[{event}].action_layer.{field}"
 
 
 def span_key(event: str) -> str:
-    """``narrative_events[<event>].text_span``."""
+    """``narrative_events[<event>].text_span``.
+
+    Parameters
+    ----------
+    event : str
+        The event's key.
+
+    Returns
+    -------
+    str
+    """
     return f"narrative_events[{event}].text_span"
 
 
 def span_text(start: int | None, end: int | None) -> str:
-    """``"[start, end)"``, how mismatches show a span."""
+    """``"[start, end)"``, how mismatches show a span.
+
+    Parameters
+    ----------
+    start, end : int or None
+        Character offsets of a half-open span.
+
+    Returns
+    -------
+    str
+    """
     return f"[{start}, {end})"
 
 
 def scored_name(name: str, aliases: list[str]) -> str:
-    """The name a character is scored under: its name, else its first non-empty alias (``""``: none)."""
+    """The name a character is scored under: its name, else its first non-empty alias (``""``: none).
+
+    Parameters
+    ----------
+    name : str
+    aliases : list of str
+
+    Returns
+    -------
+    str
+        Stripped when it is the name; an alias as written.
+    """
     name = name.strip()
     if name:
         return name
@@ -74,12 +152,31 @@ def scored_name(name: str, aliases: list[str]) -> str:
 
 
 def event_ids(doc: NarrativeDocument) -> list[str]:
-    """Each event's key: its id, or ``#i`` (as :func:`evaluators.narrative.alignment.align_events` names it)."""
+    """Each event's key: its id, or ``#i`` (as :func:`evaluators.narrative.alignment.align_events` names it).
+
+    Parameters
+    ----------
+    doc : NarrativeDocument
+
+    Returns
+    -------
+    list of str
+        One per event, in document order (``i`` 0-based).
+    """
     return [e.id or f"#{i}" for i, e in enumerate(doc.narrative_events)]
 
 
 def usable_relationship(r: Relationship) -> bool:
-    """A relationship with an agent or a target (the others are skipped by the scorer)."""
+    """A relationship with an agent or a target (the others are skipped by the scorer).
+
+    Parameters
+    ----------
+    r : Relationship
+
+    Returns
+    -------
+    bool
+    """
     return bool(r.agent.strip() or r.target.strip())
 
 

@@ -66,7 +66,22 @@ EFFECT_RESAMPLES = 10_000
 
 
 def place_kind(record_id: str) -> str:
-    """``character``, ``label``, ``relationship`` or ``span``: what kind of GT place a record id names."""
+    """``character``, ``label``, ``relationship`` or ``span``: what kind of GT place a record id names.
+
+    Parameters
+    ----------
+    record_id : str
+        A place as :mod:`evaluators.narrative.locate` names it.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> place_kind("characters[狐狸].archetype"), place_kind("narrative_events[e1].text_span")
+    ('label', 'span')
+    """
     if record_id.startswith("characters["):
         return "label" if record_id.endswith("].archetype") else "character"
     if record_id.endswith(".text_span"):
@@ -77,7 +92,23 @@ def place_kind(record_id: str) -> str:
 
 
 def parse_span(text: str) -> tuple[int, int] | None:
-    """``"[start, end)"`` -> ``(start, end)`` with ``0 <= start < end``; ``None`` otherwise."""
+    """``"[start, end)"`` -> ``(start, end)`` with ``0 <= start < end``; ``None`` otherwise.
+
+    Parameters
+    ----------
+    text : str
+        A span as :func:`evaluators.narrative.locate.span_text` writes it.
+
+    Returns
+    -------
+    (int, int) or None
+        Character offsets of a half-open span.
+
+    Examples
+    --------
+    >>> parse_span("[3, 10)"), parse_span("[10, 3)")
+    ((3, 10), None)
+    """
     m = _SPAN.match(text or "")
     if not m or int(m.group(1)) >= int(m.group(2)):
         return None
@@ -85,7 +116,22 @@ def parse_span(text: str) -> tuple[int, int] | None:
 
 
 def parse_relationship(text: str) -> tuple[str, str] | None:
-    """``"agent -> target"`` (``∅``: empty target) -> ``(agent, target)``; ``None`` when it has no arrow or names."""
+    """``"agent -> target"`` (``∅``: empty target) -> ``(agent, target)``; ``None`` when it has no arrow or names.
+
+    Parameters
+    ----------
+    text : str
+        A relationship as :func:`evaluators.narrative.locate.relationship_text` writes it.
+
+    Returns
+    -------
+    (str, str) or None
+
+    Examples
+    --------
+    >>> parse_relationship("狐狸 -> ∅")
+    ('狐狸', '')
+    """
     agent, arrow, target = (text or "").partition("->")
     agent, target = agent.strip(), target.strip()
     target = "" if target == "∅" else target
@@ -169,6 +215,17 @@ def apply_document_patch(loaded: LoadedDocument, patch: DocumentPatch | None) ->
 
     Acceptable labels go to :attr:`~evaluators.narrative.loader.LoadedDocument.accepted`, keyed by
     the place as the scorer names it after the corrections (a renamed character's new name).
+
+    Parameters
+    ----------
+    loaded : LoadedDocument
+        The story's GT as read.
+    patch : DocumentPatch or None
+        Its corrections (:func:`patch_story`); ``None`` or empty returns ``loaded`` itself.
+
+    Returns
+    -------
+    LoadedDocument
     """
     if not patch:
         return loaded
@@ -269,7 +326,17 @@ class PatchedGT:
 
 def gt_digests(gt_files: Sequence[InputFile]) -> dict[str, str]:
     """``{file name: SHA-256}`` of a run's readable GT files (``issue`` is None): what a patch's lines and a
-    review item's story digest name (:func:`evaluators.io.gt_patch.file_sha256`)."""
+    review item's story digest name (:func:`evaluators.io.gt_patch.file_sha256`).
+
+    Parameters
+    ----------
+    gt_files : sequence of InputFile
+
+    Returns
+    -------
+    dict of str to str
+        64-hex-digit digests.
+    """
     return {f.name: file_sha256(f.data) for f in gt_files if f.issue is None}
 
 
@@ -353,7 +420,18 @@ def adapter(run: Callable[[Any], Any], run_after: Callable[[Any], Any] | None = 
 
 
 def effect_values(report: Any) -> dict[str, list[float | None]]:
-    """Metric -> one value per document pair (in the report's order, ``None`` for a pair not scored)."""
+    """Metric -> one value per document pair (in the report's order, ``None`` for a pair not scored).
+
+    Parameters
+    ----------
+    report : NarrativeReport
+        A scored run.
+
+    Returns
+    -------
+    dict of str to list of (float or None)
+        Keys :data:`EFFECT_METRICS`; each list has one value in [0, 1] per document pair.
+    """
     out: dict[str, list[float | None]] = {m: [] for m in EFFECT_METRICS}
     for d in report.documents:
         r = d.result

@@ -205,7 +205,22 @@ def _compare_level(canon, field_name: str, g: Relationship, p: Relationship, gid
 
 
 def evaluate_relationships(ctx: EvalContext, resolver: NameResolver) -> RelationshipResult:
-    """Relationship scores for a prepared context (see the module docstring)."""
+    """Relationship scores for a prepared context (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : EvalContext
+        The prepared pair of documents (:func:`evaluators.narrative.base.build_context`): parsed GT
+        and prediction, the aligned events, taxonomy and config.
+    resolver : NameResolver
+        Predicted names and aliases -> GT names (:func:`evaluators.narrative.characters.evaluate_characters`).
+
+    Returns
+    -------
+    RelationshipResult
+        Relationship precision / recall / F1 (and strict: labels too), level-1 and level-2 label
+        accuracies, pair coverage, the counts behind them and the matched pairs (for sentiment).
+    """
     validity = ValidityCounter(ctx.tax)
     gt_events = ctx.gt.doc.narrative_events
     pred_events = ctx.pred.doc.narrative_events

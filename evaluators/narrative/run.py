@@ -46,12 +46,31 @@ class NarrativeInputs:
 
     @classmethod
     def from_files(cls, gt: Sequence[InputFile], pred: Sequence[InputFile]) -> NarrativeInputs:
-        """Uploaded or collected files, paired by story id."""
+        """Uploaded or collected files, paired by story id.
+
+        Parameters
+        ----------
+        gt, pred : sequence of InputFile
+            The GT and prediction files (zips expanded or not).
+
+        Returns
+        -------
+        NarrativeInputs
+        """
         return cls(tuple(gt), tuple(pred))
 
     @classmethod
     def from_paths(cls, gt_path: str | Path, pred_path: str | Path) -> NarrativeInputs:
         """Files, folders or zips; two single ``.json`` files are paired with each other.
+
+        Parameters
+        ----------
+        gt_path, pred_path : str or Path
+            A file, a folder or a zip of each side.
+
+        Returns
+        -------
+        NarrativeInputs
 
         Raises
         ------

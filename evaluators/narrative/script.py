@@ -42,7 +42,20 @@ def _label(value: str, vocab_name: str, script: str, tax: Taxonomy) -> str:
 
 
 def convert_document(loaded: LoadedDocument, script: str, tax: Taxonomy) -> LoadedDocument:
-    """A copy of ``loaded`` with its names, texts and labels converted (``text_content`` and offsets unchanged)."""
+    """A copy of ``loaded`` with its names, texts and labels converted (``text_content`` and offsets unchanged).
+
+    Parameters
+    ----------
+    loaded : LoadedDocument
+    script : str
+        OpenCC configuration (``"t2s"`` ...).
+    tax : Taxonomy
+        A label valid as written in the taxonomy is kept; others are converted.
+
+    Returns
+    -------
+    LoadedDocument
+    """
     doc = loaded.doc.model_copy(deep=True)
 
     def c(text: str) -> str:
@@ -67,7 +80,16 @@ def convert_document(loaded: LoadedDocument, script: str, tax: Taxonomy) -> Load
 
 
 def span_offsets(*docs: LoadedDocument) -> set[int]:
-    """Every span offset written in ``docs`` (the cut points of the conversion)."""
+    """Every span offset written in ``docs`` (the cut points of the conversion).
+
+    Parameters
+    ----------
+    *docs : LoadedDocument
+
+    Returns
+    -------
+    set of int
+    """
     out: set[int] = set()
     for d in docs:
         for e in d.doc.narrative_events:
@@ -83,6 +105,20 @@ def resolve_converted(events: Sequence[NarrativeEvent], originals: Sequence[Narr
 
     ``originals`` are the same events before conversion (their offsets as written); ``conv`` the
     reference text converted with offsets.
+
+    Parameters
+    ----------
+    events : sequence of NarrativeEvent
+        Converted events.
+    originals : sequence of NarrativeEvent
+        The same events before conversion, in the same order.
+    conv : Converted
+        The reference text converted, with its offset maps.
+
+    Returns
+    -------
+    list of ResolvedSpan
+        One per event, offsets into the original text.
     """
     n, m = len(conv.original), len(conv.text)
     out = []
@@ -109,7 +145,22 @@ def resolve_converted(events: Sequence[NarrativeEvent], originals: Sequence[Narr
 
 def converted_spans(gt: LoadedDocument, pred: LoadedDocument, text: str, script: str, tax: Taxonomy
                     ) -> tuple[LoadedDocument, LoadedDocument, list[ResolvedSpan], list[ResolvedSpan]]:
-    """Both documents converted and their spans resolved, in ``text``'s original offsets (module docstring)."""
+    """Both documents converted and their spans resolved, in ``text``'s original offsets (module docstring).
+
+    Parameters
+    ----------
+    gt, pred : LoadedDocument
+    text : str
+        The reference text.
+    script : str
+        OpenCC configuration.
+    tax : Taxonomy
+
+    Returns
+    -------
+    (gt, pred, gt_spans, pred_spans)
+        The converted documents and their resolved spans.
+    """
     conv = convert_with_offsets(text, script, keep=span_offsets(gt, pred))
     gt_c, pred_c = convert_document(gt, script, tax), convert_document(pred, script, tax)
     gt_spans = resolve_converted(gt_c.doc.narrative_events, gt.doc.narrative_events, conv)

@@ -63,7 +63,24 @@ class SentimentResult(ComponentResult):
 
 
 def label_scores(tp: int, fp: int, fn: int) -> dict[str, Any]:
-    """Precision, recall, F1 (undefined precision/recall count as 0 in F1), support and counts of one label."""
+    """Precision, recall, F1 (undefined precision/recall count as 0 in F1), support and counts of one label.
+
+    Parameters
+    ----------
+    tp, fp, fn : int
+        True positives, false positives and false negatives of the label, >= 0.
+
+    Returns
+    -------
+    dict
+        ``precision``, ``recall`` (``None`` when the denominator is 0), ``f1`` (0.0 when either is
+        undefined or 0), ``support`` (tp + fn), ``tp``, ``fp``, ``fn``.
+
+    Examples
+    --------
+    >>> label_scores(2, 0, 2)["f1"]  # P = 1, R = 1/2
+    0.6666666666666666
+    """
     lp = safe_div(tp, tp + fp)
     lr = safe_div(tp, tp + fn)
     return {"precision": lp, "recall": lr, "f1": f1_score(lp or 0.0, lr or 0.0), "support": tp + fn,
@@ -76,6 +93,17 @@ def macro_average(per_label: dict[str, dict[str, Any]], key: str) -> float | Non
     The same rule as :func:`evaluators.metrics.classification.classification_report` and
     scikit-learn's ``zero_division=np.nan``: a class without predictions has no precision,
     one without support no recall, and neither is counted as 0.
+
+    Parameters
+    ----------
+    per_label : dict of str to dict
+        Label -> its :func:`label_scores`.
+    key : str
+        ``"precision"``, ``"recall"`` or ``"f1"``.
+
+    Returns
+    -------
+    float or None
     """
     values = [v[key] for v in per_label.values() if v[key] is not None]
     return sum(values) / len(values) if values else None
@@ -89,7 +117,24 @@ class SentimentEvaluator(ComponentEvaluator):
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None,
                  relationships: RelationshipResult | None = None) -> SentimentResult:
-        """Score sentiment labels of matched relationship pairs (see the module docstring)."""
+        """Score sentiment labels of matched relationship pairs (see the module docstring).
+
+        Parameters
+        ----------
+        prediction, ground_truth : dict, bytes, NarrativeDocument or LoadedDocument
+            The two JSON v3 (or v2) documents; ignored when ``context`` is given.
+        text : str, optional
+            The story text, overriding the documents' own.
+        context : EvalContext, optional
+            A context already built for this pair (shared by the components).
+        relationships : RelationshipResult, optional
+            The relationship scores of this pair (their matched pairs are scored); computed when
+            not given.
+
+        Returns
+        -------
+        SentimentResult
+        """
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         if relationships is None:
             from evaluators.narrative.relationships import RelationshipEvaluator
@@ -98,7 +143,23 @@ class SentimentEvaluator(ComponentEvaluator):
 
 
 def evaluate_sentiment(ctx: EvalContext, pairs: list[RelationshipPair]) -> SentimentResult:
-    """Sentiment scores from matched relationship pairs."""
+    """Sentiment scores from matched relationship pairs.
+
+    Parameters
+    ----------
+    ctx : EvalContext
+        The prepared pair of documents (:func:`evaluators.narrative.base.build_context`): parsed GT
+        and prediction, the aligned events, taxonomy and config.
+    pairs : list of RelationshipPair
+        The matched GT / predicted relationships (:func:`evaluators.narrative.relationships.evaluate_relationships`).
+
+    Returns
+    -------
+    SentimentResult
+        Micro precision / recall / F1 of the sentiment labels over the matched pairs
+        (``sentiment_f1`` is the component score), per-label scores and their macro averages,
+        polarity accuracy and the confusion matrix.
+    """
     tax = ctx.tax
     validity = ValidityCounter(tax)
     tp: Counter = Counter()

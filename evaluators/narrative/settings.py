@@ -52,6 +52,15 @@ class NarrativeSettings:
 def parse_weights(text: str | None) -> dict[str, float]:
     """``"characters=2,text_span=0"`` -> ``{"characters": 2.0, "text_span": 0.0}`` (others not named).
 
+    Parameters
+    ----------
+    text : str or None
+        Comma-separated ``component=number`` parts (``None`` or ``""``: none).
+
+    Returns
+    -------
+    dict of str to float
+
     Raises
     ------
     ValueError

@@ -95,7 +95,21 @@ class TextSpanEvaluator(ComponentEvaluator):
 
     def evaluate(self, prediction: Any, ground_truth: Any, text: str | None = None, *,
                  context: EvalContext | None = None) -> TextSpanResult:
-        """Score spans (see the module docstring); ``text`` overrides the documents' text."""
+        """Score spans (see the module docstring); ``text`` overrides the documents' text.
+
+        Parameters
+        ----------
+        prediction, ground_truth : dict, bytes, NarrativeDocument or LoadedDocument
+            The two JSON v3 (or v2) documents; ignored when ``context`` is given.
+        text : str, optional
+            The story text, overriding the documents' own.
+        context : EvalContext, optional
+            A context already built for this pair (shared by the components).
+
+        Returns
+        -------
+        TextSpanResult
+        """
         ctx = ensure_context(prediction, ground_truth, text, context, self.config)
         return evaluate_text_span(ctx)
 
@@ -105,6 +119,21 @@ def snap_boundaries(spans: list[ResolvedSpan], starts: tuple[int, ...], text_len
 
     Each span start and end is snapped to the nearest sentence boundary offset
     (``starts`` plus the end of the text); ties go to the earlier boundary.
+
+    Parameters
+    ----------
+    spans : list of ResolvedSpan
+        Half-open character spans ``[start, end)``; unusable ones are skipped.
+    starts : tuple of int
+        Character offset of each sentence's start, ascending (n sentences).
+    text_len : int
+        Length of the text in characters.
+
+    Returns
+    -------
+    set of int
+        Slots in ``[0, n - 1)``, for :func:`evaluators.metrics.segmentation.boundary_edits`
+        (Fournier 2013) and Pk / WindowDiff; empty with fewer than two sentences.
     """
     n = len(starts)
     if n < 2:
@@ -133,7 +162,18 @@ def _row_key(r: SpanRow) -> int:
 
 
 def evaluate_text_span(ctx: EvalContext) -> TextSpanResult:
-    """Span scores for a prepared context (see the module docstring)."""
+    """Span scores for a prepared context (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : EvalContext
+        The prepared pair of documents (:func:`evaluators.narrative.base.build_context`): parsed GT
+        and prediction, the aligned events, taxonomy and config.
+
+    Returns
+    -------
+    TextSpanResult
+    """
     al = ctx.alignment
     cfg = ctx.config
     gt_spans, pred_spans = al.gt_spans, al.pred_spans

@@ -80,6 +80,23 @@ def parse_choice(value: Any, rules: Mapping[str, Sequence[str]] | None = None) -
     answer (``答案：A、C``, ``the answer is (B)``); the last choice verb (``我選擇 B``, ``選 A``);
     then the user mapping (:func:`load_rules`); else unparsed.  Ambiguous: labelled/chosen answers
     that name different letters, or ``A 或 B`` / ``A or B``.
+
+    Parameters
+    ----------
+    value : object
+        The model's raw answer (``<think>`` blocks are dropped, text NFKC-normalized).
+    rules : mapping of str to sequence of str, optional
+        A user mapping (:func:`load_rules`): label -> extra spellings.
+
+    Returns
+    -------
+    Extraction
+        ``label`` the sorted letters joined by commas (``"A,C"``), or ``None`` when unparsed.
+
+    Examples
+    --------
+    >>> parse_choice("答案：A、C").label, parse_choice("我選擇 B").label, parse_choice("A 或 B，答案：A").status
+    ('A,C', 'B', 'ambiguous')
     """
     if value is None or not isinstance(value, str) or not value.strip():
         return Extraction(None, UNPARSED, "empty")
@@ -108,6 +125,23 @@ def parse_verdict(value: Any, rules: Mapping[str, Sequence[str]] | None = None) 
     (phrases of different labels, e.g. 成立 and 不成立), or by a labelled verdict while another
     labelled verdict says otherwise.  A user mapping (:func:`load_rules`) decides an unparsed answer,
     and a phrase-decided one when its spelling occurs later in the text than the built-in phrase.
+
+    Parameters
+    ----------
+    value : object
+        The model's raw answer (text, bool or 0/1).
+    rules : mapping of str to sequence of str, optional
+        A user mapping (:func:`load_rules`): label -> extra spellings.
+
+    Returns
+    -------
+    Extraction
+        ``label`` ``T``, ``F`` or ``uncertain``, or ``None`` when unparsed.
+
+    Examples
+    --------
+    >>> parse_verdict("结论：不成立").label, parse_verdict("也许吧").status
+    ('F', 'unparsed')
     """
     v = verdicts.normalize_verdict(value)
     if v.label == verdicts.UNPARSED:
@@ -155,6 +189,15 @@ def _mapped(text: str, rules: Mapping[str, Sequence[str]] | None, casefold: bool
 
 def load_rules(source: str | Path | bytes | Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     """A user's mapping file: JSON ``{label: [spelling, ...]}`` (``{"T": ["站得住脚"], "A": ["第一项"]}``).
+
+    Parameters
+    ----------
+    source : str, Path, bytes or mapping
+        A file path (size-capped read), its bytes (UTF-8, BOM allowed) or the parsed object.
+
+    Returns
+    -------
+    dict of str to tuple of str
 
     Raises
     ------
@@ -219,6 +262,18 @@ class ExtractionAudit(DictMixin):
     rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def unparsed(self, include_ambiguous: bool = False) -> list[AuditItem]:
+        """The items whose answer was not read (and, if asked, those read ambiguously).
+
+        Parameters
+        ----------
+        include_ambiguous : bool
+            Also the ambiguous ones.
+
+        Returns
+        -------
+        list of AuditItem
+            In audit order (system, then record).
+        """
         wanted = {UNPARSED, AMBIGUOUS} if include_ambiguous else {UNPARSED}
         return [i for i in self.items if i.extraction.status in wanted]
 
@@ -281,6 +336,23 @@ def audit(runs: Mapping[str, Sequence[Any]], kind: str = "verdict", rules: Mappi
 
     The raw prediction (before ``<think>`` handling) is read; the gold is the record's gold
     verdict (fact-check) or its first gold answer (choices).
+
+    Parameters
+    ----------
+    runs : mapping of str to sequence of QARecordResult
+        System -> its records; records not scored (no GT, GT verdict unparsed) are left out.
+    kind : {"verdict", "choice"}
+        What is extracted.
+    rules : mapping of str to sequence of str, optional
+        A user mapping (:func:`load_rules`): label -> extra spellings.
+    examples : int
+        Examples kept per status and system.
+
+    Returns
+    -------
+    ExtractionAudit
+        Per system: parsed / unparsed / ambiguous counts, accuracy against the gold (``None``
+        without gold) and examples; and every item.
     """
     items = []
     for system, records in runs.items():
@@ -298,6 +370,17 @@ def review_payloads(result: ExtractionAudit, include_ambiguous: bool = True) -> 
 
     Each carries the raw answer, the gold, the system and why it is there (``extraction``:
     ``unparsed`` or ``ambiguous`` with the rule and the text that decided).
+
+    Parameters
+    ----------
+    result : ExtractionAudit
+    include_ambiguous : bool
+        Also the ambiguous answers.
+
+    Returns
+    -------
+    list of dict
+        One payload per answer, ``exact_match`` and ``token_f1`` ``None``.
     """
     out = []
     for i in result.unparsed(include_ambiguous):
@@ -345,7 +428,21 @@ class RuleChange(DictMixin):
 
 
 def rule_change(before: ExtractionAudit, rules: Mapping[str, Sequence[str]]) -> RuleChange:
-    """Re-read ``before``'s answers with ``rules`` added: per-system accuracy delta and the items that moved."""
+    """Re-read ``before``'s answers with ``rules`` added: per-system accuracy delta and the items that moved.
+
+    Parameters
+    ----------
+    before : ExtractionAudit
+        An audit (its own user mapping, if any, is not kept: ``rules`` replaces it).
+    rules : mapping of str to sequence of str
+        The user mapping to try, on top of the built-in rules.
+
+    Returns
+    -------
+    RuleChange
+        Per system: accuracy before and after and their difference (``None`` without gold),
+        unparsed counts, answers that moved; and each moved answer.
+    """
     after = audit_items([{"system": i.system, "id": i.id, "text": i.text, "gold": i.gold, "question": i.question}
                          for i in before.items], before.kind, rules)
     # audit_items re-derives the gold label from the gold label itself (idempotent for T/F/uncertain and letters)

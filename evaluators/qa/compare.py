@@ -102,10 +102,33 @@ def compare_records(a: Iterable[QARecordResult], b: Iterable[QARecordResult], na
     intervals and p-values are ``None`` and their ``method`` says so); McNemar's test is exact
     and always computed.
 
+    Parameters
+    ----------
+    a, b : iterable of QARecordResult
+        The two runs' records; records with an EM (scored, or a missing prediction counted as 0)
+        are kept, the first record of a repeated id only.
+    name_a, name_b : str
+        The runs' names in the result (``b`` is compared against ``a``).
+    n_resamples : int
+        Resamples of the paired bootstraps and the randomization test (0: none).
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    RunComparison
+        Ids paired and left out on each side, the paired bootstrap of the F1 and EM differences
+        (B - A), approximate randomization on F1, McNemar on EM, and one row per paired id
+        (won / lost / tied by F1).
+
     Raises
     ------
     ValueError
         When no id is scored in both runs.
+
+    References
+    ----------
+    Koehn (2004) (paired bootstrap); Noreen (1989) (approximate randomization); McNemar (1947).
     """
     ra, rb = _scored(a), _scored(b)
     ids = [i for i in ra if i in rb]
@@ -128,12 +151,48 @@ def compare_records(a: Iterable[QARecordResult], b: Iterable[QARecordResult], na
 
 
 def compare_reports(a: QAReport, b: QAReport, **kwargs) -> RunComparison:
-    """Two reports of the same ground truth (two prediction files); see :func:`compare_records`."""
+    """Two reports of the same ground truth (two prediction files); see :func:`compare_records`.
+
+    Parameters
+    ----------
+    a, b : QAReport
+        The two reports, named by their files.
+    **kwargs
+        ``n_resamples``, ``seed`` of :func:`compare_records`.
+
+    Returns
+    -------
+    RunComparison
+
+    Raises
+    ------
+    ValueError
+        When no id is scored in both.
+    """
     return compare_records(a.records, b.records, a.file, b.file, **kwargs)
 
 
 def compare_groups(report: QAReport, group_a: str, group_b: str, **kwargs) -> RunComparison:
-    """Two systems of one report (its group field), records paired by id; see :func:`compare_records`."""
+    """Two systems of one report (its group field), records paired by id; see :func:`compare_records`.
+
+    Parameters
+    ----------
+    report : QAReport
+        A report with a group field.
+    group_a, group_b : str
+        Two values of that field.
+    **kwargs
+        ``n_resamples``, ``seed`` of :func:`compare_records`.
+
+    Returns
+    -------
+    RunComparison
+
+    Raises
+    ------
+    ValueError
+        When no id is scored in both groups (also for a group value that does not occur).
+    """
     a = [r for r in report.records if r.group == group_a]
     b = [r for r in report.records if r.group == group_b]
     return compare_records(a, b, group_a, group_b, **kwargs)
@@ -221,6 +280,11 @@ def runs_of(reports: Sequence[QAReport]) -> dict[str, list[QARecordResult]]:
     Run names are group values (one report) or file names; when two reports give the same
     name, the file name is put in front (``file · group``).  Records without a group value
     in a grouped report form the run ``(no <field>)``.
+
+    Parameters
+    ----------
+    reports : sequence of QAReport
+        The usable reports, the main one first.
 
     Returns
     -------

@@ -298,6 +298,13 @@ class QAReport(DictMixin):
                         ) -> tuple[list[QARecordResult], int]:
         """Fact-check records whose gold verdict is ``true_label`` and predicted verdict ``predicted_label``.
 
+        Parameters
+        ----------
+        true_label, predicted_label : str
+            Verdict labels of the confusion matrix (``T``, ``F``, ``uncertain``, ``unparsed``).
+        limit : int, optional
+            Records returned at most; ``None``: all.
+
         Returns
         -------
         (records, n)
@@ -346,13 +353,48 @@ def unusable_reason(report: QAReport, config: QAConfig, predictions_file: str | 
 
 
 def has_cjk(text: str) -> bool:
-    """True when ``text`` holds a CJK ideograph (basic block, extension A or compatibility)."""
+    """True when ``text`` holds a CJK ideograph (basic block, extension A or compatibility).
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> has_cjk("Beijing 北京"), has_cjk("Beijing")
+    (True, False)
+    """
     return _CJK.search(text) is not None
 
 
 def official_lang(prediction: str, golds: Sequence[str], lang: str = "auto") -> str:
     """The language whose official rules score a pair: ``lang``, or under ``"auto"`` ``"zh"`` when the
-    prediction or a gold answer holds a CJK ideograph (:func:`has_cjk`), else ``"en"``."""
+    prediction or a gold answer holds a CJK ideograph (:func:`has_cjk`), else ``"en"``.
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer.
+    golds : sequence of str
+        Its gold answers.
+    lang : {"auto", "en", "zh"}
+        ``QAConfig.lang``; anything but ``"auto"`` is returned as it is.
+
+    Returns
+    -------
+    str
+        ``"zh"`` (CMRC 2018 rules) or ``"en"`` (SQuAD v1.1 rules), or ``lang`` itself.
+
+    Examples
+    --------
+    >>> official_lang("Paris", ["巴黎", "Paris"])
+    'zh'
+    """
     if lang != "auto":
         return lang
     return "zh" if (has_cjk(prediction) or any(has_cjk(g) for g in golds)) else "en"
@@ -364,7 +406,39 @@ def official_scores(prediction: str, golds: Sequence[str], lang: str = "auto",
     (:func:`evaluators.metrics.cmrc.cmrc_scores`) for Chinese, SQuAD v1.1's
     (:func:`evaluators.metrics.squad.squad_scores`) otherwise.  The language is chosen on the texts as
     given (:func:`official_lang`); ``script`` (an OpenCC config) converts both sides before scoring.
-    The one rule of the QA report's EM / F1 columns (the scorer and ``script_effect`` call it)."""
+    The one rule of the QA report's EM / F1 columns (the scorer and ``script_effect`` call it).
+
+    Parameters
+    ----------
+    prediction : str
+        Model answer (after verdict/answer extraction).
+    golds : sequence of str
+        Gold answers, at least one.
+    lang : {"auto", "en", "zh"}
+        See :func:`official_lang`.
+    script : str, optional
+        OpenCC configuration (``"t2s"`` ...) applied to both sides after the language is chosen.
+
+    Returns
+    -------
+    (lang, exact_match, token_f1) : (str, float, float)
+        EM 0.0 or 1.0 and F1 in [0, 1], maximized over the gold answers.
+
+    Raises
+    ------
+    ValueError
+        No gold answer.
+
+    References
+    ----------
+    SQuAD v1.1 ``evaluate-v1.1.py`` (Rajpurkar et al. 2016); CMRC 2018 ``cmrc2018_evaluate.py``
+    (Cui et al. 2019).
+
+    Examples
+    --------
+    >>> official_scores("北京", ["北京市"])  # CMRC: common run 北京, P = 2/2, R = 2/3
+    ('zh', 0.0, 0.8)
+    """
     golds = tuple(golds)
     lang = official_lang(prediction, golds, lang)
     if script:
@@ -381,9 +455,19 @@ def detect_task(records: Sequence[Mapping[str, Any]], dataset: str | None,
     least half of the records have a ``claim`` field and at least 80 % of the ground
     truths are verdict spellings (T / F / uncertain, supports / refutes ...).
 
+    Parameters
+    ----------
+    records : sequence of mapping
+        The file's records (or a sample of them: :data:`DETECTION_SAMPLE`).
+    dataset : str, optional
+        Dataset or file name, checked for the fact-check hints first.
+    gt_fields : sequence of str
+        Fields that may hold the ground truth, in order of preference.
+
     Returns
     -------
-    (task, reason)
+    (task, reason) : (str, str)
+        ``"qa"`` or ``"factcheck"``, and one sentence saying why (shown to the user).
     """
     if dataset:
         low = dataset.lower()
@@ -405,6 +489,18 @@ def pick_group_field(records: Sequence[Mapping[str, Any]], setting: str | None) 
 
     ``None`` disables grouping, a name is used as given, and ``"auto"`` picks the first of
     :data:`~evaluators.qa.fields.GROUP_FIELDS` with a non-blank string value in any record.
+
+    Parameters
+    ----------
+    records : sequence of mapping
+        The records (or a sample).
+    setting : str or None
+        ``None``, ``"auto"`` or a field name.
+
+    Returns
+    -------
+    str or None
+        The field the report groups by (systems side by side), or ``None``.
     """
     if setting is None:
         return None
@@ -473,6 +569,34 @@ def with_intervals(summary: ScoreSummary, exact_match, token_f1, *, n_resamples:
     ``exact_match`` and ``token_f1`` are the per-record scores behind the means (records are
     resampled, :func:`evaluators.metrics.statistics.bootstrap_ci`).  Unchanged when there is
     no record or ``n_resamples`` is 0.
+
+    Parameters
+    ----------
+    summary : ScoreSummary
+        The means; a copy with the intervals is returned.
+    exact_match, token_f1 : array-like of float, shape (n,)
+        Per-record scores in [0, 1], same records in the same order.
+    n_resamples : int
+        Bootstrap resamples (0: no interval).
+    confidence_level : float
+        In (0, 1).
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    ScoreSummary
+        Of the same class, with ``exact_match_ci_low/high``, ``token_f1_ci_low/high`` and ``ci``
+        (the interval's signature) set.
+
+    Raises
+    ------
+    ValueError
+        Non-finite scores or a level outside (0, 1) (:func:`~evaluators.metrics.statistics.bootstrap_ci`).
+
+    References
+    ----------
+    Efron & Tibshirani (1993), ch. 13 (percentile interval).
     """
     if not n_resamples or not len(exact_match):
         return summary
@@ -483,7 +607,21 @@ def with_intervals(summary: ScoreSummary, exact_match, token_f1, *, n_resamples:
 
 
 def signature(task: str, script: str | None = None) -> str:
-    """Signature string of a QA or fact-check evaluation (with the script conversion of QA, if any)."""
+    """Signature string of a QA or fact-check evaluation (with the script conversion of QA, if any).
+
+    Parameters
+    ----------
+    task : {"qa", "factcheck"}
+        The detected or chosen task.
+    script : str, optional
+        OpenCC configuration of a QA run (named in the signature).
+
+    Returns
+    -------
+    str
+        EvalBoard's version and the scoring rules (SQuAD v1.1 and CMRC 2018 with NLTK's version for
+        QA; verdict normalization and classification for fact-check).
+    """
     if task == "factcheck":
         return f"evalboard {__version__}; factcheck: {verdicts.SIGNATURE}; {CLASSIFICATION_SIGNATURE}; EM=F1=verdict match"
     text = f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
@@ -501,6 +639,17 @@ def text_provenance(config: QAConfig) -> dict[str, dict]:
     runs); ``jieba`` is the jieba setup of the run's word-level numbers (``sensitivity``):
     version, the dictionary's and user dictionary's SHA-256, HMM off.  Both name the script
     conversion.  Digests are computed once per file.
+
+    Parameters
+    ----------
+    config : QAConfig
+        Its ``script`` and jieba settings are read.
+
+    Returns
+    -------
+    dict of str to dict
+        ``{"qa": ..., "jieba": ...}``, each a :class:`~evaluators.text.provenance.TextProvenance`
+        as a dict.
     """
     from evaluators.text.provenance import JiebaSetup, TextProvenance, script_label
 
@@ -688,7 +837,19 @@ def verdict_classification(pairs: Sequence[tuple[str, str]], config: QAConfig):
     multinomial bootstrap intervals when ``config.ci_resamples`` asks for them.
 
     The labels are T / F / uncertain (the averaged ones), plus ``unparsed`` when a prediction has it.
-    Returns ``(ClassificationReport, intervals or None)``.
+
+    Parameters
+    ----------
+    pairs : sequence of (str, str)
+        ``(gold verdict, predicted verdict)`` per scored record, normalized labels.
+    config : QAConfig
+        ``ci_resamples`` (0: no intervals), ``ci_level``, ``ci_seed``.
+
+    Returns
+    -------
+    (ClassificationReport, intervals or None)
+        The report (rows true, columns predicted; macro averages over T / F / uncertain) and the
+        multinomial bootstrap intervals of its figures, ``None`` when not asked for or no pair.
     """
     labels = list(verdicts.VERDICTS) + ([verdicts.UNPARSED] if any(p == verdicts.UNPARSED for _, p in pairs) else [])
     classification = classification_report([t for t, _ in pairs], [p for _, p in pairs], labels,
@@ -1130,7 +1291,25 @@ class Scorer:
         return hit
 
     def values(self, data: Mapping[str, Any], index: int, line: int | None, question: bool = True) -> tuple:
-        """The values of a :class:`QARecordResult`, in field order (``question`` None unless asked for)."""
+        """The values of a :class:`QARecordResult`, in field order (``question`` None unless asked for).
+
+        Parameters
+        ----------
+        data : mapping
+            One parsed record.
+        index : int
+            Its 0-based position among the file's records.
+        line : int or None
+            Its 1-based line in the file (JSONL, CSV), ``None`` when it has none.
+        question : bool
+            Read the question text too (pages and writers need it; aggregates do not).
+
+        Returns
+        -------
+        tuple
+            The 18 fields of :class:`QARecordResult` in order; a record without ground truth has
+            status ``missing_gt`` and no score.
+        """
         gt_specs, pred_specs, id_names, q_names = self._plan(data)
         rid = self._text(data, id_names, True) if id_names else None
         rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
@@ -1164,7 +1343,21 @@ class Scorer:
                 "cmrc2018" if lang == "zh" else "squad-v1.1", em, f1, None, None, None)
 
     def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
-        """The full :class:`QARecordResult` of one record."""
+        """The full :class:`QARecordResult` of one record.
+
+        Parameters
+        ----------
+        data : mapping
+            One parsed record.
+        index : int
+            Its 0-based position among the records.
+        line : int or None
+            Its 1-based line in the file, if any.
+
+        Returns
+        -------
+        QARecordResult
+        """
         return QARecordResult(*self.values(data, index, line))
 
 
@@ -1237,6 +1430,28 @@ def evaluate_source(source: QASource, config: QAConfig | None = None, *,
 
     A JSONL file on disk or in bytes is scored block by block (:func:`evaluate_blocks`); other
     inputs record by record (:func:`evaluate_records`).  The report is the same either way.
+
+    Parameters
+    ----------
+    source : QASource
+        The opened input.
+    config : QAConfig, optional
+        Default ``QAConfig()``.
+    progress : callable, optional
+        ``progress(done, total)`` in records.
+    workers : int
+        Worker processes (1: this process); the report does not depend on it.
+    rows : RowSink, optional
+        Where per-record rows are written while scoring (streaming writers).
+
+    Returns
+    -------
+    QAReport
+
+    Raises
+    ------
+    InputError
+        An input that is neither UTF-8 nor GB18030.
     """
     if source.streamed and source.opener is not None and source.blocks is not None and source.reader is not None:
         return evaluate_blocks(source, config, progress=progress, workers=workers, rows=rows)
@@ -1269,6 +1484,23 @@ def evaluate_blocks(source: QASource, config: QAConfig | None = None, *,
     The report, and the rows, are the same for any worker count and the same as
     :func:`evaluate_records` gives for the stream of the same input.  An input that is not UTF-8
     (GB18030) is scored record by record by :func:`evaluate_records`.
+
+    Parameters
+    ----------
+    source : QASource
+        A JSONL input with ``opener`` and ``blocks``.
+    config : QAConfig, optional
+        Default ``QAConfig()``.
+    progress : callable, optional
+        ``progress(done, total)``.
+    workers : int
+        Worker processes forked from this one (1: none).
+    rows : RowSink, optional
+        Where the rendered rows go, in input order.
+
+    Returns
+    -------
+    QAReport
 
     Raises
     ------

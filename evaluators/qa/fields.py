@@ -53,7 +53,25 @@ class Resolved(DictMixin):
 
 
 def get_path(record: Mapping[str, Any], name: str) -> Any:
-    """Value of ``name`` in ``record``; ``a.b`` looks inside ``record["a"]`` (or a literal ``"a.b"`` key)."""
+    """Value of ``name`` in ``record``; ``a.b`` looks inside ``record["a"]`` (or a literal ``"a.b"`` key).
+
+    Parameters
+    ----------
+    record : mapping
+        A parsed record.
+    name : str
+        A key, or a dotted path of keys.
+
+    Returns
+    -------
+    object or None
+        ``None`` when a key is absent or a step is not a mapping.
+
+    Examples
+    --------
+    >>> get_path({"original_row": {"answer": "北京"}}, "original_row.answer")
+    '北京'
+    """
     if name in record:
         return record[name]
     if "." in name:
@@ -84,6 +102,18 @@ def answer_texts(value: Any, field: str = "") -> tuple[str, ...]:
     strings, SQuAD answer objects (``{"text": ...}``), IRCoT ``answers_objects``
     (``{"spans": [...]}``), and numbers.  An integer ``label`` is HoVer's convention:
     1 -> ``"Yes"``, 0 -> ``"No"`` (as the earlier script).  Empty entries are dropped.
+
+    Parameters
+    ----------
+    value : object
+        The field's value as parsed.
+    field : str
+        The field's name (a ``label`` field turns 1 / 0 into Yes / No).
+
+    Examples
+    --------
+    >>> answer_texts('["北京", "Beijing"]'), answer_texts([{"text": "Paris"}]), answer_texts(1, "label")
+    (('北京', 'Beijing'), ('Paris',), ('Yes',))
 
     Returns
     -------
@@ -118,7 +148,20 @@ def answer_texts(value: Any, field: str = "") -> tuple[str, ...]:
 
 
 def resolve(record: Mapping[str, Any], fields: Sequence[str]) -> Resolved | None:
-    """First field of ``fields`` with a non-empty value, as a :class:`Resolved`; ``None`` if none has one."""
+    """First field of ``fields`` with a non-empty value, as a :class:`Resolved`; ``None`` if none has one.
+
+    Parameters
+    ----------
+    record : mapping
+        A parsed record.
+    fields : sequence of str
+        Field names or dotted paths, in order of preference.
+
+    Returns
+    -------
+    Resolved or None
+        The field's name, raw value and answer texts (:func:`answer_texts`, at least one).
+    """
     for name in fields:
         value = get_path(record, name)
         if is_empty(value):
@@ -133,6 +176,20 @@ def text_field(record: Mapping[str, Any], fields: Sequence[str], *, allow_number
     """First non-blank string among ``fields`` (at the root, then inside ``original_row``), else ``None``.
 
     With ``allow_numbers`` an integer value counts too (ids such as ``row_id: 7``).
+
+    Parameters
+    ----------
+    record : mapping
+        A parsed record.
+    fields : sequence of str
+        Field names in order of preference.
+    allow_numbers : bool
+        Accept an integer (not a bool) as its decimal text.
+
+    Returns
+    -------
+    str or None
+        The value as it is (not stripped).
     """
     for name in fields:
         for candidate in (name, f"original_row.{name}"):

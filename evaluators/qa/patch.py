@@ -52,7 +52,18 @@ _GT_KEY, _PRED_KEY, _GROUP_KEY = "answers", "prediction", "group"
 
 
 def gold_answers(records: Iterable[QARecordResult]) -> dict[str, tuple[str, ...]]:
-    """Record id -> GT answers (the first record of an id that has a GT; ``()`` when none has one)."""
+    """Record id -> GT answers (the first record of an id that has a GT; ``()`` when none has one).
+
+    Parameters
+    ----------
+    records : iterable of QARecordResult
+        A report's records, in file order.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        One entry per record id; what :func:`evaluators.io.gt_patch.apply_gt_patch` corrects.
+    """
     out: dict[str, tuple[str, ...]] = {}
     for r in records:
         if not out.get(r.id):
@@ -65,6 +76,21 @@ def rescore(record: QARecordResult, answers: Sequence[str], task: str, config) -
 
     The new result keeps the record's position, fields and group; its ``gold_answers`` are
     ``answers``.
+
+    Parameters
+    ----------
+    record : QARecordResult
+        The record as first scored (its raw prediction is scored again).
+    answers : sequence of str
+        The corrected GT answers (an empty sequence: the record becomes ``missing_gt``).
+    task : {"qa", "factcheck"}
+        The report's task.
+    config : QAConfig
+        The report's settings (language, script conversion).
+
+    Returns
+    -------
+    QARecordResult
     """
     data = {"id": record.id, _GT_KEY: list(answers), _GROUP_KEY: record.group}
     if record.question is not None:
@@ -82,7 +108,20 @@ def _summary(records: Sequence[QARecordResult], config) -> ScoreSummary:
 
 
 def rebuild_report(report: QAReport, records: Sequence[QARecordResult]) -> QAReport:
-    """``report`` with its aggregates (means, intervals, id lists, confusion matrix) made from ``records``."""
+    """``report`` with its aggregates (means, intervals, id lists, confusion matrix) made from ``records``.
+
+    Parameters
+    ----------
+    report : QAReport
+        The report to rebuild (its task, group field and config are kept).
+    records : sequence of QARecordResult
+        Its records, some re-scored (:func:`rescore`), in file order.
+
+    Returns
+    -------
+    QAReport
+        A copy; the means count records whose status is counted and that have an EM.
+    """
     config = report.config
     counted = [r for r in records if r.status in COUNTED and r.exact_match is not None]
     by_lang = {lang: _summary([r for r in counted if r.lang == lang], config)
@@ -358,7 +397,20 @@ def patch_run(result, sources: Sequence, patches: GTPatchSet, *, n_resamples: in
 
 def with_reports(result, reports: Sequence[QAReport]):
     """``result`` (a :class:`~evaluators.qa.run.QARun`) with its usable inputs' reports replaced by
-    ``reports``, in order."""
+    ``reports``, in order.
+
+    Parameters
+    ----------
+    result : QARun
+        The run.
+    reports : sequence of QAReport
+        One per usable input of ``result``, in input order (extra reports are ignored).
+
+    Returns
+    -------
+    QARun
+        A copy; unusable inputs are kept as they are.
+    """
     inputs = list(result.inputs)
     usable = [i for i, x in enumerate(inputs) if x.usable]
     for i, report in zip(usable, reports):

@@ -107,7 +107,28 @@ def read_qa_records(data: bytes, file: str = "<input>") -> RecordSet:
 
 
 def records_of(data: bytes, file: str, fmt: str) -> RecordSet:
-    """:func:`read_qa_records` of a file whose format is known (``json``, ``jsonl`` or ``csv``): no second sniff."""
+    """:func:`read_qa_records` of a file whose format is known (``json``, ``jsonl`` or ``csv``): no second sniff.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    file : str
+        Its name (for located problems).
+    fmt : {"json", "jsonl", "csv"}
+        Its format, as :func:`~evaluators.io.readers.sniff_bytes` found it.
+
+    Returns
+    -------
+    RecordSet
+        Records with their lines, and located problems; a SQuAD-style dataset or a grouped JSON
+        file is flattened to one record per question.
+
+    Raises
+    ------
+    InputError
+        When the bytes cannot be decoded.
+    """
     if fmt != "json":
         return read_records(data, file, fmt)
     value, out = read_json_document(data, file)
@@ -122,6 +143,13 @@ def records_of(data: bytes, file: str, fmt: str) -> RecordSet:
 
 def read_prediction_map(data: bytes, file: str = "<predictions>") -> tuple[dict[str, Any], list[InputIssue]]:
     """Read a predictions file: a JSON object ``{id: answer}``, or records with an id and a prediction.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes (JSON, JSONL or CSV).
+    file : str
+        Its name, for located problems.
 
     Returns
     -------
@@ -161,6 +189,21 @@ def join_predictions(records: RecordSet, predictions: Mapping[str, Any], pred_fi
 
     Records whose id has no prediction keep no prediction (scored as missing); prediction
     ids that match no record are reported as one warning.
+
+    Parameters
+    ----------
+    records : RecordSet
+        The questions (a SQuAD-style dataset flattened).
+    predictions : mapping of str to object
+        Answers by id (:func:`read_prediction_map`).
+    pred_file : str
+        The predictions file's name, for the warning.
+
+    Returns
+    -------
+    RecordSet
+        New records (the originals are not changed), same order, with the issues of ``records``
+        and at most one ``pairing`` warning added.
     """
     out = RecordSet(file=records.file, format=records.format, encoding=records.encoding, issues=list(records.issues))
     seen: set[str] = set()

@@ -35,7 +35,19 @@ RECORD_COLUMNS = (
 
 
 def record_row(r: QARecordResult) -> dict[str, Any]:
-    """One record as a flat dict with the columns :data:`RECORD_COLUMNS` (gold answers joined with `` | ``)."""
+    """One record as a flat dict with the columns :data:`RECORD_COLUMNS` (gold answers joined with `` | ``).
+
+    Parameters
+    ----------
+    r : QARecordResult
+        A scored (or skipped) record.
+
+    Returns
+    -------
+    dict of str to object
+        One key per column of :data:`RECORD_COLUMNS`, in that order; ``exact_match`` and ``token_f1``
+        in [0, 1] or ``None`` (record not scored).
+    """
     row = {c: getattr(r, c) for c in RECORD_COLUMNS}
     row["gold_answers"] = " | ".join(r.gold_answers)
     return row
@@ -149,13 +161,46 @@ class QARun(DictMixin):
         return runs_of(self.reports)
 
     def side_by_side(self, runs: dict | None = None, *, n_resamples: int | None = None, seed: int = 0) -> SideBySide:
-        """The records x systems matrix and per-system scores (intervals: ``config.ci_resamples`` by default)."""
+        """The records x systems matrix and per-system scores (intervals: ``config.ci_resamples`` by default).
+
+        Parameters
+        ----------
+        runs : dict of str to list of QARecordResult, optional
+            System -> its records; default :meth:`runs`.
+        n_resamples : int, optional
+            Bootstrap resamples of each system's interval (0: none); default ``config.ci_resamples``.
+        seed : int
+            Seed of the resampling.
+
+        Returns
+        -------
+        SideBySide
+            See :func:`evaluators.qa.compare.side_by_side`: systems compared on the record ids
+            every one of them scored.
+        """
         return side_by_side(runs if runs is not None else self.runs(),
                             n_resamples=self.config.ci_resamples if n_resamples is None else n_resamples, seed=seed)
 
     def compare(self, a: str, b: str, runs: dict | None = None, *, n_resamples: int | None = None,
                 seed: int = 0) -> RunComparison:
         """System ``b`` against ``a``, records paired by id (paired bootstrap, randomization, McNemar).
+
+        Parameters
+        ----------
+        a, b : str
+            Names of two runs of :meth:`runs` (``b`` is compared against ``a``).
+        runs : dict of str to list of QARecordResult, optional
+            Default :meth:`runs`.
+        n_resamples : int, optional
+            Resamples of the paired bootstrap and the randomization test; default
+            ``config.ci_resamples`` (0: no interval and no p-value).
+        seed : int
+            Seed of the resampling.
+
+        Returns
+        -------
+        RunComparison
+            See :func:`evaluators.qa.compare.compare_records`.
 
         Raises
         ------
@@ -267,12 +312,36 @@ class RecordView:
         return [str(r["id"]) for r in self.rows]
 
     def position(self, record_id: str | None) -> int | None:
-        """Index of ``record_id`` among the rows shown (``None`` when not shown)."""
+        """Index of ``record_id`` among the rows shown (``None`` when not shown).
+
+        Parameters
+        ----------
+        record_id : str or None
+            A record id.
+
+        Returns
+        -------
+        int or None
+            0-based position in :attr:`rows`.
+        """
         ids = self.ids
         return ids.index(record_id) if record_id in ids else None
 
     def step(self, record_id: str | None, delta: int) -> str | None:
-        """The id ``delta`` rows away from ``record_id`` (from the first row when it is not shown), clamped."""
+        """The id ``delta`` rows away from ``record_id`` (from the first row when it is not shown), clamped.
+
+        Parameters
+        ----------
+        record_id : str or None
+            The record open now.
+        delta : int
+            Rows to move: -1 previous, +1 next; clamped to the first and last row.
+
+        Returns
+        -------
+        str or None
+            ``None`` when no row is shown.
+        """
         ids = self.ids
         if not ids:
             return None
@@ -286,6 +355,16 @@ class RecordView:
         empty), ``scores`` (``(EM, F1)`` or None when not scored), ``raw_prediction`` (only when it
         differs from the scored text), ``verdict`` (``(gold, predicted, rule)`` for fact-check) and
         ``where`` (tokenizer, gold field, prediction field, line; ``"—"`` when absent).
+
+        Parameters
+        ----------
+        record_id : str
+            Id of a row shown.
+
+        Returns
+        -------
+        dict or None
+            The keys above; ``None`` when ``record_id`` is not among the rows shown.
         """
         pos = self.position(record_id)
         if pos is None:
@@ -312,6 +391,28 @@ def record_view(report: QAReport, *, statuses: set[str] | None = None, langs: se
 
     ``errors_only`` keeps scored records with EM < 1; ``needle`` is searched case-insensitively in
     the id, question, each gold answer and the prediction.  Only the rows returned are re-derived.
+
+    Parameters
+    ----------
+    report : QAReport
+        The scored file.
+    statuses : set of str, optional
+        Record statuses kept (``scored``, ``missing_prediction`` ...); ``None``: all.
+    langs : set of (str or None), optional
+        Languages kept (``"en"``, ``"zh"``); ``None``: all.
+    predicted_verdicts : set of str, optional
+        Fact-check predicted verdicts kept; ``None``: all.
+    errors_only : bool
+        Keep only scored records with EM < 1.
+    needle : str
+        Text searched for (case-insensitive); ``""``: no search.
+    limit : int, optional
+        Rows returned at most; ``None``: all matches.
+
+    Returns
+    -------
+    RecordView
+        The first ``limit`` matching records as :func:`record_row` rows, with the match and total counts.
     """
     store = report.records
     if hasattr(store, "select"):

@@ -70,6 +70,25 @@ def script_effect(runs: Mapping[str, Sequence[Any]], script: str, lang: str = "a
     record is scored both ways with the QA report's own rule
     (:func:`evaluators.qa.evaluate.official_scores`: CMRC 2018 for Chinese, SQuAD otherwise,
     the language chosen as the run's ``lang`` setting chooses it).
+
+    Parameters
+    ----------
+    runs : mapping of str to sequence of QARecordResult or of (id, prediction, references) tuples
+        System -> its records, scored without conversion.
+    script : str
+        OpenCC configuration (``"t2s"``, ``"tw2s"`` ...).
+    lang : {"auto", "en", "zh"}
+        The run's language setting.
+
+    Returns
+    -------
+    list of ScriptChange
+        One per record whose EM or F1 differs after conversion, by system then record.
+
+    References
+    ----------
+    OpenCC (https://github.com/BYVoid/OpenCC) for the conversion; SQuAD v1.1 and CMRC 2018 official
+    scripts for the scores.
     """
     from evaluators.qa.evaluate import official_scores
 

@@ -74,6 +74,15 @@ class RecordStore(Sequence):
         """Add a scored record; with ``raw`` (its JSON line, UTF-8) only the compact columns are kept.
 
         With a ``reader`` and the line's ``offset``, not even the line is kept.
+
+        Parameters
+        ----------
+        result : QARecordResult
+            The scored record (kept whole when ``raw`` is ``None``).
+        raw : bytes, optional
+            Its JSON line, UTF-8; the record is then re-derived from it on access.
+        offset : int, optional
+            Byte offset of the line in the input (used only with a ``reader``).
         """
         if raw is None:
             self._items.append(result)
@@ -91,6 +100,25 @@ class RecordStore(Sequence):
         """Add a streamed record by its JSON line (UTF-8) and the values the aggregates need (no result object).
 
         With a ``reader`` and the line's ``offset`` only the offset is kept, else a copy of the line.
+
+        Parameters
+        ----------
+        raw : bytes-like
+            The record's JSON line, UTF-8.
+        offset : int or None
+            Byte offset of the line in the input.
+        line : int or None
+            1-based line number in the file.
+        exact_match, token_f1 : float or None
+            The record's scores in [0, 1]; ``None`` when not scored.
+        status : str
+            ``scored``, ``missing_prediction``, ``missing_gt`` or ``gold_unparsed``.
+        lang : {"en", "zh"} or None
+            Rules the record was scored by.
+        gold_verdict, predicted_verdict : str or None
+            Fact-check verdict labels.
+        group : str or None
+            Value of the report's group field (the system).
         """
         if not isinstance(raw, bytes):
             raw = bytes(raw)  # bytearray / memoryview: a stored line is always ``bytes``
@@ -109,7 +137,22 @@ class RecordStore(Sequence):
                      lang: list[str | None], gold_verdict: list[str | None], predicted_verdict: list[str | None],
                      group: list[str | None]) -> None:
         """Add streamed records by their lines' offsets and lengths in the input (read back by the
-        ``reader``) and the columns of :meth:`append_values`, one list entry per record."""
+        ``reader``) and the columns of :meth:`append_values`, one list entry per record.
+
+        Parameters
+        ----------
+        offsets, lengths : list of int
+            Byte offset and length of each record's line in the input, shape (n,).
+        lines : list of int
+            1-based line numbers, shape (n,).
+        exact_match, token_f1, status, lang, gold_verdict, predicted_verdict, group : list
+            One value per record, shape (n,) each, as in :meth:`append_values`.
+
+        Raises
+        ------
+        ValueError
+            The store has no ``reader``.
+        """
         if self._reader is None:
             raise ValueError("records kept by offset need a reader")
         n = len(offsets)
@@ -177,8 +220,21 @@ class RecordStore(Sequence):
     def column(self, name: str) -> list:
         """Values of one compact column for every record, without re-deriving records.
 
-        ``name``: ``status``, ``lang``, ``gold_verdict``, ``predicted_verdict``, ``group``,
-        ``exact_match``, ``token_f1`` (None where not scored) or ``line``.
+        Parameters
+        ----------
+        name : str
+            ``status``, ``lang``, ``gold_verdict``, ``predicted_verdict``, ``group``,
+            ``exact_match``, ``token_f1`` (None where not scored) or ``line`` (None where unknown).
+
+        Returns
+        -------
+        list
+            One value per record, in file order.
+
+        Raises
+        ------
+        KeyError
+            Another name.
         """
         if name in self._codes:
             table = self._tables[name]
@@ -194,7 +250,18 @@ class RecordStore(Sequence):
         raise KeyError(f"no column {name!r}")
 
     def raw_text(self, i: int) -> str | None:
-        """The record's JSON line as text (streamed inputs); ``None`` for records kept whole."""
+        """The record's JSON line as text (streamed inputs); ``None`` for records kept whole.
+
+        Parameters
+        ----------
+        i : int
+            0-based record index (not negative).
+
+        Returns
+        -------
+        str or None
+            Decoded as UTF-8, undecodable bytes replaced.
+        """
         item = self._items[i]
         if item is None:
             item = self._reader(self._offset[i], self._length[i])
@@ -223,6 +290,26 @@ class RecordStore(Sequence):
         ``needle`` is searched case-insensitively in each record's id, question, gold answers
         (each on its own) and prediction, for every kind of input.  Only records whose line
         may contain it are re-derived; the other filters read the compact columns.
+
+        Parameters
+        ----------
+        statuses : set of str, optional
+            Statuses kept; ``None``: all.
+        langs : set of (str or None), optional
+            Languages kept; a record without a language passes any; ``None``: all.
+        predicted_verdicts : set of str, optional
+            Predicted verdicts kept; ``None``: all.
+        errors_only : bool
+            Keep only records with an EM below 1.
+        needle : str
+            Searched text (stripped, casefolded); ``""``: no search.
+        limit : int, optional
+            Indices returned at most.
+
+        Returns
+        -------
+        (indices, n) : (list of int, int)
+            The first ``limit`` matching record indices in file order, and how many match.
         """
         status_t, lang_t = self._tables["status"], self._tables["lang"]
         status_c, lang_c, em = self._codes["status"], self._codes["lang"], self._em
@@ -253,6 +340,21 @@ class RecordStore(Sequence):
         ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``.  The sums add the
         records in file order, one after the other (a running sum, ``numpy.cumsum``), so they
         are the same floats as a plain loop's.
+
+        Parameters
+        ----------
+        by : {None, "lang", "group"}
+            The key to sum by.
+
+        Returns
+        -------
+        dict
+            ``{key: (n_scored, EM sum, F1 sum)}``; ``{}`` when no record is scored.
+
+        Raises
+        ------
+        KeyError
+            Another ``by``.
         """
         em = np.frombuffer(self._em, dtype=float)
         f1 = np.frombuffer(self._f1, dtype=float)
@@ -283,7 +385,21 @@ class RecordStore(Sequence):
     def scores(self, by: str | None = None) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
         """``{key: (EM values, F1 values)}`` of the scored records, in file order, as float arrays (for intervals).
 
-        ``by``: ``None`` (one key, ``None``), ``"lang"`` or ``"group"``, as :meth:`sums`.
+        Parameters
+        ----------
+        by : {None, "lang", "group"}
+            As :meth:`sums`.
+
+        Returns
+        -------
+        dict
+            ``{key: (em, f1)}``, two float64 arrays of shape (n_key,) with values in [0, 1];
+            ``{}`` when no record is scored.
+
+        Raises
+        ------
+        KeyError
+            Another ``by``.
         """
         em = np.frombuffer(self._em, dtype=float)
         f1 = np.frombuffer(self._f1, dtype=float)

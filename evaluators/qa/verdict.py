@@ -137,6 +137,21 @@ def strip_think(text: str) -> str:
 
     An unclosed ``<think>`` removes everything after it; text before a lone ``</think>``
     (reasoning whose opening tag was cut off) is removed as well.
+
+    Parameters
+    ----------
+    text : str
+        A model's raw output.
+
+    Returns
+    -------
+    str
+        The text outside the reasoning blocks (not stripped).
+
+    Examples
+    --------
+    >>> strip_think("<think>maybe F</think> T").strip()
+    'T'
     """
     text = _THINK_BLOCK.sub(" ", text)
     close = list(_THINK_CLOSE.finditer(text))
@@ -234,6 +249,20 @@ def is_verdict_like(value: Any) -> bool:
     Only whole-answer spellings, booleans and 0/1 count; a sentence that merely contains
     a verdict word does not.  The same as ``normalize_verdict(value).rule in ("exact", "bool",
     "hover-int")``, without searching longer texts for verdict phrases.
+
+    Parameters
+    ----------
+    value : object
+        A ground truth or prediction as parsed (str, bool, int ...).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_verdict_like("SUPPORTS"), is_verdict_like(1), is_verdict_like("The claim is supported.")
+    (True, True, False)
     """
     if isinstance(value, bool):
         return True

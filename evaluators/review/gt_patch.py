@@ -79,7 +79,19 @@ class FinalLabel(DictMixin):
 
 
 def final_labels(store: ReviewStore, session_id: int) -> list[FinalLabel]:
-    """The final label of every item that has one, in item order (see the module docstring)."""
+    """The final label of every item that has one, in item order (see the module docstring).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+
+    Returns
+    -------
+    list of FinalLabel
+        The adjudicated label where there is one, else the label every submitted decision agrees
+        on; items without either are left out, as are A/B labels.
+    """
     adjudicated = {a["item_id"]: a for a in store.adjudications(session_id)}
     submitted: dict[int, list] = {}
     for d in store.decisions(session_id):
@@ -254,6 +266,19 @@ def gold_of(kind: str, name: str, data: bytes) -> dict[str, tuple[str, ...]] | N
     whose file is not read here: the items' own ground truth is the entries' ``old``, and ids not in
     the file are reported when the patch is applied).
 
+    Parameters
+    ----------
+    kind : str
+        The session's kind (``qa``, ``testsets``, ``memory``, ``dialogue`` ...).
+    name : str
+        The GT file's name.
+    data : bytes
+        Its bytes.
+
+    Returns
+    -------
+    dict of str to tuple of str, or None
+
     A memory session's file is not read here: its question ids may come from another file (mem0
     results take the ids of the LoCoMo question file given with them), so its items' ids and ground
     truth are used as they were shown.
@@ -319,6 +344,26 @@ def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: by
     the session was made from (another run of the same questions included); a file with none of those
     records refuses the patch (:class:`~evaluators.io.gt_patch.GTPatchMismatch`).  ``note`` says when the
     session was made from another file, or kept none.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+    gt_file : str
+        The GT file the page scores.
+    gt_data : bytes
+        Its bytes.
+
+    Returns
+    -------
+    SessionPatch
+
+    Raises
+    ------
+    KeyError
+        No such session.
+    InputError
+        The GT file cannot be read as the session kind's GT (:func:`gold_of`).
     """
     session = store.session(session_id)
     digest = file_sha256(gt_data)
@@ -341,6 +386,11 @@ def session_patch(store: ReviewStore, session_id: int, gt_file: str, gt_data: by
 
 def narrative_gold(files: Sequence[tuple[str, bytes]]) -> tuple[dict[str, dict[str, tuple[str, ...]]], list[str]]:
     """GT digest -> (place -> GT value) of narrative GT files (:func:`evaluators.narrative.locate.gold_values`).
+
+    Parameters
+    ----------
+    files : sequence of (str, bytes)
+        GT files, name and bytes.
 
     Returns
     -------
@@ -436,6 +486,23 @@ def narrative_session_patch(store: ReviewStore, session_id: int, gt_files: Seque
 
     Items of stories whose GT file is not among ``gt_files`` are listed in ``skipped``; ``note`` says
     when no GT file of the run is one the session was made from.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+        A narrative session.
+    gt_files : sequence of (str, bytes)
+        The run's GT files, name and bytes.
+
+    Returns
+    -------
+    SessionPatch
+
+    Raises
+    ------
+    KeyError
+        No such session.
     """
     session = store.session(session_id)
     gold, problems = narrative_gold(gt_files)

@@ -20,6 +20,20 @@ def automatic_score(payload: Mapping[str, Any]) -> tuple[float | None, str | Non
 
     ``value`` is ``None`` when the item's kind has no automatic score or the payload lacks it;
     ``name`` is ``None`` for a kind without one (narrative mismatches, A/B pairs).
+
+    Parameters
+    ----------
+    payload : mapping
+        A review item's payload.
+
+    Returns
+    -------
+    (float or None, str or None)
+
+    Examples
+    --------
+    >>> automatic_score({"kind": "memory", "scores": {"judge_score": 0.8}})
+    (0.8, 'LLM judge')
     """
     path, what = AUTOMATIC.get(str(payload.get("kind", "")), ((), None))
     return score_at(payload, path), what
@@ -27,7 +41,17 @@ def automatic_score(payload: Mapping[str, Any]) -> tuple[float | None, str | Non
 
 def value_at(payload: Any, path: Sequence[str]) -> Any:
     """The value at ``path`` (keys, nested) of a payload; ``None`` where a key is absent or a step is not a
-    mapping; the payload itself for an empty path."""
+    mapping; the payload itself for an empty path.
+
+    Parameters
+    ----------
+    payload : object
+    path : sequence of str
+
+    Returns
+    -------
+    object
+    """
     value: Any = payload
     for part in path:
         value = value.get(part) if isinstance(value, Mapping) else None
@@ -35,19 +59,49 @@ def value_at(payload: Any, path: Sequence[str]) -> Any:
 
 
 def score_at(payload: Mapping[str, Any], path: Sequence[str]) -> float | None:
-    """The number at ``path`` (keys, nested) of a payload; ``None`` when absent, not a number, or no path."""
+    """The number at ``path`` (keys, nested) of a payload; ``None`` when absent, not a number, or no path.
+
+    Parameters
+    ----------
+    payload : mapping
+    path : sequence of str
+
+    Returns
+    -------
+    float or None
+        Bools are not numbers here.
+    """
     value = value_at(payload, path)
     ok = bool(path) and isinstance(value, (int, float)) and not isinstance(value, bool)
     return float(value) if ok else None
 
 
 def filter_columns(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The item columns the Review queue's filters read (``system``, ``metric``), from its payload."""
+    """The item columns the Review queue's filters read (``system``, ``metric``), from its payload.
+
+    Parameters
+    ----------
+    payload : mapping
+
+    Returns
+    -------
+    dict
+        ``{"system": str or None, "metric": float or None}``.
+    """
     return {"system": system_of(payload), "metric": automatic_score(payload)[0]}
 
 
 def system_of(payload: Mapping[str, Any]) -> str | None:
-    """The system (model) an item shows, as text up to 256 characters (``None`` without one, and for A/B pairs)."""
+    """The system (model) an item shows, as text up to 256 characters (``None`` without one, and for A/B pairs).
+
+    Parameters
+    ----------
+    payload : mapping
+
+    Returns
+    -------
+    str or None
+    """
     value = payload.get("system")
     if value is None or isinstance(value, (dict, list)) or value == "":
         return None
@@ -55,7 +109,22 @@ def system_of(payload: Mapping[str, Any]) -> str | None:
 
 
 def qa_items(report, limit: int | None = None) -> list[dict[str, Any]]:
-    """Scored records of a :class:`~evaluators.qa.evaluate.QAReport` (missing GT left out)."""
+    """Scored records of a :class:`~evaluators.qa.evaluate.QAReport` (missing GT left out).
+
+    Parameters
+    ----------
+    report : QAReport
+    limit : int, optional
+        Items at most.
+
+    Returns
+    -------
+    list of dict
+        One payload per record with status ``scored`` or ``missing_prediction`` (records without
+        GT or with an unreadable GT verdict are left out): ``kind`` ``"qa"``, ``id``, ``question``,
+        ``ground_truth`` (answers joined by `` | ``), ``prediction``, ``system`` (the group),
+        ``exact_match``, ``token_f1``, ``verdict``, ``gold_verdict``.
+    """
     out = []
     for r in report.records:
         if r.status not in ("scored", "missing_prediction"):
@@ -69,7 +138,19 @@ def qa_items(report, limit: int | None = None) -> list[dict[str, Any]]:
 
 
 def dialogue_items(evaluation) -> list[dict[str, Any]]:
-    """Persona replies with a reference (``no_gt`` cases left out), with the combined score."""
+    """Persona replies with a reference (``no_gt`` cases left out), with the combined score.
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+        A scored persona run (its ``results``).
+
+    Returns
+    -------
+    list of dict
+        ``kind`` ``"dialogue"``, ``id`` (``scene#dialogue_index#occurrence``), ``scene``,
+        ``dialogue_index``, ``context``, ``ground_truth``, ``prediction``, ``system``, ``combined``.
+    """
     return [{"kind": "dialogue", "id": f"{r.scene}#{r.dialogue_index}#{r.occurrence}", "scene": r.scene,
              "dialogue_index": r.dialogue_index, "context": r.context, "ground_truth": r.expected_response,
              "prediction": r.prediction, "system": r.model, "combined": r.combined_score}
@@ -77,7 +158,20 @@ def dialogue_items(evaluation) -> list[dict[str, Any]]:
 
 
 def memory_items(results: Iterable[Any], rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    """Long-term-memory answers (EvalResult) with their scores (``score_questions`` rows, optional)."""
+    """Long-term-memory answers (EvalResult) with their scores (``score_questions`` rows, optional).
+
+    Parameters
+    ----------
+    results : iterable of EvalResult
+    rows : sequence of QuestionScores
+        Their scores, matched by question id; ``None`` values dropped.
+
+    Returns
+    -------
+    list of dict
+        ``kind`` ``"memory"``, ``id`` (the question id), ``question_type``, ``question``,
+        ``ground_truth``, ``prediction``, ``scores``.
+    """
     scores = {r.question_id: r.scores for r in rows}
     return [{"kind": "memory", "id": r.question_id, "question_type": r.question_type, "question": r.question,
              "ground_truth": r.ground_truth, "prediction": r.prediction,
@@ -86,7 +180,19 @@ def memory_items(results: Iterable[Any], rows: Sequence[Any] = ()) -> list[dict[
 
 
 def testset_items(report) -> list[dict[str, Any]]:
-    """Single-turn test-set items with their answers and keyword scores."""
+    """Single-turn test-set items with their answers and keyword scores.
+
+    Parameters
+    ----------
+    report : SingleTurnReport or MultiTurnReport
+        A multi-turn report gives no item.
+
+    Returns
+    -------
+    list of dict
+        ``kind`` ``"testsets"``, ``id``, ``question``, ``ground_truth`` (the expected answer),
+        ``prediction``, ``category``, ``keywords_missing``, ``score``.
+    """
     return [{"kind": "testsets", "id": r.id, "question": r.question, "ground_truth": r.expected_answer,
              "prediction": r.answer or "", "category": r.category, "keywords_missing": list(r.missing),
              "score": r.score} for r in getattr(report, "items", ())]
@@ -139,6 +245,17 @@ def dialogue_pair_items(evaluation, model_a: str, model_b: str) -> list[dict[str
     The payload's ``sides`` are ``{"A": {"system", "prediction", "combined"}, "B": {...}}``; in a
     blind session the page hides the names and shows the sides in a per-annotator seeded order
     (:meth:`evaluators.review.store.ReviewStore.blind_sides`), storing the decision about A and B.
+
+    Parameters
+    ----------
+    evaluation : DialogueEvaluation
+    model_a, model_b : str
+        Two models of the run.
+
+    Returns
+    -------
+    list of dict
+        ``kind`` ``"dialogue_pair"``, ``id`` (the case), ``context``, ``ground_truth``, ``sides``.
     """
     by_case: dict[str, dict[str, Any]] = {}
     for r in evaluation.results:

@@ -87,7 +87,17 @@ LABEL_HELP = {"model_error": "The prediction is wrong and the ground truth is ri
 
 
 def label_words(label: str | None) -> str:
-    """A stored label (or status) in words (:data:`LABEL_WORDS`); an unknown one as it is, ``""`` for none."""
+    """A stored label (or status) in words (:data:`LABEL_WORDS`); an unknown one as it is, ``""`` for none.
+
+    Parameters
+    ----------
+    label : str or None
+        A stored label (``model_error`` ...) or status (``skipped`` ...).
+
+    Returns
+    -------
+    str
+    """
     return "" if not label else LABEL_WORDS.get(label, label)
 
 
@@ -97,27 +107,92 @@ def admins() -> frozenset[str]:
 
 
 def is_owner(session: Session, who: str | None) -> bool:
+    """Whether ``who`` created the session.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and who == session.created_by
 
 
 def can_manage(session: Session, who: str | None) -> bool:
-    """Change blind mode, guidelines and adjudicators: the owner and the admins."""
+    """Change blind mode, guidelines and adjudicators: the owner and the admins.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and (is_owner(session, who) or who in admins())
 
 
 def can_adjudicate(session: Session, who: str | None) -> bool:
-    """Adjudicate and see everyone's decisions: the owner, the session's adjudicators and the admins."""
+    """Adjudicate and see everyone's decisions: the owner, the session's adjudicators and the admins.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and (can_manage(session, who) or who in session.adjudicators)
 
 
 def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> bool:
     """Download a session's decisions: anyone with a name for an open session; adjudicators for a
-    blind one, and for one with gold items (``has_gold``: the export carries the gold labels)."""
+    blind one, and for one with gold items (``has_gold``: the export carries the gold labels).
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: never allowed).
+    has_gold : bool
+        The session has gold items.
+
+    Returns
+    -------
+    bool
+    """
     return bool(who) and ((not session.blind and not has_gold) or can_adjudicate(session, who))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
-    """Other reviewers' labels and comments on an item: adjudicators always, others after deciding it."""
+    """Other reviewers' labels and comments on an item: adjudicators always, others after deciding it.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name.
+    mine : Decision or None
+        ``who``'s own decision on the item (submitted or skipped opens the others).
+
+    Returns
+    -------
+    bool
+    """
     return can_adjudicate(session, who) or (mine is not None and mine.status in ("submitted", "skipped"))
 
 
@@ -133,7 +208,22 @@ class Identity:
 
 def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: str | None) -> Identity:
     """The acting identity: the signed-in one, else the name confirmed in this browser; a link's
-    name (``?annotator=``) is only proposed (``pending``), never used before it is confirmed."""
+    name (``?annotator=``) is only proposed (``pending``), never used before it is confirmed.
+
+    Parameters
+    ----------
+    signed_in : str or None
+        The name from ``st.login`` (wins over the others).
+    confirmed : str or None
+        The name confirmed in this browser.
+    link_name : str or None
+        The ``?annotator=`` of the link.
+
+    Returns
+    -------
+    Identity
+        Names stripped; ``name`` is ``None`` until one is signed in or confirmed.
+    """
     if signed_in:
         return Identity(signed_in.strip(), True)
     if confirmed and confirmed.strip():
@@ -143,7 +233,25 @@ def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: st
 
 
 def text_of(value: Any, limit: int = 20_000) -> str:
-    """Any stored payload value as display text (never raises): text as is, numbers, else compact JSON."""
+    """Any stored payload value as display text (never raises): text as is, numbers, else compact JSON.
+
+    Parameters
+    ----------
+    value : object
+        A payload value.
+    limit : int
+        Characters kept at most.
+
+    Returns
+    -------
+    str
+        ``""`` for ``None``; ``<type>`` for a value JSON cannot hold.
+
+    Examples
+    --------
+    >>> text_of(None), text_of(0.5), text_of(["北京", 1])
+    ('', '0.5', '["北京", 1]')
+    """
     if value is None:
         return ""
     if isinstance(value, str):
@@ -157,6 +265,16 @@ def text_of(value: Any, limit: int = 20_000) -> str:
 
 
 def number_of(value: Any) -> float | None:
+    """A payload value as a float when it is a number (not a bool), else ``None``.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    float or None
+    """
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -195,6 +313,25 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
     only when the link names this annotator (or no one), or nobody acts yet (``annotator`` empty:
     the item is shown, with nobody's decision); otherwise the annotator's next item opens
     (within ``filters``, :func:`queue_filter`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+        The acting name (``""``: nobody; no item is claimed).
+    item_id : int, optional
+        The item wanted.
+    link_annotator : str, optional
+        The annotator a link was made for.
+    filters : QueueFilter, optional
+        Restrict the queue.
+
+    Returns
+    -------
+    ItemView
+        ``item`` ``None`` when nothing is left for the annotator; the next item is claimed for
+        the annotator when one acts.
     """
     note = None
     item = None
@@ -245,6 +382,30 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
            shown_at: float | None = None) -> Decision:
     """Save the annotator's decision (``label=None``: skip) on an item of this session.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+        Whose decision.
+    item_id : int
+        An item of ``session``.
+    label : str or None
+        One of the item's labels (:func:`labels_for`); ``None`` skips the item (status ``skipped``).
+    score : int, optional
+        Rubric score 1-5 (dropped on a skip).
+    comment : str
+        Free text.
+    seen_version : int
+        The decision's version when the page read it (0: none yet); optimistic locking.
+    shown_at : float, optional
+        ``time.time()`` when the item was shown: the seconds spent are stored.
+
+    Returns
+    -------
+    Decision
+        As saved, with its new version.
+
     Raises
     ------
     ValueError
@@ -264,7 +425,24 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
 def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int,
          filters: QueueFilter | None = None) -> int:
     """The item to show after ``item_id``: ``direction < 0`` the item this annotator decided before
-    it, else the next open item (claimed, within ``filters``); ``item_id`` itself when there is none."""
+    it, else the next open item (claimed, within ``filters``); ``item_id`` itself when there is none.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    annotator : str
+    item_id : int
+        The item shown now.
+    direction : int
+        Negative: back; otherwise forward.
+    filters : QueueFilter, optional
+
+    Returns
+    -------
+    int
+        An item id.
+    """
     if direction < 0:
         target = store.previous_item(session.id, annotator, store.item(item_id))
     else:
@@ -275,6 +453,19 @@ def step(store: ReviewStore, session: Session, annotator: str, item_id: int, dir
 def undo(store: ReviewStore, session: Session, who: str | None, *, expected_change: int | None = None) -> HistoryEntry:
     """Undo ``who``'s own last decision in the session (:meth:`ReviewStore.undo_last`); returns the
     undo's history row (its ``item_id`` is the item to show).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    expected_change : int, optional
+        Id of the history row the page believes is the last one (refused when another is).
+
+    Returns
+    -------
+    HistoryEntry
 
     Raises
     ------
@@ -292,7 +483,23 @@ def undo(store: ReviewStore, session: Session, who: str | None, *, expected_chan
 
 def history_rows(store: ReviewStore, session: Session, who: str | None, item_id: int) -> list[dict[str, Any]]:
     """The item's decision history as table rows, oldest first: one's own changes, and everyone's
-    for those who may see other reviewers' decisions on it (:func:`can_see_others`)."""
+    for those who may see other reviewers' decisions on it (:func:`can_see_others`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+
+    Returns
+    -------
+    list of dict
+        Keys ``when`` (UTC, to the second), ``annotator``, ``action``, ``before``, ``after``,
+        ``comment``, ``version``, ``guidelines``, ``by``; empty when nobody acts and the item's
+        decisions are not open to everyone.
+    """
     mine = store.decision(item_id, who) if who else None
     everyone = can_see_others(session, who, mine)
     if not who and not everyone:
@@ -314,12 +521,31 @@ def _state(label: str | None, status: str | None, score: int | None) -> str:
 
 
 def labels_for(item: Item) -> tuple[str, ...]:
-    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`)."""
+    """The labels an item can take (A/B labels for a two-sided item, else :data:`LABELS`).
+
+    Parameters
+    ----------
+    item : Item
+
+    Returns
+    -------
+    tuple of str
+    """
     return PAIR_LABELS if is_two_sided(item.payload) else LABELS
 
 
 def metric_name(session: Session) -> str | None:
-    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`)."""
+    """What the metric-range filter reads for the session's kind (:data:`evaluators.review.items.AUTOMATIC`).
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    str or None
+        ``"exact match"``, ``"LLM judge"`` ...; ``None`` for a kind without an automatic score.
+    """
     from evaluators.review.items import AUTOMATIC
 
     return AUTOMATIC.get(session.kind, ((), None))[1]
@@ -327,7 +553,20 @@ def metric_name(session: Session) -> str | None:
 
 def allowed_filters(session: Session, who: str | None) -> frozenset[str]:
     """The queue filters ``who`` may use (module docstring): ``system`` and ``metric`` where the
-    item shows them, ``label`` and ``disagreement`` for adjudicators."""
+    item shows them, ``label`` and ``disagreement`` for adjudicators.
+
+    Parameters
+    ----------
+    session : Session
+        The review session.
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+
+    Returns
+    -------
+    frozenset of str
+        Empty for nobody; no ``system`` / ``metric`` in a blind session for a non-adjudicator.
+    """
     if not who:
         return frozenset()
     adjudicator = can_adjudicate(session, who)
@@ -340,6 +579,24 @@ def allowed_filters(session: Session, who: str | None) -> frozenset[str]:
 def queue_filter(session: Session, who: str | None, *, system: str | None = None, label: str | None = None,
                  disagreement: bool = False, metric_range: tuple[float, float] | None = None) -> QueueFilter | None:
     """The :class:`~evaluators.review.store.QueueFilter` of the page's filter widgets (``None``: no filter).
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+        The acting name.
+    system : str, optional
+        Items of this system only.
+    label : str, optional
+        Items a reviewer submitted with this label (adjudicators).
+    disagreement : bool
+        Items whose submitted labels differ (adjudicators).
+    metric_range : (float, float), optional
+        ``(low, high)`` of the automatic score, bounds included.
+
+    Returns
+    -------
+    QueueFilter or None
 
     Raises
     ------
@@ -363,6 +620,19 @@ def queue_filter(session: Session, who: str | None, *, system: str | None = None
 def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool) -> Session:
     """Turn blind mode on (any time) or off (only while no decision was made blind), for those who manage.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    blind : bool
+
+    Returns
+    -------
+    Session
+        ``session`` itself when nothing changes.
+
     Raises
     ------
     PermissionError
@@ -383,6 +653,21 @@ def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool
 def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str | None) -> Item:
     """Mark (``label``) or unmark (``None``) a gold item, for those who manage the session.
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+        An item of ``session``.
+    label : str or None
+        The item's known label.
+
+    Returns
+    -------
+    Item
+
     Raises
     ------
     PermissionError
@@ -402,7 +687,20 @@ def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: in
 
 def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dict[str, Any]] | None:
     """Each annotator's accuracy on gold items (``n``, correct, accuracy and its 95% Wilson
-    interval) as table rows; ``None`` for those who may not see it (:func:`can_manage`)."""
+    interval) as table rows; ``None`` for those who may not see it (:func:`can_manage`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+
+    Returns
+    -------
+    list of dict or None
+        Keys ``annotator``, ``n``, ``correct``, ``accuracy`` (in [0, 1]), ``95% CI low``, ``95% CI high``.
+    """
     if not can_manage(session, who):
         return None
     return [{"annotator": g.annotator, "n": g.n, "correct": g.correct, "accuracy": g.accuracy,
@@ -415,6 +713,26 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     """Save session settings (``None``: leave as is), for those who manage the session (:func:`can_manage`):
     guidelines (Markdown; a changed text becomes a new version, who and when kept), label help, reviewers
     per item ``k``, adjudicators, blind mode (:func:`set_blind`'s rule: off only before blind decisions).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    guidelines : str, optional
+    labels_help : dict of str to str, optional
+        Label -> one-line definition.
+    k : int, optional
+        Reviewers per item, 1 to 100.
+    adjudicators : list of str, optional
+        The full new list (blank names dropped).
+    blind : bool, optional
+
+    Returns
+    -------
+    Session
+        As stored after the change.
 
     Raises
     ------
@@ -436,7 +754,18 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
 
 
 def settings_refusal(session: Session, who: str | None) -> str | None:
-    """Why ``who`` may not change the session's settings (``None``: they may)."""
+    """Why ``who`` may not change the session's settings (``None``: they may).
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+
+    Returns
+    -------
+    str or None
+        One sentence for the page.
+    """
     if can_manage(session, who):
         return None
     return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
@@ -453,13 +782,36 @@ def _metric_text(em: float | None, f1: float | None, blind: bool) -> str | None:
 
 def guidelines_versions(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
     """Every saved version of the session's guidelines, oldest first: ``version``, ``text``, ``by``, ``at``
-    and ``decisions`` (how many current decisions were made under it)."""
+    and ``decisions`` (how many current decisions were made under it).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of dict
+    """
     counts = store.guidelines_counts(session.id)  # one grouped query, cached until the session changes
     return [{**v, "decisions": counts.get(v["version"], 0)} for v in _stored_versions(session)]
 
 
 def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) -> str:
     """A unified diff (:func:`difflib.unified_diff`, by line) of two guidelines versions.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+        Read again from the store (the latest versions).
+    old, new : int
+        Two version numbers.
+
+    Returns
+    -------
+    str
+        ``""`` when the texts are equal.
 
     Raises
     ------
@@ -480,7 +832,20 @@ def guidelines_diff(store: ReviewStore, session: Session, old: int, new: int) ->
 
 def text_diff(expected: str, predicted: str) -> list[tuple[str, str, str]]:
     """GT against prediction for display: CJK by character, other text by word
-    (:func:`evaluators.text.diff.mixed_diff`)."""
+    (:func:`evaluators.text.diff.mixed_diff`).
+
+    Parameters
+    ----------
+    expected : str
+        The ground truth.
+    predicted : str
+        The prediction.
+
+    Returns
+    -------
+    list of (str, str, str)
+        The diff's pieces as :func:`~evaluators.text.diff.mixed_diff` gives them.
+    """
     from evaluators.text.diff import mixed_diff
 
     return mixed_diff(expected, predicted)
@@ -503,7 +868,18 @@ class AdjudicationEntry:
 def adjudication_entries(store: ReviewStore, session: Session) -> list[AdjudicationEntry]:
     """The items that need an adjudicator (:meth:`ReviewStore.adjudication_items`) in the order to work on
     them: GT-error claims first, then the most split (more distinct labels, then a smaller commonest
-    share), then by position."""
+    share), then by position.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of AdjudicationEntry
+        Adjudicated items included (``done``).
+    """
     entries = store.adjudication_items(session.id)
     votes = store.label_votes(session.id, [i for i, _ in entries])
     out = []
@@ -518,7 +894,20 @@ def adjudication_entries(store: ReviewStore, session: Session) -> list[Adjudicat
 
 def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None = None) -> int | None:
     """The next item waiting for adjudication after item ``after`` (in :func:`adjudication_entries`'
-    order, wrapping round), or ``None``."""
+    order, wrapping round), or ``None``.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    after : int, optional
+        The item shown now (``None`` or not in the list: from the start).
+
+    Returns
+    -------
+    int or None
+        An item id; ``None`` when every item is adjudicated.
+    """
     items = [(e.item_id, e.done) for e in adjudication_entries(store, session)]
     ids = [i for i, _ in items]
     start = ids.index(after) + 1 if after in ids else 0
@@ -529,13 +918,42 @@ def next_to_adjudicate(store: ReviewStore, session: Session, after: int | None =
 
 
 def shorten(text: str, limit: int = 70) -> str:
-    """One line of at most ``limit`` characters (an ellipsis where cut)."""
+    """One line of at most ``limit`` characters (an ellipsis where cut).
+
+    Parameters
+    ----------
+    text : str
+    limit : int
+        Characters at most, the ellipsis included.
+
+    Returns
+    -------
+    str
+        Whitespace runs collapsed to one space.
+
+    Examples
+    --------
+    >>> shorten("北京  是\\n中国的首都", 6)
+    '北京 是…'
+    """
     one = " ".join(text.split())
     return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
 
 
 def adjudication_names(store: ReviewStore, session: Session, item_ids: list[int] | None = None) -> dict[int, str]:
-    """The adjudication picker's text of each item: its question (shortened), then its record id."""
+    """The adjudication picker's text of each item: its question (shortened), then its record id.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    item_ids : list of int, optional
+        Default: every item of :func:`adjudication_entries`.
+
+    Returns
+    -------
+    dict of int to str
+    """
     ids = item_ids if item_ids is not None else [e.item_id for e in adjudication_entries(store, session)]
     out = {}
     for item_id, payload in store.item_payloads(session.id, ids).items():
@@ -566,6 +984,18 @@ def adjudication_view(store: ReviewStore, session: Session, who: str | None, ite
     """What the Adjudicate view shows of an item: question, GT, prediction and their diff
     (:func:`text_diff`), system and metric unless the session is blind, every reviewer's label (in words),
     score, comment and guidelines version, the final label if any, and the labels to choose from.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+
+    Returns
+    -------
+    AdjudicationView
 
     Raises
     ------
@@ -605,6 +1035,21 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
     """Record a final label, for those who may (:func:`can_adjudicate`); a GT error's
     ``corrected_answer`` is kept with it (it becomes a GT patch).
 
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+    item_id : int
+        An item of ``session``.
+    label : str
+        The final label (one of the item's labels).
+    note : str
+        The adjudicator's note.
+    corrected_answer : str, optional
+        The right answer of a ``gt_error`` item.
+
     Raises
     ------
     PermissionError
@@ -630,6 +1075,15 @@ def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
     A correction is an item adjudicated as a GT error (:meth:`ReviewStore.gt_corrections`); the
     reason names how many items were adjudicated and how many wait, so an empty download is never
     offered as a 0-byte file.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    str or None
     """
     if store.gt_corrections(session.id):
         return None
@@ -646,6 +1100,22 @@ def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool 
 
     ``by_guidelines``: the figures of the decisions made under each guidelines version apart (a
     ``guidelines`` column, ``v1``, ``v2`` …, "none" where no version was recorded), each flagged under 30 items.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    by_guidelines : bool
+
+    Returns
+    -------
+    list of dict
+        Keys ``rating``, ``statistic`` (Cohen's kappa mean of pairs, Fleiss' kappa, Krippendorff's
+        alpha), ``value``, ``95% CI low``, ``95% CI high``, ``n_items``, ``annotators``, ``meaningful``.
+
+    References
+    ----------
+    Cohen (1960); Fleiss (1971); Krippendorff (2011); see :mod:`evaluators.metrics.agreement`.
     """
     if by_guidelines:
         return [{"guidelines": "none" if version is None else f"v{version}", **row}
@@ -671,7 +1141,18 @@ def _agreement_rows(blocks: dict[str, Any]) -> list[dict[str, Any]]:
 
 def automatic(store: ReviewStore, session: Session) -> dict[str, Any]:
     """The automatic verdict (metric or judge) against each reviewer
-    (:func:`~evaluators.review.agreement.automatic_agreement`), cached until the session changes."""
+    (:func:`~evaluators.review.agreement.automatic_agreement`), cached until the session changes.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    dict
+        As :func:`~evaluators.review.agreement.automatic_agreement` returns it.
+    """
     from evaluators.review.agreement import automatic_agreement
 
     return store._cached(session.id, "automatic",

@@ -321,7 +321,34 @@ def history_row(session_id: int, item_id: int, annotator: str, actor: str, actio
                 old: Any, new: Mapping[str, Any] | None, blind: bool, *, undoes: int | None = None) -> dict[str, Any]:
     """A history row (a dict for ``decision_history``) of one change from ``old`` (a row with
     version, label, score, comment, status and guidelines_version, or ``None``) to ``new`` (a mapping
-    of the same, or ``None``)."""
+    of the same, or ``None``).
+
+    Parameters
+    ----------
+    session_id, item_id : int
+        The decision's session and item.
+    annotator : str
+        Whose decision it is.
+    actor : str
+        Who made the change (the annotator, or whoever imported or undid it).
+    action : str
+        What happened (``save``, ``undo``, ``import``, ``migrated`` ...).
+    at : str
+        When, ISO 8601 UTC.
+    old : row or None
+        The decision before (``None``: there was none).
+    new : mapping or None
+        The decision after (``None``: removed).
+    blind : bool
+        Whether the session was blind at the time.
+    undoes : int, optional
+        Id of the history row this change undoes.
+
+    Returns
+    -------
+    dict of str to object
+        One value per column of ``decision_history`` except its id.
+    """
     row: dict[str, Any] = {"session_id": session_id, "item_id": item_id, "annotator": annotator, "actor": actor,
                            "action": action, "at": at, "blind": bool(blind), "undoes": undoes}
     if old is None:
@@ -345,6 +372,18 @@ def record_history(c, rows: list[dict[str, Any]]) -> int | None:
 
     Many rows (an import) go to SQLite as one DB-API ``executemany`` of plain tuples: SQLAlchemy's
     per-row parameter processing cost about as much as the insert itself.  Column names are ours.
+
+    Parameters
+    ----------
+    c : sqlalchemy.Connection
+        A connection inside the caller's write transaction.
+    rows : list of dict
+        :func:`history_row` dicts, all with the same keys.
+
+    Returns
+    -------
+    int or None
+        The new row's id for a single row; ``None`` for none or several.
     """
     if not rows:
         return None
@@ -364,7 +403,23 @@ def _history(row) -> HistoryEntry:
 
 
 def item_digest(payload: Mapping[str, Any]) -> str:
-    """SHA-256 of the payload's canonical JSON (sorted keys, no spaces, UTF-8): an item's identity."""
+    """SHA-256 of the payload's canonical JSON (sorted keys, no spaces, UTF-8): an item's identity.
+
+    Parameters
+    ----------
+    payload : mapping
+        A review item's payload (JSON-ready).
+
+    Returns
+    -------
+    str
+        64 lower-case hex digits; equal payloads (in any key order) give the same digest.
+
+    Raises
+    ------
+    TypeError
+        A value that is not JSON-serialisable.
+    """
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -389,25 +444,82 @@ POSITION_ORDERS = ("informative",)
 
 def ordered_by_position(settings_text: str | None) -> bool:
     """Whether a session's queue follows its items' positions (its stored settings' ``order`` is one of
-    :data:`POSITION_ORDERS`) rather than the seeded shuffle."""
+    :data:`POSITION_ORDERS`) rather than the seeded shuffle.
+
+    Parameters
+    ----------
+    settings_text : str or None
+        The session's stored settings (JSON text).
+
+    Returns
+    -------
+    bool
+    """
     return _loads_settings(settings_text).get("order") in POSITION_ORDERS
 
 
 def item_rank(seed: int, position: int, ordered: bool) -> int:
     """An item's rank: its position in a session ordered by its creator (:func:`ordered_by_position`), else
-    :func:`seeded_rank`."""
+    :func:`seeded_rank`.
+
+    Parameters
+    ----------
+    seed : int
+        The session's seed.
+    position : int
+        The item's 0-based position in the session.
+    ordered : bool
+        The session follows positions.
+
+    Returns
+    -------
+    int
+        Lower ranks are handed out first.
+    """
     return position if ordered else seeded_rank(seed, position)
 
 
 def seeded_rank(seed: int, position: int) -> int:
     """An item's place in its session's seeded order: the first 31 bits of SHA-256 of ``"seed:position"``
     (a shuffle that needs neither the other items nor their number, so items added later, or
-    imported in batches, get theirs at once; ties are ordered by item id)."""
+    imported in batches, get theirs at once; ties are ordered by item id).
+
+    Parameters
+    ----------
+    seed : int
+        The session's seed (32-bit).
+    position : int
+        The item's 0-based position.
+
+    Returns
+    -------
+    int
+        In ``[0, 2**31)``.
+    """
     return int.from_bytes(hashlib.sha256(f"{seed}:{position}".encode()).digest()[:4], "big") >> 1
 
 
 def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: str = "") -> None:
-    """The rules of a decision's fields (label, 1-5 score, comment, status); raises a located ``ValueError``."""
+    """The rules of a decision's fields (label, 1-5 score, comment, status); raises a located ``ValueError``.
+
+    Parameters
+    ----------
+    label : str or None
+        One of :data:`ALL_LABELS`, or ``None``.
+    score : int or None
+        An integer from 1 to 5 (the rubric score), or ``None``.
+    comment : str or None
+        Free text (length-checked).
+    status : str
+        One of :data:`STATUSES`; ``submitted`` needs a label.
+    where : str
+        Put in front of the message (``"line 12"``).
+
+    Raises
+    ------
+    ValueError
+        The first rule broken, located.
+    """
     p = f"{where}: " if where else ""
     if label is not None and (not isinstance(label, str) or label not in ALL_LABELS):
         raise ValueError(f"{p}label must be one of {', '.join(ALL_LABELS)} or null, not {label!r:.60}")
@@ -422,17 +534,54 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
 
 def human_verdict(label: str | None) -> int | None:
     """A label as a verdict on the prediction: 1 right (:data:`RIGHT_LABELS`), 0 wrong (:data:`WRONG_LABELS`),
-    ``None`` otherwise (a GT error, an A/B label, no label)."""
+    ``None`` otherwise (a GT error, an A/B label, no label).
+
+    Parameters
+    ----------
+    label : str or None
+        A decision's label.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> human_verdict("acceptable_variant"), human_verdict("model_error"), human_verdict("gt_error")
+    (1, 0, None)
+    """
     return 1 if label in RIGHT_LABELS else 0 if label in WRONG_LABELS else None
 
 
 def is_two_sided(payload: Any) -> bool:
-    """Whether an item's payload is two-sided (an A/B comparison: a ``sides`` object)."""
+    """Whether an item's payload is two-sided (an A/B comparison: a ``sides`` object).
+
+    Parameters
+    ----------
+    payload : object
+        An item's payload.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(payload, Mapping) and isinstance(payload.get("sides"), dict)
 
 
 def label_fits(label: str | None, payload: Mapping[str, Any]) -> bool:
-    """Whether a label belongs to the item's kind (A/B labels for two-sided items only)."""
+    """Whether a label belongs to the item's kind (A/B labels for two-sided items only).
+
+    Parameters
+    ----------
+    label : str or None
+        A label (``None`` fits every item).
+    payload : mapping
+        The item's payload.
+
+    Returns
+    -------
+    bool
+    """
     return label is None or (label in PAIR_LABELS) == is_two_sided(payload)
 
 
@@ -494,6 +643,18 @@ class ReviewStore:
     def put_upload(self, name: str, data: bytes) -> str:
         """Keep a file by its SHA-256 digest (once); returns the digest.
 
+        Parameters
+        ----------
+        name : str
+            The file's name (at most 512 characters).
+        data : bytes
+            Its contents, at most :data:`MAX_UPLOAD_BYTES`.
+
+        Returns
+        -------
+        str
+            The SHA-256 hex digest (the file is stored once per digest).
+
         Raises
         ------
         ValueError
@@ -509,7 +670,17 @@ class ReviewStore:
         return digest
 
     def get_upload(self, digest: str) -> tuple[str, bytes] | None:
-        """``(name, bytes)`` of a kept file, or ``None``."""
+        """``(name, bytes)`` of a kept file, or ``None``.
+
+        Parameters
+        ----------
+        digest : str
+            A digest :meth:`put_upload` returned.
+
+        Returns
+        -------
+        (str, bytes) or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(uploads_table.c.name, uploads_table.c.data)
                             .where(uploads_table.c.digest == digest)).first()
@@ -524,6 +695,33 @@ class ReviewStore:
         ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
         order (:func:`seeded_rank`), or, when ``settings["order"]`` is one of :data:`POSITION_ORDERS`,
         in the order given (chosen by the caller: :func:`evaluators.review.order.informative_order`).
+
+        Parameters
+        ----------
+        name : str
+            Unique session name.
+        kind : str
+            Item kind (``qa``, ``memory``, ``dialogue``, ``testsets``, ``narrative`` ...; 32 characters kept).
+        items : iterable of mapping
+            Item payloads (:mod:`evaluators.review.items`), at most :data:`MAX_ITEMS` distinct.
+        created_by : str
+            The session's owner.
+        blind : bool
+            Annotators do not see each other's decisions (and A/B sides may be hidden).
+        k : int
+            Reviewers per item, >= 1.
+        seed : int
+            32-bit seed of the queue order.
+        uploads : iterable of str
+            Digests of files kept with :meth:`put_upload` (the session's source files).
+        settings : mapping, optional
+            Further settings (``order``, guidelines ...), JSON-ready.
+        gold : mapping of str to str, optional
+            Item digest -> known label (gold items measure annotators).
+
+        Returns
+        -------
+        Session
 
         Raises
         ------
@@ -584,6 +782,28 @@ class ReviewStore:
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
 
+        Parameters
+        ----------
+        session_id : int
+            The session.
+        blind : bool, optional
+            New blind mode; ``None`` leaves it.
+        guidelines : str, optional
+            New guidelines text (a new version when it differs).
+        adjudicators : iterable of str, optional
+            The full new list of adjudicators.
+        k : int, optional
+            Reviewers per item, 1 to 100.
+        labels_help : mapping of str to str, optional
+            Label -> one-line definition (empty ones dropped).
+        by : str, optional
+            Who saves, recorded with a guidelines version.
+
+        Returns
+        -------
+        Session
+            As stored after the change (its change counter went up by one).
+
         Raises
         ------
         ValueError
@@ -626,7 +846,21 @@ class ReviewStore:
                        tuple(json.loads(row.uploads)), row.created_at, _loads_settings(row.settings), row.n_items)
 
     def session(self, session_id: int) -> Session:
-        """A session by id (``KeyError`` if there is none)."""
+        """A session by id (``KeyError`` if there is none).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        Session
+
+        Raises
+        ------
+        KeyError
+            No session with that id.
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(sessions_table).where(sessions_table.c.id == session_id)).first()
         if row is None:
@@ -634,6 +868,16 @@ class ReviewStore:
         return self._session_row(row)
 
     def session_by_name(self, name: str) -> Session | None:
+        """A session by its unique name, or ``None``.
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        Session or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(sessions_table).where(sessions_table.c.name == name)).first()
         return None if row is None else self._session_row(row)
@@ -645,7 +889,17 @@ class ReviewStore:
         return [self._session_row(r) for r in rows]
 
     def changes(self, session_id: int) -> int:
-        """The session's change counter (+1 per decision, adjudication or settings change)."""
+        """The session's change counter (+1 per decision, adjudication or settings change).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+            0 for an unknown session.
+        """
         with self.engine.connect() as c:
             return int(c.execute(sa.select(sessions_table.c.changes)
                                  .where(sessions_table.c.id == session_id)).scalar_one_or_none() or 0)
@@ -666,23 +920,73 @@ class ReviewStore:
 
     # ------------------------------------------------------------ items
     def items(self, session_id: int) -> list[Item]:
-        """A session's items in creation order (all of them: for exports and small sessions)."""
+        """A session's items in creation order (all of them: for exports and small sessions).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Item
+            Empty for an unknown session.
+        """
         return list(self.iter_items(session_id))
 
     def iter_items(self, session_id: int, *, batch: int = BATCH) -> Iterator[Item]:
-        """A session's items in creation order, streamed (one query, ``batch`` rows at a time)."""
+        """A session's items in creation order, streamed (one query, ``batch`` rows at a time).
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+
+        Yields
+        ------
+        Item
+        """
         q = sa.select(items_table).where(items_table.c.session_id == session_id).order_by(items_table.c.position)
         with self.engine.connect() as c:
             for r in c.execution_options(stream_results=True, yield_per=batch).execute(q):
                 yield _item(r)
 
     def item(self, item_id: int) -> Item | None:
+        """An item by id, or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        Item or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(items_table).where(items_table.c.id == item_id)).first()
         return None if row is None else _item(row)
 
     def add_item(self, session_id: int, payload: Mapping[str, Any]) -> Item:
-        """Add an item to a session (an existing item with the same payload is returned as is)."""
+        """Add an item to a session (an existing item with the same payload is returned as is).
+
+        Parameters
+        ----------
+        session_id : int
+            An existing session.
+        payload : mapping
+            The item's payload (JSON-ready).
+
+        Returns
+        -------
+        Item
+            At the session's next position, ranked by the session's order; the change counter
+            goes up when it is new.
+
+        Raises
+        ------
+        ValueError
+            A payload that is not a valid item (:func:`canonical_payload`).
+        """
         text = canonical_payload(payload)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with self._write() as c:
@@ -709,7 +1013,8 @@ class ReviewStore:
 
         Among items this annotator has not decided, with fewer than ``k`` submitted decisions
         plus live claims by others, those with the most decisions come first (items reach ``k``
-        reviewers before new ones open), then by the session's seeded rank.  One indexed query
+        reviewers before new ones open), then by the item's stored rank (:func:`item_rank`: the
+        seeded rank, or the position in a session its creator ordered), then id.  One indexed query
         per level of ``k``; ``exclude``: item ids to pass over.
 
         With ``claim``, the item is claimed for :data:`CLAIM_SECONDS` (the annotator's earlier
@@ -718,6 +1023,27 @@ class ReviewStore:
         item another claimer holds locked is passed over (``FOR UPDATE SKIP LOCKED``); an item
         claimed to ``k`` between the choice and the claim is passed over too, until one is claimed
         or none is open.  ``filters`` restrict the queue (:class:`QueueFilter`).
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+            Who asks (``""``: nobody; use without ``claim``).
+        exclude : iterable of int
+            Item ids to pass over (the one shown now).
+        claim : bool
+            Claim the item for this annotator.
+        filters : QueueFilter, optional
+
+        Returns
+        -------
+        Item or None
+            ``None`` when nothing is open to this annotator.
+
+        Raises
+        ------
+        KeyError
+            No such session.
         """
         s = self.session(session_id)
         exclude = list(exclude)
@@ -780,7 +1106,17 @@ class ReviewStore:
         return True
 
     def claims(self, session_id: int) -> dict[int, list[str]]:
-        """Live claims of a session: item id -> annotators."""
+        """Live claims of a session: item id -> annotators.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of int to list of str
+            Claims not expired yet.
+        """
         now, i, cl = _now(), items_table, claims_table
         with self.engine.connect() as c:
             rows = c.execute(sa.select(cl.c.item_id, cl.c.annotator).join(i, i.c.id == cl.c.item_id)
@@ -791,7 +1127,19 @@ class ReviewStore:
         return out
 
     def previous_item(self, session_id: int, annotator: str, before: Item | None = None) -> Item | None:
-        """The item this annotator decided last before ``before`` (by time of decision); ``None`` at the start."""
+        """The item this annotator decided last before ``before`` (by time of decision); ``None`` at the start.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+        before : Item, optional
+            The item shown now; ``None`` or an item the annotator has not decided: their latest.
+
+        Returns
+        -------
+        Item or None
+        """
         with self.engine.connect() as c:
             q = (sa.select(items_table).join(decisions_table, decisions_table.c.item_id == items_table.c.id)
                  .where(decisions_table.c.session_id == session_id, decisions_table.c.annotator == annotator)
@@ -806,7 +1154,29 @@ class ReviewStore:
 
     def order_for(self, session_id: int, annotator: str, decisions: Iterable[Decision] | None = None) -> list[Item]:
         """Every item open to an annotator, in the queue's order (reads the whole session: for small
-        sessions and tests; the page asks :meth:`next_item`)."""
+        sessions and tests; the page asks :meth:`next_item`).
+
+        The items the annotator submitted a decision on, and those with fewer than ``k`` submitted
+        decisions, sorted by :func:`seeded_rank` then id.  Unlike :meth:`next_item` this ignores a
+        position order set by the session's creator (:func:`ordered_by_position`), live claims and
+        the overlap-first rule.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+        decisions : iterable of Decision, optional
+            The session's decisions when already read; default :meth:`decisions`.
+
+        Returns
+        -------
+        list of Item
+
+        Raises
+        ------
+        KeyError
+            No such session.
+        """
         s = self.session(session_id)
         items = self.items(session_id)
         done: dict[int, set[str]] = {}
@@ -817,7 +1187,24 @@ class ReviewStore:
                       key=lambda i: (seeded_rank(s.seed, i.position), i.id))
 
     def progress(self, session_id: int, annotator: str) -> Progress:
-        """Counts for the progress bar, by aggregate queries."""
+        """Counts for the progress bar, by aggregate queries.
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+
+        Returns
+        -------
+        Progress
+            Items in the session, this annotator's decisions (submitted or skipped), items complete
+            to ``k`` and all decisions.
+
+        Raises
+        ------
+        KeyError
+            No such session.
+        """
         s = self.session(session_id)
         d = decisions_table
         with self.engine.connect() as c:
@@ -836,7 +1223,17 @@ class ReviewStore:
     def team_progress(self, session_id: int) -> TeamProgress:
         """Items complete to ``k``, items by number of reviews, and each annotator's decided /
         skipped counts and median time on item: three aggregate queries, cached until the session
-        changes (no item or decision is read one by one)."""
+        changes (no item or decision is read one by one).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        TeamProgress
+            Median seconds per annotator ``None`` when no time was recorded.
+        """
         return self._cached(session_id, "team", lambda: self._team_progress(session_id))
 
     def _team_progress(self, session_id: int) -> TeamProgress:
@@ -870,6 +1267,17 @@ class ReviewStore:
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
 
+        Parameters
+        ----------
+        item_id : int
+        label : str or None
+            One of :data:`ALL_LABELS` fitting the item (:func:`label_fits`), or ``None``.
+
+        Returns
+        -------
+        Item
+            As stored after the change (the session's change counter went up).
+
         Raises
         ------
         ValueError
@@ -889,7 +1297,16 @@ class ReviewStore:
         return self.item(item_id)
 
     def gold_items(self, session_id: int) -> dict[int, str]:
-        """Gold items of a session: item id -> gold label."""
+        """Gold items of a session: item id -> gold label.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of int to str
+        """
         i = items_table
         with self.engine.connect() as c:
             return dict(c.execute(sa.select(i.c.id, i.c.gold).where(i.c.session_id == session_id,
@@ -897,7 +1314,24 @@ class ReviewStore:
 
     def gold_accuracy(self, session_id: int, *, confidence_level: float = 0.95) -> list[GoldAccuracy]:
         """Each annotator's accuracy on the gold items (submitted decisions; skips do not count),
-        with its Wilson interval, by annotator name: one grouped query, cached until the session changes."""
+        with its Wilson interval, by annotator name: one grouped query, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+        confidence_level : float
+            Level of the Wilson interval, in (0, 1).
+
+        Returns
+        -------
+        list of GoldAccuracy
+            One per annotator with a submitted decision on a gold item, sorted by name; accuracy in [0, 1].
+
+        References
+        ----------
+        Wilson (1927), "Probable inference, the law of succession, and statistical inference"
+        (:func:`evaluators.metrics.statistics.wilson_interval`).
+        """
         from evaluators.metrics.statistics import wilson_interval
 
         def compute() -> list[GoldAccuracy]:
@@ -917,7 +1351,17 @@ class ReviewStore:
         return self._cached(session_id, f"gold@{confidence_level}", compute)
 
     def decided_blind(self, session_id: int) -> int:
-        """How many decision changes were made while the session was blind (from the history)."""
+        """How many decision changes were made while the session was blind (from the history).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+            History rows recorded as blind, undos not counted.
+        """
         h = history_table
         with self.engine.connect() as c:
             return int(c.execute(sa.select(sa.func.count()).select_from(h).where(
@@ -925,13 +1369,37 @@ class ReviewStore:
 
     @staticmethod
     def blind_sides(session: Session, annotator: str, item: Item) -> bool:
-        """Whether the A/B sides of a two-sided item are swapped for this annotator (blind mode, seeded)."""
+        """Whether the A/B sides of a two-sided item are swapped for this annotator (blind mode, seeded).
+
+        Parameters
+        ----------
+        session : Session
+        annotator : str
+        item : Item
+
+        Returns
+        -------
+        bool
+            Always ``False`` in an open session; in a blind one, the same answer every time for the
+            same seed, annotator and item (about half the items swapped).
+        """
         if not session.blind:
             return False
         return random.Random(f"{session.seed}:{annotator}:{item.digest}").random() < 0.5
 
     # ------------------------------------------------------------ decisions
     def decision(self, item_id: int, annotator: str) -> Decision | None:
+        """One annotator's decision on an item, or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+        annotator : str
+
+        Returns
+        -------
+        Decision or None
+        """
         with self.engine.connect() as c:
             row = c.execute(sa.select(decisions_table, items_table.c.digest)
                             .join(items_table, items_table.c.id == decisions_table.c.item_id)
@@ -940,7 +1408,17 @@ class ReviewStore:
         return None if row is None else _decision(row)
 
     def item_decisions(self, item_id: int) -> list[Decision]:
-        """Every annotator's decision on one item."""
+        """Every annotator's decision on one item.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        list of Decision
+            Sorted by annotator name.
+        """
         with self.engine.connect() as c:
             rows = c.execute(sa.select(decisions_table, items_table.c.digest)
                              .join(items_table, items_table.c.id == decisions_table.c.item_id)
@@ -1029,7 +1507,18 @@ class ReviewStore:
 
     # ------------------------------------------------------------ history and undo
     def history(self, item_id: int, annotator: str | None = None) -> list[HistoryEntry]:
-        """Every change of the decisions on an item (one annotator's with ``annotator``), oldest first."""
+        """Every change of the decisions on an item (one annotator's with ``annotator``), oldest first.
+
+        Parameters
+        ----------
+        item_id : int
+        annotator : str, optional
+            Only this annotator's decision; ``None``: everyone's.
+
+        Returns
+        -------
+        list of HistoryEntry
+        """
         h = history_table
         q = sa.select(h).where(h.c.item_id == item_id)
         if annotator is not None:
@@ -1041,6 +1530,16 @@ class ReviewStore:
         """The annotator's latest own change that can be undone (a save not undone yet), or ``None``.
 
         Undo walks back: after an undo, the save before it is the next one (an undo is not undone).
+
+        Parameters
+        ----------
+        session_id : int
+        annotator : str
+
+        Returns
+        -------
+        HistoryEntry or None
+            The annotator's own save (not one made by an import or by someone else), latest first.
         """
         with self.engine.connect() as c:
             row = c.execute(self._last_save_query(session_id, annotator)).first()
@@ -1120,18 +1619,52 @@ class ReviewStore:
         return HistoryEntry(id=undo_id, **{k: v for k, v in row.items() if k != "id"})
 
     def decisions(self, session_id: int) -> list[Decision]:
-        """Every decision of a session, by item position then annotator."""
+        """Every decision of a session, by item position then annotator.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Decision
+            Drafts and skips included.
+        """
         return list(self.iter_decisions(session_id))
 
     def iter_decisions(self, session_id: int, *, batch: int = BATCH) -> Iterator[Decision]:
-        """A session's decisions by item position then annotator, streamed (one query)."""
+        """A session's decisions by item position then annotator, streamed (one query).
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+
+        Yields
+        ------
+        Decision
+        """
         for decision, _payload in self.iter_decisions_with_items(session_id, batch=batch, payloads=False):
             yield decision
 
     def iter_decisions_with_items(self, session_id: int, *, batch: int = BATCH,
                                   payloads: bool = True) -> Iterator[tuple[Decision, dict | None]]:
         """Each decision with its item's payload (``None`` without ``payloads``), streamed, by
-        item position then annotator."""
+        item position then annotator.
+
+        Parameters
+        ----------
+        session_id : int
+        batch : int
+            Rows fetched at a time.
+        payloads : bool
+            Read and parse each item's payload too.
+
+        Yields
+        ------
+        (Decision, dict or None)
+        """
         d, i = decisions_table, items_table
         cols = [d, i.c.digest] + ([i.c.payload] if payloads else [])
         q = (sa.select(*cols).join(i, i.c.id == d.c.item_id).where(d.c.session_id == session_id)
@@ -1141,7 +1674,17 @@ class ReviewStore:
                 yield _decision(r), (json.loads(r.payload) if payloads else None)
 
     def ratings(self, session_id: int) -> list[Decision]:
-        """The submitted decisions of a session without comments (what agreement needs), one query."""
+        """The submitted decisions of a session without comments (what agreement needs), one query.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of Decision
+            ``comment`` ``""`` and ``seconds`` ``None`` in each.
+        """
         d, i = decisions_table, items_table
         with self.engine.connect() as c:
             rows = c.execute(sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score, d.c.status,
@@ -1152,14 +1695,35 @@ class ReviewStore:
                          None, r.guidelines_version) for r in rows]
 
     def agreement(self, session_id: int) -> dict[str, Any]:
-        """:func:`~evaluators.review.agreement.session_agreement` of the session, cached until it changes."""
+        """:func:`~evaluators.review.agreement.session_agreement` of the session, cached until it changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict
+            ``{"label": {...}, "score": {...}}``: agreement of the submitted labels and 1-5 scores
+            with 95% bootstrap intervals, as that function computes them.
+        """
         from evaluators.review.agreement import session_agreement
 
         return self._cached(session_id, "agreement", lambda: session_agreement(self.ratings(session_id)))
 
     def agreement_by_guidelines(self, session_id: int) -> dict[int | None, dict[str, Any]]:
         """:meth:`agreement` of the decisions made under each guidelines version (``None``: none
-        recorded), oldest version first, cached until the session changes."""
+        recorded), oldest version first, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of (int or None) to dict
+            ``None`` first, then versions ascending.
+        """
         from evaluators.review.agreement import session_agreement
 
         def compute() -> dict[int | None, dict[str, Any]]:
@@ -1173,7 +1737,19 @@ class ReviewStore:
     # ------------------------------------------------------------ adjudication
     def adjudication_queue(self, session_id: int, limit: int | None = None) -> list[tuple[Item, list[Decision]]]:
         """Items whose submitted labels disagree, or that someone marked ``gt_error``, not yet
-        adjudicated (found by one grouped query, cached until the session changes)."""
+        adjudicated (found by one grouped query, cached until the session changes).
+
+        Parameters
+        ----------
+        session_id : int
+        limit : int, optional
+            Items returned at most.
+
+        Returns
+        -------
+        list of (Item, list of Decision)
+            By item position; each with its submitted decisions.
+        """
         ids = self._cached(session_id, "queue", lambda: self._queue_ids(session_id))
         out = []
         for item_id in ids[:limit]:
@@ -1183,6 +1759,16 @@ class ReviewStore:
         return out
 
     def queue_size(self, session_id: int) -> int:
+        """How many items wait for an adjudicator (:meth:`adjudication_queue` without reading them).
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        int
+        """
         return len(self._cached(session_id, "queue", lambda: self._queue_ids(session_id)))
 
     def _queue_ids(self, session_id: int) -> list[int]:
@@ -1191,7 +1777,17 @@ class ReviewStore:
     def adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
         """Every item that needs an adjudicator (submitted labels disagree, or someone marked
         ``gt_error``), by position, with whether it is adjudicated already: one grouped query,
-        cached until the session changes."""
+        cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of (int, bool)
+            ``(item_id, adjudicated)``.
+        """
         return self._cached(session_id, "adjudication", lambda: self._adjudication_items(session_id))
 
     def _adjudication_items(self, session_id: int) -> list[tuple[int, bool]]:
@@ -1207,7 +1803,17 @@ class ReviewStore:
             return [(r[0], bool(r[1])) for r in c.execute(q)]
 
     def adjudication(self, item_id: int) -> dict[str, Any] | None:
-        """The final label of one item (as :meth:`adjudications` rows), or ``None``."""
+        """The final label of one item (as :meth:`adjudications` rows), or ``None``.
+
+        Parameters
+        ----------
+        item_id : int
+
+        Returns
+        -------
+        dict or None
+            ``item_id``, ``adjudicator``, ``label``, ``comment``, ``updated_at``, ``corrected_answer``.
+        """
         a = adjudications_table
         with self.engine.connect() as c:
             r = c.execute(sa.select(a).where(a.c.item_id == item_id)).first()
@@ -1217,7 +1823,19 @@ class ReviewStore:
 
     def item_names(self, session_id: int, item_ids: Iterable[int]) -> dict[int, str]:
         """Each item's record id (its ``id`` in the payload, else its item id) for a picker, read in
-        batches and cached until the session changes."""
+        batches and cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+            The cache's session (the items are looked up by id alone, unlike :meth:`item_payloads`).
+        item_ids : iterable of int
+
+        Returns
+        -------
+        dict of int to str
+            Names cut to 200 characters; ids not found are left out.
+        """
         ids = tuple(item_ids)
 
         def compute() -> dict[int, str]:
@@ -1235,7 +1853,19 @@ class ReviewStore:
 
     def item_payloads(self, session_id: int, item_ids: Iterable[int]) -> dict[int, dict]:
         """The payloads of some of a session's items (read in batches of 500), cached until the session
-        changes (the items asked for last, as :meth:`item_names`); the dicts are shared: do not change them."""
+        changes (the items asked for last, as :meth:`item_names`); the dicts are shared: do not change them.
+
+        Parameters
+        ----------
+        session_id : int
+        item_ids : iterable of int
+            Items of that session (others are left out).
+
+        Returns
+        -------
+        dict of int to dict
+            A payload that is not an object reads as ``{}``.
+        """
         ids = tuple(item_ids)
 
         def compute() -> dict[int, dict]:
@@ -1253,7 +1883,16 @@ class ReviewStore:
 
     def guidelines_counts(self, session_id: int) -> dict[int | None, int]:
         """Submitted decisions counted per guidelines version (``{version: n}``, ``None`` for decisions made
-        without guidelines): one grouped query, cached until the session changes."""
+        without guidelines): one grouped query, cached until the session changes.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        dict of (int or None) to int
+        """
         d = decisions_table
 
         def compute() -> dict[int | None, int]:
@@ -1266,7 +1905,18 @@ class ReviewStore:
 
     def label_votes(self, session_id: int, item_ids: Iterable[int] | None = None) -> dict[int, dict[str, int]]:
         """Submitted labels counted per item (``{item_id: {label: n}}``): one grouped query, cached until
-        the session changes; ``item_ids`` keeps only those items."""
+        the session changes; ``item_ids`` keeps only those items.
+
+        Parameters
+        ----------
+        session_id : int
+        item_ids : iterable of int, optional
+            ``None``: every item with a submitted label.
+
+        Returns
+        -------
+        dict of int to dict of str to int
+        """
         d = decisions_table
 
         def compute() -> dict[int, dict[str, int]]:
@@ -1284,7 +1934,18 @@ class ReviewStore:
         return votes if item_ids is None else {i: votes[i] for i in item_ids if i in votes}
 
     def systems(self, session_id: int, limit: int = 500) -> list[str]:
-        """The distinct systems of a session's items (the System filter's choices), cached."""
+        """The distinct systems of a session's items (the System filter's choices), cached.
+
+        Parameters
+        ----------
+        session_id : int
+        limit : int
+            Systems returned at most (sorted by name).
+
+        Returns
+        -------
+        list of str
+        """
         i = items_table
 
         def compute() -> list[str]:
@@ -1302,10 +1963,22 @@ class ReviewStore:
         ``corrected_answer`` is the right answer of a ``gt_error`` item (it becomes a GT patch,
         :mod:`evaluators.review.gt_patch`); ignored for other labels.
 
+        Parameters
+        ----------
+        item_id : int
+        adjudicator : str
+            Who decides (the caller checks that they may: :func:`evaluators.review.service.can_adjudicate`).
+        label : str
+            One of :data:`ALL_LABELS`.
+        comment : str
+            The adjudicator's note.
+        corrected_answer : str, optional
+            For ``gt_error`` only.
+
         Raises
         ------
         ValueError
-            An unknown label, an empty adjudicator name or a bad note.
+            An unknown label, an empty adjudicator name, a bad note or answer, or no such item.
         """
         if label not in ALL_LABELS:
             raise ValueError(f"label must be one of {', '.join(ALL_LABELS)}, not {label!r}")
@@ -1324,6 +1997,18 @@ class ReviewStore:
                       .values(changes=sessions_table.c.changes + 1))
 
     def adjudications(self, session_id: int) -> list[dict[str, Any]]:
+        """Every final label of a session, by item position.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of dict
+            ``item_id``, ``item_digest``, ``adjudicator``, ``label``, ``comment``, ``updated_at``,
+            ``corrected_answer``.
+        """
         with self.engine.connect() as c:
             rows = c.execute(sa.select(adjudications_table, items_table.c.digest)
                              .join(items_table, items_table.c.id == adjudications_table.c.item_id)
@@ -1337,6 +2022,16 @@ class ReviewStore:
         """Items adjudicated as ``gt_error``: the item (id, question, current GT), who decided and why.
 
         The ground truth is never edited here; this list is the correction file to apply.
+
+        Parameters
+        ----------
+        session_id : int
+
+        Returns
+        -------
+        list of dict
+            By item position: ``item_digest``, ``record_id``, ``question``, ``current_ground_truth``,
+            ``prediction``, the adjudicator, label, note and corrected answer.
         """
         a, i = adjudications_table, items_table
         with self.engine.connect() as c:
@@ -1434,7 +2129,17 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
 
 def guidelines_versions(session: Session) -> list[dict[str, Any]]:
     """Every saved version of a session's guidelines, oldest first, as ``{version, text, by, at}``;
-    guidelines set before versions were kept show as their current version alone (``by``/``at`` unknown)."""
+    guidelines set before versions were kept show as their current version alone (``by``/``at`` unknown).
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    list of dict
+        Sorted by version; empty when the session has no guidelines.
+    """
     kept = [dict(v) for v in (session.settings or {}).get("guidelines_versions") or () if isinstance(v, dict)]
     current = session.guidelines_version
     if current is not None and not any(v.get("version") == current for v in kept):

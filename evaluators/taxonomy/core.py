@@ -152,7 +152,19 @@ class Vocabulary:
         return len(self.entries)
 
     def canonical(self, label: str | None) -> Label:
-        """Resolve a raw label; see :class:`Label`.  ``None`` and blanks give an empty label."""
+        """Resolve a raw label; see :class:`Label`.  ``None`` and blanks give an empty label.
+
+        Parameters
+        ----------
+        label : str or None
+            A label as written (any case, spacing, ``中文(English)`` form; non-strings are turned
+            into text).
+
+        Returns
+        -------
+        Label
+            ``value`` the canonical code when ``valid``, else the label's comparison key.
+        """
         if label is None:
             label = ""
         if not isinstance(label, str):
@@ -169,7 +181,17 @@ class Vocabulary:
         return Label(label, code if code is not None else key, code is not None)
 
     def display(self, value: str) -> str:
-        """Human-readable form of a canonical value (unknown values are returned as is)."""
+        """Human-readable form of a canonical value (unknown values are returned as is).
+
+        Parameters
+        ----------
+        value : str
+            A canonical code.
+
+        Returns
+        -------
+        str
+        """
         e = self.entries.get(value)
         return e.display if e else value
 
@@ -191,7 +213,23 @@ class Taxonomy:
         return self.vocabularies[field_name]
 
     def canonical(self, field_name: str, label: str | None) -> Label:
-        """Resolve ``label`` in the vocabulary of ``field_name``."""
+        """Resolve ``label`` in the vocabulary of ``field_name``.
+
+        Parameters
+        ----------
+        field_name : str
+            One of :data:`FIELDS` (``archetype``, ``sentiment``, ``relationship_level1`` ...).
+        label : str or None
+
+        Returns
+        -------
+        Label
+
+        Raises
+        ------
+        KeyError
+            An unknown field.
+        """
         return self.vocabularies[field_name].canonical(label)
 
     @cached_property
@@ -200,19 +238,49 @@ class Taxonomy:
         return {code: (e.attrs.get("polarity") or None) for code, e in self.vocabularies["sentiment"].entries.items()}
 
     def polarity(self, sentiment: str | None) -> str | None:
-        """Polarity (``positive``, ``neutral``, ``negative``) of a sentiment label; ``None`` if unknown."""
+        """Polarity (``positive``, ``neutral``, ``negative``) of a sentiment label; ``None`` if unknown.
+
+        Parameters
+        ----------
+        sentiment : str or None
+            A sentiment label as written.
+
+        Returns
+        -------
+        str or None
+        """
         lab = self.vocabularies["sentiment"].canonical(sentiment)
         return self.polarity_of_value[lab.value] if lab.valid else None
 
     def level1_of(self, level2: str | None) -> str | None:
-        """Level-1 code that a level-2 relationship tag belongs to, if known."""
+        """Level-1 code that a level-2 relationship tag belongs to, if known.
+
+        Parameters
+        ----------
+        level2 : str or None
+            A level-2 tag as written.
+
+        Returns
+        -------
+        str or None
+        """
         lab = self.vocabularies["relationship_level2"].canonical(level2)
         if not lab.valid:
             return None
         return self.vocabularies["relationship_level2"].entries[lab.value].attrs.get("level1") or None
 
     def with_vocabularies(self, **replacements: Vocabulary) -> Taxonomy:
-        """A copy with some fields' vocabularies replaced."""
+        """A copy with some fields' vocabularies replaced.
+
+        Parameters
+        ----------
+        **replacements : Vocabulary
+            Field name -> its new vocabulary (a user file).
+
+        Returns
+        -------
+        Taxonomy
+        """
         vocab = dict(self.vocabularies)
         vocab.update(replacements)
         return Taxonomy(vocab)
@@ -290,6 +358,13 @@ def load_relationship_csv(data: bytes, file: str = "relationship.csv") -> tuple[
     Level-1 cells such as ``家庭与亲缘(Family & Kinship)`` yield code ``Family & Kinship``
     with Chinese name ``家庭与亲缘``.  Empty level-1 cells inherit the previous row's value.
 
+    Parameters
+    ----------
+    data : bytes
+        The CSV file (UTF-8, UTF-8 with BOM or GB18030: :func:`evaluators.io.decode.decode_bytes`).
+    file : str
+        Its name (the vocabularies' source, and in messages).
+
     Returns
     -------
     (level1, level2) : tuple of Vocabulary
@@ -351,6 +426,17 @@ def load_sentiment_csv(data: bytes, file: str = "sentiment.csv") -> Vocabulary:
     (``中文名称``) or English name, and a polarity column (``情感极性`` or ``Polarity``) whose
     text (``High Positive``, ``Negative (Passive)`` ...) is reduced to positive /
     neutral / negative.
+
+    Parameters
+    ----------
+    data : bytes
+        The CSV file (UTF-8, UTF-8 with BOM or GB18030: :func:`evaluators.io.decode.decode_bytes`).
+    file : str
+        Its name (the vocabulary's source, and in messages).
+
+    Returns
+    -------
+    Vocabulary
 
     Raises
     ------

@@ -39,7 +39,17 @@ _SCORE = TypeAdapter(HumanScore)
 
 
 def signature(kind: str) -> str:
-    """Signature of a test-set evaluation."""
+    """Signature of a test-set evaluation.
+
+    Parameters
+    ----------
+    kind : {"single", "multi_turn"}
+
+    Returns
+    -------
+    str
+        EvalBoard's version and the keyword (single) or expected-point (multi-turn) rule.
+    """
     rule = KEYWORD_RULE if kind == "single" else POINT_RULE
     return f"evalboard {__version__}; testsets/{kind}: {rule}"
 
@@ -83,6 +93,13 @@ def _answer_of(value: Any) -> tuple[str | None, Any]:
 
 def load_answers(data: bytes, file: str = "<predictions>") -> AnswerSet:
     """Read a predictions file (formats in the module docstring).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes (JSON, JSONL or CSV; UTF-8 or GB18030).
+    file : str
+        Its name, for located problems.
 
     Returns
     -------
@@ -285,7 +302,17 @@ class SingleTurnReport(DictMixin):
 
 
 def answer_for(answers: AnswerSet, item_id: str) -> Answer | None:
-    """The answer of a single-turn item: keyed without a turn, else as turn 1."""
+    """The answer of a single-turn item: keyed without a turn, else as turn 1.
+
+    Parameters
+    ----------
+    answers : AnswerSet
+    item_id : str
+
+    Returns
+    -------
+    Answer or None
+    """
     a = answers.answers.get((item_id, None))
     return a if a is not None else answers.answers.get((item_id, 1))
 
@@ -295,7 +322,20 @@ CHUNK_ITEMS = 500
 
 
 def item_result(item: TestItem, a: Any) -> ItemResult:
-    """One single-turn item keyword-scored against its answer (``None``: no answer)."""
+    """One single-turn item keyword-scored against its answer (``None``: no answer).
+
+    Parameters
+    ----------
+    item : TestItem
+    a : Answer or None
+        Its answer; a blank text counts as no answer.
+
+    Returns
+    -------
+    ItemResult
+        Status ``scored``, ``missing_prediction`` (score 0.0: every keyword missing) or
+        ``no_keywords`` (score ``None``).
+    """
     text = a.text if a is not None and a.text.strip() else None
     ks = keyword_score(text or "", item.keywords)
     if ks.score is None:
@@ -345,7 +385,20 @@ def evaluate_single(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) 
 
 def single_report(test_set: TestSet, answers: AnswerSet, rows: Sequence[ItemResult]) -> SingleTurnReport:
     """The report of single-turn item results ``rows`` (one per item of ``test_set``, in order): the
-    aggregates (overall, by category, by difficulty, with intervals) and the id lists made from them."""
+    aggregates (overall, by category, by difficulty, with intervals) and the id lists made from them.
+
+    Parameters
+    ----------
+    test_set : TestSet
+    answers : AnswerSet
+        Its answers (ids of no item are reported as extra).
+    rows : sequence of ItemResult
+        One per item, in order.
+
+    Returns
+    -------
+    SingleTurnReport
+    """
     rows = list(rows)
     ids = {i.id for i in test_set.items}
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
@@ -536,7 +589,18 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet, *, workers: int =
 
 
 def evaluate_test_set(test_set: TestSet, answers: AnswerSet, *, workers: int = 1) -> SingleTurnReport | MultiTurnReport:
-    """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind (``workers``: see them)."""
+    """:func:`evaluate_single` or :func:`evaluate_multi_turn` by the set's kind (``workers``: see them).
+
+    Parameters
+    ----------
+    test_set : TestSet
+    answers : AnswerSet
+    workers : int
+
+    Returns
+    -------
+    SingleTurnReport or MultiTurnReport
+    """
     if test_set.kind == "multi_turn":
         return evaluate_multi_turn(test_set, answers, workers=workers)
     return evaluate_single(test_set, answers, workers=workers)

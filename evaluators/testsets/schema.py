@@ -159,7 +159,22 @@ def _message(err: dict[str, Any]) -> str:
 
 
 def detect_kind(items: list[Any]) -> str:
-    """``"multi_turn"`` when the items have ``turns``, else ``"single"``."""
+    """``"multi_turn"`` when the items have ``turns``, else ``"single"``.
+
+    Parameters
+    ----------
+    items : list
+        The raw items; the first object among them decides.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> detect_kind([{"id": "d1", "turns": []}]), detect_kind([])
+    ('multi_turn', 'single')
+    """
     for item in items:
         if isinstance(item, Mapping):
             return "multi_turn" if "turns" in item else "single"
@@ -226,6 +241,19 @@ def parse_test_set(value: Any, file: str = "<test set>", kind: str | None = None
 
 def load_test_set(data: bytes, file: str = "<test set>", kind: str | None = None) -> TestSet:
     """Decode, parse and validate a test-set file; see :func:`parse_test_set`.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes (JSON; UTF-8 or GB18030).
+    file : str
+        Its name, for located problems.
+    kind : {"single", "multi_turn"}, optional
+        Force the kind.
+
+    Returns
+    -------
+    TestSet
 
     Raises
     ------

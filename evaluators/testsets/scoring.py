@@ -31,7 +31,21 @@ _DROP = re.compile(r"[\W_]+")
 
 @lru_cache(maxsize=4096)
 def fold(text: str) -> str:
-    """NFKC + case folding (the comparison form of answers and keywords)."""
+    """NFKC + case folding (the comparison form of answers and keywords).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> fold("ＡＢＣ Straße")
+    'abc strasse'
+    """
     return unicodedata.normalize("NFKC", text).casefold()
 
 
@@ -90,6 +104,23 @@ def keyword_spans(answer: str, keywords: Sequence[str]) -> list[tuple[int, int]]
 
     Matching is done on the per-character NFKC + casefold form mapped back to original
     offsets; overlapping spans are merged.  Used to highlight keywords.
+
+    Parameters
+    ----------
+    answer : str
+        The answer as written.
+    keywords : sequence of str
+        Blank ones are ignored.
+
+    Returns
+    -------
+    list of (int, int)
+        Sorted, non-overlapping spans into ``answer``; ``[]`` for an empty answer.
+
+    Examples
+    --------
+    >>> keyword_spans("伊法是医生，伊法很好", ["伊法", "医生"])
+    [(0, 2), (3, 5), (6, 8)]
     """
     if not answer:
         return []
@@ -145,7 +176,34 @@ class PointCoverage(DictMixin):
 
 
 def point_coverage(answer: str, point: str, keywords: Sequence[str] = ()) -> PointCoverage:
-    """Decide whether ``answer`` covers an expected point (rules in the module docstring)."""
+    """Decide whether ``answer`` covers an expected point (rules in the module docstring).
+
+    Parameters
+    ----------
+    answer : str
+        The model's reply of that turn.
+    point : str
+        The expected point.
+    keywords : sequence of str
+        The point's keywords; none (or only blank ones): the verbatim rule.
+
+    Returns
+    -------
+    PointCoverage
+
+    References
+    ----------
+    Keyword matching as the keyword test sets' README defines it (substring after NFKC and case
+    folding, :func:`keyword_score`); the all-keywords and verbatim rules are EvalBoard's (module
+    docstring).
+
+    Examples
+    --------
+    >>> point_coverage("恰斯卡和伊法所在的部落", "恰斯卡、伊法所在").covered  # punctuation ignored, "和" is not
+    False
+    >>> point_coverage("恰斯卡伊法所在的部落", "恰斯卡、伊法所在").rule
+    'verbatim'
+    """
     kws = tuple(k for k in keywords if k and k.strip())
     if kws:
         ks = keyword_score(answer, kws)

@@ -18,7 +18,24 @@ _PIECE = re.compile(rf"[{CJK_CLASS}]|(?:(?![{CJK_CLASS}])\w)+|\s+|.", re.DOTALL)
 
 
 def diff_pieces(text: str) -> list[str]:
-    """The pieces :func:`mixed_diff` compares; ``"".join(diff_pieces(t)) == t``."""
+    """The pieces :func:`mixed_diff` compares; ``"".join(diff_pieces(t)) == t``.
+
+    Parameters
+    ----------
+    text : str
+        ``None`` counts as ``""``.
+
+    Returns
+    -------
+    list of str
+        Each CJK character, each run of other word characters, each run of whitespace, and each
+        other character, in order.
+
+    Examples
+    --------
+    >>> diff_pieces("北京 is big!")
+    ['北', '京', ' ', 'is', ' ', 'big', '!']
+    """
     return _PIECE.findall(text or "")
 
 

@@ -14,7 +14,21 @@ _NON_KEY = re.compile(r"[\W_]+", re.UNICODE)
 
 
 def nfkc(text: str) -> str:
-    """Unicode NFKC normalization (full-width ASCII to half-width, compatibility forms folded)."""
+    """Unicode NFKC normalization (full-width ASCII to half-width, compatibility forms folded).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> nfkc("ＡＢＣ１２３，")
+    'ABC123,'
+    """
     return unicodedata.normalize("NFKC", text)
 
 
@@ -25,6 +39,19 @@ def label_key(label: str) -> str:
     ``"Family & Kinship"``, ``"family_kinship"`` and ``"FAMILY-KINSHIP"`` share the key
     ``"familykinship"``; CJK characters are kept (``"家庭与亲缘"``).  An empty or
     punctuation-only label gives ``""``.
+
+    Parameters
+    ----------
+    label : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> label_key("Family & Kinship"), label_key("家庭与亲缘")
+    ('familykinship', '家庭与亲缘')
     """
     return _NON_KEY.sub("", nfkc(label).casefold())
 
@@ -36,6 +63,19 @@ def name_key(name: str) -> str:
     ``"Chen Xiang"`` and ``"chen  xiang"`` match; ``"孙悟空"`` stays ``"孙悟空"``; the
     middle dot of transliterated names (``"爱丽丝·梦游"``) is ignored.  If nothing is
     left (a name made only of punctuation) the stripped, case-folded name is used.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> name_key("Chen  Xiang"), name_key("爱丽丝·梦游")
+    ('chenxiang', '爱丽丝梦游')
     """
     folded = nfkc(name).casefold()
     key = "".join(ch for ch in folded if not (ch.isspace() or unicodedata.category(ch)[0] in "PS"))
@@ -47,6 +87,15 @@ def split_aliases(value: str | list[str] | tuple[str, ...] | None) -> list[str]:
 
     Accepts a string separated by ``;``, ``；``, ``,``, ``，`` or ``、`` (with any
     spaces), or a list of such strings.  Empty parts are dropped and order is kept.
+
+    Parameters
+    ----------
+    value : str, list or tuple of str, or None
+
+    Returns
+    -------
+    list of str
+        Stripped names; ``[]`` for ``None``.
 
     >>> split_aliases("孩子; 一对儿女;儿女们")
     ['孩子', '一对儿女', '儿女们']

@@ -59,6 +59,15 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 def file_sha256(path: str | os.PathLike) -> str:
     """SHA-256 (hex) of a file's bytes, computed once per path, size and modification time.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+        64 lower-case hex digits.
+
     Raises
     ------
     OSError
@@ -104,7 +113,17 @@ def stopwords_sha256() -> str:
 
 
 def script_label(script: str | None) -> str:
-    """``"none"`` or ``"<config> (opencc <version>)"`` for the signature."""
+    """``"none"`` or ``"<config> (opencc <version>)"`` for the signature.
+
+    Parameters
+    ----------
+    script : str or None
+        An OpenCC configuration (``"t2s"`` ...), or none.
+
+    Returns
+    -------
+    str
+    """
     if not script:
         return "none"
     from evaluators.text.script import opencc_version
@@ -175,6 +194,15 @@ def provenance_differences(baseline: TextProvenance | dict | None, current: Text
     Either side may be a :class:`TextProvenance`, its ``to_dict()`` or a mapping of such by name
     (a report's ``provenance``: ``{"qa": {...}, "jieba": {...}}``); a side that records nothing
     (``None`` or ``{}``, a report written before provenance was recorded) gives one line saying so.
+
+    Parameters
+    ----------
+    baseline, current : TextProvenance, dict or None
+
+    Returns
+    -------
+    list of str
+        Empty when they agree (or neither records anything).
     """
     a, b = _as_mapping(baseline), _as_mapping(current)
     if not a or not b:
@@ -234,7 +262,22 @@ class JiebaSetup:
         return self.dictionary is None and self.user_dict is None and not self.hmm
 
     def provenance(self, script: str | None = None) -> TextProvenance:
-        """The :class:`TextProvenance` of this setup (digests from the files, cached)."""
+        """The :class:`TextProvenance` of this setup (digests from the files, cached).
+
+        Parameters
+        ----------
+        script : str, optional
+            OpenCC configuration applied before tokenizing, recorded.
+
+        Returns
+        -------
+        TextProvenance
+
+        Raises
+        ------
+        OSError
+            A dictionary file cannot be read.
+        """
         return TextProvenance(
             tokenizer=self.name, package="jieba", version=jieba_version(),
             dictionary_sha256=file_sha256(self.dictionary or jieba_dictionary_path()),
@@ -324,7 +367,17 @@ def jieba_tokenizer(dictionary: str | os.PathLike | None = None, user_dict: str 
 
 
 def char_provenance(script: str | None = None) -> TextProvenance:
-    """The ``char`` tokenizer's provenance (CJK characters and words; no dictionary)."""
+    """The ``char`` tokenizer's provenance (CJK characters and words; no dictionary).
+
+    Parameters
+    ----------
+    script : str, optional
+        OpenCC configuration applied before tokenizing, recorded.
+
+    Returns
+    -------
+    TextProvenance
+    """
     from evaluators import __version__
 
     return TextProvenance(tokenizer="char", package="evalboard", version=__version__, script=script_label(script))
@@ -342,6 +395,21 @@ def stored_dictionary(data: bytes) -> str:
     the file is written under a name nobody can predict and moved into place, and a file already there is
     used only when its bytes are these bytes (else it is written again): nothing another local user
     placed is loaded as a dictionary.
+
+    Parameters
+    ----------
+    data : bytes
+        The dictionary's contents (jieba's ``word [freq] [tag]`` lines).
+
+    Returns
+    -------
+    str
+        The file's path.
+
+    Raises
+    ------
+    OSError
+        The data folder cannot be written.
     """
     import tempfile
 

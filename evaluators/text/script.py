@@ -53,6 +53,15 @@ def opencc_version() -> str:
 def check_config(config: str) -> str:
     """``config`` if it is a known OpenCC configuration (``.json`` suffix dropped).
 
+    Parameters
+    ----------
+    config : str
+        ``"t2s"``, ``"tw2s.json"`` ...
+
+    Returns
+    -------
+    str
+
     Raises
     ------
     ValueError
@@ -118,11 +127,31 @@ class Converted:
     backward: tuple[int, ...]
 
     def to_converted(self, start: int, end: int) -> tuple[int, int]:
-        """A half-open span of the original text in converted offsets."""
+        """A half-open span of the original text in converted offsets.
+
+        Parameters
+        ----------
+        start, end : int
+            Offsets into :attr:`original`, ``0 <= start <= end <= len(original)``.
+
+        Returns
+        -------
+        (int, int)
+        """
         return self.forward[start], self.forward[end]
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
-        """A half-open span of the converted text in original offsets."""
+        """A half-open span of the converted text in original offsets.
+
+        Parameters
+        ----------
+        start, end : int
+            Offsets into :attr:`text`, ``0 <= start <= end <= len(text)``.
+
+        Returns
+        -------
+        (int, int)
+        """
         return self.backward[start], self.backward[end]
 
     @property

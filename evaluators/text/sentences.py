@@ -86,6 +86,17 @@ def sentence_starts(text: str) -> tuple[int, ...]:
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans ``[start, end)`` covering ``text`` contiguously.
 
+    Parameters
+    ----------
+    text : str
+        Chinese, English or mixed.
+
+    Returns
+    -------
+    list of (int, int)
+        Character offsets; consecutive spans share their boundary and the last ends at ``len(text)``
+        (``[]`` for an empty text).
+
     >>> t = "牛郎很穷。老牛说：“去吧！”他去了。"
     >>> [t[s:e] for s, e in split_sentences(t)]
     ['牛郎很穷。', '老牛说：“去吧！”', '他去了。']

@@ -67,12 +67,35 @@ def normalize(text: str) -> str:
 
 
 def is_punct_or_space(token: str) -> bool:
-    """True if the token has no letter, digit or CJK character (only punctuation, symbols, spaces)."""
+    """True if the token has no letter, digit or CJK character (only punctuation, symbols, spaces).
+
+    Parameters
+    ----------
+    token : str
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_punct_or_space("，"), is_punct_or_space("北京"), is_punct_or_space("")
+    (True, False, True)
+    """
     return _NO_WORD_CHAR.fullmatch(token) is not None
 
 
 def contains_cjk(text: str) -> bool:
-    """True if the text contains at least one CJK character (see ``CJK_CLASS``)."""
+    """True if the text contains at least one CJK character (see ``CJK_CLASS``).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
     return _CJK_CHAR.search(text) is not None
 
 
@@ -150,6 +173,16 @@ def jieba_raw(text: str) -> list[str]:
 
     This is what the earlier persona-dialogue script used for keyword similarity
     (``set(jieba.cut(text))``), so it is kept separate from :func:`jieba_tokens`.
+
+    Parameters
+    ----------
+    text : str
+        Raw text (not normalized).
+
+    Returns
+    -------
+    list of str
+        jieba's tokens in order, HMM on, whitespace and punctuation tokens included.
     """
     return _jieba().lcut(text)
 
@@ -178,7 +211,23 @@ def jieba_tokens(text: str) -> list[str]:
 
 
 def whitespace_tokens(text: str) -> list[str]:
-    """Whitespace-separated words of the normalized text, punctuation stripped at both ends."""
+    """Whitespace-separated words of the normalized text, punctuation stripped at both ends.
+
+    Parameters
+    ----------
+    text : str
+        Raw text (normalized here with ``NORMALIZATION``).
+
+    Returns
+    -------
+    list of str
+        Words in order; a word made only of punctuation is dropped.
+
+    Examples
+    --------
+    >>> whitespace_tokens("Hello, World! (test)")
+    ['hello', 'world', 'test']
+    """
     out = []
     for word in normalize(text).split():
         word = _EDGE_PUNCT.sub("", word)
@@ -234,6 +283,15 @@ JIEBA_SETUPS: dict[str, Tokenizer] = {}
 
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer called ``name`` (``char``/``mixed``, ``jieba``, ``whitespace``).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`TOKENIZERS`, or a jieba setup registered in :data:`JIEBA_SETUPS`.
+
+    Returns
+    -------
+    Tokenizer
 
     Raises
     ------
@@ -364,7 +422,23 @@ class TextView:
         self._matches: dict[tuple[int, str], list[int]] = {}
 
     def tokens(self, tokenizer: str = "char") -> list[str]:
-        """Tokens of the text under ``tokenizer`` (cached on the view)."""
+        """Tokens of the text under ``tokenizer`` (cached on the view).
+
+        Parameters
+        ----------
+        tokenizer : str
+            A tokenizer name (:func:`get_tokenizer`).
+
+        Returns
+        -------
+        list of str
+            The cached list itself: do not change it.
+
+        Raises
+        ------
+        KeyError
+            Unknown tokenizer.
+        """
         toks = self._tokens.get(tokenizer)
         if toks is None:
             toks = self._tokens[tokenizer] = get_tokenizer(tokenizer).func(self.text)
@@ -398,6 +472,24 @@ class TextView:
 
         This is ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1,
         token F1's common count; it is computed once per pair and order and cached here.
+
+        Parameters
+        ----------
+        other : TextView
+            The other side (cached by its ``id()``: keep it alive while this view is used).
+        tokenizer : str
+            A tokenizer name.
+        n : int
+            n-gram order, >= 1 (orders 1 to ``max(n, 4)`` are counted at once).
+
+        Returns
+        -------
+        int
+            >= 0.
+
+        References
+        ----------
+        Lin (2004) (ROUGE-n overlap); Papineni et al. (2002) (clipped counts).
         """
         key = (id(other), tokenizer)
         found = self._matches.get(key)
