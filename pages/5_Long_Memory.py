@@ -31,7 +31,7 @@ from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
 from evaluators.memory.run import MemoryConfig, local_judge_store, run_judge, run_memory  # noqa: E402
-from evaluators.reports.memory import report_json  # noqa: E402
+from evaluators.reports.memory import questions_csv, report_json  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 
 #: Bootstrap resamples of the confidence intervals (the CLI's default, so both give the same numbers).
@@ -352,11 +352,12 @@ else:  # questions
 # ---------------------------------------------------------------- downloads
 st.subheader("Downloads")
 d1, d2, d3, d4 = st.columns(4)
-# The files are written when a button is clicked (callables), not on every rerun; the JSON is the CLI's.
+# The files are written when a button is clicked (callables), not on every rerun, by the CLI's writers:
+# report JSON = memory --format json, per question = --format csv, results = --write-results, HTML = --format html.
 d1.download_button("Report (JSON)", lambda: report_json(report),
                    file_name="memory_report.json", mime="application/json", key="mem_dl_json", on_click="ignore")
 d2.download_button("Per question (CSV)",
-                   lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
+                   lambda: questions_csv(rows, results).encode("utf-8-sig"),
                    file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv", on_click="ignore")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
                    mime="application/jsonl", key="mem_dl_results", on_click="ignore")
