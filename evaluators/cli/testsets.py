@@ -7,7 +7,6 @@ with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -62,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.parallel import worker_count
     from evaluators.reports.format import number
     from evaluators.reports.tables import format_table
+    from evaluators.reports.testsets import report_json
     from evaluators.testsets import TestSetsConfig, TestSetsInputs, run_testsets
 
     try:
@@ -91,13 +91,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     if args.format != "table":  # a script's output: the report alone on stdout
         if args.format == "json":
-            sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(report_json(run) + "\n")
         else:
             from evaluators.reports.testsets import report_csv
             sys.stdout.write(report_csv(report))
         if args.output_file:
-            Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2),
-                                              encoding="utf-8")
+            Path(args.output_file).write_text(report_json(run), encoding="utf-8")
         return 0
     bar = "=" * 80
     print(bar)
@@ -149,6 +148,6 @@ def run(args: argparse.Namespace) -> int:
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:
-        Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.output_file).write_text(report_json(run), encoding="utf-8")
         print(f"report written to {args.output_file}")
     return 0
