@@ -38,6 +38,9 @@ def add_parser(subparsers) -> None:
                                                      "stdout, for scripts; the table goes to stderr); with --out: the "
                                                      "file's format (default from its extension, else json). json, md, "
                                                      "csv (every mismatch) or html (self-contained)")
+    p.add_argument("--whole-batch", dest="whole_batch", action="store_true",
+                   help="write the whole batch's report even for one document pair (the page's 'Whole batch' "
+                        "downloads); by default one pair gets its own document's report")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
     p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
     p.add_argument("--weights", metavar="C=W,...",
@@ -221,7 +224,7 @@ def run(args) -> int:
     print(batch.signature, file=sys.stderr)
     if fmt_name is not None:
         # one document: its own report, unless review corrections were applied (the batch report holds them)
-        single = len(batch.documents) == 1 and batch.scored and batch.corrections is None
+        single = not args.whole_batch and len(batch.documents) == 1 and batch.scored and batch.corrections is None
         target = batch.scored[0] if single else batch
         if target is batch and partial_path is not None:
             text = None  # streamed already

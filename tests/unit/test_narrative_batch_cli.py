@@ -104,6 +104,12 @@ def test_cli_on_folders_writes_reports(tmp_path):
     assert report["component_scores"]["characters"] == pytest.approx(2 / 3)
     p = _cli("--gt", str(gt_dir), "--pred", str(pred_dir), "--format", "csv")
     assert p.stdout.splitlines()[-1].startswith("A,characters,")
+    # --whole-batch: the batch's report for the one pair too (the page's "Whole batch" downloads)
+    p = _cli("--gt", str(gt_dir), "--pred", str(pred_dir), "--out", str(out), "--whole-batch")
+    assert p.returncode == 0, p.stderr
+    whole = json.loads(out.read_text(encoding="utf-8"))
+    assert [d["story_id"] for d in whole["documents"]] == ["A"]
+    assert whole["documents"][0]["result"]["component_scores"] == report["component_scores"]
 
 
 def test_cli_unusable_input_exits_2(tmp_path):
