@@ -1,6 +1,7 @@
 """Every page download is the CLI's file, byte for byte (issue 27, "Writers once, and pages = CLI").
 
-Each case runs a page with AppTest (the demo, or a real public file in its uploaders), takes a
+Each case runs a page with AppTest (the demo, or a real public file in its uploaders, or the demo
+with review corrections uploaded into its corrections control), takes a
 download button's bytes (the callable it was given, made as a click would), runs the command
 line in-process (:func:`evaluators.cli.main`) on the same files with the matching options, and
 compares the two.  The inputs are copied into the CLI's working folder under the names the page
@@ -37,8 +38,10 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from evaluators.cli import main
 from evaluators.demo import demo_path
+from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from tests.conftest import require_shared
-from tests.pages.helpers import (DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, page_app)
+from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, page_app
+from tests.pages.test_corrections_pages import with_patch
 
 BOM = codecs.BOM_UTF8
 
@@ -49,7 +52,9 @@ class Inputs:
 
     ``files``: ``{name the page and the CLI know it by: path}`` (a callable giving the path when the
     data is real, so a missing folder skips only its cases); ``uploads``: ``{uploader key: names}``
-    (empty for the demo); ``state``: session state set before the first run.
+    (empty for the demo); ``state``: session state set before the first run; ``patch``: review
+    corrections uploaded into the page's corrections control (the CLI gets them as ``--gt-patch``);
+    the page's other downloads stay those of the run without them (``unpatched``).
     """
 
     page: str
@@ -57,6 +62,8 @@ class Inputs:
     source: str = "demo"
     uploads: dict[str, tuple[str, ...]] = field(default_factory=dict)
     state: dict = field(default_factory=dict)
+    patch: tuple[str, Callable[[], str]] | None = None  # (corrections control key, GT patch JSONL) uploaded
+    unpatched: str = ""  # with a patch: the run whose cases cover the page's other downloads (made without it)
 
 
 def _demo(task: str, *names: str) -> Callable[[], dict[str, Path]]:
@@ -65,6 +72,14 @@ def _demo(task: str, *names: str) -> Callable[[], dict[str, Path]]:
 
 def _shared(*parts: tuple[str, ...]) -> Callable[[], dict[str, Path]]:
     return lambda: {p[-1]: require_shared(*p) for p in parts}
+
+
+def _patch(task: str, file: str, *entries: tuple) -> Callable[[], str]:
+    """A GT patch of the demo file ``task/file``: entries ``(record id, op, old, new)``."""
+    def text() -> str:
+        digest = file_sha256(demo_path(task, file))
+        return write_gt_patch([PatchEntry(rid, digest, op, old, new, "lead", "test") for rid, op, old, new in entries])
+    return text
 
 
 NARRATIVE_DEMO = ("EN_001_lantern_keeper_v3.json", "EN_001_lantern_keeper_prediction.json",
@@ -99,6 +114,18 @@ RUNS: dict[str, Inputs] = {
     "dialogue-real": Inputs(DIALOGUE_PAGE, _shared(PEPPA), "upload",
                             {"dialogue_cases": (PEPPA[-1],), "dialogue_preds": (PEPPA[-1],)}),
     "memory-demo": Inputs(MEMORY_PAGE, _demo("memory", *MEMORY_DEMO)),
+    # review corrections: the control's "HTML report with the corrections" (the run's other downloads are above)
+    "qa-patched-demo": Inputs(QA_PAGE, _demo("qa", "qa_systems_demo.jsonl"), state={"qa_demo": "systems"},
+                              patch=("qa_fix", _patch("qa", "qa_systems_demo.jsonl",
+                                                      ("zh-02", "add_answer", ("曹雪芹",), ("作者是曹雪芹",)),
+                                                      ("en-08", "add_answer", ("seven", "7"), ("seven continents",)))),
+                              unpatched="qa-systems-demo"),
+    "narrative-patched-demo": Inputs(NARRATIVE_PAGE, _demo("narrative", *NARRATIVE_DEMO), patch=("nar_fix", _patch(
+        "narrative", "EN_001_lantern_keeper_v3.json",
+        ("characters[the villagers]", "remove", ("the villagers",), ())))),
+    "memory-patched-demo": Inputs(MEMORY_PAGE, _demo("memory", *MEMORY_DEMO), patch=("mem_fix", _patch(
+        "memory", "demo_results.jsonl", ("demo-en-1_q0", "add_answer", ("a border collie",),
+                                         ("Maya has a border collie named Pixel.",)))), unpatched="memory-demo"),
     "memory-real": Inputs(MEMORY_PAGE, _shared(*LME), "upload",
                           {"mem_questions": (LME[0][-1],), "mem_labels": (LME[1][-1],)}),
 }
@@ -195,6 +222,12 @@ CASES = [
          "cli.csv", "bom"),
     Case("testsets-real", "factual_qa_answers.json", ("testsets", "factual_qa.json", "--answer-template", "cli.json"),
          "cli.json"),
+    # Review corrections: the report with the scores before and after (--gt-patch)
+    Case("qa-patched-demo", "report_with_corrections.html", (*QA_SYSTEMS, "--output-file", "cli.html"), "cli.html",
+         "timestamp"),
+    _narrative("narrative-patched-demo", "report_with_corrections.html", "html"),
+    Case("memory-patched-demo", "report_with_corrections.html", (*MEMORY, "--format", "html", "--out", "cli.html"),
+         "cli.html", "timestamp"),
     # Persona dialogue: the three files of --out
     Case("dialogue-demo", "persona_evaluation_human_annotation.csv", DIALOGUE, "out/*_human_annotation.csv"),
     Case("dialogue-demo", "persona_evaluation_report.json", DIALOGUE, "out/*_report.json", "timestamp"),
@@ -260,6 +293,9 @@ def _page_downloads(spec: Inputs, cache_dir: Path) -> dict[str, bytes]:
                 uploader.set_value(values if uploader.proto.multiple_files else values[0])
             at.run()
             assert not at.exception, at.exception
+        if spec.patch:
+            key, text = spec.patch
+            with_patch(at, key, "fix.jsonl", text())
         out = {}
         for name, make in deferred.items():
             data = make()
@@ -270,12 +306,17 @@ def _page_downloads(spec: Inputs, cache_dir: Path) -> dict[str, bytes]:
 def _cli_file(case: Case, tmp_path: Path, monkeypatch) -> bytes:
     """Run the CLI in ``tmp_path`` with the run's inputs copied in by name (narrative: GT under ``gt/``,
     predictions under ``pred/``); the bytes of the file it wrote."""
-    for name, path in RUNS[case.run].files().items():
+    spec = RUNS[case.run]
+    for name, path in spec.files().items():
         folder = tmp_path / ("pred" if "_prediction" in name else "gt") if case.argv[0] == "narrative" else tmp_path
         folder.mkdir(exist_ok=True)
         shutil.copy(path, folder / name)  # a copy: the CLI does not follow a link out of a folder it reads
+    argv = list(case.argv)
+    if spec.patch:
+        (tmp_path / "fix.jsonl").write_text(spec.patch[1](), encoding="utf-8")
+        argv += ["--gt-patch", "fix.jsonl"]
     monkeypatch.chdir(tmp_path)
-    assert main(list(case.argv)) == 0
+    assert main(argv) == 0
     written = sorted(tmp_path.glob(case.out))
     assert len(written) == 1, written
     return written[0].read_bytes()
@@ -325,8 +366,9 @@ def test_no_download_without_a_case(run, page_files):
     if "-real" in run:
         RUNS[run].files()
     offered = set(page_files(run)) - set(NO_CLI)
-    cases = {c.download for c in CASES if c.run == run}
-    assert offered == cases, sorted(offered ^ cases)
+    own = {c.download for c in CASES if c.run == run}
+    covered = own | {c.download for c in CASES if c.run == RUNS[run].unpatched}
+    assert own <= offered <= covered, (sorted(own - offered), sorted(offered - covered))
 
 
 def _json(data: bytes) -> dict:
@@ -350,6 +392,10 @@ CHECKS: dict[tuple[str, str], Callable[[bytes], bool]] = {
     # the per-question CSV: registry keys as headers, scores with 6 decimals (not the page's display table)
     ("memory-demo", "memory_questions.csv"): lambda b: b.startswith(BOM + b"question_id,question_type,question,")
     and re.search(rb",judge_score,", b) is not None and re.search(rb",(0|1)\.\d{6},", b) is not None,
+    # the corrections' reports hold their before / after section, with every entry of the patch applied
+    **{(run, "report_with_corrections.html"): (lambda n: lambda b: b"Review corrections: before and after" in b
+                                               and f"{n} applied".encode() in b)(n)
+       for run, n in (("qa-patched-demo", 2), ("narrative-patched-demo", 1), ("memory-patched-demo", 1))},
     # LongMemEval: 8 judged hypotheses of the sample, their accuracy table and where the labels came from
     ("memory-real", "memory_report.json"): lambda b: (_json(b)["longmemeval"]["n_labels"],
                                                       _json(b)["input"]["n_questions"], _json(b)["input"]["questions"])
