@@ -26,9 +26,11 @@ Real-data cases read ../shared/data (skip without it, fail under CI=true).
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import json
 import re
-import shutil
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +52,7 @@ BOM = codecs.BOM_UTF8
 class Inputs:
     """A page run and the files behind it.
 
-    ``files``: ``{name the page and the CLI know it by: path}`` (a callable giving the path when the
+    ``files``: ``{name the page and the CLI know it by: path or bytes}`` (a callable giving the path when the
     data is real, so a missing folder skips only its cases); ``uploads``: ``{uploader key: names}``
     (empty for the demo); ``state``: session state set before the first run; ``patch``: review
     corrections uploaded into the page's corrections control (the CLI gets them as ``--gt-patch``);
@@ -58,7 +60,7 @@ class Inputs:
     """
 
     page: str
-    files: Callable[[], dict[str, Path]]
+    files: Callable[[], dict[str, Path | bytes]]
     source: str = "demo"
     uploads: dict[str, tuple[str, ...]] = field(default_factory=dict)
     state: dict = field(default_factory=dict)
@@ -72,6 +74,24 @@ def _demo(task: str, *names: str) -> Callable[[], dict[str, Path]]:
 
 def _shared(*parts: tuple[str, ...]) -> Callable[[], dict[str, Path]]:
     return lambda: {p[-1]: require_shared(*p) for p in parts}
+
+
+def _zip(members: dict[str, Path]) -> bytes:
+    """A zip of these files under these names (a system's prediction set, as one upload)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, path in members.items():
+            z.writestr(name, path.read_bytes())
+    return buf.getvalue()
+
+
+def _narrative_systems() -> dict[str, Path | bytes]:
+    """The narrative demo's GT and two systems: its predictions (sys_a) and, for sys_b, the same English
+    prediction with the Chinese GT itself as the Chinese prediction (a perfect one)."""
+    gt = {n: demo_path("narrative", n) for n in NARRATIVE_DEMO if n.endswith("_v3.json")}
+    pred = {n: demo_path("narrative", n) for n in NARRATIVE_DEMO if n.endswith("_prediction.json")}
+    perfect = {**pred, "ZH_001_石匠与山神_prediction.json": demo_path("narrative", "ZH_001_石匠与山神_v3.json")}
+    return {**gt, "sys_a.zip": _zip(pred), "sys_b.zip": _zip(perfect)}
 
 
 def _patch(task: str, file: str, *entries: tuple) -> Callable[[], str]:
@@ -98,6 +118,9 @@ RUNS: dict[str, Inputs] = {
     "qa-real-systems": Inputs(QA_PAGE, _shared(("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")),
                               "upload", {"qa_upload": ("DERIVED_seed_format.jsonl",)}, {"qa_view": "systems"}),
     "narrative-demo": Inputs(NARRATIVE_PAGE, _demo("narrative", *NARRATIVE_DEMO), state={"nar_view": "Downloads"}),
+    "narrative-systems-demo": Inputs(NARRATIVE_PAGE, _narrative_systems, "upload",
+                                     {"nar_gt_upload": NARRATIVE_DEMO[0::2], "nar_pred_upload": ("sys_a.zip",),
+                                      "nar_more_pred": ("sys_b.zip",)}, {"nar_view": "Compare"}),
     "narrative-real": Inputs(NARRATIVE_PAGE, _shared(("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json"),
                                                      ("fairytales", "predictions",
                                                       "CH_002_牛郎织女_v3_prediction.json")),
@@ -206,6 +229,13 @@ CASES = [
     _narrative("narrative-demo", "EN_001_lantern_keeper_evaluation.json", "json", *DOC),
     _narrative("narrative-demo", "EN_001_lantern_keeper_evaluation.md", "md", *DOC),
     _narrative("narrative-demo", "EN_001_lantern_keeper_mismatches.csv", "csv", *DOC),
+    # ... and the Compare view's: several systems' predictions of the same stories (--other-pred)
+    Case("narrative-systems-demo", "narrative_systems.csv",
+         ("narrative", "gt", "sys_a.zip", "--other-pred", "sys_b.zip", "--systems-csv", "cli.csv", "--quiet"),
+         "cli.csv"),
+    Case("narrative-systems-demo", "narrative_comparison.html",
+         ("narrative", "gt", "sys_a.zip", "--other-pred", "sys_b.zip", "--comparison-html", "cli.html", "--quiet"),
+         "cli.html", "timestamp"),
     _narrative("narrative-real", "CH_002_牛郎织女_evaluation.json", "json"),
     _narrative("narrative-real", "CH_002_牛郎织女_evaluation.md", "md"),
     _narrative("narrative-real", "CH_002_牛郎织女_mismatches.csv", "csv"),
@@ -288,7 +318,7 @@ def _page_downloads(spec: Inputs, cache_dir: Path) -> dict[str, bytes]:
         assert not at.exception, at.exception
         if spec.uploads:
             for key, names in spec.uploads.items():
-                values = [(n, paths[n].read_bytes(), "application/octet-stream") for n in names]
+                values = [(n, _bytes(paths[n]), "application/octet-stream") for n in names]
                 uploader = at.file_uploader(key=key)
                 uploader.set_value(values if uploader.proto.multiple_files else values[0])
             at.run()
@@ -303,14 +333,20 @@ def _page_downloads(spec: Inputs, cache_dir: Path) -> dict[str, bytes]:
     return out
 
 
+def _bytes(data: Path | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.read_bytes()
+
+
 def _cli_file(case: Case, tmp_path: Path, monkeypatch) -> bytes:
     """Run the CLI in ``tmp_path`` with the run's inputs copied in by name (narrative: GT under ``gt/``,
     predictions under ``pred/``); the bytes of the file it wrote."""
     spec = RUNS[case.run]
-    for name, path in spec.files().items():
-        folder = tmp_path / ("pred" if "_prediction" in name else "gt") if case.argv[0] == "narrative" else tmp_path
+    for name, data in spec.files().items():
+        folder = tmp_path
+        if case.argv[0] == "narrative" and name.endswith(".json"):
+            folder = tmp_path / ("pred" if "_prediction" in name else "gt")
         folder.mkdir(exist_ok=True)
-        shutil.copy(path, folder / name)  # a copy: the CLI does not follow a link out of a folder it reads
+        (folder / name).write_bytes(_bytes(data))  # a copy: the CLI does not follow a link out of a folder it reads
     argv = list(case.argv)
     if spec.patch:
         (tmp_path / "fix.jsonl").write_text(spec.patch[1](), encoding="utf-8")
@@ -392,6 +428,11 @@ CHECKS: dict[tuple[str, str], Callable[[bytes], bool]] = {
     # the per-question CSV: registry keys as headers, scores with 6 decimals (not the page's display table)
     ("memory-demo", "memory_questions.csv"): lambda b: b.startswith(BOM + b"question_id,question_type,question,")
     and re.search(rb",judge_score,", b) is not None and re.search(rb",(0|1)\.\d{6},", b) is not None,
+    # sys_b's Chinese prediction is the GT itself (1 on that story), its English one sys_a's (no spread)
+    ("narrative-systems-demo", "narrative_systems.csv"): lambda b: [
+        (r["story_id"], r["sys_b: overall_score"] == "1.0", r["spread"] == "0.0")
+        for r in csv.DictReader(io.StringIO(b.decode("utf-8")))] == [("EN_001_lantern_keeper", False, True),
+                                                                     ("ZH_001_石匠与山神", True, False)],
     # the corrections' reports hold their before / after section, with every entry of the patch applied
     **{(run, "report_with_corrections.html"): (lambda n: lambda b: b"Review corrections: before and after" in b
                                                and f"{n} applied".encode() in b)(n)

@@ -142,3 +142,27 @@ def test_markdown_report_makes_user_text_inert():
     md = document_markdown(b.scored[0])
     # HTML-escaped, then what Markdown would read backslash-escaped (evaluators.reports.escape.md)
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+
+
+def test_system_labels_name_each_other_set_after_its_file_and_never_twice():
+    from evaluators.narrative.batch import system_labels
+
+    # the first keeps its name; "gpt4o.zip" -> "gpt4o"; a second "gpt4o.json" and one named as the first get "'"
+    assert system_labels("gpt4o", ["qwen.zip", "gpt4o.json", "qwen.json", ".zip"]) == [
+        "gpt4o", "qwen", "gpt4o'", "qwen'", "system 5"]
+    assert system_labels("预测", []) == ["预测"]
+
+
+def test_cli_comparison_needs_other_systems(tmp_path, capsys):
+    from evaluators.cli import main
+    from evaluators.demo import demo_path
+
+    gt, pred = demo_path("narrative", "EN_001_lantern_keeper_v3.json"), demo_path(
+        "narrative", "EN_001_lantern_keeper_prediction.json")
+    assert main(["narrative", str(gt), str(pred), "--comparison-html", str(tmp_path / "c.html"), "--quiet"]) == 2
+    assert "give the others with --other-pred" in capsys.readouterr().err
+    # one system alone: its documents x systems CSV has its own columns and no spread
+    assert main(["narrative", str(gt), str(pred), "--systems-csv", str(tmp_path / "s.csv"), "--quiet"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "s.csv").read_text(encoding="utf-8"))))
+    assert [r["story_id"] for r in rows] == ["EN_001_lantern_keeper"]
+    assert "EN_001_lantern_keeper_prediction: overall_score" in rows[0] and rows[0]["spread"] == ""
