@@ -9,12 +9,15 @@ knows them by, so a report that names its input names it the same way on both si
 
 Two documented differences, each asserted exactly rather than ignored:
 
-- CSV downloads of the QA, Test sets and Long Memory pages start with a UTF-8 byte-order mark
+- CSV downloads of the QA, Test sets, Long Memory and Review pages start with a UTF-8 byte-order mark
   (so Excel reads Chinese text); the CLI writes the same text without it.  The test asserts
   ``page == BOM + cli``.
 - The Persona dialogue JSON report and text summary, and every HTML report, carry the time they
   were written (``"timestamp": "..."``, ``Timestamp: ...``, ``written YYYY-MM-DD HH:MM UTC`` in the
   HTML footer): that one value is replaced on both sides before comparing; nothing else is.
+
+The Review page's Export view is compared with ``evalboard review export|corrections`` on a session made
+for the test (:func:`test_review_export_download_is_the_review_commands_file`).
 
 Every download a run offers must have its case (:func:`test_no_download_without_a_case`), except
 those in :data:`NO_CLI`, each with the reason no command writes it yet.  A few downloads are also
@@ -36,16 +39,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 
 from evaluators.cli import main
 from evaluators.demo import demo_path
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from tests.conftest import require_shared
-from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, page_app
+from tests.pages.helpers import (DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, capture_downloads,
+                                 page_app)
 from tests.pages.test_corrections_pages import with_patch
 
 BOM = codecs.BOM_UTF8
+REVIEW_PAGE = str(Path(QA_PAGE).with_name("6_Review.py"))
 
 
 @dataclass(frozen=True)
@@ -300,15 +304,8 @@ def page_files(tmp_path_factory) -> Callable[[str], dict[str, bytes]]:
 
 def _page_downloads(spec: Inputs, cache_dir: Path) -> dict[str, bytes]:
     paths = spec.files()
-    deferred: dict[str, Callable[[], bytes | str]] = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        deferred[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(MediaFileManager, "add_deferred", record)
+        deferred = capture_downloads(mp)
         for var in ("EVALBOARD_JUDGE_BASE_URL", "EVALBOARD_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY",
                     "EVALBOARD_JUDGE_API_KEY"):
             mp.delenv(var, raising=False)
@@ -450,3 +447,65 @@ def test_the_downloads_hold_the_runs_numbers(run, download, page_files):
     if "-real" in run:
         RUNS[run].files()
     assert CHECKS[run, download](page_files(run)[download])
+
+
+#: Review page, Export view: download file name -> ``review`` command arguments (and how the bytes differ).
+REVIEW_EXPORTS = {
+    "review_decisions.jsonl": (("export", "--format", "jsonl"), "none"),
+    "review_decisions.csv": (("export", "--format", "csv"), "bom"),
+    "gt_corrections.jsonl": (("corrections",), "none"),
+    "review_label_studio.json": (("export", "--format", "label-studio"), "none"),
+    "review_label_studio.xml": (("export", "--format", "label-studio-config"), "none"),
+}
+
+
+@pytest.fixture(scope="module")
+def review_exports(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
+    """A review session of two annotators (one GT error adjudicated, with its corrected answer) and the Review
+    page's Export downloads for its owner: ``(database file, {file name: bytes})``."""
+    from evaluators.review import ReviewStore
+
+    data_dir = tmp_path_factory.mktemp("review")
+    store = ReviewStore(data_dir / "review.sqlite")
+    items = [{"kind": "qa", "id": f"q{i}", "question": q, "ground_truth": gt, "prediction": p, "system": "sys-a",
+              "exact_match": 0.0, "token_f1": 0.5}
+             for i, (q, gt, p) in enumerate([("《红楼梦》的作者是谁？", "曹雪芹", "作者是曹雪芹"),
+                                             ("How many continents are there?", "six", "seven"),
+                                             ("=1+1 的结果", "2", "两")])]
+    session = store.create_session("导出 export", "qa", items, created_by="olga", k=2)
+    first, second, third = store.items(session.id)
+    for who, labels in (("ann", ("acceptable_variant", "gt_error", "model_error")),
+                        ("bo", ("acceptable_variant", "model_error", "model_error"))):
+        for item, label in zip((first, second, third), labels):
+            store.save_decision(item.id, who, label=label, comment=f"{who}: {label} 说明")
+    store.adjudicate(second.id, "olga", "gt_error", "seven is right", corrected_answer="seven")
+    store.engine.dispose()
+    with pytest.MonkeyPatch.context() as mp:
+        deferred = capture_downloads(mp)
+        mp.setenv("EVALBOARD_DATA_DIR", str(data_dir))
+        mp.delenv("EVALBOARD_DATABASE_URL", raising=False)
+        at = page_app(REVIEW_PAGE)
+        at.query_params["session"] = str(session.id)
+        at.run()
+        at.text_input(key="review_me").set_value("olga").run()
+        at.segmented_control(key="review_view").set_value("Export · 导出").run()
+        assert not at.exception, at.exception
+        files = {name: data.encode("utf-8") if isinstance(data, str) else data
+                 for name, data in ((name, make()) for name, make in deferred.items())}
+    return data_dir / "review.sqlite", files
+
+
+@pytest.mark.parametrize("download", list(REVIEW_EXPORTS))
+def test_review_export_download_is_the_review_commands_file(download, review_exports, tmp_path):
+    database, page = review_exports
+    assert set(page) == set(REVIEW_EXPORTS)  # every export of the view, each with its command
+    args, diff = REVIEW_EXPORTS[download]
+    out = tmp_path / "cli.out"
+    assert main(["review", *args, "--db", str(database), "--session", "导出 export", "--out", str(out)]) == 0
+    cli = out.read_bytes()
+    assert cli
+    assert page[download] == (BOM + cli if diff == "bom" else cli)
+    if download == "gt_corrections.jsonl":  # the one item adjudicated as a GT error, with its corrected answer
+        (line,) = cli.decode("utf-8").splitlines()
+        row = json.loads(line)
+        assert (row["record_id"], row["current_ground_truth"], row["corrected_answer"]) == ("q1", "six", "seven")
