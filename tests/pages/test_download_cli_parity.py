@@ -134,6 +134,8 @@ RUNS: dict[str, Inputs] = {
     "testsets-single-demo": Inputs(TESTSETS_PAGE, _demo("testsets", "factual_demo.json", "factual_demo_answers.json")),
     "testsets-multi-demo": Inputs(TESTSETS_PAGE, _demo("testsets", "multi_turn_demo.json",
                                                        "multi_turn_demo_answers.jsonl"), state={"ts_demo": "multi"}),
+    "testsets-template-demo": Inputs(TESTSETS_PAGE, _demo("testsets", "multi_turn_demo.json"), "upload",
+                                     {"ts_items": ("multi_turn_demo.json",)}),
     "testsets-real": Inputs(TESTSETS_PAGE, _shared(("keyword_qa", "factual_qa.json")), "upload",
                             {"ts_items": ("factual_qa.json",)}),
     "dialogue-demo": Inputs(DIALOGUE_PAGE, _demo("dialogue", "persona_cases.json", "panda-chat-large.jsonl",
@@ -254,6 +256,8 @@ CASES = [
     Case("testsets-multi-demo", "multi_turn_demo_report.json", (*TS_MULTI, "--output-file", "cli.json"), "cli.json"),
     Case("testsets-multi-demo", "multi_turn_demo_turns.csv", (*TS_MULTI, "--format", "csv", "--output-file", "cli.csv"),
          "cli.csv", "bom"),
+    Case("testsets-template-demo", "multi_turn_demo_answers.json",
+         ("testsets", "multi_turn_demo.json", "--answer-template", "cli.json"), "cli.json"),
     Case("testsets-real", "factual_qa_answers.json", ("testsets", "factual_qa.json", "--answer-template", "cli.json"),
          "cli.json"),
     # Review corrections: the report with the scores before and after (--gt-patch)
