@@ -13,7 +13,6 @@ import streamlit as st
 
 from components.metrics import fmt as _fmt
 from components.metrics import metric_row
-from evaluators.reports.csv_writer import write_csv
 from components.tables import count_columns, show_table
 from evaluators.memory.metrics import METRIC_HELP
 from evaluators.metrics.agreement import MIN_ITEMS
@@ -187,14 +186,6 @@ def question_frame(rows: Sequence[Any], results: Mapping[str, Any], names: Seque
             "judge_mode": row.judgement.mode if row.judgement else None,
         })
     return pd.DataFrame(data)
-
-
-def frame_csv(frame: pd.DataFrame) -> str:
-    """A table as CSV through the project's one writer (missing values as empty cells)."""
-    import pandas as pd
-
-    return write_csv([str(c) for c in frame.columns],
-                     ([None if pd.isna(v) else v for v in row] for row in frame.itertuples(index=False)))
 
 
 def _block(title: str, text: str) -> None:

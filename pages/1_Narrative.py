@@ -12,7 +12,8 @@ from components.narrative_state import demo_files, score, score_patched, setting
 from components.uploads import cached, read_uploads, show_issues
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
-from evaluators.narrative.batch import compare_two_systems, systems_common, systems_macro, systems_matrix
+from evaluators.narrative.batch import (compare_two_systems, system_labels, systems_common, systems_macro,
+                                        systems_matrix)
 from evaluators.review.items import narrative_items
 from evaluators.reports.narrative import document_markdown, mismatches_csv, systems_csv, to_json, to_markdown
 
@@ -23,7 +24,8 @@ source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
 narrative_settings = settings()
 
-other_systems: dict = {}
+other_files: list = []  # other systems' prediction files, one upload each (view Compare)
+other_names: list[str] = []
 if source == "demo":
     gt_files, pred_files = demo_files()
     st.info("Showing the built-in demo: one Chinese and one English story, each with a deliberately imperfect "
@@ -40,11 +42,8 @@ else:
                                accept_multiple_files=True, key="nar_more_pred")
     gt_files = read_uploads(gt_up, group="nar_gt")
     pred_files = read_uploads(pred_up, group="nar_pred")
-    for i, up in enumerate(more_up or []):
-        name = up.name.rsplit(".", 1)[0] or f"system {i + 2}"
-        while name in other_systems:
-            name += "'"
-        other_systems[name] = read_uploads([up], group=f"nar_more_{i}")
+    other_files = [read_uploads([up], group=f"nar_more_{i}") for i, up in enumerate(more_up or [])]
+    other_names = [up.name for up in more_up or []]
     if not gt_files or not pred_files:
         st.markdown(
             "**Upload ground truth and predictions to start.** Files are paired by story id: the file name "
@@ -144,16 +143,14 @@ else:
     elif view == "Alignment":
         views.render_alignment(result)
     elif view == "Compare":
-        if not other_systems:
+        if not other_files:
             st.info("Compare prediction sets of several systems on the same stories: switch **Data source** to "
                     "upload, then add each other system's predictions (one .zip or JSON file per system) under "
                     "*Optional: other systems' predictions*.")
         else:
-            first = system_name([u.name for u in pred_up or []])  # the file / zip name, not "predictions"
-            batches = {first: batch}
-            for name, files in other_systems.items():
-                batches[name if name != first else name + "'"] = score(gt_files, files, narrative_settings)
-            names = list(batches)
+            # named as narrative --other-pred names them: the file / zip names, never "predictions"
+            names = system_labels(system_name([u.name for u in pred_up or []]), other_names)
+            batches = dict(zip(names, [batch, *[score(gt_files, files, narrative_settings) for files in other_files]]))
             common = systems_common(batches)  # compared on the stories every system scored (engine's rule)
             common_note(common)
             # keyed on every system's per-story scores: a rerun of another widget re-samples nothing

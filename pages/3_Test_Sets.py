@@ -5,7 +5,6 @@ from components.layout import page_frame
 source = page_frame("Test sets · 关键词测试集", "🧪",
                     caption="Fraction of keywords found per item (NFKC + case folding); expected points covered per turn.")
 
-import json  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
@@ -24,7 +23,7 @@ from evaluators.testsets import (TestSetsConfig, TestSetsInputs, TestSetsReport,
                                  run_testsets)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.format import number  # noqa: E402
-from evaluators.reports.testsets import answer_template, preview_rows, report_csv  # noqa: E402
+from evaluators.reports.testsets import answer_template, preview_rows, report_csv, report_json  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import testset_items  # noqa: E402
@@ -200,10 +199,11 @@ else:
 
 with st.expander("Human rubric (1-5) · 人工评分标准"):
     rubric()
-# The reports are written when a button is clicked (callables), not on every rerun.
+# The reports are written when a button is clicked (callables), not on every rerun, by the CLI's writers
+# (testsets --output-file: report_json; --format csv: report_csv).
 d1, d2 = st.columns(2)
 d1.download_button("Download JSON report · 下载报告",
-                   lambda: json.dumps(report.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
+                   lambda: report_json(run).encode("utf-8"),
                    file_name=f"{items_name.rsplit('.', 1)[0]}_report.json", mime="application/json", key="ts_json",
                    on_click="ignore")
 d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(report).encode("utf-8-sig"),

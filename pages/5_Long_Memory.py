@@ -20,7 +20,6 @@ from components.static import static_chart  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
-from evaluators.memory.judge import JudgeCache  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.downloads import download  # noqa: E402
 from components.review_link import review_button  # noqa: E402
@@ -31,7 +30,7 @@ from evaluators.memory import metrics as metrics_mod  # noqa: E402
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient  # noqa: E402
 from evaluators.memory.records import LOCOMO_TYPES, results_to_jsonl  # noqa: E402
 from evaluators.memory.run import MemoryConfig, local_judge_store, run_judge, run_memory  # noqa: E402
-from evaluators.reports.memory import report_json  # noqa: E402
+from evaluators.reports.memory import judge_cache_of, questions_csv, report_json  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 
 #: Bootstrap resamples of the confidence intervals (the CLI's default, so both give the same numbers).
@@ -352,17 +351,19 @@ else:  # questions
 # ---------------------------------------------------------------- downloads
 st.subheader("Downloads")
 d1, d2, d3, d4 = st.columns(4)
-# The files are written when a button is clicked (callables), not on every rerun; the JSON is the CLI's.
+# The files are written when a button is clicked (callables), not on every rerun, by the CLI's writers:
+# report JSON = memory --format json, per question = --format csv, results = --write-results, HTML = --format html,
+# judge cache = --write-cache.
 d1.download_button("Report (JSON)", lambda: report_json(report),
                    file_name="memory_report.json", mime="application/json", key="mem_dl_json", on_click="ignore")
 d2.download_button("Per question (CSV)",
-                   lambda: views.frame_csv(views.question_frame(rows, by_id, names)).encode("utf-8-sig"),
+                   lambda: questions_csv(rows, results).encode("utf-8-sig"),
                    file_name="memory_questions.csv", mime="text/csv", key="mem_dl_csv", on_click="ignore")
 d3.download_button("Results (JSONL)", lambda: results_to_jsonl(results), file_name="memory_results.jsonl",
                    mime="application/jsonl", key="mem_dl_results", on_click="ignore")
-cache_out = report.judge_cache.subset(by_id) if report.judge_cache is not None else JudgeCache()
-download("Judge cache (JSON)", cache_out.to_json, file_name="judge_cache.json", mime="application/json",
-         key="mem_dl_cache", where=d4, empty=None if cache_out.entries else
+cache_out = judge_cache_of(report, results)  # memory --write-cache
+download("Judge cache (JSON)", cache_out.to_json if cache_out else "", file_name="judge_cache.json",
+         mime="application/json", key="mem_dl_cache", where=d4, empty=None if cache_out else
          "no judge verdict for these questions yet (run the judge, or upload a judge cache): the file would be empty")
 
 

@@ -66,6 +66,9 @@ def add_parser(subparsers) -> None:
                         "Tokenization analysis (evalboard sensitivity --memory, the page's Tokenization view); "
                         "its SHA-256 is written into the report's provenance (the metrics cut by characters)")
     p.add_argument("--write-results", help="write the joined EvalResult records here (JSONL)")
+    p.add_argument("--write-cache", dest="write_cache", metavar="FILE",
+                   help="write the judge verdicts of these questions here (the judge cache layout --cache reads; the "
+                        "page's 'Judge cache (JSON)'); not written when no question has one")
     p.add_argument("--out", help="write the report here (default: stdout); its format from --format, else from the "
                                  "extension (.md, .csv, .html; anything else JSON)")
     p.add_argument("--format", choices=["table", "json", "md", "csv", "html"],
@@ -187,6 +190,19 @@ def run(args) -> int:
     if report.judge_cache is not None:
         for line in _issue_lines(report.judge_cache.issues):
             print(line, file=sys.stderr)
+    if args.write_cache:
+        from evaluators.reports.memory import judge_cache_of
+
+        verdicts = judge_cache_of(report, results)
+        if verdicts is None:
+            print(f"warning: no judge verdict for these questions: {args.write_cache} not written", file=sys.stderr)
+        else:
+            try:
+                Path(args.write_cache).write_text(verdicts.to_json(), encoding="utf-8")
+            except OSError as exc:
+                print(f"error: cannot write the judge cache {args.write_cache}: {exc.strerror or exc}",
+                      file=sys.stderr)
+                return 2
     all_failed = False
     if report.judge_run is not None:
         all_failed = _judge_summary(report.judge_run)

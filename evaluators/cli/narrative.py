@@ -38,6 +38,18 @@ def add_parser(subparsers) -> None:
                                                      "stdout, for scripts; the table goes to stderr); with --out: the "
                                                      "file's format (default from its extension, else json). json, md, "
                                                      "csv (every mismatch) or html (self-contained)")
+    p.add_argument("--other-pred", dest="other_pred", action="append", default=[], metavar="PATH",
+                   help="another system's predictions of the same stories (file, folder or zip), repeatable: scored "
+                        "with the same settings and compared (--systems-csv, --comparison-html; the page's Compare "
+                        "view); each is named after its file name")
+    p.add_argument("--systems-csv", dest="systems_csv", metavar="FILE",
+                   help="write the documents x systems CSV (every system's overall and component scores per story)")
+    p.add_argument("--comparison-html", dest="comparison_html", metavar="FILE",
+                   help="write the systems side by side with the paired test of the first two, as one "
+                        "self-contained HTML file (needs --other-pred)")
+    p.add_argument("--whole-batch", dest="whole_batch", action="store_true",
+                   help="write the whole batch's report even for one document pair (the page's 'Whole batch' "
+                        "downloads); by default one pair gets its own document's report")
     p.add_argument("--min-iou", type=float, default=0.5, help="minimum span IoU to align two events (default 0.5)")
     p.add_argument("--n-t", type=int, default=2, help="near-miss tolerance of boundary similarity (default 2)")
     p.add_argument("--weights", metavar="C=W,...",
@@ -221,7 +233,7 @@ def run(args) -> int:
     print(batch.signature, file=sys.stderr)
     if fmt_name is not None:
         # one document: its own report, unless review corrections were applied (the batch report holds them)
-        single = len(batch.documents) == 1 and batch.scored and batch.corrections is None
+        single = not args.whole_batch and len(batch.documents) == 1 and batch.scored and batch.corrections is None
         target = batch.scored[0] if single else batch
         if target is batch and partial_path is not None:
             text = None  # streamed already
@@ -244,6 +256,50 @@ def run(args) -> int:
             print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if args.systems_csv or args.comparison_html:
+        code = _write_comparison(args, batch, inputs, settings, workers)
+        if code:
+            return code
     if not batch.scored:
         return _fail("no pair could be scored")
+    return 0
+
+
+def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
+    """``--systems-csv`` / ``--comparison-html``: the batch and each ``--other-pred`` set (the same GT, settings
+    and corrections), named by :func:`~evaluators.narrative.batch.system_labels`, written as the page's Compare
+    view writes them; the exit code."""
+    from dataclasses import replace
+
+    from evaluators.io.sources import system_name
+    from evaluators.narrative.batch import compare_two_systems, system_labels, systems_matrix
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
+    from evaluators.reports.html import narrative_comparison_report
+    from evaluators.reports.narrative import systems_csv
+
+    if args.comparison_html and not args.other_pred:
+        return _fail("--comparison-html compares systems: give the others with --other-pred")
+    names = system_labels(system_name([args.pred]), [Path(p).name for p in args.other_pred])
+    batches = {names[0]: batch}
+    for name, path in zip(names[1:], args.other_pred):
+        try:
+            other = replace(NarrativeInputs.from_paths(args.gt, path), gt_patch=inputs.gt_patch)
+            batches[name] = run_narrative(other, settings, workers=workers)
+        except (FileNotFoundError, ValueError) as exc:  # a path not found; GTPatchMismatch is a ValueError
+            return _fail(str(exc))
+    try:
+        if args.systems_csv:
+            Path(args.systems_csv).write_text(systems_csv(systems_matrix(batches), batch.signature),
+                                              encoding="utf-8", newline="")
+            print(f"wrote documents x systems CSV to {args.systems_csv}", file=sys.stderr)
+        if args.comparison_html:
+            try:
+                paired = compare_two_systems(batches, names[0], names[1])
+            except ValueError as exc:  # no story both scored: the report says so, without the test
+                print(f"warning: {exc}", file=sys.stderr)
+                paired = None
+            Path(args.comparison_html).write_text(narrative_comparison_report(batches, paired), encoding="utf-8")
+            print(f"wrote comparison HTML to {args.comparison_html}", file=sys.stderr)
+    except OSError as exc:
+        return _fail(f"cannot write {exc.filename}: {exc.strerror or exc}")
     return 0

@@ -40,10 +40,12 @@ def add_parser(subparsers) -> None:
                         "report) or predicted (the earlier fact-check script)")
     p.add_argument("--verbose", action="store_true", help="print every record's comparison and all listed ids")
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
-                   help="write the report: .csv for per-record rows, anything else for JSON")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                   help="what to print: table (default, readable on a terminal), json (the report) or csv (one "
-                        "row per record), for scripts; with --output-file, the file's format (else its extension)")
+                   help="write the report: .csv for per-record rows, .html for the self-contained HTML report "
+                        "(the page's), anything else for JSON")
+    p.add_argument("--format", choices=("table", "json", "csv", "html"), default="table",
+                   help="what to print: table (default, readable on a terminal), json (the report), csv (one "
+                        "row per record) or html (the self-contained report), for scripts; with --output-file, the "
+                        "file's format (else its extension)")
     p.add_argument("--summary-csv", metavar="FILE",
                    help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
     p.set_defaults(func=run)
@@ -145,6 +147,15 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _html(args: argparse.Namespace, report) -> str:
+    """The self-contained HTML report of ``report`` (:func:`evaluators.reports.html.qa_report`, the QA page's
+    "Download HTML report"), with the before / after section under ``--gt-patch``."""
+    from evaluators.cli.patching import effect_of
+    from evaluators.reports.html import qa_report
+
+    return qa_report(report, corrections=effect_of(args, [report]))
+
+
 def _run_one(args: argparse.Namespace, input_path: str) -> int:
     """Score one input file and print (or write) its report; returns the exit code."""
     from evaluators.parallel import keep_freed_memory, worker_count
@@ -177,9 +188,10 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         return _fail(str(exc))
     out = Path(args.output_file) if args.output_file else None
     if out is not None and args.format != "table":
-        as_csv = args.format == "csv"
+        file_format = args.format
     else:
-        as_csv = out is not None and out.suffix.lower() == ".csv"
+        file_format = {".csv": "csv", ".html": "html", ".htm": "html"}.get(out.suffix.lower(), "json") if out else None
+    as_csv, as_html = file_format == "csv", file_format == "html"
     to_stdout = out is None and args.format != "table"  # a script's output: the report alone on stdout
     try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
         out_file = open(out, "wb") if as_csv else None
@@ -190,7 +202,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         sink = None
     elif as_csv:
         sink = csv_rows(out_file)
-    elif out is not None:
+    elif out is not None and not as_html:
         sink, spool = json_rows()
     else:
         sink = None
@@ -218,7 +230,9 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             return _fail(error)
         report = patched[0]
     if to_stdout:
-        if args.format == "csv":
+        if args.format == "html":
+            sys.stdout.write(_html(args, report))
+        elif args.format == "csv":
             write_records_csv(report, sys.stdout)
         else:
             corrections = corrections_for(args, [report])  # --gt-patch: the before / after section
@@ -318,7 +332,9 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:
-        if spool is not None:
+        if as_html:
+            out.write_text(_html(args, report), encoding="utf-8")
+        elif spool is not None:
             with open(out, "w", encoding="utf-8") as f:
                 write_report_json(report, f, spool=spool)
             spool.file.close()

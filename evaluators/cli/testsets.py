@@ -1,5 +1,8 @@
 """``python -m evaluators testsets``: keyword-score a test set (or multi-turn expected points) against answers.
 
+``--answer-template FILE`` writes the answers file a model run should fill in (every id, and turn, with an
+empty answer: the Test sets page's "Download answer template"); ANSWERS is then not needed.
+
 Exit codes: 0 success; 2 unusable input (unreadable file, invalid JSON, no valid item),
 with the reason on stderr.
 """
@@ -7,7 +10,6 @@ with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -25,7 +27,8 @@ def add_parser(subparsers) -> None:
     from evaluators.cli import Positional, add_positionals
 
     add_positionals(p, Positional("items", "ITEMS", "--items", help="test set JSON"),
-                    Positional("pred", "ANSWERS", "--pred", help="answers keyed by item id (and turn)"))
+                    Positional("pred", "ANSWERS", "--pred", required=False,
+                               help="answers keyed by item id (and turn); not needed with --answer-template"))
     p.add_argument("--items", metavar="FILE", help="test set JSON (factual_qa.json, multi_turn.json ...); the same "
                                                    "as ITEMS")
     p.add_argument("--pred", metavar="FILE",
@@ -33,9 +36,14 @@ def add_parser(subparsers) -> None:
                         "ANSWERS")
     p.add_argument("--kind", choices=("auto", "single", "multi_turn"), default="auto", help="default: detect")
     p.add_argument("--verbose", action="store_true", help="print every item / turn")
-    p.add_argument("--output-file", dest="output_file", metavar="FILE", help="write the JSON report")
+    p.add_argument("--output-file", dest="output_file", metavar="FILE",
+                   help="write the report: .csv for one row per item (or turn), anything else for JSON")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                   help="what to print: table (default), json (the report) or csv (one row per item), for scripts")
+                   help="what to print: table (default), json (the report) or csv (one row per item), for scripts; "
+                        "with --output-file, the file's format (else its extension)")
+    p.add_argument("--answer-template", dest="answer_template", metavar="FILE",
+                   help="write the answers file to fill in for ITEMS (every id, and turn, with an empty answer) and "
+                        "stop there unless ANSWERS is given too")
     from evaluators.cli.patching import add_gt_patch_argument
     from evaluators.parallel import add_workers_argument
 
@@ -56,18 +64,62 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _file_text(args: argparse.Namespace, run) -> str:
+    """What ``--output-file`` gets: the format of ``--format`` json / csv, else of the file's extension (.csv: one
+    row per item or turn, :func:`~evaluators.reports.testsets.report_csv`; else the JSON report)."""
+    from evaluators.reports.testsets import report_csv, report_json
+
+    fmt = args.format if args.format != "table" else "csv" if Path(args.output_file).suffix.lower() == ".csv" \
+        else "json"
+    return report_csv(run.scores) if fmt == "csv" else report_json(run)
+
+
+def _write_template(items: str, out: str) -> int:
+    """``--answer-template``: :func:`~evaluators.reports.testsets.answer_template` of the set ``items`` into ``out``;
+    the exit code."""
+    from evaluators.io import InputError
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.reports.testsets import answer_template
+    from evaluators.testsets import load_test_set
+
+    try:
+        test_set = load_test_set(read_file_bytes(items), str(items))
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename or items}: {exc.strerror or exc}")
+    except InputError as exc:
+        return _fail(f"{exc.issue.location()}: {exc.issue.message}")
+    for line in problem_lines(test_set.issues, "warning"):
+        print(line, file=sys.stderr)
+    if not test_set.items:
+        return _fail(f"{items}: no valid item, so the template would hold no id")
+    try:
+        Path(out).write_text(answer_template(test_set), encoding="utf-8")
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"answer template ({len(test_set.items)} items) written to {out}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
     from evaluators.io import InputError
     from evaluators.parallel import worker_count
     from evaluators.reports.format import number
     from evaluators.reports.tables import format_table
+    from evaluators.reports.testsets import report_json
     from evaluators.testsets import TestSetsConfig, TestSetsInputs, run_testsets
 
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
         return _fail(str(exc))
+    if args.answer_template:
+        code = _write_template(args.items, args.answer_template)
+        if code or not args.pred:
+            return code
+    if not args.pred:
+        return _fail("testsets needs ANSWERS: python -m evaluators testsets ITEMS ANSWERS (or --pred ANSWERS); "
+                     "--answer-template FILE writes the answers file to fill in")
     try:
         inputs = TestSetsInputs.from_paths(args.items, args.pred)
     except OSError as exc:
@@ -91,13 +143,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     if args.format != "table":  # a script's output: the report alone on stdout
         if args.format == "json":
-            sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(report_json(run) + "\n")
         else:
             from evaluators.reports.testsets import report_csv
             sys.stdout.write(report_csv(report))
         if args.output_file:
-            Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2),
-                                              encoding="utf-8")
+            Path(args.output_file).write_text(_file_text(args, run), encoding="utf-8", newline="")
         return 0
     bar = "=" * 80
     print(bar)
@@ -149,6 +200,6 @@ def run(args: argparse.Namespace) -> int:
     print(bar)
     print(f"signature: {report.signature}")
     if args.output_file:
-        Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.output_file).write_text(_file_text(args, run), encoding="utf-8", newline="")
         print(f"report written to {args.output_file}")
     return 0

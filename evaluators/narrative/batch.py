@@ -462,6 +462,31 @@ def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: Narrative
     return run_narrative(NarrativeInputs.from_paths(gt_path, pred_path), config, progress=progress, workers=workers)
 
 
+def system_labels(first: str, others: list[str] | tuple[str, ...]) -> list[str]:
+    """The names of the systems compared: ``first``, then each other prediction set after its file name.
+
+    Parameters
+    ----------
+    first : str
+        The first system's name (:func:`evaluators.io.sources.system_name` of its files).
+    others : sequence of str
+        The other systems' file (or zip, or folder) names, in order.
+
+    Returns
+    -------
+    list of str
+        ``[first, *others]`` as labels: a name without its extension (``system <n>`` when that is empty, n
+        counting ``first`` as 1), with ``'`` added until it differs from every label before it.
+    """
+    labels = [first]
+    for i, name in enumerate(others):
+        label = name.rsplit(".", 1)[0] or f"system {i + 2}"
+        while label in labels:
+            label += "'"
+        labels.append(label)
+    return labels
+
+
 def systems_matrix(batches: dict[str, NarrativeReport]) -> list[dict[str, Any]]:
     """Documents x systems: one row per story id with each system's overall and component scores.
 

@@ -1,4 +1,5 @@
-"""Writers of long-term-memory reports: Markdown tables and the per-question CSV (``memory --format md|csv``)."""
+"""Writers of long-term-memory reports: JSON, Markdown tables, the per-question CSV (``memory --format
+json|md|csv``) and the judge cache of a run's questions (``memory --write-cache``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,30 @@ def report_json(report) -> str:
     """
     data = report.to_dict() if hasattr(report, "to_dict") else report
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def judge_cache_of(report, results):
+    """The judge verdicts of a run's questions as a judge cache, or ``None`` when none of them has one.
+
+    The page's "Judge cache (JSON)" download and ``memory --write-cache FILE`` write it with
+    :meth:`evaluators.memory.judge.JudgeCache.to_json` (the layout ``--cache`` reads back).
+
+    Parameters
+    ----------
+    report : evaluators.memory.run.MemoryReport
+        Its ``judge_cache`` (the store the run read and filled in) is read; ``None`` gives ``None``.
+    results : sequence of EvalResult
+        The questions scored; verdicts of other questions in the store are left out.
+
+    Returns
+    -------
+    evaluators.memory.judge.JudgeCache or None
+        An in-memory cache (no path) with the entries of these question ids.
+    """
+    if report.judge_cache is None:
+        return None
+    cache = report.judge_cache.subset(r.question_id for r in results)
+    return cache if cache.entries else None
 
 
 def report_markdown(report: dict[str, Any]) -> str:

@@ -1,9 +1,11 @@
-"""Writers of keyword test sets: the answer template of a set, per-item / per-turn CSV of a report.
+"""Writers of keyword test sets: the answer template of a set, the JSON report, per-item / per-turn CSV of a report.
 
 - :func:`answer_template`: the answers file a model run should produce for a test set, with
   every answer empty (``{id: ""}``, or ``{id: {turn: ""}}`` for multi-turn), in the layout
   :func:`evaluators.testsets.load_answers` reads.
 - :func:`preview_rows`: the items (or turns) of a set, for a table before any answer exists.
+- :func:`report_json`: the JSON report of a run (``testsets --output-file`` and ``--format json``, the
+  page's "Download JSON report"), one writer for both.
 - :func:`report_csv`: one row per item (single turn) or turn (multi-turn) with its score,
   through the one CSV writer (:mod:`evaluators.reports.csv_writer`).
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evaluators.io.json_text import dumps_pretty
 from evaluators.reports.csv_writer import write_dict_csv
 
 ITEM_COLUMNS = ("id", "category", "difficulty", "status", "score", "found", "missing", "human_score", "question",
@@ -39,6 +42,30 @@ def preview_rows(test_set) -> list[dict[str, Any]]:
                 for d in test_set.items for t in sorted(d.turns, key=lambda t: t.turn)]
     return [{"id": i.id, "category": i.category, "difficulty": i.difficulty, "keywords": ", ".join(i.keywords),
              "question": i.question, "expected answer": i.expected_answer} for i in test_set.items]
+
+
+def report_json(run) -> str:
+    """The JSON report of a test-set run: its scores and, after review corrections, ``gt_patch``.
+
+    Written by ``python -m evaluators testsets --output-file FILE`` and shown by ``--format json``
+    (with a newline at the end on stdout), and offered by the Test sets page: one text for both.
+
+    Parameters
+    ----------
+    run : evaluators.testsets.run.TestSetsReport
+        What :func:`evaluators.testsets.run_testsets` returns; it must have scores.
+
+    Returns
+    -------
+    str
+        Pretty JSON (2-space indent, non-ASCII kept), no trailing newline.
+
+    Raises
+    ------
+    ValueError
+        When the run has no scores (no valid item in the test set).
+    """
+    return dumps_pretty(run.to_dict())
 
 
 def report_csv(report) -> str:

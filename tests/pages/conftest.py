@@ -6,21 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
+
+from tests.pages.helpers import capture_downloads
 
 
 @pytest.fixture
 def deferred_downloads(monkeypatch) -> dict[str, Callable[[], bytes]]:
     """``{file name: callable}`` of each download button given a callable (made on click) in the runs."""
-    made: dict[str, Callable[[], bytes]] = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
-    return made
+    return capture_downloads(monkeypatch)
 
 
 @pytest.fixture

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from components.layout import SOURCE_KEY
@@ -31,6 +34,20 @@ def run_page(path: str, *, timeout: float = 120, source: str | None = None, **st
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def capture_downloads(monkeypatch) -> dict[str, Callable[[], bytes | str]]:
+    """``{file name: callable}`` of each download button given a callable (made on click) in the runs that
+    follow, recorded through ``monkeypatch`` (a fixture's, or a :class:`pytest.MonkeyPatch` context)."""
+    made: dict[str, Callable[[], bytes | str]] = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    return made
 
 
 def metric_values(at: AppTest) -> dict[str, str]:

@@ -65,6 +65,19 @@ def test_judge_with_cache_then_offline_rerun(files, monkeypatch, capsys):
                  "--format", "md"]) == 0
     text = capsys.readouterr().out
     assert "| overall | 4 | 0.7500 |" in text
+    # --write-cache: the verdicts of these four questions (the page's download), in the store's layout, in the
+    # questions' order (the store saved them as they arrived: c, decided by the rule, first)
+    export = tmp / "export.json"
+    assert main(["memory", "--results", str(path), "--metrics", "judge_score", "--cache", str(cache),
+                 "--write-cache", str(export), "--format", "md"]) == 0
+    written, stored = (json.loads(f.read_text(encoding="utf-8")) for f in (export, cache))
+    assert written == stored and list(written["entries"]) == ["a", "b", "c", "d"]
+    # no judge cache at all: nothing to write, and said so
+    export.unlink()
+    capsys.readouterr()
+    assert main(["memory", "--results", str(path), "--metrics", "locomo_f1", "--write-cache", str(export),
+                 "--format", "md"]) == 0
+    assert not export.exists() and "no judge verdict for these questions" in capsys.readouterr().err
 
 
 def test_csv_and_markdown_outputs(files, capsys):

@@ -104,6 +104,12 @@ def test_cli_on_folders_writes_reports(tmp_path):
     assert report["component_scores"]["characters"] == pytest.approx(2 / 3)
     p = _cli("--gt", str(gt_dir), "--pred", str(pred_dir), "--format", "csv")
     assert p.stdout.splitlines()[-1].startswith("A,characters,")
+    # --whole-batch: the batch's report for the one pair too (the page's "Whole batch" downloads)
+    p = _cli("--gt", str(gt_dir), "--pred", str(pred_dir), "--out", str(out), "--whole-batch")
+    assert p.returncode == 0, p.stderr
+    whole = json.loads(out.read_text(encoding="utf-8"))
+    assert [d["story_id"] for d in whole["documents"]] == ["A"]
+    assert whole["documents"][0]["result"]["component_scores"] == report["component_scores"]
 
 
 def test_cli_unusable_input_exits_2(tmp_path):
@@ -136,3 +142,27 @@ def test_markdown_report_makes_user_text_inert():
     md = document_markdown(b.scored[0])
     # HTML-escaped, then what Markdown would read backslash-escaped (evaluators.reports.escape.md)
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+
+
+def test_system_labels_name_each_other_set_after_its_file_and_never_twice():
+    from evaluators.narrative.batch import system_labels
+
+    # the first keeps its name; "gpt4o.zip" -> "gpt4o"; a second "gpt4o.json" and one named as the first get "'"
+    assert system_labels("gpt4o", ["qwen.zip", "gpt4o.json", "qwen.json", ".zip"]) == [
+        "gpt4o", "qwen", "gpt4o'", "qwen'", "system 5"]
+    assert system_labels("预测", []) == ["预测"]
+
+
+def test_cli_comparison_needs_other_systems(tmp_path, capsys):
+    from evaluators.cli import main
+    from evaluators.demo import demo_path
+
+    gt, pred = demo_path("narrative", "EN_001_lantern_keeper_v3.json"), demo_path(
+        "narrative", "EN_001_lantern_keeper_prediction.json")
+    assert main(["narrative", str(gt), str(pred), "--comparison-html", str(tmp_path / "c.html"), "--quiet"]) == 2
+    assert "give the others with --other-pred" in capsys.readouterr().err
+    # one system alone: its documents x systems CSV has its own columns and no spread
+    assert main(["narrative", str(gt), str(pred), "--systems-csv", str(tmp_path / "s.csv"), "--quiet"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "s.csv").read_text(encoding="utf-8"))))
+    assert [r["story_id"] for r in rows] == ["EN_001_lantern_keeper"]
+    assert "EN_001_lantern_keeper_prediction: overall_score" in rows[0] and rows[0]["spread"] == ""

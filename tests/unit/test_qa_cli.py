@@ -140,3 +140,23 @@ def test_an_unexpected_error_is_one_line_naming_the_input(tmp_path, capsys, monk
     monkeypatch.setenv("EVALBOARD_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         main(["qa", "--input", str(path)])
+
+
+def test_qa_cli_writes_the_html_report_by_extension_or_format(tmp_path, capsys):
+    """``qa --output-file X.html`` (or ``--format html``) writes the QA page's HTML report of the file, whatever
+    its number of systems (``report`` compares several systems instead)."""
+    from evaluators.cli import build_parser
+    from evaluators.cli.qa import config_of
+    from evaluators.qa.run import QAInput, run_qa
+    from evaluators.reports.html import qa_report
+
+    src = str(demo_path("qa", "qa_systems_demo.jsonl"))  # three systems in one file
+    assert main(["qa", src, "--ci-resamples", "0", "--output-file", str(tmp_path / "r.html")]) == 0
+    capsys.readouterr()
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "QA report: " in html
+    args = build_parser().parse_args(["qa", src, "--ci-resamples", "0"])
+    report = run_qa(QAInput(src), config_of(args)).inputs[0].report
+    assert html == qa_report(report)
+    assert main(["qa", src, "--ci-resamples", "0", "--format", "html"]) == 0
+    assert capsys.readouterr().out == html

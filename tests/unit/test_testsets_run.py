@@ -69,3 +69,34 @@ def test_an_undecodable_json_document_of_answers_is_still_one_file_error():
 
     with pytest.raises(InputError, match="cannot be decoded"):
         load_answers(b'{"q1": "\xff"}', "a.json")
+
+
+def test_cli_answer_template_needs_no_answers(tmp_path, capsys):
+    """``--answer-template`` writes the page's template (every dialogue's turns, answers empty); ANSWERS is
+    then optional, and without either the command says what it needs."""
+    from evaluators.cli import main
+
+    out = tmp_path / "answers.json"
+    assert main(["testsets", str(demo_path("testsets", "multi_turn_demo.json")), "--answer-template", str(out)]) == 0
+    # the demo: mt_001 with turns 1-3, mt_002 with turns 1-2 (demo README)
+    assert json.loads(out.read_text(encoding="utf-8")) == {"mt_001": {"1": "", "2": "", "3": ""},
+                                                           "mt_002": {"1": "", "2": ""}}
+    assert main(["testsets", str(demo_path("testsets", "multi_turn_demo.json"))]) == 2
+    assert "testsets needs ANSWERS" in capsys.readouterr().err
+
+
+def test_cli_output_file_format_follows_format_then_extension(tmp_path):
+    from evaluators.cli import main
+    from evaluators.reports.testsets import report_csv, report_json
+
+    run = run_testsets(_demo())
+    args = ["testsets", str(demo_path("testsets", "factual_demo.json")),
+            str(demo_path("testsets", "factual_demo_answers.json"))]
+    assert main([*args, "--output-file", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.csv").read_bytes() == report_csv(run.scores).encode("utf-8")
+    assert (tmp_path / "r.csv").read_bytes().startswith(b"id,category,difficulty,status,score,")
+    assert main([*args, "--format", "csv", "--output-file", str(tmp_path / "r.txt")]) == 0
+    assert (tmp_path / "r.txt").read_bytes() == (tmp_path / "r.csv").read_bytes()
+    assert main([*args, "--output-file", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["overall"]["n_items"] == 9
+    assert (tmp_path / "r.json").read_text(encoding="utf-8") == report_json(run)
