@@ -87,9 +87,9 @@ def test_orjson_writes_the_plain_documents(monkeypatch):
 
 @pytest.mark.skipif(not (SHARED / "fairytales" / "gt_v3").is_dir(), reason="shared fairytale data not present")
 def test_real_narrative_reports_equal_json_dumps():
-    from evaluators.narrative.batch import evaluate_paths
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
 
     folder = SHARED / "fairytales"
-    report = evaluate_paths(folder / "gt_v3", folder / "gt_v3")
+    report = run_narrative(NarrativeInputs.from_paths(folder / "gt_v3", folder / "gt_v3"))
     doc = report.to_dict()
     assert dumps_pretty(doc) == reference(doc)
