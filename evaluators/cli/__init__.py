@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from evaluators import __version__
+from evaluators.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, fail
 
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
@@ -168,15 +169,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
         args._typed_after_options = extra
         error = merge_positionals(args, prog)
         if error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+            return fail(error)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
-        return 0
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
         if os.environ.get("EVALBOARD_DEBUG"):
             raise
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
                   for x in (v if isinstance(v, list) else [v])]
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
 
 
 def main_exit() -> None:

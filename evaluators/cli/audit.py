@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -54,12 +54,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             rules = load_rules(args.rules)
         except (OSError, ValueError) as exc:
-            print(f"error: {args.rules}: {exc}", file=sys.stderr)
-            return 2
+            return fail(f"{args.rules}: {exc}")
     result, error = load_runs(args)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     found = audit(runs, args.kind, examples=max(0, args.examples))
     bar = "=" * 80
@@ -87,4 +85,4 @@ def run(args: argparse.Namespace) -> int:
         payloads = review_payloads(found)
         Path(args.review_output).write_text(json.dumps(payloads, ensure_ascii=False, indent=2), encoding="utf-8")
         print(f"{len(payloads)} review item(s) written to {args.review_output}")
-    return 0
+    return EXIT_OK

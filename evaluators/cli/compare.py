@@ -20,6 +20,7 @@ from evaluators.cli import Positional, add_positionals
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
 from evaluators.reports.format import problem_lines
+from evaluators.cli.common import EXIT_OK, fail
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -63,10 +64,6 @@ def add_parser(subparsers) -> None:
                         "conversion) differs from it")
     p.set_defaults(func=run)
 
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def load_runs(args: argparse.Namespace, *, intervals: bool = False):
@@ -135,34 +132,34 @@ def run(args: argparse.Namespace) -> int:
 
     result, error = load_runs(args)
     if error:
-        return _fail(error)
+        return fail(error)
     from evaluators.cli.qa import baseline_warnings
 
     for line in baseline_warnings(args.baseline_report, result.reports[0].provenance if result.reports else None):
         print(f"warning: {line}", file=sys.stderr)
     runs = result.runs()
     if len(runs) < 2:
-        return _fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
-                     "system/model field, or several --predictions")
+        return fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
+                    "system/model field, or several --predictions")
     names = list(runs)
     a, b = args.a or names[0], args.b or names[1]
     for name in (a, b):
         if name not in runs:
-            return _fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
+            return fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
     if a == b:
-        return _fail("--a and --b name the same system")
+        return fail("--a and --b name the same system")
     resamples = max(0, args.ci_resamples)
     view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
     try:
         comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     signature = result.signature
     if args.format != "table":  # a script's output: the comparison alone on stdout
         from evaluators.cli.patching import corrections_for
         corrections = corrections_for(args, result.reports)
         sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names, corrections))
-        return 0
+        return EXIT_OK
 
     def ci(lo, hi):
         return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
@@ -243,4 +240,4 @@ def run(args: argparse.Namespace) -> int:
         from evaluators.reports.qa import systems_csv
         Path(args.systems_csv).write_text(systems_csv(view, signature), encoding="utf-8")
         print(f"systems written to {args.systems_csv}")
-    return 0
+    return EXIT_OK

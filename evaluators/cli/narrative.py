@@ -16,6 +16,7 @@ from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem, problem_lines
+from evaluators.cli.common import EXIT_INPUT, EXIT_OK, fail
 
 FORMATS = ("json", "md", "csv", "html")
 
@@ -59,10 +60,6 @@ def add_parser(subparsers) -> None:
     add_workers_argument(p)
     p.set_defaults(func=run)
 
-
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
 
 
 def _settings(args):
@@ -124,16 +121,16 @@ def run(args) -> int:
         settings = _settings(args)
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     for line in problem_lines(settings.issues):
         print(line, file=sys.stderr)
     if settings.has_errors:
-        return 2
+        return EXIT_INPUT
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)
     if error:
-        return _fail(error)
+        return fail(error)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -158,7 +155,7 @@ def run(args) -> int:
         try:
             stream = partial_path.open("w", encoding="utf-8")
         except OSError as exc:
-            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+            return fail(f"cannot write {args.out}: {exc.strerror or exc}")
     writer = BatchJsonWriter(stream) if stream is not None else None
     streamed = False
     try:
@@ -171,7 +168,7 @@ def run(args) -> int:
             writer.finish(batch)
             streamed = True
     except (FileNotFoundError, GTPatchMismatch) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     finally:
         if bar is not None:
             bar.close()
@@ -189,7 +186,7 @@ def run(args) -> int:
         if batch.unpaired_gt or batch.unpaired_pred:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
-        return _fail(msg)
+        return fail(msg)
     alone = fmt_name is not None and not args.out  # a report printed on stdout (--format, no --out) is alone there
     print(_table(batch), file=sys.stderr if alone else sys.stdout)
     if batch.corrections is not None:
@@ -245,5 +242,5 @@ def run(args) -> int:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if not batch.scored:
-        return _fail("no pair could be scored")
-    return 0
+        return fail("no pair could be scored")
+    return EXIT_OK

@@ -15,6 +15,7 @@ from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patc
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem_lines
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -118,10 +119,6 @@ def config_of(args: argparse.Namespace):
     )
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def _ids(ids: tuple[str, ...], verbose: bool) -> str:
     if verbose or len(ids) <= 10:
@@ -137,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
                                            ("--predictions", args.predictions),
                                            ("--format " + args.format, args.format != "table")) if given]
         if single:
-            return _fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
-                         "time, or put them side by side with 'compare'")
-    code = 0
+            return fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
+                        "time, or put them side by side with 'compare'")
+    code = EXIT_OK
     for path in paths:
         code = max(code, _run_one(args, path))
     return code
@@ -162,19 +159,19 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
 
     path = Path(input_path)
     if not path.is_file():
-        return _fail(f"cannot read {path}: no such file")
+        return fail(f"cannot read {path}: no such file")
     preds = None
     if args.predictions:
         try:
             preds = read_file_bytes(args.predictions)
         except OSError as exc:
-            return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
+            return fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
     config = config_of(args)
     keep_freed_memory()  # a block of lines at a time: the same buffers again and again
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     out = Path(args.output_file) if args.output_file else None
     if out is not None and args.format != "table":
         as_csv = args.format == "csv"
@@ -184,7 +181,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
         out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
-        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+        return fail(f"cannot write {out}: {exc.strerror or exc}")
     spool = None
     if args.gt_patch:  # rows are written after the patch is applied, from the patched report
         sink = None
@@ -198,7 +195,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         result = run_qa(QAInput(path, predictions=preds, predictions_file=args.predictions), config,
                         workers=workers, rows=sink)
     except OSError as exc:
-        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+        return fail(f"cannot read {path}: {exc.strerror or exc}")
     finally:
         if out_file is not None:
             out_file.close()
@@ -210,12 +207,12 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows
         failure = main.failure
-        return _fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
+        return fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
     report = main.report
     if args.gt_patch:  # the scores below (and the output file) are after the review corrections
         patched, error = patch_runs(args, [report], [Path(path)])
         if error:
-            return _fail(error)
+            return fail(error)
         report = patched[0]
     if to_stdout:
         if args.format == "csv":
@@ -225,7 +222,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             from evaluators.reports.corrections import corrections_jsonable
             write_report_json(report, sys.stdout,
                               **({} if corrections is None else {"gt_patch": corrections_jsonable(corrections)}))
-        return 0
+        return EXIT_OK
 
     bar = "=" * 80
     print(bar)
@@ -333,4 +330,4 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     if args.summary_csv:
         Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")
         print(f"summary written to {args.summary_csv}")
-    return 0
+    return EXIT_OK

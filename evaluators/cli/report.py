@@ -11,8 +11,9 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -46,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     result, error = load_runs(args, intervals=True)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     resamples = max(0, args.ci_resamples)
     from evaluators.cli.patching import effect_of
@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
         a, b = args.a or names[0], args.b or names[1]
         missing = [n for n in (a, b) if n not in runs]
         if missing or a == b:
-            print(f"error: --a/--b must name two different runs of: {', '.join(names)}", file=sys.stderr)
-            return 2
+            return fail(f"--a/--b must name two different runs of: {', '.join(names)}")
         view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
         try:
             comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
@@ -72,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return fail(f"cannot write {out}: {exc.strerror or exc}")
     print(f"report written to {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB, opens offline)")
-    return 0
+    return EXIT_OK

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -68,21 +69,18 @@ def run(args: argparse.Namespace) -> int:
     args.script = None  # the runs are read without conversion; the analysis converts (and lists what moved)
     for name in (args.big_dict, args.user_dict):
         if name and not Path(name).is_file():
-            print(f"error: cannot read {name}: no such file", file=sys.stderr)
-            return 2
+            return fail(f"cannot read {name}: no such file")
     if args.memory:
         return _memory(args, script, min(resamples, 2000))
     result, error = load_runs(args)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     try:
         report = rank_sensitivity(runs, big_dictionary=args.big_dict, user_dict=args.user_dict, script=script,
                                   n_resamples=min(resamples, 2000), seed=args.seed)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     changes = script_effect(runs, script, getattr(args, "lang", "auto")) if script else []
     return _print(args, report, script, changes)
 
@@ -98,8 +96,7 @@ def _memory(args: argparse.Namespace, script: str | None, resamples: int) -> int
 
     files = list(args.input or [])
     if not files:
-        print("error: give the memory results files (one per system)", file=sys.stderr)
-        return 2
+        return fail("give the memory results files (one per system)")
     try:
         questions = (args.questions, read_file_bytes(args.questions)) if args.questions else None
         first = (files[0], read_file_bytes(files[0]))
@@ -116,13 +113,11 @@ def _memory(args: argparse.Namespace, script: str | None, resamples: int) -> int
             results_by_system[system] = paired
             print(f"note: {system}: {pairing.describe()}", file=sys.stderr)
     except (OSError, InputError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     for line in problem_lines(issues):
         print(line, file=sys.stderr)
     if not inputs.results:
-        print(f"error: no usable question in {files[0]}", file=sys.stderr)
-        return 2
+        return fail(f"no usable question in {files[0]}")
     report = memory_sensitivity(results_by_system, user_dict=args.user_dict, big_dictionary=args.big_dict,
                                 script=script, n_resamples=resamples, seed=args.seed)
     if args.metric not in report.metrics:
@@ -186,7 +181,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
         Path(args.output_file).write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str),
                                           encoding="utf-8")
         print(f"sensitivity report written to {args.output_file}")
-    return 0
+    return EXIT_OK
 
 
 def _pts(ci) -> str:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from evaluators.reports.format import problem_lines
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -51,10 +52,6 @@ TESTSETS_PATCH_HELP = ("review corrections of the test set (a GT patch made for 
                        "Prints the mean keyword score before and after with a paired test")
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``testsets`` subcommand; returns the exit code."""
@@ -67,28 +64,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     try:
         inputs = TestSetsInputs.from_paths(args.items, args.pred)
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
     if error:
-        return _fail(error)
+        return fail(error)
     try:
         run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches),
                            workers=workers)
     except (InputError, ValueError) as exc:  # GTPatchMismatch is a ValueError
-        return _fail(str(exc))
+        return fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
     for line in problem_lines(run.issues, "warning"):
         print(line, file=sys.stderr)
     if report is None:
-        return _fail(f"{args.items}: no valid item")
+        return fail(f"{args.items}: no valid item")
     if not answers.answers:
-        return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
+        return fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     if args.format != "table":  # a script's output: the report alone on stdout
         if args.format == "json":
             sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False, indent=2) + "\n")
@@ -98,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output_file:
             Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2),
                                               encoding="utf-8")
-        return 0
+        return EXIT_OK
     bar = "=" * 80
     print(bar)
     print(f"test set: {args.items} ({test_set.kind}, {len(test_set.items)} items, version {test_set.version})")
@@ -151,4 +148,4 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file:
         Path(args.output_file).write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=2), encoding="utf-8")
         print(f"report written to {args.output_file}")
-    return 0
+    return EXIT_OK
