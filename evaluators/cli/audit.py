@@ -16,8 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
-from evaluators.cli.common import EXIT_OK, fail
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 
 def add_parser(subparsers) -> None:

@@ -16,11 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
 from evaluators.reports.format import problem_lines
-from evaluators.cli.common import EXIT_OK, fail
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
         "dialogue", help="persona dialogue replies by scene and model (files or a live endpoint)",
         description="Score persona chatbot replies against expected responses, per case, scene and model.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("cases", "CASES", "--cases", help="test cases"),
                     Positional("pred", "PRED", "--pred", many=True, required=False,

@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
         description="Score long-term-memory QA results by question type, optionally with an LLM judge (cached), "
                     "LoCoMo's own F1 (--parity locomo) and agreement with stored judge labels.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("results", "RESULTS", "--results", required=False,
                                   help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json"))

@@ -11,12 +11,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_INPUT, EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem, problem_lines
-from evaluators.cli.common import EXIT_INPUT, EXIT_OK, fail
 
 FORMATS = ("json", "md", "csv", "html")
 

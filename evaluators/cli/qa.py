@@ -10,12 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patch_runs, print_corrections
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import problem_lines
-from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:

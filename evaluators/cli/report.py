@@ -18,7 +18,7 @@ from evaluators.cli.common import EXIT_OK, fail
 
 def add_parser(subparsers) -> None:
     """Register the ``report`` subcommand."""
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
     from evaluators.cli.qa import add_scoring_arguments
 
     p = subparsers.add_parser(

@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
         description="Score answers against a test set: fraction of keywords found per item (NFKC + casefold), "
                     "or expected points covered per turn and dialogue; breakdown by category and difficulty.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("items", "ITEMS", "--items", help="test set JSON"),
                     Positional("pred", "ANSWERS", "--pred", help="answers keyed by item id (and turn)"))
