@@ -13,7 +13,6 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
@@ -43,6 +42,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the ``audit`` subcommand; returns the exit code."""
     from evaluators.cli.compare import load_runs
+    from evaluators.io.json_text import dumps_pretty
     from evaluators.qa.audit import audit, load_rules, review_payloads, rule_change
     from evaluators.reports.format import percent
     from evaluators.reports.tables import format_table
@@ -82,6 +82,6 @@ def run(args: argparse.Namespace) -> int:
                   f"gold {m.gold or '-'}: {m.text[:60]!r}")
     if args.review_output:
         payloads = review_payloads(found)
-        Path(args.review_output).write_text(json.dumps(payloads, ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.review_output).write_text(dumps_pretty(payloads), encoding="utf-8")
         print(f"{len(payloads)} review item(s) written to {args.review_output}")
     return EXIT_OK

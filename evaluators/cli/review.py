@@ -64,6 +64,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``review`` subcommand; returns the exit code."""
+    from evaluators.io.json_text import dumps_pretty
     from evaluators.reports.review import export_text
     from evaluators.review.exchange import import_jsonl
     from evaluators.review.label_studio import import_label_studio, looks_like_label_studio
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
             chunks = export_text(store, session.id, "corrections")
         else:
             agreement = store.agreement(session.id)
-            chunks = iter([json.dumps(agreement, ensure_ascii=False, indent=2) + "\n"])
+            chunks = iter([dumps_pretty(agreement) + "\n"])
             for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
                 for name, fig in block.get("figures", {}).items():
                     if fig.get("note"):

@@ -15,7 +15,6 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -129,6 +128,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
     import dataclasses
 
     from evaluators.cli.qa import baseline_warnings
+    from evaluators.io.json_text import dumps_pretty
     from evaluators.reports.format import percent
     from evaluators.reports.tables import format_table
 
@@ -177,8 +177,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
         data["script_changes"] = [dataclasses.asdict(c) | {"explanation": c.explanation} for c in changes]
         data["script"] = script or "none"
         data["task"] = "memory" if args.memory else "qa"
-        Path(args.output_file).write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str),
-                                          encoding="utf-8")
+        Path(args.output_file).write_text(dumps_pretty(data, default=str), encoding="utf-8")
         print(f"sensitivity report written to {args.output_file}")
     return EXIT_OK
 

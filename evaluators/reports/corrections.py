@@ -4,7 +4,6 @@ reviewed estimate of a run from a sample (:mod:`evaluators.review.estimate`)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 
@@ -12,6 +11,7 @@ from evaluators.reports.tables import format_table
 from evaluators.metrics.before_after import metric_label
 from evaluators.reports.format import MISSING, p_value, percent
 from evaluators.results import to_jsonable
+from evaluators.io.json_text import dumps_pretty
 
 
 def _ci(ci) -> str:
@@ -183,9 +183,8 @@ def applications_rows(applications: Sequence) -> list[dict]:
 
 def patch_effect_json(effect, applications: Sequence = ()) -> str:
     """JSON of a patch effect and of what each patch did (per entry)."""
-    return json.dumps({"effect": to_jsonable(effect),
-                       "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]},
-                      ensure_ascii=False, indent=2) + "\n"
+    return dumps_pretty({"effect": to_jsonable(effect),
+                         "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]}) + "\n"
 
 
 def corrections_jsonable(corrections) -> dict:

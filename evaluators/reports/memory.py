@@ -8,6 +8,7 @@ from typing import Any
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
 from evaluators.reports.format import number
+from evaluators.io.json_text import dumps_pretty
 
 
 def report_json(report) -> str:
@@ -17,7 +18,7 @@ def report_json(report) -> str:
     callers write this same text for the same inputs.
     """
     data = report.to_dict() if hasattr(report, "to_dict") else report
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return dumps_pretty(data) + "\n"
 
 
 def report_markdown(report: dict[str, Any]) -> str:
