@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines, signed, significant
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -196,17 +196,18 @@ def run(args: argparse.Namespace) -> int:
     def tested(x, name):
         if not x.computed:
             return "no interval or p-value computed (--ci-resamples 0)"
-        ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
+        ci_text = (f"95% CI {signed(100 * x.ci_low, 2)} to {signed(100 * x.ci_high, 2)}, "
+                   if x.ci_low is not None else "")
         if x.exact:
             name = "exact sign-flip test, every flip counted"
         flag = f" [!] not trustworthy: {x.small_sample}" if x.small_sample else ""
         return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name}){flag}"
 
-    print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
+    print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {signed(100 * f1.delta, 2)} points, "
           f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))
-    print(f"  EM: {percent(em.mean_a)} -> {percent(em.mean_b)}, delta {100 * em.delta:+.2f} points, "
+    print(f"  EM: {percent(em.mean_a)} -> {percent(em.mean_b)}, delta {signed(100 * em.delta, 2)} points, "
           f"{tested(em, 'paired bootstrap')}")
-    odds = MISSING if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
+    odds = MISSING if mc.odds_ratio is None else significant(mc.odds_ratio)
     print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact {p_value(mc.p_value)}, "
           f"odds ratio {odds}")
     print(f"  records by F1: B won {f1.won}, lost {f1.lost}, tied {f1.tied}")
@@ -218,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"Records ({args.show}): {len(listed)}" + (f", first {len(shown)} shown (--limit)"
                                                          if len(shown) < len(listed) else ""))
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
-                           [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
+                           [[r.id, r.outcome, fixed(r.token_f1_a, 2), fixed(r.token_f1_b, 2), r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
     from evaluators.cli.patching import corrections_for, print_corrections
     corrections = corrections_for(args, result.reports)  # --gt-patch: before / after, printed and written

@@ -14,7 +14,7 @@ from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patch_runs, print_corrections
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -293,8 +293,8 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(bar)
         print("Records")
         for row in record_rows(report):
-            em = "-" if row["exact_match"] is None else f"{row['exact_match']:.2f}"
-            f1 = "-" if row["token_f1"] is None else f"{row['token_f1']:.2f}"
+            em = "-" if row["exact_match"] is None else fixed(row["exact_match"], 2)
+            f1 = "-" if row["token_f1"] is None else fixed(row["token_f1"], 2)
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
@@ -309,8 +309,8 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(bar)
         print(f"Script conversion {args.script}: {len(moved)} record(s) scored differently than without it")
         for c in moved[:20 if not args.verbose else None]:
-            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, F1 {c.token_f1_before:.2f} -> "
-                  f"{c.token_f1_after:.2f} ({c.explanation[:60]})")
+            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, "
+                  f"F1 {fixed(c.token_f1_before, 2)} -> {fixed(c.token_f1_after, 2)} ({c.explanation[:60]})")
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:

@@ -43,6 +43,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the ``report`` subcommand; returns the exit code."""
     from evaluators.cli.compare import load_runs
+    from evaluators.reports.format import fixed
     from evaluators.reports.html import comparison_report, qa_report
 
     result, error = load_runs(args, intervals=True)
@@ -72,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         return fail(f"cannot write {out}: {exc.strerror or exc}")
-    print(f"report written to {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB, opens offline)")
+    print(f"report written to {out} ({fixed(len(text.encode('utf-8')) / 1e6, 1)} MB, opens offline)")
     return EXIT_OK

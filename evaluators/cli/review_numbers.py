@@ -335,7 +335,7 @@ def gate(args) -> int:
     from evaluators.cli.compare import load_runs
     from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
     from evaluators.qa.compare import compare_records, runs_of
-    from evaluators.reports.format import p_value, percent
+    from evaluators.reports.format import p_value, percent, signed
 
     if not args.baseline or not args.candidate:
         return fail("review gate needs --baseline and --candidate")
@@ -398,8 +398,9 @@ def gate(args) -> int:
              if c.only_a or c.only_b else ""))
     print(f"  baseline  {args.baseline}: {percent(boot.mean_a)}")
     print(f"  candidate {args.candidate}: {percent(boot.mean_b)}")
-    print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
-          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value(p, bound)} ({method}); level {args.level:g}")
+    print(f"  delta {signed(100 * boot.delta, 2)} points, {100 * (1 - args.level):g}% CI "
+          f"{signed(100 * boot.ci_low, 2)} to {signed(100 * boot.ci_high, 2)} (paired bootstrap); "
+          f"{p_value(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
     if args.test == "bootstrap" and boot.small_sample:
         print(f"  [!] the paired bootstrap p-value is not trustworthy ({boot.small_sample}): use --test randomization "

@@ -129,7 +129,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
 
     from evaluators.cli.qa import baseline_warnings
     from evaluators.io.json_text import dumps_pretty
-    from evaluators.reports.format import percent
+    from evaluators.reports.format import fixed, percent, signed
     from evaluators.reports.tables import format_table
 
     for line in baseline_warnings(args.baseline_report, report.provenance):
@@ -155,8 +155,8 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
     if flips:
         print(f"Order changes ({len(flips)}): B - A under the reference and under the alternative, paired 95% CI")
         print(format_table(["A", "B", "tokenization", "delta ref", "CI ref", "delta alt", "CI alt", "n"],
-                           [[f.a, f.b, f.tokenization, f"{100 * f.delta_reference:+.2f}", _pts(f.ci_reference),
-                             f"{100 * f.delta:+.2f}", _pts(f.ci), f.n_paired] for f in flips]))
+                           [[f.a, f.b, f.tokenization, signed(100 * f.delta_reference, 2), _pts(f.ci_reference),
+                             signed(100 * f.delta, 2), _pts(f.ci), f.n_paired] for f in flips]))
     else:
         print("No pair of systems changes order under any alternative tokenization.")
     if script and not args.memory:
@@ -165,7 +165,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
         if changes:
             print(format_table(["system", "id", "EM", "F1", "what changed"],
                                [[c.system, c.id, f"{c.exact_match_before:g} -> {c.exact_match_after:g}",
-                                 f"{c.token_f1_before:.2f} -> {c.token_f1_after:.2f}", c.explanation[:60]]
+                                 f"{fixed(c.token_f1_before, 2)} -> {fixed(c.token_f1_after, 2)}", c.explanation[:60]]
                                 for c in changes[:50]]))
     print(bar)
     print("tokenizers:")
@@ -183,5 +183,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
 
 
 def _pts(ci) -> str:
+    from evaluators.reports.format import signed
+
     lo, hi = ci
-    return "-" if lo is None else f"{100 * lo:+.2f} to {100 * hi:+.2f}"
+    return "-" if lo is None else f"{signed(100 * lo, 2)} to {signed(100 * hi, 2)}"

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines
 from evaluators.cli.common import EXIT_OK, fail
 
 
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mean keyword score (macro over items): {number(o.mean_score)}")
         print(f"keyword recall (micro): {number(o.keyword_recall)}  ({o.keywords_found} of {o.keywords_total})")
         if o.n_human:
-            print(f"mean human score (1-5): {o.mean_human_score:.2f} over {o.n_human}")
+            print(f"mean human score (1-5): {fixed(o.mean_human_score, 2)} over {o.n_human}")
         rows = [[f"category={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]
                 for k, v in report.by_category.items()]
         rows += [[f"difficulty={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
-from evaluators.reports.format import number
+from evaluators.reports.format import fixed, number
 from evaluators.io.json_text import dumps_pretty
 
 
@@ -127,5 +127,5 @@ def questions_csv(rows, results) -> str:
     header = ["question_id", "question_type", "question", "ground_truth", "prediction", *names, "judge_reasoning"]
     return write_csv(header, ([row.question_id, row.question_type, by_id[row.question_id].question,
                                by_id[row.question_id].ground_truth, by_id[row.question_id].prediction,
-                               *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
+                               *["" if row.scores[n] is None else fixed(row.scores[n], 6) for n in names],
                                row.judgement.reasoning if row.judgement else ""] for row in rows))
