@@ -8,8 +8,8 @@ the text here, so edit the stories in this file and re-run it rather than editin
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from evaluators.io.json_text import dumps_pretty
 
 HERE = Path(__file__).resolve().parent
 
@@ -167,7 +167,7 @@ def main() -> None:
     for gt, pred in (chinese(), english()):
         sid = gt["metadata"]["id"]
         for name, d in ((f"{sid}_v3.json", gt), (f"{sid}_prediction.json", pred)):
-            (HERE / name).write_text(dumps_pretty(d) + "\n", encoding="utf-8")
+            (HERE / name).write_text(json.dumps(d, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
             print("wrote", name)
 
 
