@@ -12,7 +12,7 @@ Two stores, both on :mod:`cachetools` (the well-kept implementation of LRU and T
   bytes, its digest, its expanded files), an LRU in ``st.session_state``.
 
 A result of the built-in demo is not computed at all while the package ships it
-(:mod:`components.demo_cache`): :func:`cached` takes it from there when its key matches.
+(:mod:`components.demo_snapshot`): :func:`cached` takes it from there when its key matches.
 
 Why not ``st.cache_resource`` / ``st.cache_data`` for results: ``st.cache_data`` pickles and
 copies the result on each rerun (a large report would be), and ``st.cache_resource``
@@ -31,7 +31,7 @@ from typing import TypeVar
 import cachetools
 import streamlit as st
 
-from components import demo_cache
+from components import demo_snapshot
 
 T = TypeVar("T")
 _SESSION_KEY = "_evalboard_session_cache"
@@ -153,14 +153,14 @@ def cached(key: Hashable, compute: Callable[[], T], *, namespace: Hashable | Non
     recently used results. While one session computes a key, another asking for the same
     key waits for that result; if ``compute`` raises, nothing is kept and the exception
     propagates (a waiting session then computes it itself). The object itself is returned,
-    not a copy. A result the package ships for this key (:func:`components.demo_cache.shipped`:
+    not a copy. A result the package ships for this key (:func:`components.demo_snapshot.shipped`:
     the built-in demo, scored ahead and shipped as data) is kept instead of computing it.
     """
     if namespace is None:
         namespace = key[0] if isinstance(key, tuple) and key else None
 
     def shipped_or_compute() -> T:
-        found, value = demo_cache.shipped(namespace, key)
+        found, value = demo_snapshot.shipped(namespace, key)
         return value if found else compute()  # type: ignore[return-value]
 
     return results().get_or_compute(namespace, key, shipped_or_compute, max_entries)  # type: ignore[return-value]

@@ -15,7 +15,7 @@ import streamlit as st
 from components.tables import show_table
 from evaluators.qa.compare import AGREEMENTS
 from evaluators.reports.qa import matrix_csv, matrix_rows, systems_csv
-from evaluators.reports.format import p_value, percent, small_sample_note
+from evaluators.reports.format import fixed, p_value, percent, signed, small_sample_note
 from evaluators.reports.escape import md, visible
 from evaluators.reports.figures import metric_by_system
 
@@ -130,28 +130,28 @@ def _p(x) -> str:
     """A paired test's p-value for a card: 4 decimals, a bound as ``< 0.0001``, ``—`` when not run."""
     if not x.computed:
         return "—"
-    return p_value(x.p_value, True)[2:] if x.p_value_is_bound else f"{x.p_value:.4f}"
+    return p_value(x.p_value, True)[2:] if x.p_value_is_bound else fixed(x.p_value, 4)
 
 
 def _ci_text(x, scale: float = 100, unit: str = " points") -> str:
     if x.ci_low is None:
         return "no interval computed (0 resamples)"
     digits = 2 if scale == 100 else 3
-    return f"95% CI {scale * x.ci_low:+.{digits}f} to {scale * x.ci_high:+.{digits}f}{unit}"
+    return f"95% CI {signed(scale * x.ci_low, digits)} to {signed(scale * x.ci_high, digits)}{unit}"
 
 
 def _paired(c, prefix: str) -> None:
     f1, em, ar, mc = c.token_f1_bootstrap, c.exact_match_bootstrap, c.token_f1_randomization, c.exact_match_mcnemar
     cols = st.columns(4)
-    cols[0].metric("F1 delta · F1 差值", f"{100 * f1.delta:+.2f} pts",
+    cols[0].metric("F1 delta · F1 差值", f"{signed(100 * f1.delta, 2)} pts",
                    help=f"Mean F1 of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} records paired by id; "
                         f"{_ci_text(f1)} ({f1.method}).")
     cols[1].metric("p (F1)", _p(f1),
                    help=f"Paired bootstrap {p_value(f1.p_value, f1.p_value_is_bound)}; "
                         f"{'exact sign-flip test' if ar.exact else 'approximate randomization'} "
                         f"{p_value(ar.p_value, ar.p_value_is_bound)}.")
-    cols[2].metric("EM delta · EM 差值", f"{100 * em.delta:+.2f} pts", help=f"{_ci_text(em)}.")
-    cols[3].metric("p (McNemar, EM)", f"{mc.p_value:.4f}",
+    cols[2].metric("EM delta · EM 差值", f"{signed(100 * em.delta, 2)} pts", help=f"{_ci_text(em)}.")
+    cols[3].metric("p (McNemar, EM)", fixed(mc.p_value, 4),
                    help=f"Exact McNemar test: right in A only {mc.only_a}, in B only {mc.only_b}.")
     st.caption(f"{md(c.name_b)} against {md(c.name_a)}: {c.n_paired} records paired"
                + (f" ({c.only_a} only in A and {c.only_b} only in B left out)" if c.only_a or c.only_b else "")
@@ -179,9 +179,9 @@ def _paired(c, prefix: str) -> None:
         r = rows[picked[0]]
         st.markdown(f"**{md(r['id'])}** · {md(r['question'] or '')}")
         left, right = st.columns(2)
-        left.markdown(f"A · {md(c.name_a)} — F1 {r['F1 A']:.2f}")
+        left.markdown(f"A · {md(c.name_a)} — F1 {fixed(r['F1 A'], 2)}")
         left.text(visible(r["prediction A"]))
-        right.markdown(f"B · {md(c.name_b)} — F1 {r['F1 B']:.2f}")
+        right.markdown(f"B · {md(c.name_b)} — F1 {fixed(r['F1 B'], 2)}")
         right.text(visible(r["prediction B"]))
     else:
         st.caption("Select a row to see both predictions.")
@@ -194,10 +194,10 @@ def paired_scores_view(c, rows: dict[str, dict], prefix: str, *, metric: str = "
     """
     bs, ar = c.bootstrap, c.randomization
     cols = st.columns([1, 1.5, 1, 1])  # the interval card holds two signed numbers: it gets the room
-    cols[0].metric(f"{metric} delta · 差值", f"{bs.delta:+.3f}",
+    cols[0].metric(f"{metric} delta · 差值", signed(bs.delta),
                    help=f"Mean {metric} of {md(c.name_b)} minus {md(c.name_a)} over {c.n_paired} paired items; "
                         f"{_ci_text(bs, 1, '')} ({bs.method}).")
-    cols[1].metric("95% CI", f"{bs.ci_low:+.3f} … {bs.ci_high:+.3f}" if bs.ci_low is not None else "—",
+    cols[1].metric("95% CI", f"{signed(bs.ci_low)} … {signed(bs.ci_high)}" if bs.ci_low is not None else "—",
                    help="Paired bootstrap percentile interval.")
     cols[2].metric("p (paired bootstrap)", _p(bs), help="Two-sided (Koehn 2004).")
     cols[3].metric("p (randomization)", _p(ar),

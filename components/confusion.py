@@ -12,6 +12,7 @@ import streamlit as st
 
 from evaluators.metrics.classification import ClassificationReport
 from evaluators.reports.escape import html_text, visible
+from evaluators.reports.format import fixed
 
 #: The first is the default: true labels on rows, as scikit-learn, the overview's chart, the HTML report and the CLI.
 LAYOUTS = {"true": "Rows = true · 行为真实 (scikit-learn)", "predicted": "Rows = predicted · 行为预测"}
@@ -36,7 +37,7 @@ def confusion_figure(report: ClassificationReport, rows: str = "true", normalize
     counts = report.matrix(rows)
     shares = report.row_normalized(rows)
     z = [[(v if v is not None else 0.0) for v in r] for r in shares] if normalized else counts
-    text = [[f"{c}<br>{100 * s:.0f}%" if (normalized and s is not None) else str(c) for c, s in zip(cr, sr)]
+    text = [[f"{c}<br>{fixed(100 * s, 0)}%" if (normalized and s is not None) else str(c) for c, s in zip(cr, sr)]
             for cr, sr in zip(counts, shares)]
     row_title, col_title = ("Predicted · 预测", "True · 真实") if rows == "predicted" else ("True · 真实", "Predicted · 预测")
     fig = go.Figure(go.Heatmap(

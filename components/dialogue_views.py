@@ -45,7 +45,7 @@ def metric_picker(metric_info: list[dict], default: list[str], key: str = "dialo
 
     chosen = st.multiselect("Metrics", list(by_name), default=[d for d in default if d in by_name],
                             format_func=label, key=key,
-                            help="From the metric registry; unavailable ones are shown as n/a, never 0.")
+                            help="From the metric registry; unavailable ones are shown as —, never 0.")
     with st.expander("Metric signatures and availability"):
         static_records([{
             "metric": m["name"], "range": f"[{m['range'][0]:g}, {m['range'][1]:g}]",

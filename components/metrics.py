@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from evaluators.reports.format import MISSING, fixed
 from evaluators.reports.format import number as fmt  # noqa: F401 - re-exported: the pages format scores with it
 from evaluators.reports.escape import html_text, md
 
 
 def metric_row(items: list[tuple[str, float | int | str | None, str | None]], *, digits: int = 3) -> None:
-    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as N/A, text as it is.
+    """A row of ``st.metric`` cards: ``(label, value, help)``; ``None`` is shown as ``—``
+    (:data:`~evaluators.reports.format.MISSING`), text as it is.
 
     The cards sit in a horizontal container that wraps, each as wide as its label or value (at least
     150 px: :data:`components.layout.TEXT_STYLE`): a long value such as
@@ -37,7 +39,7 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
     columns : list of str
         Score column titles.
     rows : list of (label, values)
-        One row per item; ``None`` is shown as N/A.
+        One row per item; ``None`` is shown as ``—``.
     """
     head = "".join(f"<th style='text-align:left;padding:4px 10px'>{html_text(c, breaks=False)}</th>" for c in columns)
     body = []
@@ -45,14 +47,14 @@ def score_table_html(columns: list[str], rows: list[tuple[str, list[float | None
         cells = []
         for v in values:
             if v is None:
-                cells.append("<td style='padding:4px 10px;color:#888'>N/A</td>")
+                cells.append(f"<td style='padding:4px 10px;color:#888'>{MISSING}</td>")
                 continue
             pct = max(0.0, min(1.0, v)) * 100
             cells.append(
                 f"<td style='padding:4px 10px;white-space:nowrap'><span style='display:inline-block;width:70px;"
                 f"height:8px;background:#e3e8ef;border-radius:4px;vertical-align:middle;margin-right:6px'>"
-                f"<span style='display:block;width:{pct:.0f}%;height:8px;background:#1565c0;border-radius:4px'>"
-                f"</span></span>{v:.3f}</td>")
+                f"<span style='display:block;width:{fixed(pct, 0)}%;height:8px;background:#1565c0;border-radius:4px'>"
+                f"</span></span>{fixed(v)}</td>")
         body.append(f"<tr><td style='padding:4px 10px'>{html_text(label, breaks=False)}</td>{''.join(cells)}</tr>")
     # in a box that scrolls sideways: six score columns are wider than a phone (they ran past its edge)
     return (f"<div style='overflow-x:auto;max-width:100%'>"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from evaluators.reports.figures import confusion_heatmap, scores_by_document
+from evaluators.reports.format import fixed
 from components.metrics import fmt, metric_row, signature_caption
 from components.span_overlay import OverlaySpan, render_span_overlay
 from evaluators.narrative import COMPONENT_TITLES, COMPONENTS, NarrativeResult
@@ -445,7 +446,7 @@ def span_labels(result: NarrativeResult) -> list[OverlaySpan]:
         gt_events[ev.gt_event] = ev.gt
     out = []
     for row in result.text_span.spans:
-        iou = "" if row.iou is None else f", IoU {row.iou:.2f}"
+        iou = "" if row.iou is None else f", IoU {fixed(row.iou, 2)}"
         if row.gt_start is not None:
             acts = gt_events.get(row.gt_event, {})
             lab = "/".join(v for v in (acts.get("category"), acts.get("type")) if v)

@@ -19,7 +19,7 @@ from evaluators.reports.qa import records_csv, report_json, summary_csv
 from components.metrics import metric_row
 from components.static import static_chart, static_records
 from components.tables import show_table
-from evaluators.reports.format import number, percent
+from evaluators.reports.format import number, percent, signed
 from evaluators.reports.escape import md
 
 if TYPE_CHECKING:
@@ -214,8 +214,8 @@ def render_sensitivity(report, metric: str = "token_f1", key: str = "qa") -> Non
     if flips:
         st.warning(f"{len(flips)} pair(s) of systems change order under another tokenization.")
         show_table([{"A": f.a, "B": f.b, "tokenization": f.tokenization,
-                     "B − A (reference)": f"{100 * f.delta_reference:+.2f}",
-                     "95% CI (reference)": _points(f.ci_reference), "B − A": f"{100 * f.delta:+.2f}",
+                     "B − A (reference)": signed(100 * f.delta_reference, 2),
+                     "95% CI (reference)": _points(f.ci_reference), "B − A": signed(100 * f.delta, 2),
                      "95% CI": _points(f.ci), "records": f.n_paired} for f in flips], key=f"{key}_sens_flips_{metric}")
     else:
         st.success("No pair of systems changes order under another tokenization.")
@@ -226,7 +226,7 @@ def render_sensitivity(report, metric: str = "token_f1", key: str = "qa") -> Non
 
 def _points(ci) -> str:
     lo, hi = ci
-    return "—" if lo is None else f"{100 * lo:+.2f} to {100 * hi:+.2f}"
+    return "—" if lo is None else f"{signed(100 * lo, 2)} to {signed(100 * hi, 2)}"
 
 
 def audit_rows(result) -> list[dict]:

@@ -14,6 +14,7 @@ from components.textdiff import render_char_diff
 from components.uploads import upload_bytes
 from evaluators.demo import demo_path
 from evaluators.io import InputError
+from evaluators.reports.format import fixed
 from evaluators.qa import evaluate_qa
 from evaluators.reports.escape import md, visible
 from evaluators.reports.review import corrections_jsonl, export_csv, label_studio_config
@@ -382,10 +383,10 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
         alpha = machine["krippendorff_alpha"]
         st.caption(f"The automatic verdict is 'correct' at a score ≥ {machine['threshold']:g}; a reviewer's "
                    "acceptable variant is correct, a model error wrong, a GT error left out. Krippendorff's alpha "
-                   f"with the automatic verdict as one more rater: {'—' if alpha is None else f'{alpha:.3f}'} "
+                   f"with the automatic verdict as one more rater: {fixed(alpha)} "
                    f"over {machine['n_items']} item(s). Reviewers with each other on the same two labels "
                    f"(the ceiling): mean Cohen's kappa "
-                   f"{'—' if machine.get('human_kappa') is None else format(machine['human_kappa'], '.3f')} "
+                   f"{fixed(machine.get('human_kappa'))} "
                    f"over {machine.get('human_kappa_items', 0)} item(s).")
     gold_accuracy_panel(store, session, annotator)
 

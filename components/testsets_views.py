@@ -17,7 +17,7 @@ from components.static import static_records
 from evaluators.testsets import RUBRIC, keyword_spans
 from evaluators.testsets.evaluate import GroupStats, MultiTurnReport, SingleTurnReport
 from evaluators.reports.escape import html_text
-from evaluators.reports.format import number
+from evaluators.reports.format import fixed, number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,7 +94,7 @@ def breakdown_chart(groups: dict[str, GroupStats], title: str) -> go.Figure:
     names = [html_text(name, breaks=False) for name in groups]  # plotly reads <b>, <a href> in labels
     fig = go.Figure(go.Bar(
         x=names, y=[g.mean_score or 0.0 for g in groups.values()],
-        text=[f"{(g.mean_score or 0):.2f} (n={g.n_scored})" for g in groups.values()], textposition="outside",
+        text=[f"{fixed(g.mean_score or 0, 2)} (n={g.n_scored})" for g in groups.values()], textposition="outside",
         marker_color="#4c78a8", hovertemplate="%{x}: %{y:.3f}<extra></extra>",
     ))
     fig.update_layout(title=title, yaxis={"range": [0, 1.15], "title": "mean keyword score"}, height=320,
@@ -144,7 +144,7 @@ def turn_view(report: MultiTurnReport, dialogue_id: str) -> None:
         ctx = " · needs context · 依赖上文" if t.requires_context else ""
         st.markdown(
             f"<div style='border-left:3px solid #4c78a8;padding:4px 12px;margin:8px 0'>"
-            f"<div><b>Turn {t.turn}</b>{ctx} — coverage {t.coverage:.2f} ({t.n_covered}/{t.n_points})</div>"
+            f"<div><b>Turn {t.turn}</b>{ctx} — coverage {fixed(t.coverage, 2)} ({t.n_covered}/{t.n_points})</div>"
             f"<div><small style='color:#666'>user · 用户</small> {html_text(t.user)}</div>"
             f"<div><small style='color:#666'>answer · 回答</small> {highlight_html(t.answer, marks)}</div>"
             f"<div style='margin-top:4px'>{points}</div></div>",

@@ -11,6 +11,7 @@ from components.corrections import corrections_control  # noqa: E402
 from components.layout import view_switch  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.tables import show_table  # noqa: E402
+from evaluators.reports.format import fixed  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
                                  ratio_columns, render_overview)
 from evaluators.reports.escape import md, visible  # noqa: E402
@@ -176,7 +177,7 @@ elif view == "matrix":
     st.subheader("Per-class metrics · 各类别指标")
     c = report.classification
     show_table(per_class_frame(report), column_config=ratio_columns("precision", "recall", "f1"))
-    st.caption(f"Accuracy {100 * (c.accuracy or 0):.2f}% ({c.correct} of {c.n}). Undefined values (no prediction "
+    st.caption(f"Accuracy {fixed(100 * (c.accuracy or 0), 2)}% ({c.correct} of {c.n}). Undefined values (no prediction "
                "or no support for a class) are empty and skipped in the averages.")
 
 elif view == "tokenization":
@@ -203,7 +204,8 @@ elif view == "tokenization":
                     "without it**")
         if moved:
             show_table([{"system": c.system, "id": c.id, "EM": f"{c.exact_match_before:g} → {c.exact_match_after:g}",
-                         "F1": f"{c.token_f1_before:.2f} → {c.token_f1_after:.2f}", "what changed": c.explanation,
+                         "F1": f"{fixed(c.token_f1_before, 2)} → {fixed(c.token_f1_after, 2)}",
+                         "what changed": c.explanation,
                          "prediction": c.prediction, "gold": " | ".join(c.gold)} for c in moved],
                        key="qa_script_moved")
 
@@ -285,7 +287,8 @@ else:  # records
             g.markdown("**Ground truth · 标准答案**")
             g.text(visible(detail["gold"]))
             scores = detail["scores"]
-            p.markdown("**Prediction · 预测**" + (f" (EM {scores[0]:.0f}, F1 {scores[1]:.2f})" if scores else ""))
+            p.markdown("**Prediction · 预测**"
+                       + (f" (EM {fixed(scores[0], 0)}, F1 {fixed(scores[1], 2)})" if scores else ""))
             p.text(visible(detail["prediction"]))
             if detail["raw_prediction"] is not None:
                 with st.expander("Raw prediction (before <think> / <answer> handling)"):

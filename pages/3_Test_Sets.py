@@ -22,7 +22,7 @@ from evaluators.io import InputError  # noqa: E402
 from evaluators.testsets import (TestSetsConfig, TestSetsInputs, TestSetsReport, load_test_set,  # noqa: E402
                                  run_testsets)
 from evaluators.reports.escape import md, visible  # noqa: E402
-from evaluators.reports.format import number  # noqa: E402
+from evaluators.reports.format import fixed, number  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv, report_json  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
@@ -113,13 +113,13 @@ if report.kind == "single":
     metric_row([
         ("Mean score · 平均得分", number(o.mean_score),
          "Mean keyword score over scored items (macro over items)." + (
-             f" 95% CI {o.mean_score_ci_low:.3f} – {o.mean_score_ci_high:.3f} (bootstrap over items)."
+             f" 95% CI {fixed(o.mean_score_ci_low)} – {fixed(o.mean_score_ci_high)} (bootstrap over items)."
              if o.mean_score_ci_low is not None else "")),
         ("Recall · 召回率", number(o.keyword_recall),
          "Keyword recall · 关键词召回: keywords found / all keywords (micro)."),
         ("Scored items · 评分条目", f"{o.n_scored:,} / {o.n_items:,}", None),
         ("No answer · 无回答", f"{len(report.missing_prediction):,}", "Scored 0."),
-        ("Human score · 人工评分", "n/a" if o.mean_human_score is None else f"{o.mean_human_score:.2f}",
+        ("Human score · 人工评分", fixed(o.mean_human_score, 2),
          f"Mean of {o.n_human} 1-5 rubric scores given with the answers."),
     ])
     st.caption(f"{report.aggregation}. Signature: {md(report.signature)}")
@@ -166,12 +166,12 @@ if report.kind == "single":
 else:
     o = report.overall
     metric_row([
-        ("Points covered · 覆盖要点", "n/a" if o.coverage_micro is None else f"{o.coverage_micro:.3f}",
+        ("Points covered · 覆盖要点", fixed(o.coverage_micro),
          "Covered expected points / all points (micro)."),
-        ("Mean turn coverage · 轮均覆盖", "n/a" if o.coverage_macro is None else f"{o.coverage_macro:.3f}",
+        ("Mean turn coverage · 轮均覆盖", fixed(o.coverage_macro),
          "Mean over turns (macro)."),
         ("Mean dialogue coverage · 对话均覆盖",
-         "n/a" if report.dialogue_macro is None else f"{report.dialogue_macro:.3f}",
+         fixed(report.dialogue_macro),
          "Mean of each dialogue's point coverage (macro over dialogues)."),
         ("Turns without answer · 无回答轮次", f"{len(report.missing_prediction):,}", None),
     ])

@@ -33,7 +33,7 @@ from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa:
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
-from evaluators.reports.format import fold_problems, folded_location, problem_lines  # noqa: E402
+from evaluators.reports.format import MISSING, fixed, fold_problems, folded_location, problem_lines  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 #: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
@@ -198,15 +198,16 @@ if evaluation.issues:
         for first, group in fold_problems(evaluation.issues)[:200]:  # identical problems: one line, a count
             st.markdown(f"- **{md(first.kind)}** {md(folded_location(group))}: {md(first.message)}")
 
-metric_row([(f"{md(s.model)} · combined", "n/a" if s.combined_score is None else f"{s.combined_score:.3f}",
+metric_row([(f"{md(s.model)} · combined", fixed(s.combined_score),
              f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"
-             + (f"; 95% CI {s.combined_score_ci_low:.3f} – {s.combined_score_ci_high:.3f} (bootstrap over cases)"
-                if s.combined_score_ci_low is not None else "")) for s in evaluation.by_model])
-st.caption("Combined score = " + " + ".join(f"{w:.2f} × {md(m)}" for m, w in evaluation.weights.used.items())
+             + (f"; 95% CI {fixed(s.combined_score_ci_low)} – {fixed(s.combined_score_ci_high)} "
+                "(bootstrap over cases)" if s.combined_score_ci_low is not None else ""))
+            for s in evaluation.by_model])
+st.caption("Combined score = " + " + ".join(f"{fixed(w, 2)} × {md(m)}" for m, w in evaluation.weights.used.items())
            + f" ({md(evaluation.weights.note)}). Mean over cases (macro); a missing reply counts 0.")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
-    st.caption(f"**{md(m['name'])}**: n/a — {md(m['unavailable_reason'])}")
+    st.caption(f"**{md(m['name'])}**: {MISSING} (unavailable: {md(m['unavailable_reason'])})")
 
 # The first screen is light: static charts and the models table; the interactive heatmap and chart, the
 # sortable grids, the cases and the paired comparison are one click away, and run only when opened.

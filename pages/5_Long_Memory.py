@@ -19,6 +19,7 @@ from components.layout import view_switch  # noqa: E402
 from components.static import static_chart  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
+from evaluators.reports.format import fixed  # noqa: E402
 from evaluators.memory import judge as judge_mod  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.downloads import download  # noqa: E402
@@ -240,7 +241,7 @@ rows, metrics = report.rows, report.metrics
 st.subheader("Overall")
 views.metric_cards(metrics["overall"], names)
 if metrics["overall"].get("task_averaged_judge_score") is not None:
-    st.caption(f"Task-averaged judge score (mean over types): {metrics['overall']['task_averaged_judge_score']:.3f}")
+    st.caption(f"Task-averaged judge score (mean over types): {fixed(metrics['overall']['task_averaged_judge_score'])}")
 
 # The first screen is light (cards, static chart and tables); the interactive chart, the sortable grids,
 # the systems side by side and the questions are one click away, and run only while their view is open.

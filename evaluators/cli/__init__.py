@@ -15,9 +15,11 @@ import argparse
 import importlib
 import os
 import sys
-from dataclasses import dataclass
 
 from evaluators import __version__
+from evaluators.cli.common import (  # noqa: F401  (Positional and add_positionals: named here too)
+    EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Positional, add_positionals, fail, merge_positionals,
+)
 
 #: Subcommand name -> module defining ``add_parser``.
 COMMANDS: dict[str, str] = {
@@ -33,95 +35,6 @@ COMMANDS: dict[str, str] = {
     "sensitivity": "evaluators.cli.sensitivity",
     "audit": "evaluators.cli.audit",
 }
-
-
-@dataclass(frozen=True)
-class Positional:
-    """An input a newcomer types without its flag (``evalboard qa FILE``), kept beside the flag (``--input``).
-
-    Attributes
-    ----------
-    dest : str
-        The flag's destination (``args.<dest>``), where the merged value ends up.
-    metavar : str
-        Its name in the usage line and in messages (``FILE``, ``GT``, ``RESULTS``).
-    flag : str
-        The flag that gives the same input (``--input``).
-    many : bool
-        Several values (``FILE [FILE ...]``; the flag is then repeatable and ``args.<dest>`` a list).
-    required : bool
-        Give it one way or the other, else exit 2 naming both ways.
-    help : str
-        What it is, for ``--help`` (the flag is named after it).
-    """
-
-    dest: str
-    metavar: str
-    flag: str
-    many: bool = False
-    required: bool = True
-    help: str = ""
-
-
-def add_positionals(p: argparse.ArgumentParser, *specs: Positional) -> None:
-    """Add each input of ``specs`` as a positional argument (optional to argparse: :func:`merge_positionals`
-    checks it against its flag after parsing). The flags themselves are added by the command, not required."""
-    for spec in specs:
-        p.add_argument(f"{spec.dest}_positional", metavar=spec.metavar, nargs="*" if spec.many else "?",
-                       help=(spec.help + "; " if spec.help else "") + f"or give it with {spec.flag}")
-    p.set_defaults(_positionals=specs)
-
-
-def merge_positionals(args: argparse.Namespace, prog: str = "python -m evaluators") -> str | None:
-    """Put the positional inputs into their flags' places; the error message when an input is given twice
-    differently, not at all, or one too many (``None`` when all is well).
-
-    The values typed without a flag fill, in order, the inputs no flag gave (``narrative --gt G P``: ``P`` is
-    PRED); a value equal to its input's flag value is the same input given both ways.
-    """
-    specs = list(getattr(args, "_positionals", ()))
-    if not specs:
-        return None
-    typed: list[str] = []
-    for spec in specs:
-        value = getattr(args, f"{spec.dest}_positional", None)
-        typed += list(value or []) if spec.many else ([value] if value is not None else [])
-    typed += list(getattr(args, "_typed_after_options", ()))
-    flags = {spec.dest: getattr(args, spec.dest, None) for spec in specs}
-    usage = " ".join(s.metavar + (" [...]" if s.many else "") for s in specs if s.required or s.many)
-    free = [s for s in specs if not flags[s.dest]]
-    if not any(s.many for s in specs) and len(typed) > len(free):
-        given = {flags[s.dest] for s in specs if flags[s.dest] and not s.many}
-        typed = [v for v in typed if v not in given] if len(typed) - len(free) else typed  # the same both ways
-        if len(typed) > len(free):
-            extra = typed[len(free):]
-            clash = next((s for s in specs if flags[s.dest] and not s.many), None)
-            if clash is not None:
-                return (f"{clash.metavar} given twice: {typed[0]} (as {clash.metavar}) and {flags[clash.dest]} "
-                        f"({clash.flag}); give it once, as {clash.metavar} or with {clash.flag}, not both")
-            return (f"one input too many: {' '.join(extra)}; {prog} {args.command} takes {usage} "
-                    f"({', '.join(s.flag for s in specs)})")
-    for spec in specs:
-        flagged = flags[spec.dest]
-        if spec.many and spec in free:
-            value, typed = typed, []
-        elif spec.many:
-            value = list(flagged)
-            if typed and typed != value:
-                return (f"{spec.metavar} given twice: {' '.join(typed)} (as {spec.metavar}) and {' '.join(value)} "
-                        f"({spec.flag}); give them once, as {spec.metavar} or with {spec.flag}, not both")
-            typed = []
-        elif flagged:
-            value = flagged
-            if typed and typed[0] == flagged:
-                typed.pop(0)  # the same input both ways (dialogue C --cases C P)
-        else:
-            value = typed.pop(0) if typed else None
-        if spec.required and not value:
-            return (f"{args.command} needs {spec.metavar}: {prog} {args.command} {usage} "
-                    f"(or {spec.flag} {spec.metavar})")
-        setattr(args, spec.dest, value if value else ([] if spec.many else None))
-    return None
 
 
 def build_parser(only: str | None = None, prog: str = "python -m evaluators") -> argparse.ArgumentParser:
@@ -183,15 +96,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
         args._typed_after_options = extra
         error = merge_positionals(args, prog)
         if error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+            return fail(error)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
-        return 0
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
         if os.environ.get("EVALBOARD_DEBUG"):
             raise
@@ -200,7 +112,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
                   for x in (v if isinstance(v, list) else [v])]
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
 
 
 def main_exit() -> None:

@@ -13,11 +13,9 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 
 def add_parser(subparsers) -> None:
@@ -44,8 +42,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the ``audit`` subcommand; returns the exit code."""
     from evaluators.cli.compare import load_runs
+    from evaluators.io.json_text import dumps_pretty
     from evaluators.qa.audit import audit, load_rules, review_payloads, rule_change
-    from evaluators.reports.format import percent
+    from evaluators.reports.format import percent, signed
     from evaluators.reports.tables import format_table
 
     args.ci_resamples = 0
@@ -54,12 +53,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             rules = load_rules(args.rules)
         except (OSError, ValueError) as exc:
-            print(f"error: {args.rules}: {exc}", file=sys.stderr)
-            return 2
+            return fail(f"{args.rules}: {exc}")
     result, error = load_runs(args)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     found = audit(runs, args.kind, examples=max(0, args.examples))
     bar = "=" * 80
@@ -78,13 +75,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"Rule change ({args.rules}): {len(change.moved)} answer(s) read differently")
         print(format_table(["system", "before", "after", "delta", "unparsed before", "unparsed after", "moved"],
                            [[d.system, percent(d.accuracy_before), percent(d.accuracy_after),
-                             "-" if d.delta is None else f"{100 * d.delta:+.2f}", d.unparsed_before, d.unparsed_after,
+                             "-" if d.delta is None else signed(100 * d.delta, 2), d.unparsed_before, d.unparsed_after,
                              d.moved] for d in change.systems]))
         for m in change.moved[:50]:
             print(f"  {m.system} {m.id}: {m.before or 'unparsed'} -> {m.after or 'unparsed'} ({m.rule_after}); "
                   f"gold {m.gold or '-'}: {m.text[:60]!r}")
     if args.review_output:
         payloads = review_payloads(found)
-        Path(args.review_output).write_text(json.dumps(payloads, ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.review_output).write_text(dumps_pretty(payloads), encoding="utf-8")
         print(f"{len(payloads)} review item(s) written to {args.review_output}")
-    return 0
+    return EXIT_OK

@@ -16,10 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.qa import add_scoring_arguments, config_of
 from evaluators.io.sources import read_file_bytes
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines, signed, significant
 
 OUTCOMES = ("changed", "won", "lost", "tied", "all")
 
@@ -63,10 +63,6 @@ def add_parser(subparsers) -> None:
                         "conversion) differs from it")
     p.set_defaults(func=run)
 
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def load_runs(args: argparse.Namespace, *, intervals: bool = False):
@@ -135,34 +131,34 @@ def run(args: argparse.Namespace) -> int:
 
     result, error = load_runs(args)
     if error:
-        return _fail(error)
+        return fail(error)
     from evaluators.cli.qa import baseline_warnings
 
     for line in baseline_warnings(args.baseline_report, result.reports[0].provenance if result.reports else None):
         print(f"warning: {line}", file=sys.stderr)
     runs = result.runs()
     if len(runs) < 2:
-        return _fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
-                     "system/model field, or several --predictions")
+        return fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
+                    "system/model field, or several --predictions")
     names = list(runs)
     a, b = args.a or names[0], args.b or names[1]
     for name in (a, b):
         if name not in runs:
-            return _fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
+            return fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
     if a == b:
-        return _fail("--a and --b name the same system")
+        return fail("--a and --b name the same system")
     resamples = max(0, args.ci_resamples)
     view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
     try:
         comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     signature = result.signature
     if args.format != "table":  # a script's output: the comparison alone on stdout
         from evaluators.cli.patching import corrections_for
         corrections = corrections_for(args, result.reports)
         sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names, corrections))
-        return 0
+        return EXIT_OK
 
     def ci(lo, hi):
         return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
@@ -200,17 +196,18 @@ def run(args: argparse.Namespace) -> int:
     def tested(x, name):
         if not x.computed:
             return "no interval or p-value computed (--ci-resamples 0)"
-        ci_text = f"95% CI {100 * x.ci_low:+.2f} to {100 * x.ci_high:+.2f}, " if x.ci_low is not None else ""
+        ci_text = (f"95% CI {signed(100 * x.ci_low, 2)} to {signed(100 * x.ci_high, 2)}, "
+                   if x.ci_low is not None else "")
         if x.exact:
             name = "exact sign-flip test, every flip counted"
         flag = f" [!] not trustworthy: {x.small_sample}" if x.small_sample else ""
         return f"{ci_text}{p_value(x.p_value, x.p_value_is_bound)} ({name}){flag}"
 
-    print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {100 * f1.delta:+.2f} points, "
+    print(f"  F1: {percent(f1.mean_a)} -> {percent(f1.mean_b)}, delta {signed(100 * f1.delta, 2)} points, "
           f"{tested(f1, 'paired bootstrap')}" + (f", {tested(ar, 'approximate randomization')}" if ar.computed else ""))
-    print(f"  EM: {percent(em.mean_a)} -> {percent(em.mean_b)}, delta {100 * em.delta:+.2f} points, "
+    print(f"  EM: {percent(em.mean_a)} -> {percent(em.mean_b)}, delta {signed(100 * em.delta, 2)} points, "
           f"{tested(em, 'paired bootstrap')}")
-    odds = MISSING if mc.odds_ratio is None else f"{mc.odds_ratio:.3g}"
+    odds = MISSING if mc.odds_ratio is None else significant(mc.odds_ratio)
     print(f"  McNemar (EM): right in A only {mc.only_a}, in B only {mc.only_b}, exact {p_value(mc.p_value)}, "
           f"odds ratio {odds}")
     print(f"  records by F1: B won {f1.won}, lost {f1.lost}, tied {f1.tied}")
@@ -222,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"Records ({args.show}): {len(listed)}" + (f", first {len(shown)} shown (--limit)"
                                                          if len(shown) < len(listed) else ""))
         print(format_table(["id", "outcome", "F1 A", "F1 B", "prediction A", "prediction B"],
-                           [[r.id, r.outcome, f"{r.token_f1_a:.2f}", f"{r.token_f1_b:.2f}", r.prediction_a[:40],
+                           [[r.id, r.outcome, fixed(r.token_f1_a, 2), fixed(r.token_f1_b, 2), r.prediction_a[:40],
                              r.prediction_b[:40]] for r in shown]))
     from evaluators.cli.patching import corrections_for, print_corrections
     corrections = corrections_for(args, result.reports)  # --gt-patch: before / after, printed and written
@@ -243,4 +240,4 @@ def run(args: argparse.Namespace) -> int:
         from evaluators.reports.qa import systems_csv
         Path(args.systems_csv).write_text(systems_csv(view, signature), encoding="utf-8")
         print(f"systems written to {args.systems_csv}")
-    return 0
+    return EXIT_OK

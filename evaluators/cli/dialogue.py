@@ -18,6 +18,7 @@ from pathlib import Path
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.reports.format import problem_lines
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -26,7 +27,7 @@ def add_parser(subparsers) -> None:
         "dialogue", help="persona dialogue replies by scene and model (files or a live endpoint)",
         description="Score persona chatbot replies against expected responses, per case, scene and model.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("cases", "CASES", "--cases", help="test cases"),
                     Positional("pred", "PRED", "--pred", many=True, required=False,
@@ -89,30 +90,25 @@ def run(args: argparse.Namespace) -> int:
         for m in list_metrics():
             reason = m.unavailable_reason()
             print(f"{m.name:20s} {m.range} {'available' if reason is None else reason}\n{'':20s} {m.signature}")
-        return 0
+        return EXIT_OK
     if not args.pred and not args.endpoint:
-        print("error: give --pred FILE (one or more) or --endpoint URL --model NAME", file=sys.stderr)
-        return 2
+        return fail("give --pred FILE (one or more) or --endpoint URL --model NAME")
     if args.endpoint and not args.model:
-        print("error: --endpoint needs --model NAME", file=sys.stderr)
-        return 2
+        return fail("--endpoint needs --model NAME")
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     try:
         cases_path = Path(args.cases)
         case_set = load_cases(read_file_bytes(cases_path), cases_path.name)
     except OSError as exc:
-        print(f"error: cannot read cases file {args.cases}: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"cannot read cases file {args.cases}: {exc}")
     for line in problem_lines(case_set.issues):
         print(line, file=sys.stderr)
     if not case_set.cases:
-        print(f"error: no usable test case in {args.cases}", file=sys.stderr)
-        return 2
+        return fail(f"no usable test case in {args.cases}")
     pred_sets: list[PredictionSet] = []
     default_model = args.model[0] if (args.model and not args.endpoint) else None
     for file in args.pred:
@@ -132,11 +128,9 @@ def run(args: argparse.Namespace) -> int:
                 if args.checkpoint:
                     Path(args.checkpoint).open("a", encoding="utf-8").close()
             except ValueError as exc:  # also evaluators.net.URLRejected
-                print(f"error: live mode, --endpoint {args.endpoint}: {exc}", file=sys.stderr)
-                return 2
+                return fail(f"live mode, --endpoint {args.endpoint}: {exc}")
             except OSError as exc:
-                print(f"error: cannot write the checkpoint {args.checkpoint}: {exc.strerror or exc}", file=sys.stderr)
-                return 2
+                return fail(f"cannot write the checkpoint {args.checkpoint}: {exc.strerror or exc}")
 
             def show(done, total, row, model=model):
                 mark = "!" if row.error else "."
@@ -153,8 +147,7 @@ def run(args: argparse.Namespace) -> int:
     for line in problem_lines(preds.issues):
         print(line, file=sys.stderr)
     if not preds.rows:
-        print("error: no usable prediction row", file=sys.stderr)
-        return 2
+        return fail("no usable prediction row")
     from evaluators.dialogue.matching import prediction_fit
 
     for fit in prediction_fit(case_set.cases, pred_sets):  # the counts first, as the page's headline
@@ -164,16 +157,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  to score it against its own cases, give it as the cases file too: "
                       f"evalboard dialogue {fit.file} {fit.file}", file=sys.stderr)
     if args.user_dict and not os.path.isfile(args.user_dict):
-        print(f"error: cannot read {args.user_dict}: no such file", file=sys.stderr)
-        return 2
+        return fail(f"cannot read {args.user_dict}: no such file")
     try:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
         config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode, user_dict=args.user_dict)
         evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     now = datetime.now()
     matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
                                                                         "context_mismatch")]
@@ -198,4 +189,4 @@ def run(args: argparse.Namespace) -> int:
         from evaluators.cli.patching import print_corrections
 
         print_corrections(evaluation.corrections, sys.stderr if args.format in ("json", "csv") else sys.stdout)
-    return 0
+    return EXIT_OK

@@ -29,6 +29,7 @@ from evaluators.memory.metrics import METEOR_DATA_HINT
 from evaluators.parallel import add_workers_argument, worker_count
 from evaluators.reports.format import problem_lines
 from evaluators.reports.memory import questions_csv, report_json, report_markdown
+from evaluators.cli.common import EXIT_FAILED, EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -38,7 +39,7 @@ def add_parser(subparsers) -> None:
         description="Score long-term-memory QA results by question type, optionally with an LLM judge (cached), "
                     "LoCoMo's own F1 (--parity locomo) and agreement with stored judge labels.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("results", "RESULTS", "--results", required=False,
                                   help="EvalResult JSONL/JSON/CSV, or mem0 LoCoMo results.json"))
@@ -127,17 +128,14 @@ def run(args) -> int:
     from evaluators.memory.run import MemoryConfig, run_memory
 
     if not (args.results or args.questions):
-        print("error: give --results, or --questions (with --predictions or --labels)", file=sys.stderr)
-        return 2
+        return fail("give --results, or --questions (with --predictions or --labels)")
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     if args.user_dict and not Path(args.user_dict).is_file():
-        print(f"error: cannot read {args.user_dict}: no such file", file=sys.stderr)
-        return 2
+        return fail(f"cannot read {args.user_dict}: no such file")
     try:
         inputs = resolve_inputs(**_input_files(args))
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
@@ -146,8 +144,7 @@ def run(args) -> int:
                               judge_store=args.cache, gt_patch=patches, user_dict=args.user_dict)
         _, unavailable = config.metric_names()
     except (ValueError, OSError, ImportError) as exc:  # unreadable file, unknown metric, bad --workers, no registry
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     for name, reason in unavailable.items():
         print(f"warning: {name} left out: {reason}", file=sys.stderr)
     for line in _issue_lines(inputs.issues):
@@ -156,37 +153,29 @@ def run(args) -> int:
         print(f"note: {note}", file=sys.stderr)
     results = inputs.results
     if not results:
-        print(f"error: no usable question in {args.results or args.questions} (see the problems above)",
-              file=sys.stderr)
-        return 2
+        return fail(f"no usable question in {args.results or args.questions} (see the problems above)")
     if args.write_results:
         try:
             Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")
         except OSError as exc:
-            print(f"error: cannot write the results {args.write_results}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return fail(f"cannot write the results {args.write_results}: {exc.strerror or exc}")
     if args.judge:
         from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
 
         try:
             llm_config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
         except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return fail(exc)
         if llm_config is None:
-            print("error: --judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
-                  "(or --base-url and --model)", file=sys.stderr)
-            return 2
+            return fail("--judge needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
+                        "(or --base-url and --model)")
         config = replace(config, judge=OpenAICompatibleClient(llm_config))
     try:
         report = run_memory(inputs, config, progress=_progress if args.judge and sys.stderr.isatty() else None)
     except OSError as exc:  # only the judge store is written by the run
-        print(f"error: cannot write the judge cache {args.cache}: {exc.strerror or exc}; nothing was sent",
-              file=sys.stderr)
-        return 2
+        return fail(f"cannot write the judge cache {args.cache}: {exc.strerror or exc}; nothing was sent")
     except (InputError, ValueError, ImportError) as exc:  # an unreadable store; MetricUnavailable names the install
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     if report.judge_cache is not None:
         for line in _issue_lines(report.judge_cache.issues):
             print(line, file=sys.stderr)
@@ -209,15 +198,12 @@ def run(args) -> int:
     elif args.cache:
         # Read only, as the page reads a judge cache: the judgements that still fit their question.
         if report.judge_cache_problem is not None:
-            print(f"error: {report.judge_cache_problem.location()}: {report.judge_cache_problem.message}",
-                  file=sys.stderr)
-            return 2
+            return fail(f"{report.judge_cache_problem.location()}: {report.judge_cache_problem.message}")
         judgements, stale = report.judgements, report.stale
         missing = [r.question_id for r in results if r.question_id not in judgements]
         if not judgements:
-            print(f"error: {len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
-                  "questions is); run with --judge and an endpoint to judge them", file=sys.stderr)
-            return 2
+            return fail(f"{len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
+                        "questions is); run with --judge and an endpoint to judge them")
         if stale:
             print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
                   f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
@@ -246,11 +232,10 @@ def run(args) -> int:
         try:
             Path(args.out).write_text(text, encoding="utf-8")
         except OSError as exc:
-            print(f"error: cannot write the report {args.out}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return fail(f"cannot write the report {args.out}: {exc.strerror or exc}")
     else:
         sys.stdout.write(text)
-    return 1 if all_failed else 0
+    return EXIT_FAILED if all_failed else EXIT_OK
 
 
 def _judge_summary(run_) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_INPUT, EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
@@ -71,10 +71,6 @@ def add_parser(subparsers) -> None:
     add_workers_argument(p)
     p.set_defaults(func=run)
 
-
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
 
 
 def _settings(args):
@@ -136,16 +132,16 @@ def run(args) -> int:
         settings = _settings(args)
         workers = worker_count(args.workers)
     except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     for line in problem_lines(settings.issues):
         print(line, file=sys.stderr)
     if settings.has_errors:
-        return 2
+        return EXIT_INPUT
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)
     if error:
-        return _fail(error)
+        return fail(error)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -170,7 +166,7 @@ def run(args) -> int:
         try:
             stream = partial_path.open("w", encoding="utf-8")
         except OSError as exc:
-            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+            return fail(f"cannot write {args.out}: {exc.strerror or exc}")
     writer = BatchJsonWriter(stream) if stream is not None else None
     streamed = False
     try:
@@ -183,7 +179,7 @@ def run(args) -> int:
             writer.finish(batch)
             streamed = True
     except (FileNotFoundError, GTPatchMismatch) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     finally:
         if bar is not None:
             bar.close()
@@ -201,7 +197,7 @@ def run(args) -> int:
         if batch.unpaired_gt or batch.unpaired_pred:
             msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
                     f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
-        return _fail(msg)
+        return fail(msg)
     alone = fmt_name is not None and not args.out  # a report printed on stdout (--format, no --out) is alone there
     print(_table(batch), file=sys.stderr if alone else sys.stdout)
     if batch.corrections is not None:
@@ -261,7 +257,7 @@ def run(args) -> int:
         if code:
             return code
     if not batch.scored:
-        return _fail("no pair could be scored")
+        return fail("no pair could be scored")
     return 0
 
 
@@ -278,7 +274,7 @@ def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
     from evaluators.reports.narrative import systems_csv
 
     if args.comparison_html and not args.other_pred:
-        return _fail("--comparison-html compares systems: give the others with --other-pred")
+        return fail("--comparison-html compares systems: give the others with --other-pred")
     names = system_labels(system_name([args.pred]), [Path(p).name for p in args.other_pred])
     batches = {names[0]: batch}
     for name, path in zip(names[1:], args.other_pred):
@@ -286,7 +282,7 @@ def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
             other = replace(NarrativeInputs.from_paths(args.gt, path), gt_patch=inputs.gt_patch)
             batches[name] = run_narrative(other, settings, workers=workers)
         except (FileNotFoundError, ValueError) as exc:  # a path not found; GTPatchMismatch is a ValueError
-            return _fail(str(exc))
+            return fail(str(exc))
     try:
         if args.systems_csv:
             Path(args.systems_csv).write_text(systems_csv(systems_matrix(batches), batch.signature),
@@ -301,5 +297,5 @@ def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
             Path(args.comparison_html).write_text(narrative_comparison_report(batches, paired), encoding="utf-8")
             print(f"wrote comparison HTML to {args.comparison_html}", file=sys.stderr)
     except OSError as exc:
-        return _fail(f"cannot write {exc.filename}: {exc.strerror or exc}")
+        return fail(f"cannot write {exc.filename}: {exc.strerror or exc}")
     return 0

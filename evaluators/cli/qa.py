@@ -10,11 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patch_runs, print_corrections
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -120,10 +120,6 @@ def config_of(args: argparse.Namespace):
     )
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def _ids(ids: tuple[str, ...], verbose: bool) -> str:
     if verbose or len(ids) <= 10:
@@ -139,9 +135,9 @@ def run(args: argparse.Namespace) -> int:
                                            ("--predictions", args.predictions),
                                            ("--format " + args.format, args.format != "table")) if given]
         if single:
-            return _fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
-                         "time, or put them side by side with 'compare'")
-    code = 0
+            return fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
+                        "time, or put them side by side with 'compare'")
+    code = EXIT_OK
     for path in paths:
         code = max(code, _run_one(args, path))
     return code
@@ -173,19 +169,19 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
 
     path = Path(input_path)
     if not path.is_file():
-        return _fail(f"cannot read {path}: no such file")
+        return fail(f"cannot read {path}: no such file")
     preds = None
     if args.predictions:
         try:
             preds = read_file_bytes(args.predictions)
         except OSError as exc:
-            return _fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
+            return fail(f"cannot read {args.predictions}: {exc.strerror or exc}")
     config = config_of(args)
     keep_freed_memory()  # a block of lines at a time: the same buffers again and again
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     out = Path(args.output_file) if args.output_file else None
     if out is not None and args.format != "table":
         file_format = args.format
@@ -196,7 +192,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     try:  # rows are rendered while the records are scored (CSV straight to the file, JSON to a spool)
         out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
-        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+        return fail(f"cannot write {out}: {exc.strerror or exc}")
     spool = None
     if args.gt_patch:  # rows are written after the patch is applied, from the patched report
         sink = None
@@ -210,7 +206,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         result = run_qa(QAInput(path, predictions=preds, predictions_file=args.predictions), config,
                         workers=workers, rows=sink)
     except OSError as exc:
-        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+        return fail(f"cannot read {path}: {exc.strerror or exc}")
     finally:
         if out_file is not None:
             out_file.close()
@@ -222,12 +218,12 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows
         failure = main.failure
-        return _fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
+        return fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
     report = main.report
     if args.gt_patch:  # the scores below (and the output file) are after the review corrections
         patched, error = patch_runs(args, [report], [Path(path)])
         if error:
-            return _fail(error)
+            return fail(error)
         report = patched[0]
     if to_stdout:
         if args.format == "html":
@@ -239,7 +235,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             from evaluators.reports.corrections import corrections_jsonable
             write_report_json(report, sys.stdout,
                               **({} if corrections is None else {"gt_patch": corrections_jsonable(corrections)}))
-        return 0
+        return EXIT_OK
 
     bar = "=" * 80
     print(bar)
@@ -311,8 +307,8 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(bar)
         print("Records")
         for row in record_rows(report):
-            em = "-" if row["exact_match"] is None else f"{row['exact_match']:.2f}"
-            f1 = "-" if row["token_f1"] is None else f"{row['token_f1']:.2f}"
+            em = "-" if row["exact_match"] is None else fixed(row["exact_match"], 2)
+            f1 = "-" if row["token_f1"] is None else fixed(row["token_f1"], 2)
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")
@@ -327,8 +323,8 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(bar)
         print(f"Script conversion {args.script}: {len(moved)} record(s) scored differently than without it")
         for c in moved[:20 if not args.verbose else None]:
-            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, F1 {c.token_f1_before:.2f} -> "
-                  f"{c.token_f1_after:.2f} ({c.explanation[:60]})")
+            print(f"  {c.id}: EM {c.exact_match_before:g} -> {c.exact_match_after:g}, "
+                  f"F1 {fixed(c.token_f1_before, 2)} -> {fixed(c.token_f1_after, 2)} ({c.explanation[:60]})")
     print(bar)
     print(f"signature: {report.signature}")
     if out is not None:
@@ -349,4 +345,4 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     if args.summary_csv:
         Path(args.summary_csv).write_text(summary_csv(report), encoding="utf-8")
         print(f"summary written to {args.summary_csv}")
-    return 0
+    return EXIT_OK

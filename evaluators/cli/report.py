@@ -11,13 +11,14 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
     """Register the ``report`` subcommand."""
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
     from evaluators.cli.qa import add_scoring_arguments
 
     p = subparsers.add_parser(
@@ -42,12 +43,12 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the ``report`` subcommand; returns the exit code."""
     from evaluators.cli.compare import load_runs
+    from evaluators.reports.format import fixed
     from evaluators.reports.html import comparison_report, qa_report
 
     result, error = load_runs(args, intervals=True)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     resamples = max(0, args.ci_resamples)
     from evaluators.cli.patching import effect_of
@@ -59,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
         a, b = args.a or names[0], args.b or names[1]
         missing = [n for n in (a, b) if n not in runs]
         if missing or a == b:
-            print(f"error: --a/--b must name two different runs of: {', '.join(names)}", file=sys.stderr)
-            return 2
+            return fail(f"--a/--b must name two different runs of: {', '.join(names)}")
         view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
         try:
             comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
@@ -72,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    print(f"report written to {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB, opens offline)")
-    return 0
+        return fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"report written to {out} ({fixed(len(text.encode('utf-8')) / 1e6, 1)} MB, opens offline)")
+    return EXIT_OK

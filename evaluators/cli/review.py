@@ -25,6 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from evaluators.cli.common import EXIT_OK, fail, terminal
+
 
 def add_parser(subparsers) -> None:
     """Register the ``review`` subcommand."""
@@ -59,21 +61,10 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
-def terminal(text: object) -> str:
-    """User text for a terminal line: control and format characters (escape sequences, tabs,
-    newlines, bidirectional overrides) shown as ``⟨U+XXXX⟩``."""
-    from evaluators.reports.escape import visible
-
-    return visible(text).replace("\t", "⟨U+0009⟩").replace("\n", "⟨U+000A⟩")
-
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``review`` subcommand; returns the exit code."""
+    from evaluators.io.json_text import dumps_pretty
     from evaluators.reports.review import export_text
     from evaluators.review.exchange import import_jsonl
     from evaluators.review.label_studio import import_label_studio, looks_like_label_studio
@@ -84,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, None)
     if args.db and "://" not in args.db and not Path(args.db).exists() and args.action not in ("import", "create"):
-        return _fail(f"no review database at {args.db} (a path is created only by import or the Review page)")
+        return fail(f"no review database at {args.db} (a path is created only by import or the Review page)")
     try:
         store = ReviewStore(args.db)
     except SchemaTooNew as exc:
-        return _fail(f"{terminal(args.db or 'the review database')}: {exc}")
+        return fail(f"{terminal(args.db or 'the review database')}: {exc}")
     if args.action in ("create", "debt"):
         from evaluators.cli.review_carry import run as run_carry
         return run_carry(args, store)
@@ -101,14 +92,14 @@ def run(args: argparse.Namespace) -> int:
                                f"{chr(9) + 'blind' if s.blind else ''}\n" for s in store.sessions())])
     elif args.action == "import":
         if not args.input:
-            return _fail("import needs --input FILE")
+            return fail("import needs --input FILE")
         try:
             fh = open(args.input, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
-            return _fail(f"cannot read {args.input}: {exc.strerror or exc}")
+            return fail(f"cannot read {args.input}: {exc.strerror or exc}")
         if args.format not in (None, "jsonl", "label-studio"):
             fh.close()
-            return _fail(f"import reads jsonl or label-studio, not {args.format}")
+            return fail(f"import reads jsonl or label-studio, not {args.format}")
         # the objects that exist before the import (the loaded modules) do not become garbage during it:
         # the collector, which runs often while hundreds of thousands of lines are read, leaves them
         # alone until it ends (0.77x the CPU for 300k lines)
@@ -126,16 +117,16 @@ def run(args: argparse.Namespace) -> int:
         for issue in report.issues:
             print(f"warning: {terminal(issue.location())}: {terminal(issue.message)}", file=sys.stderr)
         if not report.imported and not report.sessions_created and not report.items_added:
-            return _fail(f"{args.input}: nothing imported")
+            return fail(f"{args.input}: nothing imported")
         chunks = iter([f"{report.written} decision(s) written, {report.unchanged} unchanged, "
                        f"{report.conflicts} conflict(s), {report.duplicates} duplicate(s); "
                        f"{report.sessions_created} session(s) and {report.items_added} item(s) added\n"])
     else:
         if not args.session:
-            return _fail(f"{args.action} needs --session NAME (see: review sessions)")
+            return fail(f"{args.action} needs --session NAME (see: review sessions)")
         session = store.session_by_name(args.session)
         if session is None:
-            return _fail(f"no review session named {terminal(args.session)!r}")
+            return fail(f"no review session named {terminal(args.session)!r}")
         if args.action == "settings":
             return _settings(args, store, session)
         if args.action == "export":
@@ -144,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
             chunks = export_text(store, session.id, "corrections")
         else:
             agreement = store.agreement(session.id)
-            chunks = iter([json.dumps(agreement, ensure_ascii=False, indent=2) + "\n"])
+            chunks = iter([dumps_pretty(agreement) + "\n"])
             for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
                 for name, fig in block.get("figures", {}).items():
                     if fig.get("note"):
@@ -156,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for chunk in chunks:
             sys.stdout.write(chunk)
-    return 0
+    return EXIT_OK
 
 
 def _settings(args: argparse.Namespace, store, session) -> int:
@@ -174,11 +165,11 @@ def _settings(args: argparse.Namespace, store, session) -> int:
         if args.label_help:
             changes["labels_help"] = json.loads(read_file_bytes(args.label_help).decode("utf-8"))
             if not isinstance(changes["labels_help"], dict):
-                return _fail(f"{args.label_help}: label help must be a JSON object of label -> text")
+                return fail(f"{args.label_help}: label help must be a JSON object of label -> text")
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     except (UnicodeDecodeError, ValueError) as exc:
-        return _fail(f"{terminal(args.label_help or args.guidelines)}: {terminal(exc)}")
+        return fail(f"{terminal(args.label_help or args.guidelines)}: {terminal(exc)}")
     if args.k is not None:  # --k and --blind are create's options too
         changes["k"] = args.k
     if args.blind:
@@ -193,7 +184,7 @@ def _settings(args: argparse.Namespace, store, session) -> int:
         try:
             session = rs.update_settings(store, session, who, **changes)
         except (PermissionError, ValueError) as exc:
-            return _fail(terminal(exc))
+            return fail(terminal(exc))
     lines = [f"session: {terminal(session.name)}", f"owner: {terminal(session.created_by)}", f"k: {session.k}",
              f"blind: {'yes' if session.blind else 'no'}",
              f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}"]
@@ -207,4 +198,4 @@ def _settings(args: argparse.Namespace, store, session) -> int:
         lines.append(f"guidelines v{v['version']}{current}: {len(v['text'])} characters, by "
                      f"{terminal(v['by'] or '?')} at {terminal(v['at'] or '?')}, {v['decisions']} decision(s)")
     sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return EXIT_OK

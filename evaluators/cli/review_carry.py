@@ -17,8 +17,9 @@ The parser is :mod:`evaluators.cli.review`'s (these actions are registered there
 from __future__ import annotations
 
 import getpass
-import sys
 from pathlib import Path
+
+from evaluators.cli.common import EXIT_OK, fail, terminal
 
 ACTIONS = ("create", "debt")
 
@@ -44,10 +45,6 @@ def add_arguments(p) -> None:
     g.add_argument("--verbose", action="store_true", help="create: list the carried records")
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def _owner(args) -> str:
     if args.by:
@@ -60,21 +57,20 @@ def _owner(args) -> str:
 
 def run(args, store) -> int:
     """Run ``review create|debt`` on the open review database ``store``."""
-    from evaluators.cli.review import terminal
     from evaluators.io import InputError
     from evaluators.io.sources import read_file_bytes
     from evaluators.review.create import create_qa_session, qa_file_items
 
     if not args.input:
-        return _fail(f"review {args.action} needs --input FILE (a QA / fact-check file with GT and predictions)")
+        return fail(f"review {args.action} needs --input FILE (a QA / fact-check file with GT and predictions)")
     path = Path(args.input)
     try:
         data = read_file_bytes(path)
         items = qa_file_items(data, path.name)
     except OSError as exc:
-        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+        return fail(f"cannot read {path}: {exc.strerror or exc}")
     except InputError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if args.action == "debt":
         from evaluators.review.carry import debt_by_system
 
@@ -85,21 +81,21 @@ def run(args, store) -> int:
         total = [sum(getattr(r, f) for r in rows) for f in ("records", "reviewed", "debt")]
         if len(rows) > 1:
             print(f"all\t{total[0]}\t{total[1]}\t{total[2]}")
-        return 0
+        return EXIT_OK
     if not args.session:
-        return _fail("review create needs --session NAME (the new session's name)")
+        return fail("review create needs --session NAME (the new session's name)")
     guidelines = None
     if args.guidelines:
         try:
             guidelines = read_file_bytes(args.guidelines).decode("utf-8")
         except (OSError, ValueError) as exc:  # ValueError: over the size cap, or not UTF-8
-            return _fail(f"cannot read {args.guidelines}: {getattr(exc, 'strerror', None) or exc}")
+            return fail(f"cannot read {args.guidelines}: {getattr(exc, 'strerror', None) or exc}")
     try:
         made = create_qa_session(store, args.session, data, path.name, created_by=_owner(args), k=1 if args.k is None else args.k,
                                  blind=args.blind, seed=args.seed, order=args.order, guidelines=guidelines,
                                  new_only=args.new_only, items=items)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     s = made.session
     print(f"session {terminal(s.name)}: {s.n_items} item(s) to review of {made.offered} in {terminal(path.name)} "
           f"(k = {s.k}, order {args.order}{', blind' if s.blind else ''})")
@@ -112,4 +108,4 @@ def run(args, store) -> int:
             for payload, c in made.carried:
                 print(f"  carried\t{terminal(payload.get('id'))}\t{terminal(payload.get('system') or '')}\t{c.label}"
                       f"\t{terminal(c.session)}")
-    return 0
+    return EXIT_OK

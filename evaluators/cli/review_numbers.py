@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 from evaluators.io.sources import read_file_bytes
+from evaluators.cli.common import EXIT_FAILED, EXIT_OK, fail
 
 ACTIONS = ("patch", "estimate", "gate")
 METRICS = ("exact_match", "token_f1")
@@ -64,10 +65,6 @@ def add_arguments(p) -> None:
     add_gt_patch_argument(g)
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def _scoring_args(**values) -> argparse.Namespace:
     """The ``qa`` scoring settings at their defaults, with ``values`` set."""
@@ -88,22 +85,22 @@ def run(args: argparse.Namespace, store_of) -> int:
     if args.action == "patch" and args.gt and not args.session:
         return dataset(args, store_of(), Path(args.gt))
     if not args.session or (not args.gt and args.action != "estimate"):
-        return _fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)"
-                     + ("; or --gt FILE alone: every session's corrections of that file's records" if args.action
-                        == "patch" else ""))
+        return fail(f"review {args.action} needs --session NAME and --gt FILE (the file the session was made from)"
+                    + ("; or --gt FILE alone: every session's corrections of that file's records" if args.action
+                       == "patch" else ""))
     gt = Path(args.gt) if args.gt else None
     if gt is not None and not gt.exists():
-        return _fail(f"cannot read {gt}: no such file")
+        return fail(f"cannot read {gt}: no such file")
     store = store_of()
     session = store.session_by_name(args.session)
     if session is None:
-        return _fail(f"no review session named {args.session!r}")
+        return fail(f"no review session named {args.session!r}")
     if args.action == "estimate" and (gt is None or session.kind != "qa"):
         return estimate_items(args, store, session, gt)
     if args.action == "patch" and session.kind == "narrative":
         return narrative_patch(args, store, session, gt)
     if not gt.is_file():
-        return _fail(f"cannot read {gt}: not a file")
+        return fail(f"cannot read {gt}: not a file")
     return patch(args, store, session, gt) if args.action == "patch" else estimate(args, store, session, gt)
 
 
@@ -126,17 +123,17 @@ def patch(args, store, session, gt: Path) -> int:
     try:
         data = read_file_bytes(gt)
     except OSError as exc:
-        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
+        return fail(f"cannot read {gt}: {exc.strerror or exc}")
     digest = file_sha256(data)
     if session.uploads and digest not in session.uploads:
         kept = store.get_upload(session.uploads[0])
-        return _fail(f"session {session.name!r} was made from {kept[0] if kept else 'another file'} "
-                     f"(sha256 {session.uploads[0][:12]}...), not from {gt} (sha256 {digest[:12]}...): give that file "
-                     "as --gt")
+        return fail(f"session {session.name!r} was made from {kept[0] if kept else 'another file'} "
+                    f"(sha256 {session.uploads[0][:12]}...), not from {gt} (sha256 {digest[:12]}...): give that file "
+                    "as --gt")
     try:
         gold = gold_of(session.kind, str(gt), data)
     except (InputError, ValueError) as exc:
-        return _fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
+        return fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
     return _write_patch(args, build_gt_patch(store, session.id, digest, gold))
 
 
@@ -150,9 +147,9 @@ def dataset(args, store, gt: Path) -> int:
         data = read_file_bytes(gt)
         gold = gold_of("qa", str(gt), data)
     except OSError as exc:
-        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
+        return fail(f"cannot read {gt}: {exc.strerror or exc}")
     except (InputError, ValueError) as exc:
-        return _fail(f"cannot read {gt} as a QA file: {exc}")
+        return fail(f"cannot read {gt} as a QA file: {exc}")
     return _write_patch(args, dataset_patch(store, gold or {}))
 
 
@@ -167,7 +164,7 @@ def _write_patch(args, built) -> int:
         print(f"{len(built.entries)} correction(s) written to {args.out} ({len(built.skipped)} skipped)")
     else:
         sys.stdout.write(text)
-    return 0
+    return EXIT_OK
 
 
 def narrative_patch(args, store, session, gt: Path) -> int:
@@ -179,15 +176,15 @@ def narrative_patch(args, store, session, gt: Path) -> int:
     try:
         files = [f for f in collect_paths(gt) if f.issue is None]
     except OSError as exc:
-        return _fail(f"cannot read {gt}: {exc.strerror or exc}")
+        return fail(f"cannot read {gt}: {exc.strerror or exc}")
     gold, problems = narrative_gold([(f.name, f.data) for f in files])
     for message in problems:
         print(f"warning: {message} (not read)", file=sys.stderr)
     if session.uploads and not set(session.uploads) & set(gold):
         kept = store.get_upload(session.uploads[0])
-        return _fail(f"session {session.name!r} was made from {kept[0] if kept else 'other files'} "
-                     f"(sha256 {session.uploads[0][:12]}...{' and others' if len(session.uploads) > 1 else ''}), "
-                     f"and no GT file under {gt} is one of them: give those files as --gt")
+        return fail(f"session {session.name!r} was made from {kept[0] if kept else 'other files'} "
+                    f"(sha256 {session.uploads[0][:12]}...{' and others' if len(session.uploads) > 1 else ''}), "
+                    f"and no GT file under {gt} is one of them: give those files as --gt")
     return _write_patch(args, build_narrative_patch(store, session.id, gold))
 
 
@@ -208,8 +205,7 @@ def _print_estimates(blocks: list[str], estimated: int, args, store, session, me
     """Print the estimate blocks and the metric against people; exit 2 when no estimate was made."""
     print("\n\n".join(blocks))
     if not estimated:
-        print(f"error: session {session.name!r}: no reviewed estimate could be made (see above)", file=sys.stderr)
-        return 2
+        return fail(f"session {session.name!r}: no reviewed estimate could be made (see above)")
     from evaluators.reports.corrections import metric_agreement_text
     from evaluators.review.metric_agreement import metric_against_people
     try:
@@ -219,7 +215,7 @@ def _print_estimates(blocks: list[str], estimated: int, args, store, session, me
     else:
         print()
         print(metric_agreement_text(agreement))
-    return 0
+    return EXIT_OK
 
 
 def estimate_items(args, store, session, gt: Path | None) -> int:
@@ -234,21 +230,21 @@ def estimate_items(args, store, session, gt: Path | None) -> int:
     from evaluators.review.sampling import session_design, stratum_of
 
     if not 0 < args.level < 1:
-        return _fail("--level must be in (0, 1)")
+        return fail("--level must be in (0, 1)")
     if gt is not None and gt.is_file() and session.uploads and file_sha256(gt) not in session.uploads:
-        return _fail(f"session {session.name!r} was not made from {gt}: give the file it was made from as --gt, or "
-                     "no --gt (the session's items carry their metric)")
+        return fail(f"session {session.name!r} was not made from {gt}: give the file it was made from as --gt, or "
+                    "no --gt (the session's items carry their metric)")
     design = session_design(session.settings)
     if not design.random:
-        return _fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
-                     "sample (a session in the random order without a filter, or a stratified / active sample)")
+        return fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
+                    "sample (a session in the random order without a filter, or a stratified / active sample)")
     if session.kind == "qa":
         path, what = (args.metric,), args.metric
     else:
         path, what = AUTOMATIC.get(session.kind, ((), None))
     if not path:
-        return _fail(f"review estimate: the items of a {session.kind!r} session carry no metric to estimate from "
-                     f"(kinds with one: {', '.join(AUTOMATIC)})")
+        return fail(f"review estimate: the items of a {session.kind!r} session carry no metric to estimate from "
+                    f"(kinds with one: {', '.join(AUTOMATIC)})")
     items = store.items(session.id)
     payloads = {item_key(i.payload): i.payload for i in items}
     values = {k: score_at(p, path) for k, p in payloads.items()}
@@ -280,7 +276,7 @@ def estimate_items(args, store, session, gt: Path | None) -> int:
         estimated += 1
         blocks.append(reviewed_estimate_text(est))
     if args.system and args.system not in runs:
-        return _fail(f"no system named {args.system!r}; the runs are: {', '.join(str(s) for s in runs)}")
+        return fail(f"no system named {args.system!r}; the runs are: {', '.join(str(s) for s in runs)}")
     return _print_estimates(blocks, estimated, args, store, session, ".".join(path))
 
 
@@ -295,14 +291,14 @@ def estimate(args, store, session, gt: Path) -> int:
     from evaluators.review.sampling import session_design, stratum_of
 
     if not 0 < args.level < 1:
-        return _fail("--level must be in (0, 1)")
+        return fail("--level must be in (0, 1)")
     design = session_design(session.settings)
     if not design.random:
-        return _fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
-                     "sample (a session in the random order without a filter, or a stratified / active sample)")
+        return fail(f"review estimate: session {session.name!r}: {design.description}; an estimate needs a random "
+                    "sample (a session in the random order without a filter, or a stratified / active sample)")
     report, error = _qa_report(gt)
     if error:
-        return _fail(error)
+        return fail(error)
     digest = file_sha256(gt)
     patched, _ = patch_report(report, build_gt_patch(store, session.id, digest, gold_answers(report.records)).entries,
                               digest)
@@ -315,7 +311,7 @@ def estimate(args, store, session, gt: Path) -> int:
     by = (session.settings or {}).get("sampling", {}).get("by", "metric") if design.design != "uniform" else "metric"
     runs = runs_of([report])
     if args.system and args.system not in runs:
-        return _fail(f"no system named {args.system!r}; the runs are: {', '.join(runs)}")
+        return fail(f"no system named {args.system!r}; the runs are: {', '.join(runs)}")
     blocks, estimated = [], 0
     for name, records in runs.items():
         if args.system and name != args.system:
@@ -339,14 +335,14 @@ def gate(args) -> int:
     from evaluators.cli.compare import load_runs
     from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
     from evaluators.qa.compare import compare_records, runs_of
-    from evaluators.reports.format import p_value, percent
+    from evaluators.reports.format import p_value, percent, signed
 
     if not args.baseline or not args.candidate:
-        return _fail("review gate needs --baseline and --candidate")
+        return fail("review gate needs --baseline and --candidate")
     if not 0 < args.level < 1:
-        return _fail("--level must be in (0, 1)")
+        return fail("--level must be in (0, 1)")
     if args.test == "mcnemar" and args.metric != "exact_match":
-        return _fail("McNemar's test is for binary outcomes: use it with --metric exact_match")
+        return fail("McNemar's test is for binary outcomes: use it with --metric exact_match")
     files = [Path(args.baseline).is_file(), Path(args.candidate).is_file()]
     common = {"gt_patch": args.gt_patch, "workers": 1}
     if args.gt and all(files):        # two prediction files of one GT dataset
@@ -358,10 +354,10 @@ def gate(args) -> int:
         scoring = _scoring_args(input=[args.baseline, args.candidate], predictions=None, group_field="none", **common)
     else:
         missing = [f for f, ok in zip((args.baseline, args.candidate), files) if not ok]
-        return _fail(f"no such file: {', '.join(missing)} (name systems of a file with --gt FILE)")
+        return fail(f"no such file: {', '.join(missing)} (name systems of a file with --gt FILE)")
     result, error = load_runs(scoring)
     if error:
-        return _fail(error)
+        return fail(error)
     reports = result.reports
     from evaluators.cli.qa import baseline_warnings
 
@@ -371,14 +367,14 @@ def gate(args) -> int:
         runs = runs_of(reports)
         for name in (args.baseline, args.candidate):
             if name not in runs:
-                return _fail(f"no system named {name!r} in {args.gt}; the runs are: {', '.join(runs)}")
+                return fail(f"no system named {name!r} in {args.gt}; the runs are: {', '.join(runs)}")
         a, b = runs[args.baseline], runs[args.candidate]
     else:
         a, b = list(reports[0].records), list(reports[1].records)
     try:
         c = compare_records(a, b, args.baseline, args.candidate, n_resamples=1, seed=args.seed)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     key = "exact_match" if args.metric == "exact_match" else "token_f1"
     xa = [getattr(r, f"{key}_a") for r in c.records]
     xb = [getattr(r, f"{key}_b") for r in c.records]
@@ -402,14 +398,15 @@ def gate(args) -> int:
              if c.only_a or c.only_b else ""))
     print(f"  baseline  {args.baseline}: {percent(boot.mean_a)}")
     print(f"  candidate {args.candidate}: {percent(boot.mean_b)}")
-    print(f"  delta {100 * boot.delta:+.2f} points, {100 * (1 - args.level):g}% CI {100 * boot.ci_low:+.2f} to "
-          f"{100 * boot.ci_high:+.2f} (paired bootstrap); {p_value(p, bound)} ({method}); level {args.level:g}")
+    print(f"  delta {signed(100 * boot.delta, 2)} points, {100 * (1 - args.level):g}% CI "
+          f"{signed(100 * boot.ci_low, 2)} to {signed(100 * boot.ci_high, 2)} (paired bootstrap); "
+          f"{p_value(p, bound)} ({method}); level {args.level:g}")
     print(f"  records: candidate higher {boot.won}, lower {boot.lost}, tied {boot.tied}")
     if args.test == "bootstrap" and boot.small_sample:
         print(f"  [!] the paired bootstrap p-value is not trustworthy ({boot.small_sample}): use --test randomization "
               "(exact sign flips) or --test mcnemar")
     if worse:
         print("FAIL: the candidate is significantly below the baseline")
-        return 1
+        return EXIT_FAILED
     print("PASS: the candidate is not significantly below the baseline")
-    return 0
+    return EXIT_OK

@@ -15,11 +15,10 @@ Exit codes: 0 success; 2 unusable input, with the reason on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from evaluators.cli import Positional, add_positionals
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 
 def add_parser(subparsers) -> None:
@@ -68,21 +67,18 @@ def run(args: argparse.Namespace) -> int:
     args.script = None  # the runs are read without conversion; the analysis converts (and lists what moved)
     for name in (args.big_dict, args.user_dict):
         if name and not Path(name).is_file():
-            print(f"error: cannot read {name}: no such file", file=sys.stderr)
-            return 2
+            return fail(f"cannot read {name}: no such file")
     if args.memory:
         return _memory(args, script, min(resamples, 2000))
     result, error = load_runs(args)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     runs = result.runs()
     try:
         report = rank_sensitivity(runs, big_dictionary=args.big_dict, user_dict=args.user_dict, script=script,
                                   n_resamples=min(resamples, 2000), seed=args.seed)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     changes = script_effect(runs, script, getattr(args, "lang", "auto")) if script else []
     return _print(args, report, script, changes)
 
@@ -98,8 +94,7 @@ def _memory(args: argparse.Namespace, script: str | None, resamples: int) -> int
 
     files = list(args.input or [])
     if not files:
-        print("error: give the memory results files (one per system)", file=sys.stderr)
-        return 2
+        return fail("give the memory results files (one per system)")
     try:
         questions = (args.questions, read_file_bytes(args.questions)) if args.questions else None
         first = (files[0], read_file_bytes(files[0]))
@@ -116,13 +111,11 @@ def _memory(args: argparse.Namespace, script: str | None, resamples: int) -> int
             results_by_system[system] = paired
             print(f"note: {system}: {pairing.describe()}", file=sys.stderr)
     except (OSError, InputError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     for line in problem_lines(issues):
         print(line, file=sys.stderr)
     if not inputs.results:
-        print(f"error: no usable question in {files[0]}", file=sys.stderr)
-        return 2
+        return fail(f"no usable question in {files[0]}")
     report = memory_sensitivity(results_by_system, user_dict=args.user_dict, big_dictionary=args.big_dict,
                                 script=script, n_resamples=resamples, seed=args.seed)
     if args.metric not in report.metrics:
@@ -135,7 +128,8 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
     import dataclasses
 
     from evaluators.cli.qa import baseline_warnings
-    from evaluators.reports.format import percent
+    from evaluators.io.json_text import dumps_pretty
+    from evaluators.reports.format import fixed, percent, signed
     from evaluators.reports.tables import format_table
 
     for line in baseline_warnings(args.baseline_report, report.provenance):
@@ -161,8 +155,8 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
     if flips:
         print(f"Order changes ({len(flips)}): B - A under the reference and under the alternative, paired 95% CI")
         print(format_table(["A", "B", "tokenization", "delta ref", "CI ref", "delta alt", "CI alt", "n"],
-                           [[f.a, f.b, f.tokenization, f"{100 * f.delta_reference:+.2f}", _pts(f.ci_reference),
-                             f"{100 * f.delta:+.2f}", _pts(f.ci), f.n_paired] for f in flips]))
+                           [[f.a, f.b, f.tokenization, signed(100 * f.delta_reference, 2), _pts(f.ci_reference),
+                             signed(100 * f.delta, 2), _pts(f.ci), f.n_paired] for f in flips]))
     else:
         print("No pair of systems changes order under any alternative tokenization.")
     if script and not args.memory:
@@ -171,7 +165,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
         if changes:
             print(format_table(["system", "id", "EM", "F1", "what changed"],
                                [[c.system, c.id, f"{c.exact_match_before:g} -> {c.exact_match_after:g}",
-                                 f"{c.token_f1_before:.2f} -> {c.token_f1_after:.2f}", c.explanation[:60]]
+                                 f"{fixed(c.token_f1_before, 2)} -> {fixed(c.token_f1_after, 2)}", c.explanation[:60]]
                                 for c in changes[:50]]))
     print(bar)
     print("tokenizers:")
@@ -183,12 +177,13 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
         data["script_changes"] = [dataclasses.asdict(c) | {"explanation": c.explanation} for c in changes]
         data["script"] = script or "none"
         data["task"] = "memory" if args.memory else "qa"
-        Path(args.output_file).write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str),
-                                          encoding="utf-8")
+        Path(args.output_file).write_text(dumps_pretty(data, default=str), encoding="utf-8")
         print(f"sensitivity report written to {args.output_file}")
-    return 0
+    return EXIT_OK
 
 
 def _pts(ci) -> str:
+    from evaluators.reports.format import signed
+
     lo, hi = ci
-    return "-" if lo is None else f"{100 * lo:+.2f} to {100 * hi:+.2f}"
+    return "-" if lo is None else f"{signed(100 * lo, 2)} to {signed(100 * hi, 2)}"

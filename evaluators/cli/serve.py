@@ -27,6 +27,8 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from evaluators.cli.common import EXIT_OK, fail
+
 #: The dashboard's files under an installation prefix (``[tool.setuptools.data-files]`` in pyproject.toml).
 SHARE = Path("share") / "evalboard"
 #: The project's Streamlit settings, relative to the folder of ``app.py``.
@@ -193,17 +195,14 @@ def run(args: argparse.Namespace) -> int:
     app_dir = find_dashboard()
     if app_dir is None:
         where = "\n  ".join(str(d) for d in candidate_dirs())
-        print("error: the EvalBoard dashboard (app.py and pages/) was not found; looked in:\n  " + where +
-              "\n(in a checkout, run from the repository; installed, `pip install` puts it under "
-              "<prefix>/share/evalboard)", file=sys.stderr)
-        return 2
+        return fail("the EvalBoard dashboard (app.py and pages/) was not found; looked in:\n  " + where +
+                    "\n(in a checkout, run from the repository; installed, `pip install` puts it under "
+                    "<prefix>/share/evalboard)")
     if not (app_dir / CONFIG).is_file():
-        print(f"error: the dashboard's settings {app_dir / CONFIG} are missing (theme, upload limit, no usage "
-              "statistics): reinstall EvalBoard", file=sys.stderr)
-        return 2
+        return fail(f"the dashboard's settings {app_dir / CONFIG} are missing (theme, upload limit, no usage "
+                    "statistics): reinstall EvalBoard")
     if importlib.util.find_spec("streamlit") is None:
-        print("error: streamlit is not installed in this Python (pip install -r requirements.txt)", file=sys.stderr)
-        return 2
+        return fail("streamlit is not installed in this Python (pip install -r requirements.txt)")
     extra = list(getattr(args, "extra", []) or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
@@ -213,15 +212,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             data.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            print(f"error: cannot make the data folder {data}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return fail(f"cannot make the data folder {data}: {exc.strerror or exc}")
         env["EVALBOARD_DATA_DIR"] = str(data)
         env.setdefault("EVALBOARD_JUDGE_CACHE_DIR", str(data / "judge_cache"))
     try:
         cmd = streamlit_command(app_dir, port=args.port, extra=extra, environ=env)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(exc)
     print(f"EvalBoard: serving {app_dir / 'app.py'} with {app_dir / CONFIG}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -230,4 +227,4 @@ def run(args: argparse.Namespace) -> int:
 
         return subprocess.call(cmd, env=env)
     os.execve(cmd[0], cmd, env)  # the server is this process: signals and the exit code are its own
-    return 0  # pragma: no cover - not reached
+    return EXIT_OK  # pragma: no cover - not reached

@@ -16,19 +16,14 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.reports.format import problem_lines
 
 _SIMPLE = {int: int, float: float, str: str, "int": int, "float": float, "str": str}
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def add_task_parsers(subparsers, only: str | None = None, taken: frozenset[str] = frozenset()) -> None:
     """Register a subcommand for each plugged-in task (``only``: that one alone) not named in ``taken``."""
-    from evaluators.cli import Positional, add_positionals
     from evaluators.tasks import tasks
 
     for name, task in tasks().items():
@@ -73,18 +68,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             files[role.name] = InputFile(Path(path).name, read_file_bytes(path))
         except OSError as exc:
-            return _fail(f"cannot read {role.metavar} {path}: {exc.strerror or exc}")
+            return fail(f"cannot read {role.metavar} {path}: {exc.strerror or exc}")
     options = {f.name: getattr(args, f"opt_{f.name}") for f in dataclasses.fields(task.config_type)
                if getattr(args, f"opt_{f.name}", None) is not None}
     patches, error = patches_of(args)
     if error:
-        return _fail(error)
+        return fail(error)
     try:
         result = run_task(task, files, config_from(task, options), gt_patch=patches)
     except (InputError, GTPatchMismatch) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except ValueError as exc:
-        return _fail(f"{args.task_name}: {exc}")
+        return fail(f"{args.task_name}: {exc}")
     for line in problem_lines(result.issues, "warning"):
         print(line, file=sys.stderr)
     text = write(result, args.format, task.title)
@@ -93,4 +88,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.output_file}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return 0
+    return EXIT_OK

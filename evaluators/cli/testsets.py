@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators.reports.format import problem_lines
+from evaluators.reports.format import fixed, problem_lines
+from evaluators.cli.common import EXIT_OK, fail
 
 
 def add_parser(subparsers) -> None:
@@ -24,7 +25,7 @@ def add_parser(subparsers) -> None:
         description="Score answers against a test set: fraction of keywords found per item (NFKC + casefold), "
                     "or expected points covered per turn and dialogue; breakdown by category and difficulty.",
     )
-    from evaluators.cli import Positional, add_positionals
+    from evaluators.cli.common import Positional, add_positionals
 
     add_positionals(p, Positional("items", "ITEMS", "--items", help="test set JSON"),
                     Positional("pred", "ANSWERS", "--pred", required=False,
@@ -59,10 +60,6 @@ TESTSETS_PATCH_HELP = ("review corrections of the test set (a GT patch made for 
                        "Prints the mean keyword score before and after with a paired test")
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
 
 def _file_text(args: argparse.Namespace, run) -> str:
     """What ``--output-file`` gets: the format of ``--format`` json / csv, else of the file's extension (.csv: one
@@ -85,17 +82,17 @@ def _write_template(items: str, out: str) -> int:
     try:
         test_set = load_test_set(read_file_bytes(items), str(items))
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename or items}: {exc.strerror or exc}")
+        return fail(f"cannot read {exc.filename or items}: {exc.strerror or exc}")
     except InputError as exc:
-        return _fail(f"{exc.issue.location()}: {exc.issue.message}")
+        return fail(f"{exc.issue.location()}: {exc.issue.message}")
     for line in problem_lines(test_set.issues, "warning"):
         print(line, file=sys.stderr)
     if not test_set.items:
-        return _fail(f"{items}: no valid item, so the template would hold no id")
+        return fail(f"{items}: no valid item, so the template would hold no id")
     try:
         Path(out).write_text(answer_template(test_set), encoding="utf-8")
     except OSError as exc:
-        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+        return fail(f"cannot write {out}: {exc.strerror or exc}")
     print(f"answer template ({len(test_set.items)} items) written to {out}", file=sys.stderr)
     return 0
 
@@ -112,35 +109,35 @@ def run(args: argparse.Namespace) -> int:
     try:
         workers = worker_count(args.workers)
     except ValueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if args.answer_template:
         code = _write_template(args.items, args.answer_template)
         if code or not args.pred:
             return code
     if not args.pred:
-        return _fail("testsets needs ANSWERS: python -m evaluators testsets ITEMS ANSWERS (or --pred ANSWERS); "
+        return fail("testsets needs ANSWERS: python -m evaluators testsets ITEMS ANSWERS (or --pred ANSWERS); "
                      "--answer-template FILE writes the answers file to fill in")
     try:
         inputs = TestSetsInputs.from_paths(args.items, args.pred)
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
     if error:
-        return _fail(error)
+        return fail(error)
     try:
         run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches),
                            workers=workers)
     except (InputError, ValueError) as exc:  # GTPatchMismatch is a ValueError
-        return _fail(str(exc))
+        return fail(str(exc))
     test_set, answers, report = run.test_set, run.answers, run.scores
     for line in problem_lines(run.issues, "warning"):
         print(line, file=sys.stderr)
     if report is None:
-        return _fail(f"{args.items}: no valid item")
+        return fail(f"{args.items}: no valid item")
     if not answers.answers:
-        return _fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
+        return fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     if args.format != "table":  # a script's output: the report alone on stdout
         if args.format == "json":
             sys.stdout.write(report_json(run) + "\n")
@@ -163,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mean keyword score (macro over items): {number(o.mean_score)}")
         print(f"keyword recall (micro): {number(o.keyword_recall)}  ({o.keywords_found} of {o.keywords_total})")
         if o.n_human:
-            print(f"mean human score (1-5): {o.mean_human_score:.2f} over {o.n_human}")
+            print(f"mean human score (1-5): {fixed(o.mean_human_score, 2)} over {o.n_human}")
         rows = [[f"category={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]
                 for k, v in report.by_category.items()]
         rows += [[f"difficulty={k}", v.n_items, number(v.mean_score), number(v.keyword_recall)]
@@ -202,4 +199,4 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file:
         Path(args.output_file).write_text(_file_text(args, run), encoding="utf-8", newline="")
         print(f"report written to {args.output_file}")
-    return 0
+    return EXIT_OK

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from evaluators.results import to_jsonable
@@ -26,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is in requirements.txt
     _orjson = None
 
-__all__ = ["dumps_pretty"]
+__all__ = ["dumps_pretty", "dumps_pretty_bytes"]
 
 # In orjson's indented text every number ends its line (a value after '": ' or a list element); one that json
 # writes otherwise has an exponent or is below 1e-4 (0.0000...).  A string ends in '"', so neither pattern
@@ -35,7 +36,24 @@ _EXPONENT_AT_END = re.compile(rb"e[-+]?[0-9]+,?\n")
 _TINY_AT_END = re.compile(rb"0\.0000[0-9]*,?\n")
 
 
-def dumps_pretty(obj: Any) -> str:
+def _orjson_pretty(obj: Any) -> bytes | None:
+    """orjson's indented text of ``obj`` when it is ``json.dumps``'s too, else ``None``."""
+    if _orjson is None or not isinstance(obj, (dict, list, tuple)):  # a bare scalar: json.dumps is as quick
+        return None
+    try:
+        raw = _orjson.dumps(obj, option=_orjson.OPT_INDENT_2)
+    except (TypeError, ValueError, _orjson.JSONEncodeError):
+        return None
+    if _EXPONENT_AT_END.search(raw) or _TINY_AT_END.search(raw):
+        return None
+    return raw
+
+
+def _json_pretty(obj: Any, default: Callable[[Any], Any] | None = None) -> str:
+    return json.dumps(to_jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False, default=default)
+
+
+def dumps_pretty(obj: Any, *, default: Callable[[Any], Any] | None = None) -> str:
     """``json.dumps(to_jsonable(obj), ensure_ascii=False, indent=2)``, the same text, written by orjson where
     that gives the same text.
 
@@ -44,6 +62,10 @@ def dumps_pretty(obj: Any) -> str:
     obj : JSON-able value
         Dicts, lists, tuples, strings, ints, floats, bools and None (what :func:`evaluators.results.
         to_jsonable` returns).
+    default : callable, optional
+        ``json.dumps``'s ``default``: the JSON value of an object neither :func:`~evaluators.results.to_jsonable`
+        nor ``json`` knows (``str`` writes its text).  Given, the text is always ``json.dumps``'s (orjson
+        would write some such objects itself, differently: datetimes in ISO form).
 
     Returns
     -------
@@ -57,11 +79,15 @@ def dumps_pretty(obj: Any) -> str:
         For a value neither can write (orjson writes some that ``json.dumps`` refuses: dataclasses,
         datetimes, UUIDs).
     """
-    if _orjson is not None and isinstance(obj, (dict, list, tuple)):  # a bare scalar: json.dumps is as quick
-        try:
-            raw = _orjson.dumps(obj, option=_orjson.OPT_INDENT_2)
-        except (TypeError, ValueError, _orjson.JSONEncodeError):
-            raw = None
-        if raw is not None and not _EXPONENT_AT_END.search(raw) and not _TINY_AT_END.search(raw):
-            return raw.decode("utf-8")
-    return json.dumps(to_jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False)
+    raw = _orjson_pretty(obj) if default is None else None
+    return raw.decode("utf-8") if raw is not None else _json_pretty(obj, default)
+
+
+def dumps_pretty_bytes(obj: Any) -> bytes:
+    """:func:`dumps_pretty` encoded as UTF-8 (orjson's bytes as they are: no decoding and encoding again).
+
+    For writers that stream pretty JSON in pieces (the QA report's records,
+    :func:`evaluators.reports.qa.render_json_rows`): the same text, one home.
+    """
+    raw = _orjson_pretty(obj)
+    return raw if raw is not None else _json_pretty(obj).encode("utf-8")

@@ -29,6 +29,7 @@ from evaluators.io import InputIssue, RecordSet, read_records
 from evaluators.io.readers import Record, iter_jsonl, sniff_bytes
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, to_jsonable
+from evaluators.io.json_text import dumps_pretty
 
 #: LoCoMo category number -> type, as in the benchmark's official code
 #: (snap-research/LoCoMo, task_eval/evaluation.py and evaluation_stats.py, ``CATEGORY_MAPPING``).
@@ -459,4 +460,4 @@ def results_to_json(results: Iterable[EvalResult]) -> str:
     str
         A JSON array indented by 2, non-ASCII kept.
     """
-    return json.dumps([to_jsonable(r) for r in results], ensure_ascii=False, indent=2)
+    return dumps_pretty([to_jsonable(r) for r in results])

@@ -22,7 +22,6 @@ Judge caches (the rules the page used to hold):
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,15 +36,13 @@ from evaluators.memory.agreement import (AGREEMENT_RESAMPLES, JudgeAgreement, Lo
 from evaluators.memory.inputs import ResolvedInputs, pick_judge_scores
 from evaluators.memory.judge import JudgeCache, Judgement, JudgeRun, batch_judge
 from evaluators.memory import metrics as metrics_mod
-from evaluators.memory.locomo_parity import LocomoParityReport
+from evaluators.memory.locomo_parity import LocomoParityReport, locomo_parity
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, resolve_metrics
 from evaluators.memory.records import EvalResult, results_to_jsonl
 from evaluators.parallel import gc_paused
 from evaluators.results import to_jsonable
 
 T = TypeVar("T")
-# The module (the package re-exports a function of the same name): called through it, so tests can count calls.
-parity_mod = importlib.import_module("evaluators.memory.locomo_parity")
 #: ``memo(key, compute) -> value``: a caller's cache (the page's); ``None`` computes every time.
 Memo = Callable[[Hashable, Callable[[], T]], T]
 
@@ -412,7 +409,7 @@ def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
         return rows, aggregate_rows(rows, names, unavailable=unavailable, ci_resamples=max(0, config.ci_resamples))
 
     rows, metrics = memo(("mem-scores", key, _content_key(judge_scores), names, settings), score)
-    parity = memo(("mem-parity", key), lambda: parity_mod.locomo_parity(results)) if config.parity else None
+    parity = memo(("mem-parity", key), lambda: locomo_parity(results)) if config.parity else None
     lme_questions = inputs.longmemeval_questions()
     lme = longmemeval_accuracy(lme_questions, stored.labels) if lme_questions is not None else None
     agreement = judge_agreement(judgements, stored.labels, n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0) \

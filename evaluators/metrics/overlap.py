@@ -836,7 +836,7 @@ def _register_all() -> None:
         "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
         "exact_match_cmrc)", (0.0, 1.0),
         f"norm={EXACT_NORMALIZATION}", fn=exact_match_normalized,
-        from_counts=lambda c: 1.0 if c.exact else 0.0,
+        counter=overlap_counts, from_counts=lambda c: 1.0 if c.exact else 0.0,
     ))
     register(Metric(
         "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
@@ -847,6 +847,7 @@ def _register_all() -> None:
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1_char,
+        counter=overlap_counts,
         from_counts=lambda c: f1_from_common(c.matches[0] if c.n_pred and c.n_ref else 0, c.n_pred, c.n_ref),
         counts_order=1,
     ))
@@ -854,16 +855,19 @@ def _register_all() -> None:
         register(Metric(
             f"rouge{n}", f"ROUGE-{n} F1 (Lin 2004) via rouge-score with a Chinese-aware tokenizer", (0.0, 1.0),
             rouge_sig, fn=lambda p, r, n=n: rouge_n(p, r, n),
+            counter=overlap_counts,
             from_counts=lambda c, n=n: rouge_n_from_counts(c.matches[n - 1], c.n_pred, c.n_ref, n), counts_order=n,
         ))
     register(Metric(
         "rougeL", "ROUGE-L F1 (longest common subsequence; Lin 2004) via rouge-score", (0.0, 1.0),
-        rouge_sig, fn=rouge_l, from_counts=lambda c: rouge_l_from_counts(c.lcs, c.n_pred, c.n_ref), counts_lcs=True,
+        rouge_sig, fn=rouge_l, counter=overlap_counts,
+        from_counts=lambda c: rouge_l_from_counts(c.lcs, c.n_pred, c.n_ref), counts_lcs=True,
     ))
     for n in (1, 2, 4):
         register(Metric(
             f"bleu{n}", f"Sentence BLEU-{n} (Papineni 2002), method-1 smoothing (Chen & Cherry 2014), nltk-compatible",
             (0.0, 1.0), f"{bleu_sig}|max_n={n}", fn=lambda p, r, n=n: bleu(p, r, n),
+            counter=overlap_counts,
             from_counts=lambda c, n=n: bleu_from_counts(c.matches, c.n_pred, c.n_ref, n), counts_order=n,
         ))
     register(Metric(

@@ -78,9 +78,14 @@ class Metric:
         ``() -> str | None``: the reason the metric is unavailable beyond missing
         packages (missing model or data), or ``None`` when it can run.
     from_counts : callable or None
-        ``(OverlapCounts) -> float``: the same value from the counts of
-        :func:`evaluators.metrics.overlap.overlap_counts` (one tokenization and one n-gram count
-        per pair for every such metric, see :class:`PairScorer`); ``None`` for other metrics.
+        ``(counts) -> float``: the same value from the counts ``counter`` makes of a pair (one
+        tokenization and one n-gram count per pair for every such metric, see :class:`PairScorer`);
+        ``None`` for other metrics.
+    counter : callable or None
+        ``(prediction: str, reference: str, max_n: int, lcs: bool) -> counts``: what counts a pair
+        for ``from_counts`` (:func:`evaluators.metrics.overlap.overlap_counts`, which returns an
+        ``OverlapCounts``); given by the module defining the metric, so the registry imports no metric
+        module; ``None`` when ``from_counts`` is.
     counts_order : int
         Highest n-gram order ``from_counts`` reads (0: none).
     counts_lcs : bool
@@ -105,6 +110,7 @@ class Metric:
     from_counts: Callable[[Any], float] | None = field(default=None, repr=False, compare=False)
     counts_order: int = field(default=0, repr=False, compare=False)
     counts_lcs: bool = field(default=False, repr=False, compare=False)
+    counter: Callable[[str, str, int, bool], Any] | None = field(default=None, repr=False, compare=False)
     with_tokenizer: Callable[[Any], "Metric"] | None = field(default=None, repr=False, compare=False)
 
     def unavailable_reason(self) -> str | None:
@@ -378,11 +384,13 @@ class PairScorer:
             if reason:
                 self.unavailable[n] = reason
         self._runnable = [(n, m.fn) for n, m in self.metrics.items() if n not in self.unavailable]
-        # Every metric computable from one OverlapCounts: :meth:`score` counts once per pair for all of them.
+        # Every metric computable from the counts of one counter: :meth:`score` counts once per pair for all of them.
         by_counts = [m for n, m in self.metrics.items() if n not in self.unavailable]
         self._from_counts = None
         self._by_counts: dict = {}
-        if by_counts and all(m.from_counts is not None for m in by_counts):
+        counters = {m.counter for m in by_counts}
+        if by_counts and all(m.from_counts is not None for m in by_counts) and len(counters) == 1 and None not in counters:
+            self._counter = counters.pop()
             self._from_counts = [(m.name, m.from_counts) for m in by_counts]
             self._counts_order = max(1, max(m.counts_order for m in by_counts))
             self._counts_lcs = any(m.counts_lcs for m in by_counts)
@@ -414,9 +422,9 @@ class PairScorer:
         """Scores of one pair of raw texts; ``None`` for unavailable metrics (see ``unavailable``).
 
         When every metric has a ``from_counts`` (the ``char``-token overlap metrics), the pair is
-        normalized, tokenized and counted once (:func:`evaluators.metrics.overlap.overlap_counts`;
-        a long text in pieces) and each value is read from the counts: the same values as
-        :meth:`score_views`.
+        normalized, tokenized and counted once by the metrics' one ``counter``
+        (:func:`evaluators.metrics.overlap.overlap_counts`; a long text in pieces) and each value is
+        read from the counts: the same values as :meth:`score_views`.
 
         Parameters
         ----------
@@ -430,9 +438,7 @@ class PairScorer:
         """
         if self._from_counts is None:
             return self.score_views(TextView(prediction), TextView(reference))
-        from evaluators.metrics.overlap import overlap_counts
-
-        counts = overlap_counts(prediction, reference, self._counts_order, self._counts_lcs)
+        counts = self._counter(prediction, reference, self._counts_order, self._counts_lcs)
         values = self._by_counts.get(counts)
         if values is None:  # the values depend on the counts only; short answers share few distinct counts
             if len(self._by_counts) >= self.COUNTS_MEMO:

@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import partial
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from evaluators.io.errors import InputError, InputIssue
@@ -445,21 +444,6 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
         macro=macro_aggregate(scored) if scored else {},
         signature=config.signature,
     )
-
-
-def evaluate_paths(gt_path: str | Path, pred_path: str | Path, config: NarrativeConfig | None = None,
-                   progress: Callable[[int, int, str], None] | None = None, *, workers: int = 1) -> NarrativeReport:
-    """Score files or folders (or zips) of GT and predictions: :func:`evaluators.narrative.run.run_narrative`
-    of :meth:`~evaluators.narrative.run.NarrativeInputs.from_paths`.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a path does not exist.
-    """
-    from evaluators.narrative.run import NarrativeInputs, run_narrative  # run.py builds on this module
-
-    return run_narrative(NarrativeInputs.from_paths(gt_path, pred_path), config, progress=progress, workers=workers)
 
 
 def system_labels(first: str, others: list[str] | tuple[str, ...]) -> list[str]:

@@ -4,15 +4,15 @@ reviewed estimate of a run from a sample (:mod:`evaluators.review.estimate`)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evaluators.reports.tables import format_table
 from evaluators.metrics.before_after import metric_label
-from evaluators.reports.format import MISSING, p_value, percent
+from evaluators.reports.format import MISSING, fixed, p_value, percent, signed, significant
 from evaluators.results import to_jsonable
+from evaluators.io.json_text import dumps_pretty
 
 
 def _ci(ci) -> str:
@@ -20,7 +20,7 @@ def _ci(ci) -> str:
 
 
 def _delta(c) -> str:
-    return f"{100 * c.delta:+.2f} [{100 * c.ci_low:+.2f}, {100 * c.ci_high:+.2f}] " + \
+    return f"{signed(100 * c.delta, 2)} [{signed(100 * c.ci_low, 2)}, {signed(100 * c.ci_high, 2)}] " + \
         p_value(c.p_value, c.p_value_is_bound, digits=3) + (" [!]" if c.small_sample else "")
 
 
@@ -147,7 +147,7 @@ def patch_effect_text(effect, applications: Sequence = ()) -> str:
             row += ([_ci(x.before), _ci(x.after), _delta_cell(x, c.n_paired), randomization_text(x.randomization)]
                     if x else [MISSING] * 4)
             if m in binary:
-                row.append(f"{x.mcnemar.p_value:.3g}" if x and x.mcnemar else MISSING)
+                row.append(significant(x.mcnemar.p_value) if x and x.mcnemar else MISSING)
         rows.append(row)
     out.append(format_table(header, rows))
     out.append(f"  intervals: {level}% percentile bootstrap ({first.before.signature}); "
@@ -226,9 +226,8 @@ def applications_rows(applications: Sequence) -> list[dict]:
 
 def patch_effect_json(effect, applications: Sequence = ()) -> str:
     """JSON of a patch effect and of what each patch did (per entry)."""
-    return json.dumps({"effect": to_jsonable(effect),
-                       "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]},
-                      ensure_ascii=False, indent=2) + "\n"
+    return dumps_pretty({"effect": to_jsonable(effect),
+                         "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]}) + "\n"
 
 
 def corrections_jsonable(corrections) -> dict:
@@ -258,7 +257,7 @@ def reviewed_estimate_text(est) -> str:
         f"  metric alone (no review):     {percent(est.automatic)}",
         f"  human labels only:            {percent(h.estimate)} [{percent(h.ci_low)}, {percent(h.ci_high)}] (width {percent(h.width)})",
         f"  {name} {percent(r.estimate)} [{percent(r.ci_low)}, {percent(r.ci_high)}] (width {percent(r.width)}, "
-        f"lam {r.lam:.3f})",
+        f"lam {fixed(r.lam)})",
         f"  method: {r.method}",
     ]
     n_dis = getattr(est, "n_disagreements", 0)
@@ -282,8 +281,8 @@ def metric_agreement_text(m) -> str:
 
     def figure(f) -> str:
         if f.value is None:
-            return f"n/a ({f.note})" if f.note else "n/a"
-        text = f"{f.value:.3f}" + (f" [{f.ci_low:.3f}, {f.ci_high:.3f}]" if f.ci_low is not None else "")
+            return f"{MISSING} ({f.note})" if f.note else MISSING
+        text = fixed(f.value) + (f" [{fixed(f.ci_low)}, {fixed(f.ci_high)}]" if f.ci_low is not None else "")
         return text + (f" ({f.note})" if f.note else "")
 
     kappa, ceiling = figure(m.cohen_kappa), figure(m.human_kappa)
@@ -310,7 +309,7 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
         page.paragraph(f"{summary.gt_file}: {summary.corrections} correction(s) — {summary.counts_text()}")
 
     def ci(low, high) -> str:
-        return f"{low:.3f} – {high:.3f}"
+        return f"{fixed(low)} – {fixed(high)}"
 
     level = f"{100 * effect.changes[0].metrics[0].before.confidence_level:g}%"
     page.table(["run", "metric", "n", "changed", "before", f"before {level} CI", "after", f"after {level} CI",
@@ -324,5 +323,5 @@ def add_html_section(page, effect, applications: Sequence = ()) -> None:
     for line in small_sample_lines(effect):
         page.paragraph(line)
     if len(effect.changes) > 1:
-        for line in rank_lines(effect, lambda v: f"{v:.3f}"):
+        for line in rank_lines(effect, fixed):
             page.paragraph(line if line.endswith(".") else line + ".")

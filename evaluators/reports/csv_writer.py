@@ -60,3 +60,58 @@ def write_dict_csv(fieldnames: Sequence[str], rows: Iterable[Mapping[str, Any]],
                    lineterminator: str = "\r\n") -> str:
     """:func:`write_csv` of mappings, one column per field name (a missing key is an empty cell)."""
     return write_csv(fieldnames, ([row.get(f) for f in fieldnames] for row in rows), lineterminator=lineterminator)
+
+
+def csv_cell(value: Any) -> str:
+    """One cell's text as :func:`write_csv` writes it: :func:`safe_cell`, then the csv module's minimal quoting.
+
+    For writers that render many rows at once, column by column (the QA report's per-record CSV,
+    :func:`evaluators.reports.qa.render_csv_rows`): joined with ``","`` and ``"\\r\\n"`` the cells give
+    :func:`write_csv`'s text (tested) for rows of two or more cells (the csv module writes a row of one empty
+    cell as ``""``).
+
+    Parameters
+    ----------
+    value : str, int, float, bool or None
+        ``None`` is an empty cell; other non-text values are written with ``str``.
+
+    Returns
+    -------
+    str
+
+    >>> csv_cell("=1+1"), csv_cell('说 "好" 吧'), csv_cell("a,b"), csv_cell(None), csv_cell(0.25)
+    ("'=1+1", '"说 ""好"" 吧"', '"a,b"', '', '0.25')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if value.startswith(FORMULA_START):
+            value = "'" + value
+        if '"' in value:
+            return '"' + value.replace('"', '""') + '"'
+        if "," in value or "\n" in value or "\r" in value:  # (each a fast search for one character)
+            return '"' + value + '"'
+        return value
+    return str(value)
+
+
+def csv_column(values: Sequence[Any], repeating: bool = False) -> list[str]:
+    """:func:`csv_cell` of each value of a column.
+
+    Parameters
+    ----------
+    values : sequence
+        The column's values, one per row.
+    repeating : bool
+        The column holds a few distinct values (a status, a score): each distinct one is rendered once.
+
+    Returns
+    -------
+    list of str
+        One cell per value, in order.
+    """
+    if not repeating:  # a plain text (the common case) is its own cell: checked here without a call
+        return [v if v.__class__ is str and not v.startswith(FORMULA_START) and '"' not in v and "," not in v
+                and "\n" not in v and "\r" not in v else csv_cell(v) for v in values]
+    seen: dict[tuple[type, Any], str] = {}  # keyed with the type: 0, 0.0 and False are equal keys, not equal cells
+    return [seen[k] if (k := (v.__class__, v)) in seen else seen.setdefault(k, csv_cell(v)) for v in values]

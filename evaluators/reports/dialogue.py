@@ -22,6 +22,7 @@ from datetime import datetime
 from evaluators.dialogue.scoring import LEGACY_NAMES, DialogueEvaluation
 from evaluators.io.json_text import dumps_pretty
 from evaluators.reports.csv_writer import write_csv
+from evaluators.reports.format import fixed
 from evaluators.results import to_jsonable
 
 ANNOTATION_COLUMNS = ["scene", "dialogue_index", "context", "expected_response", "prediction", "exact_match",
@@ -103,13 +104,13 @@ def json_report_text(evaluation: DialogueEvaluation, timestamp: datetime | None 
 
 
 def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+    return fixed(value, 4)
 
 
 def summary_text(evaluation: DialogueEvaluation, timestamp: datetime | None = None) -> str:
     """Text summary per model (the earlier script's lines first, then EvalBoard's).
 
-    Unavailable metrics print ``n/a (unavailable: ...)`` instead of 0.
+    Unavailable metrics print ``— (reason)`` (:data:`~evaluators.reports.format.MISSING`) instead of 0.
     """
     ts = (timestamp or datetime.now()).strftime("%Y-%m-%d %H:%M")
     lines = ["PERSONA DIALOGUE EVALUATION SUMMARY",
@@ -135,7 +136,7 @@ def summary_text(evaluation: DialogueEvaluation, timestamp: datetime | None = No
         if bleu is not None and bleu.score is not None:
             lines.append(f"  Corpus BLEU (sacrebleu, tokenize={bleu.tokenize}): {_fmt(bleu.score)}")
     lines += ["", "Aggregation: mean over cases (macro); missing replies count as 0.",
-              f"Combined score weights: {', '.join(f'{k}={v:.4f}' for k, v in evaluation.weights.used.items())} "
+              f"Combined score weights: {', '.join(f'{k}={fixed(v, 4)}' for k, v in evaluation.weights.used.items())} "
               f"({evaluation.weights.note})", "Signatures:"]
     lines += [f"  {k}: {v}" for k, v in evaluation.signatures.items()]
     if evaluation.comparison:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from evaluators.reports.escape import html_text
+from evaluators.reports.format import fixed, percent
 
 FONT = "Noto Sans CJK SC, Noto Sans, sans-serif"
 
@@ -24,7 +25,7 @@ def scores_by_document(documents: Sequence[str], components: Sequence[str], valu
     for j, comp in enumerate(components):
         ys = [row[j] for row in values]
         fig.add_bar(name=comp, x=[html_text(d, breaks=False) for d in documents], y=ys,
-                    text=["N/A" if v is None else f"{v:.2f}" for v in ys], textposition="outside",
+                    text=[fixed(v, 2) for v in ys], textposition="outside",
                     hovertemplate=f"%{{x}}<br>{comp}: %{{y:.3f}}<extra></extra>")
     fig.update_layout(barmode="group", title=two_line_title(title), yaxis=dict(range=[0, 1.12], title="score"),
                       legend=dict(orientation="h", y=-0.2), height=380, margin=dict(t=50, b=40, l=40, r=10),
@@ -42,7 +43,7 @@ def confusion_heatmap(rows: Sequence[str], cols: Sequence[str], counts: list[lis
         total = sum(r)
         if normalize_rows:
             z.append([c / total if total else 0.0 for c in r])
-            text.append([f"{c / total:.0%}<br>({c})" if total else "0" for c in r])
+            text.append([f"{percent(c / total, 0)}<br>({c})" if total else "0" for c in r])
         else:
             z.append([float(c) for c in r])
             text.append([str(c) for c in r])
@@ -88,7 +89,8 @@ def metric_by_system(systems: Sequence[str], metrics: dict[str, Sequence[float |
         fig.add_bar(name=html_text(name, breaks=False), x=labels, y=list(values), error_y=error,
                     offsetgroup=str(j), legendgroup=str(j),
                     hovertemplate=f"%{{x}}<br>{html_text(name, breaks=False)}: %{{y:.3f}}"
-                                  + (f" ({level:.0%} CI shown as the bar)" if error else "") + "<extra></extra>")
+                                  + (f" ({percent(level, 0)} CI shown as the bar)" if error else "")
+                                  + "<extra></extra>")
     if len(systems) * len(metrics) <= MAX_LABELLED_BARS:
         for j, (name, values) in enumerate(metrics.items()):  # after every bar: fig.data[j] is series j's bars
             fig.add_trace(value_labels(labels, list(values), tops[name], group=str(j)))
@@ -131,13 +133,13 @@ def value_labels(x: Sequence[str], values: Sequence[float | None], tops: Sequenc
     x : sequence of str, length n
         The bars' categories (as given to the bars).
     values : sequence of float or None, length n
-        The bars' heights; ``None`` is labelled "N/A" at the axis.
+        The bars' heights; ``None`` is labelled "—" (:data:`~evaluators.reports.format.MISSING`) at the axis.
     tops : sequence of float or None, length n
         The upper ends of the error bars (``None`` where a bar has none).
     group : str
         The bars' ``offsetgroup`` (and ``legendgroup``).
     """
     ys = [0.0 if v is None else (v if t is None else max(v, t)) for v, t in zip(values, tops)]
-    return go.Scatter(x=list(x), y=ys, mode="text", text=["N/A" if v is None else f"{v:.{digits}f}" for v in values],
+    return go.Scatter(x=list(x), y=ys, mode="text", text=[fixed(v, digits) for v in values],
                       textposition="top center", offsetgroup=group, legendgroup=group, showlegend=False,
                       hoverinfo="skip", cliponaxis=False)

@@ -34,6 +34,46 @@ def number(value: float | int | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def fixed(value: float | int | None, digits: int = 3, *, grouped: bool = False) -> str:
+    """A value with exactly ``digits`` decimals, an int too: ``0.5`` -> ``"0.500"``, ``1`` -> ``"1.000"``;
+    :data:`MISSING` for ``None`` or NaN.
+
+    Parameters
+    ----------
+    value : float, int or None
+    digits : int
+        Decimals written.
+    grouped : bool
+        Thousands separated by commas (``12,345``).
+
+    >>> fixed(0.5), fixed(1, 2), fixed(None), fixed(12345.6, 0, grouped=True)
+    ('0.500', '1.00', '—', '12,346')
+    """
+    if _missing(value):
+        return MISSING
+    return f"{float(value):,.{digits}f}" if grouped else f"{float(value):.{digits}f}"
+
+
+def signed(value: float | int | None, digits: int = 3) -> str:
+    """:func:`fixed` with its sign always written: ``0.25`` -> ``"+0.250"``, ``-1`` -> ``"-1.000"``.
+
+    A difference in percentage points without the unit is ``signed(100 * delta, 2)``; with it, :func:`points`.
+
+    >>> signed(0.25), signed(-1, 2), signed(0.0, 1), signed(None)
+    ('+0.250', '-1.00', '+0.0', '—')
+    """
+    return MISSING if _missing(value) else f"{float(value):+.{digits}f}"
+
+
+def significant(value: float | None, digits: int = 3) -> str:
+    """A value with ``digits`` significant digits (``g`` form): ``2.0`` -> ``"2"``, ``0.012345`` -> ``"0.0123"``.
+
+    >>> significant(2.0), significant(0.012345), significant(123456.0), significant(None)
+    ('2', '0.0123', '1.23e+05', '—')
+    """
+    return MISSING if _missing(value) else f"{value:.{digits}g}"
+
+
 def percent(value: float | None, digits: int = 2) -> str:
     """A rate in [0, 1] as a percentage: ``0.6`` -> ``"60.00%"``; :data:`MISSING` for ``None``.
 

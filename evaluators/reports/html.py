@@ -22,7 +22,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.reports.escape import html_text
-from evaluators.reports.format import p_value, points, points_interval, small_sample_note
+from evaluators.reports.format import fixed, p_value, points, points_interval, signed, small_sample_note
 
 #: No network, no frames, no objects, no script; inline style only (the charts are inline SVG).
 CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; "
@@ -58,7 +58,7 @@ def _cell(value: Any, digits: int) -> str:
     if isinstance(value, int):
         return f'<td class="num">{value:,}</td>'
     if isinstance(value, float):
-        return f'<td class="num">{value:.{digits}f}</td>'
+        return f'<td class="num">{fixed(value, digits)}</td>'
     return f"<td>{html_text(value)}</td>"
 
 
@@ -129,7 +129,7 @@ class HtmlReport:
         """Metric cards: ``(label, value, help)``; floats with ``digits`` decimals, ``None`` as —."""
         out = []
         for label, value, help_text in items:
-            shown = ("—" if value is None else f"{value:.{digits}f}" if isinstance(value, float)
+            shown = ("—" if value is None else fixed(value, digits) if isinstance(value, float)
                      else f"{value:,}" if isinstance(value, int) else str(value))
             out.append(f'<div class="card"><div class="label">{html_text(label, breaks=False)}</div>'
                        f'<div class="value">{html_text(shown, breaks=False)}</div>'
@@ -168,7 +168,7 @@ class HtmlReport:
 
 
 def _ci(lo: float | None, hi: float | None) -> str | None:
-    return None if lo is None or hi is None else f"{lo:.3f} – {hi:.3f}"
+    return None if lo is None or hi is None else f"{fixed(lo)} – {fixed(hi)}"
 
 
 def qa_group_chart(report) -> str:
@@ -232,7 +232,7 @@ def qa_report(report, *, title: str | None = None, max_rows: int = 2000, correct
         page.chart(qa_confusion_chart(report))
         page.table(["class", "precision", "recall", "f1", "support"],
                    [[c.label, c.precision, c.recall, c.f1, c.support] for c in cls.per_class],
-                   caption=f"accuracy {cls.accuracy:.3f} ({cls.correct} of {cls.n})" if cls.accuracy is not None
+                   caption=f"accuracy {fixed(cls.accuracy)} ({cls.correct} of {cls.n})" if cls.accuracy is not None
                    else None)
     page.heading("Records")
     rows = rows_of(report.records[i] for i in range(min(len(report.records), max_rows)))
@@ -485,8 +485,8 @@ def narrative_comparison_report(batches: dict, paired=None, *, title: str = "Nar
     if paired is not None:
         bs, ar = paired.bootstrap, paired.randomization
         page.heading(f"{paired.name_b} against {paired.name_a}")
-        page.cards([("Overall delta (B − A)", f"{bs.delta:+.3f}",
-                     f"95% CI {bs.ci_low:+.3f} to {bs.ci_high:+.3f}" if bs.ci_low is not None else None),
+        page.cards([("Overall delta (B − A)", signed(bs.delta),
+                     f"95% CI {signed(bs.ci_low)} to {signed(bs.ci_high)}" if bs.ci_low is not None else None),
                     ("p, paired bootstrap", bs.p_value, small_sample_note(bs) or None),
                     ("p, exact sign-flip" if ar.exact else "p, approximate randomization", ar.p_value, None),
                     ("Stories higher / lower / tied", f"{bs.won} / {bs.lost} / {bs.tied}",

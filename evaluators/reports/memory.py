@@ -8,7 +8,8 @@ from typing import Any
 
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
-from evaluators.reports.format import number
+from evaluators.reports.format import fixed, number
+from evaluators.io.json_text import dumps_pretty
 
 
 def report_json(report) -> str:
@@ -18,7 +19,7 @@ def report_json(report) -> str:
     callers write this same text for the same inputs.
     """
     data = report.to_dict() if hasattr(report, "to_dict") else report
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return dumps_pretty(data) + "\n"
 
 
 def judge_cache_of(report, results):
@@ -151,5 +152,5 @@ def questions_csv(rows, results) -> str:
     header = ["question_id", "question_type", "question", "ground_truth", "prediction", *names, "judge_reasoning"]
     return write_csv(header, ([row.question_id, row.question_type, by_id[row.question_id].question,
                                by_id[row.question_id].ground_truth, by_id[row.question_id].prediction,
-                               *["" if row.scores[n] is None else f"{row.scores[n]:.6f}" for n in names],
+                               *["" if row.scores[n] is None else fixed(row.scores[n], 6) for n in names],
                                row.judgement.reasoning if row.judgement else ""] for row in rows))

@@ -17,7 +17,7 @@ from evaluators.narrative.batch import BatchResult, DocumentOutcome
 from evaluators.narrative.composite import NarrativeResult
 from evaluators.reports.csv_writer import write_csv
 from evaluators.reports.escape import md
-from evaluators.reports.format import number as fmt
+from evaluators.reports.format import fixed, number as fmt, signed
 
 MISMATCH_COLUMNS = ("document", "component", "gt_event", "pred_event", "field", "gt_value", "pred_value", "note")
 
@@ -239,8 +239,8 @@ def corrections_markdown(corrections) -> list[str]:
     for r in effect_rows(corrections.effect):
         lines.append(f"| {md(r['metric'])} | {r['n']} | {fmt(r['before'])} [{fmt(r['before_ci_low'])}, "
                      f"{fmt(r['before_ci_high'])}] | {fmt(r['after'])} [{fmt(r['after_ci_low'])}, "
-                     f"{fmt(r['after_ci_high'])}] | {r['delta']:+.3f} [{r['delta_ci_low']:+.3f}, "
-                     f"{r['delta_ci_high']:+.3f}] | {r['p_paired_bootstrap']:.4f}"
+                     f"{fmt(r['after_ci_high'])}] | {signed(r['delta'])} [{signed(r['delta_ci_low'])}, "
+                     f"{signed(r['delta_ci_high'])}] | {fixed(r['p_paired_bootstrap'], 4)}"
                      f"{' [!]' if r['small_sample'] else ''} | {randomization_p_text(r, 4) or ''} |")
     flagged = [r for r in effect_rows(corrections.effect) if r["small_sample"]]
     lines += ["", *(f"[!] {md(r['metric'])}: the paired bootstrap p-value is not trustworthy ({md(r['small_sample'])}); "

@@ -16,25 +16,20 @@ import io
 import json
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from itertools import starmap
 from typing import IO, Any
 
 from evaluators.qa.evaluate import QARecordResult, QAReport, RowSink
 from evaluators.qa.run import RECORD_COLUMNS, record_row
-from evaluators.reports.csv_writer import FORMULA_START, write_dict_csv
+from evaluators.reports.csv_writer import csv_cell, csv_column, write_dict_csv
 from evaluators.results import to_jsonable
-
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is in requirements.txt
-    _orjson = None
+from evaluators.io.json_text import dumps_pretty, dumps_pretty_bytes
 
 __all__ = ["RECORD_COLUMNS", "csv_rows", "json_rows", "record_rows", "records_csv", "report_json", "rows_of",
            "write_records_csv", "write_report_json"]
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
-_EM_AT, _F1_AT = _RECORD_FIELDS.index("exact_match"), _RECORD_FIELDS.index("token_f1")
 
 
 def record_rows(report: QAReport) -> list[dict[str, Any]]:
@@ -49,12 +44,6 @@ def rows_of(records: Iterable[QARecordResult]) -> list[dict[str, Any]]:
 
 def _values(r: QARecordResult) -> tuple:
     return tuple(getattr(r, f) for f in _RECORD_FIELDS)
-
-
-def _plain(values: tuple) -> bool:
-    """Whether orjson writes the record's scores as json.dumps does (no exponent: 0, or at least 1e-4)."""
-    em, f1 = values[_EM_AT], values[_F1_AT]  # scores in [0, 1] (or None)
-    return (em is None or em == 0 or 1e-4 <= em <= 1) and (f1 is None or f1 == 0 or 1e-4 <= f1 <= 1)
 
 
 def _record_dict(index, line, id, group, question, gold_answers, gold_field, prediction_raw,  # noqa: A002
@@ -72,16 +61,12 @@ def render_json_rows(rows: list[tuple], signature: str) -> bytes:
     """Records as they stand in the report's ``records`` list: pretty JSON (UTF-8), indented 4, each led by
     ``,`` and a line break (the writer drops the first comma).  ``rows``: each record's values in field order.
 
-    One ``orjson`` call per block of records: its text equals ``json.dumps(indent=2)``'s (tested) except for
-    numbers with an exponent, so a block holding a score below 1e-4 goes through ``json.dumps``.
+    One pretty-JSON call per block of records (:func:`evaluators.io.json_text.dumps_pretty_bytes`: orjson's
+    text where it equals ``json.dumps(indent=2)``'s).
     """
     if not rows:
         return b""
-    dicts = list(starmap(_record_dict, rows))
-    if _orjson is not None and all(map(_plain, rows)):
-        body = _orjson.dumps(dicts, option=_orjson.OPT_INDENT_2)[1:-2]  # without "[" and "\n]"
-    else:
-        body = json.dumps(to_jsonable(dicts), ensure_ascii=False, indent=2)[1:-2].encode("utf-8")
+    body = dumps_pretty_bytes(list(starmap(_record_dict, rows)))[1:-2]  # without "[" and "\n]"
     return b"," + body.replace(b"\n", b"\n  ")
 
 
@@ -92,33 +77,9 @@ _PREDICTION_AT, _PREDICTION_COLUMN = _RECORD_FIELDS.index("prediction"), RECORD_
 assert _PREDICTION_COLUMN < RECORD_COLUMNS.index("prediction_raw")  # rendered before it (render_csv_rows)
 
 
-def _csv_cell(value: Any) -> str:
-    """A cell as the csv module writes it (minimal quoting) after :func:`~evaluators.reports.csv_writer.safe_cell`."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        if value.startswith(FORMULA_START):
-            value = "'" + value
-        if '"' in value:
-            return '"' + value.replace('"', '""') + '"'
-        if "," in value or "\n" in value or "\r" in value:  # (each a fast search for one character)
-            return '"' + value + '"'
-        return value
-    return str(value)
-
-
 #: Columns whose values repeat (a few distinct ones in a file): each distinct value is rendered once a block.
 _REPEATING = frozenset({"group", "status", "lang", "tokenizer", "exact_match", "token_f1", "gold_field",
                         "prediction_field", "gold_verdict", "predicted_verdict", "verdict_rule"})
-
-
-def _csv_column(values: Sequence[Any], repeating: bool) -> list[str]:
-    """:func:`_csv_cell` of each value (of a column whose values repeat: once per distinct value)."""
-    if not repeating:  # a plain text (the common case) is its own cell: checked here without a call
-        return [v if v.__class__ is str and not v.startswith(FORMULA_START) and '"' not in v and "," not in v
-                and "\n" not in v and "\r" not in v else _csv_cell(v) for v in values]
-    seen: dict[Any, str] = {}
-    return [seen[v] if v in seen else seen.setdefault(v, _csv_cell(v)) for v in values]
 
 
 def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
@@ -129,16 +90,16 @@ def render_csv_rows(rows: list[tuple], signature: str) -> bytes:
     """
     if not rows:
         return b""
-    tail = "," + _csv_cell(signature) + "\r\n"
+    tail = "," + csv_cell(signature) + "\r\n"
     fields = list(zip(*rows))
     cells = []
     for name, at in zip(RECORD_COLUMNS, _COLUMN_AT):
         if name == "prediction_raw":  # mostly the very text scored (no tags, nothing stripped): its cell again
-            cells.append([done if raw is scored else _csv_cell(raw)
+            cells.append([done if raw is scored else csv_cell(raw)
                           for raw, scored, done in zip(fields[at], fields[_PREDICTION_AT], cells[_PREDICTION_COLUMN])])
             continue
         values = fields[at] if at != _GOLD_AT else [" | ".join(g) for g in fields[at]]
-        cells.append(_csv_column(values, name in _REPEATING))
+        cells.append(csv_column(values, name in _REPEATING))
     tail = tail.encode("utf-8")
     return tail.join(map(str.encode, map(",".join, zip(*cells)))) + tail  # rows without a wide character: copied
 
@@ -283,8 +244,7 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
         out.write(("" if first else ",") + "\n  " + json.dumps(f.name) + ": ")
         first = False
         if f.name != "records":
-            out.write(json.dumps(to_jsonable(getattr(report, f.name)), ensure_ascii=False, indent=2)
-                      .replace("\n", "\n  "))
+            out.write(dumps_pretty(to_jsonable(getattr(report, f.name))).replace("\n", "\n  "))
             continue
         if spool is None:  # written here from the report, in blocks, by the same renderer
             spool = _JsonSpool()
@@ -302,7 +262,7 @@ def write_report_json(report: QAReport, out: IO[str], *, include_records: bool =
         spool.copy_to(out)
         out.write("\n  ]")
     if gt_patch is not None:
-        out.write(",\n  \"gt_patch\": " + json.dumps(gt_patch, ensure_ascii=False, indent=2).replace("\n", "\n  "))
+        out.write(",\n  \"gt_patch\": " + dumps_pretty(gt_patch).replace("\n", "\n  "))
     out.write("\n}")
 
 
@@ -356,7 +316,7 @@ def comparison_json(view, comparison=None, signature: str = "", gt_patch: dict |
         data["comparison"] = comparison.to_dict()
     if gt_patch is not None:
         data["gt_patch"] = gt_patch
-    return json.dumps(data, ensure_ascii=False, indent=2)
+    return dumps_pretty(data)
 
 
 SUMMARY_COLUMNS = ("subset", "n", "exact_match", "exact_match_ci_low", "exact_match_ci_high", "token_f1",

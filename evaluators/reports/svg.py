@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from evaluators.reports.escape import html_text
+from evaluators.reports.format import fixed, percent
 
 #: Series colours, in order (plotly's default colourway: distinct hues, readable on white).
 PALETTE = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880",
@@ -32,7 +33,7 @@ _FONT = 'font-family="Noto Sans CJK SC, Noto Sans, sans-serif"'
 
 
 def _num(x: float) -> str:
-    return f"{x:.1f}".rstrip("0").rstrip(".")
+    return fixed(x, 1).rstrip("0").rstrip(".")
 
 
 def _short(label: str, limit: int) -> str:
@@ -40,7 +41,7 @@ def _short(label: str, limit: int) -> str:
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
-    return "—" if v is None else f"{v:.{digits}f}"
+    return fixed(v, digits)
 
 
 def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float | None]],
@@ -105,8 +106,8 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float 
             hi = (highs or {}).get(name)
             lo_v = None if lo is None else list(lo)[i]
             hi_v = None if hi is None else list(hi)[i]
-            interval = (f" ({level:.0%} CI {_fmt(lo_v)} – {_fmt(hi_v)})" if lo_v is not None and hi_v is not None
-                        else "")
+            interval = (f" ({percent(level, 0)} CI {_fmt(lo_v)} – {_fmt(hi_v)})"
+                        if lo_v is not None and hi_v is not None else "")
             tip = html_text(f"{cat} · {name}: {_fmt(v)}{interval}", breaks=False)
             if v is None:
                 out.append(f'<text class="gap" x="{_num(x + bar_w / 2)}" y="{_num(base - 4)}" text-anchor="middle" '
@@ -193,7 +194,7 @@ def heatmap(rows: Sequence[str], cols: Sequence[str], counts: Sequence[Sequence[
         for j, n in enumerate(row):
             share = n / total if total else 0.0
             t = share if normalize_rows else n / peak
-            text = f"{share:.0%} ({n:,})" if normalize_rows and total else f"{n:,}"
+            text = f"{percent(share, 0)} ({n:,})" if normalize_rows and total else f"{n:,}"
             tip = html_text(f"{row_title}: {label} · {col_title}: {cols[j]} · {n:,}", breaks=False)
             out.append(f'<rect class="cell" x="{_num(left + j * cell_w)}" y="{_num(yy)}" width="{_num(cell_w)}" '
                        f'height="{_num(cell_h)}" fill="{_blue(t)}" stroke="#ffffff"><title>{tip}</title></rect>'

@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from evaluators.io.json_text import dumps_pretty
 from evaluators.reports.csv_writer import write_dict_csv
+from evaluators.io.json_text import dumps_pretty
 
 ITEM_COLUMNS = ("id", "category", "difficulty", "status", "score", "found", "missing", "human_score", "question",
                 "expected_answer", "answer")
@@ -31,7 +31,7 @@ def answer_template(test_set) -> str:
                                  for d in test_set.items}
     else:
         value = {item.id: "" for item in test_set.items}
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return dumps_pretty(value) + "\n"
 
 
 def preview_rows(test_set) -> list[dict[str, Any]]:

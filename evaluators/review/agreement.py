@@ -20,6 +20,7 @@ from evaluators.metrics.agreement import (
     krippendorff_alpha_ci, mean_pairwise_cohen_kappa_ci,
 )
 from evaluators.review.items import automatic_score
+from evaluators.review.labels import human_verdict
 
 
 def _figure_fields(fig: AgreementFigure) -> dict[str, Any]:
@@ -121,8 +122,6 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
         ``labels`` naming that set; ``figures``: the alpha's and the ceiling's
         :class:`~evaluators.metrics.agreement.AgreementFigure` as dicts.
     """
-    from evaluators.review.store import human_verdict
-
     auto: dict[int, int] = {}
     source = None
     for item in items:

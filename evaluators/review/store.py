@@ -46,6 +46,7 @@ from sqlalchemy.pool import StaticPool
 
 from evaluators.results import DictMixin
 from evaluators.review.items import filter_columns
+from evaluators.review.labels import ALL_LABELS, LABELS, PAIR_LABELS, RIGHT_LABELS, WRONG_LABELS, human_verdict
 from evaluators.review.limits import MAX_GUIDELINES, MAX_ITEMS, canonical_payload, check_name, check_text
 from evaluators.review.schema import (
     SCHEMA_VERSION,
@@ -61,14 +62,6 @@ from evaluators.review.schema import (
     uploads_table,
 )
 
-LABELS = ("model_error", "gt_error", "acceptable_variant", "correct")
-#: Labels that say the prediction is right (``correct``: as it stands; ``acceptable_variant``: in other words
-#: than the GT) and wrong; ``gt_error`` is neither (the reference itself is wrong).
-RIGHT_LABELS = ("acceptable_variant", "correct")
-WRONG_LABELS = ("model_error",)
-#: Labels of a two-sided (A/B) item, always about the stored sides (the page maps screen sides back).
-PAIR_LABELS = ("a_better", "b_better", "tie")
-ALL_LABELS = LABELS + PAIR_LABELS
 STATUSES = ("draft", "submitted", "skipped")
 #: Largest upload kept in the database (bytes).
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -530,27 +523,6 @@ def check_decision(label: Any, score: Any, comment: Any, status: Any, *, where: 
     if score is not None and (isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5):
         raise ValueError(f"{p}score must be an integer from 1 to 5 or null, not {score!r:.60}")
     check_text(comment, "comment", where=where)
-
-
-def human_verdict(label: str | None) -> int | None:
-    """A label as a verdict on the prediction: 1 right (:data:`RIGHT_LABELS`), 0 wrong (:data:`WRONG_LABELS`),
-    ``None`` otherwise (a GT error, an A/B label, no label).
-
-    Parameters
-    ----------
-    label : str or None
-        A decision's label.
-
-    Returns
-    -------
-    int or None
-
-    Examples
-    --------
-    >>> human_verdict("acceptable_variant"), human_verdict("model_error"), human_verdict("gt_error")
-    (1, 0, None)
-    """
-    return 1 if label in RIGHT_LABELS else 0 if label in WRONG_LABELS else None
 
 
 def is_two_sided(payload: Any) -> bool:

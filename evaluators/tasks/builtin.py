@@ -218,7 +218,7 @@ class QATask:
 
     def __init__(self) -> None:
         from evaluators.qa.evaluate import QAConfig
-        from evaluators.tasks import InputRole
+        from evaluators.tasks.protocol import InputRole
 
         self.roles = (InputRole("input", "FILE", "QA / fact-check records with GT answers and predictions "
                                                  "(JSONL, JSON or CSV)", is_gt=True),)
@@ -251,7 +251,7 @@ class MemoryTask:
 
     def __init__(self) -> None:
         from evaluators.memory.run import MemoryConfig
-        from evaluators.tasks import InputRole
+        from evaluators.tasks.protocol import InputRole
 
         self.roles = (InputRole("results", "RESULTS", "question, GT answer and prediction per line (LoCoMo / "
                                                       "LongMemEval / mem0 results)", is_gt=True),
@@ -279,7 +279,7 @@ class DialogueTask:
 
     def __init__(self) -> None:
         from evaluators.dialogue.scoring import DialogueConfig
-        from evaluators.tasks import InputRole
+        from evaluators.tasks.protocol import InputRole
 
         self.roles = (InputRole("cases", "CASES", "persona cases with expected replies (JSON)", is_gt=True),
                       InputRole("predictions", "PRED", "model replies (JSONL / JSON / CSV)"))
@@ -308,7 +308,7 @@ class TestSetsTask:
     name, title, unit = "testsets", "Keyword test sets", "item"
 
     def __init__(self) -> None:
-        from evaluators.tasks import InputRole
+        from evaluators.tasks.protocol import InputRole
         from evaluators.testsets.run import TestSetsConfig
 
         self.roles = (InputRole("items", "ITEMS", "test set JSON", is_gt=True),
@@ -337,7 +337,7 @@ class NarrativeTask:
 
     def __init__(self) -> None:
         from evaluators.narrative.base import NarrativeConfig
-        from evaluators.tasks import InputRole
+        from evaluators.tasks.protocol import InputRole
 
         self.roles = (InputRole("gt", "GT", "GT annotation (JSON v3)", is_gt=True),
                       InputRole("pred", "PRED", "predicted annotation (JSON v3)"))

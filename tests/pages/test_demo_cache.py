@@ -12,7 +12,7 @@ import pytest
 
 import evaluators.dialogue as dialogue
 import evaluators.dialogue.scoring as scoring
-from components import demo_cache
+from components import demo_cache, demo_snapshot
 from components.cache import results
 from evaluators.io.typed_json import CodecError, decode
 from tests.conftest import ROOT
@@ -92,7 +92,7 @@ def test_every_demo_page_is_served_from_the_snapshot(monkeypatch, fresh_snapshot
     """A fresh server opens each page of PAGE_FILES (and the views of PAGE_VIEWS) on the demo without computing
     any result of a shipped namespace: every such lookup is answered by the snapshot."""
     asked: list[tuple[str, object, bool]] = []
-    original = demo_cache.shipped
+    original = demo_snapshot.shipped
 
     def recording(namespace, key):
         found, value = original(namespace, key)
@@ -100,7 +100,7 @@ def test_every_demo_page_is_served_from_the_snapshot(monkeypatch, fresh_snapshot
             asked.append((namespace, key, found))
         return found, value
 
-    monkeypatch.setattr(demo_cache, "shipped", recording)
+    monkeypatch.setattr(demo_snapshot, "shipped", recording)  # where the page cache looks
     for page in demo_cache.PAGE_FILES:
         at = page_app(str(ROOT / page), timeout=180)
         at.run()
@@ -145,7 +145,7 @@ def _snapshot_with(tmp_path, monkeypatch, change) -> dict:
     change(snapshot)
     path = tmp_path / "demo_cache.json"
     path.write_text(json.dumps(snapshot, ensure_ascii=False), encoding="utf-8")
-    monkeypatch.setattr(demo_cache, "SNAPSHOT", path)
+    monkeypatch.setattr(demo_snapshot, "SNAPSHOT", path)
     demo_cache.forget()
     return snapshot
 
@@ -186,7 +186,7 @@ def test_a_key_naming_a_class_outside_the_engine_is_left_out(tmp_path, monkeypat
     real = importlib.import_module
     monkeypatch.setattr("evaluators.io.typed_json.importlib.import_module",
                         lambda name, *a: imported.append(name) or real(name, *a))
-    assert demo_cache._namespace("testsets") == {}  # the entry is left out, nothing imported for it
+    assert demo_snapshot._namespace("testsets") == {}  # the entry is left out, nothing imported for it
     assert imported == []
 
 
@@ -218,7 +218,7 @@ def test_snapshot_reads_are_capped_and_checked(tmp_path, monkeypatch):
         demo_cache.read_snapshot(other)
     # a damaged file, or the pickle of earlier releases, is no snapshot: the demo is computed
     for content in (b"not json", b"\x80\x05\x95\x00"):
-        monkeypatch.setattr(demo_cache, "SNAPSHOT", tmp_path / "damaged.json")
+        monkeypatch.setattr(demo_snapshot, "SNAPSHOT", tmp_path / "damaged.json")
         (tmp_path / "damaged.json").write_bytes(content)
         demo_cache.forget()
         try:

@@ -3,7 +3,6 @@ computed once per inputs, judge scores and metrics, and computed again when any 
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import pytest
@@ -12,11 +11,9 @@ import components.uploads as uploads
 from evaluators.io.sources import bytes_digest
 from evaluators.demo import demo_path
 from evaluators.memory import metrics as metrics_mod
+from evaluators.memory import run as memory_run
 from tests.helpers.http_servers import FakeJudgeServer
 from tests.pages.helpers import memory_metric as metric, open_view, run_memory_page as run_page
-
-# the module (``evaluators.memory.locomo_parity`` is also the function's name in the package)
-parity_mod = importlib.import_module("evaluators.memory.locomo_parity")
 
 # no judge endpoint from the environment (tests/pages/conftest.py); nothing kept from another test
 pytestmark = pytest.mark.usefixtures("isolated", "empty_result_store")
@@ -59,7 +56,7 @@ def _question_ids(at) -> list[str]:
 
 def test_widget_reruns_reuse_the_scores_and_settings_recompute_them(monkeypatch):
     scored = _count_calls(monkeypatch, metrics_mod, "score_questions")
-    parity = _count_calls(monkeypatch, parity_mod, "locomo_parity")
+    parity = _count_calls(monkeypatch, memory_run, "locomo_parity")  # the name where the run calls it
     at = run_page("demo")
     assert (len(scored), len(parity)) == (1, 1)
     # views, filters and the drill-down do not change the scores

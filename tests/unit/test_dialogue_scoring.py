@@ -11,6 +11,7 @@ from evaluators.dialogue import (
     DialogueConfig, combine, combined_weights, evaluate_dialogue, load_cases, load_predictions,
 )
 from evaluators.reports.dialogue import ANNOTATION_COLUMNS, annotation_csv, json_report, summary_text
+from evaluators.reports.format import MISSING
 
 CASES = {"test_cases_by_scene": {
     "s1": [{"context": "c1", "expected_response": "我喜欢猫", "dialogue_index": 1},
@@ -110,7 +111,7 @@ def test_reports_are_compatible_with_the_earlier_script(no_embeddings):
     assert first["combined"] == pytest.approx((0.2 * 0.75 + 0.1 * 0.75 + 0.1 / 3) / 0.9)
     json.dumps(report, allow_nan=False)
     text = summary_text(ev)
-    assert "A:" in text and "Average fuzzy_ratio: " in text and "n/a (unavailable" in text
+    assert "A:" in text and "Average fuzzy_ratio: " in text and f"{MISSING} (unavailable" in text and "n/a" not in text
     assert "redistributed" in text and "A wins 2" in text
 
 

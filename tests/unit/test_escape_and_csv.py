@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from evaluators.reports.csv_writer import safe_cell, write_csv, write_dict_csv
+from evaluators.reports.csv_writer import csv_cell, csv_column, safe_cell, write_csv, write_dict_csv
 from evaluators.reports.escape import html_text, md, visible
 
 PAYLOAD = "=cmd|' /C calc'!A0"
@@ -151,3 +151,22 @@ def test_visible_frame_shows_hidden_characters_in_text_cells_only():
     assert shown["score"].tolist()[:2] == [-0.5, 1.0]              # numbers untouched
     assert source["model"][0] == "evil\u202egnp.exe"               # the caller's frame is not changed
     assert visible_frame([{"id": "q\x1b1"}]).to_dict("records") == [{"id": "q⟨U+001B⟩1"}]
+
+
+def test_cells_rendered_one_by_one_join_to_the_csv_writers_text():
+    """csv_cell / csv_column (the QA report's column-wise rows) give write_csv's bytes: formula text, quotes,
+    commas, line breaks, Chinese, numbers, None, booleans."""
+    import random
+
+    rng = random.Random(27)
+    pieces = ["a", "林远", ",", '"', "\n", "\r", "=", "+1", "-", "@x", "\t", " ", "0.5", "é"]
+    values = [None, True, False, 0, -3, 0.25, -0.5, 1e-5, float("nan")]
+    for _ in range(300):
+        n_cols = rng.randint(2, 4)  # (a row of one empty cell the csv module writes as ""; never a QA row)
+        rows = [[rng.choice(values) if rng.random() < 0.3 else "".join(rng.choices(pieces, k=rng.randint(0, 5)))
+                 for _ in range(n_cols)] for _ in range(rng.randint(1, 4))]
+        header = [f"c{k}" for k in range(n_cols)]
+        columns = [csv_column([row[k] for row in rows], repeating=bool(k % 2)) for k in range(n_cols)]
+        by_cells = ",".join(header) + "\r\n" + "".join(",".join(cells) + "\r\n" for cells in zip(*columns))
+        assert by_cells == write_csv(header, rows)
+        assert [csv_cell(v) for v in rows[0]] == [c[0] for c in columns]

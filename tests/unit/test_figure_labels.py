@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluators.reports.figures import MAX_LABELLED_BARS, metric_by_system, two_line_title, value_labels
+from evaluators.reports.format import MISSING
 
 
 def test_labels_stand_above_the_upper_whisker_end():
@@ -27,7 +28,7 @@ def test_many_bars_carry_no_labels():
 
 def test_missing_value_is_labelled_at_the_axis():
     trace = value_labels(["中文", "English"], [None, 0.4], [None, 0.9], group="0")
-    assert list(trace.text) == ["N/A", "0.400"] and list(trace.y) == [0.0, 0.9]
+    assert list(trace.text) == [MISSING, "0.400"] and list(trace.y) == [0.0, 0.9]
 
 
 @pytest.mark.parametrize("title, expected", [

@@ -87,9 +87,28 @@ def test_orjson_writes_the_plain_documents(monkeypatch):
 
 @pytest.mark.skipif(not (SHARED / "fairytales" / "gt_v3").is_dir(), reason="shared fairytale data not present")
 def test_real_narrative_reports_equal_json_dumps():
-    from evaluators.narrative.batch import evaluate_paths
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
 
     folder = SHARED / "fairytales"
-    report = evaluate_paths(folder / "gt_v3", folder / "gt_v3")
+    report = run_narrative(NarrativeInputs.from_paths(folder / "gt_v3", folder / "gt_v3"))
     doc = report.to_dict()
     assert dumps_pretty(doc) == reference(doc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents)
+def test_the_bytes_form_is_the_text_encoded(doc):
+    """dumps_pretty_bytes (the QA report's streamed records) is dumps_pretty's text in UTF-8."""
+    assert json_text.dumps_pretty_bytes(doc) == reference(doc).encode("utf-8")
+
+
+def test_default_writes_unknown_objects_as_json_dumps_does():
+    """``default=str`` (the sensitivity report): json.dumps's text, never orjson's own form of a datetime."""
+    import datetime
+
+    when = datetime.datetime(2026, 11, 27, 14, 5, tzinfo=datetime.timezone.utc)
+    doc = {"when": when, "path": Path("a/答案.json"), "scores": [0.5, 9.99e-5], "名": "林远"}
+    assert dumps_pretty(doc, default=str) == json.dumps(doc, ensure_ascii=False, indent=2, default=str)
+    assert '"when": "2026-11-27 14:05:00+00:00"' in dumps_pretty(doc, default=str)  # str(), not ISO "T"
+    with pytest.raises(TypeError):
+        dumps_pretty({"when": object()})

@@ -77,6 +77,17 @@ def test_pair_scorer_counts_once_and_gives_each_metrics_own_value(prediction, re
     assert PairScorer(OVERLAP_METRICS).score(prediction, reference) == per_metric(prediction, reference)
 
 
+def test_each_metric_read_from_counts_names_the_counter_the_scorer_calls_once_per_pair():
+    """The registry imports no metric module: a metric with ``from_counts`` brings its ``counter``."""
+    assert {get_metric(name).counter for name in OVERLAP_METRICS} == {overlap.overlap_counts}
+    assert get_metric("fuzzy_ratio").counter is None and get_metric("fuzzy_ratio").from_counts is None
+    scorer = PairScorer(OVERLAP_METRICS)
+    calls = []
+    scorer._counter = lambda *args: calls.append(args) or overlap.overlap_counts(*args)
+    assert scorer.score("乔治去踩泥坑了", "佩奇去踩泥坑") == per_metric("乔治去踩泥坑了", "佩奇去踩泥坑")
+    assert calls == [("乔治去踩泥坑了", "佩奇去踩泥坑", 4, True)]  # one count for the 8 metrics: BLEU-4 reads n <= 4
+
+
 def test_long_texts_are_counted_in_pieces_with_the_same_values(monkeypatch):
     """Texts over LONG_TEXT_CHARS are tokenized piece by piece (set low here to use pieces of a few tokens)."""
     rng = random.Random(11)

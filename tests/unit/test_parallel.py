@@ -60,12 +60,13 @@ def test_qa_report_is_identical_with_workers(monkeypatch):
 
 def test_narrative_batch_is_identical_with_workers(monkeypatch):
     import evaluators.narrative.batch as batch
+    from evaluators.narrative.run import NarrativeInputs, run_narrative
 
     monkeypatch.setattr(batch, "CHUNK_PAIRS", 1)
     gt = require_shared("fairytales", "gt_v3")
     pred = require_shared("fairytales", "predictions")
-    one = batch.evaluate_paths(gt, pred)
-    two = batch.evaluate_paths(gt, pred, workers=2)
+    one = run_narrative(NarrativeInputs.from_paths(gt, pred))
+    two = run_narrative(NarrativeInputs.from_paths(gt, pred), workers=2)
     assert len(one.scored) >= 2
     assert one.to_dict() == two.to_dict()
 
