@@ -29,7 +29,7 @@ from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.parallel import map_ordered
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
-from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
+from evaluators.testsets.scoring import KEYWORD_RECALL, PointCoverage, keyword_score, point_coverage
 
 ANSWER_FIELDS = ("answer", "prediction", "response", "final_answer", "output", "model_answer")
 POINT_RULE = ("expected point covered: 'keywords' rule when the point lists keywords (all must appear), "
@@ -40,7 +40,7 @@ _SCORE = TypeAdapter(HumanScore)
 
 def signature(kind: str) -> str:
     """Signature of a test-set evaluation."""
-    rule = KEYWORD_RULE if kind == "single" else POINT_RULE
+    rule = KEYWORD_RECALL.signature if kind == "single" else POINT_RULE
     return f"evalboard {__version__}; testsets/{kind}: {rule}"
 
 
@@ -181,7 +181,8 @@ class ItemResult(DictMixin):
     status : str
         ``scored``, ``missing_prediction`` (scored 0.0) or ``no_keywords`` (no score).
     score : float or None
-        Fraction of keywords found, in [0, 1].
+        Fraction of keywords found, in [0, 1]: the registered metric ``keyword_recall``
+        (:mod:`evaluators.metrics.keywords`); ``None`` without keywords.
     """
 
     id: str
@@ -209,11 +210,11 @@ class GroupStats(DictMixin):
     n_scored : int
         Items with an automatic score (the denominator of ``mean_score``).
     mean_score : float or None
-        Mean keyword score (macro over items).
+        Mean keyword score (``keyword_recall`` of each item, macro over items).
     keywords_found, keywords_total : int
         Pooled keyword counts.
     keyword_recall : float or None
-        ``keywords_found / keywords_total`` (micro).
+        ``keywords_found / keywords_total``: ``keyword_recall`` micro over items (pooled counts).
     mean_human_score : float or None
         Mean of the 1-5 human scores given (``n_human`` of them).
     mean_score_ci_low, mean_score_ci_high : float or None
@@ -279,7 +280,7 @@ class SingleTurnReport(DictMixin):
     no_keywords: tuple[str, ...]
     extra_answers: tuple[str, ...]
     issues: tuple[InputIssue, ...]
-    rule: str = KEYWORD_RULE
+    rule: str = KEYWORD_RECALL.signature
     aggregation: str = AGGREGATION
     signature: str = ""
 
