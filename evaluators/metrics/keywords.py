@@ -44,8 +44,12 @@ def fold(text: str) -> str:
     Returns
     -------
     str
-        ``unicodedata.normalize("NFKC", text).casefold()`` (full-width letters become ASCII,
-        ``"ＡＢＣ"`` -> ``"abc"``).
+        ``unicodedata.normalize("NFKC", text).casefold()``.
+
+    Examples
+    --------
+    >>> fold("ＡＢＣ Straße")
+    'abc strasse'
     """
     return unicodedata.normalize("NFKC", text).casefold()
 

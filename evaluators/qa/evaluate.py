@@ -366,35 +366,11 @@ def official_lang(prediction: str, golds: Sequence[str], lang: str = "auto") -> 
 
 def official_scores(prediction: str, golds: Sequence[str], lang: str = "auto",
                     script: str | None = None) -> tuple[str, float, float]:
-    """``(lang, EM, F1)`` of one QA prediction against its gold answers by the official rules.
-
-    The registered metrics of the language (:data:`evaluators.metrics.answers.OFFICIAL`): CMRC 2018's
-    ``exact_match_cmrc`` / ``token_f1_cmrc`` (official ``cmrc2018_evaluate.py``) for Chinese, SQuAD v1.1's
-    ``exact_match_squad`` / ``token_f1_squad`` (official ``evaluate-v1.1.py``) otherwise, both maximised over
-    the gold answers and computed in one pass.  The one rule of the QA report's EM / F1 columns (the scorer
-    and ``script_effect`` call it).
-
-    Parameters
-    ----------
-    prediction : str
-        The answer scored.
-    golds : sequence of str, shape (n_golds,)
-        Gold answers (at least one).
-    lang : {"auto", "en", "zh"}
-        Fixed language, or ``"auto"``: chosen on the texts as given (:func:`official_lang`).
-    script : str, optional
-        An OpenCC config converting both sides before scoring.
-
-    Returns
-    -------
-    (lang, exact_match, token_f1) : tuple of (str, float, float)
-        ``"en"`` or ``"zh"``; EM 0.0 or 1.0 and F1 in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        No gold answer.
-    """
+    """``(lang, EM, F1)`` of one QA prediction against its gold answers by the official rules: CMRC 2018's
+    (:func:`evaluators.metrics.cmrc.cmrc_scores`) for Chinese, SQuAD v1.1's
+    (:func:`evaluators.metrics.squad.squad_scores`) otherwise.  The language is chosen on the texts as
+    given (:func:`official_lang`); ``script`` (an OpenCC config) converts both sides before scoring.
+    The one rule of the QA report's EM / F1 columns (the scorer and ``script_effect`` call it)."""
     golds = tuple(golds)
     lang = official_lang(prediction, golds, lang)
     if script:
