@@ -1,8 +1,9 @@
-"""Registry of text-similarity metrics shared by every task family.
+"""Registry of the metrics shared by every task family (QA, test sets, dialogue, memory ...).
 
 Every metric is a :class:`Metric`: a name, a description, its range, a signature
 string (tokenizer + normalization + library version), the optional packages it needs
-and how to install them.  ``score(prediction, reference)`` returns a float; a metric
+and how to install them.  ``score(prediction, reference)`` returns a float (``None`` only
+for a keywords metric given no keyword); a metric
 whose optional dependency, model or data is missing raises :class:`MetricUnavailable`
 (whose message names the install command) instead of returning 0.
 
