@@ -285,7 +285,7 @@ def get_metric(name: str, mode: str | None = None) -> Metric:
     if name in _VARIANT_NAMES:  # a variant asked for by its own name
         return _VARIANT_NAMES[name]
     if name not in _REGISTRY:
-        raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(metric_names(None))}")
+        raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(metric_names())}")
     if mode in (None, "default"):
         return _REGISTRY[name]
     if (name, mode) in _VARIANTS:
