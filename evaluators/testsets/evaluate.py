@@ -31,6 +31,8 @@ from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
 from evaluators.testsets.scoring import KEYWORD_RECALL, PointCoverage, keyword_score, point_coverage
 
+#: The single-turn rule: the signature of the registered metric ``keyword_recall`` (:mod:`evaluators.metrics.keywords`).
+KEYWORD_RULE = KEYWORD_RECALL.signature
 ANSWER_FIELDS = ("answer", "prediction", "response", "final_answer", "output", "model_answer")
 POINT_RULE = ("expected point covered: 'keywords' rule when the point lists keywords (all must appear), "
               "else 'verbatim' (the point text appears, NFKC+casefold, whitespace/punctuation ignored)")
@@ -40,7 +42,7 @@ _SCORE = TypeAdapter(HumanScore)
 
 def signature(kind: str) -> str:
     """Signature of a test-set evaluation."""
-    rule = KEYWORD_RECALL.signature if kind == "single" else POINT_RULE
+    rule = KEYWORD_RULE if kind == "single" else POINT_RULE
     return f"evalboard {__version__}; testsets/{kind}: {rule}"
 
 
@@ -280,7 +282,7 @@ class SingleTurnReport(DictMixin):
     no_keywords: tuple[str, ...]
     extra_answers: tuple[str, ...]
     issues: tuple[InputIssue, ...]
-    rule: str = KEYWORD_RECALL.signature
+    rule: str = KEYWORD_RULE
     aggregation: str = AGGREGATION
     signature: str = ""
 
