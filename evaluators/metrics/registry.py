@@ -61,7 +61,7 @@ class MetricUnavailable(ImportError):
 
 @dataclass(frozen=True)
 class Metric:
-    """One registered text metric.
+    """One registered metric (a text-pair metric unless ``reference`` says otherwise).
 
     Attributes
     ----------
