@@ -126,7 +126,7 @@ is_locomo = any(r.question_type in LOCOMO_TYPES and r.question_type != "adversar
 try:
     availability = metrics_mod.metric_availability()
 except ImportError as exc:  # the shared metric registry is not installed
-    availability = {m: (str(exc) if m in metrics_mod.REGISTRY_NAMES else None) for m in metrics_mod.ALL_METRICS}
+    availability = {m: (str(exc) if m in metrics_mod.TEXT_METRICS else None) for m in metrics_mod.ALL_METRICS}
 s1, s2 = st.columns([3, 1])
 chosen = s1.multiselect(
     "Metrics", options=[m for m in metrics_mod.ALL_METRICS if m != "locomo_f1"],

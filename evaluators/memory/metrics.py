@@ -6,21 +6,22 @@ overall and by question type.  Every value is a mean over questions (macro over
 questions: each question weighs the same); ``task_averaged_judge_score`` is the mean of
 the per-type judge scores (macro over types, LongMemEval's "task-averaged accuracy").
 
-Output keys and the registry metric behind each:
+Output keys: the text metrics are keyed by their registry names (:data:`TEXT_METRICS`, one
+name per definition everywhere); the two others are memory's own:
 
-=================  ======================  =========================================
-key                registry name           what
-=================  ======================  =========================================
-judge_score        (the judge)             :mod:`evaluators.memory.judge`
-exact_match_normalized  (same)           normalised exact match (NFKC, case, punctuation)
-token_f1_char      (same)                  token F1 (SQuAD formula; CJK by character)
-rouge1/2/L         rouge1, rouge2, rougeL  ROUGE F-measure (Lin, 2004)
-bleu1/2/4          bleu1, bleu2, bleu4     sentence BLEU (Papineni et al., 2002)
-meteor             meteor                  METEOR (Banerjee & Lavie, 2005)
-bert_f1            bert_f1                 BERTScore F1 (optional install)
-semantic_similarity (same)                 sentence-embedding cosine (optional install)
-locomo_f1          (LoCoMo parity)         :mod:`evaluators.memory.locomo_parity`
-=================  ======================  =========================================
+=======================  =========================================
+key                      what
+=======================  =========================================
+judge_score              the judge (:mod:`evaluators.memory.judge`)
+exact_match_normalized   normalised exact match (NFKC, case, punctuation)
+token_f1_char            token F1 (SQuAD formula; CJK by character)
+rouge1, rouge2, rougeL   ROUGE F-measure (Lin, 2004)
+bleu1, bleu2, bleu4      sentence BLEU (Papineni et al., 2002)
+meteor                   METEOR (Banerjee & Lavie, 2005)
+bert_f1                  BERTScore F1 (optional install)
+semantic_similarity      sentence-embedding cosine (optional install)
+locomo_f1                LoCoMo parity (:mod:`evaluators.memory.locomo_parity`)
+=======================  =========================================
 
 ROUGE-1 and ``token_f1_char`` are one number by definition: ROUGE-1's F-measure is the F1
 of the clipped unigram overlap (Lin, 2004), which is the SQuAD token F1 formula, and both
@@ -50,24 +51,14 @@ from evaluators.metrics.statistics import bootstrap_cis
 from evaluators.policy import is_empty
 from evaluators.results import DictMixin, mean_or_none
 
-#: Output key -> registry metric name (the same name: one key per definition everywhere).
-REGISTRY_NAMES: dict[str, str] = {
-    "exact_match_normalized": "exact_match_normalized",
-    "token_f1_char": "token_f1_char",
-    "rouge1": "rouge1",
-    "rouge2": "rouge2",
-    "rougeL": "rougeL",
-    "bleu1": "bleu1",
-    "bleu2": "bleu2",
-    "bleu4": "bleu4",
-    "meteor": "meteor",
-    "bert_f1": "bert_f1",
-    "semantic_similarity": "semantic_similarity",
-}
+#: The registry metrics (:mod:`evaluators.metrics.registry`) memory scores, by their registry names: each
+#: name is also the metric's output key.
+TEXT_METRICS: tuple[str, ...] = ("exact_match_normalized", "token_f1_char", "rouge1", "rouge2", "rougeL", "bleu1",
+                                 "bleu2", "bleu4", "meteor", "bert_f1", "semantic_similarity")
 #: Names earlier versions used, still accepted as input (``--metrics f1``); outputs use the new keys.
 RENAMED: dict[str, str] = {"exact_match": "exact_match_normalized", "f1": "token_f1_char",
                            "sbert_similarity": "semantic_similarity"}
-ALL_METRICS: tuple[str, ...] = ("judge_score", *REGISTRY_NAMES, "locomo_f1")
+ALL_METRICS: tuple[str, ...] = ("judge_score", *TEXT_METRICS, "locomo_f1")
 #: Metrics that need ``requirements-optional.txt`` (models); computed only when asked for.
 OPTIONAL_METRICS: tuple[str, ...] = ("bert_f1", "semantic_similarity")
 #: Metrics that need data nothing downloads at run time; computed only when asked for
@@ -139,12 +130,12 @@ def metric_availability(metrics: Sequence[str] | None = None) -> dict[str, str |
     names = ALL_METRICS if metrics is None else _check_names(metrics)
     out: dict[str, str | None] = {}
     for key in names:
-        if key not in REGISTRY_NAMES:
+        if key not in TEXT_METRICS:
             out[key] = None
             continue
         from evaluators.metrics.registry import get_metric
 
-        out[key] = get_metric(REGISTRY_NAMES[key]).unavailable_reason()
+        out[key] = get_metric(key).unavailable_reason()
     return out
 
 
@@ -179,18 +170,18 @@ def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
         When a metric's optional package, model or data is missing; the message names
         the install command.
     """
-    wanted = [m for m in names if m in REGISTRY_NAMES]
+    wanted = [m for m in names if m in TEXT_METRICS]
     if not wanted:
         return {}
     from evaluators.metrics.registry import MetricUnavailable, get_metric
 
     out = {}
-    for key in wanted:
-        metric = get_metric(REGISTRY_NAMES[key])
+    for name in wanted:
+        metric = get_metric(name)
         reason = metric.unavailable_reason()
         if reason:
-            raise MetricUnavailable(f"{key} ({REGISTRY_NAMES[key]}): {reason}")
-        out[key] = metric
+            raise MetricUnavailable(f"{name} ({name}): {reason}")  # key (registry name): one name, wording kept
+        out[name] = metric
     return out
 
 
@@ -220,7 +211,7 @@ def metric_signatures(metrics: Sequence[str] | None = None) -> dict[str, str]:
         out["judge_score"] = "judge:evalboard.memory.judge|modes=continuous(0.2 steps),binary(LongMemEval official)," \
                              "adversarial(rule)"
     for key, metric in _registry_metrics(names).items():
-        out[key] = getattr(metric, "signature", REGISTRY_NAMES[key])
+        out[key] = metric.signature
     if "locomo_f1" in names:
         from evaluators.memory.locomo_parity import SIGNATURE
 
@@ -274,7 +265,7 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
         A metric asked for cannot run here (optional install missing); never a 0.
     """
     names, _ = resolve_metrics(metrics)
-    text_keys = {key: REGISTRY_NAMES[key] for key in _registry_metrics(names)}  # raises MetricUnavailable here
+    text_keys = tuple(_registry_metrics(names))  # raises MetricUnavailable here
     if workers > 1:
         from functools import partial
 
@@ -288,7 +279,7 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
     if text_keys:
         from evaluators.metrics.registry import PairScorer
 
-        scorer = PairScorer(text_keys.values())  # each text tokenized once for all the metrics
+        scorer = PairScorer(text_keys)  # each text tokenized once for all the metrics
     judge_scores = judge_scores or {}
     rows = []
     for r in results:
@@ -298,8 +289,8 @@ def score_questions(results: Iterable[EvalResult], judge_scores: Mapping[str, An
             scores["judge_score"], judgement = _judge_value(judge_scores.get(r.question_id))
         if scorer is not None:
             values = {} if is_empty(r.ground_truth) else scorer.score(r.prediction, r.ground_truth)
-            for key, name in text_keys.items():
-                scores[key] = values.get(name)
+            for name in text_keys:
+                scores[name] = values.get(name)
         if "locomo_f1" in names:
             try:
                 scores["locomo_f1"] = locomo_score(r)
@@ -327,7 +318,7 @@ def _block(count: int, names: Sequence[str], columns: Mapping[str, Sequence[floa
         out[name] = mean_or_none(values)
     if "judge_score" in names:
         out["judged"] = len(kept["judge_score"])
-    text_names = [n for n in names if n in REGISTRY_NAMES]
+    text_names = [n for n in names if n in TEXT_METRICS]
     if text_names:
         out["gt_missing"] = count - len(kept[text_names[0]])
     return out, kept

@@ -1,1 +1,2 @@
-"""Text metrics: registry, overlap (EM, F1, ROUGE, BLEU), similarity, embeddings, segmentation."""
+"""Metrics: registry, overlap (EM, F1, ROUGE, BLEU), QA answers (SQuAD, CMRC), keywords, similarity, embeddings,
+segmentation."""

@@ -1,15 +1,22 @@
-"""Registry of text-similarity metrics shared by every task family.
+"""Registry of the metrics shared by every task family (QA, test sets, dialogue, memory ...).
 
 Every metric is a :class:`Metric`: a name, a description, its range, a signature
 string (tokenizer + normalization + library version), the optional packages it needs
-and how to install them.  ``score(prediction, reference)`` returns a float; a metric
+and how to install them.  ``score(prediction, reference)`` returns a float (``None`` only
+for a keywords metric given no keyword); a metric
 whose optional dependency, model or data is missing raises :class:`MetricUnavailable`
 (whose message names the install command) instead of returning 0.
 
-Registered names: ``exact_match``, ``token_f1``, ``fuzzy_ratio``, ``edit_similarity``,
-``keyword_jaccard``, ``rouge1``, ``rouge2``, ``rougeL``, ``bleu1``, ``bleu2``, ``bleu4``,
-``meteor``, ``semantic_similarity``, ``bert_f1``.  Some have modes (for example
-``get_metric("fuzzy_ratio", mode="difflib")``, the earlier persona script's definition).
+One name, one definition, in every task: a report's metric key is the registered name.
+
+Registered text-pair metrics (a prediction against a reference text; :func:`list_metrics`):
+``exact_match_normalized``, ``token_f1_char``, ``exact_match_squad``, ``token_f1_squad``
+(SQuAD v1.1), ``exact_match_cmrc``, ``token_f1_cmrc`` (CMRC 2018), ``fuzzy_ratio``,
+``edit_similarity``, ``keyword_jaccard``, ``rouge1``, ``rouge2``, ``rougeL``, ``bleu1``,
+``bleu2``, ``bleu4``, ``meteor``, ``semantic_similarity``, ``bert_f1``.  Some have modes (for
+example ``get_metric("fuzzy_ratio", mode="difflib")``, the earlier persona script's definition).
+Metrics whose reference is not a text say so in :attr:`Metric.reference`:
+``keyword_recall`` (a list of keywords: the test sets' keyword score).
 
 Scoring many metrics of one pair: :func:`score_pair` / :class:`PairScorer` build one
 :class:`~evaluators.text.tokenize.TextView` per side, so each tokenizer runs once per
@@ -22,7 +29,7 @@ import importlib
 import importlib.util
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from evaluators.text.tokenize import TextView
 
@@ -32,11 +39,16 @@ OPTIONAL_INSTALL = "pip install -r requirements-optional.txt"
 #: Display order of the built-in metrics (metrics registered by others follow, in registration order).
 CANONICAL_ORDER = ("exact_match_normalized", "token_f1_char", "exact_match_squad", "token_f1_squad",
                    "exact_match_cmrc", "token_f1_cmrc", "fuzzy_ratio", "edit_similarity", "keyword_jaccard", "rouge1",
-                   "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1")
+                   "rouge2", "rougeL", "bleu1", "bleu2", "bleu4", "meteor", "semantic_similarity", "bert_f1",
+                   "keyword_recall")
 
 #: Modules defining metrics; imported on first use of the registry.
 _METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings",
-                   "evaluators.metrics.answers")
+                   "evaluators.metrics.answers", "evaluators.metrics.keywords")
+
+#: What a metric's reference is: a text (the default; scored on :class:`TextView` pairs, also many at once by
+#: :class:`PairScorer`) or a list of keywords (``fn(prediction: str, keywords: Sequence[str])``).
+REFERENCES = ("text", "keywords")
 
 
 class MetricUnavailable(ImportError):
@@ -49,7 +61,7 @@ class MetricUnavailable(ImportError):
 
 @dataclass(frozen=True)
 class Metric:
-    """One registered text metric.
+    """One registered metric (a text-pair metric unless ``reference`` says otherwise).
 
     Attributes
     ----------
@@ -72,8 +84,14 @@ class Metric:
         For a mode variant: the default metric it replaces in that mode.  A variant has its
         own name (the rule is in the name: ``exact_match_strip``), so a score's key always
         names its definition.
+    reference : {"text", "keywords"}
+        What the metric compares the prediction with: a reference text (default), or a list of
+        keywords (:data:`REFERENCES`).  Only ``"text"`` metrics are listed by :func:`list_metrics`
+        and scored by :class:`PairScorer`.
     fn : callable
-        ``(prediction: TextView, reference: TextView) -> float``; not part of equality.
+        ``(prediction: TextView, reference: TextView) -> float`` for a ``"text"`` reference;
+        ``(prediction: str, keywords: Sequence[str]) -> float | None`` for ``"keywords"``.  Not
+        part of equality.
     check : callable or None
         ``() -> str | None``: the reason the metric is unavailable beyond missing
         packages (missing model or data), or ``None`` when it can run.
@@ -105,6 +123,7 @@ class Metric:
     install_hint: str = ""
     mode: str = "default"
     variant_of: str | None = None
+    reference: str = "text"
     fn: Callable[[TextView, TextView], float] | None = field(default=None, repr=False, compare=False)
     check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     from_counts: Callable[[Any], float] | None = field(default=None, repr=False, compare=False)
@@ -148,32 +167,47 @@ class Metric:
         ------
         MetricUnavailable
             A package, model or data set the metric needs is missing.
+        ValueError
+            The metric's reference is not a text (``self.reference``).
         """
+        if self.reference != "text":
+            raise ValueError(f"{self.name}: its reference is {self.reference}, not a text; use score()")
         reason = self.unavailable_reason()
         if reason:
             raise MetricUnavailable(f"{self.name}: {reason}")
         assert self.fn is not None
         return float(self.fn(prediction, reference))
 
-    def score(self, prediction: str, reference: str) -> float:
+    def score(self, prediction: str, reference: str | Sequence[str]) -> float | None:
         """Score a prediction against its reference.
 
         Parameters
         ----------
-        prediction, reference : str
-            Raw texts (Chinese, English or mixed); ``None`` counts as ``""``.
+        prediction : str
+            Raw text (Chinese, English or mixed); ``None`` counts as ``""``.
+        reference : str, or sequence of str
+            A raw text for a ``"text"`` metric; the keywords, shape (n_keywords,), for a
+            ``"keywords"`` one (:attr:`reference`).
 
         Returns
         -------
-        float
-            A value within ``self.range``.
+        float or None
+            A value within ``self.range``; ``None`` only from a ``"keywords"`` metric given no
+            keyword (nothing to score is not a 0).
 
         Raises
         ------
         MetricUnavailable
             A package, model or data set the metric needs is missing.
         """
-        return self.score_views(TextView(prediction), TextView(reference))
+        if self.reference == "text":
+            return self.score_views(TextView(prediction), TextView(reference))
+        reason = self.unavailable_reason()
+        if reason:
+            raise MetricUnavailable(f"{self.name}: {reason}")
+        assert self.fn is not None
+        value = self.fn(prediction or "", reference)
+        return None if value is None else float(value)
 
     def info(self) -> dict:
         """JSON-ready description (name, range, signature, availability) for reports and pages."""
@@ -228,8 +262,11 @@ def register(metric: Metric, *, replace_existing: bool = False) -> Metric:
     Raises
     ------
     ValueError
-        The name (and mode) is already registered and ``replace_existing`` is false.
+        The name (and mode) is already registered and ``replace_existing`` is false, or the
+        metric's ``reference`` is not one of :data:`REFERENCES`.
     """
+    if metric.reference not in REFERENCES:
+        raise ValueError(f"metric {metric.name!r}: reference must be one of {REFERENCES}, got {metric.reference!r}")
     if metric.mode == "default":
         if metric.name in _REGISTRY and not replace_existing and _REGISTRY[metric.name] is not metric:
             raise ValueError(f"metric {metric.name!r} is already registered")
@@ -313,18 +350,29 @@ def metric_modes(name: str) -> list[str]:
     return ["default"] + [m for (n, m) in _VARIANTS if n == name]
 
 
-def list_metrics() -> list[Metric]:
-    """All default metrics: the built-in ones in ``CANONICAL_ORDER``, then others as registered."""
+def list_metrics(reference: str | None = "text") -> list[Metric]:
+    """The default metrics: the built-in ones in ``CANONICAL_ORDER``, then others as registered.
+
+    Parameters
+    ----------
+    reference : {"text", "keywords"} or None
+        Only the metrics with this kind of reference (:attr:`Metric.reference`); the default lists
+        the text-pair metrics (what a page or :class:`PairScorer` can score on two texts); ``None``
+        lists every metric.
+    """
     _ensure_loaded()
     rank = {n: i for i, n in enumerate(CANONICAL_ORDER)}
     # sorted() is stable: names outside CANONICAL_ORDER keep their registration order.
     names = sorted(_REGISTRY, key=lambda n: rank.get(n, len(rank)))
-    return [_REGISTRY[n] for n in names]
+    return [_REGISTRY[n] for n in names if reference is None or _REGISTRY[n].reference == reference]
 
 
-def metric_names() -> list[str]:
-    """Names of all default metrics in :func:`list_metrics` order (``CANONICAL_ORDER``, then as registered)."""
-    return [m.name for m in list_metrics()]
+def metric_names(reference: str | None = "text") -> list[str]:
+    """Names of the default metrics in :func:`list_metrics` order (``CANONICAL_ORDER``, then as registered).
+
+    ``reference`` as :func:`list_metrics` (``None``: every registered name).
+    """
+    return [m.name for m in list_metrics(reference)]
 
 
 class PairScorer:
@@ -372,6 +420,9 @@ class PairScorer:
         self.resolved: dict[str, str] = {}
         for n in names:
             m = get_metric(n, modes.get(n))
+            if m.reference != "text":
+                raise ValueError(f"metric {n!r} compares with {m.reference}, not a reference text: score it with "
+                                 "Metric.score")
             if user_dict and m.with_tokenizer is not None:  # the jieba metrics with the user dictionary loaded
                 from evaluators.text.provenance import jieba_tokenizer
 

@@ -8,9 +8,11 @@ Per record:
 - the prediction is the first non-empty prediction field, with ``<think>`` blocks removed
   and the last ``<answer>`` tag's content used when present; an empty prediction is
   scored 0 (missing prediction: an error, in the denominators);
-- **QA**: English answers get SQuAD v1.1 EM / F1 (:mod:`evaluators.metrics.squad`), Chinese
-  ones CMRC 2018 EM / F1 (:mod:`evaluators.metrics.cmrc`); the language is chosen per record
-  (Chinese when the gold answer or the prediction holds a CJK character) unless fixed;
+- **QA**: English answers get SQuAD v1.1 EM / F1 (the registered ``exact_match_squad`` /
+  ``token_f1_squad``), Chinese ones CMRC 2018 EM / F1 (``exact_match_cmrc`` / ``token_f1_cmrc``),
+  both from the registry's :data:`evaluators.metrics.answers.OFFICIAL`; the language is chosen per
+  record (Chinese when the gold answer or the prediction holds a CJK character) unless fixed; a
+  record's ``tokenizer`` (``squad-v1.1`` / ``cmrc2018``) names the pair (:func:`record_metric_names`);
 - **fact-check**: gold and prediction are normalized to T / F / uncertain
   (:mod:`evaluators.qa.verdict`); EM and F1 of a record are both 1 when the verdicts
   agree (as the earlier script), so their means equal the accuracy.  A prediction with no
@@ -42,7 +44,8 @@ import numpy as np
 
 from evaluators import __version__
 from evaluators.io import InputIssue, Record, RecordSet
-from evaluators.metrics import cmrc, squad
+from evaluators.metrics import cmrc
+from evaluators.metrics.answers import OFFICIAL
 from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNATURE
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
@@ -165,9 +168,12 @@ class QARecordResult(DictMixin):
     lang : str or None
         ``en`` / ``zh`` (QA) or ``None``.
     tokenizer : str or None
-        ``squad-v1.1``, ``cmrc2018`` or ``verdict``.
+        ``squad-v1.1``, ``cmrc2018`` or ``verdict``: which definitions ``exact_match`` and ``token_f1``
+        hold (:func:`record_metric_names`).
     exact_match, token_f1 : float or None
-        In [0, 1]; ``None`` when not scored.
+        In [0, 1]; ``None`` when not scored.  QA: the registered ``exact_match_squad`` / ``token_f1_squad``
+        (``squad-v1.1``) or ``exact_match_cmrc`` / ``token_f1_cmrc`` (``cmrc2018``), maximised over the
+        gold answers; fact-check: both the verdict match (1 or 0; their mean is the accuracy).
     gold_verdict, predicted_verdict : str or None
         Fact-check verdicts (T / F / uncertain / unparsed).
     verdict_rule : str or None
@@ -443,8 +449,30 @@ def official_scores(prediction: str, golds: Sequence[str], lang: str = "auto",
     lang = official_lang(prediction, golds, lang)
     if script:
         prediction, golds = convert(prediction, script), tuple(convert(g, script) for g in golds)
-    em, f1 = cmrc.cmrc_scores(prediction, golds) if lang == "zh" else squad.squad_scores(prediction, golds)
+    em, f1 = OFFICIAL[lang].scores(prediction, golds)
     return lang, em, f1
+
+
+#: ``QARecordResult.tokenizer`` -> the registry names of what its ``exact_match`` / ``token_f1`` hold (QA).
+_RECORD_METRICS = {official.tokenizer: official.names for official in OFFICIAL.values()}
+
+
+def record_metric_names(tokenizer: str | None) -> tuple[str, str] | None:
+    """The registered metrics behind a QA record's ``exact_match`` / ``token_f1`` values.
+
+    Parameters
+    ----------
+    tokenizer : str or None
+        The record's ``tokenizer`` (:class:`QARecordResult`).
+
+    Returns
+    -------
+    (exact match name, F1 name) or None
+        ``("exact_match_squad", "token_f1_squad")`` for ``squad-v1.1``, ``("exact_match_cmrc",
+        "token_f1_cmrc")`` for ``cmrc2018``; ``None`` for a fact-check record (``verdict``: the verdict
+        match, a classification outcome, :mod:`evaluators.qa.verdict`) or a record not scored.
+    """
+    return _RECORD_METRICS.get(tokenizer)
 
 
 def detect_task(records: Sequence[Mapping[str, Any]], dataset: str | None,
@@ -624,7 +652,7 @@ def signature(task: str, script: str | None = None) -> str:
     """
     if task == "factcheck":
         return f"evalboard {__version__}; factcheck: {verdicts.SIGNATURE}; {CLASSIFICATION_SIGNATURE}; EM=F1=verdict match"
-    text = f"evalboard {__version__}; qa: en={squad.SIGNATURE}; zh={cmrc.signature()}; {AGGREGATION}"
+    text = f"evalboard {__version__}; qa: en={OFFICIAL['en'].signature}; zh={OFFICIAL['zh'].signature}; {AGGREGATION}"
     if script:
         from evaluators.text.provenance import script_label
 
@@ -1340,7 +1368,7 @@ class Scorer:
                     "verdict", hit, hit, gold_v.label, pred_v.label, pred_v.rule)
         lang, em, f1 = self._scores(prediction, texts, missing)
         return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction, status, lang,
-                "cmrc2018" if lang == "zh" else "squad-v1.1", em, f1, None, None, None)
+                OFFICIAL[lang].tokenizer, em, f1, None, None, None)
 
     def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
         """The full :class:`QARecordResult` of one record.

@@ -29,8 +29,10 @@ from evaluators.metrics.statistics import bootstrap_ci
 from evaluators.parallel import map_ordered
 from evaluators.results import DictMixin, mean_or_none, safe_div
 from evaluators.testsets.schema import CATEGORIES, DIFFICULTIES, Dialogue, ExpectedPoint, HumanScore, TestItem, TestSet
-from evaluators.testsets.scoring import KEYWORD_RULE, PointCoverage, keyword_score, point_coverage
+from evaluators.testsets.scoring import KEYWORD_RECALL, PointCoverage, keyword_score, point_coverage
 
+#: The single-turn rule: the signature of the registered metric ``keyword_recall`` (:mod:`evaluators.metrics.keywords`).
+KEYWORD_RULE = KEYWORD_RECALL.signature
 ANSWER_FIELDS = ("answer", "prediction", "response", "final_answer", "output", "model_answer")
 POINT_RULE = ("expected point covered: 'keywords' rule when the point lists keywords (all must appear), "
               "else 'verbatim' (the point text appears, NFKC+casefold, whitespace/punctuation ignored)")
@@ -198,7 +200,8 @@ class ItemResult(DictMixin):
     status : str
         ``scored``, ``missing_prediction`` (scored 0.0) or ``no_keywords`` (no score).
     score : float or None
-        Fraction of keywords found, in [0, 1].
+        Fraction of keywords found, in [0, 1]: the registered metric ``keyword_recall``
+        (:mod:`evaluators.metrics.keywords`); ``None`` without keywords.
     """
 
     id: str
@@ -226,11 +229,11 @@ class GroupStats(DictMixin):
     n_scored : int
         Items with an automatic score (the denominator of ``mean_score``).
     mean_score : float or None
-        Mean keyword score (macro over items).
+        Mean keyword score (``keyword_recall`` of each item, macro over items).
     keywords_found, keywords_total : int
         Pooled keyword counts.
     keyword_recall : float or None
-        ``keywords_found / keywords_total`` (micro).
+        ``keywords_found / keywords_total``: ``keyword_recall`` micro over items (pooled counts).
     mean_human_score : float or None
         Mean of the 1-5 human scores given (``n_human`` of them).
     mean_score_ci_low, mean_score_ci_high : float or None

@@ -3,7 +3,9 @@
 Keyword score (the test sets' README): the fraction of an item's keywords found in the
 answer, after NFKC normalization and case folding of both (all found -> 1.0, some -> the
 fraction, none -> 0.0).  Matching is by substring, as the sets' keywords are Chinese words
-and names.
+and names.  The rule is the registered metric ``keyword_recall``
+(:mod:`evaluators.metrics.keywords`: :func:`keyword_score`, :data:`KEYWORD_RULE`, :func:`fold`
+are its, re-exported here); this module adds highlighting and expected points.
 
 Expected point (multi-turn): covered when
 
@@ -18,85 +20,20 @@ Each result says which rule decided it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-from evaluators.results import DictMixin, safe_div
+from evaluators.metrics.keywords import KEYWORD_RECALL, KEYWORD_RULE, KeywordScore, fold, keyword_score
+from evaluators.results import DictMixin
 
-KEYWORD_RULE = "keywords: substring after NFKC + casefold; score = found / total"
+__all__ = ["KEYWORD_RECALL", "KEYWORD_RULE", "KeywordScore", "PointCoverage", "fold", "keyword_score",
+           "keyword_spans", "point_coverage"]
+
 _DROP = re.compile(r"[\W_]+")
-
-
-@lru_cache(maxsize=4096)
-def fold(text: str) -> str:
-    """NFKC + case folding (the comparison form of answers and keywords).
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> fold("ＡＢＣ Straße")
-    'abc strasse'
-    """
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _loose(text: str) -> str:
     return _DROP.sub("", fold(text))
-
-
-@dataclass(frozen=True)
-class KeywordScore(DictMixin):
-    """Keywords found in one answer.
-
-    Attributes
-    ----------
-    found, missing : tuple of str
-        Keywords present / absent (original spelling, in the item's order).
-    n_keywords : int
-        Total keywords.
-    score : float or None
-        ``len(found) / n_keywords`` in [0, 1]; ``None`` without keywords.
-    """
-
-    found: tuple[str, ...]
-    missing: tuple[str, ...]
-    n_keywords: int
-    score: float | None
-
-
-def keyword_score(answer: str, keywords: Sequence[str]) -> KeywordScore:
-    """Score an answer by the fraction of keywords it contains.
-
-    Parameters
-    ----------
-    answer : str
-        Model answer (may be empty: every keyword is then missing).
-    keywords : sequence of str
-        Scoring keywords; blank ones are ignored.
-
-    Returns
-    -------
-    KeywordScore
-
-    Examples
-    --------
-    >>> keyword_score("伊法是花羽会的医生", ["伊法", "医生", "咔库库"]).score  # 2 of 3
-    0.6666666666666666
-    """
-    kws = [k for k in keywords if k and k.strip()]
-    folded = fold(answer or "")
-    found = tuple(k for k in kws if fold(k.strip()) in folded)
-    missing = tuple(k for k in kws if k not in found)
-    return KeywordScore(found, missing, len(kws), safe_div(len(found), len(kws)))
 
 
 def keyword_spans(answer: str, keywords: Sequence[str]) -> list[tuple[int, int]]:

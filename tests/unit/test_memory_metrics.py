@@ -10,7 +10,7 @@ import pytest
 
 from evaluators.memory.judge import Judgement
 from evaluators.memory.metrics import (
-    ALL_METRICS, DEFAULT_METRICS, REGISTRY_NAMES, compute_metrics, metric_availability, resolve_metrics,
+    ALL_METRICS, DEFAULT_METRICS, TEXT_METRICS, compute_metrics, metric_availability, resolve_metrics,
     score_questions,
 )
 from evaluators.memory.records import EvalResult
@@ -149,7 +149,7 @@ def test_an_available_optional_metric_is_the_registry_metric(name):
     value = compute_metrics(RESULTS[:1], metrics=[name])["overall"][name]
     r = RESULTS[0]
     assert value is not None and -1.0 <= value <= 1.0
-    assert value == pytest.approx(get_metric(REGISTRY_NAMES[name]).score(r.prediction, r.ground_truth))
+    assert value == pytest.approx(get_metric(name).score(r.prediction, r.ground_truth))
 
 
 def test_score_questions_keeps_the_judgement_for_the_drill_down():
@@ -184,3 +184,15 @@ def test_identical_value_lists_are_resampled_once_with_the_same_interval(monkeyp
     f1_overall = original([0.8, 0.8, 1.0], n_resamples=200, seed=metrics_mod.CI_SEED)
     assert (out["overall"]["token_f1_char_ci_low"], out["overall"]["token_f1_char_ci_high"]) == (
         f1_overall.ci_low, f1_overall.ci_high)
+
+
+def test_text_metrics_are_keyed_and_scored_by_their_registry_names():
+    """No map between memory's keys and the registry: the key is the name, the value the registry's."""
+    report = compute_metrics(RESULTS[2:3])  # 他住在成都 vs 成都: token_f1_char 4/7, exact_match_normalized 0
+    text = [m for m in report["metrics"] if m in TEXT_METRICS]
+    assert {"exact_match_normalized", "token_f1_char", "rouge1", "bleu4"} <= set(text)
+    assert report["overall"]["token_f1_char"] == pytest.approx(4 / 7)
+    r = RESULTS[2]
+    for name in text:
+        assert report["overall"][name] == pytest.approx(get_metric(name).score(r.prediction, r.ground_truth)), name
+        assert report["signature"][name] == get_metric(name).signature

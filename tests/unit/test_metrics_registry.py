@@ -165,3 +165,53 @@ def test_first_use_from_many_threads_sees_every_metric():
 def test_descriptions_name_the_official_definitions():
     assert "exact_match_squad" in get_metric("exact_match_normalized").description
     assert "token_f1_squad" in get_metric("token_f1_char").description
+
+
+# ----------------------------------------------------------------------------- keyword_recall (test sets)
+
+
+@pytest.mark.parametrize("answer, keywords, expected", [
+    ("伊法是花羽会的医生", ["伊法", "医生", "咔库库"], 2 / 3),  # 伊法 and 医生 found, 咔库库 not: 2 of 3
+    ("Born in ＯＳＬＯ in 1990", ["oslo", "1990"], 1.0),  # NFKC folds the full-width letters, casefold the case
+    ("Born in Oslo", ["Bergen", "  "], 0.0),  # the blank keyword is not counted: 0 of 1
+    ("", ["伊法"], 0.0),  # no answer: every keyword missing
+])
+def test_keyword_recall_hand_derived(answer, keywords, expected):
+    assert get_metric("keyword_recall").score(answer, keywords) == pytest.approx(expected)
+
+
+def test_keyword_recall_without_keywords_is_no_score():
+    assert get_metric("keyword_recall").score("伊法", []) is None
+    assert get_metric("keyword_recall").score("伊法", ["", " "]) is None
+
+
+def test_keyword_recall_is_registered_but_not_a_text_pair_metric():
+    m = get_metric("keyword_recall")
+    assert m.reference == "keywords" and m.range == (0.0, 1.0)
+    assert "README" in m.description and m.signature.startswith("keywords: substring after NFKC + casefold")
+    assert "keyword_recall" not in [x.name for x in list_metrics()]  # pages offer text-pair metrics only
+    assert [x.name for x in list_metrics(None)] == [x.name for x in list_metrics()] + ["keyword_recall"]
+    with pytest.raises(ValueError, match="keywords"):
+        PairScorer(["rouge1", "keyword_recall"])
+    with pytest.raises(ValueError, match="not a text"):
+        m.score_views(None, None)
+
+
+def test_register_refuses_an_unknown_reference_kind():
+    with pytest.raises(ValueError, match="reference must be one of"):
+        register(Metric("toy_labels", "toy", (0.0, 1.0), "toy", reference="labels", fn=lambda p, r: 0.0))
+
+
+def test_test_set_item_scores_are_the_registered_keyword_recall():
+    from evaluators.demo import demo_path
+    from evaluators.testsets import evaluate_single, load_answers, load_test_set
+
+    ts = load_test_set(demo_path("testsets", "factual_demo.json").read_bytes(), "factual_demo.json")
+    report = evaluate_single(ts, load_answers(demo_path("testsets", "factual_demo_answers.json").read_bytes()))
+    metric = get_metric("keyword_recall")
+    scored = [r for r in report.items if r.status == "scored"]
+    assert len(scored) >= 3
+    for r in report.items:
+        expected = metric.score(r.answer or "", r.keywords)
+        assert r.score == (None if expected is None else pytest.approx(expected)), r.id
+    assert report.rule == metric.signature and metric.signature in report.signature
