@@ -1,0 +1,21 @@
+"""The judge lab: can an LLM judge replace people on our data, and how sure are we?
+
+- :mod:`evaluators.judgelab.calibration`: the calibration set (human final labels + each judge version's
+  verdicts), a stable stratified dev/test split, figures with bootstrap intervals, the overfit warning,
+  guidelines versions never pooled silently.
+- :mod:`evaluators.judgelab.corrected`: the model's score under the judge corrected with the calibration set
+  (bias-adjusted accuracy of Lee et al. 2025; prediction-powered inference) beside the raw judge score and
+  the human-only estimate.
+- :mod:`evaluators.judgelab.bias`: the bias panel: length bias, position bias (swap test), drift between
+  two judge versions on anchor items.
+
+The engine sits above the review package (it reads final labels) and below reports and the CLI.
+"""
+
+from evaluators.judgelab.calibration import (CalibrationReport, HumanLabel, JudgeCalibration, JudgeFigure,
+                                              JudgeVersion, Split, SplitFigures, assign_split, calibrate,
+                                              check_guidelines, overfit_warning, prompt_hash, split_figures)
+
+__all__ = ["CalibrationReport", "HumanLabel", "JudgeCalibration", "JudgeFigure", "JudgeVersion", "Split",
+           "SplitFigures", "assign_split", "calibrate", "check_guidelines", "overfit_warning", "prompt_hash",
+           "split_figures"]
