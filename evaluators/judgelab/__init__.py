@@ -15,7 +15,10 @@ The engine sits above the review package (it reads final labels) and below repor
 from evaluators.judgelab.calibration import (CalibrationReport, HumanLabel, JudgeCalibration, JudgeFigure,
                                               JudgeVersion, Split, SplitFigures, assign_split, calibrate,
                                               check_guidelines, overfit_warning, prompt_hash, split_figures)
+from evaluators.judgelab.corrected import (AdjustedAccuracy, CorrectedScores, Estimate, bias_adjusted_accuracy,
+                                           bias_adjusted_from_verdicts, corrected_scores)
 
 __all__ = ["CalibrationReport", "HumanLabel", "JudgeCalibration", "JudgeFigure", "JudgeVersion", "Split",
            "SplitFigures", "assign_split", "calibrate", "check_guidelines", "overfit_warning", "prompt_hash",
-           "split_figures"]
+           "split_figures", "AdjustedAccuracy", "CorrectedScores", "Estimate", "bias_adjusted_accuracy",
+           "bias_adjusted_from_verdicts", "corrected_scores"]
