@@ -6,12 +6,14 @@
 - :mod:`evaluators.judgelab.corrected`: the model's score under the judge corrected with the calibration set
   (bias-adjusted accuracy of Lee et al. 2025; prediction-powered inference) beside the raw judge score and
   the human-only estimate.
-- :mod:`evaluators.judgelab.bias`: the bias panel: length bias, position bias (swap test), drift between
-  two judge versions on anchor items.
+- :mod:`evaluators.judgelab.bias`: the bias panel: length bias, position bias (swap test), self-preference,
+  drift between two judge versions on anchor items.
 
 The engine sits above the review package (it reads final labels) and below reports and the CLI.
 """
 
+from evaluators.judgelab.bias import (Drift, LengthBias, PositionBias, SelfPreference, drift, length_bias,
+                                       position_bias, self_preference)
 from evaluators.judgelab.calibration import (CalibrationReport, HumanLabel, JudgeCalibration, JudgeFigure,
                                               JudgeVersion, Split, SplitFigures, assign_split, calibrate,
                                               check_guidelines, overfit_warning, prompt_hash, split_figures)
@@ -21,4 +23,5 @@ from evaluators.judgelab.corrected import (AdjustedAccuracy, CorrectedScores, Es
 __all__ = ["CalibrationReport", "HumanLabel", "JudgeCalibration", "JudgeFigure", "JudgeVersion", "Split",
            "SplitFigures", "assign_split", "calibrate", "check_guidelines", "overfit_warning", "prompt_hash",
            "split_figures", "AdjustedAccuracy", "CorrectedScores", "Estimate", "bias_adjusted_accuracy",
-           "bias_adjusted_from_verdicts", "corrected_scores"]
+           "bias_adjusted_from_verdicts", "corrected_scores", "Drift", "LengthBias", "PositionBias",
+           "SelfPreference", "drift", "length_bias", "position_bias", "self_preference"]
