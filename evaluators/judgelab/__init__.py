@@ -3,6 +3,7 @@
 - :mod:`evaluators.judgelab.calibration`: the calibration set (human final labels + each judge version's
   verdicts), a stable stratified dev/test split, figures with bootstrap intervals, the overfit warning,
   guidelines versions never pooled silently.
+- :mod:`evaluators.judgelab.from_review`: the calibration set from review sessions' final labels.
 - :mod:`evaluators.judgelab.corrected`: the model's score under the judge corrected with the calibration set
   (bias-adjusted accuracy of Lee et al. 2025; prediction-powered inference) beside the raw judge score and
   the human-only estimate.
@@ -17,6 +18,7 @@ from evaluators.judgelab.bias import (Drift, LengthBias, PositionBias, SelfPrefe
 from evaluators.judgelab.calibration import (CalibrationReport, HumanLabel, JudgeCalibration, JudgeFigure,
                                               JudgeVersion, Split, SplitFigures, assign_split, calibrate,
                                               check_guidelines, overfit_warning, prompt_hash, split_figures)
+from evaluators.judgelab.from_review import ReviewLabels, labels_from_review
 from evaluators.judgelab.corrected import (AdjustedAccuracy, CorrectedScores, Estimate, bias_adjusted_accuracy,
                                            bias_adjusted_from_verdicts, corrected_scores)
 
@@ -24,4 +26,5 @@ __all__ = ["CalibrationReport", "HumanLabel", "JudgeCalibration", "JudgeFigure",
            "SplitFigures", "assign_split", "calibrate", "check_guidelines", "overfit_warning", "prompt_hash",
            "split_figures", "AdjustedAccuracy", "CorrectedScores", "Estimate", "bias_adjusted_accuracy",
            "bias_adjusted_from_verdicts", "corrected_scores", "Drift", "LengthBias", "PositionBias",
-           "SelfPreference", "drift", "length_bias", "position_bias", "self_preference"]
+           "SelfPreference", "drift", "length_bias", "position_bias", "self_preference",
+           "ReviewLabels", "labels_from_review"]
