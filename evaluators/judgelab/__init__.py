@@ -4,6 +4,10 @@
   verdicts), a stable stratified dev/test split, figures with bootstrap intervals, the overfit warning,
   guidelines versions never pooled silently.
 - :mod:`evaluators.judgelab.from_review`: the calibration set from review sessions' final labels.
+- :mod:`evaluators.judgelab.run`: one judge version (prompt template, model, parameters, parser) run over
+  items through the one HTTP client and a content-addressed reply cache (imported on its own: it brings the
+  HTTP client).
+- :mod:`evaluators.judgelab.inputs`: labels and verdicts from JSONL / JSON / CSV files.
 - :mod:`evaluators.judgelab.corrected`: the model's score under the judge corrected with the calibration set
   (bias-adjusted accuracy of Lee et al. 2025; prediction-powered inference) beside the raw judge score and
   the human-only estimate.

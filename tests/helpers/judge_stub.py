@@ -70,3 +70,47 @@ def scores_array(judge: StubJudge, labels: np.ndarray, lengths: np.ndarray, rng:
     if judge.length_bias:
         p = p + judge.length_bias * (lengths - judge.length_centre) / judge.length_unit
     return (rng.random(labels.shape) < np.clip(p, 0.0, 1.0)).astype(int)
+
+
+class StubJudgeServer:
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint answering ``yes`` / ``no`` by :class:`StubJudge` rules.
+
+    The prompt names its version (``VERSION: <name>``, one :class:`StubJudge` per name in ``versions``), its item
+    (``[item <id>]`` in the question) and the answer (``Answer: <text>`` up to a blank line, whose length feeds
+    the length bias); the true label of each item comes from ``labels``.  ``requests`` counts the requests.
+    """
+
+    def __init__(self, versions: dict, labels: dict):
+        import json
+        import re
+
+        from tests.helpers.http_servers import RecordingServer
+
+        outer = self
+
+        class _Server(RecordingServer):
+            def respond(self, path, raw, headers):
+                prompt = json.loads(raw)["messages"][-1]["content"]
+                version = re.search(r"VERSION: (\S+)", prompt).group(1)
+                item = re.search(r"\[item (\S+?)\]", prompt).group(1)
+                answer = re.search(r"Answer: (.*?)(?:\n\n|$)", prompt, re.S).group(1)
+                with self._lock:
+                    outer.requests += 1
+                v = outer.versions[version].verdict(item, outer.labels[item], len(answer))
+                return 200, {"id": "stub", "object": "chat.completion", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "yes" if v else "no"},
+                     "finish_reason": "stop"}]}, {}
+
+        self.versions, self.labels, self.requests = versions, labels, 0
+        self._server = _Server()
+
+    @property
+    def base_url(self) -> str:
+        return f"{self._server.url}/v1"
+
+    def __enter__(self):
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.__exit__(*exc)
