@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dev-fraction", type=float, default=0.5, help="share of each stratum on dev (default 0.5)")
     p.add_argument("--pool-guidelines", action="store_true",
                    help="accept labels made under several guidelines versions (refused by default)")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval (default 2000)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval (default 2000; 0: no intervals)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         report = calibrate(labels.labels, judges, split=split, seed=args.seed, dev_fraction=args.dev_fraction,
-                           pool_guidelines=args.pool_guidelines, n_resamples=max(0, args.resamples) or 1)
+                           pool_guidelines=args.pool_guidelines, n_resamples=max(0, args.resamples))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

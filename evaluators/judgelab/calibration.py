@@ -362,7 +362,8 @@ def split_figures(human: Sequence[int], judge: Sequence[int], ids: Sequence[str]
     side : str
         Named in the result.
     n_resamples : int
-        Bootstrap resamples (items drawn with replacement); the same resamples for every figure.
+        Bootstrap resamples (items drawn with replacement); the same resamples for every figure; 0: no
+        intervals.
     confidence_level : float
         In (0, 1).
     seed : int
@@ -394,10 +395,10 @@ def split_figures(human: Sequence[int], judge: Sequence[int], ids: Sequence[str]
     onehot = np.zeros((n, 4))
     onehot[np.arange(n), cell] = 1.0
     method = (f"bootstrap(percentile, items resampled, n_resamples={n_resamples}, level={confidence_level:g}, "
-              f"seed={seed})")
+              f"seed={seed})") if n_resamples else "no interval (n_resamples=0)"
 
     def interval(fn) -> tuple[float | None, float | None]:
-        if n == 0:
+        if n == 0 or not n_resamples:
             return None, None
         low, high, _ = bootstrap_statistic_ci(n, lambda w: fn(w @ onehot), n_resamples=n_resamples,
                                               confidence_level=confidence_level, seed=seed)

@@ -139,6 +139,10 @@ def test_figures_by_hand_on_six_items():
     # no human-wrong item: specificity undefined, said so
     g = split_figures([1, 1], [1, 0], ["x", "y"], n_resamples=50)
     assert g.specificity.value is None and g.specificity.ci_low is None and "no human-wrong" in g.specificity.note
+    # no resamples: no intervals. tn 1, fp 0, fn 1, tp 1: po = 2/3, pe = (1*2 + 2*1)/9 = 4/9, kappa = (2/9)/(5/9)
+    none = split_figures([1, 1, 0], [1, 0, 0], ["x", "y", "z"], n_resamples=0)
+    assert none.accuracy.ci_low is None and none.cohen_kappa.ci_high is None and none.confusion_ci[0][0] == (None, None)
+    assert none.method == "no interval (n_resamples=0)" and none.cohen_kappa.value == pytest.approx(0.4)
     with pytest.raises(ValueError, match="0 \\(wrong\\) or 1"):
         split_figures([1, 2], [1, 0], ["x", "y"])
 
