@@ -24,11 +24,11 @@ from evaluators.judgelab.calibration import (CalibrationReport, HumanLabel, Judg
                                               check_guidelines, overfit_warning, prompt_hash, split_figures)
 from evaluators.judgelab.from_review import ReviewLabels, labels_from_review
 from evaluators.judgelab.corrected import (AdjustedAccuracy, CorrectedScores, Estimate, bias_adjusted_accuracy,
-                                           bias_adjusted_from_verdicts, corrected_scores)
+                                           bias_adjusted_from_verdicts, corrected_for_version, corrected_scores)
 
 __all__ = ["CalibrationReport", "HumanLabel", "JudgeCalibration", "JudgeFigure", "JudgeVersion", "Split",
            "SplitFigures", "assign_split", "calibrate", "check_guidelines", "overfit_warning", "prompt_hash",
            "split_figures", "AdjustedAccuracy", "CorrectedScores", "Estimate", "bias_adjusted_accuracy",
-           "bias_adjusted_from_verdicts", "corrected_scores", "Drift", "LengthBias", "PositionBias",
+           "bias_adjusted_from_verdicts", "corrected_scores", "corrected_for_version", "Drift", "LengthBias", "PositionBias",
            "SelfPreference", "drift", "length_bias", "position_bias", "self_preference",
            "ReviewLabels", "labels_from_review"]

@@ -290,3 +290,40 @@ def corrected_scores(target_judge, calibration_human, calibration_judge, *,
     human = Estimate("human_only", hm.estimate, hm.ci_low, hm.ci_high, 0, int(y.size), hm.method,
                      "assumes the calibration items are a uniform sample of the target items")
     return CorrectedScores((raw, bias, ppi, human), adjusted)
+
+
+def corrected_for_version(labels, split, verdicts, target_verdicts, *, side: str = "test",
+                          confidence_level: float = 0.95) -> CorrectedScores:
+    """:func:`corrected_scores` of one judge version, calibrated on one side of a calibration set's split.
+
+    Parameters
+    ----------
+    labels : sequence of HumanLabel
+        The calibration set.
+    split : Split
+        Its dev/test split (:func:`evaluators.judgelab.calibration.assign_split`).
+    verdicts : mapping item id -> 0 / 1
+        The version's verdicts on the calibration items.
+    target_verdicts : mapping item id -> 0 / 1
+        The version's verdicts on the model's outputs to score; ids that are in the calibration set are left
+        out of the target (they are calibration items).
+    side : {"test", "dev"}
+        The calibration side: ``test`` (held out) for a prompt chosen on dev.
+    confidence_level : float
+
+    Returns
+    -------
+    CorrectedScores
+
+    Raises
+    ------
+    ValueError
+        No target item left, or as :func:`corrected_scores`.
+    """
+    labelled = {lab.item_id for lab in labels}
+    cal = [lab for lab in labels if split.side(lab.item_id) == side and lab.item_id in verdicts]
+    target = [int(v) for i, v in sorted(target_verdicts.items()) if i not in labelled]
+    if not target:
+        raise ValueError("no target verdict outside the calibration set")
+    return corrected_scores(target, [lab.label for lab in cal], [int(verdicts[lab.item_id]) for lab in cal],
+                            confidence_level=confidence_level)

@@ -65,3 +65,31 @@ def calibration_json(report: CalibrationReport) -> str:
         for side in ("dev", "test"):
             out[side]["disagreeing_ids"] = list(getattr(cal, side).disagreeing_ids)
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def corrected_text(scores_by_version) -> str:
+    """Corrected scores of each judge version as a table: estimate and 95% interval of each of the four estimates.
+
+    Parameters
+    ----------
+    scores_by_version : mapping version label -> CorrectedScores
+    """
+    header = ["judge", "raw judge", "bias-adjusted", "prediction-powered", "human only", "target n", "calibration n"]
+    rows = []
+    for name, scores in scores_by_version.items():
+        cells = []
+        for e in scores.estimates:
+            cell = number(e.estimate)
+            if e.ci_low is not None:
+                cell += f" [{number(e.ci_low)}, {number(e.ci_high)}]"
+            cells.append(cell)
+        rows.append([name, *cells, str(scores.adjusted.n), str(scores.adjusted.m0 + scores.adjusted.m1)])
+    lines = ["Corrected scores (the model's accuracy on the target items; 95% intervals)", format_table(header, rows)]
+    for name, scores in scores_by_version.items():
+        a = scores.adjusted
+        lines.append(f"{name}: judge positive rate {number(a.p)} on {a.n}; specificity {number(a.q0)} (m0 = {a.m0}), "
+                     f"sensitivity {number(a.q1)} (m1 = {a.m1})" + (f"; {a.note}" if a.note else ""))
+    lines.append("bias-adjusted: Lee et al. 2025 (arXiv:2511.21140); prediction-powered: PPI++ (Angelopoulos et al. "
+                 "2023); both assume the judge errs alike on calibration and target items, PPI and human-only also a "
+                 "uniform sample")
+    return "\n".join(lines) + "\n"

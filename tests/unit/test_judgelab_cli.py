@@ -3,6 +3,7 @@ refused with exit code 2, LongMemEval's judge output read as is."""
 
 import json
 
+import numpy as np
 import pytest
 
 from evaluators.cli import main
@@ -107,3 +108,38 @@ def test_help_and_formats_are_listed(fmt, capsys):
     with pytest.raises(SystemExit):
         main(["judge", "--help"])
     assert fmt in capsys.readouterr().out
+
+
+def test_target_verdicts_give_each_versions_corrected_scores(tmp_path, capsys):
+    from evaluators.judgelab import corrected_for_version
+    from tests.helpers.judge_stub import StubJudge
+
+    labels = _labels()
+    judges = _versions(labels, calibrate(labels, [], n_resamples=1).split)[:2]
+    lab, ver = _write(tmp_path, labels, judges)
+    # the model's 300 unlabelled outputs (true accuracy 0.45), judged by the two honest stubs
+    outputs = [(f"t{i:03d}", int(i % 20 < 9)) for i in range(300)]
+    stubs = {"v1 plain": StubJudge(sensitivity=0.85, specificity=0.8, seed=1),
+             "v2 zh": StubJudge(sensitivity=0.92, specificity=0.6, seed=2)}
+    target = tmp_path / "target.jsonl"
+    target.write_text("".join(json.dumps({"item_id": i, "verdict": stubs[name].verdict(i, y), "judge": name}) + "\n"
+                              for name in stubs for i, y in outputs), encoding="utf-8")
+    assert main(["judge", "calibrate", "--labels", str(lab), "--verdicts", str(ver), "--target", str(target),
+                 "--resamples", "50", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    report = calibrate(labels, judges, n_resamples=50)
+    for version, verdicts in judges:
+        tv = {i: stubs[version.name].verdict(i, y) for i, y in outputs}
+        expected = corrected_for_version(labels, report.split, verdicts, tv)
+        assert data["corrected"][version.name] == json.loads(json.dumps(expected.to_dict()))
+        test_ids = report.split.ids("test")
+        a = expected.adjusted
+        # hand: m0 / m1 = test items people call wrong / right, q0 / q1 the judge's specificity / sensitivity there
+        assert a.m0 == sum(1 for x in labels if x.item_id in test_ids and x.label == 0)
+        assert a.q1 == pytest.approx(np.mean([verdicts[x.item_id] for x in labels
+                                              if x.item_id in test_ids and x.label == 1]))
+        assert a.n == 300 and a.p == pytest.approx(np.mean(list(tv.values())))
+    assert main(["judge", "calibrate", "--labels", str(lab), "--verdicts", str(ver), "--target", str(target),
+                 "--resamples", "20"]) == 0
+    text = capsys.readouterr().out
+    assert "Corrected scores" in text and "v2 zh" in text and "Lee et al. 2025" in text

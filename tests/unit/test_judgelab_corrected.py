@@ -115,3 +115,20 @@ def test_the_adjusted_interval_covers_the_true_accuracy_in_95_percent_of_1000_ru
     # the test can fail: ignoring the calibration set's uncertainty covers far less often
     naive = np.mean((test_only[:, 0] <= theta) & (theta <= test_only[:, 1]))
     assert naive < 0.85
+
+
+def test_corrected_for_version_uses_one_side_and_leaves_calibration_items_out_of_the_target():
+    from evaluators.judgelab import HumanLabel, Split, corrected_for_version
+
+    labels = [HumanLabel("a", 1), HumanLabel("b", 0), HumanLabel("c", 1), HumanLabel("d", 0), HumanLabel("e", 1)]
+    split = Split(0, 0.5, (("a", "test"), ("b", "test"), ("c", "test"), ("d", "test"), ("e", "dev")))
+    verdicts = {"a": 1, "b": 0, "c": 0, "d": 1, "e": 1}
+    target = {"a": 1, "x": 1, "y": 0, "z": 1}  # "a" is a calibration item: left out of the target
+    s = corrected_for_version(labels, split, verdicts, target)
+    # test side: people right on a, c (judge 1, 0) -> q1 = 1/2, m1 = 2; wrong on b, d (judge 0, 1) -> q0 = 1/2
+    # target x, y, z -> p = 2/3, n = 3; q0 + q1 = 1: no better than chance, no estimate
+    a = s.adjusted
+    assert (a.p, a.n, a.q0, a.m0, a.q1, a.m1) == (pytest.approx(2 / 3), 3, 0.5, 2, 0.5, 2)
+    assert a.estimate is None and s.get("human_only").estimate == 0.5
+    with pytest.raises(ValueError, match="no target verdict"):
+        corrected_for_version(labels, split, verdicts, {"a": 1})
