@@ -78,6 +78,7 @@ class HumanLabel(DictMixin):
             raise ValueError(f"item_id must be a non-empty string, not {self.item_id!r}")
         if isinstance(self.label, bool) or self.label not in (0, 1):
             raise ValueError(f"label of {self.item_id!r} must be 0 (wrong) or 1 (right), not {self.label!r}")
+        object.__setattr__(self, "label", int(self.label))  # a numpy integer becomes a plain int (JSON)
 
 
 def prompt_hash(prompt: str) -> str:
@@ -111,7 +112,22 @@ class JudgeVersion(DictMixin):
     @classmethod
     def make(cls, model: str, prompt: str, parameters: Mapping[str, Any] | None = None, parser: str = "",
              name: str = "") -> "JudgeVersion":
-        """A version from the prompt's text and a parameters dict."""
+        """A version from the prompt's text and a parameters dict.
+
+        Parameters
+        ----------
+        model : str
+        prompt : str
+            The prompt text (template); only its :func:`prompt_hash` is kept.
+        parameters : mapping, optional
+            Request parameters (temperature, max_tokens ...), kept sorted by name.
+        parser : str
+        name : str
+
+        Returns
+        -------
+        JudgeVersion
+        """
         return cls(model, prompt_hash(prompt), tuple(sorted((parameters or {}).items())), parser, name)
 
     @property
@@ -123,6 +139,7 @@ class JudgeVersion(DictMixin):
 
     @property
     def label(self) -> str:
+        """The name for display: :attr:`name`, else the model and :attr:`key`."""
         return self.name or f"{self.model} {self.key}"
 
 
@@ -174,6 +191,7 @@ class Split(DictMixin):
     sides: tuple[tuple[str, str], ...]
 
     def side(self, item_id: str) -> str | None:
+        """The side of ``item_id`` (``"dev"`` or ``"test"``), ``None`` when the split does not hold it."""
         return self._map().get(item_id)
 
     def _map(self) -> dict[str, str]:
