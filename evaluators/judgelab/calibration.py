@@ -400,13 +400,13 @@ def split_figures(human: Sequence[int], judge: Sequence[int], ids: Sequence[str]
     Cohen (1960) for kappa; Efron & Tibshirani (1993), ch. 13 (percentile interval);
     ``sklearn.metrics.confusion_matrix`` / ``cohen_kappa_score`` (the same numbers, tested).
     """
-    y = np.asarray(human, dtype=int).ravel()
-    v = np.asarray(judge, dtype=int).ravel()
+    y_raw, v_raw = np.asarray(human).ravel(), np.asarray(judge).ravel()
     ids = [str(i) for i in ids]
-    if not (y.size == v.size == len(ids)):
-        raise ValueError(f"human, judge and ids must have one entry per item: {y.size}, {v.size}, {len(ids)}")
-    if not (np.isin(y, (0, 1)).all() and np.isin(v, (0, 1)).all()):
+    if not (y_raw.size == v_raw.size == len(ids)):
+        raise ValueError(f"human, judge and ids must have one entry per item: {y_raw.size}, {v_raw.size}, {len(ids)}")
+    if not (np.isin(y_raw, (0, 1)).all() and np.isin(v_raw, (0, 1)).all()):  # before the cast: 0.5 is no verdict
         raise ValueError("verdicts must be 0 (wrong) or 1 (right)")
+    y, v = y_raw.astype(int), v_raw.astype(int)
     n = int(y.size)
     cell = 2 * y + v  # 0 tn, 1 fp, 2 fn, 3 tp
     counts = np.bincount(cell, minlength=4).astype(float)

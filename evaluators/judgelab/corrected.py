@@ -167,12 +167,12 @@ def bias_adjusted_accuracy(p: float, n: int, q0: float, m0: int, q1: float, m1: 
 
 
 def _binary(values, name: str) -> np.ndarray:
-    x = np.asarray(values, dtype=int).ravel()
+    x = np.asarray(values).ravel()
     if x.size == 0:
         raise ValueError(f"{name} needs at least one item")
-    if not np.isin(x, (0, 1)).all():
+    if not np.isin(x, (0, 1)).all():  # checked before the cast to int: 0.5 is not a verdict
         raise ValueError(f"{name} must hold verdicts 0 (wrong) or 1 (right)")
-    return x
+    return x.astype(int)
 
 
 def bias_adjusted_from_verdicts(target_judge, calibration_human, calibration_judge, *,

@@ -145,6 +145,8 @@ def test_figures_by_hand_on_six_items():
     assert none.method == "no interval (n_resamples=0)" and none.cohen_kappa.value == pytest.approx(0.4)
     with pytest.raises(ValueError, match="0 \\(wrong\\) or 1"):
         split_figures([1, 2], [1, 0], ["x", "y"])
+    with pytest.raises(ValueError, match="0 \\(wrong\\) or 1"):
+        split_figures([1, 0], [0.5, 0], ["x", "y"])  # not cast to 0
 
 
 def test_the_split_is_stratified_and_an_item_keeps_its_side_when_items_are_added():

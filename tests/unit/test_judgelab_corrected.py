@@ -51,6 +51,8 @@ def test_a_judge_no_better_than_chance_gives_no_estimate_and_bad_inputs_are_refu
         bias_adjusted_accuracy(1.2, 100, 0.8, 50, 0.9, 50)
     with pytest.raises(ValueError, match="positive integer"):
         bias_adjusted_accuracy(0.5, 0, 0.8, 50, 0.9, 50)
+    with pytest.raises(ValueError, match="verdicts 0"):
+        bias_adjusted_from_verdicts([1, 0.5], [1, 0], [1, 0])
     with pytest.raises(ValueError, match="wrong: 0, right: 3"):
         bias_adjusted_from_verdicts([1, 0], [1, 1, 1], [1, 0, 1])
 
