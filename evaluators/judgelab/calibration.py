@@ -82,7 +82,11 @@ class HumanLabel(DictMixin):
 
 
 def prompt_hash(prompt: str) -> str:
-    """SHA-256 (hex) of a judge prompt's text, UTF-8: the prompt's identity in a :class:`JudgeVersion`."""
+    """SHA-256 (hex) of a judge prompt's text, UTF-8: the prompt's identity in a :class:`JudgeVersion`.
+
+    >>> prompt_hash("判断回答是否正确")[:12] == prompt_hash("判断回答是否正确。")[:12]
+    False
+    """
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 
 
@@ -244,6 +248,16 @@ def assign_split(labels: Sequence[HumanLabel], *, seed: int = 0, dev_fraction: f
     ------
     ValueError
         A fraction outside (0, 1), repeated item ids, a ``previous`` split made with another seed or fraction.
+
+    Examples
+    --------
+    >>> labels = [HumanLabel(f"q{i}", i % 2, "zh" if i < 6 else "en") for i in range(12)]
+    >>> first = assign_split(labels, seed=1)
+    >>> len(first.ids("dev")), len(first.ids("test"))  # each of the 4 strata of 3 items: 1 dev, 2 test
+    (4, 8)
+    >>> more = assign_split(labels + [HumanLabel("q12", 1, "en")], seed=1, previous=first)
+    >>> all(more.side(i) == s for i, s in first.sides)
+    True
     """
     if not 0 < dev_fraction < 1:
         raise ValueError("dev_fraction must be in (0, 1)")

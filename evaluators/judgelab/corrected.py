@@ -127,6 +127,15 @@ def bias_adjusted_accuracy(p: float, n: int, q0: float, m0: int, q1: float, m1: 
     ValueError
         A proportion outside [0, 1], a count that is not a positive integer, a level outside (0, 1).
 
+    Examples
+    --------
+    The example of the reference code (p = 0.4 of 1,000 items judged right; q0 = 0.7, q1 = 0.9 on 200 + 200
+    calibration items): theta_hat = (0.4 + 0.7 - 1) / (0.7 + 0.9 - 1) = 1/6.
+
+    >>> a = bias_adjusted_accuracy(0.4, 1000, 0.7, 200, 0.9, 200)
+    >>> round(a.estimate, 4), round(a.ci_low, 4), round(a.ci_high, 4)
+    (0.1667, 0.0564, 0.2627)
+
     References
     ----------
     C. Lee, T. Zeng, J. Jeong, J. Sohn, K. Lee (2025), "How to Correctly Report LLM-as-a-Judge

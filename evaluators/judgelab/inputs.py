@@ -35,7 +35,11 @@ ID_FIELDS = ("item_id", "id", "question_id")
 
 
 def verdict_value(value: Any) -> int | None:
-    """1 / 0 for a right / wrong label in any of the accepted spellings, ``None`` otherwise."""
+    """1 / 0 for a right / wrong label in any of the accepted spellings, ``None`` otherwise.
+
+    >>> [verdict_value(v) for v in (True, "yes", "acceptable_variant", "model_error", 0, "gt_error")]
+    [1, 1, 1, 0, 0, None]
+    """
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, (int, float)) and value in (0, 1):
