@@ -295,7 +295,7 @@ def self_preference(judge_scores: Sequence[float], human_labels: Sequence[float]
     Raises
     ------
     ValueError
-        Arrays of different lengths or non-finite values.
+        Arrays of different lengths, non-finite values, ``own_family`` not booleans.
 
     References
     ----------
@@ -303,7 +303,10 @@ def self_preference(judge_scores: Sequence[float], human_labels: Sequence[float]
     """
     y = _finite(judge_scores, "judge_scores")
     h = _finite(human_labels, "human_labels")
-    own = np.asarray(own_family, dtype=bool).ravel()
+    raw = np.asarray(own_family).ravel()
+    if not np.isin(raw, (0, 1)).all():  # True / False / 0 / 1 only: a string would read as True
+        raise ValueError("own_family must be booleans (or 0 / 1)")
+    own = raw.astype(bool)
     if not (y.size == h.size == own.size):
         raise ValueError(f"judge_scores, human_labels and own_family need one value per item: {y.size}, {h.size}, "
                          f"{own.size}")

@@ -122,6 +122,8 @@ def test_self_preference_by_hand_and_by_bootstrap():
     low, high = np.percentile(diffs[~np.isnan(diffs)], [2.5, 97.5])
     assert (r.ci_low, r.ci_high) == (pytest.approx(low), pytest.approx(high))
     assert self_preference([1], [1], [True]).difference is None
+    with pytest.raises(ValueError, match="booleans"):
+        self_preference([1, 0], [1, 0], ["gpt", "other"])
 
 
 def test_drift_between_two_versions_on_anchor_items():
