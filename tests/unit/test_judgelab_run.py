@@ -82,3 +82,28 @@ def test_a_reply_without_a_verdict_and_a_bad_template_are_reported():
         run_judge(items, "{context}", _Echo("yes"))
     with pytest.raises(ValueError, match="parser"):
         run_judge(items, "{answer}", _Echo("yes"), parser="regex")
+
+
+def test_a_length_bias_injected_in_the_stub_server_shows_in_the_bias_panel():
+    from evaluators.judgelab import length_bias
+
+    labels = _labels()
+    truth = {lab.item_id: lab.label for lab in labels}
+    rng = np.random.default_rng(3)
+    lengths = {lab.item_id: int(rng.integers(100, 500)) for lab in labels}
+    items = [JudgeItem(i, f"[item {i}] question", "ref", "长" * lengths[i]) for i in truth]
+    stubs = {"long": StubJudge(0.8, 0.8, length_bias=0.1, seed=4), "clean": StubJudge(0.8, 0.8, seed=4)}
+    template = "VERSION: {v}\nQuestion: {{question}}\nReference: {{reference}}\nAnswer: {{answer}}\n\nyes or no?"
+    with StubJudgeServer(stubs, truth) as server:
+        client = OpenAICompatibleClient(LLMConfig(base_url=server.base_url, model="stub-judge", timeout_s=10.0,
+                                                  max_retries=0, concurrency=4))
+        runs = {v: run_judge(items, template.format(v=v), client) for v in stubs}
+        client.close()
+    ids = sorted(truth)
+    for v, run in runs.items():
+        # the server measured each answer's length from the prompt: the verdicts are the stub's own
+        assert run.verdicts == {i: stubs[v].verdict(i, truth[i], lengths[i]) for i in ids}
+    panel = {v: length_bias([runs[v].verdicts[i] for i in ids], [lengths[i] for i in ids], [truth[i] for i in ids],
+                            n_resamples=1000, seed=0) for v in runs}
+    assert panel["long"].excludes_zero and panel["long"].ci_low > 0
+    assert panel["clean"].ci_low <= 0 <= panel["clean"].ci_high
