@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "serve": "evaluators.cli.serve",
     "sensitivity": "evaluators.cli.sensitivity",
     "audit": "evaluators.cli.audit",
+    "judge": "evaluators.cli.judge",
 }
 
 

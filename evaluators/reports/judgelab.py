@@ -1,0 +1,95 @@
+"""The judge lab's calibration report as terminal text and as JSON (one writer each)."""
+
+from __future__ import annotations
+
+import json
+
+from evaluators.judgelab.calibration import CalibrationReport, JudgeFigure, SplitFigures
+from evaluators.reports.format import number
+from evaluators.reports.tables import format_table
+
+FIGURES = ("accuracy", "cohen_kappa", "sensitivity", "specificity", "base_rate", "judge_positive_rate")
+
+
+def _cell(fig: JudgeFigure) -> str:
+    text = number(fig.value)
+    if fig.ci_low is not None:
+        text += f" [{number(fig.ci_low)}, {number(fig.ci_high)}]"
+    return text + (" *" if fig.small_sample else "")
+
+
+def _rows(name: str, figs: SplitFigures) -> list[str]:
+    (tn, fp), (fn, tp) = figs.confusion
+    return [name, figs.side, str(figs.n_items)] + [_cell(getattr(figs, f)) for f in FIGURES] + \
+        [f"{tn}/{fp}/{fn}/{tp}", str(len(figs.disagreeing_ids))]
+
+
+def calibration_text(report: CalibrationReport, *, max_ids: int = 20) -> str:
+    """The report for a terminal: one row per judge version and side, warnings, disagreeing ids, signature.
+
+    Parameters
+    ----------
+    report : CalibrationReport
+    max_ids : int
+        Disagreeing ids listed per version and side (the JSON holds all).
+    """
+    lines = [f"Judge calibration: {report.n_labels} labelled items, split dev/test "
+             f"{len(report.split.ids('dev'))}/{len(report.split.ids('test'))} (stratified by label x slice), "
+             f"guidelines {', '.join(v or '(none)' for v in report.guidelines_versions)}"]
+    lines += [f"note: {n}" for n in report.notes]
+    header = ["judge", "side", "n", "accuracy", "kappa", "sensitivity", "specificity", "base rate", "judge rate",
+              "tn/fp/fn/tp", "disagree"]
+    rows = [r for cal in report.judges for r in (_rows(cal.version.label, cal.dev), _rows(cal.version.label, cal.test))]
+    lines.append(format_table(header, rows))
+    lines.append("[low, high]: 95% bootstrap interval over items; *: fewer than 30 items behind the figure")
+    for cal in report.judges:
+        if cal.warning:
+            lines.append(f"warning: {cal.version.label}: {cal.warning}")
+        if cal.missing_ids:
+            lines.append(f"note: {cal.version.label}: {len(cal.missing_ids)} labelled item(s) without a verdict, "
+                         "left out")
+        for figs in (cal.dev, cal.test):
+            ids = figs.disagreeing_ids
+            if ids:
+                more = f" (+{len(ids) - max_ids} more)" if len(ids) > max_ids else ""
+                lines.append(f"disagreeing ({cal.version.label}, {figs.side}): {', '.join(ids[:max_ids])}{more}")
+    lines.append(f"signature: {report.signature}")
+    return "\n".join(lines) + "\n"
+
+
+def calibration_json(report: CalibrationReport) -> str:
+    """The report as JSON (every figure, interval and id); ``disagreeing_ids`` added to each side."""
+    data = report.to_dict()
+    for cal, out in zip(report.judges, data["judges"]):
+        out["version"]["key"] = cal.version.key
+        for side in ("dev", "test"):
+            out[side]["disagreeing_ids"] = list(getattr(cal, side).disagreeing_ids)
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def corrected_text(scores_by_version) -> str:
+    """Corrected scores of each judge version as a table: estimate and 95% interval of each of the four estimates.
+
+    Parameters
+    ----------
+    scores_by_version : mapping version label -> CorrectedScores
+    """
+    header = ["judge", "raw judge", "bias-adjusted", "prediction-powered", "human only", "target n", "calibration n"]
+    rows = []
+    for name, scores in scores_by_version.items():
+        cells = []
+        for e in scores.estimates:
+            cell = number(e.estimate)
+            if e.ci_low is not None:
+                cell += f" [{number(e.ci_low)}, {number(e.ci_high)}]"
+            cells.append(cell)
+        rows.append([name, *cells, str(scores.adjusted.n), str(scores.adjusted.m0 + scores.adjusted.m1)])
+    lines = ["Corrected scores (the model's accuracy on the target items; 95% intervals)", format_table(header, rows)]
+    for name, scores in scores_by_version.items():
+        a = scores.adjusted
+        lines.append(f"{name}: judge positive rate {number(a.p)} on {a.n}; specificity {number(a.q0)} (m0 = {a.m0}), "
+                     f"sensitivity {number(a.q1)} (m1 = {a.m1})" + (f"; {a.note}" if a.note else ""))
+    lines.append("bias-adjusted: Lee et al. 2025 (arXiv:2511.21140); prediction-powered: PPI++ (Angelopoulos et al. "
+                 "2023); both assume the judge errs alike on calibration and target items, PPI and human-only also a "
+                 "uniform sample")
+    return "\n".join(lines) + "\n"
