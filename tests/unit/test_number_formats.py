@@ -30,6 +30,8 @@ ALLOWED = (
     ("evaluators/narrative/text_span.py", ":.3f", "the IoU in a span mismatch's detail, layer narrative"),
     ("evaluators/review/service.py", ".0f", "a review item's EM / F1 label, layer review"),
     ("evaluators/review/service.py", "format(x, '.2f')", "the same label's F1"),
+    ("evaluators/judgelab/calibration.py", ":.3f", "the kappas in the overfit warning, layer judgelab"),
+    ("evaluators/judgelab/corrected.py", ":.3f", "sensitivity + specificity in a corrected score's note, layer judgelab"),
 )
 
 #: Keyword arguments whose strings are formats the browser applies to a number it holds: plotly's d3 / template
