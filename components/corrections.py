@@ -77,8 +77,8 @@ def _patches_from_files(key: str):
     from components.uploads import upload_bytes
     from evaluators.io import InputError
     from evaluators.io.gt_patch import GTPatchSet
+    from components.problems import show_problems
     from evaluators.reports.escape import md
-    from evaluators.reports.format import problem_lines
 
     ups = st.file_uploader("GT patches, applied in order · 更正文件 (as `review patch` writes them)",
                            type=["jsonl", "json"], accept_multiple_files=True, key=f"{key}_files")
@@ -89,8 +89,8 @@ def _patches_from_files(key: str):
     except InputError as exc:
         st.error(md(str(exc)))
         return None
-    for line in problem_lines(patches.issues, "warning")[:10]:  # identical problems folded, as the CLI prints them
-        st.warning(md(line + " (line skipped)"))
+    show_problems(patches.issues, key=f"{key}_patch_problems", title="Lines skipped in the patch files",
+                  severity="warning")
     return patches
 
 
@@ -149,6 +149,7 @@ def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], a
 
 def show_corrections(corrections, *, key: str) -> None:
     """What the patches did, the scores before and after (intervals, paired test) and the rank flips."""
+    from components.problems import show_problems
     from components.qa_views import ratio_columns
     from components.tables import show_table
     from evaluators.reports.corrections import (
@@ -160,12 +161,11 @@ def show_corrections(corrections, *, key: str) -> None:
         small_sample_lines,
     )
     from evaluators.reports.escape import md
-    from evaluators.reports.format import percent, points, problem_lines
+    from evaluators.reports.format import percent, points
 
     show_table(applications_rows(corrections.applications), key=f"{key}_applied")
-    issues = [i for _, app in corrections.applications for i in app.issues]
-    for line in problem_lines(issues, "warning")[:10]:
-        st.warning(md(line))
+    show_problems([i for _, app in corrections.applications for i in app.issues], key=f"{key}_apply_problems",
+                  title="Corrections not applied", severity="warning")
     effect = corrections.effect
     if effect is None:
         st.info(md(corrections.note or "No record is scored both before and after the corrections."))

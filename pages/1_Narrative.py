@@ -9,7 +9,8 @@ from components.layout import page_frame
 from evaluators.reports.escape import md, visible
 from components.corrections import corrections_control
 from components.narrative_state import demo_files, score, score_patched, settings, system_name
-from components.uploads import cached, read_uploads, show_issues
+from components.problems import show_problems
+from components.uploads import cached, read_uploads
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
 from evaluators.narrative.batch import compare_two_systems, systems_common, systems_macro, systems_matrix
@@ -55,7 +56,7 @@ else:
 
 batch = score(gt_files, pred_files, narrative_settings)
 
-show_issues(batch.all_issues())  # settings problems (all weights 0, taxonomy files) first
+show_problems(batch.all_issues(), key="nar_problems")  # settings problems (all weights 0, taxonomy files) first
 for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":

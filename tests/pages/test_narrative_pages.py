@@ -10,7 +10,7 @@ from evaluators.narrative import evaluate
 from evaluators.narrative.batch import evaluate_batch
 from components.narrative_state import demo_files
 from tests.conftest import require_shared
-from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, run_page as run
+from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, problem_table, run_page as run
 from tests.unit.narrative_builders import doc, event, rel, span
 
 VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
@@ -131,7 +131,7 @@ def test_broken_file_is_reported_and_the_good_pair_still_scored():
     labels = [e.label for e in at.expander]
     problems = next(lab for lab in labels if lab.startswith("Input problems"))
     assert "1 error" in problems
-    assert "B_pred.json:1:" in html_bodies(at)  # file, line and column of the JSON error
+    assert [r["where"][:len("B_pred.json:1:")] for r in problem_table(at)] == ["B_pred.json:1:"]  # line, column
 
 
 def test_script_and_img_in_names_and_text_render_as_text():
@@ -247,9 +247,8 @@ def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
     at = run(PAGE, evalboard_data_source="upload")
     _upload(at, [(f.name, f.data) for f in gt] + broken, [(f.name, f.data) for f in pred])
     expander = next(e for e in at.expander if e.label.startswith("Input problems"))
-    listed = html_bodies(at).count("<li>")
-    assert listed == 20  # the first 20 of 25 unpaired/unreadable files (SHOWN_ISSUES)
-    assert any("The first 20 are listed; the CSV has all 25" in c.value for c in at.caption)
+    assert len(problem_table(at)) == 20  # the first 20 of 25 unpaired/unreadable files (problems.SHOWN)
+    assert "first 20 of 25 rows" in html_bodies(at) and "the CSV has all 25, one a row" in html_bodies(at)
     assert any(b.proto.label == "Download all problems (CSV)" for b in at.get("download_button"))
     # unpaired GT files are warnings (the paired stories are still scored)
     assert expander.label == "Input problems: 0 errors, 25 warnings — the rest of the data is still scored"
