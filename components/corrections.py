@@ -20,23 +20,15 @@ import streamlit as st
 SESSION, UPLOAD = "A review session · 审阅任务", "GT patch files · 更正文件 (JSONL)"
 
 
-@st.cache_resource(show_spinner=False)
-def review_store(url: str):
-    """One review store (engine and pool) per database URL and server process."""
-    from evaluators.review.store import ReviewStore
-
-    return ReviewStore(url)
-
-
 def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes], key: str,
                           make: Callable | None = None):
     from evaluators.io import InputError
     from evaluators.reports.escape import md, visible
+    from components.review_link import review_store
     from evaluators.review.gt_patch import session_patch
-    from evaluators.review.store import default_url
 
     try:
-        store = review_store(default_url())
+        store = review_store()
         sessions = {s.id: s for s in store.sessions() if s.kind == kind}
     except Exception as exc:  # noqa: BLE001 - a database that cannot be reached is shown, not raised
         st.error(md(f"The review database cannot be read: {exc}"))
@@ -55,7 +47,7 @@ def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes],
             from evaluators.io.gt_patch import file_sha256
 
             data = gt_data()
-            made = cached(("review_corrections", default_url(), sid, store.changes(sid), gt_name, file_sha256(data)),
+            made = cached(("review_corrections", store.url, sid, store.changes(sid), gt_name, file_sha256(data)),
                           lambda: session_patch(store, sid, gt_name, data))
     except (InputError, ValueError) as exc:
         st.error(md(f"{gt_name}: {exc}"))

@@ -18,18 +18,12 @@ from components.review import (adjudication_panel, agreement_panel, decisions_ta
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
 from evaluators.review.links import parse_link  # noqa: E402
-from evaluators.review.store import ReviewStore, default_url  # noqa: E402
+from components.review_link import review_store  # noqa: E402
 
 VIEWS = ["Review · 审阅", "Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"]
 
 
-@st.cache_resource(show_spinner=False)
-def review_store(url: str) -> ReviewStore:
-    """One store (engine, connection pool, caches) per database URL and server process."""
-    return ReviewStore(url)
-
-
-store, qp = review_store(default_url()), st.query_params
+store, qp = review_store(), st.query_params
 link = st.session_state.setdefault("review_link", parse_link(qp))
 for notice in link.notices:
     st.warning(md(notice))
