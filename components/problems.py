@@ -20,6 +20,9 @@ SHOWN = 20
 #: Kinds of error that lose a whole file (listed first).
 FILE_LEVEL = ("decode", "json", "pairing", "taxonomy", "settings")
 
+#: Columns of the table on the page (one group of identical problems a row).
+COLUMNS = ("severity", "count", "where", "problem")
+
 #: Columns of the CSV of all problems (one problem a row).
 CSV_FIELDS = ("severity", "kind", "file", "line", "path", "message")
 
@@ -88,10 +91,10 @@ def show_problems(issues: Sequence[Any], *, key: str, title: str = "Input proble
     """Show located input problems: counts by severity, identical ones folded, a CSV of all; nothing when none.
 
     An expander titled ``"{title}: 2 errors, 1 warning"`` (open when a problem is an error) holds a static
-    table of :func:`problem_rows` (the first :data:`SHOWN`) and, when rows were folded or cut, a
-    *Download all problems (CSV)* button (:func:`problems_csv`).  With ``error``, the problems keep something from being used: a red box says
-    ``error`` and the first problem's line; the expander follows when there is more than one problem.
-    User text is escaped.
+    table of :func:`problem_rows` (:data:`COLUMNS`, the first :data:`SHOWN` rows) and, when rows were folded
+    or cut, a *Download all problems (CSV)* button (:func:`problems_csv`).  With ``error``, the problems
+    keep something from being used: a red box says ``error`` and the first problem's line; the expander
+    follows when there is more than one problem.  User text is escaped.
 
     Parameters
     ----------
@@ -127,10 +130,9 @@ def show_problems(issues: Sequence[Any], *, key: str, title: str = "Input proble
     if error is None:
         label += " — the rest of the data is still scored"
     with st.expander(label, expanded=errors > 0, icon=":material/error:" if errors else ":material/warning:"):
-        partial = len(rows) < len(issues) or len(rows) > SHOWN  # folded or cut: the CSV has every problem
-        caption = (f"Identical problems are one row with their count; the CSV has all {len(issues)}, one a row."
-                   if partial else None)
-        static_records(rows, ["severity", "where", "problem", "count"], caption=caption, max_rows=SHOWN)
-        if partial:
+        # the short columns first: on a phone the table scrolls sideways and the count stays in sight
+        static_records(rows, COLUMNS, max_rows=SHOWN)
+        if len(rows) < len(issues) or len(rows) > SHOWN:  # folded or cut: the CSV has every problem
+            st.caption(f"Identical problems are one row with their count; the CSV has all {len(issues)}, one a row.")
             st.download_button("Download all problems (CSV)", lambda: problems_csv(issues, severity),
                                file_name="input_problems.csv", mime="text/csv", key=f"{key}_csv", on_click="ignore")

@@ -81,8 +81,10 @@ def open_view(at: AppTest, key: str, view: str) -> AppTest:
 
 def problem_table(at: AppTest) -> list[dict[str, str]]:
     """The rows of the input-problems table (:func:`components.problems.show_problems`) as the reader sees them:
-    ``{"severity", "where", "problem", "count"}`` each (``count`` as shown, e.g. ``"500"``)."""
-    return [dict(zip(("severity", "where", "problem", "count"), row)) for row in static_rows(at, "severity")]
+    ``{"severity", "count", "where", "problem"}`` each (``count`` as shown, e.g. ``"500"``)."""
+    from components.problems import COLUMNS
+
+    return [dict(zip(COLUMNS, row)) for row in static_rows(at, "severity")]
 
 
 def problem_line(row: dict[str, str]) -> str:

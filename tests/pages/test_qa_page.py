@@ -85,7 +85,7 @@ def test_many_input_problems_are_folded_and_all_in_the_csv(deferred_downloads):
                for e in at.expander)
     # the same problem on 25 lines: one row with its lines and count, as the CLI prints it
     message = "invalid JSON on this line: Expecting property name enclosed in double quotes"
-    assert static_rows(at, "severity") == [["error", "broken.jsonl: line 2, 3, 4 … (25 lines)", message, "25"]]
+    assert static_rows(at, "severity") == [["error", "25", "broken.jsonl: line 2, 3, 4 … (25 lines)", message]]
     assert not at.dataframe
     rows = deferred_downloads["input_problems.csv"]().decode("utf-8-sig").splitlines()
     assert rows[0] == "severity,kind,file,line,path,message"

@@ -89,8 +89,8 @@ def test_upload_escapes_answers_and_reports_bad_items():
     at = _upload(("set.json", json.dumps(items).encode()), ("ans.json", json.dumps(answers).encode()))
     html = _html(at)
     assert "<script>" not in html and "&lt;" in html and ">script</mark>" in html
-    problems = static_rows(at, "severity")  # the input-problems table (severity, where, problem, count)
-    assert [row[1] for row in problems] == ["set.json at items[1].category"]
+    problems = static_rows(at, "severity")  # the input-problems table (severity, count, where, problem)
+    assert [row[2] for row in problems] == ["set.json at items[1].category"]
 
 
 def test_upload_invalid_json_shows_located_error():
