@@ -70,7 +70,6 @@ def _patches_from_files(key: str):
     from evaluators.io import InputError
     from evaluators.io.gt_patch import GTPatchSet
     from components.problems import show_problems
-    from evaluators.reports.escape import md
 
     ups = st.file_uploader("GT patches, applied in order · 更正文件 (as `review patch` writes them)",
                            type=["jsonl", "json"], accept_multiple_files=True, key=f"{key}_files")
@@ -79,7 +78,7 @@ def _patches_from_files(key: str):
     try:
         patches = GTPatchSet.read([(u.name, upload_bytes(u)) for u in ups])
     except InputError as exc:
-        st.error(md(str(exc)))
+        show_problems([exc.issue], key=f"{key}_patch_problems", error="")
         return None
     show_problems(patches.issues, key=f"{key}_patch_problems", title="Lines skipped in the patch files",
                   severity="warning")

@@ -9,6 +9,7 @@ import dataclasses
 import streamlit as st
 
 from components.downloads import download
+from components.problems import show_problems
 from components.review_link import create_review_session
 from components.tables import show_table
 from components.textdiff import render_char_diff
@@ -345,7 +346,9 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                         st.session_state["review_flash_ok"] = (
                             f"{made.session.n_items} new record(s) to review of {made.offered}; {len(made.carried)} "
                             "carried forward with their earlier verdict.")
-                except (InputError, ValueError) as exc:
+                except InputError as exc:  # the file cannot be read: where and why, as on the other pages
+                    show_problems([exc.issue], key="review_upload_problems", error="Cannot read this file:")
+                except ValueError as exc:
                     st.error(md(str(exc)))
 
 

@@ -427,3 +427,15 @@ def test_review_whats_new_from_an_upload_carries_the_earlier_verdicts(data_dir):
     at.text_input(key="review_name").input("run 2 again")
     at.button(key="review_create").click().run()
     assert any("nothing new to review" in e.value for e in at.error) and len(store.sessions()) == 2
+
+
+def test_an_unreadable_upload_for_a_new_session_names_the_file_and_why(data_dir):
+    """The new-session form shows an unreadable file as every page shows input problems (components/problems.py)."""
+    at = _demo_session("alice")
+    at.file_uploader(key="review_upload").upload("bad.jsonl", b"\xff\xfe\x81\x00\xfa")  # neither UTF-8 nor GB18030
+    at.text_input(key="review_name").input("bad run")
+    at.button(key="review_create").click().run()
+    assert not at.exception, at.exception
+    (error,) = [shown(e.value) for e in at.error]
+    assert error.startswith("Cannot read this file: error: bad.jsonl: cannot be decoded as UTF-8"), error
+    assert ReviewStore(data_dir / "review.sqlite").session_by_name("bad run") is None
