@@ -20,23 +20,15 @@ import streamlit as st
 SESSION, UPLOAD = "A review session · 审阅任务", "GT patch files · 更正文件 (JSONL)"
 
 
-@st.cache_resource(show_spinner=False)
-def review_store(url: str):
-    """One review store (engine and pool) per database URL and server process."""
-    from evaluators.review.store import ReviewStore
-
-    return ReviewStore(url)
-
-
 def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes], key: str,
                           make: Callable | None = None):
     from evaluators.io import InputError
     from evaluators.reports.escape import md, visible
+    from components.review_link import review_store
     from evaluators.review.gt_patch import session_patch
-    from evaluators.review.store import default_url
 
     try:
-        store = review_store(default_url())
+        store = review_store()
         sessions = {s.id: s for s in store.sessions() if s.kind == kind}
     except Exception as exc:  # noqa: BLE001 - a database that cannot be reached is shown, not raised
         st.error(md(f"The review database cannot be read: {exc}"))
@@ -55,7 +47,7 @@ def _patches_from_session(kind: str, gt_name: str, gt_data: Callable[[], bytes],
             from evaluators.io.gt_patch import file_sha256
 
             data = gt_data()
-            made = cached(("review_corrections", default_url(), sid, store.changes(sid), gt_name, file_sha256(data)),
+            made = cached(("review_corrections", store.url, sid, store.changes(sid), gt_name, file_sha256(data)),
                           lambda: session_patch(store, sid, gt_name, data))
     except (InputError, ValueError) as exc:
         st.error(md(f"{gt_name}: {exc}"))
@@ -77,8 +69,7 @@ def _patches_from_files(key: str):
     from components.uploads import upload_bytes
     from evaluators.io import InputError
     from evaluators.io.gt_patch import GTPatchSet
-    from evaluators.reports.escape import md
-    from evaluators.reports.format import problem_lines
+    from components.problems import show_problems
 
     ups = st.file_uploader("GT patches, applied in order · 更正文件 (as `review patch` writes them)",
                            type=["jsonl", "json"], accept_multiple_files=True, key=f"{key}_files")
@@ -87,10 +78,10 @@ def _patches_from_files(key: str):
     try:
         patches = GTPatchSet.read([(u.name, upload_bytes(u)) for u in ups])
     except InputError as exc:
-        st.error(md(str(exc)))
+        show_problems([exc.issue], key=f"{key}_patch_problems", error="")
         return None
-    for line in problem_lines(patches.issues, "warning")[:10]:  # identical problems folded, as the CLI prints them
-        st.warning(md(line + " (line skipped)"))
+    show_problems(patches.issues, key=f"{key}_patch_problems", title="Lines skipped in the patch files",
+                  severity="warning")
     return patches
 
 
@@ -149,6 +140,7 @@ def corrections_control(kind: str, gt_name: str, gt_data: Callable[[], bytes], a
 
 def show_corrections(corrections, *, key: str) -> None:
     """What the patches did, the scores before and after (intervals, paired test) and the rank flips."""
+    from components.problems import show_problems
     from components.qa_views import ratio_columns
     from components.tables import show_table
     from evaluators.reports.corrections import (
@@ -160,12 +152,11 @@ def show_corrections(corrections, *, key: str) -> None:
         small_sample_lines,
     )
     from evaluators.reports.escape import md
-    from evaluators.reports.format import percent, points, problem_lines
+    from evaluators.reports.format import percent, points
 
     show_table(applications_rows(corrections.applications), key=f"{key}_applied")
-    issues = [i for _, app in corrections.applications for i in app.issues]
-    for line in problem_lines(issues, "warning")[:10]:
-        st.warning(md(line))
+    show_problems([i for _, app in corrections.applications for i in app.issues], key=f"{key}_apply_problems",
+                  title="Corrections not applied", severity="warning")
     effect = corrections.effect
     if effect is None:
         st.info(md(corrections.note or "No record is scored both before and after the corrections."))

@@ -69,22 +69,6 @@ def show_signatures(signatures: Mapping[str, str], unavailable: Mapping[str, str
             st.caption(f"{md(label(name))} left out: {md(reason)}")
 
 
-def show_issues(issues: Sequence[Any], title: str = "Input problems") -> None:
-    """List located input problems in an expander, the lines the CLI prints: identical problems folded into one
-    line with their count (:func:`evaluators.reports.format.problem_lines`)."""
-    if not issues:
-        return
-    from evaluators.reports.format import problem_lines
-
-    errors = sum(1 for i in issues if i.severity == "error")
-    lines = problem_lines(issues)
-    with st.expander(f"{title}: {errors} error(s), {len(issues) - errors} warning(s)", expanded=errors > 0):
-        for line in lines[:200]:
-            st.text(visible(line))
-        if len(lines) > 200:
-            st.caption(f"... and {len(lines) - 200} more")
-
-
 def metric_cards(overall: Mapping[str, Any], names: Sequence[str]) -> None:
     """One ``st.metric`` per metric computed (mean over questions), with the question count first.
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from evaluators.io import InputIssue
 from evaluators.qa.evaluate import QAReport
 from evaluators.reports.qa import records_csv, report_json, summary_csv
 from components.metrics import metric_row
@@ -24,10 +23,6 @@ from evaluators.reports.escape import md
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: Input problems listed on the first screen; the rest one click away (a toggle shows them all in a grid).
-ISSUES_SHOWN = 20
-
 
 def headline(report: QAReport) -> None:
     """Metric cards: EM, F1 (and accuracy, macro F1, kappa for fact-check) with the counts behind them."""
@@ -54,31 +49,6 @@ def headline(report: QAReport) -> None:
         st.caption(f"95% confidence intervals: EM {percent(o.exact_match_ci_low)} – {percent(o.exact_match_ci_high)}, "
                    f"F1 {percent(o.token_f1_ci_low)} – {percent(o.token_f1_ci_high)} ({md(o.ci)})")
     st.caption(f"Signature: {md(report.signature)}")
-
-
-def issues_table(issues: tuple[InputIssue, ...] | list[InputIssue], label: str = "input problems", *,
-                 key: str = "issues") -> None:
-    """List located input problems (file, line, JSON path, message); nothing when there are none.
-
-    The first :data:`ISSUES_SHOWN` as a static table (a light first screen), identical problems folded into
-    one row with their lines and count (:func:`evaluators.reports.format.fold_problems`, as the CLI prints
-    them); when rows were folded or left out, a toggle (``key``) shows every problem in a sortable grid.
-    """
-    if not issues:
-        return
-    from evaluators.reports.format import fold_problems, folded_location
-
-    errors = sum(1 for i in issues if i.severity == "error")
-    st.warning(f"{len(issues)} {label} ({errors} skipped); the rest was scored.")
-    # the first screen: identical problems folded into one row with their count, the lines the CLI prints
-    folded = [{"where": folded_location(group), "severity": first.severity, "problem": first.message}
-              for first, group in fold_problems(issues)]
-    if len(issues) > len(folded) or len(folded) > ISSUES_SHOWN:
-        if st.toggle(f"Show all {len(issues):,} in a table · 显示全部", key=key):
-            show_table([{"file": i.file, "line": i.line, "path": i.path, "severity": i.severity, "problem": i.message}
-                        for i in issues])
-            return
-    static_records(folded, max_rows=ISSUES_SHOWN)
 
 
 def per_class_rows(report: QAReport) -> list[dict]:

@@ -9,6 +9,8 @@ import dataclasses
 import streamlit as st
 
 from components.downloads import download
+from components.problems import show_problems
+from components.review_link import create_review_session
 from components.tables import show_table
 from components.textdiff import render_char_diff
 from components.uploads import upload_bytes
@@ -319,9 +321,9 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
             made = store.session_by_name(DEMO_SESSION)
             if made is None:
                 data = demo_path("qa", "qa_demo.jsonl").read_bytes()
-                made = store.create_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")), k=2,
-                                            created_by=annotator or "demo",
-                                            uploads=[store.put_upload("qa_demo.jsonl", data)])
+                made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
+                                             created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
+                                             store=store)
             st.session_state["review_session"] = made.id
         with c2.form("review_new", border=False):
             up = st.file_uploader("Or a QA / fact-check file (records with GT and prediction) · 上传文件",
@@ -345,7 +347,9 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                         st.session_state["review_flash_ok"] = (
                             f"{made.session.n_items} new record(s) to review of {made.offered}; {len(made.carried)} "
                             "carried forward with their earlier verdict.")
-                except (InputError, ValueError) as exc:
+                except InputError as exc:  # the file cannot be read: where and why, as on the other pages
+                    show_problems([exc.issue], key="review_upload_problems", error="Cannot read this file:")
+                except ValueError as exc:
                     st.error(md(str(exc)))
 
 

@@ -1,13 +1,83 @@
-"""A button that turns the scored run of a page into a review session and opens the Review page."""
+"""From any page to review: the one review store (cached per database URL), the one way a page creates a
+review session, and the button that turns a page's scored run into a session and opens the Review page."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from evaluators.reports.escape import md
+
+if TYPE_CHECKING:
+    from evaluators.review.store import ReviewStore, Session
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str) -> ReviewStore:
+    from evaluators.review.store import ReviewStore
+
+    return ReviewStore(url)
+
+
+def review_store(url: str | None = None) -> ReviewStore:
+    """The review store of a database URL: one per URL and server process (engine, connection pool, caches).
+
+    Parameters
+    ----------
+    url : str, optional
+        A SQLAlchemy URL or a SQLite path; default :func:`evaluators.review.store.default_url`
+        (``EVALBOARD_DATABASE_URL``, else SQLite under ``EVALBOARD_DATA_DIR``), read on each call.
+
+    Returns
+    -------
+    ReviewStore
+        The same object for the same URL on every page and rerun.
+    """
+    from evaluators.review.store import default_url
+
+    return _store(str(url or default_url()))
+
+
+def create_review_session(name: str, kind: str, items: Iterable[Mapping[str, Any]], *, created_by: str,
+                          files: Iterable[tuple[str, bytes]] = (), k: int = 2, blind: bool = False,
+                          store: ReviewStore | None = None) -> Session:
+    """Create a review session from a page: its items, with the files they came from kept beside them.
+
+    Parameters
+    ----------
+    name : str
+        The session's name (unique in the store).
+    kind : str
+        The task the items come from (``"qa"``, ``"narrative"``, ``"dialogue"``, ``"memory"``, ``"testsets"``).
+    items : iterable of mapping
+        The review items (:mod:`evaluators.review.items`).
+    created_by : str
+        The owner.
+    files : iterable of (str, bytes)
+        The run's input files (name, bytes), kept with the session by SHA-256 so it reopens after a restart.
+    k : int
+        Reviewers per item.
+    blind : bool
+        Hide system names and scores from reviewers.
+    store : ReviewStore, optional
+        Default :func:`review_store` of the default URL.
+
+    Returns
+    -------
+    Session
+
+    Raises
+    ------
+    ValueError
+        A taken name, no item, a file over the upload limit (:meth:`ReviewStore.create_session`,
+        :meth:`ReviewStore.put_upload`).
+    """
+    store = store if store is not None else review_store()
+    uploads = [store.put_upload(file_name, data) for file_name, data in files]
+    return store.create_session(name, kind, items, created_by=created_by, k=k, blind=blind, uploads=uploads)
 
 
 def review_button(label: str, kind: str, source_name: str, items: Callable[[], list[dict]], *, key: str,
@@ -22,24 +92,22 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
     with one GT file per story), each kept.  A *Blind* checkbox beside the button (``blind``: its default)
     hides system names and scores from reviewers (and shuffles A/B sides); the session's owner can
     still turn blind mode on later.  Problems (no item, a database error) are shown, not raised.
+    The session is made by :func:`create_review_session`.
     """
     left, right = st.columns([3, 2], vertical_alignment="center")
     blind = right.checkbox("Blind review (hide system names and scores) · 盲评", value=blind, key=f"{key}_blind",
                            help="Reviewers do not see which system answered, nor its scores.")
     if not left.button(label, key=key, help="Creates a review session (kept in the review database) and opens it."):
         return
-    from evaluators.review.store import ReviewStore
-
     try:
-        store = ReviewStore()
         payloads = items()
         if not payloads:
             st.warning("Nothing to review here: no scored item.")
             return
-        uploads = [store.put_upload(source_name, data())] if data is not None else []
-        uploads += [store.put_upload(name, blob) for name, blob in (files() if files is not None else [])]
-        made = store.create_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
-                                    created_by=f"{kind} page", k=2, uploads=uploads, blind=blind)
+        kept = [(source_name, data())] if data is not None else []
+        kept += files() if files is not None else []
+        made = create_review_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
+                                     created_by=f"{kind} page", files=kept, blind=blind)
     except (ValueError, OSError, RuntimeError) as exc:
         st.error(md(f"Could not create the review session: {exc}"))
         return

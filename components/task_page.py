@@ -2,7 +2,7 @@
 
 :func:`task_page` draws: the page frame, one uploader per input role (or the task's demo files), the
 task's config as widgets (one per simple dataclass field), an optional GT patch, then the located input
-problems (:func:`components.uploads.show_issues`), the summary with intervals, what the corrections
+problems (:func:`components.problems.show_problems`), the summary with intervals, what the corrections
 changed (:func:`components.corrections.show_corrections`), the item table, the JSON / CSV / Markdown
 downloads (:func:`evaluators.reports.run_result.write`, the writer the CLI calls, so the bytes are the
 CLI's) and the *Review these items* button (:func:`components.review_link.review_button`).  The page
@@ -21,7 +21,8 @@ from components.cache import cached
 from components.downloads import download
 from components.layout import page_frame
 from components.tables import show_table
-from components.uploads import digest, read_uploads, show_issues
+from components.problems import show_problems
+from components.uploads import digest, read_uploads
 from evaluators.io.sources import InputFile
 from evaluators.reports.escape import md
 from evaluators.reports.run_result import FORMATS, summary_of, write
@@ -99,7 +100,7 @@ def task_page(task: Task, *, demo: Callable[[], Mapping[str, InputFile]] | None 
     except (InputError, GTPatchMismatch) as exc:
         st.error(md(str(exc)))
         return
-    show_issues(list(result.issues))
+    show_problems(result.issues, key=f"{key}_problems")
     if not len(result.items):
         st.info(f"Nothing was scored: no {task.unit} in the inputs.")
         return

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components.cache import cached, remember  # noqa: F401 - ``cached`` is used by the pages through here
-from evaluators.io import InputFile, InputIssue, expand_archives
+from evaluators.io import InputFile, expand_archives
 from evaluators.io.sources import bytes_digest
-from evaluators.reports.escape import html_text, md
 
 
 def _file_id(u) -> str:
@@ -67,55 +66,3 @@ def digest(*groups: Sequence[InputFile], extra: str = "") -> str:
         h.update(b"\x00")
     h.update(extra.encode())
     return h.hexdigest()
-
-
-FILE_LEVEL = ("decode", "json", "pairing", "taxonomy", "settings")
-
-
-#: Problems listed on the page; the rest are in the CSV download.
-SHOWN_ISSUES = 20
-
-
-def show_issues(issues: Sequence[InputIssue], *, title: str = "Input problems") -> None:
-    """Summarise input issues: counts per kind, the first :data:`SHOWN_ISSUES` lines listed (identical problems
-    folded into one line with their count, as the CLI prints them), a CSV of all.
-
-    Problems that lose a whole file open the list; record-level problems (a record left out,
-    the rest of the file used) stay folded with a count.  User text is escaped.
-    """
-    if not issues:
-        return
-    from collections import Counter
-
-    from evaluators.reports.csv_writer import write_dict_csv
-    from evaluators.reports.format import fold_problems, folded_location
-
-    errors = [i for i in issues if i.severity == "error"]
-    warnings = [i for i in issues if i.severity != "error"]
-    file_level = [i for i in errors if i.kind in FILE_LEVEL]
-    summary = (f"{title}: {len(errors)} error{'s' * (len(errors) != 1)}, "
-               f"{len(warnings)} warning{'s' * (len(warnings) != 1)} — the rest of the data is still scored")
-    ordered = file_level + [e for e in errors if e not in file_level] + warnings
-    # identical problems (same file, severity and message) are one line with their count, as the CLI prints them
-    groups = fold_problems(ordered)
-    with st.expander(summary, expanded=bool(file_level), icon=":material/error:" if file_level else
-                     ":material/warning:"):
-        kinds = Counter(i.kind or "other" for i in issues)
-        if len(groups) > SHOWN_ISSUES:
-            st.caption("By kind: " + ", ".join(f"{md(k)} {n}" for k, n in kinds.most_common())
-                       + f". The first {SHOWN_ISSUES} are listed; the CSV has all {len(issues)}.")
-        lines = []
-        for first, group in groups[:SHOWN_ISSUES]:
-            mark = "error" if first.severity == "error" else "warning"
-            color = "#c62828" if mark == "error" else "#ef6c00"
-            lines.append(f"<li><span style='color:{color};font-weight:600'>{mark}</span> "
-                         f"<code>{html_text(folded_location(group), breaks=False)}</code> — "
-                         f"{html_text(first.message, breaks=False)}</li>")
-        st.html(f"<ul class='eb-issues' style='margin:0;padding-left:1.2rem'>{''.join(lines)}</ul>")
-        if len(groups) > SHOWN_ISSUES or len(groups) < len(issues):  # the CSV has every problem, one a row
-            st.download_button(
-                "Download all problems (CSV)",
-                lambda: write_dict_csv(["severity", "kind", "file", "line", "path", "message"],
-                                       [{"severity": i.severity, "kind": i.kind, "file": i.file, "line": i.line,
-                                         "path": i.path, "message": i.message} for i in ordered]).encode("utf-8-sig"),
-                file_name="input_problems.csv", mime="text/csv", key=f"issues_csv_{title}", on_click="ignore")

@@ -5,11 +5,12 @@ import streamlit as st
 from components import narrative_views as views
 from components.compare_views import basis, common_note, paired_scores_view, systems_chart
 from components.tables import show_table
-from components.layout import page_frame
+from components.layout import page_frame, view_switch
 from evaluators.reports.escape import md, visible
 from components.corrections import corrections_control
 from components.narrative_state import demo_files, score, score_patched, settings, system_name
-from components.uploads import cached, read_uploads, show_issues
+from components.problems import show_problems
+from components.uploads import cached, read_uploads
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
 from evaluators.narrative.batch import (compare_two_systems, system_labels, systems_common, systems_macro,
@@ -17,8 +18,9 @@ from evaluators.narrative.batch import (compare_two_systems, system_labels, syst
 from evaluators.review.items import narrative_items
 from evaluators.reports.narrative import document_markdown, mismatches_csv, systems_csv, to_json, to_markdown
 
-VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
-VIEW_SLUGS = {v: v.split()[0].lower() for v in VIEWS}
+#: The views, slug (the link's ``?view=``) -> label; the page compares labels.
+VIEWS = {v.lower(): v for v in ("Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment",
+                                "Compare", "Downloads")}
 
 source = page_frame("Narrative annotation", "📖",
                     caption="JSON v3 stories: characters, events and spans, relationships, sentiment, action layer.")
@@ -54,7 +56,7 @@ else:
 
 batch = score(gt_files, pred_files, narrative_settings)
 
-show_issues(batch.all_issues())  # settings problems (all weights 0, taxonomy files) first
+show_problems(batch.all_issues(), key="nar_problems")  # settings problems (all weights 0, taxonomy files) first
 for d in batch.documents:
     for side, enc in d.encodings.items():
         if enc and enc != "utf-8":
@@ -70,18 +72,16 @@ if not batch.scored:
 docs = [r.story_id for r in batch.scored]
 qp = st.query_params
 default_doc = qp.get("doc") if qp.get("doc") in docs else docs[0]
-default_view = next((v for v in VIEWS if VIEW_SLUGS[v] == qp.get("view")), VIEWS[0])
 
-top1, top2 = st.columns([1, 3])
+top1, top2 = st.columns([1, 3], vertical_alignment="bottom")
 doc_id = top1.selectbox("Document", docs, index=docs.index(default_doc), key="nar_doc", format_func=visible)
 with top2:
-    view = st.segmented_control("View", VIEWS, default=default_view, key="nar_view") or VIEWS[0]
+    view = VIEWS[view_switch(VIEWS, key="nar_view")]  # the open view is in the link (?view=<slug>)
 result = next(r for r in batch.scored if r.story_id == doc_id)
 event_ids = [e for e in (*result.alignment.gt_ids, *result.alignment.pred_ids)]
 event = qp.get("event") if qp.get("event") in event_ids else None
 
 qp["doc"] = doc_id
-qp["view"] = VIEW_SLUGS[view]
 if event:
     qp["event"] = event
 elif "event" in qp:  # an event of another document must not linger in the shared link

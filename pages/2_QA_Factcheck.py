@@ -9,10 +9,11 @@ import streamlit as st  # noqa: E402
 
 from components.corrections import corrections_control  # noqa: E402
 from components.layout import view_switch  # noqa: E402
+from components.problems import show_problems  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from evaluators.reports.format import fixed  # noqa: E402
-from components.qa_views import (breakdown_frame, downloads, headline, issues_table, per_class_frame,  # noqa: E402
+from components.qa_views import (breakdown_frame, downloads, headline, per_class_frame,  # noqa: E402
                                  ratio_columns, render_overview)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -114,11 +115,11 @@ result = score(inputs, config, run_key)
 main = result.inputs[0]
 
 if main.report is None:  # unreadable (undecodable bytes ...)
-    st.error(md(f"{main.failure.location()}: {main.failure.message}"))
+    show_problems([main.failure], key="qa_problems", error="Cannot score this file:")
     st.stop()
 report = main.report
 st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
-issues_table(report.issues, key="qa_all_issues")
+show_problems(report.issues, key="qa_problems")
 if not main.usable:
     reason = main.failure.message
     st.error(md(f"{file_name}: {reason}. Upload the predictions with the file (second uploader) or set the "
@@ -129,8 +130,8 @@ headline(report)
 
 for other in result.inputs[1:]:
     if other.failure is not None:
-        f = other.failure
-        st.error(md(f"{f.location()}: {f.message}" + ("; left out of the comparison." if f.kind == "unusable" else "")))
+        show_problems([other.failure], key=f"qa_problems_{other.failure.file}",
+                      error="Left out of the comparison:" if other.failure.kind == "unusable" else "Cannot be read:")
 # Split into runs only when there is more than one system: a single large file is never materialised.
 runs = cached(("qa-runs", run_key, config), result.runs) if result.others or len(report.by_group) > 1 else {}
 

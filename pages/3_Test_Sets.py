@@ -10,7 +10,8 @@ import streamlit as st  # noqa: E402
 
 from components.layout import view_switch  # noqa: E402
 from components.metrics import metric_row  # noqa: E402
-from components.qa_views import issues_table, ratio_columns  # noqa: E402
+from components.problems import show_problems  # noqa: E402
+from components.qa_views import ratio_columns  # noqa: E402
 from components.static import static_chart, static_records  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from components.downloads import download  # noqa: E402
@@ -59,9 +60,9 @@ else:
             alone = cached(("testsets-set", upload_digest(up_items)),
                            lambda: load_test_set(up_items.getvalue(), up_items.name))
         except InputError as exc:
-            st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
+            show_problems([exc.issue], key="ts_problems", error="Cannot read this test set:")
             st.stop()
-        issues_table(list(alone.issues), key="ts_all_issues")
+        show_problems(alone.issues, key="ts_problems")
         st.subheader(f"Preview · 预览: {md(up_items.name)}")
         st.caption(f"{alone.kind}, {len(alone.items)} valid item(s), version {md(alone.version)}. Upload the answers "
                    "(second box) to score them; the template below has every id (and turn) with an empty answer.")
@@ -95,13 +96,13 @@ try:
     with st.spinner("Scoring …"):
         run = cached(key, compute)
 except InputError as exc:
-    st.error(md(f"{exc.issue.location()}: {exc.issue.message}"))
+    show_problems([exc.issue], key="ts_problems", error="The test set cannot be scored:")
     st.stop()
 test_set, answers, report = run.test_set, run.answers, run.scores
 
 st.caption(f"Test set: {md(items_name)} ({test_set.kind}, {len(test_set.items)} valid items, "
            f"version {md(test_set.version)}) · answers: {md(answers_name)} ({len(answers.answers)})")
-issues_table(run.issues, key="ts_all_issues")
+show_problems(run.issues, key="ts_problems")
 if report is None:
     st.error("No valid item in this test set; see the problems above.")
     st.stop()

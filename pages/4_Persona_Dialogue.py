@@ -17,6 +17,7 @@ from components.dialogue_views import (  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.layout import view_switch  # noqa: E402
 from components.metrics import metric_row  # noqa: E402
+from components.problems import show_problems  # noqa: E402
 from components.static import static_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
@@ -33,7 +34,7 @@ from evaluators.dialogue.scoring import case_matrix, compare_two_models  # noqa:
 from evaluators.reports.dialogue import annotation_csv, json_report_text, summary_text  # noqa: E402
 from evaluators.metrics.registry import list_metrics  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
-from evaluators.reports.format import MISSING, fixed, fold_problems, folded_location, problem_lines  # noqa: E402
+from evaluators.reports.format import MISSING, fixed  # noqa: E402
 
 DEMO_FILES = ("panda-chat-large.jsonl", "panda-chat-small_report.json")
 #: Live-mode checkpoints (one JSONL per cases, endpoint and model): a stopped or interrupted run resumes.
@@ -75,9 +76,7 @@ else:
                  for key, f in zip(pred_keys, up_preds or [])]
 
 if not case_set.cases:
-    st.error(f"No usable test case in {md(cases_name)}.")
-    for line in problem_lines(case_set.issues):  # identical problems folded, as the CLI prints them
-        st.markdown(f"- {md(line)}")
+    show_problems(case_set.issues, key="dialogue_case_problems", error=f"No usable test case in {cases_name}.")
     st.stop()
 
 # How each predictions file fits the cases (engine's rule); a stored report made against other cases offers its own.
@@ -155,11 +154,11 @@ inputs = DialogueInputs.of(case_set, [*pred_sets, *jobs.prediction_sets()])
 preds = inputs.combined()  # a new set: the cached ones are shared and never changed
 if not preds.rows:
     if pred_sets:  # files were given: none of them holds a usable row (an empty file says so below)
-        st.error("No usable prediction row in " + ", ".join(md(f) for s in pred_sets for f in s.files) + ".")
+        show_problems(preds.issues, key="dialogue_pred_problems", error="No usable prediction row in "
+                      + ", ".join(f for s in pred_sets for f in s.files) + ".")
     else:
         st.info("Upload one or more prediction files (or ask a live endpoint) to score them.")
-    for line in problem_lines(preds.issues):
-        st.markdown(f"- {md(line)}")
+        show_problems(preds.issues, key="dialogue_pred_problems")
     st.stop()
 
 if not chosen:
@@ -193,10 +192,7 @@ except (KeyError, ValueError) as exc:
     st.stop()
 names = [m["name"] for m in evaluation.metric_info]  # as scored: a mode's variants under their own names
 
-if evaluation.issues:
-    with st.expander(f"⚠️ {len(evaluation.issues)} input issue(s): unmatched, duplicate or skipped rows"):
-        for first, group in fold_problems(evaluation.issues)[:200]:  # identical problems: one line, a count
-            st.markdown(f"- **{md(first.kind)}** {md(folded_location(group))}: {md(first.message)}")
+show_problems(evaluation.issues, key="dialogue_problems")  # unmatched, duplicate or skipped rows
 
 metric_row([(f"{md(s.model)} · combined", fixed(s.combined_score),
              f"{s.n_scored} cases scored, {s.n_missing} missing (count as 0), {s.n_no_gt} without ground truth"

@@ -16,6 +16,7 @@ source = page_frame(
 
 from components import memory_views as views  # noqa: E402
 from components.layout import view_switch  # noqa: E402
+from components.problems import show_problems  # noqa: E402
 from components.static import static_chart  # noqa: E402
 from components.uploads import cached, upload_bytes, upload_digest, upload_view  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
@@ -103,17 +104,11 @@ uploaded_cache = inputs.judge_cache
 for note in inputs.notes:
     st.caption(md(note))
 
-views.show_issues(issues)
+# something was uploaded but nothing in it could be used: say why
+unusable = "No usable question in the upload:" if not results and any(i.severity == "error" for i in issues) else None
+show_problems(issues, key="mem_problems", error=unusable)
 if not results:
-    errors = [i for i in issues if i.severity == "error"]
-    if errors:  # something was uploaded but nothing in it could be used: say why
-        from evaluators.reports.format import fold_problems, folded_location
-
-        groups = fold_problems(errors)  # the lines listed above: identical problems are one
-        first, group = groups[0]
-        st.error(md(f"No usable question in the upload: {folded_location(group)}: {first.message}"
-                    + (f" (and {len(groups) - 1} more problem(s), listed above)" if len(groups) > 1 else "")))
-    else:
+    if unusable is None:
         st.info("Upload a results file (or a question file with predictions) to see metrics by question type.")
     st.stop()
 
@@ -166,8 +161,7 @@ st.subheader("LLM judge")
 if "mem_flash" in st.session_state:
     st.success(st.session_state.pop("mem_flash"))
 if report.judge_cache_problem is not None:
-    problem = report.judge_cache_problem
-    st.error(md(f"{problem.location()}: {problem.message}"))
+    show_problems([report.judge_cache_problem], key="mem_judge_cache_problems", error="")  # the cache is not used
 if report.judge_cache is None:
     judge_source = ""
 elif report.judge_cache is uploaded_cache:
@@ -299,7 +293,7 @@ elif view == "systems":
         other = cached(("mem-other", input_key, file_name, content_key, tuple(text_metrics)),
                        lambda file_name=file_name, read=read: _score_other(file_name, read()))
         if other.issues:
-            views.show_issues(other.issues, title=f"Problems in {file_name}")
+            show_problems(other.issues, key=f"mem_problems_{file_name}", title=f"Problems in {file_name}")
         if other.rows:
             rows_by_system[other_name] = other.rows
             st.caption(f"{md(other_name)}: {md(other.pairing.describe())}")

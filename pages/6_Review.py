@@ -2,7 +2,7 @@
 
 Layout only: who acts, what is shown and every rule live in :mod:`evaluators.review.service`."""
 
-from components.layout import page_frame
+from components.layout import page_frame, view_switch
 
 source = page_frame("Review · 人工审阅", "📝",
                     caption="Every decision is saved when submitted (SQLite by default); sessions reopen "
@@ -18,18 +18,14 @@ from components.review import (adjudication_panel, agreement_panel, decisions_ta
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
 from evaluators.review.links import parse_link  # noqa: E402
-from evaluators.review.store import ReviewStore, default_url  # noqa: E402
+from components.review_link import review_store  # noqa: E402
 
-VIEWS = ["Review · 审阅", "Adjudicate · 裁决", "Agreement · 一致性", "Export · 导出"]
-
-
-@st.cache_resource(show_spinner=False)
-def review_store(url: str) -> ReviewStore:
-    """One store (engine, connection pool, caches) per database URL and server process."""
-    return ReviewStore(url)
+#: The views, slug (the link's ``?view=``) -> label.
+VIEWS = {"review": "Review · 审阅", "adjudicate": "Adjudicate · 裁决", "agreement": "Agreement · 一致性",
+         "export": "Export · 导出"}
 
 
-store, qp = review_store(default_url()), st.query_params
+store, qp = review_store(), st.query_params
 link = st.session_state.setdefault("review_link", parse_link(qp))
 for notice in link.notices:
     st.warning(md(notice))
@@ -54,9 +50,9 @@ st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} re
            + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
               if (carried := (session.settings or {}).get("carried")) else ""))
 settings_panel(store, session, annotator)
-view_name = st.segmented_control("View", VIEWS, default=VIEWS[0], key="review_view", label_visibility="collapsed")
+view_name = view_switch(VIEWS, key="review_view")
 
-if view_name in (None, VIEWS[0]):
+if view_name == "review":
     cur_key = f"review_cur_{sid}"
     filters = review_filters(store, session, annotator)
     from_link = st.session_state.get(cur_key) is None and link.item is not None
@@ -142,9 +138,9 @@ if view_name in (None, VIEWS[0]):
                    "while the page updates wait their turn.")
 else:
     shortcuts({})  # no key acts outside the Review view
-if view_name == VIEWS[1]:
+if view_name == "adjudicate":
     adjudication_panel(store, session, annotator)
-elif view_name == VIEWS[2]:
+elif view_name == "agreement":
     agreement_panel(store, session, annotator)
-elif view_name == VIEWS[3]:
+elif view_name == "export":
     export_panel(store, session, annotator)

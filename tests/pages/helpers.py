@@ -94,3 +94,16 @@ def open_view(at: AppTest, key: str, view: str) -> AppTest:
     at.segmented_control(key=key).set_value(view).run()
     assert not at.exception, at.exception
     return at
+
+
+def problem_table(at: AppTest) -> list[dict[str, str]]:
+    """The rows of the input-problems table (:func:`components.problems.show_problems`) as the reader sees them:
+    ``{"severity", "count", "where", "problem"}`` each (``count`` as shown, e.g. ``"500"``)."""
+    from components.problems import COLUMNS
+
+    return [dict(zip(COLUMNS, row)) for row in static_rows(at, "severity")]
+
+
+def problem_line(row: dict[str, str]) -> str:
+    """A row of :func:`problem_table` as the line the CLI prints (``"error: a.jsonl:3: message"``)."""
+    return f"{row['severity']}: {row['where']}: {row['problem']}"

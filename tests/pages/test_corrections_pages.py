@@ -14,7 +14,7 @@ from evaluators.demo import demo_path
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from evaluators.review.store import ReviewStore
 from tests.conftest import ROOT, require_shared
-from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, QA_PAGE, TESTSETS_PAGE, run_page, shown
+from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, QA_PAGE, TESTSETS_PAGE, problem_table, run_page, shown
 
 UPLOAD = "GT patch files · 更正文件 (JSONL)"
 
@@ -189,3 +189,21 @@ def test_qa_page_flags_a_rank_flip():
     assert [f.split(":")[0] for f in flips] == ["Rank flip (EM)", "Rank flip (F1)"]
     assert flips[0] == ("Rank flip (EM): A was ahead of B (75.00% vs 25.00%); after the corrections B is ahead "
                         "(100.00% vs 75.00%)")
+
+
+def test_patch_file_problems_are_shown_as_every_input_problem():
+    """An unreadable patch file: its located problem in a red box; a bad line among good ones: the line skipped,
+    listed with the other input problems (components/problems.py), a warning since the rest is applied."""
+    at = with_patch(run_page(TESTSETS_PAGE, source="demo"), "ts_fix", "empty.jsonl", "")
+    (error,) = [shown(e.value) for e in at.error]
+    assert error.startswith("error: empty.jsonl: empty GT patch"), error
+    digest = file_sha256(demo_path("testsets", "factual_demo.json"))
+    good = write_gt_patch([PatchEntry("q_002", digest, "add_answer", ("阿橘",), ("叫阿橘。",), "ann", "ok")])
+    at.file_uploader(key="ts_fix_files").upload("fix.jsonl", (good + "{oops\n").encode("utf-8")).run()
+    assert not at.exception and not at.error
+    assert [e.label for e in at.expander if e.label.startswith("Lines skipped")] == [
+        "Lines skipped in the patch files: 0 errors, 1 warning — the rest of the data is still scored"]
+    (row,) = problem_table(at)
+    assert good.count("\n") == 1  # one correction on line 1; "{oops" on line 2, invalid from its column 2
+    assert (row["severity"], row["count"], row["where"]) == ("warning", "1", "fix.jsonl:2:2")
+    assert applied_rows(at, "ts_fix")[0]["applied"] == 1

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import evaluators.dialogue as dialogue
-from tests.pages.helpers import DIALOGUE_PAGE, page_app, shown
+from tests.pages.helpers import DIALOGUE_PAGE, page_app, problem_line, problem_table, shown
 
 pytestmark = pytest.mark.usefixtures("empty_result_store")
 
@@ -49,7 +49,7 @@ def _upload(cases_name: str = "cases.json"):
 
 
 def _issue_lines(at) -> list[str]:
-    return [shown(m.value) for m in at.markdown if m.value.startswith("- ")]
+    return [problem_line(row) for row in problem_table(at)]
 
 
 def test_widget_reruns_neither_parse_nor_score_again(calls):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("isolated")
 
 
 @pytest.mark.parametrize("path, state, at_least", [
-    (QA_PAGE, {}, 4), (NARRATIVE_PAGE, {"nar_view": "Downloads"}, 7), (TESTSETS_PAGE, {}, 2),
+    (QA_PAGE, {}, 4), (NARRATIVE_PAGE, {"nar_view": "downloads"}, 7), (TESTSETS_PAGE, {}, 2),
     (DIALOGUE_PAGE, {}, 3), (MEMORY_PAGE, {}, 5)], ids=["qa", "narrative", "testsets", "dialogue", "memory"])
 def test_every_download_button_downloads_without_a_rerun(path, state, at_least):
     at = run_page(path, source="demo", **state)

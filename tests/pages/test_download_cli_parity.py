@@ -121,16 +121,16 @@ RUNS: dict[str, Inputs] = {
                       {"qa_upload": ("dumb_dev_pred.jsonl",)}),
     "qa-real-systems": Inputs(QA_PAGE, _shared(("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")),
                               "upload", {"qa_upload": ("DERIVED_seed_format.jsonl",)}, {"qa_view": "systems"}),
-    "narrative-demo": Inputs(NARRATIVE_PAGE, _demo("narrative", *NARRATIVE_DEMO), state={"nar_view": "Downloads"}),
+    "narrative-demo": Inputs(NARRATIVE_PAGE, _demo("narrative", *NARRATIVE_DEMO), state={"nar_view": "downloads"}),
     "narrative-systems-demo": Inputs(NARRATIVE_PAGE, _narrative_systems, "upload",
                                      {"nar_gt_upload": NARRATIVE_DEMO[0::2], "nar_pred_upload": ("sys_a.zip",),
-                                      "nar_more_pred": ("sys_b.zip",)}, {"nar_view": "Compare"}),
+                                      "nar_more_pred": ("sys_b.zip",)}, {"nar_view": "compare"}),
     "narrative-real": Inputs(NARRATIVE_PAGE, _shared(("fairytales", "gt_v3", "CH_002_牛郎织女_v3.json"),
                                                      ("fairytales", "predictions",
                                                       "CH_002_牛郎织女_v3_prediction.json")),
                              "upload", {"nar_gt_upload": ("CH_002_牛郎织女_v3.json",),
                                         "nar_pred_upload": ("CH_002_牛郎织女_v3_prediction.json",)},
-                             {"nar_view": "Downloads"}),
+                             {"nar_view": "downloads"}),
     "testsets-single-demo": Inputs(TESTSETS_PAGE, _demo("testsets", "factual_demo.json", "factual_demo_answers.json")),
     "testsets-multi-demo": Inputs(TESTSETS_PAGE, _demo("testsets", "multi_turn_demo.json",
                                                        "multi_turn_demo_answers.jsonl"), state={"ts_demo": "multi"}),
@@ -492,7 +492,7 @@ def review_exports(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
         at.query_params["session"] = str(session.id)
         at.run()
         at.text_input(key="review_me").set_value("olga").run()
-        at.segmented_control(key="review_view").set_value("Export · 导出").run()
+        at.segmented_control(key="review_view").set_value("export").run()
         assert not at.exception, at.exception
         files = {name: data.encode("utf-8") if isinstance(data, str) else data
                  for name, data in ((name, make()) for name, make in deferred.items())}

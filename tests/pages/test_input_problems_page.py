@@ -10,14 +10,9 @@ import pytest
 from evaluators.memory.inputs import resolve_inputs
 from evaluators.reports.format import problem_lines
 from tests.conftest import require_shared
-from tests.pages.helpers import QA_PAGE, run_memory_page, run_page, shown
+from tests.pages.helpers import QA_PAGE, problem_line, problem_table, run_memory_page, run_page, shown
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
-
-
-def _problem_texts(at) -> list[str]:
-    expander = next(e for e in at.expander if e.label.startswith("Input problems"))
-    return [t.value for t in expander.text]
 
 
 def _memory_upload(name: str, data: bytes):
@@ -32,23 +27,24 @@ def test_longmemeval_predictions_in_results_name_the_uploader_they_go_in():
     path = require_shared("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o")
     name = "my_predictions.jsonl"  # the uploader takes .jsonl / .json / .csv
     at = _memory_upload(name, path.read_bytes())
-    texts = _problem_texts(at)
-    assert len(texts) == 1, texts
-    assert "Predictions by question_id" in texts[0] and "--predictions" in texts[0]
-    # the same line as the CLI prints (the engine's issue, folded the same way)
+    # one problem, and it stops the page: the red box holds the line the CLI prints (the engine's issue)
     cli = problem_lines(resolve_inputs(results=(name, path.read_bytes())).issues)
-    assert texts == cli
-    assert any("Predictions by question_id" in shown(e.value) for e in at.error)
+    assert len(cli) == 1 and "Predictions by question_id" in cli[0] and "--predictions" in cli[0]
+    assert [shown(e.value) for e in at.error] == [f"No usable question in the upload: {cli[0]}"]
+    assert not any(e.label.startswith("Input problems") for e in at.expander)  # nothing more to list
 
 
 def test_five_hundred_identical_problems_are_one_line_with_a_count():
     rows = [{"question_id": f"q{i}", "question": "?", "ground_truth": "a", "prediction": "a"} for i in range(500)]
     data = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
     at = _memory_upload("no_type.jsonl", data)
-    texts = _problem_texts(at)
-    assert texts == ["error: no_type.jsonl: line 1, 2, 3 … (500 lines): missing 'question_type' "
-                     "(also read as 'type' or 'category')"]
-    assert not any("more" in shown(c.value) for c in at.caption)
+    line = ("error: no_type.jsonl: line 1, 2, 3 … (500 lines): missing 'question_type' "
+            "(also read as 'type' or 'category')")
+    rows = problem_table(at)
+    assert [problem_line(r) for r in rows] == [line] and rows[0]["count"] == "500"
+    assert next(e for e in at.expander if e.label.startswith("Input problems")).label == (
+        "Input problems: 500 errors, 0 warnings")
+    assert [shown(e.value) for e in at.error] == [f"No usable question in the upload: {line}"]
 
 
 def test_a_narrative_file_in_the_qa_uploader_names_the_narrative_page():
@@ -93,5 +89,6 @@ def test_a_test_set_in_the_persona_cases_uploader_names_the_test_sets_page():
     at.file_uploader(key="dialogue_cases").set_value((path.name, path.read_bytes(), "application/json"))
     at.run()
     assert not at.exception, at.exception
-    lines = [shown(m.value) for m in at.markdown if shown(m.value).startswith("- ")]
-    assert len(lines) == 1 and "Test Sets page" in lines[0] and "evalboard testsets ITEMS ANSWERS" in lines[0], lines
+    errors = [shown(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(f"No usable test case in {path.name}. error: "), errors
+    assert "Test Sets page" in errors[0] and "evalboard testsets ITEMS ANSWERS" in errors[0], errors

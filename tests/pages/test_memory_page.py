@@ -16,7 +16,8 @@ from evaluators.metrics.agreement import cohen_kappa_ci
 from tests.conftest import require_shared
 from tests.helpers.http_servers import FakeJudgeServer
 from tests.helpers.locomo_reference import locomo_reference_scores
-from tests.pages.helpers import memory_metric as metric, open_view, run_memory_page as run_page, shown, static_rows
+from tests.pages.helpers import memory_metric as metric, open_view, problem_line, problem_table, shown, static_rows
+from tests.pages.helpers import run_memory_page as run_page
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no judge endpoint from the environment (tests/pages/conftest.py)
 
@@ -104,7 +105,7 @@ def test_upload_results_with_a_bad_line_and_stored_labels():
     at.file_uploader(key="mem_labels").set_value(("labels.jsonl", labels, "application/jsonl"))
     at.run()
     assert not at.exception
-    issues = " ".join(t.value for t in at.text)
+    issues = " ".join(problem_line(r) for r in problem_table(at))
     assert "r.jsonl:4" in issues and "invalid JSON" in issues  # located, the rest still scored
     assert metric(at, "Questions") == "3"
     assert metric(at, "Judge score") == f"{2 / 3:.3f}"  # stored labels 1, 0, 1
@@ -134,7 +135,7 @@ def test_upload_questions_and_predictions_keyed_by_id():
     by_type = open_view(at, "mem_view", "types").dataframe[0].value.set_index("question_type")
     assert by_type["count"].to_dict() == {"knowledge_update": 1, "multi_session": 1, "single_session_preference": 1,
                                           "overall": 3}
-    issues = " ".join(t.value for t in at.text)
+    issues = " ".join(problem_line(r) for r in problem_table(at))
     assert "1 question(s) have no prediction" in issues  # p1 is scored as a miss, and said so
 
 
@@ -236,7 +237,8 @@ def test_an_unusable_upload_says_why_with_file_and_line():
     at.file_uploader(key="mem_results").set_value(("results.jsonl", bad, "application/octet-stream"))
     at.run()
     assert not at.exception
-    assert len(at.error) == 1 and shown(at.error[0].value).startswith("No usable question in the upload: results.jsonl:1")
+    assert len(at.error) == 1 and shown(at.error[0].value).startswith(
+        "No usable question in the upload: error: results.jsonl:1")
     assert not any("Upload a results file" in i.value for i in at.info)
 
 

@@ -10,7 +10,7 @@ from evaluators.narrative import evaluate
 from evaluators.narrative.batch import evaluate_batch
 from components.narrative_state import demo_files
 from tests.conftest import require_shared
-from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, run_page as run
+from tests.pages.helpers import HOME, NARRATIVE_PAGE as PAGE, metric_values as metrics, problem_table, run_page as run
 from tests.unit.narrative_builders import doc, event, rel, span
 
 VIEWS = ["Overview", "Characters", "Relationships", "Actions", "Spans", "Alignment", "Compare", "Downloads"]
@@ -43,19 +43,19 @@ def test_every_view_on_the_demo(demo_batch):
     assert m["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
     assert m["Overall"] == fmt(en.overall_score)  # first document (sorted ids) is shown below the table
     for view in VIEWS[1:]:
-        at.segmented_control(key="nar_view").set_value(view).run()
+        at.segmented_control(key="nar_view").set_value(view.lower()).run()
         assert not at.exception, (view, at.exception)
     at.selectbox(key="nar_doc").set_value("ZH_001_石匠与山神").run()
     zh = next(r for r in demo_batch.scored if r.story_id == "ZH_001_石匠与山神")
-    at.segmented_control(key="nar_view").set_value("Characters").run()
+    at.segmented_control(key="nar_view").set_value("characters").run()
     m = metrics(at)
     assert m["F1"] == fmt(zh.characters.character_f1)
     assert m["Archetype accuracy"] == fmt(zh.characters.character_archetype_accuracy)
     chips = html_bodies(at)
     assert "data-status='missing'" in chips and "村长" in chips and "山神 ⇄ 老婆婆" in chips
-    at.segmented_control(key="nar_view").set_value("Actions").run()
+    at.segmented_control(key="nar_view").set_value("actions").run()
     assert metrics(at)["Field accuracy (micro)"] == fmt(zh.action_layer.action_layer_field_accuracy)
-    at.segmented_control(key="nar_view").set_value("Spans").run()
+    at.segmented_control(key="nar_view").set_value("spans").run()
     assert metrics(at)["Boundary similarity B"] == fmt(zh.text_span.boundary_score)
     assert "eb-overlay" in html_bodies(at) and "山神大怒" in html_bodies(at)
     assert at.query_params["doc"] == "ZH_001_石匠与山神" and at.query_params["view"] == "spans"
@@ -68,7 +68,7 @@ def test_query_params_open_the_same_document_and_view():
     at.run()
     assert not at.exception
     assert at.selectbox(key="nar_doc").value == "ZH_001_石匠与山神"
-    assert at.segmented_control(key="nar_view").value == "Relationships"
+    assert at.segmented_control(key="nar_view").value == "relationships"  # the view switch holds slugs
 
 
 def _upload(at, gt_files, pred_files):
@@ -109,14 +109,14 @@ def test_real_upload_shows_the_engines_values():
     # 5/7 = 0.7143, 4/27 = 0.1481, 16/47 = 0.3404, (0.7143 + 0.1481 + 1 + 0.3404 + 1) / 5 = 0.6406
     assert (m["Characters"], m["Relationships"], m["Action layer"], m["Overall"]) == ("0.714", "0.148", "0.340",
                                                                                       "0.641")
-    at.segmented_control(key="nar_view").set_value("Relationships").run()
+    at.segmented_control(key="nar_view").set_value("relationships").run()
     m = metrics(at)
     assert m["F1"] == fmt(expected.relationships.relationship_f1)
     assert m["Pair coverage"] == fmt(expected.relationships.relationship_pair_coverage)
     assert (m["F1"], m["Pair coverage"]) == (fmt(4 / 27), fmt(5 / 8))
-    at.segmented_control(key="nar_view").set_value("Spans").run()
+    at.segmented_control(key="nar_view").set_value("spans").run()
     assert "牛郎" in html_bodies(at)
-    at.segmented_control(key="nar_view").set_value("Alignment").run()
+    at.segmented_control(key="nar_view").set_value("alignment").run()
     assert metrics(at)["Aligned"] == str(expected.summary.events_aligned)
     assert metrics(at)["Aligned"] == "14"
 
@@ -131,7 +131,7 @@ def test_broken_file_is_reported_and_the_good_pair_still_scored():
     labels = [e.label for e in at.expander]
     problems = next(lab for lab in labels if lab.startswith("Input problems"))
     assert "1 error" in problems
-    assert "B_pred.json:1:" in html_bodies(at)  # file, line and column of the JSON error
+    assert [r["where"][:len("B_pred.json:1:")] for r in problem_table(at)] == ["B_pred.json:1:"]  # line, column
 
 
 def test_script_and_img_in_names_and_text_render_as_text():
@@ -144,13 +144,13 @@ def test_script_and_img_in_names_and_text_render_as_text():
     at = run(PAGE, evalboard_data_source="upload")
     _upload(at, [("X_v3.json", json.dumps(evil).encode())], [("X_pred.json", json.dumps(other).encode())])
     for view in ("Characters", "Spans", "Relationships", "Alignment"):
-        at.segmented_control(key="nar_view").set_value(view).run()
+        at.segmented_control(key="nar_view").set_value(view.lower()).run()
         assert not at.exception
         body = html_bodies(at)
         assert "<script" not in body and "<img" not in body, view
-    at.segmented_control(key="nar_view").set_value("Spans").run()
+    at.segmented_control(key="nar_view").set_value("spans").run()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html_bodies(at)
-    at.segmented_control(key="nar_view").set_value("Characters").run()
+    at.segmented_control(key="nar_view").set_value("characters").run()
     assert "&lt;img src=x onerror=alert(2)&gt;" in html_bodies(at)
     for m in at.markdown:
         assert "<script" not in m.value and "<img" not in m.value
@@ -189,10 +189,10 @@ def test_tables_over_the_styler_cell_limit_are_shown_without_colours():
     at = run(PAGE, evalboard_data_source="upload")
     _upload(at, [("L_v3.json", json.dumps(gt).encode())], [("L_pred.json", json.dumps(pred).encode())])
     with pd.option_context("styler.render.max_elements", 40):  # 12 characters x 5+ columns > 40 cells
-        at.segmented_control(key="nar_view").set_value("Characters").run()
+        at.segmented_control(key="nar_view").set_value("characters").run()
     assert not at.exception
     assert any("cells that can be coloured: shown without colours" in c.value for c in at.caption)
-    at.segmented_control(key="nar_view").set_value("Characters").run()  # under the default limit: coloured
+    at.segmented_control(key="nar_view").set_value("characters").run()  # under the default limit: coloured
     assert not any("shown without colours" in c.value for c in at.caption)
 
 
@@ -209,7 +209,7 @@ def test_compare_view_scores_other_systems_side_by_side(demo_batch):
         for f in gt:
             z.writestr(f.name.replace("_v3.json", "_prediction.json"), f.data)
     at.file_uploader(key="nar_more_pred").set_value([("oracle.zip", buf.getvalue(), "application/zip")]).run()
-    at.segmented_control(key="nar_view").set_value("Compare").run()
+    at.segmented_control(key="nar_view").set_value("compare").run()
     assert not at.exception, at.exception
     matrix = next(d.value for d in at.dataframe if "story_id" in d.value.columns and "spread" in d.value.columns)
     by_story = {r.story_id: r for r in demo_batch.scored}
@@ -247,9 +247,9 @@ def test_a_long_list_of_input_problems_is_summarised_with_a_csv_of_all():
     at = run(PAGE, evalboard_data_source="upload")
     _upload(at, [(f.name, f.data) for f in gt] + broken, [(f.name, f.data) for f in pred])
     expander = next(e for e in at.expander if e.label.startswith("Input problems"))
-    listed = html_bodies(at).count("<li>")
-    assert listed == 20  # the first 20 of 25 unpaired/unreadable files (SHOWN_ISSUES)
-    assert any("The first 20 are listed; the CSV has all 25" in c.value for c in at.caption)
+    assert len(problem_table(at)) == 20  # the first 20 of 25 unpaired/unreadable files (problems.SHOWN)
+    assert "first 20 of 25 rows" in html_bodies(at)
+    assert any("the CSV has all 25, one a row" in c.value for c in at.caption)
     assert any(b.proto.label == "Download all problems (CSV)" for b in at.get("download_button"))
     # unpaired GT files are warnings (the paired stories are still scored)
     assert expander.label == "Input problems: 0 errors, 25 warnings — the rest of the data is still scored"
@@ -303,7 +303,7 @@ def test_compare_view_says_when_systems_scored_different_stories(demo_batch):
     with zipfile.ZipFile(buf, "w") as z:  # the oracle predicted one story only: the GT itself
         z.writestr(gt[0].name.replace("_v3.json", "_prediction.json"), gt[0].data)
     at.file_uploader(key="nar_more_pred").set_value([("oracle.zip", buf.getvalue(), "application/zip")]).run()
-    at.segmented_control(key="nar_view").set_value("Compare").run()
+    at.segmented_control(key="nar_view").set_value("compare").run()
     assert not at.exception, at.exception
     assert any("n common = 1 story; own n:" in shown(w.value) and "oracle 1" in shown(w.value) for w in at.warning)
     table = next(d.value for d in at.dataframe if "n common" in d.value.columns)
@@ -344,7 +344,7 @@ def test_script_conversion_setting_scores_a_traditional_prediction_like_the_simp
     assert m["Overall"] == fmt(simplified.overall_score)
     assert m["Characters"] == fmt(simplified.component_scores["characters"])
     assert any("script=tw2s (opencc" in c.value for c in at.caption)
-    at.segmented_control(key="nar_view").set_value("Spans").run()
+    at.segmented_control(key="nar_view").set_value("spans").run()
     assert not at.exception, at.exception
     # the overlay shows the GT text as written (Simplified), spans at the same offsets as the Simplified prediction's
     body = html_bodies(at)

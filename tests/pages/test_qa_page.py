@@ -71,23 +71,25 @@ def test_upload_empty_state_and_bad_files():
     assert at.info and "Upload a file" in at.info[0].value
     at.file_uploader(key="qa_upload").upload("broken.jsonl", b'{"answer": "a", "final_answer": "a"}\n{oops\n').run()
     assert not at.exception
-    assert any("1 input problems" in w.value for w in at.warning)
+    assert [e.label for e in at.expander if e.label.startswith("Input problems")] == [
+        "Input problems: 1 error, 0 warnings — the rest of the data is still scored"]
     assert _metrics(at)["EM"] == "100.00%"
     at.file_uploader(key="qa_upload").set_value(("bad.jsonl", b"\xff\xfe\x81\x00\xfa", "text/plain")).run()
     assert not at.exception and at.error
 
 
-def test_many_input_problems_are_folded_and_all_one_click_away():
+def test_many_input_problems_are_folded_and_all_in_the_csv(deferred_downloads):
     good = b'{"answer": "a", "final_answer": "a"}\n'
     at = _upload(_app(), "broken.jsonl", good + b"{oops\n" * 25)
-    assert any("25 input problems (25 skipped)" in w.value for w in at.warning)
+    assert any(e.label == "Input problems: 25 errors, 0 warnings — the rest of the data is still scored"
+               for e in at.expander)
     # the same problem on 25 lines: one row with its lines and count, as the CLI prints it
     message = "invalid JSON on this line: Expecting property name enclosed in double quotes"
-    assert static_rows(at, "where") == [["broken.jsonl: line 2, 3, 4 … (25 lines)", "error", message]]
+    assert static_rows(at, "severity") == [["error", "25", "broken.jsonl: line 2, 3, 4 … (25 lines)", message]]
     assert not at.dataframe
-    at.toggle(key="qa_all_issues").set_value(True).run()
-    grid = next(d.value for d in at.dataframe if "problem" in d.value.columns)
-    assert list(grid["line"]) == list(range(2, 27))  # all 25 bad lines, after the good line 1
+    rows = deferred_downloads["input_problems.csv"]().decode("utf-8-sig").splitlines()
+    assert rows[0] == "severity,kind,file,line,path,message"
+    assert [r.split(",")[3] for r in rows[1:]] == [str(n) for n in range(2, 27)]  # all 25 bad lines, after line 1
 
 
 @pytest.mark.realdata

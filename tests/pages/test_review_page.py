@@ -71,14 +71,14 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
             store.save_decision(item.id, who, label=label)
     at.run()
     assert not at.exception, at.exception
-    at.segmented_control(key="review_view").set_value("Adjudicate · 裁决").run()
+    at.segmented_control(key="review_view").set_value("adjudicate").run()
     assert any("1 item(s) where reviewers disagree" in c.value for c in at.caption)
     at.radio(key="review_adj_label").set_value("acceptable_variant")
     at.button(key="review_adj_submit").click().run()
     assert store.adjudications(session.id)[0]["label"] == "acceptable_variant"
     assert any("1 of 1 adjudicated" in c.value for c in at.caption)            # marked, and counted
     assert at.selectbox(key="review_adj_item").format_func(first.id).startswith("✓ ")
-    at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    at.segmented_control(key="review_view").set_value("agreement").run()
     agreement = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
     # one row per figure: labels (2 items rated by 2: x and y), then scores (none given)
     assert list(agreement["statistic"]) == ["Cohen's kappa (mean of pairs)", "Fleiss' kappa",
@@ -89,7 +89,7 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     # exact match (the QA demo's automatic verdict) against each reviewer, beside reviewer vs reviewer
     machine = next(d.value for d in at.dataframe if "annotator" in d.value.columns and "accuracy" in d.value.columns)
     assert set(machine["annotator"]) == {"x", "y"} and list(machine["n_items"]) == [2, 2]
-    at.segmented_control(key="review_view").set_value("Export · 导出").run()
+    at.segmented_control(key="review_view").set_value("export").run()
     assert {b.proto.label for b in at.get("download_button")} >= {"Decisions (JSONL)"}
     # adjudicated an acceptable variant: no GT correction, so no 0-byte file but the reason
     assert any("1 adjudicated, 0 waiting" in shown(c.value) for c in at.caption)
@@ -245,7 +245,7 @@ def test_only_owners_and_adjudicators_adjudicate(data_dir, monkeypatch, who, may
     item = store.items(s.id)[0]
     store.save_decision(item.id, "x", label="model_error", comment="x's reason")
     store.save_decision(item.id, "y", label="acceptable_variant", comment="y's reason")
-    at = _open(s.id, me=who, view="Adjudicate · 裁决")
+    at = _open(s.id, me=who, view="adjudicate")
     assert ("y's reason" in _shown_text(at)) is may
     assert bool([b for b in at.button if b.key == "review_adj_submit"]) is may
     if may:
@@ -260,7 +260,7 @@ def test_only_owners_and_adjudicators_adjudicate(data_dir, monkeypatch, who, may
 def test_blind_session_exports_only_for_owners_and_adjudicators(data_dir, who, may):
     """Today any reviewer downloaded a blind session with every system name and EM/F1."""
     store, s = _session(data_dir, blind=True, adjudicators=["ada"])
-    at = _open(s.id, me=who, view="Export · 导出")
+    at = _open(s.id, me=who, view="export")
     assert bool(at.get("download_button")) is may
     assert "sys-secret" not in _shown_text(_open(s.id, me=who))               # the Review view hides it from all
     if not may:
@@ -320,16 +320,16 @@ def test_owner_marks_gold_turns_blind_on_and_sees_gold_accuracy(data_dir):
     at.toggle(key=f"review_blind_{s.id}").set_value(False).run()
     assert store.session(s.id).blind and at.toggle(key=f"review_blind_{s.id}").value is True
     assert any("blind mode stays on" in w.value and "were made blind" in w.value for w in at.warning)
-    at.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    at.segmented_control(key="review_view").set_value("agreement").run()
     gold = next(d.value for d in at.dataframe if "correct" in d.value.columns)
     assert list(gold["annotator"]) == ["alice", "bob"] and list(gold["correct"]) == [1, 0]
     # a reviewer gets none of it: no gold panel, no settings, no gold accuracy
     other = _open(s.id, me="carl")
     assert not [w for w in other.selectbox if str(w.key).startswith("review_gold_")]
     assert not [t for t in other.toggle if str(t.key).startswith("review_blind_")]
-    other.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    other.segmented_control(key="review_view").set_value("agreement").run()
     assert not [d for d in other.dataframe if "correct" in d.value.columns]
-    other.segmented_control(key="review_view").set_value("Export · 导出").run()
+    other.segmented_control(key="review_view").set_value("export").run()
     assert not other.get("download_button")                                   # the export carries gold labels
 
 
@@ -347,7 +347,7 @@ def test_filters_restrict_the_queue_and_label_filters_are_for_adjudicators(data_
     assert store.item(int(at.query_params["item"])).payload["system"] == "sys-1"      # the next one too
     owner = _open(s.id, me="olga")
     assert owner.selectbox(key=f"review_f_label_{s.id}") is not None
-    owner.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    owner.segmented_control(key="review_view").set_value("agreement").run()
     team = next(e for e in owner.expander if e.label.startswith("Team progress"))
     assert "0 of 6 item(s) have all 2 reviews" in team.label
 
@@ -359,7 +359,7 @@ def test_adjudication_preselects_nothing_and_decide_is_refused_until_a_choice(da
     item = store.items(s.id)[0]
     store.save_decision(item.id, "x", label="gt_error")
     store.save_decision(item.id, "y", label="gt_error")
-    at = _open(s.id, me="olga", view="Adjudicate · 裁决")
+    at = _open(s.id, me="olga", view="adjudicate")
     assert at.radio(key="review_adj_label").value is None                      # nothing chosen for them
     at.button(key="review_adj_submit").click().run()
     assert not at.exception, at.exception
@@ -372,7 +372,7 @@ def test_adjudication_preselects_nothing_and_decide_is_refused_until_a_choice(da
 
 def test_empty_gt_corrections_say_why_instead_of_a_zero_byte_file(data_dir):
     store, s = _session(data_dir)
-    at = _open(s.id, me="olga", view="Export · 导出")
+    at = _open(s.id, me="olga", view="export")
     labels = {b.proto.label for b in at.get("download_button")}
     assert "GT corrections (JSONL)" not in labels and "Decisions (JSONL)" in labels
     assert any("GT corrections (JSONL)" in shown(c.value) and "no item is adjudicated as a GT error" in shown(c.value)
@@ -427,3 +427,15 @@ def test_review_whats_new_from_an_upload_carries_the_earlier_verdicts(data_dir):
     at.text_input(key="review_name").input("run 2 again")
     at.button(key="review_create").click().run()
     assert any("nothing new to review" in e.value for e in at.error) and len(store.sessions()) == 2
+
+
+def test_an_unreadable_upload_for_a_new_session_names_the_file_and_why(data_dir):
+    """The new-session form shows an unreadable file as every page shows input problems (components/problems.py)."""
+    at = _demo_session("alice")
+    at.file_uploader(key="review_upload").upload("bad.jsonl", b"\xff\xfe\x81\x00\xfa")  # neither UTF-8 nor GB18030
+    at.text_input(key="review_name").input("bad run")
+    at.button(key="review_create").click().run()
+    assert not at.exception, at.exception
+    (error,) = [shown(e.value) for e in at.error]
+    assert error.startswith("Cannot read this file: error: bad.jsonl: cannot be decoded as UTF-8"), error
+    assert ReviewStore(data_dir / "review.sqlite").session_by_name("bad run") is None

@@ -50,7 +50,7 @@ def test_guidelines_versions_decisions_diff_and_agreement_split(data_dir):
     assert "+漏字算模型错误。" in diff and "--- guidelines v1" in diff
     versions = next(d.value for d in owner.dataframe if "characters" in d.value.columns)
     assert list(versions["version"]) == [1, 2] and list(versions["by"]) == ["olga", "olga"]
-    owner.segmented_control(key="review_view").set_value("Agreement · 一致性").run()
+    owner.segmented_control(key="review_view").set_value("agreement").run()
     owner.toggle(key="review_agree_by_guidelines").set_value(True).run()
     assert not owner.exception, owner.exception
     table = next(d.value for d in owner.dataframe if "guidelines" in d.value.columns)
@@ -90,7 +90,7 @@ def test_adjudication_shows_the_item_in_context_gt_claims_first_labels_in_words(
     store.save_decision(items[0].id, "y", label="correct")
     store.save_decision(items[5].id, "x", label="gt_error", comment="标准答案应该是里昂")
     store.save_decision(items[5].id, "y", label="gt_error", comment="The reference names the wrong city")
-    at = _open(s.id, me="olga", view="Adjudicate · 裁决")
+    at = _open(s.id, me="olga", view="adjudicate")
     assert at.selectbox(key="review_adj_item").value == items[5].id            # the GT-error claim first
     assert at.radio(key="review_adj_label").value is None                      # nothing pre-selected
     text = _shown_text(at)

@@ -14,7 +14,7 @@ import pytest
 from evaluators.cli import main
 from tests.conftest import ROOT
 from tests.helpers.toy_task import DEMO_GT, DEMO_PRED
-from tests.pages.helpers import run_page
+from tests.pages.helpers import problem_table, run_page
 
 TOY_PAGE = str(ROOT / "tests" / "helpers" / "toy_page.py")
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -26,8 +26,8 @@ def test_toy_page_shows_the_summary_problems_and_review_button():
     overall = summary[summary["value"] == "all"].set_index("system")["mean"].to_dict()
     assert overall == {"A": 0.5, "B": 0.75}
     assert len(at.dataframe[-1].value) == 8                                     # every record of both systems
-    problems = [h.proto.body for h in at.get("html") if "eb-issues" in h.proto.body]  # components.uploads.show_issues
-    assert len(problems) == 1 and "<code>toy_gt.jsonl:5:1</code> — invalid JSON" in problems[0]
+    (problem,) = problem_table(at)  # components.problems.show_problems
+    assert problem["where"] == "toy_gt.jsonl:5:1" and problem["problem"].startswith("invalid JSON")
     assert any("Review these records" in b.label for b in at.button)
 
 

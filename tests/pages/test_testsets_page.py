@@ -89,9 +89,8 @@ def test_upload_escapes_answers_and_reports_bad_items():
     at = _upload(("set.json", json.dumps(items).encode()), ("ans.json", json.dumps(answers).encode()))
     html = _html(at)
     assert "<script>" not in html and "&lt;" in html and ">script</mark>" in html
-    assert any("input problems" in w.value for w in at.warning)
-    problems = static_rows(at, "where")  # a static table on the first screen (where, severity, problem)
-    assert [row[0] for row in problems] == ["set.json at items[1].category"]
+    problems = static_rows(at, "severity")  # the input-problems table (severity, count, where, problem)
+    assert [row[2] for row in problems] == ["set.json at items[1].category"]
 
 
 def test_upload_invalid_json_shows_located_error():
