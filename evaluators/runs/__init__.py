@@ -1,0 +1,41 @@
+"""The run registry: runs that are kept, their datasets and GT versions, comparisons and trends.
+
+One database holds review sessions and runs (SQLite by default in the data directory, PostgreSQL through
+``EVALBOARD_DATABASE_URL``: :func:`evaluators.review.store.default_url`); the registry's tables come with the
+review schema's migration ``0005`` (:mod:`evaluators.runs.tables`).
+
+API (what the CLI's ``runs`` command, ``qa --log``, the Runs page and ``bench/runs.py`` call)
+-------------------------------------------------------------------------------------------
+:class:`~evaluators.runs.store.RunStore` ``(url=None)``:
+
+- ``log_run(result, *, name, who, tags=None, gt_name, gt_digest, patch_digests=(), created_at=None)
+  -> RunRecord``: keep a :class:`~evaluators.run_result.RunResult` (its per-item table as column blobs,
+  :mod:`evaluators.runs.columns`);
+- ``runs(task=None, dataset=None, system=None, tag=None, since=None, accepted=None) -> tuple[RunRecord]``
+  in time order; ``get(name) -> RunRecord``; ``datasets() -> tuple[dict]``;
+- ``load(name) -> RunResult`` (values bit for bit; refuses bytes or values that do not match their digest);
+- ``accept(name)`` (the baseline of its task and dataset), ``delete(name)``;
+- ``export(fp)`` / ``import_(fp)``: a portable JSON-lines file, lossless (export -> import into an empty
+  database -> export gives the same bytes); an import checks every run's values against its digest;
+- ``blob_bytes(name) -> {column: bytes}``: what a run's table costs.
+
+:class:`~evaluators.runs.store.RunRecord`: name, task, unit, dataset, dataset_digest, dataset_version,
+patch_digests, predictions_digest, config, signature, who, created_at, tags, accepted, items_digest,
+n_items, systems, metrics, summary (the logged :meth:`RunResult.summary` rows as dicts).
+
+:func:`~evaluators.runs.compare.compare_runs` ``(a, b, name_a, name_b, *, min_overlap=0.8, n_resamples=10_000,
+seed=0) -> RunsComparison``: two run results on the items both scored, with the paired tests of
+``compare`` (per metric: paired bootstrap, approximate randomization, McNemar for 0/1 metrics); refused
+(:class:`~evaluators.runs.compare.TooFewCommon`, "n common = k of a and b") below ``min_overlap``.
+
+:func:`~evaluators.runs.trend.trend` ``(runs, metrics, *, slices=None, correction="holm", alpha=0.05, test=
+"bootstrap", n_resamples=10_000, seed=0, min_overlap=0.8) -> Trend``: ``runs`` a sequence of ``(name,
+RunResult)`` in time order; each point with its bootstrap interval, each step between consecutive runs
+tested on their common items, the p-values of a step's metrics x slices adjusted together (Holm or
+Benjamini-Hochberg) and the step flagged only when one survives.
+"""
+
+from evaluators.runs.columns import CorruptBlob
+from evaluators.runs.store import RunExists, RunRecord, RunStore
+
+__all__ = ["CorruptBlob", "RunExists", "RunRecord", "RunStore"]
