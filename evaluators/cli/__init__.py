@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "serve": "evaluators.cli.serve",
     "sensitivity": "evaluators.cli.sensitivity",
     "audit": "evaluators.cli.audit",
+    "runs": "evaluators.cli.runs",
 }
 
 

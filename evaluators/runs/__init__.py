@@ -19,6 +19,9 @@ API (what the CLI's ``runs`` command, ``qa --log``, the Runs page and ``bench/ru
   database -> export gives the same bytes); an import checks every run's values against its digest;
 - ``blob_bytes(name) -> {column: bytes}``: what a run's table costs.
 
+:func:`~evaluators.runs.store.split_systems` ``(result) -> {system: RunResult}``: a multi-system run as one
+run per system (what ``qa --log`` logs).
+
 :class:`~evaluators.runs.store.RunRecord`: name, task, unit, dataset, dataset_digest, dataset_version,
 patch_digests, predictions_digest, config, signature, who, created_at, tags, accepted, items_digest,
 n_items, systems, metrics, summary (the logged :meth:`RunResult.summary` rows as dicts).
@@ -36,6 +39,6 @@ Benjamini-Hochberg) and the step flagged only when one survives.
 """
 
 from evaluators.runs.columns import CorruptBlob
-from evaluators.runs.store import RunExists, RunRecord, RunStore
+from evaluators.runs.store import RunExists, RunRecord, RunStore, split_systems
 
-__all__ = ["CorruptBlob", "RunExists", "RunRecord", "RunStore"]
+__all__ = ["CorruptBlob", "RunExists", "RunRecord", "RunStore", "split_systems"]

@@ -5,8 +5,8 @@ and addressed by the SHA-256 of those bytes, so the columns that runs of one dat
 questions, ground truth, slices) are kept once.  Metric values stay float64 (a stored value equals the
 logged one bit for bit; float32 would not) and are dictionary-encoded: a metric with few distinct values
 (exact match 0/1, a 1-5 judge score) costs about a bit per item; a column of mostly distinct values
-(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON values, kept as
-their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads
+(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON
+values, kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads
 both as JSON arrays, is unchanged).
 
 Reference: Apache Parquet format, dictionary encoding and ZSTD compression
@@ -153,5 +153,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     return table
 
 
-__all__ = ["DICTIONARY_RATIO", "KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column", "encode_column", "table_columns",
-           "table_of"]
+__all__ = ["DICTIONARY_RATIO", "KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column",
+           "encode_column", "table_columns", "table_of"]

@@ -474,6 +474,58 @@ class RunStore:
         return added
 
 
+def split_systems(result: RunResult) -> dict[str, RunResult]:
+    """One run result per system of ``result`` (its rows, in order; the same task, config, signature, digests
+    and issues), in order of first appearance: a multi-system run logged as one run per system.
+
+    Parameters
+    ----------
+    result : RunResult
+
+    Returns
+    -------
+    dict of str to RunResult
+    """
+    import dataclasses
+
+    from evaluators.run_result import ItemTable
+
+    table = result.items
+    out = {}
+    for system in result.systems:
+        rows = [i for i, s in enumerate(table.system) if s == system]
+
+        def pick(column):
+            return tuple(column[i] for i in rows)
+
+        part = ItemTable(pick(table.item_id), pick(table.system), {k: pick(v) for k, v in table.values.items()},
+                         {k: pick(v) for k, v in table.slices.items()}, {k: pick(v) for k, v in table.fields.items()})
+        out[system] = dataclasses.replace(result, items=part, corrections=None, native=None)
+    return out
+
+
+def ground_truth_digest(result: RunResult, field_name: str = "ground_truth") -> str:
+    """SHA-256 (hex) of a run's ground truth by content: the canonical JSON of the sorted ``[item id, GT]``
+    pairs of its first system (its ``field_name`` column).  Runs of one GT score the same items against the
+    same answers, so they share this digest (the dataset's identity) whatever file the records came in.
+
+    Raises
+    ------
+    KeyError
+        The run has no ``field_name`` column.
+    """
+    import hashlib
+
+    table = result.items
+    if field_name not in table.fields:
+        raise KeyError(f"the run has no {field_name!r} column; its fields: {', '.join(table.fields)}")
+    first = result.systems[0] if result.systems else None
+    gt = table.fields[field_name]
+    pairs = sorted([i, gt[n]] for n, (i, s) in enumerate(zip(table.item_id, table.system)) if s == first)
+    text = json.dumps(to_jsonable(pairs), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 #: The runs columns copied as they are by export and import.
 _RUN_TEXT = ("name", "task", "unit", "predictions_digest", "config", "signature", "who", "created_at", "tags",
              "items_digest", "systems", "metrics", "columns", "summary", "digests", "issues")
@@ -545,4 +597,5 @@ def _get_blobs(c, digests: Iterable[str]) -> dict[str, bytes]:
     return {d: bytes(data) for d, data in rows}
 
 
-__all__ = ["EXPORT_HEADER", "MAX_EXPORT_LINE", "CorruptBlob", "RunExists", "RunRecord", "RunStore"]
+__all__ = ["EXPORT_HEADER", "MAX_EXPORT_LINE", "CorruptBlob", "RunExists", "RunRecord", "RunStore",
+           "ground_truth_digest", "split_systems"]

@@ -1,0 +1,146 @@
+"""``python -m evaluators runs``: the run registry (runs kept by ``qa ... --log``).
+
+Actions: ``list`` (filters ``--task``, ``--dataset``, ``--system``, ``--tag``, ``--since``), ``show NAME``,
+``compare A B`` (``compare``'s paired tests on the items both runs scored; refused below ``--min-overlap``),
+``trend --metric M`` (the runs of one dataset in time order, each step tested and corrected), ``accept NAME``,
+``delete NAME``, ``export FILE``, ``import FILE``; each with ``--format json`` for scripts.
+
+Exit codes: 0 success; 2 an unknown run, runs that cannot be joined, a file that cannot be read or written,
+a corrupt registry entry; the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+ACTIONS = ("list", "show", "compare", "trend", "accept", "delete", "export", "import")
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``runs`` subcommand."""
+    from evaluators.runs.compare import MIN_OVERLAP
+
+    p = subparsers.add_parser(
+        "runs", help="the run registry: list, show, compare and trend logged runs; accept, delete, export, import",
+        description="Runs kept with 'qa ... --log': list them, show one, compare two on the items both scored "
+                    "(the paired tests of 'compare'), a metric's trend over the runs of one dataset (each step "
+                    "tested, Holm or Benjamini-Hochberg across its metrics x slices), mark a baseline, delete, "
+                    "and move them between databases (export / import).")
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="show/accept/delete: a run; compare: runs A and B; export/import: the file")
+    p.add_argument("--db", metavar="URL_OR_FILE",
+                   help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
+                        "$EVALBOARD_DATA_DIR/review.sqlite)")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
+    p.add_argument("--task", help="list/trend: runs of this task")
+    p.add_argument("--dataset", help="list/trend: runs of this dataset (its name or digest)")
+    p.add_argument("--system", help="list/trend: runs of this system")
+    p.add_argument("--tag", metavar="KEY[=VALUE]", help="list/trend: runs with this tag")
+    p.add_argument("--since", metavar="TIME", help="list/trend: runs created at or after this UTC time (ISO 8601)")
+    p.add_argument("--metric", action="append", metavar="M", help="trend: a metric (repeatable)")
+    p.add_argument("--slice", action="append", metavar="S", default=[],
+                   help="trend: break each metric down by this slice column too (repeatable)")
+    p.add_argument("--correction", choices=("holm", "bh"), default="holm",
+                   help="trend: across each step's metrics x slices: holm (family-wise error, default) or bh "
+                        "(Benjamini-Hochberg false discovery rate)")
+    p.add_argument("--alpha", type=float, default=0.05, help="trend: level of the corrected tests (default 0.05)")
+    p.add_argument("--test", choices=("randomization", "bootstrap"), default="randomization",
+                   help="trend: the paired test of a step (default approximate randomization)")
+    p.add_argument("--min-overlap", type=float, default=MIN_OVERLAP, metavar="SHARE",
+                   help=f"compare/trend: share of the larger run's items two runs must share (default {MIN_OVERLAP})")
+    p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
+                   help="compare/trend: bootstrap and randomization resamples (default 10000, as compare)")
+    p.add_argument("--seed", type=int, default=0, help="compare/trend: seed of the resamples (default 0)")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _names(args: argparse.Namespace, n: int) -> list[str] | None:
+    return list(args.names) if len(args.names) == n else None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``runs`` subcommand; returns the exit code."""
+    from evaluators.reports import runs as out
+    from evaluators.review.schema import SchemaTooNew
+    from evaluators.runs import CorruptBlob, RunStore
+
+    want = {"list": 0, "trend": 0, "compare": 2}.get(args.action, 1)
+    names = _names(args, want)
+    if names is None:
+        return _fail(f"runs {args.action} takes {want} name(s), {len(args.names)} given")
+    try:
+        store = RunStore(args.db)
+    except SchemaTooNew as exc:
+        return _fail(str(exc))
+    as_json = args.format == "json"
+    try:
+        if args.action == "list":
+            records = store.runs(task=args.task, dataset=args.dataset, system=args.system, tag=args.tag,
+                                 since=args.since)
+            sys.stdout.write(out.to_json(records) if as_json else out.list_text(records))
+        elif args.action == "show":
+            record = store.get(names[0])
+            sys.stdout.write(out.to_json(record) if as_json else out.show_text(record))
+        elif args.action == "accept":
+            record = store.accept(names[0])
+            sys.stdout.write(out.to_json(record) if as_json else f"{record.name} is the accepted baseline of "
+                             f"{record.task} on {record.dataset}\n")
+        elif args.action == "delete":
+            store.delete(names[0])
+            sys.stdout.write(out.to_json({"deleted": names[0]}) if as_json else f"deleted {names[0]}\n")
+        elif args.action == "export":
+            with open(names[0], "wb") as f:
+                n = store.export(f)
+            sys.stdout.write(out.to_json({"exported": n, "file": names[0]}) if as_json
+                             else f"{n} run(s) written to {names[0]}\n")
+        elif args.action == "import":
+            with open(names[0], "rb") as f:
+                n = store.import_(f)
+            sys.stdout.write(out.to_json({"imported": n, "file": names[0]}) if as_json
+                             else f"{n} run(s) added from {names[0]}\n")
+        elif args.action == "compare":
+            return _compare(args, store, names, out)
+        else:
+            return _trend(args, store, out)
+    except KeyError as exc:
+        return _fail(exc.args[0] if exc.args else str(exc))
+    except OSError as exc:
+        return _fail(f"{exc.filename or ''}: {exc.strerror or exc}")
+    except (CorruptBlob, ValueError) as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def _compare(args, store, names, out) -> int:
+    from evaluators.runs.compare import compare_runs
+
+    a, b = (store.load(n) for n in names)
+    c = compare_runs(a, b, names[0], names[1], min_overlap=args.min_overlap, n_resamples=max(0, args.ci_resamples),
+                     seed=args.seed)
+    sys.stdout.write(out.to_json(c) if args.format == "json" else out.comparison_text(c))
+    return 0
+
+
+def _trend(args, store, out) -> int:
+    from evaluators.runs.trend import trend
+
+    if not args.metric:
+        return _fail("runs trend needs --metric M (repeatable)")
+    records = store.runs(task=args.task, dataset=args.dataset, system=args.system, tag=args.tag, since=args.since)
+    datasets = sorted({r.dataset_digest for r in records})
+    if len(datasets) > 1:
+        return _fail(f"the runs are of {len(datasets)} datasets: choose one with --dataset (runs list shows them)")
+    if not records:
+        return _fail("no run matches (runs list shows them)")
+    t = trend([(r.name, store.load(r.name)) for r in records], args.metric, slices=args.slice,
+              correction=args.correction, alpha=args.alpha, test=args.test, n_resamples=max(0, args.ci_resamples),
+              seed=args.seed, min_overlap=args.min_overlap, system=args.system)
+    sys.stdout.write(out.to_json(t) if args.format == "json" else out.trend_text(t))
+    return 0

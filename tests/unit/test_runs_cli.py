@@ -1,0 +1,91 @@
+"""``qa ... --log`` and ``python -m evaluators runs ...`` on small Chinese and English files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.runs import RunStore
+
+#: 10 questions, half Chinese; the answers.
+QUESTIONS = [(f"q{i}", f"问题{i}" if i % 2 else f"question {i}", f"答案{i}" if i % 2 else f"answer {i}")
+             for i in range(10)]
+
+
+def _write(path, rights, system=None, ids=None):
+    """A records file: question i answered right when ``rights[i]``."""
+    rows = []
+    for (qid, q, a), right in zip(QUESTIONS, rights):
+        if ids is not None and qid not in ids:
+            continue
+        row = {"id": qid, "question": q, "answer": a, "prediction": a if right else "wrong"}
+        if system:
+            row["system"] = system
+        rows.append(row)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def _out(capsys, argv, code=0):
+    capsys.readouterr()
+    assert main(argv) == code
+    return capsys.readouterr()
+
+
+def test_qa_log_one_run_per_system_and_the_runs_actions(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    a = _write(tmp_path / "a.jsonl", [1] * 10)
+    both = tmp_path / "both.jsonl"  # two systems in one file: two runs, NAME/system
+    both.write_text(open(_write(tmp_path / "x.jsonl", [1] * 8 + [0] * 2, "sys-x"), encoding="utf-8").read()
+                    + open(_write(tmp_path / "y.jsonl", [1] * 5 + [0] * 5, "sys-y"), encoding="utf-8").read(),
+                    encoding="utf-8")
+    err = _out(capsys, ["qa", a, "--log", "--run-name", "base", "--db", db, "--tag", "seed=1", "--ci-resamples",
+                        "0"]).err
+    assert "logged run base (10 records" in err
+    _out(capsys, ["qa", str(both), "--log", "--run-name", "cand", "--db", db, "--ci-resamples", "0",
+                  "--format", "json"])
+    store = RunStore(db)
+    assert [r.name for r in store.runs()] == ["base", "cand/sys-x", "cand/sys-y"]
+    assert len({r.dataset_digest for r in store.runs()}) == 1  # the same questions and answers: one dataset
+    assert store.get("cand/sys-x").summary[0]["mean"] == 0.8  # 8 of 10 right
+    # the same name again: refused, exit 2
+    assert "already logged" in _out(capsys, ["qa", a, "--log", "--run-name", "base", "--db", db], 2).err
+    assert "--run-name goes with one input file" in _out(
+        capsys, ["qa", a, a, "--log", "--run-name", "two", "--db", db], 2).err
+
+    listed = json.loads(_out(capsys, ["runs", "list", "--db", db, "--tag", "seed=1", "--format", "json"]).out)
+    assert [r["name"] for r in listed] == ["base"]
+    out = _out(capsys, ["runs", "compare", "base", "cand/sys-y", "--db", db, "--ci-resamples", "0"]).out
+    # EM 100% -> 50%: 5 of 10 lost; McNemar exact two-sided p = 2 * 0.5**5 = 0.0625
+    assert "n common = 10 of 10 and 10" in out and "-50.00 pts" in out and "p = 0.0625" in out
+    _out(capsys, ["runs", "accept", "cand/sys-x", "--db", db])
+    assert [r.name for r in store.runs(accepted=True)] == ["cand/sys-x"]
+    trend = json.loads(_out(capsys, ["runs", "trend", "--metric", "exact_match", "--slice", "lang", "--db", db,
+                                     "--system", "sys-y", "--format", "json", "--ci-resamples", "200"]).out)
+    assert trend["runs"] == ["cand/sys-y"] and trend["steps"] == []
+    assert [(p["slice_value"], p["mean"]) for p in trend["points"]] == [("all", 0.5), ("en", 0.6), ("zh", 0.4)]
+    # en: q0 q2 q4 right, q6 q8 wrong -> 3/5; zh: q1 q3 right, q5 q7 q9 wrong -> 2/5
+    assert "needs --metric" in _out(capsys, ["runs", "trend", "--db", db], 2).err
+    _out(capsys, ["runs", "delete", "base", "--db", db])
+    assert "no run named 'base'" in _out(capsys, ["runs", "show", "base", "--db", db], 2).err
+
+
+def test_runs_sharing_40_percent_of_items_are_not_compared(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    first = _write(tmp_path / "first.jsonl", [1] * 10, ids={f"q{i}" for i in range(5)})
+    second = _write(tmp_path / "second.jsonl", [1] * 10, ids={f"q{i}" for i in range(3, 8)})
+    for name, f in (("first", first), ("second", second)):
+        _out(capsys, ["qa", f, "--log", "--run-name", name, "--db", db, "--ci-resamples", "0"])
+    err = _out(capsys, ["runs", "compare", "first", "second", "--db", db], 2).err
+    assert "n common = 2 of 5 and 5 items; at least 4 needed" in err  # q3, q4 of q0-q4 and q3-q7: 40%
+    ok = json.loads(_out(capsys, ["runs", "compare", "first", "second", "--db", db, "--min-overlap", "0.4",
+                                  "--format", "json", "--ci-resamples", "0"]).out)
+    assert ok["n_common"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [(["runs", "show"], "takes 1 name(s), 0 given"),
+                                           (["runs", "compare", "a"], "takes 2 name(s), 1 given")])
+def test_wrong_number_of_names(tmp_path, capsys, argv, message):
+    assert message in _out(capsys, argv + ["--db", f"sqlite:///{tmp_path / 'r.sqlite'}"], 2).err
