@@ -46,9 +46,9 @@ def file_digest(path: str | Path) -> str:
 def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     """Log a scored (and patched, with ``--gt-patch``) QA report, one run per system; returns an error or ``None``.
 
-    The dataset is the GT by content (:func:`evaluators.runs.store.ground_truth_digest`), named ``--dataset`` or
-    the input's file name; its version is the ``--gt-patch`` files' digests in order; the predictions digest is
-    that of ``--predictions`` or of the records file.
+    The dataset is the GT before any ``--gt-patch`` by content (:func:`evaluators.runs.store.ground_truth_digest`),
+    named ``--dataset`` or the input's file name; its version is the ``--gt-patch`` files' digests in order (their
+    bytes kept for re-scoring); the predictions digest is that of ``--predictions`` or of the records file.
 
     Parameters
     ----------
@@ -68,20 +68,37 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     """
     import dataclasses
 
+    from evaluators.io.sources import read_file_bytes
     from evaluators.qa.run import QAInputResult, QARun
+    from evaluators.run_result import ItemTable
     from evaluators.runs import RunExists, RunStore, split_systems
+    from evaluators.runs.rescore import QA_TASK_KEY
     from evaluators.runs.store import ground_truth_digest
     from evaluators.tasks.builtin import qa_run_result
 
-    result = qa_run_result(QARun(config, (QAInputResult(str(path), report),)))
+    run = QARun(config, (QAInputResult(str(path), report),))
+    result = qa_run_result(run)
     try:
         predictions = file_digest(args.predictions or path)
-        patches = [file_digest(f) for f in (getattr(args, "gt_patch", None) or [])]
+        patches = {}
+        for f in getattr(args, "gt_patch", None) or []:
+            data = read_file_bytes(f)
+            patches[hashlib.sha256(data).hexdigest()] = data
+        digests = {"gt": file_digest(path), "predictions": predictions}
         store = RunStore(args.db)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
-    digests = {"predictions": predictions, **({"gt_patch": ",".join(patches)} if patches else {})}
-    parts = split_systems(dataclasses.replace(result, digests=digests))
+    # what re-scoring on a later GT version needs (evaluators.runs.rescore): the predictions as stored and the task
+    raw = [r.prediction_raw for records in run.runs().values() for r in records]
+    t = result.items
+    table = ItemTable(t.item_id, t.system, t.values, t.slices, {**t.fields, "prediction_raw": raw})
+    result = dataclasses.replace(result, items=table, digests=digests,
+                                 config={**result.config, QA_TASK_KEY: report.task})
+    parts = split_systems(result)
+    raw_gt = parts  # the dataset is the GT before this run's patches (with --gt-patch: the report before them)
+    before = getattr(args, "gt_patch_before", None)
+    if patches and before:
+        raw_gt = split_systems(qa_run_result(QARun(config, (QAInputResult(str(path), before[0][0]),))))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = args.run_name or f"{path.name}@{stamp}"
     who = args.who or os.environ.get("USER") or "cli"
@@ -89,7 +106,8 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
         name = base if len(parts) == 1 else f"{base}/{system}"
         try:
             record = store.log_run(part, name=name, who=who, tags=args.tag, gt_name=args.dataset or path.name,
-                                   gt_digest=ground_truth_digest(part), patch_digests=patches)
+                                   gt_digest=ground_truth_digest(raw_gt[system]), patch_digests=list(patches),
+                                   patches=patches)
         except (RunExists, ValueError) as exc:
             return str(exc)
         print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "

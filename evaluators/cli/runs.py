@@ -2,7 +2,8 @@
 
 Actions: ``list`` (filters ``--task``, ``--dataset``, ``--system``, ``--tag``, ``--since``), ``show NAME``,
 ``compare A B`` (``compare``'s paired tests on the items both runs scored; refused below ``--min-overlap``),
-``trend --metric M`` (the runs of one dataset in time order, each step tested and corrected), ``accept NAME``,
+``trend --metric M`` (the runs of one dataset in time order, each step tested and corrected; ``--current-gt``:
+every run re-scored on the dataset's current GT version), ``accept NAME``,
 ``delete NAME``, ``export FILE``, ``import FILE``; each with ``--format json`` for scripts.
 
 Exit codes: 0 success; 2 an unknown run, runs that cannot be joined, a file that cannot be read or written,
@@ -48,6 +49,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="trend: level of the corrected tests (default 0.05)")
     p.add_argument("--test", choices=("randomization", "bootstrap"), default="randomization",
                    help="trend: the paired test of a step (default approximate randomization)")
+    p.add_argument("--current-gt", action="store_true",
+                   help="trend: every run re-scored on its dataset's current GT version (from its stored "
+                        "predictions, with the GT patches logged since) instead of as scored then")
     p.add_argument("--min-overlap", type=float, default=MIN_OVERLAP, metavar="SHARE",
                    help=f"compare/trend: share of the larger run's items two runs must share (default {MIN_OVERLAP})")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
@@ -139,7 +143,13 @@ def _trend(args, store, out) -> int:
         return _fail(f"the runs are of {len(datasets)} datasets: choose one with --dataset (runs list shows them)")
     if not records:
         return _fail("no run matches (runs list shows them)")
-    t = trend([(r.name, store.load(r.name)) for r in records], args.metric, slices=args.slice,
+    if args.current_gt:
+        from evaluators.runs.rescore import on_current_gt
+
+        results = [(r.name, on_current_gt(store, r.name)[0]) for r in records]
+    else:
+        results = [(r.name, store.load(r.name)) for r in records]
+    t = trend(results, args.metric, slices=args.slice,
               correction=args.correction, alpha=args.alpha, test=args.test, n_resamples=max(0, args.ci_resamples),
               seed=args.seed, min_overlap=args.min_overlap, system=args.system)
     sys.stdout.write(out.to_json(t) if args.format == "json" else out.trend_text(t))

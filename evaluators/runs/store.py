@@ -148,7 +148,7 @@ class RunStore:
     # ------------------------------------------------------------ writing
     def log_run(self, result: RunResult, *, name: str, who: str, tags: Mapping[str, Any] | Iterable[str] | None = None,
                 gt_name: str, gt_digest: str, patch_digests: Sequence[str] = (),
-                created_at: str | None = None) -> RunRecord:
+                created_at: str | None = None, patches: Mapping[str, bytes] | None = None) -> RunRecord:
         """Keep a run: its record, its dataset version and its per-item table (new column blobs only).
 
         Parameters
@@ -167,6 +167,9 @@ class RunStore:
             SHA-256 of each GT patch applied, in order: the dataset version (v0 without any).
         created_at : str, optional
             UTC ISO 8601 (default now): the registry's time order.
+        patches : mapping of str to bytes, optional
+            Patch digest -> the patch file's bytes, kept (once) so that runs logged on an older GT version can
+            be re-scored on this one (:mod:`evaluators.runs.rescore`).
 
         Returns
         -------
@@ -186,6 +189,10 @@ class RunStore:
         for digest in (gt_digest, *patch_digests):
             if not isinstance(digest, str) or not 0 < len(digest) <= 64:
                 raise ValueError(f"a digest must be 1 to 64 characters, not {digest!r:.80}")
+        patches = dict(patches or {})
+        for digest, data in patches.items():
+            if digest not in patch_digests or blob_digest(data) != digest:
+                raise ValueError(f"patch {digest[:12]}: its bytes are not those of a patch of this run")
         created_at = created_at or _now()
         columns = table_columns(result.items)
         summary = [row.to_dict() for row in result.summary()]
@@ -201,7 +208,7 @@ class RunStore:
             if c.execute(sa.select(runs_table.c.id).where(runs_table.c.name == name)).first() is not None:
                 raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
             row["dataset_version_id"] = _version_id(c, gt_name, gt_digest, tuple(patch_digests), created_at)
-            _put_blobs(c, {d: data for (_, _, data), (_, _, d) in zip(columns, manifest)})
+            _put_blobs(c, {d: data for (_, _, data), (_, _, d) in zip(columns, manifest)} | patches)
             c.execute(runs_table.insert().values(**row))
         return self.get(name)
 
@@ -240,7 +247,7 @@ class RunStore:
                 raise KeyError(_no_run(name))
             c.execute(runs_table.delete().where(runs_table.c.name == name))
             digests = {d for _, _, d in json.loads(row[0])}
-            used = set()
+            used = {d for (d,) in c.execute(sa.select(versions_table.c.patch_digest)) if d is not None}
             for (text,) in c.execute(sa.select(runs_table.c.columns)):
                 used.update(d for _, _, d in json.loads(text))
             gone = sorted(digests - used)
@@ -377,6 +384,41 @@ class RunStore:
                                    .where(blobs_table.c.digest.in_({d for _, _, d in manifest}))).all())
         return {col: int(sizes.get(d, 0)) for _, col, d in manifest}
 
+    def current_version(self, dataset: str) -> tuple[int, tuple[str, ...]]:
+        """``(version, patch digests)`` of the newest version of ``dataset`` (its name or digest): the current GT.
+
+        Raises
+        ------
+        KeyError
+            No such dataset.
+        """
+        with self.engine.connect() as c:
+            row = c.execute(sa.select(versions_table.c.id, versions_table.c.version)
+                            .join(datasets_table, datasets_table.c.id == versions_table.c.dataset_id)
+                            .where(sa.or_(datasets_table.c.digest == dataset, datasets_table.c.name == dataset))
+                            .order_by(versions_table.c.version.desc()).limit(1)).first()
+            if row is None:
+                raise KeyError(f"no dataset {dataset!r} in the registry")
+            return row[1], _patch_chain(c, row[0])
+
+    def patch_bytes(self, digest: str) -> bytes:
+        """The bytes of a GT patch kept with a run (:meth:`log_run`'s ``patches``).
+
+        Raises
+        ------
+        KeyError
+            The patch's bytes were not kept.
+        CorruptBlob
+            Bytes that do not match the digest.
+        """
+        with self.engine.connect() as c:
+            data = _get_blobs(c, {digest}).get(digest)
+        if data is None:
+            raise KeyError(f"the bytes of GT patch {digest[:12]} are not in the registry (log a run with it)")
+        if blob_digest(data) != digest:
+            raise CorruptBlob(f"GT patch {digest[:12]}: the stored bytes do not match their digest")
+        return data
+
     # ------------------------------------------------------------ export and import
     def export(self, fp: IO[bytes]) -> int:
         """Write every run, its dataset version and its blobs to ``fp`` as JSON lines; returns the runs written.
@@ -395,10 +437,12 @@ class RunStore:
                                               "patch_digests": list(_patch_chain(c, v.id)),
                                               "created_at": v.created_at}})
             runs = c.execute(self._select().order_by(runs_table.c.created_at, runs_table.c.name)).all()
-            used = sorted({dg for r in runs for _, _, dg in json.loads(r.columns)})
-            for digest in used:
-                data = _get_blobs(c, {digest})[digest]
-                lines.append({"blob": {"digest": digest, "data": base64.b64encode(data).decode("ascii")}})
+            used = {dg for r in runs for _, _, dg in json.loads(r.columns)}
+            used |= {d for (d,) in c.execute(sa.select(versions_table.c.patch_digest)) if d is not None}
+            for digest in sorted(used):
+                data = _get_blobs(c, {digest}).get(digest)
+                if data is not None:  # a patch logged without its bytes has none
+                    lines.append({"blob": {"digest": digest, "data": base64.b64encode(data).decode("ascii")}})
             for r in runs:
                 lines.append({"run": {**{k: getattr(r, k) for k in _RUN_TEXT}, "accepted": bool(r.accepted),
                                       "n_items": r.n_items, "dataset": r.dataset_digest, "version": r.version}})
@@ -458,6 +502,7 @@ class RunStore:
                 d = datasets[v["dataset"]]
                 _version_id(c, d["name"], d["digest"], tuple(v["patch_digests"]), v["created_at"],
                             dataset_created_at=d["created_at"])
+                _put_blobs(c, {p: blobs[p] for p in v["patch_digests"] if p in blobs})
             for r in runs:
                 old = c.execute(sa.select(runs_table.c.items_digest, runs_table.c.created_at)
                                 .where(runs_table.c.name == r["name"])).first()

@@ -236,3 +236,25 @@ def test_bytes_per_item_and_metric(store):
     back = store.load("big")
     assert back.items.values["similarity"] == values["similarity"]
     assert not any(isinstance(v, float) and math.isnan(v) for v in back.items.values["similarity"])
+
+
+def test_patch_bytes_are_kept_with_their_version_exported_and_not_collected(store, tmp_path):
+    from evaluators.runs.columns import blob_digest
+
+    patch = b'{"format": "evalboard-gt-patch"}\n'
+    digest = blob_digest(patch)
+    with pytest.raises(ValueError, match="not those of a patch"):
+        store.log_run(_result(), name="bad", who="x", gt_name="hp", gt_digest=GT, patch_digests=["1" * 64],
+                      patches={digest: patch})
+    store.log_run(_result(), name="p", who="x", gt_name="hp", gt_digest=GT, patch_digests=[digest],
+                  patches={digest: patch})
+    assert store.current_version("hp") == (1, (digest,)) and store.patch_bytes(digest) == patch
+    buf = io.BytesIO()
+    store.export(buf)
+    other = RunStore(f"sqlite:///{tmp_path / 'o.sqlite'}")
+    other.import_(io.BytesIO(buf.getvalue()))
+    assert other.patch_bytes(digest) == patch
+    store.delete("p")
+    assert store.patch_bytes(digest) == patch  # the version stays, and its patch with it
+    with pytest.raises(KeyError, match="not in the registry"):
+        store.patch_bytes("0" * 64)
