@@ -4,7 +4,8 @@ Actions: ``list`` (filters ``--task``, ``--dataset``, ``--system``, ``--tag``, `
 ``compare A B`` (``compare``'s paired tests on the items both runs scored; refused below ``--min-overlap``),
 ``trend --metric M`` (the runs of one dataset in time order, each step tested and corrected; ``--current-gt``:
 every run re-scored on the dataset's current GT version), ``accept NAME``,
-``delete NAME``, ``export FILE``, ``import FILE``; each with ``--format json`` for scripts.
+``delete NAME``, ``export FILE``, ``import FILE``, ``noise NAME NAME ... --metric M [--candidate C]`` (the noise
+floor of repeats: flip rates, flaky items, pass@k, the band a change must exceed); each with ``--format json``.
 
 Exit codes: 0 success; 2 an unknown run, runs that cannot be joined, a file that cannot be read or written,
 a corrupt registry entry; the reason on stderr.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-ACTIONS = ("list", "show", "compare", "trend", "accept", "delete", "export", "import")
+ACTIONS = ("list", "show", "compare", "trend", "noise", "accept", "delete", "export", "import")
 
 
 def add_parser(subparsers) -> None:
@@ -30,7 +31,8 @@ def add_parser(subparsers) -> None:
                     "and move them between databases (export / import).")
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("names", nargs="*", metavar="NAME",
-                   help="show/accept/delete: a run; compare: runs A and B; export/import: the file")
+                   help="show/accept/delete: a run; compare: runs A and B; export/import: the file; noise: the "
+                        "repeats (2 or more)")
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
                         "$EVALBOARD_DATA_DIR/review.sqlite)")
@@ -52,6 +54,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--current-gt", action="store_true",
                    help="trend: every run re-scored on its dataset's current GT version (from its stored "
                         "predictions, with the GT patches logged since) instead of as scored then")
+    p.add_argument("--candidate", metavar="NAME",
+                   help="noise: a run judged against the repeats (flagged only beyond their noise band)")
     p.add_argument("--min-overlap", type=float, default=MIN_OVERLAP, metavar="SHARE",
                    help=f"compare/trend: share of the larger run's items two runs must share (default {MIN_OVERLAP})")
     p.add_argument("--ci-resamples", type=int, default=10_000, metavar="N",
@@ -76,9 +80,13 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.runs import CorruptBlob, RunStore
 
     want = {"list": 0, "trend": 0, "compare": 2}.get(args.action, 1)
-    names = _names(args, want)
+    if args.action == "noise":
+        names = list(args.names) if len(args.names) >= 2 else None
+    else:
+        names = _names(args, want)
     if names is None:
-        return _fail(f"runs {args.action} takes {want} name(s), {len(args.names)} given")
+        many = "2 or more" if args.action == "noise" else want
+        return _fail(f"runs {args.action} takes {many} name(s), {len(args.names)} given")
     try:
         store = RunStore(args.db)
     except SchemaTooNew as exc:
@@ -111,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
                              else f"{n} run(s) added from {names[0]}\n")
         elif args.action == "compare":
             return _compare(args, store, names, out)
+        elif args.action == "noise":
+            return _noise(args, store, names, out)
         else:
             return _trend(args, store, out)
     except KeyError as exc:
@@ -153,4 +163,21 @@ def _trend(args, store, out) -> int:
               correction=args.correction, alpha=args.alpha, test=args.test, n_resamples=max(0, args.ci_resamples),
               seed=args.seed, min_overlap=args.min_overlap, system=args.system)
     sys.stdout.write(out.to_json(t) if args.format == "json" else out.trend_text(t))
+    return 0
+
+
+def _noise(args, store, names, out) -> int:
+    from evaluators.runs.noise import beyond_noise, noise_floor
+
+    if not args.metric or len(args.metric) != 1:
+        return _fail("runs noise needs one --metric M")
+    repeats = [(n, store.load(n)) for n in names]
+    floor = noise_floor(repeats, args.metric[0], system=args.system)
+    verdict = None
+    if args.candidate:
+        verdict = beyond_noise(repeats, (args.candidate, store.load(args.candidate)), args.metric[0],
+                               alpha=args.alpha, n_resamples=max(1, args.ci_resamples), seed=args.seed,
+                               system=args.system, floor=floor)
+    data = {"noise_floor": floor, "candidate": verdict}
+    sys.stdout.write(out.to_json(data) if args.format == "json" else out.noise_text(floor, verdict))
     return 0

@@ -99,4 +99,23 @@ def trend_text(t) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["comparison_text", "list_text", "show_text", "to_json", "trend_text"]
+def noise_text(floor, verdict=None) -> str:
+    """The noise floor of repeats (flip rate, pass@k, pass^k, band, flaky items) and a candidate's verdict."""
+    lines = [f"noise floor of {', '.join(floor.runs)} on {floor.metric} ({floor.n_items} items scored by all): "
+             f"mean {percent(floor.mean)}, flip rate {percent(floor.flip_rate)}",
+             "  pass@k: " + ", ".join(f"k={k} {percent(v)}" for k, v in floor.pass_at_k.items()),
+             "  pass^k: " + ", ".join(f"k={k} {percent(v)}" for k, v in floor.pass_hat_k.items()),
+             f"  noise band: {points(floor.band)} either way ({percent(floor.confidence_level, 0)} of the "
+             "differences between repeats)",
+             f"  flaky items ({len(floor.flaky)}): " + (", ".join(floor.flaky[:20]) or MISSING)
+             + (f" ... ({len(floor.flaky) - 20} more; --format json lists all)" if len(floor.flaky) > 20 else "")]
+    if verdict is not None:
+        lines.append(f"candidate {verdict.candidate} (n {verdict.n}): {points(verdict.delta)}, "
+                     f"{p_value(verdict.p_value)}: " + ("FLAGGED (beyond the noise band)" if verdict.flagged
+                                                        else "within the noise or not significant")
+                     + (f"; flaky items changed: {', '.join(verdict.flaky_changed[:20])}"
+                        if verdict.flaky_changed else ""))
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["comparison_text", "list_text", "noise_text", "show_text", "to_json", "trend_text"]

@@ -17,7 +17,7 @@ when at least one adjusted p-value is at most ``alpha``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evaluators.metrics.statistics import adjust_p_values, approximate_randomization, bootstrap_ci, paired_bootstrap
@@ -73,7 +73,7 @@ class StepTest(DictMixin):
     p_value, p_adjusted : float or None
         Raw and adjusted (over the step's family) p-values; ``None`` for fewer than 2 items.
     flagged : bool
-        ``p_adjusted <= alpha``.
+        ``p_adjusted <= alpha`` (and ``|delta|`` over the metric's noise band, when one is given).
     """
 
     metric: str
@@ -165,7 +165,7 @@ def _groups(result: RunResult, rows: dict[str, int], slices: Sequence[str]) -> l
 def trend(runs: Sequence[tuple[str, RunResult]], metrics: Sequence[str], *, slices: Sequence[str] = (),
           correction: str = "holm", alpha: float = 0.05, test: str = "randomization", n_resamples: int = 10_000,
           point_resamples: int | None = None, seed: int = 0, min_overlap: float = MIN_OVERLAP,
-          system: str | None = None, intervals: bool = True) -> Trend:
+          system: str | None = None, intervals: bool = True, noise_bands: Mapping[str, float] | None = None) -> Trend:
     """Metrics over runs, each step tested with the corrected paired tests.
 
     Parameters
@@ -197,6 +197,9 @@ def trend(runs: Sequence[tuple[str, RunResult]], metrics: Sequence[str], *, slic
     intervals : bool
         Give each step test the paired bootstrap interval of its difference (``compare``'s), also when the
         p-value comes from the randomization test.
+    noise_bands : mapping of str to float, optional
+        Metric -> the band of :func:`evaluators.runs.noise.noise_floor`: a test is flagged only when its
+        difference also exceeds the band.
 
     Returns
     -------
@@ -232,13 +235,13 @@ def trend(runs: Sequence[tuple[str, RunResult]], metrics: Sequence[str], *, slic
                 points.append(TrendPoint(name, index, metric, sl, value, len(xs), sum(xs) / len(xs) if xs else None,
                                          low, high))
     steps = [_step(runs[k - 1], runs[k], rows[k - 1], rows[k], metrics, slices, correction, alpha, test,
-                   n_resamples, seed, min_overlap, intervals) for k in range(1, len(runs))]
+                   n_resamples, seed, min_overlap, intervals, dict(noise_bands or {})) for k in range(1, len(runs))]
     return Trend(tuple(n for n, _ in runs), tuple(metrics), tuple(slices), test, correction, alpha, n_resamples,
                  seed, tuple(points), tuple(steps))
 
 
 def _step(first, second, rows_a, rows_b, metrics, slices, correction, alpha, test, n_resamples, seed,
-          min_overlap, intervals) -> TrendStep:
+          min_overlap, intervals, bands) -> TrendStep:
     (name_a, a), (name_b, b) = first, second
     common = {i: None for i in rows_a if i in rows_b}
     error = overlap_error(name_a, name_b, len(rows_a), len(rows_b), len(common), min_overlap)
@@ -269,8 +272,9 @@ def _step(first, second, rows_a, rows_b, metrics, slices, correction, alpha, tes
             continue
         p_adj = next(adjusted) if r.p_value is not None else None
         low, high = (boot.ci_low, boot.ci_high) if boot is not None else (None, None)
+        beyond = metric not in bands or abs(r.delta) > bands[metric]
         tests.append(StepTest(metric, sl, value, n, r.mean_a, r.mean_b, r.delta, low, high, r.p_value,
-                              p_adj, p_adj is not None and p_adj <= alpha))
+                              p_adj, p_adj is not None and p_adj <= alpha and beyond))
     return TrendStep(name_a, name_b, len(rows_a), len(rows_b), len(common), True, "", tuple(tests),
                      any(t.flagged for t in tests))
 

@@ -89,3 +89,24 @@ def test_runs_sharing_40_percent_of_items_are_not_compared(tmp_path, capsys):
                                            (["runs", "compare", "a"], "takes 2 name(s), 1 given")])
 def test_wrong_number_of_names(tmp_path, capsys, argv, message):
     assert message in _out(capsys, argv + ["--db", f"sqlite:///{tmp_path / 'r.sqlite'}"], 2).err
+
+
+def test_runs_noise_of_three_repeats_and_a_candidate(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    # 10 questions; repeats differ on q8 (right in rep1 only) and q9 (right in rep2 and rep3)
+    for name, rights in (("rep1", [1] * 6 + [0, 0, 1, 0]), ("rep2", [1] * 6 + [0, 0, 0, 1]),
+                         ("rep3", [1] * 6 + [0, 0, 0, 1]), ("cand", [1] * 6 + [1, 0, 0, 1])):
+        _out(capsys, ["qa", _write(tmp_path / f"{name}.jsonl", rights), "--log", "--run-name", name, "--db", db,
+                      "--ci-resamples", "0"])
+    data = json.loads(_out(capsys, ["runs", "noise", "rep1", "rep2", "rep3", "--metric", "exact_match",
+                                    "--candidate", "cand", "--db", db, "--format", "json",
+                                    "--ci-resamples", "500"]).out)
+    floor, verdict = data["noise_floor"], data["candidate"]
+    assert floor["flaky"] == ["q8", "q9"] and floor["n_items"] == 10
+    assert floor["pass_at_k"]["1"] == pytest.approx((6 + 1 / 3 + 2 / 3) / 10)  # q0-q5 always, q8 1/3, q9 2/3
+    # the candidate against each item's mean over the repeats: q6 +1, q8 0 - 1/3, q9 1 - 2/3:
+    # delta = (1 - 1/3 + 1/3) / 10 = 0.1, inside the band of so few items: not flagged
+    assert verdict["delta"] == pytest.approx(0.1) and verdict["flagged"] is False
+    assert verdict["delta"] < floor["band"]
+    assert verdict["flaky_changed"] == ["q8", "q9"]  # the flaky items whose candidate value is not rep1's
+    assert "takes 2 or more" in _out(capsys, ["runs", "noise", "rep1", "--metric", "exact_match", "--db", db], 2).err
