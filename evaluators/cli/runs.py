@@ -54,6 +54,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--current-gt", action="store_true",
                    help="trend: every run re-scored on its dataset's current GT version (from its stored "
                         "predictions, with the GT patches logged since) instead of as scored then")
+    p.add_argument("--noise", action="append", metavar="NAME", default=[],
+                   help="compare/trend: repeats of one run (2 or more, repeatable): a trend step is flagged only "
+                        "beyond their noise band; compare lists the flaky items that changed")
     p.add_argument("--candidate", metavar="NAME",
                    help="noise: a run judged against the repeats (flagged only beyond their noise band)")
     p.add_argument("--min-overlap", type=float, default=MIN_OVERLAP, metavar="SHARE",
@@ -138,8 +141,29 @@ def _compare(args, store, names, out) -> int:
     a, b = (store.load(n) for n in names)
     c = compare_runs(a, b, names[0], names[1], min_overlap=args.min_overlap, n_resamples=max(0, args.ci_resamples),
                      seed=args.seed)
-    sys.stdout.write(out.to_json(c) if args.format == "json" else out.comparison_text(c))
+    noise = None
+    if args.noise:
+        from evaluators.runs.noise import flaky_changes
+
+        noise = [{"metric": f.metric, "band": f.band, "flaky_changed": list(flaky_changes(f, a, b))}
+                 for f in _floors(args, store, [m.metric for m in c.metrics])]
+    if args.format == "json":
+        from evaluators.results import to_jsonable
+
+        sys.stdout.write(out.to_json({**to_jsonable(c), **({"noise": noise} if noise is not None else {})}))
+    else:
+        sys.stdout.write(out.comparison_text(c, noise))
     return 0
+
+
+def _floors(args, store, metrics):
+    """The noise floors of ``--noise`` repeats, one per metric."""
+    from evaluators.runs.noise import noise_floor
+
+    if len(args.noise) < 2:
+        raise ValueError("--noise takes 2 or more repeats of one run")
+    repeats = [(n, store.load(n)) for n in args.noise]
+    return [noise_floor(repeats, m, system=args.system) for m in metrics]
 
 
 def _trend(args, store, out) -> int:
@@ -159,7 +183,8 @@ def _trend(args, store, out) -> int:
         results = [(r.name, on_current_gt(store, r.name)[0]) for r in records]
     else:
         results = [(r.name, store.load(r.name)) for r in records]
-    t = trend(results, args.metric, slices=args.slice,
+    bands = {f.metric: f.band for f in _floors(args, store, args.metric)} if args.noise else None
+    t = trend(results, args.metric, slices=args.slice, noise_bands=bands,
               correction=args.correction, alpha=args.alpha, test=args.test, n_resamples=max(0, args.ci_resamples),
               seed=args.seed, min_overlap=args.min_overlap, system=args.system)
     sys.stdout.write(out.to_json(t) if args.format == "json" else out.trend_text(t))

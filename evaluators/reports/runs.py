@@ -64,8 +64,9 @@ def _tested(x) -> str:
     return f"{ci}{p_value(x.p_value, x.p_value_is_bound)}"
 
 
-def comparison_text(c) -> str:
-    """Run B against run A, metric by metric (paired bootstrap, randomization, McNemar for 0/1 metrics)."""
+def comparison_text(c, noise: Sequence[dict] | None = None) -> str:
+    """Run B against run A, metric by metric (paired bootstrap, randomization, McNemar for 0/1 metrics); with
+    ``noise`` (``[{"metric", "band", "flaky_changed"}]``), each metric's noise band and the flaky items that changed."""
     lines = [f"B = {c.name_b} against A = {c.name_a}: n common = {c.n_common} of {c.n_a} and {c.n_b}"]
     for m in c.metrics:
         b = m.bootstrap
@@ -76,6 +77,11 @@ def comparison_text(c) -> str:
             lines.append(f"    McNemar: right in A only {mc.only_a}, in B only {mc.only_b}, "
                          f"exact {p_value(mc.p_value)}")
         lines.append(f"    B won {b.won}, lost {b.lost}, tied {b.tied}")
+        for x in noise or ():
+            if x["metric"] == m.metric:
+                flaky = x["flaky_changed"]
+                lines.append(f"    noise band {points(x['band'])}; flaky items that changed ({len(flaky)}): "
+                             + (", ".join(flaky[:20]) or MISSING) + (" ..." if len(flaky) > 20 else ""))
     return "\n".join(lines) + "\n"
 
 

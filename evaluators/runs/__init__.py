@@ -36,6 +36,18 @@ seed=0) -> RunsComparison``: two run results on the items both scored, with the 
 RunResult)`` in time order; each point with its bootstrap interval, each step between consecutive runs
 tested on their common items, the p-values of a step's metrics x slices adjusted together (Holm or
 Benjamini-Hochberg) and the step flagged only when one survives.
+
+:func:`~evaluators.runs.rescore.on_current_gt` ``(store, name) -> (RunResult, version)``: a run re-scored on its
+dataset's current GT version from its stored predictions and the patches logged since (QA: the two steps of
+``qa --gt-patch``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can be re-scored);
+``RunStore.current_version(dataset) -> (version, patch digests)``, ``RunStore.patch_bytes(digest)``.
+
+:mod:`evaluators.runs.noise`: ``noise_floor(repeats, metric) -> NoiseFloor`` (flip rate, flaky items, pass@k,
+pass^k, noise band), ``beyond_noise(repeats, candidate, metric) -> NoiseVerdict``, ``flaky_changes(floor, a,
+b)``, ``repeat_groups(records)`` (runs sharing task, system, dataset version and config); a trend takes the
+bands (``trend(..., noise_bands={metric: band})``).
+
+Writers of these objects (JSON and terminal text) are in :mod:`evaluators.reports.runs`.
 """
 
 from evaluators.runs.columns import CorruptBlob

@@ -201,6 +201,17 @@ def beyond_noise(repeats: Sequence[tuple[str, RunResult]], candidate: tuple[str,
     return NoiseVerdict(candidate[0], len(ids), test.delta, floor.band, test.p_value, flagged, changed)
 
 
+def flaky_changes(floor: NoiseFloor, a: RunResult, b: RunResult, *, system_a: str | None = None,
+                  system_b: str | None = None) -> tuple[str, ...]:
+    """The flaky items of ``floor`` whose ``floor.metric`` value differs between runs ``a`` and ``b`` (a change
+    there is within the item's own noise), in the floor's order."""
+    rows_a, rows_b = rows_of(a, system_a), rows_of(b, system_b)
+    col_a, col_b = a.items.values.get(floor.metric), b.items.values.get(floor.metric)
+    if col_a is None or col_b is None:
+        return ()
+    return tuple(i for i in floor.flaky if i in rows_a and i in rows_b and col_a[rows_a[i]] != col_b[rows_b[i]])
+
+
 def repeat_groups(records: Iterable) -> list[tuple]:
     """Runs that repeat one another: the same task, system(s), dataset version and config, in time order.
 
@@ -220,4 +231,4 @@ def repeat_groups(records: Iterable) -> list[tuple]:
     return [tuple(g) for g in groups.values() if len(g) >= 2]
 
 
-__all__ = ["NoiseFloor", "NoiseVerdict", "beyond_noise", "noise_floor", "repeat_groups"]
+__all__ = ["NoiseFloor", "NoiseVerdict", "beyond_noise", "flaky_changes", "noise_floor", "repeat_groups"]

@@ -205,6 +205,7 @@ class RunStore:
                "columns": _dumps(manifest), "summary": _dumps(summary), "digests": _dumps(dict(result.digests)),
                "issues": _dumps([i.to_dict() for i in result.issues])}
         with self._writer.begin() as c:
+            _lock(c)
             if c.execute(sa.select(runs_table.c.id).where(runs_table.c.name == name)).first() is not None:
                 raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
             row["dataset_version_id"] = _version_id(c, gt_name, gt_digest, tuple(patch_digests), created_at)
@@ -261,9 +262,12 @@ class RunStore:
                 .join(versions_table, versions_table.c.id == runs_table.c.dataset_version_id)
                 .join(datasets_table, datasets_table.c.id == versions_table.c.dataset_id))
 
-    def _record(self, c, row) -> RunRecord:
+    def _record(self, c, row, chains: dict | None = None) -> RunRecord:
+        chains = {} if chains is None else chains  # version id -> patch chain, shared by the rows of one listing
+        if row.dataset_version_id not in chains:
+            chains[row.dataset_version_id] = _patch_chain(c, row.dataset_version_id)
         return RunRecord(row.name, row.task, row.unit, row.dataset, row.dataset_digest, row.version,
-                         _patch_chain(c, row.dataset_version_id), row.predictions_digest, json.loads(row.config),
+                         chains[row.dataset_version_id], row.predictions_digest, json.loads(row.config),
                          row.signature, row.who, row.created_at, json.loads(row.tags), bool(row.accepted),
                          row.items_digest, row.n_items, tuple(json.loads(row.systems)),
                          tuple(json.loads(row.metrics)), tuple(json.loads(row.summary)))
@@ -322,9 +326,10 @@ class RunStore:
             query = query.where(runs_table.c.accepted == bool(accepted))
         key, has_value, value = (tag or "").partition("=")
         out = []
+        chains: dict = {}
         with self.engine.connect() as c:
-            for row in c.execute(query.order_by(runs_table.c.created_at, runs_table.c.name)):
-                record = self._record(c, row)
+            for row in c.execute(query.order_by(runs_table.c.created_at, runs_table.c.name)).all():
+                record = self._record(c, row, chains)
                 if system is not None and system not in record.systems:
                     continue
                 if tag is not None and (key not in record.tags or (has_value and record.tags[key] != value)):
@@ -498,6 +503,7 @@ class RunStore:
             table_of(json.loads(r["columns"]), blobs, items_digest=r["items_digest"])
         added = 0
         with self._writer.begin() as c:
+            _lock(c)
             for v in sorted(versions, key=lambda v: (v["dataset"], v["version"])):
                 d = datasets[v["dataset"]]
                 _version_id(c, d["name"], d["digest"], tuple(v["patch_digests"]), v["created_at"],
@@ -574,6 +580,17 @@ def ground_truth_digest(result: RunResult, field_name: str = "ground_truth") -> 
 #: The runs columns copied as they are by export and import.
 _RUN_TEXT = ("name", "task", "unit", "predictions_digest", "config", "signature", "who", "created_at", "tags",
              "items_digest", "systems", "metrics", "columns", "summary", "digests", "issues")
+
+
+#: PostgreSQL advisory lock key of registry writes (any fixed 64-bit number, not the review migrations').
+_PG_LOCK = 7_316_402_028
+
+
+def _lock(c) -> None:
+    """Serialise registry writes on PostgreSQL (a new dataset version is numbered from the highest one: two
+    writers at once would take the same number); SQLite's writer already holds its lock from ``BEGIN``."""
+    if c.dialect.name == "postgresql":
+        c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
 
 
 def _no_run(name: str) -> str:

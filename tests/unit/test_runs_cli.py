@@ -110,3 +110,24 @@ def test_runs_noise_of_three_repeats_and_a_candidate(tmp_path, capsys):
     assert verdict["delta"] < floor["band"]
     assert verdict["flaky_changed"] == ["q8", "q9"]  # the flaky items whose candidate value is not rep1's
     assert "takes 2 or more" in _out(capsys, ["runs", "noise", "rep1", "--metric", "exact_match", "--db", db], 2).err
+
+
+def test_compare_and_trend_with_the_noise_of_repeats(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    for name, rights in (("rep1", [1] * 6 + [0, 0, 1, 0]), ("rep2", [1] * 6 + [0, 0, 0, 1]),
+                         ("new", [1] * 6 + [1, 1, 0, 1])):
+        _out(capsys, ["qa", _write(tmp_path / f"{name}.jsonl", rights), "--log", "--run-name", name, "--db", db,
+                      "--ci-resamples", "0"])
+    noise = ["--noise", "rep1", "--noise", "rep2"]
+    data = json.loads(_out(capsys, ["runs", "compare", "rep1", "new", "--db", db, "--format", "json",
+                                    "--ci-resamples", "0", *noise]).out)
+    em = next(x for x in data["noise"] if x["metric"] == "exact_match")
+    assert em["flaky_changed"] == ["q8", "q9"]  # q6 and q7 changed too, but they are not flaky
+    # band: q8 and q9 each s^2 = 1/2 over 2 repeats: 1.959964 * sqrt(2 * (1/2 + 1/2)) / 10
+    assert em["band"] == pytest.approx(1.959963984540054 * 2 ** 0.5 / 10)
+    assert data["n_common"] == 10 and data["metrics"][0]["metric"] == "exact_match"
+    trend = json.loads(_out(capsys, ["runs", "trend", "--metric", "exact_match", "--db", db, "--format", "json",
+                                     "--ci-resamples", "200", *noise]).out)
+    assert not any(s["flagged"] for s in trend["steps"])
+    assert "2 or more repeats" in _out(capsys, ["runs", "trend", "--metric", "exact_match", "--db", db,
+                                                "--noise", "rep1"], 2).err

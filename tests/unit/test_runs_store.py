@@ -258,3 +258,28 @@ def test_patch_bytes_are_kept_with_their_version_exported_and_not_collected(stor
     assert store.patch_bytes(digest) == patch  # the version stays, and its patch with it
     with pytest.raises(KeyError, match="not in the registry"):
         store.patch_bytes("0" * 64)
+
+
+def test_writers_at_once_number_versions_once(review_url):
+    """Six threads log runs of one dataset at once, half with a new patch: one dataset, versions 0 and 1, no error."""
+    import threading
+
+    errors = []
+
+    def log(k):
+        try:
+            RunStore(review_url).log_run(_result(system=f"s{k}"), name=f"r{k}", who="x", gt_name="hp", gt_digest=GT,
+                                         patch_digests=["1" * 64] if k % 2 else [])
+        except Exception as exc:  # noqa: BLE001 - collected and shown by the assertion
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=log, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    store = RunStore(review_url)
+    assert sorted(r.dataset_version for r in store.runs()) == [0, 0, 0, 1, 1, 1]
+    (dataset,) = store.datasets()
+    assert [v["version"] for v in dataset["versions"]] == [0, 1]
