@@ -39,6 +39,21 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _json_texts(values: Sequence[Any]) -> list[str]:
+    """Each value's compact JSON text (orjson where it takes the value: the same values read back, faster)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is in requirements.txt
+        return [_json(v) for v in values]
+    out = []
+    for v in values:
+        try:
+            out.append(orjson.dumps(v).decode("utf-8"))
+        except TypeError:  # a type orjson does not take (an int over 64 bits ...)
+            out.append(_json(v))
+    return out
+
+
 def encode_column(kind: str, values: Sequence[Any]) -> bytes:
     """One column as Parquet bytes (a single column ``v``; zstd; dictionary encoding; no statistics).
 
@@ -66,8 +81,8 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
         array = pa.array(values, type=pa.float64())
     elif kind == "field":
         try:
-            array = pa.array([_json(v) for v in values], type=pa.string())
-        except TypeError as exc:
+            array = pa.array(_json_texts(values), type=pa.string())
+        except (TypeError, ValueError) as exc:
             raise ValueError(f"a field value is not JSON: {exc}") from exc
     elif kind in KINDS:
         array = pa.array(values, type=pa.string())
