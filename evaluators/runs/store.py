@@ -301,13 +301,18 @@ class RunStore:
         tag : str, optional
             ``KEY`` (runs with that tag) or ``KEY=VALUE``.
         since : str or datetime, optional
-            Runs created at or after this time (UTC; a naive datetime is read as UTC).
+            Runs created at or after this time (ISO 8601; without a zone it is read as UTC).
         accepted : bool, optional
             Only the accepted runs (``True``) or the others.
 
         Returns
         -------
         tuple of RunRecord
+
+        Raises
+        ------
+        ValueError
+            ``since`` is not an ISO 8601 time.
         """
         query = self._select()
         if task is not None:
@@ -318,10 +323,15 @@ class RunStore:
                 match.append(datasets_table.c.digest.startswith(dataset, autoescape=True))
             query = query.where(sa.or_(*match))
         if since is not None:
-            if isinstance(since, datetime):
-                since = (since if since.tzinfo else since.replace(tzinfo=timezone.utc)).astimezone(
-                    timezone.utc).isoformat(timespec="microseconds")
-            query = query.where(runs_table.c.created_at >= str(since))
+            if not isinstance(since, datetime):
+                try:
+                    since = datetime.fromisoformat(str(since))
+                except ValueError as exc:
+                    raise ValueError(f"since must be an ISO 8601 time (2026-11-27 or 2026-11-27T14:00:00Z), not "
+                                     f"{since!r:.60}") from exc
+            since = (since if since.tzinfo else since.replace(tzinfo=timezone.utc)).astimezone(
+                timezone.utc).isoformat(timespec="microseconds")
+            query = query.where(runs_table.c.created_at >= since)
         if accepted is not None:
             query = query.where(runs_table.c.accepted == bool(accepted))
         key, has_value, value = (tag or "").partition("=")

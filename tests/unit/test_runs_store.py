@@ -100,6 +100,10 @@ def test_filters_versions_and_the_accepted_baseline(store):
     assert names(system="B") == ["b1", "b2"]
     assert names(tag="seed") == ["a1", "b1"] and names(tag="seed=2") == ["b1"]
     assert names(since=t[3]) == ["a3", "b2", "m1"]
+    assert names(since="2026-01-04T00:00:00Z") == names(since="2026-01-04") == ["a3", "b2", "m1"]
+    assert names(since="2026-01-04T01:00:00+01:00") == ["a3", "b2", "m1"]  # 00:00 UTC
+    with pytest.raises(ValueError, match="ISO 8601"):
+        store.runs(since="last week")
     assert [d["versions"] for d in store.datasets() if d["name"] == "hp"] == [[
         {"version": 0, "patch_digests": []}, {"version": 1, "patch_digests": ["1" * 64]},
         {"version": 2, "patch_digests": ["1" * 64, "2" * 64]}]]
