@@ -1,5 +1,5 @@
-"""``--log`` of the batch commands (``qa`` so far): keep the run in the run registry (:mod:`evaluators.runs`).
-Not a command itself: the commands call these helpers.
+"""``--log`` of the batch commands (``qa`` and the tasks plugged in through :mod:`evaluators.tasks`): keep the
+run in the run registry (:mod:`evaluators.runs`).  Not a command itself: the commands call these helpers.
 
 One run is logged per system of the scored input (a file with a system/model field gives one per system):
 named ``--run-name NAME`` for a single system, ``NAME/<system>`` for several; without ``--run-name`` the
@@ -68,10 +68,9 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     """
     import dataclasses
 
-    from evaluators.io.sources import read_file_bytes
     from evaluators.qa.run import QAInputResult, QARun
     from evaluators.run_result import ItemTable
-    from evaluators.runs import RunExists, RunStore, split_systems
+    from evaluators.runs import split_systems
     from evaluators.runs.rescore import QA_TASK_KEY
     from evaluators.runs.store import ground_truth_digest
     from evaluators.tasks.builtin import qa_run_result
@@ -79,13 +78,7 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     run = QARun(config, (QAInputResult(str(path), report),))
     result = qa_run_result(run)
     try:
-        predictions = file_digest(args.predictions or path)
-        patches = {}
-        for f in getattr(args, "gt_patch", None) or []:
-            data = read_file_bytes(f)
-            patches[hashlib.sha256(data).hexdigest()] = data
-        digests = {"gt": file_digest(path), "predictions": predictions}
-        store = RunStore(args.db)
+        digests = {"gt": file_digest(path), "predictions": file_digest(args.predictions or path)}
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     # what re-scoring on a later GT version needs (evaluators.runs.rescore): the predictions as stored and the task
@@ -94,26 +87,64 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     table = ItemTable(t.item_id, t.system, t.values, t.slices, {**t.fields, "prediction_raw": raw})
     result = dataclasses.replace(result, items=table, digests=digests,
                                  config={**result.config, QA_TASK_KEY: report.task})
-    parts = split_systems(result)
-    raw_gt = parts  # the dataset is the GT before this run's patches (with --gt-patch: the report before them)
+    raw_gt = split_systems(result)  # the dataset is the GT before this run's patches (--gt-patch: the report before)
     before = getattr(args, "gt_patch_before", None)
-    if patches and before:
+    if getattr(args, "gt_patch", None) and before:
         raw_gt = split_systems(qa_run_result(QARun(config, (QAInputResult(str(path), before[0][0]),))))
+    return log_result(args, result, gt_name=args.dataset or path.name, source=path.name,
+                      gt_digests={s: ground_truth_digest(r) for s, r in raw_gt.items()})
+
+
+def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests) -> str | None:
+    """Log a run result, one run per system; returns an error or ``None``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch`` (the patch files, kept with the run).
+    result : RunResult
+        After the GT patches; ``result.digests["predictions"]`` is the predictions digest.
+    gt_name : str
+        The dataset's name.
+    source : str
+        The input's name, for the default run name (``SOURCE@<UTC time>``).
+    gt_digests : mapping of str to str or str
+        The dataset's identity (the GT before any patch) by system, or one for every system.
+
+    Returns
+    -------
+    str or None
+        Why the run could not be logged (a name taken, an unreadable patch file), else ``None``.
+    """
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.runs import RunExists, RunStore, split_systems
+
+    try:
+        patches = {}
+        for f in getattr(args, "gt_patch", None) or []:
+            data = read_file_bytes(f)
+            patches[hashlib.sha256(data).hexdigest()] = data
+        store = RunStore(args.db)
+    except OSError as exc:
+        return f"cannot log the run: {exc.strerror or exc}"
+    parts = split_systems(result)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    base = args.run_name or f"{path.name}@{stamp}"
+    base = args.run_name or f"{source}@{stamp}"
     who = args.who or os.environ.get("USER") or "cli"
-    for system, part in parts.items():
-        name = base if len(parts) == 1 else f"{base}/{system}"
-        try:
-            record = store.log_run(part, name=name, who=who, tags=args.tag, gt_name=args.dataset or path.name,
-                                   gt_digest=ground_truth_digest(raw_gt[system]), patch_digests=list(patches),
-                                   patches=patches)
-        except (RunExists, ValueError) as exc:
-            return str(exc)
-        print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "
-              f"v{record.dataset_version})", file=sys.stderr)
-    store.dispose()
+    try:
+        for system, part in parts.items():
+            name = base if len(parts) == 1 else f"{base}/{system}"
+            digest = gt_digests if isinstance(gt_digests, str) else gt_digests[system]
+            try:
+                record = store.log_run(part, name=name, who=who, tags=args.tag, gt_name=gt_name, gt_digest=digest,
+                                       patch_digests=list(patches), patches=patches)
+            except (RunExists, ValueError) as exc:
+                return str(exc)
+            print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "
+                  f"v{record.dataset_version})", file=sys.stderr)
+    finally:
+        store.dispose()
     return None
 
 
-__all__ = ["add_log_arguments", "file_digest", "log_qa"]
+__all__ = ["add_log_arguments", "file_digest", "log_qa", "log_result"]

@@ -131,3 +131,22 @@ def test_compare_and_trend_with_the_noise_of_repeats(tmp_path, capsys):
     assert not any(s["flagged"] for s in trend["steps"])
     assert "2 or more repeats" in _out(capsys, ["runs", "trend", "--metric", "exact_match", "--db", db,
                                                 "--noise", "rep1"], 2).err
+
+
+def test_a_task_plugged_in_through_the_protocol_logs_too(tmp_path, capsys):
+    import hashlib
+
+    from tests.helpers.toy_task import DEMO_GT, DEMO_PRED
+
+    (tmp_path / "gt.jsonl").write_bytes(DEMO_GT)
+    (tmp_path / "pred.jsonl").write_bytes(DEMO_PRED)
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    err = _out(capsys, ["toylabel", str(tmp_path / "gt.jsonl"), str(tmp_path / "pred.jsonl"), "--log",
+                        "--run-name", "toy", "--db", db, "--format", "json"]).err
+    assert "logged run toy/A" in err and "logged run toy/B" in err
+    store = RunStore(db)
+    a, b = store.get("toy/A"), store.get("toy/B")
+    assert (a.task, a.dataset, a.dataset_digest) == ("toylabel", "gt.jsonl", hashlib.sha256(DEMO_GT).hexdigest())
+    assert a.predictions_digest == hashlib.sha256(DEMO_PRED).hexdigest() and b.dataset_digest == a.dataset_digest
+    # B right on 3 of 4, A on 2 of 4 (tests/unit/test_task_protocol.py)
+    assert [next(s["mean"] for s in r.summary if s["slice"] == "") for r in (a, b)] == [0.5, 0.75]
