@@ -4,7 +4,9 @@ Actions: ``list`` (filters ``--task``, ``--dataset``, ``--system``, ``--tag``, `
 ``compare A B`` (``compare``'s paired tests on the items both runs scored; refused below ``--min-overlap``),
 ``trend --metric M`` (the runs of one dataset in time order, each step tested and corrected; ``--current-gt``:
 every run re-scored on the dataset's current GT version), ``accept NAME``,
-``delete NAME``, ``export FILE``, ``import FILE``, ``noise NAME NAME ... --metric M [--candidate C]`` (the noise
+``leaderboard --metric M`` (each system's latest run on a dataset, ranked, with intervals and the tiers the data
+cannot tell apart), ``delete NAME``, ``export FILE``, ``import FILE``, ``noise NAME NAME ... --metric M
+[--candidate C]`` (the noise
 floor of repeats: flip rates, flaky items, pass@k, the band a change must exceed); each with ``--format json``.
 
 Exit codes: 0 success; 2 an unknown run, runs that cannot be joined, a file that cannot be read or written,
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-ACTIONS = ("list", "show", "compare", "trend", "noise", "accept", "delete", "export", "import")
+ACTIONS = ("list", "show", "compare", "trend", "leaderboard", "noise", "accept", "delete", "export", "import")
 
 
 def add_parser(subparsers) -> None:
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.review.schema import SchemaTooNew
     from evaluators.runs import CorruptBlob, RunStore
 
-    want = {"list": 0, "trend": 0, "compare": 2}.get(args.action, 1)
+    want = {"list": 0, "trend": 0, "leaderboard": 0, "compare": 2}.get(args.action, 1)
     if args.action == "noise":
         names = list(args.names) if len(args.names) >= 2 else None
     else:
@@ -124,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
             return _compare(args, store, names, out)
         elif args.action == "noise":
             return _noise(args, store, names, out)
+        elif args.action == "leaderboard":
+            return _leaderboard(args, store, out)
         else:
             return _trend(args, store, out)
     except KeyError as exc:
@@ -166,17 +170,35 @@ def _floors(args, store, metrics):
     return [noise_floor(repeats, m, system=args.system) for m in metrics]
 
 
+def _one_dataset(args, store):
+    """The runs matching the filters, all of one dataset; else ``ValueError`` saying what to choose."""
+    records = store.runs(task=args.task, dataset=args.dataset, system=args.system, tag=args.tag, since=args.since)
+    datasets = sorted({r.dataset_digest for r in records})
+    if len(datasets) > 1:
+        raise ValueError(f"the runs are of {len(datasets)} datasets: choose one with --dataset (runs list shows them)")
+    if not records:
+        raise ValueError("no run matches (runs list shows them)")
+    return records
+
+
+def _leaderboard(args, store, out) -> int:
+    from evaluators.runs.leaderboard import latest_by_system, leaderboard
+
+    if not args.metric or len(args.metric) != 1:
+        return _fail("runs leaderboard needs one --metric M")
+    latest = latest_by_system(_one_dataset(args, store))
+    board = leaderboard([(r.name, store.load(r.name)) for r in latest], args.metric[0], alpha=args.alpha,
+                        n_resamples=max(0, args.ci_resamples), seed=args.seed, min_overlap=args.min_overlap)
+    sys.stdout.write(out.to_json(board) if args.format == "json" else out.leaderboard_text(board))
+    return 0
+
+
 def _trend(args, store, out) -> int:
     from evaluators.runs.trend import trend
 
     if not args.metric:
         return _fail("runs trend needs --metric M (repeatable)")
-    records = store.runs(task=args.task, dataset=args.dataset, system=args.system, tag=args.tag, since=args.since)
-    datasets = sorted({r.dataset_digest for r in records})
-    if len(datasets) > 1:
-        return _fail(f"the runs are of {len(datasets)} datasets: choose one with --dataset (runs list shows them)")
-    if not records:
-        return _fail("no run matches (runs list shows them)")
+    records = _one_dataset(args, store)
     if args.current_gt:
         from evaluators.runs.rescore import on_current_gt
 

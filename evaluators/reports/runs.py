@@ -124,4 +124,15 @@ def noise_text(floor, verdict=None) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["comparison_text", "list_text", "noise_text", "show_text", "to_json", "trend_text"]
+def leaderboard_text(board) -> str:
+    """The ranked systems with their intervals and tiers."""
+    rows = [[r.rank, r.tier, r.system, r.run, r.n, percent(r.mean), f"{percent(r.ci_low)} - {percent(r.ci_high)}",
+             MISSING if r.p_vs_leader is None else p_value(r.p_vs_leader)] for r in board.rows]
+    text = format_table(["rank", "tier", "system", "run", "n", board.metric, "95% CI", "vs tier leader (Holm)"],
+                        rows)
+    note = (f"\nsystems in one tier cannot be told apart (approximate randomization against the tier's leader, "
+            f"Holm, alpha {number(board.alpha, 2)})")
+    return text + note + "".join(f"\nnot tested: {u}" for u in board.untested) + "\n"
+
+
+__all__ = ["comparison_text", "leaderboard_text", "list_text", "noise_text", "show_text", "to_json", "trend_text"]

@@ -47,6 +47,10 @@ pass^k, noise band), ``beyond_noise(repeats, candidate, metric) -> NoiseVerdict`
 b)``, ``repeat_groups(records)`` (runs sharing task, system, dataset version and config); a trend takes the
 bands (``trend(..., noise_bands={metric: band})``).
 
+:mod:`evaluators.runs.leaderboard`: ``latest_by_system(records)`` (each system's latest run) and
+``leaderboard(latest, metric) -> Leaderboard`` (ranked rows with bootstrap intervals and tiers of systems the
+data cannot tell apart: randomization tests against each tier's leader, Holm).
+
 Writers of these objects (JSON and terminal text) are in :mod:`evaluators.reports.runs`.
 """
 
