@@ -150,3 +150,17 @@ def test_a_task_plugged_in_through_the_protocol_logs_too(tmp_path, capsys):
     assert a.predictions_digest == hashlib.sha256(DEMO_PRED).hexdigest() and b.dataset_digest == a.dataset_digest
     # B right on 3 of 4, A on 2 of 4 (tests/unit/test_task_protocol.py)
     assert [next(s["mean"] for s in r.summary if s["slice"] == "") for r in (a, b)] == [0.5, 0.75]
+
+
+def test_the_review_gate_takes_registry_runs(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    for name, rights in (("base", [1] * 10), ("worse", [1] * 2 + [0] * 8), ("same", [1] * 10)):
+        _out(capsys, ["qa", _write(tmp_path / f"{name}.jsonl", rights), "--log", "--run-name", name, "--db", db,
+                      "--ci-resamples", "0"])
+    _out(capsys, ["runs", "accept", "base", "--db", db])
+    gate = ["review", "gate", "--db", db, "--test", "mcnemar"]
+    # 8 of 10 lost: McNemar exact two-sided p = 2 * 0.5**8 = 0.0078 < 0.05: FAIL, exit 1
+    out = _out(capsys, gate + ["--baseline-run", "accepted", "--candidate-run", "worse"], 1).out
+    assert "n common = 10 of 10 and 10" in out and "p = 0.007812" in out and "FAIL" in out
+    assert "PASS" in _out(capsys, gate + ["--baseline-run", "base", "--candidate-run", "same"]).out
+    assert "no run named 'nope'" in _out(capsys, gate + ["--baseline-run", "base", "--candidate-run", "nope"], 2).err
