@@ -181,14 +181,21 @@ def _one_dataset(args, store):
     return records
 
 
+def _columns(record, metrics, slices) -> list[str]:
+    """The columns of ``record`` a trend or a leaderboard of ``metrics`` by ``slices`` reads."""
+    have = {s["slice"] for s in record.summary if s["slice"]}
+    return [m for m in metrics if m in record.metrics] + [s for s in slices if s in have]
+
+
 def _leaderboard(args, store, out) -> int:
     from evaluators.runs.leaderboard import latest_by_system, leaderboard
 
     if not args.metric or len(args.metric) != 1:
         return _fail("runs leaderboard needs one --metric M")
     latest = latest_by_system(_one_dataset(args, store))
-    board = leaderboard([(r.name, store.load(r.name)) for r in latest], args.metric[0], alpha=args.alpha,
-                        n_resamples=max(0, args.ci_resamples), seed=args.seed, min_overlap=args.min_overlap)
+    latest_results = [(r.name, store.load(r.name, _columns(r, args.metric, ()))) for r in latest]
+    board = leaderboard(latest_results, args.metric[0], alpha=args.alpha, n_resamples=max(0, args.ci_resamples),
+                        seed=args.seed, min_overlap=args.min_overlap)
     sys.stdout.write(out.to_json(board) if args.format == "json" else out.leaderboard_text(board))
     return 0
 
@@ -204,7 +211,7 @@ def _trend(args, store, out) -> int:
 
         results = [(r.name, on_current_gt(store, r.name)[0]) for r in records]
     else:
-        results = [(r.name, store.load(r.name)) for r in records]
+        results = [(r.name, store.load(r.name, _columns(r, args.metric, args.slice))) for r in records]
     bands = {f.metric: f.band for f in _floors(args, store, args.metric)} if args.noise else None
     t = trend(results, args.metric, slices=args.slice, noise_bands=bands,
               correction=args.correction, alpha=args.alpha, test=args.test, n_resamples=max(0, args.ci_resamples),

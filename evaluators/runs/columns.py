@@ -130,8 +130,12 @@ def table_columns(table: ItemTable) -> list[tuple[str, str, bytes]]:
     return out
 
 
+#: Column kinds that runs of one dataset share (kept decoded by :func:`table_of`'s ``cache``).
+SHARED_KINDS = ("item_id", "system", "slice")
+
+
 def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes], *,
-             items_digest: str | None = None) -> ItemTable:
+             items_digest: str | None = None, cache: Any = None) -> ItemTable:
     """Rebuild an :class:`ItemTable` from a manifest and its blobs, checking every digest.
 
     Parameters
@@ -142,6 +146,9 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
         Blob digest -> stored bytes.
     items_digest : str, optional
         The table's expected :meth:`ItemTable.digest`.
+    cache : mutable mapping, optional
+        Blob digest -> decoded values of columns already checked (:data:`SHARED_KINDS` only are put there): a
+        listing of many runs of one dataset decodes their shared item ids once.
 
     Returns
     -------
@@ -155,12 +162,17 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     """
     got: dict[str, dict[str, list]] = {k: {} for k in KINDS}
     for kind, name, digest in columns:
+        if cache is not None and digest in cache:
+            got[kind][name] = cache[digest]
+            continue
         data = blobs.get(digest)
         if data is None:
             raise CorruptBlob(f"column {name!r}: blob {digest[:12]} is missing")
         if blob_digest(data) != digest:
             raise CorruptBlob(f"column {name!r}: the stored bytes do not match their digest {digest[:12]}")
         got[kind][name] = decode_column(kind, data)
+        if cache is not None and kind in SHARED_KINDS:
+            cache[digest] = got[kind][name]
     ids = got["item_id"].get("item_id", [])
     table = ItemTable(tuple(ids), tuple(got["system"].get("system", [])), got["value"], got["slice"], got["field"])
     if items_digest is not None and table.digest() != items_digest:
@@ -168,5 +180,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     return table
 
 
-__all__ = ["DICTIONARY_RATIO", "KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column",
+__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column",
            "encode_column", "table_columns", "table_of"]

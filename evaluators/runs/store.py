@@ -28,6 +28,8 @@ from evaluators.runs.tables import blobs_table, datasets_table, runs_table, vers
 EXPORT_HEADER = {"evalboard_runs": 1}
 #: Longest line read from an export file (bytes): a blob of :data:`MAX_BLOB_BYTES` in base64, and its key.
 MAX_EXPORT_LINE = MAX_BLOB_BYTES * 4 // 3 + 4096
+#: Shared columns (item ids, systems, slices) a store keeps decoded between loads.
+SHARED_COLUMNS_KEPT = 16
 #: Longest tag key or value (characters).
 MAX_TAG = 256
 
@@ -135,7 +137,10 @@ class RunStore:
     """
 
     def __init__(self, url: str | Path | None = None):
+        from cachetools import LRUCache
+
         self.url, self.engine, self._writer = open_engines(url)
+        self._decoded = LRUCache(maxsize=SHARED_COLUMNS_KEPT)  # checked, decoded shared columns (by blob digest)
         ensure_schema(self.engine)
         OPEN_STORES.add(self)
 
@@ -347,14 +352,22 @@ class RunStore:
                 out.append(record)
         return tuple(out)
 
-    def load(self, name: str) -> RunResult:
+    def load(self, name: str, columns: Sequence[str] | None = None) -> RunResult:
         """The run result as logged: task, per-item table (every value bit for bit), unit, issues, config,
         signature and input digests (``corrections`` and ``native`` are not kept).
+
+        Parameters
+        ----------
+        name : str
+        columns : sequence of str, optional
+            Only these metric, slice and field columns (with the item ids and systems): what a trend or a
+            comparison reads, without the rest.  Each column's bytes are checked against their address; the
+            whole table's digest is checked only by a full load (``columns=None``).
 
         Raises
         ------
         KeyError
-            No run of that name.
+            No run of that name, or a column it does not have.
         CorruptBlob
             Stored bytes that do not match their digest, or values that do not match the run's digest.
         """
@@ -363,8 +376,15 @@ class RunStore:
             if row is None:
                 raise KeyError(_no_run(name))
             manifest = json.loads(row.columns)
-            blobs = _get_blobs(c, {d for _, _, d in manifest})
-        table = table_of(manifest, blobs, items_digest=row.items_digest)
+            if columns is not None:
+                have = {col for kind, col, _ in manifest if kind not in ("item_id", "system")}
+                unknown = [col for col in columns if col not in have]
+                if unknown:
+                    raise KeyError(f"run {name!r} has no column {unknown[0]!r}; its columns: {', '.join(sorted(have))}")
+                manifest = [m for m in manifest if m[0] in ("item_id", "system") or m[1] in set(columns)]
+            blobs = _get_blobs(c, {d for _, _, d in manifest if d not in self._decoded})
+        table = table_of(manifest, blobs, items_digest=row.items_digest if columns is None else None,
+                         cache=self._decoded)
         return RunResult(row.task, table, unit=row.unit, issues=tuple(_issue(d) for d in json.loads(row.issues)),
                          config=json.loads(row.config), signature=row.signature, digests=json.loads(row.digests))
 

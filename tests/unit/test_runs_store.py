@@ -287,3 +287,18 @@ def test_writers_at_once_number_versions_once(review_url):
     assert sorted(r.dataset_version for r in store.runs()) == [0, 0, 0, 1, 1, 1]
     (dataset,) = store.datasets()
     assert [v["version"] for v in dataset["versions"]] == [0, 1]
+
+
+def test_a_partial_load_reads_the_columns_asked_for_and_checks_their_bytes(store):
+    store.log_run(_result(), name="r1", who="x", gt_name="hp", gt_digest=GT)
+    part = store.load("r1", ["exact_match", "lang"])
+    assert tuple(part.items.values) == ("exact_match",) and tuple(part.items.slices) == ("lang",)
+    assert part.items.fields == {} and _bits(part.items.values["exact_match"]) == _bits(HARD)
+    with pytest.raises(KeyError, match="no column 'judge'"):
+        store.load("r1", ["judge"])
+    (digest,) = [d for _, name, d in json.loads(_columns(store, "r1")) if name == "exact_match"]
+    with store.engine.begin() as c:
+        c.execute(blobs_table.update().where(blobs_table.c.digest == digest).values(data=b"not parquet"))
+    with pytest.raises(CorruptBlob, match="do not match their digest"):
+        store.load("r1", ["exact_match"])
+    assert store.load("r1", ["token_f1"]).items.values["token_f1"] == (0.5,) * 6  # the other columns are fine
