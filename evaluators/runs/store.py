@@ -100,6 +100,25 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def utc_text(value: str | datetime, what: str = "time") -> str:
+    """``value`` (ISO 8601 text or a datetime; without a zone read as UTC) as the registry writes times: UTC, ISO
+    8601 with microseconds (text order is time order).
+
+    Raises
+    ------
+    ValueError
+        Text that is not an ISO 8601 time.
+    """
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value))
+        except ValueError as exc:
+            raise ValueError(f"{what} must be an ISO 8601 time (2026-11-27 or 2026-11-27T14:00:00Z), not "
+                             f"{value!r:.60}") from exc
+    value = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -171,7 +190,7 @@ class RunStore:
         patch_digests : sequence of str
             SHA-256 of each GT patch applied, in order: the dataset version (v0 without any).
         created_at : str, optional
-            UTC ISO 8601 (default now): the registry's time order.
+            ISO 8601 (default now; kept in UTC: :func:`utc_text`): the registry's time order.
         patches : mapping of str to bytes, optional
             Patch digest -> the patch file's bytes, kept (once) so that runs logged on an older GT version can
             be re-scored on this one (:mod:`evaluators.runs.rescore`).
@@ -198,7 +217,7 @@ class RunStore:
         for digest, data in patches.items():
             if digest not in patch_digests or blob_digest(data) != digest:
                 raise ValueError(f"patch {digest[:12]}: its bytes are not those of a patch of this run")
-        created_at = created_at or _now()
+        created_at = utc_text(created_at, "created_at") if created_at else _now()
         columns = table_columns(result.items)
         summary = [row.to_dict() for row in result.summary()]
         manifest = [[kind, col, blob_digest(data)] for kind, col, data in columns]
@@ -328,15 +347,7 @@ class RunStore:
                 match.append(datasets_table.c.digest.startswith(dataset, autoescape=True))
             query = query.where(sa.or_(*match))
         if since is not None:
-            if not isinstance(since, datetime):
-                try:
-                    since = datetime.fromisoformat(str(since))
-                except ValueError as exc:
-                    raise ValueError(f"since must be an ISO 8601 time (2026-11-27 or 2026-11-27T14:00:00Z), not "
-                                     f"{since!r:.60}") from exc
-            since = (since if since.tzinfo else since.replace(tzinfo=timezone.utc)).astimezone(
-                timezone.utc).isoformat(timespec="microseconds")
-            query = query.where(runs_table.c.created_at >= since)
+            query = query.where(runs_table.c.created_at >= utc_text(since, "since"))
         if accepted is not None:
             query = query.where(runs_table.c.accepted == bool(accepted))
         key, has_value, value = (tag or "").partition("=")
@@ -690,4 +701,4 @@ def _get_blobs(c, digests: Iterable[str]) -> dict[str, bytes]:
 
 
 __all__ = ["EXPORT_HEADER", "MAX_EXPORT_LINE", "CorruptBlob", "RunExists", "RunRecord", "RunStore",
-           "ground_truth_digest", "split_systems"]
+           "ground_truth_digest", "split_systems", "utc_text"]

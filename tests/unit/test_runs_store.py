@@ -104,6 +104,10 @@ def test_filters_versions_and_the_accepted_baseline(store):
     assert names(since="2026-01-04T01:00:00+01:00") == ["a3", "b2", "m1"]  # 00:00 UTC
     with pytest.raises(ValueError, match="ISO 8601"):
         store.runs(since="last week")
+    late = store.log_run(_result(), name="z", who="x", gt_name="hp", gt_digest=GT,
+                         created_at="2026-01-06T01:00:00+01:00")
+    assert late.created_at == "2026-01-06T00:00:00.000000+00:00"  # kept in UTC: text order is time order
+    store.delete("z")
     assert [d["versions"] for d in store.datasets() if d["name"] == "hp"] == [[
         {"version": 0, "patch_digests": []}, {"version": 1, "patch_digests": ["1" * 64]},
         {"version": 2, "patch_digests": ["1" * 64, "2" * 64]}]]
