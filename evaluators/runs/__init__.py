@@ -30,8 +30,9 @@ with intervals needs no load).
 
 :func:`~evaluators.runs.compare.compare_runs` ``(a, b, name_a, name_b, *, min_overlap=0.8, n_resamples=10_000,
 seed=0, metrics=None, system_a=None, system_b=None) -> RunsComparison``: two run results on the items both
-scored, with the paired tests of ``compare`` (per metric: paired bootstrap, approximate randomization, McNemar for 0/1 metrics); refused
-(:class:`~evaluators.runs.compare.TooFewCommon`, "n common = k of a and b") below ``min_overlap``.
+scored, with the paired tests of ``compare`` (per metric: paired bootstrap, approximate randomization,
+McNemar for 0/1 metrics); refused (:class:`~evaluators.runs.compare.TooFewCommon`, "n common = k of a and b")
+below ``min_overlap``.
 
 :func:`~evaluators.runs.trend.trend` ``(runs, metrics, *, slices=(), correction="holm", alpha=0.05,
 test="randomization", n_resamples=10_000, point_resamples=None, seed=0, min_overlap=0.8, system=None,
