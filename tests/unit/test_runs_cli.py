@@ -50,8 +50,11 @@ def test_qa_log_one_run_per_system_and_the_runs_actions(tmp_path, capsys):
     assert [r.name for r in store.runs()] == ["base", "cand/sys-x", "cand/sys-y"]
     assert len({r.dataset_digest for r in store.runs()}) == 1  # the same questions and answers: one dataset
     assert store.get("cand/sys-x").summary[0]["mean"] == 0.8  # 8 of 10 right
-    # the same name again: refused, exit 2
+    # the same name again: refused, exit 2; a file of two systems whose one name is taken: nothing logged
     assert "already logged" in _out(capsys, ["qa", a, "--log", "--run-name", "base", "--db", db], 2).err
+    assert "'cand/sys-x' is already logged" in _out(capsys, ["qa", str(both), "--log", "--run-name", "cand",
+                                                             "--db", db], 2).err
+    assert len(store.runs()) == 3
     assert "--run-name goes with one input file" in _out(
         capsys, ["qa", a, a, "--log", "--run-name", "two", "--db", db], 2).err
 
