@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "sensitivity": "evaluators.cli.sensitivity",
     "audit": "evaluators.cli.audit",
     "judge": "evaluators.cli.judge",
+    "runs": "evaluators.cli.runs",
 }
 
 

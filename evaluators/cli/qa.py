@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patch_runs, print_corrections
+from evaluators.cli.runlog import add_log_arguments, log_qa
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
 from evaluators.reports.format import fixed, problem_lines
@@ -48,6 +49,7 @@ def add_parser(subparsers) -> None:
                         "file's format (else its extension)")
     p.add_argument("--summary-csv", metavar="FILE",
                    help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     paths = list(args.input)
     if len(paths) > 1:
         single = [flag for flag, given in (("--output-file", args.output_file), ("--summary-csv", args.summary_csv),
-                                           ("--predictions", args.predictions),
+                                           ("--predictions", args.predictions), ("--run-name", args.run_name),
                                            ("--format " + args.format, args.format != "table")) if given]
         if single:
             return fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
@@ -225,6 +227,10 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         if error:
             return fail(error)
         report = patched[0]
+    if args.log:  # the run as scored (after the corrections) into the registry, one run per system
+        error = log_qa(args, path, report, config)
+        if error:
+            return fail(error)
     if to_stdout:
         if args.format == "html":
             sys.stdout.write(_html(args, report))

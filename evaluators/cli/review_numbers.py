@@ -22,7 +22,8 @@
   exits 1 when the candidate's (reviewed) score is significantly below the baseline's (paired
   test on the records both scored), 0 otherwise; prints the figures.  ``A`` and ``B`` are two
   record files (GT and prediction in each), two prediction files of the GT dataset ``--gt``, or
-  two systems of the file ``--gt``.
+  two systems of the file ``--gt``; or two runs of the registry: ``--baseline-run NAME|accepted
+  --candidate-run NAME [--current-gt]`` (``accepted``: the accepted run of the candidate's task and dataset).
 
 Exit codes: 0 success (gate: passed); 1 gate failed; 2 unusable input, with the reason on stderr.
 The parser is :mod:`evaluators.cli.review`'s (these actions are registered there).
@@ -62,6 +63,12 @@ def add_arguments(p) -> None:
     g.add_argument("--seed", type=int, default=0, help="gate: seed of the resampling; create: seed of the order (default 0)")
     g.add_argument("--baseline-report", metavar="FILE",
                    help="gate: the baseline's report JSON (qa --output-file): warn when the tokenizer differs")
+    g.add_argument("--baseline-run", metavar="NAME|accepted",
+                   help="gate: the baseline is a run of the registry (qa --log), or 'accepted': the accepted run "
+                        "of the candidate's task and dataset (runs accept)")
+    g.add_argument("--candidate-run", metavar="NAME", help="gate: the candidate is a run of the registry")
+    g.add_argument("--current-gt", action="store_true",
+                   help="gate with registry runs: both re-scored on their dataset's current GT version")
     add_gt_patch_argument(g)
 
 
@@ -333,16 +340,16 @@ def estimate(args, store, session, gt: Path) -> int:
 def gate(args) -> int:
     """``review gate``: exit 1 when the candidate is significantly below the baseline."""
     from evaluators.cli.compare import load_runs
-    from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
     from evaluators.qa.compare import compare_records, runs_of
-    from evaluators.reports.format import p_value, percent, signed
 
-    if not args.baseline or not args.candidate:
-        return fail("review gate needs --baseline and --candidate")
     if not 0 < args.level < 1:
         return fail("--level must be in (0, 1)")
     if args.test == "mcnemar" and args.metric != "exact_match":
         return fail("McNemar's test is for binary outcomes: use it with --metric exact_match")
+    if getattr(args, "baseline_run", None) or getattr(args, "candidate_run", None):
+        return _gate_runs(args)
+    if not args.baseline or not args.candidate:
+        return fail("review gate needs --baseline and --candidate (or --baseline-run and --candidate-run)")
     files = [Path(args.baseline).is_file(), Path(args.candidate).is_file()]
     common = {"gt_patch": args.gt_patch, "workers": 1}
     if args.gt and all(files):        # two prediction files of one GT dataset
@@ -378,6 +385,61 @@ def gate(args) -> int:
     key = "exact_match" if args.metric == "exact_match" else "token_f1"
     xa = [getattr(r, f"{key}_a") for r in c.records]
     xb = [getattr(r, f"{key}_b") for r in c.records]
+    applied = ""
+    if args.gt_patch:
+        _, applications = scoring.gt_patch_before
+        n = len({c.where for _, app in applications for c in app.changes if c.status == "applied"})
+        applied = f" after {n} review correction(s)"
+    return _verdict(args, xa, xb, args.baseline, args.candidate, f"{args.metric}{applied}, {c.n_paired} records "
+                    "paired by id" + (f" (left out: {c.only_a} only in the baseline, {c.only_b} only in the candidate)"
+                                      if c.only_a or c.only_b else ""))
+
+
+def _gate_runs(args) -> int:
+    """``review gate --baseline-run NAME|accepted --candidate-run NAME``: the two runs from the registry, paired
+    by item id on the items both scored (refused below 80% common items, as ``runs compare``)."""
+    from evaluators.runs import CorruptBlob, RunStore
+    from evaluators.runs.compare import TooFewCommon, compare_runs
+
+    if not args.baseline_run or not args.candidate_run:
+        return fail("review gate with registry runs needs --baseline-run and --candidate-run")
+    if args.gt_patch:
+        return fail("--gt-patch goes with files; registry runs take --current-gt (the patches logged since)")
+    try:
+        store = RunStore(args.db)
+        candidate = store.get(args.candidate_run)
+        base = args.baseline_run
+        if base == "accepted":
+            accepted = store.runs(task=candidate.task, dataset=candidate.dataset_digest, accepted=True)
+            if not accepted:
+                return fail(f"no accepted run of {candidate.task} on {candidate.dataset} (runs accept NAME)")
+            base = accepted[0].name
+        if args.current_gt:
+            from evaluators.runs.rescore import on_current_gt
+
+            (a, _), (b, version) = on_current_gt(store, base), on_current_gt(store, args.candidate_run)
+            applied = f" on the current GT (v{version})"
+        else:
+            a, b, applied = store.load(base), store.load(args.candidate_run), ""
+        c = compare_runs(a, b, base, args.candidate_run, metrics=[args.metric], n_resamples=0)
+    except (KeyError, CorruptBlob, TooFewCommon, ValueError) as exc:
+        return fail(exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc))
+    from evaluators.runs.compare import rows_of
+
+    rows_a, rows_b = rows_of(a), rows_of(b)
+    col_a, col_b = a.items.values[args.metric], b.items.values[args.metric]
+    ids = [i for i in rows_a if i in rows_b and col_a[rows_a[i]] is not None and col_b[rows_b[i]] is not None]
+    m = c.metrics[0]
+    return _verdict(args, [col_a[rows_a[i]] for i in ids], [col_b[rows_b[i]] for i in ids], base, args.candidate_run,
+                    f"{args.metric}{applied}, {m.n_paired} items paired by id (n common = {c.n_common} of {c.n_a} "
+                    f"and {c.n_b})")
+
+
+def _verdict(args, xa, xb, baseline: str, candidate: str, head: str) -> int:
+    """The gate's test of ``xb`` against ``xa`` (paired, same items), printed; 1 when significantly worse."""
+    from evaluators.metrics.statistics import approximate_randomization, mcnemar, paired_bootstrap
+    from evaluators.reports.format import p_value, percent, signed
+
     boot = paired_bootstrap(xa, xb, n_resamples=max(1, args.resamples), confidence_level=1 - args.level,
                             seed=args.seed)
     if args.test == "bootstrap":
@@ -388,16 +450,9 @@ def gate(args) -> int:
     else:
         p, bound, method = mcnemar(xa, xb).p_value, False, "McNemar exact (binomial)"
     worse = boot.delta < 0 and p < args.level
-    applied = ""
-    if args.gt_patch:
-        _, applications = scoring.gt_patch_before
-        n = len({c.where for _, app in applications for c in app.changes if c.status == "applied"})
-        applied = f" after {n} review correction(s)"
-    print(f"gate: {args.metric}{applied}, {c.n_paired} records paired by id"
-          + (f" (left out: {c.only_a} only in the baseline, {c.only_b} only in the candidate)"
-             if c.only_a or c.only_b else ""))
-    print(f"  baseline  {args.baseline}: {percent(boot.mean_a)}")
-    print(f"  candidate {args.candidate}: {percent(boot.mean_b)}")
+    print(f"gate: {head}")
+    print(f"  baseline  {baseline}: {percent(boot.mean_a)}")
+    print(f"  candidate {candidate}: {percent(boot.mean_b)}")
     print(f"  delta {signed(100 * boot.delta, 2)} points, {100 * (1 - args.level):g}% CI "
           f"{signed(100 * boot.ci_low, 2)} to {signed(100 * boot.ci_high, 2)} (paired bootstrap); "
           f"{p_value(p, bound)} ({method}); level {args.level:g}")

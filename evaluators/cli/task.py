@@ -49,6 +49,9 @@ def add_task_parsers(subparsers, only: str | None = None, taken: frozenset[str] 
                        help="what to write: text (default), json, csv (one row per item) or md")
         p.add_argument("--output-file", dest="output_file", metavar="FILE",
                        help="write the report there instead of printing it")
+        from evaluators.cli.runlog import add_log_arguments
+
+        add_log_arguments(p)
         p.set_defaults(func=run, task_name=name)
 
 
@@ -82,6 +85,17 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.task_name}: {exc}")
     for line in problem_lines(result.issues, "warning"):
         print(line, file=sys.stderr)
+    if args.log:  # into the run registry: the dataset is the GT file by its digest (before any patch)
+        from evaluators.cli.runlog import log_result
+        from evaluators.tasks import gt_role
+
+        gt = gt_role(task).name
+        other = next((r.name for r in task.roles if r.name != gt), gt)  # the predictions' role
+        logged = dataclasses.replace(result, digests={**result.digests, "predictions": result.digests.get(other, "")})
+        error = log_result(args, logged, gt_name=Path(getattr(args, gt)).name, source=Path(getattr(args, other)).name,
+                           gt_digests=result.digests.get(gt, ""))
+        if error:
+            return fail(error)
     text = write(result, args.format, task.title)
     if args.output_file:
         Path(args.output_file).write_text(text, encoding="utf-8", newline="")

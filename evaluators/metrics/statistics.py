@@ -959,3 +959,54 @@ def wilson_interval(successes: int, n: int, *, confidence_level: float = 0.95) -
 
     ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+#: Multiple-comparison corrections of :func:`adjust_p_values`.
+CORRECTIONS = ("holm", "bh")
+
+
+def adjust_p_values(p_values, method: str = "holm") -> list[float]:
+    """P-values of a family of tests adjusted for multiplicity.
+
+    ``holm``: Holm's step-down adjustment, controlling the family-wise error rate under any dependence
+    (Holm 1979, "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6: 65-70):
+    with the ``m`` p-values sorted, ``p_adj(i) = max_{j <= i} min(1, (m - j + 1) p(j))``.  ``bh``:
+    Benjamini-Hochberg, controlling the false discovery rate for independent or positively dependent tests
+    (Benjamini & Hochberg 1995; :func:`scipy.stats.false_discovery_control` with ``method="bh"``).  A test is
+    rejected at level ``alpha`` when its adjusted p-value is at most ``alpha``.
+
+    Parameters
+    ----------
+    p_values : sequence of float, shape (m,)
+        In [0, 1].
+    method : {"holm", "bh"}
+
+    Returns
+    -------
+    list of float, shape (m,)
+        In the order given.
+
+    Raises
+    ------
+    ValueError
+        An unknown method, or a p-value outside [0, 1] (NaN included).
+    """
+    ps = [float(p) for p in p_values]
+    if method not in CORRECTIONS:
+        raise ValueError(f"method must be one of {', '.join(CORRECTIONS)}, not {method!r}")
+    if any(not 0 <= p <= 1 for p in ps):
+        raise ValueError("p-values must be in [0, 1]")
+    if not ps:
+        return []
+    if method == "bh":
+        from scipy.stats import false_discovery_control
+
+        return [float(x) for x in false_discovery_control(ps, method="bh")]
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i])
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        out[i] = running
+    return out

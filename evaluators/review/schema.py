@@ -4,7 +4,8 @@ Tables are created and upgraded by Alembic (``evaluators/review/migrations``): r
 schema 1 (the tables before Alembic; a schema-1 database without Alembic's version table is
 stamped ``0001`` and upgraded), ``0002`` is schema 2, ``0003`` schema 3 (an adjudication's
 corrected answer), ``0004`` schema 4 (the decision history, the guidelines version of a decision,
-and each item's system and automatic score for the queue's filters).  :func:`ensure_schema` is safe when several
+and each item's system and automatic score for the queue's filters), ``0005`` schema 5 (the run registry's
+tables: :mod:`evaluators.runs.tables`).  :func:`ensure_schema` is safe when several
 processes open a new, empty database at once: the migration runs under a lock (an advisory lock on
 PostgreSQL, a file lock beside an SQLite file), and a database already at the newest revision is
 only read.  A database written by a newer EvalBoard raises :class:`SchemaTooNew`.
@@ -18,10 +19,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Alembic revision of each schema version this code knows.
-REVISIONS = {"0001": 1, "0002": 2, "0003": 3, "0004": 4}
-HEAD = "0004"
+REVISIONS = {"0001": 1, "0002": 2, "0003": 3, "0004": 4, "0005": 5}
+HEAD = "0005"
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: PostgreSQL advisory lock key of the review migrations (any fixed 64-bit number).
 _PG_LOCK = 7_316_402_017

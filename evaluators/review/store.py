@@ -76,7 +76,7 @@ __all__ = ["ALL_LABELS", "LABELS", "MAX_UPLOAD_BYTES", "PAIR_LABELS", "RIGHT_LAB
            "WRONG_LABELS", "human_verdict",
            "AnnotatorProgress", "Decision", "GoldAccuracy", "HistoryEntry", "Item", "Progress", "QueueFilter",
            "ReviewStore", "SchemaTooNew", "Session", "StaleDecision", "TeamProgress", "default_url", "history_row",
-           "record_history", "guidelines_versions",
+           "open_engines", "record_history", "guidelines_versions",
            "is_two_sided", "item_digest"]
 
 
@@ -557,6 +557,44 @@ def label_fits(label: str | None, payload: Mapping[str, Any]) -> bool:
     return label is None or (label in PAIR_LABELS) == is_two_sided(payload)
 
 
+def open_engines(url: str | Path | None = None) -> tuple[str, sa.Engine, sa.Engine]:
+    """The engines of the EvalBoard database at ``url`` (review sessions and the run registry share it).
+
+    Parameters
+    ----------
+    url : str or Path, optional
+        An SQLAlchemy URL or a path to an SQLite file (its folder is created); default :func:`default_url`.
+
+    Returns
+    -------
+    tuple of (str, Engine, Engine)
+        The URL, the engine for reads and the engine for writes.  On an SQLite file the writer takes
+        its lock at ``BEGIN`` (``BEGIN IMMEDIATE``: concurrent writers wait instead of failing); both
+        run in WAL mode with ``synchronous=FULL``.  On a server both are one pooled engine.
+    """
+    url = str(url or default_url())
+    if "://" not in url:
+        url = f"sqlite:///{url}"
+    path = sqlite_path(url)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if url.startswith("sqlite"):
+        memory = path is None
+        kw = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}} if memory else {}
+        engine = sa.create_engine(url, **kw)
+        # writes take the lock at BEGIN (no deferred upgrade that fails under concurrency)
+        writer = engine if memory else sa.create_engine(url)
+        for e in {engine, writer}:
+            sa.event.listen(e, "connect", _sqlite_pragmas)
+        if writer is not engine:
+            sa.event.listen(writer, "connect", _sqlite_autocommit)
+            sa.event.listen(writer, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        return url, engine, writer
+    # a server thread per browser session: room for a team reviewing at once
+    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=40, pool_timeout=120)
+    return url, engine, engine
+
+
 class ReviewStore:
     """The review database.
 
@@ -573,30 +611,9 @@ class ReviewStore:
     """
 
     def __init__(self, url: str | Path | None = None):
-        url = str(url or default_url())
-        if "://" not in url:
-            url = f"sqlite:///{url}"
-        path = sqlite_path(url)
-        if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.url = url
+        self.url, self.engine, self._writer = open_engines(url)
         self._cache: dict[tuple, tuple[int, Any]] = {}
         self._cache_lock = threading.Lock()
-        if url.startswith("sqlite"):
-            memory = path is None
-            kw = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}} if memory else {}
-            self.engine = sa.create_engine(url, **kw)
-            # writes take the lock at BEGIN (no deferred upgrade that fails under concurrency)
-            self._writer = self.engine if memory else sa.create_engine(url)
-            for engine in {self.engine, self._writer}:
-                sa.event.listen(engine, "connect", _sqlite_pragmas)
-            if self._writer is not self.engine:
-                sa.event.listen(self._writer, "connect", _sqlite_autocommit)
-                sa.event.listen(self._writer, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
-        else:
-            # a server thread per browser session: room for a team reviewing at once
-            self.engine = self._writer = sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=40,
-                                                          pool_timeout=120)
         ensure_schema(self.engine)
         OPEN_STORES.add(self)
 

@@ -1,0 +1,226 @@
+"""``--log`` of the batch commands (``qa`` and the tasks plugged in through :mod:`evaluators.tasks`): keep the
+run in the run registry (:mod:`evaluators.runs`).  Not a command itself: the commands call these helpers.
+
+One run is logged per system of the scored input (a file with a system/model field gives one per system):
+named ``--run-name NAME`` for a single system, ``NAME/<system>`` for several; without ``--run-name`` the
+name is the input file's name and the UTC time (``FILE@2026-11-27T14:03:06Z``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+#: Bytes hashed at a time (the predictions digest of a large file is read in pieces).
+_CHUNK = 1 << 20
+
+
+def add_log_arguments(p) -> None:
+    """Register ``--log``, ``--run-name``, ``--tag``, ``--who`` and ``--db``."""
+    p.add_argument("--log", action="store_true",
+                   help="keep this run in the run registry (one run per system; 'runs list' shows them)")
+    p.add_argument("--run-name", metavar="NAME",
+                   help="with --log: the run's name (NAME/<system> with several systems; default: the file's name "
+                        "and the UTC time)")
+    p.add_argument("--tag", action="append", metavar="KEY=VALUE", default=[],
+                   help="with --log: a tag of the run (repeatable)")
+    p.add_argument("--who", metavar="NAME", help="with --log: who ran it (default: $USER)")
+    p.add_argument("--db", metavar="URL_OR_FILE",
+                   help="with --log: the database (default: EVALBOARD_DATABASE_URL, else "
+                        "$EVALBOARD_DATA_DIR/review.sqlite)")
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predictions_digest: str,
+                     report_before=None):
+    """A scored QA report as the run result the registry keeps, and its dataset's identity by system.
+
+    Parameters
+    ----------
+    report : QAReport
+        After the GT patches, if any.
+    config : QAConfig
+        The settings it was scored with.
+    source : str
+        The input's name.
+    gt_file_digest, predictions_digest : str
+        SHA-256 of the GT file (the records file, or the SQuAD-style dataset) and of the predictions.
+    report_before : QAReport, optional
+        The report before the GT patches (its GT is the dataset's identity).
+
+    Returns
+    -------
+    (RunResult, dict of str to str)
+        The result (with the fields re-scoring needs: ``prediction_raw`` and ``config["task_detected"]``,
+        :mod:`evaluators.runs.rescore`) and, per system, :func:`evaluators.runs.store.ground_truth_digest` of
+        the GT before the patches.
+    """
+    import dataclasses
+
+    from evaluators.qa.run import QAInputResult, QARun
+    from evaluators.run_result import ItemTable
+    from evaluators.runs import split_systems
+    from evaluators.runs.rescore import QA_TASK_KEY
+    from evaluators.runs.store import ground_truth_digest
+    from evaluators.tasks.builtin import qa_run_result
+
+    run = QARun(config, (QAInputResult(source, report),))
+    result = qa_run_result(run)
+    raw = [r.prediction_raw for records in run.runs().values() for r in records]
+    t = result.items
+    table = ItemTable(t.item_id, t.system, t.values, t.slices, {**t.fields, "prediction_raw": raw})
+    result = dataclasses.replace(result, items=table, digests={"gt": gt_file_digest,
+                                                               "predictions": predictions_digest},
+                                 config={**result.config, QA_TASK_KEY: report.task})
+    raw_gt = split_systems(result)
+    if report_before is not None:
+        raw_gt = split_systems(qa_run_result(QARun(config, (QAInputResult(source, report_before),))))
+    return result, {s: ground_truth_digest(r) for s, r in raw_gt.items()}
+
+
+def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | None = None, who: str | None = None,
+             tags=(), patches=None, db: str | None = None) -> tuple:
+    """Log a run result, one run per system (none when a name is taken); what ``--log`` and a page's *Save this
+    run* call.
+
+    Parameters
+    ----------
+    result : RunResult
+        After the GT patches; ``result.digests["predictions"]`` is the predictions digest.
+    gt_name : str
+        The dataset's name.
+    source : str
+        The input's name, for the default run name (``SOURCE@<UTC time>``).
+    gt_digests : mapping of str to str, or str
+        The dataset's identity (the GT before any patch) by system, or one for every system.
+    run_name : str, optional
+        The run's name (``NAME/<system>`` with several systems).
+    who : str, optional
+        Default ``$USER``.
+    tags : mapping or iterable of ``KEY=VALUE``
+    patches : mapping of str to bytes, optional
+        The GT patch files applied, by SHA-256, in order.
+    db : str, optional
+        The database (default :func:`evaluators.review.store.default_url`).
+
+    Returns
+    -------
+    tuple of RunRecord
+
+    Raises
+    ------
+    evaluators.runs.RunExists
+        A name is taken (nothing is logged).
+    ValueError
+        A bad name, tag or value.
+    """
+    from evaluators.runs import RunExists, RunStore, split_systems
+
+    patches = dict(patches or {})
+    parts = split_systems(result)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    base = run_name or f"{source}@{stamp}"
+    names = {system: base if len(parts) == 1 else f"{base}/{system}" for system in parts}
+    store = RunStore(db)
+    try:
+        for name in names.values():
+            try:
+                store.get(name)
+            except KeyError:
+                continue
+            raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
+        return tuple(store.log_run(part, name=names[system], who=who or os.environ.get("USER") or "cli", tags=tags,
+                                   gt_name=gt_name, gt_digest=gt_digests if isinstance(gt_digests, str)
+                                   else gt_digests[system], patch_digests=list(patches), patches=patches)
+                     for system, part in parts.items())
+    finally:
+        store.dispose()
+
+
+def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
+    """``--log`` of ``qa``: a scored (and patched, with ``--gt-patch``) report, one run per system; returns an
+    error or ``None``.
+
+    The dataset is the GT before any ``--gt-patch`` by content (:func:`evaluators.runs.store.ground_truth_digest`),
+    named ``--dataset`` or the input's file name; its version is the ``--gt-patch`` files' digests in order (their
+    bytes kept for re-scoring); the predictions digest is that of ``--predictions`` or of the records file.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options, ``dataset``, ``predictions``, ``gt_patch`` and (after
+        :func:`evaluators.cli.patching.patch_runs`) ``gt_patch_before``.
+    path : Path
+        The input file scored.
+    report : QAReport
+        Its report (after the GT patches).
+    config : QAConfig
+        The settings it was scored with.
+
+    Returns
+    -------
+    str or None
+        Why the run could not be logged (a name taken, an unreadable file), else ``None``.
+    """
+    try:
+        gt_file, predictions = file_digest(path), file_digest(args.predictions or path)
+    except OSError as exc:
+        return f"cannot log the run: {exc.strerror or exc}"
+    before = getattr(args, "gt_patch_before", None) if getattr(args, "gt_patch", None) else None
+    result, gt_digests = qa_result_to_log(report, config, str(path), gt_file_digest=gt_file,
+                                          predictions_digest=predictions,
+                                          report_before=before[0][0] if before else None)
+    return log_result(args, result, gt_name=args.dataset or path.name, source=path.name, gt_digests=gt_digests)
+
+
+def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests) -> str | None:
+    """``--log``: :func:`log_runs` with the command's options, each logged run named on stderr; returns an error
+    or ``None``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch`` (the patch files, kept with the run).
+    result : RunResult
+    gt_name, source : str
+    gt_digests : mapping of str to str, or str
+        As :func:`log_runs`.
+
+    Returns
+    -------
+    str or None
+        Why the run could not be logged (a name taken, an unreadable patch file), else ``None``.
+    """
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.runs import RunExists
+
+    try:
+        patches = {}
+        for f in getattr(args, "gt_patch", None) or []:
+            data = read_file_bytes(f)
+            patches[hashlib.sha256(data).hexdigest()] = data
+        records = log_runs(result, gt_name=gt_name, source=source, gt_digests=gt_digests, run_name=args.run_name,
+                           who=args.who, tags=args.tag, patches=patches, db=args.db)
+    except OSError as exc:
+        return f"cannot log the run: {exc.strerror or exc}"
+    except (RunExists, ValueError) as exc:
+        return str(exc)
+    for record in records:
+        print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "
+              f"v{record.dataset_version})", file=sys.stderr)
+    return None
+
+
+__all__ = ["add_log_arguments", "file_digest", "log_qa", "log_result", "log_runs", "qa_result_to_log"]

@@ -1,0 +1,131 @@
+"""Logged runs re-scored on the current GT version, from their stored predictions.
+
+A run keeps the GT it was scored against (the ``ground_truth`` column, after the patches of its version) and
+its predictions.  The dataset's current version is its newest: the run's patch chain plus the patches logged
+since.  Re-scoring applies those later patches to the run's records with the task's own correction rules:
+for QA, :func:`evaluators.io.gt_patch.apply_gt_patch` on the records' answers and
+:func:`evaluators.qa.patch.rescore` on each changed record, the two steps of ``qa --gt-patch``
+(:func:`evaluators.qa.patch.patch_report`), so a re-scored run's values equal those of ``qa FILE --gt-patch
+...`` on the same file.
+
+:data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult``; a task without
+one cannot be re-scored (a ``ValueError`` says so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from evaluators.run_result import ItemTable, RunResult
+
+#: Fields a QA run keeps beside the standard ones so that it can be re-scored exactly (``qa --log`` adds them).
+QA_RESCORE_FIELDS = ("prediction_raw",)
+#: The config key holding the task a QA file was scored as (``qa`` or ``factcheck``, after detection).
+QA_TASK_KEY = "task_detected"
+
+
+def rescore_qa(result: RunResult, patches: Sequence[tuple[str, bytes]], gt_digest: str) -> RunResult:
+    """A logged QA run with GT patches applied and the changed records scored again.
+
+    Parameters
+    ----------
+    result : RunResult
+        As :meth:`evaluators.runs.store.RunStore.load` gives it, logged by ``qa --log`` (with the
+        ``prediction_raw`` field and ``config["task_detected"]``).
+    patches : sequence of (str, bytes)
+        Patch file name and bytes, in order.
+    gt_digest : str
+        SHA-256 of the GT file the run was scored from (entries bound to a file must name it).
+
+    Returns
+    -------
+    RunResult
+        The same rows; ``exact_match``, ``token_f1``, ``ground_truth``, ``prediction``, ``status`` and the ``lang``
+        slice of the patched records changed.
+
+    Raises
+    ------
+    ValueError
+        A run without the fields re-scoring needs, or a patch that cannot be read or is for another GT
+        (``GTPatchMismatch``, ``InputError``).
+    """
+    from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch, check_digest, check_matched
+    from evaluators.qa.evaluate import QAConfig, QARecordResult
+    from evaluators.qa.patch import gold_answers, rescore
+
+    table = result.items
+    missing = [f for f in (*QA_RESCORE_FIELDS, "ground_truth", "question", "status") if f not in table.fields]
+    if missing or QA_TASK_KEY not in result.config:
+        raise ValueError(f"this run cannot be re-scored: it lacks {', '.join(missing) or QA_TASK_KEY} (log it again "
+                         "with qa --log)")
+    names = {f.name for f in dataclasses.fields(QAConfig)}
+    config = QAConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in result.config.items() if k in names})
+    task = result.config[QA_TASK_KEY]
+    patch_set = GTPatchSet.read(patches)
+    check_digest(patch_set.entries, {"the run's GT": gt_digest})
+    f = table.fields
+    records = [QARecordResult(n, None, item_id, None, f["question"][n], tuple(f["ground_truth"][n] or ()), None,
+                              f["prediction_raw"][n], None, f["prediction"][n], f["status"][n],
+                              table.slices.get("lang", (None,) * len(table))[n], None,
+                              table.values["exact_match"][n], table.values["token_f1"][n])
+               for n, item_id in enumerate(table.item_id)]
+    entries = [e for e in patch_set.entries if e.keyed or e.gt_digest == gt_digest]
+    application = apply_gt_patch(gold_answers(records), entries, gt_digest, refuse_unmatched=False)
+    check_matched(patch_set.entries, [application])
+    values = {k: list(v) for k, v in table.values.items()}
+    fields = {k: list(v) for k, v in table.fields.items()}
+    slices = {k: list(v) for k, v in table.slices.items()}
+    for n, r in enumerate(records):
+        if r.id not in application.answers:
+            continue
+        new = rescore(r, application.answers[r.id], task, config)
+        values["exact_match"][n], values["token_f1"][n] = new.exact_match, new.token_f1
+        fields["ground_truth"][n], fields["prediction"][n] = tuple(new.gold_answers), new.prediction
+        fields["status"][n] = new.status
+        if "lang" in slices:
+            slices["lang"][n] = new.lang
+    return dataclasses.replace(result, items=ItemTable(table.item_id, table.system, values, slices, fields))
+
+
+#: Task -> its re-scoring function.
+RESCORERS: dict[str, Callable[[RunResult, Sequence[tuple[str, bytes]], str], RunResult]] = {"qa": rescore_qa}
+
+
+def on_current_gt(store, name: str) -> tuple[RunResult, int]:
+    """Run ``name`` re-scored on its dataset's current GT version (as logged when it is on it already).
+
+    Parameters
+    ----------
+    store : RunStore
+    name : str
+
+    Returns
+    -------
+    (RunResult, int)
+        The run's result on the current GT and that version's number.
+
+    Raises
+    ------
+    KeyError
+        No such run, or a patch whose bytes were not kept.
+    ValueError
+        The run's GT version is not on the current version's chain, or its task has no re-scoring.
+    """
+    record = store.get(name)
+    version, chain = store.current_version(record.dataset_digest)
+    result = store.load(name)
+    if version == record.dataset_version:
+        return result, version
+    if tuple(chain[:len(record.patch_digests)]) != record.patch_digests:
+        raise ValueError(f"run {name}'s GT (v{record.dataset_version}) is not an earlier version of the current "
+                         f"GT (v{version})")
+    rescorer = RESCORERS.get(record.task)
+    if rescorer is None:
+        raise ValueError(f"runs of task {record.task!r} cannot be re-scored yet (re-scoring: {', '.join(RESCORERS)})")
+    later = chain[len(record.patch_digests):]
+    patches = [(f"patch {d[:12]}", store.patch_bytes(d)) for d in later]
+    return rescorer(result, patches, result.digests.get("gt", "")), version
+
+
+__all__ = ["QA_RESCORE_FIELDS", "QA_TASK_KEY", "RESCORERS", "on_current_gt", "rescore_qa"]
