@@ -76,6 +76,8 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     from evaluators.runs.store import ground_truth_digest
     from evaluators.tasks.builtin import qa_run_result
 
+    # the records read once (a large report keeps them on disk and decodes them at every pass)
+    report = dataclasses.replace(report, records=tuple(report.records))
     run = QARun(config, (QAInputResult(source, report),))
     result = qa_run_result(run)
     raw = [r.prediction_raw for records in run.runs().values() for r in records]

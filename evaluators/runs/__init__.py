@@ -48,6 +48,9 @@ lines, call it on ``store.load`` results and on ``on_current_gt`` results.
 dataset's current GT version from its stored predictions and the patches logged since (QA: the two steps of
 ``qa --gt-patch``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can be re-scored);
 ``RunStore.current_version(dataset) -> (version, patch digests)``, ``RunStore.patch_bytes(digest)``.
+:func:`~evaluators.runs.rescore.qa_records` ``(result) -> [QARecordResult]``: a stored QA run in the shape the
+QA comparison views read (``evaluators.qa.compare.side_by_side({name: qa_records(r), ...})``: two runs side by
+side with compare's numbers).
 
 :mod:`evaluators.runs.noise`: ``noise_floor(repeats, metric) -> NoiseFloor`` (flip rate, flaky items, pass@k,
 pass^k, noise band), ``beyond_noise(repeats, candidate, metric) -> NoiseVerdict``, ``flaky_changes(floor, a,

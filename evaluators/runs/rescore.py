@@ -25,6 +25,32 @@ QA_RESCORE_FIELDS = ("prediction_raw",)
 QA_TASK_KEY = "task_detected"
 
 
+def qa_records(result: RunResult) -> list:
+    """A logged QA run's rows as :class:`~evaluators.qa.evaluate.QARecordResult` (id, question, GT answers, raw and
+    scored prediction, status, language, EM, F1, the system as its group), in row order: what the QA comparison
+    views read (:func:`evaluators.qa.compare.side_by_side`, :func:`~evaluators.qa.compare.compare_records`).
+
+    Raises
+    ------
+    ValueError
+        A run without the QA columns (``question``, ``ground_truth``, ``prediction``, ``status``, the metrics).
+    """
+    from evaluators.qa.evaluate import QARecordResult
+
+    table = result.items
+    f = table.fields
+    missing = [c for c in ("question", "ground_truth", "prediction", "status") if c not in f]
+    missing += [c for c in ("exact_match", "token_f1") if c not in table.values]
+    if missing:
+        raise ValueError(f"not a QA run: it lacks {', '.join(missing)}")
+    raw = f.get("prediction_raw", f["prediction"])
+    lang = table.slices.get("lang", (None,) * len(table))
+    return [QARecordResult(n, None, item_id, table.system[n], f["question"][n], tuple(f["ground_truth"][n] or ()),
+                           None, raw[n], None, f["prediction"][n], f["status"][n], lang[n], None,
+                           table.values["exact_match"][n], table.values["token_f1"][n])
+            for n, item_id in enumerate(table.item_id)]
+
+
 def rescore_qa(result: RunResult, patches: Sequence[tuple[str, bytes]], gt_digest: str) -> RunResult:
     """A logged QA run with GT patches applied and the changed records scored again.
 
@@ -51,7 +77,7 @@ def rescore_qa(result: RunResult, patches: Sequence[tuple[str, bytes]], gt_diges
         (``GTPatchMismatch``, ``InputError``).
     """
     from evaluators.io.gt_patch import GTPatchSet, apply_gt_patch, check_digest, check_matched
-    from evaluators.qa.evaluate import QAConfig, QARecordResult
+    from evaluators.qa.evaluate import QAConfig
     from evaluators.qa.patch import gold_answers, rescore
 
     table = result.items
@@ -64,12 +90,7 @@ def rescore_qa(result: RunResult, patches: Sequence[tuple[str, bytes]], gt_diges
     task = result.config[QA_TASK_KEY]
     patch_set = GTPatchSet.read(patches)
     check_digest(patch_set.entries, {"the run's GT": gt_digest})
-    f = table.fields
-    records = [QARecordResult(n, None, item_id, None, f["question"][n], tuple(f["ground_truth"][n] or ()), None,
-                              f["prediction_raw"][n], None, f["prediction"][n], f["status"][n],
-                              table.slices.get("lang", (None,) * len(table))[n], None,
-                              table.values["exact_match"][n], table.values["token_f1"][n])
-               for n, item_id in enumerate(table.item_id)]
+    records = [dataclasses.replace(r, group=None) for r in qa_records(result)]
     entries = [e for e in patch_set.entries if e.keyed or e.gt_digest == gt_digest]
     application = apply_gt_patch(gold_answers(records), entries, gt_digest, refuse_unmatched=False)
     check_matched(patch_set.entries, [application])
@@ -128,4 +149,4 @@ def on_current_gt(store, name: str) -> tuple[RunResult, int]:
     return rescorer(result, patches, result.digests.get("gt", "")), version
 
 
-__all__ = ["QA_RESCORE_FIELDS", "QA_TASK_KEY", "RESCORERS", "on_current_gt", "rescore_qa"]
+__all__ = ["QA_RESCORE_FIELDS", "QA_TASK_KEY", "RESCORERS", "on_current_gt", "qa_records", "rescore_qa"]

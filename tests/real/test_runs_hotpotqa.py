@@ -66,6 +66,16 @@ def test_three_systems_three_runs_and_compares_numbers(logged, capsys):
     assert em["mcnemar"] == theirs["exact_match_mcnemar"]
     assert (em["mcnemar"]["only_a"], em["mcnemar"]["only_b"]) == (13, 2)  # as tests/real/test_qa_compare_real.py
 
+    # the stored runs in the QA comparison views (what the Runs page opens side by side): compare's scores
+    from evaluators.qa.compare import side_by_side
+    from evaluators.runs import RunStore
+    from evaluators.runs.rescore import qa_records
+
+    store = RunStore(db)
+    view = side_by_side({s: qa_records(store.load(f"hp-{s}")) for s in SYSTEMS})
+    assert json.loads(json.dumps([x.to_dict() for x in view.scores])) == ref[(SYSTEMS[0], SYSTEMS[1])]["scores"]
+    assert dict(view.counts) == ref[(SYSTEMS[0], SYSTEMS[1])]["agreement"]
+
     for test in ("randomization", "bootstrap"):
         trend = _json(capsys, ["runs", "trend", "--metric", "exact_match", "--db", db, "--format", "json",
                                "--test", test])

@@ -279,8 +279,11 @@ def test_writers_at_once_number_versions_once(review_url):
             RunStore(review_url).log_run(_result(system=f"s{k}"), name=f"r{k}", who="x", gt_name="hp", gt_digest=GT,
                                          patch_digests=["1" * 64] if k % 2 else [])
         except Exception as exc:  # noqa: BLE001 - collected and shown by the assertion
-            errors.append(repr(exc))
+            import traceback
 
+            errors.append(traceback.format_exc())
+
+    RunStore(review_url)  # the schema first: concurrent creation is the review tests' (test_review_engine.py)
     threads = [threading.Thread(target=log, args=(k,)) for k in range(6)]
     for t in threads:
         t.start()
