@@ -126,3 +126,6 @@ def task_page(task: Task, *, demo: Callable[[], Mapping[str, InputFile]] | None 
     gt = files[gt_role(task).name]
     review_button(f"Review these {task.unit}s · 人工审阅", task.name, gt.name, lambda: review_items(result),
                   key=f"{key}_to_review", data=lambda: gt.data)
+    from components.save_run import save_run
+
+    save_run(lambda: result, gt_name=gt.name, gt_data=lambda: gt.data, source=gt.name, key=f"{key}_save")

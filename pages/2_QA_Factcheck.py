@@ -11,6 +11,8 @@ from components.corrections import corrections_control  # noqa: E402
 from components.layout import view_switch  # noqa: E402
 from components.problems import show_problems  # noqa: E402
 from components.review_link import review_button  # noqa: E402
+from components.save_run import save_run  # noqa: E402
+from evaluators.tasks.builtin import qa_run_result  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from evaluators.reports.format import fixed  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, per_class_frame,  # noqa: E402
@@ -338,6 +340,8 @@ st.subheader("Downloads · 下载")
 downloads(report)
 review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
               data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
+save_run(lambda: qa_run_result(result), gt_name=file_name, source=file_name, key="qa_save",
+         gt_data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
 
 st.subheader("Review corrections · 审阅更正")
 

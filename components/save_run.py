@@ -1,0 +1,56 @@
+"""*Save this run*: keep a page's scored run in the run registry, as ``--log`` keeps the CLI's (one run per system).
+
+The run result (:class:`~evaluators.run_result.RunResult`) and the GT file's identity come from the page; the
+logging is :func:`evaluators.cli.runlog.log_runs`, the function behind every command's ``--log``, so a run saved
+here and one logged from the command line are the same rows of the same registry (the Runs page lists both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from evaluators.reports.escape import md
+
+
+def save_run(result: Callable[[], object], *, gt_name: str, gt_data: Callable[[], bytes], source: str, key: str,
+             where=None) -> None:
+    """A name field and a *Save this run* button; on click, the run is logged and the names of the runs shown.
+
+    Parameters
+    ----------
+    result : callable
+        Returns the page's :class:`~evaluators.run_result.RunResult` (after its GT corrections, if any); called on
+        click only.
+    gt_name : str
+        The dataset's name (the GT file's name).
+    gt_data : callable
+        Returns the GT file's bytes (the dataset's identity is their SHA-256); called on click only.
+    source : str
+        The input's name: the default run name is ``SOURCE@<UTC time>``.
+    key : str
+        Widget key prefix.
+    where : Streamlit container, optional
+        Where to draw (default: an expander on the page).
+
+    Problems (a taken name, a database error) are shown, not raised.
+    """
+    box = where if where is not None else st.expander("Save this run · 保存本次评测", icon=":material/save:")
+    with box:
+        name = st.text_input("Run name (optional) · 名称", key=f"{key}_name", max_chars=200,
+                             help="One run per system (NAME/<system> with several); default: the file's name "
+                                  "and the time. The Runs page lists saved runs.")
+        if not st.button("Save this run · 保存", key=f"{key}_button"):
+            return
+        from evaluators.cli.runlog import log_runs
+        from evaluators.io.gt_patch import file_sha256
+        from evaluators.runs import RunExists
+
+        try:
+            records = log_runs(result(), gt_name=gt_name, source=source, gt_digests=file_sha256(gt_data()),
+                               run_name=name.strip() or None, who="page")
+        except (RunExists, ValueError, OSError, RuntimeError) as exc:
+            st.error(md(f"Not saved: {exc}"))
+            return
+        st.success(md("Saved: " + ", ".join(r.name for r in records)))
