@@ -61,7 +61,7 @@ def test_demo_qa_and_record_filters():
     at.segmented_control(key="qa_view").set_value("records").run()
     at.checkbox[0].check().run()  # errors only
     assert any("7 of 12 records match the filters" in shown(c.value) for c in at.caption)
-    at.text_input[-1].input("曹雪芹").run()
+    at.text_input(key="qa_search").input("曹雪芹").run()
     assert any("1 of 12 records match the filters" in shown(c.value) for c in at.caption)
 
 
