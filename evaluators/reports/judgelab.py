@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from evaluators.judgelab.calibration import CalibrationReport, JudgeFigure, SplitFigures
-from evaluators.reports.format import number
+from evaluators.judgelab.lab import VersionComparison
+from evaluators.reports.format import number, p_value
 from evaluators.reports.tables import format_table
 
 FIGURES = ("accuracy", "cohen_kappa", "sensitivity", "specificity", "base_rate", "judge_positive_rate")
@@ -57,13 +60,27 @@ def calibration_text(report: CalibrationReport, *, max_ids: int = 20) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calibration_json(report: CalibrationReport) -> str:
-    """The report as JSON (every figure, interval and id); ``disagreeing_ids`` added to each side."""
+def calibration_json(report: CalibrationReport, corrected: Mapping[str, Any] | None = None) -> str:
+    """The report as JSON (every figure, interval and id); ``disagreeing_ids`` added to each side.
+
+    Parameters
+    ----------
+    report : CalibrationReport
+    corrected : mapping version name -> CorrectedScores, optional
+        Given (``judge calibrate --target``, the Judge lab with target verdicts): written under ``"corrected"``.
+
+    Returns
+    -------
+    str
+        Indented JSON, one trailing newline (``judge calibrate --format json`` and the Judge lab's download).
+    """
     data = report.to_dict()
     for cal, out in zip(report.judges, data["judges"]):
         out["version"]["key"] = cal.version.key
         for side in ("dev", "test"):
             out[side]["disagreeing_ids"] = list(getattr(cal, side).disagreeing_ids)
+    if corrected is not None:
+        data["corrected"] = {name: scores.to_dict() for name, scores in corrected.items()}
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -92,4 +109,74 @@ def corrected_text(scores_by_version) -> str:
     lines.append("bias-adjusted: Lee et al. 2025 (arXiv:2511.21140); prediction-powered: PPI++ (Angelopoulos et al. "
                  "2023); both assume the judge errs alike on calibration and target items, PPI and human-only also a "
                  "uniform sample")
+    return "\n".join(lines) + "\n"
+
+
+def compare_text(comparison: VersionComparison, *, max_ids: int = 40) -> str:
+    """Two judge versions compared, for a terminal: agreement, kappa, the share moved, McNemar, the moved items.
+
+    Parameters
+    ----------
+    comparison : VersionComparison
+    max_ids : int
+        Moved ids listed per direction (the JSON holds all).
+    """
+    d = comparison.drift
+    lines = [f"Judge versions compared: {comparison.before} -> {comparison.after} on {comparison.n_items} item(s)"
+             + (" (fewer than 30)" if d.small_sample else "")]
+    lines.append(f"agreement: {number(comparison.agreement)}; Cohen's kappa between them: {_cell(comparison.cohen_kappa)}")
+    share = number(d.moved_share) + (f" [{number(d.ci_low)}, {number(d.ci_high)}]" if d.ci_low is not None else "")
+    lines.append(f"moved: {len(d.moved_ids)} ({share}); wrong -> right {len(d.up_ids)}, right -> wrong {len(d.down_ids)}")
+    if d.mcnemar is not None:
+        lines.append(f"McNemar exact test: {p_value(d.mcnemar.p_value)} ({d.mcnemar.only_a} right only before, "
+                     f"{d.mcnemar.only_b} right only after)")
+    for name, ids in (("wrong -> right", d.up_ids), ("right -> wrong", d.down_ids)):
+        if ids:
+            more = f" (+{len(ids) - max_ids} more)" if len(ids) > max_ids else ""
+            lines.append(f"{name}: {', '.join(ids[:max_ids])}{more}")
+    if d.missing_ids:
+        lines.append(f"note: {len(d.missing_ids)} item(s) judged by one version only, left out")
+    lines.append(f"method: {d.method}; kappa: {comparison.cohen_kappa.note or 'bootstrap interval over items'}")
+    return "\n".join(lines) + "\n"
+
+
+def compare_json(comparison: VersionComparison) -> str:
+    """Two judge versions compared, as indented JSON (every moved id), one trailing newline."""
+    return json.dumps(comparison.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+def verdicts_jsonl(result) -> str:
+    """A judge run's verdicts as JSONL in the form ``judge calibrate --verdicts`` reads (one record per item with a
+    verdict: ``item_id``, ``verdict``, ``judge``, ``model``, ``prompt_hash``, ``parameters``, ``parser``, ``reply``).
+
+    Parameters
+    ----------
+    result : evaluators.judgelab.run.JudgeRunResult
+    """
+    v = result.version
+    head = {"judge": v.label, "model": v.model, "prompt_hash": v.prompt_hash, "parameters": dict(v.parameters),
+            "parser": v.parser}
+    return "".join(json.dumps({"item_id": i, "verdict": verdict, **head, "reply": result.replies.get(i)},
+                              ensure_ascii=False) + "\n" for i, verdict in sorted(result.verdicts.items()))
+
+
+def run_json(result) -> str:
+    """A judge run as indented JSON: the version (with its key), verdicts, replies, errors, cached count."""
+    data = result.to_dict()
+    data["version"]["key"] = result.version.key
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def run_text(result) -> str:
+    """A judge run for a terminal: the version, how many verdicts, right share, errors, replies from the cache."""
+    v = result.version
+    n = len(result.verdicts)
+    right = sum(result.verdicts.values())
+    lines = [f"Judge run: {v.label} (model {v.model}, prompt {v.prompt_hash[:12]}, parser {v.parser}, key {v.key})",
+             f"verdicts: {n}; right: {right} ({number(right / n if n else None)}); no verdict: {len(result.errors)}; "
+             f"replies from the cache: {result.cached}"]
+    for item_id, why in sorted(result.errors.items())[:20]:
+        lines.append(f"no verdict: {item_id}: {why}")
+    if len(result.errors) > 20:
+        lines.append(f"(+{len(result.errors) - 20} more without a verdict)")
     return "\n".join(lines) + "\n"
