@@ -198,3 +198,93 @@ def run_lab(labels: Sequence[HumanLabel], judges: Sequence[tuple[JudgeVersion, M
                                          anchor_ids=anchors, n_resamples=n_resamples, seed=seed)
                         for i in range(1, len(judges)))
     return JudgeLab(report, tuple(corrected), tuple(notes), tuple(biases), comparisons, tuple(refs))
+
+
+@dataclass(frozen=True)
+class LabInputs(DictMixin):
+    """What the lab reads from files (or a review database): :func:`run_lab`'s arguments and the problems found.
+
+    Attributes
+    ----------
+    labels : tuple of HumanLabel
+    judges : tuple of (JudgeVersion, dict)
+    target : dict
+        Version name -> its verdicts on unlabelled items (empty without a target file).
+    lengths : dict
+        Item id -> answer length in characters (from an items file or the review payloads' predictions).
+    refs : tuple of ReviewRef
+    issues : tuple of InputIssue
+        Records left out, located.
+    left_out : tuple of (str, str)
+        Review items whose final label is no right / wrong verdict (GT errors), with why.
+    """
+
+    labels: tuple[HumanLabel, ...]
+    judges: tuple
+    target: dict
+    lengths: dict
+    refs: tuple[ReviewRef, ...] = ()
+    issues: tuple = ()
+    left_out: tuple[tuple[str, str], ...] = ()
+
+
+def read_lab_inputs(*, labels: tuple[str, bytes] | None = None, verdicts: Sequence[tuple[str, bytes]] = (),
+                    target: tuple[str, bytes] | None = None, items: tuple[str, bytes] | None = None,
+                    review: tuple[object, Sequence[int]] | None = None) -> LabInputs:
+    """Read the lab's inputs: labels from a file or from review sessions, verdict files, target verdicts, items.
+
+    Parameters
+    ----------
+    labels : (name, bytes), optional
+        A labels file (:func:`evaluators.judgelab.inputs.read_labels`).
+    verdicts : sequence of (name, bytes)
+        Judge-verdict files, in order (:func:`evaluators.judgelab.inputs.read_verdicts`).
+    target : (name, bytes), optional
+        The versions' verdicts on unlabelled items.
+    items : (name, bytes), optional
+        Items with their answers (:func:`evaluators.judgelab.inputs.read_items`): the answer lengths.
+    review : (ReviewStore, session ids), optional
+        Instead of ``labels``: the sessions' final labels (:func:`evaluators.judgelab.from_review.labels_from_review`),
+        their items (links, and answer lengths from the payloads' ``prediction``).
+
+    Returns
+    -------
+    LabInputs
+
+    Raises
+    ------
+    evaluators.io.InputError
+        A file that cannot be decoded.
+    """
+    from evaluators.judgelab.from_review import labels_from_review, review_refs
+    from evaluators.judgelab.inputs import read_items, read_labels, read_verdicts
+
+    issues: list = []
+    got_labels: tuple[HumanLabel, ...] = ()
+    refs: tuple[ReviewRef, ...] = ()
+    left_out: tuple = ()
+    lengths: dict = {}
+    if review is not None:
+        store, sessions = review
+        from_review = labels_from_review(store, sessions)
+        got_labels, left_out = from_review.labels, from_review.left_out
+        refs = review_refs(store, sessions)
+        lengths = {r.item_id: r.answer_length for r in refs if r.answer_length is not None}
+    elif labels is not None:
+        read = read_labels(labels[1], labels[0])
+        got_labels, issues = read.labels, list(read.issues)
+    judges: list = []
+    for name, data in verdicts:
+        read = read_verdicts(data, name)
+        judges += read.judges
+        issues += read.issues
+    target_verdicts: dict = {}
+    if target is not None:
+        read = read_verdicts(target[1], target[0])
+        target_verdicts = {v.label: d for v, d in read.judges}
+        issues += read.issues
+    if items is not None:
+        got_items, item_issues = read_items(items[1], items[0])
+        lengths.update({i.item_id: len(i.answer) for i in got_items})
+        issues += item_issues
+    return LabInputs(tuple(got_labels), tuple(judges), target_verdicts, lengths, refs, tuple(issues), left_out)

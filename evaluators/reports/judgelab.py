@@ -14,17 +14,54 @@ from evaluators.reports.tables import format_table
 FIGURES = ("accuracy", "cohen_kappa", "sensitivity", "specificity", "base_rate", "judge_positive_rate")
 
 
-def _cell(fig: JudgeFigure) -> str:
-    text = number(fig.value)
-    if fig.ci_low is not None:
-        text += f" [{number(fig.ci_low)}, {number(fig.ci_high)}]"
-    return text + (" *" if fig.small_sample else "")
+#: The columns of :func:`calibration_rows`.
+CALIBRATION_HEADER = ["judge", "side", "n", "accuracy", "kappa", "sensitivity", "specificity", "base rate",
+                      "judge rate", "tn/fp/fn/tp", "disagree"]
+#: The columns of :func:`corrected_rows`.
+CORRECTED_HEADER = ["judge", "raw judge", "bias-adjusted", "prediction-powered", "human only", "target n",
+                    "calibration n"]
+#: What the marks of a figure cell mean.
+CELL_LEGEND = "[low, high]: 95% bootstrap interval over items; *: fewer than 30 items behind the figure"
+
+
+def interval_cell(value: float | None, low: float | None, high: float | None, small: bool = False) -> str:
+    """An estimate with its interval as text: ``0.646 [0.482, 0.787]``, `` *`` when under 30 items.
+
+    >>> interval_cell(0.5, 0.25, 0.75, small=True), interval_cell(None, None, None)
+    ('0.500 [0.250, 0.750] *', '—')
+    """
+    text = number(value)
+    if low is not None and high is not None:
+        text += f" [{number(low)}, {number(high)}]"
+    return text + (" *" if small else "")
+
+
+def figure_cell(fig: JudgeFigure) -> str:
+    """A calibration figure as :func:`interval_cell` text."""
+    return interval_cell(fig.value, fig.ci_low, fig.ci_high, fig.small_sample)
 
 
 def _rows(name: str, figs: SplitFigures) -> list[str]:
     (tn, fp), (fn, tp) = figs.confusion
-    return [name, figs.side, str(figs.n_items)] + [_cell(getattr(figs, f)) for f in FIGURES] + \
+    return [name, figs.side, str(figs.n_items)] + [figure_cell(getattr(figs, f)) for f in FIGURES] + \
         [f"{tn}/{fp}/{fn}/{tp}", str(len(figs.disagreeing_ids))]
+
+
+def calibration_rows(report: CalibrationReport) -> list[list[str]]:
+    """One row of :data:`CALIBRATION_HEADER` text per judge version and side (dev, then test)."""
+    return [r for cal in report.judges for r in (_rows(cal.version.label, cal.dev), _rows(cal.version.label, cal.test))]
+
+
+def corrected_rows(scores_by_version: Mapping[str, Any]) -> list[list[str]]:
+    """One row of :data:`CORRECTED_HEADER` text per version: the four estimates with their intervals, the counts.
+
+    Parameters
+    ----------
+    scores_by_version : mapping version label -> CorrectedScores
+    """
+    return [[name, *(interval_cell(e.estimate, e.ci_low, e.ci_high) for e in scores.estimates),
+             str(scores.adjusted.n), str(scores.adjusted.m0 + scores.adjusted.m1)]
+            for name, scores in scores_by_version.items()]
 
 
 def calibration_text(report: CalibrationReport, *, max_ids: int = 20) -> str:
@@ -40,11 +77,8 @@ def calibration_text(report: CalibrationReport, *, max_ids: int = 20) -> str:
              f"{len(report.split.ids('dev'))}/{len(report.split.ids('test'))} (stratified by label x slice), "
              f"guidelines {', '.join(v or '(none)' for v in report.guidelines_versions)}"]
     lines += [f"note: {n}" for n in report.notes]
-    header = ["judge", "side", "n", "accuracy", "kappa", "sensitivity", "specificity", "base rate", "judge rate",
-              "tn/fp/fn/tp", "disagree"]
-    rows = [r for cal in report.judges for r in (_rows(cal.version.label, cal.dev), _rows(cal.version.label, cal.test))]
-    lines.append(format_table(header, rows))
-    lines.append("[low, high]: 95% bootstrap interval over items; *: fewer than 30 items behind the figure")
+    lines.append(format_table(CALIBRATION_HEADER, calibration_rows(report)))
+    lines.append(CELL_LEGEND)
     for cal in report.judges:
         if cal.warning:
             lines.append(f"warning: {cal.version.label}: {cal.warning}")
@@ -91,17 +125,8 @@ def corrected_text(scores_by_version) -> str:
     ----------
     scores_by_version : mapping version label -> CorrectedScores
     """
-    header = ["judge", "raw judge", "bias-adjusted", "prediction-powered", "human only", "target n", "calibration n"]
-    rows = []
-    for name, scores in scores_by_version.items():
-        cells = []
-        for e in scores.estimates:
-            cell = number(e.estimate)
-            if e.ci_low is not None:
-                cell += f" [{number(e.ci_low)}, {number(e.ci_high)}]"
-            cells.append(cell)
-        rows.append([name, *cells, str(scores.adjusted.n), str(scores.adjusted.m0 + scores.adjusted.m1)])
-    lines = ["Corrected scores (the model's accuracy on the target items; 95% intervals)", format_table(header, rows)]
+    lines = ["Corrected scores (the model's accuracy on the target items; 95% intervals)",
+             format_table(CORRECTED_HEADER, corrected_rows(scores_by_version))]
     for name, scores in scores_by_version.items():
         a = scores.adjusted
         lines.append(f"{name}: judge positive rate {number(a.p)} on {a.n}; specificity {number(a.q0)} (m0 = {a.m0}), "
@@ -124,8 +149,9 @@ def compare_text(comparison: VersionComparison, *, max_ids: int = 40) -> str:
     d = comparison.drift
     lines = [f"Judge versions compared: {comparison.before} -> {comparison.after} on {comparison.n_items} item(s)"
              + (" (fewer than 30)" if d.small_sample else "")]
-    lines.append(f"agreement: {number(comparison.agreement)}; Cohen's kappa between them: {_cell(comparison.cohen_kappa)}")
-    share = number(d.moved_share) + (f" [{number(d.ci_low)}, {number(d.ci_high)}]" if d.ci_low is not None else "")
+    lines.append(f"agreement: {number(comparison.agreement)}; Cohen's kappa between them: "
+                 f"{figure_cell(comparison.cohen_kappa)}")
+    share = interval_cell(d.moved_share, d.ci_low, d.ci_high)
     lines.append(f"moved: {len(d.moved_ids)} ({share}); wrong -> right {len(d.up_ids)}, right -> wrong {len(d.down_ids)}")
     if d.mcnemar is not None:
         lines.append(f"McNemar exact test: {p_value(d.mcnemar.p_value)} ({d.mcnemar.only_a} right only before, "
@@ -180,3 +206,27 @@ def run_text(result) -> str:
     if len(result.errors) > 20:
         lines.append(f"(+{len(result.errors) - 20} more without a verdict)")
     return "\n".join(lines) + "\n"
+
+
+#: The columns of :func:`comparison_rows`.
+COMPARISON_HEADER = ["before", "after", "n", "agreement", "kappa between them", "moved", "wrong → right",
+                     "right → wrong", "McNemar"]
+#: The columns of :func:`length_bias_rows`.
+LENGTH_BIAS_HEADER = ["judge", "slope per 100 characters", "n", "interval excludes 0"]
+
+
+def comparison_rows(comparisons) -> list[list[str]]:
+    """One row of :data:`COMPARISON_HEADER` text per :class:`~evaluators.judgelab.lab.VersionComparison`."""
+    rows = []
+    for c in comparisons:
+        d = c.drift
+        rows.append([c.before, c.after, str(c.n_items), number(c.agreement), figure_cell(c.cohen_kappa),
+                     interval_cell(d.moved_share, d.ci_low, d.ci_high, d.small_sample), str(len(d.up_ids)),
+                     str(len(d.down_ids)), p_value(d.mcnemar.p_value) if d.mcnemar is not None else number(None)])
+    return rows
+
+
+def length_bias_rows(biases) -> list[list[str]]:
+    """One row of :data:`LENGTH_BIAS_HEADER` text per ``(version name, LengthBias)``."""
+    return [[name, interval_cell(b.slope, b.ci_low, b.ci_high, b.small_sample), str(b.n),
+             "yes" if b.excludes_zero else "no"] for name, b in biases]
