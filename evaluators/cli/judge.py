@@ -57,7 +57,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--base-url", help="run: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--model", help="run: judge model name")
     p.add_argument("--cache", metavar="FILE", help="run: the reply cache (JSON): reused, filled in, written back")
-    p.add_argument("--out", metavar="FILE", help="run: write the verdicts here (JSONL, as --verdicts reads them)")
+    p.add_argument("--out", metavar="FILE", help="run: write the verdicts here (JSONL, as --verdicts reads them; "
+                                                 "required); calibrate, compare: write the report here instead of "
+                                                 "printing it")
     p.add_argument("--workers", type=int, default=4, help="run: items judged at once (default 4)")
     p.add_argument("--target", metavar="FILE",
                    help="verdicts of the same judge versions on the model's unlabelled outputs: print each version's "
@@ -132,9 +134,19 @@ def run(args: argparse.Namespace) -> int:
     if args.split:
         Path(args.split).write_text(json.dumps(report.split.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     if args.format == "json":
-        sys.stdout.write(calibration_json(report, corrected if target is not None else None))
-    else:
-        sys.stdout.write(calibration_text(report) + (corrected_text(corrected) if corrected else ""))
+        return _emit(args, calibration_json(report, corrected if target is not None else None))
+    return _emit(args, calibration_text(report) + (corrected_text(corrected) if corrected else ""))
+
+
+def _emit(args: argparse.Namespace, text: str) -> int:
+    """Print the report, or write it to ``--out``; returns the exit code."""
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return fail(f"cannot write {args.out}: {exc.strerror or exc}")
     return 0
 
 
@@ -214,5 +226,4 @@ def compare_command(args: argparse.Namespace) -> int:
                                       n_resamples=max(0, args.resamples), seed=args.seed)
     except ValueError as exc:
         return fail(exc)
-    sys.stdout.write(compare_json(comparison) if args.format == "json" else compare_text(comparison))
-    return 0
+    return _emit(args, compare_json(comparison) if args.format == "json" else compare_text(comparison))
