@@ -152,3 +152,33 @@ def test_review_session_labels_link_each_disagreeing_item_to_the_review_page(tmp
     assert fn
     links = ", ".join(f"[{i}](/Review?session={session.id}&item={db_items[i].id})" for i in fn)
     assert f"**test · judge wrong, people right** ({len(fn)}): {links}" in [m.value for m in at.markdown]
+
+
+def test_hostile_names_and_broken_records_are_shown_inert():
+    """An item id and a judge name holding HTML and Markdown, a line that is no JSON, a verdict that is no verdict:
+    nothing raises, the problems are listed, the text shows escaped."""
+    ids = ["<img src=x onerror=alert(1)>", "**粗体** :red[x]", *(f"q{i}" for i in range(38))]
+    labels = "".join(json.dumps({"item_id": i, "label": n % 2}, ensure_ascii=False) + "\n"
+                     for n, i in enumerate(ids)) + "{not json\n"
+    judge = "<script>alert(1)</script> v1"
+    verdicts = "".join(json.dumps({"item_id": i, "verdict": 1 - n % 2 if n < 4 else n % 2, "judge": judge},
+                                  ensure_ascii=False) + "\n" for n, i in enumerate(ids))
+    verdicts += json.dumps({"item_id": "q5", "verdict": "maybe", "judge": judge}) + "\n"
+    at = run_page(JUDGELAB_PAGE, source="upload")
+    at.file_uploader(key="jl_labels").set_value(("labels.jsonl", labels.encode("utf-8"), "application/octet-stream"))
+    at.file_uploader(key="jl_verdicts").set_value([("v.jsonl", verdicts.encode("utf-8"), "application/octet-stream")])
+    at.run()
+    assert not at.exception, at.exception
+    assert metric_values(at)["Labelled items"] == "40"
+    at.segmented_control(key="jl_view").set_value("confusion").run()
+    assert not at.exception, at.exception
+    shown = [str(e.value) for kind in ("markdown", "caption", "warning", "error", "info", "subheader")
+             for e in at.get(kind)]
+    shown += [h.proto.body for h in at.get("html")]
+    assert not any("<script" in s or "<img" in s for s in shown)
+    text = "\n".join(shown)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; v1" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    # the two records left out are listed (the broken line with its line number), the rest still scored
+    assert [e.label for e in at.expander if e.label.startswith("Input problems")] == [
+        "Input problems: 2 errors, 0 warnings — the rest of the data is still scored"]
+    assert "labels.jsonl:41" in text and "verdict &#x27;maybe&#x27; is not right / wrong" in text
