@@ -69,7 +69,9 @@ else:
         sessions = {s.id: s for s in store.sessions()}
         chosen = c1.multiselect("Review sessions on one dataset", list(sessions), key="jl_sessions",
                                 format_func=lambda i: visible(f"{i} · {sessions[i].name}"),
-                                help="Final labels: adjudicated, else unanimous; GT errors are left out.")
+                                help="Final labels: adjudicated, else unanimous; GT errors are left out. The "
+                                     "verdicts' item ids are the review records' ids (with @system when the items "
+                                     "name a system, e.g. q1@mem0).")
         review = (store, chosen) if chosen else None
         label_key = tuple((sid, store.changes(sid)) for sid in chosen)  # a new decision is new labels
     c3, c4 = st.columns(2)
