@@ -53,12 +53,19 @@ def test_judge_run_through_the_stub_server_with_the_cache(tmp_path, capsys, monk
         assert verdicts == expected and version.label == "v2 strict 中文" and version.model == "stub-judge"
         assert version.prompt_hash == first["version"]["prompt_hash"]
         assert dict(version.parameters) == {"max_tokens": 10, "temperature": 0}
-        # the same run again: every reply from the cache file, no request sent, the same verdicts file
+        # the same run again, the endpoint from the environment: every reply from the cache file, no request sent
         before = out.read_bytes()
-        assert main(args) == 0
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "stub-judge")
+        env_args = [a for a in args if a not in ("--base-url", server.base_url, "--model", "stub-judge")]
+        assert main(env_args) == 0
         text = capsys.readouterr().out
         assert server.requests == 200 and "replies from the cache: 200" in text
         assert out.read_bytes() == before
+        # ... and without the cache: 200 requests more, the same verdicts
+        no_cache = [a for a in env_args if a not in ("--cache", str(cache))]
+        assert main(no_cache) == 0 and server.requests == 400 and out.read_bytes() == before
+        assert "replies from the cache: 0" in capsys.readouterr().out
     # the demo's v2 verdicts were made by the same stub: the run reproduces them
     shipped = dict(read_verdicts(_demo("verdicts_v2.jsonl").read_bytes()).judges[0][1])
     assert shipped == expected
