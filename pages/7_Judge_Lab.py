@@ -19,6 +19,7 @@ from components.layout import view_switch  # noqa: E402
 from components.metrics import metric_row  # noqa: E402
 from components.uploads import show_issues, upload_bytes, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
+from evaluators.io import InputError  # noqa: E402
 from evaluators.judgelab.lab import read_lab_inputs, run_lab  # noqa: E402
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.judgelab import calibration_json  # noqa: E402
@@ -84,11 +85,15 @@ else:
     if (up_labels is None and review is None) or not up_verdicts:
         st.info("Give the human labels (a file, or review sessions) and at least one file of judge verdicts.")
         st.stop()
-    inputs = cached(("judgelab-inputs", input_key), lambda: read_lab_inputs(
-        labels=(up_labels.name, upload_bytes(up_labels)) if up_labels is not None else None,
-        verdicts=[(u.name, upload_bytes(u)) for u in up_verdicts],
-        target=(up_target.name, upload_bytes(up_target)) if up_target is not None else None,
-        items=(up_items.name, upload_bytes(up_items)) if up_items is not None else None, review=review))
+    try:  # a file that cannot be decoded at all is refused whole, naming it
+        inputs = cached(("judgelab-inputs", input_key), lambda: read_lab_inputs(
+            labels=(up_labels.name, upload_bytes(up_labels)) if up_labels is not None else None,
+            verdicts=[(u.name, upload_bytes(u)) for u in up_verdicts],
+            target=(up_target.name, upload_bytes(up_target)) if up_target is not None else None,
+            items=(up_items.name, upload_bytes(up_items)) if up_items is not None else None, review=review))
+    except InputError as exc:
+        st.error(md(f"Cannot read the upload: {exc}"))
+        st.stop()
 
 show_issues(inputs.issues)
 for item_id, why in inputs.left_out[:5]:
