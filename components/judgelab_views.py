@@ -26,7 +26,13 @@ def _table(header: list[str], rows: list[list[str]], key: str, caption: str) -> 
 
 
 def warnings(lab: JudgeLab) -> None:
-    """The overfit warning of each version that has one, and the report's notes."""
+    """The overfit warning of each version that has one, and the report's notes.
+
+    Parameters
+    ----------
+    lab : JudgeLab
+        From :func:`evaluators.judgelab.lab.run_lab`.
+    """
     for cal in lab.report.judges:
         if cal.warning:
             st.warning(md(f"{cal.version.label}: {cal.warning}"), icon=":material/warning:")
@@ -37,13 +43,25 @@ def warnings(lab: JudgeLab) -> None:
 
 
 def versions_table(lab: JudgeLab) -> None:
-    """Every version on dev and on test: the figures with their intervals, the confusion counts."""
+    """Every version on dev and on test: the figures with their intervals, the confusion counts.
+
+    Parameters
+    ----------
+    lab : JudgeLab
+        From :func:`evaluators.judgelab.lab.run_lab`.
+    """
     _table(CALIBRATION_HEADER, calibration_rows(lab.report), "jl_versions",
            CELL_LEGEND + ". Kappa: Cohen (1960); a prompt is chosen on dev and judged on test.")
 
 
 def corrected_panel(lab: JudgeLab) -> None:
-    """The model's accuracy on the unlabelled items under each version, raw and corrected, with intervals."""
+    """The model's accuracy on the unlabelled items under each version, raw and corrected, with intervals.
+
+    Parameters
+    ----------
+    lab : JudgeLab
+        From :func:`evaluators.judgelab.lab.run_lab`.
+    """
     st.subheader("Corrected scores · 校正后的得分")
     if not lab.corrected:
         st.info("Upload the versions' verdicts on the model's unlabelled outputs (*Target verdicts*) to see the "
@@ -79,7 +97,13 @@ def _ids(ids: tuple[str, ...], lab: JudgeLab) -> str:
 
 
 def confusion_panel(lab: JudgeLab) -> None:
-    """For each version, dev and test: the confusion matrix and the items where judge and people disagree."""
+    """For each version, dev and test: the confusion matrix and the items where judge and people disagree.
+
+    Parameters
+    ----------
+    lab : JudgeLab
+        From :func:`evaluators.judgelab.lab.run_lab`.
+    """
     linked = bool(lab.review_refs)
     st.caption("Rows: the people's final label; columns: the judge's verdict."
                + (" Each disagreeing item opens on the Review page (a new tab)." if linked else ""))
@@ -101,7 +125,13 @@ def confusion_panel(lab: JudgeLab) -> None:
 
 
 def bias_panel(lab: JudgeLab) -> None:
-    """Length bias of each version (when answer lengths are known) and drift between consecutive versions."""
+    """Length bias of each version (when answer lengths are known) and drift between consecutive versions.
+
+    Parameters
+    ----------
+    lab : JudgeLab
+        From :func:`evaluators.judgelab.lab.run_lab`.
+    """
     st.subheader("Length bias · 长度偏好")
     if lab.length_bias:
         _table(LENGTH_BIAS_HEADER, length_bias_rows(lab.length_bias), "jl_length", "The slope of the judge's verdict on the answer's length, the people's label held fixed (least "

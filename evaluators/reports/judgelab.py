@@ -167,7 +167,17 @@ def compare_text(comparison: VersionComparison, *, max_ids: int = 40) -> str:
 
 
 def compare_json(comparison: VersionComparison) -> str:
-    """Two judge versions compared, as indented JSON (every moved id), one trailing newline."""
+    """Two judge versions compared, as indented JSON (every moved id), one trailing newline.
+
+    Parameters
+    ----------
+    comparison : VersionComparison
+
+    Returns
+    -------
+    str
+        ``judge compare --format json``.
+    """
     return json.dumps(comparison.to_dict(), ensure_ascii=False, indent=2) + "\n"
 
 
@@ -187,14 +197,25 @@ def verdicts_jsonl(result) -> str:
 
 
 def run_json(result) -> str:
-    """A judge run as indented JSON: the version (with its key), verdicts, replies, errors, cached count."""
+    """A judge run as indented JSON: the version (with its key), verdicts, replies, errors, cached count.
+
+    Parameters
+    ----------
+    result : evaluators.judgelab.run.JudgeRunResult
+
+    Returns
+    -------
+    str
+        ``judge run --format json``.
+    """
     data = result.to_dict()
     data["version"]["key"] = result.version.key
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 def run_text(result) -> str:
-    """A judge run for a terminal: the version, how many verdicts, right share, errors, replies from the cache."""
+    """A judge run for a terminal (``result`` as :func:`run_json`'s): the version, how many verdicts, the share
+    called right, the items without a verdict (the first 20 listed), the replies taken from the cache."""
     v = result.version
     n = len(result.verdicts)
     right = sum(result.verdicts.values())
