@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pages.helpers import (DIALOGUE_PAGE, JUDGELAB_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE,
-                                 run_page)
+from tests.pages.helpers import DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, run_page
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
 
 @pytest.mark.parametrize("path, state, at_least", [
     (QA_PAGE, {}, 4), (NARRATIVE_PAGE, {"nar_view": "Downloads"}, 7), (TESTSETS_PAGE, {}, 2),
-    (DIALOGUE_PAGE, {}, 3), (MEMORY_PAGE, {}, 5), (JUDGELAB_PAGE, {}, 1)],
-    ids=["qa", "narrative", "testsets", "dialogue", "memory", "judgelab"])
+    (DIALOGUE_PAGE, {}, 3), (MEMORY_PAGE, {}, 5)], ids=["qa", "narrative", "testsets", "dialogue", "memory"])
 def test_every_download_button_downloads_without_a_rerun(path, state, at_least):
     at = run_page(path, source="demo", **state)
     buttons = at.get("download_button")

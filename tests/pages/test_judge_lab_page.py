@@ -182,3 +182,13 @@ def test_hostile_names_and_broken_records_are_shown_inert():
     assert [e.label for e in at.expander if e.label.startswith("Input problems")] == [
         "Input problems: 2 errors, 0 warnings — the rest of the data is still scored"]
     assert "labels.jsonl:41" in text and "verdict &#x27;maybe&#x27; is not right / wrong" in text
+
+
+
+
+def test_the_download_button_downloads_without_a_rerun():
+    """As tests/pages/test_download_buttons.py for the other pages: a click only downloads (``on_click="ignore"``)."""
+    at = run_page(JUDGELAB_PAGE, source="demo")
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Calibration report (JSON) · 校准报告"]
+    assert all(b.proto.ignore_rerun for b in buttons)
