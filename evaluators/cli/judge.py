@@ -48,6 +48,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--verdicts", metavar="FILE", action="append",
                    help="judge verdicts (item_id, verdict, judge, model, prompt_hash, parameters, parser; "
                         "LongMemEval judge output read as is), repeatable; compare: two versions in all")
+    p.add_argument("--session", metavar="NAME", action="append",
+                   help="calibrate: take the labels from this review session's final labels (adjudicated, else "
+                        "unanimous; repeatable) instead of --labels")
+    p.add_argument("--db", metavar="URL_OR_FILE", help="calibrate --session: the review database (default: "
+                                                       "EVALBOARD_DATABASE_URL, else $EVALBOARD_DATA_DIR/review.sqlite)")
     p.add_argument("--items", metavar="FILE", help="run: the items (item_id, question, reference, answer)")
     p.add_argument("--template", metavar="FILE", help="run: the prompt template (UTF-8 text with {question}, "
                                                       "{reference}, {answer})")
@@ -82,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
         return run_judge_command(args)
     if args.action == "compare":
         return compare_command(args)
-    if not args.labels or not args.verdicts:
-        return fail("judge calibrate needs --labels and at least one --verdicts")
+    if not (args.labels or args.session) or not args.verdicts:
+        return fail("judge calibrate needs --labels (or --session) and at least one --verdicts")
+    if args.labels and args.session:
+        return fail("judge calibrate takes its labels from --labels or from --session, not both")
     from evaluators.io import InputError
     from evaluators.io.sources import read_file_bytes
     from evaluators.judgelab import Split, calibrate, corrected_for_version
@@ -92,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.reports.judgelab import calibration_json, calibration_text, corrected_text
 
     try:
-        labels = read_labels(read_file_bytes(args.labels), args.labels)
+        labels = read_labels(read_file_bytes(args.labels), args.labels) if args.labels else _review_labels(args)
         judges, issues = [], list(labels.issues)
         for name in args.verdicts:
             got = read_verdicts(read_file_bytes(name), name)
@@ -136,6 +143,30 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         return _emit(args, calibration_json(report, corrected if target is not None else None))
     return _emit(args, calibration_text(report) + (corrected_text(corrected) if corrected else ""))
+
+
+def _review_labels(args: argparse.Namespace):
+    """The final labels of the ``--session`` review sessions (by name) of ``--db``, as a labels file would give."""
+    from evaluators.judgelab.from_review import labels_from_review
+    from evaluators.judgelab.inputs import CalibrationInputs
+    from evaluators.review.store import ReviewStore
+
+    if args.db and "://" not in args.db and not Path(args.db).exists():
+        raise ValueError(f"no review database at {args.db}")
+    store = ReviewStore(args.db)
+    try:
+        ids = []
+        for name in args.session:
+            session = store.session_by_name(name)
+            if session is None:
+                raise ValueError(f"no review session named {name!r}")
+            ids.append(session.id)
+        got = labels_from_review(store, ids)
+    finally:
+        store.engine.dispose()
+    for item_id, why in got.left_out:
+        print(f"note: {item_id}: {why}, left out", file=sys.stderr)
+    return CalibrationInputs(labels=got.labels)
 
 
 def _emit(args: argparse.Namespace, text: str) -> int:

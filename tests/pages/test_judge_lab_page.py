@@ -192,3 +192,43 @@ def test_the_download_button_downloads_without_a_rerun():
     buttons = at.get("download_button")
     assert [b.proto.label for b in buttons] == ["Calibration report (JSON) · 校准报告"]
     assert all(b.proto.ignore_rerun for b in buttons)
+
+
+def test_review_session_download_is_judge_calibrate_with_the_session(tmp_path, monkeypatch):
+    """The page's calibration JSON with labels from a review session = ``judge calibrate --session NAME`` bytes."""
+    from evaluators.cli import main
+
+    rows = [json.loads(line) for line in _demo_bytes("items.jsonl").decode("utf-8").splitlines()][:80]
+    truth = {lab.item_id: lab.label for lab in read_labels(_demo_bytes("labels.jsonl")).labels}
+    store = ReviewStore(tmp_path / "review.sqlite")
+    session = store.create_session("校准 parity", "qa", [
+        {"kind": "qa", "id": r["item_id"], "question": r["question"], "ground_truth": r["reference"],
+         "prediction": r["answer"], "question_type": r["slice"]} for r in rows], created_by="lead", k=2)
+    for n, item in enumerate(store.items(session.id)):
+        right = truth[item.payload["id"]]
+        store.save_decision(item.id, "ann", label="correct" if right else "model_error")
+        # bo disagrees on every seventh item; carol adjudicates those with the demo's label
+        store.save_decision(item.id, "bo", label=("model_error" if right else "correct") if n % 7 == 0
+                            else "correct" if right else "model_error")
+        if n % 7 == 0:
+            store.adjudicate(item.id, "carol", "correct" if right else "model_error")
+    store.engine.dispose()
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    made = capture_downloads(monkeypatch)
+    at = page_app(JUDGELAB_PAGE, source="upload", jl_label_source="review", jl_sessions=[session.id])
+    at.run()
+    at.file_uploader(key="jl_verdicts").set_value([(n, _demo_bytes(n), "application/octet-stream")
+                                                   for n in VERSIONS[:2]])
+    at.run()
+    assert not at.exception, at.exception
+    page = made["judge_calibration.json"]().encode("utf-8")
+    for n in VERSIONS[:2]:
+        (tmp_path / n).write_bytes(_demo_bytes(n))
+    out = tmp_path / "cli.json"
+    assert main(["judge", "calibrate", "--db", str(tmp_path / "review.sqlite"), "--session", "校准 parity",
+                 "--verdicts", str(tmp_path / VERSIONS[0]), "--verdicts", str(tmp_path / VERSIONS[1]),
+                 "--format", "json", "--out", str(out)]) == 0
+    assert page == out.read_bytes()
+    data = json.loads(page)
+    assert data["n_labels"] == 80 and [j["version"]["name"] for j in data["judges"]] == ["v1 plain", "v2 strict 中文"]

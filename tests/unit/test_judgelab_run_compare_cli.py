@@ -110,3 +110,21 @@ def test_judge_compare_on_the_demo(capsys):
 def test_judge_compare_needs_two_versions(capsys):
     assert main(["judge", "compare", "--verdicts", str(_demo("verdicts_v1.jsonl"))]) == 2
     assert "needs two judge versions, found 1 (v1 plain)" in capsys.readouterr().err
+
+
+def test_calibrate_labels_from_a_session_refuses_what_it_cannot_use(tmp_path, capsys):
+    from evaluators.review import ReviewStore
+
+    verdicts = str(_demo("verdicts_v1.jsonl"))
+    assert main(["judge", "calibrate", "--verdicts", verdicts]) == 2
+    assert "needs --labels (or --session)" in capsys.readouterr().err
+    assert main(["judge", "calibrate", "--labels", str(_demo("labels.jsonl")), "--session", "s",
+                 "--verdicts", verdicts]) == 2
+    assert "from --labels or from --session, not both" in capsys.readouterr().err
+    assert main(["judge", "calibrate", "--db", str(tmp_path / "none.sqlite"), "--session", "s",
+                 "--verdicts", verdicts]) == 2
+    assert "no review database at" in capsys.readouterr().err
+    ReviewStore(tmp_path / "review.sqlite").engine.dispose()
+    assert main(["judge", "calibrate", "--db", str(tmp_path / "review.sqlite"), "--session", "无此会话",
+                 "--verdicts", verdicts]) == 2
+    assert "no review session named '无此会话'" in capsys.readouterr().err
