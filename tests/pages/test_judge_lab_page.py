@@ -121,20 +121,33 @@ def test_labels_under_two_guidelines_are_refused_unless_pooled():
     assert not at.error and metric_values(at)["Labelled items"] == "200"
 
 
-def test_review_session_labels_link_each_disagreeing_item_to_the_review_page(tmp_path, monkeypatch):
-    items = [json.loads(line) for line in _demo_bytes("items.jsonl").decode("utf-8").splitlines()][:60]
+def _review_session(folder, monkeypatch, name, n, adjudicate_every=0):
+    """A review session of the demo's first ``n`` answers in ``folder`` (the page's database): ann agrees with the
+    demo's label; bo too, except on every ``adjudicate_every``-th item, which carol adjudicates with the demo's label.
+    Returns (rows, {id: label}, session, {id: review item})."""
+    rows = [json.loads(line) for line in _demo_bytes("items.jsonl").decode("utf-8").splitlines()][:n]
     truth = {lab.item_id: lab.label for lab in read_labels(_demo_bytes("labels.jsonl")).labels}
-    store = ReviewStore(tmp_path / "review.sqlite")
-    session = store.create_session("judge calibration 校准", "qa", [
+    store = ReviewStore(folder / "review.sqlite")
+    session = store.create_session(name, "qa", [
         {"kind": "qa", "id": r["item_id"], "question": r["question"], "ground_truth": r["reference"],
-         "prediction": r["answer"], "question_type": r["slice"]} for r in items], created_by="lead", k=2)
+         "prediction": r["answer"], "question_type": r["slice"]} for r in rows], created_by="lead", k=2)
     db_items = {i.payload["id"]: i for i in store.items(session.id)}
-    for rid, item in db_items.items():  # both reviewers agree with the demo's label
-        for who in ("ann", "bo"):
-            store.save_decision(item.id, who, label="correct" if truth[rid] else "model_error")
+    for k, (rid, item) in enumerate(db_items.items()):
+        label = "correct" if truth[rid] else "model_error"
+        other = "model_error" if truth[rid] else "correct"
+        disputed = adjudicate_every and k % adjudicate_every == 0
+        store.save_decision(item.id, "ann", label=label)
+        store.save_decision(item.id, "bo", label=other if disputed else label)
+        if disputed:
+            store.adjudicate(item.id, "carol", label)
     store.engine.dispose()
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(folder))
     monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    return rows, truth, session, db_items
+
+
+def test_review_session_labels_link_each_disagreeing_item_to_the_review_page(tmp_path, monkeypatch):
+    items, truth, session, db_items = _review_session(tmp_path, monkeypatch, "judge calibration 校准", 60)
     at = page_app(JUDGELAB_PAGE, source="upload", jl_view="confusion")
     at.run()
     at.radio(key="jl_label_source").set_value("review").run()
@@ -198,23 +211,7 @@ def test_review_session_download_is_judge_calibrate_with_the_session(tmp_path, m
     """The page's calibration JSON with labels from a review session = ``judge calibrate --session NAME`` bytes."""
     from evaluators.cli import main
 
-    rows = [json.loads(line) for line in _demo_bytes("items.jsonl").decode("utf-8").splitlines()][:80]
-    truth = {lab.item_id: lab.label for lab in read_labels(_demo_bytes("labels.jsonl")).labels}
-    store = ReviewStore(tmp_path / "review.sqlite")
-    session = store.create_session("校准 parity", "qa", [
-        {"kind": "qa", "id": r["item_id"], "question": r["question"], "ground_truth": r["reference"],
-         "prediction": r["answer"], "question_type": r["slice"]} for r in rows], created_by="lead", k=2)
-    for n, item in enumerate(store.items(session.id)):
-        right = truth[item.payload["id"]]
-        store.save_decision(item.id, "ann", label="correct" if right else "model_error")
-        # bo disagrees on every seventh item; carol adjudicates those with the demo's label
-        store.save_decision(item.id, "bo", label=("model_error" if right else "correct") if n % 7 == 0
-                            else "correct" if right else "model_error")
-        if n % 7 == 0:
-            store.adjudicate(item.id, "carol", "correct" if right else "model_error")
-    store.engine.dispose()
-    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    _, _, session, _ = _review_session(tmp_path, monkeypatch, "校准 parity", 80, adjudicate_every=7)
     made = capture_downloads(monkeypatch)
     at = page_app(JUDGELAB_PAGE, source="upload", jl_label_source="review", jl_sessions=[session.id])
     at.run()
