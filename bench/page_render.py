@@ -33,7 +33,8 @@ from bench.dashboard import FLOOR_APP, _server  # noqa: E402
 
 #: Page name in the URL -> label. "" is the home page.
 PAGES = {"": "Home", "Narrative": "Narrative", "QA_Factcheck": "QA", "Test_Sets": "Test sets",
-         "Persona_Dialogue": "Persona", "Long_Memory": "Long Memory", "Review": "Review"}
+         "Persona_Dialogue": "Persona", "Long_Memory": "Long Memory", "Review": "Review",
+         "Judge_Lab": "Judge lab"}
 QUIET_MS = 500
 TARGET = 1.5
 

@@ -26,6 +26,8 @@ PAGES = [
      "Chatbot responses by scene and model, similarity metrics"),
     ("pages/5_Long_Memory.py", "Long-term memory QA", ":material/psychology:",
      "LoCoMo and LongMemEval by question type, LLM-as-judge"),
+    ("pages/7_Judge_Lab.py", "Judge lab", ":material/balance:",
+     "LLM-judge prompt versions against your own labels: held-out kappa, overfit warning, corrected scores"),
     ("pages/6_Review.py", "Review", ":material/rate_review:",
      "Annotators review outputs: durable decisions, blind mode, adjudication, agreement"),
 ]
@@ -36,7 +38,7 @@ PAGES = [
 #: font of the navigation and expanders is bundled and served locally).
 TAB_ICONS = {":material/analytics:": "📊", ":material/home:": "🏠", ":material/menu_book:": "📖",
              ":material/fact_check:": "✅", ":material/checklist:": "🧪", ":material/forum:": "💬",
-             ":material/psychology:": "🧠", ":material/rate_review:": "📝"}
+             ":material/psychology:": "🧠", ":material/rate_review:": "📝", ":material/balance:": "⚖️"}
 
 
 def tab_icon(icon: str) -> str:

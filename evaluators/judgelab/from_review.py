@@ -104,3 +104,51 @@ def labels_from_review(store: ReviewStore, session_ids: Sequence[int], *,
                 version = found[0] if len(found) == 1 else f"mixed({', '.join(v or '(none)' for v in found)})"
             labels.append(HumanLabel(key, verdict, slice_of(final.item.payload), version))
     return ReviewLabels(tuple(labels), tuple(left_out))
+
+
+@dataclass(frozen=True)
+class ReviewRef(DictMixin):
+    """Where a calibration item lives in the review database: its session and its item's database id.
+
+    Attributes
+    ----------
+    item_id : str
+        The calibration id (:func:`default_item_id` of the payload).
+    session : int
+        The review session's id.
+    item : int
+        The review item's database id (the ``item`` of a Review link).
+    answer_length : int or None
+        Characters of the payload's ``prediction`` (Chinese characters count one each); ``None`` without one.
+    """
+
+    item_id: str
+    session: int
+    item: int
+    answer_length: int | None = None
+
+
+def review_refs(store: ReviewStore, session_ids: Sequence[int], *,
+                item_id: Callable[[Mapping[str, Any]], str] = default_item_id) -> tuple[ReviewRef, ...]:
+    """Each item of review sessions as a :class:`ReviewRef`, in session then item order.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_ids : sequence of int
+    item_id : callable
+        ``payload -> str``, as given to :func:`labels_from_review`.
+
+    Returns
+    -------
+    tuple of ReviewRef
+        The first item of an id that comes twice is kept.
+    """
+    seen: dict[str, ReviewRef] = {}
+    for session_id in session_ids:
+        for item in store.items(session_id):
+            key = item_id(item.payload)
+            prediction = item.payload.get("prediction")
+            length = len(prediction) if isinstance(prediction, str) else None
+            seen.setdefault(key, ReviewRef(key, int(session_id), int(item.id), length))
+    return tuple(seen.values())

@@ -17,6 +17,12 @@ Verdicts, one record per item and judge version::
 ``autoeval_label: {"model": ..., "label": true}``) is read as is.  Records are grouped into versions by
 ``judge`` (else ``model``, else the file's name); a version's model, prompt hash, parameters and parser come
 from its first record.
+
+Items for a judge run (:func:`read_items`), one record per item::
+
+    {"item_id": "q1", "question": "...", "reference": "...", "answer": "...", "slice": "temporal"}
+
+``reference`` (or ``ground_truth`` / ``answer_gt``), ``answer`` (or ``prediction`` / ``hypothesis``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 
 from evaluators.io import InputIssue, read_records
 from evaluators.judgelab.calibration import HumanLabel, JudgeVersion
+from evaluators.results import DictMixin
 
 RIGHT = {"1", "true", "right", "yes", "correct", "acceptable_variant", "pass"}
 WRONG = {"0", "false", "wrong", "no", "model_error", "fail"}
@@ -127,3 +134,43 @@ def read_verdicts(data: bytes, file: str = "<verdicts>") -> CalibrationInputs:
             continue
         verdicts[str(item)] = value
     return CalibrationInputs(judges=tuple(groups.values()), issues=tuple(issues))
+
+
+@dataclass(frozen=True)
+class JudgeItem(DictMixin):
+    """What the judge sees of one item."""
+
+    item_id: str
+    question: str
+    reference: str
+    answer: str
+
+
+def read_items(data: bytes, file: str = "<items>") -> tuple[tuple[JudgeItem, ...], tuple[InputIssue, ...]]:
+    """Items for a judge run from a file's bytes (module docstring); records without an id or an answer are left
+    out with an issue, as is a second record of an id.
+
+    Returns
+    -------
+    items : tuple of JudgeItem
+    issues : tuple of InputIssue
+
+    Raises
+    ------
+    evaluators.io.InputError
+        Bytes that cannot be decoded.
+    """
+    rs = read_records(data, file)
+    items, issues, seen = [], list(rs.issues), set()
+    for r in rs.records:
+        item = _first(r.data, ID_FIELDS)
+        answer = _first(r.data, ("answer", "prediction", "hypothesis"))
+        if item is None or answer is None or str(item) in seen:
+            issues.append(_issue(file, r, "no item id (item_id, id or question_id)" if item is None else
+                                 "no answer (answer, prediction or hypothesis)" if answer is None else
+                                 f"a second record of {str(item)!r:.60}: the first is kept"))
+            continue
+        seen.add(str(item))
+        items.append(JudgeItem(str(item), str(_first(r.data, ("question",)) or ""),
+                               str(_first(r.data, ("reference", "ground_truth", "answer_gt")) or ""), str(answer)))
+    return tuple(items), tuple(issues)

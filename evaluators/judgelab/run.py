@@ -25,6 +25,7 @@ from typing import Any
 
 from evaluators.io.replies import ReplyStore
 from evaluators.judgelab.calibration import JudgeVersion
+from evaluators.judgelab.inputs import JudgeItem
 from evaluators.memory.llm import ChatLLM, LLMError
 from evaluators.results import DictMixin
 
@@ -53,16 +54,6 @@ PARSERS: dict[str, Callable[[str], int | None]] = {
     "yes-in-reply": lambda reply: int("yes" in reply.lower()),
     "first-word": _first_word,
 }
-
-
-@dataclass(frozen=True)
-class JudgeItem(DictMixin):
-    """What the judge sees of one item."""
-
-    item_id: str
-    question: str
-    reference: str
-    answer: str
 
 
 class JudgeReplyCache(ReplyStore):

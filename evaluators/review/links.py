@@ -95,3 +95,30 @@ def parse_link(params: Mapping[str, object]) -> ReviewLink:
             notices.append(f"The link's annotator {_quote(str(raw))} is not a name (at most {MAX_NAME} characters, "
                            "no control characters): ignored.")
     return ReviewLink(**values, notices=tuple(notices))
+
+
+def review_url(session: int, item: int | None = None) -> str:
+    """The Review page's link to a session (and one of its items): ``/Review?session=3&item=1204``.
+
+    Parameters
+    ----------
+    session, item : int
+        Database ids (checked as :func:`parse_id` reads them back).
+
+    Returns
+    -------
+    str
+        A path relative to the dashboard's root.
+
+    Raises
+    ------
+    ValueError
+        An id that :func:`parse_link` would refuse.
+
+    >>> review_url(3, 1204), parse_link({"session": "3", "item": "1204"}).item
+    ('/Review?session=3&item=1204', 1204)
+    """
+    for name, value in (("session", session), ("item", item)):
+        if value is not None and (isinstance(value, bool) or parse_id(str(value)) is None):
+            raise ValueError(f"{name} must be a database id (1 .. 2**63 - 1), not {value!r}")
+    return f"/Review?session={int(session)}" + (f"&item={int(item)}" if item is not None else "")

@@ -539,6 +539,39 @@ def label_studio_bad(name: str) -> str:
     return "[\n" + ",\n".join(lines) + ',\n{"data": {"question": "cut off here'
 
 
+def judge_cases(c: Corpus) -> None:
+    """``judge calibrate`` (and the Judge lab page) with hostile labels or verdicts beside the demo's good ones."""
+    labels = (DEMO / "judgelab" / "labels.jsonl").read_bytes()
+    verdicts = (DEMO / "judgelab" / "verdicts_v1.jsonl").read_bytes()
+    good = [ln for ln in labels.decode("utf-8").splitlines() if ln.strip()]
+    vgood = [ln for ln in verdicts.decode("utf-8").splitlines() if ln.strip()]
+    vrel = c.file("judge/good_verdicts.jsonl", verdicts)
+    lrel = c.file("judge/good_labels.jsonl", labels)
+
+    def judge(name: str, data: bytes, *, suffix="jsonl", exit=(0,), scored=None, located=True, role="labels"):
+        rel = c.file(f"judge/{name}.{suffix}", data)
+        lab, ver = (rel, vrel) if role == "labels" else (lrel, rel)
+        c.case(f"judge/{name}", "judge", ["judge", "calibrate", "--labels", "{c}/" + lab, "--verdicts", "{c}/" + ver,
+                                          "--format", "json", "--resamples", "0"],
+               exit=exit, scored=scored, names=Path(rel).name, located=located,
+               page={"page": "judgelab", "uploads": {"jl_labels": lab, "jl_verdicts": [ver]}})
+
+    judge("bad_lines", jsonl(good + ['{"item_id": ', DEEP_ARRAY, "[1]", '{"label": 1}', '{"item_id": "x", "label": 7}']),
+          scored=len(good))
+    judge("injection", jsonl(good + [dumps({"item_id": p, "label": i % 2, "slice": p,
+                                            "guidelines_version": json.loads(good[0])["guidelines_version"]})
+                                     for i, p in enumerate(PAYLOADS)]), scored=len(good) + len(PAYLOADS), located=False)
+    # a line that is neither UTF-8 nor GB18030: the file is refused whole, named (labels are read in one decoding)
+    judge("undecodable_line", jsonl(good[:10]) + b'{"item_id": "bad", "label": "\xff\xfe\xc3("}\n' + jsonl(good[10:]),
+          exit=(2,), located=False)
+    judge("deep_doc", DEEP_OBJECT.encode(), suffix="json", exit=(2,), located=False)
+    judge("empty", b"", exit=(2,), located=False)
+    judge("binary", bytes(random.Random(11).randrange(256) for _ in range(2048)), exit=(2,), located=False)
+    judge("verdicts_bad", jsonl(vgood + ['{"item_id": ', DEEP_ARRAY, dumps({"item_id": "c000", "verdict": "maybe"}),
+                                         dumps({"item_id": SCRIPT, "verdict": 1, "judge": SCRIPT})]),
+          scored=len(good), role="verdicts")
+
+
 def review_cases(c: Corpus) -> None:
     """Files only (no CLI case in the manifest): tests/hostile/test_review_hostile.py imports them."""
     for rel, text in review_files().items():
@@ -552,7 +585,8 @@ def review_cases(c: Corpus) -> None:
 
 def build(out: Path) -> Corpus:
     corpus = Corpus(out)
-    for make in (qa_cases, narrative_cases, testset_cases, dialogue_cases, memory_cases, review_cases):
+    for make in (qa_cases, narrative_cases, testset_cases, dialogue_cases, memory_cases, judge_cases,
+                 review_cases):
         make(corpus)
     corpus.write()
     return corpus

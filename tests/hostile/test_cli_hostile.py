@@ -50,6 +50,8 @@ def run_case(case: dict, corpus: Path, out_dir: Path) -> dict:
         args += ["--out", str(out_file)]
     elif cmd == "testsets":
         args += ["--output-file", str(out_file)]
+    elif cmd == "judge":
+        args += ["--out", str(out_file)]
     side = out_dir / (case["name"].replace("/", "__") + ".rss")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-c", WRAPPER, str(side), *args], cwd=ROOT, stdout=out, stderr=err,
@@ -89,6 +91,8 @@ def scored(task: str, data: dict | None) -> int | None:
         return sum(m["n_scored"] for m in data["by_model"])
     if task == "memory":
         return data["metrics"]["overall"]["count"]
+    if task == "judge":
+        return data["n_labels"]
     raise ValueError(task)
 
 

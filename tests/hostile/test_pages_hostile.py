@@ -10,11 +10,11 @@ import pytest
 
 from tests.hostile.conftest import CORPUS, MANIFEST
 from tests.pages.helpers import (
-    DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, page_app, shown,
+    DIALOGUE_PAGE, JUDGELAB_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, page_app, shown,
 )
 
 PAGES = {"qa": QA_PAGE, "narrative": NARRATIVE_PAGE, "testsets": TESTSETS_PAGE, "dialogue": DIALOGUE_PAGE,
-         "memory": MEMORY_PAGE}
+         "memory": MEMORY_PAGE, "judgelab": JUDGELAB_PAGE}
 CASES = [c for c in MANIFEST if c["page"]]
 
 
@@ -52,6 +52,9 @@ def shown_count(page: str, at) -> int | None:
     if page == "memory":
         value = metric(at, "Questions")
         return int(value) if value else None
+    if page == "judgelab":
+        value = metric(at, "Labelled items")
+        return int(value) if value else None
     return None
 
 
@@ -78,5 +81,6 @@ def test_page_upload(case, monkeypatch, tmp_path):
         # nothing usable: the page says so and names the file (upload names carry no folder)
         name = case["names"]
         assert name in text or re.escape(name) in text, (case["name"], text[:3000])
-    if case["exit"] == [0] and case["scored"] is not None and page in ("qa", "narrative", "testsets", "memory"):
+    if case["exit"] == [0] and case["scored"] is not None and page in ("qa", "narrative", "testsets", "memory",
+                                                                                     "judgelab"):
         assert shown_count(page, at) == case["scored"], (case["name"], text[:3000])

@@ -44,8 +44,8 @@ from evaluators.cli import main
 from evaluators.demo import demo_path
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from tests.conftest import require_shared
-from tests.pages.helpers import (DIALOGUE_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE, capture_downloads,
-                                 page_app)
+from tests.pages.helpers import (DIALOGUE_PAGE, JUDGELAB_PAGE, MEMORY_PAGE, NARRATIVE_PAGE, QA_PAGE, TESTSETS_PAGE,
+                                 capture_downloads, page_app)
 from tests.pages.test_corrections_pages import with_patch
 
 BOM = codecs.BOM_UTF8
@@ -112,6 +112,7 @@ MEMORY_DEMO = ("demo_results.jsonl", "demo_judge_cache.json", "demo_judge_labels
 LME = (("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json"),
        ("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o"))
 PEPPA = ("persona_chat", "peppa_structured_evaluation_202510101638_report.json")
+JUDGELAB_DEMO = ("labels.jsonl", "verdicts_v1.jsonl", "verdicts_v2.jsonl", "verdicts_v3.jsonl", "target_verdicts.jsonl")
 
 RUNS: dict[str, Inputs] = {
     "qa-demo": Inputs(QA_PAGE, _demo("qa", "factcheck_demo.jsonl")),
@@ -157,6 +158,9 @@ RUNS: dict[str, Inputs] = {
                                          ("Maya has a border collie named Pixel.",)))), unpatched="memory-demo"),
     "memory-real": Inputs(MEMORY_PAGE, _shared(*LME), "upload",
                           {"mem_questions": (LME[0][-1],), "mem_labels": (LME[1][-1],)}),
+    "judgelab-demo": Inputs(JUDGELAB_PAGE, _demo("judgelab", *JUDGELAB_DEMO)),
+    "judgelab-upload": Inputs(JUDGELAB_PAGE, _demo("judgelab", *JUDGELAB_DEMO[:2], JUDGELAB_DEMO[3]), "upload",
+                              {"jl_labels": ("labels.jsonl",), "jl_verdicts": ("verdicts_v1.jsonl", "verdicts_v3.jsonl")}),
 }
 
 
@@ -289,6 +293,13 @@ CASES = [
          "cli.html", "timestamp"),
     Case("memory-real", "memory_results.jsonl", (*MEMORY_REAL, "--write-results", "cli.jsonl", "--out", "x.json"),
          "cli.jsonl"),
+    # Judge lab: the calibration report, as judge calibrate --format json (--target with the target verdicts)
+    Case("judgelab-demo", "judge_calibration.json",
+         ("judge", "calibrate", "--labels", "labels.jsonl", *(a for v in JUDGELAB_DEMO[1:4] for a in ("--verdicts", v)),
+          "--target", "target_verdicts.jsonl", "--format", "json", "--out", "cli.json"), "cli.json"),
+    Case("judgelab-upload", "judge_calibration.json",
+         ("judge", "calibrate", "--labels", "labels.jsonl", "--verdicts", "verdicts_v1.jsonl", "--verdicts",
+          "verdicts_v3.jsonl", "--format", "json", "--out", "cli.json"), "cli.json"),
 ]
 
 
@@ -439,6 +450,12 @@ CHECKS: dict[tuple[str, str], Callable[[bytes], bool]] = {
                                                and f"{n} applied".encode() in b)(n)
        for run, n in (("qa-patched-demo", 2), ("narrative-patched-demo", 1), ("memory-patched-demo", 1))},
     # LongMemEval: 8 judged hypotheses of the sample, their accuracy table and where the labels came from
+    # the judge-lab demo: the version that memorised its dev items is the one flagged; three corrected scores
+    ("judgelab-demo", "judge_calibration.json"): lambda b: [j["overfit"] for j in _json(b)["judges"]]
+    == [False, False, True] and sorted(_json(b)["corrected"]) == ["v1 plain", "v2 strict 中文", "v3 few-shot"]
+    and _json(b)["judges"][2]["dev"]["cohen_kappa"]["value"] == 1.0,
+    ("judgelab-upload", "judge_calibration.json"): lambda b: "corrected" not in _json(b)
+    and [j["version"]["name"] for j in _json(b)["judges"]] == ["v1 plain", "v3 few-shot"],
     ("memory-real", "memory_report.json"): lambda b: (_json(b)["longmemeval"]["n_labels"],
                                                       _json(b)["input"]["n_questions"], _json(b)["input"]["questions"])
     == (8, 8, "longmemeval_oracle_questions_slim.json")

@@ -32,8 +32,9 @@ def test_home_page_shows_the_demo_scores(demo_batch):
     assert m["Overall (micro)"] == fmt(demo_batch.micro["overall_score"])
     assert m["Overall (macro)"] == fmt(demo_batch.macro["overall_score"])
     assert m["Stories"] == "2"
-    # five evaluation pages and Review: the heading counts what it shows (it said "Five kinds" over six cards)
-    assert "5 kinds of evaluation, and a review workspace" in [s.value for s in at.subheader]
+    # six evaluation pages (the Judge lab included) and Review: the heading counts what it shows (it said "Five
+    # kinds" over six cards)
+    assert "6 kinds of evaluation, and a review workspace" in [s.value for s in at.subheader]
 
 
 def test_every_view_on_the_demo(demo_batch):

@@ -27,7 +27,9 @@ def _contains(gt: str, prediction: str) -> bool:
     return bool(gt.strip()) and gt.strip().lower() in prediction.lower()
 
 
-def test_stored_judge_and_rule_judge_against_a_scripted_review_of_100_answers(tmp_path):
+def scripted_review(folder):
+    """mem0's 1,540 LoCoMo records (ids ``conv<k>-<i>``) and a review session of 100 of them in ``folder``: two
+    scripted reviewers, disagreements adjudicated.  Returns (records, session id, {id: human verdict}, labels)."""
     path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     records = [dict(r, id=f"conv{conv}-{i:03d}") for conv in sorted(data, key=int) for i, r in enumerate(data[conv])]
@@ -36,7 +38,7 @@ def test_stored_judge_and_rule_judge_against_a_scripted_review_of_100_answers(tm
     sample = [records[i] for i in chosen]
     items = [{"kind": "memory", "id": r["id"], "category": r["category"], "question": r["question"],
               "ground_truth": str(r["answer"]), "prediction": r["response"]} for r in sample]
-    store = ReviewStore(tmp_path / "review.sqlite")
+    store = ReviewStore(folder / "review.sqlite")
     session = store.create_session("locomo calibration", "memory", items, created_by="lead", k=2)
     store.update_session(session.id, guidelines="Right: the answer gives the reference's fact.", by="lead")
     human = {}
@@ -53,6 +55,11 @@ def test_stored_judge_and_rule_judge_against_a_scripted_review_of_100_answers(tm
             human[r["id"]] = int(ann)
     got = labels_from_review(store, [session.id])
     store.engine.dispose()
+    return records, session.id, human, got
+
+
+def test_stored_judge_and_rule_judge_against_a_scripted_review_of_100_answers(tmp_path):
+    records, _, human, got = scripted_review(tmp_path)
     assert got.left_out == () and len(got.labels) == 100
     assert {lab.item_id: lab.label for lab in got.labels} == human
     stored = JudgeVersion("mem0 stored llm_score", "(not published with the file)", (), "llm_score", "stored judge")
