@@ -17,7 +17,9 @@ from components.cache import cached  # noqa: E402
 from components.downloads import download  # noqa: E402
 from components.layout import view_switch  # noqa: E402
 from components.metrics import metric_row  # noqa: E402
-from components.uploads import show_issues, upload_bytes, upload_digest  # noqa: E402
+from components.problems import show_problems  # noqa: E402
+from components.review_link import review_store  # noqa: E402
+from components.uploads import upload_bytes, upload_digest  # noqa: E402
 from evaluators.demo import demo_path  # noqa: E402
 from evaluators.io import InputError  # noqa: E402
 from evaluators.judgelab.lab import read_lab_inputs, run_lab  # noqa: E402
@@ -28,14 +30,6 @@ from evaluators.reports.judgelab import calibration_json  # noqa: E402
 DEMO = {"labels": "labels.jsonl", "verdicts": ("verdicts_v1.jsonl", "verdicts_v2.jsonl", "verdicts_v3.jsonl"),
         "target": "target_verdicts.jsonl", "items": "items.jsonl"}
 FILE_TYPES = ["jsonl", "json", "csv"]
-
-
-@st.cache_resource(show_spinner=False)
-def review_store(url: str):
-    """One review store per database URL and server process (the Review page keeps its own)."""
-    from evaluators.review.store import ReviewStore
-
-    return ReviewStore(url)
 
 
 def _demo(name: str) -> tuple[str, bytes]:
@@ -95,7 +89,7 @@ else:
         st.error(md(f"Cannot read the upload: {exc}"))
         st.stop()
 
-show_issues(inputs.issues)
+show_problems(inputs.issues, key="jl_problems")
 for item_id, why in inputs.left_out[:5]:
     st.caption(md(f"{item_id}: {why}, left out"))
 if len(inputs.left_out) > 5:
