@@ -69,6 +69,9 @@ def add_parser(subparsers) -> None:
                           "scores before and after with bootstrap intervals (documents resampled) and a paired test")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_workers_argument(p)
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -227,6 +230,10 @@ def run(args) -> int:
               "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
+    if args.log and batch.documents:
+        code = _log(args, batch)
+        if code:
+            return code
     if fmt_name is not None:
         # one document: its own report, unless review corrections were applied (the batch report holds them)
         single = not args.whole_batch and len(batch.documents) == 1 and batch.scored and batch.corrections is None
@@ -259,6 +266,24 @@ def run(args) -> int:
     if not batch.scored:
         return fail("no pair could be scored")
     return 0
+
+
+def _log(args, batch) -> int:
+    """``--log``: the batch as one run (system: the predictions' name, :func:`evaluators.io.sources.system_name`),
+    the dataset the GT file or folder; a pair of single files is kept for re-scoring.  The exit code."""
+    from evaluators.cli.runlog import log_files
+    from evaluators.io.sources import system_name
+    from evaluators.tasks.builtin import narrative_run_result
+
+    result = narrative_run_result(batch, system_name([Path(args.pred).name]))
+    kept = None
+    if all(Path(p).is_file() and Path(p).suffix.lower() == ".json" for p in (args.gt, args.pred)):
+        try:
+            kept = {role: (Path(p).name, read_file_bytes(p)) for role, p in (("gt", args.gt), ("pred", args.pred))}
+        except OSError as exc:
+            return fail(f"cannot log the run: {exc.strerror or exc}")
+    error = log_files(args, result, gt=args.gt, predictions=[args.pred], inputs=kept)
+    return fail(error) if error else 0
 
 
 def _write_comparison(args, batch, inputs, settings, workers: int) -> int:

@@ -1,5 +1,12 @@
-"""``--log`` of the batch commands (``qa`` and the tasks plugged in through :mod:`evaluators.tasks`): keep the
-run in the run registry (:mod:`evaluators.runs`).  Not a command itself: the commands call these helpers.
+"""``--log`` of the batch commands (``qa``, ``narrative``, ``memory``, ``dialogue``, ``testsets`` and the tasks
+plugged in through :mod:`evaluators.tasks`): keep the run in the run registry (:mod:`evaluators.runs`).  Not a
+command itself: the commands call these helpers (:func:`log_qa` for ``qa``, :func:`log_files` for the others).
+
+The dataset of a run is its GT file (name and SHA-256; a folder: the digest of its files' names and digests);
+its version the ``--gt-patch`` files applied, their bytes kept.  :func:`log_files` also keeps the input files'
+bytes, content-addressed (each file once however many runs read it), when they total at most
+:data:`KEEP_INPUTS_MAX_BYTES`, so that :func:`evaluators.runs.rescore.on_current_gt` can score them again on a
+later GT version; larger inputs are logged without them (said on stderr).
 
 One run is logged per system of the scored input (a file with a system/model field gives one per system):
 named ``--run-name NAME`` for a single system, ``NAME/<system>`` for several; without ``--run-name`` the
@@ -17,6 +24,8 @@ from pathlib import Path
 
 #: Bytes hashed at a time (the predictions digest of a large file is read in pieces).
 _CHUNK = 1 << 20
+#: Most bytes of input files a run keeps in the registry for re-scoring (together; above: none kept).
+KEEP_INPUTS_MAX_BYTES = 64 << 20
 
 
 def add_log_arguments(p) -> None:
@@ -41,6 +50,16 @@ def file_digest(path: str | Path) -> str:
         for block in iter(lambda: f.read(_CHUNK), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def path_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes; of a folder, of its files' relative paths and digests (sorted, one
+    ``path<TAB>digest`` line each), so a folder of the same files has the same digest wherever it is."""
+    path = Path(path)
+    if not path.is_dir():
+        return file_digest(path)
+    lines = sorted(f"{f.relative_to(path).as_posix()}\t{file_digest(f)}\n" for f in path.rglob("*") if f.is_file())
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
 def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predictions_digest: str,
@@ -93,7 +112,7 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
 
 
 def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | None = None, who: str | None = None,
-             tags=(), patches=None, db: str | None = None) -> tuple:
+             tags=(), patches=None, db: str | None = None, inputs=None) -> tuple:
     """Log a run result, one run per system (none when a name is taken); what ``--log`` and a page's *Save this
     run* call.
 
@@ -116,6 +135,9 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
         The GT patch files applied, by SHA-256, in order.
     db : str, optional
         The database (default :func:`evaluators.review.store.default_url`).
+    inputs : mapping of str to bytes, optional
+        The input files kept for re-scoring, by SHA-256 (named in ``result.digests``:
+        :func:`evaluators.runs.store.kept_inputs`).
 
     Returns
     -------
@@ -145,7 +167,8 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
             raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
         return tuple(store.log_run(part, name=names[system], who=who or os.environ.get("USER") or "cli", tags=tags,
                                    gt_name=gt_name, gt_digest=gt_digests if isinstance(gt_digests, str)
-                                   else gt_digests[system], patch_digests=list(patches), patches=patches)
+                                   else gt_digests[system], patch_digests=list(patches), patches=patches,
+                                   inputs=inputs)
                      for system, part in parts.items())
     finally:
         store.dispose()
@@ -187,7 +210,8 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     return log_result(args, result, gt_name=args.dataset or path.name, source=path.name, gt_digests=gt_digests)
 
 
-def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests) -> str | None:
+def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests,
+               inputs=None) -> str | None:
     """``--log``: :func:`log_runs` with the command's options, each logged run named on stderr; returns an error
     or ``None``.
 
@@ -198,6 +222,7 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
     result : RunResult
     gt_name, source : str
     gt_digests : mapping of str to str, or str
+    inputs : mapping of str to bytes, optional
         As :func:`log_runs`.
 
     Returns
@@ -214,15 +239,68 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
             data = read_file_bytes(f)
             patches[hashlib.sha256(data).hexdigest()] = data
         records = log_runs(result, gt_name=gt_name, source=source, gt_digests=gt_digests, run_name=args.run_name,
-                           who=args.who, tags=args.tag, patches=patches, db=args.db)
+                           who=args.who, tags=args.tag, patches=patches, db=args.db, inputs=inputs)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     except (RunExists, ValueError) as exc:
         return str(exc)
     for record in records:
-        print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "
+        unit = record.unit if record.n_items == 1 else record.unit[:-1] + "ies" if record.unit.endswith("y") \
+            else record.unit + "s"
+        print(f"logged run {record.name} ({record.n_items} {unit}, dataset {record.dataset} "
               f"v{record.dataset_version})", file=sys.stderr)
     return None
 
 
-__all__ = ["add_log_arguments", "file_digest", "log_qa", "log_result", "log_runs", "qa_result_to_log"]
+def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, inputs=None) -> str | None:
+    """``--log`` of a command whose ground truth is a file of its own (``narrative``, ``memory``, ``dialogue``,
+    ``testsets``): one run per system, the dataset the GT file; returns an error or ``None``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch``.
+    result : RunResult
+        The command's run (after the GT patches), from the task's adapter in :mod:`evaluators.tasks.builtin`.
+    gt : str or Path
+        The GT file (or folder): the dataset's name and identity (:func:`path_digest`), before any patch.
+    predictions : sequence of str or Path
+        The prediction files read (their digest, or the digest of their digests in order, is the predictions
+        digest; none: the GT file's, for a file holding both).
+    inputs : mapping of str to (str, bytes), optional
+        Role -> (file name, bytes) of the input files the task reads (:meth:`evaluators.tasks.Task.read`), kept
+        for re-scoring when they total at most :data:`KEEP_INPUTS_MAX_BYTES`.
+
+    Returns
+    -------
+    str or None
+        Why the run could not be logged (a name taken, an unreadable file), else ``None``.
+    """
+    import dataclasses
+
+    from evaluators.runs.store import INPUT_KEY, INPUT_NAME_KEY
+
+    try:
+        gt_digest = path_digest(gt)
+        pred = [path_digest(p) for p in predictions] or [gt_digest]
+    except OSError as exc:
+        return f"cannot log the run: {exc.strerror or exc}"
+    pred_digest = pred[0] if len(pred) == 1 else hashlib.sha256("\n".join(pred).encode("ascii")).hexdigest()
+    digests = {**result.digests, "gt": gt_digest, "predictions": pred_digest}
+    kept = {}
+    inputs = dict(inputs or {})
+    size = sum(len(data) for _, data in inputs.values())
+    if size > KEEP_INPUTS_MAX_BYTES:
+        print(f"note: the input files ({size:,} bytes) are over {KEEP_INPUTS_MAX_BYTES:,} bytes and are not kept: "
+              "this run cannot be re-scored on a later GT version", file=sys.stderr)
+    else:
+        for role, (name, data) in inputs.items():
+            digest = hashlib.sha256(data).hexdigest()
+            digests[INPUT_KEY + role], digests[INPUT_NAME_KEY + role] = digest, name
+            kept[digest] = data
+    return log_result(args, dataclasses.replace(result, digests=digests), gt_name=Path(gt).name,
+                      source=Path(predictions[0] if predictions else gt).name, gt_digests=gt_digest, inputs=kept)
+
+
+__all__ = ["KEEP_INPUTS_MAX_BYTES", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",
+           "log_runs", "path_digest", "qa_result_to_log"]
