@@ -291,7 +291,10 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
     inputs = dict(inputs or {})
     size = sum(len(data) for _, data in inputs.values())
     if size > KEEP_INPUTS_MAX_BYTES:
-        print(f"note: the input files ({size:,} bytes) are over {KEEP_INPUTS_MAX_BYTES:,} bytes and are not kept: "
+        from evaluators.reports.format import fixed
+
+        print(f"note: the input files ({fixed(size, 0, grouped=True)} bytes) are over "
+              f"{fixed(KEEP_INPUTS_MAX_BYTES, 0, grouped=True)} bytes and are not kept: "
               "this run cannot be re-scored on a later GT version", file=sys.stderr)
     else:
         for role, (name, data) in inputs.items():

@@ -8,8 +8,16 @@ for QA, :func:`evaluators.io.gt_patch.apply_gt_patch` on the records' answers an
 (:func:`evaluators.qa.patch.patch_report`), so a re-scored run's values equal those of ``qa FILE --gt-patch
 ...`` on the same file.
 
-:data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult``; a task without
-one cannot be re-scored (a ``ValueError`` says so).
+The other tasks' runs keep their input files in the registry (``--log`` of ``testsets`` and ``memory``:
+:func:`evaluators.cli.runlog.log_files`, content-addressed, :func:`evaluators.runs.store.kept_inputs`); such a run
+is re-scored by its Task object (:meth:`~evaluators.tasks.Task.read` of the kept files, then ``run_with_patch``
+with the whole patch chain of the current version, the path of the command's ``--gt-patch``), so its values
+equal those of ``testsets ITEMS ANSWERS --gt-patch ...`` / ``memory RESULTS --gt-patch ...`` on the same files.
+Memory: the judge score is re-scored from no judge cache (``None``), the text metrics exactly.
+
+:data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult`` (a
+:class:`TaskRescorer` takes ``files=`` too, and every patch of the chain); a task without one cannot be
+re-scored (a ``ValueError`` says so).
 """
 
 from __future__ import annotations
@@ -109,17 +117,92 @@ def rescore_qa(result: RunResult, patches: Sequence[tuple[str, bytes]], gt_diges
     return dataclasses.replace(result, items=ItemTable(table.item_id, table.system, values, slices, fields))
 
 
+def _testsets_config(config: dict):
+    from evaluators.testsets.run import TestSetsConfig
+
+    return TestSetsConfig(kind=config.get("kind"))
+
+
+def _memory_config(config: dict):
+    from evaluators.memory.run import MemoryConfig
+
+    return MemoryConfig(metrics=list(config["metrics"]) if config.get("metrics") else None, ci_resamples=0)
+
+
+class TaskRescorer:
+    """A logged run scored again by its Task object from the input files it keeps, with a GT patch chain.
+
+    Parameters
+    ----------
+    task : str
+        The registered task's name (:func:`evaluators.tasks.get`).
+    config_of : callable
+        The run's logged ``config`` (a dict) -> the task's config.
+    """
+
+    #: :func:`on_current_gt` gives it the kept files and the whole patch chain, not the later patches only.
+    from_inputs = True
+
+    def __init__(self, task: str, config_of: Callable[[dict], object]) -> None:
+        self.task, self.config_of = task, config_of
+
+    def __call__(self, result: RunResult, patches: Sequence[tuple[str, bytes]], gt_digest: str, *,
+                 files: dict, task) -> RunResult:
+        """``result`` with the values of its system scored from ``files`` after ``patches``.
+
+        Parameters
+        ----------
+        result : RunResult
+            As :meth:`~evaluators.runs.store.RunStore.load` gives it (one system).
+        patches : sequence of (str, bytes)
+            Every GT patch of the version, from the raw GT, in order.
+        gt_digest : str
+            Unused (the patches are checked against the kept GT file's own digest).
+        files : mapping of str to InputFile
+            The kept input files by role.
+        task : Task
+            The task named ``self.task`` (:func:`evaluators.tasks.get`; the registry sits below the task
+            protocol and does not import it).
+
+        Returns
+        -------
+        RunResult
+            The logged run's metadata with the re-scored rows (and the corrections of the patches).
+
+        Raises
+        ------
+        ValueError
+            A patch that cannot be read or is for another GT file, or a system the files no longer give.
+        """
+        from evaluators.io.gt_patch import GTPatchSet
+        from evaluators.runs.store import split_systems
+
+        inputs = task.read(files)
+        config = self.config_of(result.config)
+        scored = task.run_with_patch(inputs, config, GTPatchSet.read(patches)) if patches else task.run(inputs, config)
+        parts = split_systems(scored)
+        system = result.systems[0] if result.systems else None
+        if system not in parts:
+            raise ValueError(f"re-scoring gave the systems {', '.join(parts) or 'none'}, not {system!r}")
+        return dataclasses.replace(result, items=parts[system].items, corrections=scored.corrections)
+
+
 #: Task -> its re-scoring function.
-RESCORERS: dict[str, Callable[[RunResult, Sequence[tuple[str, bytes]], str], RunResult]] = {"qa": rescore_qa}
+RESCORERS: dict[str, Callable[..., RunResult]] = {
+    "qa": rescore_qa, "testsets": TaskRescorer("testsets", _testsets_config),
+    "memory": TaskRescorer("memory", _memory_config)}
 
 
-def on_current_gt(store, name: str) -> tuple[RunResult, int]:
+def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = None) -> tuple[RunResult, int]:
     """Run ``name`` re-scored on its dataset's current GT version (as logged when it is on it already).
 
     Parameters
     ----------
     store : RunStore
     name : str
+    tasks : callable, optional
+        Task name -> Task (:func:`evaluators.tasks.get`), for the runs a :class:`TaskRescorer` re-scores from
+        their kept input files (the registry does not import the task protocol, which sits above it).
 
     Returns
     -------
@@ -131,7 +214,8 @@ def on_current_gt(store, name: str) -> tuple[RunResult, int]:
     KeyError
         No such run, or a patch whose bytes were not kept.
     ValueError
-        The run's GT version is not on the current version's chain, or its task has no re-scoring.
+        The run's GT version is not on the current version's chain, its task has no re-scoring, it was
+        logged without its input files, or ``tasks`` is missing where they are needed.
     """
     record = store.get(name)
     version, chain = store.current_version(record.dataset_digest)
@@ -144,9 +228,24 @@ def on_current_gt(store, name: str) -> tuple[RunResult, int]:
     rescorer = RESCORERS.get(record.task)
     if rescorer is None:
         raise ValueError(f"runs of task {record.task!r} cannot be re-scored yet (re-scoring: {', '.join(RESCORERS)})")
+    if getattr(rescorer, "from_inputs", False):  # scored again from the kept files, with the whole chain
+        from evaluators.io.sources import InputFile
+        from evaluators.runs.store import kept_inputs
+
+        kept = kept_inputs(result.digests)
+        if tasks is None:
+            raise ValueError(f"re-scoring a {record.task} run needs the task: on_current_gt(store, name, "
+                             "tasks=evaluators.tasks.get)")
+        if not kept:
+            raise ValueError(f"run {name} cannot be re-scored: it was logged without its input files (over the "
+                             "size cap, or before they were kept)")
+        files = {role: InputFile(file_name, store.input_bytes(d)) for role, (file_name, d) in kept.items()}
+        patches = [(f"patch {d[:12]}", store.patch_bytes(d)) for d in chain]
+        task = tasks(record.task)
+        return rescorer(result, patches, result.digests.get("gt", ""), files=files, task=task), version
     later = chain[len(record.patch_digests):]
     patches = [(f"patch {d[:12]}", store.patch_bytes(d)) for d in later]
     return rescorer(result, patches, result.digests.get("gt", "")), version
 
 
-__all__ = ["QA_RESCORE_FIELDS", "QA_TASK_KEY", "RESCORERS", "on_current_gt", "qa_records", "rescore_qa"]
+__all__ = ["QA_RESCORE_FIELDS", "QA_TASK_KEY", "RESCORERS", "TaskRescorer", "on_current_gt", "qa_records", "rescore_qa"]

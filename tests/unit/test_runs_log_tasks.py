@@ -1,0 +1,205 @@
+"""``--log`` of ``testsets``, ``memory``, ``dialogue`` and ``narrative`` on the demo data: the logged run's means
+equal the command's own JSON report, and a run logged on an older GT version re-scored on the current one
+(``testsets``, ``memory``) equals the command run with ``--gt-patch``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+from evaluators.runs import RunStore
+from evaluators.runs.rescore import on_current_gt
+from evaluators.tasks import get
+
+DEMO = Path(__file__).resolve().parents[2] / "evaluators" / "demo"
+ITEMS, ANSWERS = DEMO / "testsets" / "factual_demo.json", DEMO / "testsets" / "factual_demo_answers.json"
+RESULTS = DEMO / "memory" / "demo_results.jsonl"
+CASES = DEMO / "dialogue" / "persona_cases.json"
+LARGE, SMALL = DEMO / "dialogue" / "panda-chat-large.jsonl", DEMO / "dialogue" / "panda-chat-small_report.json"
+NARRATIVE_GT = DEMO / "narrative" / "EN_001_lantern_keeper_v3.json"
+NARRATIVE_PRED = DEMO / "narrative" / "EN_001_lantern_keeper_prediction.json"
+
+
+def _json(capsys, argv):
+    capsys.readouterr()
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _means(capsys, db, name):
+    """``runs show NAME --format json``: {(metric, slice value): mean}."""
+    shown = _json(capsys, ["runs", "show", name, "--db", db, "--format", "json"])
+    return {(r["metric"], r["slice_value"]): r["mean"] for r in shown["summary"]}, shown
+
+
+def _patch(tmp_path, name, entries):
+    path = tmp_path / name
+    path.write_text(write_gt_patch(entries), encoding="utf-8")
+    return str(path)
+
+
+def _values(result):
+    return {m: list(v) for m, v in result.items.values.items()}
+
+
+# ------------------------------------------------------------------ testsets
+
+
+def test_testsets_log_equals_the_report_and_rescores_as_gt_patch(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    report = _json(capsys, ["testsets", str(ITEMS), str(ANSWERS), "--format", "json", "--log", "--run-name", "t0",
+                            "--db", db])
+    means, shown = _means(capsys, db, "t0")
+    # 9 items: q_001 q_005 q_006 q_007 all keywords (1), q_002 q_004 one of two (0.5), q_003 none (0), q_008
+    # unanswered (0), q_009 without keywords (not scored): (4 + 1) / 8 = 0.625
+    assert report["overall"]["mean_score"] == means[("keyword_score", "all")] == 0.625
+    assert {k: v["mean_score"] for k, v in report["by_category"].items()} == {
+        k: means[("keyword_score", k)] for k in report["by_category"]}
+    assert means[("keyword_score", "relation")] == 0.25  # q_004 0.5 and q_008 0
+    assert shown["dataset"] == ITEMS.name and shown["dataset_digest"] == file_sha256(ITEMS.read_bytes())
+    assert shown["systems"] == ["factual_demo_answers"] and shown["dataset_version"] == 0
+
+    # the GT of q_003 corrected to what the answer says: 0 -> 1, the mean 6 / 8 = 0.75
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("q_003", file_sha256(ITEMS.read_bytes()), "replace",
+                                                      ("灯塔的铜灯罩",), ("灯塔的灯罩",), "ann")])
+    patched = _json(capsys, ["testsets", str(ITEMS), str(ANSWERS), "--format", "json", "--gt-patch", patch,
+                             "--log", "--run-name", "t1", "--db", db])
+    assert patched["overall"]["mean_score"] == 0.75
+    store = RunStore(db)
+    try:
+        assert store.get("t1").dataset_version == 1 and store.get("t1").dataset_digest == shown["dataset_digest"]
+        rescored, version = on_current_gt(store, "t0", tasks=get)
+        assert version == 1
+        assert _values(rescored) == _values(store.load("t1"))
+        assert rescored.items.values["keyword_score"] == tuple(i["score"] for i in patched["items"])
+        assert store.load("t0").items.values["keyword_score"][2] == 0.0  # as scored then: unchanged
+        with pytest.raises(ValueError, match="needs the task"):
+            on_current_gt(store, "t0")
+    finally:
+        store.dispose()
+    argv = ["runs", "trend", "--metric", "keyword_score", "--db", db, "--format", "json", "--ci-resamples", "0"]
+    assert [p["mean"] for p in _json(capsys, argv)["points"]] == [0.625, 0.75]  # as scored
+    assert [p["mean"] for p in _json(capsys, [*argv, "--current-gt"])["points"]] == [0.75, 0.75]
+
+
+def test_a_run_without_its_inputs_is_not_rescored(tmp_path, capsys, monkeypatch):
+    import evaluators.cli.runlog as runlog
+
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    monkeypatch.setattr(runlog, "KEEP_INPUTS_MAX_BYTES", 100)  # the demo files are larger: not kept
+    capsys.readouterr()
+    assert main(["testsets", str(ITEMS), str(ANSWERS), "--format", "json", "--log", "--run-name", "big",
+                 "--db", db]) == 0
+    assert "are not kept" in capsys.readouterr().err
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("q_003", file_sha256(ITEMS.read_bytes()), "replace",
+                                                      ("灯塔的铜灯罩",), ("灯塔的灯罩",), "ann")])
+    assert main(["testsets", str(ITEMS), str(ANSWERS), "--gt-patch", patch, "--log", "--run-name", "big2",
+                 "--db", db]) == 0
+    store = RunStore(db)
+    try:
+        with pytest.raises(ValueError, match="logged without its input files"):
+            on_current_gt(store, "big", tasks=get)
+    finally:
+        store.dispose()
+
+
+def test_kept_inputs_travel_with_an_export_and_go_with_the_last_run(tmp_path, capsys):
+    db, other = f"sqlite:///{tmp_path / 'r.sqlite'}", f"sqlite:///{tmp_path / 'o.sqlite'}"
+    assert main(["testsets", str(ITEMS), str(ANSWERS), "--log", "--run-name", "t0", "--db", db]) == 0
+    store, copy = RunStore(db), RunStore(other)
+    try:
+        items = file_sha256(ITEMS.read_bytes())
+        assert store.input_bytes(items) == ITEMS.read_bytes()
+        path = tmp_path / "runs.jsonl"
+        with path.open("wb") as f:
+            store.export(f)
+        with path.open("rb") as f:
+            assert copy.import_(f) == 1
+        assert copy.input_bytes(items) == ITEMS.read_bytes()
+        store.delete("t0")
+        with pytest.raises(KeyError, match="not in the registry"):
+            store.input_bytes(items)
+    finally:
+        store.dispose()
+        copy.dispose()
+
+
+# ------------------------------------------------------------------ memory
+
+
+def test_memory_log_equals_the_report_and_rescores_as_gt_patch(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    argv = ["memory", str(RESULTS), "--format", "json", "--ci-resamples", "0", "--db", db, "--log"]
+    report = _json(capsys, [*argv, "--run-name", "m0"])
+    means, shown = _means(capsys, db, "m0")
+    overall = report["metrics"]["overall"]
+    assert overall["count"] == 25 and shown["n_items"] == 25
+    for metric in shown["metrics"]:
+        assert means[(metric, "all")] == overall[metric], metric
+        for qtype, row in report["metrics"]["by_type"].items():
+            assert means[(metric, qtype)] == row[metric], (metric, qtype)
+    assert means[("exact_match_normalized", "all")] == 0.08  # 2 of 25 questions
+    assert shown["dataset"] == RESULTS.name and shown["dataset_digest"] == file_sha256(RESULTS.read_bytes())
+
+    # "the cello" corrected to "the violin", what Leo is learning in the prediction
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("demo-en-1_q1", file_sha256(RESULTS.read_bytes()),
+                                                      "replace", ("the cello",), ("the violin",), "ann")])
+    patched = _json(capsys, [*argv, "--run-name", "m1", "--gt-patch", patch])
+    assert patched["metrics"]["overall"]["token_f1_char"] > overall["token_f1_char"]
+    store = RunStore(db)
+    try:
+        rescored, version = on_current_gt(store, "m0", tasks=get)
+        assert version == 1
+        assert _values(rescored) == _values(store.load("m1"))
+        n = rescored.items.item_id.index("demo-en-1_q1")
+        assert list(rescored.items.fields["ground_truth"][n]) == ["the violin"]
+        assert list(store.load("m0").items.fields["ground_truth"][n]) == ["the cello"]
+        assert sum(rescored.items.values["token_f1_char"]) / 25 == pytest.approx(
+            patched["metrics"]["overall"]["token_f1_char"], abs=1e-12)
+    finally:
+        store.dispose()
+
+
+# ------------------------------------------------------------------ dialogue and narrative
+
+
+def test_dialogue_log_one_run_per_model_equals_the_report(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    report = _json(capsys, ["dialogue", str(CASES), str(LARGE), str(SMALL), "--format", "json", "--log",
+                            "--run-name", "d", "--db", db])
+    listed = _json(capsys, ["runs", "list", "--db", db, "--format", "json"])
+    assert [r["name"] for r in listed] == ["d/panda-chat-large", "d/panda-chat-small"]
+    for row in report["by_model"]:
+        means, shown = _means(capsys, db, f"d/{row['model']}")
+        assert shown["dataset"] == CASES.name and shown["systems"] == [row["model"]]
+        assert means[("combined_score", "all")] == row["combined_score"]
+        for metric, mean in row["means"].items():
+            assert means[(metric, "all")] == mean, metric
+    # 13 cases, the last without an expected reply: 12 scored; the small model misses one reply (scored 0)
+    assert shown["n_items"] == 13 and report["by_model"][1]["n_scored"] == 12
+    assert "--log keeps runs of prediction files" in _err(capsys, ["dialogue", str(CASES), "--endpoint",
+                                                                   "http://127.0.0.1:9", "--model", "m", "--log",
+                                                                   "--db", db])
+
+
+def _err(capsys, argv):
+    capsys.readouterr()
+    assert main(argv) == 2
+    return capsys.readouterr().err
+
+
+def test_narrative_log_equals_the_report(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    report = _json(capsys, ["narrative", str(NARRATIVE_GT), str(NARRATIVE_PRED), "--format", "json", "--whole-batch",
+                            "--quiet", "--log", "--run-name", "n", "--db", db])
+    means, shown = _means(capsys, db, "n")
+    assert means[("overall_score", "all")] == report["macro"]["overall_score"]
+    for component, value in report["macro"]["component_scores"].items():
+        assert means[(component, "all")] == value, component
+    assert shown["dataset"] == NARRATIVE_GT.name and shown["systems"] == ["EN_001_lantern_keeper_prediction"]
+    assert shown["dataset_digest"] == file_sha256(NARRATIVE_GT.read_bytes())
+    assert shown["predictions_digest"] == file_sha256(NARRATIVE_PRED.read_bytes())
