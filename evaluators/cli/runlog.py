@@ -20,7 +20,7 @@ import hashlib
 import os
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 
 #: Bytes hashed at a time (the predictions digest of a large file is read in pieces).
 _CHUNK = 1 << 20
@@ -111,8 +111,14 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     return result, {s: ground_truth_digest(r) for s, r in raw_gt.items()}
 
 
+def _label(system: str) -> str:
+    """A system's part of a run name: a system named by its file's path (``compare``, ``qa`` on a file without
+    a system field) by the file's name."""
+    return PurePath(system).name if "/" in system or "\\" in system else system
+
+
 def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | None = None, who: str | None = None,
-             tags=(), patches=None, db: str | None = None, inputs=None) -> tuple:
+             tags=(), patches=None, db: str | None = None, inputs=None, several: bool = False) -> tuple:
     """Log a run result, one run per system (none when a name is taken); what ``--log`` and a page's *Save this
     run* call.
 
@@ -138,6 +144,9 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
     inputs : mapping of str to bytes, optional
         The input files kept for re-scoring, by SHA-256 (named in ``result.digests``:
         :func:`evaluators.runs.store.kept_inputs`).
+    several : bool
+        ``result`` is one of several logged together (``compare``): its runs are ``NAME/<system>`` even when it
+        has one system.
 
     Returns
     -------
@@ -156,7 +165,7 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
     parts = split_systems(result)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = run_name or f"{source}@{stamp}"
-    names = {system: base if len(parts) == 1 else f"{base}/{system}" for system in parts}
+    names = {system: base if len(parts) == 1 and not several else f"{base}/{_label(system)}" for system in parts}
     store = RunStore(db)
     try:
         for name in names.values():
@@ -199,19 +208,79 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     str or None
         Why the run could not be logged (a name taken, an unreadable file), else ``None``.
     """
+    entry = qa_log_entry(args, path, report, config)
+    return entry if isinstance(entry, str) else log_result(args, entry[0], **entry[1])
+
+
+def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predictions: str | None = None,
+                 index: int = 0):
+    """What :func:`log_qa` logs for one QA input: ``(RunResult, keyword arguments of log_result)``, or an error.
+
+    Parameters
+    ----------
+    args, path, report, config
+        As :func:`log_qa` (``dataset`` and ``predictions`` read when ``args`` has them).
+    predictions : str, optional
+        The predictions file (default ``args.predictions``).
+    index : int
+        The report's place among the reports patched together (``compare``: one per input), for the report
+        before the patches.
+    """
     try:
-        gt_file, predictions = file_digest(path), file_digest(args.predictions or path)
+        pred_file = predictions or getattr(args, "predictions", None)
+        gt_file, pred_digest = file_digest(path), file_digest(pred_file or path)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     before = getattr(args, "gt_patch_before", None) if getattr(args, "gt_patch", None) else None
     result, gt_digests = qa_result_to_log(report, config, str(path), gt_file_digest=gt_file,
-                                          predictions_digest=predictions,
-                                          report_before=before[0][0] if before else None)
-    return log_result(args, result, gt_name=args.dataset or path.name, source=path.name, gt_digests=gt_digests)
+                                          predictions_digest=pred_digest,
+                                          report_before=before[0][index] if before else None)
+    return result, {"gt_name": getattr(args, "dataset", None) or path.name, "source": path.name,
+                    "gt_digests": gt_digests}
+
+
+def log_several(args: argparse.Namespace, entries) -> str | None:
+    """``--log`` of several inputs scored together (``compare``): each :func:`qa_log_entry`'s runs, named
+    ``NAME/<system>`` (``--run-name``, else ``FILE@<UTC time>``); nothing is logged when one name is taken.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch``.
+    entries : sequence of (RunResult, dict)
+        From :func:`qa_log_entry`.
+
+    Returns
+    -------
+    str or None
+        Why the runs could not be logged, else ``None``.
+    """
+    from evaluators.runs import RunStore, split_systems
+
+    if args.run_name:
+        names = [f"{args.run_name}/{_label(system)}" for result, _ in entries for system in split_systems(result)]
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            return f"two inputs have a system of the same name: {', '.join(twice)}"
+        store = RunStore(args.db)
+        try:
+            for name in names:
+                try:
+                    store.get(name)
+                except KeyError:
+                    continue
+                return f"a run named {name!r} is already logged: choose another --run-name"
+        finally:
+            store.dispose()
+    for result, options in entries:
+        error = log_result(args, result, **options, several=True)
+        if error:
+            return error
+    return None
 
 
 def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests,
-               inputs=None) -> str | None:
+               inputs=None, several: bool = False) -> str | None:
     """``--log``: :func:`log_runs` with the command's options, each logged run named on stderr; returns an error
     or ``None``.
 
@@ -223,6 +292,7 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
     gt_name, source : str
     gt_digests : mapping of str to str, or str
     inputs : mapping of str to bytes, optional
+    several : bool
         As :func:`log_runs`.
 
     Returns
@@ -239,7 +309,8 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
             data = read_file_bytes(f)
             patches[hashlib.sha256(data).hexdigest()] = data
         records = log_runs(result, gt_name=gt_name, source=source, gt_digests=gt_digests, run_name=args.run_name,
-                           who=args.who, tags=args.tag, patches=patches, db=args.db, inputs=inputs)
+                           who=args.who, tags=args.tag, patches=patches, db=args.db, inputs=inputs,
+                           several=several)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     except (RunExists, ValueError) as exc:
@@ -306,4 +377,4 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
 
 
 __all__ = ["KEEP_INPUTS_MAX_BYTES", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",
-           "log_runs", "path_digest", "qa_result_to_log"]
+           "log_runs", "log_several", "path_digest", "qa_log_entry", "qa_result_to_log"]

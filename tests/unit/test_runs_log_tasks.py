@@ -203,3 +203,52 @@ def test_narrative_log_equals_the_report(tmp_path, capsys):
     assert shown["dataset"] == NARRATIVE_GT.name and shown["systems"] == ["EN_001_lantern_keeper_prediction"]
     assert shown["dataset_digest"] == file_sha256(NARRATIVE_GT.read_bytes())
     assert shown["predictions_digest"] == file_sha256(NARRATIVE_PRED.read_bytes())
+
+
+# ------------------------------------------------------------------ compare
+
+QA_SYSTEMS = DEMO / "qa" / "qa_systems_demo.jsonl"
+
+
+def test_compare_log_one_run_per_system_equals_its_scores(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    report = _json(capsys, ["compare", str(QA_SYSTEMS), "--format", "json", "--ci-resamples", "0", "--log",
+                            "--run-name", "c", "--db", db])
+    names = [r["name"] for r in _json(capsys, ["runs", "list", "--db", db, "--format", "json"])]
+    assert names == ["c/baseline-7b", "c/rag-7b", "c/rag-70b"]
+    for row in report["scores"]:
+        means, shown = _means(capsys, db, f"c/{row['system']}")
+        assert (means[("exact_match", "all")], means[("token_f1", "all")]) == (row["exact_match"], row["token_f1"])
+        assert shown["n_items"] == row["n"] == 16
+    assert report["scores"][0]["exact_match"] == 0.3125  # baseline-7b: 5 of 16 exact
+    # qa --log of the same file: the same datasets (the GT by content, system by system)
+    assert main(["qa", str(QA_SYSTEMS), "--log", "--run-name", "q", "--db", db, "--ci-resamples", "0"]) == 0
+    store = RunStore(db)
+    try:
+        assert store.get("q/rag-7b").dataset_digest == store.get("c/rag-7b").dataset_digest
+        assert store.load("q/rag-7b").items.digest() == store.load("c/rag-7b").items.digest()
+    finally:
+        store.dispose()
+
+
+def test_compare_log_of_two_files_and_a_name_taken(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    rows = [("q1", "问题一", "答案一"), ("q2", "question two", "answer two")]
+    files = []
+    for name, right in (("a.jsonl", (1, 1)), ("b.jsonl", (1, 0))):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"id": i, "question": q, "answer": a, "prediction": a if r else "no"},
+                                           ensure_ascii=False) + "\n" for (i, q, a), r in zip(rows, right)),
+                        encoding="utf-8")
+        files.append(str(path))
+    assert main(["compare", *files, "--ci-resamples", "0", "--log", "--run-name", "x", "--db", db]) == 0
+    store = RunStore(db)
+    try:
+        # each file one system, named by its path as compare names it; the run by the file's name
+        assert [(r.name, r.summary[0]["mean"]) for r in store.runs()] == [("x/a.jsonl", 1.0), ("x/b.jsonl", 0.5)]
+        assert store.get("x/b.jsonl").systems == (files[1],)
+        assert "'x/a.jsonl' is already logged" in _err(capsys, ["compare", *files, "--ci-resamples", "0", "--log",
+                                                         "--run-name", "x", "--db", db])
+        assert len(store.runs()) == 2  # nothing logged the second time
+    finally:
+        store.dispose()
