@@ -107,27 +107,6 @@ def test_a_run_without_its_inputs_is_not_rescored(tmp_path, capsys, monkeypatch)
         store.dispose()
 
 
-def test_kept_inputs_travel_with_an_export_and_go_with_the_last_run(tmp_path, capsys):
-    db, other = f"sqlite:///{tmp_path / 'r.sqlite'}", f"sqlite:///{tmp_path / 'o.sqlite'}"
-    assert main(["testsets", str(ITEMS), str(ANSWERS), "--log", "--run-name", "t0", "--db", db]) == 0
-    store, copy = RunStore(db), RunStore(other)
-    try:
-        items = file_sha256(ITEMS.read_bytes())
-        assert store.input_bytes(items) == ITEMS.read_bytes()
-        path = tmp_path / "runs.jsonl"
-        with path.open("wb") as f:
-            store.export(f)
-        with path.open("rb") as f:
-            assert copy.import_(f) == 1
-        assert copy.input_bytes(items) == ITEMS.read_bytes()
-        store.delete("t0")
-        with pytest.raises(KeyError, match="not in the registry"):
-            store.input_bytes(items)
-    finally:
-        store.dispose()
-        copy.dispose()
-
-
 # ------------------------------------------------------------------ memory
 
 
