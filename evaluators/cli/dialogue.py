@@ -175,10 +175,10 @@ def run(args: argparse.Namespace) -> int:
         from evaluators.cli.runlog import log_files
         from evaluators.tasks.builtin import dialogue_run_result
 
-        try:
-            kept = {"cases": (cases_path.name, read_file_bytes(cases_path))}
+        try:  # kept for re-scoring unless reading them needs an option more (--model, --user-dict)
+            kept = {} if args.model or args.user_dict else {"cases": (cases_path.name, read_file_bytes(cases_path))}
             kept.update({"predictions" if n == 0 else f"predictions_{n + 1}": (Path(f).name, read_file_bytes(f))
-                         for n, f in enumerate(args.pred)})
+                         for n, f in enumerate(args.pred) if kept})
         except OSError as exc:
             return fail(f"cannot log the run: {exc.strerror or exc}")
         error = log_files(args, dialogue_run_result(evaluation), gt=cases_path, predictions=args.pred, inputs=kept)

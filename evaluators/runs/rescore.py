@@ -129,6 +129,13 @@ def _memory_config(config: dict):
     return MemoryConfig(metrics=list(config["metrics"]) if config.get("metrics") else None, ci_resamples=0)
 
 
+def _dialogue_config(config: dict):
+    from evaluators.dialogue.scoring import DialogueConfig
+
+    return DialogueConfig(metrics=tuple(config["metrics"]), weights=dict(config["weights"]), mode=config["mode"],
+                          user_dict=config.get("user_dict"))
+
+
 class TaskRescorer:
     """A logged run scored again by its Task object from the input files it keeps, with a GT patch chain.
 
@@ -190,7 +197,7 @@ class TaskRescorer:
 #: Task -> its re-scoring function.
 RESCORERS: dict[str, Callable[..., RunResult]] = {
     "qa": rescore_qa, "testsets": TaskRescorer("testsets", _testsets_config),
-    "memory": TaskRescorer("memory", _memory_config)}
+    "memory": TaskRescorer("memory", _memory_config), "dialogue": TaskRescorer("dialogue", _dialogue_config)}
 
 
 def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = None) -> tuple[RunResult, int]:

@@ -165,6 +165,30 @@ def test_dialogue_log_one_run_per_model_equals_the_report(tmp_path, capsys):
                                                                    "--db", db])
 
 
+def test_dialogue_runs_rescore_as_gt_patch(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    argv = ["dialogue", str(CASES), str(LARGE), str(SMALL), "--format", "json", "--db", db, "--log"]
+    _json(capsys, [*argv, "--run-name", "d0"])
+    # the first picnic line's reference corrected to the small model's reply: its case now an exact match
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("01. 竹林野餐#1#0", file_sha256(CASES.read_bytes()), "replace",
+                                                      ("我想带竹笋饼干和我的小风筝！",), ("我要带好多好吃的！",), "ann")])
+    patched = _json(capsys, [*argv, "--run-name", "d1", "--gt-patch", patch])
+    store = RunStore(db)
+    try:
+        for row in patched["by_model"]:
+            rescored, version = on_current_gt(store, f"d0/{row['model']}", tasks=get)
+            assert version == 1
+            assert _values(rescored) == _values(store.load(f"d1/{row['model']}"))
+            scored = [v for v in rescored.items.values["combined_score"] if v is not None]
+            assert sum(scored) / len(scored) == pytest.approx(row["combined_score"], abs=1e-12)
+        small = on_current_gt(store, "d0/panda-chat-small", tasks=get)[0]
+        n = small.items.item_id.index("01. 竹林野餐#1#0")
+        assert small.items.values["exact_match_normalized"][n] == 1.0
+        assert store.load("d0/panda-chat-small").items.values["exact_match_normalized"][n] == 0.0
+    finally:
+        store.dispose()
+
+
 def _err(capsys, argv):
     capsys.readouterr()
     assert main(argv) == 2
