@@ -231,7 +231,7 @@ def run(args) -> int:
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
     if args.log and batch.documents:
-        code = _log(args, batch)
+        code = _log(args, batch, settings.config)
         if code:
             return code
     if fmt_name is not None:
@@ -268,16 +268,23 @@ def run(args) -> int:
     return 0
 
 
-def _log(args, batch) -> int:
+def _log(args, batch, config) -> int:
     """``--log``: the batch as one run (system: the predictions' name, :func:`evaluators.io.sources.system_name`),
-    the dataset the GT file or folder; a pair of single files is kept for re-scoring.  The exit code."""
+    its ``config`` the settings as JSON, the dataset the GT file or folder; a pair of single files scored with the
+    shipped taxonomy is kept for re-scoring.  The exit code."""
+    import dataclasses
+
     from evaluators.cli.runlog import log_files
     from evaluators.io.sources import system_name
     from evaluators.tasks.builtin import narrative_run_result
 
     result = narrative_run_result(batch, system_name([Path(args.pred).name]))
+    result = dataclasses.replace(result, config={"min_iou": config.min_iou, "n_t": config.n_t,
+                                                 "correct_iou": config.correct_iou, "weights": dict(config.weights),
+                                                 "script": config.script})
     kept = None
-    if all(Path(p).is_file() and Path(p).suffix.lower() == ".json" for p in (args.gt, args.pred)):
+    if all(Path(p).is_file() and Path(p).suffix.lower() == ".json" for p in (args.gt, args.pred)) \
+            and not (args.relationship_taxonomy or args.sentiment_taxonomy):
         try:
             kept = {role: (Path(p).name, read_file_bytes(p)) for role, p in (("gt", args.gt), ("pred", args.pred))}
         except OSError as exc:

@@ -8,12 +8,16 @@ for QA, :func:`evaluators.io.gt_patch.apply_gt_patch` on the records' answers an
 (:func:`evaluators.qa.patch.patch_report`), so a re-scored run's values equal those of ``qa FILE --gt-patch
 ...`` on the same file.
 
-The other tasks' runs keep their input files in the registry (``--log`` of ``testsets`` and ``memory``:
-:func:`evaluators.cli.runlog.log_files`, content-addressed, :func:`evaluators.runs.store.kept_inputs`); such a run
-is re-scored by its Task object (:meth:`~evaluators.tasks.Task.read` of the kept files, then ``run_with_patch``
-with the whole patch chain of the current version, the path of the command's ``--gt-patch``), so its values
-equal those of ``testsets ITEMS ANSWERS --gt-patch ...`` / ``memory RESULTS --gt-patch ...`` on the same files.
-Memory: the judge score is re-scored from no judge cache (``None``), the text metrics exactly.
+The other built-in tasks' runs keep their input files in the registry (``--log`` of ``testsets``, ``memory``,
+``dialogue`` and ``narrative``: :func:`evaluators.cli.runlog.log_files`, content-addressed,
+:func:`evaluators.runs.store.kept_inputs`); such a run is re-scored by its Task object
+(:meth:`~evaluators.tasks.Task.read` of the kept files, then ``run_with_patch`` with the whole patch chain of the
+current version, the path of the command's ``--gt-patch``), so its values equal those of the command run with
+``--gt-patch ...`` on the same files (:class:`TaskRescorer`; the Task objects are passed in, ``tasks=``, as the
+registry sits below the task protocol).  Not kept, so not re-scorable: inputs over
+:data:`evaluators.cli.runlog.KEEP_INPUTS_MAX_BYTES`, a narrative folder or zip or one scored with taxonomy files,
+dialogue read with ``--model`` or ``--user-dict``.  Memory: the judge score is re-scored from no judge cache
+(``None``), the text metrics exactly.
 
 :data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult`` (a
 :class:`TaskRescorer` takes ``files=`` too, and every patch of the chain); a task without one cannot be
@@ -136,6 +140,13 @@ def _dialogue_config(config: dict):
                           user_dict=config.get("user_dict"))
 
 
+def _narrative_config(config: dict):
+    from evaluators.narrative.base import NarrativeConfig
+
+    return NarrativeConfig(min_iou=config["min_iou"], n_t=config["n_t"], correct_iou=config["correct_iou"],
+                           weights=dict(config["weights"]), script=config.get("script"))
+
+
 class TaskRescorer:
     """A logged run scored again by its Task object from the input files it keeps, with a GT patch chain.
 
@@ -189,15 +200,21 @@ class TaskRescorer:
         scored = task.run_with_patch(inputs, config, GTPatchSet.read(patches)) if patches else task.run(inputs, config)
         parts = split_systems(scored)
         system = result.systems[0] if result.systems else None
-        if system not in parts:
+        if system not in parts and len(parts) == 1:  # one system, named by the task's own default (narrative)
+            t = next(iter(parts.values())).items
+            items = ItemTable(t.item_id, (system,) * len(t), t.values, t.slices, t.fields)
+        elif system in parts:
+            items = parts[system].items
+        else:
             raise ValueError(f"re-scoring gave the systems {', '.join(parts) or 'none'}, not {system!r}")
-        return dataclasses.replace(result, items=parts[system].items, corrections=scored.corrections)
+        return dataclasses.replace(result, items=items, corrections=scored.corrections)
 
 
 #: Task -> its re-scoring function.
 RESCORERS: dict[str, Callable[..., RunResult]] = {
     "qa": rescore_qa, "testsets": TaskRescorer("testsets", _testsets_config),
-    "memory": TaskRescorer("memory", _memory_config), "dialogue": TaskRescorer("dialogue", _dialogue_config)}
+    "memory": TaskRescorer("memory", _memory_config), "dialogue": TaskRescorer("dialogue", _dialogue_config),
+    "narrative": TaskRescorer("narrative", _narrative_config)}
 
 
 def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = None) -> tuple[RunResult, int]:

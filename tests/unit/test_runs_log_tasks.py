@@ -255,3 +255,25 @@ def test_compare_log_of_two_files_and_a_name_taken(tmp_path, capsys):
         assert len(store.runs()) == 2  # nothing logged the second time
     finally:
         store.dispose()
+
+
+def test_narrative_runs_rescore_as_gt_patch(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    argv = ["narrative", str(NARRATIVE_GT), str(NARRATIVE_PRED), "--format", "json", "--whole-batch", "--quiet",
+            "--log", "--db", db]
+    before = _json(capsys, [*argv, "--run-name", "n0"])
+    # the sentiment of Silas -> Mara in event en-g2 corrected to the prediction's (neutral -> negative)
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("narrative_events[en-g2].relationships[Silas -> Mara].sentiment",
+                                                      file_sha256(NARRATIVE_GT.read_bytes()), "replace",
+                                                      ("neutral",), ("negative",), "lead")])
+    after = _json(capsys, [*argv, "--run-name", "n1", "--gt-patch", patch])
+    assert after["macro"]["component_scores"]["sentiment"] > before["macro"]["component_scores"]["sentiment"]
+    store = RunStore(db)
+    try:
+        rescored, version = on_current_gt(store, "n0", tasks=get)
+        assert version == 1
+        assert _values(rescored) == _values(store.load("n1"))
+        assert rescored.items.values["overall_score"] == (after["macro"]["overall_score"],)
+        assert store.load("n0").items.values["overall_score"] == (before["macro"]["overall_score"],)
+    finally:
+        store.dispose()
