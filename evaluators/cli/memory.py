@@ -219,9 +219,13 @@ def run(args) -> int:
         from evaluators.tasks.builtin import memory_run_result
 
         predictions = [args.results] if args.results else [p for p in (args.predictions, args.labels) if p]
+        kept = {role: (Path(path).name, data) for role, f in files.items() if f for path, data in (f,)}
+        if args.judge or args.cache:  # judge scores from an endpoint or a cache: re-scoring could not give them
+            print("note: judged with --judge / --cache: the input files are not kept, this run cannot be re-scored "
+                  "on a later GT version", file=sys.stderr)
+            kept = None
         error = log_files(args, memory_run_result(report), gt=args.results or args.questions, predictions=predictions,
-                          inputs={role: (Path(path).name, data) for role, f in files.items() if f
-                                  for path, data in (f,)})
+                          inputs=kept)
         if error:
             return fail(error)
     fmt = args.format or (({".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(

@@ -16,8 +16,8 @@ current version, the path of the command's ``--gt-patch``), so its values equal 
 ``--gt-patch ...`` on the same files (:class:`TaskRescorer`; the Task objects are passed in, ``tasks=``, as the
 registry sits below the task protocol).  Not kept, so not re-scorable: inputs over
 :data:`evaluators.cli.runlog.KEEP_INPUTS_MAX_BYTES`, a narrative folder or zip or one scored with taxonomy files,
-dialogue read with ``--model`` or ``--user-dict``.  Memory: the judge score is re-scored from no judge cache
-(``None``), the text metrics exactly.
+dialogue read with ``--model`` or ``--user-dict``, memory judged with ``--judge`` or ``--cache`` (stored judge
+labels in the files are re-read).
 
 :data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult`` (a
 :class:`TaskRescorer` takes ``files=`` too, and every patch of the chain); a task without one cannot be

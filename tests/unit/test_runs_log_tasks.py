@@ -143,6 +143,24 @@ def test_memory_log_equals_the_report_and_rescores_as_gt_patch(tmp_path, capsys)
         store.dispose()
 
 
+def test_a_memory_run_judged_from_a_cache_keeps_no_inputs(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    cache = DEMO / "memory" / "demo_judge_cache.json"
+    argv = ["memory", str(RESULTS), "--format", "json", "--ci-resamples", "0", "--db", db, "--log"]
+    capsys.readouterr()
+    report = _json(capsys, [*argv, "--run-name", "judged", "--cache", str(cache)])
+    assert report["metrics"]["overall"]["judged"] > 0  # judge scores from the cache: not re-scorable
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("demo-en-1_q1", file_sha256(RESULTS.read_bytes()),
+                                                      "replace", ("the cello",), ("the violin",), "ann")])
+    _json(capsys, [*argv, "--run-name", "patched", "--gt-patch", patch])
+    store = RunStore(db)
+    try:
+        with pytest.raises(ValueError, match="logged without its input files"):
+            on_current_gt(store, "judged", tasks=get)
+    finally:
+        store.dispose()
+
+
 # ------------------------------------------------------------------ dialogue and narrative
 
 
