@@ -42,6 +42,15 @@ def _patch(tmp_path, name, entries):
     return str(path)
 
 
+def _not_rescorable(db, name):
+    store = RunStore(db)
+    try:
+        with pytest.raises(ValueError, match="logged without its input files"):
+            on_current_gt(store, name, tasks=get)
+    finally:
+        store.dispose()
+
+
 def _values(result):
     return {m: list(v) for m, v in result.items.values.items()}
 
@@ -99,12 +108,7 @@ def test_a_run_without_its_inputs_is_not_rescored(tmp_path, capsys, monkeypatch)
                                                       ("灯塔的铜灯罩",), ("灯塔的灯罩",), "ann")])
     assert main(["testsets", str(ITEMS), str(ANSWERS), "--gt-patch", patch, "--log", "--run-name", "big2",
                  "--db", db]) == 0
-    store = RunStore(db)
-    try:
-        with pytest.raises(ValueError, match="logged without its input files"):
-            on_current_gt(store, "big", tasks=get)
-    finally:
-        store.dispose()
+    _not_rescorable(db, "big")
 
 
 # ------------------------------------------------------------------ memory
@@ -153,12 +157,7 @@ def test_a_memory_run_judged_from_a_cache_keeps_no_inputs(tmp_path, capsys):
     patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("demo-en-1_q1", file_sha256(RESULTS.read_bytes()),
                                                       "replace", ("the cello",), ("the violin",), "ann")])
     _json(capsys, [*argv, "--run-name", "patched", "--gt-patch", patch])
-    store = RunStore(db)
-    try:
-        with pytest.raises(ValueError, match="logged without its input files"):
-            on_current_gt(store, "judged", tasks=get)
-    finally:
-        store.dispose()
+    _not_rescorable(db, "judged")
 
 
 # ------------------------------------------------------------------ dialogue and narrative
