@@ -187,8 +187,9 @@ def test_dialogue_runs_rescore_as_gt_patch(tmp_path, capsys):
     argv = ["dialogue", str(CASES), str(LARGE), str(SMALL), "--format", "json", "--db", db, "--log"]
     _json(capsys, [*argv, "--run-name", "d0"])
     # the first picnic line's reference corrected to the small model's reply: its case now an exact match
-    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("01. 竹林野餐#1#0", file_sha256(CASES.read_bytes()), "replace",
-                                                      ("我想带竹笋饼干和我的小风筝！",), ("我要带好多好吃的！",), "ann")])
+    fix = PatchEntry("01. 竹林野餐#1#0", file_sha256(CASES.read_bytes()), "replace", ("我想带竹笋饼干和我的小风筝！",),
+                     ("我要带好多好吃的！",), "ann")
+    patch = _patch(tmp_path, "fix.jsonl", [fix])
     patched = _json(capsys, [*argv, "--run-name", "d1", "--gt-patch", patch])
     store = RunStore(db)
     try:
