@@ -417,10 +417,10 @@ def _gate_runs(args) -> int:
         if args.current_gt:
             from evaluators.runs.rescore import on_current_gt
 
-            from evaluators.tasks import get
+            import evaluators.tasks
 
-            (a, _), (b, version) = (on_current_gt(store, base, tasks=get),
-                                    on_current_gt(store, args.candidate_run, tasks=get))
+            (a, _), (b, version) = (on_current_gt(store, base, tasks=evaluators.tasks),
+                                    on_current_gt(store, args.candidate_run, tasks=evaluators.tasks))
             applied = f" on the current GT (v{version})"
         else:
             a, b, applied = store.load(base), store.load(args.candidate_run), ""

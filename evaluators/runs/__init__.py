@@ -49,7 +49,7 @@ lines, call it on ``store.load`` results and on ``on_current_gt`` results.
 :func:`~evaluators.runs.rescore.on_current_gt` ``(store, name, *, tasks=None) -> (RunResult, version)``: a run
 re-scored on its dataset's current GT version from its stored predictions and the patches logged since (QA: the
 two steps of ``qa --gt-patch``; testsets, memory, dialogue, narrative: the kept input files scored again by the
-Task object, ``tasks=evaluators.tasks.get``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can
+Task object, ``tasks=evaluators.tasks``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can
 be re-scored);
 ``RunStore.current_version(dataset) -> (version, patch digests)``, ``RunStore.patch_bytes(digest)``.
 :func:`~evaluators.runs.rescore.qa_records` ``(result) -> [QARecordResult]``: a stored QA run in the shape the

@@ -8,20 +8,22 @@ for QA, :func:`evaluators.io.gt_patch.apply_gt_patch` on the records' answers an
 (:func:`evaluators.qa.patch.patch_report`), so a re-scored run's values equal those of ``qa FILE --gt-patch
 ...`` on the same file.
 
-The other built-in tasks' runs keep their input files in the registry (``--log`` of ``testsets``, ``memory``,
-``dialogue`` and ``narrative``: :func:`evaluators.cli.runlog.log_files`, content-addressed,
-:func:`evaluators.runs.store.kept_inputs`); such a run is re-scored by its Task object
-(:meth:`~evaluators.tasks.Task.read` of the kept files, then ``run_with_patch`` with the whole patch chain of the
-current version, the path of the command's ``--gt-patch``), so its values equal those of the command run with
-``--gt-patch ...`` on the same files (:class:`TaskRescorer`; the Task objects are passed in, ``tasks=``, as the
-registry sits below the task protocol).  Not kept, so not re-scorable: inputs over
+The other built-in tasks' runs, and those of a task plugged in (its command logs the config's simple fields),
+keep their input files in the registry (``--log`` of ``testsets``, ``memory``, ``dialogue``, ``narrative`` and
+a plugged-in task's command: :func:`evaluators.cli.runlog.log_files`, content-addressed,
+:func:`evaluators.runs.store.kept_inputs`); such a run is re-scored by its Task object (a built-in task:
+:meth:`~evaluators.tasks.Task.read` of the kept files, then ``run_with_patch``; a plugged-in one:
+:func:`evaluators.tasks.run_task` with the patches) with the whole patch chain of the current version, the path
+of the command's ``--gt-patch``, so its values equal those of the command run with ``--gt-patch ...`` on the
+same files (:class:`TaskRescorer`; the task protocol is passed in, ``tasks=evaluators.tasks``, as the registry
+sits below it).  Not kept, so not re-scorable: inputs over
 :data:`evaluators.cli.runlog.KEEP_INPUTS_MAX_BYTES`, a narrative folder or zip or one scored with taxonomy files,
 dialogue read with ``--model`` or ``--user-dict``, memory judged with ``--judge`` or ``--cache`` (stored judge
 labels in the files are re-read).
 
 :data:`RESCORERS` maps a task to its function ``(result, patches, gt_digest) -> RunResult`` (a
-:class:`TaskRescorer` takes ``files=`` too, and every patch of the chain); a task without one cannot be
-re-scored (a ``ValueError`` says so).
+:class:`TaskRescorer` takes ``files=`` and ``tasks=`` too, and every patch of the chain); a plugged-in task with
+kept inputs gets a :class:`TaskRescorer`; any other task cannot be re-scored (a ``ValueError`` says so).
 """
 
 from __future__ import annotations
@@ -147,6 +149,17 @@ def _narrative_config(config: dict):
                            weights=dict(config["weights"]), script=config.get("script"))
 
 
+def _fields_of(config_type) -> Callable[[dict], object]:
+    """A plugged-in task's config from a logged run's config: the values of its fields there (the task command
+    logs every simple field, :mod:`evaluators.cli.task`), the defaults for the rest."""
+    names = {f.name for f in dataclasses.fields(config_type)}
+
+    def config_of(config: dict) -> object:
+        return config_type(**{k: v for k, v in config.items() if k in names})
+
+    return config_of
+
+
 class TaskRescorer:
     """A logged run scored again by its Task object from the input files it keeps, with a GT patch chain.
 
@@ -165,7 +178,7 @@ class TaskRescorer:
         self.task, self.config_of = task, config_of
 
     def __call__(self, result: RunResult, patches: Sequence[tuple[str, bytes]], gt_digest: str, *,
-                 files: dict, task) -> RunResult:
+                 files: dict, tasks) -> RunResult:
         """``result`` with the values of its system scored from ``files`` after ``patches``.
 
         Parameters
@@ -178,9 +191,9 @@ class TaskRescorer:
             Unused (the patches are checked against the kept GT file's own digest).
         files : mapping of str to InputFile
             The kept input files by role.
-        task : Task
-            The task named ``self.task`` (:func:`evaluators.tasks.get`; the registry sits below the task
-            protocol and does not import it).
+        tasks : module
+            The task protocol, :mod:`evaluators.tasks` (its ``get`` and ``run_task``; the registry sits below it
+            and does not import it).
 
         Returns
         -------
@@ -195,9 +208,14 @@ class TaskRescorer:
         from evaluators.io.gt_patch import GTPatchSet
         from evaluators.runs.store import split_systems
 
-        inputs = task.read(files)
+        task = tasks.get(self.task)
         config = self.config_of(result.config)
-        scored = task.run_with_patch(inputs, config, GTPatchSet.read(patches)) if patches else task.run(inputs, config)
+        patch_set = GTPatchSet.read(patches) if patches else None
+        if hasattr(task, "run_with_patch"):  # the built-in tasks (their roles as the command read them)
+            inputs = task.read(files)
+            scored = task.run_with_patch(inputs, config, patch_set) if patches else task.run(inputs, config)
+        else:  # a task plugged in: gold answers -> with_gold, as its command applies --gt-patch
+            scored = tasks.run_task(task, files, config, gt_patch=patch_set)
         parts = split_systems(scored)
         system = result.systems[0] if result.systems else None
         if system not in parts and len(parts) == 1:  # one system, named by the task's own default (narrative)
@@ -217,16 +235,16 @@ RESCORERS: dict[str, Callable[..., RunResult]] = {
     "narrative": TaskRescorer("narrative", _narrative_config)}
 
 
-def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = None) -> tuple[RunResult, int]:
+def on_current_gt(store, name: str, *, tasks=None) -> tuple[RunResult, int]:
     """Run ``name`` re-scored on its dataset's current GT version (as logged when it is on it already).
 
     Parameters
     ----------
     store : RunStore
     name : str
-    tasks : callable, optional
-        Task name -> Task (:func:`evaluators.tasks.get`), for the runs a :class:`TaskRescorer` re-scores from
-        their kept input files (the registry does not import the task protocol, which sits above it).
+    tasks : module, optional
+        The task protocol, :mod:`evaluators.tasks`, for the runs a :class:`TaskRescorer` re-scores from their
+        kept input files (the registry does not import it: it sits above the registry).
 
     Returns
     -------
@@ -241,6 +259,8 @@ def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = N
         The run's GT version is not on the current version's chain, its task has no re-scoring, it was
         logged without its input files, or ``tasks`` is missing where they are needed.
     """
+    from evaluators.runs.store import kept_inputs
+
     record = store.get(name)
     version, chain = store.current_version(record.dataset_digest)
     result = store.load(name)
@@ -250,23 +270,23 @@ def on_current_gt(store, name: str, *, tasks: Callable[[str], object] | None = N
         raise ValueError(f"run {name}'s GT (v{record.dataset_version}) is not an earlier version of the current "
                          f"GT (v{version})")
     rescorer = RESCORERS.get(record.task)
+    if rescorer is None and tasks is not None and kept_inputs(result.digests):  # a task plugged in: its config's
+        rescorer = TaskRescorer(record.task, _fields_of(tasks.get(record.task).config_type))  # simple fields logged
     if rescorer is None:
         raise ValueError(f"runs of task {record.task!r} cannot be re-scored yet (re-scoring: {', '.join(RESCORERS)})")
     if getattr(rescorer, "from_inputs", False):  # scored again from the kept files, with the whole chain
         from evaluators.io.sources import InputFile
-        from evaluators.runs.store import kept_inputs
 
         kept = kept_inputs(result.digests)
         if tasks is None:
             raise ValueError(f"re-scoring a {record.task} run needs the task: on_current_gt(store, name, "
-                             "tasks=evaluators.tasks.get)")
+                             "tasks=evaluators.tasks)")
         if not kept:
             raise ValueError(f"run {name} cannot be re-scored: it was logged without its input files (over the "
                              "size cap, or before they were kept)")
         files = {role: InputFile(file_name, store.input_bytes(d)) for role, (file_name, d) in kept.items()}
         patches = [(f"patch {d[:12]}", store.patch_bytes(d)) for d in chain]
-        task = tasks(record.task)
-        return rescorer(result, patches, result.digests.get("gt", ""), files=files, task=task), version
+        return rescorer(result, patches, result.digests.get("gt", ""), files=files, tasks=tasks), version
     later = chain[len(record.patch_digests):]
     patches = [(f"patch {d[:12]}", store.patch_bytes(d)) for d in later]
     return rescorer(result, patches, result.digests.get("gt", "")), version

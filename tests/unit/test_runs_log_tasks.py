@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+import evaluators.tasks
 from evaluators.cli import main
 from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
 from evaluators.runs import RunStore
 from evaluators.runs.rescore import on_current_gt
-from evaluators.tasks import get
 
 DEMO = Path(__file__).resolve().parents[2] / "evaluators" / "demo"
 ITEMS, ANSWERS = DEMO / "testsets" / "factual_demo.json", DEMO / "testsets" / "factual_demo_answers.json"
@@ -46,7 +46,7 @@ def _not_rescorable(db, name):
     store = RunStore(db)
     try:
         with pytest.raises(ValueError, match="logged without its input files"):
-            on_current_gt(store, name, tasks=get)
+            on_current_gt(store, name, tasks=evaluators.tasks)
     finally:
         store.dispose()
 
@@ -81,7 +81,7 @@ def test_testsets_log_equals_the_report_and_rescores_as_gt_patch(tmp_path, capsy
     store = RunStore(db)
     try:
         assert store.get("t1").dataset_version == 1 and store.get("t1").dataset_digest == shown["dataset_digest"]
-        rescored, version = on_current_gt(store, "t0", tasks=get)
+        rescored, version = on_current_gt(store, "t0", tasks=evaluators.tasks)
         assert version == 1
         assert _values(rescored) == _values(store.load("t1"))
         assert rescored.items.values["keyword_score"] == tuple(i["score"] for i in patched["items"])
@@ -135,7 +135,7 @@ def test_memory_log_equals_the_report_and_rescores_as_gt_patch(tmp_path, capsys)
     assert patched["metrics"]["overall"]["token_f1_char"] > overall["token_f1_char"]
     store = RunStore(db)
     try:
-        rescored, version = on_current_gt(store, "m0", tasks=get)
+        rescored, version = on_current_gt(store, "m0", tasks=evaluators.tasks)
         assert version == 1
         assert _values(rescored) == _values(store.load("m1"))
         n = rescored.items.item_id.index("demo-en-1_q1")
@@ -194,12 +194,12 @@ def test_dialogue_runs_rescore_as_gt_patch(tmp_path, capsys):
     store = RunStore(db)
     try:
         for row in patched["by_model"]:
-            rescored, version = on_current_gt(store, f"d0/{row['model']}", tasks=get)
+            rescored, version = on_current_gt(store, f"d0/{row['model']}", tasks=evaluators.tasks)
             assert version == 1
             assert _values(rescored) == _values(store.load(f"d1/{row['model']}"))
             scored = [v for v in rescored.items.values["combined_score"] if v is not None]
             assert sum(scored) / len(scored) == pytest.approx(row["combined_score"], abs=1e-12)
-        small = on_current_gt(store, "d0/panda-chat-small", tasks=get)[0]
+        small = on_current_gt(store, "d0/panda-chat-small", tasks=evaluators.tasks)[0]
         n = small.items.item_id.index("01. 竹林野餐#1#0")
         assert small.items.values["exact_match_normalized"][n] == 1.0
         assert store.load("d0/panda-chat-small").items.values["exact_match_normalized"][n] == 0.0
@@ -288,10 +288,39 @@ def test_narrative_runs_rescore_as_gt_patch(tmp_path, capsys):
     assert after["macro"]["component_scores"]["sentiment"] > before["macro"]["component_scores"]["sentiment"]
     store = RunStore(db)
     try:
-        rescored, version = on_current_gt(store, "n0", tasks=get)
+        rescored, version = on_current_gt(store, "n0", tasks=evaluators.tasks)
         assert version == 1
         assert _values(rescored) == _values(store.load("n1"))
         assert rescored.items.values["overall_score"] == (after["macro"]["overall_score"],)
         assert store.load("n0").items.values["overall_score"] == (before["macro"]["overall_score"],)
+    finally:
+        store.dispose()
+
+
+# ------------------------------------------------------------------ a task plugged in through the protocol
+
+
+def test_a_plugged_in_task_rescores_as_gt_patch(tmp_path, capsys):
+    from tests.helpers.toy_task import DEMO_GT, DEMO_PRED
+
+    gt, pred = tmp_path / "gt.jsonl", tmp_path / "pred.jsonl"
+    gt.write_bytes(DEMO_GT)
+    pred.write_bytes(DEMO_PRED)
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    argv = ["toylabel", str(gt), str(pred), "--format", "json", "--log", "--db", db, "--case-sensitive"]
+    _json(capsys, [*argv, "--run-name", "t0"])
+    # r3's GT 红色 corrected to 绿色 (what B predicted); case-sensitive, as logged in the run's config
+    patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("r3", file_sha256(DEMO_GT), "replace", ("红色",), ("绿色",),
+                                                      "lead")])
+    _json(capsys, [*argv, "--run-name", "t1", "--gt-patch", patch])
+    store = RunStore(db)
+    try:
+        assert store.get("t0/A").config["case_sensitive"] is True
+        for system in ("A", "B"):
+            rescored, version = on_current_gt(store, f"t0/{system}", tasks=evaluators.tasks)
+            assert version == 1 and _values(rescored) == _values(store.load(f"t1/{system}"))
+        # case-sensitive A: Cat != cat, wolf != dog, 红色 != 绿色 now, navy != blue: 0 of 4 (1 of 4 before)
+        assert on_current_gt(store, "t0/A", tasks=evaluators.tasks)[0].items.values["exact_match"] == (0.0,) * 4
+        assert store.load("t0/A").items.values["exact_match"] == (0.0, 0.0, 1.0, 0.0)
     finally:
         store.dispose()
