@@ -239,16 +239,18 @@ def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predic
                     "gt_digests": gt_digests}
 
 
-def log_several(args: argparse.Namespace, entries) -> str | None:
-    """``--log`` of several inputs scored together (``compare``): each :func:`qa_log_entry`'s runs, named
-    ``NAME/<system>`` (``--run-name``, else ``FILE@<UTC time>``); nothing is logged when one name is taken.
+def log_several(args: argparse.Namespace, entries, log=None) -> str | None:
+    """``--log`` of several inputs scored together (``compare``, ``narrative --other-pred``): each entry's runs,
+    named ``NAME/<system>`` (``--run-name``, else ``FILE@<UTC time>``); nothing is logged when one name is taken.
 
     Parameters
     ----------
     args : argparse.Namespace
         With :func:`add_log_arguments`' options and ``gt_patch``.
     entries : sequence of (RunResult, dict)
-        From :func:`qa_log_entry`.
+        A result and the keyword arguments ``log`` takes for it (:func:`qa_log_entry`).
+    log : callable, optional
+        :func:`log_result` (default) or :func:`log_files`.
 
     Returns
     -------
@@ -273,7 +275,7 @@ def log_several(args: argparse.Namespace, entries) -> str | None:
         finally:
             store.dispose()
     for result, options in entries:
-        error = log_result(args, result, **options, several=True)
+        error = (log or log_result)(args, result, **options, several=True)
         if error:
             return error
     return None
@@ -323,7 +325,8 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
     return None
 
 
-def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, inputs=None) -> str | None:
+def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, inputs=None,
+              several: bool = False) -> str | None:
     """``--log`` of a command whose ground truth is a file of its own (``narrative``, ``memory``, ``dialogue``,
     ``testsets``): one run per system, the dataset the GT file; returns an error or ``None``.
 
@@ -341,6 +344,8 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
     inputs : mapping of str to (str, bytes), optional
         Role -> (file name, bytes) of the input files the task reads (:meth:`evaluators.tasks.Task.read`), kept
         for re-scoring when they total at most :data:`KEEP_INPUTS_MAX_BYTES`.
+    several : bool
+        One of several results logged together (:func:`log_runs`).
 
     Returns
     -------
@@ -373,7 +378,8 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
             digests[INPUT_KEY + role], digests[INPUT_NAME_KEY + role] = digest, name
             kept[digest] = data
     return log_result(args, dataclasses.replace(result, digests=digests), gt_name=Path(gt).name,
-                      source=Path(predictions[0] if predictions else gt).name, gt_digests=gt_digest, inputs=kept)
+                      source=Path(predictions[0] if predictions else gt).name, gt_digests=gt_digest, inputs=kept,
+                      several=several)
 
 
 __all__ = ["KEEP_INPUTS_MAX_BYTES", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",

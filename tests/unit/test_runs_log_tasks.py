@@ -324,3 +324,19 @@ def test_a_plugged_in_task_rescores_as_gt_patch(tmp_path, capsys):
         assert store.load("t0/A").items.values["exact_match"] == (0.0, 0.0, 1.0, 0.0)
     finally:
         store.dispose()
+
+
+def test_narrative_other_predictions_are_runs_too(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    other = tmp_path / "other" / "EN_001_lantern_keeper_v3.json"  # the GT as a prediction: every score 1
+    other.parent.mkdir()
+    other.write_bytes(NARRATIVE_GT.read_bytes())
+    capsys.readouterr()
+    assert main(["narrative", str(NARRATIVE_GT), str(NARRATIVE_PRED), "--other-pred", str(other), "--quiet",
+                 "--systems-csv", str(tmp_path / "s.csv"), "--log", "--run-name", "n", "--db", db]) == 0
+    names = [r["name"] for r in _json(capsys, ["runs", "list", "--db", db, "--format", "json"])]
+    assert names == ["n/EN_001_lantern_keeper_prediction", "n/EN_001_lantern_keeper_v3"]
+    means, shown = _means(capsys, db, "n/EN_001_lantern_keeper_v3")
+    assert means[("overall_score", "all")] == 1.0 and shown["predictions_digest"] == shown["dataset_digest"]
+    first, _ = _means(capsys, db, "n/EN_001_lantern_keeper_prediction")
+    assert first[("overall_score", "all")] == pytest.approx(0.7326, abs=1e-4)
