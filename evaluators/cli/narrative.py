@@ -230,8 +230,13 @@ def run(args) -> int:
               "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
+    batches = None  # every system's batch, scored once for --log and the comparison outputs
+    if batch.documents and (args.log or args.systems_csv or args.comparison_html):
+        batches, error = _batches(args, batch, inputs, settings, workers)
+        if error:
+            return fail(error)
     if args.log and batch.documents:
-        code = _log(args, batch, inputs, settings, workers)
+        code = _log(args, batches, settings)
         if code:
             return code
     if fmt_name is not None:
@@ -260,7 +265,7 @@ def run(args) -> int:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if args.systems_csv or args.comparison_html:
-        code = _write_comparison(args, batch, inputs, settings, workers)
+        code = _write_comparison(args, batch, batches)
         if code:
             return code
     if not batch.scored:
@@ -268,7 +273,7 @@ def run(args) -> int:
     return 0
 
 
-def _log(args, batch, inputs, settings, workers: int) -> int:
+def _log(args, batches, settings) -> int:
     """``--log``: the batch and each ``--other-pred`` set as one run per system (named as the Compare view names
     them, :func:`~evaluators.narrative.batch.system_labels`), the settings as ``config``, the dataset the GT file
     or folder; a pair of single files scored with the shipped taxonomy is kept for re-scoring.  The exit code."""
@@ -277,9 +282,6 @@ def _log(args, batch, inputs, settings, workers: int) -> int:
     from evaluators.cli.runlog import log_files, log_several
     from evaluators.tasks.builtin import narrative_run_result
 
-    batches, error = _batches(args, batch, inputs, settings, workers)
-    if error:
-        return fail(error)
     c = settings.config
     config = {"min_iou": c.min_iou, "n_t": c.n_t, "correct_iou": c.correct_iou, "weights": dict(c.weights),
               "script": c.script}
@@ -321,7 +323,7 @@ def _batches(args, batch, inputs, settings, workers: int):
     return batches, None
 
 
-def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
+def _write_comparison(args, batch, batches) -> int:
     """``--systems-csv`` / ``--comparison-html``: the batch and each ``--other-pred`` set (the same GT, settings
     and corrections), named by :func:`~evaluators.narrative.batch.system_labels`, written as the page's Compare
     view writes them; the exit code."""
@@ -331,9 +333,6 @@ def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
 
     if args.comparison_html and not args.other_pred:
         return fail("--comparison-html compares systems: give the others with --other-pred")
-    batches, error = _batches(args, batch, inputs, settings, workers)
-    if error:
-        return fail(error)
     names = list(batches)
     try:
         if args.systems_csv:
