@@ -11,7 +11,7 @@ import pytest
 
 import evaluators.tasks
 from evaluators.cli import main
-from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+from evaluators.io.gt_patch import PatchEntry, file_sha256, record_key, write_gt_patch
 from evaluators.runs import RunStore
 from evaluators.runs.rescore import on_current_gt
 
@@ -271,6 +271,19 @@ def test_compare_log_of_two_files_and_a_name_taken(tmp_path, capsys):
         assert "'x/a.jsonl' is already logged" in _err(capsys, ["compare", *files, "--ci-resamples", "0", "--log",
                                                          "--run-name", "x", "--db", db])
         assert len(store.runs()) == 2  # nothing logged the second time
+        # q2's GT corrected to "no" (keyed by record and answers, so for both files): b right on both, a on q1
+        patch = _patch(tmp_path, "fix.jsonl", [PatchEntry("q2", "", "replace", ("answer two",), ("no",), "lead",
+                                                          gt_key=record_key("q2", ("answer two",)))])
+        assert main(["compare", *files, "--ci-resamples", "0", "--log", "--run-name", "y", "--db", db,
+                     "--gt-patch", patch]) == 0
+        a, b = store.get("y/a.jsonl"), store.get("y/b.jsonl")
+        assert (a.summary[0]["mean"], b.summary[0]["mean"]) == (0.5, 1.0)
+        assert a.dataset_version == b.dataset_version == 1  # on the raw GT the unpatched runs were logged on
+        assert a.dataset_digest == store.get("x/a.jsonl").dataset_digest
+        # the unpatched runs re-scored on that GT (QA: from their stored predictions) equal the patched ones
+        for name in ("a.jsonl", "b.jsonl"):
+            again, version = on_current_gt(store, f"x/{name}")
+            assert version == 1 and _values(again) == _values(store.load(f"y/{name}"))
     finally:
         store.dispose()
 
