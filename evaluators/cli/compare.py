@@ -61,6 +61,9 @@ def add_parser(subparsers) -> None:
                    help="a report JSON written earlier (qa --output-file, sensitivity --output-file): warn when "
                         "this run's tokenizer (jieba version, dictionary digests, HMM, normalisation, script "
                         "conversion) differs from it")
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -124,6 +127,23 @@ def _comparison_text(fmt: str, view, comparison, signature: str, names: list[str
                            None if corrections is None else corrections_jsonable(corrections))
 
 
+def _log(args: argparse.Namespace, result) -> str | None:
+    """``--log``: every input's runs (:func:`evaluators.cli.runlog.qa_log_entry`, after the GT patches), named
+    ``--run-name``/<system>; an error or ``None``."""
+    from evaluators.cli.runlog import log_several, qa_log_entry
+
+    jobs = [(Path(args.input[0]), p) for p in args.predictions] if args.predictions else \
+        [(Path(f), None) for f in args.input]
+    config = config_of(args)
+    entries = []
+    for n, ((path, pred_file), outcome) in enumerate(zip(jobs, result.inputs)):
+        entry = qa_log_entry(args, path, outcome.report, config, predictions=pred_file, index=n)
+        if isinstance(entry, str):
+            return entry
+        entries.append(entry)
+    return log_several(args, entries)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.reports.format import MISSING, p_value, percent
@@ -154,6 +174,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(str(exc))
     signature = result.signature
+    if args.log:  # one run per system of every input, as qa --log logs each
+        error = _log(args, result)
+        if error:
+            return fail(error)
     if args.format != "table":  # a script's output: the comparison alone on stdout
         from evaluators.cli.patching import corrections_for
         corrections = corrections_for(args, result.reports)

@@ -67,6 +67,9 @@ def add_parser(subparsers) -> None:
                              "response; an accepted reply is one more reference (the reference with the highest "
                              "combined score counts). Prints each model's scores before and after with a paired "
                              "test and the rank flips (to stderr with --format json)")
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -95,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return fail("give --pred FILE (one or more) or --endpoint URL --model NAME")
     if args.endpoint and not args.model:
         return fail("--endpoint needs --model NAME")
+    if args.endpoint and args.log:
+        return fail("--log keeps runs of prediction files: score the endpoint with --checkpoint FILE, then log "
+                    "that file with --pred FILE --log")
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
@@ -165,6 +171,19 @@ def run(args: argparse.Namespace) -> int:
         evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         return fail(exc)
+    if args.log:  # the run registry: one run per model, the dataset the cases file, the inputs kept
+        from evaluators.cli.runlog import log_files
+        from evaluators.tasks.builtin import dialogue_run_result
+
+        try:  # kept for re-scoring unless reading them needs an option more (--model, --user-dict)
+            kept = {} if args.model or args.user_dict else {"cases": (cases_path.name, read_file_bytes(cases_path))}
+            kept.update({"predictions" if n == 0 else f"predictions_{n + 1}": (Path(f).name, read_file_bytes(f))
+                         for n, f in enumerate(args.pred) if kept})
+        except OSError as exc:
+            return fail(f"cannot log the run: {exc.strerror or exc}")
+        error = log_files(args, dialogue_run_result(evaluation), gt=cases_path, predictions=args.pred, inputs=kept)
+        if error:
+            return fail(error)
     now = datetime.now()
     matching_issues = [i for i in evaluation.issues if i.kind in ("unmatched", "duplicate", "expected_mismatch",
                                                                         "context_mismatch")]

@@ -86,6 +86,9 @@ def add_parser(subparsers) -> None:
                              "(its judgement is judged again); an accepted answer is one more reference (text "
                              "metrics: the best over the references). Prints the scores before and after with a "
                              "paired test (to stderr when the report goes to stdout) and adds gt_patch to the JSON")
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -137,7 +140,8 @@ def run(args) -> int:
     if args.user_dict and not Path(args.user_dict).is_file():
         return fail(f"cannot read {args.user_dict}: no such file")
     try:
-        inputs = resolve_inputs(**_input_files(args))
+        files = _input_files(args)
+        inputs = resolve_inputs(**files)
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
                               parity=args.parity == "locomo", ci_resamples=max(0, args.ci_resamples),
                               workers=worker_count(args.workers), judge_mode=args.judge_mode,
@@ -210,6 +214,20 @@ def run(args) -> int:
         if missing:
             print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
                   f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+    if args.log:  # the run registry: the dataset is the file the GT comes with, the inputs kept for re-scoring
+        from evaluators.cli.runlog import log_files
+        from evaluators.tasks.builtin import memory_run_result
+
+        predictions = [args.results] if args.results else [p for p in (args.predictions, args.labels) if p]
+        kept = {role: (Path(path).name, data) for role, f in files.items() if f for path, data in (f,)}
+        if args.judge or args.cache:  # judge scores from an endpoint or a cache: re-scoring could not give them
+            print("note: judged with --judge / --cache: the input files are not kept, this run cannot be re-scored "
+                  "on a later GT version", file=sys.stderr)
+            kept = None
+        error = log_files(args, memory_run_result(report), gt=args.results or args.questions, predictions=predictions,
+                          inputs=kept)
+        if error:
+            return fail(error)
     fmt = args.format or (({".md": "md", ".csv": "csv", ".html": "html", ".htm": "html"}.get(
         Path(args.out).suffix.lower(), "json")) if args.out else "table")
     if report.corrections is not None:

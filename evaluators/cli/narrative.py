@@ -69,6 +69,9 @@ def add_parser(subparsers) -> None:
                           "scores before and after with bootstrap intervals (documents resampled) and a paired test")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_workers_argument(p)
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -227,6 +230,15 @@ def run(args) -> int:
               "(offset repairs, pairs without text evidence, labels outside the taxonomy): see the report",
               file=sys.stderr)
     print(batch.signature, file=sys.stderr)
+    batches = None  # every system's batch, scored once for --log and the comparison outputs
+    if batch.documents and (args.log or args.systems_csv or args.comparison_html):
+        batches, error = _batches(args, batch, inputs, settings, workers)
+        if error:
+            return fail(error)
+    if args.log and batch.documents:
+        code = _log(args, batches, settings)
+        if code:
+            return code
     if fmt_name is not None:
         # one document: its own report, unless review corrections were applied (the batch report holds them)
         single = not args.whole_batch and len(batch.documents) == 1 and batch.scored and batch.corrections is None
@@ -253,7 +265,7 @@ def run(args) -> int:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if args.systems_csv or args.comparison_html:
-        code = _write_comparison(args, batch, inputs, settings, workers)
+        code = _write_comparison(args, batch, batches)
         if code:
             return code
     if not batch.scored:
@@ -261,20 +273,45 @@ def run(args) -> int:
     return 0
 
 
-def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
-    """``--systems-csv`` / ``--comparison-html``: the batch and each ``--other-pred`` set (the same GT, settings
-    and corrections), named by :func:`~evaluators.narrative.batch.system_labels`, written as the page's Compare
-    view writes them; the exit code."""
+def _log(args, batches, settings) -> int:
+    """``--log``: the batch and each ``--other-pred`` set as one run per system (named as the Compare view names
+    them, :func:`~evaluators.narrative.batch.system_labels`), the settings as ``config``, the dataset the GT file
+    or folder; a pair of single files scored with the shipped taxonomy is kept for re-scoring.  The exit code."""
+    import dataclasses
+
+    from evaluators.cli.runlog import log_files, log_several
+    from evaluators.tasks.builtin import narrative_run_result
+
+    c = settings.config
+    config = {"min_iou": c.min_iou, "n_t": c.n_t, "correct_iou": c.correct_iou, "weights": dict(c.weights),
+              "script": c.script}
+    entries = []
+    for (name, scored), pred in zip(batches.items(), [args.pred, *args.other_pred]):
+        result = dataclasses.replace(narrative_run_result(scored, name), config=config)
+        kept = None
+        if all(Path(p).is_file() and Path(p).suffix.lower() == ".json" for p in (args.gt, pred)) \
+                and not (args.relationship_taxonomy or args.sentiment_taxonomy):
+            try:
+                kept = {role: (Path(p).name, read_file_bytes(p)) for role, p in (("gt", args.gt), ("pred", pred))}
+            except OSError as exc:
+                return fail(f"cannot log the run: {exc.strerror or exc}")
+        entries.append((result, {"gt": args.gt, "predictions": [pred], "inputs": kept}))
+    if len(entries) == 1:
+        error = log_files(args, entries[0][0], **entries[0][1])
+    else:
+        error = log_several(args, entries, log=log_files)
+    return fail(error) if error else 0
+
+
+def _batches(args, batch, inputs, settings, workers: int):
+    """The batch and each ``--other-pred`` set scored with the same GT, settings and corrections, by system name
+    (:func:`~evaluators.narrative.batch.system_labels`); ``(batches, error or None)``."""
     from dataclasses import replace
 
     from evaluators.io.sources import system_name
-    from evaluators.narrative.batch import compare_two_systems, system_labels, systems_matrix
+    from evaluators.narrative.batch import system_labels
     from evaluators.narrative.run import NarrativeInputs, run_narrative
-    from evaluators.reports.html import narrative_comparison_report
-    from evaluators.reports.narrative import systems_csv
 
-    if args.comparison_html and not args.other_pred:
-        return fail("--comparison-html compares systems: give the others with --other-pred")
     names = system_labels(system_name([args.pred]), [Path(p).name for p in args.other_pred])
     batches = {names[0]: batch}
     for name, path in zip(names[1:], args.other_pred):
@@ -282,7 +319,21 @@ def _write_comparison(args, batch, inputs, settings, workers: int) -> int:
             other = replace(NarrativeInputs.from_paths(args.gt, path), gt_patch=inputs.gt_patch)
             batches[name] = run_narrative(other, settings, workers=workers)
         except (FileNotFoundError, ValueError) as exc:  # a path not found; GTPatchMismatch is a ValueError
-            return fail(str(exc))
+            return None, str(exc)
+    return batches, None
+
+
+def _write_comparison(args, batch, batches) -> int:
+    """``--systems-csv`` / ``--comparison-html``: the batch and each ``--other-pred`` set (the same GT, settings
+    and corrections), named by :func:`~evaluators.narrative.batch.system_labels`, written as the page's Compare
+    view writes them; the exit code."""
+    from evaluators.narrative.batch import compare_two_systems, systems_matrix
+    from evaluators.reports.html import narrative_comparison_report
+    from evaluators.reports.narrative import systems_csv
+
+    if args.comparison_html and not args.other_pred:
+        return fail("--comparison-html compares systems: give the others with --other-pred")
+    names = list(batches)
     try:
         if args.systems_csv:
             Path(args.systems_csv).write_text(systems_csv(systems_matrix(batches), batch.signature),

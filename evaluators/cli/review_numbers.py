@@ -417,7 +417,10 @@ def _gate_runs(args) -> int:
         if args.current_gt:
             from evaluators.runs.rescore import on_current_gt
 
-            (a, _), (b, version) = on_current_gt(store, base), on_current_gt(store, args.candidate_run)
+            import evaluators.tasks
+
+            (a, _), (b, version) = (on_current_gt(store, base, tasks=evaluators.tasks),
+                                    on_current_gt(store, args.candidate_run, tasks=evaluators.tasks))
             applied = f" on the current GT (v{version})"
         else:
             a, b, applied = store.load(base), store.load(args.candidate_run), ""

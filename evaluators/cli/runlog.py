@@ -1,5 +1,12 @@
-"""``--log`` of the batch commands (``qa`` and the tasks plugged in through :mod:`evaluators.tasks`): keep the
-run in the run registry (:mod:`evaluators.runs`).  Not a command itself: the commands call these helpers.
+"""``--log`` of the batch commands (``qa``, ``narrative``, ``memory``, ``dialogue``, ``testsets`` and the tasks
+plugged in through :mod:`evaluators.tasks`): keep the run in the run registry (:mod:`evaluators.runs`).  Not a
+command itself: the commands call these helpers (:func:`log_qa` for ``qa``, :func:`log_files` for the others).
+
+The dataset of a run is its GT file (name and SHA-256; a folder: the digest of its files' names and digests);
+its version the ``--gt-patch`` files applied, their bytes kept.  :func:`log_files` also keeps the input files'
+bytes, content-addressed (each file once however many runs read it), when they total at most
+:data:`KEEP_INPUTS_MAX_BYTES`, so that :func:`evaluators.runs.rescore.on_current_gt` can score them again on a
+later GT version; larger inputs are logged without them (said on stderr).
 
 One run is logged per system of the scored input (a file with a system/model field gives one per system):
 named ``--run-name NAME`` for a single system, ``NAME/<system>`` for several; without ``--run-name`` the
@@ -13,10 +20,12 @@ import hashlib
 import os
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 
 #: Bytes hashed at a time (the predictions digest of a large file is read in pieces).
 _CHUNK = 1 << 20
+#: Most bytes of input files a run keeps in the registry for re-scoring (together; above: none kept).
+KEEP_INPUTS_MAX_BYTES = 64 << 20
 
 
 def add_log_arguments(p) -> None:
@@ -41,6 +50,16 @@ def file_digest(path: str | Path) -> str:
         for block in iter(lambda: f.read(_CHUNK), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def path_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes; of a folder, of its files' relative paths and digests (sorted, one
+    ``path<TAB>digest`` line each), so a folder of the same files has the same digest wherever it is."""
+    path = Path(path)
+    if not path.is_dir():
+        return file_digest(path)
+    lines = sorted(f"{f.relative_to(path).as_posix()}\t{file_digest(f)}\n" for f in path.rglob("*") if f.is_file())
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
 def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predictions_digest: str,
@@ -92,8 +111,14 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     return result, {s: ground_truth_digest(r) for s, r in raw_gt.items()}
 
 
+def _label(system: str) -> str:
+    """A system's part of a run name: a system named by its file's path (``compare``, ``qa`` on a file without
+    a system field) by the file's name."""
+    return PurePath(system).name if "/" in system or "\\" in system else system
+
+
 def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | None = None, who: str | None = None,
-             tags=(), patches=None, db: str | None = None) -> tuple:
+             tags=(), patches=None, db: str | None = None, inputs=None, several: bool = False) -> tuple:
     """Log a run result, one run per system (none when a name is taken); what ``--log`` and a page's *Save this
     run* call.
 
@@ -116,6 +141,12 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
         The GT patch files applied, by SHA-256, in order.
     db : str, optional
         The database (default :func:`evaluators.review.store.default_url`).
+    inputs : mapping of str to bytes, optional
+        The input files kept for re-scoring, by SHA-256 (named in ``result.digests``:
+        :func:`evaluators.runs.store.kept_inputs`).
+    several : bool
+        ``result`` is one of several logged together (``compare``): its runs are ``NAME/<system>`` even when it
+        has one system.
 
     Returns
     -------
@@ -134,7 +165,7 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
     parts = split_systems(result)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = run_name or f"{source}@{stamp}"
-    names = {system: base if len(parts) == 1 else f"{base}/{system}" for system in parts}
+    names = {system: base if len(parts) == 1 and not several else f"{base}/{_label(system)}" for system in parts}
     store = RunStore(db)
     try:
         for name in names.values():
@@ -145,7 +176,8 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
             raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
         return tuple(store.log_run(part, name=names[system], who=who or os.environ.get("USER") or "cli", tags=tags,
                                    gt_name=gt_name, gt_digest=gt_digests if isinstance(gt_digests, str)
-                                   else gt_digests[system], patch_digests=list(patches), patches=patches)
+                                   else gt_digests[system], patch_digests=list(patches), patches=patches,
+                                   inputs=inputs)
                      for system, part in parts.items())
     finally:
         store.dispose()
@@ -176,18 +208,81 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
     str or None
         Why the run could not be logged (a name taken, an unreadable file), else ``None``.
     """
+    entry = qa_log_entry(args, path, report, config)
+    return entry if isinstance(entry, str) else log_result(args, entry[0], **entry[1])
+
+
+def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predictions: str | None = None,
+                 index: int = 0):
+    """What :func:`log_qa` logs for one QA input: ``(RunResult, keyword arguments of log_result)``, or an error.
+
+    Parameters
+    ----------
+    args, path, report, config
+        As :func:`log_qa` (``dataset`` and ``predictions`` read when ``args`` has them).
+    predictions : str, optional
+        The predictions file (default ``args.predictions``).
+    index : int
+        The report's place among the reports patched together (``compare``: one per input), for the report
+        before the patches.
+    """
     try:
-        gt_file, predictions = file_digest(path), file_digest(args.predictions or path)
+        pred_file = predictions or getattr(args, "predictions", None)
+        gt_file, pred_digest = file_digest(path), file_digest(pred_file or path)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     before = getattr(args, "gt_patch_before", None) if getattr(args, "gt_patch", None) else None
     result, gt_digests = qa_result_to_log(report, config, str(path), gt_file_digest=gt_file,
-                                          predictions_digest=predictions,
-                                          report_before=before[0][0] if before else None)
-    return log_result(args, result, gt_name=args.dataset or path.name, source=path.name, gt_digests=gt_digests)
+                                          predictions_digest=pred_digest,
+                                          report_before=before[0][index] if before else None)
+    return result, {"gt_name": getattr(args, "dataset", None) or path.name, "source": path.name,
+                    "gt_digests": gt_digests}
 
 
-def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests) -> str | None:
+def log_several(args: argparse.Namespace, entries, log=None) -> str | None:
+    """``--log`` of several inputs scored together (``compare``, ``narrative --other-pred``): each entry's runs,
+    named ``NAME/<system>`` (``--run-name``, else ``FILE@<UTC time>``); nothing is logged when one name is taken.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch``.
+    entries : sequence of (RunResult, dict)
+        A result and the keyword arguments ``log`` takes for it (:func:`qa_log_entry`).
+    log : callable, optional
+        :func:`log_result` (default) or :func:`log_files`.
+
+    Returns
+    -------
+    str or None
+        Why the runs could not be logged, else ``None``.
+    """
+    from evaluators.runs import RunStore, split_systems
+
+    if args.run_name:
+        names = [f"{args.run_name}/{_label(system)}" for result, _ in entries for system in split_systems(result)]
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            return f"two inputs have a system of the same name: {', '.join(twice)}"
+        store = RunStore(args.db)
+        try:
+            for name in names:
+                try:
+                    store.get(name)
+                except KeyError:
+                    continue
+                return f"a run named {name!r} is already logged: choose another --run-name"
+        finally:
+            store.dispose()
+    for result, options in entries:
+        error = (log or log_result)(args, result, **options, several=True)
+        if error:
+            return error
+    return None
+
+
+def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, gt_digests,
+               inputs=None, several: bool = False) -> str | None:
     """``--log``: :func:`log_runs` with the command's options, each logged run named on stderr; returns an error
     or ``None``.
 
@@ -198,6 +293,8 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
     result : RunResult
     gt_name, source : str
     gt_digests : mapping of str to str, or str
+    inputs : mapping of str to bytes, optional
+    several : bool
         As :func:`log_runs`.
 
     Returns
@@ -214,15 +311,76 @@ def log_result(args: argparse.Namespace, result, *, gt_name: str, source: str, g
             data = read_file_bytes(f)
             patches[hashlib.sha256(data).hexdigest()] = data
         records = log_runs(result, gt_name=gt_name, source=source, gt_digests=gt_digests, run_name=args.run_name,
-                           who=args.who, tags=args.tag, patches=patches, db=args.db)
+                           who=args.who, tags=args.tag, patches=patches, db=args.db, inputs=inputs,
+                           several=several)
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     except (RunExists, ValueError) as exc:
         return str(exc)
     for record in records:
-        print(f"logged run {record.name} ({record.n_items} {record.unit}s, dataset {record.dataset} "
+        unit = record.unit if record.n_items == 1 else record.unit[:-1] + "ies" if record.unit.endswith("y") \
+            else record.unit + "s"
+        print(f"logged run {record.name} ({record.n_items} {unit}, dataset {record.dataset} "
               f"v{record.dataset_version})", file=sys.stderr)
     return None
 
 
-__all__ = ["add_log_arguments", "file_digest", "log_qa", "log_result", "log_runs", "qa_result_to_log"]
+def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, inputs=None,
+              several: bool = False) -> str | None:
+    """``--log`` of a command whose ground truth is a file of its own (``narrative``, ``memory``, ``dialogue``,
+    ``testsets``): one run per system, the dataset the GT file; returns an error or ``None``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With :func:`add_log_arguments`' options and ``gt_patch``.
+    result : RunResult
+        The command's run (after the GT patches), from the task's adapter in :mod:`evaluators.tasks.builtin`.
+    gt : str or Path
+        The GT file (or folder): the dataset's name and identity (:func:`path_digest`), before any patch.
+    predictions : sequence of str or Path
+        The prediction files read (their digest, or the digest of their digests in order, is the predictions
+        digest; none: the GT file's, for a file holding both).
+    inputs : mapping of str to (str, bytes), optional
+        Role -> (file name, bytes) of the input files the task reads (:meth:`evaluators.tasks.Task.read`), kept
+        for re-scoring when they total at most :data:`KEEP_INPUTS_MAX_BYTES`.
+    several : bool
+        One of several results logged together (:func:`log_runs`).
+
+    Returns
+    -------
+    str or None
+        Why the run could not be logged (a name taken, an unreadable file), else ``None``.
+    """
+    import dataclasses
+
+    from evaluators.runs.store import INPUT_KEY, INPUT_NAME_KEY
+
+    try:
+        gt_digest = path_digest(gt)
+        pred = [path_digest(p) for p in predictions] or [gt_digest]
+    except OSError as exc:
+        return f"cannot log the run: {exc.strerror or exc}"
+    pred_digest = pred[0] if len(pred) == 1 else hashlib.sha256("\n".join(pred).encode("ascii")).hexdigest()
+    digests = {**result.digests, "gt": gt_digest, "predictions": pred_digest}
+    kept = {}
+    inputs = dict(inputs or {})
+    size = sum(len(data) for _, data in inputs.values())
+    if size > KEEP_INPUTS_MAX_BYTES:
+        from evaluators.reports.format import fixed
+
+        print(f"note: the input files ({fixed(size, 0, grouped=True)} bytes) are over "
+              f"{fixed(KEEP_INPUTS_MAX_BYTES, 0, grouped=True)} bytes and are not kept: "
+              "this run cannot be re-scored on a later GT version", file=sys.stderr)
+    else:
+        for role, (name, data) in inputs.items():
+            digest = hashlib.sha256(data).hexdigest()
+            digests[INPUT_KEY + role], digests[INPUT_NAME_KEY + role] = digest, name
+            kept[digest] = data
+    return log_result(args, dataclasses.replace(result, digests=digests), gt_name=Path(gt).name,
+                      source=Path(predictions[0] if predictions else gt).name, gt_digests=gt_digest, inputs=kept,
+                      several=several)
+
+
+__all__ = ["KEEP_INPUTS_MAX_BYTES", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",
+           "log_runs", "log_several", "path_digest", "qa_log_entry", "qa_result_to_log"]

@@ -206,7 +206,9 @@ def _trend(args, store, out) -> int:
     if args.current_gt:
         from evaluators.runs.rescore import on_current_gt
 
-        results = [(r.name, on_current_gt(store, r.name)[0]) for r in records]
+        import evaluators.tasks
+
+        results = [(r.name, on_current_gt(store, r.name, tasks=evaluators.tasks)[0]) for r in records]
     else:
         results = [(r.name, store.load(r.name, _columns(r, args.metric, args.slice))) for r in records]
     bands = {f.metric: f.band for f in _floors(args, store, args.metric)} if args.noise else None

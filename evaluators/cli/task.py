@@ -78,22 +78,26 @@ def run(args: argparse.Namespace) -> int:
     if error:
         return fail(error)
     try:
-        result = run_task(task, files, config_from(task, options), gt_patch=patches)
+        config = config_from(task, options)
+        result = run_task(task, files, config, gt_patch=patches)
     except (InputError, GTPatchMismatch) as exc:
         return fail(str(exc))
     except ValueError as exc:
         return fail(f"{args.task_name}: {exc}")
     for line in problem_lines(result.issues, "warning"):
         print(line, file=sys.stderr)
-    if args.log:  # into the run registry: the dataset is the GT file by its digest (before any patch)
-        from evaluators.cli.runlog import log_result
+    if args.log:  # into the run registry: the dataset is the GT file by its digest (before any patch); the config's
+        # simple fields and the input files kept, for re-scoring on a later GT (evaluators.runs.rescore)
+        from evaluators.cli.runlog import log_files
         from evaluators.tasks import gt_role
 
         gt = gt_role(task).name
         other = next((r.name for r in task.roles if r.name != gt), gt)  # the predictions' role
-        logged = dataclasses.replace(result, digests={**result.digests, "predictions": result.digests.get(other, "")})
-        error = log_result(args, logged, gt_name=Path(getattr(args, gt)).name, source=Path(getattr(args, other)).name,
-                           gt_digests=result.digests.get(gt, ""))
+        settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(task.config_type)
+                    if f.type in _SIMPLE or f.type in (bool, "bool")}
+        logged = dataclasses.replace(result, config={**settings, **result.config})
+        error = log_files(args, logged, gt=getattr(args, gt), predictions=[getattr(args, other)] if other != gt else [],
+                          inputs={role: (f.name, f.data) for role, f in files.items()})
         if error:
             return fail(error)
     text = write(result, args.format, task.title)

@@ -51,6 +51,9 @@ def add_parser(subparsers) -> None:
     add_gt_patch_argument(p, TESTSETS_PATCH_HELP)
 
     add_workers_argument(p)
+    from evaluators.cli.runlog import add_log_arguments
+
+    add_log_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -138,6 +141,15 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.items}: no valid item")
     if not answers.answers:
         return fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
+    if args.log:  # the run registry: the dataset is the test set file, the inputs kept for re-scoring
+        from evaluators.cli.runlog import log_files
+        from evaluators.tasks.builtin import testsets_run_result
+
+        error = log_files(args, testsets_run_result(run), gt=args.items, predictions=[args.pred],
+                          inputs={"items": (Path(args.items).name, inputs.items),
+                                  "answers": (Path(args.pred).name, inputs.answers)})
+        if error:
+            return fail(error)
     if args.format != "table":  # a script's output: the report alone on stdout
         if args.format == "json":
             sys.stdout.write(report_json(run) + "\n")

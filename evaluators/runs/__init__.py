@@ -9,8 +9,10 @@ API (what the CLI's ``runs`` command, ``qa --log``, the Runs page and ``bench/ru
 :class:`~evaluators.runs.store.RunStore` ``(url=None)``:
 
 - ``log_run(result, *, name, who, tags=None, gt_name, gt_digest, patch_digests=(), created_at=None,
-  patches=None) -> RunRecord``: keep a :class:`~evaluators.run_result.RunResult` (its per-item table as column
-  blobs, :mod:`evaluators.runs.columns`; ``patches``: the GT patch files' bytes by digest, for re-scoring);
+  patches=None, inputs=None) -> RunRecord``: keep a :class:`~evaluators.run_result.RunResult` (its per-item table
+  as column blobs, :mod:`evaluators.runs.columns`; ``patches``: the GT patch files' bytes by digest, for
+  re-scoring; ``inputs``: the input files' bytes by digest, each named in ``result.digests`` as ``input:ROLE``,
+  :func:`~evaluators.runs.store.kept_inputs`; ``input_bytes(digest)`` reads one back);
 - ``runs(task=None, dataset=None, system=None, tag=None, since=None, accepted=None) -> tuple[RunRecord]``
   in time order; ``get(name) -> RunRecord``; ``datasets() -> tuple[dict]``;
 - ``load(name, columns=None) -> RunResult`` (values bit for bit; refuses bytes or values that do not match
@@ -44,9 +46,11 @@ tested on their common items, the p-values of a step's metrics x slices adjusted
 Benjamini-Hochberg) and the step flagged only when one survives.  For "as scored" and "on the current GT"
 lines, call it on ``store.load`` results and on ``on_current_gt`` results.
 
-:func:`~evaluators.runs.rescore.on_current_gt` ``(store, name) -> (RunResult, version)``: a run re-scored on its
-dataset's current GT version from its stored predictions and the patches logged since (QA: the two steps of
-``qa --gt-patch``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can be re-scored);
+:func:`~evaluators.runs.rescore.on_current_gt` ``(store, name, *, tasks=None) -> (RunResult, version)``: a run
+re-scored on its dataset's current GT version from its stored predictions and the patches logged since (QA: the
+two steps of ``qa --gt-patch``; testsets, memory, dialogue, narrative: the kept input files scored again by the
+Task object, ``tasks=evaluators.tasks``; :data:`~evaluators.runs.rescore.RESCORERS` lists the tasks that can
+be re-scored);
 ``RunStore.current_version(dataset) -> (version, patch digests)``, ``RunStore.patch_bytes(digest)``.
 :func:`~evaluators.runs.rescore.qa_records` ``(result) -> [QARecordResult]``: a stored QA run in the shape the
 QA comparison views read (``evaluators.qa.compare.side_by_side({name: qa_records(r), ...})``: two runs side by

@@ -32,6 +32,20 @@ MAX_EXPORT_LINE = MAX_BLOB_BYTES * 4 // 3 + 4096
 SHARED_COLUMNS_KEPT = 16
 #: Longest tag key or value (characters).
 MAX_TAG = 256
+#: Key prefixes in a run's ``digests`` naming an input file kept in the registry (for re-scoring): ``input:ROLE``
+#: -> the file's SHA-256 (its bytes a blob), ``input_name:ROLE`` -> its file name.
+INPUT_KEY, INPUT_NAME_KEY = "input:", "input_name:"
+
+
+def kept_inputs(digests: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The input files a run keeps, from its ``digests``: ``{role: (file name, SHA-256)}`` (empty when none)."""
+    return {k[len(INPUT_KEY):]: (str(digests.get(INPUT_NAME_KEY + k[len(INPUT_KEY):], k[len(INPUT_KEY):])), str(v))
+            for k, v in digests.items() if k.startswith(INPUT_KEY)}
+
+
+def _kept_digests(digests_text: str) -> set[str]:
+    """The kept inputs' digests of a run row's ``digests`` JSON."""
+    return {d for _, d in kept_inputs(json.loads(digests_text)).values()}
 
 
 class RunExists(ValueError):
@@ -172,7 +186,8 @@ class RunStore:
     # ------------------------------------------------------------ writing
     def log_run(self, result: RunResult, *, name: str, who: str, tags: Mapping[str, Any] | Iterable[str] | None = None,
                 gt_name: str, gt_digest: str, patch_digests: Sequence[str] = (),
-                created_at: str | None = None, patches: Mapping[str, bytes] | None = None) -> RunRecord:
+                created_at: str | None = None, patches: Mapping[str, bytes] | None = None,
+                inputs: Mapping[str, bytes] | None = None) -> RunRecord:
         """Keep a run: its record, its dataset version and its per-item table (new column blobs only).
 
         Parameters
@@ -194,6 +209,10 @@ class RunStore:
         patches : mapping of str to bytes, optional
             Patch digest -> the patch file's bytes, kept (once) so that runs logged on an older GT version can
             be re-scored on this one (:mod:`evaluators.runs.rescore`).
+        inputs : mapping of str to bytes, optional
+            SHA-256 -> bytes of the input files the run was scored from, kept once (content-addressed blobs) so
+            that the task can score them again on a later GT version; each named in ``result.digests`` under
+            ``input:ROLE`` (:func:`kept_inputs`).
 
         Returns
         -------
@@ -217,6 +236,11 @@ class RunStore:
         for digest, data in patches.items():
             if digest not in patch_digests or blob_digest(data) != digest:
                 raise ValueError(f"patch {digest[:12]}: its bytes are not those of a patch of this run")
+        inputs = dict(inputs or {})
+        named = {d for _, d in kept_inputs(result.digests).values()}
+        for digest, data in inputs.items():
+            if digest not in named or blob_digest(data) != digest:
+                raise ValueError(f"input {digest[:12]}: its bytes are not those of an input of this run")
         created_at = utc_text(created_at, "created_at") if created_at else _now()
         columns = table_columns(result.items)
         summary = [row.to_dict() for row in result.summary()]
@@ -233,7 +257,7 @@ class RunStore:
             if c.execute(sa.select(runs_table.c.id).where(runs_table.c.name == name)).first() is not None:
                 raise RunExists(f"a run named {name!r} is already logged: choose another --run-name")
             row["dataset_version_id"] = _version_id(c, gt_name, gt_digest, tuple(patch_digests), created_at)
-            _put_blobs(c, {d: data for (_, _, data), (_, _, d) in zip(columns, manifest)} | patches)
+            _put_blobs(c, {d: data for (_, _, data), (_, _, d) in zip(columns, manifest)} | patches | inputs)
             c.execute(runs_table.insert().values(**row))
         return self.get(name)
 
@@ -267,14 +291,16 @@ class RunStore:
             No run of that name.
         """
         with self._writer.begin() as c:
-            row = c.execute(sa.select(runs_table.c.columns).where(runs_table.c.name == name)).first()
+            row = c.execute(sa.select(runs_table.c.columns, runs_table.c.digests)
+                            .where(runs_table.c.name == name)).first()
             if row is None:
                 raise KeyError(_no_run(name))
             c.execute(runs_table.delete().where(runs_table.c.name == name))
-            digests = {d for _, _, d in json.loads(row[0])}
+            digests = {d for _, _, d in json.loads(row[0])} | _kept_digests(row[1])
             used = {d for (d,) in c.execute(sa.select(versions_table.c.patch_digest)) if d is not None}
-            for (text,) in c.execute(sa.select(runs_table.c.columns)):
+            for text, kept in c.execute(sa.select(runs_table.c.columns, runs_table.c.digests)):
                 used.update(d for _, _, d in json.loads(text))
+                used |= _kept_digests(kept)
             gone = sorted(digests - used)
             if gone:
                 c.execute(blobs_table.delete().where(blobs_table.c.digest.in_(gone)))
@@ -457,12 +483,19 @@ class RunStore:
         CorruptBlob
             Bytes that do not match the digest.
         """
+        return self._kept(digest, f"GT patch {digest[:12]}", "log a run with it")
+
+    def input_bytes(self, digest: str) -> bytes:
+        """The bytes of an input file kept with a run (:meth:`log_run`'s ``inputs``); raises as :meth:`patch_bytes`."""
+        return self._kept(digest, f"input file {digest[:12]}", "it was logged without it")
+
+    def _kept(self, digest: str, what: str, hint: str) -> bytes:
         with self.engine.connect() as c:
             data = _get_blobs(c, {digest}).get(digest)
         if data is None:
-            raise KeyError(f"the bytes of GT patch {digest[:12]} are not in the registry (log a run with it)")
+            raise KeyError(f"the bytes of {what} are not in the registry ({hint})")
         if blob_digest(data) != digest:
-            raise CorruptBlob(f"GT patch {digest[:12]}: the stored bytes do not match their digest")
+            raise CorruptBlob(f"{what}: the stored bytes do not match their digest")
         return data
 
     # ------------------------------------------------------------ export and import
@@ -485,6 +518,7 @@ class RunStore:
             runs = c.execute(self._select().order_by(runs_table.c.created_at, runs_table.c.name)).all()
             used = {dg for r in runs for _, _, dg in json.loads(r.columns)}
             used |= {d for (d,) in c.execute(sa.select(versions_table.c.patch_digest)) if d is not None}
+            used |= {d for r in runs for d in _kept_digests(r.digests)}
             for digest in sorted(used):
                 data = _get_blobs(c, {digest}).get(digest)
                 if data is not None:  # a patch logged without its bytes has none
@@ -559,7 +593,8 @@ class RunStore:
                     continue
                 d = datasets[r["dataset"]]
                 vid = _version_id(c, d["name"], d["digest"], chains[(r["dataset"], r["version"])], r["created_at"])
-                _put_blobs(c, {dg: blobs[dg] for _, _, dg in json.loads(r["columns"])})
+                _put_blobs(c, {dg: blobs[dg] for _, _, dg in json.loads(r["columns"])}
+                           | {dg: blobs[dg] for dg in _kept_digests(r["digests"]) if dg in blobs})
                 c.execute(runs_table.insert().values(**{k: r[k] for k in _RUN_TEXT}, accepted=bool(r["accepted"]),
                                                      n_items=int(r["n_items"]), dataset_version_id=vid))
                 added += 1
@@ -701,4 +736,4 @@ def _get_blobs(c, digests: Iterable[str]) -> dict[str, bytes]:
 
 
 __all__ = ["EXPORT_HEADER", "MAX_EXPORT_LINE", "CorruptBlob", "RunExists", "RunRecord", "RunStore",
-           "ground_truth_digest", "split_systems", "utc_text"]
+           "INPUT_KEY", "INPUT_NAME_KEY", "ground_truth_digest", "kept_inputs", "split_systems", "utc_text"]

@@ -289,8 +289,10 @@ class DialogueTask:
         from evaluators.dialogue.inputs import load_cases, load_predictions
         from evaluators.dialogue.run import DialogueInputs
 
-        cases, preds = files["cases"], files["predictions"]
-        return DialogueInputs.of(load_cases(cases.data, cases.name), [load_predictions(preds.data, preds.name)])
+        cases = files["cases"]  # further prediction files as roles predictions_2, predictions_3 ... (a logged run's)
+        more = sorted((int(role.rpartition("_")[2]), f) for role, f in files.items() if role.startswith("predictions_"))
+        preds = [files["predictions"], *(f for _, f in more)]
+        return DialogueInputs.of(load_cases(cases.data, cases.name), [load_predictions(p.data, p.name) for p in preds])
 
     def run(self, inputs, config) -> RunResult:
         from evaluators.dialogue.run import run_dialogue

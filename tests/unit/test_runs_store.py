@@ -309,3 +309,39 @@ def test_a_partial_load_reads_the_columns_asked_for_and_checks_their_bytes(store
     with pytest.raises(CorruptBlob, match="do not match their digest"):
         store.load("r1", ["exact_match"])
     assert store.load("r1", ["token_f1"]).items.values["token_f1"] == (0.5,) * 6  # the other columns are fine
+
+
+def test_input_files_are_kept_once_exported_and_deleted_with_their_last_run(store, tmp_path):
+    """The bytes of a run's input files (for re-scoring, ``--log`` of testsets/memory/...): content-addressed, kept
+    once for two runs, carried by an export, collected with the last run that names them."""
+    from evaluators.runs.columns import blob_digest
+    from evaluators.runs.store import kept_inputs
+
+    items, answers = '{"items": [{"id": "q1", "keywords": ["北京"]}]}'.encode(), b'{"q1": "Beijing"}'
+    named = {"input:items": blob_digest(items), "input_name:items": "set.json",
+             "input:answers": blob_digest(answers), "input_name:answers": "a.json"}
+
+    def result():
+        r = _result()
+        return RunResult(r.task, r.items, unit=r.unit, config=r.config, digests={**r.digests, **named})
+
+    with pytest.raises(ValueError, match="not those of an input"):
+        store.log_run(result(), name="bad", who="x", gt_name="hp", gt_digest=GT, inputs={blob_digest(items): answers})
+    n_blobs = _blob_count(store)
+    for name in ("one", "two"):
+        store.log_run(result(), name=name, who="x", gt_name="hp", gt_digest=GT,
+                      inputs={blob_digest(items): items, blob_digest(answers): answers})
+    assert n_blobs == 0 and _blob_count(store) == 7 + 2  # the 7 columns and the two files, once for both runs
+    assert kept_inputs(store.load("two").digests) == {"items": ("set.json", blob_digest(items)),
+                                                      "answers": ("a.json", blob_digest(answers))}
+    buf = io.BytesIO()
+    store.export(buf)
+    other = RunStore(f"sqlite:///{tmp_path / 'o.sqlite'}")
+    other.import_(io.BytesIO(buf.getvalue()))
+    assert other.input_bytes(blob_digest(items)) == items
+    store.delete("one")
+    assert store.input_bytes(blob_digest(answers)) == answers  # "two" still names it
+    store.delete("two")
+    with pytest.raises(KeyError, match="not in the registry"):
+        store.input_bytes(blob_digest(answers))
+    assert _blob_count(store) == n_blobs
