@@ -14,8 +14,8 @@ import streamlit as st
 from evaluators.reports.escape import md
 
 
-def save_run(result: Callable[[], object], *, gt_name: str, gt_data: Callable[[], bytes], source: str, key: str,
-             where=None) -> None:
+def save_run(result: Callable[[], object], *, gt_name: str, gt_files: Callable[[], list[tuple[str, bytes]]],
+             source: str, key: str, where=None) -> None:
     """A name field and a *Save this run* button; on click, the run is logged and the names of the runs shown.
 
     Parameters
@@ -25,8 +25,10 @@ def save_run(result: Callable[[], object], *, gt_name: str, gt_data: Callable[[]
         click only.
     gt_name : str
         The dataset's name (the GT file's name).
-    gt_data : callable
-        Returns the GT file's bytes (the dataset's identity is their SHA-256); called on click only.
+    gt_files : callable
+        Returns the GT files as ``(name, bytes)``: the dataset's identity is
+        :func:`evaluators.cli.runlog.files_digest` of them (what ``--log`` records for the same files on disk);
+        called on click only.
     source : str
         The input's name: the default run name is ``SOURCE@<UTC time>``.
     key : str
@@ -43,12 +45,11 @@ def save_run(result: Callable[[], object], *, gt_name: str, gt_data: Callable[[]
                                   "and the time. The Runs page lists saved runs.")
         if not st.button("Save this run · 保存", key=f"{key}_button"):
             return
-        from evaluators.cli.runlog import log_runs
-        from evaluators.io.gt_patch import file_sha256
+        from evaluators.cli.runlog import files_digest, log_runs
         from evaluators.runs import RunExists
 
         try:
-            records = log_runs(result(), gt_name=gt_name, source=source, gt_digests=file_sha256(gt_data()),
+            records = log_runs(result(), gt_name=gt_name, source=source, gt_digests=files_digest(gt_files()),
                                run_name=name.strip() or None, who="page")
         except (RunExists, ValueError, OSError, RuntimeError) as exc:
             st.error(md(f"Not saved: {exc}"))

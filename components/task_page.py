@@ -128,4 +128,5 @@ def task_page(task: Task, *, demo: Callable[[], Mapping[str, InputFile]] | None 
                   key=f"{key}_to_review", data=lambda: gt.data)
     from components.save_run import save_run
 
-    save_run(lambda: result, gt_name=gt.name, gt_data=lambda: gt.data, source=gt.name, key=f"{key}_save")
+    save_run(lambda: result, gt_name=gt.name, gt_files=lambda: [(gt.name, gt.data)], source=gt.name,
+             key=f"{key}_save")

@@ -13,6 +13,8 @@ from components.problems import show_problems
 from components.uploads import cached, read_uploads
 from evaluators.narrative import COMPONENTS
 from components.review_link import review_button
+from components.save_run import save_run
+from evaluators.tasks.builtin import narrative_run_result
 from evaluators.narrative.batch import (compare_two_systems, system_labels, systems_common, systems_macro,
                                         systems_matrix)
 from evaluators.review.items import narrative_items
@@ -237,3 +239,5 @@ else:
                            on_click="ignore")
         review_button("Review every mismatch · 人工审阅所有差异", "narrative", "narrative batch", review_items,
                       key="nar_to_review", files=gt_blobs)
+        save_run(lambda: narrative_run_result(batch), gt_name=", ".join(name for name, _ in gt_blobs()),
+                 source="narrative batch", key="nar_save", gt_files=gt_blobs)

@@ -341,7 +341,7 @@ downloads(report)
 review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
               data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
 save_run(lambda: qa_run_result(result), gt_name=file_name, source=file_name, key="qa_save",
-         gt_data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
+         gt_files=lambda: [(file_name, data if isinstance(data, bytes) else upload_bytes(data))])
 
 st.subheader("Review corrections · 审阅更正")
 

@@ -27,6 +27,8 @@ from evaluators.reports.format import fixed, number  # noqa: E402
 from evaluators.reports.testsets import answer_template, preview_rows, report_csv, report_json  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.review_link import review_button  # noqa: E402
+from components.save_run import save_run  # noqa: E402
+from evaluators.tasks.builtin import testsets_run_result  # noqa: E402
 from evaluators.review.items import testset_items  # noqa: E402
 
 DEMOS = {
@@ -213,6 +215,8 @@ d2.download_button("Download CSV · 下载逐条结果", lambda: report_csv(repo
 if report.kind == "single":
     review_button("Review these answers · 人工审阅这些回答", "testsets", items_name, lambda: testset_items(report),
                   key="ts_to_review", data=lambda: files()[0])
+    save_run(lambda: testsets_run_result(run), gt_name=items_name, source=items_name, key="ts_save",
+             gt_files=lambda: [(items_name, files()[0])])
     st.subheader("Review corrections · 审阅更正")
     corrections_control("testsets", items_name, lambda: files()[0],
                         lambda patches: cached(key + ("gt-patch", patches), lambda: compute(patches)).corrections,

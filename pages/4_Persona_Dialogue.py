@@ -20,6 +20,8 @@ from components.metrics import metric_row  # noqa: E402
 from components.problems import show_problems  # noqa: E402
 from components.static import static_chart  # noqa: E402
 from components.review_link import review_button  # noqa: E402
+from components.save_run import save_run  # noqa: E402
+from evaluators.tasks.builtin import dialogue_run_result  # noqa: E402
 from evaluators.review.items import dialogue_items, dialogue_pair_items  # noqa: E402
 from components.textdiff import render_char_diff  # noqa: E402
 from components.uploads import cached, upload_digest  # noqa: E402
@@ -324,6 +326,8 @@ downloads({  # written when a button is clicked, not on every rerun
 })
 review_button("Review these replies · 人工审阅这些回复", "dialogue", case_set.file,
               lambda: dialogue_items(evaluation), key="dialogue_to_review", data=cases_bytes)
+save_run(lambda: dialogue_run_result(evaluation), gt_name=case_set.file, source=case_set.file, key="dialogue_save",
+         gt_files=lambda: [(case_set.file, cases_bytes())])
 
 st.subheader("Review corrections · 审阅更正")
 

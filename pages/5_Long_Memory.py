@@ -25,6 +25,8 @@ from evaluators.memory import judge as judge_mod  # noqa: E402
 from components.corrections import corrections_control  # noqa: E402
 from components.downloads import download  # noqa: E402
 from components.review_link import review_button  # noqa: E402
+from components.save_run import save_run  # noqa: E402
+from evaluators.tasks.builtin import memory_run_result  # noqa: E402
 from evaluators.memory.compare import OtherSystem, score_other_system  # noqa: E402
 from evaluators.review.items import memory_items  # noqa: E402
 from evaluators.memory.inputs import resolve_inputs, system_name  # noqa: E402
@@ -369,6 +371,8 @@ def _memory_html() -> bytes:
 
 review_button("Review these answers · 人工审阅这些回答", "memory", inputs.gt_file or "long-memory run",
               lambda: memory_items(results, rows), key="mem_to_review", data=gt_bytes)
+save_run(lambda: memory_run_result(report), gt_name=inputs.gt_file or "long-memory run", key="mem_save",
+         source=inputs.gt_file or "long-memory run", gt_files=lambda: [(inputs.gt_file or "long-memory run", gt_bytes())])
 st.download_button("Report (HTML, self-contained)", _memory_html, file_name="memory_report.html", mime="text/html",
                    key="mem_dl_html", help="Charts drawn in the file: opens offline in any browser.",
                    on_click="ignore")

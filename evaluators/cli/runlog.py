@@ -52,6 +52,23 @@ def file_digest(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def files_digest(files) -> str:
+    """The dataset identity of GT files held in memory (a page's uploads), equal to :func:`path_digest` of the same
+    files on disk: one file, the SHA-256 of its bytes; several, of their sorted ``name<TAB>digest`` lines (a flat
+    folder of them).
+
+    Parameters
+    ----------
+    files : sequence of (str, bytes)
+        File name and bytes, at least one.
+    """
+    files = list(files)
+    if len(files) == 1:
+        return hashlib.sha256(files[0][1]).hexdigest()
+    lines = sorted(f"{name}\t{hashlib.sha256(data).hexdigest()}\n" for name, data in files)
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
 def path_digest(path: str | Path) -> str:
     """SHA-256 (hex) of a file's bytes; of a folder, of its files' relative paths and digests (sorted, one
     ``path<TAB>digest`` line each), so a folder of the same files has the same digest wherever it is."""

@@ -75,7 +75,7 @@ def test_demo_shows_judge_scores_by_type_and_agreement():
     grid = open_view(at, "mem_view", "types").dataframe[0].value
     assert list(grid["count"]) == [4, 5, 3, 8, 5, 25] and len(at.get("plotly_chart")) == 1
     # no endpoint configured: no "Run judge" button, an explanation instead
-    assert [b.key for b in at.button] == ["mem_to_review"]
+    assert "mem_run_judge" not in [b.key for b in at.button] and [b.key for b in at.button] == ["mem_to_review", "mem_save_button"]
     assert any("EVALBOARD_JUDGE_BASE_URL" in i.value for i in at.info)
 
 

@@ -59,3 +59,22 @@ def test_qa_page_saves_its_systems(registry):
     means = {r.system: r.mean for r in expected.summary(n_resamples=0) if r.metric == "exact_match" and r.slice == ""}
     logged = {s: m for rec in records for s, m in _overall(rec, "exact_match").items()}
     assert logged == pytest.approx(means) and shown.startswith("Saved: ")
+
+
+@pytest.mark.parametrize("page, state, key, task", [
+    ("3_Test_Sets.py", {}, "ts_save_button", "testsets"),
+    ("4_Persona_Dialogue.py", {}, "dialogue_save_button", "dialogue"),
+    ("5_Long_Memory.py", {}, "mem_save_button", "memory"),
+    ("1_Narrative.py", {"nar_view": "downloads"}, "nar_save_button", "narrative"),
+], ids=["testsets", "dialogue", "memory", "narrative"])
+def test_every_page_saves_its_run(registry, page, state, key, task):
+    """Each built-in page's *Save this run* logs the page's run: one run per system, the task's name, every row of
+    the page's run result (the same count as the task's adapter gives on the page's report)."""
+    at = run_page(str(ROOT / "pages" / page), source="demo", **state)
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    assert [s.value.startswith("Saved: ") for s in at.success] == [True]
+    records = RunStore(registry).runs()
+    assert records and {r.task for r in records} == {task}
+    assert all(r.n_items > 0 and r.summary for r in records)
+    assert sum(len(r.systems) for r in records) == len(records)                 # one run per system
