@@ -28,6 +28,7 @@ PAGES = [
      "LoCoMo and LongMemEval by question type, LLM-as-judge"),
     ("pages/6_Review.py", "Review", ":material/rate_review:",
      "Annotators review outputs: durable decisions, blind mode, adjudication, agreement"),
+    ("pages/8_Runs.py", "Runs", ":material/timeline:", "Kept runs: history, trends with intervals, side by side"),
 ]
 
 

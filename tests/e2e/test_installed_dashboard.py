@@ -34,7 +34,8 @@ WAIT = 120_000  # ms: a fresh server scores each page's demo on its first visit 
 #: The heading each page starts with, by its path in components.layout.PAGES.
 TITLES = {"pages/1_Narrative.py": "Narrative annotation", "pages/2_QA_Factcheck.py": "QA & Fact-check",
           "pages/3_Test_Sets.py": "Test sets", "pages/4_Persona_Dialogue.py": "Persona Dialogue",
-          "pages/5_Long_Memory.py": "Long-term memory QA", "pages/6_Review.py": "Review"}
+          "pages/5_Long_Memory.py": "Long-term memory QA", "pages/6_Review.py": "Review",
+          "pages/8_Runs.py": "Runs"}
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
