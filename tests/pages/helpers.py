@@ -16,6 +16,7 @@ QA_PAGE = str(ROOT / "pages" / "2_QA_Factcheck.py")
 TESTSETS_PAGE = str(ROOT / "pages" / "3_Test_Sets.py")
 DIALOGUE_PAGE = str(ROOT / "pages" / "4_Persona_Dialogue.py")
 MEMORY_PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
+RUNS_PAGE = str(ROOT / "pages" / "8_Runs.py")
 
 
 def page_app(path: str, *, timeout: float = 120, source: str | None = None, **state) -> AppTest:

@@ -1,0 +1,117 @@
+"""AppTest of pages/8_Runs.py: the empty registry and its demo runs, the runs list, a trend with a real step and
+an unjoined run, two runs side by side; each download equals ``runs list|trend|compare --format json``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.runs import RunStore
+from tests.helpers.runs_history import history
+from tests.pages.helpers import RUNS_PAGE, capture_downloads, page_app
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    """An empty registry the page reads (``EVALBOARD_DATABASE_URL``)."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    monkeypatch.setenv("EVALBOARD_DATABASE_URL", url)
+    return url
+
+
+def _cli(capsys, *argv) -> bytes:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out.encode("utf-8")
+
+
+def _run(state=None):
+    at = page_app(RUNS_PAGE, **(state or {}))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_empty_registry_says_how_to_log_and_logs_the_demo(db, capsys, monkeypatch):
+    files = capture_downloads(monkeypatch)
+    at = _run()
+    (info,) = at.info
+    assert "python -m evaluators qa FILE --log --run-name NAME" in info.value
+    at.button(key="runs_log_demo").click().run()
+    assert not at.exception, at.exception
+    (table,) = at.dataframe
+    rows = table.value.to_dict("records")
+    # the demo's three systems, 16 questions each: EM 31.25%, 62.50%, 68.75% as `compare qa_systems_demo.jsonl` prints
+    assert [(r["run"], r["items"], r["exact_match"]) for r in rows] == [
+        ("demo/baseline-7b", 16, 5 / 16), ("demo/rag-7b", 16, 10 / 16), ("demo/rag-70b", 16, 11 / 16)]
+    page = files["runs.json"]()
+    assert page.encode("utf-8") == _cli(capsys, "runs", "list", "--format", "json", "--db", db)
+
+
+@pytest.fixture
+def steps(db):
+    """Six runs of 400 items: 70% right, a real drop to 45% at v4, then a seventh run sharing 40% of the items."""
+    store = RunStore(db)
+    records = history(store, [0.7, 0.7, 0.7, 0.45, 0.45, 0.45, 0.45], overlap_last=0.4)
+    store.dispose()
+    return records
+
+
+def test_trend_is_the_runs_trend_command(db, steps, capsys, monkeypatch):
+    files = capture_downloads(monkeypatch)
+    at = _run({"runs_view": "trend"})
+    page = json.loads(files["trend.json"]())
+    cli = json.loads(_cli(capsys, "runs", "trend", "--metric", "exact_match", "--ci-resamples", "1000", "--format",
+                          "json", "--db", db))
+    assert page == cli
+    assert [p["mean"] for p in page["points"]] == [r.summary[0]["mean"] for r in steps]
+    # only the real drop is flagged (v3 -> v4); repeats have a zero difference; v7 is not joined
+    assert [s["flagged"] for s in page["steps"]] == [False, False, True, False, False, False]
+    assert [s["joined"] for s in page["steps"]][-1] is False
+    table = at.dataframe[0].value.to_dict("records")
+    assert [(r["step"], r["n common"], r["flagged"]) for r in table][2] == ("v3 → v4", 400, True)
+    notes = [c.value for c in at.caption]
+    assert any("v6 → v7: v6 and v7 are not joined: n common = 160 of 400 and 400 items" in n for n in notes)
+    assert any("**Holm (family-wise error)**" in n for n in notes)
+    chart = at.get("plotly_chart")[0].proto.spec
+    assert '"flagged step"' in chart and '"fill":"tonexty"' in chart
+
+
+def test_trend_by_slice_with_benjamini_hochberg(db, steps, capsys, monkeypatch):
+    files = capture_downloads(monkeypatch)
+    at = _run({"runs_view": "trend", "runs_slice": "lang", "runs_correction": "bh", "runs_metric": "token_f1"})
+    page = json.loads(files["trend.json"]())
+    cli = json.loads(_cli(capsys, "runs", "trend", "--metric", "token_f1", "--slice", "lang", "--correction", "bh",
+                          "--ci-resamples", "1000", "--format", "json", "--db", db))
+    assert page == cli
+    assert {p["slice_value"] for p in page["points"]} == {"all", "en", "zh"}
+    assert any("Benjamini-Hochberg (false discovery rate)" in c.value for c in at.caption)
+
+
+def test_two_runs_side_by_side_are_runs_compare(db, steps, capsys, monkeypatch):
+    files = capture_downloads(monkeypatch)
+    at = _run({"runs_view": "compare", "runs_a": "v3", "runs_b": "v4"})
+    page = files["comparison.json"]()
+    assert page.encode("utf-8") == _cli(capsys, "runs", "compare", "v3", "v4", "--format", "json", "--db", db)
+    c = json.loads(page)
+    (em,) = [m for m in c["metrics"] if m["metric"] == "exact_match"]
+    rows = at.dataframe[0].value.to_dict("records")
+    assert rows[0]["metric"] == "exact_match" and rows[0]["n paired"] == 400
+    assert em["bootstrap"]["delta"] == pytest.approx(steps[3].summary[0]["mean"] - steps[2].summary[0]["mean"])
+    assert at.metric[0].value == "400"
+
+
+def test_runs_sharing_too_few_items_are_not_compared(db, steps):
+    at = _run({"runs_view": "compare", "runs_a": "v6", "runs_b": "v7"})
+    (warning,) = at.warning
+    assert "n common = 160 of 400 and 400 items" in warning.value
+
+
+def test_filters_and_leaderboard(db, steps):
+    at = _run({"runs_tag": "seed=1"})
+    assert at.warning[0].value == "No run matches these filters."
+    at = _run({"runs_view": "leaderboard"})
+    rows = at.dataframe[0].value.to_dict("records")
+    assert [(r["rank"], r["system"], r["run"], r["n"]) for r in rows] == [(1, "model", "v7", 400)]
