@@ -8,6 +8,7 @@ import json
 import pytest
 
 from evaluators.cli import main
+from evaluators.reports.runs import to_json
 from evaluators.runs import RunStore
 from tests.helpers.runs_history import history
 from tests.pages.helpers import RUNS_PAGE, capture_downloads, page_app
@@ -115,3 +116,34 @@ def test_filters_and_leaderboard(db, steps):
     at = _run({"runs_view": "leaderboard"})
     rows = at.dataframe[0].value.to_dict("records")
     assert [(r["rank"], r["system"], r["run"], r["n"]) for r in rows] == [(1, "model", "v7", 400)]
+
+
+def test_gt_versions_marked_and_the_current_gt_line(db, tmp_path, capsys):
+    """The QA demo logged on its GT (v0), then with a GT patch (v1): the change is marked, and the "on the current
+    GT" line is ``runs trend --current-gt``."""
+    from evaluators.demo import demo_path
+    from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+    from evaluators.runs import view as rv
+
+    demo = demo_path("qa", "qa_systems_demo.jsonl")
+    patch = tmp_path / "fix.jsonl"
+    patch.write_text(write_gt_patch([PatchEntry("en-08", file_sha256(demo), "add_answer", ("seven", "7"),
+                                                ("seven continents",), "lead", "test")]), encoding="utf-8")
+    _cli(capsys, "qa", str(demo), "--log", "--run-name", "before", "--db", db)
+    _cli(capsys, "qa", str(demo), "--gt-patch", str(patch), "--log", "--run-name", "after", "--db", db)
+    store = RunStore(db)
+    records = store.runs(system="rag-70b")
+    assert [(r.name, r.dataset_version) for r in records] == [("before/rag-70b", 0), ("after/rag-70b", 1)]
+    assert rv.gt_changes(records) == [(1, 0, 1)]
+    rescored = rv.rescored_trend(store, records, "exact_match")
+    cli = json.loads(_cli(capsys, "runs", "trend", "--system", "rag-70b", "--metric", "exact_match", "--current-gt",
+                          "--ci-resamples", "1000", "--format", "json", "--db", db))
+    assert json.loads(to_json(rescored)) == cli
+    # on the current GT both runs are the same predictions scored alike: no difference
+    assert [p["mean"] for p in cli["points"]] == [cli["points"][1]["mean"]] * 2 and cli["steps"][0]["tests"][0][
+        "delta"] == 0
+    store.dispose()
+    at = _run({"runs_view": "trend", "runs_current_gt": True, "runs_system": "rag-70b"})
+    chart = at.get("plotly_chart")[0].proto.spec
+    assert '"on the current GT"' in chart and "GT v0 → v1" in chart
+    assert len(at.dataframe) == 2  # the steps as scored, then on the current GT
