@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components.tables import show_table
-from evaluators.reports.escape import md, visible
+from evaluators.reports.escape import md
 from evaluators.reports.format import number, p_value, percent, points, points_interval
 
 #: The command a new user runs to log a run (the empty state says it).
@@ -171,10 +171,7 @@ def steps_table(t, *, key: str) -> None:
 def comparison_view(c, *, key: str) -> None:
     """Run B against run A metric by metric: the means, the difference with its paired bootstrap interval and
     the p-values of the paired bootstrap, approximate randomization and (0/1 metrics) McNemar's exact test."""
-    cols = st.columns(3)
-    cols[0].metric("n common · 共同条目", number(c.n_common), help=f"of {c.n_a} in A and {c.n_b} in B")
-    cols[1].metric("A", visible(c.name_a))
-    cols[2].metric("B", visible(c.name_b))
+    st.metric("n common · 共同条目", number(c.n_common), help=f"of {c.n_a} in A and {c.n_b} in B")
     rows = []
     for m in c.metrics:
         b = m.bootstrap

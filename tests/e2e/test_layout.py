@@ -39,7 +39,8 @@ VIEWS = [("", "home", None), ("QA_Factcheck", "qa", None), ("QA_Factcheck?view=m
          ("Persona_Dialogue?view=models", "dialogue_models", None),
          ("Long_Memory", "memory", None), ("Long_Memory?view=questions", "memory_questions", None),
          ("Long_Memory?view=types", "memory_types", None),
-         ("Review", "review", None)] + [
+         ("Review", "review", None),
+         ("Runs", "runs", None)] + [
     (f"Narrative?view={v}", f"narrative_{v}", None)
     for v in ("overview", "characters", "relationships", "actions", "spans", "alignment", "compare", "downloads")]
 
