@@ -7,12 +7,10 @@ v7 sharing 40% of the items).  Screenshots are kept in ``.pytest_cache/runs/`` w
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import open_view, start_server, wait_for_app
+from tests.e2e.conftest import open_view, start_server, stop_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -32,11 +30,7 @@ def runs_url(tmp_path_factory):
     store.dispose()
     proc, base = start_server({"EVALBOARD_DATABASE_URL": url})
     yield base
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
 
 
 def _fits(pg, width: int) -> None:
