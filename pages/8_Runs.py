@@ -47,7 +47,7 @@ with st.expander("Filters · 筛选", expanded=False):
 filters = dict(task=None if task == ANY else task, dataset=None if dataset == ANY else dataset,
                system=None if system == ANY else system, tag=tag or None,
                since=since.isoformat() if since else None)
-records = store.runs(**filters)
+records = store.runs(**filters) if any(v is not None for v in filters.values()) else everything
 if not records:
     st.warning("No run matches these filters.")
     st.stop()
