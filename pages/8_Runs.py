@@ -25,6 +25,8 @@ from evaluators.runs.noise import noise_floor, repeat_groups  # noqa: E402
 VIEWS = {"list": "Runs · 列表", "trend": "Trend · 趋势", "compare": "Side by side · 对比",
          "leaderboard": "Leaderboard · 排行"}
 ANY = "(any)"
+#: Runs of a group of repeats whose noise floor the trend view shows (the latest).
+NOISE_RUNS = 10
 
 store = run_store()
 everything = store.runs()
@@ -62,11 +64,11 @@ if view == "list":
              key="runs_list_json", help="The same file as `runs list --format json` with these filters.")
     st.stop()
 
-datasets = sorted({r.dataset for r in records})
+datasets = {r.dataset_digest: f"{r.dataset} ({r.dataset_digest[:8]})" for r in records}
 if len(datasets) > 1:
-    picked = st.selectbox("Dataset · 数据集", datasets, key="runs_trend_dataset",
-                          help="A trend, a comparison and a leaderboard are of one dataset's runs.")
-    records = tuple(r for r in records if r.dataset == picked)
+    picked = st.selectbox("Dataset · 数据集", list(datasets), key="runs_trend_dataset", format_func=datasets.get,
+                          help="A trend, a comparison and a leaderboard are of one dataset's runs (its GT by content).")
+    records = tuple(r for r in records if r.dataset_digest == picked)
 metrics = rv.metrics_of(records)
 
 if view == "trend":
@@ -106,11 +108,12 @@ if view == "trend":
     download("Download the trend (JSON)", lambda: to_json(t), file_name="trend.json", mime="application/json",
              key="runs_trend_json",
              help="`runs trend --metric M [--slice S] --correction C --ci-resamples 1000 --format json`.")
-    groups = repeat_groups(records)
-    if groups:
-        floors = cached(key + ("noise",), lambda: [noise_floor([(r.name, store.load(r.name)) for r in g], metric)
-                                                   for g in groups])
-        st.markdown("**Noise of repeats · 重复运行的噪声**")
+    groups = [g[-NOISE_RUNS:] for g in repeat_groups(records)]
+    if groups and st.toggle(f"Noise of repeats · 重复运行的噪声 ({len(groups)} groups)", key="runs_noise_on",
+                            help=f"Runs sharing task, system, dataset version and config; the latest {NOISE_RUNS} of "
+                                 "each group (each run's items are read)."):
+        floors = cached(key + ("noise",), lambda: [noise_floor([(r.name, store.load(r.name, [metric])) for r in g],
+                                                               metric) for g in groups])
         noise_view(floors, key="runs_noise")
 
 elif view == "compare":

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from evaluators.cli import main
+from evaluators.reports.format import percent, points
 from evaluators.reports.runs import to_json
 from evaluators.runs import RunStore
 from tests.helpers.runs_history import history
@@ -147,3 +148,15 @@ def test_gt_versions_marked_and_the_current_gt_line(db, tmp_path, capsys):
     chart = at.get("plotly_chart")[0].proto.spec
     assert '"on the current GT"' in chart and "GT v0 → v1" in chart
     assert len(at.dataframe) == 2  # the steps as scored, then on the current GT
+
+
+def test_noise_of_repeats_is_runs_noise(db, steps, capsys):
+    """The seven runs share system, dataset version and config: one group of repeats, its floor that of
+    ``runs noise``."""
+    at = _run({"runs_view": "trend", "runs_noise_on": True})
+    (row,) = at.dataframe[1].value.to_dict("records")
+    cli = json.loads(_cli(capsys, "runs", "noise", *[r.name for r in steps], "--metric", "exact_match", "--format",
+                          "json", "--db", db))["noise_floor"]
+    assert row["repeats"] == "v1, v2, v3, v4, v5, v6, v7" and row["items"] == cli["n_items"] == 160  # the 40% v7 shares
+    assert (row["flip rate"], row["noise band"], row["flaky items"]) == (
+        percent(cli["flip_rate"]), points(cli["band"]), len(cli["flaky"]))
