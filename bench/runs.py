@@ -183,7 +183,7 @@ def qa_log(records: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=1000, help="0: skip the registry rows")
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--qa-records", type=int, default=1_000_000, help="0: skip the qa --log row")
     parser.add_argument("--repeat", type=int, default=2, help="qa --log: runs of each command")
@@ -193,20 +193,20 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
-        if args.only != "postgresql":
+        if args.runs > 0 and args.only != "postgresql":
             url = f"sqlite:///{Path(tmp) / 'runs.sqlite'}"
             from evaluators.runs import RunStore
 
             RunStore(url).dispose()
             bench("sqlite", url, args.runs, args.items, database_bytes(url, 0))
-        if args.pg and args.only != "sqlite":
+        if args.runs > 0 and args.pg and args.only != "sqlite":
             from bench.pg import temporary_database
             from evaluators.runs import RunStore
 
             with temporary_database(args.pg) as url:
                 RunStore(url).dispose()
                 bench("postgresql", url, args.runs, args.items, database_bytes(url, 0))
-        elif args.only != "sqlite":
+        elif args.runs > 0 and args.only != "sqlite":
             print("\n(PostgreSQL skipped: give --pg URL or set EVALBOARD_TEST_DATABASE_URL)")
     if args.qa_records:
         qa_log(args.qa_records, args.repeat)
