@@ -160,3 +160,24 @@ def test_noise_of_repeats_is_runs_noise(db, steps, capsys):
     assert row["repeats"] == "v1, v2, v3, v4, v5, v6, v7" and row["items"] == cli["n_items"] == 160  # the 40% v7 shares
     assert (row["flip rate"], row["noise band"], row["flaky items"]) == (
         percent(cli["flip_rate"]), points(cli["band"]), len(cli["flaky"]))
+
+
+def test_hostile_run_names_show_as_typed(db):
+    """Run names with markup, a right-to-left override and Chinese: shown as typed, hidden characters made visible,
+    in the table, the chart and the steps."""
+    from tests.helpers.runs_history import run_result
+
+    store = RunStore(db)
+    names = ["<b>粗体</b>", "evil\u202egnp", "模型 `v3` **x**"]
+    for k, name in enumerate(names):
+        store.log_run(run_result([1.0, 0.0, 1.0, float(k % 2)], [1.0, 0.5, 1.0, 0.5], [f"q-{i}" for i in range(4)]),
+                      name=name, who="test", gt_name="h.jsonl", gt_digest="a" * 64,
+                      created_at=f"2026-11-0{k + 1}T00:00:00Z")
+    store.dispose()
+    at = _run()
+    assert at.dataframe[0].value["run"].tolist() == ["<b>粗体</b>", "evil⟨U+202E⟩gnp", "模型 `v3` **x**"]
+    at = _run({"runs_view": "trend"})
+    x = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["x"]  # plotly reads <b> as markup
+    assert x == ["&lt;b&gt;粗体&lt;/b&gt;", "evil⟨U+202E⟩gnp", "模型 `v3` **x**"]
+    steps = at.dataframe[0].value["step"].tolist()
+    assert steps == ["<b>粗体</b> → evil⟨U+202E⟩gnp", "evil⟨U+202E⟩gnp → 模型 `v3` **x**"]
