@@ -16,7 +16,7 @@ from components.cache import cached  # noqa: E402
 from components.downloads import download  # noqa: E402
 from components.runs_views import (LOG_COMMAND, comparison_view, leaderboard_view, log_demo_runs,  # noqa: E402
                                    noise_view, run_store, runs_table, steps_table, trend_chart)
-from evaluators.reports.escape import md  # noqa: E402
+from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.reports.runs import to_json  # noqa: E402
 from evaluators.runs import view as rv  # noqa: E402
 from evaluators.runs.noise import noise_floor, repeat_groups  # noqa: E402
@@ -34,16 +34,21 @@ if not everything:
     st.info(f"No run logged yet. Log one from the command line with `{LOG_COMMAND}` (one run per system of the "
             "file), or log the built-in QA demo's systems here.")
     if st.button("Log the demo runs · 记录演示运行", key="runs_log_demo", type="primary"):
-        log_demo_runs()
-        st.rerun()
+        try:
+            log_demo_runs()
+            st.rerun()
+        except ValueError as exc:  # RunExists: logged meanwhile by another session
+            st.warning(md(str(exc)))
     st.stop()
 
 with st.expander("Filters · 筛选", expanded=False):
     cols = st.columns(5)
-    task = cols[0].selectbox("Task", [ANY, *sorted({r.task for r in everything})], key="runs_task")
-    dataset = cols[1].selectbox("Dataset", [ANY, *sorted({r.dataset for r in everything})], key="runs_dataset")
+    task = cols[0].selectbox("Task", [ANY, *sorted({r.task for r in everything})], key="runs_task",
+                             format_func=visible)
+    dataset = cols[1].selectbox("Dataset", [ANY, *sorted({r.dataset for r in everything})], key="runs_dataset",
+                                format_func=visible)
     system = cols[2].selectbox("System", [ANY, *sorted({s for r in everything for s in r.systems})],
-                               key="runs_system")
+                               key="runs_system", format_func=visible)
     tag = cols[3].text_input("Tag (KEY or KEY=VALUE)", key="runs_tag").strip()
     since = cols[4].date_input("Since (UTC)", value=None, key="runs_since")
 filters = dict(task=None if task == ANY else task, dataset=None if dataset == ANY else dataset,
@@ -64,7 +69,7 @@ if view == "list":
              key="runs_list_json", help="The same file as `runs list --format json` with these filters.")
     st.stop()
 
-datasets = {r.dataset_digest: f"{r.dataset} ({r.dataset_digest[:8]})" for r in records}
+datasets = {r.dataset_digest: visible(f"{r.dataset} ({r.dataset_digest[:8]})") for r in records}
 if len(datasets) > 1:
     picked = st.selectbox("Dataset · 数据集", list(datasets), key="runs_trend_dataset", format_func=datasets.get,
                           help="A trend, a comparison and a leaderboard are of one dataset's runs (its GT by content).")
@@ -76,7 +81,7 @@ if view == "trend":
     metric = cols[0].selectbox("Metric · 指标", metrics, key="runs_metric")
     slices = rv.slices_of(records)
     slice_name = cols[1].selectbox("Slice · 切片", ["", *slices], key="runs_slice",
-                                   format_func=lambda s: s or "all items")
+                                   format_func=lambda s: visible(s) if s else "all items")
     correction = cols[2].radio("Correction", ["holm", "bh"], key="runs_correction", horizontal=True,
                                format_func={"holm": "Holm", "bh": "Benjamini-Hochberg"}.get,
                                help="Holm controls the family-wise error of each step's metric × slices; "
@@ -122,8 +127,8 @@ elif view == "compare":
         st.info("Two runs of this dataset are needed to compare.")
         st.stop()
     cols = st.columns(2)
-    a = cols[0].selectbox("Run A", names, index=len(names) - 2, key="runs_a")
-    b = cols[1].selectbox("Run B", names, index=len(names) - 1, key="runs_b")
+    a = cols[0].selectbox("Run A", names, index=len(names) - 2, key="runs_a", format_func=visible)
+    b = cols[1].selectbox("Run B", names, index=len(names) - 1, key="runs_b", format_func=visible)
     from evaluators.runs.compare import TooFewCommon, compare_runs
 
     digests = {r.name: r.items_digest for r in records}
