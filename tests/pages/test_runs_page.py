@@ -181,3 +181,25 @@ def test_hostile_run_names_show_as_typed(db):
     assert x == ["&lt;b&gt;粗体&lt;/b&gt;", "evil⟨U+202E⟩gnp", "模型 `v3` **x**"]
     steps = at.dataframe[0].value["step"].tolist()
     assert steps == ["<b>粗体</b> → evil⟨U+202E⟩gnp", "evil⟨U+202E⟩gnp → 模型 `v3` **x**"]
+
+
+def test_public_hotpotqa_systems_logged_and_shown(db, capsys, monkeypatch):
+    """The public HotpotQA file's three systems logged by ``qa --log``: the page's trend and side by side are the
+    ``runs`` commands' files, and the leaderboard ranks the systems as ``compare`` does."""
+    from tests.conftest import require_shared
+
+    path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    _cli(capsys, "qa", str(path), "--log", "--run-name", "hotpot", "--db", db)
+    files = capture_downloads(monkeypatch)
+    _run({"runs_view": "trend"})
+    assert files["trend.json"]() == _cli(capsys, "runs", "trend", "--metric", "exact_match", "--ci-resamples", "1000",
+                                         "--format", "json", "--db", db).decode("utf-8")
+    a, b = "hotpot/Decomp_SearchFallback", "hotpot/Decomp_FullPipeline"
+    _run({"runs_view": "compare", "runs_a": a, "runs_b": b})
+    assert files["comparison.json"]() == _cli(capsys, "runs", "compare", a, b, "--format", "json",
+                                              "--db", db).decode("utf-8")
+    at = _run({"runs_view": "leaderboard"})
+    rows = at.dataframe[0].value.to_dict("records")
+    # exact match of the 50 questions, as `compare DERIVED_seed_format.jsonl` prints: 66%, 54%, 44%
+    assert [(r["system"], r["exact_match"]) for r in rows] == [
+        ("Decomp_FullPipeline", "66.00%"), ("Decomp_RelaxedInitial", "54.00%"), ("Decomp_SearchFallback", "44.00%")]
