@@ -129,6 +129,8 @@ def test_the_installed_dashboard_serves_every_page_with_its_settings_and_asks_no
             expect(main.locator("h1").first).to_contain_text(TITLES[path], timeout=WAIT)
             if path == "pages/6_Review.py":
                 expect(main.get_by_role("button", name=re.compile("Review the QA demo"))).to_be_visible(timeout=WAIT)
+            elif path == "pages/8_Runs.py":  # an empty registry: how to log a run, and the demo's runs
+                expect(main.get_by_role("button", name=re.compile("Log the demo runs"))).to_be_visible(timeout=WAIT)
             else:  # the demo's headline cards
                 expect(main.locator('[data-testid="stMetric"]').first).to_be_visible(timeout=WAIT)
             wait_for_app(page, timeout=WAIT)
