@@ -19,8 +19,8 @@ st.caption("**Data source** (sidebar, shared by every page): "
            + ("the built-in demo is shown — nothing to upload." if source == "demo"
               else "upload mode — each page asks for its files."))
 
-# every page but Home and Review is a kind of evaluation; Review is where people check them
-st.subheader(f"{len(PAGES) - 2} kinds of evaluation, and a review workspace")
+# every page but Home, Review and Runs is a kind of evaluation; Review is where people check them, Runs keeps them
+st.subheader(f"{len(PAGES) - 3} kinds of evaluation, and a review workspace")
 available = {p[0] for p in existing_pages()}
 cols = st.columns(3)
 for n, (path, label, icon, description) in enumerate(PAGES[1:]):

@@ -34,7 +34,8 @@ from bench.dashboard import FLOOR_APP, _server  # noqa: E402
 #: Page name in the URL -> label. "" is the home page.
 PAGES = {"": "Home", "Narrative": "Narrative", "QA_Factcheck": "QA", "Test_Sets": "Test sets",
          "Persona_Dialogue": "Persona", "Long_Memory": "Long Memory", "Review": "Review",
-         "Judge_Lab": "Judge lab"}
+         "Judge_Lab": "Judge lab",
+         "Runs": "Runs"}
 QUIET_MS = 500
 TARGET = 1.5
 
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pages", default=",".join(PAGES.values()),
-                    help="labels, comma-separated (Home, Narrative, QA, Test sets, Persona, Long Memory, Review)")
+                    help="labels, comma-separated (" + ", ".join(PAGES.values()) + ")")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
     wanted = {s.strip() for s in args.pages.split(",")}

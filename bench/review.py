@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,18 +221,10 @@ def main() -> None:
         if args.only != "postgresql":
             bench("sqlite", f"sqlite:///{work / 'review.sqlite'}", args.items, args.clicks, not args.no_browser, work)
         if args.pg and args.only != "sqlite":
-            import sqlalchemy as sa
+            from bench.pg import temporary_database
 
-            admin = sa.create_engine(args.pg, isolation_level="AUTOCOMMIT")
-            name = f"evalboard_bench_{uuid.uuid4().hex[:8]}"
-            with admin.connect() as c:
-                c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-            try:
-                url = sa.make_url(args.pg).set(database=name).render_as_string(hide_password=False)
+            with temporary_database(args.pg) as url:
                 bench("postgresql", url, args.items, args.clicks, not args.no_browser, work)
-            finally:
-                with admin.connect() as c:
-                    c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         elif args.only != "sqlite":
             print("\n(PostgreSQL skipped: give --pg URL or set EVALBOARD_TEST_DATABASE_URL)")
 

@@ -34,6 +34,9 @@ BENCHES: dict[str, tuple[str, str, list[str], list[str]]] = {
                   [], ["--records", "20000"]),
     "review": ("review.py", "review 100k items: create <= 10 s, open <= 2 s, p95 click <= 500 ms, import 200k "
                             "<= 30 s, export <= 10 s at <= 300 MB", [], ["--items", "10000", "--clicks", "5"]),
+    "runs": ("runs.py", "registry 1,000 runs x 10,000 items: Runs page first render <= 2 s, trend <= 1 s, <= 30 B "
+                        "per item-metric; qa --log <= +15%", [],
+             ["--runs", "100", "--items", "2000", "--qa-records", "100000"]),
 }
 
 

@@ -30,6 +30,7 @@ PAGES = [
      "LLM-judge prompt versions against your own labels: held-out kappa, overfit warning, corrected scores"),
     ("pages/6_Review.py", "Review", ":material/rate_review:",
      "Annotators review outputs: durable decisions, blind mode, adjudication, agreement"),
+    ("pages/8_Runs.py", "Runs", ":material/timeline:", "Kept runs: history, trends with intervals, side by side"),
 ]
 
 

@@ -143,3 +143,57 @@ def value_labels(x: Sequence[str], values: Sequence[float | None], tops: Sequenc
     return go.Scatter(x=list(x), y=ys, mode="text", text=[fixed(v, digits) for v in values],
                       textposition="top center", offsetgroup=group, legendgroup=group, showlegend=False,
                       hoverinfo="skip", cliponaxis=False)
+
+
+def runs_trend(runs: Sequence[str], lines: dict[str, dict[str, Sequence[float | None]]], *,
+               flagged: Sequence[int] = (), gt_changes: Sequence[tuple[int, str]] = (),
+               title: str = "Trend over runs", level: float = 0.95) -> go.Figure:
+    """A metric over runs in time order: each line with its interval band, flagged steps and GT changes marked.
+
+    Parameters
+    ----------
+    runs : sequence of str, length n
+        Run names (the x axis, in time order).
+    lines : dict of line name -> {"mean", "low", "high": n values in [0, 1] or ``None``}
+        E.g. ``{"as scored": ..., "on the current GT": ...}`` or one line per slice value; a band is drawn
+        between ``low`` and ``high``, ``None`` leaves a gap.
+    flagged : sequence of int
+        Indices of runs whose step from the previous run is flagged (marked on the first line).
+    gt_changes : sequence of (int, str)
+        Index of the first run on a new GT version and its label (``"GT v0 → v1"``): a dashed vertical line.
+    title : str
+    level : float
+        The bands' confidence level (legend and hover).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    colors = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
+    fills = ("rgba(31,119,180,0.18)", "rgba(214,39,40,0.15)", "rgba(44,160,44,0.15)", "rgba(148,103,189,0.15)",
+             "rgba(255,127,14,0.15)", "rgba(140,86,75,0.15)", "rgba(23,190,207,0.15)", "rgba(127,127,127,0.15)")
+    x = [html_text(r, breaks=False) for r in runs]
+    fig = go.Figure()
+    for j, (name, line) in enumerate(lines.items()):
+        label = html_text(name, breaks=False)
+        color, fill = colors[j % len(colors)], fills[j % len(fills)]
+        fig.add_scatter(x=x, y=list(line["high"]), mode="lines", line=dict(width=0), showlegend=False,
+                        legendgroup=str(j), hoverinfo="skip", connectgaps=False)
+        fig.add_scatter(x=x, y=list(line["low"]), mode="lines", line=dict(width=0), fill="tonexty",
+                        fillcolor=fill, name=f"{label} {percent(level, 0)} CI", legendgroup=str(j),
+                        hoverinfo="skip", connectgaps=False)
+        fig.add_scatter(x=x, y=list(line["mean"]), mode="lines+markers", name=label, legendgroup=str(j),
+                        line=dict(color=color), hovertemplate=f"%{{x}}<br>{label}: %{{y:.3f}}<extra></extra>")
+    if flagged and lines:
+        first = next(iter(lines.values()))["mean"]
+        fig.add_scatter(x=[x[i] for i in flagged], y=[first[i] for i in flagged], mode="markers",
+                        marker=dict(symbol="star", size=16, color="#d62728", line=dict(width=1, color="#000000")),
+                        name="flagged step", hovertemplate="%{x}: flagged step<extra></extra>")
+    for i, label in gt_changes:
+        fig.add_vline(x=i - 0.5, line=dict(dash="dash", color="#7f7f7f"))
+        fig.add_annotation(x=i - 0.5, y=1.04, text=html_text(label, breaks=False), showarrow=False,
+                           font=dict(size=11), yanchor="bottom")
+    fig.update_layout(title=two_line_title(title), yaxis=dict(range=[0, 1.1], title="score"),
+                      xaxis=dict(type="category", automargin=True), legend=dict(orientation="h", y=-0.3),
+                      height=420, margin=dict(t=60, b=40, l=40, r=10), font=dict(family=FONT))
+    return fig

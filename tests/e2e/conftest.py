@@ -67,6 +67,11 @@ def app_url(tmp_path_factory):
     log = open(ROOT / ".pytest_cache" / "streamlit-e2e.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
     proc, url = start_server({"EVALBOARD_DATA_DIR": str(tmp_path_factory.mktemp("evalboard-data"))}, log)
     yield url
+    stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop a server of :func:`start_server` (terminate, then kill after 10 s)."""
     proc.terminate()
     try:
         proc.wait(10)

@@ -35,7 +35,8 @@ WAIT = 120_000  # ms: a fresh server scores each page's demo on its first visit 
 TITLES = {"pages/1_Narrative.py": "Narrative annotation", "pages/2_QA_Factcheck.py": "QA & Fact-check",
           "pages/3_Test_Sets.py": "Test sets", "pages/4_Persona_Dialogue.py": "Persona Dialogue",
           "pages/5_Long_Memory.py": "Long-term memory QA", "pages/6_Review.py": "Review",
-          "pages/7_Judge_Lab.py": "Judge lab"}
+          "pages/7_Judge_Lab.py": "Judge lab",
+          "pages/8_Runs.py": "Runs"}
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
@@ -129,6 +130,8 @@ def test_the_installed_dashboard_serves_every_page_with_its_settings_and_asks_no
             expect(main.locator("h1").first).to_contain_text(TITLES[path], timeout=WAIT)
             if path == "pages/6_Review.py":
                 expect(main.get_by_role("button", name=re.compile("Review the QA demo"))).to_be_visible(timeout=WAIT)
+            elif path == "pages/8_Runs.py":  # an empty registry: how to log a run, and the demo's runs
+                expect(main.get_by_role("button", name=re.compile("Log the demo runs"))).to_be_visible(timeout=WAIT)
             else:  # the demo's headline cards
                 expect(main.locator('[data-testid="stMetric"]').first).to_be_visible(timeout=WAIT)
             wait_for_app(page, timeout=WAIT)

@@ -40,7 +40,8 @@ VIEWS = [("", "home", None), ("QA_Factcheck", "qa", None), ("QA_Factcheck?view=m
          ("Long_Memory", "memory", None), ("Long_Memory?view=questions", "memory_questions", None),
          ("Long_Memory?view=types", "memory_types", None),
          ("Review", "review", None), ("Judge_Lab", "judgelab", None),
-         ("Judge_Lab?view=confusion", "judgelab_confusion", None), ("Judge_Lab?view=bias", "judgelab_bias", None)] + [
+         ("Judge_Lab?view=confusion", "judgelab_confusion", None), ("Judge_Lab?view=bias", "judgelab_bias", None),
+         ("Runs", "runs", None)] + [
     (f"Narrative?view={v}", f"narrative_{v}", None)
     for v in ("overview", "characters", "relationships", "actions", "spans", "alignment", "compare", "downloads")]
 

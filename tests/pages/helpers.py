@@ -17,6 +17,7 @@ TESTSETS_PAGE = str(ROOT / "pages" / "3_Test_Sets.py")
 DIALOGUE_PAGE = str(ROOT / "pages" / "4_Persona_Dialogue.py")
 MEMORY_PAGE = str(ROOT / "pages" / "5_Long_Memory.py")
 JUDGELAB_PAGE = str(ROOT / "pages" / "7_Judge_Lab.py")
+RUNS_PAGE = str(ROOT / "pages" / "8_Runs.py")
 
 
 def page_app(path: str, *, timeout: float = 120, source: str | None = None, **state) -> AppTest:

@@ -530,3 +530,39 @@ def test_review_export_download_is_the_review_commands_file(download, review_exp
         (line,) = cli.decode("utf-8").splitlines()
         row = json.loads(line)
         assert (row["record_id"], row["current_ground_truth"], row["corrected_answer"]) == ("q1", "six", "seven")
+
+
+#: The Runs page's downloads, each with its view's state and the ``runs`` command that writes the same file.
+RUNS_DOWNLOADS = {
+    "runs.json": ({}, ("list", "--format", "json")),
+    "trend.json": ({"runs_view": "trend"}, ("trend", "--metric", "exact_match", "--ci-resamples", "1000",
+                                            "--format", "json")),
+    "comparison.json": ({"runs_view": "compare"}, ("compare", "v2", "v3", "--format", "json")),
+}
+
+
+@pytest.mark.parametrize("download", list(RUNS_DOWNLOADS))
+def test_runs_page_download_is_the_runs_command(download, tmp_path, capsys):
+    from evaluators.runs import RunStore
+    from tests.helpers.runs_history import history
+    from tests.pages.helpers import RUNS_PAGE
+
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    store = RunStore(url)
+    history(store, [0.6, 0.6, 0.8], n_items=120)  # a real step at v3
+    store.dispose()
+    state, args = RUNS_DOWNLOADS[download]
+    with pytest.MonkeyPatch.context() as mp:
+        deferred = capture_downloads(mp)
+        mp.setenv("EVALBOARD_DATABASE_URL", url)
+        at = page_app(RUNS_PAGE, **state)
+        at.run()
+        assert not at.exception, at.exception
+        assert set(deferred) & set(RUNS_DOWNLOADS) == {download}  # one download per view, each with its case
+        page = deferred[download]()
+    capsys.readouterr()
+    assert main(["runs", *args, "--db", url]) == 0
+    cli = capsys.readouterr().out
+    assert cli and page == cli
+    if download == "trend.json":
+        assert [s["flagged"] for s in json.loads(cli)["steps"]] == [False, True]
