@@ -12,11 +12,24 @@ CHART = '[data-testid="stPlotlyChart"]'
 
 
 def _click_cell(page, row: int, col: int, n: int) -> None:
-    """Click the centre of cell (row, col) of the n x n heatmap."""
-    area = page.locator(f"{CHART} .nsewdrag").first
-    area.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    box = area.bounding_box()
+    """Click the centre of cell (row, col) of the n x n heatmap, once the page has settled (a chart drawn again by
+    a rerun detaches the element found before it: CI failed on that once; the drawing is found again)."""
+    from playwright.sync_api import Error
+
+    for attempt in range(5):
+        wait_for_app(page)
+        area = page.locator(f"{CHART} .nsewdrag").first
+        try:
+            area.scroll_into_view_if_needed(timeout=10_000)
+            page.wait_for_timeout(300)
+            box = area.bounding_box(timeout=10_000)
+        except Error:
+            if attempt == 4:
+                raise
+            page.wait_for_timeout(1000)
+            continue
+        if box is not None:
+            break
     page.mouse.click(box["x"] + box["width"] * (col + 0.5) / n, box["y"] + box["height"] * (row + 0.5) / n)
 
 
