@@ -14,19 +14,21 @@ import streamlit as st
 from evaluators.reports.escape import md
 
 
-def save_run(result: Callable[[], object], *, gt_name: str, gt_files: Callable[[], list[tuple[str, bytes]]],
+def save_run(result: Callable[[], object], *, gt_name: str, gt_files: Callable[[], list[tuple[str, bytes]]] | None = None,
              source: str, key: str, where=None) -> None:
     """A name field and a *Save this run* button; on click, the run is logged and the names of the runs shown.
 
     Parameters
     ----------
     result : callable
-        Returns the page's :class:`~evaluators.run_result.RunResult` (after its GT corrections, if any); called on
-        click only.
+        Returns the page's :class:`~evaluators.run_result.RunResult` (after its GT corrections, if any), or the pair
+        ``(RunResult, dataset identity by system)`` when the task names its dataset by content as its ``--log`` does
+        (QA: :func:`evaluators.cli.runlog.qa_result_to_log`); called on click only.
     gt_name : str
         The dataset's name (the GT file's name).
-    gt_files : callable
-        Returns the GT files as ``(name, bytes)``: the dataset's identity is
+    gt_files : callable, optional
+        Without a dataset identity from ``result``: returns the GT files as ``(name, bytes)``, the dataset's identity
+        being
         :func:`evaluators.cli.runlog.files_digest` of them (what ``--log`` records for the same files on disk);
         called on click only.
     source : str
@@ -49,7 +51,9 @@ def save_run(result: Callable[[], object], *, gt_name: str, gt_files: Callable[[
         from evaluators.runs import RunExists
 
         try:
-            records = log_runs(result(), gt_name=gt_name, source=source, gt_digests=files_digest(gt_files()),
+            made = result()
+            run, digests = made if isinstance(made, tuple) else (made, files_digest(gt_files()))
+            records = log_runs(run, gt_name=gt_name, source=source, gt_digests=digests,
                                run_name=name.strip() or None, who="page")
         except (RunExists, ValueError, OSError, RuntimeError) as exc:
             st.error(md(f"Not saved: {exc}"))

@@ -12,7 +12,6 @@ from components.layout import view_switch  # noqa: E402
 from components.problems import show_problems  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.save_run import save_run  # noqa: E402
-from evaluators.tasks.builtin import qa_run_result  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from evaluators.reports.format import fixed  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, per_class_frame,  # noqa: E402
@@ -340,8 +339,20 @@ st.subheader("Downloads · 下载")
 downloads(report)
 review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
               data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
-save_run(lambda: qa_run_result(result), gt_name=file_name, source=file_name, key="qa_save",
-         gt_files=lambda: [(file_name, data if isinstance(data, bytes) else upload_bytes(data))])
+
+
+def _to_log():
+    """The run as ``qa FILE --log`` logs it (the dataset: its GT by content; the fields re-scoring needs)."""
+    import hashlib
+
+    from evaluators.cli.runlog import qa_result_to_log
+
+    gt_digest = hashlib.sha256(data if isinstance(data, bytes) else upload_bytes(data)).hexdigest()
+    pred_digest = hashlib.sha256(preds).hexdigest() if preds is not None else gt_digest
+    return qa_result_to_log(report, config, file_name, gt_file_digest=gt_digest, predictions_digest=pred_digest)
+
+
+save_run(_to_log, gt_name=file_name, source=file_name, key="qa_save")
 
 st.subheader("Review corrections · 审阅更正")
 

@@ -59,6 +59,23 @@ def test_qa_page_saves_its_systems(registry):
     means = {r.system: r.mean for r in expected.summary(n_resamples=0) if r.metric == "exact_match" and r.slice == ""}
     logged = {s: m for rec in records for s, m in _overall(rec, "exact_match").items()}
     assert logged == pytest.approx(means) and shown.startswith("Saved: ")
+    # the same dataset and values as `qa FILE --log` of the demo file, and re-scorable like it
+    import contextlib
+    import io
+
+    from evaluators.cli import main
+    from evaluators.runs.rescore import on_current_gt
+
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["qa", str(demo_path("qa", records[0].dataset)), "--log", "--run-name", "cli", "--db",
+                     registry]) == 0
+    store = RunStore(registry)
+    by_name = {r.name: r for r in store.runs()}
+    page_run, cli_run = records[0], by_name["cli"]          # one system: the file (the CLI names it by its path)
+    assert cli_run.dataset_digest == page_run.dataset_digest
+    assert store.load("cli").items.values == store.load(page_run.name).items.values
+    rescored, version = on_current_gt(store, page_run.name)
+    assert version == 0 and rescored.items.values == store.load(page_run.name).items.values
 
 
 @pytest.mark.parametrize("page, state, key, task", [
