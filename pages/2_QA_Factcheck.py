@@ -12,6 +12,7 @@ from components.layout import view_switch  # noqa: E402
 from components.problems import show_problems  # noqa: E402
 from components.review_link import review_button  # noqa: E402
 from components.save_run import save_run  # noqa: E402
+from evaluators.cli.runlog import qa_bytes_to_log  # noqa: E402
 from components.tables import show_table  # noqa: E402
 from evaluators.reports.format import fixed  # noqa: E402
 from components.qa_views import (breakdown_frame, downloads, headline, per_class_frame,  # noqa: E402
@@ -119,6 +120,13 @@ if main.report is None:  # unreadable (undecodable bytes ...)
     show_problems([main.failure], key="qa_problems", error="Cannot score this file:")
     st.stop()
 report = main.report
+
+
+def main_bytes() -> bytes:
+    """The main input's bytes (the demo's, or the upload's copied once): what review sessions and saved runs keep."""
+    return data if isinstance(data, bytes) else upload_bytes(data)
+
+
 st.caption(f"File: {md(file_name)} · task: **{report.task}** ({md(report.task_reason)})")
 show_problems(report.issues, key="qa_problems")
 if not main.usable:
@@ -333,26 +341,16 @@ else:  # records
         show_table(audit_rows(extraction), key="qa_audit", column_config=ratio_columns("accuracy"))
         review_button("Review the unparsed · 审阅未解析的答案", "qa", file_name,
                       lambda: review_payloads(extraction), key="qa_unparsed_to_review",
-                      data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
+                      data=main_bytes)
 
 st.subheader("Downloads · 下载")
 downloads(report)
 review_button("Review these records · 人工审阅这些记录", "qa", file_name, lambda: qa_items(report), key="qa_to_review",
-              data=lambda: data if isinstance(data, bytes) else upload_bytes(data))
+              data=main_bytes)
 
 
-def _to_log():
-    """The run as ``qa FILE --log`` logs it (the dataset: its GT by content; the fields re-scoring needs)."""
-    import hashlib
-
-    from evaluators.cli.runlog import qa_result_to_log
-
-    gt_digest = hashlib.sha256(data if isinstance(data, bytes) else upload_bytes(data)).hexdigest()
-    pred_digest = hashlib.sha256(preds).hexdigest() if preds is not None else gt_digest
-    return qa_result_to_log(report, config, file_name, gt_file_digest=gt_digest, predictions_digest=pred_digest)
-
-
-save_run(_to_log, gt_name=file_name, source=file_name, key="qa_save")
+save_run(lambda: qa_bytes_to_log(report, config, file_name, main_bytes(), preds), gt_name=file_name, source=file_name,
+         key="qa_save")
 
 st.subheader("Review corrections · 审阅更正")
 
@@ -370,5 +368,5 @@ def _corrected_html(patches, corrections) -> str:
     return qa_report(_corrected(patches)[0].report, corrections=(corrections.effect, corrections.applications))
 
 
-corrections_control("qa", file_name, lambda: data if isinstance(data, bytes) else upload_bytes(data),
+corrections_control("qa", file_name, main_bytes,
                     lambda patches: _corrected(patches)[1], key="qa_fix", html=_corrected_html)

@@ -128,6 +128,15 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     return result, {s: ground_truth_digest(r) for s, r in raw_gt.items()}
 
 
+def qa_bytes_to_log(report, config, source: str, gt: bytes, predictions: bytes | None = None):
+    """:func:`qa_result_to_log` of a report scored from bytes held in memory (a page's upload or demo): the GT
+    file's and the predictions' SHA-256 as ``qa FILE [--predictions P] --log`` records them (no separate
+    predictions: the records file is both)."""
+    gt_digest = hashlib.sha256(gt).hexdigest()
+    pred_digest = hashlib.sha256(predictions).hexdigest() if predictions is not None else gt_digest
+    return qa_result_to_log(report, config, source, gt_file_digest=gt_digest, predictions_digest=pred_digest)
+
+
 def _label(system: str) -> str:
     """A system's part of a run name: a system named by its file's path (``compare``, ``qa`` on a file without
     a system field) by the file's name."""
