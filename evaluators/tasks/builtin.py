@@ -11,6 +11,7 @@ still addressed by ``(system, item_id)``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from evaluators.io.errors import InputIssue
@@ -205,12 +206,6 @@ def narrative_run_result(report: Any, system: str = "predictions") -> RunResult:
 # task's own patch path (``run_with_patch``), registered by evaluators.tasks.tasks().
 
 
-def _replace(obj: Any, **changes: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
-
-
 class QATask:
     """QA and fact-check records (one file: question, GT answers, prediction): :func:`evaluators.qa.run.run_qa`."""
 
@@ -241,7 +236,7 @@ class QATask:
         from evaluators.qa.run import run_qa
 
         patched, corrections = patch_run(run_qa(inputs, config), [inputs], gt_patch)
-        return _replace(qa_run_result(patched), corrections=corrections)
+        return replace(qa_run_result(patched), corrections=corrections)
 
 
 class MemoryTask:
@@ -269,7 +264,7 @@ class MemoryTask:
         return memory_run_result(run_memory(inputs, config))
 
     def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
-        return self.run(inputs, _replace(config, gt_patch=gt_patch))
+        return self.run(inputs, replace(config, gt_patch=gt_patch))
 
 
 class DialogueTask:
@@ -300,7 +295,7 @@ class DialogueTask:
         return dialogue_run_result(run_dialogue(inputs, config))
 
     def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
-        return self.run(_replace(inputs, gt_patch=gt_patch), config)
+        return self.run(replace(inputs, gt_patch=gt_patch), config)
 
 
 class TestSetsTask:
@@ -328,7 +323,7 @@ class TestSetsTask:
         return testsets_run_result(run_testsets(inputs, config))
 
     def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
-        return self.run(inputs, _replace(config, gt_patch=gt_patch))
+        return self.run(inputs, replace(config, gt_patch=gt_patch))
 
 
 class NarrativeTask:
@@ -356,7 +351,7 @@ class NarrativeTask:
         return narrative_run_result(run_narrative(inputs, config))
 
     def run_with_patch(self, inputs, config, gt_patch) -> RunResult:
-        return self.run(_replace(inputs, gt_patch=gt_patch), config)
+        return self.run(replace(inputs, gt_patch=gt_patch), config)
 
 
 #: The built-in tasks, in the order of the dashboard's pages.
