@@ -154,14 +154,23 @@ def _check_downloads(browser, pg, where: str, problems: list[str], tmp_path: Pat
     names: list[str] = []
     checked_html: set[str] = set()
     for i in [*range(n), *reversed(range(n))]:
-        button = _download_buttons(pg).nth(i)
-        button.scroll_into_view_if_needed()
-        try:
-            with pg.expect_download(timeout=120_000) as info:
-                button.click()
-            download = info.value
-        except Exception as exc:  # noqa: BLE001 - reported with the button's label
-            problems.append(f"{where}: no file from click on {labels[i]!r} ({type(exc).__name__})")
+        download = None
+        for attempt in range(2):
+            # A click that lands while a rerun redraws the buttons can be lost (the deferred file's
+            # handler is replaced); a person clicks again, and so does the test, once, after the page settles.
+            button = _download_buttons(pg).nth(i)
+            button.scroll_into_view_if_needed()
+            try:
+                with pg.expect_download(timeout=60_000) as info:
+                    button.click()
+                download = info.value
+                break
+            except Exception as exc:  # noqa: BLE001 - reported with the button's label
+                if attempt:
+                    problems.append(f"{where}: no file from two clicks on {labels[i]!r} ({type(exc).__name__})")
+                else:
+                    _settle(pg)
+        if download is None:
             continue
         target = tmp_path / f"{where}_{i}_{download.suggested_filename}"
         download.save_as(target)
