@@ -345,3 +345,28 @@ def test_signature_differences_name_a_changed_jieba_dictionary_version_hmm_and_s
         f"{prov.signature_tokenizer_facts(off)['nltk version']}"]
     # a tokenizer only one side uses is another metric set, not a change
     assert prov.signature_differences(base, TOKENIZERS["char"].signature) == []
+
+
+def test_script_conversion_is_named_in_the_report_header_and_absent_by_default(tmp_path, capsys):
+    """Off by default; when on, the terminal report's Configuration block names the OpenCC config (before the
+    counts and scores), and the JSON report's first section, ``config``, records it."""
+    from evaluators.text.provenance import script_label
+
+    src = tmp_path / "zh.jsonl"
+    write_jsonl(src, [{"id": "1", "answer": "國家", "prediction": "国家"}])
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--script", "tw2s"]) == 0
+    out = capsys.readouterr().out
+    header = out.split("Configuration\n", 1)[1].split("=" * 80, 1)[0]
+    assert f"  script:       {script_label('tw2s')} (Traditional/Simplified conversion before scoring)\n" in header
+    assert script_label("tw2s").startswith("tw2s (opencc ")
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0"]) == 0
+    header = capsys.readouterr().out.split("Configuration\n", 1)[1].split("=" * 80, 1)[0]
+    assert "  script:" not in header and "opencc" not in header
+    for script, expected in ((None, None), ("t2s", "t2s")):
+        out_file = tmp_path / f"{script}.json"
+        assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--output-file", str(out_file),
+                     *(["--script", script] if script else [])]) == 0
+        data = json.loads(out_file.read_text(encoding="utf-8"))
+        assert list(data)[:2] == ["file", "config"] and data["config"]["script"] == expected
+        assert data["provenance"]["qa"]["script"] == script_label(script)
+        assert data["overall"]["exact_match"] == (1.0 if script else 0.0)
