@@ -255,6 +255,9 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     print(f"  prediction:   {pred_used}")
     if report.group_field:
         print(f"  group by:     {report.group_field}")
+    script = (report.provenance.get("qa") or {}).get("script", "none")
+    if script != "none":  # off by default; when on, named in the header as in the signature
+        print(f"  script:       {script} (Traditional/Simplified conversion before scoring)")
     print(bar)
     print("Counts")
     print(f"  records read:          {report.n_records}")

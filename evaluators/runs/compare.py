@@ -179,5 +179,31 @@ def compare_runs(a: RunResult, b: RunResult, name_a: str = "A", name_b: str = "B
     return RunsComparison(name_a, name_b, len(rows_a), len(rows_b), len(common), tuple(out))
 
 
+def tokenizer_changes(name_a: str, signature_a: str, name_b: str, signature_b: str) -> list[str]:
+    """``tokenizer changed since run A: ...`` lines when run B's text was cut differently from run A's.
+
+    The facts both runs' signatures state (tokenizer versions, jieba dictionary and user dictionary digests,
+    HMM, stop-word list, script conversion: :func:`evaluators.text.provenance.signature_differences`) are
+    compared; the Runs page shows the lines above a side-by-side comparison and ``runs compare`` prints them
+    on stderr.
+
+    Parameters
+    ----------
+    name_a, name_b : str
+        The runs' names (A the earlier, the baseline).
+    signature_a, signature_b : str
+        Their signatures (:attr:`evaluators.runs.store.RunRecord.signature`).
+
+    Returns
+    -------
+    list of str
+        One line per differing fact, naming it (``jieba dict: sha256:… -> sha256:…``); empty when they agree.
+    """
+    from evaluators.text.provenance import signature_differences
+
+    return [f"tokenizer changed since run {name_a} (run {name_b}): {d}"
+            for d in signature_differences(signature_a, signature_b)]
+
+
 __all__ = ["MIN_OVERLAP", "MetricComparison", "RunsComparison", "TooFewCommon", "compare_runs", "overlap_error",
-           "rows_of"]
+           "rows_of", "tokenizer_changes"]
