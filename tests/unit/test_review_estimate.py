@@ -34,7 +34,8 @@ def _testset_payloads(n=40):
 
 
 def right(payload, i) -> str:
-    metric_right = (payload.get("scores", {}).get("judge_score", payload.get("score")) or 0) >= 0.5
+    metric_right = (payload.get("scores", {}).get("judge_score", payload.get("score", payload.get("combined")))
+                    or 0) >= 0.5
     truly = metric_right != (i % 7 == 0)
     return "acceptable_variant" if truly else "model_error"
 
@@ -53,7 +54,15 @@ def make(db, name, kind, payloads, reviewed, *, settings=None, disagree=()):
     return store
 
 
-@pytest.mark.parametrize("kind,payloads", [("memory", _memory_payloads()), ("testsets", _testset_payloads())])
+def _dialogue_payloads(n=40):
+    # one persona model's replies; the combined score high on 3 of 4
+    return [{"kind": "dialogue", "id": f"下雨天#{i}#0", "scene": "下雨天", "dialogue_index": i, "context": "",
+             "ground_truth": "看，是彩虹！", "prediction": "彩虹！" if i % 4 else "不知道", "system": "panda",
+             "combined": 0.8 if i % 4 else 0.1} for i in range(n)]
+
+
+@pytest.mark.parametrize("kind,payloads", [("memory", _memory_payloads()), ("testsets", _testset_payloads()),
+                                           ("dialogue", _dialogue_payloads())])
 def test_memory_and_test_set_sessions_give_an_estimate(tmp_path, capsys, kind, payloads):
     db = tmp_path / "r.sqlite"
     make(db, "s", kind, payloads, reviewed=set(range(0, len(payloads), 2)))
