@@ -1136,6 +1136,52 @@ def _finish(file: str, config: QAConfig, task: str, reason: str, sampled: bool, 
     )
 
 
+def report_of_results(results: Iterable[QARecordResult], config: QAConfig, *, file: str, task: str, reason: str,
+                      sampled: bool, n_sample: int, group_field: str | None,
+                      issues: Iterable[InputIssue] = ()) -> QAReport:
+    """The report of records scored elsewhere (the shards of a run, pooled): what :func:`evaluate_records` gives.
+
+    The records are booked as :func:`evaluate_records` books them, then :func:`_finish` computes every aggregate
+    and interval once, so the report equals the single-process one when the records, the reading problems and the
+    decision (task, group field, detection sample) are the whole input's.
+
+    Parameters
+    ----------
+    results : iterable of QARecordResult
+        Every record of the input, in input order (by ``index``).
+    config : QAConfig
+        The settings every record was scored with.
+    file : str
+        The input's name.
+    task, reason : str
+        The task and why (decided once on the whole input, :func:`_decide`).
+    sampled : bool
+        Whether ``reason`` counts the records of a detection sample.
+    n_sample : int
+        Records in the detection sample.
+    group_field : str or None
+        The group field decided on the whole input.
+    issues : iterable of InputIssue
+        The input's reading problems, in input order.
+
+    Returns
+    -------
+    QAReport
+    """
+    scorer = Scorer(task, config, group_field)
+    store = RecordStore(scorer.record)
+    special = _special_lists()
+    gt_used: Counter[str] = Counter()
+    pred_used: Counter[str] = Counter()
+    id_keys = array("q")
+    for r in results:
+        store.append(r)
+        id_keys.append(_id_key(r.id, r.group))
+        _count(r.id, r.status, r.predicted_verdict, r.gold_field, r.prediction_field, special, gt_used, pred_used)
+    return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
+                   pred_used, list(issues), None, 0)
+
+
 def score_record(data: Mapping[str, Any], task: str, config: QAConfig | None = None, group_field: str | None = None,
                  *, index: int = 0, line: int | None = None) -> QARecordResult:
     """Score one record: the per-record function behind every report (and the unit to distribute).
@@ -1369,6 +1415,29 @@ class Scorer:
         lang, em, f1 = self._scores(prediction, texts, missing)
         return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction, status, lang,
                 OFFICIAL[lang].tokenizer, em, f1, None, None, None)
+
+    def key(self, data: Mapping[str, Any], index: int, line: int | None) -> tuple[str | None, str]:
+        """``(group, id)`` of one record, as :meth:`values` finds them (without scoring it): a shard's item key.
+
+        Parameters
+        ----------
+        data : mapping
+            One parsed record.
+        index : int
+            Its 0-based position among the file's records.
+        line : int or None
+            Its 1-based line in the file, if any.
+        """
+        _, _, id_names, _ = self._plan(data)
+        rid = self._text(data, id_names, True) if id_names else None
+        rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
+        group = None
+        if self.group_field:
+            g = data.get(self.group_field)
+            if g is not None:
+                g = g if type(g) is str else str(g)
+                group = g if g.strip() else None
+        return group, rid
 
     def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
         """The full :class:`QARecordResult` of one record.
