@@ -249,6 +249,19 @@ def read_shard(path: str | Path) -> ShardFile:
     return ShardFile(name, m, tuple(data["columns"]), data["items"], data.get("extra") or {})
 
 
+def _check_rows(f: ShardFile) -> None:
+    """A shard's rows hold the items its manifest lists, in that order (when its columns have ``id``)."""
+    if "id" not in f.columns:
+        return
+    at_id = f.columns.index("id")
+    at_group = f.columns.index("group") if "group" in f.columns else None
+    for k, (row, item) in enumerate(zip(f.rows, f.manifest["items"])):
+        key = [row[at_group] if at_group is not None else None, row[at_id]]
+        if key != list(item):
+            raise ShardError(f"{f.path}: item row {k + 1} is {key[1]!r} but its manifest lists {item[1]!r} there; "
+                             "the shard file was changed after it was written")
+
+
 def _compared(m: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in m.items() if k not in PER_SHARD}
     out["input"] = {k: v for k, v in m["input"].items() if k != "name"}
@@ -328,6 +341,8 @@ def check_shards(files: Sequence[ShardFile]) -> list[ShardFile]:
         raise ShardError(f"missing shard(s) {_names(missing)} of {n}: only {len(files)} of {n} shard files given "
                          f"({', '.join(f.path for f in files)})")
     files = sorted(files, key=lambda f: f.shard)
+    for f in files:
+        _check_rows(f)
     seen: dict[tuple, str] = {}
     twice: list[str] = []
     for f in files:

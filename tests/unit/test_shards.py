@@ -1,0 +1,188 @@
+"""Shards with a checked merge (issue 32): ``qa --shard i/N`` + ``merge`` equal the single-process report; the
+assignment covers every record once, deterministically, balanced within groups; bad shard sets exit 2."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from evaluators.cli import main
+from evaluators.shards import ShardError, assign, parse_shard
+from tests.conftest import require_shared
+
+CI = ["--ci-resamples", "300"]  # intervals computed (same seed) on a few resamples: the test stays quick
+
+
+# ------------------------------------------------------------------------------------------ assignment
+
+def test_parse_shard():
+    assert parse_shard("1/1") == (1, 1) and parse_shard(" 3/8 ") == (3, 8)
+    for bad in ("0/3", "4/3", "3", "a/b", "1/0", "-1/2"):
+        with pytest.raises(ShardError, match="i/N"):
+            parse_shard(bad)
+
+
+def test_assignment_is_deterministic_covers_every_record_once_and_is_balanced_within_groups():
+    # 10 keys of group "A", 7 of "B", 1 of no group; key ("A", "a3") stands twice (a repeated id)
+    keys = [("A", f"a{k}") for k in range(10)] + [("B", f"题{k}") for k in range(7)] + [(None, "x"), ("A", "a3")]
+    shards = assign(keys, 3, seed=0)
+    assert len(shards) == len(keys) and set(shards) <= {1, 2, 3}  # every record exactly one shard
+    assert shards == assign(keys, 3, seed=0)  # deterministic
+    assert shards[3] == shards[-1]  # one key, one shard
+    distinct = {k: s for k, s in zip(keys, shards)}
+    # 18 distinct keys dealt in turn, group by group (None, then A, then B): 6 + 6 + 6 in all;
+    # A's 10 keys after None's 1: 4 / 3 / 3 in some order; B's 7: 3 / 2 / 2
+    assert sorted(Counter(distinct.values()).values()) == [6, 6, 6]
+    assert sorted(Counter(s for k, s in distinct.items() if k[0] == "A").values()) == [3, 3, 4]
+    assert sorted(Counter(s for k, s in distinct.items() if k[0] == "B").values()) == [2, 2, 3]
+    # the assignment depends on the keys, not on their order in the file
+    shuffled = keys[:]
+    random.Random(5).shuffle(shuffled)
+    assert dict(zip(shuffled, assign(shuffled, 3, seed=0))) == distinct
+    # another seed deals the keys otherwise (same balance)
+    other = assign(keys, 3, seed=1)
+    assert other != shards and sorted(Counter(dict(zip(keys, other)).values()).values()) == [6, 6, 6]
+    assert assign(keys, 1) == [1] * len(keys)
+
+
+# ------------------------------------------------------------------------------------------ merge == single
+
+def _single(path, capsys, *extra) -> str:
+    capsys.readouterr()
+    assert main(["qa", "--input", str(path), "--format", "json", *CI, *extra]) == 0
+    return capsys.readouterr().out
+
+
+def _shards(path, n, tmp_path, *extra, tag="s") -> list[str]:
+    files = []
+    for i in range(1, n + 1):
+        out = tmp_path / f"{tag}{i}.json"
+        assert main(["qa", "--input", str(path), "--shard", f"{i}/{n}", "--output-file", str(out), *CI, *extra]) == 0
+        files.append(str(out))
+    return files
+
+
+def _merge(files, capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["merge", *files])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _cmrc_squad_with_predictions(tmp_path):
+    """CMRC 2018 trial (SQuAD-style, read whole) and predictions: the first gold answer, its first half every
+    third question (partial credit), none every seventh (missing prediction)."""
+    data = json.loads(require_shared("qa_factcheck", "cmrc2018", "cmrc2018_trial.json").read_bytes())
+    preds = {}
+    k = 0
+    for article in data["data"]:
+        for para in article["paragraphs"]:
+            for qa in para["qas"][:1]:  # one question a paragraph: a few hundred records
+                text = qa["answers"][0]["text"]
+                if k % 7:
+                    preds[qa["id"]] = text[: max(1, len(text) // 2)] if k % 3 == 0 else text
+                k += 1
+    trial = tmp_path / "cmrc_trial.json"
+    trial.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    pred = tmp_path / "cmrc_pred.json"
+    pred.write_text(json.dumps(preds, ensure_ascii=False), encoding="utf-8")
+    return trial, ["--predictions", str(pred)]
+
+
+@pytest.mark.parametrize("n", [3, 8])
+@pytest.mark.parametrize("data", ["hotpotqa", "cfever_zh", "cmrc_zh"])
+def test_merged_report_equals_the_single_process_report(data, n, tmp_path, capsys):
+    extra: list[str] = []
+    if data == "hotpotqa":  # 3 systems x 50 HotpotQA questions (grouped by system), EM / F1
+        path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    elif data == "cfever_zh":  # 600 Chinese fact-check claims (CFEVER), verdicts and confusion matrix
+        path = require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")
+    else:  # Chinese QA, CMRC 2018 rules, a SQuAD-style file with separate predictions
+        path, extra = _cmrc_squad_with_predictions(tmp_path)
+    single = _single(path, capsys, *extra)
+    files = _shards(path, n, tmp_path, *extra)
+    shard_items = [json.loads(open(f, encoding="utf-8").read())["manifest"]["items"] for f in files]
+    sizes = [len(items) for items in shard_items]
+    assert max(sizes) - min(sizes) <= 1  # balanced
+    random.Random(n).shuffle(files)  # any order
+    code, merged, err = _merge(files, capsys)
+    assert code == 0, err
+    a, b = json.loads(single), json.loads(merged)
+    assert a == b  # field by field (the QA report has no timing field)
+    assert merged == single  # and the same text
+    assert sum(sizes) == a["n_records"] and a["overall"]["exact_match_ci_low"] is not None
+
+
+# ------------------------------------------------------------------------------------------ refusals
+
+@pytest.fixture
+def hotpot_shards(tmp_path):
+    path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    return path, _shards(path, 3, tmp_path)
+
+
+def test_merge_refuses_mixed_manifests(hotpot_shards, tmp_path, capsys):
+    path, files = hotpot_shards
+    other = tmp_path / "other.jsonl"  # the same records but one prediction: another run
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["final_answer"] = "something else"
+    other.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    foreign = _shards(other, 3, tmp_path, tag="o")
+    code, out, err = _merge([files[0], foreign[1], files[2]], capsys)
+    assert code == 2 and out == ""
+    assert f"mixed manifests: {files[0]} and {foreign[1]} differ in input.gt_digest" in err
+    # the same file scored with other settings
+    code, _, err = _merge([files[0], *_shards(path, 3, tmp_path, "--lang", "en", tag="l")[1:]], capsys)
+    assert code == 2 and "mixed manifests" in err and "differ in config" in err
+
+
+def test_merge_refuses_a_missing_or_repeated_shard(hotpot_shards, capsys):
+    _, files = hotpot_shards
+    code, out, err = _merge([files[2], files[0]], capsys)
+    assert code == 2 and out == ""
+    assert "missing shard(s) 2 of 3" in err and files[0] in err and files[2] in err
+    code, _, err = _merge([files[0], files[1], files[2], files[1]], capsys)
+    assert code == 2 and f"shard 2 of 3 given 2 times: {files[1]}, {files[1]}" in err
+
+
+def test_merge_refuses_duplicated_ids(hotpot_shards, capsys):
+    _, files = hotpot_shards
+    one, two = (json.loads(open(f, encoding="utf-8").read()) for f in files[:2])
+    one["items"].append(two["items"][0])  # a record of shard 2 written into shard 1 too
+    one["manifest"]["items"].append(two["manifest"]["items"][0])
+    with open(files[0], "w", encoding="utf-8") as f:
+        json.dump(one, f, ensure_ascii=False)
+    group, rid = two["manifest"]["items"][0]
+    code, out, err = _merge(files, capsys)
+    assert code == 2 and out == ""
+    assert f"duplicated id(s) across shards: {rid!r} ({group}) in {files[0]} and {files[1]}" in err
+
+
+def test_merge_refuses_what_is_not_a_shard_file(hotpot_shards, tmp_path, capsys):
+    path, files = hotpot_shards
+    code, _, err = _merge([files[0], str(path)], capsys)
+    assert code == 2 and f"{path} is not a shard file" in err
+    code, _, err = _merge([files[0], str(tmp_path / "absent.json")], capsys)
+    assert code == 2 and "cannot read" in err and "absent.json" in err
+
+
+def test_qa_shard_option_errors(tmp_path, capsys):
+    path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    assert main(["qa", "--input", str(path), "--shard", "4/3", "--output-file", str(tmp_path / "x.json")]) == 2
+    assert "--shard takes i/N" in capsys.readouterr().err
+    assert main(["qa", "--input", str(path), "--shard", "1/3"]) == 2
+    assert "--shard needs --output-file" in capsys.readouterr().err
+
+
+def test_merge_refuses_rows_that_are_not_the_manifests_items(hotpot_shards, capsys):
+    _, files = hotpot_shards
+    one = json.loads(open(files[0], encoding="utf-8").read())
+    one["items"][1], one["items"][2] = one["items"][2], one["items"][1]  # rows swapped, manifest not
+    with open(files[0], "w", encoding="utf-8") as f:
+        json.dump(one, f, ensure_ascii=False)
+    code, _, err = _merge(files, capsys)
+    assert code == 2 and f"{files[0]}: item row 2 is" in err
