@@ -93,15 +93,24 @@ def _cmrc_squad_with_predictions(tmp_path):
 
 
 @pytest.mark.parametrize("n", [3, 8])
-@pytest.mark.parametrize("data", ["hotpotqa", "cfever_zh", "cmrc_zh"])
+@pytest.mark.parametrize("data", ["hotpotqa", "cfever_zh", "cmrc_zh", "hotpotqa_2600"])
 def test_merged_report_equals_the_single_process_report(data, n, tmp_path, capsys):
     extra: list[str] = []
     if data == "hotpotqa":  # 3 systems x 50 HotpotQA questions (grouped by system), EM / F1
         path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
     elif data == "cfever_zh":  # 600 Chinese fact-check claims (CFEVER), verdicts and confusion matrix
         path = require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")
-    else:  # Chinese QA, CMRC 2018 rules, a SQuAD-style file with separate predictions
+    elif data == "cmrc_zh":  # Chinese QA, CMRC 2018 rules, a SQuAD-style file with separate predictions
         path, extra = _cmrc_squad_with_predictions(tmp_path)
+    else:  # more records than the detection sample: the task is decided on the first 2,000, as in one process
+        lines = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl").read_text(
+            encoding="utf-8").splitlines()
+        path = tmp_path / "hotpot_2600.jsonl"
+        with open(path, "w", encoding="utf-8") as f:
+            for k in range(2600):
+                record = json.loads(lines[k % len(lines)])
+                record["question_id"] += f"-{k // len(lines)}"
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
     single = _single(path, capsys, *extra)
     files = _shards(path, n, tmp_path, *extra)
     shard_items = [json.loads(open(f, encoding="utf-8").read())["manifest"]["items"] for f in files]
@@ -114,6 +123,8 @@ def test_merged_report_equals_the_single_process_report(data, n, tmp_path, capsy
     assert a == b  # field by field (the QA report has no timing field)
     assert merged == single  # and the same text
     assert sum(sizes) == a["n_records"] and a["overall"]["exact_match_ci_low"] is not None
+    if data == "hotpotqa_2600":
+        assert "(in a sample: the first 2,000 of 2,600 records)" in b["task_reason"]
 
 
 # ------------------------------------------------------------------------------------------ refusals
