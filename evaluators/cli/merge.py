@@ -1,10 +1,11 @@
-"""``python -m evaluators merge SHARD_FILES...``: the report of a run scored in shards (``qa --shard i/N``).
+"""``python -m evaluators merge SHARD_FILES...``: the report of a run scored in shards (``qa --shard i/N``,
+``narrative GT PRED --shard i/N``).
 
 The shard files are checked to be one complete run (:func:`evaluators.shards.check_shards`): mixed manifests,
 a missing or repeated shard, an id in two shards, or shards that do not add up to the run are refused with
 exit 2, naming the files.  Then every aggregate and interval is computed once on the pooled per-item values
 by the single-process run's code, and the report is written by the single-process writer: it equals
-``qa --input FILE --format json``.
+``qa --input FILE --format json`` (``narrative GT PRED --format json --whole-batch``).
 
 Exit codes: 0 success; 2 unusable shard files (the reason on stderr).
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
-MERGEABLE = ("qa",)
+MERGEABLE = ("qa", "narrative")
 
 
 def add_parser(subparsers) -> None:
@@ -44,7 +45,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check and merge the shard files; returns the exit code."""
-    from evaluators.io.typed_json import CodecError, decode
+    from evaluators.io.typed_json import CodecError
     from evaluators.shards import ShardError, check_shards, read_shard
 
     try:
@@ -54,34 +55,54 @@ def run(args: argparse.Namespace) -> int:
     first = files[0]
     command = first.manifest["command"]
     if command not in MERGEABLE:
-        return fail(f"{first.path}: shards of '{command}' cannot be merged yet (only {', '.join(MERGEABLE)})")
+        return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
-        config = first.config()
-        issues = decode(first.extra.get("issues", {"$tuple": []}))
+        text, n_items = (_qa if command == "qa" else _narrative)(files, args.format)
     except CodecError as exc:
-        return fail(f"{first.path}: the manifest's config or issues do not decode ({exc})")
+        return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
+    except (ValueError, TypeError, KeyError) as exc:
+        return fail(f"the shard files {', '.join(f.path for f in files)} do not make a report: {exc}")
+    if args.output_file:
+        try:
+            Path(args.output_file).write_text(text, encoding="utf-8", newline="")
+        except OSError as exc:
+            return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
+        print(f"merged {len(files)} shards ({n_items} items) into {args.output_file}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _qa(files, fmt: str) -> tuple[str, int]:
+    """The merged QA report's text (``qa --format json|csv``'s) and its record count."""
+    import io
+
+    from evaluators.io.typed_json import decode
     from evaluators.qa.shards import merged_report
     from evaluators.reports.qa import write_records_csv, write_report_json
 
-    rows = [row for f in files for row in f.rows]
-    try:
-        report = merged_report(first.manifest["input"]["name"], config, first.manifest["decision"], issues,
-                               first.columns, rows)
-    except (ValueError, TypeError, KeyError) as exc:
-        return fail(f"the shard files {', '.join(f.path for f in files)} do not make a report: {exc}")
-    out = Path(args.output_file) if args.output_file else None
-    try:
-        f = open(out, "w", encoding="utf-8", newline="") if out is not None else sys.stdout
-    except OSError as exc:
-        return fail(f"cannot write {out}: {exc.strerror or exc}")
-    try:
-        if args.format == "csv":
-            write_records_csv(report, f)
-        else:
-            write_report_json(report, f)
-    finally:
-        if out is not None:
-            f.close()
-    if out is not None:
-        print(f"merged {len(files)} shards ({report.n_records} records) into {out}", file=sys.stderr)
-    return EXIT_OK
+    first = files[0]
+    report = merged_report(first.manifest["input"]["name"], first.config(), first.manifest["decision"],
+                           decode(first.extra.get("issues", {"$tuple": []})), first.columns,
+                           [row for f in files for row in f.rows])
+    buf = io.StringIO(newline="")
+    (write_records_csv if fmt == "csv" else write_report_json)(report, buf)
+    return buf.getvalue(), report.n_records
+
+
+def _narrative(files, fmt: str) -> tuple[str, int]:
+    """The merged narrative batch report's text (``narrative --format json --whole-batch``'s; csv: every mismatch)
+    and its pair count."""
+    from evaluators.io.typed_json import decode
+    from evaluators.narrative.settings import build_config
+    from evaluators.narrative.shards import merged_report
+    from evaluators.reports.narrative import mismatches_csv, to_json
+
+    first = files[0]
+    settings = build_config(**first.config())
+    extra = first.extra
+    report = merged_report(settings, first.columns, [row for f in files for row in f.rows],
+                           issues=decode(extra["issues"]), unpaired_gt=extra["unpaired_gt"],
+                           unpaired_pred=extra["unpaired_pred"])
+    text = mismatches_csv(report) if fmt == "csv" else to_json(report)
+    return (text if text.endswith("\n") else text + "\n"), len(report.documents)

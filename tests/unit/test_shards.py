@@ -197,3 +197,58 @@ def test_merge_refuses_rows_that_are_not_the_manifests_items(hotpot_shards, caps
         json.dump(one, f, ensure_ascii=False)
     code, _, err = _merge(files, capsys)
     assert code == 2 and f"{files[0]}: item row 2 is" in err
+
+
+# ------------------------------------------------------------------------------------------ narrative
+
+def _fairytale_predictions(tmp_path):
+    """Predictions of the shared Chinese fairy tales (JSON v3 GT), derived from each GT: some events dropped (every
+    2nd, 3rd or 4th), every 4th kept event's type set to OTHER, the last character dropped in every other story;
+    every 9th story has no prediction (an unpaired GT file)."""
+    gt = require_shared("fairytales", "gt_v3")
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    for k, path in enumerate(sorted(gt.glob("*.json"))):
+        if k % 9 == 8:
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["narrative_events"] = [e for i, e in enumerate(doc["narrative_events"]) if i % (k % 3 + 2)]
+        for i, e in enumerate(doc["narrative_events"]):
+            if i % 4 == 0:
+                e["event_type"] = "OTHER"
+        if k % 2:
+            doc["characters"] = doc["characters"][:-1]
+        (pred / path.name.replace("_v3.json", "_prediction.json")).write_text(json.dumps(doc, ensure_ascii=False),
+                                                                              encoding="utf-8")
+    return gt, pred
+
+
+@pytest.mark.parametrize("n", [3, 8])
+def test_narrative_merged_report_equals_the_single_process_batch_report(n, tmp_path, capsys):
+    gt, pred = _fairytale_predictions(tmp_path)
+    capsys.readouterr()
+    assert main(["narrative", str(gt), str(pred), "--format", "json", "--whole-batch", "--quiet"]) == 0
+    single = capsys.readouterr().out
+    files = []
+    for i in range(1, n + 1):
+        out = tmp_path / f"n{i}.json"
+        assert main(["narrative", str(gt), str(pred), "--shard", f"{i}/{n}", "--out", str(out), "--quiet"]) == 0
+        files.append(str(out))
+    sizes = [len(json.loads(open(f, encoding="utf-8").read())["manifest"]["items"]) for f in files]
+    assert sum(sizes) == 25 and max(sizes) - min(sizes) <= 1  # 28 stories, 3 without a prediction
+    code, merged, err = _merge(files[::-1], capsys)
+    assert code == 0, err
+    a, b = json.loads(single), json.loads(merged)
+    assert a == b and merged == single
+    assert len(a["unpaired_gt"]) == 3 and a["micro"]["overall_score"] is not None
+    code, _, err = _merge([files[0], *files[1:-1]], capsys)
+    assert code == 2 and f"missing shard(s) {n} of {n}" in err
+
+
+def test_merge_refuses_shards_of_two_commands(hotpot_shards, tmp_path, capsys):
+    gt, pred = _fairytale_predictions(tmp_path)
+    out = tmp_path / "n2.json"
+    assert main(["narrative", str(gt), str(pred), "--shard", "2/3", "--out", str(out), "--quiet"]) == 0
+    _, files = hotpot_shards
+    code, _, err = _merge([files[0], str(out), files[2]], capsys)
+    assert code == 2 and f"mixed manifests: {files[0]} and {out} differ in command (\"qa\" vs \"narrative\")" in err
