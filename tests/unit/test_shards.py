@@ -252,3 +252,16 @@ def test_merge_refuses_shards_of_two_commands(hotpot_shards, tmp_path, capsys):
     _, files = hotpot_shards
     code, _, err = _merge([files[0], str(out), files[2]], capsys)
     assert code == 2 and f"mixed manifests: {files[0]} and {out} differ in command (\"qa\" vs \"narrative\")" in err
+
+
+def test_a_records_shard_key_is_the_group_and_id_its_score_has():
+    from evaluators.qa.evaluate import QAConfig, Scorer
+
+    records = [{"id": " q1 ", "answer": "a", "prediction": "a", "system": "A"},  # id stripped
+               {"question_id": 7, "answer": "北京", "prediction": "北京", "system": 3},  # numbers as text
+               {"answer": "x", "prediction": "y", "system": "  "},  # no id: #line; a blank group is none
+               {"original_row": {"id": "r9"}, "answer": "x", "system": None}]
+    scorer = Scorer("qa", QAConfig(group_field="system"), "system")
+    keys = [scorer.key(r, k, k + 1) for k, r in enumerate(records)]
+    assert keys == [("A", "q1"), ("3", "7"), (None, "#3"), (None, "r9")]
+    assert keys == [(v[3], v[2]) for v in (scorer.values(r, k, k + 1) for k, r in enumerate(records))]
