@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,12 +198,13 @@ def write_shard(path: str | Path, manifest: dict[str, Any], columns: Sequence[st
 
 @dataclass(frozen=True)
 class ShardFile:
-    """A shard file as read: its name, manifest, columns, per-item rows and extra data."""
+    """A shard file as read: its name, manifest, columns, per-item rows (each the JSON text of its values, UTF-8,
+    parsed when used: a shard of a million records is held as text, not as Python values) and extra data."""
 
     path: str
     manifest: dict[str, Any]
     columns: tuple[str, ...]
-    rows: list[list] = field(repr=False)
+    rows: list[bytes] = field(repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -216,9 +217,44 @@ class ShardFile:
 
         return decode(self.manifest["config"])
 
+    def values(self) -> Iterator[list]:
+        """Each row's values (a list in :attr:`columns` order), in the file's order."""
+        for raw in self.rows:
+            yield json.loads(raw)
+
 
 _REQUIRED = ("command", "shard", "shards", "seed", "evalboard_version", "input", "n_items", "assignment_digest",
              "config", "signature", "decision", "items")
+#: The first lines of a shard file as :func:`write_shard` writes it (read line by line; any other layout of the
+#: same JSON is read whole).
+_LAYOUT = (b'{"format": ', b' "manifest": ', b' "columns": ', b' "extra": ', b' "items": [')
+
+
+def _read_lines(f) -> dict[str, Any] | None:
+    """The shard file of the open binary file ``f`` in :func:`write_shard`'s layout, rows kept as text; ``None``
+    when it is laid out otherwise."""
+    head = []
+    for prefix in _LAYOUT:
+        line = f.readline()
+        if not line.startswith(prefix):
+            return None
+        head.append(line[len(prefix):].rstrip(b"\r\n").rstrip(b","))
+    if head[-1] != b"":
+        return None
+    data = {"format": json.loads(head[0]), "manifest": json.loads(head[1]), "columns": json.loads(head[2]),
+            "extra": json.loads(head[3])}
+    rows = []
+    for line in f:
+        text = line.strip()
+        if text in (b"]}", b"]}\n"):
+            break
+        if text.startswith(b"]"):
+            return None
+        rows.append(text[:-1] if text.endswith(b",") else text)
+    else:
+        return None
+    data["items"] = rows
+    return data
 
 
 def read_shard(path: str | Path) -> ShardFile:
@@ -231,7 +267,16 @@ def read_shard(path: str | Path) -> ShardFile:
     """
     name = str(path)
     try:
-        data = json.loads(Path(path).read_bytes().decode("utf-8"))
+        with open(path, "rb") as f:
+            try:
+                data = _read_lines(f)
+            except (UnicodeDecodeError, ValueError):
+                data = None
+            if data is None:
+                f.seek(0)
+                data = json.loads(f.read().decode("utf-8"))
+                if isinstance(data, dict) and isinstance(data.get("items"), list):
+                    data["items"] = [json.dumps(r, ensure_ascii=False).encode("utf-8") for r in data["items"]]
     except OSError as exc:
         raise ShardError(f"cannot read {name}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, ValueError) as exc:
@@ -255,8 +300,12 @@ def _check_rows(f: ShardFile) -> None:
         return
     at_id = f.columns.index("id")
     at_group = f.columns.index("group") if "group" in f.columns else None
-    for k, (row, item) in enumerate(zip(f.rows, f.manifest["items"])):
-        key = [row[at_group] if at_group is not None else None, row[at_id]]
+    for k, (raw, item) in enumerate(zip(f.rows, f.manifest["items"])):
+        try:
+            row = json.loads(raw)
+            key = [row[at_group] if at_group is not None else None, row[at_id]]
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ShardError(f"{f.path}: item row {k + 1} is not a row of values ({exc})") from exc
         if key != list(item):
             raise ShardError(f"{f.path}: item row {k + 1} is {key[1]!r} but its manifest lists {item[1]!r} there; "
                              "the shard file was changed after it was written")

@@ -57,25 +57,28 @@ def run(args: argparse.Namespace) -> int:
     if command not in MERGEABLE:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
-        text, n_items = (_qa if command == "qa" else _narrative)(files, args.format)
+        write, n_items = (_qa if command == "qa" else _narrative)(files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except (ValueError, TypeError, KeyError) as exc:
         return fail(f"the shard files {', '.join(f.path for f in files)} do not make a report: {exc}")
+    del files  # the report keeps the rows it needs
     if args.output_file:
         try:
-            Path(args.output_file).write_text(text, encoding="utf-8", newline="")
+            with open(args.output_file, "w", encoding="utf-8", newline="") as out:
+                write(out)
         except OSError as exc:
             return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
-        print(f"merged {len(files)} shards ({n_items} items) into {args.output_file}", file=sys.stderr)
+        print(f"merged {first.manifest['shards']} shards ({n_items} items) into {args.output_file}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        write(sys.stdout)
     return EXIT_OK
 
 
-def _qa(files, fmt: str) -> tuple[str, int]:
-    """The merged QA report's text (``qa --format json|csv``'s) and its record count."""
-    import io
+def _qa(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged QA report (``qa --format json|csv``'s text) and its record
+    count."""
+    from functools import partial
 
     from evaluators.io.typed_json import decode
     from evaluators.qa.shards import merged_report
@@ -83,16 +86,13 @@ def _qa(files, fmt: str) -> tuple[str, int]:
 
     first = files[0]
     report = merged_report(first.manifest["input"]["name"], first.config(), first.manifest["decision"],
-                           decode(first.extra.get("issues", {"$tuple": []})), first.columns,
-                           [row for f in files for row in f.rows])
-    buf = io.StringIO(newline="")
-    (write_records_csv if fmt == "csv" else write_report_json)(report, buf)
-    return buf.getvalue(), report.n_records
+                           decode(first.extra.get("issues", {"$tuple": []})), first.columns, [f.rows for f in files])
+    return partial(write_records_csv if fmt == "csv" else write_report_json, report), report.n_records
 
 
-def _narrative(files, fmt: str) -> tuple[str, int]:
-    """The merged narrative batch report's text (``narrative --format json --whole-batch``'s; csv: every mismatch)
-    and its pair count."""
+def _narrative(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged narrative batch report (``narrative --format json
+    --whole-batch``'s text; csv: every mismatch) and its pair count."""
     from evaluators.io.typed_json import decode
     from evaluators.narrative.settings import build_config
     from evaluators.narrative.shards import merged_report
@@ -101,8 +101,9 @@ def _narrative(files, fmt: str) -> tuple[str, int]:
     first = files[0]
     settings = build_config(**first.config())
     extra = first.extra
-    report = merged_report(settings, first.columns, [row for f in files for row in f.rows],
+    report = merged_report(settings, first.columns, [row for f in files for row in f.values()],
                            issues=decode(extra["issues"]), unpaired_gt=extra["unpaired_gt"],
                            unpaired_pred=extra["unpaired_pred"])
     text = mismatches_csv(report) if fmt == "csv" else to_json(report)
-    return (text if text.endswith("\n") else text + "\n"), len(report.documents)
+    text = text if text.endswith("\n") else text + "\n"
+    return (lambda out: out.write(text)), len(report.documents)

@@ -1136,9 +1136,13 @@ def _finish(file: str, config: QAConfig, task: str, reason: str, sampled: bool, 
     )
 
 
-def report_of_results(results: Iterable[QARecordResult], config: QAConfig, *, file: str, task: str, reason: str,
-                      sampled: bool, n_sample: int, group_field: str | None,
-                      issues: Iterable[InputIssue] = ()) -> QAReport:
+_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
+
+
+def report_of_results(results: Iterable[QARecordResult] | Iterable[tuple[Sequence, bytes]], config: QAConfig, *,
+                      file: str, task: str, reason: str, sampled: bool, n_sample: int, group_field: str | None,
+                      issues: Iterable[InputIssue] = (),
+                      rescore: Callable[[Any, int, int | None], QARecordResult] | None = None) -> QAReport:
     """The report of records scored elsewhere (the shards of a run, pooled): what :func:`evaluate_records` gives.
 
     The records are booked as :func:`evaluate_records` books them, then :func:`_finish` computes every aggregate
@@ -1147,8 +1151,10 @@ def report_of_results(results: Iterable[QARecordResult], config: QAConfig, *, fi
 
     Parameters
     ----------
-    results : iterable of QARecordResult
-        Every record of the input, in input order (by ``index``).
+    results : iterable of QARecordResult, or of (values, raw)
+        Every record of the input, in input order (by ``index``): whole results, or with ``rescore`` each
+        record's values (the fields of QARecordResult in order) and a UTF-8 JSON text the store keeps instead of
+        the record (a record of a million is then a few hundred bytes, not Python objects).
     config : QAConfig
         The settings every record was scored with.
     file : str
@@ -1163,21 +1169,27 @@ def report_of_results(results: Iterable[QARecordResult], config: QAConfig, *, fi
         The group field decided on the whole input.
     issues : iterable of InputIssue
         The input's reading problems, in input order.
+    rescore : callable, optional
+        ``rescore(parsed raw, index, line) -> QARecordResult``: the record back from its kept text.
 
     Returns
     -------
     QAReport
     """
-    scorer = Scorer(task, config, group_field)
-    store = RecordStore(scorer.record)
+    store = RecordStore(rescore or Scorer(task, config, group_field).record)
     special = _special_lists()
     gt_used: Counter[str] = Counter()
     pred_used: Counter[str] = Counter()
     id_keys = array("q")
-    for r in results:
-        store.append(r)
-        id_keys.append(_id_key(r.id, r.group))
-        _count(r.id, r.status, r.predicted_verdict, r.gold_field, r.prediction_field, special, gt_used, pred_used)
+    for item in results:
+        if rescore is None:
+            store.append(item)
+            v = tuple(getattr(item, name) for name in _FIELDS)
+        else:
+            v, raw = item
+            store.append_values(raw, None, v[1], v[13], v[14], v[10], v[11], v[15], v[16], v[3])
+        id_keys.append(_id_key(v[2], v[3]))
+        _count(v[2], v[10], v[16], v[6], v[8], special, gt_used, pred_used)
     return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
                    pred_used, list(issues), None, 0)
 

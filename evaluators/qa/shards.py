@@ -148,8 +148,38 @@ def result_row(r: QARecordResult) -> list:
     return [list(v) if isinstance(v, tuple) else v for v in (getattr(r, c) for c in COLUMNS)]
 
 
+def _result(row: Sequence, index: int = 0, line: int | None = None) -> QARecordResult:
+    """A record back from its row (values in :data:`COLUMNS` order; ``gold_answers`` a list)."""
+    return QARecordResult(*(tuple(v) if k == _GOLD else v for k, v in enumerate(row)))
+
+
+_GOLD = COLUMNS.index("gold_answers")
+
+
+def _pooled(shards: Sequence[Sequence[bytes]]) -> Iterator[tuple[list, bytes]]:
+    """Every shard's ``(values, text)`` in input order (a merge of the shards' ordered rows by ``index``)."""
+    import heapq
+    import json
+
+    def rows(k: int, texts: Sequence[bytes]) -> Iterator[tuple[int, int, list, bytes]]:
+        last = -1
+        for raw in texts:
+            values = json.loads(raw)
+            if values[0] <= last:
+                raise ValueError(f"the rows of shard file {k + 1} are not in input order")
+            last = values[0]
+            yield values[0], k, values, raw
+
+    previous = None
+    for index, _, values, raw in heapq.merge(*(rows(k, t) for k, t in enumerate(shards))):
+        if index == previous:
+            raise ValueError(f"record {index + 1} stands in two shards")
+        previous = index
+        yield values, raw
+
+
 def merged_report(file: str, config: QAConfig, decision: dict[str, Any], issues: Sequence[InputIssue],
-                  columns: Sequence[str], rows: Sequence[Sequence]) -> QAReport:
+                  columns: Sequence[str], shards: Sequence[Sequence[bytes]]) -> QAReport:
     """The report of the pooled rows of every shard, computed once (:func:`report_of_results`).
 
     Parameters
@@ -164,26 +194,21 @@ def merged_report(file: str, config: QAConfig, decision: dict[str, Any], issues:
         The input's reading problems.
     columns : sequence of str
         The rows' columns (:data:`COLUMNS`).
-    rows : sequence of sequence
-        Every record's values, any order (sorted here by ``index``).
+    shards : sequence of sequence of bytes
+        Each shard's rows (JSON arrays of a record's values, UTF-8), each shard's in input order; the report
+        keeps the texts and derives a record from its text when it is read (written, shown).
 
     Raises
     ------
     ValueError
-        Other columns than :data:`COLUMNS`, or two rows of one record index.
+        Other columns than :data:`COLUMNS`, two rows of one record, or a shard's rows out of order.
     """
     if tuple(columns) != COLUMNS:
         raise ValueError(f"the shard's columns are not those of a QA record: {', '.join(columns)}")
-    at = COLUMNS.index("index")
-    gold = COLUMNS.index("gold_answers")
-    ordered = sorted(rows, key=lambda r: r[at])
-    for a, b in zip(ordered, ordered[1:]):
-        if a[at] == b[at]:
-            raise ValueError(f"record {a[at] + 1} stands in two shards")
-    results = (QARecordResult(*(tuple(v) if k == gold else v for k, v in enumerate(row))) for row in ordered)
-    return report_of_results(results, config, file=file, task=decision["task"], reason=decision["task_reason"],
-                             sampled=decision["sampled"], n_sample=decision["n_sample"],
-                             group_field=decision["group_field"], issues=issues)
+    return report_of_results(_pooled(shards), config, file=file, task=decision["task"],
+                             reason=decision["task_reason"], sampled=decision["sampled"],
+                             n_sample=decision["n_sample"], group_field=decision["group_field"], issues=issues,
+                             rescore=_result)
 
 
 __all__ = ["COLUMNS", "QAShard", "merged_report", "result_row", "score_shard", "shard_manifest_parts"]

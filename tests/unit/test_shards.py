@@ -265,3 +265,22 @@ def test_a_records_shard_key_is_the_group_and_id_its_score_has():
     keys = [scorer.key(r, k, k + 1) for k, r in enumerate(records)]
     assert keys == [("A", "q1"), ("3", "7"), (None, "#3"), (None, "r9")]
     assert keys == [(v[3], v[2]) for v in (scorer.values(r, k, k + 1) for k, r in enumerate(records))]
+
+
+def test_a_shard_file_reads_the_same_line_by_line_and_whole(tmp_path):
+    from evaluators.shards import _read_lines, manifest, read_shard, write_shard
+
+    head = manifest("qa", 1, 2, seed=0, input={"name": "f", "gt_digest": "d", "predictions_digest": "d",
+                                               "patches": []}, n_items=3, assignment="a", config={"x": (1, 2)},
+                    signature="s", provenance={}, decision={}, items=[(None, "a"), ("系统", "b")])
+    path = tmp_path / "s.json"
+    write_shard(path, head, ["id", "v"], [["a", 0.1], ["b", "北京,\n]"]], extra={"issues": []})
+    with open(path, "rb") as f:
+        assert _read_lines(f) is not None  # the writer's layout: rows kept as their lines' text
+    lines = read_shard(path)
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8"))), encoding="utf-8")  # one line
+    other = read_shard(whole)
+    assert lines.manifest == other.manifest == json.loads(json.dumps(head))
+    assert list(lines.values()) == list(other.values()) == [["a", 0.1], ["b", "北京,\n]"]]
+    assert lines.config() == {"x": (1, 2)}
