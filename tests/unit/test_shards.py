@@ -125,6 +125,11 @@ def test_merged_report_equals_the_single_process_report(data, n, tmp_path, capsy
     assert sum(sizes) == a["n_records"] and a["overall"]["exact_match_ci_low"] is not None
     if data == "hotpotqa_2600":
         assert "(in a sample: the first 2,000 of 2,600 records)" in b["task_reason"]
+    if data == "cfever_zh" and n == 3:  # the per-record CSV too
+        single_csv = _single(path, capsys, "--format", "csv")
+        capsys.readouterr()
+        assert main(["merge", *files, "--format", "csv"]) == 0
+        assert capsys.readouterr().out == single_csv
 
 
 # ------------------------------------------------------------------------------------------ refusals
