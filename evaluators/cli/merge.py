@@ -45,6 +45,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check and merge the shard files; returns the exit code."""
+    from evaluators.io import InputError
     from evaluators.io.typed_json import CodecError
     from evaluators.shards import ShardError, check_shards, read_shard
 
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         write, n_items = (_qa if command == "qa" else _narrative)(files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
+    except InputError as exc:  # a GT patch carried by the shards that does not read
+        return fail(str(exc))
     except (ValueError, TypeError, KeyError) as exc:
         return fail(f"the shard files {', '.join(f.path for f in files)} do not make a report: {exc}")
     del files  # the report keeps the rows it needs
@@ -87,7 +90,27 @@ def _qa(files, fmt: str):
     first = files[0]
     report = merged_report(first.manifest["input"]["name"], first.config(), first.manifest["decision"],
                            decode(first.extra.get("issues", {"$tuple": []})), first.columns, [f.rows for f in files])
-    return partial(write_records_csv if fmt == "csv" else write_report_json, report), report.n_records
+    patches = first.extra.get("gt_patches") or []
+    if not patches:
+        return partial(write_records_csv if fmt == "csv" else write_report_json, report), report.n_records
+    # qa --gt-patch: the pooled report patched as one process patches its report, with the same before / after
+    from evaluators.cli.patching import EFFECT_RESAMPLES
+    from evaluators.io.gt_patch import GTPatchSet
+    from evaluators.qa.patch import patch_reports, qa_corrections
+    from evaluators.reports.corrections import corrections_jsonable
+    from evaluators.reports.format import problem_lines
+
+    names = [p["name"] for p in patches]
+    patch_set = GTPatchSet.read([(name, decode(p["data"])) for name, p in zip(names, patches)])
+    patched, applications = patch_reports([report], [(report.file, first.manifest["input"]["gt_digest"])], patch_set)
+    for line in problem_lines([i for _, app in applications for i in app.issues], "warning"):
+        print(line, file=sys.stderr)
+    if fmt == "csv":
+        return partial(write_records_csv, patched[0]), report.n_records
+    resamples = report.config.ci_resamples
+    corrections = qa_corrections([report], patched, applications, names,
+                                 n_resamples=resamples if resamples > 0 else EFFECT_RESAMPLES, seed=0)
+    return partial(write_report_json, patched[0], gt_patch=corrections_jsonable(corrections)), report.n_records
 
 
 def _narrative(files, fmt: str):

@@ -165,7 +165,7 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
         shard, n_shards = parse_shard(args.shard)
     except ShardError as exc:
         return fail(str(exc))
-    others = [flag for flag, given in (("several input files", len(paths) > 1), ("--gt-patch", args.gt_patch),
+    others = [flag for flag, given in (("several input files", len(paths) > 1),
                                        ("--log", args.log), ("--summary-csv", args.summary_csv),
                                        ("--format " + args.format, args.format not in ("table", "json")))
               if given]
@@ -184,6 +184,16 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
         digests = {"gt_digest": file_digest(path), "predictions_digest": file_digest(args.predictions or path)}
     except OSError as exc:
         return fail(f"cannot read {exc.filename or path}: {exc.strerror or exc}")
+    patches = []  # applied once, by 'merge', to the pooled report: the bytes travel in the shard file
+    if args.gt_patch:
+        import hashlib
+
+        from evaluators.cli.patching import read_patch_set
+
+        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
+        if error:
+            return fail(error)
+        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
     config = config_of(args)
     try:
         result = score_shard(lambda: open_qa_source(path, str(path), predictions=preds,
@@ -198,14 +208,17 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
                     "dataset)")
     parts = shard_manifest_parts(result, config)
     head = manifest("qa", shard, n_shards, seed=args.shard_seed,
-                    input={"name": result.file, **digests, "patches": []}, n_items=parts["n_items"],
+                    input={"name": result.file, **digests,
+                           "patches": [hashlib.sha256(data).hexdigest() for _, data in patches] if patches else []},
+                    n_items=parts["n_items"],
                     assignment=parts["assignment"], config=config, signature=parts["signature"],
                     provenance=parts["provenance"], decision=parts["decision"], items=result.keys)
     from evaluators.io.typed_json import encode
 
     try:
         write_shard(args.output_file, head, COLUMNS, map(result_row, result.results),
-                    extra={"issues": encode(result.issues)})
+                    extra={"issues": encode(result.issues),
+                           "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
     except OSError as exc:
         return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
     print(f"shard {shard} of {n_shards}: {len(result.results)} of {result.n_records} records of {path} written to "

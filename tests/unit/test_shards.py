@@ -289,3 +289,24 @@ def test_a_shard_file_reads_the_same_line_by_line_and_whole(tmp_path):
     assert lines.manifest == other.manifest == json.loads(json.dumps(head))
     assert list(lines.values()) == list(other.values()) == [["a", 0.1], ["b", "北京,\n]"]]
     assert lines.config() == {"x": (1, 2)}
+
+
+def test_a_gt_patch_travels_with_the_shards_and_is_applied_once_at_the_merge(tmp_path, capsys):
+    from tests.unit.test_qa_patch import DATA, ENTRIES
+    from evaluators.io.gt_patch import write_gt_patch
+
+    gt = tmp_path / "runs.jsonl"  # two systems x four questions; the patch accepts B's variants (a rank flip)
+    gt.write_bytes(DATA)
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch(ENTRIES[:3]), encoding="utf-8")
+    single = _single(gt, capsys, "--gt-patch", str(patch))
+    files = _shards(gt, 3, tmp_path, "--gt-patch", str(patch))
+    code, merged, err = _merge(files, capsys)
+    assert code == 0, err
+    assert json.loads(merged) == json.loads(single) and merged == single
+    report = json.loads(merged)
+    assert report["overall"]["exact_match"] == pytest.approx(7 / 8)  # after: A 3/4 (q4 still wrong), B 4/4
+    assert report["gt_patch"]["effect"] is not None
+    unpatched = _shards(gt, 3, tmp_path, tag="u")  # a shard without the patch is another run
+    code, _, err = _merge([files[0], *unpatched[1:]], capsys)
+    assert code == 2 and "differ in input.patches" in err
