@@ -28,8 +28,9 @@ def add_parser(subparsers) -> None:
         "merge",
         help="merge the shard files of a run scored with --shard i/N into its report (checked: one run, every "
              "shard once, no id twice)",
-        description="Merge the shard files written by 'qa --shard i/N --output-file FILE' into the report of the "
-                    "whole input: the same JSON as 'qa --input FILE --format json'. Refuses (exit 2) shard files "
+        description="Merge the shard files written by 'qa FILE --shard i/N --output-file SHARD' (or 'narrative GT "
+                    "PRED --shard i/N --out SHARD') into the report of the whole input: the same JSON as 'qa FILE "
+                    "--format json' ('narrative GT PRED --format json --whole-batch'). Refuses (exit 2) shard files "
                     "of different runs, a missing or repeated shard and ids found in two shards.",
     )
     add_positionals(p, Positional("shards", "SHARD_FILE", "--shard-file", many=True,
@@ -39,7 +40,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
                    help="write the merged report here (default: standard output)")
     p.add_argument("--format", choices=("json", "csv"), default="json",
-                   help="json (default: the report, as 'qa --format json') or csv (one row per record)")
+                   help="json (default: the report, as 'qa --format json') or csv (qa: one row per record; "
+                        "narrative: every mismatch)")
     p.set_defaults(func=run)
 
 
