@@ -17,6 +17,12 @@ order): in one process it gets every item at once and its results stream one by 
 progress bar per item, state such as a scorer built once); with workers it gets chunks.
 :func:`imap_chunks` is the lower-level piece (chunks in, ``(chunk, result)`` out) for
 callers that merge per chunk themselves.
+
+``--scheduler URL`` / ``--scheduler local[:N]`` (:func:`open_scheduler`) hands the same chunks to a
+Dask cluster (dask.distributed, an optional install) instead of a process pool: while a
+:class:`DaskScheduler` is open, every ``workers > 1`` call of :func:`imap_chunks` submits its chunks
+there, so every batch engine gains it in this one place, with the same chunk functions and the
+same in-order merge (the report equals the in-process one).
 """
 
 from __future__ import annotations
@@ -66,6 +72,10 @@ def add_workers_argument(parser) -> None:
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="processes scoring chunks of records (default 1: this one alone; 0 = one "
                              "per CPU); the results are the same for any N")
+    parser.add_argument("--scheduler", metavar="URL|local[:N]",
+                        help="score the chunks on a Dask cluster instead (needs dask[distributed]): the scheduler's "
+                             "address (tcp://HOST:8786), or local[:N] for a cluster of N processes on this machine "
+                             "(default one per CPU); replaces --workers; the results are the same")
 
 
 def worker_count(requested: int | None) -> int:
@@ -93,8 +103,17 @@ def worker_count(requested: int | None) -> int:
 
 def forks_workers() -> bool:
     """Whether worker processes are forked from this one (Linux): they then start with its imported modules
-    and its state, its string hash seed included, instead of importing everything again."""
-    return sys.platform.startswith("linux")
+    and its state, its string hash seed included, instead of importing everything again.  Never while a
+    Dask scheduler is open (:func:`open_scheduler`): its workers are processes of their own."""
+    return _DASK is None and sys.platform.startswith("linux")
+
+
+def local_pool() -> bool:
+    """Whether ``workers > 1`` means this machine's process pool (not a Dask cluster): the workers can then
+    read the input's files by path, and write files of their own that this process reads, each running one
+    chunk at a time.  A Dask worker may be on another machine (or run chunks on several threads): the data
+    travels with the chunks and the results come back with them."""
+    return _DASK is None
 
 
 class Inherited:
@@ -216,7 +235,9 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
         only hands them out and collects them (for chunks already in memory: a process that
         scores holds the GIL, so the pool's threads here hand work to the workers and take their
         results late, and the workers wait; measured on narrative documents, 1.1x on 2 cores
-        with this process scoring, 1.7x without).
+        with this process scoring, 1.7x without).  Ignored while a Dask scheduler is open
+        (:func:`open_scheduler`): every chunk then goes to the cluster, at most
+        ``AHEAD_PER_WORKER`` per worker thread in flight.
 
     Raises
     ------
@@ -226,6 +247,9 @@ def imap_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], workers: int 
     if workers <= 1:
         for chunk in chunks:
             yield chunk, fn(payload(chunk))
+        return
+    if _DASK is not None:  # --scheduler: every chunk to the cluster (the data travels with it)
+        yield from _dask_chunks(fn, chunks, payload, AHEAD_PER_WORKER * max(workers, _DASK.workers))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # not imported for --help or one worker
@@ -283,3 +307,171 @@ def map_ordered(fn: Callable[[list[T]], Iterable[R]], items: Iterable[T], worker
         return
     for _, results in imap_chunks(partial(_as_list, fn), chunked(items, chunk_size), workers, here=False):
         yield from results
+
+
+# --- Dask (``--scheduler``) -------------------------------------------------------------------------------------
+
+#: The open :class:`DaskScheduler` that :func:`imap_chunks` submits chunks to, or None (a process pool).
+_DASK: DaskScheduler | None = None
+
+#: What ``--scheduler`` without dask installed says (exit 2).
+DASK_MISSING = ('--scheduler needs Dask: pip install "dask[distributed]" '
+                "(or pip install -r requirements-optional.txt)")
+
+
+class SchedulerError(ValueError):
+    """``--scheduler`` cannot be used: Dask not installed, a malformed value, or no scheduler at the address."""
+
+
+class DaskScheduler:
+    """A Dask client (and, for ``local[:N]``, the cluster it started) that batch engines send chunks to.
+
+    Open with :func:`open_scheduler`; :meth:`close` (or ``with``) closes the client, and the local cluster.
+
+    Attributes
+    ----------
+    spec : str
+        The ``--scheduler`` value.
+    client : distributed.Client
+    cluster : distributed.LocalCluster or None
+    workers : int
+        The ``workers`` count to give the engines: the cluster's threads, at least 2 (so that every
+        engine takes its chunked path); it also bounds the chunks in flight.
+    """
+
+    def __init__(self, spec: str, client: Any, cluster: Any = None):
+        self.spec, self.client, self.cluster = spec, client, cluster
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
+        self.workers = max(2, threads)
+
+    def __enter__(self) -> DaskScheduler:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop sending chunks to Dask; close the client, then the local cluster if this process started one."""
+        global _DASK
+        if _DASK is self:
+            _DASK = None
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def parse_scheduler(spec: str) -> tuple[str, int | str]:
+    """``("local", processes)`` for ``local`` / ``local:N``, ``("url", address)`` for a scheduler's address.
+
+    Parameters
+    ----------
+    spec : str
+        ``local``, ``local:N`` (N >= 1 processes, ``local`` alone: one per CPU), or an address such as
+        ``tcp://10.0.0.5:8786`` (a ``HOST:PORT`` without a scheme means ``tcp://``).
+
+    Raises
+    ------
+    SchedulerError
+        For an empty value, ``local:`` with no positive count, or an address without a port.
+
+    Examples
+    --------
+    >>> parse_scheduler("local:2"), parse_scheduler("10.0.0.5:8786")
+    (('local', 2), ('url', 'tcp://10.0.0.5:8786'))
+    """
+    text = (spec or "").strip()
+    if text == "local" or text.startswith("local:"):
+        count = text[len("local:"):] if ":" in text else "0"
+        if not count.isdigit() or (text != "local" and int(count) < 1):
+            raise SchedulerError(f"--scheduler {spec}: local:N needs a positive number of processes")
+        return "local", worker_count(int(count))
+    address = text if "://" in text else f"tcp://{text}"
+    rest = address.split("://", 1)[1]
+    if not rest or (address.startswith(("tcp://", "tls://")) and not rest.rpartition(":")[2].isdigit()):
+        raise SchedulerError(f"--scheduler {spec}: not a scheduler address (tcp://HOST:PORT) nor local[:N]")
+    return "url", address
+
+
+def local_cluster_options(processes: int, dashboard: str | None = None) -> dict:
+    """``LocalCluster`` keywords for ``processes`` worker processes of one thread that open no port not asked for.
+
+    ``dashboard_address=None`` does not turn the scheduler's web server off: distributed then listens
+    on its default 8787.  The server (it also serves ``/health``) is bound to a loopback port the system
+    picks, with the dashboard's pages off, unless ``dashboard="HOST:PORT"`` asks for them there; the
+    scheduler and workers talk on loopback ports the system picks (as ``examples/dask_qa.py``).
+    """
+    ports = ({"dashboard_address": dashboard, "scheduler_kwargs": {"dashboard": True}} if dashboard else
+             {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False}})
+    return {"n_workers": processes, "threads_per_worker": 1, "processes": True, "host": "127.0.0.1", **ports}
+
+
+def open_scheduler(spec: str) -> DaskScheduler:
+    """Connect to the Dask scheduler of ``spec`` (or start a local cluster) and send chunks there until closed.
+
+    Parameters
+    ----------
+    spec : str
+        See :func:`parse_scheduler`.  The connection waits as long as Dask's
+        ``distributed.comm.timeouts.connect`` setting (30 s by default;
+        ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s`` shortens it), then for one worker as long again.
+
+    Returns
+    -------
+    DaskScheduler
+        Open: :func:`imap_chunks` submits ``workers > 1`` chunks to it until it is closed.
+
+    Raises
+    ------
+    SchedulerError
+        Dask is not installed (:data:`DASK_MISSING`), ``spec`` is malformed, no scheduler answers at the
+        address, or it has no worker.
+    """
+    global _DASK
+    kind, where = parse_scheduler(spec)
+    try:
+        import dask.config
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SchedulerError(DASK_MISSING) from None
+    cluster = None
+    if kind == "local":
+        cluster = LocalCluster(**local_cluster_options(int(where)))
+        client = Client(cluster)
+    else:
+        timeout = dask.config.get("distributed.comm.timeouts.connect")
+        try:
+            client = Client(where, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SchedulerError(f"--scheduler {spec}: no Dask scheduler answered at {where} "
+                                 f"({type(exc).__name__}: {exc})") from None
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            client.close()
+            raise SchedulerError(f"--scheduler {spec}: the Dask scheduler at {where} has no worker ({exc})") from None
+    _DASK = DaskScheduler(spec, client, cluster)
+    return _DASK
+
+
+def _dask_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], payload: Callable[[list[T]], Any],
+                 limit: int) -> Iterator[tuple[list[T], R]]:
+    """:func:`imap_chunks` on the open Dask client: every chunk scored on the cluster, at most ``limit`` in flight,
+    results taken back (and released there) in input order."""
+    client = _DASK.client
+    pending: deque = deque()  # (chunk, future)
+    try:
+        for chunk in chunks:
+            pending.append((chunk, client.submit(fn, payload(chunk), pure=False)))
+            while pending and (len(pending) >= limit or pending[0][1].done()):
+                done, future = pending.popleft()
+                yield done, future.result()
+                future.release()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+            future.release()
+    finally:
+        if pending:  # an error (or the caller stopped): nothing left running for us on the cluster
+            client.cancel([future for _, future in pending])

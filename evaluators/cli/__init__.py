@@ -100,6 +100,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
         error = merge_positionals(args, prog)
         if error:
             return fail(error)
+    scheduler = None
+    if getattr(args, "scheduler", None):  # --scheduler: the batch engines send their chunks to Dask
+        from evaluators.parallel import SchedulerError, open_scheduler
+
+        try:
+            scheduler = open_scheduler(args.scheduler)
+        except SchedulerError as exc:
+            return fail(exc)
+        args.workers = scheduler.workers
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -116,6 +125,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
         print(f"error: unexpected {type(exc).__name__} while running {args.command} on {', '.join(inputs) or '-'}: "
               f"{exc} (a bug: please report it; EVALBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        if scheduler is not None:
+            scheduler.close()
 
 
 def main_exit() -> None:

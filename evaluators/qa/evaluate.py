@@ -50,7 +50,7 @@ from evaluators.metrics.classification import SIGNATURE as CLASSIFICATION_SIGNAT
 from evaluators.metrics.classification import ClassificationReport, classification_report
 from evaluators.metrics.statistics import ClassificationIntervals, bootstrap_ci, classification_intervals
 from evaluators.io.readers import detect_encoding, iter_jsonl_values, jsonl_block
-from evaluators.parallel import Inherited, chunked, forks_workers, gc_paused, imap_chunks
+from evaluators.parallel import Inherited, chunked, forks_workers, gc_paused, imap_chunks, local_pool
 from evaluators.policy import is_empty
 from evaluators.qa import verdict as verdicts
 from evaluators.qa.fields import (
@@ -1662,7 +1662,8 @@ def _evaluate_utf8(source: QASource, config: QAConfig, encoding: str, bom: int,
     indexed = rows is not None and rows.indexed
     pool = workers > 1
     key = hash if not pool or forks_workers() else _portable_id_key  # hash((group, id)) is _id_key(id, group)
-    spills = pool and rows is not None and rows.write_range is not None  # workers write rows to files of their own
+    # workers of this machine's pool write rows to files of their own (a Dask worker sends them back)
+    spills = pool and local_pool() and rows is not None and rows.write_range is not None
     shared = Inherited(scorer) if pool else scorer
     with tempfile.TemporaryDirectory(prefix="evalboard-rows-") if spills else contextlib.nullcontext() as spill:
         work = partial(_score_block, shared, render, sig, file, key, (spill, os.getpid()) if spills else None)
@@ -1692,7 +1693,8 @@ def _merge_blocks(source: QASource, bom: int, work: Callable[[tuple], _Block], w
         record; the block is then rendered again here)."""
         first_line = 1
         for block, offset in source.blocks(bom):
-            send = None if pool and source.path is not None else block  # a worker reads its block from the file
+            # a worker of this machine's pool reads its block from the file; a Dask worker gets the bytes
+            send = None if pool and local_pool() and source.path is not None else block
             yield [(send, offset, len(block), first_line, first_line - 1 - skipped, source.path)]
             first_line += block.count(b"\n")
 

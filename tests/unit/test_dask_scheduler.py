@@ -1,0 +1,248 @@
+"""``--scheduler``: every batch command scores its chunks on a Dask cluster and gives the in-process report.
+
+One ``LocalCluster`` of 2 worker processes (1 thread each, no dashboard port) serves the module; each
+command is run through :func:`evaluators.cli.main` twice, in this process and with ``--scheduler`` at the
+cluster's address, and the two outputs are compared whole (JSON: floats within 1e-12, everything else
+identical; HTML and CSV: the same text).  Chunk sizes are made small so that every worker gets several
+chunks, and the scheduler's task stream shows that the chunks were scored there.  ``--scheduler local:2``
+is run once from a real command line; a bad address and a missing Dask exit 2 with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import IN_CI, ROOT, require_shared
+
+DEMO = ROOT / "evaluators" / "demo"
+
+
+def _needs_dask() -> None:
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("dask[distributed] is in requirements-dev.txt and must be installed under CI=true")
+        pytest.skip('dask[distributed] not installed (pip install "dask[distributed]")')
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local cluster of 2 processes of 1 thread; yields ``(address, client)``."""
+    _needs_dask()
+    from distributed import Client, LocalCluster
+
+    from evaluators.parallel import local_cluster_options
+
+    with LocalCluster(**local_cluster_options(2)) as local, Client(local) as client:
+        client.wait_for_workers(2)
+        yield local.scheduler_address, client
+
+
+#: Keys of a report that say when it was made (the dialogue report's ``evaluation_info.timestamp``).
+WHEN = {"timestamp"}
+
+
+def _same(a, b, path="$") -> None:
+    """``a == b`` for parsed JSON, floats within 1e-12 (``None``, strings, ints and keys identical; the
+    values of :data:`WHEN` keys not compared)."""
+    if isinstance(a, float) and isinstance(b, float):
+        assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12, f"{path}: {a!r} != {b!r}"
+        return
+    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            if k not in WHEN:
+                _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{path}: {len(a)} != {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def _run(argv: list[str], capsys, out=None) -> str:
+    """``main(argv)`` (exit 0 asserted); the file ``out`` written, else what it printed on stdout."""
+    from evaluators.cli import main
+
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return out.read_text(encoding="utf-8") if out is not None else captured.out
+
+
+def _on_dask(argv: list[str], cluster, capsys, out=None) -> tuple[str, int]:
+    """``main(argv + --scheduler ADDRESS)``: its output and how many chunks the cluster scored."""
+    from distributed import get_task_stream
+
+    address, client = cluster
+    with get_task_stream(client) as stream:
+        text = _run([*argv, "--scheduler", address], capsys, out)
+    return text, len(stream.data)
+
+
+def _compare(argv: list[str], cluster, capsys, tmp_path, *, out_name: str | None = None,
+             kind: str = "json") -> int:
+    """Run ``argv`` in process and on the cluster; assert the outputs equal; the number of chunks on Dask."""
+    outs = []
+    for k, dask in enumerate((False, True)):
+        out = tmp_path / f"{k}-{out_name}" if out_name else None
+        args = [*argv, *(["--out" if argv[0] in ("narrative", "memory", "report") else "--output-file", str(out)]
+                         if out else [])]
+        outs.append(_on_dask(args, cluster, capsys, out) if dask else (_run(args, capsys, out), 0))
+    (here, _), (there, chunks) = outs
+    if kind == "json":
+        _same(json.loads(here), json.loads(there))
+    else:
+        assert here == there
+    assert here.strip()
+    return chunks
+
+
+# --- every batch command, on the shipped demo data -----------------------------------------------------------------
+
+def test_qa_on_dask_equals_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.qa.records as records
+
+    monkeypatch.setattr(records, "BLOCK_BYTES", 2048)  # 48 records -> several blocks
+    demo = str(DEMO / "qa" / "qa_systems_demo.jsonl")
+    assert _compare(["qa", demo, "--ci-resamples", "300", "--format", "json"], cluster, capsys, tmp_path) >= 3
+    # the rows rendered on the workers, sent back (no spill files there), in input order
+    assert _compare(["qa", demo, "--ci-resamples", "0"], cluster, capsys, tmp_path, out_name="rows.csv",
+                    kind="csv") >= 3
+    assert _compare(["qa", demo, "--ci-resamples", "0"], cluster, capsys, tmp_path, out_name="report.json") >= 3
+
+
+def test_compare_and_report_on_dask_equal_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.qa.records as records
+
+    monkeypatch.setattr(records, "BLOCK_BYTES", 2048)
+    demo = str(DEMO / "qa" / "qa_systems_demo.jsonl")
+    assert _compare(["compare", demo, "--ci-resamples", "300", "--format", "json"], cluster, capsys, tmp_path) >= 3
+    assert _compare(["report", demo, "--ci-resamples", "300"], cluster, capsys, tmp_path, out_name="r.html",
+                    kind="html") >= 3
+
+
+def test_narrative_on_dask_equals_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.narrative.batch as batch
+
+    monkeypatch.setattr(batch, "CHUNK_PAIRS", 1)  # the two demo pairs -> one chunk each
+    demo = str(DEMO / "narrative")
+    assert _compare(["narrative", demo, demo, "--quiet", "--format", "json"], cluster, capsys, tmp_path,
+                    out_name="n.json") == 2
+
+
+def test_dialogue_on_dask_equals_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.dialogue.scoring as scoring
+
+    monkeypatch.setattr(scoring, "CHUNK_CASES", 3)
+    assert _compare(["dialogue", "--cases", str(DEMO / "dialogue" / "persona_cases.json"),
+                     "--pred", str(DEMO / "dialogue" / "panda-chat-large.jsonl"), "--format", "json"],
+                    cluster, capsys, tmp_path) >= 2
+
+
+@pytest.mark.parametrize("items, answers", [("factual_demo.json", "factual_demo_answers.json"),
+                                            ("multi_turn_demo.json", "multi_turn_demo_answers.jsonl")])
+def test_testsets_on_dask_equal_in_process(cluster, capsys, tmp_path, monkeypatch, items, answers):
+    import evaluators.testsets.evaluate as ts
+
+    monkeypatch.setattr(ts, "CHUNK_ITEMS", 1)
+    folder = DEMO / "testsets"
+    assert _compare(["testsets", str(folder / items), str(folder / answers), "--format", "json"],
+                    cluster, capsys, tmp_path) >= 2
+
+
+def test_memory_on_dask_equals_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.memory.metrics as mm
+
+    monkeypatch.setattr(mm, "CHUNK_QUESTIONS", 4)
+    assert _compare(["memory", "--results", str(DEMO / "memory" / "demo_results.jsonl"), "--metrics",
+                     "token_f1_char,rouge1,locomo_f1", "--ci-resamples", "300", "--format", "json"],
+                    cluster, capsys, tmp_path, out_name="m.json") >= 2
+
+
+# --- public data -------------------------------------------------------------------------------------------------
+
+@pytest.mark.realdata
+def test_public_files_on_dask_equal_in_process(cluster, capsys, tmp_path, monkeypatch):
+    import evaluators.dialogue.scoring as scoring
+    import evaluators.narrative.batch as batch
+    import evaluators.qa.records as records
+
+    monkeypatch.setattr(records, "BLOCK_BYTES", 64 << 10)
+    qa = require_shared("qa_factcheck", "cfever_slice", "dumb_dev_pred.jsonl")  # 600 fact-check records
+    assert _compare(["qa", str(qa), "--ci-resamples", "300", "--format", "json"], cluster, capsys, tmp_path) >= 2
+    monkeypatch.setattr(batch, "CHUNK_PAIRS", 1)
+    gt, pred = require_shared("fairytales", "gt_v3"), require_shared("fairytales", "predictions")
+    assert _compare(["narrative", str(gt), str(pred), "--quiet", "--format", "json"], cluster, capsys, tmp_path,
+                    out_name="n.json") >= 2
+    monkeypatch.setattr(scoring, "CHUNK_CASES", 7)
+    folder = require_shared("persona_chat")
+    assert _compare(["dialogue", "--cases", str(folder / "peppa_structured_test_cases.json"),
+                     "--pred", str(folder / "peppa_structured_evaluation_202510101638_report.json"),
+                     "--format", "json"], cluster, capsys, tmp_path) >= 2
+
+
+# --- the command line ----------------------------------------------------------------------------------------------
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluators", *args], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_scheduler_local_2_from_the_command_line():
+    """``--scheduler local:2`` starts a cluster of 2 processes, scores there, closes it: the same JSON."""
+    _needs_dask()
+    demo = str(DEMO / "qa" / "qa_systems_demo.jsonl")
+    here = _cli("qa", demo, "--ci-resamples", "200", "--format", "json")
+    there = _cli("qa", demo, "--ci-resamples", "200", "--format", "json", "--scheduler", "local:2")
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert here.stdout == there.stdout
+    assert "8787" not in there.stderr
+
+
+def test_a_bad_scheduler_exits_2_naming_it(capsys):
+    _needs_dask()
+    from evaluators.cli import main
+
+    demo = str(DEMO / "qa" / "qa_systems_demo.jsonl")
+    assert main(["qa", demo, "--scheduler", "local:zero"]) == 2
+    assert "--scheduler local:zero" in capsys.readouterr().err
+    assert main(["qa", demo, "--scheduler", "nowhere"]) == 2
+    assert "--scheduler nowhere: not a scheduler address" in capsys.readouterr().err
+    # nothing listens on port 1: refused until Dask's connect timeout (shortened here), then exit 2
+    done = _cli("qa", demo, "--scheduler", "tcp://127.0.0.1:1",
+                env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"})
+    assert done.returncode == 2, done.stderr
+    assert "no Dask scheduler answered at tcp://127.0.0.1:1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch, capsys):
+    from evaluators.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    assert main(["qa", str(DEMO / "qa" / "qa_systems_demo.jsonl"), "--scheduler", "local:2"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "dask[distributed]"' in err and "requirements-optional.txt" in err
+
+
+def test_parse_scheduler():
+    from evaluators.parallel import SchedulerError, parse_scheduler
+
+    assert parse_scheduler("local:3") == ("local", 3)
+    assert parse_scheduler("local")[0] == "local" and parse_scheduler("local")[1] >= 1
+    assert parse_scheduler("10.1.2.3:8786") == ("url", "tcp://10.1.2.3:8786")
+    assert parse_scheduler("tls://sched.example:8786") == ("url", "tls://sched.example:8786")
+    for bad in ("", "local:0", "local:", "tcp://host", "tcp://"):
+        with pytest.raises(SchedulerError):
+            parse_scheduler(bad)
