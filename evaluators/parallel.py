@@ -123,12 +123,15 @@ class Inherited:
     process (:func:`forks_workers`), only a key travels and each worker uses its own copy of the
     value as it was when the workers were forked, for every chunk it scores (a scorer's caches
     then carry over from chunk to chunk); elsewhere the value itself is pickled.  Call the object
-    for the value; :meth:`close` forgets it here (after the pool is shut down).
+    for the value; :meth:`close` forgets it here (after the pool is shut down).  An object that
+    was unpickled with its value always pickles its value again: a Dask scheduler in a process of
+    its own unpickles the chunks it is sent and pickles them again for its workers.
     """
 
     def __init__(self, value: Any):
         self.value = value
         self.key = id(self)
+        self.carried = False  # True: unpickled with its value (not from this process's registry)
         _INHERITED[self.key] = value
 
     def __call__(self) -> Any:
@@ -139,7 +142,7 @@ class Inherited:
         _INHERITED.pop(self.key, None)
 
     def __reduce__(self):
-        return _inherited, (self.key, None if forks_workers() else self.value)
+        return _inherited, (self.key, None if forks_workers() and not self.carried else self.value)
 
 
 #: Values of live :class:`Inherited` objects by key (copied into workers when they are forked).
@@ -149,7 +152,7 @@ _INHERITED: dict[int, Any] = {}
 def _inherited(key: int, value: Any) -> Inherited:
     """Unpickle an :class:`Inherited` in a worker: its value from the registry the worker was forked with."""
     obj = Inherited.__new__(Inherited)
-    obj.key, obj.value = key, (_INHERITED[key] if value is None else value)
+    obj.key, obj.value, obj.carried = key, (_INHERITED[key] if value is None else value), value is not None
     return obj
 
 

@@ -33,17 +33,40 @@ def _needs_dask() -> None:
         pytest.skip('dask[distributed] not installed (pip install "dask[distributed]")')
 
 
+#: Starts a LocalCluster of 2 processes of 1 thread (no dashboard port) in a process of its own, prints the
+#: scheduler's address and keeps it until its stdin closes.
+_CLUSTER = """
+import sys
+from distributed import Client, LocalCluster
+from evaluators.parallel import local_cluster_options
+with LocalCluster(**local_cluster_options(2)) as cluster, Client(cluster) as client:
+    client.wait_for_workers(2)
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    """A local cluster of 2 processes of 1 thread; yields ``(address, client)``."""
+    """A local cluster of 2 processes of 1 thread, its scheduler in a process of its own (as a remote
+    scheduler: the chunks are unpickled there and pickled again for the workers); yields ``(address, client)``."""
     _needs_dask()
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from evaluators.parallel import local_cluster_options
-
-    with LocalCluster(**local_cluster_options(2)) as local, Client(local) as client:
-        client.wait_for_workers(2)
-        yield local.scheduler_address, client
+    proc = subprocess.Popen([sys.executable, "-c", _CLUSTER], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        address = proc.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), address
+        with Client(address) as client:
+            yield address, client
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 #: Keys of a report that say when it was made (the dialogue report's ``evaluation_info.timestamp``).
@@ -246,3 +269,16 @@ def test_parse_scheduler():
     for bad in ("", "local:0", "local:", "tcp://host", "tcp://"):
         with pytest.raises(SchedulerError):
             parse_scheduler(bad)
+
+
+def test_an_inherited_value_that_came_pickled_is_pickled_again_with_it():
+    """A Dask scheduler in a process of its own unpickles the chunks and pickles them again for its workers:
+    an :class:`~evaluators.parallel.Inherited` that arrived with its value must travel on with it (were it
+    sent as a key, the worker would find nothing under it and drop its connection)."""
+    import pickle
+
+    from evaluators.parallel import _inherited
+
+    arrived = _inherited(123456789, {"scorer": 1})  # as unpickled in the scheduler: with its value, no registry
+    again = pickle.loads(pickle.dumps(arrived))
+    assert again() == {"scorer": 1} and again.carried
