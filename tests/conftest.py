@@ -134,8 +134,9 @@ COLLECTED = pytest.StashKey[dict]()
 def pytest_collection_modifyitems(session, config, items):
     folders: dict[str, int] = {}
     for item in items:
-        parts = Path(str(item.path)).resolve().relative_to(ROOT).parts
-        if len(parts) > 2 and parts[0] == "tests":
+        parts = Path(str(item.path)).resolve().parts
+        if parts[:len(ROOT.parts) + 1] == (*ROOT.parts, "tests") and len(parts) > len(ROOT.parts) + 2:
+            parts = parts[len(ROOT.parts):]
             folders[parts[1]] = folders.get(parts[1], 0) + 1
     config.stash[COLLECTED] = {"total": len(items), "folders": folders,
                                "e2e": sum(1 for item in items if item.get_closest_marker("e2e"))}
