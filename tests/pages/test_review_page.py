@@ -116,7 +116,8 @@ def test_agreement_notes_get_a_wide_column_beside_the_counts(data_dir):
     assert set(agreement.value["meaningful"][:3]) == {"not yet meaningful: 2 items (fewer than 30)"}
     assert json.loads(agreement.proto.columns)["meaningful"]["width"] == "large"
     machine = next(d for d in at.dataframe if "note" in d.value.columns)
-    assert set(machine.value["note"]) == {"not yet meaningful: 1 item (fewer than 30)"}  # item 2, a GT error, is left out
+    # against the automatic verdict item 2, a GT error, is left out: 1 item each
+    assert set(machine.value["note"]) == {"not yet meaningful: 1 item (fewer than 30)"}
     assert json.loads(machine.proto.columns)["note"]["width"] == "large"
     assert list(machine.proto.column_order)[:3] == ["annotator", "n_items", "note"]   # beside the counts, not last
 
