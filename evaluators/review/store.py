@@ -52,6 +52,7 @@ from evaluators.review.schema import (
     SCHEMA_VERSION,
     SchemaTooNew,
     adjudications_table,
+    audit_table,
     claims_table,
     decisions_table,
     ensure_schema,
@@ -2035,6 +2036,56 @@ class ReviewStore:
                         "adjudicator": r.adjudicator, "comment": r.comment,
                         "corrected_answer": r.corrected_answer})
         return out
+
+    # ------------------------------------------------------------ audit trail (schema 6)
+    def audit(self, who: str, action: str, *, role: str | None = None, session_id: int | None = None,
+              item_id: int | None = None, via: str = "page", detail: str = "") -> int:
+        """Append one row to the audit trail; returns its id.
+
+        Who may do ``action`` is the caller's rule (:func:`evaluators.review.service.may`): only an
+        allowed action that took effect is recorded.
+
+        Parameters
+        ----------
+        who : str
+            The acting name.
+        action : str
+            One of :data:`evaluators.review.roles.ACTIONS`.
+        role : str, optional
+            The signed-in (or ``--role``) role; ``None`` for a typed name.
+        session_id, item_id : int, optional
+        via : str
+            ``page`` or ``cli``.
+        detail : str
+            A short note (a label, a format), at most 2,000 characters kept.
+
+        Returns
+        -------
+        int
+        """
+        with self._write() as c:
+            return c.execute(audit_table.insert().values(
+                at=_now(), who=str(who)[:256], role=None if role is None else str(role)[:32], action=str(action)[:32],
+                session_id=session_id, item_id=item_id, via=str(via)[:16], detail=str(detail or "")[:2000])
+            ).inserted_primary_key[0]
+
+    def audit_rows(self, session_id: int | None = None) -> list[dict[str, Any]]:
+        """The audit trail, oldest first (of one session, or all of it).
+
+        Parameters
+        ----------
+        session_id : int, optional
+
+        Returns
+        -------
+        list of dict
+            Keys ``id``, ``at``, ``who``, ``role``, ``action``, ``session_id``, ``item_id``, ``via``, ``detail``.
+        """
+        q = sa.select(audit_table).order_by(audit_table.c.id)
+        if session_id is not None:
+            q = q.where(audit_table.c.session_id == session_id)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
 
 
 def _filter_clauses(f: QueueFilter) -> list:
