@@ -101,8 +101,8 @@ def test_a_newer_schema_is_refused_and_the_cli_exits_2(tmp_path, capsys):
     ReviewStore(db).create_session("s", "qa", _items(1), created_by="x")
     engine = sa.create_engine(f"sqlite:///{db}")
     with engine.begin() as c:
-        c.execute(sa.text("UPDATE meta SET value = '6' WHERE key = 'schema_version'"))
-        c.execute(sa.text("UPDATE alembic_version SET version_num = '0006'"))
+        c.execute(sa.text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0007'"))
     with pytest.raises(SchemaTooNew, match="newer"):
         ReviewStore(db)
     assert main(["review", "sessions", "--db", str(db)]) == 2
