@@ -506,7 +506,9 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
     split: a picker by question with ✓ on those already adjudicated, "n of m adjudicated", the item with its
     context and every reviewer's label and comment, and the Decide form (for those who may adjudicate)."""
     if not rs.can_adjudicate(session, who):
-        st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
+        st.info(f"Your role ({md(getattr(who, 'role', None) or 'none')}) does not adjudicate."
+                if getattr(who, "role", None) is not None else
+                "Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
         return
     if toast := st.session_state.pop("review_adj_toast", None):
         st.toast(toast)

@@ -918,6 +918,8 @@ def settings_refusal(session: Session, who: str | None) -> str | None:
     """
     if can_manage(session, who):
         return None
+    if (role := role_of(who)) is not None:
+        return f"Your role ({role or 'none'}) does not change the session's settings; you review as {who}."
     return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
             + ("; confirm your name in the sidebar first." if not who else f"; you review as {who}."))
 
