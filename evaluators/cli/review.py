@@ -30,7 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.cli.common import EXIT_OK, fail, terminal
+from evaluators.cli.common import EXIT_OK, actor, fail, terminal
 
 
 def add_parser(subparsers) -> None:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("patch", "estimate"):
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, lambda: store)
-    who = _actor(args)
+    who = actor(args)
     if args.action == "sessions":
         chunks = iter(["".join(f"{terminal(s.name)}\t{terminal(s.kind)}\t{s.n_items} items\t"
                                f"{store.progress(s.id, '').n_decisions} decisions"
@@ -170,20 +170,6 @@ def run(args: argparse.Namespace) -> int:
         for chunk in chunks:
             sys.stdout.write(chunk)
     return EXIT_OK
-
-
-def _actor(args: argparse.Namespace):
-    """Who acts: ``--as`` (default: the login name; ``None`` when there is none) in ``--role`` (``None``: no
-    role, the rules by name), from the CLI."""
-    import getpass
-
-    from evaluators.review.roles import Actor
-
-    try:
-        name = args.as_user or getpass.getuser()
-    except (KeyError, OSError):
-        return None
-    return Actor(name, getattr(args, "role", None), via="cli")
 
 
 def _settings(args: argparse.Namespace, store, session, who) -> int:

@@ -201,3 +201,26 @@ def test_a_sign_in_older_than_the_max_age_expires():
     assert not sign_in_expired(1_000, 1_060, 60) and sign_in_expired(1_000, 1_061, 60)
     assert sign_in_expired(None, 1_000, 60) and sign_in_expired("1000", 1_000, 60)  # no usable iat
     assert not sign_in_expired(None, 10**10, 0)  # 0: no limit
+
+
+def test_the_cli_create_and_patch_are_checked_and_audited(tmp_path, roles_file, capsys):
+    from evaluators.demo import demo_path
+
+    db, run = tmp_path / "r.sqlite", str(demo_path("qa", "qa_demo.jsonl"))
+    create = ["review", "create", "--db", str(db), "--input", run, "--session", "demo"]
+    assert main([*create, "--as", "anna", "--role", "annotator"]) == 2
+    assert "anna as annotator may not create" in capsys.readouterr().err
+    assert main([*create, "--as", "olga", "--role", "owner"]) == 0
+    store = ReviewStore(db)
+    s = store.session_by_name("demo")
+    assert s.created_by == "olga"
+    item = store.items(s.id)[0]
+    store.save_decision(item.id, "anna", label="gt_error")
+    rs.adjudicate(store, s, _actor("adam"), item.id, "gt_error", corrected_answer="fixed")
+    patch = ["review", "patch", "--db", str(db), "--session", "demo", "--gt", run, "--out", str(tmp_path / "p.json")]
+    assert main([*patch, "--as", "vic", "--role", "viewer"]) == 2
+    assert main([*patch, "--as", "adam", "--role", "adjudicator"]) == 0
+    capsys.readouterr()
+    assert [(r["who"], r["role"], r["action"], r["via"]) for r in store.audit_rows(s.id)] == [
+        ("olga", "owner", "create", "cli"), ("adam", "adjudicator", "adjudicate", "page"),
+        ("adam", "adjudicator", "patch", "cli")]
