@@ -207,6 +207,14 @@ def audit(store: ReviewStore, who: str | None, action: str, session: Session | N
                 item_id=item_id, via=via_of(who), detail=detail)
 
 
+def audit_row(who: str | None, action: str, session: Session | None = None, item_id: int | None = None,
+              detail: str = "") -> dict[str, Any]:
+    """The audit row of an action, for a store method that writes it in the action's own transaction
+    (``audit=``: the action and its row are committed together)."""
+    return {"who": str(who or ""), "action": action, "role": role_of(who), "via": via_of(who),
+            "session_id": session.id if session is not None else None, "item_id": item_id, "detail": detail}
+
+
 def can_manage(session: Session, who: str | None) -> bool:
     """Change blind mode, guidelines and adjudicators: the owner and the admins (with a role:
     :func:`may` ``settings``).
@@ -550,8 +558,8 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
     seconds = None if shown_at is None else max(0.0, time.time() - shown_at)
     saved = store.save_decision(item_id, annotator, label=label, score=score if label else None, comment=comment,
                                 status="submitted" if label else "skipped", expected_version=seen_version,
-                                seconds=seconds, guidelines_version=session.guidelines_version)
-    audit(store, annotator, "decide", session, item_id, label or "skipped")
+                                seconds=seconds, guidelines_version=session.guidelines_version,
+                                audit=audit_row(annotator, "decide", session, item_id, label or "skipped"))
     return saved
 
 
@@ -612,9 +620,8 @@ def undo(store: ReviewStore, session: Session, who: str | None, *, expected_chan
     if not who:
         raise PermissionError("confirm your name first: only your own decisions can be undone")
     require(session, who, "undo")
-    entry = store.undo_last(session.id, who, expected_change=expected_change)
-    audit(store, who, "undo", session, entry.item_id, entry.new_label or entry.new_status or "")
-    return entry
+    return store.undo_last(session.id, who, expected_change=expected_change,
+                           audit=audit_row(who, "undo", session))
 
 
 def history_rows(store: ReviewStore, session: Session, who: str | None, item_id: int) -> list[dict[str, Any]]:
@@ -785,9 +792,8 @@ def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool
         raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
     if bool(blind) == session.blind:
         return session
-    changed = store.update_session(session.id, blind=bool(blind))
-    audit(store, who, "settings", session, detail=f"blind {'on' if blind else 'off'}")
-    return changed
+    return store.update_session(session.id, blind=bool(blind),
+                                audit=audit_row(who, "settings", session, detail=f"blind {'on' if blind else 'off'}"))
 
 
 def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str | None) -> Item:
@@ -824,9 +830,7 @@ def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: in
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
     if label is not None and label not in ALL_LABELS:
         raise ValueError(f"gold label must be one of {', '.join(ALL_LABELS)}, not {label!r:.60}")
-    marked = store.set_gold(item_id, label)
-    audit(store, who, "gold", session, item_id, label or "unmarked")
-    return marked
+    return store.set_gold(item_id, label, audit=audit_row(who, "gold", session, item_id, label or "unmarked"))
 
 
 def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dict[str, Any]] | None:
@@ -894,13 +898,12 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
         raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
     if adjudicators is not None:
         adjudicators = [a.strip() for a in adjudicators if a and a.strip()]
-    changed = store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
-                                   adjudicators=adjudicators, by=None if who is None else str(who),
-                                   blind=None if blind is None or bool(blind) == session.blind else bool(blind))
     fields = [n for n, v in (("guidelines", guidelines), ("labels_help", labels_help), ("k", k),
                              ("adjudicators", adjudicators), ("blind", blind)) if v is not None]
-    audit(store, who, "settings", session, detail=", ".join(fields))
-    return changed
+    return store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
+                                adjudicators=adjudicators, by=None if who is None else str(who),
+                                blind=None if blind is None or bool(blind) == session.blind else bool(blind),
+                                audit=audit_row(who, "settings", session, detail=", ".join(fields)))
 
 
 def settings_refusal(session: Session, who: str | None) -> str | None:
@@ -1222,8 +1225,8 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
     item = store.item(item_id)
     if item is None or item.session_id != session.id:
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
-    store.adjudicate(item_id, who or "", label, note, corrected_answer=corrected_answer)
-    audit(store, who, "adjudicate", session, item_id, label)
+    store.adjudicate(item_id, who or "", label, note, corrected_answer=corrected_answer,
+                     audit=audit_row(who, "adjudicate", session, item_id, label))
 
 
 def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
@@ -1357,6 +1360,7 @@ __all__ = [
     "may",
     "require",
     "audit",
+    "audit_row",
     "Actor",
     "can_export",
     "can_manage",

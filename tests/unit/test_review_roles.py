@@ -128,6 +128,9 @@ def test_without_a_role_the_rules_by_name_stay(tmp_path, monkeypatch):
     (row,) = store.audit_rows(s.id)
     assert (row["who"], row["role"], row["action"], row["detail"], row["via"]) == (
         "anna", None, "decide", "model_error", "page")
+    with pytest.raises(rs.StaleDecision):  # refused by the store: the row goes with the action, in one transaction
+        rs.decide(store, s, "anna", item.id, "correct", seen_version=0)
+    assert len(store.audit_rows(s.id)) == 1
 
 
 def test_every_allowed_mutating_action_leaves_one_audit_row(review_url, roles_file):
