@@ -227,3 +227,20 @@ def test_the_cli_create_and_patch_are_checked_and_audited(tmp_path, roles_file, 
     assert [(r["who"], r["role"], r["action"], r["via"]) for r in store.audit_rows(s.id)] == [
         ("olga", "owner", "create", "cli"), ("adam", "adjudicator", "adjudicate", "page"),
         ("adam", "adjudicator", "patch", "cli")]
+
+
+@pytest.mark.parametrize("role", ["owner", "adjudicator", "annotator", "viewer"])
+def test_the_cli_export_and_settings_by_role(role, tmp_path, roles_file, capsys):
+    """The CLI's two of the four actions (export of a blind session, settings) for each role: exit 0 and one
+    audit row (``via = cli``) as the policy allows, exit 2 and none otherwise."""
+    db = tmp_path / "r.sqlite"
+    store = ReviewStore(db)
+    s = store.create_session("cli 盲审", "qa", ITEMS, created_by="someone-else", blind=True)
+    common = ["--db", str(db), "--session", "cli 盲审", "--as", role, "--role", role]
+    got = {"export": main(["review", "export", *common, "--out", str(tmp_path / "o.jsonl")]),
+           "settings": main(["review", "settings", *common, "--k", "3"])}
+    capsys.readouterr()
+    assert got == {a: 0 if EXPECTED[a, role] else 2 for a in got}
+    assert [(r["action"], r["role"], r["via"]) for r in store.audit_rows(s.id)] == [
+        (a, role, "cli") for a in ("export", "settings") if EXPECTED[a, role]]
+    assert store.session(s.id).k == (3 if EXPECTED["settings", role] else 1)
