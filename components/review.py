@@ -60,7 +60,11 @@ def signed_in_identity() -> rs.Actor:
     than the configured maximum age is sent back to the provider's login."""
     from evaluators.review.roles import load_config, sign_in_expired
 
-    config, user = load_config(), st.user
+    try:
+        config, user = load_config(), st.user
+    except ValueError as exc:  # a bad EVALBOARD_REVIEW_ROLES: nobody acts until it is fixed
+        st.error(md(f"The role configuration cannot be used: {exc}"))
+        st.stop()
     if not user.is_logged_in:
         st.info("Sign in to review · 请先登录: your role (owner, adjudicator, annotator or viewer) comes from "
                 "your sign-in.")
