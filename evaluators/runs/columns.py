@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evaluators.run_result import ItemTable
@@ -90,7 +91,16 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
         raise ValueError(f"unknown column kind {kind!r}; one of {', '.join(KINDS)}")
     # a dictionary pays for itself when values repeat (exact match, judge scores, slices, a dataset's
     # questions); every value distinct (ids, a continuous similarity) is cheaper written plain
-    few = len(set(array.to_pylist() if kind == "field" else values)) * DICTIONARY_RATIO <= max(1, len(values))
+    return _parquet(array, len(set(array.to_pylist() if kind == "field" else values)))
+
+
+def _parquet(array, distinct: int) -> bytes:
+    """One column's Parquet bytes (dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` of the
+    ``len(array)`` is distinct)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    few = distinct * DICTIONARY_RATIO <= max(1, len(array))
     sink = io.BytesIO()
     pq.write_table(pa.table({"v": array}), sink, compression="zstd", use_dictionary=few, write_statistics=False,
                    store_schema=False)
@@ -128,6 +138,201 @@ def table_columns(table: ItemTable) -> list[tuple[str, str, bytes]]:
     out += [("value", k, encode_column("value", v)) for k, v in table.values.items()]
     out += [("field", k, encode_column("field", v)) for k, v in table.fields.items()]
     return out
+
+
+@dataclass(frozen=True)
+class EncodedTable:
+    """A one-system per-item table already laid out as column blobs (:func:`encode_arrays`): what
+    :meth:`evaluators.runs.store.RunStore.log_run` stores in place of ``table_columns(result.items)``, equal byte
+    for byte and digest for digest to the :class:`ItemTable` of the same values.
+
+    Attributes
+    ----------
+    columns : tuple of (kind, name, bytes)
+        As :func:`table_columns`.
+    digest : str
+        :meth:`ItemTable.digest` of the same table.
+    n_items : int
+    systems, metrics : tuple of str
+    summary : tuple of dict
+        :meth:`RunResult.summary` of the same table, each row's ``to_dict()``.
+    """
+
+    columns: tuple[tuple[str, str, bytes], ...]
+    digest: str
+    n_items: int
+    systems: tuple[str, ...]
+    metrics: tuple[str, ...]
+    summary: tuple[dict, ...]
+
+
+#: Characters that JSON writes escaped in a string (``json.dumps(ensure_ascii=False)`` and orjson alike).
+_ESCAPED = r'[\x00-\x1f"\\]'
+
+
+def _json_strings(array):
+    """Each value's JSON text (``null`` for a missing one) as a string array: quoted in bulk, and the few values
+    with a character JSON escapes written by :func:`json.dumps` (equal to orjson's text for every string)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    quoted = pc.binary_join_element_wise('"', array, '"', "")
+    special = pc.fill_null(pc.match_substring_regex(array, _ESCAPED), False)
+    if pc.any(special).as_py():
+        rows = np.flatnonzero(special.to_numpy(zero_copy_only=False))
+        texts = [_json(v) for v in array.take(pa.array(rows)).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, special, pa.array(texts, pa.string()))
+    return pc.fill_null(quoted, "null")
+
+
+def _json_lists(array):
+    """Each list of strings' JSON text (``["a","b"]``) as a string array; ``None`` when a list or an element is
+    missing."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count or array.values.null_count:
+        return None
+    inner = pa.ListArray.from_arrays(array.offsets, _json_strings(array.values))
+    return pc.binary_join_element_wise("[", pc.binary_join(inner, ","), "]", "")
+
+
+def _json_floats(values):
+    """Each float's JSON text (``repr``, ``null`` for NaN) as a string array: one text per distinct value."""
+    import numpy as np
+    import pyarrow as pa
+
+    nan = np.isnan(values)
+    finite = values[~nan]
+    uniq, codes = np.unique(finite, return_inverse=True)
+    if np.any(np.signbit(uniq) & (uniq == 0)):  # -0.0 and 0.0 are one value to np.unique, not to repr
+        uniq, codes = finite, np.arange(len(finite))
+    index = np.full(len(values), len(uniq), dtype=np.int64)
+    index[~nan] = codes
+    texts = pa.array([repr(float(u)) for u in uniq] + ["null"], pa.string())
+    return texts.take(pa.array(index)), len(uniq) + int(nan.any())
+
+
+def _joined(texts) -> memoryview:
+    """The texts joined by commas, as bytes (no copy back into Python objects)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    one = pa.LargeListArray.from_arrays(pa.array([0, len(texts)], pa.int64()), texts.cast(pa.large_string()))
+    return memoryview(pc.binary_join(one, pa.scalar(",", pa.large_string()))[0].as_buffer())
+
+
+def _distinct(array) -> int:
+    import pyarrow.compute as pc
+
+    return pc.count_distinct(array, mode="all").as_py()
+
+
+def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mapping[str, Any],
+                  fields: Mapping[str, Any], *, unit: str = "item", ground_truth: str | None = None
+                  ) -> tuple[EncodedTable, str | None] | None:
+    """One system's per-item columns, held as arrays, as the blobs, digest and summary of the :class:`ItemTable`
+    with the same values (:func:`table_columns`, :meth:`ItemTable.digest`, :meth:`RunResult.summary`): no Python
+    object per value.
+
+    Parameters
+    ----------
+    item_id : pyarrow.StringArray, shape (n,)
+        Unique, none missing.
+    system : str
+        Every row's system.
+    slices : mapping of str to pyarrow.StringArray, each shape (n,)
+        Missing values as nulls.
+    values : mapping of str to numpy.ndarray of float64, each shape (n,)
+        NaN where the metric is undefined (``None`` in the table).
+    fields : mapping of str to pyarrow array, each shape (n,)
+        Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table).
+    unit : str
+        The run's unit (named in the summary's intervals).
+    ground_truth : str, optional
+        A field of lists: :func:`evaluators.runs.store.ground_truth_digest` of it is returned too.
+
+    Returns
+    -------
+    (EncodedTable, str or None) or None
+        ``None`` when the columns need the per-value path (an id twice or missing, a value that is not finite, a
+        field of another type): :func:`table_columns` of an :class:`ItemTable` then gives the same bytes.
+    """
+    import hashlib
+
+    import numpy as np
+    import pyarrow as pa
+
+    from evaluators.metrics.statistics import bootstrap_ci
+    from evaluators.run_result import ALL, SummaryRow
+
+    n = len(item_id)
+    if not n or item_id.null_count or _distinct(item_id) != n:
+        return None
+    for v in values.values():
+        if len(v) != n or np.isinf(v).any():
+            return None
+    names = ["item_id", "system", *slices, *values, *fields]
+    if len(set(names)) != len(names) or any(len(c) != n for c in (*slices.values(), *fields.values())):
+        return None
+    systems = pa.array([system], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64)))
+    columns = [("item_id", "item_id", _parquet(item_id, n)), ("system", "system", _parquet(systems, min(n, 1)))]
+    texts = [_json_strings(item_id), _json_strings(systems)]
+    for name, column in slices.items():
+        columns.append(("slice", name, _parquet(column, _distinct(column))))
+        texts.append(_json_strings(column))
+    for name, column in values.items():
+        column = np.ascontiguousarray(column, dtype=float)
+        text, distinct = _json_floats(column)
+        columns.append(("value", name, _parquet(pa.array(column, pa.float64(), from_pandas=True), distinct)))
+        texts.append(text)
+    gt_digest = None
+    for name, column in fields.items():
+        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+            text = _json_lists(column)
+            if text is None:
+                return None
+        elif pa.types.is_string(column.type):
+            text = _json_strings(column)
+        else:
+            return None
+        columns.append(("field", name, _parquet(text, _distinct(text))))
+        texts.append(text)
+        if name == ground_truth:
+            pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
+            ordered = pairs.take(pa.compute.sort_indices(item_id))  # UTF-8 byte order is code point order
+            h = hashlib.sha256(b"[")
+            h.update(_joined(ordered))
+            h.update(b"]")
+            gt_digest = h.hexdigest()
+    # ItemTable.digest: the canonical JSON {"columns": [...], "data": [[...], ...]}, written a column at a time
+    h = hashlib.sha256(('{"columns":' + _json(names) + ',"data":[').encode("utf-8"))
+    for k, text in enumerate(texts):
+        h.update(b",[" if k else b"[")
+        h.update(_joined(text))
+        h.update(b"]")
+    h.update(b"]}")
+    # RunResult.summary: the overall row, then each slice value (sorted), by metric
+    groups = [("", ALL, np.arange(n))]
+    for name, column in slices.items():
+        encoded = column.dictionary_encode()
+        codes = pa.compute.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        dictionary = encoded.dictionary.to_pylist()
+        groups += [(name, v, np.flatnonzero(codes == dictionary.index(v))) for v in sorted(dictionary)]
+    summary = []
+    for name, value, rows in groups:
+        for metric, column in values.items():
+            x = np.asarray(column, dtype=float)[rows]
+            x = x[~np.isnan(x)]
+            mean = sum(x.tolist()) / len(x) if len(x) else None
+            low = high = None
+            if len(x) >= 2:
+                ci = bootstrap_ci(x, n_resamples=1000, confidence_level=0.95, seed=0, unit=unit)
+                low, high = ci.ci_low, ci.ci_high
+            summary.append(SummaryRow(system, metric, name, value, len(x), len(rows), mean, low, high).to_dict())
+    return EncodedTable(tuple(columns), h.hexdigest(), n, (system,) if n else (), tuple(values),
+                        tuple(summary)), gt_digest
 
 
 #: Column kinds that runs of one dataset share (kept decoded by :func:`table_of`'s ``cache``).
@@ -180,5 +385,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     return table
 
 
-__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column",
-           "encode_column", "table_columns", "table_of"]
+__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "EncodedTable", "blob_digest",
+           "decode_column", "encode_arrays", "encode_column", "table_columns", "table_of"]
