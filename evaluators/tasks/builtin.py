@@ -74,14 +74,88 @@ def qa_run_result(run: Any) -> RunResult:
                      {"lang": r.lang},
                      {"question": r.question, "ground_truth": tuple(r.gold_answers), "prediction": r.prediction,
                       "status": r.status})
+    return RunResult("qa", cols.table(), unit="record", issues=_qa_issues(run), config=to_jsonable(run.config),
+                     signature=run.signature, native=run)
+
+
+def _qa_issues(run: Any) -> tuple[InputIssue, ...]:
+    """The issues of every input of a QA run (reading problems and unusable inputs)."""
     issues: list[InputIssue] = []
     for x in run.inputs:
         if x.report is not None:
             issues += list(x.report.issues)
         if x.failure is not None:
             issues.append(x.failure)
-    return RunResult("qa", cols.table(), unit="record", issues=tuple(issues), config=to_jsonable(run.config),
-                     signature=run.signature, native=run)
+    return tuple(issues)
+
+
+def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, str]] | None:
+    """:func:`qa_run_result` of a one-input QA run, split by system (:func:`evaluators.runs.split_systems`) and
+    encoded for the registry from columns: the metric values, statuses, languages and systems from the record
+    store's arrays, the texts from ``captured`` (:class:`evaluators.qa.capture.RowCapture` of the scoring pass),
+    with no Python object per value.
+
+    Parameters
+    ----------
+    run : QARun
+        One input, scored with ``captured``'s sink (no GT patch applied since).
+    captured : pyarrow.Table
+        :meth:`evaluators.qa.capture.RowCapture.table`, one row per record of the run's report.
+
+    Returns
+    -------
+    dict of str to (RunResult, EncodedTable, str), or None
+        System -> its run result (an empty ``items``: the table is the :class:`~evaluators.runs.columns.EncodedTable`,
+        equal byte for byte to :func:`qa_run_result`'s split by system) and the GT digest of its records
+        (:func:`evaluators.runs.store.ground_truth_digest`); ``None`` when the run needs :func:`qa_run_result` (several
+        inputs, records not in a store, an id twice within a system, values that are not text).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from evaluators.qa.store import RecordStore
+    from evaluators.runs.columns import encode_arrays
+    from evaluators.runs.rescore import QA_TASK_KEY
+
+    report = run.report
+    if report is None or run.others or len(run.inputs) != 1 or not isinstance(report.records, RecordStore):
+        return None
+    store = report.records
+    if captured.num_rows != len(store):
+        return None
+    em, f1 = store.array("exact_match")[0], store.array("token_f1")[0]
+    lang_codes, lang_table = store.array("lang")
+    status_codes, status_table = store.array("status")
+    if report.group_field and report.by_group:  # run.runs(): one run per group value, in order of appearance
+        group_codes, group_table = store.array("group")
+        names = [g if g is not None else f"(no {report.group_field})" for g in group_table]
+        seen, first = np.unique(group_codes, return_index=True)
+        order = list(dict.fromkeys(names[int(c)] for c in seen[np.argsort(first)]))
+        of_code = np.array([order.index(x) if x in order else -1 for x in names], dtype=np.int64)
+        part = of_code[group_codes]
+    else:
+        order, part = [report.file], np.zeros(len(store), dtype=np.int64)
+    langs, statuses = pa.array(lang_table, pa.string()), pa.array(status_table, pa.string())
+    config = {**to_jsonable(run.config), QA_TASK_KEY: report.task}
+    base = RunResult("qa", ItemTable((), ()), unit="record", issues=_qa_issues(run), config=config,
+                     signature=run.signature)
+    out = {}
+    for k, system in enumerate(order):
+        rows = np.flatnonzero(part == k)
+        take = pa.array(rows)
+        fields = {"question": captured["question"].take(take), "ground_truth": captured["gold_answers"].take(take),
+                  "prediction": captured["prediction"].take(take), "status": statuses.take(pa.array(status_codes[rows])),
+                  "prediction_raw": captured["prediction_raw"].take(take)}
+        fields = {k: v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for k, v in fields.items()}
+        item_id = captured["id"].take(take)
+        encoded = encode_arrays(item_id.combine_chunks() if isinstance(item_id, pa.ChunkedArray) else item_id, system,
+                                {"lang": langs.take(pa.array(lang_codes[rows]))},
+                                {"exact_match": em[rows], "token_f1": f1[rows]}, fields, unit="record",
+                                ground_truth="ground_truth")
+        if encoded is None:
+            return None
+        out[system] = (base, *encoded)
+    return out
 
 
 def _system_name(file: str | None, fallback: str) -> str:
