@@ -206,12 +206,13 @@ def _json_floats(values):
     nan = np.isnan(values)
     finite = values[~nan]
     uniq, codes = np.unique(finite, return_inverse=True)
-    if np.any(np.signbit(uniq) & (uniq == 0)):  # -0.0 and 0.0 are one value to np.unique, not to repr
+    distinct = len(uniq) + int(nan.any())  # -0.0 and 0.0 one value, as in a Python set
+    if np.any(np.signbit(finite) & (finite == 0)):  # ... but not to repr
         uniq, codes = finite, np.arange(len(finite))
     index = np.full(len(values), len(uniq), dtype=np.int64)
     index[~nan] = codes
     texts = pa.array([repr(float(u)) for u in uniq] + ["null"], pa.string())
-    return texts.take(pa.array(index)), len(uniq) + int(nan.any())
+    return texts.take(pa.array(index)), distinct
 
 
 def _joined(texts) -> memoryview:
