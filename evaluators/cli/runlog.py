@@ -295,7 +295,8 @@ def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predic
     """
     try:
         pred_file = predictions or getattr(args, "predictions", None)
-        gt_file, pred_digest = file_digest(path), file_digest(pred_file or path)
+        gt_file = file_digest(path)
+        pred_digest = file_digest(pred_file) if pred_file else gt_file  # a records file: read once
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     before = getattr(args, "gt_patch_before", None) if getattr(args, "gt_patch", None) else None
