@@ -166,24 +166,101 @@ class EncodedTable:
     summary: tuple[dict, ...]
 
 
-#: Characters that JSON writes escaped in a string (``json.dumps(ensure_ascii=False)`` and orjson alike).
-_ESCAPED = r'[\x00-\x1f"\\]'
+#: Characters that JSON writes escaped in a string (``json.dumps(ensure_ascii=False)`` and orjson alike), and the
+#: control characters among them (escaped as ``\\n``, ``\\u0001`` ...).
+_ESCAPED, _CONTROL = r'[\x00-\x1f"\\]', r"[\x00-\x1f]"
 
 
 def _json_strings(array):
-    """Each value's JSON text (``null`` for a missing one) as a string array: quoted in bulk, and the few values
-    with a character JSON escapes written by :func:`json.dumps` (equal to orjson's text for every string)."""
+    """Each value's JSON text (``null`` for a missing one) as a string array: quotes and backslashes escaped in
+    bulk, the few values with a control character written by :func:`json.dumps` (equal to orjson's text for
+    every string)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    control, original = None, array
+    if pc.any(pc.match_substring_regex(array, _ESCAPED)).as_py():
+        array = pc.replace_substring(pc.replace_substring(array, "\\", "\\\\"), '"', '\\"')
+        control = pc.fill_null(pc.match_substring_regex(array, _CONTROL), False)
     quoted = pc.binary_join_element_wise('"', array, '"', "")
-    special = pc.fill_null(pc.match_substring_regex(array, _ESCAPED), False)
-    if pc.any(special).as_py():
-        rows = np.flatnonzero(special.to_numpy(zero_copy_only=False))
-        texts = [_json(v) for v in array.take(pa.array(rows)).to_pylist()]
-        quoted = pc.replace_with_mask(quoted, special, pa.array(texts, pa.string()))
+    if control is not None and pc.any(control).as_py():
+        rows = pa.array(np.flatnonzero(control.to_numpy(zero_copy_only=False)))
+        texts = [_json(v) for v in original.take(rows).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, control, pa.array(texts, pa.string()))
     return pc.fill_null(quoted, "null")
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A column as codes into a table of its distinct values (:func:`coded`): texts that repeat (questions, answers,
+    slices) are escaped, hashed and counted once, whichever rows a part of the run takes.
+
+    Attributes
+    ----------
+    codes : numpy.ndarray of int64, shape (n,)
+        Each row's index into ``values``; -1 for a missing value (``None``).
+    values : pyarrow.StringArray
+        The distinct values (a slice: the values; a field: their JSON texts, ``null`` among them).
+    """
+
+    codes: Any
+    values: Any
+
+    def take(self, rows) -> "Coded":
+        """The rows ``rows`` (an index array) of the column, on the same table."""
+        return Coded(self.codes[rows], self.values)
+
+
+def coded(array, *, as_json: bool = False) -> Coded | None:
+    """A string array (or, with ``as_json``, a string or list-of-strings array, as JSON texts) as :class:`Coded`;
+    ``None`` for a list with a missing element."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if as_json:
+        if pa.types.is_list(array.type):
+            array = _json_lists(array)
+            if array is None:
+                return None
+        elif pa.types.is_string(array.type):
+            array = _json_strings(array)
+        else:
+            return None
+    encoded = array.dictionary_encode()
+    return Coded(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype("int64"), encoded.dictionary)
+
+
+def coded_table(codes, table, *, as_json: bool = False) -> Coded:
+    """Codes into a list of distinct values (``None`` among them: a missing value) as :class:`Coded`, of the values
+    or (``as_json``) of their JSON texts.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int, shape (n,)
+    table : list of str or None
+        Distinct values, by code.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    values = pa.array(table, pa.string())
+    codes = np.asarray(codes, dtype=np.int64)
+    if as_json:
+        return Coded(codes, _json_strings(values))
+    missing = np.array([v is None for v in table] + [False], dtype=bool)  # code -1 stays missing
+    return Coded(np.where(missing[codes], -1, codes), values)
+
+
+def _json_coded(column: Coded):
+    """A coded slice's JSON texts (``null`` for a missing value) and its values (nulls for missing ones)."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = column.codes
+    texts = pa.concat_arrays([_json_strings(column.values), pa.array(["null"], pa.string())])
+    index = np.where(codes < 0, len(column.values), codes)
+    return texts.take(pa.array(index)), column.values.take(pa.array(codes, mask=codes < 0))
 
 
 def _json_lists(array):
@@ -224,6 +301,13 @@ def _joined(texts) -> memoryview:
     return memoryview(pc.binary_join(one, pa.scalar(",", pa.large_string()))[0].as_buffer())
 
 
+def _code_count(codes) -> int:
+    """Distinct codes (-1, a missing value, counted as one value, as ``None`` in a Python set)."""
+    import numpy as np
+
+    return int(np.count_nonzero(np.bincount(codes + 1))) if len(codes) else 0
+
+
 def _distinct(array) -> int:
     import pyarrow.compute as pc
 
@@ -243,12 +327,13 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         Unique, none missing.
     system : str
         Every row's system.
-    slices : mapping of str to pyarrow.StringArray, each shape (n,)
-        Missing values as nulls.
+    slices : mapping of str to pyarrow.StringArray or Coded, each shape (n,)
+        Missing values as nulls (codes -1).
     values : mapping of str to numpy.ndarray of float64, each shape (n,)
         NaN where the metric is undefined (``None`` in the table).
-    fields : mapping of str to pyarrow array, each shape (n,)
-        Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table).
+    fields : mapping of str to pyarrow array or Coded, each shape (n,)
+        Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table), or their JSON texts coded
+        (:func:`coded` ``(..., as_json=True)``).
     unit : str
         The run's unit (named in the summary's intervals).
     ground_truth : str, optional
@@ -275,14 +360,20 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         if len(v) != n or np.isinf(v).any():
             return None
     names = ["item_id", "system", *slices, *values, *fields]
-    if len(set(names)) != len(names) or any(len(c) != n for c in (*slices.values(), *fields.values())):
+    if len(set(names)) != len(names) or any(len(c.codes if isinstance(c, Coded) else c) != n
+                                            for c in (*slices.values(), *fields.values())):
         return None
     systems = pa.array([system], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64)))
     columns = [("item_id", "item_id", _parquet(item_id, n)), ("system", "system", _parquet(systems, min(n, 1)))]
     texts = [_json_strings(item_id), _json_strings(systems)]
     for name, column in slices.items():
-        columns.append(("slice", name, _parquet(column, _distinct(column))))
-        texts.append(_json_strings(column))
+        if isinstance(column, Coded):
+            text, array = _json_coded(column)
+            columns.append(("slice", name, _parquet(array, _code_count(column.codes))))
+        else:
+            columns.append(("slice", name, _parquet(column, _distinct(column))))
+            text = _json_strings(column)
+        texts.append(text)
     for name, column in values.items():
         column = np.ascontiguousarray(column, dtype=float)
         text, distinct = _json_floats(column)
@@ -290,15 +381,21 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         texts.append(text)
     gt_digest = None
     for name, column in fields.items():
-        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        if isinstance(column, Coded):  # of JSON texts (coded(..., as_json=True)): none missing
+            if (column.codes < 0).any():
+                return None
+            text, distinct = column.values.take(pa.array(column.codes)), _code_count(column.codes)
+        elif pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
             text = _json_lists(column)
             if text is None:
                 return None
+            distinct = _distinct(text)
         elif pa.types.is_string(column.type):
             text = _json_strings(column)
+            distinct = _distinct(text)
         else:
             return None
-        columns.append(("field", name, _parquet(text, _distinct(text))))
+        columns.append(("field", name, _parquet(text, distinct)))
         texts.append(text)
         if name == ground_truth:
             pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
@@ -317,10 +414,12 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
     # RunResult.summary: the overall row, then each slice value (sorted), by metric
     groups = [("", ALL, np.arange(n))]
     for name, column in slices.items():
-        encoded = column.dictionary_encode()
-        codes = pa.compute.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
-        dictionary = encoded.dictionary.to_pylist()
-        groups += [(name, v, np.flatnonzero(codes == dictionary.index(v))) for v in sorted(dictionary)]
+        column = column if isinstance(column, Coded) else coded(column)
+        codes, dictionary = column.codes, column.values.to_pylist()
+        for v in sorted(x for x in dictionary if x is not None):
+            rows = np.flatnonzero(codes == dictionary.index(v))
+            if len(rows):  # a value of the table that this part does not have: no row
+                groups.append((name, v, rows))
     summary = []
     for name, value, rows in groups:
         for metric, column in values.items():
@@ -386,5 +485,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     return table
 
 
-__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "EncodedTable", "blob_digest",
-           "decode_column", "encode_arrays", "encode_column", "table_columns", "table_of"]
+__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "Coded", "CorruptBlob", "EncodedTable",
+           "blob_digest", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "table_columns", "table_of"]

@@ -114,7 +114,7 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
     import pyarrow as pa
 
     from evaluators.qa.store import RecordStore
-    from evaluators.runs.columns import encode_arrays
+    from evaluators.runs.columns import coded, coded_table, encode_arrays
     from evaluators.runs.rescore import QA_TASK_KEY
 
     report = run.report
@@ -135,22 +135,26 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
         part = of_code[group_codes]
     else:
         order, part = [report.file], np.zeros(len(store), dtype=np.int64)
-    langs, statuses = pa.array(lang_table, pa.string()), pa.array(status_table, pa.string())
+    # each column coded once (its distinct values escaped and counted once), then taken by system
+    text = {name: captured.column(name).combine_chunks() for name in captured.column_names}
+    lang = coded_table(lang_codes, lang_table)
+    fields = {"question": coded(text["question"], as_json=True),
+              "ground_truth": coded(text["gold_answers"], as_json=True),
+              "prediction": coded(text["prediction"], as_json=True),
+              "status": coded_table(status_codes, status_table, as_json=True),
+              "prediction_raw": coded(text["prediction_raw"], as_json=True)}
+    if any(f is None for f in fields.values()):
+        return None
+    item_ids = text["id"]
     config = {**to_jsonable(run.config), QA_TASK_KEY: report.task}
     base = RunResult("qa", ItemTable((), ()), unit="record", issues=_qa_issues(run), config=config,
                      signature=run.signature)
     out = {}
     for k, system in enumerate(order):
         rows = np.flatnonzero(part == k)
-        take = pa.array(rows)
-        fields = {"question": captured["question"].take(take), "ground_truth": captured["gold_answers"].take(take),
-                  "prediction": captured["prediction"].take(take), "status": statuses.take(pa.array(status_codes[rows])),
-                  "prediction_raw": captured["prediction_raw"].take(take)}
-        fields = {k: v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for k, v in fields.items()}
-        item_id = captured["id"].take(take)
-        encoded = encode_arrays(item_id.combine_chunks() if isinstance(item_id, pa.ChunkedArray) else item_id, system,
-                                {"lang": langs.take(pa.array(lang_codes[rows]))},
-                                {"exact_match": em[rows], "token_f1": f1[rows]}, fields, unit="record",
+        encoded = encode_arrays(item_ids.take(pa.array(rows)), system, {"lang": lang.take(rows)},
+                                {"exact_match": em[rows], "token_f1": f1[rows]},
+                                {name: f.take(rows) for name, f in fields.items()}, unit="record",
                                 ground_truth="ground_truth")
         if encoded is None:
             return None

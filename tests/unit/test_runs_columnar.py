@@ -18,7 +18,7 @@ from evaluators.qa.evaluate import QAConfig
 from evaluators.qa.run import QAInput, run_qa
 from evaluators.run_result import ItemTable, RunResult
 from evaluators.runs import RunStore
-from evaluators.runs.columns import encode_arrays, table_columns
+from evaluators.runs.columns import coded, encode_arrays, table_columns
 from evaluators.runs.rescore import on_current_gt
 from evaluators.runs.store import ground_truth_digest
 
@@ -50,6 +50,15 @@ def test_encode_arrays_equals_the_item_table_of_the_same_values():
     result = RunResult("qa", table, unit="record")
     assert list(encoded.summary) == [row.to_dict() for row in result.summary()]
     assert gt_digest == ground_truth_digest(result)
+    # the same columns coded (each distinct value escaped and counted once), part of a larger table: the same
+    rows = np.arange(n)
+    more = {"question": pa.array(question + ["extra"], pa.string()),
+            "ground_truth": pa.array(gt + [("x",)], pa.list_(pa.string())), "prediction": pa.array(pred + ["y"])}
+    again = encode_arrays(pa.array(ids), "sys", {"lang": coded(pa.array(lang + ["fr"], pa.string())).take(rows)},
+                          {"exact_match": em, "token_f1": f1},
+                          {k: coded(v, as_json=True).take(rows) for k, v in more.items()}, unit="record",
+                          ground_truth="ground_truth")
+    assert again == got
     # an id twice: the per-record path (which numbers it #2) is needed
     assert encode_arrays(pa.array(["a", "a"]), "sys", {}, {"m": np.array([1.0, 0.0])}, {}) is None
 
