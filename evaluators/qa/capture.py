@@ -70,7 +70,7 @@ class RowCapture:
         return _NOT_TEXT not in self._blocks
 
     def table(self):
-        """The captured columns of every record, in input order, as one ``pyarrow.Table`` (single chunks)."""
+        """The captured columns of every record, in input order, as one ``pyarrow.Table`` (a chunk a block)."""
         import pyarrow as pa
 
         batches = []
@@ -80,7 +80,7 @@ class RowCapture:
         if not batches:
             schema = pa.schema([(n, pa.list_(pa.string()) if n == "gold_answers" else pa.string()) for n in CAPTURED])
             return schema.empty_table()
-        return pa.Table.from_batches(batches).combine_chunks()
+        return pa.Table.from_batches(batches)
 
 
 __all__ = ["CAPTURED", "RowCapture", "capture_rows"]

@@ -213,22 +213,34 @@ class Coded:
 
 
 def coded(array, *, as_json: bool = False) -> Coded | None:
-    """A string array (or, with ``as_json``, a string or list-of-strings array, as JSON texts) as :class:`Coded`;
-    ``None`` for a list with a missing element."""
+    """A string array (or, with ``as_json``, a string or list-of-strings array, as JSON texts) as :class:`Coded`:
+    the values hashed once, only the distinct ones escaped; ``None`` for a list with a missing element."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if as_json:
-        if pa.types.is_list(array.type):
-            array = _json_lists(array)
-            if array is None:
-                return None
-        elif pa.types.is_string(array.type):
-            array = _json_strings(array)
-        else:
+    def encode(strings):
+        encoded = strings.dictionary_encode()
+        return pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
+
+    if as_json and pa.types.is_list(array.type):
+        if array.null_count or array.values.null_count:
             return None
-    encoded = array.dictionary_encode()
-    return Coded(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype("int64"), encoded.dictionary)
+        offsets = array.offsets.to_numpy()
+        codes, values = encode(array.values.slice(offsets[0], offsets[-1] - offsets[0]))
+        texts = _json_strings(values)
+        if len(offsets) > 1 and np.all(np.diff(offsets) == 1):  # one string a list (the usual): a code a list
+            return Coded(codes, pc.binary_join_element_wise("[", texts, "]", ""))
+        inner = pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), texts.take(pa.array(codes)))
+        codes, values = encode(pc.binary_join_element_wise("[", pc.binary_join(inner, ","), "]", ""))
+        return Coded(codes, values)
+    if not pa.types.is_string(array.type):
+        return None
+    codes, values = encode(array)
+    if as_json:  # a missing value's text: null
+        values = pa.concat_arrays([_json_strings(values), pa.array(["null"], pa.string())])
+        codes = np.where(codes < 0, len(values) - 1, codes)
+    return Coded(codes, values)
 
 
 def coded_table(codes, table, *, as_json: bool = False) -> Coded:

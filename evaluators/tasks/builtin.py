@@ -10,6 +10,7 @@ still addressed by ``(system, item_id)``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -89,6 +90,10 @@ def _qa_issues(run: Any) -> tuple[InputIssue, ...]:
     return tuple(issues)
 
 
+#: Threads :func:`qa_run_columns` encodes columns and systems on (the results do not depend on it).
+LOG_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
 def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, str]] | None:
     """:func:`qa_run_result` of a one-input QA run, split by system (:func:`evaluators.runs.split_systems`) and
     encoded for the registry from columns: the metric values, statuses, languages and systems from the record
@@ -110,6 +115,8 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
         (:func:`evaluators.runs.store.ground_truth_digest`); ``None`` when the run needs :func:`qa_run_result` (several
         inputs, records not in a store, an id twice within a system, values that are not text).
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
     import pyarrow as pa
 
@@ -135,31 +142,37 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
         part = of_code[group_codes]
     else:
         order, part = [report.file], np.zeros(len(store), dtype=np.int64)
-    # each column coded once (its distinct values escaped and counted once), then taken by system
-    text = {name: captured.column(name).combine_chunks() for name in captured.column_names}
-    lang = coded_table(lang_codes, lang_table)
-    fields = {"question": coded(text["question"], as_json=True),
-              "ground_truth": coded(text["gold_answers"], as_json=True),
-              "prediction": coded(text["prediction"], as_json=True),
-              "status": coded_table(status_codes, status_table, as_json=True),
-              "prediction_raw": coded(text["prediction_raw"], as_json=True)}
-    if any(f is None for f in fields.values()):
+    # each column coded once (its distinct values escaped and counted once), then taken by system; the columns and
+    # the systems on threads (Arrow, Parquet, zstd and SHA-256 work without the GIL)
+    def column(name: str):
+        values = captured.column(name)
+        return coded(values.combine_chunks() if values.num_chunks != 1 else values.chunk(0), as_json=True)
+
+    with ThreadPoolExecutor(min(LOG_THREADS, len(order) + 4)) as pool:
+        texts = dict(zip(("question", "ground_truth", "prediction", "prediction_raw"),
+                         pool.map(column, ("question", "gold_answers", "prediction", "prediction_raw"))))
+        fields = {"question": texts["question"], "ground_truth": texts["ground_truth"],
+                  "prediction": texts["prediction"], "status": coded_table(status_codes, status_table, as_json=True),
+                  "prediction_raw": texts["prediction_raw"]}
+        if any(f is None for f in fields.values()):
+            return None
+        item_ids = captured.column("id").combine_chunks()
+        lang = coded_table(lang_codes, lang_table)
+
+        def encode(k: int):
+            rows = np.flatnonzero(part == k)
+            return encode_arrays(item_ids.take(pa.array(rows)), order[k], {"lang": lang.take(rows)},
+                                 {"exact_match": em[rows], "token_f1": f1[rows]},
+                                 {name: f.take(rows) for name, f in fields.items()}, unit="record",
+                                 ground_truth="ground_truth")
+
+        encoded = list(pool.map(encode, range(len(order))))
+    if any(e is None for e in encoded):
         return None
-    item_ids = text["id"]
     config = {**to_jsonable(run.config), QA_TASK_KEY: report.task}
     base = RunResult("qa", ItemTable((), ()), unit="record", issues=_qa_issues(run), config=config,
                      signature=run.signature)
-    out = {}
-    for k, system in enumerate(order):
-        rows = np.flatnonzero(part == k)
-        encoded = encode_arrays(item_ids.take(pa.array(rows)), system, {"lang": lang.take(rows)},
-                                {"exact_match": em[rows], "token_f1": f1[rows]},
-                                {name: f.take(rows) for name, f in fields.items()}, unit="record",
-                                ground_truth="ground_truth")
-        if encoded is None:
-            return None
-        out[system] = (base, *encoded)
-    return out
+    return {system: (base, *e) for system, e in zip(order, encoded)}
 
 
 def _system_name(file: str | None, fallback: str) -> str:
