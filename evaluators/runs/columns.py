@@ -366,8 +366,12 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
     from evaluators.run_result import ALL, SummaryRow
 
     n = len(item_id)
-    if not n or item_id.null_count or _distinct(item_id) != n:
+    if not n or item_id.null_count:
         return None
+    order = pa.compute.sort_indices(item_id)  # UTF-8 byte order is code point order (Python's order of str)
+    ordered_ids = item_id.take(order)
+    if n > 1 and pa.compute.any(pa.compute.equal(ordered_ids.slice(1), ordered_ids.slice(0, n - 1))).as_py():
+        return None  # an id twice
     for v in values.values():
         if len(v) != n or np.isinf(v).any():
             return None
@@ -375,9 +379,10 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
     if len(set(names)) != len(names) or any(len(c.codes if isinstance(c, Coded) else c) != n
                                             for c in (*slices.values(), *fields.values())):
         return None
-    systems = pa.array([system], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64)))
-    columns = [("item_id", "item_id", _parquet(item_id, n)), ("system", "system", _parquet(systems, min(n, 1)))]
-    texts = [_json_strings(item_id), _json_strings(systems)]
+    one = pa.array(np.zeros(n, dtype=np.int64))
+    systems = pa.array([system], pa.string()).take(one)
+    columns = [("item_id", "item_id", _parquet(item_id, n)), ("system", "system", _parquet(systems, 1))]
+    texts = [_json_strings(item_id), _json_strings(pa.array([system], pa.string())).take(one)]
     for name, column in slices.items():
         if isinstance(column, Coded):
             text, array = _json_coded(column)
@@ -411,7 +416,7 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         texts.append(text)
         if name == ground_truth:
             pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
-            ordered = pairs.take(pa.compute.sort_indices(item_id))  # UTF-8 byte order is code point order
+            ordered = pairs.take(order)
             h = hashlib.sha256(b"[")
             h.update(_joined(ordered))
             h.update(b"]")
