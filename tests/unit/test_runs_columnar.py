@@ -102,11 +102,13 @@ CASES = {
 }
 
 
-def _logged(tmp_path, path, label, capture):
+def _logged(tmp_path, path, label, capture, predictions=None):
     db = f"sqlite:///{tmp_path / (label + '.sqlite')}"
     config = QAConfig(ci_resamples=0)
-    run = run_qa(QAInput(path), config, rows=capture.sink() if capture is not None else None)
-    args = argparse.Namespace(run_name="r", who="t", tag=[], db=db, gt_patch=None, dataset=None, predictions=None)
+    preds = dict(predictions=predictions.read_bytes(), predictions_file=str(predictions)) if predictions else {}
+    run = run_qa(QAInput(path, **preds), config, rows=capture.sink() if capture is not None else None)
+    args = argparse.Namespace(run_name="r", who="t", tag=[], db=db, gt_patch=None, dataset=None,
+                              predictions=str(predictions) if predictions else None)
     assert runlog.log_qa(args, path, run.inputs[0].report, config, capture=capture) is None
     engine = sa.create_engine(db)
     with engine.connect() as c:
@@ -119,11 +121,23 @@ def _logged(tmp_path, path, label, capture):
     return runs, blobs, datasets, db
 
 
-@pytest.mark.parametrize("case", list(CASES))
+#: Inputs read otherwise: GB18030 (read again after the UTF-8 attempt fails), CSV (records kept whole).
+FILES = {"gb18030": ("records.jsonl", _records(_qa_rows()).encode("gb18030"), True),
+         "csv": ("records.csv", ("id,question,answer,prediction,system\n" + "".join(
+             f'c{i},"问题, {i}",答案{i % 3},答案{i % 2},{"s1" if i % 2 else "s2"}\n' for i in range(30))).encode("utf-8"),
+                 True)}
+
+
+@pytest.mark.parametrize("case", list(CASES) + list(FILES))
 def test_qa_log_from_columns_stores_what_the_record_path_stores(tmp_path, case, monkeypatch):
-    text, columnar = CASES[case]
-    path = tmp_path / "records.jsonl"
-    path.write_text(text, encoding="utf-8")
+    if case in FILES:
+        name, data, columnar = FILES[case]
+        path = tmp_path / name
+        path.write_bytes(data)
+    else:
+        text, columnar = CASES[case]
+        path = tmp_path / "records.jsonl"
+        path.write_text(text, encoding="utf-8")
     used = []
     from evaluators.tasks import builtin
 
@@ -145,6 +159,16 @@ def test_qa_log_from_columns_stores_what_the_record_path_stores(tmp_path, case, 
             assert version == 0 and rescored.items.values == store.load(record.name).items.values
     finally:
         store.dispose()
+
+
+def test_predictions_in_a_file_of_their_own(tmp_path):
+    gt, pred = tmp_path / "gt.jsonl", tmp_path / "pred.jsonl"
+    rows = _qa_rows(system=False)
+    gt.write_text(_records([{k: v for k, v in r.items() if k != "prediction"} for r in rows]), encoding="utf-8")
+    pred.write_text(_records([{"id": r["id"], "prediction": r["prediction"]} for r in rows[::-1]]), encoding="utf-8")
+    old = _logged(tmp_path, gt, "old", None, pred)
+    new = _logged(tmp_path, gt, "new", RowCapture(), pred)
+    assert old[0] and new[:3] == old[:3]
 
 
 def test_the_cli_logs_from_columns_and_compares_as_before(tmp_path, capsys):
