@@ -309,6 +309,9 @@ def _joined(texts) -> memoryview:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if texts.nbytes + len(texts) < (1 << 31) - 1:  # the joined text fits 32-bit offsets: no cast
+        one = pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts)
+        return memoryview(pc.binary_join(one, ",")[0].as_buffer())
     one = pa.LargeListArray.from_arrays(pa.array([0, len(texts)], pa.int64()), texts.cast(pa.large_string()))
     return memoryview(pc.binary_join(one, pa.scalar(",", pa.large_string()))[0].as_buffer())
 
