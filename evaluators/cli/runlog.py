@@ -142,8 +142,8 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
 
         parts = qa_run_columns(QARun(config, (QAInputResult(source, report),)), capture.table())
         if parts is not None:
-            return (EncodedRun({s: (dataclasses.replace(r, digests=digests), table) for s, (r, table, _) in parts.items()}),
-                    {s: gt for s, (_, _, gt) in parts.items()})
+            encoded = {s: (dataclasses.replace(r, digests=digests), table) for s, (r, table, _) in parts.items()}
+            return EncodedRun(encoded), {s: gt for s, (_, _, gt) in parts.items()}
     from evaluators.run_result import ItemTable
     from evaluators.runs import split_systems
     from evaluators.runs.rescore import QA_TASK_KEY
@@ -450,5 +450,6 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
                       several=several)
 
 
-__all__ = ["KEEP_INPUTS_MAX_BYTES", "EncodedRun", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",
+__all__ = ["KEEP_INPUTS_MAX_BYTES", "EncodedRun", "add_log_arguments", "file_digest", "log_files", "log_qa",
+           "log_result",
            "log_runs", "log_several", "path_digest", "qa_log_entry", "qa_result_to_log"]

@@ -506,4 +506,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
 
 
 __all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "Coded", "CorruptBlob", "EncodedTable",
-           "blob_digest", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "table_columns", "table_of"]
+           "blob_digest", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "table_columns",
+           "table_of"]

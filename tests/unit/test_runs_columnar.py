@@ -1,6 +1,7 @@
-"""``qa --log`` from columns (:func:`evaluators.runs.columns.encode_arrays`, :func:`evaluators.tasks.builtin.qa_run_columns`)
-stores the same bytes and digests as the per-record path (:func:`evaluators.tasks.builtin.qa_run_result` split by
-system), on Chinese and English records, and the run re-scores and compares as before."""
+"""``qa --log`` from columns (:func:`evaluators.runs.columns.encode_arrays`,
+:func:`evaluators.tasks.builtin.qa_run_columns`) stores the same bytes and digests as the per-record path
+(:func:`evaluators.tasks.builtin.qa_run_result` split by system), on Chinese and English records, and the run
+re-scores and compares as before."""
 
 from __future__ import annotations
 
@@ -122,10 +123,10 @@ def _logged(tmp_path, path, label, capture, predictions=None):
 
 
 #: Inputs read otherwise: GB18030 (read again after the UTF-8 attempt fails), CSV (records kept whole).
+_CSV = "id,question,answer,prediction,system\n" + "".join(
+    f'c{i},"问题, {i}",答案{i % 3},答案{i % 2},{"s1" if i % 2 else "s2"}\n' for i in range(30))
 FILES = {"gb18030": ("records.jsonl", _records(_qa_rows()).encode("gb18030"), True),
-         "csv": ("records.csv", ("id,question,answer,prediction,system\n" + "".join(
-             f'c{i},"问题, {i}",答案{i % 3},答案{i % 2},{"s1" if i % 2 else "s2"}\n' for i in range(30))).encode("utf-8"),
-                 True)}
+         "csv": ("records.csv", _CSV.encode("utf-8"), True)}
 
 
 @pytest.mark.parametrize("case", list(CASES) + list(FILES))
