@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
-MERGEABLE = ("qa", "narrative")
+MERGEABLE = ("qa", "narrative", "memory")
 
 
 def add_parser(subparsers) -> None:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if command not in MERGEABLE:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
-        write, n_items = (_qa if command == "qa" else _narrative)(files, args.format)
+        write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory}[command](files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except InputError as exc:  # a GT patch carried by the shards that does not read
@@ -132,3 +132,16 @@ def _narrative(files, fmt: str):
     text = mismatches_csv(report) if fmt == "csv" else to_json(report)
     text = text if text.endswith("\n") else text + "\n"
     return (lambda out: out.write(text)), len(report.documents)
+
+
+def _memory(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged memory report (``memory --format json``'s text; csv: one row per
+    question, as ``memory --format csv``) and its question count."""
+    from evaluators.memory.shards import merged_report
+    from evaluators.reports.memory import questions_csv, report_json
+
+    first = files[0]
+    report = merged_report(first.config(), first.manifest["decision"], first.extra, first.columns,
+                           [row for f in files for row in f.values()])
+    text = questions_csv(report.rows, report.results) if fmt == "csv" else report_json(report)
+    return (lambda out: out.write(text)), len(report.rows)

@@ -1,0 +1,107 @@
+"""``--shard i/N`` for the batch commands other than ``qa`` and ``narrative`` (``memory``, ``testsets``,
+``dialogue``, ``compare``): the options, the refusals they share and the writing of the shard file
+(:mod:`evaluators.shards`); each command's scoring of a shard lives in its task's ``shards`` module.
+
+Kept out of the commands' own modules so that their edits stay two lines each.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evaluators.cli.common import EXIT_OK, fail
+
+
+def add_shard_arguments(p, items: str = "items", out: str = "--out") -> None:
+    """Register ``--shard i/N`` and ``--shard-seed S`` (``items``: what is dealt; ``out``: the shard file's option)."""
+    p.add_argument("--shard", metavar="i/N",
+                   help=f"score shard i of N of the {items} only (dealt by a seeded hash of their id, balanced within "
+                        f"each slice) and write their per-item results with a manifest to {out}; 'merge' pools the N "
+                        "shard files into the report of the whole run")
+    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
+                   help=f"with --shard: seed of the assignment of {items} to shards (default 0; equal in every shard)")
+
+
+def shard_of(args) -> tuple[int, int] | str:
+    """``(i, N)`` of ``--shard``, or the refusal's message."""
+    from evaluators.shards import ShardError, parse_shard
+
+    try:
+        return parse_shard(args.shard)
+    except ShardError as exc:
+        return str(exc)
+
+
+def refuse(flags: Iterable[tuple[str, Any]], output: str | None, out_flag: str = "--out") -> int | None:
+    """Exit 2 when an option that does not go with ``--shard`` was given or the shard file is not named."""
+    others = [flag for flag, given in flags if given]
+    if others:
+        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one run's per-item "
+                    "results; 'merge' makes the report")
+    if not output:
+        return fail(f"--shard needs {out_flag} FILE (the shard file that 'merge' reads)")
+    return None
+
+
+def digests(paths: dict[str, str | None]) -> dict[str, Any]:
+    """``{role}_digest`` (SHA-256, as ``--log`` records it; ``None`` for an input not given) of each input path."""
+    from evaluators.cli.runlog import path_digest
+
+    from pathlib import Path
+
+    return {f"{role}_digest": (path_digest(p) if p and Path(p).exists() else None) for role, p in paths.items()}
+
+
+def write(command: str, shard: int, n_shards: int, seed: int, output: str, *, input: dict[str, Any],  # noqa: A002
+          n_items: int, assignment: str, config: Any, signature: str, provenance: dict, decision: dict,
+          keys: Sequence[tuple], columns: Sequence[str], rows: Iterable[Sequence], extra: dict[str, Any]) -> int:
+    """Write the shard file (:func:`evaluators.shards.write_shard`) and say so on stderr; returns the exit code."""
+    from evaluators.shards import manifest, write_shard
+
+    head = manifest(command, shard, n_shards, seed=seed, input={"gt_digest": None, "predictions_digest": None,
+                                                                "patches": [], **input},
+                    n_items=n_items, assignment=assignment, config=config, signature=signature,
+                    provenance=provenance, decision=decision, items=keys)
+    try:
+        write_shard(output, head, columns, rows, extra=extra)
+    except OSError as exc:
+        return fail(f"cannot write {output}: {exc.strerror or exc}")
+    print(f"shard {shard} of {n_shards}: {len(keys)} of {n_items} items written to {output}", file=sys.stderr)
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------ memory
+
+def memory(args, inputs, config) -> int:
+    """``memory ... --shard i/N --out FILE``: score one shard's questions and write its shard file."""
+    from dataclasses import replace
+
+    from evaluators.memory.metrics import metric_signatures
+    from evaluators.memory.run import text_provenance
+    from evaluators.memory.shards import COLUMNS, keys_of, plan_decision, score_shard, shard_extra, shard_rows
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--judge", args.judge), ("--gt-patch", args.gt_patch), ("--log", args.log),
+                   ("--write-results", args.write_results), ("--write-cache", args.write_cache),
+                   ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
+    if code is not None:
+        return code
+    shard, n_shards = where
+    config = replace(config, workers=1)  # how a shard was scored, not what: equal in every shard's manifest
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+    except (ValueError, ImportError) as exc:
+        return fail(exc)
+    keys = keys_of(inputs.results)
+    return write("memory", shard, n_shards, args.shard_seed, args.out,
+                 input={"name": args.results or args.questions,
+                        **digests({role: getattr(args, role) for role in ("results", "questions", "predictions",
+                                                                          "labels", "cache")})},
+                 n_items=result.n_questions, assignment=result.assignment, config=config,
+                 signature=metric_signatures(result.plan.names), provenance=text_provenance(config),
+                 decision=plan_decision(result), keys=[keys[k] for k in result.positions], columns=COLUMNS,
+                 rows=shard_rows(inputs, result), extra=shard_extra(inputs, result))

@@ -1,0 +1,156 @@
+"""Long-term-memory runs in shards: one shard's questions scored (:func:`score_shard`) and the report of the pooled
+shards (:func:`merged_report`), equal to the single-process report (see :mod:`evaluators.shards`).
+
+Every shard resolves the whole input and decides the run's plan on it as one process does
+(:func:`evaluators.memory.run.plan_memory`: the metrics, the judge scores read from the stored labels or a judge
+cache); the questions are dealt by (question type, question id), so every type is split evenly, and each shard
+scores its own with the per-question function (:func:`evaluators.memory.metrics.score_questions`).  A question's
+row travels with the question itself (typed JSON, :mod:`evaluators.io.typed_json`); the merge puts them back in
+input order and builds the report with :func:`evaluators.memory.run.report_of_rows`, the single-process run's
+code: the metrics with their intervals, the LoCoMo table, LongMemEval's table and the judge agreement are computed
+once, on the pooled questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evaluators.memory.inputs import ResolvedInputs
+from evaluators.memory.metrics import QuestionScores, score_questions
+from evaluators.memory.records import EvalResult
+from evaluators.memory.run import MemoryConfig, MemoryPlan, MemoryReport, plan_memory, report_of_rows
+from evaluators.shards import assign, assignment_digest
+
+#: The per-item columns of a memory shard file: the question's position, type (the group) and id, the question
+#: itself, its row of scores, its judgement that still fits (or null) and whether its cached judgement is stale.
+COLUMNS = ("index", "group", "id", "result", "row", "judgement", "stale")
+
+
+@dataclass(frozen=True)
+class MemoryShard:
+    """One shard of a memory run, scored.
+
+    Attributes
+    ----------
+    plan : MemoryPlan
+        Decided on the whole input.
+    n_questions : int
+        Questions of the whole input.
+    assignment : str
+        :func:`evaluators.shards.assignment_digest` of the whole input's assignment.
+    positions : list of int
+        This shard's questions' positions in the input.
+    rows : list of QuestionScores
+        Their scores, in input order.
+    """
+
+    plan: MemoryPlan
+    n_questions: int
+    assignment: str
+    positions: list[int] = field(repr=False)
+    rows: list[QuestionScores] = field(repr=False)
+
+
+def keys_of(results: Sequence[EvalResult]) -> list[tuple[str, str]]:
+    """Every question's shard key: ``(question type, question id)``."""
+    return [(r.question_type, r.question_id) for r in results]
+
+
+def score_shard(inputs: ResolvedInputs, config: MemoryConfig, shard: int, n_shards: int,
+                seed: int = 0) -> MemoryShard:
+    """Score shard ``shard`` of ``n_shards`` of a memory run (no judge run, no GT patch).
+
+    Raises
+    ------
+    ValueError
+        ``config`` asks for a judge run or a GT patch (not in shards yet); an unknown metric.
+    ImportError
+        A metric asked for cannot run here.
+    """
+    if config.judge is not None or config.gt_patch:
+        raise ValueError("memory shards do not run the judge or take a GT patch yet")
+    plan = plan_memory(inputs, config)
+    results = inputs.results
+    shards = assign(keys_of(results), n_shards, seed)
+    positions = [k for k, s in enumerate(shards) if s == shard]
+    mine = [results[k] for k in positions]
+    rows = score_questions(mine, {r.question_id: plan.judge_scores[r.question_id] for r in mine
+                                  if r.question_id in plan.judge_scores},
+                           metrics=plan.names, workers=config.workers)
+    return MemoryShard(plan, len(results), assignment_digest(shards), positions, rows)
+
+
+def shard_rows(inputs: ResolvedInputs, result: MemoryShard) -> list[list]:
+    """The shard's rows in :data:`COLUMNS` order (question, row and judgement as typed JSON)."""
+    from evaluators.io.typed_json import encode
+
+    stale = set(result.plan.stale)
+    out = []
+    for k, row in zip(result.positions, result.rows):
+        r = inputs.results[k]
+        judgement = result.plan.judgements.get(r.question_id)
+        out.append([k, r.question_type, r.question_id, encode(r), encode(row),
+                    None if judgement is None else encode(judgement), r.question_id in stale])
+    return out
+
+
+def shard_extra(inputs: ResolvedInputs, result: MemoryShard) -> dict[str, Any]:
+    """What the merge needs of the whole input besides the questions: the inputs' names, notes and problems, the
+    stored labels (without their hypotheses) and the questions of LongMemEval's table (id and type)."""
+    from evaluators.io.typed_json import encode
+
+    stored = inputs.stored
+    if stored is not None:
+        stored = replace(stored, hypotheses={}, issues=[])
+    lme = inputs.longmemeval_questions()
+    return {"files": inputs.files, "notes": list(inputs.notes), "issues": encode(result.plan.issues),
+            "input_issues": encode(list(inputs.issues)), "stored": encode(stored),
+            "stored_source": inputs.stored_source, "gt": [inputs.gt_role, inputs.gt_file, inputs.gt_digest],
+            "lme_questions": None if lme is None else [[q.question_id, q.question_type] for q in lme]}
+
+
+def plan_decision(result: MemoryShard) -> dict[str, Any]:
+    """The part of the plan every shard must have decided alike (written into the manifest's ``decision``)."""
+    plan = result.plan
+    return {"metrics": list(plan.names), "unavailable": plan.unavailable, "judge": plan.judge,
+            "n_judgements": len(plan.judgements), "n_stale": len(plan.stale)}
+
+
+def merged_report(config: MemoryConfig, decision: dict[str, Any], extra: dict[str, Any], columns: Sequence[str],
+                  rows: Sequence[Sequence]) -> MemoryReport:
+    """The report of the pooled rows of every shard, computed once (:func:`report_of_rows`).
+
+    Raises
+    ------
+    ValueError
+        Other columns, a question twice, or a value that does not decode.
+    """
+    from evaluators.io.typed_json import decode
+
+    if tuple(columns) != COLUMNS:
+        raise ValueError(f"the shard's columns are not those of memory questions: {', '.join(columns)}")
+    ordered = sorted(rows, key=lambda r: r[0])
+    for a, b in zip(ordered, ordered[1:]):
+        if a[0] == b[0]:
+            raise ValueError(f"question {a[0] + 1} stands in two shards")
+    results = [decode(r[3]) for r in ordered]
+    scores = [decode(r[4]) for r in ordered]
+    if not all(isinstance(r, EvalResult) for r in results) or not all(isinstance(s, QuestionScores) for s in scores):
+        raise ValueError("a row is not a memory question with its scores")
+    judgements = {r.question_id: decode(row[5]) for r, row in zip(results, ordered) if row[5] is not None}
+    stale = [r.question_id for r, row in zip(results, ordered) if row[6]]
+    gt_role, gt_file, gt_digest = extra["gt"]
+    inputs = ResolvedInputs(results=results, stored=decode(extra["stored"]), stored_source=extra["stored_source"],
+                            notes=list(extra["notes"]), issues=list(decode(extra["input_issues"])),
+                            files=dict(extra["files"]), gt_role=gt_role, gt_file=gt_file, gt_digest=gt_digest)
+    plan = MemoryPlan(tuple(decision["metrics"]), dict(decision["unavailable"]), judgements, stale,
+                      decision["judge"], {}, list(decode(extra["issues"])))
+    lme = extra.get("lme_questions")
+    lme_questions = None if lme is None else [EvalResult("", qid, qtype, "", "", "") for qid, qtype in lme]
+    return report_of_rows(inputs, config, plan, scores, lme_questions=lme_questions)
+
+
+__all__ = ["COLUMNS", "MemoryShard", "keys_of", "merged_report", "plan_decision", "score_shard", "shard_extra",
+           "shard_rows"]

@@ -1,0 +1,110 @@
+"""Shards with a checked merge for ``memory``, ``testsets``, ``dialogue`` and ``compare`` (issue 32): N shard files
+merged equal the single-process report; mixed manifests, a missing shard and a duplicated id exit 2."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from evaluators.cli import main
+from tests.conftest import require_shared
+
+DEMO = Path(__file__).resolve().parents[2] / "evaluators" / "demo"
+CI = ["--ci-resamples", "200"]  # intervals computed (same seed) on a few resamples: the test stays quick
+
+
+def _run(capsys, argv) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _shards(argv, n, tmp_path, tag="s", out_flag="--out") -> list[str]:
+    files = []
+    for i in range(1, n + 1):
+        out = tmp_path / f"{tag}{i}.json"
+        assert main([str(a) for a in argv] + ["--shard", f"{i}/{n}", out_flag, str(out)]) == 0
+        files.append(str(out))
+    return files
+
+
+def _merged_equals_single(argv, n, tmp_path, capsys, *, out_flag="--out", single=("--format", "json")) -> dict:
+    """Shard ``argv`` in ``n``, merge the files in a shuffled order and check the report equals the single run's:
+    field by field and as text.  Returns the report."""
+    code, expected, err = _run(capsys, [*argv, *single])
+    assert code == 0, err
+    files = _shards(argv, n, tmp_path, out_flag=out_flag)
+    sizes = [len(json.loads(Path(f).read_text(encoding="utf-8"))["manifest"]["items"]) for f in files]
+    assert min(sizes) > 0 and max(sizes) - min(sizes) <= 1 + len(sizes)  # dealt evenly within each slice
+    random.Random(n).shuffle(files)
+    code, merged, err = _run(capsys, ["merge", *files])
+    assert code == 0, err
+    assert json.loads(merged) == json.loads(expected)  # field by field
+    assert merged == expected  # and the same text
+    return json.loads(merged)
+
+
+def _refusals(argv, tmp_path, capsys, other_argv, *, out_flag="--out") -> None:
+    """The three refusal fixtures: shards of another run mixed in, a missing shard, an id in two shards."""
+    files = _shards(argv, 3, tmp_path, tag="r", out_flag=out_flag)
+    foreign = _shards(other_argv, 3, tmp_path, tag="o", out_flag=out_flag)
+    code, out, err = _run(capsys, ["merge", files[0], foreign[1], files[2]])
+    assert code == 2 and out == "" and f"mixed manifests: {files[0]} and {foreign[1]} differ in" in err
+    code, out, err = _run(capsys, ["merge", files[2], files[0]])
+    assert code == 2 and out == "" and "missing shard(s) 2 of 3" in err
+    one, two = (json.loads(Path(f).read_text(encoding="utf-8")) for f in files[:2])
+    one["items"].append(two["items"][0])  # an item of shard 2 written into shard 1 too
+    one["manifest"]["items"].append(two["manifest"]["items"][0])
+    Path(files[0]).write_text(json.dumps(one, ensure_ascii=False), encoding="utf-8")
+    code, out, err = _run(capsys, ["merge", *files])
+    rid = two["manifest"]["items"][0][1]
+    assert code == 2 and out == "" and f"duplicated id(s) across shards: {rid!r}" in err
+    assert files[0] in err and files[1] in err
+
+
+# ------------------------------------------------------------------------------------------ memory
+
+MEMORY_DEMO = ["memory", DEMO / "memory" / "demo_results.jsonl", "--labels", DEMO / "memory" / "demo_judge_labels.jsonl",
+               *CI]
+
+
+def test_memory_demo_merged_equals_single_with_judge_cache_and_agreement(tmp_path, capsys):
+    # the demo's 25 questions, judge scores from its cache, agreement with the stored labels (a bootstrap interval)
+    argv = [*MEMORY_DEMO, "--cache", DEMO / "memory" / "demo_judge_cache.json"]
+    report = _merged_equals_single(argv, 3, tmp_path, capsys)
+    assert report["judge"]["n_cached"] == 24 and report["agreement"]["cohen_kappa_ci_low"] is not None
+    assert report["metrics"]["overall"]["judge_score_ci_low"] is not None and len(report["metrics"]["by_type"]) > 1
+
+
+@pytest.mark.realdata
+def test_memory_mem0_locomo_merged_equals_single_with_parity(tmp_path, capsys):
+    # mem0's LoCoMo results (the benchmark's own F1 with --parity locomo: its table by category on pooled questions)
+    path = require_shared("long_memory", "locomo_predictions_mem0", "results.json")
+    report = _merged_equals_single(["memory", path, "--parity", "locomo", *CI], 3, tmp_path, capsys)
+    assert report["locomo_parity"]["count"] == report["input"]["n_questions"] > 1000
+
+
+@pytest.mark.realdata
+def test_memory_longmemeval_labels_merged_equals_single(tmp_path, capsys):
+    # LongMemEval questions scored with the hypotheses of gpt-4o's judge output: LongMemEval's table too
+    questions = require_shared("long_memory", "longmemeval", "longmemeval_oracle_questions_slim.json")
+    labels = require_shared("long_memory", "longmemeval_predictions_sample", "my_predictions.jsonl.eval-results-gpt-4o")
+    report = _merged_equals_single(["memory", "--questions", questions, "--labels", labels, *CI], 3, tmp_path, capsys)
+    assert report["longmemeval"]["n_labels"] > 0
+
+
+def test_memory_shard_refusals(tmp_path, capsys):
+    other = tmp_path / "other.jsonl"  # the same questions, one prediction changed: another run
+    lines = (DEMO / "memory" / "demo_results.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["prediction"] = "something else"
+    other.write_text("\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
+    _refusals(MEMORY_DEMO, tmp_path, capsys, ["memory", other, *MEMORY_DEMO[2:]])
+    code, _, err = _run(capsys, [*MEMORY_DEMO, "--shard", "1/3"])
+    assert code == 2 and "--shard needs --out" in err
+    code, _, err = _run(capsys, [*MEMORY_DEMO, "--shard", "1/3", "--out", tmp_path / "x.json", "--judge"])
+    assert code == 2 and "--shard does not go with --judge" in err
