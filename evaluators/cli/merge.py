@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
-MERGEABLE = ("qa", "narrative", "memory")
+MERGEABLE = ("qa", "narrative", "memory", "testsets")
 
 
 def add_parser(subparsers) -> None:
@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if command not in MERGEABLE:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
-        write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory}[command](files, args.format)
+        write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory,
+                            "testsets": _testsets}[command](files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except InputError as exc:  # a GT patch carried by the shards that does not read
@@ -145,3 +146,15 @@ def _memory(files, fmt: str):
                            [row for f in files for row in f.values()])
     text = questions_csv(report.rows, report.results) if fmt == "csv" else report_json(report)
     return (lambda out: out.write(text)), len(report.rows)
+
+
+def _testsets(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged test-set report (``testsets --format json``'s text; csv: one row
+    per item or turn, as ``testsets --format csv``) and its item count."""
+    from evaluators.reports.testsets import report_csv, report_json
+    from evaluators.testsets.shards import merged_report
+
+    first = files[0]
+    run = merged_report(first.extra, first.columns, [row for f in files for row in f.values()])
+    text = report_csv(run.scores) if fmt == "csv" else report_json(run) + "\n"
+    return (lambda out: out.write(text)), first.manifest["n_items"]

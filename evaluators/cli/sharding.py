@@ -105,3 +105,34 @@ def memory(args, inputs, config) -> int:
                  signature=metric_signatures(result.plan.names), provenance=text_provenance(config),
                  decision=plan_decision(result), keys=[keys[k] for k in result.positions], columns=COLUMNS,
                  rows=shard_rows(inputs, result), extra=shard_extra(inputs, result))
+
+
+# ------------------------------------------------------------------------------------------ testsets
+
+def testsets(args, inputs, config) -> int:
+    """``testsets ITEMS ANSWERS --shard i/N --output-file FILE``: score one shard's items and write its shard file."""
+    from evaluators.io import InputError
+    from evaluators.testsets.evaluate import signature
+    from evaluators.testsets.shards import COLUMNS, score_shard, shard_extra, shard_rows
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--gt-patch", args.gt_patch), ("--log", args.log), ("--answer-template", args.answer_template),
+                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+                  "--output-file")
+    if code is not None:
+        return code
+    shard, n_shards = where
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+    except (InputError, ValueError) as exc:
+        return fail(str(exc))
+    if not result.test_set.items:
+        return fail(f"{args.items}: no valid item")
+    return write("testsets", shard, n_shards, args.shard_seed, args.output_file,
+                 input={"name": args.items, **digests({"gt": args.items, "predictions": args.pred})},
+                 n_items=len(result.keys), assignment=result.assignment, config=config,
+                 signature=signature(result.test_set.kind), provenance={}, decision={"kind": result.test_set.kind},
+                 keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
+                 extra=shard_extra(result))

@@ -441,8 +441,10 @@ def report_of_rows(inputs: ResolvedInputs, config: MemoryConfig, plan: MemoryPla
         lme_questions = inputs.longmemeval_questions()
     lme = longmemeval_accuracy(lme_questions, stored.labels) if lme_questions is not None else None
     judgements = plan.judgements
-    agreement = judge_agreement(judgements, stored.labels, n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0) \
-        if judgements and stored is not None and stored.labels else None
+    agreement = None
+    if judgements and stored is not None and stored.labels:
+        agreement = judge_agreement(judgements, stored.labels,
+                                    n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0)
     return MemoryReport(inputs=inputs, names=plan.names, rows=rows, metrics=metrics, judgements=judgements,
                         stale=plan.stale, judge_cache=plan.choice.cache, judge=plan.judge,
                         judge_cache_problem=plan.choice.problem, judge_run=plan.judge_run, locomo_parity=parity,
