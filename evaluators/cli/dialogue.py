@@ -70,6 +70,9 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "(model, case) replies", "--out (with --shard: the shard file, not a folder)")
     p.set_defaults(func=run)
 
 
@@ -168,6 +171,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
         config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode, user_dict=args.user_dict)
+        if args.shard:
+            from evaluators.cli.sharding import dialogue as shard
+
+            return shard(args, inputs, config)
         evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         return fail(exc)

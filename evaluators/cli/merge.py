@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
-MERGEABLE = ("qa", "narrative", "memory", "testsets")
+MERGEABLE = ("qa", "narrative", "memory", "testsets", "dialogue")
 
 
 def add_parser(subparsers) -> None:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
         write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory,
-                            "testsets": _testsets}[command](files, args.format)
+                            "testsets": _testsets, "dialogue": _dialogue}[command](files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except InputError as exc:  # a GT patch carried by the shards that does not read
@@ -158,3 +158,16 @@ def _testsets(files, fmt: str):
     run = merged_report(first.extra, first.columns, [row for f in files for row in f.values()])
     text = report_csv(run.scores) if fmt == "csv" else report_json(run) + "\n"
     return (lambda out: out.write(text)), first.manifest["n_items"]
+
+
+def _dialogue(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged persona report (``dialogue --format json``'s text; csv: the
+    human-annotation rows, as ``dialogue --format csv``) and its reply count."""
+    from evaluators.dialogue.shards import merged_report
+    from evaluators.io.typed_json import decode
+    from evaluators.reports.dialogue import annotation_csv, json_report_text
+
+    first = files[0]
+    evaluation = merged_report(decode(first.extra["plan"]), first.columns, [row for f in files for row in f.values()])
+    text = annotation_csv(evaluation) if fmt == "csv" else json_report_text(evaluation) + "\n"
+    return (lambda out: out.write(text)), len(evaluation.results)

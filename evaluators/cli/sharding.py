@@ -136,3 +136,34 @@ def testsets(args, inputs, config) -> int:
                  signature=signature(result.test_set.kind), provenance={}, decision={"kind": result.test_set.kind},
                  keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
                  extra=shard_extra(result))
+
+
+# ------------------------------------------------------------------------------------------ dialogue
+
+def dialogue(args, inputs, config) -> int:
+    """``dialogue CASES PRED... --shard i/N --out FILE``: score one shard's replies and write its shard file (with
+    ``--shard``, ``--out`` names the shard file, not a folder)."""
+    from evaluators.io.typed_json import encode
+    from evaluators.dialogue.shards import COLUMNS, score_shard, shard_rows
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--endpoint", args.endpoint), ("--gt-patch", args.gt_patch), ("--log", args.log),
+                   ("--format " + args.format, args.format not in ("table", "text", "json"))), args.out)
+    if code is not None:
+        return code
+    shard, n_shards = where
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+    except (KeyError, ValueError) as exc:
+        return fail(exc)
+    plan = result.plan
+    pred_digests = [digests({"p": p})["p_digest"] for p in args.pred]
+    return write("dialogue", shard, n_shards, args.shard_seed, args.out,
+                 input={"name": args.cases, **digests({"gt": args.cases}), "predictions_digest": pred_digests},
+                 n_items=len(result.keys), assignment=result.assignment, config=config,
+                 signature=plan.signatures, provenance={"user_dict": digests({"u": args.user_dict})["u_digest"]},
+                 decision={"models": plan.models, "matching": plan.matching},
+                 keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
+                 extra={"plan": encode(plan)})

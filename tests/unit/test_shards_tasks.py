@@ -164,3 +164,48 @@ def test_testsets_shard_refusals(tmp_path, capsys):
     _refusals(argv, tmp_path, capsys, [*argv[:2], other], out_flag="--output-file")
     code, _, err = _run(capsys, [*argv, "--shard", "2/3"])
     assert code == 2 and "--shard needs --output-file" in err
+
+
+# ------------------------------------------------------------------------------------------ dialogue
+
+DLG = DEMO / "dialogue"
+
+
+def _without_timestamp(text: str) -> dict:
+    report = json.loads(text)
+    assert report["evaluation_info"].pop("timestamp")  # the time the report was written: the one field apart
+    return report
+
+
+def _dialogue_merged_equals_single(argv, n, tmp_path, capsys) -> dict:
+    code, expected, err = _run(capsys, [*argv, "--format", "json"])
+    assert code == 0, err
+    files = _shards(argv, n, tmp_path)
+    sizes = [len(json.loads(Path(f).read_text(encoding="utf-8"))["manifest"]["items"]) for f in files]
+    assert max(sizes) - min(sizes) <= 1
+    code, merged, err = _run(capsys, ["merge", *files[::-1]])
+    assert code == 0, err
+    assert _without_timestamp(merged) == _without_timestamp(expected)  # field by field, apart from timing
+    return json.loads(merged)
+
+
+def test_dialogue_demo_merged_equals_single(tmp_path, capsys):
+    # two models (one with a missing reply and an unmatched row), a case without GT, Chinese and English scenes
+    report = _dialogue_merged_equals_single(["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl",
+                                             DLG / "panda-chat-small_report.json"], 3, tmp_path, capsys)
+    assert len(report["by_model"]) == 2 and report["comparison"] is not None and report["issues"]
+
+
+@pytest.mark.realdata
+def test_dialogue_persona_chat_merged_equals_single(tmp_path, capsys):
+    cases = require_shared("persona_chat", "peppa_structured_test_cases.json")
+    stored = require_shared("persona_chat", "peppa_structured_evaluation_202510101638_report.json")
+    report = _dialogue_merged_equals_single(["dialogue", cases, stored], 3, tmp_path, capsys)
+    assert report["evaluation_info"]["total_test_cases"] > 100
+
+
+def test_dialogue_shard_refusals(tmp_path, capsys):
+    argv = ["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl"]
+    _refusals(argv, tmp_path, capsys, [*argv[:2], DLG / "panda-chat-small_report.json"])
+    code, _, err = _run(capsys, [*argv, "--shard", "1/3", "--out", tmp_path / "x.json", "--format", "csv"])
+    assert code == 2 and "--shard does not go with --format csv" in err

@@ -1,0 +1,119 @@
+"""Persona-dialogue runs in shards: one shard's (model, case) replies scored (:func:`score_shard`) and the report of
+the pooled shards (:func:`merged_report`), equal to the single-process report (see :mod:`evaluators.shards`).
+
+Every shard reads the cases and every predictions file and matches the replies to the cases as one process does
+(:func:`evaluators.dialogue.scoring.plan_dialogue`: the same matching, issues and counts); the replies are dealt by
+(model, case key), so every model is split evenly, and each shard scores its own with the per-reply function of
+the run (:func:`evaluators.dialogue.scoring._score_chunk`).  A reply's result travels as typed JSON; the merge puts
+them back in the run's order and builds the report with :func:`evaluators.dialogue.scoring.with_results`, the
+single-process run's code (per model with intervals, per scene, the model comparison and corpus BLEU computed
+once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evaluators.dialogue.run import DialogueInputs
+from evaluators.dialogue.scoring import (
+    CaseResult,
+    DialogueConfig,
+    DialogueReport,
+    _score_chunk,
+    case_key,
+    plan_dialogue,
+    with_results,
+)
+from evaluators.shards import assign, assignment_digest
+
+#: The per-item columns of a dialogue shard file: the reply's position in the run, its model (the group), its case
+#: key (``scene#dialogue_index#occurrence``) and its result (typed JSON).
+COLUMNS = ("index", "group", "id", "result")
+
+
+@dataclass(frozen=True)
+class DialogueShard:
+    """One shard of a persona run, scored.
+
+    Attributes
+    ----------
+    plan : DialogueReport
+        The run without results, decided on the whole input (:func:`plan_dialogue`).
+    keys : list of (model, case key)
+        Every reply's key, in the run's order (model by model, case by case).
+    assignment : str
+        :func:`evaluators.shards.assignment_digest` of the whole run's assignment.
+    positions : list of int
+        This shard's replies' positions.
+    results : list of CaseResult
+        Their results, in order.
+    """
+
+    plan: DialogueReport
+    keys: list[tuple[str, str]] = field(repr=False)
+    assignment: str = ""
+    positions: list[int] = field(default_factory=list, repr=False)
+    results: list[CaseResult] = field(default_factory=list, repr=False)
+
+
+def score_shard(inputs: DialogueInputs, config: DialogueConfig, shard: int, n_shards: int,
+                seed: int = 0) -> DialogueShard:
+    """Score shard ``shard`` of ``n_shards`` of a persona run (no GT patch).
+
+    Raises
+    ------
+    KeyError, ValueError
+        An unknown metric, invalid weights, or a GT patch (not in shards yet).
+    """
+    if inputs.gt_patch:
+        raise ValueError("dialogue shards do not take a GT patch yet")
+    preds = inputs.combined()
+    plan, items = plan_dialogue(inputs.cases.cases, preds.rows, config, cases_file=inputs.cases.file,
+                                issues=inputs.cases.issues + preds.issues)
+    keys = [(model, case_key(case)) for model, case, _ in items]
+    shards = assign(keys, n_shards, seed)
+    positions = [k for k, s in enumerate(shards) if s == shard]
+    results = list(_score_chunk(plan.config, [items[k] for k in positions]))
+    return DialogueShard(plan, keys, assignment_digest(shards), positions, results)
+
+
+def shard_rows(result: DialogueShard) -> list[list]:
+    """The shard's rows in :data:`COLUMNS` order (the result as typed JSON)."""
+    from evaluators.io.typed_json import encode
+
+    return [[k, *result.keys[k], encode(r)] for k, r in zip(result.positions, result.results)]
+
+
+def merged_report(plan: DialogueReport, columns: Sequence[str], rows: Sequence[Sequence]) -> DialogueReport:
+    """The report of the pooled rows of every shard, computed once (:func:`with_results`).
+
+    Parameters
+    ----------
+    plan : DialogueReport
+        The run without results (a shard's ``plan``).
+    columns : sequence of str
+        :data:`COLUMNS`.
+    rows : sequence of sequence
+        Every reply's row, any order (sorted here by position).
+
+    Raises
+    ------
+    ValueError
+        Other columns, a reply twice, or a result that does not decode.
+    """
+    from evaluators.io.typed_json import decode
+
+    if tuple(columns) != COLUMNS:
+        raise ValueError(f"the shard's columns are not those of persona replies: {', '.join(columns)}")
+    ordered = sorted(rows, key=lambda r: r[0])
+    for a, b in zip(ordered, ordered[1:]):
+        if a[0] == b[0]:
+            raise ValueError(f"reply {a[0] + 1} stands in two shards")
+    results = [decode(r[3]) for r in ordered]
+    if not isinstance(plan, DialogueReport) or not all(isinstance(r, CaseResult) for r in results):
+        raise ValueError("a row is not a persona reply's result")
+    return with_results(plan, results)
+
+
+__all__ = ["COLUMNS", "DialogueShard", "merged_report", "score_shard", "shard_rows"]
