@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
-MERGEABLE = ("qa", "narrative", "memory", "testsets", "dialogue")
+MERGEABLE = ("qa", "narrative", "memory", "testsets", "dialogue", "compare")
 
 
 def add_parser(subparsers) -> None:
@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
     try:
         write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory,
-                            "testsets": _testsets, "dialogue": _dialogue}[command](files, args.format)
+                            "testsets": _testsets, "dialogue": _dialogue,
+                            "compare": _compare}[command](files, args.format)
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except InputError as exc:  # a GT patch carried by the shards that does not read
@@ -171,3 +172,33 @@ def _dialogue(files, fmt: str):
     evaluation = merged_report(decode(first.extra["plan"]), first.columns, [row for f in files for row in f.values()])
     text = annotation_csv(evaluation) if fmt == "csv" else json_report_text(evaluation) + "\n"
     return (lambda out: out.write(text)), len(evaluation.results)
+
+
+def _compare(files, fmt: str):
+    """``(write(out), n)``: the writer of the merged comparison (``compare --format json``'s text; csv: the records
+    x systems matrix) and its record count: every run's report rebuilt from the pooled records, then the
+    side-by-side scores and the paired tests computed once (:func:`evaluators.cli.compare.comparison_of`)."""
+    from evaluators.cli.compare import _comparison_text, comparison_of
+    from evaluators.io.typed_json import decode
+    from evaluators.qa.evaluate import unusable_reason
+    from evaluators.qa.run import QAInputResult, QARun
+    from evaluators.qa.shards import merged_compare_reports
+
+    first = files[0]
+    config, decision, extra = first.config(), first.manifest["decision"], first.extra
+    reports = merged_compare_reports(extra["files"], config, decision["inputs"], decode(extra["issues"]),
+                                     first.columns, [row for f in files for row in f.values()])
+    outcomes = []
+    for report, pred_file in zip(reports, extra["predictions_files"]):
+        reason = unusable_reason(report, config, pred_file)
+        if reason:
+            raise ValueError(f"{report.file}: {reason}")
+        outcomes.append(QAInputResult(report.file, report, None))
+    result = QARun(config, tuple(outcomes))
+    settings = decision["compare"]
+    compared = comparison_of(result, settings["a"], settings["b"], settings["n_resamples"], settings["seed"])
+    if isinstance(compared, str):
+        raise ValueError(compared)
+    names, _, _, view, comparison = compared
+    text = _comparison_text("csv" if fmt == "csv" else "json", view, comparison, result.signature, names)
+    return (lambda out: out.write(text)), first.manifest["n_items"]

@@ -167,3 +167,65 @@ def dialogue(args, inputs, config) -> int:
                  decision={"models": plan.models, "matching": plan.matching},
                  keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
                  extra={"plan": encode(plan)})
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+def compare(args) -> int:
+    """``compare FILE... --shard i/N --output-file FILE``: score one shard of every run's records and write its
+    shard file; the merge computes the side-by-side scores, their intervals and the paired tests of B against A
+    once, on the pooled records (same resamples, same seed)."""
+    import dataclasses
+    from pathlib import Path
+
+    from evaluators.cli.qa import config_of
+    from evaluators.io import InputError
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.io.typed_json import encode
+    from evaluators.qa.evaluate import signature, text_provenance
+    from evaluators.qa.records import open_qa_source
+    from evaluators.qa.shards import COMPARE_COLUMNS, score_compare_shard
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--gt-patch", args.gt_patch), ("--log", args.log), ("--systems-csv", args.systems_csv),
+                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+                  "--output-file")
+    if code is not None:
+        return code
+    shard, n_shards = where
+    config = dataclasses.replace(config_of(args), ci_resamples=0)  # as compare scores its runs (load_runs)
+    jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
+    if args.predictions:
+        if len(args.input) != 1:
+            return fail("--predictions needs exactly one --input (the SQuAD-style dataset)")
+        jobs = [(Path(args.input[0]), p) for p in args.predictions]
+    openers = []
+    for path, pred_file in jobs:
+        if not path.is_file():
+            return fail(f"cannot read {path}: no such file")
+        try:
+            preds = read_file_bytes(pred_file) if pred_file else None
+        except OSError as exc:
+            return fail(f"cannot read {pred_file}: {exc.strerror or exc}")
+        openers.append(lambda path=path, pred_file=pred_file, preds=preds: open_qa_source(
+            path, pred_file or None, predictions=preds, predictions_file=pred_file or "<predictions>"))
+    try:
+        result = score_compare_shard(openers, config, shard, n_shards, args.shard_seed)
+    except InputError as exc:
+        return fail(str(exc.issue))
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}")
+    task = result.decisions[0]["task"]
+    return write("compare", shard, n_shards, args.shard_seed, args.output_file,
+                 input={"name": args.input[0], "gt_digest": [digests({"f": str(p)})["f_digest"] for p, _ in jobs],
+                        "predictions_digest": [digests({"f": f})["f_digest"] for _, f in jobs]},
+                 n_items=result.n_items, assignment=result.assignment, config=config,
+                 signature=signature(task, config.script), provenance=text_provenance(config),
+                 decision={"inputs": result.decisions,
+                           "compare": {"a": args.a, "b": args.b, "seed": args.seed,
+                                       "n_resamples": max(0, args.ci_resamples)}},
+                 keys=result.keys, columns=COMPARE_COLUMNS, rows=result.rows,
+                 extra={"files": result.files, "predictions_files": [f for _, f in jobs],
+                        "issues": encode(result.issues)})

@@ -209,3 +209,67 @@ def test_dialogue_shard_refusals(tmp_path, capsys):
     _refusals(argv, tmp_path, capsys, [*argv[:2], DLG / "panda-chat-small_report.json"])
     code, _, err = _run(capsys, [*argv, "--shard", "1/3", "--out", tmp_path / "x.json", "--format", "csv"])
     assert code == 2 and "--shard does not go with --format csv" in err
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+QA = DEMO / "qa"
+
+
+def _compare_merged_equals_single(argv, n, tmp_path, capsys) -> dict:
+    return _merged_equals_single(argv, n, tmp_path, capsys, out_flag="--output-file")
+
+
+def test_compare_demo_systems_merged_equals_single(tmp_path, capsys):
+    # one file of three systems (grouped by system): side by side with intervals, paired tests of B against A
+    report = _compare_merged_equals_single(["compare", QA / "qa_systems_demo.jsonl", *CI], 3, tmp_path, capsys)
+    assert len(report["systems"]) >= 2 and report["comparison"]["token_f1_bootstrap"]["p_value"] is not None
+    # another pair and another seed: the tests computed once on the pooled records with that seed
+    (tmp_path / "x").mkdir()
+    other = _compare_merged_equals_single(["compare", QA / "qa_systems_demo.jsonl", *CI, "--a", report["systems"][1],
+                                           "--b", report["systems"][-1], "--seed", "7"], 3, tmp_path / "x", capsys)
+    assert other["comparison"] != report["comparison"]
+
+
+def test_compare_two_files_of_the_same_questions_merged_equals_single(tmp_path, capsys):
+    # two runs as two files with the same ids: the same id of two runs are two items, each dealt in its own run
+    lines = (QA / "qa_demo.jsonl").read_text(encoding="utf-8").splitlines()
+    worse = tmp_path / "worse.jsonl"
+    rows = [json.loads(line) for line in lines]
+    for k, r in enumerate(rows):
+        if k % 3 == 0:
+            r["final_answer"] = "不知道"
+    worse.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    report = _compare_merged_equals_single(["compare", QA / "qa_demo.jsonl", worse, *CI], 3, tmp_path, capsys)
+    assert report["comparison"]["token_f1_bootstrap"]["lost"] > 0
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("n", [3, 8])
+def test_compare_hotpotqa_systems_merged_equals_single(n, tmp_path, capsys):
+    # 3 systems x 50 HotpotQA questions in one file (qa_factcheck), 300 resamples
+    path = require_shared("qa_factcheck", "hotpotqa_vatsalp04", "DERIVED_seed_format.jsonl")
+    report = _compare_merged_equals_single(["compare", path, *CI], n, tmp_path, capsys)
+    assert len(report["systems"]) == 3 and report["comparison"]["exact_match_mcnemar"] is not None
+
+
+@pytest.mark.realdata
+def test_compare_squad_predictions_merged_equals_single(tmp_path, capsys):
+    # CMRC 2018 trial (SQuAD-style, Chinese) with two predictions files: the runs named after them
+    from tests.unit.test_shards import _cmrc_squad_with_predictions
+
+    trial, (_, pred) = _cmrc_squad_with_predictions(tmp_path)
+    preds = json.loads(Path(pred).read_text(encoding="utf-8"))
+    other = tmp_path / "cmrc_pred_b.json"
+    other.write_text(json.dumps({k: (v if i % 4 else "") for i, (k, v) in enumerate(preds.items())},
+                                ensure_ascii=False), encoding="utf-8")
+    _compare_merged_equals_single(["compare", "--input", trial, "--predictions", pred, "--predictions", other, *CI],
+                                  3, tmp_path, capsys)
+
+
+def test_compare_shard_refusals(tmp_path, capsys):
+    argv = ["compare", QA / "qa_systems_demo.jsonl", *CI]
+    _refusals(argv, tmp_path, capsys, [*argv, "--seed", "3"], out_flag="--output-file")
+    code, _, err = _run(capsys, [*argv, "--shard", "1/2", "--output-file", tmp_path / "y.json", "--gt-patch",
+                                 tmp_path / "p.jsonl"])
+    assert code == 2 and "--shard does not go with --gt-patch" in err
