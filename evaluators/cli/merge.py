@@ -196,9 +196,32 @@ def _compare(files, fmt: str):
         outcomes.append(QAInputResult(report.file, report, None))
     result = QARun(config, tuple(outcomes))
     settings = decision["compare"]
+    patches = extra.get("gt_patches") or []
+    if patches:  # compare --gt-patch: the pooled reports patched as one process patches them
+        from evaluators.io.gt_patch import GTPatchSet
+        from evaluators.qa.patch import patch_reports, with_reports
+        from evaluators.reports.format import problem_lines
+
+        names = [p["name"] for p in patches]
+        patch_set = GTPatchSet.read([(name, decode(p["data"])) for name, p in zip(names, patches)])
+        gt = list(zip(extra["gt_files"], first.manifest["input"]["gt_digest"]))
+        patched, applications = patch_reports(reports, gt, patch_set)
+        for line in problem_lines([i for _, app in applications for i in app.issues], "warning"):
+            print(line, file=sys.stderr)
+        result = with_reports(result, patched)
     compared = comparison_of(result, settings["a"], settings["b"], settings["n_resamples"], settings["seed"])
     if isinstance(compared, str):
         raise ValueError(compared)
     names, _, _, view, comparison = compared
-    text = _comparison_text("csv" if fmt == "csv" else "json", view, comparison, result.signature, names)
+    corrections = None
+    if patches:  # the before / after section: paired tests and rank flips once, on the pooled records
+        from evaluators.cli.patching import EFFECT_RESAMPLES
+        from evaluators.qa.patch import qa_corrections
+
+        resamples = settings["n_resamples"]
+        corrections = qa_corrections(reports, result.reports, list(applications), [p["name"] for p in patches],
+                                     n_resamples=resamples if resamples > 0 else EFFECT_RESAMPLES,
+                                     seed=settings["seed"] or 0)
+    text = _comparison_text("csv" if fmt == "csv" else "json", view, comparison, result.signature, names,
+                            corrections)
     return (lambda out: out.write(text)), first.manifest["n_items"]

@@ -176,6 +176,7 @@ def compare(args) -> int:
     shard file; the merge computes the side-by-side scores, their intervals and the paired tests of B against A
     once, on the pooled records (same resamples, same seed)."""
     import dataclasses
+    import hashlib
     from pathlib import Path
 
     from evaluators.cli.qa import config_of
@@ -189,12 +190,20 @@ def compare(args) -> int:
     where = shard_of(args)
     if isinstance(where, str):
         return fail(where)
-    code = refuse((("--gt-patch", args.gt_patch), ("--log", args.log), ("--systems-csv", args.systems_csv),
+    code = refuse((("--log", args.log), ("--systems-csv", args.systems_csv),
                    ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
                   "--output-file")
     if code is not None:
         return code
     shard, n_shards = where
+    patches = []  # applied once, by 'merge', to the pooled reports: the bytes travel in the shard file
+    if args.gt_patch:
+        from evaluators.cli.patching import read_patch_set
+
+        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
+        if error:
+            return fail(error)
+        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
     config = dataclasses.replace(config_of(args), ci_resamples=0)  # as compare scores its runs (load_runs)
     jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
     if args.predictions:
@@ -220,7 +229,8 @@ def compare(args) -> int:
     task = result.decisions[0]["task"]
     return write("compare", shard, n_shards, args.shard_seed, args.output_file,
                  input={"name": args.input[0], "gt_digest": [digests({"f": str(p)})["f_digest"] for p, _ in jobs],
-                        "predictions_digest": [digests({"f": f})["f_digest"] for _, f in jobs]},
+                        "predictions_digest": [digests({"f": f})["f_digest"] for _, f in jobs],
+                        "patches": [hashlib.sha256(data).hexdigest() for _, data in patches]},
                  n_items=result.n_items, assignment=result.assignment, config=config,
                  signature=signature(task, config.script), provenance=text_provenance(config),
                  decision={"inputs": result.decisions,
@@ -228,4 +238,5 @@ def compare(args) -> int:
                                        "n_resamples": max(0, args.ci_resamples)}},
                  keys=result.keys, columns=COMPARE_COLUMNS, rows=result.rows,
                  extra={"files": result.files, "predictions_files": [f for _, f in jobs],
-                        "issues": encode(result.issues)})
+                        "gt_files": [str(p) for p, _ in jobs], "issues": encode(result.issues),
+                        "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})

@@ -267,9 +267,28 @@ def test_compare_squad_predictions_merged_equals_single(tmp_path, capsys):
                                   3, tmp_path, capsys)
 
 
+def test_compare_gt_patch_rank_flips_once_on_the_pooled_records(tmp_path, capsys):
+    # two systems x four questions; the patch accepts B's variants: B overtakes A (a rank flip), the before / after
+    # paired tests and the flip computed once at the merge, with the run's seed
+    from evaluators.io.gt_patch import write_gt_patch
+    from tests.unit.test_qa_patch import DATA, ENTRIES
+
+    gt = tmp_path / "runs.jsonl"
+    gt.write_bytes(DATA)
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch(ENTRIES[:3]), encoding="utf-8")
+    argv = ["compare", "--input", gt, "--gt-patch", patch, *CI, "--seed", "5"]
+    report = _compare_merged_equals_single(argv, 3, tmp_path, capsys)
+    assert report["gt_patch"]["effect"]["rank_flips"]
+    unpatched = _shards(["compare", "--input", gt, *CI, "--seed", "5"], 3, tmp_path, tag="u", out_flag="--output-file")
+    files = _shards(argv, 3, tmp_path, tag="p", out_flag="--output-file")
+    code, _, err = _run(capsys, ["merge", files[0], *unpatched[1:]])
+    assert code == 2 and "differ in input.patches" in err
+
+
 def test_compare_shard_refusals(tmp_path, capsys):
     argv = ["compare", QA / "qa_systems_demo.jsonl", *CI]
     _refusals(argv, tmp_path, capsys, [*argv, "--seed", "3"], out_flag="--output-file")
-    code, _, err = _run(capsys, [*argv, "--shard", "1/2", "--output-file", tmp_path / "y.json", "--gt-patch",
-                                 tmp_path / "p.jsonl"])
-    assert code == 2 and "--shard does not go with --gt-patch" in err
+    code, _, err = _run(capsys, [*argv, "--shard", "1/2", "--output-file", tmp_path / "y.json", "--log",
+                                 tmp_path / "runs.db"])
+    assert code == 2 and "--shard does not go with --log" in err
