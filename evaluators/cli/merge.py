@@ -1,11 +1,13 @@
 """``python -m evaluators merge SHARD_FILES...``: the report of a run scored in shards (``qa --shard i/N``,
-``narrative GT PRED --shard i/N``).
+``narrative GT PRED --shard i/N``, ``memory ... --shard i/N``, ``testsets ... --shard i/N``,
+``dialogue ... --shard i/N``, ``compare ... --shard i/N``).
 
 The shard files are checked to be one complete run (:func:`evaluators.shards.check_shards`): mixed manifests,
 a missing or repeated shard, an id in two shards, or shards that do not add up to the run are refused with
-exit 2, naming the files.  Then every aggregate and interval is computed once on the pooled per-item values
-by the single-process run's code, and the report is written by the single-process writer: it equals
-``qa --input FILE --format json`` (``narrative GT PRED --format json --whole-batch``).
+exit 2, naming the files.  Then every aggregate and interval (and for ``compare`` the paired tests and rank
+flips) is computed once on the pooled per-item values by the single-process run's code, and the report is
+written by the single-process writer: it equals the command's ``--format json`` output (``narrative GT PRED
+--format json --whole-batch``; ``dialogue``: apart from its timestamp).
 
 Exit codes: 0 success; 2 unusable shard files (the reason on stderr).
 """
@@ -29,9 +31,13 @@ def add_parser(subparsers) -> None:
         help="merge the shard files of a run scored with --shard i/N into its report (checked: one run, every "
              "shard once, no id twice)",
         description="Merge the shard files written by 'qa FILE --shard i/N --output-file SHARD' (or 'narrative GT "
-                    "PRED --shard i/N --out SHARD') into the report of the whole input: the same JSON as 'qa FILE "
-                    "--format json' ('narrative GT PRED --format json --whole-batch'). Refuses (exit 2) shard files "
-                    "of different runs, a missing or repeated shard and ids found in two shards.",
+                    "PRED --shard i/N --out SHARD', 'memory ... --shard i/N --out SHARD', 'testsets ITEMS ANSWERS "
+                    "--shard i/N --output-file SHARD', 'dialogue CASES PRED... --shard i/N --out SHARD', 'compare "
+                    "FILE... --shard i/N --output-file SHARD') into the report of the whole input: the same JSON as "
+                    "the command's --format json ('narrative GT PRED --format json --whole-batch'; dialogue: apart "
+                    "from its timestamp), every aggregate, interval, paired test and rank flip computed once on the "
+                    "pooled items with the run's seed. Refuses (exit 2) shard files of different runs, a missing or "
+                    "repeated shard and ids found in two shards.",
     )
     add_positionals(p, Positional("shards", "SHARD_FILE", "--shard-file", many=True,
                                   help="the shard files, one per shard, in any order"))
@@ -40,8 +46,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-file", "--output_file", dest="output_file", metavar="FILE",
                    help="write the merged report here (default: standard output)")
     p.add_argument("--format", choices=("json", "csv"), default="json",
-                   help="json (default: the report, as 'qa --format json') or csv (qa: one row per record; "
-                        "narrative: every mismatch)")
+                   help="json (default: the report, as the command's --format json) or csv (qa: one row per "
+                        "record; narrative: every mismatch; memory: one row per question; testsets: per item or "
+                        "turn; dialogue: the annotation rows; compare: records x systems)")
     p.set_defaults(func=run)
 
 

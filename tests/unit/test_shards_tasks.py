@@ -292,3 +292,21 @@ def test_compare_shard_refusals(tmp_path, capsys):
     code, _, err = _run(capsys, [*argv, "--shard", "1/2", "--output-file", tmp_path / "y.json", "--log",
                                  tmp_path / "runs.db"])
     assert code == 2 and "--shard does not go with --log" in err
+
+
+# ------------------------------------------------------------------------------------------ merge --format csv
+
+@pytest.mark.parametrize("argv,out_flag", [
+    (MEMORY_DEMO, "--out"),
+    (["testsets", TS / "multi_turn_demo.json", TS / "multi_turn_demo_answers.jsonl"], "--output-file"),
+    (["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl", DLG / "panda-chat-small_report.json"],
+     "--out"),
+    (["compare", QA / "qa_systems_demo.jsonl", *CI], "--output-file"),
+], ids=["memory", "testsets", "dialogue", "compare"])
+def test_merged_csv_equals_the_single_process_csv(argv, out_flag, tmp_path, capsys):
+    code, expected, err = _run(capsys, [*argv, "--format", "csv"])
+    assert code == 0, err
+    files = _shards(argv, 3, tmp_path, out_flag=out_flag)
+    code, merged, err = _run(capsys, ["merge", *files, "--format", "csv"])
+    assert code == 0, err
+    assert merged == expected and merged.count("\n") > 5
