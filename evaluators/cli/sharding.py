@@ -91,11 +91,11 @@ def memory(args, inputs, config) -> int:
     if code is not None:
         return code
     shard, n_shards = where
-    config = replace(config, workers=1)  # how a shard was scored, not what: equal in every shard's manifest
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
     except (ValueError, ImportError) as exc:
         return fail(exc)
+    config = replace(config, workers=1)  # how a shard was scored, not what: equal in every shard's manifest
     keys = keys_of(inputs.results)
     return write("memory", shard, n_shards, args.shard_seed, args.out,
                  input={"name": args.results or args.questions,
@@ -112,6 +112,7 @@ def memory(args, inputs, config) -> int:
 def testsets(args, inputs, config) -> int:
     """``testsets ITEMS ANSWERS --shard i/N --output-file FILE``: score one shard's items and write its shard file."""
     from evaluators.io import InputError
+    from evaluators.parallel import worker_count
     from evaluators.testsets.evaluate import signature
     from evaluators.testsets.shards import COLUMNS, score_shard, shard_extra, shard_rows
 
@@ -125,7 +126,7 @@ def testsets(args, inputs, config) -> int:
         return code
     shard, n_shards = where
     try:
-        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
     except (InputError, ValueError) as exc:
         return fail(str(exc))
     if not result.test_set.items:
@@ -143,8 +144,9 @@ def testsets(args, inputs, config) -> int:
 def dialogue(args, inputs, config) -> int:
     """``dialogue CASES PRED... --shard i/N --out FILE``: score one shard's replies and write its shard file (with
     ``--shard``, ``--out`` names the shard file, not a folder)."""
-    from evaluators.io.typed_json import encode
     from evaluators.dialogue.shards import COLUMNS, score_shard, shard_rows
+    from evaluators.io.typed_json import encode
+    from evaluators.parallel import worker_count
 
     where = shard_of(args)
     if isinstance(where, str):
@@ -155,7 +157,7 @@ def dialogue(args, inputs, config) -> int:
         return code
     shard, n_shards = where
     try:
-        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         return fail(exc)
     plan = result.plan

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from evaluators.dialogue.run import DialogueInputs
 from evaluators.dialogue.scoring import (
+    CHUNK_CASES,
     CaseResult,
     DialogueConfig,
     DialogueReport,
@@ -25,6 +27,7 @@ from evaluators.dialogue.scoring import (
     plan_dialogue,
     with_results,
 )
+from evaluators.parallel import map_ordered
 from evaluators.shards import assign, assignment_digest
 
 #: The per-item columns of a dialogue shard file: the reply's position in the run, its model (the group), its case
@@ -58,8 +61,9 @@ class DialogueShard:
 
 
 def score_shard(inputs: DialogueInputs, config: DialogueConfig, shard: int, n_shards: int,
-                seed: int = 0) -> DialogueShard:
-    """Score shard ``shard`` of ``n_shards`` of a persona run (no GT patch).
+                seed: int = 0, *, workers: int = 1) -> DialogueShard:
+    """Score shard ``shard`` of ``n_shards`` of a persona run (no GT patch; ``workers`` processes score chunks of its
+    replies, as in the single-process run).
 
     Raises
     ------
@@ -74,7 +78,8 @@ def score_shard(inputs: DialogueInputs, config: DialogueConfig, shard: int, n_sh
     keys = [(model, case_key(case)) for model, case, _ in items]
     shards = assign(keys, n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]
-    results = list(_score_chunk(plan.config, [items[k] for k in positions]))
+    results = list(map_ordered(partial(_score_chunk, plan.config), [items[k] for k in positions], workers,
+                               chunk_size=CHUNK_CASES))
     return DialogueShard(plan, keys, assignment_digest(shards), positions, results)
 
 

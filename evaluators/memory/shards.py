@@ -76,8 +76,9 @@ def score_shard(inputs: ResolvedInputs, config: MemoryConfig, shard: int, n_shar
     shards = assign(keys_of(results), n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]
     mine = [results[k] for k in positions]
-    rows = score_questions(mine, {r.question_id: plan.judge_scores[r.question_id] for r in mine
-                                  if r.question_id in plan.judge_scores},
+    judge_scores = plan.judge_scores or {}
+    rows = score_questions(mine, {r.question_id: judge_scores[r.question_id] for r in mine
+                                  if r.question_id in judge_scores},
                            metrics=plan.names, workers=config.workers)
     return MemoryShard(plan, len(results), assignment_digest(shards), positions, rows)
 

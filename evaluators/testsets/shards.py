@@ -4,7 +4,7 @@ the pooled shards (:func:`merged_report`), equal to the single-process report (s
 Every shard loads the whole test set and answers file (the same items, issues and answers as one process), deals
 the items by (category, id) (a multi-turn set's dialogues by (scenario, id)), so every category is split evenly,
 and scores its own with the per-item function of the run (:func:`evaluators.testsets.evaluate.item_result`,
-``_dialogue_result``).  A result travels as typed JSON; the merge puts them back in input order and builds the
+``_dialogue_result``, in chunks as the run scores them).  A result travels as typed JSON; the merge puts them back in input order and builds the
 report with :func:`~evaluators.testsets.evaluate.single_report` (multi-turn:
 :func:`~evaluators.testsets.evaluate.multi_turn_report`), the single-process run's code (means, intervals,
 coverages and id lists computed once).
@@ -16,14 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.parallel import map_ordered
 from evaluators.testsets.evaluate import (
+    CHUNK_ITEMS,
     Answer,
     AnswerSet,
     DialogueResult,
     ItemResult,
-    _dialogue_result,
+    _score_dialogues,
+    _score_items,
     answer_for,
-    item_result,
     load_answers,
     multi_turn_report,
     single_report,
@@ -71,8 +73,9 @@ def _group(item: Any, kind: str) -> str:
 
 
 def score_shard(inputs: TestSetsInputs, config: TestSetsConfig, shard: int, n_shards: int,
-                seed: int = 0) -> TestSetsShard:
-    """Score shard ``shard`` of ``n_shards`` of a test-set run (no GT patch).
+                seed: int = 0, *, workers: int = 1) -> TestSetsShard:
+    """Score shard ``shard`` of ``n_shards`` of a test-set run (no GT patch; ``workers`` processes score chunks of
+    its items, as in the single-process run).
 
     Raises
     ------
@@ -88,14 +91,14 @@ def score_shard(inputs: TestSetsInputs, config: TestSetsConfig, shard: int, n_sh
     keys = [(_group(item, test_set.kind), item.id) for item in test_set.items]
     shards = assign(keys, n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]
-    results: list = []
-    for k in positions:
-        item = test_set.items[k]
-        if test_set.kind == "multi_turn":
-            turns = sorted(item.turns, key=lambda t: t.turn)
-            results.append(_dialogue_result(item, [answers.answers.get((item.id, t.turn)) for t in turns]))
-        else:
-            results.append(item_result(item, answer_for(answers, item.id)))
+    mine = [test_set.items[k] for k in positions]
+    if test_set.kind == "multi_turn":
+        work = [(d, [answers.answers.get((d.id, t.turn)) for t in sorted(d.turns, key=lambda t: t.turn)])
+                for d in mine]
+        results = list(map_ordered(_score_dialogues, work, workers, chunk_size=CHUNK_ITEMS))
+    else:
+        pairs = [(item, answer_for(answers, item.id)) for item in mine]
+        results = list(map_ordered(_score_items, pairs, workers, chunk_size=CHUNK_ITEMS))
     return TestSetsShard(test_set, answers, assignment_digest(shards), keys, positions, results)
 
 

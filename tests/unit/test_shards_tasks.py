@@ -80,6 +80,13 @@ def test_memory_demo_merged_equals_single_with_judge_cache_and_agreement(tmp_pat
     assert report["metrics"]["overall"]["judge_score_ci_low"] is not None and len(report["metrics"]["by_type"]) > 1
 
 
+def test_memory_demo_without_judge_scores_on_two_workers_merged_equals_single(tmp_path, capsys):
+    # no labels, no cache: judge_score has no value; each shard scores its questions on 2 worker processes
+    report = _merged_equals_single(["memory", DEMO / "memory" / "demo_results.jsonl", *CI, "--workers", "2"], 3,
+                                   tmp_path, capsys)
+    assert report["metrics"]["overall"]["judge_score"] is None and "judge" not in report
+
+
 @pytest.mark.realdata
 def test_memory_mem0_locomo_merged_equals_single_with_parity(tmp_path, capsys):
     # mem0's LoCoMo results (the benchmark's own F1 with --parity locomo: its table by category on pooled questions)
@@ -119,7 +126,8 @@ TS = DEMO / "testsets"
 def test_testsets_demo_merged_equals_single(kind, tmp_path, capsys):
     items, answers = ((TS / "factual_demo.json", TS / "factual_demo_answers.json") if kind == "single"
                       else (TS / "multi_turn_demo.json", TS / "multi_turn_demo_answers.jsonl"))
-    report = _merged_equals_single(["testsets", items, answers], 3, tmp_path, capsys, out_flag="--output-file")
+    report = _merged_equals_single(["testsets", items, answers, "--workers", "2"], 3, tmp_path, capsys,
+                                   out_flag="--output-file")
     assert report["kind"] == kind
 
 
@@ -190,9 +198,11 @@ def _dialogue_merged_equals_single(argv, n, tmp_path, capsys) -> dict:
 
 
 def test_dialogue_demo_merged_equals_single(tmp_path, capsys):
-    # two models (one with a missing reply and an unmatched row), a case without GT, Chinese and English scenes
+    # two models (one with a missing reply and an unmatched row), a case without GT, Chinese and English scenes;
+    # each shard scores its replies on 2 worker processes
     report = _dialogue_merged_equals_single(["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl",
-                                             DLG / "panda-chat-small_report.json"], 3, tmp_path, capsys)
+                                             DLG / "panda-chat-small_report.json", "--workers", "2"], 3, tmp_path,
+                                            capsys)
     assert len(report["by_model"]) == 2 and report["comparison"] is not None and report["issues"]
 
 
