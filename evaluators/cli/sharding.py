@@ -2,7 +2,8 @@
 ``dialogue``, ``compare``): the options, the refusals they share and the writing of the shard file
 (:mod:`evaluators.shards`); each command's scoring of a shard lives in its task's ``shards`` module.
 
-Kept out of the commands' own modules so that their edits stay two lines each.
+Kept out of the commands' own modules so that each of them only registers the options and hands over to this
+module once its inputs and settings are read (``compare``: before, it reads its inputs here as ``load_runs`` does).
 """
 
 from __future__ import annotations
