@@ -163,7 +163,8 @@ def _testsets(files, fmt: str):
     from evaluators.testsets.shards import merged_report
 
     first = files[0]
-    run = merged_report(first.extra, first.columns, [row for f in files for row in f.values()])
+    run = merged_report(first.extra, first.columns, [row for f in files for row in f.values()],
+                        gt_patch=_patch_set(first), gt_digest=first.manifest["input"]["gt_digest"])
     text = report_csv(run.scores) if fmt == "csv" else report_json(run) + "\n"
     return (lambda out: out.write(text)), first.manifest["n_items"]
 
@@ -232,3 +233,12 @@ def _compare(files, fmt: str):
     text = _comparison_text("csv" if fmt == "csv" else "json", view, comparison, result.signature, names,
                             corrections)
     return (lambda out: out.write(text)), first.manifest["n_items"]
+
+
+def _patch_set(first):
+    """The GT patch files a shard file carries (``extra.gt_patches``), read as one set; ``None`` without any."""
+    from evaluators.io.gt_patch import GTPatchSet
+    from evaluators.io.typed_json import decode
+
+    patches = first.extra.get("gt_patches") or []
+    return GTPatchSet.read([(p["name"], decode(p["data"])) for p in patches]) if patches else None

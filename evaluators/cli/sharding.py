@@ -55,6 +55,28 @@ def digests(paths: dict[str, str | None]) -> dict[str, Any]:
     return {f"{role}_digest": (path_digest(p) if p and Path(p).exists() else None) for role, p in paths.items()}
 
 
+def patch_files(names: Sequence[str] | None) -> list[tuple[str, bytes]]:
+    """``(name, bytes)`` of the ``--gt-patch`` files (read already, and checked, by the command): they travel in the
+    shard file and the merge applies them once, to the pooled report (``OSError`` when one cannot be read)."""
+    from evaluators.io.sources import read_file_bytes
+
+    return [(name, read_file_bytes(name)) for name in names or ()]
+
+
+def patch_digests(patches: Sequence[tuple[str, bytes]]) -> list[str]:
+    """The patches' SHA-256, in order (the manifest's ``input.patches``: a shard without them is another run)."""
+    import hashlib
+
+    return [hashlib.sha256(data).hexdigest() for _, data in patches]
+
+
+def patch_extra(patches: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    """The patches as the shard file's ``extra.gt_patches`` (name and bytes, typed JSON)."""
+    from evaluators.io.typed_json import encode
+
+    return [{"name": name, "data": encode(data)} for name, data in patches]
+
+
 def write(command: str, shard: int, n_shards: int, seed: int, output: str, *, input: dict[str, Any],  # noqa: A002
           n_items: int, assignment: str, config: Any, signature: str, provenance: dict, decision: dict,
           keys: Sequence[tuple], columns: Sequence[str], rows: Iterable[Sequence], extra: dict[str, Any]) -> int:
@@ -112,6 +134,8 @@ def memory(args, inputs, config) -> int:
 
 def testsets(args, inputs, config) -> int:
     """``testsets ITEMS ANSWERS --shard i/N --output-file FILE``: score one shard's items and write its shard file."""
+    from dataclasses import replace
+
     from evaluators.io import InputError
     from evaluators.parallel import worker_count
     from evaluators.testsets.evaluate import signature
@@ -120,7 +144,7 @@ def testsets(args, inputs, config) -> int:
     where = shard_of(args)
     if isinstance(where, str):
         return fail(where)
-    code = refuse((("--gt-patch", args.gt_patch), ("--log", args.log), ("--answer-template", args.answer_template),
+    code = refuse((("--log", args.log), ("--answer-template", args.answer_template),
                    ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
                   "--output-file")
     if code is not None:
@@ -128,16 +152,20 @@ def testsets(args, inputs, config) -> int:
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
+        patches = patch_files(args.gt_patch)
     except (InputError, ValueError) as exc:
         return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     if not result.test_set.items:
         return fail(f"{args.items}: no valid item")
     return write("testsets", shard, n_shards, args.shard_seed, args.output_file,
-                 input={"name": args.items, **digests({"gt": args.items, "predictions": args.pred})},
-                 n_items=len(result.keys), assignment=result.assignment, config=config,
+                 input={"name": args.items, **digests({"gt": args.items, "predictions": args.pred}),
+                        "patches": patch_digests(patches)},
+                 n_items=len(result.keys), assignment=result.assignment, config=replace(config, gt_patch=None),
                  signature=signature(result.test_set.kind), provenance={}, decision={"kind": result.test_set.kind},
                  keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
-                 extra=shard_extra(result))
+                 extra={**shard_extra(result), "gt_patches": patch_extra(patches)})
 
 
 # ------------------------------------------------------------------------------------------ dialogue

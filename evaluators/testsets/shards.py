@@ -13,9 +13,10 @@ coverages and id lists computed once).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evaluators.io.gt_patch import GTPatchSet
 from evaluators.parallel import map_ordered
 from evaluators.testsets.evaluate import (
     CHUNK_ITEMS,
@@ -34,9 +35,10 @@ from evaluators.testsets.run import TestSetsConfig, TestSetsInputs, TestSetsRepo
 from evaluators.testsets.schema import TestSet, load_test_set
 from evaluators.shards import assign, assignment_digest
 
-#: The per-item columns of a test-set shard file: the item's position, its group (category or scenario), its id
-#: and its result (typed JSON).
-COLUMNS = ("index", "group", "id", "result")
+#: The per-item columns of a test-set shard file: the item's position, its group (category or scenario), its id,
+#: its result, and (single-turn sets) the item itself and its answer as ``[turn, answer]`` (typed JSON; what a GT
+#: patch applied at the merge scores again).
+COLUMNS = ("index", "group", "id", "result", "item", "answer")
 
 
 @dataclass(frozen=True)
@@ -74,20 +76,21 @@ def _group(item: Any, kind: str) -> str:
 
 def score_shard(inputs: TestSetsInputs, config: TestSetsConfig, shard: int, n_shards: int,
                 seed: int = 0, *, workers: int = 1) -> TestSetsShard:
-    """Score shard ``shard`` of ``n_shards`` of a test-set run (no GT patch; ``workers`` processes score chunks of
-    its items, as in the single-process run).
+    """Score shard ``shard`` of ``n_shards`` of a test-set run on the test set as read (``workers`` processes score
+    chunks of its items, as in the single-process run); a GT patch is applied by the merge, to the pooled report.
 
     Raises
     ------
     InputError
         A file unusable as a whole.
     ValueError
-        ``config.gt_patch`` (not in shards yet).
+        ``config.gt_patch`` on a multi-turn set.
     """
-    if config.gt_patch:
-        raise ValueError("test-set shards do not take a GT patch yet")
     test_set = load_test_set(inputs.items, inputs.items_name, config.kind)
     answers = load_answers(inputs.answers, inputs.answers_name)
+    if config.gt_patch and test_set.kind != "single":
+        raise ValueError(f"{inputs.items_name}: GT patches apply to single-turn test sets (an expected answer per "
+                         "item id); this is a multi-turn set")
     keys = [(_group(item, test_set.kind), item.id) for item in test_set.items]
     shards = assign(keys, n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]
@@ -106,7 +109,17 @@ def shard_rows(result: TestSetsShard) -> list[list]:
     """The shard's rows in :data:`COLUMNS` order (the result as typed JSON)."""
     from evaluators.io.typed_json import encode
 
-    return [[k, *result.keys[k], encode(r)] for k, r in zip(result.positions, result.results)]
+    items, answers = result.test_set.items, result.answers.answers
+    rows = []
+    for k, r in zip(result.positions, result.results):
+        item = answer = None
+        if result.test_set.kind == "single":
+            item = encode(items[k])
+            turn = None if (r.id, None) in answers else 1  # as answer_for finds it
+            if (r.id, turn) in answers:
+                answer = [turn, encode(answers[(r.id, turn)])]
+        rows.append([k, *result.keys[k], encode(r), item, answer])
+    return rows
 
 
 def shard_extra(result: TestSetsShard) -> dict[str, Any]:
@@ -120,14 +133,19 @@ def shard_extra(result: TestSetsShard) -> dict[str, Any]:
             "answer_keys": [list(k) for k in a.answers]}
 
 
-def merged_report(extra: dict[str, Any], columns: Sequence[str], rows: Sequence[Sequence]) -> TestSetsReport:
+def merged_report(extra: dict[str, Any], columns: Sequence[str], rows: Sequence[Sequence], *,
+                  gt_patch: GTPatchSet | None = None, gt_digest: str | None = None) -> TestSetsReport:
     """The report of the pooled rows of every shard, computed once (:func:`single_report` /
-    :func:`multi_turn_report`).
+    :func:`multi_turn_report`); with ``gt_patch`` (made for the test-set file of SHA-256 ``gt_digest``) patched as
+    :func:`evaluators.testsets.run.run_testsets` patches it (:func:`evaluators.testsets.patch.patch_testsets`: the
+    changed items scored again, the mean keyword score before and after with a paired test).
 
     Raises
     ------
     ValueError
         Other columns, an item twice, or a result that does not decode.
+    GTPatchMismatch
+        ``gt_patch`` holds a correction made for another test-set file.
     """
     from evaluators.io.typed_json import decode
 
@@ -145,9 +163,19 @@ def merged_report(extra: dict[str, Any], columns: Sequence[str], rows: Sequence[
     # the answers as their keys: what the report reads of them besides the texts the results hold
     answers = AnswerSet(extra["answers_file"], {(k, t): Answer("") for k, t in extra["answer_keys"]},
                         list(decode(extra["answers_issues"])))
-    report = multi_turn_report(test_set, answers, results) if test_set.kind == "multi_turn" \
-        else single_report(test_set, answers, results)
-    return TestSetsReport(test_set, answers, report)
+    if test_set.kind == "multi_turn":
+        return TestSetsReport(test_set, answers, multi_turn_report(test_set, answers, results))
+    test_set = replace(test_set, items=tuple(decode(r[4]) for r in ordered))
+    for r in ordered:
+        if r[5] is not None:  # the answers the items were scored with (the others are known by their keys)
+            answers.answers[(r[2], r[5][0])] = decode(r[5][1])
+    report = single_report(test_set, answers, results)
+    if not gt_patch:
+        return TestSetsReport(test_set, answers, report)
+    from evaluators.testsets.patch import patch_testsets
+
+    after, corrections = patch_testsets(test_set, answers, report, gt_patch, test_set.file, gt_digest)
+    return TestSetsReport(test_set, answers, after, report, corrections)
 
 
 __all__ = ["COLUMNS", "TestSetsShard", "merged_report", "score_shard", "shard_extra", "shard_rows"]

@@ -159,6 +159,31 @@ def test_testsets_keyword_qa_merged_equals_single(name, tmp_path, capsys):
     assert report["extra_answers"] == ["not_an_item"] and report["missing_prediction"]
 
 
+def test_testsets_gt_patch_applied_once_at_the_merge(tmp_path, capsys):
+    # the accepted and corrected answers of tests/unit/test_task_patches.py: the changed items scored again and the
+    # mean keyword score before / after with its paired test computed once, on the pooled items
+    from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+    from tests.unit.test_task_patches import ITEMS
+
+    items = tmp_path / "set.json"
+    items.write_text(json.dumps({"version": "1", "items": ITEMS}, ensure_ascii=False), encoding="utf-8")
+    answers = tmp_path / "a.json"
+    answers.write_text(json.dumps({"t1": "是林远。", "t2": "An old COMPASS.", "t3": "It was Ｏｗｅｎ's friend Mia."},
+                                  ensure_ascii=False), encoding="utf-8")
+    digest = file_sha256(items.read_bytes())
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch([PatchEntry("t1", digest, "add_answer", ("林远",), ("是林远",), "ann"),
+                                     PatchEntry("t3", digest, "replace", ("Owen",), ("Mia",), "lead")]),
+                     encoding="utf-8")
+    argv = ["testsets", items, answers, "--gt-patch", patch]
+    report = _merged_equals_single(argv, 3, tmp_path, capsys, out_flag="--output-file")
+    assert report["overall"]["mean_score"] == 1.0 and report["gt_patch"]["effect"] is not None
+    unpatched = _shards(argv[:3], 3, tmp_path, tag="u", out_flag="--output-file")
+    files = _shards(argv, 3, tmp_path, tag="p", out_flag="--output-file")
+    code, _, err = _run(capsys, ["merge", files[0], *unpatched[1:]])
+    assert code == 2 and "differ in input.patches" in err
+
+
 def test_testsets_shard_refusals(tmp_path, capsys):
     argv = ["testsets", TS / "factual_demo.json", TS / "factual_demo_answers.json"]
     other = tmp_path / "answers.json"  # one answer changed: another run
