@@ -177,7 +177,10 @@ def _dialogue(files, fmt: str):
     from evaluators.reports.dialogue import annotation_csv, json_report_text
 
     first = files[0]
-    evaluation = merged_report(decode(first.extra["plan"]), first.columns, [row for f in files for row in f.values()])
+    patches = _patch_set(first)
+    patched = None if patches is None else (decode(first.extra["cases"]), patches, decode(first.extra["plan_after"]))
+    evaluation = merged_report(decode(first.extra["plan"]), first.columns, [row for f in files for row in f.values()],
+                               patched=patched)
     text = annotation_csv(evaluation) if fmt == "csv" else json_report_text(evaluation) + "\n"
     return (lambda out: out.write(text)), len(evaluation.results)
 

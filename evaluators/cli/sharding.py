@@ -180,24 +180,31 @@ def dialogue(args, inputs, config) -> int:
     where = shard_of(args)
     if isinstance(where, str):
         return fail(where)
-    code = refuse((("--endpoint", args.endpoint), ("--gt-patch", args.gt_patch), ("--log", args.log),
+    code = refuse((("--endpoint", args.endpoint), ("--log", args.log),
                    ("--format " + args.format, args.format not in ("table", "text", "json"))), args.out)
     if code is not None:
         return code
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
-    except (KeyError, ValueError) as exc:
+        patches = patch_files(args.gt_patch)
+    except (KeyError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return fail(exc)
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     plan = result.plan
+    extra = {"plan": encode(plan)}
+    if patches:  # the merge patches the cases as read and compares the pooled runs before and after
+        extra.update(cases=encode(inputs.cases), plan_after=encode(result.plan_after), gt_patches=patch_extra(patches))
     pred_digests = [digests({"p": p})["p_digest"] for p in args.pred]
     return write("dialogue", shard, n_shards, args.shard_seed, args.out,
-                 input={"name": args.cases, **digests({"gt": args.cases}), "predictions_digest": pred_digests},
+                 input={"name": args.cases, **digests({"gt": args.cases}), "predictions_digest": pred_digests,
+                        "patches": patch_digests(patches)},
                  n_items=len(result.keys), assignment=result.assignment, config=config,
                  signature=plan.signatures, provenance={"user_dict": digests({"u": args.user_dict})["u_digest"]},
                  decision={"models": plan.models, "matching": plan.matching},
                  keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
-                 extra={"plan": encode(plan)})
+                 extra=extra)
 
 
 # ------------------------------------------------------------------------------------------ compare

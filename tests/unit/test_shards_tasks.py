@@ -239,6 +239,36 @@ def test_dialogue_persona_chat_merged_equals_single(tmp_path, capsys):
     assert report["evaluation_info"]["total_test_cases"] > 100
 
 
+def test_dialogue_gt_patch_before_and_after_pooled_at_the_merge(tmp_path, capsys):
+    # the demo cases corrected: one reply replaced, the large model's reply to another accepted (a further
+    # reference, scored at the merge as in one process); before / after paired tests and rank flips computed once
+    from evaluators.dialogue import load_cases
+    from evaluators.dialogue.scoring import case_key
+    from evaluators.io.gt_patch import PatchEntry, write_gt_patch
+
+    case_set = load_cases((DLG / "persona_cases.json").read_bytes(), "persona_cases.json")
+    large = {(r["scene"], str(r["dialogue_index"])): r["prediction"] for r in
+             map(json.loads, (DLG / "panda-chat-large.jsonl").read_text(encoding="utf-8").splitlines())}
+    first = case_set.cases[0]
+    second, reply = next((c, large[(c.scene, str(c.dialogue_index))]) for c in case_set.cases[1:]
+                         if c.expected_response and large.get((c.scene, str(c.dialogue_index)), c.expected_response)
+                         != c.expected_response)
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch([
+        PatchEntry(case_key(first), case_set.digest, "replace", (first.expected_response,), ("我们去野餐吧！",), "lead"),
+        PatchEntry(case_key(second), case_set.digest, "add_answer", (second.expected_response,), (reply,), "ann"),
+    ]), encoding="utf-8")
+    argv = ["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl",
+            DLG / "panda-chat-small_report.json", "--gt-patch", patch]
+    report = _dialogue_merged_equals_single(argv, 3, tmp_path, capsys)
+    assert report["gt_patch"]["effect"] is not None
+    assert [c["status"] for c in report["gt_patch"]["applications"][0][1]["changes"]] == ["applied", "applied"]
+    unpatched = _shards(argv[:-2], 3, tmp_path, tag="u")
+    files = _shards(argv, 3, tmp_path, tag="p")
+    code, _, err = _run(capsys, ["merge", files[0], *unpatched[1:]])
+    assert code == 2 and "differ in input.patches" in err
+
+
 def test_dialogue_shard_refusals(tmp_path, capsys):
     argv = ["dialogue", DLG / "persona_cases.json", DLG / "panda-chat-large.jsonl"]
     _refusals(argv, tmp_path, capsys, [*argv[:2], DLG / "panda-chat-small_report.json"])
