@@ -149,8 +149,11 @@ def _memory(files, fmt: str):
     from evaluators.memory.shards import merged_report
     from evaluators.reports.memory import questions_csv, report_json
 
+    from dataclasses import replace
+
     first = files[0]
-    report = merged_report(first.config(), first.manifest["decision"], first.extra, first.columns,
+    config = replace(first.config(), gt_patch=_patch_set(first))
+    report = merged_report(config, first.manifest["decision"], first.extra, first.columns,
                            [row for f in files for row in f.values()])
     text = questions_csv(report.rows, report.results) if fmt == "csv" else report_json(report)
     return (lambda out: out.write(text)), len(report.rows)

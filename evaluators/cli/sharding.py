@@ -108,7 +108,7 @@ def memory(args, inputs, config) -> int:
     where = shard_of(args)
     if isinstance(where, str):
         return fail(where)
-    code = refuse((("--judge", args.judge), ("--gt-patch", args.gt_patch), ("--log", args.log),
+    code = refuse((("--judge", args.judge), ("--log", args.log),
                    ("--write-results", args.write_results), ("--write-cache", args.write_cache),
                    ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
     if code is not None:
@@ -116,18 +116,23 @@ def memory(args, inputs, config) -> int:
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
-    except (ValueError, ImportError) as exc:
+        patches = patch_files(args.gt_patch)
+    except (ValueError, ImportError) as exc:  # GTPatchMismatch is a ValueError
         return fail(exc)
-    config = replace(config, workers=1)  # how a shard was scored, not what: equal in every shard's manifest
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    # how a shard was scored, not what: equal in every shard's manifest (the patches travel beside it)
+    config = replace(config, workers=1, gt_patch=None)
     keys = keys_of(inputs.results)
     return write("memory", shard, n_shards, args.shard_seed, args.out,
-                 input={"name": args.results or args.questions,
+                 input={"name": args.results or args.questions, "patches": patch_digests(patches),
                         **digests({role: getattr(args, role) for role in ("results", "questions", "predictions",
                                                                           "labels", "cache")})},
                  n_items=result.n_questions, assignment=result.assignment, config=config,
                  signature=metric_signatures(result.plan.names), provenance=text_provenance(config),
                  decision=plan_decision(result), keys=[keys[k] for k in result.positions], columns=COLUMNS,
-                 rows=shard_rows(inputs, result), extra=shard_extra(inputs, result))
+                 rows=shard_rows(inputs, result),
+                 extra={**shard_extra(inputs, result), "gt_patches": patch_extra(patches)})
 
 
 # ------------------------------------------------------------------------------------------ testsets

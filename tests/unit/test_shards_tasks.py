@@ -104,6 +104,35 @@ def test_memory_longmemeval_labels_merged_equals_single(tmp_path, capsys):
     assert report["longmemeval"]["n_labels"] > 0
 
 
+@pytest.mark.parametrize("cache", [False, True])
+def test_memory_gt_patch_before_and_after_pooled_at_the_merge(cache, tmp_path, capsys):
+    # two demo questions corrected: one answer accepted (a further reference, scored at the merge as in one
+    # process), one ground truth replaced (its stored label, and its cached judgement, no longer used); the
+    # before / after paired tests computed once on the pooled questions
+    from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+
+    path = DEMO / "memory" / "demo_results.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    digest = file_sha256(path.read_bytes())
+    accepted, replaced = rows[0], rows[1]
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch([
+        PatchEntry(accepted["question_id"], digest, "add_answer", (accepted["ground_truth"],),
+                   (accepted["prediction"],), "ann"),
+        PatchEntry(replaced["question_id"], digest, "replace", (replaced["ground_truth"],), ("另一个答案",), "lead"),
+    ]), encoding="utf-8")
+    argv = [*MEMORY_DEMO, "--gt-patch", patch]
+    if cache:
+        argv += ["--cache", DEMO / "memory" / "demo_judge_cache.json"]
+    report = _merged_equals_single(argv, 3, tmp_path, capsys)
+    changes = report["gt_patch"]["applications"][0][1]["changes"]
+    assert [c["status"] for c in changes] == ["applied", "applied"] and report["gt_patch"]["effect"] is not None
+    unpatched = _shards([a for a in argv if a not in ("--gt-patch", patch)], 3, tmp_path, tag="u")
+    files = _shards(argv, 3, tmp_path, tag="p")
+    code, _, err = _run(capsys, ["merge", files[0], *unpatched[1:]])
+    assert code == 2 and "differ in input.patches" in err
+
+
 def test_memory_shard_refusals(tmp_path, capsys):
     other = tmp_path / "other.jsonl"  # the same questions, one prediction changed: another run
     lines = (DEMO / "memory" / "demo_results.jsonl").read_text(encoding="utf-8").splitlines()
