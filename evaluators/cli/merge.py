@@ -135,9 +135,11 @@ def _narrative(files, fmt: str):
     first = files[0]
     settings = build_config(**first.config())
     extra = first.extra
+    patches = _patch_set(first)
     report = merged_report(settings, first.columns, [row for f in files for row in f.values()],
                            issues=decode(extra["issues"]), unpaired_gt=extra["unpaired_gt"],
-                           unpaired_pred=extra["unpaired_pred"])
+                           unpaired_pred=extra["unpaired_pred"],
+                           patched=None if patches is None else (patches, decode(extra["patched"])))
     text = mismatches_csv(report) if fmt == "csv" else to_json(report)
     text = text if text.endswith("\n") else text + "\n"
     return (lambda out: out.write(text)), len(report.documents)

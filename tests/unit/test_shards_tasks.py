@@ -404,3 +404,39 @@ def test_merged_csv_equals_the_single_process_csv(argv, out_flag, tmp_path, caps
     code, merged, err = _run(capsys, ["merge", *files, "--format", "csv"])
     assert code == 0, err
     assert merged == expected and merged.count("\n") > 5
+
+
+# ------------------------------------------------------------------------------------------ narrative --gt-patch
+
+@pytest.mark.realdata
+def test_narrative_gt_patch_before_and_after_pooled_at_the_merge(tmp_path, capsys):
+    # the shared fairy tales: two stories corrected (a GT character removed, an archetype variant accepted), a line
+    # for a GT file not in the run; the shards score every pair on the GT as read and as corrected, the merge
+    # compares the pooled runs once (before / after paired test by document)
+    from evaluators.io.gt_patch import PatchEntry, file_sha256, write_gt_patch
+    from tests.unit.test_shards import _fairytale_predictions
+
+    gt, pred = _fairytale_predictions(tmp_path)
+    stories = sorted(gt.glob("*.json"))[:2]
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in stories]
+    one, two = (d["characters"][0] for d in docs)
+    patch = tmp_path / "p.jsonl"
+    patch.write_text(write_gt_patch([
+        PatchEntry(f"characters[{one['name']}]", file_sha256(stories[0].read_bytes()), "remove", (one["name"],), (),
+                   "lead"),
+        PatchEntry(f"characters[{two['name']}].archetype", file_sha256(stories[1].read_bytes()), "add_answer",
+                   (two["archetype"],), ("Other",), "ann"),
+        PatchEntry("characters[某人]", "0" * 64, "remove", ("某人",), (), "lead"),
+    ]), encoding="utf-8")
+    argv = ["narrative", gt, pred, "--gt-patch", patch, "--quiet"]
+    code, expected, err = _run(capsys, [*argv, "--format", "json", "--whole-batch"])
+    assert code == 0, err
+    files = _shards(argv, 3, tmp_path)
+    code, merged, err = _run(capsys, ["merge", *files[::-1]])
+    assert code == 0, err
+    assert json.loads(merged) == json.loads(expected) and merged == expected
+    report = json.loads(merged)
+    assert report["gt_patch"]["effect"] is not None and any(i["kind"] == "gt_patch" for i in report["issues"])
+    unpatched = _shards(argv[:3] + ["--quiet"], 3, tmp_path, tag="u")
+    code, _, err = _run(capsys, ["merge", files[0], *unpatched[1:]])
+    assert code == 2 and "differ in input.patches" in err
