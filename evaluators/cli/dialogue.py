@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         return fail("give --pred FILE (one or more) or --endpoint URL --model NAME")
     if args.endpoint and not args.model:
         return fail("--endpoint needs --model NAME")
+    if args.endpoint and args.shard:  # refused before any request is sent
+        return fail("--shard does not go with --endpoint: score the endpoint with --checkpoint FILE, then shard "
+                    "that file with --pred FILE --shard i/N")
     if args.endpoint and args.log:
         return fail("--log keeps runs of prediction files: score the endpoint with --checkpoint FILE, then log "
                     "that file with --pred FILE --log")

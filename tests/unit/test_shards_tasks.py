@@ -303,6 +303,10 @@ def test_dialogue_shard_refusals(tmp_path, capsys):
     _refusals(argv, tmp_path, capsys, [*argv[:2], DLG / "panda-chat-small_report.json"])
     code, _, err = _run(capsys, [*argv, "--shard", "1/3", "--out", tmp_path / "x.json", "--format", "csv"])
     assert code == 2 and "--shard does not go with --format csv" in err
+    # live replies: refused before any request (the endpoint does not exist)
+    code, _, err = _run(capsys, ["dialogue", DLG / "persona_cases.json", "--endpoint", "http://127.0.0.1:9",
+                                 "--model", "m", "--shard", "1/3", "--out", tmp_path / "x.json"])
+    assert code == 2 and "--shard does not go with --endpoint" in err
 
 
 # ------------------------------------------------------------------------------------------ compare
