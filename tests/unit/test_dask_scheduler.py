@@ -120,8 +120,8 @@ def _compare(argv: list[str], cluster, capsys, tmp_path, *, out_name: str | None
     outs = []
     for k, dask in enumerate((False, True)):
         out = tmp_path / f"{k}-{out_name}" if out_name else None
-        args = [*argv, *(["--out" if argv[0] in ("narrative", "memory", "report") else "--output-file", str(out)]
-                         if out else [])]
+        flag = "--out" if argv[0] in ("narrative", "memory", "report") else "--output-file"
+        args = [*argv, *([flag, str(out)] if out else [])]
         outs.append(_on_dask(args, cluster, capsys, out) if dask else (_run(args, capsys, out), 0))
     (here, _), (there, chunks) = outs
     if kind == "json":
@@ -282,3 +282,17 @@ def test_an_inherited_value_that_came_pickled_is_pickled_again_with_it():
     arrived = _inherited(123456789, {"scorer": 1})  # as unpickled in the scheduler: with its value, no registry
     again = pickle.loads(pickle.dumps(arrived))
     assert again() == {"scorer": 1} and again.carried
+
+
+def test_a_shard_scored_on_dask_is_the_shard_scored_in_process(cluster, capsys, tmp_path, monkeypatch):
+    """``testsets --shard`` and ``memory --shard`` hand their chunks to the same backend: the shard files are equal."""
+    import evaluators.memory.metrics as mm
+    import evaluators.testsets.evaluate as ts
+
+    monkeypatch.setattr(ts, "CHUNK_ITEMS", 1)
+    folder = DEMO / "testsets"
+    assert _compare(["testsets", str(folder / "factual_demo.json"), str(folder / "factual_demo_answers.json"),
+                     "--shard", "1/2"], cluster, capsys, tmp_path, out_name="s.json") >= 2
+    monkeypatch.setattr(mm, "CHUNK_QUESTIONS", 2)
+    assert _compare(["memory", "--results", str(DEMO / "memory" / "demo_results.jsonl"), "--metrics",
+                     "token_f1_char,rouge1", "--shard", "2/2"], cluster, capsys, tmp_path, out_name="s.json") >= 2
