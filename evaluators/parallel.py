@@ -344,8 +344,7 @@ class DaskScheduler:
 
     def __init__(self, spec: str, client: Any, cluster: Any = None):
         self.spec, self.client, self.cluster = spec, client, cluster
-        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
-        self.workers = max(2, threads)
+        self.workers = max(2, sum(client.nthreads().values()))
 
     def __enter__(self) -> DaskScheduler:
         return self
@@ -442,6 +441,7 @@ def open_scheduler(spec: str) -> DaskScheduler:
     if kind == "local":
         cluster = LocalCluster(**local_cluster_options(int(where)))
         client = Client(cluster)
+        client.wait_for_workers(int(where))
     else:
         timeout = dask.config.get("distributed.comm.timeouts.connect")
         try:
