@@ -296,3 +296,28 @@ def test_a_shard_scored_on_dask_is_the_shard_scored_in_process(cluster, capsys, 
     monkeypatch.setattr(mm, "CHUNK_QUESTIONS", 2)
     assert _compare(["memory", "--results", str(DEMO / "memory" / "demo_results.jsonl"), "--metrics",
                      "token_f1_char,rouge1", "--shard", "2/2"], cluster, capsys, tmp_path, out_name="s.json") >= 2
+
+
+def _square_all(chunk: list[int]) -> list[int]:
+    return [x * x for x in chunk]
+
+
+def _fail_on_three(chunk: list[int]) -> list[int]:
+    if 3 in chunk:
+        raise ValueError("three")
+    return chunk
+
+
+def test_imap_chunks_on_dask_keeps_input_order_and_raises_a_workers_error(cluster):
+    from evaluators.parallel import chunked, forks_workers, imap_chunks, local_pool, map_ordered, open_scheduler
+
+    address, client = cluster
+    with open_scheduler(address) as dask:
+        assert dask.workers == 2 and not forks_workers() and not local_pool()
+        out = [r for _, res in imap_chunks(_square_all, chunked(range(50), 4), dask.workers) for r in res]
+        assert out == [x * x for x in range(50)]
+        assert list(map_ordered(_square_all, range(9), dask.workers, chunk_size=2)) == [x * x for x in range(9)]
+        with pytest.raises(ValueError, match="three"):
+            for _ in imap_chunks(_fail_on_three, chunked(range(10), 2), dask.workers):
+                pass
+    assert local_pool()  # closed: back to the process pool
