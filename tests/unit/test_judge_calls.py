@@ -146,3 +146,31 @@ def test_the_client_sends_the_cache_key_as_idempotency_key_on_every_retry(tmp_pa
         client.close()
     assert reply == "Yes." and not cached and len(server.headers) == 2  # one 503, one retry
     assert [h.get("Idempotency-Key") for h in server.headers] == [ck.key, ck.key]
+
+
+def test_the_memory_judge_goes_through_the_same_call_cache(tmp_path):
+    from evaluators.memory.judge import batch_judge
+    from evaluators.memory.records import EvalResult
+    from tests.helpers.http_servers import FakeJudgeServer
+
+    # two result sets with other question ids but the same questions, answers and predictions (中文 and English)
+    first = [EvalResult("s", f"q{i}", "multi_session", f"Question {i} 问题?", f"answer {i}", f"it is answer {i}")
+             for i in range(6)]
+    second = [EvalResult("t", f"other-{i}", "multi_session", r.question, r.ground_truth, r.prediction)
+              for i, r in enumerate(first)]
+    calls_file = tmp_path / "judge_calls.sqlite"
+    with FakeJudgeServer() as server:
+        client = OpenAICompatibleClient(LLMConfig(base_url=server.base_url, model="m", timeout_s=10.0))
+        calls = JudgeCallCache(calls_file)
+        run1 = batch_judge(first, llm=client, calls=calls)
+        calls.close()
+        assert len(server.requests) == 6 and run1.n_errors == 0 and all(j.score == 1.0 for j in run1.judgements.values())
+        # no JSON judgement cache, other ids: every reply comes from the call cache file, no request
+        calls = JudgeCallCache(calls_file)
+        run2 = batch_judge(second, llm=client, calls=calls)
+        assert len(server.requests) == 6 and calls.hits == 6 and calls.calls_sent == 0
+        assert [j.score for j in run2.judgements.values()] == [j.score for j in run1.judgements.values()]
+        # every request carried its call key as Idempotency-Key
+        assert {h.get("Idempotency-Key") for h in server.headers} == set(calls.replies())
+        calls.close()
+        client.close()
