@@ -223,8 +223,9 @@ class JudgeCallCache:
         with self._lock:
             self._db.execute("DELETE FROM judge_claims WHERE key=? AND owner=?", (key, owner))
 
-    def put(self, ck: CallKey, reply: str, owner: str | None = None) -> None:
-        """Store ``reply`` under ``ck`` (the first stored reply of a key stays) and drop its claim."""
+    def put(self, ck: CallKey, reply: str) -> str:
+        """Store ``reply`` under ``ck`` and drop its claim; returns the stored reply (the first stored reply of a
+        key stays, so every worker reads the same one even after a claim was taken over)."""
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -232,6 +233,7 @@ class JudgeCallCache:
                 db.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?)",
                            (ck.key, ck.model, ck.prompt_hash, ck.input_hash, ck.params, reply, time.time()))
                 db.execute("DELETE FROM judge_claims WHERE key=?", (ck.key,))
+                return db.execute("SELECT reply FROM judge_calls WHERE key=?", (ck.key,)).fetchone()[0]
             finally:
                 db.execute("COMMIT")
 
@@ -281,8 +283,7 @@ class JudgeCallCache:
         except BaseException:
             self._release(ck.key, owner)
             raise
-        self.put(ck, reply, owner)
-        return reply, False
+        return self.put(ck, reply), False
 
     def close(self) -> None:
         """Close the database connection."""
