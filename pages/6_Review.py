@@ -53,6 +53,8 @@ settings_panel(store, session, annotator)
 view_name = view_switch(VIEWS, key="review_view")
 
 if view_name == "review":
+    # a signed-in viewer sees items as nobody does (no claim, no controls); a typed name always decides
+    reader, annotator = annotator, annotator if rs.can_decide(session, annotator) else None
     cur_key = f"review_cur_{sid}"
     filters = review_filters(store, session, annotator)
     from_link = st.session_state.get(cur_key) is None and link.item is not None
@@ -94,7 +96,8 @@ if view_name == "review":
         st.success("Nothing left for you in this session: every item has its reviewers.")
     elif not annotator:
         item_card(view)
-        st.info("Confirm your name in the sidebar to review: decisions are recorded under it.")
+        st.info(f"Your role ({md(getattr(reader, 'role', None) or 'none')}) does not decide items." if reader else
+                "Confirm your name in the sidebar to review: decisions are recorded under it.")
     else:
         prog = view.progress
         n1, n2, n3 = st.columns(3)  # navigation first: it is there whatever the item holds

@@ -118,7 +118,7 @@ def _run_shard(args, settings) -> int:
         shard, n_shards = parse_shard(args.shard)
     except ShardError as exc:
         return fail(str(exc))
-    others = [flag for flag, given in (("--other-pred", args.other_pred), ("--gt-patch", args.gt_patch),
+    others = [flag for flag, given in (("--other-pred", args.other_pred),
                                        ("--log", args.log), ("--systems-csv", args.systems_csv),
                                        ("--comparison-html", args.comparison_html),
                                        ("--format " + str(args.format), args.format not in (None, "json")))
@@ -128,24 +128,35 @@ def _run_shard(args, settings) -> int:
                     "results; 'merge' makes the report")
     if not args.out:
         return fail("--shard needs --out FILE (the shard file that 'merge' reads)")
+    from dataclasses import replace
+
+    from evaluators.cli.patching import patches_of
+    from evaluators.cli.sharding import patch_digests, patch_extra, patch_files
+
+    patch_set, error = patches_of(args)  # applied by 'merge' to the pooled runs: the files travel in the shard
+    if error:
+        return fail(error)
     try:
-        inputs = NarrativeInputs.from_paths(args.gt, args.pred)
+        inputs = replace(NarrativeInputs.from_paths(args.gt, args.pred), gt_patch=patch_set)
         digests = {"gt_digest": path_digest(args.gt), "predictions_digest": path_digest(args.pred)}
         choices = _choices(args)
-    except (OSError, ValueError) as exc:
+        patches = patch_files(args.gt_patch)
+        result = score_shard(inputs, settings, shard, n_shards, args.shard_seed)
+    except (OSError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return fail(str(exc))
-    result = score_shard(inputs, settings, shard, n_shards, args.shard_seed)
     if not result.n_pairs:
         return fail("no ground-truth/prediction pair found (files are paired by story id)")
     head = manifest("narrative", shard, n_shards, seed=args.shard_seed,
-                    input={"name": str(args.pred), "gt_name": str(args.gt), **digests, "patches": []},
+                    input={"name": str(args.pred), "gt_name": str(args.gt), **digests,
+                           "patches": patch_digests(patches)},
                     n_items=result.n_pairs, assignment=result.assignment, config=choices,
                     signature=settings.config.signature, provenance={"script": args.script},
                     decision={"single_pair": inputs.single_pair}, items=result.keys)
     try:
         write_shard(args.out, head, COLUMNS, shard_rows(result),
                     extra={"issues": encode(result.issues),
-                           "unpaired_gt": result.unpaired_gt, "unpaired_pred": result.unpaired_pred})
+                           "unpaired_gt": result.unpaired_gt, "unpaired_pred": result.unpaired_pred,
+                           "patched": encode(result.patched), "gt_patches": patch_extra(patches)})
     except OSError as exc:
         return fail(f"cannot write {args.out}: {exc.strerror or exc}")
     print(f"shard {shard} of {n_shards}: {len(result.outcomes)} of {result.n_pairs} document pairs written to "

@@ -276,9 +276,14 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
         return fail(f"cannot write {out}: {exc.strerror or exc}")
-    spool = None
+    spool = capture = None
     if args.gt_patch:  # rows are written after the patch is applied, from the patched report
         sink = None
+    elif args.log and out is None:  # the texts the registry keeps, taken while the records are scored
+        from evaluators.qa.capture import RowCapture
+
+        capture = RowCapture()
+        sink = capture.sink()
     elif as_csv:
         sink = csv_rows(out_file)
     elif out is not None and not as_html:
@@ -309,7 +314,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             return fail(error)
         report = patched[0]
     if args.log:  # the run as scored (after the corrections) into the registry, one run per system
-        error = log_qa(args, path, report, config)
+        error = log_qa(args, path, report, config, capture=capture)
         if error:
             return fail(error)
     if to_stdout:

@@ -83,6 +83,54 @@ def _records(source: QASource, issues: list[InputIssue] | None) -> Iterator[tupl
             yield item.data, item.line, item.index
 
 
+@dataclass
+class _Plan:
+    """An input read once to decide, as one process does, its task and group field and every record's key."""
+
+    source: QASource
+    whole: bool
+    decision: dict[str, Any]
+    scorer: Scorer
+    keys: list[tuple[str | None, str]]
+    issues: list[InputIssue]
+
+
+def plan_source(open_source: Callable[[], QASource], config: QAConfig) -> _Plan:
+    """Read the input once: the task and group field decided on the detection sample, every record's key
+    (group, id) in input order, the reading problems."""
+    source = open_source()
+    whole = isinstance(source.records, RecordSet)
+    sample_size = max(1, len(source.records.records)) if whole else DETECTION_SAMPLE
+    issues: list[InputIssue] = []
+    head: list[tuple] = []
+    rest = _records(source, issues)
+    for item in rest:
+        head.append(item)
+        if len(head) >= sample_size:
+            break
+    task, reason, sampled, group_field = _decide([d for d, _, _ in head], config)
+    scorer = Scorer(task, config, group_field)
+    keys = [scorer.key(d, i, ln) for d, ln, i in head]
+    keys.extend(scorer.key(d, i, ln) for d, ln, i in rest)
+    decision = {"task": task, "task_reason": reason, "sampled": sampled, "n_sample": len(head),
+                "group_field": group_field}
+    return _Plan(source, whole, decision, scorer, keys, issues)
+
+
+def score_planned(plan: _Plan, open_source: Callable[[], QASource], mine: Sequence[bool]
+                  ) -> tuple[list[tuple[str | None, str]], list[QARecordResult]]:
+    """The keys and results of the records ``mine`` selects (one flag per record, in input order), scored with the
+    per-record function; the input is read again when it is streamed."""
+    second = plan.source if plan.whole else open_source()
+    mine_keys: list[tuple[str | None, str]] = []
+    results: list[QARecordResult] = []
+    for k, (data, line, index) in enumerate(_records(second, None)):
+        if mine[k]:
+            results.append(plan.scorer.record(data, index, line))
+            mine_keys.append(plan.keys[k])
+    return mine_keys, results
+
+
 def score_shard(open_source: Callable[[], QASource], config: QAConfig, shard: int, n_shards: int,
                 seed: int = 0) -> QAShard:
     """Score shard ``shard`` of ``n_shards`` of a QA input.
@@ -108,33 +156,11 @@ def score_shard(open_source: Callable[[], QASource], config: QAConfig, shard: in
     InputError
         An input that cannot be decoded.
     """
-    source = open_source()
-    whole = isinstance(source.records, RecordSet)
-    sample_size = max(1, len(source.records.records)) if whole else DETECTION_SAMPLE
-    issues: list[InputIssue] = []
-    head: list[tuple] = []
-    rest = _records(source, issues)
-    for item in rest:
-        head.append(item)
-        if len(head) >= sample_size:
-            break
-    task, reason, sampled, group_field = _decide([d for d, _, _ in head], config)
-    scorer = Scorer(task, config, group_field)
-    keys = [scorer.key(d, i, ln) for d, ln, i in head]
-    keys.extend(scorer.key(d, i, ln) for d, ln, i in rest)
-    n_sample = len(head)
-    head.clear()
-    shards = assign(keys, n_shards, seed)
-    second = source if whole else open_source()
-    mine_keys: list[tuple[str | None, str]] = []
-    results: list[QARecordResult] = []
-    for k, (data, line, index) in enumerate(_records(second, None)):
-        if shards[k] == shard:
-            results.append(scorer.record(data, index, line))
-            mine_keys.append(keys[k])
-    decision = {"task": task, "task_reason": reason, "sampled": sampled, "n_sample": n_sample,
-                "group_field": group_field}
-    return QAShard(source.file, decision, len(keys), assignment_digest(shards), tuple(issues), mine_keys, results)
+    plan = plan_source(open_source, config)
+    shards = assign(plan.keys, n_shards, seed)
+    mine_keys, results = score_planned(plan, open_source, [s == shard for s in shards])
+    return QAShard(plan.source.file, plan.decision, len(plan.keys), assignment_digest(shards), tuple(plan.issues),
+                   mine_keys, results)
 
 
 def shard_manifest_parts(result: QAShard, config: QAConfig) -> dict[str, Any]:
@@ -211,4 +237,115 @@ def merged_report(file: str, config: QAConfig, decision: dict[str, Any], issues:
                              rescore=_result)
 
 
-__all__ = ["COLUMNS", "QAShard", "merged_report", "result_row", "score_shard", "shard_manifest_parts"]
+# ------------------------------------------------------------------------------------------ compare
+
+#: The per-item columns of a ``compare`` shard file: the record's position (input number, record index), its run
+#: key (``"<input number>"``, or ``"<input number>/<group>"`` in a grouped input), its id and its values
+#: (:data:`COLUMNS`).
+COMPARE_COLUMNS = ("index", "group", "id", "values")
+
+
+def run_key(k: int, key: tuple[str | None, str]) -> tuple[str, str]:
+    """A record's shard key in a comparison of several inputs: ``(input number[/group], id)`` (1-based), so the
+    same id in two inputs (two systems' answers to one question) are two items, dealt within their own run."""
+    group, rid = key
+    return (f"{k + 1}" if group is None else f"{k + 1}/{group}", rid)
+
+
+@dataclass(frozen=True)
+class CompareShard:
+    """One shard of a ``compare`` run (several QA inputs), scored.
+
+    Attributes
+    ----------
+    files : list of str
+        Each input's name.
+    decisions : list of dict
+        Each input's decision (as :attr:`QAShard.decision`), on the whole input.
+    issues : list of tuple of InputIssue
+        Each input's reading problems.
+    n_items : int
+        Records of every input.
+    assignment : str
+        Digest of the assignment of every input's records.
+    keys : list of (run key, id)
+        This shard's records' keys (:func:`run_key`), input by input, in input order.
+    rows : list of list
+        Their rows in :data:`COMPARE_COLUMNS` order.
+    """
+
+    files: list[str]
+    decisions: list[dict[str, Any]]
+    issues: list[tuple[InputIssue, ...]]
+    n_items: int
+    assignment: str
+    keys: list[tuple[str, str]] = field(repr=False)
+    rows: list[list] = field(repr=False)
+
+
+def score_compare_shard(openers: Sequence[Callable[[], QASource]], config: QAConfig, shard: int, n_shards: int,
+                        seed: int = 0) -> CompareShard:
+    """Score shard ``shard`` of ``n_shards`` of a comparison of QA inputs (each scored as ``run_qa`` scores it).
+
+    Every input is read whole to decide its task and group field and know its records' keys; the keys of every
+    input are dealt together (:func:`run_key`: balanced within each input's runs); then each input's own records
+    are scored.
+
+    Raises
+    ------
+    InputError
+        An input that cannot be decoded.
+    """
+    plans = [plan_source(opener, config) for opener in openers]
+    keys = [run_key(k, key) for k, plan in enumerate(plans) for key in plan.keys]
+    shards = assign(keys, n_shards, seed)
+    mine_keys: list[tuple[str, str]] = []
+    rows: list[list] = []
+    at = 0
+    for k, (plan, opener) in enumerate(zip(plans, openers)):
+        flags = [s == shard for s in shards[at:at + len(plan.keys)]]
+        at += len(plan.keys)
+        own_keys, results = score_planned(plan, opener, flags)
+        for own, r in zip(own_keys, results):
+            key = run_key(k, own)
+            mine_keys.append(key)
+            rows.append([[k, r.index], key[0], key[1], result_row(r)])
+    return CompareShard([p.source.file for p in plans], [p.decision for p in plans],
+                        [tuple(p.issues) for p in plans], len(keys), assignment_digest(shards), mine_keys, rows)
+
+
+def merged_compare_reports(files: Sequence[str], config: QAConfig, decisions: Sequence[dict[str, Any]],
+                           issues: Sequence[Sequence[InputIssue]], columns: Sequence[str],
+                           rows: Sequence[Sequence]) -> list[QAReport]:
+    """Each input's report of the pooled rows of every shard, computed once (:func:`report_of_results`), in input
+    order.
+
+    Raises
+    ------
+    ValueError
+        Other columns, a record twice, or a row of no input.
+    """
+    if tuple(columns) != COMPARE_COLUMNS:
+        raise ValueError(f"the shard's columns are not those of a comparison: {', '.join(columns)}")
+    by_input: list[list[Sequence]] = [[] for _ in files]
+    for row in rows:
+        k = row[0][0]
+        if not 0 <= k < len(files):
+            raise ValueError(f"a row of input {k + 1}, but the run has {len(files)}")
+        by_input[k].append(row)
+    reports = []
+    for k, part in enumerate(by_input):
+        part.sort(key=lambda r: r[0][1])
+        for a, b in zip(part, part[1:]):
+            if a[0][1] == b[0][1]:
+                raise ValueError(f"record {a[0][1] + 1} of input {k + 1} stands in two shards")
+        d = decisions[k]
+        reports.append(report_of_results((_result(r[3]) for r in part), config, file=files[k], task=d["task"],
+                                         reason=d["task_reason"], sampled=d["sampled"], n_sample=d["n_sample"],
+                                         group_field=d["group_field"], issues=issues[k]))
+    return reports
+
+
+__all__ = ["COLUMNS", "COMPARE_COLUMNS", "CompareShard", "QAShard", "merged_compare_reports", "merged_report",
+           "plan_source", "result_row", "run_key", "score_compare_shard", "score_planned", "score_shard",
+           "shard_manifest_parts"]
