@@ -160,7 +160,9 @@ class JudgeCallCache:
                                  (FORMAT, str(VERSION)))
             elif row[0] != FORMAT:
                 raise InputError(InputIssue(name, f"not a judge call cache (format {row[0]!r})", kind="format"))
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # a folder, no permission, a locked file
+            raise InputError(InputIssue(name, f"cannot open the judge call cache: {exc}", kind="io")) from exc
+        except sqlite3.DatabaseError as exc:  # e.g. a JSON file
             raise InputError(InputIssue(name, f"not a judge call cache (a SQLite file): {exc}", kind="format")) from exc
 
     # ------------------------------------------------------------------ reading

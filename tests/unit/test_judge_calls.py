@@ -174,3 +174,8 @@ def test_the_memory_judge_goes_through_the_same_call_cache(tmp_path):
         assert {h.get("Idempotency-Key") for h in server.headers} == set(calls.replies())
         calls.close()
         client.close()
+
+
+def test_a_folder_is_not_opened_as_a_cache(tmp_path):
+    with pytest.raises(InputError, match="cannot open the judge call cache"):
+        JudgeCallCache(tmp_path)
