@@ -40,6 +40,7 @@ from evaluators.memory import metrics as metrics_mod
 from evaluators.memory.locomo_parity import LocomoParityReport, locomo_parity
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, resolve_metrics
 from evaluators.memory.records import EvalResult, results_to_jsonl
+from evaluators.net import RateLimiter
 from evaluators.parallel import gc_paused
 from evaluators.results import to_jsonable
 
@@ -77,6 +78,8 @@ class MemoryConfig:
     judge_calls : str or Path or None
         The judge call cache (SQLite, :class:`evaluators.io.judge_calls.JudgeCallCache`) every LLM call of the
         judge goes through, shared with other workers and runs; ``None``: one in memory for the run.
+    judge_rate : float or None
+        At most this many judge requests a second (:class:`evaluators.net.RateLimiter`); ``None``: no limit.
     gt_patch : GTPatchSet or None
         Review corrections of the ground truth (made for ``inputs.gt_file``), applied in order:
         the report is after them, with the scores before beside it (:mod:`evaluators.memory.patch`).
@@ -94,6 +97,7 @@ class MemoryConfig:
     judge_mode: str | Mapping[str, str] = "auto"
     judge_store: str | Path | None = None
     judge_calls: str | Path | None = None
+    judge_rate: float | None = None
     gt_patch: GTPatchSet | None = None
     user_dict: str | None = None
 
@@ -305,9 +309,10 @@ def open_judge_store(store: str | Path | None, input_cache: JudgeCache | None = 
 def run_judge(inputs: ResolvedInputs, llm: Any, *, store: str | Path | None = None,
               mode: str | Mapping[str, str] = "auto",
               progress: Callable[[int, int], None] | None = None,
-              calls: str | Path | None = None) -> tuple[JudgeRun, JudgeCache]:
+              calls: str | Path | None = None, rate: float | None = None) -> tuple[JudgeRun, JudgeCache]:
     """Judge every question of ``inputs`` not yet judged in the store (or the input cache), each LLM call
-    through the judge call cache ``calls`` (a SQLite file; ``None``: in memory).
+    through the judge call cache ``calls`` (a SQLite file; ``None``: in memory), at most ``rate`` requests a
+    second (``None``: no limit).
 
     Returns
     -------
@@ -322,12 +327,11 @@ def run_judge(inputs: ResolvedInputs, llm: Any, *, store: str | Path | None = No
         Duplicate question ids, an unknown mode, questions that need an LLM without one.
     """
     cache = open_judge_store(store, inputs.judge_cache)
-    call_cache = JudgeCallCache(calls) if calls is not None else None
+    call_cache = JudgeCallCache(calls, limiter=RateLimiter(rate))
     try:
         run = batch_judge(inputs.results, llm=llm, mode=mode, cache=cache, progress=progress, calls=call_cache)
     finally:
-        if call_cache is not None:
-            call_cache.close()
+        call_cache.close()
     return run, cache
 
 
@@ -398,7 +402,8 @@ def plan_memory(inputs: ResolvedInputs, config: MemoryConfig, *, progress: Calla
     choice = JudgeCacheChoice()
     if config.judge is not None:
         judge_run, cache = run_judge(inputs, config.judge, store=config.judge_store, mode=config.judge_mode,
-                                     progress=progress, calls=config.judge_calls)
+                                     progress=progress, calls=config.judge_calls,
+                                     rate=config.judge_rate)
         judgements = dict(judge_run.judgements)
         judge = {k: v for k, v in to_jsonable(judge_run).items() if k != "judgements"}
         choice = JudgeCacheChoice(cache, str(config.judge_store) if config.judge_store else "")

@@ -214,7 +214,8 @@ def test_judge_calls_file_is_shared_with_a_later_run_and_refuses_a_json_file(fil
         monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
         args = ["memory", "--results", str(path), "--metrics", "judge_score", "--judge", "--judge-calls", str(calls),
                 "--format", "json"]
-        assert main(args) == 0 and len(server.requests) == 3  # a, b, d; c by the rule
+        assert main(args + ["--judge-rate", "-1"]) == 2 and "rate must be >= 0" in capsys.readouterr().err
+        assert main(args + ["--judge-rate", "50"]) == 0 and len(server.requests) == 3  # a, b, d; c by the rule
         first = json.loads(capsys.readouterr().out)
         # no --cache (no judgement record): the second run's requests are all answered by the call cache file
         assert main(args) == 0 and len(server.requests) == 3
