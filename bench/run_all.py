@@ -37,6 +37,9 @@ BENCHES: dict[str, tuple[str, str, list[str], list[str]]] = {
     "runs": ("runs.py", "registry 1,000 runs x 10,000 items: Runs page first render <= 2 s, trend <= 1 s, <= 30 B "
                         "per item-metric; qa --log <= +15%", [],
              ["--runs", "100", "--items", "2000", "--qa-records", "100000"]),
+    "judge-resume": ("judge_resume.py", "judge run, 10,000 stub judgements x 200 ms on 4 workers killed at 50% and "
+                                        "resumed: exactly 10,000 calls, labels of one worker, >= 3.2x one worker",
+                     [], ["--n", "400", "--latency", "0.02", "--baseline-n", "200"]),
 }
 
 

@@ -33,6 +33,7 @@ uploaded files never leave the server.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -654,3 +655,52 @@ def retrying(call: Callable[[], bytes], *, max_retries: int, backoff_s: float, m
     return tenacity.Retrying(
         retry=tenacity.retry_if_exception(lambda e: isinstance(e, HTTPFailure) and e.transient),
         stop=tenacity.stop_after_attempt(max_retries + 1), wait=wait, sleep=sleep, reraise=True)(call)
+
+
+class RateLimiter:
+    """A token bucket shared by threads: at most ``rate_per_s`` requests a second on average, ``burst`` at once.
+
+    Parameters
+    ----------
+    rate_per_s : float or None
+        Requests a second (> 0); ``None`` or 0: no limit (:meth:`acquire` returns at once).
+    burst : int
+        Tokens the bucket holds (>= 1): requests that may start together after a pause.
+    clock, sleep : callable, optional
+        ``time.monotonic`` and ``time.sleep`` by default (tests pass their own).
+
+    Notes
+    -----
+    One limiter bounds the requests of one process (every thread that shares it); processes sharing a
+    judge call cache each have their own, so give each ``rate / processes``.
+    """
+
+    def __init__(self, rate_per_s: float | None = None, burst: int = 1, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        if rate_per_s is not None and rate_per_s < 0:
+            raise ValueError(f"rate must be >= 0 requests a second, not {rate_per_s!r}")
+        if burst < 1:
+            raise ValueError(f"burst must be >= 1, not {burst!r}")
+        self.rate = rate_per_s or None
+        self.burst = burst
+        self._clock, self._sleep = clock, sleep
+        self._tokens = float(burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Wait for a token; returns the seconds waited."""
+        if self.rate is None:
+            return 0.0
+        waited = 0.0
+        while True:
+            with self._lock:
+                now = self._clock()
+                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+                self._last = now
+                if self._tokens >= 1.0:
+                    self._tokens -= 1.0
+                    return waited
+                delay = (1.0 - self._tokens) / self.rate
+            self._sleep(delay)
+            waited += delay

@@ -214,9 +214,10 @@ with st.expander("Run the judge", expanded=env_config is not None and n_ok < len
         def _progress(done: int, total: int) -> None:
             bar.progress(done / total if total else 1.0, text=f"Judged {done} of {total}")
 
-        try:  # the local cache, seeded with the uploaded one, filled in as judgements arrive
+        try:  # the local cache, seeded with the uploaded one, filled in as judgements arrive; every request
+            # through the local judge call cache (shared with the CLI's --judge-calls / judge run --cache)
             run, _ = run_judge(inputs, OpenAICompatibleClient(llm_config), store=disk_cache_path, mode=mode,
-                               progress=_progress)
+                               progress=_progress, calls=CACHE_DIR / "judge_calls.sqlite")
         except (ValueError, OSError) as exc:  # an unreadable or unwritable local cache, a bad mode
             st.error(md(exc))
         else:

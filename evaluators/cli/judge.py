@@ -12,9 +12,11 @@ unlabelled outputs) adds each version's corrected scores (:func:`evaluators.judg
 
 ``judge run --items FILE --template FILE --out FILE``: one judge version (the prompt template, the model,
 ``--parser``, ``--max-tokens``) over the items through an OpenAI-compatible endpoint (``--base-url`` and
-``--model``, else ``EVALBOARD_JUDGE_BASE_URL`` / ``EVALBOARD_JUDGE_MODEL``) with the reply cache (``--cache``:
-read, filled in, written back; a reply is reused when the same model was asked the same text); writes the
-verdicts as JSONL in the form ``--verdicts`` reads (:func:`evaluators.judgelab.run.run_judge`).
+``--model``, else ``EVALBOARD_JUDGE_BASE_URL`` / ``EVALBOARD_JUDGE_MODEL``) on ``--workers`` threads through the
+judge call cache (``--cache FILE``, a SQLite file: :mod:`evaluators.io.judge_calls`; each reply is stored as it
+arrives, so a run killed halfway and run again sends no call twice, and several runs may share the file; a reply
+is reused when the same model was asked the same template about the same input), at most ``--rate`` requests a
+second; writes the verdicts as JSONL in the form ``--verdicts`` reads (:func:`evaluators.judgelab.run.run_judge`).
 
 ``judge compare --verdicts FILE [--verdicts FILE]``: two judge versions (the first the old one) on the same
 items: agreement and Cohen's kappa between them, the share of items whose verdict moved, McNemar's exact test,
@@ -61,7 +63,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-tokens", type=int, default=10, help="run: max_tokens of each request (default 10)")
     p.add_argument("--base-url", help="run: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--model", help="run: judge model name")
-    p.add_argument("--cache", metavar="FILE", help="run: the reply cache (JSON): reused, filled in, written back")
+    p.add_argument("--cache", metavar="FILE", help="run: the judge call cache (SQLite, shared by workers and runs): "
+                                                   "replies reused, each new one stored as it arrives")
+    p.add_argument("--rate", type=float, default=None, metavar="PER_S",
+                   help="run: at most this many requests a second (default: no limit)")
     p.add_argument("--out", metavar="FILE", help="run: write the verdicts here (JSONL, as --verdicts reads them; "
                                                  "required); calibrate, compare: write the report here instead of "
                                                  "printing it")
@@ -184,10 +189,12 @@ def _emit(args: argparse.Namespace, text: str) -> int:
 def run_judge_command(args: argparse.Namespace) -> int:
     """``judge run``: one judge version over items through the endpoint and the reply cache; returns the exit code."""
     from evaluators.io import InputError
+    from evaluators.io.judge_calls import JudgeCallCache
     from evaluators.io.sources import read_file_bytes
     from evaluators.judgelab.inputs import read_items
-    from evaluators.judgelab.run import JudgeReplyCache, run_judge
+    from evaluators.judgelab.run import run_judge
     from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
+    from evaluators.net import RateLimiter
     from evaluators.reports.format import problem_lines
     from evaluators.reports.judgelab import run_json, run_text, verdicts_jsonl
 
@@ -196,17 +203,19 @@ def run_judge_command(args: argparse.Namespace) -> int:
     try:
         items, issues = read_items(read_file_bytes(args.items), args.items)
         template = read_file_bytes(args.template).decode("utf-8")
-        cache = JudgeReplyCache(args.cache) if args.cache else None
+        cache = JudgeCallCache(args.cache, limiter=RateLimiter(args.rate)) if args.cache else None
         config = LLMConfig.from_env(base_url=args.base_url, model=args.model)
     except (OSError, InputError, ValueError, UnicodeDecodeError) as exc:
         return fail(exc)
-    for line in problem_lines(list(issues) + (cache.issues if cache is not None else [])):
+    for line in problem_lines(list(issues)):
         print(line, file=sys.stderr)
     if config is None:
         return fail("judge run needs an endpoint: set EVALBOARD_JUDGE_BASE_URL and EVALBOARD_JUDGE_MODEL "
                     "(or --base-url and --model)")
     if not items:
         return fail(f"no usable item in {args.items}")
+    if cache is None:
+        cache = JudgeCallCache(None, limiter=RateLimiter(args.rate))
     try:
         result = run_judge(items, template, OpenAICompatibleClient(config), parser=args.parser,
                            max_tokens=args.max_tokens, name=args.name or Path(args.template).stem, cache=cache,
@@ -214,11 +223,9 @@ def run_judge_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(exc)
     try:
-        if cache is not None:
-            cache.save()
         Path(args.out).write_text(verdicts_jsonl(result), encoding="utf-8")
     except OSError as exc:
-        return fail(f"cannot write {args.out if cache is None else 'the verdicts or the cache'}: {exc}")
+        return fail(f"cannot write {args.out}: {exc}")
     sys.stdout.write(run_json(result) if args.format == "json" else run_text(result))
     return EXIT_FAILED if not result.replies else 0  # every request failed
 

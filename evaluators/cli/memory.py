@@ -56,6 +56,11 @@ def add_parser(subparsers) -> None:
                                                         "variables or --base-url/--model)")
     p.add_argument("--judge-mode", default="auto", help="auto (by question type) or one judge mode for all")
     p.add_argument("--cache", help="judge cache JSON: reused, filled in, written as judgements arrive")
+    p.add_argument("--judge-calls", dest="judge_calls", metavar="FILE",
+                   help="--judge: the judge call cache (SQLite, shared with other workers, runs and `judge run`): "
+                        "each reply stored as it arrives, so a killed run resumes without asking again")
+    p.add_argument("--judge-rate", dest="judge_rate", type=float, metavar="PER_S",
+                   help="--judge: at most this many requests a second (default: no limit)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--model", help="judge model name")
     p.add_argument("--labels", help="stored judge labels (LongMemEval eval-results JSONL, records with a label, "
@@ -148,7 +153,9 @@ def run(args) -> int:
         config = MemoryConfig(metrics=args.metrics.split(",") if args.metrics else None,
                               parity=args.parity == "locomo", ci_resamples=max(0, args.ci_resamples),
                               workers=worker_count(args.workers), judge_mode=args.judge_mode,
-                              judge_store=args.cache, gt_patch=patches, user_dict=args.user_dict)
+                              judge_store=args.cache, judge_calls=args.judge_calls,
+                              judge_rate=args.judge_rate, gt_patch=patches,
+                              user_dict=args.user_dict)
         _, unavailable = config.metric_names()
     except (ValueError, OSError, ImportError) as exc:  # unreadable file, unknown metric, bad --workers, no registry
         return fail(exc)

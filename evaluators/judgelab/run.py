@@ -2,10 +2,12 @@
 layer (:class:`evaluators.memory.llm.ChatLLM`, e.g. :class:`~evaluators.memory.llm.OpenAICompatibleClient`)
 and a content-addressed reply cache.
 
-The prompt of an item is ``template.format(question=..., reference=..., answer=...)``.  The cache
-(:class:`JudgeReplyCache`, a :class:`~evaluators.io.replies.ReplyStore` in its JSON layout) keys each reply
-by the SHA-256 of ``[model, prompt text, max_tokens]``: a reply is reused exactly when the same model was
-asked the same text, whichever item, dataset or version asked it.  Parsers (:data:`PARSERS`):
+The prompt of an item is ``template.format(question=..., reference=..., answer=...)``.  Every call goes
+through the one judge call cache (:class:`evaluators.io.judge_calls.JudgeCallCache`, shared with the
+long-memory judge): keyed by (model, template hash, the item's question/reference/answer, max_tokens and
+temperature), so a reply is reused exactly when the same model was asked the same template about the same
+input, whichever item id, dataset or version asked it, and a run killed halfway resumes without asking
+again.  Parsers (:data:`PARSERS`):
 
 - ``yes-in-reply``: right when ``"yes"`` is in the reply, lower-cased (LongMemEval's ``evaluate_qa.py``);
 - ``first-word``: right when the reply's first word is ``yes``, ``correct`` or ``right`` (``是``, ``对``,
@@ -15,21 +17,15 @@ asked the same text, whichever item, dataset or version asked it.  Parsers (:dat
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from evaluators.io.replies import ReplyStore
+from evaluators.io.judge_calls import JudgeCallCache, call_key, request_params, run_calls
 from evaluators.judgelab.calibration import JudgeVersion
 from evaluators.judgelab.inputs import JudgeItem
 from evaluators.memory.llm import ChatLLM, LLMError
 from evaluators.results import DictMixin
-
-CACHE_FORMAT = "evalboard-judgelab-replies"
 
 _FIRST_RIGHT = {"yes", "correct", "right", "是", "对", "正确"}
 _FIRST_WRONG = {"no", "incorrect", "wrong", "否", "不", "错", "错误", "不对", "不正确"}
@@ -54,25 +50,6 @@ PARSERS: dict[str, Callable[[str], int | None]] = {
     "yes-in-reply": lambda reply: int("yes" in reply.lower()),
     "first-word": _first_word,
 }
-
-
-class JudgeReplyCache(ReplyStore):
-    """Judge replies by content (module docstring), kept in one JSON file (or in memory with ``path=None``)."""
-
-    def __init__(self, path=None):
-        super().__init__(path, layout="json", format=CACHE_FORMAT, version=1)
-
-    def describe(self) -> str:
-        return "judge reply cache"
-
-    def check_entry(self, entry: Mapping[str, Any]) -> None:
-        if not isinstance(entry.get("reply"), str):
-            raise ValueError("no reply text")
-
-
-def reply_key(model: str, prompt: str, max_tokens: int | None) -> str:
-    """The cache key of a request: SHA-256 (hex) of ``[model, prompt, max_tokens]`` as JSON."""
-    return hashlib.sha256(json.dumps([model, prompt, max_tokens], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -100,8 +77,8 @@ class JudgeRunResult(DictMixin):
 
 
 def run_judge(items: Sequence[JudgeItem], template: str, llm: ChatLLM, *, parser: str = "yes-in-reply",
-              max_tokens: int | None = 10, name: str = "", cache: JudgeReplyCache | None = None,
-              workers: int = 4) -> JudgeRunResult:
+              max_tokens: int | None = 10, name: str = "", cache: JudgeCallCache | None = None,
+              workers: int = 4, progress: Callable[[int, int], None] | None = None) -> JudgeRunResult:
     """Judge every item with one prompt template.
 
     Parameters
@@ -118,10 +95,13 @@ def run_judge(items: Sequence[JudgeItem], template: str, llm: ChatLLM, *, parser
         Sent with every request; a parameter of the version.
     name : str
         The version's display name.
-    cache : JudgeReplyCache, optional
-        Replies reused and added (saved by the caller).
+    cache : JudgeCallCache, optional
+        The judge call cache: replies reused and added as they arrive (several workers and processes may
+        share it); default an in-memory one for this run.
     workers : int
-        Items judged at once (the client bounds requests in flight on its own too).
+        Items judged at once, on threads (the client bounds requests in flight on its own too).
+    progress : callable, optional
+        ``progress(done, total)``.
 
     Returns
     -------
@@ -141,33 +121,27 @@ def run_judge(items: Sequence[JudgeItem], template: str, llm: ChatLLM, *, parser
         raise ValueError(f"the template may use {{question}}, {{reference}} and {{answer}} only: {exc}") from exc
     parse = PARSERS[parser]
     version = JudgeVersion.make(llm.model, template, {"max_tokens": max_tokens, "temperature": 0}, parser, name)
-    cached = 0
-
-    def one(item: JudgeItem) -> tuple[str, str | None, str | None, bool]:
-        prompt = template.format(question=item.question, reference=item.reference, answer=item.answer)
-        key = reply_key(llm.model, prompt, max_tokens)
-        hit = cache.entries.get(key) if cache is not None else None
-        if hit is not None:
-            return item.item_id, hit["reply"], None, True
-        try:
-            reply = llm.complete(prompt, max_tokens=max_tokens)
-        except LLMError as exc:
-            return item.item_id, None, f"endpoint: {exc}", False
-        if cache is not None:
-            cache.put(key, {"reply": reply, "model": llm.model})
-        return item.item_id, reply, None, False
-
+    if cache is None:
+        cache = JudgeCallCache(None)
+    params = request_params(llm, max_tokens)
+    calls = []
+    for item in items:
+        fields = {"question": item.question, "reference": item.reference, "answer": item.answer}
+        calls.append((template.format(**fields), call_key(llm.model, template, fields, params)))
+    outcomes = run_calls(calls, llm, cache, max_tokens=max_tokens, workers=workers, errors=(LLMError,),
+                         progress=progress)
     verdicts, replies, errors = {}, {}, {}
-    with ThreadPoolExecutor(max(1, workers)) as pool:
-        for item_id, reply, error, hit in pool.map(one, items):
-            cached += hit
-            if reply is None:
-                errors[item_id] = error
-                continue
-            replies[item_id] = reply
-            verdict = parse(reply)
-            if verdict is None:
-                errors[item_id] = f"parser {parser}: no verdict in {reply[:60]!r}"
-            else:
-                verdicts[item_id] = verdict
+    cached = 0
+    for item, got in zip(items, outcomes):
+        item_id, reply = item.item_id, got.reply
+        cached += got.cached
+        if reply is None:
+            errors[item_id] = f"endpoint: {got.error}"
+            continue
+        replies[item_id] = reply
+        verdict = parse(reply)
+        if verdict is None:
+            errors[item_id] = f"parser {parser}: no verdict in {reply[:60]!r}"
+        else:
+            verdicts[item_id] = verdict
     return JudgeRunResult(version, verdicts, replies, errors, cached)

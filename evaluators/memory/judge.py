@@ -16,6 +16,13 @@ abstention          LongMemEval's official abstention prompt                    
 
 Binary modes read the reply as LongMemEval's ``evaluate_qa.py`` does: correct when
 ``'yes' in reply.lower()``, asked with ``max_tokens=10`` and temperature 0.
+
+Every LLM call goes through the one judge call cache (:class:`evaluators.io.judge_calls.JudgeCallCache`, shared
+with the judge lab's ``judge run``), keyed by (model, the mode's template, question / ground truth / prediction,
+max_tokens and temperature): with a SQLite file (``batch_judge(calls=...)``, the CLI's ``--judge-calls``) several
+workers and runs share the replies and a killed run resumes without asking again.  :class:`JudgeCache` (JSON, by
+question id) is the record of the judgements themselves (parsed, with their fingerprint): the file the page
+uploads and downloads, that ``--cache`` reads and writes and that agreement reads as stored labels.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaluators.io.judge_calls import JudgeCallCache, call_key, request_params
 from evaluators.io.readers import loads_json_line
 from evaluators.io.replies import ReplyStore
 from evaluators.memory.prompts import BINARY_PROMPTS, CONTINUOUS
@@ -278,7 +286,7 @@ def build_prompt(question: str, ground_truth: str, prediction: str, mode: str) -
 
 
 def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: ChatLLM | None = None,
-                 mode: str = "continuous") -> Judgement:
+                 mode: str = "continuous", calls: JudgeCallCache | None = None) -> Judgement:
     """Judge one answer.
 
     Parameters
@@ -290,6 +298,9 @@ def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: Chat
         Required by every mode except ``adversarial``.
     mode : str
         One of :data:`MODES`.
+    calls : JudgeCallCache, optional
+        The judge call cache the request goes through (a reply stored for the same model, template, input
+        and parameters is reused); ``None``: the request is sent directly.
 
     Returns
     -------
@@ -322,8 +333,15 @@ def judge_answer(question: str, ground_truth: str, prediction: str, *, llm: Chat
 
     prompt = build_prompt(question, ground_truth, prediction, mode)
     model = getattr(llm, "model", None)
+    max_tokens = CONTINUOUS_MAX_TOKENS if mode == "continuous" else BINARY_MAX_TOKENS
     try:
-        reply = llm.complete(prompt, max_tokens=CONTINUOUS_MAX_TOKENS if mode == "continuous" else BINARY_MAX_TOKENS)
+        if calls is None:
+            reply = llm.complete(prompt, max_tokens=max_tokens)
+        else:
+            template = CONTINUOUS if mode == "continuous" else BINARY_PROMPTS[mode]
+            ck = call_key(str(model), template, {"question": question, "answer": ground_truth, "response": prediction},
+                          request_params(llm, max_tokens))
+            reply, _ = calls.call(llm, prompt, ck, max_tokens=max_tokens)
     except LLMError as exc:
         prefix = "malformed reply" if exc.kind == "malformed" else "request failed"
         return Judgement(score=None, mode=mode, error=f"{prefix}: {exc}", model=model)
@@ -599,7 +617,7 @@ def resolve_mode(result: EvalResult, mode: str | Mapping[str, str]) -> str:
 def batch_judge(results: Iterable[EvalResult], *, llm: ChatLLM | None = None, mode: str | Mapping[str, str] = "auto",
                 cache_path: str | Path | None = None, cache: JudgeCache | None = None,
                 progress: Callable[[int, int], None] | None = None, max_workers: int | None = None,
-                save_every_s: float = 2.0) -> JudgeRun:
+                save_every_s: float = 2.0, calls: JudgeCallCache | None = None) -> JudgeRun:
     """Judge many answers, reusing and filling a JSON cache keyed by question id.
 
     Parameters
@@ -623,6 +641,9 @@ def batch_judge(results: Iterable[EvalResult], *, llm: ChatLLM | None = None, mo
         Threads sending requests; default ``llm.config.concurrency`` or 4.
     save_every_s : float
         Minimum seconds between cache writes during the run.
+    calls : JudgeCallCache, optional
+        The judge call cache every LLM call goes through (module docstring); default an in-memory one for
+        this run (the same prompt is asked once).
 
     Returns
     -------
@@ -664,10 +685,12 @@ def batch_judge(results: Iterable[EvalResult], *, llm: ChatLLM | None = None, mo
     if progress:
         progress(done, run.n_total)
     last_save = time.monotonic()
+    if calls is None:
+        calls = JudgeCallCache(None)
 
     def work(item: tuple[EvalResult, str, str]) -> Judgement:
         r, m, _ = item
-        return judge_answer(r.question, r.ground_truth, r.prediction, llm=llm, mode=m)
+        return judge_answer(r.question, r.ground_truth, r.prediction, llm=llm, mode=m, calls=calls)
 
     workers = max_workers or getattr(getattr(llm, "config", None), "concurrency", None) or 4
     pool = ThreadPoolExecutor(max_workers=max(1, workers))

@@ -144,8 +144,13 @@ class OpenAICompatibleClient:
         """The chat-completions URL."""
         return self.config.base_url.rstrip("/") + "/chat/completions"
 
-    def _post(self, payload: bytes) -> bytes:
+    #: :meth:`complete` takes ``idempotency_key`` (sent as the ``Idempotency-Key`` header of every attempt).
+    accepts_idempotency_key = True
+
+    def _post(self, payload: bytes, idempotency_key: str | None = None) -> bytes:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         with self._lock:
@@ -153,7 +158,7 @@ class OpenAICompatibleClient:
         with self._slots:
             return self._session.post(self.url, payload, headers=headers)
 
-    def complete(self, prompt: str, *, max_tokens: int | None = None) -> str:
+    def complete(self, prompt: str, *, max_tokens: int | None = None, idempotency_key: str | None = None) -> str:
         """Send one user message and return the reply text.
 
         Parameters
@@ -162,6 +167,10 @@ class OpenAICompatibleClient:
             The user message.
         max_tokens : int, optional
             Reply length limit sent to the endpoint.
+        idempotency_key : str, optional
+            Sent as ``Idempotency-Key`` with every attempt (retries, and a resumed run's request of a call
+            whose reply was lost): an endpoint that honours it answers a repeated key from its record instead
+            of running the model again (the judge call cache passes its content key).
 
         Returns
         -------
@@ -184,7 +193,7 @@ class OpenAICompatibleClient:
         def post() -> bytes:
             nonlocal attempts
             attempts += 1
-            return self._post(payload)
+            return self._post(payload, idempotency_key)
 
         try:
             raw = net.retrying(post, max_retries=self.config.max_retries, backoff_s=self.config.backoff_s,

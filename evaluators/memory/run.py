@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from evaluators.io import InputError, InputIssue
 from evaluators.io.gt_patch import GTPatchSet
+from evaluators.io.judge_calls import JudgeCallCache
 from evaluators.metrics.before_after import Corrections
 from evaluators.memory.agreement import (AGREEMENT_RESAMPLES, JudgeAgreement, LongMemEvalReport, judge_agreement,
                                          longmemeval_accuracy)
@@ -39,6 +40,7 @@ from evaluators.memory import metrics as metrics_mod
 from evaluators.memory.locomo_parity import LocomoParityReport, locomo_parity
 from evaluators.memory.metrics import QuestionScores, aggregate_rows, resolve_metrics
 from evaluators.memory.records import EvalResult, results_to_jsonl
+from evaluators.net import RateLimiter
 from evaluators.parallel import gc_paused
 from evaluators.results import to_jsonable
 
@@ -73,6 +75,11 @@ class MemoryConfig:
         ``"auto"``, one mode for all, or ``{question_type: mode}`` (:func:`batch_judge`).
     judge_store : str or Path or None
         The judge cache file read and written (see the module docstring).
+    judge_calls : str or Path or None
+        The judge call cache (SQLite, :class:`evaluators.io.judge_calls.JudgeCallCache`) every LLM call of the
+        judge goes through, shared with other workers and runs; ``None``: one in memory for the run.
+    judge_rate : float or None
+        At most this many judge requests a second (:class:`evaluators.net.RateLimiter`); ``None``: no limit.
     gt_patch : GTPatchSet or None
         Review corrections of the ground truth (made for ``inputs.gt_file``), applied in order:
         the report is after them, with the scores before beside it (:mod:`evaluators.memory.patch`).
@@ -89,6 +96,8 @@ class MemoryConfig:
     judge: Any = None
     judge_mode: str | Mapping[str, str] = "auto"
     judge_store: str | Path | None = None
+    judge_calls: str | Path | None = None
+    judge_rate: float | None = None
     gt_patch: GTPatchSet | None = None
     user_dict: str | None = None
 
@@ -299,8 +308,11 @@ def open_judge_store(store: str | Path | None, input_cache: JudgeCache | None = 
 
 def run_judge(inputs: ResolvedInputs, llm: Any, *, store: str | Path | None = None,
               mode: str | Mapping[str, str] = "auto",
-              progress: Callable[[int, int], None] | None = None) -> tuple[JudgeRun, JudgeCache]:
-    """Judge every question of ``inputs`` not yet judged in the store (or the input cache).
+              progress: Callable[[int, int], None] | None = None,
+              calls: str | Path | None = None, rate: float | None = None) -> tuple[JudgeRun, JudgeCache]:
+    """Judge every question of ``inputs`` not yet judged in the store (or the input cache), each LLM call
+    through the judge call cache ``calls`` (a SQLite file; ``None``: in memory), at most ``rate`` requests a
+    second (``None``: no limit).
 
     Returns
     -------
@@ -315,7 +327,11 @@ def run_judge(inputs: ResolvedInputs, llm: Any, *, store: str | Path | None = No
         Duplicate question ids, an unknown mode, questions that need an LLM without one.
     """
     cache = open_judge_store(store, inputs.judge_cache)
-    run = batch_judge(inputs.results, llm=llm, mode=mode, cache=cache, progress=progress)
+    call_cache = JudgeCallCache(calls, limiter=RateLimiter(rate))
+    try:
+        run = batch_judge(inputs.results, llm=llm, mode=mode, cache=cache, progress=progress, calls=call_cache)
+    finally:
+        call_cache.close()
     return run, cache
 
 
@@ -386,7 +402,8 @@ def plan_memory(inputs: ResolvedInputs, config: MemoryConfig, *, progress: Calla
     choice = JudgeCacheChoice()
     if config.judge is not None:
         judge_run, cache = run_judge(inputs, config.judge, store=config.judge_store, mode=config.judge_mode,
-                                     progress=progress)
+                                     progress=progress, calls=config.judge_calls,
+                                     rate=config.judge_rate)
         judgements = dict(judge_run.judgements)
         judge = {k: v for k, v in to_jsonable(judge_run).items() if k != "judgements"}
         choice = JudgeCacheChoice(cache, str(config.judge_store) if config.judge_store else "")

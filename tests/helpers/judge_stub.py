@@ -114,3 +114,79 @@ class StubJudgeServer:
 
     def __exit__(self, *exc):
         self._server.__exit__(*exc)
+
+
+class LatencyJudgeServer:
+    """An OpenAI-compatible judge endpoint with a fixed latency that honours ``Idempotency-Key``.
+
+    Each request waits ``latency_s`` and answers ``yes`` or ``no`` for the item named in the prompt
+    (``[item <id>]``) by a fixed rule of the id (:meth:`label`), so a label depends on the item only.
+    ``executions`` counts the judgements it made (a "call" of the model); a request repeating an
+    ``Idempotency-Key`` already seen is answered from its record (``replays``), waiting for the first one
+    when it is still running, as endpoints that honour the header do.  ``requests`` counts HTTP requests,
+    ``keys`` the idempotency keys seen, ``max_in_flight`` the most executions at once.
+    """
+
+    def __init__(self, latency_s: float = 0.2, seed: int = 0):
+        import json
+        import re
+        import threading
+        import time
+
+        from tests.helpers.http_servers import RecordingServer
+
+        outer = self
+        self.latency_s, self.seed = latency_s, seed
+        self.requests = self.executions = self.replays = self.in_flight = self.max_in_flight = 0
+        self.keys: dict[str, threading.Event] = {}
+        self.replies: dict[str, bytes] = {}
+        lock = threading.Lock()
+
+        class _Server(RecordingServer):
+            def respond(self, path, raw, headers):
+                key = next((v for k, v in headers.items() if k.lower() == "idempotency-key"), None)
+                prompt = json.loads(raw)["messages"][-1]["content"]
+                item = re.search(r"\[item (\S+?)\]", prompt).group(1)
+                with lock:
+                    outer.requests += 1
+                    first = key is None or key not in outer.keys
+                    if first:
+                        if key is not None:
+                            outer.keys[key] = threading.Event()
+                        outer.executions += 1
+                        outer.in_flight += 1
+                        outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                    else:
+                        outer.replays += 1
+                if not first:
+                    outer.keys[key].wait(60)
+                    return 200, outer.replies[key], {}
+                try:
+                    time.sleep(outer.latency_s)
+                    body = json.dumps({"id": "stub", "object": "chat.completion", "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": "yes" if outer.label(item) else "no"},
+                         "finish_reason": "stop"}]}).encode("utf-8")
+                finally:
+                    with lock:
+                        outer.in_flight -= 1
+                if key is not None:
+                    outer.replies[key] = body
+                    outer.keys[key].set()
+                return 200, body, {}
+
+        self._server = _Server()
+
+    def label(self, item_id: str) -> int:
+        """The stub's verdict on an item (1 yes, 0 no): a fixed draw of the id and the seed."""
+        return int(_uniform(self.seed, item_id, "latency-judge") < 0.5)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self._server.url}/v1"
+
+    def __enter__(self):
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.__exit__(*exc)

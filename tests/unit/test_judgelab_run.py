@@ -6,7 +6,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from evaluators.judgelab import assign_split, calibrate
-from evaluators.judgelab.run import PARSERS, JudgeItem, JudgeReplyCache, reply_key, run_judge
+from evaluators.io.judge_calls import JudgeCallCache, call_key
+from evaluators.judgelab.run import PARSERS, JudgeItem, run_judge
 from evaluators.memory.llm import LLMConfig, OpenAICompatibleClient
 from tests.helpers.judge_stub import StubJudge, StubJudgeServer
 from tests.unit.test_judgelab_calibration import _labels
@@ -29,15 +30,15 @@ def test_three_prompt_versions_through_the_stub_server(tmp_path):
                        "答" * int(rng.integers(20, 200))) for k, lab in enumerate(labels)]
     stubs = {"v1": StubJudge(0.85, 0.8, seed=1), "v2": StubJudge(0.92, 0.6, seed=2),
              "v3": StubJudge(0.65, 0.65, memorised=frozenset(split.ids("dev")), seed=3)}
-    cache = JudgeReplyCache(tmp_path / "replies.json")
+    cache = JudgeCallCache(tmp_path / "replies.sqlite")
     with StubJudgeServer(stubs, truth) as server:
         client = OpenAICompatibleClient(LLMConfig(base_url=server.base_url, model="stub-judge", timeout_s=10.0,
                                                   max_retries=0, concurrency=4))
         runs = [run_judge(items, TEMPLATES[v], client, name=v, cache=cache) for v in ("v1", "v2", "v3")]
         assert server.requests == 600 and all(r.cached == 0 and not r.errors for r in runs)
-        cache.save()
-        # the same versions again, from a cache read back from its file: no request sent, the same verdicts
-        again = run_judge(items, TEMPLATES["v2"], client, name="v2", cache=JudgeReplyCache(tmp_path / "replies.json"))
+        cache.close()
+        # the same versions again, from the cache opened again from its file: no request sent, the same verdicts
+        again = run_judge(items, TEMPLATES["v2"], client, name="v2", cache=JudgeCallCache(tmp_path / "replies.sqlite"))
         assert server.requests == 600 and again.cached == 200 and again.verdicts == runs[1].verdicts
         client.close()
     for run, v in zip(runs, ("v1", "v2", "v3")):
@@ -56,7 +57,11 @@ def test_three_prompt_versions_through_the_stub_server(tmp_path):
 
 
 def test_cache_key_and_parsers():
-    assert reply_key("m", "p", 10) != reply_key("m", "p", 11) != reply_key("n", "p", 10)
+    fields, p10, p11 = {"question": "q", "answer": "a"}, {"max_tokens": 10}, {"max_tokens": 11}
+    keys = {call_key("m", "t", fields, p10).key, call_key("m", "t", fields, p11).key, call_key("n", "t", fields, p10).key,
+            call_key("m", "t2", fields, p10).key, call_key("m", "t", {**fields, "answer": "b"}, p10).key}
+    assert len(keys) == 5  # model, template, input and parameters each change the key
+    assert call_key("m", "t", {"answer": "a", "question": "q"}, p10) == call_key("m", "t", fields, p10)  # field order
     assert [PARSERS["yes-in-reply"](r) for r in ("Yes.", "no", "The answer is yes")] == [1, 0, 1]
     first = PARSERS["first-word"]
     assert [first(r) for r in ("Yes, it is", "  incorrect", "正确。", "错误", "不对", "maybe", "")] == \

@@ -37,7 +37,7 @@ def test_judge_run_through_the_stub_server_with_the_cache(tmp_path, capsys, monk
     truth = _truth()
     stub = StubJudge(sensitivity=0.9, specificity=0.88, length_bias=0.25, length_centre=80, seed=2)
     template = _demo("prompt_v2.txt")  # "VERSION: v2": the server answers by this stub's rules
-    out, cache = tmp_path / "v2.jsonl", tmp_path / "replies.json"
+    out, cache = tmp_path / "v2.jsonl", tmp_path / "judge_calls.sqlite"
     with StubJudgeServer({"v2": stub}, truth) as server:
         args = ["judge", "run", "--items", str(items), "--template", str(template), "--base-url", server.base_url,
                 "--model", "stub-judge", "--cache", str(cache), "--out", str(out), "--name", "v2 strict 中文"]

@@ -204,3 +204,23 @@ def test_questions_with_a_judge_output_score_its_hypotheses_and_say_so(tmp_path,
     from tests.pages.helpers import shown  # Markdown output: file names are escaped (evaluators.reports.escape.md)
 
     assert f"note: {note}" in captured.err and f"Note: {note}" in shown(captured.out)
+
+
+def test_judge_calls_file_is_shared_with_a_later_run_and_refuses_a_json_file(files, monkeypatch, capsys):
+    tmp, path = files
+    calls = tmp / "judge_calls.sqlite"
+    with FakeJudgeServer() as server:
+        monkeypatch.setenv("EVALBOARD_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("EVALBOARD_JUDGE_MODEL", "cli-judge")
+        args = ["memory", "--results", str(path), "--metrics", "judge_score", "--judge", "--judge-calls", str(calls),
+                "--format", "json"]
+        assert main(args + ["--judge-rate", "-1"]) == 2 and "rate must be >= 0" in capsys.readouterr().err
+        assert main(args + ["--judge-rate", "50"]) == 0 and len(server.requests) == 3  # a, b, d; c by the rule
+        first = json.loads(capsys.readouterr().out)
+        # no --cache (no judgement record): the second run's requests are all answered by the call cache file
+        assert main(args) == 0 and len(server.requests) == 3
+        assert json.loads(capsys.readouterr().out)["metrics"] == first["metrics"]
+        bad = tmp / "old.json"
+        bad.write_text("{}", encoding="utf-8")
+        assert main(args[:-4] + ["--judge-calls", str(bad)]) == 2
+        assert "not a judge call cache" in capsys.readouterr().err and len(server.requests) == 3
