@@ -141,8 +141,12 @@ def _narrative(files, fmt: str):
                            unpaired_pred=extra["unpaired_pred"],
                            patched=None if patches is None else (patches, decode(extra["patched"])))
     text = mismatches_csv(report) if fmt == "csv" else to_json(report)
-    text = text if text.endswith("\n") else text + "\n"
-    return (lambda out: out.write(text)), len(report.documents)
+
+    def write(out) -> None:
+        # byte for byte what 'narrative' writes: its --out file as the writer gives it, its print ended by a newline
+        out.write(text if out is not sys.stdout or text.endswith("\n") else text + "\n")
+
+    return write, len(report.documents)
 
 
 def _memory(files, fmt: str):

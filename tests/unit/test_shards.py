@@ -246,6 +246,12 @@ def test_narrative_merged_report_equals_the_single_process_batch_report(n, tmp_p
     a, b = json.loads(single), json.loads(merged)
     assert a == b and merged == single
     assert len(a["unpaired_gt"]) == 3 and a["micro"]["overall_score"] is not None
+    # to a file, the merge writes the bytes of 'narrative --out' (which ends without the newline its print adds)
+    single_file, merged_file = tmp_path / "single.json", tmp_path / "merged.json"
+    assert main(["narrative", str(gt), str(pred), "--whole-batch", "--format", "json", "--out", str(single_file),
+                 "--quiet"]) == 0
+    assert main(["merge", *files, "--output-file", str(merged_file)]) == 0
+    assert merged_file.read_bytes() == single_file.read_bytes()
     code, _, err = _merge([files[0], *files[1:-1]], capsys)
     assert code == 2 and f"missing shard(s) {n} of {n}" in err
 
