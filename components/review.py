@@ -219,14 +219,14 @@ def _on_save_settings(*, store: ReviewStore, session, who: str | None) -> None:
     ss["review_settings_ok"] = ("Settings saved · 已保存" + (f" (guidelines v{version})" if version else ""))
 
 
-def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
+def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested: bool = False) -> None:
     """Session settings: owners edit guidelines (a new version per save; versions listed, two of them
     diffed), label help, k, adjudicators and blind mode; others see the settings and who may change them."""
     flash = st.session_state.pop("review_settings_flash", None)
     ok = st.session_state.pop("review_settings_ok", None)
     manage, sid = rs.can_manage(session, annotator), session.id
     label = "Session settings (owners) · 设置" if manage else "Session settings · 设置"
-    with st.expander(label, expanded=bool(flash or ok)):
+    with _box(label, bool(flash or ok), nested):
         if not manage:
             st.info(md(rs.settings_refusal(session, annotator)))
             st.caption(f"k = {session.k} · blind: {'yes' if session.blind else 'no'} · adjudicators: "
@@ -294,11 +294,12 @@ def item_card(view: rs.ItemView) -> None:
         if view.system:
             st.caption(f"System: {md(view.system)}")
         st.markdown(f"**{md(view.title)}**")
-        st.markdown("**Ground truth · 标准答案**")
-        st.text(visible(view.ground_truth or "—"))
-        if not view.sides:
-            st.markdown("**Prediction · 模型回答**")
-            st.text(visible(view.prediction or "—"))
+        if not view.sides:  # GT against prediction, the differing characters (CJK) or words marked
+            render_char_diff(rs.text_diff(view.ground_truth or "", view.prediction or ""),
+                             ("Ground truth · 标准答案", "Prediction · 模型回答"))
+        else:
+            st.markdown("**Ground truth · 标准答案**")
+            st.text(visible(view.ground_truth or "—"))
         for col, side in zip(st.columns(2) if view.sides else [], view.sides):
             col.markdown(f"**{side.title}**" + (f" · {md(side.system)}" if side.system else ""))
             col.text(visible(side.prediction or "—"))
@@ -312,9 +313,19 @@ def decisions_table(decisions, key: str) -> None:
                counts=("score", "guidelines"))
 
 
-def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int) -> None:
+def _box(label: str, expanded: bool, nested: bool):
+    """An expander, or (``nested``: inside the page's one collapsed session block, where Streamlit allows
+    no expander) a bordered container headed by the same label."""
+    if not nested:
+        return st.expander(label, expanded=expanded)
+    box = st.container(border=True)
+    box.markdown(f"**{label}**")
+    return box
+
+
+def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int, *, nested: bool = False) -> None:
     """The QA demo button and the upload form; a made session becomes the selected one."""
-    with st.expander("New session · 新建审阅", expanded=not n_sessions):
+    with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
                      help="A session over the QA demo's scored records (English and Chinese)."):
