@@ -323,8 +323,11 @@ def _box(label: str, expanded: bool, nested: bool):
     return box
 
 
-def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int, *, nested: bool = False) -> None:
-    """The QA demo button and the upload form; a made session becomes the selected one."""
+def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int, *,
+                      nested: bool = False) -> int | None:
+    """The QA demo button and the upload form; a made session becomes the selected one (its id is returned:
+    the page runs again to show it)."""
+    made_id = None
     with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
@@ -335,7 +338,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                 made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
                                              created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
                                              store=store)
-            st.session_state["review_session"] = made.id
+            st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
             up = st.file_uploader("Or a QA / fact-check file (records with GT and prediction) · 上传文件",
                                   type=["jsonl", "json", "csv"], key="review_upload")
@@ -353,7 +356,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                         raise ValueError("Upload a file, give the session a name and confirm your own name first.")
                     made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
                                              blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
-                    st.session_state["review_session"] = made.session.id
+                    st.session_state["review_session"] = made_id = made.session.id
                     if new_only:
                         st.session_state["review_flash_ok"] = (
                             f"{made.session.n_items} new record(s) to review of {made.offered}; {len(made.carried)} "
@@ -362,6 +365,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                     show_problems([exc.issue], key="review_upload_problems", error="Cannot read this file:")
                 except ValueError as exc:
                     st.error(md(str(exc)))
+    return made_id
 
 
 def _three_places(*columns: str) -> dict:

@@ -41,7 +41,8 @@ SAVED = "Every decision is saved when submitted (SQLite by default); sessions re
 sessions = {s.id: s for s in store.sessions()}
 if not sessions:
     st.caption(SAVED)
-    new_session_panel(store, annotator, 0)
+    if new_session_panel(store, annotator, 0) is not None:
+        st.rerun()  # the new session, opened
     st.info("No review session yet: start one with **Review the QA demo**, or upload a file above.")
     st.stop()
 if "review_session" not in st.session_state and link.session in sessions:
@@ -54,15 +55,19 @@ opened = sessions[st.session_state["review_session"]]
 ss = st.session_state
 with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items} items",
                  expanded=bool({"review_settings_flash", "review_settings_ok"} & ss.keys())):
-    sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
-                       format_func=lambda i: visible(sessions[i].name))
-    qp["session"], session = str(sid), sessions[sid]
-    st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
-               + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
-               + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
-               + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
-                  if (carried := (session.settings or {}).get("carried")) else "") + " · " + SAVED)
-    new_session_panel(store, annotator, len(sessions), nested=True)
+    picker = st.container()
+    # run before the picker (a session made here becomes the picked one), drawn below it
+    if new_session_panel(store, annotator, len(sessions), nested=True) is not None:
+        st.rerun()  # the new session, opened
+    with picker:
+        sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
+                           format_func=lambda i: visible(sessions[i].name))
+        qp["session"], session = str(sid), sessions[sid]
+        st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
+                   + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
+                   + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
+                   + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
+                      if (carried := (session.settings or {}).get("carried")) else "") + " · " + SAVED)
     settings_panel(store, session, annotator, nested=True)
 view_name = view_switch(VIEWS, key="review_view")
 
