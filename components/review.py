@@ -5,6 +5,8 @@ agreement and export panels.  Rules (who may, what is shown) come from
 from __future__ import annotations
 
 import dataclasses
+import time
+import urllib.parse
 
 import streamlit as st
 
@@ -30,21 +32,76 @@ from evaluators.review.store import ReviewStore, StaleDecision
 DEMO_SESSION = "Demo review · 示例审阅"
 
 
+#: The cookie that keeps a typed name in this browser (not authentication: anyone can type any name).
+NAME_COOKIE = "evalboard_review_me"
+_REMEMBER_JS = """
+export default function (component) {
+  const data = component.data || {};
+  if (typeof data.name !== 'string') return;
+  const cookie = data.cookie + '=' + encodeURIComponent(data.name) + '; path=/; SameSite=Strict; max-age=';
+  document.cookie = cookie + (data.name ? 31536000 : 0);
+}
+"""
+_remember = st.components.v2.component("evalboard_remember_name", js=_REMEMBER_JS)
+
+
+def sign_in_configured() -> bool:
+    """Whether ``[auth]`` is configured in Streamlit's secrets (then the Review page signs people in)."""
+    try:
+        return bool(st.secrets.load_if_toml_exists()) and "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - an unreadable secrets file: no sign-in, as without one
+        return False
+
+
+def signed_in_identity() -> rs.Actor:
+    """The signed-in person (``st.login``) as an :class:`~evaluators.review.roles.Actor`: the name from the
+    ID token's ``email`` (else ``name``, ``sub``), the role from its groups claim
+    (:mod:`evaluators.review.roles`).  Not signed in: a sign-in button and the page stops; a sign-in older
+    than the configured maximum age is sent back to the provider's login."""
+    from evaluators.review.roles import load_config, sign_in_expired
+
+    try:
+        config, user = load_config(), st.user
+    except ValueError as exc:  # a bad EVALBOARD_REVIEW_ROLES: nobody acts until it is fixed
+        st.error(md(f"The role configuration cannot be used: {exc}"))
+        st.stop()
+    if not user.is_logged_in:
+        st.info("Sign in to review · 请先登录: your role (owner, adjudicator, annotator or viewer) comes from "
+                "your sign-in.")
+        st.button("Sign in · 登录", key="review_login", on_click=st.login, type="primary")
+        st.stop()
+    if sign_in_expired(user.get("iat"), time.time(), config.max_age_s):
+        st.warning(f"Your sign-in is older than {config.max_age_s} s: sign in again · 登录已过期，请重新登录")
+        st.login()
+        st.stop()
+    name = str(user.get("email") or user.get("name") or user.get("sub") or "")[:256]
+    role = config.role_for(user.get(config.claim))
+    st.sidebar.caption(f"Reviewing as **{md(name)}** (signed in) · role: {md(role or 'none')}")
+    st.sidebar.button("Sign out · 退出", key="review_logout", on_click=st.logout)
+    return rs.Actor(name, role, "page")
+
+
 def identity_sidebar(link_name: str | None) -> str | None:
-    """Who acts (:func:`evaluators.review.service.resolve_identity`): the signed-in identity, else the
-    name typed in this browser; a link's name is offered ("Continue as ...?"), never taken silently."""
-    user = getattr(st, "user", None)
-    signed_in = str(user.get("email") or user.get("name")) if getattr(user, "is_logged_in", False) else None
-    me = rs.resolve_identity(signed_in, st.session_state.get("review_me"), link_name)
-    if me.signed_in:
-        st.sidebar.caption(f"Reviewing as **{md(me.name)}** (signed in)")
-        return me.name
+    """Who acts (:func:`evaluators.review.service.resolve_identity`): the signed-in identity when ``[auth]``
+    is configured (:func:`signed_in_identity`), else the name typed in this browser, kept across reloads
+    in a cookie (:data:`NAME_COOKIE`; not authentication); a link's name is offered ("Continue as ...?"),
+    never taken silently."""
+    if sign_in_configured():
+        return signed_in_identity()
+    ss = st.session_state
+    kept = st.context.cookies.get(NAME_COOKIE)
+    if "review_me" not in ss and isinstance(kept, str) and kept:  # (a test's AppTest has no cookies)
+        ss["review_me"] = urllib.parse.unquote(kept)[:256]  # the name confirmed before the reload
+    me = rs.resolve_identity(None, ss.get("review_me"), link_name)
     if me.pending:
         st.sidebar.button(f"Continue as {md(me.pending)}? · 以此身份继续", key="review_confirm_link",
                           on_click=lambda: st.session_state.update(review_me=me.pending),
                           help="The link names this reviewer. Confirm only if it is you.")
     st.sidebar.text_input("Your name · 审阅人", key="review_me",
-                          help="Type your own name and press Enter: it is recorded with every decision.")
+                          help="Type your own name and press Enter: it is recorded with every decision and "
+                               "kept in this browser. A typed name is not a sign-in: anyone can type any name.")
+    with st.sidebar:
+        _remember(key="review_remember_name", data={"cookie": NAME_COOKIE, "name": me.name or ""}, height=0)
     return me.name
 
 
@@ -67,7 +124,7 @@ def on_decide(**kwargs) -> None:
     shown as the page's warning."""
     try:
         _decide(**kwargs)
-    except (StaleDecision, ValueError) as exc:
+    except (StaleDecision, ValueError, PermissionError) as exc:
         if "no longer the one shown" not in str(exc):
             st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
 
@@ -76,7 +133,7 @@ def key_decide(**kwargs) -> str:
     """A decision key's action (:mod:`components.keyboard`): as :func:`on_decide`, the result acknowledged."""
     try:
         return _decide(**kwargs)
-    except (StaleDecision, ValueError) as exc:
+    except (StaleDecision, ValueError, PermissionError) as exc:
         st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
         raise
 
@@ -330,15 +387,20 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
     made_id = None
     with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
+        signed_in = getattr(annotator, "role", None) is not None
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
                      help="A session over the QA demo's scored records (English and Chinese)."):
             made = store.session_by_name(DEMO_SESSION)
-            if made is None:
+            if made is None and signed_in and not rs.may(None, annotator, "create"):
+                st.error(f"Your role ({md(annotator.role or 'none')}) does not create sessions.")
+            elif made is None:
                 data = demo_path("qa", "qa_demo.jsonl").read_bytes()
                 made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
                                              created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
                                              store=store)
-            st.session_state["review_session"] = made_id = made.id
+                rs.audit(store, annotator or "demo", "create", made)
+            if made is not None:
+                st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
             up = st.file_uploader("Or a QA / fact-check file (records with GT and prediction) · 上传文件",
                                   type=["jsonl", "json", "csv"], key="review_upload")
@@ -354,8 +416,10 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                 try:
                     if up is None or not name.strip() or not annotator:
                         raise ValueError("Upload a file, give the session a name and confirm your own name first.")
+                    rs.require(None, annotator, "create")
                     made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
                                              blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
+                    rs.audit(store, annotator, "create", made.session)
                     st.session_state["review_session"] = made_id = made.session.id
                     if new_only:
                         st.session_state["review_flash_ok"] = (
@@ -363,7 +427,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                             "carried forward with their earlier verdict.")
                 except InputError as exc:  # the file cannot be read: where and why, as on the other pages
                     show_problems([exc.issue], key="review_upload_problems", error="Cannot read this file:")
-                except ValueError as exc:
+                except (ValueError, PermissionError) as exc:
                     st.error(md(str(exc)))
     return made_id
 
@@ -461,7 +525,9 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
     split: a picker by question with ✓ on those already adjudicated, "n of m adjudicated", the item with its
     context and every reviewer's label and comment, and the Decide form (for those who may adjudicate)."""
     if not rs.can_adjudicate(session, who):
-        st.info("Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
+        st.info(f"Your role ({md(getattr(who, 'role', None) or 'none')}) does not adjudicate."
+                if getattr(who, "role", None) is not None else
+                "Adjudication is for the session's owner and adjudicators (and EVALBOARD_REVIEW_ADMINS).")
         return
     if toast := st.session_state.pop("review_adj_toast", None):
         st.toast(toast)
@@ -506,8 +572,10 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
 
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
-    """Downloads for those who may (:func:`evaluators.review.service.can_export`)."""
-    if not rs.can_export(session, annotator, has_gold=bool(store.gold_items(session.id))):
+    """Downloads for those who may (:func:`evaluators.review.service.can_export`); each download, when made,
+    is checked again and audited (:func:`evaluators.review.service.export_allowed`)."""
+    has_gold = bool(store.gold_items(session.id))
+    if not rs.can_export(session, annotator, has_gold=has_gold):
         st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
                 "labels) are exported by its owner and adjudicators only.")
         return
@@ -523,7 +591,14 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
              "review_label_studio.json", "application/json", "review_dl_ls", None),
             ("Label Studio labeling config (XML)", lambda: label_studio_config(store, sid).encode("utf-8"),
              "review_label_studio.xml", "application/xml", "review_dl_ls_config", None)):
-        download(label, make, file_name=name, mime=mime, key=key, empty=empty)
+        what = {"review_dl_gt": "corrections", "review_dl_csv": "csv", "review_dl_ls": "label-studio",
+                "review_dl_ls_config": "label-studio-config"}.get(key, "jsonl")
+
+        def made(make=make, what=what):
+            rs.export_allowed(store, session, annotator, what, has_gold=has_gold)
+            return make()
+
+        download(label, made, file_name=name, mime=mime, key=key, empty=empty)
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
                "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
                "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")

@@ -184,6 +184,8 @@ def comparison_view(c, *, key: str) -> None:
     show_table(rows, key=key, counts={"n paired"})
     st.caption(f"B = {md(c.name_b)} against A = {md(c.name_a)}, on the {number(c.n_common)} items both scored: the "
                "numbers of `runs compare A B`.")
+    if c.not_compared:
+        st.caption("Not compared (no item has a value in both runs): " + ", ".join(md(m) for m in c.not_compared))
 
 
 def leaderboard_view(board, *, key: str) -> None:

@@ -72,6 +72,8 @@ with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items
 view_name = view_switch(VIEWS, key="review_view")
 
 if view_name == "review":
+    # a signed-in viewer sees items as nobody does (no claim, no controls); a typed name always decides
+    reader, annotator = annotator, annotator if rs.can_decide(session, annotator) else None
     cur_key = f"review_cur_{sid}"
     # the item first (question, GT against prediction, the decision buttons), then navigation and progress,
     # then guidelines and filters; each drawn into its slot, navigation before the card (should an item
@@ -119,7 +121,8 @@ if view_name == "review":
     elif not annotator:
         with card_slot:
             item_card(view)
-        notice_slot.info("Confirm your name in the sidebar to review: decisions are recorded under it.")
+        notice_slot.info(f"Your role ({md(getattr(reader, 'role', None) or 'none')}) does not decide items."
+                         if reader else "Confirm your name in the sidebar to review: decisions are recorded under it.")
     else:
         prog = view.progress
         with nav_slot:

@@ -129,9 +129,12 @@ elif view == "compare":
     cols = st.columns(2)
     a = cols[0].selectbox("Run A", names, index=len(names) - 2, key="runs_a", format_func=visible)
     b = cols[1].selectbox("Run B", names, index=len(names) - 1, key="runs_b", format_func=visible)
-    from evaluators.runs.compare import TooFewCommon, compare_runs
+    from evaluators.runs.compare import TooFewCommon, compare_runs, tokenizer_changes
 
     digests = {r.name: r.items_digest for r in records}
+    signatures = {r.name: r.signature for r in records}
+    for line in tokenizer_changes(a, signatures[a], b, signatures[b]):
+        st.warning(md(line))
     try:
         c = cached(("runs", str(store.url), a, digests[a], b, digests[b], "compare"),
                    lambda: compare_runs(store.load(a), store.load(b), a, b))

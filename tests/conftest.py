@@ -123,6 +123,24 @@ def review_url(request, tmp_path) -> str:
     return _fresh_postgres_database(request)
 
 
+
+# ---------------------------------------------------------------- what this session collected
+#: ``{"total": n, "folders": {folder: n}, "e2e": n}`` of the tests collected in this session before ``-k`` or
+#: ``-m`` deselected any (README's counts are checked against it: tests/unit/test_readme_counts.py).
+COLLECTED = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    folders: dict[str, int] = {}
+    for item in items:
+        parts = Path(str(item.path)).resolve().parts
+        if parts[:len(ROOT.parts) + 1] == (*ROOT.parts, "tests") and len(parts) > len(ROOT.parts) + 2:
+            parts = parts[len(ROOT.parts):]
+            folders[parts[1]] = folders.get(parts[1], 0) + 1
+    config.stash[COLLECTED] = {"total": len(items), "folders": folders,
+                               "e2e": sum(1 for item in items if item.get_closest_marker("e2e"))}
+
 # ---------------------------------------------------------------- an installed EvalBoard
 # Session-wide (the packaging test and the installed dashboard's browser test share one virtualenv);
 # imported last: the helper reads IN_CI and ROOT from this module.

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "audit": "evaluators.cli.audit",
     "judge": "evaluators.cli.judge",
     "runs": "evaluators.cli.runs",
+    "merge": "evaluators.cli.merge",
 }
 
 

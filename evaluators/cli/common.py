@@ -40,6 +40,21 @@ def fail(message: object) -> int:
     return EXIT_INPUT
 
 
+def actor(args: argparse.Namespace, name: str | None = None):
+    """Who acts in a review command: ``name`` (else ``--as``, else the login name; ``None`` when there is
+    none) in ``--role`` (``None``: no role, the rules by name), from the CLI
+    (:class:`evaluators.review.roles.Actor`)."""
+    import getpass
+
+    from evaluators.review.roles import Actor
+
+    try:
+        name = name or getattr(args, "as_user", None) or getpass.getuser()
+    except (KeyError, OSError):
+        return None
+    return Actor(name, getattr(args, "role", None), via="cli")
+
+
 def terminal(text: object) -> str:
     """User text for a terminal line: control and format characters (escape sequences, tabs,
     newlines, bidirectional overrides) shown as ``⟨U+XXXX⟩``.

@@ -64,6 +64,9 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "records (of every run)", "--output-file")
     p.set_defaults(func=run)
 
 
@@ -144,11 +147,39 @@ def _log(args: argparse.Namespace, result) -> str | None:
     return log_several(args, entries)
 
 
+def comparison_of(result, a: str | None, b: str | None, ci_resamples: int, seed: int):
+    """``(names, a, b, view, comparison)`` of a scored run (``compare`` and the merge of its shards), or the
+    reason it cannot be compared: the runs side by side and the paired tests of ``b`` against ``a`` (default the
+    first two runs), intervals and tests on ``ci_resamples`` resamples with ``seed``."""
+    runs = result.runs()
+    if len(runs) < 2:
+        return (f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
+                "system/model field, or several --predictions")
+    names = list(runs)
+    a, b = a or names[0], b or names[1]
+    for name in (a, b):
+        if name not in runs:
+            return f"no system named {name!r}; the runs are: {', '.join(names)}"
+    if a == b:
+        return "--a and --b name the same system"
+    resamples = max(0, ci_resamples)
+    view = result.side_by_side(runs, n_resamples=resamples, seed=seed)
+    try:
+        comparison = result.compare(a, b, runs, n_resamples=resamples, seed=seed)
+    except ValueError as exc:
+        return str(exc)
+    return names, a, b, view, comparison
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
     from evaluators.reports.format import MISSING, p_value, percent
     from evaluators.reports.tables import format_table
 
+    if args.shard:
+        from evaluators.cli.sharding import compare as shard
+
+        return shard(args)
     result, error = load_runs(args)
     if error:
         return fail(error)
@@ -156,23 +187,10 @@ def run(args: argparse.Namespace) -> int:
 
     for line in baseline_warnings(args.baseline_report, result.reports[0].provenance if result.reports else None):
         print(f"warning: {line}", file=sys.stderr)
-    runs = result.runs()
-    if len(runs) < 2:
-        return fail(f"one run only ({', '.join(runs)}): give two or more --input files, a file with a "
-                    "system/model field, or several --predictions")
-    names = list(runs)
-    a, b = args.a or names[0], args.b or names[1]
-    for name in (a, b):
-        if name not in runs:
-            return fail(f"no system named {name!r}; the runs are: {', '.join(names)}")
-    if a == b:
-        return fail("--a and --b name the same system")
-    resamples = max(0, args.ci_resamples)
-    view = result.side_by_side(runs, n_resamples=resamples, seed=args.seed)
-    try:
-        comparison = result.compare(a, b, runs, n_resamples=resamples, seed=args.seed)
-    except ValueError as exc:
-        return fail(str(exc))
+    compared = comparison_of(result, args.a, args.b, args.ci_resamples, args.seed)
+    if isinstance(compared, str):
+        return fail(compared)
+    names, a, b, view, comparison = compared
     signature = result.signature
     if args.log:  # one run per system of every input, as qa --log logs each
         error = _log(args, result)

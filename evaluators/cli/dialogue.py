@@ -70,6 +70,9 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "(model, case) replies", "--out (with --shard: the shard file, not a folder)")
     p.set_defaults(func=run)
 
 
@@ -98,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         return fail("give --pred FILE (one or more) or --endpoint URL --model NAME")
     if args.endpoint and not args.model:
         return fail("--endpoint needs --model NAME")
+    if args.endpoint and args.shard:  # refused before any request is sent
+        return fail("--shard does not go with --endpoint: score the endpoint with --checkpoint FILE, then shard "
+                    "that file with --pred FILE --shard i/N")
     if args.endpoint and args.log:
         return fail("--log keeps runs of prediction files: score the endpoint with --checkpoint FILE, then log "
                     "that file with --pred FILE --log")
@@ -168,6 +174,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = tuple(m.strip() for m in args.metrics.split(",")) if args.metrics else DEFAULT_METRICS
         weights = _parse_weights(args.weights) if args.weights else dict(DEFAULT_WEIGHTS)
         config = DialogueConfig(metrics=metrics, weights=weights, mode=args.mode, user_dict=args.user_dict)
+        if args.shard:
+            from evaluators.cli.sharding import dialogue as shard
+
+            return shard(args, inputs, config)
         evaluation = run_dialogue(inputs, config, predictions=preds, workers=worker_count(args.workers))
     except (KeyError, ValueError) as exc:
         return fail(exc)

@@ -89,6 +89,9 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "questions", "--out")
     p.set_defaults(func=run)
 
 
@@ -158,6 +161,10 @@ def run(args) -> int:
     results = inputs.results
     if not results:
         return fail(f"no usable question in {args.results or args.questions} (see the problems above)")
+    if args.shard:
+        from evaluators.cli.sharding import memory as shard
+
+        return shard(args, inputs, config)
     if args.write_results:
         try:
             Path(args.write_results).write_text(results_to_jsonl(results), encoding="utf-8")

@@ -72,13 +72,20 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    p.add_argument("--shard", metavar="i/N",
+                   help="score shard i of N of the document pairs only (dealt by a seeded hash of the story id) and "
+                        "write their results with a manifest to --out; 'merge' pools the N shard files into the "
+                        "batch report")
+    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
+                   help="with --shard: seed of the assignment of pairs to shards (default 0; equal in every shard)")
     p.set_defaults(func=run)
 
 
 
-def _settings(args):
-    """The narrative settings of the options (:func:`evaluators.narrative.settings.build_config`)."""
-    from evaluators.narrative.settings import TaxonomyFile, build_config, parse_weights
+def _choices(args) -> dict:
+    """The keyword arguments of :func:`evaluators.narrative.settings.build_config` the options give (taxonomy
+    files read: a shard's manifest keeps them, so a merge builds the same settings)."""
+    from evaluators.narrative.settings import TaxonomyFile, parse_weights
 
     try:
         weights = parse_weights(args.weights)
@@ -89,7 +96,72 @@ def _settings(args):
                       ("sentiment_taxonomy", args.sentiment_taxonomy)):
         if path:
             files[key] = TaxonomyFile(Path(path).name, read_file_bytes(path))
-    return build_config(min_iou=args.min_iou, n_t=args.n_t, weights=weights, script=args.script, **files)
+    return {"min_iou": args.min_iou, "n_t": args.n_t, "weights": weights, "script": args.script, **files}
+
+
+def _settings(args):
+    """The narrative settings of the options (:func:`evaluators.narrative.settings.build_config`)."""
+    from evaluators.narrative.settings import build_config
+
+    return build_config(**_choices(args))
+
+
+def _run_shard(args, settings) -> int:
+    """``narrative GT PRED --shard i/N --out FILE``: score one shard's pairs and write its shard file."""
+    from evaluators.cli.runlog import path_digest
+    from evaluators.io.typed_json import encode
+    from evaluators.narrative.run import NarrativeInputs
+    from evaluators.narrative.shards import COLUMNS, score_shard, shard_rows
+    from evaluators.shards import ShardError, manifest, parse_shard, write_shard
+
+    try:
+        shard, n_shards = parse_shard(args.shard)
+    except ShardError as exc:
+        return fail(str(exc))
+    others = [flag for flag, given in (("--other-pred", args.other_pred),
+                                       ("--log", args.log), ("--systems-csv", args.systems_csv),
+                                       ("--comparison-html", args.comparison_html),
+                                       ("--format " + str(args.format), args.format not in (None, "json")))
+              if given]
+    if others:
+        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one run's per-document "
+                    "results; 'merge' makes the report")
+    if not args.out:
+        return fail("--shard needs --out FILE (the shard file that 'merge' reads)")
+    from dataclasses import replace
+
+    from evaluators.cli.patching import patches_of
+    from evaluators.cli.sharding import patch_digests, patch_extra, patch_files
+
+    patch_set, error = patches_of(args)  # applied by 'merge' to the pooled runs: the files travel in the shard
+    if error:
+        return fail(error)
+    try:
+        inputs = replace(NarrativeInputs.from_paths(args.gt, args.pred), gt_patch=patch_set)
+        digests = {"gt_digest": path_digest(args.gt), "predictions_digest": path_digest(args.pred)}
+        choices = _choices(args)
+        patches = patch_files(args.gt_patch)
+        result = score_shard(inputs, settings, shard, n_shards, args.shard_seed)
+    except (OSError, ValueError) as exc:  # GTPatchMismatch is a ValueError
+        return fail(str(exc))
+    if not result.n_pairs:
+        return fail("no ground-truth/prediction pair found (files are paired by story id)")
+    head = manifest("narrative", shard, n_shards, seed=args.shard_seed,
+                    input={"name": str(args.pred), "gt_name": str(args.gt), **digests,
+                           "patches": patch_digests(patches)},
+                    n_items=result.n_pairs, assignment=result.assignment, config=choices,
+                    signature=settings.config.signature, provenance={"script": args.script},
+                    decision={"single_pair": inputs.single_pair}, items=result.keys)
+    try:
+        write_shard(args.out, head, COLUMNS, shard_rows(result),
+                    extra={"issues": encode(result.issues),
+                           "unpaired_gt": result.unpaired_gt, "unpaired_pred": result.unpaired_pred,
+                           "patched": encode(result.patched), "gt_patches": patch_extra(patches)})
+    except OSError as exc:
+        return fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    print(f"shard {shard} of {n_shards}: {len(result.outcomes)} of {result.n_pairs} document pairs written to "
+          f"{args.out}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _table(batch) -> str:
@@ -140,6 +212,8 @@ def run(args) -> int:
         print(line, file=sys.stderr)
     if settings.has_errors:
         return EXIT_INPUT
+    if args.shard:
+        return _run_shard(args, settings)
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)

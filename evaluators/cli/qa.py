@@ -50,6 +50,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--summary-csv", metavar="FILE",
                    help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
     add_log_arguments(p)
+    p.add_argument("--shard", metavar="i/N",
+                   help="score shard i of N only (records assigned by a seeded hash of their id, balanced within "
+                        "each group) and write its per-record results with a manifest to --output-file; "
+                        "'merge' pools the N shard files into the report of the whole file")
+    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
+                   help="with --shard: seed of the assignment of records to shards (default 0; equal in every shard)")
     p.set_defaults(func=run)
 
 
@@ -139,10 +145,85 @@ def run(args: argparse.Namespace) -> int:
         if single:
             return fail(f"{', '.join(single)} goes with one input file, {len(paths)} given; score them one at a "
                         "time, or put them side by side with 'compare'")
+    if args.shard:
+        return _run_shard(args, paths)
     code = EXIT_OK
     for path in paths:
         code = max(code, _run_one(args, path))
     return code
+
+
+def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
+    """``qa --shard i/N --output-file FILE``: score one shard and write its shard file (:mod:`evaluators.shards`)."""
+    from evaluators.cli.runlog import file_digest
+    from evaluators.io import InputError
+    from evaluators.qa.records import open_qa_source
+    from evaluators.qa.shards import COLUMNS, result_row, score_shard, shard_manifest_parts
+    from evaluators.shards import ShardError, manifest, parse_shard, write_shard
+
+    try:
+        shard, n_shards = parse_shard(args.shard)
+    except ShardError as exc:
+        return fail(str(exc))
+    others = [flag for flag, given in (("several input files", len(paths) > 1),
+                                       ("--log", args.log), ("--summary-csv", args.summary_csv),
+                                       ("--format " + args.format, args.format not in ("table", "json")))
+              if given]
+    if others:
+        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one input's "
+                    "per-record results; 'merge' makes the report")
+    if not args.output_file:
+        return fail("--shard needs --output-file FILE (the shard file that 'merge' reads)")
+    path = Path(paths[0])
+    if not path.is_file():
+        return fail(f"cannot read {path}: no such file")
+    preds = None
+    try:
+        if args.predictions:
+            preds = read_file_bytes(args.predictions)
+        digests = {"gt_digest": file_digest(path), "predictions_digest": file_digest(args.predictions or path)}
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename or path}: {exc.strerror or exc}")
+    patches = []  # applied once, by 'merge', to the pooled report: the bytes travel in the shard file
+    if args.gt_patch:
+        import hashlib
+
+        from evaluators.cli.patching import read_patch_set
+
+        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
+        if error:
+            return fail(error)
+        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
+    config = config_of(args)
+    try:
+        result = score_shard(lambda: open_qa_source(path, str(path), predictions=preds,
+                                                    predictions_file=args.predictions or "<predictions>"),
+                             config, shard, n_shards, args.shard_seed)
+    except InputError as exc:
+        return fail(str(exc.issue))
+    except OSError as exc:
+        return fail(f"cannot read {path}: {exc.strerror or exc}")
+    if not result.n_records:
+        return fail(f"{path}: no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style "
+                    "dataset)")
+    parts = shard_manifest_parts(result, config)
+    head = manifest("qa", shard, n_shards, seed=args.shard_seed,
+                    input={"name": result.file, **digests,
+                           "patches": [hashlib.sha256(data).hexdigest() for _, data in patches] if patches else []},
+                    n_items=parts["n_items"],
+                    assignment=parts["assignment"], config=config, signature=parts["signature"],
+                    provenance=parts["provenance"], decision=parts["decision"], items=result.keys)
+    from evaluators.io.typed_json import encode
+
+    try:
+        write_shard(args.output_file, head, COLUMNS, map(result_row, result.results),
+                    extra={"issues": encode(result.issues),
+                           "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
+    except OSError as exc:
+        return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
+    print(f"shard {shard} of {n_shards}: {len(result.results)} of {result.n_records} records of {path} written to "
+          f"{args.output_file}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _html(args: argparse.Namespace, report) -> str:
@@ -195,9 +276,14 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         out_file = open(out, "wb") if as_csv else None
     except OSError as exc:
         return fail(f"cannot write {out}: {exc.strerror or exc}")
-    spool = None
+    spool = capture = None
     if args.gt_patch:  # rows are written after the patch is applied, from the patched report
         sink = None
+    elif args.log and out is None:  # the texts the registry keeps, taken while the records are scored
+        from evaluators.qa.capture import RowCapture
+
+        capture = RowCapture()
+        sink = capture.sink()
     elif as_csv:
         sink = csv_rows(out_file)
     elif out is not None and not as_html:
@@ -228,7 +314,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
             return fail(error)
         report = patched[0]
     if args.log:  # the run as scored (after the corrections) into the registry, one run per system
-        error = log_qa(args, path, report, config)
+        error = log_qa(args, path, report, config, capture=capture)
         if error:
             return fail(error)
     if to_stdout:
@@ -255,6 +341,9 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     print(f"  prediction:   {pred_used}")
     if report.group_field:
         print(f"  group by:     {report.group_field}")
+    script = (report.provenance.get("qa") or {}).get("script", "none")
+    if script != "none":  # off by default; when on, named in the header as in the signature
+        print(f"  script:       {script} (Traditional/Simplified conversion before scoring)")
     print(bar)
     print("Counts")
     print(f"  records read:          {report.n_records}")

@@ -2,9 +2,14 @@
 sessions outside the page (``create`` and ``debt``: :mod:`evaluators.cli.review_carry`; ``patch``, ``estimate``
 and ``gate``: :mod:`evaluators.cli.review_numbers`).
 
-The CLI works with direct access to the database (its file or URL): that access is the
-authority here, so a blind session exports in full (the page limits that to owners and
-adjudicators).  Exports are streamed; imports are read one line (or one Label Studio task) at a
+Identity: ``--as NAME`` (default: the login name) and, optionally, ``--role ROLE`` (owner, adjudicator,
+annotator, viewer).  The same rule as the page decides (:func:`evaluators.review.service.may`): with
+``--role`` the configured policy (``EVALBOARD_REVIEW_ROLES``), without it the rules by name (a blind
+session, or one with gold items, is exported by its owner, its adjudicators and
+``EVALBOARD_REVIEW_ADMINS``).  Every export, import and settings change is appended to the audit trail
+with ``via = cli``.  The CLI still works with direct access to the database, so ``--as`` and ``--role``
+are declared, not authenticated: they guard against mistakes and name the actor in the audit trail;
+authentication is the page's (``st.login``).  Exports are streamed; imports are read one line (or one Label Studio task) at a
 time and written in batches.  ``--format label-studio`` exports Label Studio tasks (JSON) and
 ``label-studio-config`` their labeling config (XML); ``import`` reads our JSONL or a Label Studio
 export (a JSON array, found by its first character; ``--format`` says which).
@@ -25,7 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.cli.common import EXIT_OK, fail, terminal
+from evaluators.cli.common import EXIT_OK, actor, fail, terminal
 
 
 def add_parser(subparsers) -> None:
@@ -54,8 +59,11 @@ def add_parser(subparsers) -> None:
     g.add_argument("--adjudicators", metavar="A,B", help="settings: the session's adjudicators (comma-separated; "
                                                          "an empty string: none)")
     g.add_argument("--as", dest="as_user", metavar="NAME",
-                   help="settings: who changes them (default: your login name); the owner and "
-                        "EVALBOARD_REVIEW_ADMINS may")
+                   help="who acts (default: your login name): settings are changed by the owner and "
+                        "EVALBOARD_REVIEW_ADMINS, a blind session is exported by them and its adjudicators")
+    g.add_argument("--role", choices=("owner", "adjudicator", "annotator", "viewer"),
+                   help="act in this role: the configured policy (EVALBOARD_REVIEW_ROLES) decides instead of "
+                        "the rules by name")
     review_numbers.add_arguments(p)  # patch, estimate, gate: evaluators/cli/review_numbers.py
     review_carry.add_arguments(p)  # create, debt: evaluators/cli/review_carry.py
     p.set_defaults(func=run)
@@ -86,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("patch", "estimate"):
         from evaluators.cli.review_numbers import run as run_numbers
         return run_numbers(args, lambda: store)
+    who = actor(args)
     if args.action == "sessions":
         chunks = iter(["".join(f"{terminal(s.name)}\t{terminal(s.kind)}\t{s.n_items} items\t"
                                f"{store.progress(s.id, '').n_decisions} decisions"
@@ -93,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "import":
         if not args.input:
             return fail("import needs --input FILE")
+        from evaluators.review import service as rs
+        try:
+            rs.require(None, who, "import")
+        except PermissionError as exc:
+            return fail(terminal(exc))
         try:
             fh = open(args.input, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
@@ -118,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {terminal(issue.location())}: {terminal(issue.message)}", file=sys.stderr)
         if not report.imported and not report.sessions_created and not report.items_added:
             return fail(f"{args.input}: nothing imported")
+        rs.audit(store, who, "import", detail=f"{Path(args.input).name}: {report.written} decision(s) written")
         chunks = iter([f"{report.written} decision(s) written, {report.unchanged} unchanged, "
                        f"{report.conflicts} conflict(s), {report.duplicates} duplicate(s); "
                        f"{report.sessions_created} session(s) and {report.items_added} item(s) added\n"])
@@ -128,7 +143,14 @@ def run(args: argparse.Namespace) -> int:
         if session is None:
             return fail(f"no review session named {terminal(args.session)!r}")
         if args.action == "settings":
-            return _settings(args, store, session)
+            return _settings(args, store, session, who)
+        if args.action in ("export", "corrections"):
+            from evaluators.review import service as rs
+            try:
+                rs.export_allowed(store, session, who,
+                                  "corrections" if args.action == "corrections" else args.format or "jsonl")
+            except PermissionError as exc:
+                return fail(terminal(exc))
         if args.action == "export":
             chunks = export_text(store, session.id, args.format or "jsonl")
         elif args.action == "corrections":
@@ -150,11 +172,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(args: argparse.Namespace, store, session) -> int:
+def _settings(args: argparse.Namespace, store, session, who) -> int:
     """``review settings``: save the options given (owner only), then print the settings and the
     guidelines versions."""
-    import getpass
-
     from evaluators.io.sources import read_file_bytes
     from evaluators.review import service as rs
 
@@ -177,10 +197,6 @@ def _settings(args: argparse.Namespace, store, session) -> int:
     if args.adjudicators is not None:
         changes["adjudicators"] = [a for a in args.adjudicators.split(",") if a.strip()]
     if changes:
-        try:
-            who = args.as_user or getpass.getuser()
-        except (KeyError, OSError):
-            who = None
         try:
             session = rs.update_settings(store, session, who, **changes)
         except (PermissionError, ValueError) as exc:

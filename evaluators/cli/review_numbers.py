@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from evaluators.io.sources import read_file_bytes
-from evaluators.cli.common import EXIT_FAILED, EXIT_OK, fail
+from evaluators.cli.common import EXIT_FAILED, EXIT_OK, actor, fail, terminal
 
 ACTIONS = ("patch", "estimate", "gate")
 METRICS = ("exact_match", "token_f1")
@@ -104,11 +104,22 @@ def run(args: argparse.Namespace, store_of) -> int:
         return fail(f"no review session named {args.session!r}")
     if args.action == "estimate" and (gt is None or session.kind != "qa"):
         return estimate_items(args, store, session, gt)
-    if args.action == "patch" and session.kind == "narrative":
-        return narrative_patch(args, store, session, gt)
+    if args.action == "patch":  # the GT patch is checked and audited as the page's corrections download
+        from evaluators.review import service as rs
+
+        who = actor(args)
+        try:
+            rs.require(session, who, "patch")
+        except PermissionError as exc:
+            return fail(terminal(exc))
+        code = narrative_patch(args, store, session, gt) if session.kind == "narrative" else (
+            fail(f"cannot read {gt}: not a file") if not gt.is_file() else patch(args, store, session, gt))
+        if code == EXIT_OK:
+            rs.audit(store, who, "patch", session, detail=gt.name)
+        return code
     if not gt.is_file():
         return fail(f"cannot read {gt}: not a file")
-    return patch(args, store, session, gt) if args.action == "patch" else estimate(args, store, session, gt)
+    return estimate(args, store, session, gt)
 
 
 def _qa_report(gt: Path):

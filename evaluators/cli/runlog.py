@@ -19,6 +19,8 @@ import argparse
 import hashlib
 import os
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePath
 
@@ -79,8 +81,31 @@ def path_digest(path: str | Path) -> str:
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class EncodedRun:
+    """A run already split by system with its tables encoded (:func:`evaluators.tasks.builtin.qa_run_columns`):
+    what :func:`log_runs` logs in place of a :class:`~evaluators.run_result.RunResult`.
+
+    Attributes
+    ----------
+    parts : mapping of str to (RunResult, EncodedTable)
+        System -> its run result (without items) and its table.
+    """
+
+    parts: Mapping[str, tuple]
+
+
+def _split(result) -> dict:
+    """System -> ``(RunResult, EncodedTable or None)`` of a run result or an :class:`EncodedRun`."""
+    from evaluators.runs import split_systems
+
+    if isinstance(result, EncodedRun):
+        return dict(result.parts)
+    return {system: (part, None) for system, part in split_systems(result).items()}
+
+
 def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predictions_digest: str,
-                     report_before=None):
+                     report_before=None, capture=None):
     """A scored QA report as the run result the registry keeps, and its dataset's identity by system.
 
     Parameters
@@ -95,10 +120,14 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
         SHA-256 of the GT file (the records file, or the SQuAD-style dataset) and of the predictions.
     report_before : QAReport, optional
         The report before the GT patches (its GT is the dataset's identity).
+    capture : RowCapture, optional
+        The texts kept while ``report`` was scored (:class:`evaluators.qa.capture.RowCapture`; no GT patch): the
+        run is then encoded from columns (:func:`evaluators.tasks.builtin.qa_run_columns`, the same bytes and
+        digests) instead of its records being read again.
 
     Returns
     -------
-    (RunResult, dict of str to str)
+    (RunResult or EncodedRun, dict of str to str)
         The result (with the fields re-scoring needs: ``prediction_raw`` and ``config["task_detected"]``,
         :mod:`evaluators.runs.rescore`) and, per system, :func:`evaluators.runs.store.ground_truth_digest` of
         the GT before the patches.
@@ -106,6 +135,15 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     import dataclasses
 
     from evaluators.qa.run import QAInputResult, QARun
+
+    digests = {"gt": gt_file_digest, "predictions": predictions_digest}
+    if capture is not None and report_before is None and capture.complete:
+        from evaluators.tasks.builtin import qa_run_columns
+
+        parts = qa_run_columns(QARun(config, (QAInputResult(source, report),)), capture.table())
+        if parts is not None:
+            encoded = {s: (dataclasses.replace(r, digests=digests), table) for s, (r, table, _) in parts.items()}
+            return EncodedRun(encoded), {s: gt for s, (_, _, gt) in parts.items()}
     from evaluators.run_result import ItemTable
     from evaluators.runs import split_systems
     from evaluators.runs.rescore import QA_TASK_KEY
@@ -119,8 +157,7 @@ def qa_result_to_log(report, config, source: str, *, gt_file_digest: str, predic
     raw = [r.prediction_raw for records in run.runs().values() for r in records]
     t = result.items
     table = ItemTable(t.item_id, t.system, t.values, t.slices, {**t.fields, "prediction_raw": raw})
-    result = dataclasses.replace(result, items=table, digests={"gt": gt_file_digest,
-                                                               "predictions": predictions_digest},
+    result = dataclasses.replace(result, items=table, digests=digests,
                                  config={**result.config, QA_TASK_KEY: report.task})
     raw_gt = split_systems(result)
     if report_before is not None:
@@ -150,7 +187,7 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
 
     Parameters
     ----------
-    result : RunResult
+    result : RunResult or EncodedRun
         After the GT patches; ``result.digests["predictions"]`` is the predictions digest.
     gt_name : str
         The dataset's name.
@@ -185,10 +222,10 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
     ValueError
         A bad name, tag or value.
     """
-    from evaluators.runs import RunExists, RunStore, split_systems
+    from evaluators.runs import RunExists, RunStore
 
     patches = dict(patches or {})
-    parts = split_systems(result)
+    parts = _split(result)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = run_name or f"{source}@{stamp}"
     names = {system: base if len(parts) == 1 and not several else f"{base}/{_label(system)}" for system in parts}
@@ -203,13 +240,13 @@ def log_runs(result, *, gt_name: str, source: str, gt_digests, run_name: str | N
         return tuple(store.log_run(part, name=names[system], who=who or os.environ.get("USER") or "cli", tags=tags,
                                    gt_name=gt_name, gt_digest=gt_digests if isinstance(gt_digests, str)
                                    else gt_digests[system], patch_digests=list(patches), patches=patches,
-                                   inputs=inputs)
-                     for system, part in parts.items())
+                                   inputs=inputs, encoded=encoded)
+                     for system, (part, encoded) in parts.items())
     finally:
         store.dispose()
 
 
-def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
+def log_qa(args: argparse.Namespace, path: Path, report, config, capture=None) -> str | None:
     """``--log`` of ``qa``: a scored (and patched, with ``--gt-patch``) report, one run per system; returns an
     error or ``None``.
 
@@ -228,18 +265,20 @@ def log_qa(args: argparse.Namespace, path: Path, report, config) -> str | None:
         Its report (after the GT patches).
     config : QAConfig
         The settings it was scored with.
+    capture : RowCapture, optional
+        The texts kept while it was scored (:func:`qa_result_to_log`).
 
     Returns
     -------
     str or None
         Why the run could not be logged (a name taken, an unreadable file), else ``None``.
     """
-    entry = qa_log_entry(args, path, report, config)
+    entry = qa_log_entry(args, path, report, config, capture=capture)
     return entry if isinstance(entry, str) else log_result(args, entry[0], **entry[1])
 
 
 def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predictions: str | None = None,
-                 index: int = 0):
+                 index: int = 0, capture=None):
     """What :func:`log_qa` logs for one QA input: ``(RunResult, keyword arguments of log_result)``, or an error.
 
     Parameters
@@ -251,16 +290,19 @@ def qa_log_entry(args: argparse.Namespace, path: Path, report, config, *, predic
     index : int
         The report's place among the reports patched together (``compare``: one per input), for the report
         before the patches.
+    capture : RowCapture, optional
+        As :func:`qa_result_to_log`.
     """
     try:
         pred_file = predictions or getattr(args, "predictions", None)
-        gt_file, pred_digest = file_digest(path), file_digest(pred_file or path)
+        gt_file = file_digest(path)
+        pred_digest = file_digest(pred_file) if pred_file else gt_file  # a records file: read once
     except OSError as exc:
         return f"cannot log the run: {exc.strerror or exc}"
     before = getattr(args, "gt_patch_before", None) if getattr(args, "gt_patch", None) else None
     result, gt_digests = qa_result_to_log(report, config, str(path), gt_file_digest=gt_file,
                                           predictions_digest=pred_digest,
-                                          report_before=before[0][index] if before else None)
+                                          report_before=before[0][index] if before else None, capture=capture)
     return result, {"gt_name": getattr(args, "dataset", None) or path.name, "source": path.name,
                     "gt_digests": gt_digests}
 
@@ -283,10 +325,10 @@ def log_several(args: argparse.Namespace, entries, log=None) -> str | None:
     str or None
         Why the runs could not be logged, else ``None``.
     """
-    from evaluators.runs import RunStore, split_systems
+    from evaluators.runs import RunStore
 
     if args.run_name:
-        names = [f"{args.run_name}/{_label(system)}" for result, _ in entries for system in split_systems(result)]
+        names = [f"{args.run_name}/{_label(system)}" for result, _ in entries for system in _split(result)]
         if len(set(names)) < len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
             return f"two inputs have a system of the same name: {', '.join(twice)}"
@@ -408,5 +450,6 @@ def log_files(args: argparse.Namespace, result, *, gt: str | Path, predictions, 
                       several=several)
 
 
-__all__ = ["KEEP_INPUTS_MAX_BYTES", "add_log_arguments", "file_digest", "log_files", "log_qa", "log_result",
+__all__ = ["KEEP_INPUTS_MAX_BYTES", "EncodedRun", "add_log_arguments", "file_digest", "log_files", "log_qa",
+           "log_result",
            "log_runs", "log_several", "path_digest", "qa_log_entry", "qa_result_to_log"]

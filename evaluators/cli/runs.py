@@ -137,9 +137,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compare(args, store, names, out) -> int:
-    from evaluators.runs.compare import compare_runs
+    from evaluators.runs.compare import compare_runs, tokenizer_changes
 
     a, b = (store.load(n) for n in names)
+    for line in tokenizer_changes(names[0], a.signature, names[1], b.signature):
+        print(f"warning: {line}", file=sys.stderr)
     c = compare_runs(a, b, names[0], names[1], min_overlap=args.min_overlap, n_resamples=max(0, args.ci_resamples),
                      seed=args.seed)
     noise = None

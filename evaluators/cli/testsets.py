@@ -54,6 +54,9 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "items (dialogues)", "--output-file")
     p.set_defaults(func=run)
 
 
@@ -129,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
     patches, error = patches_of(args)  # --gt-patch: read before anything is scored
     if error:
         return fail(error)
+    if args.shard:
+        from evaluators.cli.sharding import testsets as shard
+
+        return shard(args, inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches))
     try:
         run = run_testsets(inputs, TestSetsConfig(None if args.kind == "auto" else args.kind, gt_patch=patches),
                            workers=workers)

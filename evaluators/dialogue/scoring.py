@@ -479,17 +479,38 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
     ValueError
         Invalid weights (see :func:`combined_weights`).
     """
+    evaluation, items = plan_dialogue(cases, rows, config, cases_file=cases_file, issues=issues)
+    total = len(items)
+    results: list[CaseResult] = []
+    for r in map_ordered(partial(_score_chunk, evaluation.config), items, workers, chunk_size=CHUNK_CASES):
+        results.append(r)
+        if progress:
+            progress(len(results), total)
+    return with_results(evaluation, results)
+
+
+def plan_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], config: DialogueConfig | None = None, *,
+                  cases_file: str = "<cases>", issues: Iterable[InputIssue] = ()
+                  ) -> tuple[DialogueEvaluation, list[tuple[str, DialogueCase, PredictionRow | None]]]:
+    """What :func:`evaluate_dialogue` decides before any reply is scored: the replies matched to the cases, and the
+    run without results (its metrics, weights, models, issues and matching counts).
+
+    Returns
+    -------
+    (DialogueEvaluation, list of (model, case, row or None))
+        The evaluation with no results yet (:func:`with_results` adds them and the aggregates) and the
+        (model, case, matched row) items to score, model by model, in case order.
+
+    Raises
+    ------
+    KeyError, ValueError
+        As :func:`evaluate_dialogue`.
+    """
     config = config or DialogueConfig()
     scorer, names, weights = build_scorer(config)
     matching: Matching = match_predictions(cases, rows)
     models = matching.models
-    total = len(cases) * len(models)
     items = [(model, case, matching.matched[model].get(case.key)) for model in models for case in cases]
-    results: list[CaseResult] = []
-    for r in map_ordered(partial(_score_chunk, config), items, workers, chunk_size=CHUNK_CASES):
-        results.append(r)
-        if progress:
-            progress(len(results), total)
     info = [scorer.metrics[n].info() if n in scorer.metrics else get_metric(n).info() for n in names]
     all_issues = list(issues) + matching.issues()
     summary = {
@@ -498,10 +519,10 @@ def evaluate_dialogue(cases: list[DialogueCase], rows: list[PredictionRow], conf
         "n_missing": {m: len(v) for m, v in matching.missing.items()},
         "n_matched": {m: len(v) for m, v in matching.matched.items()},
     }
-    return with_results(DialogueEvaluation(
+    return DialogueEvaluation(
         config=config, metric_info=info, weights=weights, cases_file=cases_file, n_cases=len(cases), models=models,
         results=[], by_model=[], by_scene=[], comparison=None, corpus_bleu={}, issues=all_issues, matching=summary,
-    ), results)
+    ), items
 
 
 def with_results(evaluation: DialogueEvaluation, results: list[CaseResult]) -> DialogueEvaluation:

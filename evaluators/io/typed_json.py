@@ -265,6 +265,23 @@ def resolve(name: Any, kind: str) -> type:
     return obj
 
 
+#: Classes found by :func:`resolve` while decoding, with a dataclass's field names: a tree of many records names a
+#: few classes many times (the rows of a shard file).  Only successful look-ups are kept.
+_RESOLVED: dict[tuple[str, str], tuple[type, tuple[str, ...]]] = {}
+
+
+def _class_of(name: Any, kind: str) -> tuple[type, tuple[str, ...]]:
+    """``(class, its dataclass field names or ())`` of :func:`resolve`, looked up once per name and tag."""
+    key = (name, kind) if type(name) is str else None
+    found = _RESOLVED.get(key) if key is not None else None
+    if found is None:
+        cls = resolve(name, kind)
+        found = (cls, tuple(f.name for f in dataclasses.fields(cls)) if kind == "$dataclass" else ())
+        if key is not None:
+            _RESOLVED[key] = found
+    return found
+
+
 def _same_fields(name: str, expected: Sequence[str], found: Mapping[str, Any]) -> None:
     if set(expected) != set(found) or len(expected) != len(found):
         missing = sorted(set(expected) - set(found))
@@ -343,7 +360,7 @@ def _decode(tree: Any) -> Any:
             return base64.b64decode(body, validate=True)
         except ValueError as exc:
             raise CodecError(f"$bytes: {exc}") from exc
-    cls = resolve(body, tag)
+    cls, names = _class_of(body, tag)
     if tag == "$enum":
         if set(tree) != {"$enum", "name"} or type(tree["name"]) is not str:
             raise CodecError(f"{body}: an enum member is {{'$enum', 'name'}}")
@@ -353,7 +370,7 @@ def _decode(tree: Any) -> Any:
             raise CodecError(f"{body}: no member {tree['name']!r} now") from exc
     if tag == "$dataclass":
         values = {k: v for k, v in tree.items() if k != tag}
-        _same_fields(body, [f.name for f in dataclasses.fields(cls)], values)
+        _same_fields(body, names, values)
         obj = object.__new__(cls)
         for k, v in values.items():
             object.__setattr__(obj, k, _decode(v))

@@ -332,6 +332,125 @@ def _content_key(judge_scores: Mapping[str, Any] | None) -> Hashable:
     return frozenset(judge_scores.items()) if judge_scores else None
 
 
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What a memory run decides on the whole input before any question is scored (:func:`plan_memory`): the
+    metrics, the judge scores and where they came from.  Every shard of a run (:mod:`evaluators.memory.shards`)
+    decides it as one process does.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The metrics computed, in column order.
+    unavailable : dict
+        Metrics left out, with their reasons.
+    judgements : dict
+        ``question_id -> Judgement`` that still fit their question.
+    stale : list of str
+        Question ids whose cached judgement no longer fits.
+    judge : dict or None
+        The report's ``judge`` section.
+    judge_scores : dict
+        ``question_id -> score or Judgement`` the questions are scored with (:func:`pick_judge_scores`).
+    issues : list of InputIssue
+        The inputs' problems, and the judge store's.
+    choice : JudgeCacheChoice
+        The judge cache read.
+    judge_run : JudgeRun or None
+        What the judge did when it ran.
+    """
+
+    names: tuple[str, ...]
+    unavailable: dict[str, str]
+    judgements: dict[str, Judgement]
+    stale: list[str]
+    judge: dict[str, Any] | None
+    judge_scores: Mapping[str, Any]
+    issues: list[InputIssue]
+    choice: JudgeCacheChoice = field(default_factory=JudgeCacheChoice)
+    judge_run: JudgeRun | None = None
+
+
+def plan_memory(inputs: ResolvedInputs, config: MemoryConfig, *, progress: Callable[[int, int], None] | None = None,
+                memo: Memo | None = None, key: Hashable = ()) -> MemoryPlan:
+    """The judge (run or read from the caches) and the metrics of a run, decided on the whole input
+    (the first step of :func:`run_memory`; raises as it does)."""
+    memo = memo or _direct
+    names, unavailable = config.metric_names()
+    results = inputs.results
+    issues = list(inputs.issues)
+    judge_run = None
+    judge: dict[str, Any] | None = None
+    stale: list[str] = []
+    judgements: dict[str, Judgement] = {}
+    choice = JudgeCacheChoice()
+    if config.judge is not None:
+        judge_run, cache = run_judge(inputs, config.judge, store=config.judge_store, mode=config.judge_mode,
+                                     progress=progress)
+        judgements = dict(judge_run.judgements)
+        judge = {k: v for k, v in to_jsonable(judge_run).items() if k != "judgements"}
+        choice = JudgeCacheChoice(cache, str(config.judge_store) if config.judge_store else "")
+    else:
+        choice = choose_judge_cache(config.judge_store, inputs.judge_cache, inputs.files.get("judge_cache") or "",
+                                    memo=memo, key=key)
+        if choice.problem is not None:
+            issues.append(choice.problem)
+        if choice.cache is not None:
+            cache = choice.cache
+            judgements, stale = memo(("mem-judge-match", key, choice.name, store_state(config.judge_store) or ""),
+                                     lambda: cache.matching(results))
+            judge = {"cache_path": choice.name, "n_total": len(results), "n_cached": len(judgements),
+                     "n_stale": len(stale)}
+    judge_scores, judge_source = pick_judge_scores(judgements, inputs.stored, inputs.stored_source)
+    if judge_source:
+        judge = {**(judge or {}), "source": judge_source}
+    return MemoryPlan(names, dict(unavailable), judgements, stale, judge, judge_scores, issues, choice, judge_run)
+
+
+def aggregate(rows: Sequence[QuestionScores], plan: MemoryPlan, config: MemoryConfig) -> dict[str, Any]:
+    """The report's ``metrics`` section of the questions' rows (:func:`aggregate_rows`, intervals included)."""
+    return aggregate_rows(rows, plan.names, unavailable=plan.unavailable, ci_resamples=max(0, config.ci_resamples))
+
+
+def report_of_rows(inputs: ResolvedInputs, config: MemoryConfig, plan: MemoryPlan, rows: list[QuestionScores], *,
+                   metrics: dict[str, Any] | None = None, parity: LocomoParityReport | None = None,
+                   lme_questions: list[EvalResult] | None = None) -> MemoryReport:
+    """The report of a run from its plan and every question's row (the last step of :func:`run_memory`; the merge
+    of a run scored in shards calls it on the pooled rows).
+
+    Parameters
+    ----------
+    inputs : ResolvedInputs
+        The run's inputs (``results`` in input order, ``stored``, ``notes``, ``files``).
+    config : MemoryConfig
+    plan : MemoryPlan
+    rows : list of QuestionScores
+        One per question of ``inputs.results``, in its order.
+    metrics, parity : optional
+        The aggregates of ``rows`` (:func:`aggregate`) and the LoCoMo table when already computed (a caller's
+        cache); computed here otherwise.
+    lme_questions : list of EvalResult, optional
+        The questions of LongMemEval's table (default :meth:`ResolvedInputs.longmemeval_questions`).
+    """
+    if metrics is None:
+        metrics = aggregate(rows, plan, config)
+    if parity is None and config.parity:
+        parity = locomo_parity(inputs.results)
+    stored = inputs.stored
+    if lme_questions is None:
+        lme_questions = inputs.longmemeval_questions()
+    lme = longmemeval_accuracy(lme_questions, stored.labels) if lme_questions is not None else None
+    judgements = plan.judgements
+    agreement = None
+    if judgements and stored is not None and stored.labels:
+        agreement = judge_agreement(judgements, stored.labels,
+                                    n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0)
+    return MemoryReport(inputs=inputs, names=plan.names, rows=rows, metrics=metrics, judgements=judgements,
+                        stale=plan.stale, judge_cache=plan.choice.cache, judge=plan.judge,
+                        judge_cache_problem=plan.choice.problem, judge_run=plan.judge_run, locomo_parity=parity,
+                        longmemeval=lme, agreement=agreement, issues=plan.issues, provenance=text_provenance(config))
+
+
 @gc_paused()  # every question's scores are short-lived, acyclic objects
 def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
                progress: Callable[[int, int], None] | None = None, memo: Memo | None = None,
@@ -373,48 +492,14 @@ def run_memory(inputs: ResolvedInputs, config: MemoryConfig | None = None, *,
 
         return run_with_patch(inputs, config, run_memory, progress=progress, memo=memo, key=key)
     memo = memo or _direct
-    names, unavailable = config.metric_names()
+    plan = plan_memory(inputs, config, progress=progress, memo=memo, key=key)
     results = inputs.results
-    issues = list(inputs.issues)
-    judge_run = None
-    judge: dict[str, Any] | None = None
-    stale: list[str] = []
-    judgements: dict[str, Judgement] = {}
-    choice = JudgeCacheChoice()
-    if config.judge is not None:
-        judge_run, cache = run_judge(inputs, config.judge, store=config.judge_store, mode=config.judge_mode,
-                                     progress=progress)
-        judgements = dict(judge_run.judgements)
-        judge = {k: v for k, v in to_jsonable(judge_run).items() if k != "judgements"}
-        choice = JudgeCacheChoice(cache, str(config.judge_store) if config.judge_store else "")
-    else:
-        choice = choose_judge_cache(config.judge_store, inputs.judge_cache, inputs.files.get("judge_cache") or "",
-                                    memo=memo, key=key)
-        if choice.problem is not None:
-            issues.append(choice.problem)
-        if choice.cache is not None:
-            cache = choice.cache
-            judgements, stale = memo(("mem-judge-match", key, choice.name, store_state(config.judge_store) or ""),
-                                     lambda: cache.matching(results))
-            judge = {"cache_path": choice.name, "n_total": len(results), "n_cached": len(judgements),
-                     "n_stale": len(stale)}
-    stored = inputs.stored
-    judge_scores, judge_source = pick_judge_scores(judgements, stored, inputs.stored_source)
-    if judge_source:
-        judge = {**(judge or {}), "source": judge_source}
     settings = f"ci={config.ci_resamples}|workers={config.workers}"
 
     def score() -> tuple[list[QuestionScores], dict[str, Any]]:
-        rows = metrics_mod.score_questions(results, judge_scores, metrics=names, workers=config.workers)
-        return rows, aggregate_rows(rows, names, unavailable=unavailable, ci_resamples=max(0, config.ci_resamples))
+        rows = metrics_mod.score_questions(results, plan.judge_scores, metrics=plan.names, workers=config.workers)
+        return rows, aggregate(rows, plan, config)
 
-    rows, metrics = memo(("mem-scores", key, _content_key(judge_scores), names, settings), score)
+    rows, metrics = memo(("mem-scores", key, _content_key(plan.judge_scores), plan.names, settings), score)
     parity = memo(("mem-parity", key), lambda: locomo_parity(results)) if config.parity else None
-    lme_questions = inputs.longmemeval_questions()
-    lme = longmemeval_accuracy(lme_questions, stored.labels) if lme_questions is not None else None
-    agreement = judge_agreement(judgements, stored.labels, n_resamples=AGREEMENT_RESAMPLES if config.ci_resamples else 0) \
-        if judgements and stored is not None and stored.labels else None
-    return MemoryReport(inputs=inputs, names=names, rows=rows, metrics=metrics, judgements=judgements, stale=stale,
-                        judge_cache=choice.cache, judge=judge, judge_cache_problem=choice.problem,
-                        judge_run=judge_run, locomo_parity=parity, longmemeval=lme, agreement=agreement,
-                        issues=issues, provenance=text_provenance(config))
+    return report_of_rows(inputs, config, plan, rows, metrics=metrics, parity=parity)

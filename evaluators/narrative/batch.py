@@ -424,19 +424,42 @@ def score_pairs(pairs: list[tuple[str, InputFile, InputFile]], config: Narrative
     """
     config = config or DEFAULT_CONFIG
     docs: list[DocumentOutcome] = []
-    issues = list(issues or [])
     total = len(pairs)
     for outcome in map_ordered(partial(_score_chunk, config, render), pairs, workers, chunk_size=CHUNK_PAIRS):
-        if outcome.error is not None:
-            issues.append(outcome.error)
         docs.append(outcome)
         if on_document is not None:
             on_document(outcome)
         if progress is not None:
             progress(len(docs), total, outcome.story_id)
+    return report_of_outcomes(docs, config, issues=issues, unpaired_gt=unpaired_gt, unpaired_pred=unpaired_pred)
+
+
+def report_of_outcomes(docs: list[DocumentOutcome], config: NarrativeConfig | None = None, *,
+                       issues: list[InputIssue] | None = None, unpaired_gt: list[str] | None = None,
+                       unpaired_pred: list[str] | None = None) -> NarrativeReport:
+    """The report of scored pairs (in input order): every pair's error joins ``issues``, then the micro and macro
+    aggregates are computed once; what :func:`score_pairs` returns, and what a merge of shards returns.
+
+    Parameters
+    ----------
+    docs : list of DocumentOutcome
+        Every pair's outcome, in input order.
+    config : NarrativeConfig, optional
+        The settings they were scored with.
+    issues : list of InputIssue, optional
+        Problems found before scoring (pairing).
+    unpaired_gt, unpaired_pred : list of str, optional
+        Files left without a partner.
+
+    Returns
+    -------
+    NarrativeReport
+    """
+    config = config or DEFAULT_CONFIG
+    issues = list(issues or []) + [d.error for d in docs if d.error is not None]
     scored = [d.result for d in docs if d.result is not None]
     return NarrativeReport(
-        documents=docs,
+        documents=list(docs),
         unpaired_gt=list(unpaired_gt or []),
         unpaired_pred=list(unpaired_pred or []),
         issues=issues,

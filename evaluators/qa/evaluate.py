@@ -1136,6 +1136,64 @@ def _finish(file: str, config: QAConfig, task: str, reason: str, sampled: bool, 
     )
 
 
+_FIELDS = tuple(f.name for f in dataclasses.fields(QARecordResult))
+
+
+def report_of_results(results: Iterable[QARecordResult] | Iterable[tuple[Sequence, bytes]], config: QAConfig, *,
+                      file: str, task: str, reason: str, sampled: bool, n_sample: int, group_field: str | None,
+                      issues: Iterable[InputIssue] = (),
+                      rescore: Callable[[Any, int, int | None], QARecordResult] | None = None) -> QAReport:
+    """The report of records scored elsewhere (the shards of a run, pooled): what :func:`evaluate_records` gives.
+
+    The records are booked as :func:`evaluate_records` books them, then :func:`_finish` computes every aggregate
+    and interval once, so the report equals the single-process one when the records, the reading problems and the
+    decision (task, group field, detection sample) are the whole input's.
+
+    Parameters
+    ----------
+    results : iterable of QARecordResult, or of (values, raw)
+        Every record of the input, in input order (by ``index``): whole results, or with ``rescore`` each
+        record's values (the fields of QARecordResult in order) and a UTF-8 JSON text the store keeps instead of
+        the record (a record of a million is then a few hundred bytes, not Python objects).
+    config : QAConfig
+        The settings every record was scored with.
+    file : str
+        The input's name.
+    task, reason : str
+        The task and why (decided once on the whole input, :func:`_decide`).
+    sampled : bool
+        Whether ``reason`` counts the records of a detection sample.
+    n_sample : int
+        Records in the detection sample.
+    group_field : str or None
+        The group field decided on the whole input.
+    issues : iterable of InputIssue
+        The input's reading problems, in input order.
+    rescore : callable, optional
+        ``rescore(parsed raw, index, line) -> QARecordResult``: the record back from its kept text.
+
+    Returns
+    -------
+    QAReport
+    """
+    store = RecordStore(rescore or Scorer(task, config, group_field).record)
+    special = _special_lists()
+    gt_used: Counter[str] = Counter()
+    pred_used: Counter[str] = Counter()
+    id_keys = array("q")
+    for item in results:
+        if rescore is None:
+            store.append(item)
+            v = tuple(getattr(item, name) for name in _FIELDS)
+        else:
+            v, raw = item
+            store.append_values(raw, None, v[1], v[13], v[14], v[10], v[11], v[15], v[16], v[3])
+        id_keys.append(_id_key(v[2], v[3]))
+        _count(v[2], v[10], v[16], v[6], v[8], special, gt_used, pred_used)
+    return _finish(file, config, task, reason, sampled, n_sample, group_field, store, id_keys, special, gt_used,
+                   pred_used, list(issues), None, 0)
+
+
 def score_record(data: Mapping[str, Any], task: str, config: QAConfig | None = None, group_field: str | None = None,
                  *, index: int = 0, line: int | None = None) -> QARecordResult:
     """Score one record: the per-record function behind every report (and the unit to distribute).
@@ -1369,6 +1427,29 @@ class Scorer:
         lang, em, f1 = self._scores(prediction, texts, missing)
         return (index, line, rid, group, q, texts, gold_field, pred_raw, pred_field, prediction, status, lang,
                 OFFICIAL[lang].tokenizer, em, f1, None, None, None)
+
+    def key(self, data: Mapping[str, Any], index: int, line: int | None) -> tuple[str | None, str]:
+        """``(group, id)`` of one record, as :meth:`values` finds them (without scoring it): a shard's item key.
+
+        Parameters
+        ----------
+        data : mapping
+            One parsed record.
+        index : int
+            Its 0-based position among the file's records.
+        line : int or None
+            Its 1-based line in the file, if any.
+        """
+        _, _, id_names, _ = self._plan(data)
+        rid = self._text(data, id_names, True) if id_names else None
+        rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
+        group = None
+        if self.group_field:
+            g = data.get(self.group_field)
+            if g is not None:
+                g = g if type(g) is str else str(g)
+                group = g if g.strip() else None
+        return group, rid
 
     def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:
         """The full :class:`QARecordResult` of one record.

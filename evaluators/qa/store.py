@@ -249,6 +249,34 @@ class RecordStore(Sequence):
             return [None if v < 0 else v for v in self._line]
         raise KeyError(f"no column {name!r}")
 
+    def array(self, name: str) -> tuple[np.ndarray, list | None]:
+        """One compact column as a numpy array, without a Python object per record.
+
+        Parameters
+        ----------
+        name : str
+            ``exact_match`` or ``token_f1`` (float64, NaN where not scored), or ``status``, ``lang``,
+            ``gold_verdict``, ``predicted_verdict``, ``group`` (integer codes).
+
+        Returns
+        -------
+        (values, table) : (numpy.ndarray shape (n,), list or None)
+            The values in file order (a view: do not write to it); for a coded column the value of each code
+            (code 0 is ``None``), else ``None``.
+
+        Raises
+        ------
+        KeyError
+            Another name.
+        """
+        if name in ("exact_match", "token_f1"):
+            return np.frombuffer(self._em if name == "exact_match" else self._f1, dtype=float), None
+        if name == "group":
+            return np.frombuffer(self._group, dtype=np.uint32), list(self._tables["group"])
+        if name in self._codes:
+            return np.frombuffer(bytes(self._codes[name]), dtype=np.uint8), list(self._tables[name])
+        raise KeyError(f"no column {name!r}")
+
     def raw_text(self, i: int) -> str | None:
         """The record's JSON line as text (streamed inputs); ``None`` for records kept whole.
 

@@ -12,7 +12,6 @@ from evaluators.reports.tables import format_table
 from evaluators.metrics.before_after import metric_label
 from evaluators.reports.format import MISSING, fixed, p_value, percent, signed, significant
 from evaluators.results import to_jsonable
-from evaluators.io.json_text import dumps_pretty
 
 
 def _ci(ci) -> str:
@@ -222,12 +221,6 @@ def applications_rows(applications: Sequence) -> list[dict]:
     return [{"gt_file": s.gt_file, "corrections": s.corrections, "applied": s.applied,
              "already_in_place": s.already_in_place, "conflicts": s.conflicts, "unknown_ids": s.unknown_ids,
              "records_changed": s.records_changed} for s in application_summaries(applications)]
-
-
-def patch_effect_json(effect, applications: Sequence = ()) -> str:
-    """JSON of a patch effect and of what each patch did (per entry)."""
-    return dumps_pretty({"effect": to_jsonable(effect),
-                         "applications": [{"gt_file": name, **to_jsonable(app)} for name, app in applications]}) + "\n"
 
 
 def corrections_jsonable(corrections) -> dict:

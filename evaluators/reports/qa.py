@@ -145,8 +145,9 @@ def copy_range(source: str | IO[bytes], offset: int, length: int, out: IO[bytes]
                         break
                     offset, length = offset + n, length - n
             except OSError:
-                pass  # another file system, or not supported here: copied below
-            out.seek(0, os.SEEK_END)
+                pass  # another file system, a pipe or a terminal, or not supported here: copied below
+            if out.seekable():  # a pipe (``qa --format json | jq``) is not, and takes no bytes from the kernel copy
+                out.seek(0, os.SEEK_END)
         while length > 0:
             chunk = os.pread(src.fileno(), min(length, 1 << 20), offset)
             if not chunk:

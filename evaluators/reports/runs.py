@@ -82,6 +82,8 @@ def comparison_text(c, noise: Sequence[dict] | None = None) -> str:
                 flaky = x["flaky_changed"]
                 lines.append(f"    noise band {points(x['band'])}; flaky items that changed ({len(flaky)}): "
                              + (", ".join(flaky[:20]) or MISSING) + (" ..." if len(flaky) > 20 else ""))
+    if c.not_compared:
+        lines.append(f"  not compared (no item has a value in both runs): {', '.join(c.not_compared)}")
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ schema 1 (the tables before Alembic; a schema-1 database without Alembic's versi
 stamped ``0001`` and upgraded), ``0002`` is schema 2, ``0003`` schema 3 (an adjudication's
 corrected answer), ``0004`` schema 4 (the decision history, the guidelines version of a decision,
 and each item's system and automatic score for the queue's filters), ``0005`` schema 5 (the run registry's
-tables: :mod:`evaluators.runs.tables`).  :func:`ensure_schema` is safe when several
+tables: :mod:`evaluators.runs.tables`), ``0006`` schema 6 (the audit trail of review actions).  :func:`ensure_schema` is safe when several
 processes open a new, empty database at once: the migration runs under a lock (an advisory lock on
 PostgreSQL, a file lock beside an SQLite file), and a database already at the newest revision is
 only read.  A database written by a newer EvalBoard raises :class:`SchemaTooNew`.
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Alembic revision of each schema version this code knows.
-REVISIONS = {"0001": 1, "0002": 2, "0003": 3, "0004": 4, "0005": 5}
-HEAD = "0005"
+REVISIONS = {"0001": 1, "0002": 2, "0003": 3, "0004": 4, "0005": 5, "0006": 6}
+HEAD = "0006"
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: PostgreSQL advisory lock key of the review migrations (any fixed 64-bit number).
 _PG_LOCK = 7_316_402_017
@@ -89,6 +89,15 @@ history_table = sa.Table(
     sa.Column("new_comment", sa.Text), sa.Column("new_status", sa.String(16)),
     sa.Column("guidelines_version", sa.Integer), sa.Column("blind", sa.Boolean, nullable=False),
     sa.Column("undoes", sa.Integer, nullable=True))  # an undo: the id of the change it reverted
+
+#: Schema 6: one row per allowed mutating or revealing review action (append-only, written by
+#: :mod:`evaluators.review.service`): who, their role (``None``: a typed name), what, where, when, page or CLI.
+audit_table = sa.Table(
+    "review_audit", metadata, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.String(40), nullable=False), sa.Column("who", sa.String(256), nullable=False),
+    sa.Column("role", sa.String(32), nullable=True), sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("session_id", sa.Integer, nullable=True), sa.Column("item_id", sa.Integer, nullable=True),
+    sa.Column("via", sa.String(16), nullable=False), sa.Column("detail", sa.Text, nullable=False))
 
 
 class SchemaTooNew(RuntimeError):
@@ -181,6 +190,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SchemaTooNew",
     "adjudications_table",
+    "audit_table",
     "claims_table",
     "decisions_table",
     "ensure_schema",

@@ -6,8 +6,12 @@ Identity
     browser.  A name that comes from a link is never taken silently: it waits for confirmation
     (:func:`resolve_identity`).
 
-Roles (:func:`can_adjudicate`, :func:`can_manage`, :func:`can_export`)
-    The session's owner (``created_by``), its named adjudicators (session settings) and the names
+Roles (:func:`may`, :func:`can_adjudicate`, :func:`can_manage`, :func:`can_export`)
+    A signed-in person (``st.login``) or a CLI user with ``--role`` acts in a role
+    (:class:`~evaluators.review.roles.Actor`): owner, adjudicator, annotator or viewer, from a configured
+    mapping of ID-token groups (:mod:`evaluators.review.roles`); :func:`may` then answers action x role
+    by the configured policy, for the page and the CLI alike.  Without a role (a typed name) the rules by
+    name below hold, exactly as before sign-in existed.  The session's owner (``created_by``), its named adjudicators (session settings) and the names
     in ``EVALBOARD_REVIEW_ADMINS`` (comma-separated) adjudicate, see everyone's labels and
     comments, and export a blind session; the owner and the admins change the settings.  Others
     see other reviewers' labels and comments on an item only after their own decision on it.
@@ -41,6 +45,12 @@ Blind mode (:func:`set_blind`)
     no decision was made blind (history rows marked blind): once someone decided without seeing
     system names, showing them to the rest would mix blind and open judgments in one session.
 
+Audit (:func:`audit`)
+    Every allowed mutating or revealing action that takes effect (decide, undo, adjudicate, settings,
+    gold marks, export of a blind or gold session, GT patch, import, create) appends one row to the audit
+    trail (:meth:`~evaluators.review.store.ReviewStore.audit`): who, role, action, session, item, when,
+    page or CLI.
+
 Gold items (:func:`mark_gold`)
     The owner (and the admins) mark items with their known label; each annotator's accuracy on
     them (:meth:`~evaluators.review.store.ReviewStore.gold_accuracy`) is for those who manage.
@@ -56,6 +66,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.review.roles import ACTIONS, Actor, load_config, role_of, via_of
 from evaluators.review.store import (
     ALL_LABELS,
     guidelines_versions as _stored_versions,
@@ -123,8 +134,90 @@ def is_owner(session: Session, who: str | None) -> bool:
     return bool(who) and who == session.created_by
 
 
+def may(session: Session | None, who: str | None, action: str) -> bool:
+    """Whether ``who`` may do ``action`` (:data:`~evaluators.review.roles.ACTIONS`) in ``session``.
+
+    With a role (``who`` an :class:`~evaluators.review.roles.Actor` with a role: signed in, or the CLI's
+    ``--role``) the configured policy decides (:func:`evaluators.review.roles.load_config`).  Without one, the
+    rules by name: ``settings`` and ``gold`` for the owner and the admins, ``adjudicate`` and ``export`` for
+    them and the session's adjudicators, everything else for anyone with a name.
+
+    Parameters
+    ----------
+    session : Session or None
+        The review session (``None`` for ``create`` and ``import``).
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet, never allowed).
+    action : str
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        An unknown action, or an invalid role configuration.
+    """
+    if action not in ACTIONS:
+        raise ValueError(f"unknown review action {action!r:.60} (actions: {', '.join(ACTIONS)})")
+    if not who:
+        return False
+    role = role_of(who)
+    if role is not None:
+        return load_config().permitted(action, role)
+    if session is None:
+        return True
+    if action in ("settings", "gold"):
+        return is_owner(session, who) or who in admins()
+    if action in ("adjudicate", "export"):
+        return is_owner(session, who) or who in admins() or who in session.adjudicators
+    return True
+
+
+def require(session: Session | None, who: str | None, action: str) -> None:
+    """Raise :class:`PermissionError` unless ``who`` may do ``action`` (:func:`may`).
+
+    Raises
+    ------
+    PermissionError
+    """
+    if not may(session, who, action):
+        role = role_of(who)
+        as_ = f" as {role}" if role else (" without a role" if role == "" else "")
+        where = f" in {session.name!r}" if session is not None else ""
+        raise PermissionError(f"{who or 'an anonymous reviewer'}{as_} may not {action}{where}")
+
+
+def audit(store: ReviewStore, who: str | None, action: str, session: Session | None = None,
+          item_id: int | None = None, detail: str = "") -> None:
+    """Append the audit row of an allowed action that took effect (:meth:`ReviewStore.audit`).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    who : str or None
+        The acting name (its role and ``via`` when an :class:`~evaluators.review.roles.Actor`).
+    action : str
+    session : Session, optional
+    item_id : int, optional
+    detail : str
+    """
+    store.audit(str(who or ""), action, role=role_of(who), session_id=session.id if session is not None else None,
+                item_id=item_id, via=via_of(who), detail=detail)
+
+
+def audit_row(who: str | None, action: str, session: Session | None = None, item_id: int | None = None,
+              detail: str = "") -> dict[str, Any]:
+    """The audit row of an action, for a store method that writes it in the action's own transaction
+    (``audit=``: the action and its row are committed together)."""
+    return {"who": str(who or ""), "action": action, "role": role_of(who), "via": via_of(who),
+            "session_id": session.id if session is not None else None, "item_id": item_id, "detail": detail}
+
+
 def can_manage(session: Session, who: str | None) -> bool:
-    """Change blind mode, guidelines and adjudicators: the owner and the admins.
+    """Change blind mode, guidelines and adjudicators: the owner and the admins (with a role:
+    :func:`may` ``settings``).
 
     Parameters
     ----------
@@ -137,7 +230,7 @@ def can_manage(session: Session, who: str | None) -> bool:
     -------
     bool
     """
-    return bool(who) and (is_owner(session, who) or who in admins())
+    return may(session, who, "settings")
 
 
 def can_adjudicate(session: Session, who: str | None) -> bool:
@@ -154,7 +247,7 @@ def can_adjudicate(session: Session, who: str | None) -> bool:
     -------
     bool
     """
-    return bool(who) and (can_manage(session, who) or who in session.adjudicators)
+    return may(session, who, "adjudicate")
 
 
 def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> bool:
@@ -174,7 +267,51 @@ def can_export(session: Session, who: str | None, *, has_gold: bool = False) -> 
     -------
     bool
     """
-    return bool(who) and ((not session.blind and not has_gold) or can_adjudicate(session, who))
+    return bool(who) and ((not session.blind and not has_gold) or may(session, who, "export"))
+
+
+def can_decide(session: Session, who: str | None) -> bool:
+    """Decide items: anyone with a name (with a role: :func:`may` ``decide``).
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+
+    Returns
+    -------
+    bool
+    """
+    return may(session, who, "decide")
+
+
+def export_allowed(store: ReviewStore, session: Session, who: str | None, what: str, *,
+                   has_gold: bool | None = None) -> None:
+    """Check that ``who`` may export the session (:func:`can_export`) and audit the export (``what``: the
+    format); the page calls it when a download is made, the CLI before it writes.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+    what : str
+        The format (``jsonl``, ``csv``, ``corrections`` ...).
+    has_gold : bool, optional
+        Default: read from the store.
+
+    Raises
+    ------
+    PermissionError
+    """
+    gold = bool(store.gold_items(session.id)) if has_gold is None else has_gold
+    if not can_export(session, who, has_gold=gold):
+        require(session, who, "export")
+        raise PermissionError(f"{who or 'an anonymous reviewer'} may not export {session.name!r}")
+    if what == "corrections":
+        require(session, who, "patch")
+    audit(store, who, "patch" if what == "corrections" else "export", session,
+          detail=what + (" (blind)" if session.blind else "") + (" (gold)" if gold else ""))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
@@ -413,13 +550,17 @@ def decide(store: ReviewStore, session: Session, annotator: str, item_id: int, l
     StaleDecision
         The decision changed since ``seen_version`` was read.
     """
+    if role_of(annotator) is not None:  # a typed name decides as before (its checks are the store's)
+        require(session, annotator, "decide")
     item = store.item(item_id)
     if item is None or item.session_id != session.id:
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
     seconds = None if shown_at is None else max(0.0, time.time() - shown_at)
-    return store.save_decision(item_id, annotator, label=label, score=score if label else None, comment=comment,
-                               status="submitted" if label else "skipped", expected_version=seen_version,
-                               seconds=seconds, guidelines_version=session.guidelines_version)
+    saved = store.save_decision(item_id, annotator, label=label, score=score if label else None, comment=comment,
+                                status="submitted" if label else "skipped", expected_version=seen_version,
+                                seconds=seconds, guidelines_version=session.guidelines_version,
+                                audit=audit_row(annotator, "decide", session, item_id, label or "skipped"))
+    return saved
 
 
 def step(store: ReviewStore, session: Session, annotator: str, item_id: int, direction: int,
@@ -478,7 +619,9 @@ def undo(store: ReviewStore, session: Session, who: str | None, *, expected_chan
     """
     if not who:
         raise PermissionError("confirm your name first: only your own decisions can be undone")
-    return store.undo_last(session.id, who, expected_change=expected_change)
+    require(session, who, "undo")
+    return store.undo_last(session.id, who, expected_change=expected_change,
+                           audit=audit_row(who, "undo", session))
 
 
 def history_rows(store: ReviewStore, session: Session, who: str | None, item_id: int) -> list[dict[str, Any]]:
@@ -640,6 +783,8 @@ def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool
     ValueError
         Turning it off after decisions were made blind.
     """
+    if role_of(who) is not None:  # signed in (or --role): the policy's refusal names the role
+        require(session, who, "settings")
     if not can_manage(session, who):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not change {session.name!r}: the owner and "
                               f"{ADMINS_ENV} may")
@@ -647,7 +792,8 @@ def set_blind(store: ReviewStore, session: Session, who: str | None, blind: bool
         raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
     if bool(blind) == session.blind:
         return session
-    return store.update_session(session.id, blind=bool(blind))
+    return store.update_session(session.id, blind=bool(blind),
+                                audit=audit_row(who, "settings", session, detail=f"blind {'on' if blind else 'off'}"))
 
 
 def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: int, label: str | None) -> Item:
@@ -675,14 +821,16 @@ def mark_gold(store: ReviewStore, session: Session, who: str | None, item_id: in
     ValueError
         An item of another session or a bad label.
     """
-    if not can_manage(session, who):
+    if role_of(who) is not None:  # signed in (or --role): the policy's refusal names the role
+        require(session, who, "gold")
+    if not may(session, who, "gold"):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not mark gold items in {session.name!r}")
     item = store.item(item_id)
     if item is None or item.session_id != session.id:
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
     if label is not None and label not in ALL_LABELS:
         raise ValueError(f"gold label must be one of {', '.join(ALL_LABELS)}, not {label!r:.60}")
-    return store.set_gold(item_id, label)
+    return store.set_gold(item_id, label, audit=audit_row(who, "gold", session, item_id, label or "unmarked"))
 
 
 def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dict[str, Any]] | None:
@@ -741,6 +889,8 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     ValueError
         A bad value (``k < 1``, an unknown label, a bad name), or blind mode turned off after blind decisions.
     """
+    if role_of(who) is not None:  # signed in (or --role): the policy's refusal names the role
+        require(session, who, "settings")
     if not can_manage(session, who):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not change the settings of {session.name!r}: "
                               f"its owner ({session.created_by}) and {ADMINS_ENV} may")
@@ -748,9 +898,12 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
         raise ValueError(f"blind mode stays on: {n} decision(s) were made blind in this session")
     if adjudicators is not None:
         adjudicators = [a.strip() for a in adjudicators if a and a.strip()]
+    fields = [n for n, v in (("guidelines", guidelines), ("labels_help", labels_help), ("k", k),
+                             ("adjudicators", adjudicators), ("blind", blind)) if v is not None]
     return store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
-                                adjudicators=adjudicators, by=who,
-                                blind=None if blind is None or bool(blind) == session.blind else bool(blind))
+                                adjudicators=adjudicators, by=None if who is None else str(who),
+                                blind=None if blind is None or bool(blind) == session.blind else bool(blind),
+                                audit=audit_row(who, "settings", session, detail=", ".join(fields)))
 
 
 def settings_refusal(session: Session, who: str | None) -> str | None:
@@ -768,6 +921,8 @@ def settings_refusal(session: Session, who: str | None) -> str | None:
     """
     if can_manage(session, who):
         return None
+    if (role := role_of(who)) is not None:
+        return f"Your role ({role or 'none'}) does not change the session's settings; you review as {who}."
     return (f"Only the session's owner ({session.created_by}) and the names in {ADMINS_ENV} change its settings"
             + ("; confirm your name in the sidebar first." if not who else f"; you review as {who}."))
 
@@ -1004,6 +1159,8 @@ def adjudication_view(store: ReviewStore, session: Session, who: str | None, ite
     ValueError
         The item is not in the session.
     """
+    if role_of(who) is not None:  # signed in (or --role): the policy's refusal names the role
+        require(session, who, "adjudicate")
     if not can_adjudicate(session, who):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not adjudicate {session.name!r}")
     item = store.item(item_id)
@@ -1058,6 +1215,8 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
         No final label was chosen (nothing is pre-chosen for the adjudicator), or the item is not in the
         session.
     """
+    if role_of(who) is not None:  # signed in (or --role): the policy's refusal names the role
+        require(session, who, "adjudicate")
     if not can_adjudicate(session, who):
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not adjudicate {session.name!r}: the owner, "
                               f"the session's adjudicators and {ADMINS_ENV} may")
@@ -1066,7 +1225,8 @@ def adjudicate(store: ReviewStore, session: Session, who: str | None, item_id: i
     item = store.item(item_id)
     if item is None or item.session_id != session.id:
         raise ValueError(f"item {item_id} is not in session {session.name!r}")
-    store.adjudicate(item_id, who or "", label, note, corrected_answer=corrected_answer)
+    store.adjudicate(item_id, who or "", label, note, corrected_answer=corrected_answer,
+                     audit=audit_row(who, "adjudicate", session, item_id, label))
 
 
 def gt_corrections_missing(store: ReviewStore, session: Session) -> str | None:
@@ -1195,6 +1355,13 @@ __all__ = [
     "undo",
     "automatic",
     "can_adjudicate",
+    "can_decide",
+    "export_allowed",
+    "may",
+    "require",
+    "audit",
+    "audit_row",
+    "Actor",
     "can_export",
     "can_manage",
     "can_see_others",

@@ -52,6 +52,7 @@ from evaluators.review.schema import (
     SCHEMA_VERSION,
     SchemaTooNew,
     adjudications_table,
+    audit_table,
     claims_table,
     decisions_table,
     ensure_schema,
@@ -764,7 +765,8 @@ class ReviewStore:
 
     def update_session(self, session_id: int, *, blind: bool | None = None, guidelines: str | None = None,
                        adjudicators: Iterable[str] | None = None, k: int | None = None,
-                       labels_help: Mapping[str, str] | None = None, by: str | None = None) -> Session:
+                       labels_help: Mapping[str, str] | None = None, by: str | None = None,
+                       audit: Mapping[str, Any] | None = None) -> Session:
         """Change a session's blind mode, guidelines (their version goes up; every version is kept in
         ``settings["guidelines_versions"]`` with who saved it and when), adjudicators, reviewers per
         item ``k`` or label help (one-line definitions shown under the label buttons).
@@ -828,6 +830,7 @@ class ReviewStore:
         with self._write() as c:
             c.execute(sessions_table.update().where(sessions_table.c.id == session_id)
                       .values(changes=sessions_table.c.changes + 1, **values))
+            _audit_insert(c, audit)
         return self.session(session_id)
 
     def _session_row(self, row) -> Session:
@@ -1251,7 +1254,7 @@ class ReviewStore:
         return TeamProgress(s.n_items, s.k, complete, dict(sorted(by_reviews.items())), people)
 
     # ------------------------------------------------------------ gold items
-    def set_gold(self, item_id: int, label: str | None) -> Item:
+    def set_gold(self, item_id: int, label: str | None, *, audit: Mapping[str, Any] | None = None) -> Item:
         """Mark an item as gold with its known label (``None``: no longer gold).
 
         Who may do it is the caller's rule (:func:`evaluators.review.service.can_manage`).
@@ -1283,6 +1286,7 @@ class ReviewStore:
             c.execute(items_table.update().where(items_table.c.id == item_id).values(gold=label))
             c.execute(sessions_table.update().where(sessions_table.c.id == item.session_id)
                       .values(changes=sessions_table.c.changes + 1))
+            _audit_insert(c, audit)
         return self.item(item_id)
 
     def gold_items(self, session_id: int) -> dict[int, str]:
@@ -1417,7 +1421,8 @@ class ReviewStore:
 
     def save_decision(self, item_id: int, annotator: str, *, label: str | None, score: int | None = None,
                       comment: str = "", status: str = "submitted", expected_version: int = 0,
-                      seconds: float | None = None, guidelines_version: int | None = None) -> Decision:
+                      seconds: float | None = None, guidelines_version: int | None = None,
+                      audit: Mapping[str, Any] | None = None) -> Decision:
         """Save (commit) one annotator's decision on an item, and its change in the history.
 
         Parameters
@@ -1480,6 +1485,7 @@ class ReviewStore:
             self._after_change(c, item.session_id, item_id, old.status if old else None, status)
             c.execute(claims_table.delete().where(claims_table.c.item_id == item_id,
                                                   claims_table.c.annotator == annotator))
+            _audit_insert(c, audit)
         result = self.decision(item_id, annotator)
         assert result is not None
         return result
@@ -1544,7 +1550,8 @@ class ReviewStore:
                                    h.c.actor == annotator, h.c.id.not_in(undone))
                 .order_by(h.c.id.desc()).limit(1))
 
-    def undo_last(self, session_id: int, annotator: str, *, expected_change: int | None = None) -> HistoryEntry:
+    def undo_last(self, session_id: int, annotator: str, *, expected_change: int | None = None,
+                  audit: Mapping[str, Any] | None = None) -> HistoryEntry:
         """Undo the annotator's last own decision in a session: the decision goes back to what it
         was before that save (no decision, if it was the first), and the undo is itself a history row.
 
@@ -1605,6 +1612,8 @@ class ReviewStore:
                               undoes=last.id)
             undo_id = record_history(c, [row])
             self._after_change(c, session_id, last.item_id, now.status, restored["status"] if restored else None)
+            _audit_insert(c, audit and {**audit, "item_id": last.item_id,
+                                        "detail": (restored or {}).get("label") or (restored or {}).get("status") or ""})
         return HistoryEntry(id=undo_id, **{k: v for k, v in row.items() if k != "id"})
 
     def decisions(self, session_id: int) -> list[Decision]:
@@ -1946,7 +1955,7 @@ class ReviewStore:
         return self._cached(session_id, "systems", compute)
 
     def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "", *,
-                   corrected_answer: str | None = None) -> None:
+                   corrected_answer: str | None = None, audit: Mapping[str, Any] | None = None) -> None:
         """Record (or replace) the final label of an item.
 
         ``corrected_answer`` is the right answer of a ``gt_error`` item (it becomes a GT patch,
@@ -1984,6 +1993,7 @@ class ReviewStore:
                                                           corrected_answer=corrected))
             c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                       .values(changes=sessions_table.c.changes + 1))
+            _audit_insert(c, audit)
 
     def adjudications(self, session_id: int) -> list[dict[str, Any]]:
         """Every final label of a session, by item position.
@@ -2035,6 +2045,67 @@ class ReviewStore:
                         "adjudicator": r.adjudicator, "comment": r.comment,
                         "corrected_answer": r.corrected_answer})
         return out
+
+    # ------------------------------------------------------------ audit trail (schema 6)
+    def audit(self, who: str, action: str, *, role: str | None = None, session_id: int | None = None,
+              item_id: int | None = None, via: str = "page", detail: str = "") -> int:
+        """Append one row to the audit trail; returns its id.
+
+        Who may do ``action`` is the caller's rule (:func:`evaluators.review.service.may`): only an
+        allowed action that took effect is recorded.
+
+        Parameters
+        ----------
+        who : str
+            The acting name.
+        action : str
+            One of :data:`evaluators.review.roles.ACTIONS`.
+        role : str, optional
+            The signed-in (or ``--role``) role; ``None`` for a typed name.
+        session_id, item_id : int, optional
+        via : str
+            ``page`` or ``cli``.
+        detail : str
+            A short note (a label, a format), at most 2,000 characters kept.
+
+        Returns
+        -------
+        int
+        """
+        with self._write() as c:
+            return _audit_insert(c, {"who": who, "action": action, "role": role, "session_id": session_id,
+                                     "item_id": item_id, "via": via, "detail": detail})
+
+    def audit_rows(self, session_id: int | None = None) -> list[dict[str, Any]]:
+        """The audit trail, oldest first (of one session, or all of it).
+
+        Parameters
+        ----------
+        session_id : int, optional
+
+        Returns
+        -------
+        list of dict
+            Keys ``id``, ``at``, ``who``, ``role``, ``action``, ``session_id``, ``item_id``, ``via``, ``detail``.
+        """
+        q = sa.select(audit_table).order_by(audit_table.c.id)
+        if session_id is not None:
+            q = q.where(audit_table.c.session_id == session_id)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
+
+
+def _audit_insert(c, audit: Mapping[str, Any] | None) -> int | None:
+    """Append an audit row (keys as :meth:`ReviewStore.audit`'s parameters) inside the caller's transaction, so
+    an action and its row are committed together; ``None`` writes nothing."""
+    if not audit:
+        return None
+    role = audit.get("role")
+    return c.execute(audit_table.insert().values(
+        at=_now(), who=str(audit.get("who") or "")[:256], role=None if role is None else str(role)[:32],
+        action=str(audit["action"])[:32], session_id=audit.get("session_id"), item_id=audit.get("item_id"),
+        via=str(audit.get("via") or "page")[:16], detail=str(audit.get("detail") or "")[:2000])
+    ).inserted_primary_key[0]
 
 
 def _filter_clauses(f: QueueFilter) -> list:

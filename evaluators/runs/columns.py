@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evaluators.run_result import ItemTable
@@ -90,7 +91,16 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
         raise ValueError(f"unknown column kind {kind!r}; one of {', '.join(KINDS)}")
     # a dictionary pays for itself when values repeat (exact match, judge scores, slices, a dataset's
     # questions); every value distinct (ids, a continuous similarity) is cheaper written plain
-    few = len(set(array.to_pylist() if kind == "field" else values)) * DICTIONARY_RATIO <= max(1, len(values))
+    return _parquet(array, len(set(array.to_pylist() if kind == "field" else values)))
+
+
+def _parquet(array, distinct: int) -> bytes:
+    """One column's Parquet bytes (dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` of the
+    ``len(array)`` is distinct)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    few = distinct * DICTIONARY_RATIO <= max(1, len(array))
     sink = io.BytesIO()
     pq.write_table(pa.table({"v": array}), sink, compression="zstd", use_dictionary=few, write_statistics=False,
                    store_schema=False)
@@ -128,6 +138,321 @@ def table_columns(table: ItemTable) -> list[tuple[str, str, bytes]]:
     out += [("value", k, encode_column("value", v)) for k, v in table.values.items()]
     out += [("field", k, encode_column("field", v)) for k, v in table.fields.items()]
     return out
+
+
+@dataclass(frozen=True)
+class EncodedTable:
+    """A one-system per-item table already laid out as column blobs (:func:`encode_arrays`): what
+    :meth:`evaluators.runs.store.RunStore.log_run` stores in place of ``table_columns(result.items)``, equal byte
+    for byte and digest for digest to the :class:`ItemTable` of the same values.
+
+    Attributes
+    ----------
+    columns : tuple of (kind, name, bytes)
+        As :func:`table_columns`.
+    digest : str
+        :meth:`ItemTable.digest` of the same table.
+    n_items : int
+    systems, metrics : tuple of str
+    summary : tuple of dict
+        :meth:`RunResult.summary` of the same table, each row's ``to_dict()``.
+    """
+
+    columns: tuple[tuple[str, str, bytes], ...]
+    digest: str
+    n_items: int
+    systems: tuple[str, ...]
+    metrics: tuple[str, ...]
+    summary: tuple[dict, ...]
+
+
+#: Characters that JSON writes escaped in a string (``json.dumps(ensure_ascii=False)`` and orjson alike), and the
+#: control characters among them (escaped as ``\\n``, ``\\u0001`` ...).
+_ESCAPED, _CONTROL = r'[\x00-\x1f"\\]', r"[\x00-\x1f]"
+
+
+def _json_strings(array):
+    """Each value's JSON text (``null`` for a missing one) as a string array: quotes and backslashes escaped in
+    bulk, the few values with a control character written by :func:`json.dumps` (equal to orjson's text for
+    every string)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    control, original = None, array
+    if pc.any(pc.match_substring_regex(array, _ESCAPED)).as_py():
+        array = pc.replace_substring(pc.replace_substring(array, "\\", "\\\\"), '"', '\\"')
+        control = pc.fill_null(pc.match_substring_regex(array, _CONTROL), False)
+    quoted = pc.binary_join_element_wise('"', array, '"', "")
+    if control is not None and pc.any(control).as_py():
+        rows = pa.array(np.flatnonzero(control.to_numpy(zero_copy_only=False)))
+        texts = [_json(v) for v in original.take(rows).to_pylist()]
+        quoted = pc.replace_with_mask(quoted, control, pa.array(texts, pa.string()))
+    return pc.fill_null(quoted, "null")
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A column as codes into a table of its distinct values (:func:`coded`): texts that repeat (questions, answers,
+    slices) are escaped, hashed and counted once, whichever rows a part of the run takes.
+
+    Attributes
+    ----------
+    codes : numpy.ndarray of int64, shape (n,)
+        Each row's index into ``values``; -1 for a missing value (``None``).
+    values : pyarrow.StringArray
+        The distinct values (a slice: the values; a field: their JSON texts, ``null`` among them).
+    """
+
+    codes: Any
+    values: Any
+
+    def take(self, rows) -> "Coded":
+        """The rows ``rows`` (an index array) of the column, on the same table."""
+        return Coded(self.codes[rows], self.values)
+
+
+def coded(array, *, as_json: bool = False) -> Coded | None:
+    """A string array (or, with ``as_json``, a string or list-of-strings array, as JSON texts) as :class:`Coded`:
+    the values hashed once, only the distinct ones escaped; ``None`` for a list with a missing element."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def encode(strings):
+        encoded = strings.dictionary_encode()
+        return pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
+
+    if as_json and pa.types.is_list(array.type):
+        if array.null_count or array.values.null_count:
+            return None
+        offsets = array.offsets.to_numpy()
+        codes, values = encode(array.values.slice(offsets[0], offsets[-1] - offsets[0]))
+        texts = _json_strings(values)
+        if len(offsets) > 1 and np.all(np.diff(offsets) == 1):  # one string a list (the usual): a code a list
+            return Coded(codes, pc.binary_join_element_wise("[", texts, "]", ""))
+        inner = pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), texts.take(pa.array(codes)))
+        codes, values = encode(pc.binary_join_element_wise("[", pc.binary_join(inner, ","), "]", ""))
+        return Coded(codes, values)
+    if not pa.types.is_string(array.type):
+        return None
+    codes, values = encode(array)
+    if as_json:  # a missing value's text: null
+        values = pa.concat_arrays([_json_strings(values), pa.array(["null"], pa.string())])
+        codes = np.where(codes < 0, len(values) - 1, codes)
+    return Coded(codes, values)
+
+
+def coded_table(codes, table, *, as_json: bool = False) -> Coded:
+    """Codes into a list of distinct values (``None`` among them: a missing value) as :class:`Coded`, of the values
+    or (``as_json``) of their JSON texts.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int, shape (n,)
+    table : list of str or None
+        Distinct values, by code.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    values = pa.array(table, pa.string())
+    codes = np.asarray(codes, dtype=np.int64)
+    if as_json:
+        return Coded(codes, _json_strings(values))
+    missing = np.array([v is None for v in table] + [False], dtype=bool)  # code -1 stays missing
+    return Coded(np.where(missing[codes], -1, codes), values)
+
+
+def _json_coded(column: Coded):
+    """A coded slice's JSON texts (``null`` for a missing value) and its values (nulls for missing ones)."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = column.codes
+    texts = pa.concat_arrays([_json_strings(column.values), pa.array(["null"], pa.string())])
+    index = np.where(codes < 0, len(column.values), codes)
+    return texts.take(pa.array(index)), column.values.take(pa.array(codes, mask=codes < 0))
+
+
+def _json_lists(array):
+    """Each list of strings' JSON text (``["a","b"]``) as a string array; ``None`` when a list or an element is
+    missing."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count or array.values.null_count:
+        return None
+    inner = pa.ListArray.from_arrays(array.offsets, _json_strings(array.values))
+    return pc.binary_join_element_wise("[", pc.binary_join(inner, ","), "]", "")
+
+
+def _json_floats(values):
+    """Each float's JSON text (``repr``, ``null`` for NaN) as a string array: one text per distinct value."""
+    import numpy as np
+    import pyarrow as pa
+
+    nan = np.isnan(values)
+    finite = values[~nan]
+    uniq, codes = np.unique(finite, return_inverse=True)
+    distinct = len(uniq) + int(nan.any())  # -0.0 and 0.0 one value, as in a Python set
+    if np.any(np.signbit(finite) & (finite == 0)):  # ... but not to repr
+        uniq, codes = finite, np.arange(len(finite))
+    index = np.full(len(values), len(uniq), dtype=np.int64)
+    index[~nan] = codes
+    texts = pa.array([repr(float(u)) for u in uniq] + ["null"], pa.string())
+    return texts.take(pa.array(index)), distinct
+
+
+def _joined(texts) -> memoryview:
+    """The texts joined by commas, as bytes (no copy back into Python objects)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if texts.nbytes + len(texts) < (1 << 31) - 1:  # the joined text fits 32-bit offsets: no cast
+        one = pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts)
+        return memoryview(pc.binary_join(one, ",")[0].as_buffer())
+    one = pa.LargeListArray.from_arrays(pa.array([0, len(texts)], pa.int64()), texts.cast(pa.large_string()))
+    return memoryview(pc.binary_join(one, pa.scalar(",", pa.large_string()))[0].as_buffer())
+
+
+def _code_count(codes) -> int:
+    """Distinct codes (-1, a missing value, counted as one value, as ``None`` in a Python set)."""
+    import numpy as np
+
+    return int(np.count_nonzero(np.bincount(codes + 1))) if len(codes) else 0
+
+
+def _distinct(array) -> int:
+    import pyarrow.compute as pc
+
+    return pc.count_distinct(array, mode="all").as_py()
+
+
+def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mapping[str, Any],
+                  fields: Mapping[str, Any], *, unit: str = "item", ground_truth: str | None = None
+                  ) -> tuple[EncodedTable, str | None] | None:
+    """One system's per-item columns, held as arrays, as the blobs, digest and summary of the :class:`ItemTable`
+    with the same values (:func:`table_columns`, :meth:`ItemTable.digest`, :meth:`RunResult.summary`): no Python
+    object per value.
+
+    Parameters
+    ----------
+    item_id : pyarrow.StringArray, shape (n,)
+        Unique, none missing.
+    system : str
+        Every row's system.
+    slices : mapping of str to pyarrow.StringArray or Coded, each shape (n,)
+        Missing values as nulls (codes -1).
+    values : mapping of str to numpy.ndarray of float64, each shape (n,)
+        NaN where the metric is undefined (``None`` in the table).
+    fields : mapping of str to pyarrow array or Coded, each shape (n,)
+        Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table), or their JSON texts coded
+        (:func:`coded` ``(..., as_json=True)``).
+    unit : str
+        The run's unit (named in the summary's intervals).
+    ground_truth : str, optional
+        A field of lists: :func:`evaluators.runs.store.ground_truth_digest` of it is returned too.
+
+    Returns
+    -------
+    (EncodedTable, str or None) or None
+        ``None`` when the columns need the per-value path (an id twice or missing, a value that is not finite, a
+        field of another type): :func:`table_columns` of an :class:`ItemTable` then gives the same bytes.
+    """
+    import hashlib
+
+    import numpy as np
+    import pyarrow as pa
+
+    from evaluators.metrics.statistics import bootstrap_ci
+    from evaluators.run_result import ALL, SummaryRow
+
+    n = len(item_id)
+    if not n or item_id.null_count:
+        return None
+    order = pa.compute.sort_indices(item_id)  # UTF-8 byte order is code point order (Python's order of str)
+    ordered_ids = item_id.take(order)
+    if n > 1 and pa.compute.any(pa.compute.equal(ordered_ids.slice(1), ordered_ids.slice(0, n - 1))).as_py():
+        return None  # an id twice
+    for v in values.values():
+        if len(v) != n or np.isinf(v).any():
+            return None
+    names = ["item_id", "system", *slices, *values, *fields]
+    if len(set(names)) != len(names) or any(len(c.codes if isinstance(c, Coded) else c) != n
+                                            for c in (*slices.values(), *fields.values())):
+        return None
+    one = pa.array(np.zeros(n, dtype=np.int64))
+    systems = pa.array([system], pa.string()).take(one)
+    columns = [("item_id", "item_id", _parquet(item_id, n)), ("system", "system", _parquet(systems, 1))]
+    texts = [_json_strings(item_id), _json_strings(pa.array([system], pa.string())).take(one)]
+    for name, column in slices.items():
+        if isinstance(column, Coded):
+            text, array = _json_coded(column)
+            columns.append(("slice", name, _parquet(array, _code_count(column.codes))))
+        else:
+            columns.append(("slice", name, _parquet(column, _distinct(column))))
+            text = _json_strings(column)
+        texts.append(text)
+    for name, column in values.items():
+        column = np.ascontiguousarray(column, dtype=float)
+        text, distinct = _json_floats(column)
+        columns.append(("value", name, _parquet(pa.array(column, pa.float64(), from_pandas=True), distinct)))
+        texts.append(text)
+    gt_digest = None
+    for name, column in fields.items():
+        if isinstance(column, Coded):  # of JSON texts (coded(..., as_json=True)): none missing
+            if (column.codes < 0).any():
+                return None
+            text, distinct = column.values.take(pa.array(column.codes)), _code_count(column.codes)
+        elif pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+            text = _json_lists(column)
+            if text is None:
+                return None
+            distinct = _distinct(text)
+        elif pa.types.is_string(column.type):
+            text = _json_strings(column)
+            distinct = _distinct(text)
+        else:
+            return None
+        columns.append(("field", name, _parquet(text, distinct)))
+        texts.append(text)
+        if name == ground_truth:
+            pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
+            ordered = pairs.take(order)
+            h = hashlib.sha256(b"[")
+            h.update(_joined(ordered))
+            h.update(b"]")
+            gt_digest = h.hexdigest()
+    # ItemTable.digest: the canonical JSON {"columns": [...], "data": [[...], ...]}, written a column at a time
+    h = hashlib.sha256(('{"columns":' + _json(names) + ',"data":[').encode("utf-8"))
+    for k, text in enumerate(texts):
+        h.update(b",[" if k else b"[")
+        h.update(_joined(text))
+        h.update(b"]")
+    h.update(b"]}")
+    # RunResult.summary: the overall row, then each slice value (sorted), by metric
+    groups = [("", ALL, np.arange(n))]
+    for name, column in slices.items():
+        column = column if isinstance(column, Coded) else coded(column)
+        codes, dictionary = column.codes, column.values.to_pylist()
+        for v in sorted(x for x in dictionary if x is not None):
+            rows = np.flatnonzero(codes == dictionary.index(v))
+            if len(rows):  # a value of the table that this part does not have: no row
+                groups.append((name, v, rows))
+    summary = []
+    for name, value, rows in groups:
+        for metric, column in values.items():
+            x = np.asarray(column, dtype=float)[rows]
+            x = x[~np.isnan(x)]
+            mean = sum(x.tolist()) / len(x) if len(x) else None
+            low = high = None
+            if len(x) >= 2:
+                ci = bootstrap_ci(x, n_resamples=1000, confidence_level=0.95, seed=0, unit=unit)
+                low, high = ci.ci_low, ci.ci_high
+            summary.append(SummaryRow(system, metric, name, value, len(x), len(rows), mean, low, high).to_dict())
+    return EncodedTable(tuple(columns), h.hexdigest(), n, (system,) if n else (), tuple(values),
+                        tuple(summary)), gt_digest
 
 
 #: Column kinds that runs of one dataset share (kept decoded by :func:`table_of`'s ``cache``).
@@ -180,5 +505,6 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
     return table
 
 
-__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "CorruptBlob", "blob_digest", "decode_column",
-           "encode_column", "table_columns", "table_of"]
+__all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "Coded", "CorruptBlob", "EncodedTable",
+           "blob_digest", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "table_columns",
+           "table_of"]

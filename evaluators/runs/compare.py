@@ -73,6 +73,9 @@ class RunsComparison(DictMixin):
         Items in both (by item id).
     metrics : tuple of MetricComparison
         One per metric both runs have, in run A's column order.
+    not_compared : tuple of str
+        Metrics both runs have but no common item has a value of in both (e.g. ``semantic_similarity`` where
+        its model was not installed): left out of an all-metrics comparison, named here.
     """
 
     name_a: str
@@ -81,6 +84,7 @@ class RunsComparison(DictMixin):
     n_b: int
     n_common: int
     metrics: tuple[MetricComparison, ...]
+    not_compared: tuple[str, ...] = ()
 
     def metric(self, name: str) -> MetricComparison:
         """The comparison of metric ``name`` (KeyError when neither run has it)."""
@@ -157,7 +161,7 @@ def compare_runs(a: RunResult, b: RunResult, name_a: str = "A", name_b: str = "B
     if error:
         raise TooFewCommon(error)
     names = list(metrics) if metrics is not None else [m for m in a.metrics if m in b.items.values]
-    out = []
+    out, not_compared = [], []
     for metric in names:
         for result, name in ((a, name_a), (b, name_b)):
             if metric not in result.items.values:
@@ -167,6 +171,9 @@ def compare_runs(a: RunResult, b: RunResult, name_a: str = "A", name_b: str = "B
         defined_b = {i for i in rows_b if col_b[rows_b[i]] is not None}
         ids = [i for i in defined_a if i in defined_b]
         if not ids:
+            if metrics is None:  # all metrics asked: one no item has in both is named, not fatal
+                not_compared.append(metric)
+                continue
             raise TooFewCommon(f"{name_a} and {name_b} have no item with a {metric} value in both")
         xa = [col_a[rows_a[i]] for i in ids]
         xb = [col_b[rows_b[i]] for i in ids]
@@ -176,8 +183,37 @@ def compare_runs(a: RunResult, b: RunResult, name_a: str = "A", name_b: str = "B
             paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed),
             approximate_randomization(xa, xb, n_resamples=n_resamples, seed=seed),
             mcnemar(xa, xb) if binary else None))
-    return RunsComparison(name_a, name_b, len(rows_a), len(rows_b), len(common), tuple(out))
+    if not out and not_compared:
+        raise TooFewCommon(f"{name_a} and {name_b} have no item with a value in both for any metric "
+                           f"({', '.join(not_compared)})")
+    return RunsComparison(name_a, name_b, len(rows_a), len(rows_b), len(common), tuple(out), tuple(not_compared))
+
+
+def tokenizer_changes(name_a: str, signature_a: str, name_b: str, signature_b: str) -> list[str]:
+    """``tokenizer changed since run A: ...`` lines when run B's text was cut differently from run A's.
+
+    The facts both runs' signatures state (tokenizer versions, jieba dictionary and user dictionary digests,
+    HMM, stop-word list, script conversion: :func:`evaluators.text.provenance.signature_differences`) are
+    compared; the Runs page shows the lines above a side-by-side comparison and ``runs compare`` prints them
+    on stderr.
+
+    Parameters
+    ----------
+    name_a, name_b : str
+        The runs' names (A the earlier, the baseline).
+    signature_a, signature_b : str
+        Their signatures (:attr:`evaluators.runs.store.RunRecord.signature`).
+
+    Returns
+    -------
+    list of str
+        One line per differing fact, naming it (``jieba dict: sha256:… -> sha256:…``); empty when they agree.
+    """
+    from evaluators.text.provenance import signature_differences
+
+    return [f"tokenizer changed since run {name_a} (run {name_b}): {d}"
+            for d in signature_differences(signature_a, signature_b)]
 
 
 __all__ = ["MIN_OVERLAP", "MetricComparison", "RunsComparison", "TooFewCommon", "compare_runs", "overlap_error",
-           "rows_of"]
+           "rows_of", "tokenizer_changes"]

@@ -21,7 +21,7 @@ from evaluators.review.limits import check_name, check_text
 from evaluators.review.schema import ensure_schema
 from evaluators.review.store import OPEN_STORES, open_engines
 from evaluators.run_result import RunResult
-from evaluators.runs.columns import MAX_BLOB_BYTES, CorruptBlob, blob_digest, table_columns, table_of
+from evaluators.runs.columns import MAX_BLOB_BYTES, CorruptBlob, EncodedTable, blob_digest, table_columns, table_of
 from evaluators.runs.tables import blobs_table, datasets_table, runs_table, versions_table
 
 #: First line of an export file (its format and version).
@@ -187,7 +187,7 @@ class RunStore:
     def log_run(self, result: RunResult, *, name: str, who: str, tags: Mapping[str, Any] | Iterable[str] | None = None,
                 gt_name: str, gt_digest: str, patch_digests: Sequence[str] = (),
                 created_at: str | None = None, patches: Mapping[str, bytes] | None = None,
-                inputs: Mapping[str, bytes] | None = None) -> RunRecord:
+                inputs: Mapping[str, bytes] | None = None, encoded: EncodedTable | None = None) -> RunRecord:
         """Keep a run: its record, its dataset version and its per-item table (new column blobs only).
 
         Parameters
@@ -213,6 +213,9 @@ class RunStore:
             SHA-256 -> bytes of the input files the run was scored from, kept once (content-addressed blobs) so
             that the task can score them again on a later GT version; each named in ``result.digests`` under
             ``input:ROLE`` (:func:`kept_inputs`).
+        encoded : EncodedTable, optional
+            The per-item table already encoded (:func:`evaluators.runs.columns.encode_arrays`: the same blobs,
+            digest and summary as ``result.items`` of the same values); ``result.items`` is then not read.
 
         Returns
         -------
@@ -242,14 +245,20 @@ class RunStore:
             if digest not in named or blob_digest(data) != digest:
                 raise ValueError(f"input {digest[:12]}: its bytes are not those of an input of this run")
         created_at = utc_text(created_at, "created_at") if created_at else _now()
-        columns = table_columns(result.items)
-        summary = [row.to_dict() for row in result.summary()]
+        if encoded is None:
+            columns = table_columns(result.items)
+            summary = [row.to_dict() for row in result.summary()]
+            items_digest, n_items = result.items.digest(), len(result.items)
+            systems, metrics = result.systems, result.metrics
+        else:
+            columns, summary = list(encoded.columns), list(encoded.summary)
+            items_digest, n_items, systems, metrics = encoded.digest, encoded.n_items, encoded.systems, encoded.metrics
         manifest = [[kind, col, blob_digest(data)] for kind, col, data in columns]
         row = {"name": name, "task": check_name(result.task, "task")[:64], "unit": str(result.unit)[:32],
                "predictions_digest": str(result.digests.get("predictions", ""))[:64], "config": _dumps(result.config),
                "signature": str(result.signature), "who": who, "created_at": created_at, "tags": _dumps(tag_map),
-               "accepted": False, "items_digest": result.items.digest(), "n_items": len(result.items),
-               "systems": _dumps(list(result.systems)), "metrics": _dumps(list(result.metrics)),
+               "accepted": False, "items_digest": items_digest, "n_items": n_items,
+               "systems": _dumps(list(systems)), "metrics": _dumps(list(metrics)),
                "columns": _dumps(manifest), "summary": _dumps(summary), "digests": _dumps(dict(result.digests)),
                "issues": _dumps([i.to_dict() for i in result.issues])}
         with self._writer.begin() as c:

@@ -10,6 +10,7 @@ still addressed by ``(system, item_id)``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -74,14 +75,104 @@ def qa_run_result(run: Any) -> RunResult:
                      {"lang": r.lang},
                      {"question": r.question, "ground_truth": tuple(r.gold_answers), "prediction": r.prediction,
                       "status": r.status})
+    return RunResult("qa", cols.table(), unit="record", issues=_qa_issues(run), config=to_jsonable(run.config),
+                     signature=run.signature, native=run)
+
+
+def _qa_issues(run: Any) -> tuple[InputIssue, ...]:
+    """The issues of every input of a QA run (reading problems and unusable inputs)."""
     issues: list[InputIssue] = []
     for x in run.inputs:
         if x.report is not None:
             issues += list(x.report.issues)
         if x.failure is not None:
             issues.append(x.failure)
-    return RunResult("qa", cols.table(), unit="record", issues=tuple(issues), config=to_jsonable(run.config),
-                     signature=run.signature, native=run)
+    return tuple(issues)
+
+
+#: Threads :func:`qa_run_columns` encodes columns and systems on (the results do not depend on it).
+LOG_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, str]] | None:
+    """:func:`qa_run_result` of a one-input QA run, split by system (:func:`evaluators.runs.split_systems`) and
+    encoded for the registry from columns: the metric values, statuses, languages and systems from the record
+    store's arrays, the texts from ``captured`` (:class:`evaluators.qa.capture.RowCapture` of the scoring pass),
+    with no Python object per value.
+
+    Parameters
+    ----------
+    run : QARun
+        One input, scored with ``captured``'s sink (no GT patch applied since).
+    captured : pyarrow.Table
+        :meth:`evaluators.qa.capture.RowCapture.table`, one row per record of the run's report.
+
+    Returns
+    -------
+    dict of str to (RunResult, EncodedTable, str), or None
+        System -> its run result (an empty ``items``: the table is the :class:`~evaluators.runs.columns.EncodedTable`,
+        equal byte for byte to :func:`qa_run_result`'s split by system) and the GT digest of its records
+        (:func:`evaluators.runs.store.ground_truth_digest`); ``None`` when the run needs :func:`qa_run_result` (several
+        inputs, records not in a store, an id twice within a system, values that are not text).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+    import pyarrow as pa
+
+    from evaluators.qa.store import RecordStore
+    from evaluators.runs.columns import coded, coded_table, encode_arrays
+    from evaluators.runs.rescore import QA_TASK_KEY
+
+    report = run.report
+    if report is None or run.others or len(run.inputs) != 1 or not isinstance(report.records, RecordStore):
+        return None
+    store = report.records
+    if captured.num_rows != len(store):
+        return None
+    em, f1 = store.array("exact_match")[0], store.array("token_f1")[0]
+    lang_codes, lang_table = store.array("lang")
+    status_codes, status_table = store.array("status")
+    if report.group_field and report.by_group:  # run.runs(): one run per group value, in order of appearance
+        group_codes, group_table = store.array("group")
+        names = [g if g is not None else f"(no {report.group_field})" for g in group_table]
+        seen, first = np.unique(group_codes, return_index=True)
+        order = list(dict.fromkeys(names[int(c)] for c in seen[np.argsort(first)]))
+        of_code = np.array([order.index(x) if x in order else -1 for x in names], dtype=np.int64)
+        part = of_code[group_codes]
+    else:
+        order, part = [report.file], np.zeros(len(store), dtype=np.int64)
+    # each column coded once (its distinct values escaped and counted once), then taken by system; the columns and
+    # the systems on threads (Arrow, Parquet, zstd and SHA-256 work without the GIL)
+    def column(name: str):
+        values = captured.column(name)
+        return coded(values.combine_chunks() if values.num_chunks != 1 else values.chunk(0), as_json=True)
+
+    with ThreadPoolExecutor(min(LOG_THREADS, len(order) + 4)) as pool:
+        texts = dict(zip(("question", "ground_truth", "prediction", "prediction_raw"),
+                         pool.map(column, ("question", "gold_answers", "prediction", "prediction_raw"))))
+        fields = {"question": texts["question"], "ground_truth": texts["ground_truth"],
+                  "prediction": texts["prediction"], "status": coded_table(status_codes, status_table, as_json=True),
+                  "prediction_raw": texts["prediction_raw"]}
+        if any(f is None for f in fields.values()):
+            return None
+        item_ids = captured.column("id").combine_chunks()
+        lang = coded_table(lang_codes, lang_table)
+
+        def encode(k: int):
+            rows = np.flatnonzero(part == k)
+            return encode_arrays(item_ids.take(pa.array(rows)), order[k], {"lang": lang.take(rows)},
+                                 {"exact_match": em[rows], "token_f1": f1[rows]},
+                                 {name: f.take(rows) for name, f in fields.items()}, unit="record",
+                                 ground_truth="ground_truth")
+
+        encoded = list(pool.map(encode, range(len(order))))
+    if any(e is None for e in encoded):
+        return None
+    config = {**to_jsonable(run.config), QA_TASK_KEY: report.task}
+    base = RunResult("qa", ItemTable((), ()), unit="record", issues=_qa_issues(run), config=config,
+                     signature=run.signature)
+    return {system: (base, *e) for system, e in zip(order, encoded)}
 
 
 def _system_name(file: str | None, fallback: str) -> str:

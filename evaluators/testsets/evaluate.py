@@ -16,7 +16,7 @@ missing; an error, in the denominators); an item without keywords has no automat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -403,7 +403,7 @@ def single_report(test_set: TestSet, answers: AnswerSet, rows: Sequence[ItemResu
     SingleTurnReport
     """
     rows = list(rows)
-    ids = {i.id for i in test_set.items}
+    ids = {r.id for r in rows}  # the items' ids (one row per item)
     extra = tuple(sorted({k for k, _ in answers.answers if k not in ids}))
     return SingleTurnReport(
         file=test_set.file, answers_file=answers.file, kind="single", overall=_stats(rows),
@@ -563,17 +563,33 @@ def evaluate_multi_turn(test_set: TestSet, answers: AnswerSet, *, workers: int =
     """
     if test_set.kind != "multi_turn":
         raise ValueError("evaluate_multi_turn needs a multi-turn test set; use evaluate_single")
-    dialogues = []
-    all_turns: list[TurnResult] = []
-    used: set[tuple[str, int | None]] = set()
     work = []
     for d in test_set.items:
         turns = sorted(d.turns, key=lambda t: t.turn)
-        used.update((d.id, t.turn) for t in turns)
         work.append((d, [answers.answers.get((d.id, t.turn)) for t in turns]))
-    for dialogue in map_ordered(_score_dialogues, work, workers, chunk_size=CHUNK_ITEMS):
-        dialogues.append(dialogue)
-        all_turns.extend(dialogue.turns)
+    return multi_turn_report(test_set, answers, map_ordered(_score_dialogues, work, workers, chunk_size=CHUNK_ITEMS))
+
+
+def multi_turn_report(test_set: TestSet, answers: AnswerSet, dialogues: Iterable[DialogueResult]) -> MultiTurnReport:
+    """The report of multi-turn dialogue results (one per dialogue of ``test_set``, in order): the coverages
+    overall, by dialogue and by context, and the id lists made from them.
+
+    Parameters
+    ----------
+    test_set : TestSet
+        Its ``file`` and ``issues`` are reported.
+    answers : AnswerSet
+        Its answers (keys of no turn are reported as extra).
+    dialogues : iterable of DialogueResult
+        One per dialogue, in order.
+
+    Returns
+    -------
+    MultiTurnReport
+    """
+    dialogues = list(dialogues)
+    all_turns = [t for d in dialogues for t in d.turns]
+    used = {(t.dialogue_id, t.turn) for t in all_turns}
     extra = tuple(sorted(f"{k}#{t}" if t is not None else k for k, t in answers.answers if (k, t) not in used))
     return MultiTurnReport(
         file=test_set.file, answers_file=answers.file, kind="multi_turn", overall=_coverage(all_turns),

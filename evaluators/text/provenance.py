@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -225,6 +226,99 @@ def provenance_differences(baseline: TextProvenance | dict | None, current: Text
             if x.get(name) != y.get(name):
                 out.append(f"{key} {name}: {_short(x.get(name))} -> {_short(y.get(name))}")
     return out
+
+
+#: A tokenizer in a signature: ``tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:…,user=none)``,
+#: ``tok=jieba[user=1a2b3c4d](jieba-0.42.1,hmm=off,…)`` (a setup's own name), ``tok=char(cjk-chars+words)``.
+_SIG_TOKENIZER = re.compile(r"tok=([A-Za-z][\w.+-]*?)(\[[^\]]*\])?(?:-(\d[\w.]*))?\(([^()]*)\)")
+#: A Traditional/Simplified conversion in a signature: ``script=none``, ``script=tw2s (opencc 1.4.2)``.
+_SIG_SCRIPT = re.compile(r"script=([a-z0-9]+(?: \(opencc [^)]*\))?)")
+#: The stop-word list's digest in a signature: ``stopwords=… sha256:ff0cab7667c3``.
+_SIG_STOPWORDS = re.compile(r"stopwords=[^|;]*?sha256:([0-9a-f]+)")
+#: A pinned package in a signature (the QA scores' tokenizer package): ``nltk==3.10.4``.
+_SIG_PACKAGE = re.compile(r"\b([A-Za-z][\w-]*)==(\d[\w.]*)")
+
+
+def signature_tokenizer_facts(signature: str) -> dict[str, str]:
+    """What a score signature says about how its text was cut, as ``fact -> value``.
+
+    Facts: each tokenizer's version and options (``jieba version``, ``jieba dict``, ``jieba user``,
+    ``jieba hmm``, ``char mode`` …; a jieba setup's own name such as ``jieba[hmm]`` counts as ``jieba``),
+    ``script`` (``none`` when the signature names no conversion), ``stopwords sha256`` and pinned packages
+    (``nltk version``).  A fact that several metrics of one signature state with different values keeps
+    them all, sorted and joined with `` / ``.
+
+    Parameters
+    ----------
+    signature : str
+        A run's signature (:attr:`evaluators.run_result.RunResult.signature`, a report's ``signature``).
+
+    Returns
+    -------
+    dict of str to str
+
+    Examples
+    --------
+    >>> f = signature_tokenizer_facts("tok=jieba-0.42.1(accurate,hmm=off,dict=sha256:7197c3211ddd,user=none)"
+    ...                               "|norm=nfkc+lower|punct=dropped|script=none")
+    >>> f["jieba version"], f["jieba dict"], f["jieba hmm"], f["script"]
+    ('0.42.1', 'sha256:7197c3211ddd', 'off', 'none')
+    """
+    facts: dict[str, set[str]] = {}
+
+    def add(key: str, value: str) -> None:
+        facts.setdefault(key, set()).add(value)
+
+    text = str(signature or "")
+    for m in _SIG_TOKENIZER.finditer(text):
+        name, version, options = m.group(1), m.group(3), m.group(4)
+        if version:
+            add(f"{name} version", version)
+        for opt in (o.strip() for o in options.split(",")):
+            if not opt:
+                continue
+            if "=" in opt:
+                k, v = opt.split("=", 1)
+                add(f"{name} {k}", v)
+            elif opt.startswith(f"{name}-") and opt[len(name) + 1:][:1].isdigit():
+                add(f"{name} version", opt[len(name) + 1:])  # tok=jieba[hmm](jieba-0.42.1,...)
+            else:
+                add(f"{name} mode", opt)
+    for m in _SIG_PACKAGE.finditer(text):
+        add(f"{m.group(1)} version", m.group(2))
+    for m in _SIG_STOPWORDS.finditer(text):
+        add("stopwords sha256", m.group(1))
+    for m in _SIG_SCRIPT.finditer(text):
+        add("script", m.group(1))
+    out = {k: " / ".join(sorted(v)) for k, v in facts.items()}
+    out.setdefault("script", "none")
+    return out
+
+
+def signature_differences(baseline: str, current: str) -> list[str]:
+    """What differs in how two signatures' text was cut, one line per fact: ``jieba dict: sha256:… -> sha256:…``.
+
+    Facts of :func:`signature_tokenizer_facts` that both signatures state (and ``script``, ``none`` when
+    unnamed) are compared; a tokenizer only one of them uses is a different metric set, not a change.
+
+    Parameters
+    ----------
+    baseline, current : str
+        Two signatures (an earlier run's first).
+
+    Returns
+    -------
+    list of str
+        Empty when they agree on every shared fact.
+
+    Examples
+    --------
+    >>> signature_differences("tok=jieba-0.39(accurate,hmm=off)|script=none",
+    ...                       "tok=jieba-0.42.1(accurate,hmm=off)|script=t2s (opencc 1.4.2)")
+    ['jieba version: 0.39 -> 0.42.1', 'script: none -> t2s (opencc 1.4.2)']
+    """
+    a, b = signature_tokenizer_facts(baseline), signature_tokenizer_facts(current)
+    return [f"{k}: {a[k]} -> {b[k]}" for k in sorted(set(a) & set(b)) if a[k] != b[k]]
 
 
 def _as_mapping(value: Any) -> dict:

@@ -30,7 +30,7 @@ from tests.helpers.install import OutboundRecorder
 
 pytestmark = pytest.mark.e2e
 
-WAIT = 120_000  # ms: a fresh server scores each page's demo on its first visit (2 shared cores in CI)
+WAIT = 120_000  # ms: a fresh installed server imports each page on its first visit (2 shared cores in CI)
 #: The heading each page starts with, by its path in components.layout.PAGES.
 TITLES = {"pages/1_Narrative.py": "Narrative annotation", "pages/2_QA_Factcheck.py": "QA & Fact-check",
           "pages/3_Test_Sets.py": "Test sets", "pages/4_Persona_Dialogue.py": "Persona Dialogue",

@@ -19,6 +19,14 @@ def _texts(at) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def _leaves(node, ancestors: tuple[str, ...] = ()) -> list:
+    """The page's elements in the order they are drawn, each with the types of the blocks around it."""
+    children = getattr(node, "children", None)
+    if not children:
+        return [(node, ancestors)]
+    inner = (*ancestors, type(node).__name__)
+    return [leaf for key in sorted(children) for leaf in _leaves(children[key], inner)]
+
 def test_demo_shows_scores_heatmap_tables_and_downloads():
     at = _app("demo")
     at.run()
@@ -288,6 +296,12 @@ def test_a_stored_report_that_does_not_fit_the_uploaded_cases_says_so_and_offers
     assert f"126 of 186 rows of {REPORT} do not match the uploaded cases" in warning
     assert "22 have no case" in warning and "104 answered another prompt" in warning
     assert "carries its own 186 cases" in warning
+    # in the headline: above the first score, in no collapsed expander (it was behind "253 input issue(s)")
+    leaves = _leaves(at.main)
+    fit = next(i for i, (node, _) in enumerate(leaves) if type(node).__name__ == "Warning"
+               and "do not match the uploaded cases" in shown(node.value))
+    first_score = next(i for i, (node, _) in enumerate(leaves) if type(node).__name__ == "Metric")
+    assert fit < first_score and "Expander" not in leaves[fit][1]
     at.radio(key="dialogue_cases_from").set_value(REPORT).run()              # use them
     assert not at.exception and not at.error
     assert not [w for w in at.warning if "do not match the uploaded cases" in shown(w.value)]

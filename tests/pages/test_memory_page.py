@@ -465,3 +465,26 @@ def test_tokenization_view_takes_the_user_dictionary_and_records_it(tmp_path):
     assert "jieba_user" in at.dataframe[0].value.columns
     digest = hashlib.sha256(data).hexdigest()[:12]
     assert any(digest in c.value for c in at.code)
+
+
+def test_an_empty_judge_cache_download_says_why_instead_of_a_file(deferred_downloads):
+    """Issue 26 (walk: empty downloads say why instead of giving 0 bytes): results scored without a judge
+    verdict offer no judge-cache file but say why; the demo, whose cache holds 24 verdicts, offers them."""
+    rows = "".join(json.dumps({"question_id": f"q{i}", "question_type": "single-hop", "question": f"问题 {i}",
+                               "ground_truth": "北京", "prediction": "北京"}, ensure_ascii=False) + "\n"
+                   for i in range(3)).encode("utf-8")
+    at = run_page("upload")
+    at.file_uploader(key="mem_results").set_value(("run.jsonl", rows, "application/jsonl"))
+    at.run()
+    assert not at.exception, at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Judge cache (JSON)" not in labels and "Report (JSON)" in labels
+    (caption,) = [shown(c.value) for c in at.caption if "Judge cache (JSON)" in shown(c.value)]
+    assert "no judge verdict for these questions yet" in caption and "the file would be empty" in caption
+    assert "judge_cache.json" not in deferred_downloads
+
+    demo = run_page("demo")
+    assert "Judge cache (JSON)" in [b.proto.label for b in demo.get("download_button")]
+    entries = json.loads(deferred_downloads["judge_cache.json"]())["entries"]
+    cache = json.loads(demo_path("memory", "demo_judge_cache.json").read_text(encoding="utf-8"))["entries"]
+    assert len(entries) == 24 and entries == cache    # the 24 verdicts of the demo's 25 questions

@@ -352,3 +352,32 @@ def test_script_conversion_setting_scores_a_traditional_prediction_like_the_simp
     first = demo(GT_NAME)["narrative_events"][0]["text_span"]["text"]
     assert first[:8] in body and traditional({"t": first})["t"][:8] not in body
     assert spans(evaluate(pred_t, gt, config=NarrativeConfig(script="tw2s"))) == spans(simplified)
+
+
+def test_compare_view_flags_the_bootstrap_p_on_few_stories_and_shows_the_exact_sign_flip_p(demo_batch):
+    """Issue 29 on the page: two stories, the second system (the GT itself) higher on both.  The bootstrap p-value
+    carries the small-sample warning; the randomization card is the exact sign-flip p, 2 of the 2^2 sign
+    assignments as extreme as the observed one: 0.5."""
+    import html
+    import io
+    import zipfile
+
+    gt, pred = demo_files()
+    at = run(PAGE, evalboard_data_source="upload")
+    _upload(at, [(f.name, f.data) for f in gt], [(f.name, f.data) for f in pred])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in gt:
+            z.writestr(f.name.replace("_v3.json", "_prediction.json"), f.data)
+    at.file_uploader(key="nar_more_pred").set_value([("oracle.zip", buf.getvalue(), "application/zip")]).run()
+    at.segmented_control(key="nar_view").set_value("compare").run()
+    assert not at.exception, at.exception
+    assert all(r.overall_score < 1 for r in demo_batch.scored) and len(demo_batch.scored) == 2
+    m = metrics(at)
+    assert m["p (randomization)"] == "0.5000"
+    card = next(x for x in at.metric if x.label == "p (randomization)")
+    assert "exact sign-flip" in card.proto.help
+    # the warning is Markdown (brackets escaped, "<" as an entity): compared as shown
+    shown = [html.unescape(w.value.replace("\\", "")) for w in at.warning]
+    flag = "[!] bootstrap p-value not trustworthy on a small sample (2 items < 30"
+    assert any(s.startswith(flag) for s in shown), shown

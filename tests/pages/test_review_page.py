@@ -95,6 +95,32 @@ def test_adjudication_agreement_and_export_tabs(data_dir):
     assert any("1 adjudicated, 0 waiting" in shown(c.value) for c in at.caption)
 
 
+
+def test_agreement_notes_get_a_wide_column_beside_the_counts(data_dir):
+    """Issue 26 (walk, cut labels at 1440 px): the grid cut 'not yet meaningful: 2 items (fewer than 30)' to
+    'not yet mea…' in the agreement table, and the automatic-verdict table's note as the last of its columns.
+    A grid cell is drawn on a canvas the browser layout test cannot read: the column settings are checked."""
+    import json
+
+    at = _demo_session("carol")
+    store = ReviewStore(data_dir / "review.sqlite")
+    session = store.sessions()[0]
+    first, second = store.items(session.id)[:2]
+    for who in ("x", "y"):
+        store.save_decision(first.id, who, label="model_error")
+        store.save_decision(second.id, who, label="gt_error")
+    at.run()
+    at.segmented_control(key="review_view").set_value("agreement").run()
+    assert not at.exception, at.exception
+    agreement = next(d for d in at.dataframe if "statistic" in d.value.columns)
+    assert set(agreement.value["meaningful"][:3]) == {"not yet meaningful: 2 items (fewer than 30)"}
+    assert json.loads(agreement.proto.columns)["meaningful"]["width"] == "large"
+    machine = next(d for d in at.dataframe if "note" in d.value.columns)
+    # against the automatic verdict item 2, a GT error, is left out: 1 item each
+    assert set(machine.value["note"]) == {"not yet meaningful: 1 item (fewer than 30)"}
+    assert json.loads(machine.proto.columns)["note"]["width"] == "large"
+    assert list(machine.proto.column_order)[:3] == ["annotator", "n_items", "note"]   # beside the counts, not last
+
 def test_qa_page_opens_a_review_of_its_records(data_dir):
     from tests.pages.helpers import QA_PAGE
 

@@ -203,3 +203,49 @@ def test_public_hotpotqa_systems_logged_and_shown(db, capsys, monkeypatch):
     # exact match of the 50 questions, as `compare DERIVED_seed_format.jsonl` prints: 66%, 54%, 44%
     assert [(r["system"], r["exact_match"]) for r in rows] == [
         ("Decomp_FullPipeline", "66.00%"), ("Decomp_RelaxedInitial", "54.00%"), ("Decomp_SearchFallback", "44.00%")]
+
+
+def test_side_by_side_warns_when_the_two_runs_were_tokenized_differently(db, tmp_path, capsys):
+    """Issue 31 (provenance): two runs whose text was cut differently -- a QA run with Traditional->Simplified
+    conversion against one without, a persona run with a jieba user dictionary against one without -- get
+    "tokenizer changed since run A" naming what differs, on the page and from ``runs compare`` (stderr); two runs
+    cut alike get none."""
+    import hashlib
+
+    from evaluators.demo import demo_path
+    from evaluators.reports.escape import md
+    from evaluators.text.script import opencc_version
+
+    zh = tmp_path / "zh.jsonl"
+    zh.write_text('{"id": "1", "answer": "國家", "prediction": "国家"}\n'
+                  '{"id": "2", "answer": "看著", "prediction": "看着"}\n', encoding="utf-8")
+    _cli(capsys, "qa", str(zh), "--log", "--run-name", "plain", "--db", db)
+    _cli(capsys, "qa", str(zh), "--log", "--run-name", "again", "--db", db)
+    _cli(capsys, "qa", str(zh), "--script", "tw2s", "--log", "--run-name", "tw2s", "--db", db)
+    expected = f"tokenizer changed since run plain (run tw2s): script: none -> tw2s (opencc {opencc_version()})"
+    at = _run({"runs_view": "compare", "runs_a": "plain", "runs_b": "tw2s"})
+    assert [w.value for w in at.warning] == [md(expected)]  # as markdown (md: "->" written "-&gt;")
+    rows = at.dataframe[0].value.to_dict("records")  # and the comparison itself: EM 0% -> 100% on both records
+    assert (rows[0]["metric"], rows[0]["A"], rows[0]["B"], rows[0]["n paired"]) == ("exact_match", "0.00%",
+                                                                                   "100.00%", 2)
+    at = _run({"runs_view": "compare", "runs_a": "plain", "runs_b": "again"})
+    assert not at.warning and at.dataframe[0].value.to_dict("records")[0]["B"] == "0.00%"
+    capsys.readouterr()
+    assert main(["runs", "compare", "plain", "tw2s", "--db", db]) == 0
+    assert f"warning: {expected}\n" in capsys.readouterr().err
+    assert main(["runs", "compare", "plain", "again", "--db", db]) == 0
+    assert "tokenizer changed" not in capsys.readouterr().err
+
+    # a jieba user dictionary on the persona metrics (keyword_jaccard cuts with jieba): its digest named
+    user = tmp_path / "user.txt"
+    user.write_text("北京大学校 10 n\n", encoding="utf-8")
+    digest = hashlib.sha256(user.read_bytes()).hexdigest()
+    cases, preds = demo_path("dialogue", "persona_cases.json"), demo_path("dialogue", "panda-chat-small_report.json")
+    _cli(capsys, "dialogue", "--cases", str(cases), "--pred", str(preds), "--log", "--run-name", "persona", "--db", db)
+    _cli(capsys, "dialogue", "--cases", str(cases), "--pred", str(preds), "--user-dict", str(user), "--log",
+         "--run-name", "persona+dict", "--db", db)
+    at = _run({"runs_view": "compare", "runs_dataset": "persona_cases.json", "runs_a": "persona",
+               "runs_b": "persona+dict"})
+    changed = [w.value for w in at.warning if "tokenizer changed" in w.value]
+    assert changed == [md(f"tokenizer changed since run persona (run persona+dict): jieba user: none -> "
+                          f"sha256:{digest[:12]}")]

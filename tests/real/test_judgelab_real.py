@@ -4,7 +4,8 @@ and a scripted human review of 100 answers (a review session: two scripted revie
 adjudicated) as the calibration set.  The lab's figures equal a hand computation written here.
 
 (The LongMemEval predictions in ../shared/data hold 8 judged answers only, too few for a calibration set; the
-mem0 LoCoMo file is the public file with stored LLM-judge labels at scale.)
+mem0 LoCoMo file is the public file with stored LLM-judge labels at scale; those 8 are used as far as they go
+in test_judgelab_longmemeval_real.py.)
 """
 
 from __future__ import annotations

@@ -95,3 +95,31 @@ def test_json_on_stdout_holds_before_and_after_as_the_file_does(files, capsys):
     _check_section(data["gt_patch"], ("A", "B"))
     assert main(["compare", str(gt), "--gt-patch", str(patch), "--ci-resamples", "200", "--format", "json"]) == 0
     _check_section(json.loads(capsys.readouterr().out)["gt_patch"], ("A", "B"))
+
+
+def _other_commands():
+    from evaluators.demo import demo_path
+
+    d = demo_path
+    return {
+        "memory": ["memory", "--results", str(d("memory", "demo_results.jsonl"))],
+        "testsets": ["testsets", "--items", str(d("testsets", "factual_demo.json")), "--pred",
+                     str(d("testsets", "factual_demo_answers.json"))],
+        "dialogue": ["dialogue", "--cases", str(d("dialogue", "persona_cases.json")), "--pred",
+                     str(d("dialogue", "panda-chat-large.jsonl"))],
+        "narrative": ["narrative", "--gt", str(d("narrative", "EN_001_lantern_keeper_v3.json")), "--pred",
+                      str(d("narrative", "EN_001_lantern_keeper_prediction.json"))],
+    }
+
+
+@pytest.mark.parametrize("command", ["memory", "testsets", "dialogue", "narrative", "gate"])
+def test_an_empty_patch_is_refused_by_name_by_every_task_and_the_gate(files, capsys, command):
+    gt, _, tmp = files
+    empty = tmp / "empty.patch.jsonl"
+    empty.write_text("\n", encoding="utf-8")          # a blank line holds no correction either
+    args = (["review", "gate", "--gt", str(gt), "--baseline", "A", "--candidate", "B"] if command == "gate"
+            else _other_commands()[command])
+    capsys.readouterr()
+    assert main([*args, "--gt-patch", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert f"{empty}: empty GT patch" in err

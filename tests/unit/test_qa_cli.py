@@ -160,3 +160,17 @@ def test_qa_cli_writes_the_html_report_by_extension_or_format(tmp_path, capsys):
     assert html == qa_report(report)
     assert main(["qa", src, "--ci-resamples", "0", "--format", "html"]) == 0
     assert capsys.readouterr().out == html
+
+
+def test_qa_json_to_a_pipe_equals_the_output_file(tmp_path):
+    """``qa --format json | jq``: stdout is a pipe, which cannot seek; the report it receives is the file's.
+    (The per-record section is copied from a spool; the copy sought the end of stdout and failed with
+    'Illegal seek' after ``"records": [``.)"""
+    demo = str(demo_path("qa", "qa_demo.jsonl"))
+    target = tmp_path / "report.json"
+    args = [sys.executable, "-m", "evaluators", "qa", "--input", demo, "--format", "json"]
+    assert subprocess.run([*args, "--output-file", str(target)], cwd=ROOT, capture_output=True).returncode == 0
+    piped = subprocess.run(args, cwd=ROOT, capture_output=True)  # capture_output: stdout is a pipe
+    assert piped.returncode == 0, piped.stderr.decode()
+    assert json.loads(piped.stdout) == json.loads(target.read_bytes())
+    assert len(json.loads(piped.stdout)["records"]) == 12

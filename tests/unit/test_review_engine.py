@@ -83,8 +83,8 @@ def test_a_schema_1_database_is_upgraded_with_its_data(review_url):
     assert store.next_item(s.id, "alice").id in (3, 4)
     assert [i.id for i, _ in store.adjudication_queue(s.id)] == [1]
     with store.engine.connect() as c:
-        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0005"
-        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "5"
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == schema.HEAD == "0006"
+        assert c.execute(sa.text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "6"
         # schema 3: the adjudications' corrected answer (a GT error's right answer) is there, empty
         assert c.execute(sa.text("SELECT count(corrected_answer) FROM adjudications")).scalar() == 0
     # schema 4: the history starts with each decision's state; the items' filter columns are filled
@@ -101,8 +101,8 @@ def test_a_newer_schema_is_refused_and_the_cli_exits_2(tmp_path, capsys):
     ReviewStore(db).create_session("s", "qa", _items(1), created_by="x")
     engine = sa.create_engine(f"sqlite:///{db}")
     with engine.begin() as c:
-        c.execute(sa.text("UPDATE meta SET value = '6' WHERE key = 'schema_version'"))
-        c.execute(sa.text("UPDATE alembic_version SET version_num = '0006'"))
+        c.execute(sa.text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0007'"))
     with pytest.raises(SchemaTooNew, match="newer"):
         ReviewStore(db)
     assert main(["review", "sessions", "--db", str(db)]) == 2

@@ -34,7 +34,8 @@ def _testset_payloads(n=40):
 
 
 def right(payload, i) -> str:
-    metric_right = (payload.get("scores", {}).get("judge_score", payload.get("score")) or 0) >= 0.5
+    metric_right = (payload.get("scores", {}).get("judge_score", payload.get("score", payload.get("combined")))
+                    or 0) >= 0.5
     truly = metric_right != (i % 7 == 0)
     return "acceptable_variant" if truly else "model_error"
 
@@ -53,7 +54,15 @@ def make(db, name, kind, payloads, reviewed, *, settings=None, disagree=()):
     return store
 
 
-@pytest.mark.parametrize("kind,payloads", [("memory", _memory_payloads()), ("testsets", _testset_payloads())])
+def _dialogue_payloads(n=40):
+    # one persona model's replies; the combined score high on 3 of 4
+    return [{"kind": "dialogue", "id": f"下雨天#{i}#0", "scene": "下雨天", "dialogue_index": i, "context": "",
+             "ground_truth": "看，是彩虹！", "prediction": "彩虹！" if i % 4 else "不知道", "system": "panda",
+             "combined": 0.8 if i % 4 else 0.1} for i in range(n)]
+
+
+@pytest.mark.parametrize("kind,payloads", [("memory", _memory_payloads()), ("testsets", _testset_payloads()),
+                                           ("dialogue", _dialogue_payloads())])
 def test_memory_and_test_set_sessions_give_an_estimate(tmp_path, capsys, kind, payloads):
     db = tmp_path / "r.sqlite"
     make(db, "s", kind, payloads, reviewed=set(range(0, len(payloads), 2)))
@@ -144,3 +153,46 @@ def test_a_memory_session_with_its_results_file_as_gt(tmp_path, capsys):
     other.write_text("{}\n", encoding="utf-8")
     assert main(["review", "estimate", "--db", str(db), "--session", "m", "--gt", str(other)]) == 2
     assert "was not made from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("design", ["stratified", "active"])
+def test_the_printed_design_estimate_is_the_estimator_on_the_sessions_labels(tmp_path, capsys, design):
+    """The numbers ``review estimate`` prints for a stratified / active session are the library estimator on the
+    reviewed records' labels (the metric's strata, every other record unlabelled), and the disagreement range is
+    the same estimator with the 2 unadjudicated records counted wrong, then right."""
+    from evaluators.metrics.ppi import active_ppi_mean, stratified_ppi_mean
+    from evaluators.reports.format import percent
+
+    payloads = _memory_payloads(90)
+    keys = [(None, p["id"]) for p in payloads]
+    judge = [p["scores"]["judge_score"] for p in payloads]
+    sampling = draw_sample(keys, judge, 40, design=design, seed=3)
+    chosen = sorted(n for n, k in enumerate(keys) if key_text(k) in sampling["selected"])
+    split = set(chosen[:2])
+    db = tmp_path / "r.sqlite"
+    make(db, "s", "memory", payloads, reviewed=set(chosen), settings={"sampling": sampling}, disagree=split)
+    assert main(["review", "estimate", "--db", str(db), "--session", "s"]) == 0
+    out = capsys.readouterr().out
+    strata = ["0" if v <= 0 else "1" for v in judge]            # the metric's strata: the judge says 0 or 1
+
+    def estimate(extra):
+        y = {n: 1.0 if right(payloads[n], n) == "acceptable_variant" else 0.0 for n in chosen if n not in split}
+        y.update(extra)
+        lab = sorted(y)
+        if design == "stratified":
+            rest = [n for n in range(90) if n not in y]
+            return stratified_ppi_mean([y[n] for n in lab], [judge[n] for n in lab], [strata[n] for n in lab],
+                                       [judge[n] for n in rest], [strata[n] for n in rest])
+        # active: each selected record's inclusion probability, scaled by the share of the selection reviewed
+        share = len(lab) / len(chosen)
+        pi = [max(1e-12, sampling["selected"].get(key_text(k), 1.0) * share) for k in keys]
+        return active_ppi_mean(judge, pi, [n in y for n in range(90)], [y.get(n, float("nan")) for n in range(90)],
+                               strata=strata)
+
+    e = estimate({})
+    name = "stratified PPI:" if design == "stratified" else "active PPI (IPW):"
+    line = next(line for line in out.splitlines() if line.strip().startswith(name))
+    assert f"{percent(e.estimate)} [{percent(e.ci_low)}, {percent(e.ci_high)}]" in line, (line, e)
+    low, high = estimate({n: 0.0 for n in split}), estimate({n: 1.0 for n in split})
+    assert f"counted all wrong {percent(low.estimate)}, all right {percent(high.estimate)}" in out
+    assert f"({len(chosen) - 2} of 90 records reviewed)" in out

@@ -83,6 +83,25 @@ def test_two_runs_overlapping_40_percent_are_not_joined():
     assert compare_runs(a, b, min_overlap=0.4, n_resamples=0).metric("exact_match").n_paired == 400
 
 
+def test_a_metric_no_item_has_in_both_runs_is_named_not_fatal():
+    """Two persona runs logged where the embedding model was not installed: semantic_similarity is None on every
+    item of both.  Comparing all metrics compares the others and names it; asking for it alone is refused."""
+    a = _run({"exact_match": [1.0, 0.0, 1.0, 1.0], "semantic_similarity": [None] * 4})
+    b = _run({"exact_match": [1.0, 1.0, 1.0, 1.0], "semantic_similarity": [None] * 4})
+    c = compare_runs(a, b, "old", "new", n_resamples=0)
+    assert [m.metric for m in c.metrics] == ["exact_match"] and c.not_compared == ("semantic_similarity",)
+    em = c.metric("exact_match").bootstrap
+    assert (em.mean_a, em.mean_b, em.won, em.lost, em.tied) == (0.75, 1.0, 1, 0, 3)  # 3/4 -> 4/4, q1 won
+    from evaluators.reports.runs import comparison_text
+
+    assert "not compared (no item has a value in both runs): semantic_similarity" in comparison_text(c)
+    with pytest.raises(TooFewCommon, match="no item with a semantic_similarity value in both"):
+        compare_runs(a, b, "old", "new", metrics=["semantic_similarity"], n_resamples=0)
+    none = _run({"semantic_similarity": [None] * 4})
+    with pytest.raises(TooFewCommon, match="for any metric \\(semantic_similarity\\)"):
+        compare_runs(none, none, "old", "new", n_resamples=0)
+
+
 def _history(seed: int, n_runs: int = 10, n: int = 1000, step_at: int = 5, drop: float = 0.05):
     """10 runs of 1,000 items, 4 metrics, a 3-valued slice.  Each item has, per metric, a latent chance of a right
     answer drawn from Beta(0.35, 0.15) (mean 0.7, most items nearly always right or always wrong, as repeated

@@ -86,7 +86,7 @@ def test_cli_config_option_and_csv_and_markdown(demo_paths):
     assert lines[1:3] == ["r1,A,animal,1,r1,cat,Cat", "r2,A,animal,0,r2,dog,wolf"]
     code, md_text, _ = _cli("toylabel", *demo_paths, "--format", "md")
     assert code == 0 and "| B | all | 4 | 0.750 \\[" in md_text                      # md() escapes the brackets
-    assert "- error: toy\\_gt.jsonl:5:1: invalid JSON" in md_text.replace("toy_gt", "toy\\_gt")
+    assert "- error: toy_gt.jsonl:5:1: invalid JSON on this line" in md_text      # "_" inside a word is kept
 
 
 def test_cli_refuses_a_missing_file_with_exit_2(demo_paths, tmp_path):
@@ -168,4 +168,3 @@ def test_plugged_task_is_loaded_from_the_environment(demo_paths):
     done = subprocess.run([sys.executable, "-m", "evaluators", "toylabel", "--help"], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
     assert done.returncode != 0 and "no_such_module" in done.stderr
-    assert Path(ROOT / "tests/helpers/toy_task.py").is_file()

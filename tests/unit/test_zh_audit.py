@@ -153,3 +153,27 @@ def test_audit_command_prints_counts_delta_and_writes_review_items(tmp_path, cap
     payloads = json.loads(out.read_text(encoding="utf-8"))
     assert {p["prediction"] for p in payloads if p["extraction"]["status"] == U} == {c[1] for c in VERDICTS
                                                                                       if c[4] == U}
+
+
+def test_audit_command_prints_each_system_s_delta_and_the_items_that_moved(tmp_path, capsys):
+    """A rule change that moves one sys1 answer and two sys2 answers onto their gold verdicts: the printed table
+    gives each system its own delta (sys1 11/15 -> 12/15 = +6.67 points, sys2 11/15 -> 13/15 = +13.33) and
+    unparsed counts, then each moved item."""
+    src = tmp_path / "fc.jsonl"
+    src.write_text("".join(json.dumps({"id": f"c{i}", "claim": f"主張{i}", "system": s, "label": g, "prediction": t},
+                                      ensure_ascii=False) + "\n" for i, (s, t, g, _, _) in enumerate(VERDICTS)),
+                   encoding="utf-8")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"T": ["站得住脚", "站得住腳"], "uncertain": ["不好说"]}, ensure_ascii=False),
+                     encoding="utf-8")
+    assert main(["audit", "--input", str(src), "--task", "factcheck", "--rules", str(rules)]) == 0
+    text = capsys.readouterr().out
+    change = text.split("Rule change (", 1)[1]
+    assert change.split("\n", 1)[0].endswith("): 3 answer(s) read differently")
+    rows = {line.split()[0]: line.split() for line in change.splitlines() if line.startswith("sys")}
+    assert rows["sys1"] == ["sys1", "73.33%", "80.00%", "+6.67", "3", "2", "1"]
+    assert rows["sys2"] == ["sys2", "73.33%", "86.67%", "+13.33", "3", "1", "2"]
+    moved = [line.strip() for line in change.splitlines() if line.startswith("  sys")]
+    assert moved == ["sys1 c14: unparsed -> T (user-mapping); gold T: '站得住脚'",
+                     "sys2 c20: unparsed -> T (user-mapping); gold T: '說法站得住腳。'",
+                     "sys2 c25: unparsed -> uncertain (user-mapping); gold uncertain: '不好说'"]

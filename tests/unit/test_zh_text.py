@@ -312,3 +312,61 @@ def test_script_effect_scores_as_the_report_does_with_the_run_s_language():
     assert official_scores("国家", ["國家"], "en")[1:] == (0.0, 0.0)
     assert official_scores("国家", ["國家"], "zh")[1:] == (0.0, 0.5)
     assert official_scores("国家", ["國家"], "auto", "t2s") == ("zh", 1.0, 1.0)
+
+
+def test_signature_differences_name_a_changed_jieba_dictionary_version_hmm_and_script(tmp_path):
+    """What a logged run keeps is its signature: the facts the Runs page and ``runs compare`` compare (dictionary,
+    version, user dictionary, HMM, stop words, script), read from the tokenizers' real signatures."""
+    from evaluators.metrics.registry import get_metric
+
+    base = get_metric("keyword_jaccard").signature
+    digest = prov.JiebaSetup().provenance().dictionary_sha256
+    facts = prov.signature_tokenizer_facts(base)
+    assert facts == {"jieba version": prov.jieba_version(), "jieba mode": "accurate", "jieba hmm": "off",
+                     "jieba dict": f"sha256:{digest[:12]}", "jieba user": "none",
+                     "stopwords sha256": prov.stopwords_sha256()[:12], "script": "none"}
+    # a baseline cut with another dictionary and another jieba version
+    older = base.replace(f"jieba-{prov.jieba_version()}(", "jieba-0.39(").replace(digest[:12], "f" * 12)
+    assert prov.signature_differences(older, base) == [f"jieba dict: sha256:{'f' * 12} -> sha256:{digest[:12]}",
+                                                       f"jieba version: 0.39 -> {prov.jieba_version()}"]
+    assert prov.signature_differences(base, base) == []
+    # HMM on (a setup with its own name, its version inside the brackets) and a user dictionary
+    user = tmp_path / "user.txt"
+    user.write_text("北京大学校 10 n\n", encoding="utf-8")
+    assert prov.signature_differences(base, prov.jieba_tokenizer(hmm=True).signature) == ["jieba hmm: off -> on"]
+    assert prov.signature_differences(base, prov.jieba_tokenizer(user_dict=user).signature) == [
+        f"jieba user: none -> sha256:{hashlib.sha256(user.read_bytes()).hexdigest()[:12]}"]
+    # the QA scores' signature: NLTK's version and the script conversion (absent = none)
+    off = _qa([{"id": "1", "answer": "國家", "prediction": "国家"}]).signature
+    on = _qa([{"id": "1", "answer": "國家", "prediction": "国家"}], script="t2s").signature
+    assert prov.signature_differences(off, on) == [f"script: none -> {prov.script_label('t2s')}"]
+    assert prov.signature_differences(off, off.replace("nltk==", "nltk==0.")) == [
+        f"nltk version: {prov.signature_tokenizer_facts(off)['nltk version']} -> 0."
+        f"{prov.signature_tokenizer_facts(off)['nltk version']}"]
+    # a tokenizer only one side uses is another metric set, not a change
+    assert prov.signature_differences(base, TOKENIZERS["char"].signature) == []
+
+
+def test_script_conversion_is_named_in_the_report_header_and_absent_by_default(tmp_path, capsys):
+    """Off by default; when on, the terminal report's Configuration block names the OpenCC config (before the
+    counts and scores), and the JSON report's first section, ``config``, records it."""
+    from evaluators.text.provenance import script_label
+
+    src = tmp_path / "zh.jsonl"
+    write_jsonl(src, [{"id": "1", "answer": "國家", "prediction": "国家"}])
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--script", "tw2s"]) == 0
+    out = capsys.readouterr().out
+    header = out.split("Configuration\n", 1)[1].split("=" * 80, 1)[0]
+    assert f"  script:       {script_label('tw2s')} (Traditional/Simplified conversion before scoring)\n" in header
+    assert script_label("tw2s").startswith("tw2s (opencc ")
+    assert main(["qa", "--input", str(src), "--ci-resamples", "0"]) == 0
+    header = capsys.readouterr().out.split("Configuration\n", 1)[1].split("=" * 80, 1)[0]
+    assert "  script:" not in header and "opencc" not in header
+    for script, expected in ((None, None), ("t2s", "t2s")):
+        out_file = tmp_path / f"{script}.json"
+        assert main(["qa", "--input", str(src), "--ci-resamples", "0", "--output-file", str(out_file),
+                     *(["--script", script] if script else [])]) == 0
+        data = json.loads(out_file.read_text(encoding="utf-8"))
+        assert list(data)[:2] == ["file", "config"] and data["config"]["script"] == expected
+        assert data["provenance"]["qa"]["script"] == script_label(script)
+        assert data["overall"]["exact_match"] == (1.0 if script else 0.0)

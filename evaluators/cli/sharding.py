@@ -1,0 +1,285 @@
+"""``--shard i/N`` for the batch commands other than ``qa`` and ``narrative`` (``memory``, ``testsets``,
+``dialogue``, ``compare``): the options, the refusals they share and the writing of the shard file
+(:mod:`evaluators.shards`); each command's scoring of a shard lives in its task's ``shards`` module.
+
+Kept out of the commands' own modules so that each of them only registers the options and hands over to this
+module once its inputs and settings are read (``compare``: before, it reads its inputs here as ``load_runs`` does).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evaluators.cli.common import EXIT_OK, fail
+
+
+def add_shard_arguments(p, items: str = "items", out: str = "--out") -> None:
+    """Register ``--shard i/N`` and ``--shard-seed S`` (``items``: what is dealt; ``out``: the shard file's option)."""
+    p.add_argument("--shard", metavar="i/N",
+                   help=f"score shard i of N of the {items} only (dealt by a seeded hash of their id, balanced within "
+                        f"each slice) and write their per-item results with a manifest to {out}; 'merge' pools the N "
+                        "shard files into the report of the whole run")
+    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
+                   help=f"with --shard: seed of the assignment of {items} to shards (default 0; equal in every shard)")
+
+
+def shard_of(args) -> tuple[int, int] | str:
+    """``(i, N)`` of ``--shard``, or the refusal's message."""
+    from evaluators.shards import ShardError, parse_shard
+
+    try:
+        return parse_shard(args.shard)
+    except ShardError as exc:
+        return str(exc)
+
+
+def refuse(flags: Iterable[tuple[str, Any]], output: str | None, out_flag: str = "--out") -> int | None:
+    """Exit 2 when an option that does not go with ``--shard`` was given or the shard file is not named."""
+    others = [flag for flag, given in flags if given]
+    if others:
+        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one run's per-item "
+                    "results; 'merge' makes the report")
+    if not output:
+        return fail(f"--shard needs {out_flag} FILE (the shard file that 'merge' reads)")
+    return None
+
+
+def digests(paths: dict[str, str | None]) -> dict[str, Any]:
+    """``{role}_digest`` (SHA-256, as ``--log`` records it; ``None`` for an input not given) of each input path."""
+    from evaluators.cli.runlog import path_digest
+
+    from pathlib import Path
+
+    return {f"{role}_digest": (path_digest(p) if p and Path(p).exists() else None) for role, p in paths.items()}
+
+
+def patch_files(names: Sequence[str] | None) -> list[tuple[str, bytes]]:
+    """``(name, bytes)`` of the ``--gt-patch`` files (read already, and checked, by the command): they travel in the
+    shard file and the merge applies them once, to the pooled report (``OSError`` when one cannot be read)."""
+    from evaluators.io.sources import read_file_bytes
+
+    return [(name, read_file_bytes(name)) for name in names or ()]
+
+
+def patch_digests(patches: Sequence[tuple[str, bytes]]) -> list[str]:
+    """The patches' SHA-256, in order (the manifest's ``input.patches``: a shard without them is another run)."""
+    import hashlib
+
+    return [hashlib.sha256(data).hexdigest() for _, data in patches]
+
+
+def patch_extra(patches: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    """The patches as the shard file's ``extra.gt_patches`` (name and bytes, typed JSON)."""
+    from evaluators.io.typed_json import encode
+
+    return [{"name": name, "data": encode(data)} for name, data in patches]
+
+
+def write(command: str, shard: int, n_shards: int, seed: int, output: str, *, input: dict[str, Any],  # noqa: A002
+          n_items: int, assignment: str, config: Any, signature: str, provenance: dict, decision: dict,
+          keys: Sequence[tuple], columns: Sequence[str], rows: Iterable[Sequence], extra: dict[str, Any]) -> int:
+    """Write the shard file (:func:`evaluators.shards.write_shard`) and say so on stderr; returns the exit code."""
+    from evaluators.shards import manifest, write_shard
+
+    head = manifest(command, shard, n_shards, seed=seed, input={"gt_digest": None, "predictions_digest": None,
+                                                                "patches": [], **input},
+                    n_items=n_items, assignment=assignment, config=config, signature=signature,
+                    provenance=provenance, decision=decision, items=keys)
+    try:
+        write_shard(output, head, columns, rows, extra=extra)
+    except OSError as exc:
+        return fail(f"cannot write {output}: {exc.strerror or exc}")
+    print(f"shard {shard} of {n_shards}: {len(keys)} of {n_items} items written to {output}", file=sys.stderr)
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------ memory
+
+def memory(args, inputs, config) -> int:
+    """``memory ... --shard i/N --out FILE``: score one shard's questions and write its shard file."""
+    from dataclasses import replace
+
+    from evaluators.memory.metrics import metric_signatures
+    from evaluators.memory.run import text_provenance
+    from evaluators.memory.shards import COLUMNS, keys_of, plan_decision, score_shard, shard_extra, shard_rows
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--judge", args.judge), ("--log", args.log),
+                   ("--write-results", args.write_results), ("--write-cache", args.write_cache),
+                   ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
+    if code is not None:
+        return code
+    shard, n_shards = where
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
+        patches = patch_files(args.gt_patch)
+    except (ValueError, ImportError) as exc:  # GTPatchMismatch is a ValueError
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    # how a shard was scored, not what: equal in every shard's manifest (the patches travel beside it)
+    config = replace(config, workers=1, gt_patch=None)
+    keys = keys_of(inputs.results)
+    return write("memory", shard, n_shards, args.shard_seed, args.out,
+                 input={"name": args.results or args.questions, "patches": patch_digests(patches),
+                        **digests({role: getattr(args, role) for role in ("results", "questions", "predictions",
+                                                                          "labels", "cache")})},
+                 n_items=result.n_questions, assignment=result.assignment, config=config,
+                 signature=metric_signatures(result.plan.names), provenance=text_provenance(config),
+                 decision=plan_decision(result), keys=[keys[k] for k in result.positions], columns=COLUMNS,
+                 rows=shard_rows(inputs, result),
+                 extra={**shard_extra(inputs, result), "gt_patches": patch_extra(patches)})
+
+
+# ------------------------------------------------------------------------------------------ testsets
+
+def testsets(args, inputs, config) -> int:
+    """``testsets ITEMS ANSWERS --shard i/N --output-file FILE``: score one shard's items and write its shard file."""
+    from dataclasses import replace
+
+    from evaluators.io import InputError
+    from evaluators.parallel import worker_count
+    from evaluators.testsets.evaluate import signature
+    from evaluators.testsets.shards import COLUMNS, score_shard, shard_extra, shard_rows
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--log", args.log), ("--answer-template", args.answer_template),
+                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+                  "--output-file")
+    if code is not None:
+        return code
+    shard, n_shards = where
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
+        patches = patch_files(args.gt_patch)
+    except (InputError, ValueError) as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    if not result.test_set.items:
+        return fail(f"{args.items}: no valid item")
+    return write("testsets", shard, n_shards, args.shard_seed, args.output_file,
+                 input={"name": args.items, **digests({"gt": args.items, "predictions": args.pred}),
+                        "patches": patch_digests(patches)},
+                 n_items=len(result.keys), assignment=result.assignment, config=replace(config, gt_patch=None),
+                 signature=signature(result.test_set.kind), provenance={}, decision={"kind": result.test_set.kind},
+                 keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
+                 extra={**shard_extra(result), "gt_patches": patch_extra(patches)})
+
+
+# ------------------------------------------------------------------------------------------ dialogue
+
+def dialogue(args, inputs, config) -> int:
+    """``dialogue CASES PRED... --shard i/N --out FILE``: score one shard's replies and write its shard file (with
+    ``--shard``, ``--out`` names the shard file, not a folder)."""
+    from evaluators.dialogue.shards import COLUMNS, score_shard, shard_rows
+    from evaluators.io.typed_json import encode
+    from evaluators.parallel import worker_count
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--endpoint", args.endpoint), ("--log", args.log),
+                   ("--format " + args.format, args.format not in ("table", "text", "json"))), args.out)
+    if code is not None:
+        return code
+    shard, n_shards = where
+    try:
+        result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
+        patches = patch_files(args.gt_patch)
+    except (KeyError, ValueError) as exc:  # GTPatchMismatch is a ValueError
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
+    plan = result.plan
+    extra = {"plan": encode(plan)}
+    if patches:  # the merge patches the cases as read and compares the pooled runs before and after
+        extra.update(cases=encode(inputs.cases), plan_after=encode(result.plan_after), gt_patches=patch_extra(patches))
+    pred_digests = [digests({"p": p})["p_digest"] for p in args.pred]
+    return write("dialogue", shard, n_shards, args.shard_seed, args.out,
+                 input={"name": args.cases, **digests({"gt": args.cases}), "predictions_digest": pred_digests,
+                        "patches": patch_digests(patches)},
+                 n_items=len(result.keys), assignment=result.assignment, config=config,
+                 signature=plan.signatures, provenance={"user_dict": digests({"u": args.user_dict})["u_digest"]},
+                 decision={"models": plan.models, "matching": plan.matching},
+                 keys=[result.keys[k] for k in result.positions], columns=COLUMNS, rows=shard_rows(result),
+                 extra=extra)
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+def compare(args) -> int:
+    """``compare FILE... --shard i/N --output-file FILE``: score one shard of every run's records and write its
+    shard file; the merge computes the side-by-side scores, their intervals and the paired tests of B against A
+    once, on the pooled records (same resamples, same seed)."""
+    import dataclasses
+    import hashlib
+    from pathlib import Path
+
+    from evaluators.cli.qa import config_of
+    from evaluators.io import InputError
+    from evaluators.io.sources import read_file_bytes
+    from evaluators.io.typed_json import encode
+    from evaluators.qa.evaluate import signature, text_provenance
+    from evaluators.qa.records import open_qa_source
+    from evaluators.qa.shards import COMPARE_COLUMNS, score_compare_shard
+
+    where = shard_of(args)
+    if isinstance(where, str):
+        return fail(where)
+    code = refuse((("--log", args.log), ("--systems-csv", args.systems_csv),
+                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+                  "--output-file")
+    if code is not None:
+        return code
+    shard, n_shards = where
+    patches = []  # applied once, by 'merge', to the pooled reports: the bytes travel in the shard file
+    if args.gt_patch:
+        from evaluators.cli.patching import read_patch_set
+
+        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
+        if error:
+            return fail(error)
+        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
+    config = dataclasses.replace(config_of(args), ci_resamples=0)  # as compare scores its runs (load_runs)
+    jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
+    if args.predictions:
+        if len(args.input) != 1:
+            return fail("--predictions needs exactly one --input (the SQuAD-style dataset)")
+        jobs = [(Path(args.input[0]), p) for p in args.predictions]
+    openers = []
+    for path, pred_file in jobs:
+        if not path.is_file():
+            return fail(f"cannot read {path}: no such file")
+        try:
+            preds = read_file_bytes(pred_file) if pred_file else None
+        except OSError as exc:
+            return fail(f"cannot read {pred_file}: {exc.strerror or exc}")
+        openers.append(lambda path=path, pred_file=pred_file, preds=preds: open_qa_source(
+            path, pred_file or None, predictions=preds, predictions_file=pred_file or "<predictions>"))
+    try:
+        result = score_compare_shard(openers, config, shard, n_shards, args.shard_seed)
+    except InputError as exc:
+        return fail(str(exc.issue))
+    except OSError as exc:
+        return fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}")
+    task = result.decisions[0]["task"]
+    return write("compare", shard, n_shards, args.shard_seed, args.output_file,
+                 input={"name": args.input[0], "gt_digest": [digests({"f": str(p)})["f_digest"] for p, _ in jobs],
+                        "predictions_digest": [digests({"f": f})["f_digest"] for _, f in jobs],
+                        "patches": [hashlib.sha256(data).hexdigest() for _, data in patches]},
+                 n_items=result.n_items, assignment=result.assignment, config=config,
+                 signature=signature(task, config.script), provenance=text_provenance(config),
+                 decision={"inputs": result.decisions,
+                           "compare": {"a": args.a, "b": args.b, "seed": args.seed,
+                                       "n_resamples": max(0, args.ci_resamples)}},
+                 keys=result.keys, columns=COMPARE_COLUMNS, rows=result.rows,
+                 extra={"files": result.files, "predictions_files": [f for _, f in jobs],
+                        "gt_files": [str(p) for p, _ in jobs], "issues": encode(result.issues),
+                        "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
