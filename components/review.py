@@ -372,10 +372,11 @@ def decisions_table(decisions, key: str) -> None:
 
 def _box(label: str, expanded: bool, nested: bool):
     """An expander, or (``nested``: inside the page's one collapsed session block, where Streamlit allows
-    no expander) a bordered container headed by the same label."""
+    no expander) a container headed by the same label (no border: a border's padding narrowed the columns
+    and cut the label of *Review what's new* at 1440 px)."""
     if not nested:
         return st.expander(label, expanded=expanded)
-    box = st.container(border=True)
+    box = st.container()
     box.markdown(f"**{label}**")
     return box
 

@@ -5,6 +5,8 @@ the differing characters of the Chinese pair (and no others)."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from playwright.sync_api import expect
 
@@ -49,7 +51,7 @@ def _inside(box, width: int, height: int, what: str) -> None:
 def test_question_gt_prediction_and_decisions_in_the_first_viewport(browser, server, tmp_path, kind, width, height):
     url, store, sessions = server
     item, gt_marks, pred_marks = CASES[kind]
-    who = f"rev{width}"  # one reviewer per screen size: each sees the item undecided
+    who = f"rev{width}-{uuid.uuid4().hex[:6]}"  # a reviewer per run (a rerun too): each sees the item undecided
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(WAIT)
