@@ -276,14 +276,14 @@ def _on_save_settings(*, store: ReviewStore, session, who: str | None) -> None:
     ss["review_settings_ok"] = ("Settings saved · 已保存" + (f" (guidelines v{version})" if version else ""))
 
 
-def settings_panel(store: ReviewStore, session, annotator: str | None) -> None:
+def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested: bool = False) -> None:
     """Session settings: owners edit guidelines (a new version per save; versions listed, two of them
     diffed), label help, k, adjudicators and blind mode; others see the settings and who may change them."""
     flash = st.session_state.pop("review_settings_flash", None)
     ok = st.session_state.pop("review_settings_ok", None)
     manage, sid = rs.can_manage(session, annotator), session.id
     label = "Session settings (owners) · 设置" if manage else "Session settings · 设置"
-    with st.expander(label, expanded=bool(flash or ok)):
+    with _box(label, bool(flash or ok), nested):
         if not manage:
             st.info(md(rs.settings_refusal(session, annotator)))
             st.caption(f"k = {session.k} · blind: {'yes' if session.blind else 'no'} · adjudicators: "
@@ -351,11 +351,12 @@ def item_card(view: rs.ItemView) -> None:
         if view.system:
             st.caption(f"System: {md(view.system)}")
         st.markdown(f"**{md(view.title)}**")
-        st.markdown("**Ground truth · 标准答案**")
-        st.text(visible(view.ground_truth or "—"))
-        if not view.sides:
-            st.markdown("**Prediction · 模型回答**")
-            st.text(visible(view.prediction or "—"))
+        if not view.sides:  # GT against prediction, the differing characters (CJK) or words marked
+            render_char_diff(rs.text_diff(view.ground_truth or "", view.prediction or ""),
+                             ("Ground truth · 标准答案", "Prediction · 模型回答"))
+        else:
+            st.markdown("**Ground truth · 标准答案**")
+            st.text(visible(view.ground_truth or "—"))
         for col, side in zip(st.columns(2) if view.sides else [], view.sides):
             col.markdown(f"**{side.title}**" + (f" · {md(side.system)}" if side.system else ""))
             col.text(visible(side.prediction or "—"))
@@ -369,9 +370,23 @@ def decisions_table(decisions, key: str) -> None:
                counts=("score", "guidelines"))
 
 
-def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int) -> None:
-    """The QA demo button and the upload form; a made session becomes the selected one."""
-    with st.expander("New session · 新建审阅", expanded=not n_sessions):
+def _box(label: str, expanded: bool, nested: bool):
+    """An expander, or (``nested``: inside the page's one collapsed session block, where Streamlit allows
+    no expander) a container headed by the same label (no border: a border's padding narrowed the columns
+    and cut the label of *Review what's new* at 1440 px)."""
+    if not nested:
+        return st.expander(label, expanded=expanded)
+    box = st.container()
+    box.markdown(f"**{label}**")
+    return box
+
+
+def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int, *,
+                      nested: bool = False) -> int | None:
+    """The QA demo button and the upload form; a made session becomes the selected one (its id is returned:
+    the page runs again to show it)."""
+    made_id = None
+    with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
         signed_in = getattr(annotator, "role", None) is not None
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
@@ -386,7 +401,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                                              store=store)
                 rs.audit(store, annotator or "demo", "create", made)
             if made is not None:
-                st.session_state["review_session"] = made.id
+                st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
             up = st.file_uploader("Or a QA / fact-check file (records with GT and prediction) · 上传文件",
                                   type=["jsonl", "json", "csv"], key="review_upload")
@@ -406,7 +421,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                     made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
                                              blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
                     rs.audit(store, annotator, "create", made.session)
-                    st.session_state["review_session"] = made.session.id
+                    st.session_state["review_session"] = made_id = made.session.id
                     if new_only:
                         st.session_state["review_flash_ok"] = (
                             f"{made.session.n_items} new record(s) to review of {made.offered}; {len(made.carried)} "
@@ -415,6 +430,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                     show_problems([exc.issue], key="review_upload_problems", error="Cannot read this file:")
                 except (ValueError, PermissionError) as exc:
                     st.error(md(str(exc)))
+    return made_id
 
 
 def _three_places(*columns: str) -> dict:

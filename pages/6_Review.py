@@ -4,11 +4,16 @@ Layout only: who acts, what is shown and every rule live in :mod:`evaluators.rev
 
 from components.layout import page_frame, view_switch
 
-source = page_frame("Review · 人工审阅", "📝",
-                    caption="Every decision is saved when submitted (SQLite by default); sessions reopen "
-                            "from their link.", source_choice=False)
+source = page_frame("Review · 人工审阅", "📝", source_choice=False)
 
 import streamlit as st  # noqa: E402
+
+# Our own style rules (no user text): less space above the title and, on a phone, a one-line title and
+# smaller decision buttons (two a row), so an item and its decisions fit the first screen at 390x844.
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 4rem; }"
+        "@media (max-width: 640px) { [data-testid='stMain'] h1 { font-size: 1.9rem; }"
+        " .st-key-review_decide button { padding: 0.25rem 0.5rem; min-height: 2.25rem; }"
+        " .st-key-review_decide button p { font-size: 0.85rem; } }</style>")
 
 from components.keyboard import Shortcut, shortcuts  # noqa: E402
 from components.review import (adjudication_panel, agreement_panel, decisions_table, export_panel,  # noqa: E402
@@ -32,31 +37,50 @@ for notice in link.notices:
 if annotator := identity_sidebar(link.annotator):
     qp["annotator"] = annotator
 
-new_session_panel(store, annotator, len(store.sessions()))
+SAVED = "Every decision is saved when submitted (SQLite by default); sessions reopen from their link."
 sessions = {s.id: s for s in store.sessions()}
 if not sessions:
+    st.caption(SAVED)
+    if new_session_panel(store, annotator, 0) is not None:
+        st.rerun()  # the new session, opened
     st.info("No review session yet: start one with **Review the QA demo**, or upload a file above.")
     st.stop()
 if "review_session" not in st.session_state and link.session in sessions:
     st.session_state["review_session"] = link.session
 if st.session_state.get("review_session") not in sessions:
     st.session_state["review_session"] = next(iter(sessions))
-sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
-                   format_func=lambda i: visible(sessions[i].name))
-qp["session"], session = str(sid), sessions[sid]
-st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
-           + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
-           + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
-           + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
-              if (carried := (session.settings or {}).get("carried")) else ""))
-settings_panel(store, session, annotator)
+# Once a session is open its controls (picker, new session, settings) fold into one line, so that an item's
+# question, GT, prediction and decision buttons fit the first screen (1440x900 and 390x844).
+opened = sessions[st.session_state["review_session"]]
+ss = st.session_state
+with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items} items",
+                 expanded=bool({"review_settings_flash", "review_settings_ok"} & ss.keys())):
+    picker = st.container()
+    # run before the picker (a session made here becomes the picked one), drawn below it
+    if new_session_panel(store, annotator, len(sessions), nested=True) is not None:
+        st.rerun()  # the new session, opened
+    with picker:
+        sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
+                           format_func=lambda i: visible(sessions[i].name))
+        qp["session"], session = str(sid), sessions[sid]
+        st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
+                   + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
+                   + (f" · guidelines v{session.guidelines_version}" if session.guidelines_version else "")
+                   + (f" · {carried['n']} record(s) carried forward from {md(', '.join(carried['sessions']))}"
+                      if (carried := (session.settings or {}).get("carried")) else "") + " · " + SAVED)
+    settings_panel(store, session, annotator, nested=True)
 view_name = view_switch(VIEWS, key="review_view")
 
 if view_name == "review":
     # a signed-in viewer sees items as nobody does (no claim, no controls); a typed name always decides
     reader, annotator = annotator, annotator if rs.can_decide(session, annotator) else None
     cur_key = f"review_cur_{sid}"
-    filters = review_filters(store, session, annotator)
+    # the item first (question, GT against prediction, the decision buttons), then navigation and progress,
+    # then guidelines and filters; each drawn into its slot, navigation before the card (should an item
+    # ever fail to render, the reviewer can still move on)
+    notice_slot, card_slot, nav_slot, more_slot = st.container(), st.container(), st.container(), st.container()
+    with more_slot:
+        filters = review_filters(store, session, annotator)
     from_link = st.session_state.get(cur_key) is None and link.item is not None
     view = rs.review_view(store, session, annotator or "", link_annotator=link.annotator if from_link else None,
                           item_id=link.item if from_link else st.session_state.get(cur_key), filters=filters)
@@ -84,49 +108,55 @@ if view_name == "review":
     # screen (the token) is refused, never applied to another item
     shortcuts(keys, token=f"{sid}:{item.id if item else '-'}:{mine.version if mine else 0}:{last.id if last else 0}")
     if view.note:
-        st.info(md(view.note))
+        notice_slot.info(md(view.note))
     if session.guidelines:
-        with st.expander(f"Guidelines · 审阅指南 (version {session.guidelines_version})"):
+        with more_slot.expander(f"Guidelines · 审阅指南 (version {session.guidelines_version})"):
             st.markdown(md(session.guidelines, one_line=False))
     if flash := st.session_state.pop("review_flash", None):
-        st.warning(md(flash))
+        notice_slot.warning(md(flash))
     if done := st.session_state.pop("review_flash_ok", None):
-        st.success(md(done))
+        notice_slot.success(md(done))
     if item is None:
-        st.success("Nothing left for you in this session: every item has its reviewers.")
+        notice_slot.success("Nothing left for you in this session: every item has its reviewers.")
     elif not annotator:
-        item_card(view)
-        st.info(f"Your role ({md(getattr(reader, 'role', None) or 'none')}) does not decide items." if reader else
-                "Confirm your name in the sidebar to review: decisions are recorded under it.")
+        with card_slot:
+            item_card(view)
+        notice_slot.info(f"Your role ({md(getattr(reader, 'role', None) or 'none')}) does not decide items."
+                         if reader else "Confirm your name in the sidebar to review: decisions are recorded under it.")
     else:
         prog = view.progress
-        n1, n2, n3 = st.columns(3)  # navigation first: it is there whatever the item holds
-        n1.button("◀ Previous", key="review_prev", on_click=on_step, kwargs={**here, "step": -1})
-        n2.button("Next ▶", key="review_next", on_click=on_step, kwargs={**here, "step": 1})
-        n3.button("↶ Undo my last decision · 撤销", key="review_undo", on_click=on_click_undo, kwargs=undo,
-                  disabled=last is None, help=None if last is None else
-                  f"Back to before your last decision ({last.new_label or last.new_status}).")
-        st.progress(min(1.0, prog.decided / max(1, prog.n_items)),
-                    text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
-                         f"all {session.k} reviews")
-        item_card(view)
-        # outside the form, so ticking it redraws the slider enabled (unticked, the slider is greyed out)
-        give_score = st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score),
-                                 key=f"review_give_score_{item.id}")
-        with st.form(f"review_form_{item.id}", border=False):
+        with nav_slot:
+            n1, n2, n3 = st.columns(3)
+            n1.button("◀ Previous", key="review_prev", on_click=on_step, kwargs={**here, "step": -1})
+            n2.button("Next ▶", key="review_next", on_click=on_step, kwargs={**here, "step": 1})
+            n3.button("↶ Undo my last decision · 撤销", key="review_undo", on_click=on_click_undo, kwargs=undo,
+                      disabled=last is None, help=None if last is None else
+                      f"Back to before your last decision ({last.new_label or last.new_status}).")
+            st.progress(min(1.0, prog.decided / max(1, prog.n_items)),
+                        text=f"You have decided {prog.decided} of {prog.n_items} · {prog.complete} item(s) have "
+                             f"all {session.k} reviews")
+        with card_slot:
+            item_card(view)
+            with st.form(f"review_form_{item.id}", border=False):
+                # one click decides, saves and opens the next item; the buttons wrap on a narrow screen
+                with st.container(horizontal=True, gap="small", key="review_decide"):
+                    for slug, text, lab, hint in view.choices:
+                        st.form_submit_button(text, key=f"review_{slug}_{item.id}", help=md(hint) if hint else None,
+                                              type="primary" if mine and mine.label == lab else "secondary",
+                                              on_click=on_decide, kwargs={**here, **shown, "label": lab})
+                    st.form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
+                                          kwargs={**here, **shown, "label": None})
+                st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}",
+                             height=68)
+            # outside the form, so ticking it redraws the slider enabled (unticked, the slider is greyed out);
+            # both are read from the session state when a decision button is clicked
+            give_score = st.checkbox("Give a 1-5 score · 打分", value=bool(mine and mine.score),
+                                     key=f"review_give_score_{item.id}")
             st.slider("Score (5 = as good as the reference)", 1, 5, (mine.score if mine and mine.score else 3),
                       key=f"review_score_{item.id}", disabled=not give_score,
                       help=None if give_score else "Tick “Give a 1-5 score” to score this item.")
-            st.text_area("Comment · 备注", value=mine.comment if mine else "", key=f"review_comment_{item.id}")
-            st.caption("Decide with one click: the decision is saved and the next item opens.")
-            for col, (slug, text, lab, hint) in zip(st.columns(4), view.choices):
-                col.form_submit_button(text, key=f"review_{slug}_{item.id}", help=md(hint) if hint else None,
-                                       type="primary" if mine and mine.label == lab else "secondary", wrap=True,
-                                       on_click=on_decide, kwargs={**here, **shown, "label": lab})
-            st.columns(4)[3].form_submit_button("Skip · 跳过", key=f"review_skip_{item.id}", on_click=on_decide,
-                                                kwargs={**here, **shown, "label": None})
         if mine:
-            st.caption(f"Saved: {md(rs.label_words(mine.label or mine.status))} (version {mine.version}, "
+            card_slot.caption(f"Saved: {md(rs.label_words(mine.label or mine.status))} (version {mine.version}, "
                        f"{md(mine.updated_at)}"
                        + (f", guidelines v{mine.guidelines_version}" if mine.guidelines_version else "") + ")")
         if view.others:

@@ -369,6 +369,10 @@ def test_review_page_session_from_an_upload(browser, app_url, tmp_path):
     # a link's name is only offered: confirm it (issue 17), then create the session as that reviewer
     pg.get_by_role("button", name="Continue as walker?").click()
     _settle(pg)
+    # with no session the New session panel is open; once one exists it sits in the folded session block
+    folded = pg.locator('[data-testid="stExpander"] summary', has_text="Session · 审阅任务")
+    if not pg.locator(".st-key-review_upload").is_visible() and folded.count():
+        folded.first.click()
     new = pg.get_by_text("New session · 新建审阅")
     if new.count() and not pg.locator(".st-key-review_upload").is_visible():
         new.first.click()

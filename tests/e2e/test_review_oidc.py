@@ -137,7 +137,8 @@ def test_four_signed_in_roles_are_allowed_or_refused_and_audited(browser, tmp_pa
                     _until(lambda: _actions(store, s.id, email)[-1:] == ["decide"])
                     wait_for_app(page, timeout=WAIT)
                 # settings
-                page.get_by_text("Session settings").first.click()
+                # the settings sit in the session block, folded once a session is open
+                page.locator('[data-testid="stExpander"] summary', has_text="Session · 审阅任务").first.click()
                 save = page.get_by_role("button", name="Save settings · 保存设置")
                 if seen.setdefault(("settings", role), _offered(page, save,
                                                                 page.get_by_text(f"Your role ({role}) does not change"))):

@@ -223,6 +223,14 @@ def test_navigation_is_drawn_before_the_item(tmp_path, monkeypatch):
     assert {"review_prev", "review_next"} <= {b.key for b in at.button}
 
 
+def _dump(path) -> list[str]:
+    """Every table's rows of an SQLite database, as SQL."""
+    import sqlite3
+
+    with sqlite3.connect(path) as c:
+        return list(c.iterdump())
+
+
 @pytest.mark.parametrize("params", [
     {"item": "\u00b2"},                                  # "²".isdigit() is True; int("²") raised ValueError
     {"item": "9" * 40},                                  # past the 64-bit id: OverflowError in the database
@@ -238,10 +246,12 @@ def test_a_crafted_link_shows_a_notice_never_a_traceback_and_changes_nothing(tmp
     store = ReviewStore(tmp_path / "review.sqlite")
     s = store.create_session("links", "qa", [{"kind": "qa", "id": f"q{n}", "question": "q", "ground_truth": "a",
                                              "prediction": "b"} for n in range(3)], created_by="olga", k=1)
+    before = _dump(tmp_path / "review.sqlite")
     at = page_app(str(ROOT / "pages" / "6_Review.py"))
     at.query_params.update({"session": str(s.id), **params})
     at.run()
     assert not at.exception, at.exception
+    assert _dump(tmp_path / "review.sqlite") == before                  # not a row written, claimed or changed
     notices = [w.value.replace("\\", "") for w in at.warning]        # Markdown escapes taken off
     notices = [n for n in notices if "The link's" in n]
     assert len(notices) == len(params)
