@@ -104,28 +104,28 @@ def print_summary(results: list[tuple[str, list[dict], tuple[float, float], int]
     """One table: every row with min / median / max over its rounds, the target, met or not, the load."""
     print(f"\n=== summary{' (--quick: shape only, not figures to quote)' if quick else ''}; "
           f"{os.cpu_count()} CPUs; load now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    head = f"{'bench':17s} {'row':58s} {'n':>2s} {'min':>7s} {'median':>7s} {'max':>7s} {'unit':4s} " \
+    head = f"{'bench':17s} {'row':60s} {'n':>2s} {'min':>7s} {'median':>7s} {'max':>7s} {'unit':4s} " \
            f"{'CPU med':>7s} {'target':12s} {'met':4s} load"
     print(head)
     print("-" * len(head))
     for name, records, (load0, load1), rc in results:
         load = f"{load0:.1f}-{load1:.1f}"
         if not records:
-            print(f"{name:17s} {'(no figures: exit ' + str(rc) + ')':58s} {'':>2s} {'':>7s} {'':>7s} {'':>7s} "
+            print(f"{name:17s} {'(no figures: exit ' + str(rc) + ')':60s} {'':>2s} {'':>7s} {'':>7s} {'':>7s} "
                   f"{'':4s} {'':>7s} {'':12s} {'-':4s} {load}")
             continue
         for r in records:
             ok = met(r)
             verdict = "-" if ok is None else ("yes" if ok else "NO")
-            row = r["row"] if len(r["row"]) <= 58 else r["row"][:57] + "~"
+            row = r["row"] if len(r["row"]) <= 60 else r["row"][:59] + "~"
             if "rounds" in r and r["rounds"]:
                 xs, unit = r["rounds"], r["unit"]
                 cpu = _fmt(statistics.median(r["cpu_rounds"]), unit) if r.get("cpu_rounds") else ""
-                print(f"{name:17s} {row:58s} {len(xs):2d} {_fmt(min(xs), unit):>7s} "
+                print(f"{name:17s} {row:60s} {len(xs):2d} {_fmt(min(xs), unit):>7s} "
                       f"{_fmt(statistics.median(xs), unit):>7s} {_fmt(max(xs), unit):>7s} {unit:4s} {cpu:>7s} "
                       f"{r['target']:12s} {verdict:4s} {load}")
             else:
-                print(f"{name:17s} {row:58s} {'':>2s} {'':>7s} {r.get('value', ''):>7s} {'':>7s} {'':4s} {'':>7s} "
+                print(f"{name:17s} {row:60s} {'':>2s} {'':>7s} {r.get('value', ''):>7s} {'':>7s} {'':4s} {'':>7s} "
                       f"{r['target']:12s} {verdict:4s} {load}")
             if r.get("note"):
                 print(f"{'':17s}   {r['note']}")
