@@ -1,4 +1,4 @@
-"""Every row of the performance table (issue 21, README "Performance"), one command.
+"""Every row of the performance table (issues 21 and 32, README "Performance"), one command.
 
     python bench/run_all.py [--quick] [--only NAME[,NAME...]] [--list]
 
