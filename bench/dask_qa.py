@@ -10,7 +10,11 @@ process, then runs, each in a fresh process:
 - the same with ``--scheduler ADDRESS``: the client's wall, CPU and peak memory (the client has no
   child process: its ``ru_maxrss`` is its own; the scheduler and the workers live elsewhere), and
   each worker's peak memory;
-- with ``--output-file``, both write ``out.json`` and the two files are compared byte for byte.
+- with ``--output-file``, both write ``out.json`` and the two files are compared byte for byte; and
+  ``qa FILE --shard i/2 --output-file`` twice, then ``merge`` of the two shard files: the merged report
+  is compared byte for byte with the in-process one.
+
+Then one ``BENCH_JSON`` line a row (``bench/run_all.py``'s summary).
 
 Prints the load (``os.getloadavg``) before and after; asserts nothing.
 """
@@ -31,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
+from bench.benchjson import emit, emit_check  # noqa: E402
 from qa_cli import write_file  # noqa: E402
 
 
@@ -82,6 +87,20 @@ def main() -> None:
             w2 = run([*qa, "--output-file", str(b), "--scheduler", cluster.scheduler_address])
             print(f"  --output-file in process peak {w1[2]:.0f} MB ({w1[0]:.1f} s); on Dask client peak "
                   f"{w2[2]:.0f} MB ({w2[0]:.1f} s); identical: {filecmp.cmp(a, b, shallow=False)}")
+            dask_same = filecmp.cmp(a, b, shallow=False)
+            shards = [folder / f"shard{i}.json" for i in (1, 2)]
+            for i, shard in enumerate(shards, 1):
+                run([*qa, "--shard", f"{i}/2", "--output-file", str(shard)])
+            merged = folder / "merged.json"
+            run([sys.executable, "-m", "evaluators", "merge", *map(str, shards), "--output-file", str(merged)])
+            shards_same = filecmp.cmp(a, merged, shallow=False)
+            print(f"  2 shards (--shard i/2) merged: identical to in process: {shards_same}")
+    emit(f"qa --scheduler client peak, {args.records:,} records", [there[2]], unit="MB", target="<= 300 MB", bound=300,
+         note=f"in process {here[2]:.0f} MB; workers {', '.join(f'{v:.0f}' for v in workers.values())} MB"
+              + ("" if args.records >= 1_000_000 else "; the issue's target is at 1M records"))
+    if args.output_file:
+        emit_check("qa --scheduler out.json identical to in process", dask_same, target="True", met=dask_same)
+        emit_check("qa 2 shards merged identical to in process", shards_same, target="True", met=shards_same)
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.keep:
         print(f"kept {folder}")

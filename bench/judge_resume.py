@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.benchjson import emit, emit_check  # noqa: E402
 from tests.helpers.judge_resume import run_killed_and_resumed, run_once, write_inputs  # noqa: E402
 from tests.helpers.judge_stub import LatencyJudgeServer  # noqa: E402
 
@@ -66,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"labels identical to one worker: {same}")
         print(f"throughput: {rate4 / rate1:.2f}x one worker (target >= 3.2x)")
         print(f"load after: {_load()}")
+        emit(f"judge run {args.n} x {args.latency * 1000:.0f} ms, {args.workers} workers killed+resumed / 1",
+             [rate4 / rate1], unit="x", target=">= 3.2x", bound=3.2, better="higher",
+             note=f"one worker {rate1:.2f}/s over {args.baseline_n}; resumed run {rate4:.2f}/s")
+        emit_check("judge run: stub judgements in all", server.executions, target=f"== {args.n}",
+                   met=server.executions == args.n, note=f"{server.replays} replay(s) of calls in flight at the kill")
+        emit_check("judge run: labels identical to one worker", same, target="True", met=same)
     return 0 if server.executions == args.n and same else 1
 
 

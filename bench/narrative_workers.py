@@ -22,6 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.benchjson import emit, emit_check  # noqa: E402
+
 TARGET = 1.7
 
 
@@ -82,6 +86,10 @@ def main() -> None:
           f"(target >= {TARGET}x)   reports byte-identical: {same}")
     print(f"CPU (user + sys, workers included): --workers 1 median {statistics.median(cpu1):.2f} s, "
           f"--workers 2 median {statistics.median(cpu2):.2f} s")
+    emit(f"narrative --workers 2 vs 1, {args.docs} documents (speed-up)", ratios, unit="x", target=f">= {TARGET}x",
+         bound=TARGET, better="higher", note=f"JSON report {size:.1f} MB; CPU of the command and its workers: 1 worker "
+         f"{statistics.median(cpu1):.2f} s, 2 workers {statistics.median(cpu2):.2f} s")
+    emit_check("narrative --workers 2 report identical to 1", same, target="True", met=same)
 
 
 if __name__ == "__main__":

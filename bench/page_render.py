@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.benchjson import emit  # noqa: E402
 from bench.dashboard import FLOOR_APP, _server  # noqa: E402
 
 #: Page name in the URL -> label. "" is the home page.
@@ -143,7 +144,9 @@ def measure(pages: list[str], repeat: int) -> dict[str, dict[str, float | None]]
 
     return {label: {"s": statistics.median(v[0] for v in vs), "server_cpu": median([v[1] for v in vs]),
                     "browser_cpu": median([v[2] for v in vs]),
-                    "cpu": median([None if v[1] is None else v[1] + v[2] for v in vs])}
+                    "cpu": median([None if v[1] is None else v[1] + v[2] for v in vs]),
+                    "rounds_s": [v[0] for v in vs],
+                    "rounds_cpu": [None if v[1] is None else v[1] + v[2] for v in vs]}
             for label, vs in visits.items()}
 
 
@@ -179,6 +182,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         out[f"{label}_server_cpu_s"] = m["server_cpu"]
         out[f"{label}_browser_cpu_s"] = m["browser_cpu"]
         out[f"{label}_cpu_ratio"] = cpu_ratio
+    for name in pages:  # one BENCH_JSON line a page: each round's ratio to the reference of the same round
+        m = medians[PAGES[name]]
+        cpus = [None if c is None or not rc else c / rc for c, rc in zip(m["rounds_cpu"], ref["rounds_cpu"])]
+        emit(f"page first render / two-widget app: {PAGES[name]}",
+             [a / b for a, b in zip(m["rounds_s"], ref["rounds_s"])], unit="x", target=f"<= {TARGET}x", bound=TARGET,
+             cpu_rounds=None if None in cpus else cpus,
+             note="" if PAGES[name] != "Home" else f"reference median {ref['s']:.2f} s")
     if args.json:
         print(json.dumps(out))
     return out

@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.benchjson import emit  # noqa: E402
 from bench.dashboard import IDLE, _port  # noqa: E402
 
 BUTTON = "1 · Model error · 模型错误"
@@ -218,18 +219,25 @@ def bench(label: str, url: str, n: int, clicks: int, with_browser: bool, work: P
     print(f"\n== {label} ({url.split('@')[-1]})")
     seconds, sid = create(url, n)
     print(f"create a {n:,}-item session: {seconds:.2f} s (target <= 10 s)")
+    emit(f"review {label}: create a {n:,}-item session", [seconds], unit="s", target="<= 10 s", bound=10)
     if with_browser:
         first, times = browser(url, sid, clicks)
         p95 = statistics.quantiles(times, n=20)[-1] if len(times) >= 2 else times[0]
         print(f"Review page first render: {first:.2f} s (target <= 2 s); click to next item: median "
               f"{statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {len(times)} clicks "
               f"(target p95 <= 500 ms, issue 30: <= 300 ms)")
+        emit(f"review {label}: Review page first render", [first], unit="s", target="<= 2 s", bound=2)
+        emit(f"review {label}: click to next item (rounds: clicks)", [t * 1000 for t in times], unit="ms",
+             target="p95 <= 500 ms (issue 30: <= 300 ms)", bound=500, judge="p95", note=f"p95 {p95 * 1000:.0f} ms")
     data = work / f"decisions-{label}.jsonl"
     n_dec = exchange_file(data, n)
     seconds, peak, code, cpu = cli(["review", "import", "--db", url, "--input", str(data)])
     print(f"import {n_dec:,} decisions (+{n:,} items, {data.stat().st_size / 1e6:.0f} MB): {seconds:.1f} s "
           f"({cpu:.1f} s CPU), {(n_dec + n + 1) / seconds:,.0f} lines/s, peak {peak:.0f} MB, exit {code} "
           f"(target <= 30 s, <= 300 MB)")
+    emit(f"review {label}: import {n_dec:,} decisions", [seconds], unit="s", target="<= 30 s", bound=30,
+         note=f"{cpu:.1f} s CPU, exit {code}")
+    emit(f"review {label}: import peak memory", [peak], unit="MB", target="<= 300 MB", bound=300)
     if with_browser:
         from evaluators.review import ReviewStore
 
@@ -239,10 +247,16 @@ def bench(label: str, url: str, n: int, clicks: int, with_browser: bool, work: P
         cold, warm = agreement(url, imported, max(1, clicks // 4))
         print(f"Agreement view of {n:,} items and {n_dec:,} decisions: first click {cold:.2f} s, then median "
               f"{statistics.median(warm):.2f} s over {len(warm)} (target <= 1 s)")
+        emit(f"review {label}: Agreement view, first click after a change", [cold], unit="s", target="<= 1 s",
+             bound=1)
+        emit(f"review {label}: Agreement view, repeat clicks", warm, unit="s", target="<= 1 s", bound=1)
     out = work / f"export-{label}.jsonl"
     seconds, peak, code, cpu = cli(["review", "export", "--db", url, "--session", "bench import", "--out", str(out)])
     print(f"export {n_dec:,} decisions: {seconds:.1f} s ({cpu:.1f} s CPU), peak {peak:.0f} MB, exit {code} "
           f"({out.stat().st_size / 1e6:.0f} MB; target <= 10 s, <= 300 MB)")
+    emit(f"review {label}: export {n_dec:,} decisions", [seconds], unit="s", target="<= 10 s", bound=10,
+         note=f"{cpu:.1f} s CPU, exit {code}")
+    emit(f"review {label}: export peak memory", [peak], unit="MB", target="<= 300 MB", bound=300)
     tasks = work / f"tasks-{label}.json"
     seconds, peak, code, cpu = cli(["review", "export", "--db", url, "--session", "bench import", "--format",
                                     "label-studio", "--out", str(tasks)])

@@ -40,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.benchjson import emit  # noqa: E402
+
 METRICS = ("exact_match", "token_f1")
 GT = "f" * 64
 
@@ -145,9 +147,12 @@ def bench(label: str, url: str, runs: int, items: int, empty: int) -> None:
     size, blobs = database_bytes(url, empty), blob_total(url)
     print(f"storage: database {size / 1e6:.1f} MB = {size / cells:.1f} B per item-metric; column blobs "
           f"{blobs / 1e6:.1f} MB = {blobs / cells:.1f} B per item-metric (target <= 30)")
+    emit(f"runs {label}: B per item-metric, {runs:,} runs x {items:,} items", [blobs / cells], unit="B",
+         target="<= 30 B", bound=30, note=f"column blobs; database {size / cells:.1f} B per item-metric")
     line, query, steps = trend_times(url)
     print(f"trend over {runs:,} runs, as scored (summary rows): {line:.2f} s (runs query {query:.2f} s; "
           f"target <= 1 s); with the latest 30 steps tested on their items: {steps:.2f} s")
+    emit(f"runs {label}: trend over {runs:,} runs", [line], unit="s", target="<= 1 s", bound=1)
     # the page in a fresh process, so the first session is cold
     import subprocess
 
@@ -162,6 +167,8 @@ def bench(label: str, url: str, runs: int, items: int, empty: int) -> None:
     timings = json.loads(out.stdout.strip().splitlines()[-1])
     print("Runs page first render (AppTest): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items())
           + " (target <= 2 s)")
+    emit(f"runs {label}: Runs page first render (AppTest, slowest view)", [max(timings.values())], unit="s",
+         target="<= 2 s", bound=2, note=", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
 
 
 def qa_log(records: int, repeat: int) -> None:
@@ -179,6 +186,9 @@ def qa_log(records: int, repeat: int) -> None:
         print(f"\nqa on {records:,} records: {wall[0]:.1f} s ({cpu[0]:.1f} s CPU); with --log {wall[1]:.1f} s "
               f"({cpu[1]:.1f} s CPU): +{100 * (wall[1] / wall[0] - 1):.0f}% wall, "
               f"+{100 * (cpu[1] / cpu[0] - 1):.0f}% CPU (target <= +15%)")
+        emit(f"qa --log / qa, {records:,} records (overhead, %)",
+             [100 * (b[0] / a[0] - 1) for a, b in zip(plain, logged)],
+             unit="%", target="<= +15%", bound=15, cpu_rounds=[100 * (b[1] / a[1] - 1) for a, b in zip(plain, logged)])
 
 
 def main() -> None:
