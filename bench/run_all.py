@@ -48,6 +48,9 @@ BENCHES: dict[str, tuple[str, str, list[str], list[str]]] = {
     "dask": ("dask_qa.py", "Dask and shards: qa --scheduler (2-process LocalCluster) and 2 shards merged equal the "
                            "in-process report byte for byte; client peak <= 300 MB",
              ["--output-file"], ["--records", "20000", "--output-file"]),
+    "shards": ("shards_merge.py", "1M QA records in 8 shards (400 narrative pairs, 30,800 memory rows in 4) from two "
+                                  "checkouts, merged: the single-process report byte for byte",
+               [], ["--records", "20000", "--shards", "4", "--narrative-docs", "40", "--memory-copies", "1"]),
     "judge-resume": ("judge_resume.py", "judge run, 10,000 stub judgements x 200 ms on 4 workers killed at 50% and "
                                         "resumed: exactly 10,000 calls, labels of one worker, >= 3.2x one worker",
                      [], ["--n", "400", "--latency", "0.02", "--baseline-n", "200"]),

@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 DATA = ROOT.parent / "shared" / "data"
 
+from bench.benchjson import emit_check  # noqa: E402
+
 
 def run(cmd: list[str], cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of ``python -m evaluators ...`` run from the checkout ``cwd``."""
@@ -87,6 +89,9 @@ def one_task(name: str, single: list[str], shard: "callable", n: int, out: Path,
           f"load {load0:.1f} -> {load1:.1f}")
     print(f"  merged report {'byte-identical to the single-process one' if diff is None else 'DIFFERS: ' + diff}"
           f" ({merged.stat().st_size / 1e6:.1f} MB)")
+    emit_check(f"shards: {name}, {n} shards from {len(checkouts)} checkouts merged", "byte-identical" if diff is None
+               else "differs", target="the single-process report, byte for byte", met=diff is None,
+               note=f"single {c1:.1f} s CPU, shards {sum(cpus):.1f} s CPU in all, merge {cm:.1f} s CPU")
     return diff is None
 
 
