@@ -80,7 +80,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
     import dataclasses
 
     from evaluators.parallel import worker_count
-    from evaluators.qa.run import QAInput, run_qa
+    from evaluators.qa.run import QAInput, failure_message, run_qa
 
     config = config_of(args) if intervals else dataclasses.replace(config_of(args), ci_resamples=0)
     jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
@@ -107,8 +107,7 @@ def load_runs(args: argparse.Namespace, *, intervals: bool = False):
         for line in problem_lines(outcome.report.issues if outcome.report is not None else (), "warning"):
             print(line, file=sys.stderr)
         if outcome.failure is not None:
-            f = outcome.failure
-            return None, str(f) if f.kind != "unusable" else f"{f.file}: {f.message}"
+            return None, failure_message(outcome.failure)
     from evaluators.cli.patching import patch_qa_run  # --gt-patch: each report patched for its GT file
     return patch_qa_run(args, result, [path for path, _ in jobs])
 

@@ -214,20 +214,9 @@ def run(args) -> int:
     if report.judge_run is not None:
         all_failed = _judge_summary(report.judge_run)
     elif args.cache:
-        # Read only, as the page reads a judge cache: the judgements that still fit their question.
-        if report.judge_cache_problem is not None:
-            return fail(f"{report.judge_cache_problem.location()}: {report.judge_cache_problem.message}")
-        judgements, stale = report.judgements, report.stale
-        missing = [r.question_id for r in results if r.question_id not in judgements]
-        if not judgements:
-            return fail(f"{len(missing)} question(s) are not in the judge cache {args.cache} (none of the "
-                        "questions is); run with --judge and an endpoint to judge them")
-        if stale:
-            print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
-                  f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
-        if missing:
-            print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
-                  f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+        error = cache_refusal(report, results, args.cache)
+        if error:
+            return fail(error)
     if args.log:  # the run registry: the dataset is the file the GT comes with, the inputs kept for re-scoring
         from evaluators.cli.runlog import log_files
         from evaluators.tasks.builtin import memory_run_result
@@ -268,6 +257,36 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_FAILED if all_failed else EXIT_OK
+
+
+def cache_refusal(report, results, cache) -> str | None:
+    """``--cache`` without ``--judge``, read only as the page reads a judge cache: the refusal (a cache that cannot
+    be read, or that holds none of the questions) or ``None``, the stale and missing judgements warned of on
+    stderr.  The single process and ``merge`` of its shards (on the pooled report) both decide it here.
+
+    Parameters
+    ----------
+    report : MemoryReport
+        The run's report (its ``judge_cache_problem``, ``judgements`` and ``stale``).
+    results : sequence of EvalResult
+        The run's questions, in input order.
+    cache : str
+        The ``--cache`` path, for the messages.
+    """
+    if report.judge_cache_problem is not None:
+        return f"{report.judge_cache_problem.location()}: {report.judge_cache_problem.message}"
+    judgements, stale = report.judgements, report.stale
+    missing = [r.question_id for r in results if r.question_id not in judgements]
+    if not judgements:
+        return (f"{len(missing)} question(s) are not in the judge cache {cache} (none of the questions is); run "
+                "with --judge and an endpoint to judge them")
+    if stale:
+        print(f"warning: {len(stale)} cached judgement(s) no longer match their question, ground truth or "
+              f"prediction and are not used (e.g. {', '.join(stale[:3])})", file=sys.stderr)
+    if missing:
+        print(f"warning: {len(missing)} question(s) are not in the judge cache and have no judge score "
+              f"(e.g. {', '.join(missing[:3])}); --judge judges them", file=sys.stderr)
+    return None
 
 
 def _judge_summary(run_) -> bool:

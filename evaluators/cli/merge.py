@@ -9,19 +9,39 @@ flips) is computed once on the pooled per-item values by the single-process run'
 written by the single-process writer: it equals the command's ``--format json`` output (``narrative GT PRED
 --format json --whole-batch``; ``dialogue``: apart from its timestamp).
 
-Exit codes: 0 success; 2 unusable shard files (the reason on stderr).
+The refusals the single-process run makes on its whole input are made here, on the pooled whole, with the same
+message and exit code (:class:`Refused`): ``qa`` and ``compare`` refuse an input with no record, no ground truth
+or no prediction for any record (one shard may hold none while the whole has them); ``memory --cache`` a judge
+cache that cannot be read or holds none of the questions; ``narrative`` writes the report and exits 2 when no
+pair could be scored; a GT patch that applies to none of the inputs is refused as the command refuses it.
+
+Exit codes: 0 success; 2 unusable shard files, or a run the single process refuses (the reason on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from typing import NamedTuple, TextIO
 
 from evaluators.cli.common import EXIT_OK, Positional, add_positionals, fail
 
 #: Commands whose shard files this command merges.
 MERGEABLE = ("qa", "narrative", "memory", "testsets", "dialogue", "compare")
+
+
+class Refused(Exception):
+    """The pooled run is one the single process refuses: the message is the command's own (exit 2, no report)."""
+
+
+class Merged(NamedTuple):
+    """A task's merged report: ``write(out)`` writes it, ``n`` items, and ``refusal``: the message of a run the
+    single process reports and then refuses (exit 2 after the report is written), else ``None``."""
+
+    write: Callable[[TextIO], None]
+    n: int
+    refusal: str | None = None
 
 
 def add_parser(subparsers) -> None:
@@ -66,10 +86,13 @@ def run(args: argparse.Namespace) -> int:
     command = first.manifest["command"]
     if command not in MERGEABLE:
         return fail(f"{first.path}: shards of '{command}' cannot be merged (only {', '.join(MERGEABLE)})")
+    from evaluators.io.gt_patch import GTPatchMismatch
+
     try:
-        write, n_items = {"qa": _qa, "narrative": _narrative, "memory": _memory,
-                            "testsets": _testsets, "dialogue": _dialogue,
-                            "compare": _compare}[command](files, args.format)
+        merged = {"qa": _qa, "narrative": _narrative, "memory": _memory, "testsets": _testsets,
+                  "dialogue": _dialogue, "compare": _compare}[command](files, args.format)
+    except (Refused, GTPatchMismatch) as exc:  # refused as the single process refuses the whole run
+        return fail(str(exc))
     except CodecError as exc:
         return fail(f"{first.path}: the manifest's settings or issues do not decode ({exc})")
     except InputError as exc:  # a GT patch carried by the shards that does not read
@@ -80,13 +103,13 @@ def run(args: argparse.Namespace) -> int:
     if args.output_file:
         try:
             with open(args.output_file, "w", encoding="utf-8", newline="") as out:
-                write(out)
+                merged.write(out)
         except OSError as exc:
             return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
-        print(f"merged {first.manifest['shards']} shards ({n_items} items) into {args.output_file}", file=sys.stderr)
+        print(f"merged {first.manifest['shards']} shards ({merged.n} items) into {args.output_file}", file=sys.stderr)
     else:
-        write(sys.stdout)
-    return EXIT_OK
+        merged.write(sys.stdout)
+    return fail(merged.refusal) if merged.refusal else EXIT_OK
 
 
 def _qa(files, fmt: str):
@@ -95,21 +118,26 @@ def _qa(files, fmt: str):
     from functools import partial
 
     from evaluators.io.typed_json import decode
-    from evaluators.qa.shards import merged_report
+    from evaluators.qa.shards import merged_refusal, merged_report
+    from evaluators.reports.format import problem_lines
     from evaluators.reports.qa import write_records_csv, write_report_json
 
     first = files[0]
     report = merged_report(first.manifest["input"]["name"], first.config(), first.manifest["decision"],
                            decode(first.extra.get("issues", {"$tuple": []})), first.columns, [f.rows for f in files])
+    for line in problem_lines(report.issues, "warning"):  # the input's reading problems, as 'qa' warns of them
+        print(line, file=sys.stderr)
+    refusal = merged_refusal(report, report.config, first.extra.get("unusable"))
+    if refusal:
+        raise Refused(refusal)
     patches = first.extra.get("gt_patches") or []
     if not patches:
-        return partial(write_records_csv if fmt == "csv" else write_report_json, report), report.n_records
+        return Merged(partial(write_records_csv if fmt == "csv" else write_report_json, report), report.n_records)
     # qa --gt-patch: the pooled report patched as one process patches its report, with the same before / after
     from evaluators.cli.patching import EFFECT_RESAMPLES
     from evaluators.io.gt_patch import GTPatchSet
     from evaluators.qa.patch import patch_reports, qa_corrections
     from evaluators.reports.corrections import corrections_jsonable
-    from evaluators.reports.format import problem_lines
 
     names = [p["name"] for p in patches]
     patch_set = GTPatchSet.read([(name, decode(p["data"])) for name, p in zip(names, patches)])
@@ -117,11 +145,11 @@ def _qa(files, fmt: str):
     for line in problem_lines([i for _, app in applications for i in app.issues], "warning"):
         print(line, file=sys.stderr)
     if fmt == "csv":
-        return partial(write_records_csv, patched[0]), report.n_records
+        return Merged(partial(write_records_csv, patched[0]), report.n_records)
     resamples = report.config.ci_resamples
     corrections = qa_corrections([report], patched, applications, names,
                                  n_resamples=resamples if resamples > 0 else EFFECT_RESAMPLES, seed=0)
-    return partial(write_report_json, patched[0], gt_patch=corrections_jsonable(corrections)), report.n_records
+    return Merged(partial(write_report_json, patched[0], gt_patch=corrections_jsonable(corrections)), report.n_records)
 
 
 def _narrative(files, fmt: str):
@@ -146,7 +174,8 @@ def _narrative(files, fmt: str):
         # byte for byte what 'narrative' writes: its --out file as the writer gives it, its print ended by a newline
         out.write(text if out is not sys.stdout or text.endswith("\n") else text + "\n")
 
-    return write, len(report.documents)
+    # as 'narrative': the report is written, then a batch none of whose pairs could be scored exits 2
+    return Merged(write, len(report.documents), None if report.scored else "no pair could be scored")
 
 
 def _memory(files, fmt: str):
@@ -161,8 +190,14 @@ def _memory(files, fmt: str):
     config = replace(first.config(), gt_patch=_patch_set(first))
     report = merged_report(config, first.manifest["decision"], first.extra, first.columns,
                            [row for f in files for row in f.values()])
+    if config.judge_store:  # memory --cache: read only, refused as the single process refuses it
+        from evaluators.cli.memory import cache_refusal
+
+        refusal = cache_refusal(report, report.inputs.results, config.judge_store)
+        if refusal:
+            raise Refused(refusal)
     text = questions_csv(report.rows, report.results) if fmt == "csv" else report_json(report)
-    return (lambda out: out.write(text)), len(report.rows)
+    return Merged(lambda out: out.write(text), len(report.rows))
 
 
 def _testsets(files, fmt: str):
@@ -175,7 +210,7 @@ def _testsets(files, fmt: str):
     run = merged_report(first.extra, first.columns, [row for f in files for row in f.values()],
                         gt_patch=_patch_set(first), gt_digest=first.manifest["input"]["gt_digest"])
     text = report_csv(run.scores) if fmt == "csv" else report_json(run) + "\n"
-    return (lambda out: out.write(text)), first.manifest["n_items"]
+    return Merged(lambda out: out.write(text), first.manifest["n_items"])
 
 
 def _dialogue(files, fmt: str):
@@ -191,7 +226,7 @@ def _dialogue(files, fmt: str):
     evaluation = merged_report(decode(first.extra["plan"]), first.columns, [row for f in files for row in f.values()],
                                patched=patched)
     text = annotation_csv(evaluation) if fmt == "csv" else json_report_text(evaluation) + "\n"
-    return (lambda out: out.write(text)), len(evaluation.results)
+    return Merged(lambda out: out.write(text), len(evaluation.results))
 
 
 def _compare(files, fmt: str):
@@ -200,19 +235,23 @@ def _compare(files, fmt: str):
     side-by-side scores and the paired tests computed once (:func:`evaluators.cli.compare.comparison_of`)."""
     from evaluators.cli.compare import _comparison_text, comparison_of
     from evaluators.io.typed_json import decode
-    from evaluators.qa.evaluate import unusable_reason
     from evaluators.qa.run import QAInputResult, QARun
-    from evaluators.qa.shards import merged_compare_reports
+    from evaluators.qa.shards import merged_compare_reports, merged_refusal
+    from evaluators.reports.format import problem_lines
 
     first = files[0]
     config, decision, extra = first.config(), first.manifest["decision"], first.extra
     reports = merged_compare_reports(extra["files"], config, decision["inputs"], decode(extra["issues"]),
                                      first.columns, [row for f in files for row in f.values()])
     outcomes = []
-    for report, pred_file in zip(reports, extra["predictions_files"]):
-        reason = unusable_reason(report, config, pred_file)
-        if reason:
-            raise ValueError(f"{report.file}: {reason}")
+    carried = extra.get("unusable") or [{"label": r.file, "predictions_file": f, "misplaced": None}
+                                        for r, f in zip(reports, extra["predictions_files"])]
+    for report, unusable in zip(reports, carried):  # as load_runs: each input's warnings, the first refusal
+        for line in problem_lines(report.issues, "warning"):
+            print(line, file=sys.stderr)
+        refusal = merged_refusal(report, config, unusable)
+        if refusal:
+            raise Refused(refusal)
         outcomes.append(QAInputResult(report.file, report, None))
     result = QARun(config, tuple(outcomes))
     settings = decision["compare"]
@@ -220,7 +259,6 @@ def _compare(files, fmt: str):
     if patches:  # compare --gt-patch: the pooled reports patched as one process patches them
         from evaluators.io.gt_patch import GTPatchSet
         from evaluators.qa.patch import patch_reports, with_reports
-        from evaluators.reports.format import problem_lines
 
         names = [p["name"] for p in patches]
         patch_set = GTPatchSet.read([(name, decode(p["data"])) for name, p in zip(names, patches)])
@@ -230,8 +268,8 @@ def _compare(files, fmt: str):
             print(line, file=sys.stderr)
         result = with_reports(result, patched)
     compared = comparison_of(result, settings["a"], settings["b"], settings["n_resamples"], settings["seed"])
-    if isinstance(compared, str):
-        raise ValueError(compared)
+    if isinstance(compared, str):  # fewer than two runs, an unknown system ...: compare's own refusal
+        raise Refused(compared)
     names, _, _, view, comparison = compared
     corrections = None
     if patches:  # the before / after section: paired tests and rank flips once, on the pooled records
@@ -244,7 +282,7 @@ def _compare(files, fmt: str):
                                      seed=settings["seed"] or 0)
     text = _comparison_text("csv" if fmt == "csv" else "json", view, comparison, result.signature, names,
                             corrections)
-    return (lambda out: out.write(text)), first.manifest["n_items"]
+    return Merged(lambda out: out.write(text), first.manifest["n_items"])
 
 
 def _patch_set(first):

@@ -145,7 +145,7 @@ def _run_shard(args, settings) -> int:
     except (OSError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return fail(str(exc))
     if not result.n_pairs:
-        return fail("no ground-truth/prediction pair found (files are paired by story id)")
+        return fail(_no_pair(result.unpaired_gt, result.unpaired_pred))
     head = manifest("narrative", shard, n_shards, seed=args.shard_seed,
                     input={"name": str(args.pred), "gt_name": str(args.gt), **digests,
                            "patches": patch_digests(patches)},
@@ -162,6 +162,16 @@ def _run_shard(args, settings) -> int:
     print(f"shard {shard} of {n_shards}: {len(result.outcomes)} of {result.n_pairs} document pairs written to "
           f"{args.out}", file=sys.stderr)
     return EXIT_OK
+
+
+def _no_pair(unpaired_gt, unpaired_pred) -> str:
+    """The refusal of a batch without a ground-truth/prediction pair, naming the files that found no partner (the
+    single process and a shard, which pairs the whole input, say it alike)."""
+    msg = "no ground-truth/prediction pair found"
+    if unpaired_gt or unpaired_pred:
+        msg += (f" (GT files: {', '.join(unpaired_gt) or 'none'}; prediction files: "
+                f"{', '.join(unpaired_pred) or 'none'}; files are paired by story id)")
+    return msg
 
 
 def _table(batch) -> str:
@@ -270,11 +280,7 @@ def run(args) -> int:
     if not batch.documents:
         if partial_path is not None:
             partial_path.unlink(missing_ok=True)
-        msg = "no ground-truth/prediction pair found"
-        if batch.unpaired_gt or batch.unpaired_pred:
-            msg += (f" (GT files: {', '.join(batch.unpaired_gt) or 'none'}; prediction files: "
-                    f"{', '.join(batch.unpaired_pred) or 'none'}; files are paired by story id)")
-        return fail(msg)
+        return fail(_no_pair(batch.unpaired_gt, batch.unpaired_pred))
     alone = fmt_name is not None and not args.out  # a report printed on stdout (--format, no --out) is alone there
     print(_table(batch), file=sys.stderr if alone else sys.stdout)
     if batch.corrections is not None:

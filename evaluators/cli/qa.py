@@ -156,9 +156,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
     """``qa --shard i/N --output-file FILE``: score one shard and write its shard file (:mod:`evaluators.shards`)."""
     from evaluators.cli.runlog import file_digest
-    from evaluators.io import InputError
+    from evaluators.io import InputError, InputIssue
+    from evaluators.qa.evaluate import NO_RECORDS
     from evaluators.qa.records import open_qa_source
-    from evaluators.qa.shards import COLUMNS, result_row, score_shard, shard_manifest_parts
+    from evaluators.qa.run import failure_message, misplaced_input
+    from evaluators.qa.shards import COLUMNS, result_row, score_shard, shard_manifest_parts, unusable_extra
     from evaluators.shards import ShardError, manifest, parse_shard, write_shard
 
     try:
@@ -199,13 +201,15 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
         result = score_shard(lambda: open_qa_source(path, str(path), predictions=preds,
                                                     predictions_file=args.predictions or "<predictions>"),
                              config, shard, n_shards, args.shard_seed)
-    except InputError as exc:
-        return fail(str(exc.issue))
+    except InputError as exc:  # as the single process says it: where the file goes, else what is wrong
+        return fail(failure_message(misplaced_input(path, str(path)) or exc.issue))
     except OSError as exc:
         return fail(f"cannot read {path}: {exc.strerror or exc}")
-    if not result.n_records:
-        return fail(f"{path}: no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style "
-                    "dataset)")
+    if not result.n_records:  # refused on the whole input, as the single process refuses it
+        for line in problem_lines(result.issues, "warning"):
+            print(line, file=sys.stderr)
+        return fail(failure_message(misplaced_input(path, str(path))
+                                    or InputIssue(str(path), NO_RECORDS, kind="unusable")))
     parts = shard_manifest_parts(result, config)
     head = manifest("qa", shard, n_shards, seed=args.shard_seed,
                     input={"name": result.file, **digests,
@@ -217,7 +221,8 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
 
     try:
         write_shard(args.output_file, head, COLUMNS, map(result_row, result.results),
-                    extra={"issues": encode(result.issues),
+                    extra={"issues": encode(result.issues), 
+                           "unusable": unusable_extra(path, str(path), args.predictions),
                            "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
     except OSError as exc:
         return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
@@ -305,8 +310,9 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     if not main.usable:
         if out_file is not None:
             out.unlink(missing_ok=True)  # nothing usable: no half-written rows
-        failure = main.failure
-        return fail(str(failure) if failure.kind != "unusable" else f"{path}: {failure.message}")
+        from evaluators.qa.run import failure_message
+
+        return fail(failure_message(main.failure))
     report = main.report
     if args.gt_patch:  # the scores below (and the output file) are after the review corrections
         patched, error = patch_runs(args, [report], [Path(path)])

@@ -164,6 +164,8 @@ def testsets(args, inputs, config) -> int:
         return fail(f"cannot read {exc.filename}: {exc.strerror or exc}")
     if not result.test_set.items:
         return fail(f"{args.items}: no valid item")
+    if not result.answers.answers:  # the whole answers file is read by every shard: refused as one process does
+        return fail(f"{args.pred}: no answers read (expected {{id: answer}} or records with id and answer)")
     return write("testsets", shard, n_shards, args.shard_seed, args.output_file,
                  input={"name": args.items, **digests({"gt": args.items, "predictions": args.pred}),
                         "patches": patch_digests(patches)},
@@ -228,7 +230,8 @@ def compare(args) -> int:
     from evaluators.io.typed_json import encode
     from evaluators.qa.evaluate import signature, text_provenance
     from evaluators.qa.records import open_qa_source
-    from evaluators.qa.shards import COMPARE_COLUMNS, score_compare_shard
+    from evaluators.qa.run import failure_message, misplaced_input
+    from evaluators.qa.shards import COMPARE_COLUMNS, score_compare_shard, unusable_extra
 
     where = shard_of(args)
     if isinstance(where, str):
@@ -265,8 +268,10 @@ def compare(args) -> int:
             path, pred_file or None, predictions=preds, predictions_file=pred_file or "<predictions>"))
     try:
         result = score_compare_shard(openers, config, shard, n_shards, args.shard_seed)
-    except InputError as exc:
-        return fail(str(exc.issue))
+    except InputError as exc:  # as compare says it: where the file goes, else what is wrong
+        label = exc.issue.file
+        path = next((p for p, f in jobs if (f or str(p)) == label), None)
+        return fail(failure_message((misplaced_input(path, label) if path is not None else None) or exc.issue))
     except OSError as exc:
         return fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}")
     task = result.decisions[0]["task"]
@@ -281,5 +286,6 @@ def compare(args) -> int:
                                        "n_resamples": max(0, args.ci_resamples)}},
                  keys=result.keys, columns=COMPARE_COLUMNS, rows=result.rows,
                  extra={"files": result.files, "predictions_files": [f for _, f in jobs],
+                        "unusable": [unusable_extra(p, f or str(p), f) for p, f in jobs],
                         "gt_files": [str(p) for p, _ in jobs], "issues": encode(result.issues),
                         "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})

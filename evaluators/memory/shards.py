@@ -20,7 +20,14 @@ from typing import Any
 from evaluators.memory.inputs import ResolvedInputs
 from evaluators.memory.metrics import QuestionScores, score_questions
 from evaluators.memory.records import EvalResult
-from evaluators.memory.run import MemoryConfig, MemoryPlan, MemoryReport, plan_memory, report_of_rows
+from evaluators.memory.run import (
+    JudgeCacheChoice,
+    MemoryConfig,
+    MemoryPlan,
+    MemoryReport,
+    plan_memory,
+    report_of_rows,
+)
 from evaluators.shards import assign, assignment_digest
 
 #: The per-item columns of a memory shard file: the question's position, type (the group) and id, the question
@@ -140,7 +147,8 @@ def shard_extra(inputs: ResolvedInputs, result: MemoryShard) -> dict[str, Any]:
         after = {"issues_after": encode(result.plan_after.issues)}
     else:
         after = {}
-    return {**after, "files": inputs.files, "notes": list(inputs.notes), "issues": encode(result.plan.issues),
+    problem = result.plan.choice.problem  # a judge store that cannot be read: 'memory --cache' refuses the run
+    return {**after, "judge_cache_problem": None if problem is None else encode(problem), "files": inputs.files, "notes": list(inputs.notes), "issues": encode(result.plan.issues),
             "input_issues": encode(list(inputs.issues)), "stored": encode(stored),
             "stored_source": inputs.stored_source, "gt": [inputs.gt_role, inputs.gt_file, inputs.gt_digest],
             "lme_questions": None if lme is None else [[q.question_id, q.question_type] for q in lme]}
@@ -191,7 +199,9 @@ def merged_report(config: MemoryConfig, decision: dict[str, Any], extra: dict[st
     inputs = ResolvedInputs(results=results, stored=decode(extra["stored"]), stored_source=extra["stored_source"],
                             notes=list(extra["notes"]), issues=list(decode(extra["input_issues"])),
                             files=dict(extra["files"]), gt_role=gt_role, gt_file=gt_file, gt_digest=gt_digest)
-    plan = _plan(decision, judgements, stale, decode(extra["issues"]))
+    problem = extra.get("judge_cache_problem")
+    problem = None if problem is None else decode(problem)
+    plan = _plan(decision, judgements, stale, decode(extra["issues"]), problem)
     lme = extra.get("lme_questions")
     lme_questions = None if lme is None else [EvalResult("", qid, qtype, "", "", "") for qid, qtype in lme]
     if not config.gt_patch:
@@ -202,7 +212,8 @@ def merged_report(config: MemoryConfig, decision: dict[str, Any], extra: dict[st
         raise ValueError("a row has no scores against the corrected ground truth")
     after = [[decode(row[7][0]), None if row[7][1] is None else decode(row[7][1]), row[7][2]] for row in ordered]
     plan_after = _plan(decision["after"], {r.question_id: j for r, (_, j, _) in zip(results, after) if j is not None},
-                       [r.question_id for r, (_, _, st) in zip(results, after) if st], decode(extra["issues_after"]))
+                       [r.question_id for r, (_, _, st) in zip(results, after) if st], decode(extra["issues_after"]),
+                       problem)
     scores_after = [row for row, _, _ in after]
 
     def pooled(x: ResolvedInputs, plain: MemoryConfig, **_) -> MemoryReport:
@@ -215,9 +226,9 @@ def merged_report(config: MemoryConfig, decision: dict[str, Any], extra: dict[st
     return run_with_patch(inputs, config, pooled)
 
 
-def _plan(decided: dict[str, Any], judgements: dict, stale: list[str], issues) -> MemoryPlan:
+def _plan(decided: dict[str, Any], judgements: dict, stale: list[str], issues, problem=None) -> MemoryPlan:
     return MemoryPlan(tuple(decided["metrics"]), dict(decided["unavailable"]), judgements, stale, decided["judge"],
-                      {}, list(issues))
+                      {}, list(issues), JudgeCacheChoice(None, "", problem))
 
 
 __all__ = ["COLUMNS", "MemoryShard", "keys_of", "merged_report", "plan_decision", "score_shard", "shard_extra",

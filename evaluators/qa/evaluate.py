@@ -328,6 +328,10 @@ class QAReport(DictMixin):
         return hits[:limit], len(hits)
 
 
+#: Why an input without any record is refused (:func:`unusable_reason`; a shard refuses it on the whole input).
+NO_RECORDS = "no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset)"
+
+
 def unusable_reason(report: QAReport, config: QAConfig, predictions_file: str | None = None) -> str | None:
     """Why a scored file must not be shown as a result (``None`` when it can).
 
@@ -344,7 +348,7 @@ def unusable_reason(report: QAReport, config: QAConfig, predictions_file: str | 
         The separate predictions file, when one was given.
     """
     if report.n_records == 0:
-        return "no usable records (expected JSONL, a JSON array of objects, CSV or a SQuAD-style dataset)"
+        return NO_RECORDS
     if report.overall.n == 0:
         return (f"none of the {report.n_records} records has a ground-truth answer "
                 f"(looked in: {', '.join(config.gt_fields)})")

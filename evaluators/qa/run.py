@@ -241,6 +241,47 @@ def _misplaced(item: QAInput) -> InputIssue | None:
     return misplaced(item.label, head, "QA / fact-check records (the QA page's Records, evalboard qa FILE)")
 
 
+def unusable_failure(report: QAReport, config: QAConfig, label: str, predictions_file: str | None,
+                     misplaced: Callable[[], InputIssue | None]) -> InputIssue | None:
+    """The single-process refusal of one scored input, decided on its whole report: ``None`` when it can be shown,
+    else where it goes (``misplaced()``: another task's file) or why it cannot (kind ``unusable``,
+    :func:`~evaluators.qa.evaluate.unusable_reason`: no records, no ground truth, no prediction for any record).
+
+    :func:`run_qa` applies it to each input; ``evalboard merge`` to the report of the pooled shards, so a run
+    scored in shards is refused exactly where the single process refuses it (one shard may hold no prediction
+    while the whole input has them).
+
+    Parameters
+    ----------
+    report : QAReport
+        The whole input's report.
+    config : QAConfig
+        Its settings (the fields looked in).
+    label : str
+        The name the input is reported under (:attr:`QAInput.label`).
+    predictions_file : str or None
+        The separate predictions file, when one was given.
+    misplaced : callable
+        ``misplaced() -> InputIssue or None``, called only when the input is refused.
+    """
+    reason = unusable_reason(report, config, predictions_file)
+    if not reason:
+        return None
+    return misplaced() or InputIssue(label, reason, kind="unusable")
+
+
+def failure_message(failure: InputIssue) -> str:
+    """The one line the CLI gives (after ``error:``) for an input that is not used: ``FILE: reason`` for an
+    unusable input, the located issue otherwise (``qa``, ``compare`` and ``merge`` of their shards)."""
+    return str(failure) if failure.kind != "unusable" else f"{failure.file}: {failure.message}"
+
+
+def misplaced_input(source: str | Path, label: str) -> InputIssue | None:
+    """:func:`_misplaced` of an input file by its path and label (a shard decides it on the whole file and the
+    merge reports it, as the single process does)."""
+    return _misplaced(QAInput(source, name=label))
+
+
 def run_qa(inputs: QAInput | Iterable[QAInput], config: QAConfig | None = None, *, workers: int = 1,
            progress: Callable[[str, int, int], None] | None = None, rows: RowSink | None = None) -> QARun:
     """Read and score QA / fact-check inputs: the one function behind the QA page and the CLI commands.
@@ -282,8 +323,7 @@ def run_qa(inputs: QAInput | Iterable[QAInput], config: QAConfig | None = None, 
         except InputError as exc:
             results.append(QAInputResult(label, None, _misplaced(item) or exc.issue))
             continue
-        reason = unusable_reason(report, config, item.predictions_file)
-        failure = (_misplaced(item) or InputIssue(label, reason, kind="unusable")) if reason else None
+        failure = unusable_failure(report, config, label, item.predictions_file, lambda item=item: _misplaced(item))
         results.append(QAInputResult(report.file, report, failure))
     return QARun(config, tuple(results))
 

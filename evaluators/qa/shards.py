@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue, RecordSet
@@ -237,6 +238,31 @@ def merged_report(file: str, config: QAConfig, decision: dict[str, Any], issues:
                              rescore=_result)
 
 
+def unusable_extra(source: str | Path, label: str, predictions_file: str | None) -> dict[str, Any]:
+    """What the merge needs to refuse the pooled report as the single process refuses the input
+    (:func:`evaluators.qa.run.unusable_failure`): the input's label, its separate predictions file and where the
+    file goes when it is another task's (decided here, on the whole file's head).  A shard file's
+    ``extra.unusable`` (``compare``: one per input)."""
+    from evaluators.io.typed_json import encode
+    from evaluators.qa.run import misplaced_input
+
+    return {"label": label, "predictions_file": predictions_file,
+            "misplaced": encode(misplaced_input(source, label))}
+
+
+def merged_refusal(report: QAReport, config: QAConfig, carried: dict[str, Any] | None) -> str | None:
+    """The single process's refusal of the pooled ``report`` (the CLI's line, :func:`evaluators.qa.run.
+    failure_message`), ``None`` when it is shown; ``carried`` is :func:`unusable_extra` (``None`` in a shard file
+    written without it: the pooled report's name, no predictions file)."""
+    from evaluators.io.typed_json import decode
+    from evaluators.qa.run import failure_message, unusable_failure
+
+    carried = carried or {"label": report.file, "predictions_file": None, "misplaced": None}
+    failure = unusable_failure(report, config, carried["label"], carried["predictions_file"],
+                               lambda: decode(carried["misplaced"]))
+    return None if failure is None else failure_message(failure)
+
+
 # ------------------------------------------------------------------------------------------ compare
 
 #: The per-item columns of a ``compare`` shard file: the record's position (input number, record index), its run
@@ -346,6 +372,6 @@ def merged_compare_reports(files: Sequence[str], config: QAConfig, decisions: Se
     return reports
 
 
-__all__ = ["COLUMNS", "COMPARE_COLUMNS", "CompareShard", "QAShard", "merged_compare_reports", "merged_report",
-           "plan_source", "result_row", "run_key", "score_compare_shard", "score_planned", "score_shard",
-           "shard_manifest_parts"]
+__all__ = ["COLUMNS", "COMPARE_COLUMNS", "CompareShard", "QAShard", "merged_compare_reports", "merged_refusal",
+           "merged_report", "plan_source", "result_row", "run_key", "score_compare_shard", "score_planned", "score_shard",
+           "shard_manifest_parts", "unusable_extra"]
