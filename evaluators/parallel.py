@@ -323,7 +323,68 @@ DASK_MISSING = ('--scheduler needs Dask: pip install "dask[distributed]" '
 
 
 class SchedulerError(ValueError):
-    """``--scheduler`` cannot be used: Dask not installed, a malformed value, or no scheduler at the address."""
+    """``--scheduler`` cannot be used: Dask not installed, a malformed value, no scheduler at the address, or (while
+    chunks are scored) a cluster left without any worker (:func:`await_result`)."""
+
+
+#: Seconds a chunk's result is waited for between two looks at the cluster's workers (:func:`await_result`).
+POLL_S = 1.0
+
+
+def connect_timeout() -> float:
+    """Seconds of Dask's ``distributed.comm.timeouts.connect`` (30 by default): how long the client waits for the
+    scheduler, for a first worker, and for a worker again when every one is gone while chunks are scored."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s"))
+
+
+def await_result(client: Any, future: Any, spec: str, grace: float, poll: float = POLL_S) -> Any:
+    """``future.result()``, waited for ``poll`` seconds at a time; between two waits the cluster's workers are
+    counted, and once it has had none for ``grace`` seconds (every worker died or left, or the scheduler no longer
+    answers) the wait ends instead of lasting for ever (a Dask future waits for a worker to come).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        Any object with ``nthreads() -> {worker: threads}`` (a test's fake too).
+    future : distributed.Future
+        Any object with ``result(timeout=seconds)`` raising ``TimeoutError`` while not done.
+    spec : str
+        The ``--scheduler`` value, for the message.
+    grace : float
+        Seconds without any worker before giving up (a worker that comes back within them resumes the wait).
+    poll : float
+        Seconds of one wait.
+
+    Raises
+    ------
+    SchedulerError
+        No worker for ``grace`` seconds; the message says so and that the run was stopped (the CLI: exit 2).
+    Whatever the chunk's function raised.
+    """
+    import time
+
+    alone_since = None
+    while True:
+        try:
+            return future.result(timeout=poll)
+        except TimeoutError:
+            pass
+        try:
+            workers = len(client.nthreads())
+        except Exception:  # noqa: BLE001 - a scheduler that no longer answers has no worker for us either
+            workers = 0
+        now = time.monotonic()
+        if workers:
+            alone_since = None
+        elif alone_since is None:
+            alone_since = now
+        elif now - alone_since >= grace:
+            raise SchedulerError(f"--scheduler {spec}: the Dask cluster has had no worker for {grace:g} s while "
+                                 "chunks were waiting to be scored (every worker died or left, or the scheduler "
+                                 "stopped answering); the run was stopped, nothing was written")
 
 
 class DaskScheduler:
@@ -417,7 +478,9 @@ def open_scheduler(spec: str) -> DaskScheduler:
     spec : str
         See :func:`parse_scheduler`.  The connection waits as long as Dask's
         ``distributed.comm.timeouts.connect`` setting (30 s by default;
-        ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s`` shortens it), then for one worker as long again.
+        ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s`` shortens it), then for one worker as long again (a
+        local cluster: for its workers, at least 60 s).  While chunks are scored, a cluster left without any
+        worker for as long again stops the run (:func:`await_result`).
 
     Returns
     -------
@@ -428,22 +491,27 @@ def open_scheduler(spec: str) -> DaskScheduler:
     ------
     SchedulerError
         Dask is not installed (:data:`DASK_MISSING`), ``spec`` is malformed, no scheduler answers at the
-        address, or it has no worker.
+        address, or it has no worker (a local cluster: its workers did not start).
     """
     global _DASK
     kind, where = parse_scheduler(spec)
     try:
-        import dask.config
         from distributed import Client, LocalCluster
     except ImportError:
         raise SchedulerError(DASK_MISSING) from None
     cluster = None
+    timeout = connect_timeout()
     if kind == "local":
         cluster = LocalCluster(**local_cluster_options(int(where)))
         client = Client(cluster)
-        client.wait_for_workers(int(where))
+        try:  # bounded: a worker that cannot start must not keep the command waiting
+            client.wait_for_workers(int(where), timeout=max(timeout, 60.0))
+        except (OSError, TimeoutError) as exc:
+            client.close()
+            cluster.close()
+            raise SchedulerError(f"--scheduler {spec}: the local cluster's {where} worker(s) did not start "
+                                 f"({exc})") from None
     else:
-        timeout = dask.config.get("distributed.comm.timeouts.connect")
         try:
             client = Client(where, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as exc:
@@ -462,18 +530,19 @@ def _dask_chunks(fn: Callable[[Any], R], chunks: Iterable[list[T]], payload: Cal
                  limit: int) -> Iterator[tuple[list[T], R]]:
     """:func:`imap_chunks` on the open Dask client: every chunk scored on the cluster, at most ``limit`` in flight,
     results taken back (and released there) in input order."""
-    client = _DASK.client
+    client, spec = _DASK.client, _DASK.spec
+    grace = connect_timeout()
     pending: deque = deque()  # (chunk, future)
     try:
         for chunk in chunks:
             pending.append((chunk, client.submit(fn, payload(chunk), pure=False)))
             while pending and (len(pending) >= limit or pending[0][1].done()):
                 done, future = pending.popleft()
-                yield done, future.result()
+                yield done, await_result(client, future, spec, grace)
                 future.release()
         while pending:
             done, future = pending.popleft()
-            yield done, future.result()
+            yield done, await_result(client, future, spec, grace)
             future.release()
     finally:
         if pending:  # an error (or the caller stopped): nothing left running for us on the cluster

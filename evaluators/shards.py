@@ -411,5 +411,40 @@ def check_shards(files: Sequence[ShardFile]) -> list[ShardFile]:
     return files
 
 
+def pooled_rows(columns: Sequence[str], expected: Sequence[str], rows: Iterable[Sequence], *, what: str,
+                item: str) -> list[Sequence]:
+    """Every shard's rows pooled back into input order, checked: the one pooling step of the tasks whose rows lead
+    with the item's position (``memory``, ``testsets``, ``dialogue``, ``narrative``).
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The shard files' columns.
+    expected : sequence of str
+        The task's columns (its ``COLUMNS``; the first is the item's 0-based position in the whole input).
+    rows : iterable of sequence
+        Every shard's rows, in any order.
+    what, item : str
+        For the messages: what the rows are (``"narrative pairs"``) and one item (``"pair"``).
+
+    Returns
+    -------
+    list of sequence
+        The rows sorted by position.
+
+    Raises
+    ------
+    ValueError
+        Other columns than ``expected``, or two rows of one position (an item in two shards).
+    """
+    if tuple(columns) != tuple(expected):
+        raise ValueError(f"the shard's columns are not those of {what}: {', '.join(columns)}")
+    ordered = sorted(rows, key=lambda r: r[0])
+    for a, b in zip(ordered, ordered[1:]):
+        if a[0] == b[0]:
+            raise ValueError(f"{item} {a[0] + 1} stands in two shards")
+    return ordered
+
+
 __all__ = ["DEFAULT_SEED", "FORMAT", "ShardError", "ShardFile", "assign", "assignment_digest", "check_shards",
-           "manifest", "parse_shard", "read_shard", "write_shard"]
+           "manifest", "parse_shard", "pooled_rows", "read_shard", "write_shard"]

@@ -117,6 +117,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators") -> i
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - a bug, not bad input: one line, not a traceback
+        from evaluators.parallel import SchedulerError
+
+        if isinstance(exc, SchedulerError):  # --scheduler: the cluster lost every worker while chunks were scored
+            return fail(exc)
         if os.environ.get("EVALBOARD_DEBUG"):
             raise
         inputs = [str(x) for k, v in sorted(vars(args).items())

@@ -66,7 +66,7 @@ def add_parser(subparsers) -> None:
     add_log_arguments(p)
     from evaluators.cli.sharding import add_shard_arguments
 
-    add_shard_arguments(p, "records (of every run)", "--output-file")
+    add_shard_arguments(p, "records (of every run)", "--output-file", "--log, --systems-csv or --format csv|html")
     p.set_defaults(func=run)
 
 
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shard:
         from evaluators.cli.sharding import compare as shard
 
-        return shard(args)
+        return shard(args, config_of(args))
     result, error = load_runs(args)
     if error:
         return fail(error)

@@ -72,7 +72,8 @@ def add_parser(subparsers) -> None:
     add_log_arguments(p)
     from evaluators.cli.sharding import add_shard_arguments
 
-    add_shard_arguments(p, "(model, case) replies", "--out (with --shard: the shard file, not a folder)")
+    add_shard_arguments(p, "(model, case) replies", "--out (with --shard: the shard file, not a folder)",
+                        "--endpoint, --log or --format csv")
     p.set_defaults(func=run)
 
 

@@ -96,7 +96,8 @@ def add_parser(subparsers) -> None:
     add_log_arguments(p)
     from evaluators.cli.sharding import add_shard_arguments
 
-    add_shard_arguments(p, "questions", "--out")
+    add_shard_arguments(p, "questions", "--out",
+                        "--judge, --log, --write-results, --write-cache or --format other than json")
     p.set_defaults(func=run)
 
 

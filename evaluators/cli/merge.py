@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _qa(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged QA report (``qa --format json|csv``'s text) and its record
+    """The :class:`Merged` writer of the merged QA report (``qa --format json|csv``'s text) and its record
     count."""
     from functools import partial
 
@@ -153,8 +153,11 @@ def _qa(files, fmt: str):
 
 
 def _narrative(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged narrative batch report (``narrative --format json
-    --whole-batch``'s text; csv: every mismatch) and its pair count."""
+    """The merged narrative batch report (``narrative --format json --whole-batch``'s text; csv: every mismatch),
+    its pair count and, when no pair could be scored, narrative's refusal."""
+    from functools import partial
+
+    from evaluators.cli.narrative import write_report
     from evaluators.io.typed_json import decode
     from evaluators.narrative.settings import build_config
     from evaluators.narrative.shards import merged_report
@@ -169,17 +172,14 @@ def _narrative(files, fmt: str):
                            unpaired_pred=extra["unpaired_pred"],
                            patched=None if patches is None else (patches, decode(extra["patched"])))
     text = mismatches_csv(report) if fmt == "csv" else to_json(report)
-
-    def write(out) -> None:
-        # byte for byte what 'narrative' writes: its --out file as the writer gives it, its print ended by a newline
-        out.write(text if out is not sys.stdout or text.endswith("\n") else text + "\n")
-
-    # as 'narrative': the report is written, then a batch none of whose pairs could be scored exits 2
-    return Merged(write, len(report.documents), None if report.scored else "no pair could be scored")
+    # byte for byte what 'narrative' writes (its writer); then, as there, a batch none of whose pairs could be
+    # scored exits 2 after its report
+    return Merged(partial(write_report, text), len(report.documents),
+                  None if report.scored else "no pair could be scored")
 
 
 def _memory(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged memory report (``memory --format json``'s text; csv: one row per
+    """The :class:`Merged` writer of the merged memory report (``memory --format json``'s text; csv: one row per
     question, as ``memory --format csv``) and its question count."""
     from evaluators.memory.shards import merged_report
     from evaluators.reports.memory import questions_csv, report_json
@@ -201,7 +201,7 @@ def _memory(files, fmt: str):
 
 
 def _testsets(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged test-set report (``testsets --format json``'s text; csv: one row
+    """The :class:`Merged` writer of the merged test-set report (``testsets --format json``'s text; csv: one row
     per item or turn, as ``testsets --format csv``) and its item count."""
     from evaluators.reports.testsets import report_csv, report_json
     from evaluators.testsets.shards import merged_report
@@ -214,7 +214,7 @@ def _testsets(files, fmt: str):
 
 
 def _dialogue(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged persona report (``dialogue --format json``'s text; csv: the
+    """The :class:`Merged` writer of the merged persona report (``dialogue --format json``'s text; csv: the
     human-annotation rows, as ``dialogue --format csv``) and its reply count."""
     from evaluators.dialogue.shards import merged_report
     from evaluators.io.typed_json import decode
@@ -230,7 +230,7 @@ def _dialogue(files, fmt: str):
 
 
 def _compare(files, fmt: str):
-    """``(write(out), n)``: the writer of the merged comparison (``compare --format json``'s text; csv: the records
+    """The :class:`Merged` writer of the merged comparison (``compare --format json``'s text; csv: the records
     x systems matrix) and its record count: every run's report rebuilt from the pooled records, then the
     side-by-side scores and the paired tests computed once (:func:`evaluators.cli.compare.comparison_of`)."""
     from evaluators.cli.compare import _comparison_text, comparison_of

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from evaluators.cli.common import EXIT_INPUT, EXIT_OK, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument
@@ -72,12 +73,10 @@ def add_parser(subparsers) -> None:
     from evaluators.cli.runlog import add_log_arguments
 
     add_log_arguments(p)
-    p.add_argument("--shard", metavar="i/N",
-                   help="score shard i of N of the document pairs only (dealt by a seeded hash of the story id) and "
-                        "write their results with a manifest to --out; 'merge' pools the N shard files into the "
-                        "batch report")
-    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
-                   help="with --shard: seed of the assignment of pairs to shards (default 0; equal in every shard)")
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "document pairs", "--out",
+                        "--log, --other-pred, --systems-csv, --comparison-html or --format other than json")
     p.set_defaults(func=run)
 
 
@@ -106,33 +105,23 @@ def _settings(args):
     return build_config(**_choices(args))
 
 
-def _run_shard(args, settings) -> int:
+def _run_shard(args, settings, workers: int) -> int:
     """``narrative GT PRED --shard i/N --out FILE``: score one shard's pairs and write its shard file."""
-    from evaluators.cli.runlog import path_digest
-    from evaluators.io.typed_json import encode
-    from evaluators.narrative.run import NarrativeInputs
-    from evaluators.narrative.shards import COLUMNS, score_shard, shard_rows
-    from evaluators.shards import ShardError, manifest, parse_shard, write_shard
-
-    try:
-        shard, n_shards = parse_shard(args.shard)
-    except ShardError as exc:
-        return fail(str(exc))
-    others = [flag for flag, given in (("--other-pred", args.other_pred),
-                                       ("--log", args.log), ("--systems-csv", args.systems_csv),
-                                       ("--comparison-html", args.comparison_html),
-                                       ("--format " + str(args.format), args.format not in (None, "json")))
-              if given]
-    if others:
-        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one run's per-document "
-                    "results; 'merge' makes the report")
-    if not args.out:
-        return fail("--shard needs --out FILE (the shard file that 'merge' reads)")
     from dataclasses import replace
 
     from evaluators.cli.patching import patches_of
-    from evaluators.cli.sharding import patch_digests, patch_extra, patch_files
+    from evaluators.cli.runlog import path_digest
+    from evaluators.cli.sharding import begin, patch_digests, patch_extra, patch_files, write
+    from evaluators.io.typed_json import encode
+    from evaluators.narrative.run import NarrativeInputs
+    from evaluators.narrative.shards import COLUMNS, score_shard, shard_rows
 
+    where = begin(args, (("--other-pred", args.other_pred), ("--log", args.log), ("--systems-csv", args.systems_csv),
+                         ("--comparison-html", args.comparison_html),
+                         ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
+    if isinstance(where, int):
+        return where
+    shard, n_shards = where
     patch_set, error = patches_of(args)  # applied by 'merge' to the pooled runs: the files travel in the shard
     if error:
         return fail(error)
@@ -141,27 +130,36 @@ def _run_shard(args, settings) -> int:
         digests = {"gt_digest": path_digest(args.gt), "predictions_digest": path_digest(args.pred)}
         choices = _choices(args)
         patches = patch_files(args.gt_patch)
-        result = score_shard(inputs, settings, shard, n_shards, args.shard_seed)
+        result = score_shard(inputs, settings, shard, n_shards, args.shard_seed, workers=workers)
     except (OSError, ValueError) as exc:  # GTPatchMismatch is a ValueError
         return fail(str(exc))
     if not result.n_pairs:
         return fail(_no_pair(result.unpaired_gt, result.unpaired_pred))
-    head = manifest("narrative", shard, n_shards, seed=args.shard_seed,
-                    input={"name": str(args.pred), "gt_name": str(args.gt), **digests,
-                           "patches": patch_digests(patches)},
-                    n_items=result.n_pairs, assignment=result.assignment, config=choices,
-                    signature=settings.config.signature, provenance={"script": args.script},
-                    decision={"single_pair": inputs.single_pair}, items=result.keys)
-    try:
-        write_shard(args.out, head, COLUMNS, shard_rows(result),
-                    extra={"issues": encode(result.issues),
-                           "unpaired_gt": result.unpaired_gt, "unpaired_pred": result.unpaired_pred,
-                           "patched": encode(result.patched), "gt_patches": patch_extra(patches)})
-    except OSError as exc:
-        return fail(f"cannot write {args.out}: {exc.strerror or exc}")
-    print(f"shard {shard} of {n_shards}: {len(result.outcomes)} of {result.n_pairs} document pairs written to "
-          f"{args.out}", file=sys.stderr)
-    return EXIT_OK
+    return write("narrative", shard, n_shards, args.shard_seed, args.out,
+                 input={"name": str(args.pred), "gt_name": str(args.gt), **digests,
+                        "patches": patch_digests(patches)},
+                 n_items=result.n_pairs, assignment=result.assignment, config=choices,
+                 signature=settings.config.signature, provenance={"script": args.script},
+                 decision={"single_pair": inputs.single_pair}, keys=result.keys, columns=COLUMNS,
+                 rows=shard_rows(result),
+                 extra={"issues": encode(result.issues), "unpaired_gt": result.unpaired_gt,
+                        "unpaired_pred": result.unpaired_pred, "patched": encode(result.patched),
+                        "gt_patches": patch_extra(patches)})
+
+
+def write_report(text: str, out: TextIO) -> None:
+    """Write a narrative report as ``narrative`` writes it, the one writer of the command and of ``merge``: into a
+    file (``--out``, ``merge --output-file``) the report's text as the report writer gives it; printed on standard
+    output ended by a newline (the table's and the JSON's last line, as ``print`` ends it).
+
+    Parameters
+    ----------
+    text : str
+        The report (:func:`evaluators.reports.narrative.to_json`, ``batch_json``, ``to_markdown`` ...).
+    out : text file
+        An open file, or ``sys.stdout`` (as it is when called: a captured stdout is stdout too).
+    """
+    out.write(text if out is not sys.stdout or text.endswith("\n") else text + "\n")
 
 
 def _no_pair(unpaired_gt, unpaired_pred) -> str:
@@ -223,7 +221,7 @@ def run(args) -> int:
     if settings.has_errors:
         return EXIT_INPUT
     if args.shard:
-        return _run_shard(args, settings)
+        return _run_shard(args, settings, workers)
     from evaluators.cli.patching import patches_of
 
     patches, error = patches_of(args)
@@ -338,12 +336,13 @@ def run(args) -> int:
             if text is None:
                 partial_path.replace(args.out)
             else:
-                Path(args.out).write_text(text, encoding="utf-8")
+                with open(args.out, "w", encoding="utf-8") as out:
+                    write_report(text, out)
                 if partial_path is not None:
                     partial_path.unlink(missing_ok=True)
             print(f"wrote {fmt_name} report to {args.out}", file=sys.stderr)
         else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            write_report(text, sys.stdout)
     if args.systems_csv or args.comparison_html:
         code = _write_comparison(args, batch, batches)
         if code:

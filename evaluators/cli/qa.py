@@ -50,12 +50,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--summary-csv", metavar="FILE",
                    help="write EM / F1 (and per-class F1) with their 95%% intervals by subset as CSV")
     add_log_arguments(p)
-    p.add_argument("--shard", metavar="i/N",
-                   help="score shard i of N only (records assigned by a seeded hash of their id, balanced within "
-                        "each group) and write its per-record results with a manifest to --output-file; "
-                        "'merge' pools the N shard files into the report of the whole file")
-    p.add_argument("--shard-seed", type=int, default=0, metavar="S",
-                   help="with --shard: seed of the assignment of records to shards (default 0; equal in every shard)")
+    from evaluators.cli.sharding import add_shard_arguments
+
+    add_shard_arguments(p, "records", "--output-file", "--log, --summary-csv or several input files")
     p.set_defaults(func=run)
 
 
@@ -156,26 +153,22 @@ def run(args: argparse.Namespace) -> int:
 def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
     """``qa --shard i/N --output-file FILE``: score one shard and write its shard file (:mod:`evaluators.shards`)."""
     from evaluators.cli.runlog import file_digest
+    from evaluators.cli.sharding import begin, checked_patches, patch_digests, patch_extra, write
     from evaluators.io import InputError, InputIssue
+    from evaluators.io.typed_json import encode
+    from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import NO_RECORDS
     from evaluators.qa.records import open_qa_source
     from evaluators.qa.run import failure_message, misplaced_input
     from evaluators.qa.shards import COLUMNS, result_row, score_shard, shard_manifest_parts, unusable_extra
-    from evaluators.shards import ShardError, manifest, parse_shard, write_shard
 
-    try:
-        shard, n_shards = parse_shard(args.shard)
-    except ShardError as exc:
-        return fail(str(exc))
-    others = [flag for flag, given in (("several input files", len(paths) > 1),
-                                       ("--log", args.log), ("--summary-csv", args.summary_csv),
-                                       ("--format " + args.format, args.format not in ("table", "json")))
-              if given]
-    if others:
-        return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one input's "
-                    "per-record results; 'merge' makes the report")
-    if not args.output_file:
-        return fail("--shard needs --output-file FILE (the shard file that 'merge' reads)")
+    where = begin(args, (("several input files", len(paths) > 1), ("--log", args.log),
+                         ("--summary-csv", args.summary_csv),
+                         ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+                  "--output-file")
+    if isinstance(where, int):
+        return where
+    shard, n_shards = where
     path = Path(paths[0])
     if not path.is_file():
         return fail(f"cannot read {path}: no such file")
@@ -186,49 +179,34 @@ def _run_shard(args: argparse.Namespace, paths: list[str]) -> int:
         digests = {"gt_digest": file_digest(path), "predictions_digest": file_digest(args.predictions or path)}
     except OSError as exc:
         return fail(f"cannot read {exc.filename or path}: {exc.strerror or exc}")
-    patches = []  # applied once, by 'merge', to the pooled report: the bytes travel in the shard file
-    if args.gt_patch:
-        import hashlib
-
-        from evaluators.cli.patching import read_patch_set
-
-        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
-        if error:
-            return fail(error)
-        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
+    patches, error = checked_patches(args.gt_patch)  # applied once, by 'merge', to the pooled report
+    if error:
+        return fail(error)
     config = config_of(args)
     try:
         result = score_shard(lambda: open_qa_source(path, str(path), predictions=preds,
                                                     predictions_file=args.predictions or "<predictions>"),
-                             config, shard, n_shards, args.shard_seed)
+                             config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
     except InputError as exc:  # as the single process says it: where the file goes, else what is wrong
         return fail(failure_message(misplaced_input(path, str(path)) or exc.issue))
     except OSError as exc:
         return fail(f"cannot read {path}: {exc.strerror or exc}")
+    except ValueError as exc:  # a bad --workers
+        return fail(str(exc))
     if not result.n_records:  # refused on the whole input, as the single process refuses it
         for line in problem_lines(result.issues, "warning"):
             print(line, file=sys.stderr)
         return fail(failure_message(misplaced_input(path, str(path))
                                     or InputIssue(str(path), NO_RECORDS, kind="unusable")))
     parts = shard_manifest_parts(result, config)
-    head = manifest("qa", shard, n_shards, seed=args.shard_seed,
-                    input={"name": result.file, **digests,
-                           "patches": [hashlib.sha256(data).hexdigest() for _, data in patches] if patches else []},
-                    n_items=parts["n_items"],
-                    assignment=parts["assignment"], config=config, signature=parts["signature"],
-                    provenance=parts["provenance"], decision=parts["decision"], items=result.keys)
-    from evaluators.io.typed_json import encode
-
-    try:
-        write_shard(args.output_file, head, COLUMNS, map(result_row, result.results),
-                    extra={"issues": encode(result.issues), 
-                           "unusable": unusable_extra(path, str(path), args.predictions),
-                           "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
-    except OSError as exc:
-        return fail(f"cannot write {args.output_file}: {exc.strerror or exc}")
-    print(f"shard {shard} of {n_shards}: {len(result.results)} of {result.n_records} records of {path} written to "
-          f"{args.output_file}", file=sys.stderr)
-    return EXIT_OK
+    return write("qa", shard, n_shards, args.shard_seed, args.output_file,
+                 input={"name": result.file, **digests, "patches": patch_digests(patches)},
+                 n_items=parts["n_items"], assignment=parts["assignment"], config=config,
+                 signature=parts["signature"], provenance=parts["provenance"], decision=parts["decision"],
+                 keys=result.keys, columns=COLUMNS, rows=map(result_row, result.results),
+                 extra={"issues": encode(result.issues),
+                        "unusable": unusable_extra(path, str(path), args.predictions),
+                        "gt_patches": patch_extra(patches)})
 
 
 def _html(args: argparse.Namespace, report) -> str:

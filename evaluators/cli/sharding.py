@@ -1,6 +1,8 @@
-"""``--shard i/N`` for the batch commands other than ``qa`` and ``narrative`` (``memory``, ``testsets``,
-``dialogue``, ``compare``): the options, the refusals they share and the writing of the shard file
-(:mod:`evaluators.shards`); each command's scoring of a shard lives in its task's ``shards`` module.
+"""``--shard i/N`` for the batch commands: the options of every one of them (:func:`add_shard_arguments`), the
+preamble and refusals they share (:func:`begin`) and, for ``memory``, ``testsets``, ``dialogue`` and ``compare``,
+the writing of the shard file (:mod:`evaluators.shards`); each command's scoring of a shard lives in its task's
+``shards`` module.  ``--workers N`` / ``--scheduler`` score a shard's own items in parallel, as they score the
+single process's (the shard file is the same for any N).
 
 Kept out of the commands' own modules so that each of them only registers the options and hands over to this
 module once its inputs and settings are read (``compare``: before, it reads its inputs here as ``load_runs`` does).
@@ -15,35 +17,37 @@ from typing import Any
 from evaluators.cli.common import EXIT_OK, fail
 
 
-def add_shard_arguments(p, items: str = "items", out: str = "--out") -> None:
-    """Register ``--shard i/N`` and ``--shard-seed S`` (``items``: what is dealt; ``out``: the shard file's option)."""
+def add_shard_arguments(p, items: str = "items", out: str = "--out", refused: str = "--log") -> None:
+    """Register ``--shard i/N`` and ``--shard-seed S``, the one way every batch command takes them (``items``: what is
+    dealt; ``out``: the shard file's option; ``refused``: the options that do not go with ``--shard``, for the
+    help)."""
     p.add_argument("--shard", metavar="i/N",
                    help=f"score shard i of N of the {items} only (dealt by a seeded hash of their id, balanced within "
                         f"each slice) and write their per-item results with a manifest to {out}; 'merge' pools the N "
-                        "shard files into the report of the whole run")
+                        "shard files into the report of the whole run. --workers N / --scheduler score the shard's "
+                        f"own {items} in parallel (the shard file is the same for any N); not with {refused}")
     p.add_argument("--shard-seed", type=int, default=0, metavar="S",
                    help=f"with --shard: seed of the assignment of {items} to shards (default 0; equal in every shard)")
 
 
-def shard_of(args) -> tuple[int, int] | str:
-    """``(i, N)`` of ``--shard``, or the refusal's message."""
+def begin(args, refused: Iterable[tuple[str, Any]], output: str | None, out_flag: str = "--out"
+          ) -> tuple[int, int] | int:
+    """The shard preamble every command runs before it scores: ``(i, N)`` of ``--shard``, or the exit code 2 (the
+    reason on stderr) for a malformed ``--shard``, an option given that does not go with it (``refused``:
+    ``(flag, given)`` pairs) or no shard file named (``output``, the value of ``out_flag``)."""
     from evaluators.shards import ShardError, parse_shard
 
     try:
-        return parse_shard(args.shard)
+        where = parse_shard(args.shard)
     except ShardError as exc:
-        return str(exc)
-
-
-def refuse(flags: Iterable[tuple[str, Any]], output: str | None, out_flag: str = "--out") -> int | None:
-    """Exit 2 when an option that does not go with ``--shard`` was given or the shard file is not named."""
-    others = [flag for flag, given in flags if given]
+        return fail(str(exc))
+    others = [flag for flag, given in refused if given]
     if others:
         return fail(f"--shard does not go with {', '.join(others)} (yet): a shard file holds one run's per-item "
                     "results; 'merge' makes the report")
     if not output:
         return fail(f"--shard needs {out_flag} FILE (the shard file that 'merge' reads)")
-    return None
+    return where
 
 
 def digests(paths: dict[str, str | None]) -> dict[str, Any]:
@@ -61,6 +65,22 @@ def patch_files(names: Sequence[str] | None) -> list[tuple[str, bytes]]:
     from evaluators.io.sources import read_file_bytes
 
     return [(name, read_file_bytes(name)) for name in names or ()]
+
+
+def checked_patches(names: Sequence[str] | None) -> tuple[list[tuple[str, bytes]], str | None]:
+    """``(patches, error)``: the ``--gt-patch`` files checked as the command checks them (unreadable, or without a
+    usable line: the error) and read (:func:`patch_files`); applied once, by 'merge', to the pooled reports."""
+    if not names:
+        return [], None
+    from evaluators.cli.patching import read_patch_set
+
+    _, error = read_patch_set(names)
+    if error:
+        return [], error
+    try:
+        return patch_files(names), None
+    except OSError as exc:
+        return [], f"cannot read {exc.filename}: {exc.strerror or exc}"
 
 
 def patch_digests(patches: Sequence[tuple[str, bytes]]) -> list[str]:
@@ -105,14 +125,11 @@ def memory(args, inputs, config) -> int:
     from evaluators.memory.run import text_provenance
     from evaluators.memory.shards import COLUMNS, keys_of, plan_decision, score_shard, shard_extra, shard_rows
 
-    where = shard_of(args)
-    if isinstance(where, str):
-        return fail(where)
-    code = refuse((("--judge", args.judge), ("--log", args.log),
-                   ("--write-results", args.write_results), ("--write-cache", args.write_cache),
-                   ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
-    if code is not None:
-        return code
+    where = begin(args, (("--judge", args.judge), ("--log", args.log), ("--write-results", args.write_results),
+                         ("--write-cache", args.write_cache),
+                         ("--format " + str(args.format), args.format not in (None, "json"))), args.out)
+    if isinstance(where, int):
+        return where
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed)
@@ -146,14 +163,11 @@ def testsets(args, inputs, config) -> int:
     from evaluators.testsets.evaluate import signature
     from evaluators.testsets.shards import COLUMNS, score_shard, shard_extra, shard_rows
 
-    where = shard_of(args)
-    if isinstance(where, str):
-        return fail(where)
-    code = refuse((("--log", args.log), ("--answer-template", args.answer_template),
-                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+    where = begin(args, (("--log", args.log), ("--answer-template", args.answer_template),
+                         ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
                   "--output-file")
-    if code is not None:
-        return code
+    if isinstance(where, int):
+        return where
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
@@ -184,13 +198,10 @@ def dialogue(args, inputs, config) -> int:
     from evaluators.io.typed_json import encode
     from evaluators.parallel import worker_count
 
-    where = shard_of(args)
-    if isinstance(where, str):
-        return fail(where)
-    code = refuse((("--endpoint", args.endpoint), ("--log", args.log),
-                   ("--format " + args.format, args.format not in ("table", "text", "json"))), args.out)
-    if code is not None:
-        return code
+    where = begin(args, (("--endpoint", args.endpoint), ("--log", args.log),
+                         ("--format " + args.format, args.format not in ("table", "text", "json"))), args.out)
+    if isinstance(where, int):
+        return where
     shard, n_shards = where
     try:
         result = score_shard(inputs, config, shard, n_shards, args.shard_seed, workers=worker_count(args.workers))
@@ -216,41 +227,33 @@ def dialogue(args, inputs, config) -> int:
 
 # ------------------------------------------------------------------------------------------ compare
 
-def compare(args) -> int:
+def compare(args, config) -> int:
     """``compare FILE... --shard i/N --output-file FILE``: score one shard of every run's records and write its
     shard file; the merge computes the side-by-side scores, their intervals and the paired tests of B against A
-    once, on the pooled records (same resamples, same seed)."""
+    once, on the pooled records (same resamples, same seed).  ``config``: the scoring settings of the options
+    (:func:`evaluators.cli.qa.config_of`)."""
     import dataclasses
-    import hashlib
     from pathlib import Path
 
-    from evaluators.cli.qa import config_of
     from evaluators.io import InputError
     from evaluators.io.sources import read_file_bytes
     from evaluators.io.typed_json import encode
+    from evaluators.parallel import worker_count
     from evaluators.qa.evaluate import signature, text_provenance
     from evaluators.qa.records import open_qa_source
     from evaluators.qa.run import failure_message, misplaced_input
     from evaluators.qa.shards import COMPARE_COLUMNS, score_compare_shard, unusable_extra
 
-    where = shard_of(args)
-    if isinstance(where, str):
-        return fail(where)
-    code = refuse((("--log", args.log), ("--systems-csv", args.systems_csv),
-                   ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
+    where = begin(args, (("--log", args.log), ("--systems-csv", args.systems_csv),
+                         ("--format " + args.format, args.format not in ("table", "json"))), args.output_file,
                   "--output-file")
-    if code is not None:
-        return code
+    if isinstance(where, int):
+        return where
     shard, n_shards = where
-    patches = []  # applied once, by 'merge', to the pooled reports: the bytes travel in the shard file
-    if args.gt_patch:
-        from evaluators.cli.patching import read_patch_set
-
-        _, error = read_patch_set(args.gt_patch)  # refused here already when unreadable or without a usable line
-        if error:
-            return fail(error)
-        patches = [(name, read_file_bytes(name)) for name in args.gt_patch]
-    config = dataclasses.replace(config_of(args), ci_resamples=0)  # as compare scores its runs (load_runs)
+    patches, error = checked_patches(args.gt_patch)
+    if error:
+        return fail(error)
+    config = dataclasses.replace(config, ci_resamples=0)  # as compare scores its runs (load_runs)
     jobs: list[tuple[Path, str | None]] = [(Path(f), None) for f in args.input]
     if args.predictions:
         if len(args.input) != 1:
@@ -267,18 +270,21 @@ def compare(args) -> int:
         openers.append(lambda path=path, pred_file=pred_file, preds=preds: open_qa_source(
             path, pred_file or None, predictions=preds, predictions_file=pred_file or "<predictions>"))
     try:
-        result = score_compare_shard(openers, config, shard, n_shards, args.shard_seed)
+        result = score_compare_shard(openers, config, shard, n_shards, args.shard_seed,
+                                     workers=worker_count(args.workers))
     except InputError as exc:  # as compare says it: where the file goes, else what is wrong
         label = exc.issue.file
         path = next((p for p, f in jobs if (f or str(p)) == label), None)
         return fail(failure_message((misplaced_input(path, label) if path is not None else None) or exc.issue))
     except OSError as exc:
         return fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}")
+    except ValueError as exc:  # a bad --workers
+        return fail(str(exc))
     task = result.decisions[0]["task"]
     return write("compare", shard, n_shards, args.shard_seed, args.output_file,
                  input={"name": args.input[0], "gt_digest": [digests({"f": str(p)})["f_digest"] for p, _ in jobs],
                         "predictions_digest": [digests({"f": f})["f_digest"] for _, f in jobs],
-                        "patches": [hashlib.sha256(data).hexdigest() for _, data in patches]},
+                        "patches": patch_digests(patches)},
                  n_items=result.n_items, assignment=result.assignment, config=config,
                  signature=signature(task, config.script), provenance=text_provenance(config),
                  decision={"inputs": result.decisions,
@@ -288,4 +294,4 @@ def compare(args) -> int:
                  extra={"files": result.files, "predictions_files": [f for _, f in jobs],
                         "unusable": [unusable_extra(p, f or str(p), f) for p, f in jobs],
                         "gt_files": [str(p) for p, _ in jobs], "issues": encode(result.issues),
-                        "gt_patches": [{"name": name, "data": encode(data)} for name, data in patches]})
+                        "gt_patches": patch_extra(patches)})

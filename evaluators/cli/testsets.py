@@ -56,7 +56,7 @@ def add_parser(subparsers) -> None:
     add_log_arguments(p)
     from evaluators.cli.sharding import add_shard_arguments
 
-    add_shard_arguments(p, "items (dialogues)", "--output-file")
+    add_shard_arguments(p, "items (dialogues)", "--output-file", "--log, --answer-template or --format csv")
     p.set_defaults(func=run)
 
 

@@ -30,7 +30,7 @@ from evaluators.dialogue.scoring import (
 )
 from evaluators.io.gt_patch import GTPatchSet
 from evaluators.parallel import map_ordered
-from evaluators.shards import assign, assignment_digest
+from evaluators.shards import assign, assignment_digest, pooled_rows
 
 #: The per-item columns of a dialogue shard file: the reply's position in the run, its model (the group), its case
 #: key (``scene#dialogue_index#occurrence``), its result and, with a GT patch, its result against the corrected
@@ -142,12 +142,7 @@ def merged_report(plan: DialogueReport, columns: Sequence[str], rows: Sequence[S
     """
     from evaluators.io.typed_json import decode
 
-    if tuple(columns) != COLUMNS:
-        raise ValueError(f"the shard's columns are not those of persona replies: {', '.join(columns)}")
-    ordered = sorted(rows, key=lambda r: r[0])
-    for a, b in zip(ordered, ordered[1:]):
-        if a[0] == b[0]:
-            raise ValueError(f"reply {a[0] + 1} stands in two shards")
+    ordered = pooled_rows(columns, COLUMNS, rows, what="persona replies", item="reply")
     results = [decode(r[3]) for r in ordered]
     if not isinstance(plan, DialogueReport) or not all(isinstance(r, CaseResult) for r in results):
         raise ValueError("a row is not a persona reply's result")

@@ -28,7 +28,7 @@ from evaluators.memory.run import (
     plan_memory,
     report_of_rows,
 )
-from evaluators.shards import assign, assignment_digest
+from evaluators.shards import assign, assignment_digest, pooled_rows
 
 #: The per-item columns of a memory shard file: the question's position, type (the group) and id, the question
 #: itself, its row of scores, its judgement that still fits (or null), whether its cached judgement is stale and,
@@ -183,12 +183,7 @@ def merged_report(config: MemoryConfig, decision: dict[str, Any], extra: dict[st
     """
     from evaluators.io.typed_json import decode
 
-    if tuple(columns) != COLUMNS:
-        raise ValueError(f"the shard's columns are not those of memory questions: {', '.join(columns)}")
-    ordered = sorted(rows, key=lambda r: r[0])
-    for a, b in zip(ordered, ordered[1:]):
-        if a[0] == b[0]:
-            raise ValueError(f"question {a[0] + 1} stands in two shards")
+    ordered = pooled_rows(columns, COLUMNS, rows, what="memory questions", item="question")
     results = [decode(r[3]) for r in ordered]
     scores = [decode(r[4]) for r in ordered]
     if not all(isinstance(r, EvalResult) for r in results) or not all(isinstance(s, QuestionScores) for s in scores):

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from evaluators.io.errors import InputIssue
 from evaluators.io.gt_patch import GTPatchSet
 from evaluators.io.sources import pair_files, story_id
-from evaluators.narrative.batch import DocumentOutcome, NarrativeReport, _score_chunk, report_of_outcomes
+from evaluators.narrative.batch import CHUNK_PAIRS, DocumentOutcome, NarrativeReport, _score_chunk, report_of_outcomes
 from evaluators.narrative.run import NarrativeInputs
 from evaluators.narrative.settings import NarrativeSettings
-from evaluators.shards import assign, assignment_digest
+from evaluators.parallel import map_ordered
+from evaluators.shards import assign, assignment_digest, pooled_rows
 
 #: The per-item columns of a narrative shard file: the pair's position, its story id, its outcome and, with a GT
 #: patch, its outcome on the corrected GT (typed JSON).
@@ -79,7 +81,7 @@ def _pairs(gt, pred, single_pair: bool) -> tuple[list, list[InputIssue], list[st
 
 
 def score_shard(inputs: NarrativeInputs, settings: NarrativeSettings, shard: int, n_shards: int,
-                seed: int = 0) -> NarrativeShard:
+                seed: int = 0, *, workers: int = 1) -> NarrativeShard:
     """Score shard ``shard`` of ``n_shards`` of a narrative run.
 
     With ``inputs.gt_patch`` the shard's pairs are scored twice, as the single-process run scores every pair: on
@@ -96,6 +98,9 @@ def score_shard(inputs: NarrativeInputs, settings: NarrativeSettings, shard: int
         1-based shard of ``n_shards``.
     seed : int
         Seed of the assignment.
+    workers : int
+        Processes scoring chunks of the shard's pairs (:func:`evaluators.parallel.map_ordered`, as the single
+        process scores them); the outcomes are the same for any count.
 
     Returns
     -------
@@ -109,7 +114,11 @@ def score_shard(inputs: NarrativeInputs, settings: NarrativeSettings, shard: int
     pairs, issues, unpaired_gt, unpaired_pred = _pairs(inputs.gt, inputs.pred, inputs.single_pair)
     shards = assign([(None, sid) for sid, _, _ in pairs], n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]
-    outcomes = list(_score_chunk(settings.config, None, [pairs[k] for k in positions]))
+    def score(work: list) -> list[DocumentOutcome]:
+        return list(map_ordered(partial(_score_chunk, settings.config, None), [work[k] for k in positions], workers,
+                                chunk_size=CHUNK_PAIRS))
+
+    outcomes = score(pairs)
     result = NarrativeShard(len(pairs), assignment_digest(shards), issues, unpaired_gt, unpaired_pred, positions,
                             outcomes)
     if not inputs.gt_patch:
@@ -120,7 +129,7 @@ def score_shard(inputs: NarrativeInputs, settings: NarrativeSettings, shard: int
     pairs_after, issues_after, gt_after, pred_after = _pairs(patched.files, inputs.pred, inputs.single_pair)
     if [sid for sid, _, _ in pairs_after] != [sid for sid, _, _ in pairs]:
         raise ValueError("the corrected GT files pair otherwise than the files as read")
-    after = list(_score_chunk(settings.config, None, [pairs_after[k] for k in positions]))
+    after = score(pairs_after)
     return replace(result, after=after, patched={
         "issues": issues_after, "unpaired_gt": gt_after, "unpaired_pred": pred_after,
         "applications": patched.applications, "patch_issues": patched.issues})
@@ -167,12 +176,7 @@ def merged_report(settings: NarrativeSettings, columns: Sequence[str], rows: Seq
     """
     from evaluators.io.typed_json import decode
 
-    if tuple(columns) != COLUMNS:
-        raise ValueError(f"the shard's columns are not those of narrative pairs: {', '.join(columns)}")
-    ordered = sorted(rows, key=lambda r: r[0])
-    for a, b in zip(ordered, ordered[1:]):
-        if a[0] == b[0]:
-            raise ValueError(f"pair {a[0] + 1} stands in two shards")
+    ordered = pooled_rows(columns, COLUMNS, rows, what="narrative pairs", item="pair")
     def report(column: int, issues, unpaired_gt, unpaired_pred) -> NarrativeReport:
         docs: list[Any] = [None if r[column] is None else decode(r[column]) for r in ordered]
         if not all(isinstance(d, DocumentOutcome) for d in docs):

@@ -1401,14 +1401,7 @@ class Scorer:
             status ``missing_gt`` and no score.
         """
         gt_specs, pred_specs, id_names, q_names = self._plan(data)
-        rid = self._text(data, id_names, True) if id_names else None
-        rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
-        group = None
-        if self.group_field:
-            g = data.get(self.group_field)
-            if g is not None:
-                g = g if type(g) is str else str(g)
-                group = sys.intern(g) if g.strip() else None  # few distinct values
+        group, rid = self._key(data, id_names, index, line)
         q = self._text(data, q_names, False) if question and q_names else None
         gold = self._gold(data, gt_specs)
         pred_field, pred_raw, pred_value = self._prediction(data, pred_specs)
@@ -1444,7 +1437,12 @@ class Scorer:
         line : int or None
             Its 1-based line in the file, if any.
         """
-        _, _, id_names, _ = self._plan(data)
+        return self._key(data, self._plan(data)[2], index, line)
+
+    def _key(self, data: Mapping[str, Any], id_names, index: int, line: int | None) -> tuple[str | None, str]:
+        """``(group, id)`` of a record (the one rule of :meth:`values` and :meth:`key`): its id field, else
+        ``#line`` (``#position`` without lines); its group field's value (interned: few distinct values), ``None``
+        when blank or absent."""
         rid = self._text(data, id_names, True) if id_names else None
         rid = rid.strip() if rid is not None else f"#{line if line is not None else index + 1}"
         group = None
@@ -1452,7 +1450,7 @@ class Scorer:
             g = data.get(self.group_field)
             if g is not None:
                 g = g if type(g) is str else str(g)
-                group = g if g.strip() else None
+                group = sys.intern(g) if g.strip() else None
         return group, rid
 
     def record(self, data: Mapping[str, Any], index: int, line: int | None) -> QARecordResult:

@@ -13,11 +13,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evaluators.io import InputIssue, RecordSet
+from evaluators.parallel import map_ordered
 from evaluators.qa.evaluate import (
+    CHUNK_RECORDS,
     DETECTION_SAMPLE,
     QAConfig,
     QARecordResult,
@@ -118,22 +121,33 @@ def plan_source(open_source: Callable[[], QASource], config: QAConfig) -> _Plan:
     return _Plan(source, whole, decision, scorer, keys, issues)
 
 
-def score_planned(plan: _Plan, open_source: Callable[[], QASource], mine: Sequence[bool]
+def _score_records(scorer: Scorer, items: list[tuple[Any, int | None, int]]) -> list[QARecordResult]:
+    """The per-record function over ``(data, line, index)`` items (all of a shard's in one process, or a worker's
+    chunk)."""
+    return [scorer.record(data, index, line) for data, line, index in items]
+
+
+def score_planned(plan: _Plan, open_source: Callable[[], QASource], mine: Sequence[bool], workers: int = 1
                   ) -> tuple[list[tuple[str | None, str]], list[QARecordResult]]:
     """The keys and results of the records ``mine`` selects (one flag per record, in input order), scored with the
-    per-record function; the input is read again when it is streamed."""
+    per-record function (``workers > 1``: chunks of :data:`~evaluators.qa.evaluate.CHUNK_RECORDS` records in worker
+    processes, or on the open Dask scheduler; the results are the same); the input is read again when it is
+    streamed."""
     second = plan.source if plan.whole else open_source()
     mine_keys: list[tuple[str | None, str]] = []
-    results: list[QARecordResult] = []
-    for k, (data, line, index) in enumerate(_records(second, None)):
-        if mine[k]:
-            results.append(plan.scorer.record(data, index, line))
-            mine_keys.append(plan.keys[k])
+
+    def selected() -> Iterator[tuple[Any, int | None, int]]:
+        for k, item in enumerate(_records(second, None)):
+            if mine[k]:
+                mine_keys.append(plan.keys[k])
+                yield item
+
+    results = list(map_ordered(partial(_score_records, plan.scorer), selected(), workers, chunk_size=CHUNK_RECORDS))
     return mine_keys, results
 
 
 def score_shard(open_source: Callable[[], QASource], config: QAConfig, shard: int, n_shards: int,
-                seed: int = 0) -> QAShard:
+                seed: int = 0, *, workers: int = 1) -> QAShard:
     """Score shard ``shard`` of ``n_shards`` of a QA input.
 
     Parameters
@@ -147,6 +161,8 @@ def score_shard(open_source: Callable[[], QASource], config: QAConfig, shard: in
         1-based shard of ``n_shards``.
     seed : int
         Seed of the assignment (:func:`evaluators.shards.assign`).
+    workers : int
+        Processes scoring the shard's records (:func:`score_planned`).
 
     Returns
     -------
@@ -159,7 +175,7 @@ def score_shard(open_source: Callable[[], QASource], config: QAConfig, shard: in
     """
     plan = plan_source(open_source, config)
     shards = assign(plan.keys, n_shards, seed)
-    mine_keys, results = score_planned(plan, open_source, [s == shard for s in shards])
+    mine_keys, results = score_planned(plan, open_source, [s == shard for s in shards], workers)
     return QAShard(plan.source.file, plan.decision, len(plan.keys), assignment_digest(shards), tuple(plan.issues),
                    mine_keys, results)
 
@@ -310,12 +326,12 @@ class CompareShard:
 
 
 def score_compare_shard(openers: Sequence[Callable[[], QASource]], config: QAConfig, shard: int, n_shards: int,
-                        seed: int = 0) -> CompareShard:
+                        seed: int = 0, *, workers: int = 1) -> CompareShard:
     """Score shard ``shard`` of ``n_shards`` of a comparison of QA inputs (each scored as ``run_qa`` scores it).
 
     Every input is read whole to decide its task and group field and know its records' keys; the keys of every
     input are dealt together (:func:`run_key`: balanced within each input's runs); then each input's own records
-    are scored.
+    are scored (``workers`` processes, :func:`score_planned`).
 
     Raises
     ------
@@ -331,7 +347,7 @@ def score_compare_shard(openers: Sequence[Callable[[], QASource]], config: QACon
     for k, (plan, opener) in enumerate(zip(plans, openers)):
         flags = [s == shard for s in shards[at:at + len(plan.keys)]]
         at += len(plan.keys)
-        own_keys, results = score_planned(plan, opener, flags)
+        own_keys, results = score_planned(plan, opener, flags, workers)
         for own, r in zip(own_keys, results):
             key = run_key(k, own)
             mine_keys.append(key)

@@ -33,7 +33,7 @@ from evaluators.testsets.evaluate import (
 )
 from evaluators.testsets.run import TestSetsConfig, TestSetsInputs, TestSetsReport
 from evaluators.testsets.schema import TestSet, load_test_set
-from evaluators.shards import assign, assignment_digest
+from evaluators.shards import assign, assignment_digest, pooled_rows
 
 #: The per-item columns of a test-set shard file: the item's position, its group (category or scenario), its id,
 #: its result, and (single-turn sets) the item itself and its answer as ``[turn, answer]`` (typed JSON; what a GT
@@ -149,12 +149,7 @@ def merged_report(extra: dict[str, Any], columns: Sequence[str], rows: Sequence[
     """
     from evaluators.io.typed_json import decode
 
-    if tuple(columns) != COLUMNS:
-        raise ValueError(f"the shard's columns are not those of test-set items: {', '.join(columns)}")
-    ordered = sorted(rows, key=lambda r: r[0])
-    for a, b in zip(ordered, ordered[1:]):
-        if a[0] == b[0]:
-            raise ValueError(f"item {a[0] + 1} stands in two shards")
+    ordered = pooled_rows(columns, COLUMNS, rows, what="test-set items", item="item")
     test_set = decode(extra["test_set"])
     results = [decode(r[3]) for r in ordered]
     kind = DialogueResult if test_set.kind == "multi_turn" else ItemResult

@@ -61,12 +61,17 @@ def cluster():
         with Client(address) as client:
             yield address, client
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End a cluster process started here: its stdin closed (it closes its cluster), killed after 60 s."""
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 #: Keys of a report that say when it was made (the dialogue report's ``evaluation_info.timestamp``).
@@ -322,3 +327,108 @@ def test_imap_chunks_on_dask_keeps_input_order_and_raises_a_workers_error(cluste
             for _ in imap_chunks(_fail_on_three, chunked(range(10), 2), dask.workers):
                 pass
     assert local_pool()  # closed: back to the process pool
+
+
+# ------------------------------------------------------------------------------------------ every worker gone
+
+class _Pending:
+    """A Dask future that is never done (``result(timeout)`` raises ``TimeoutError``) until ``done_after`` waits."""
+
+    def __init__(self, done_after: int | None = None, value=None):
+        self.waits, self.done_after, self.value = 0, done_after, value
+
+    def result(self, timeout=None):
+        self.waits += 1
+        if self.done_after is not None and self.waits > self.done_after:
+            return self.value
+        raise TimeoutError
+
+
+class _Cluster:
+    """A client whose ``nthreads()`` answers from a script: a worker count per call (the last one repeated), or an
+    exception (a scheduler that does not answer)."""
+
+    def __init__(self, *answers):
+        self.answers, self.calls = list(answers), 0
+
+    def nthreads(self):
+        answer = self.answers[min(self.calls, len(self.answers) - 1)]
+        self.calls += 1
+        if isinstance(answer, Exception):
+            raise answer
+        return {f"tcp://w{k}": 1 for k in range(answer)}
+
+
+def test_await_result_gives_up_only_after_the_cluster_has_had_no_worker_for_the_grace():
+    # with a fake client and fake futures (the timing logic alone; the real cluster is the test below)
+    from evaluators.parallel import SchedulerError, await_result
+
+    # workers there: a long chunk is waited for (7 waits), whatever the grace
+    assert await_result(_Cluster(2), _Pending(done_after=7, value="ok"), "x", grace=0.0, poll=0.001) == "ok"
+    # no worker from the start: stopped once `grace` has passed, the message naming the scheduler and the grace
+    with pytest.raises(SchedulerError, match=r"--scheduler tcp://h:1: the Dask cluster has had no worker for 0.05 s"):
+        await_result(_Cluster(0), _Pending(), "tcp://h:1", grace=0.05, poll=0.001)
+    # a scheduler that no longer answers counts as no worker
+    with pytest.raises(SchedulerError, match="no worker"):
+        await_result(_Cluster(OSError("closed")), _Pending(), "x", grace=0.02, poll=0.001)
+    # every worker gone for a while, then one back within the grace: the result still comes
+    cluster = _Cluster(0, 0, 0, 1)
+    assert await_result(cluster, _Pending(done_after=20, value=5), "x", grace=30.0, poll=0.001) == 5
+    assert cluster.calls == 20
+
+
+#: A scheduler without workers in a process of its own; prints its address, keeps it until its stdin closes.
+_SCHEDULER = """
+import sys
+from distributed import LocalCluster
+from evaluators.parallel import local_cluster_options
+with LocalCluster(**{**local_cluster_options(1), "n_workers": 0}) as cluster:
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_run_whose_every_worker_is_killed_exits_2_with_the_reason(capsys, tmp_path, monkeypatch):
+    """A scheduler and one worker process without a nanny (nothing restarts it); the client is opened, the worker
+    killed (SIGKILL), then ``qa --shard 1/1 --scheduler`` sends its chunks there: no traceback, no endless wait,
+    exit 2 naming what happened, no shard file."""
+    _needs_dask()
+    import time
+
+    import evaluators.parallel as parallel
+    from evaluators.cli import main
+
+    sched = subprocess.Popen([sys.executable, "-c", _SCHEDULER], cwd=ROOT, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    worker = None
+    try:
+        address = sched.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), address
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                                   "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], cwd=ROOT,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        dask = parallel.open_scheduler(address)  # waits for the worker
+        assert len(dask.client.nthreads()) == 1
+        worker.kill()
+        worker.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while dask.client.nthreads() and time.monotonic() < deadline:  # the scheduler sees it gone
+            time.sleep(0.2)
+        assert dask.client.nthreads() == {}
+        monkeypatch.setattr(parallel, "open_scheduler", lambda spec: dask)  # the command gets this client
+        monkeypatch.setattr(parallel, "connect_timeout", lambda: 2.0)  # the grace, shortened for the test
+        out = tmp_path / "s.json"
+        capsys.readouterr()
+        started = time.monotonic()
+        code = main(["qa", str(DEMO / "qa" / "qa_demo.jsonl"), "--shard", "1/1", "--output-file", str(out),
+                     "--scheduler", address])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err and not out.exists()
+        assert f"error: --scheduler {address}: the Dask cluster has had no worker for 2 s" in err
+        assert time.monotonic() - started < 30  # 2 s of grace and a few polls, not for ever
+        assert parallel._DASK is None  # closed by the command
+    finally:
+        if worker is not None and worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        _stop(sched)

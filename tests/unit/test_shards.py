@@ -316,3 +316,49 @@ def test_a_gt_patch_travels_with_the_shards_and_is_applied_once_at_the_merge(tmp
     unpatched = _shards(gt, 3, tmp_path, tag="u")  # a shard without the patch is another run
     code, _, err = _merge([files[0], *unpatched[1:]], capsys)
     assert code == 2 and "differ in input.patches" in err
+
+
+# ------------------------------------------------------------------------------------------ --workers in a shard
+
+DEMO = __import__("pathlib").Path(__file__).resolve().parents[2] / "evaluators" / "demo"
+
+
+@pytest.mark.parametrize("argv, out_flag, module", [
+    (["qa", DEMO / "qa" / "qa_systems_demo.jsonl", *CI], "--output-file", "evaluators.qa.shards"),
+    (["compare", DEMO / "qa" / "qa_systems_demo.jsonl", "--ci-resamples", "0"], "--output-file",
+     "evaluators.qa.shards"),
+    (["narrative", DEMO / "narrative", DEMO / "narrative", "--quiet"], "--out", "evaluators.narrative.shards"),
+])
+def test_workers_apply_within_a_shard_and_give_the_same_shard_file(argv, out_flag, module, tmp_path, capsys,
+                                                                   monkeypatch):
+    # --workers 2 is no longer ignored by qa, compare and narrative shards: the shard's items go to the pool
+    # (map_ordered is called with 2 workers) and the shard file is the one of --workers 1, byte for byte
+    import importlib
+
+    import evaluators.parallel as parallel
+
+    target = importlib.import_module(module)
+    seen = []
+
+    def spy(fn, items, workers=1, *, chunk_size):
+        seen.append(workers)
+        return parallel.map_ordered(fn, items, workers, chunk_size=1)  # one item a chunk: every worker gets some
+
+    monkeypatch.setattr(target, "map_ordered", spy)
+    texts = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.json"
+        capsys.readouterr()
+        assert main([str(a) for a in argv] + ["--shard", "1/2", out_flag, str(out), "--workers", workers]) == 0, \
+            capsys.readouterr().err
+        texts.append(out.read_bytes())
+    assert seen and set(seen) == {1, 2}
+    assert texts[0] == texts[1] and len(json.loads(texts[0])["items"]) >= 1
+
+
+def test_shard_help_says_what_workers_do_within_a_shard(capsys):
+    for command in ("qa", "narrative", "compare", "memory", "testsets", "dialogue"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--workers N / --scheduler score the shard's own" in text, command
