@@ -11,7 +11,7 @@ The merge books the pooled records in input order and builds the report with
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -121,9 +121,9 @@ def plan_source(open_source: Callable[[], QASource], config: QAConfig) -> _Plan:
     return _Plan(source, whole, decision, scorer, keys, issues)
 
 
-def _score_records(scorer: Scorer, items: list[tuple[Any, int | None, int]]) -> list[QARecordResult]:
-    """The per-record function over ``(data, line, index)`` items (all of a shard's in one process, or a worker's
-    chunk)."""
+def _score_records(scorer: Scorer, items: Iterable[tuple[Any, int | None, int]]) -> list[QARecordResult]:
+    """The per-record function over ``(data, line, index)`` items (all of a shard's in one process, streamed as the
+    input is read, or a worker's chunk)."""
     return [scorer.record(data, index, line) for data, line, index in items]
 
 
@@ -142,6 +142,8 @@ def score_planned(plan: _Plan, open_source: Callable[[], QASource], mine: Sequen
                 mine_keys.append(plan.keys[k])
                 yield item
 
+    if workers <= 1:  # streamed: a record's data is let go once it is scored
+        return mine_keys, _score_records(plan.scorer, selected())
     results = list(map_ordered(partial(_score_records, plan.scorer), selected(), workers, chunk_size=CHUNK_RECORDS))
     return mine_keys, results
 

@@ -332,7 +332,8 @@ DEMO = __import__("pathlib").Path(__file__).resolve().parents[2] / "evaluators" 
 def test_workers_apply_within_a_shard_and_give_the_same_shard_file(argv, out_flag, module, tmp_path, capsys,
                                                                    monkeypatch):
     # --workers 2 is no longer ignored by qa, compare and narrative shards: the shard's items go to the pool
-    # (map_ordered is called with 2 workers) and the shard file is the one of --workers 1, byte for byte
+    # (map_ordered is called with 2 workers) and the shard file is the one of --workers 1 (scored in this process,
+    # streamed), byte for byte
     import importlib
 
     import evaluators.parallel as parallel
@@ -352,7 +353,7 @@ def test_workers_apply_within_a_shard_and_give_the_same_shard_file(argv, out_fla
         assert main([str(a) for a in argv] + ["--shard", "1/2", out_flag, str(out), "--workers", workers]) == 0, \
             capsys.readouterr().err
         texts.append(out.read_bytes())
-    assert seen and set(seen) == {1, 2}
+    assert 2 in seen and set(seen) <= {1, 2}  # the --workers 2 shard went to the pool
     assert texts[0] == texts[1] and len(json.loads(texts[0])["items"]) >= 1
 
 
