@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from evaluators.cli.common import EXIT_INPUT, EXIT_OK, Positional, add_positionals, fail
+from evaluators.cli.common import EXIT_INPUT, Positional, add_positionals, fail
 from evaluators.cli.patching import add_gt_patch_argument
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
