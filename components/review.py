@@ -74,11 +74,18 @@ def signed_in_identity() -> rs.Actor:
         st.warning(f"Your sign-in is older than {config.max_age_s} s: sign in again · 登录已过期，请重新登录")
         st.login()
         st.stop()
-    name = str(user.get("email") or user.get("name") or user.get("sub") or "")[:256]
-    role = config.role_for(user.get(config.claim))
-    st.sidebar.caption(f"Reviewing as **{md(name)}** (signed in) · role: {md(role or 'none')}")
+    me = user_actor(user, config)
+    st.sidebar.caption(f"Reviewing as **{md(me)}** (signed in) · role: {md(me.role or 'none')}")
     st.sidebar.button("Sign out · 退出", key="review_logout", on_click=st.logout)
-    return rs.Actor(name, role, "page")
+    return me
+
+
+def user_actor(user, config) -> rs.Actor:
+    """A signed-in ``st.user`` as an :class:`~evaluators.review.roles.Actor`: the name from the ID token's
+    ``email`` (else ``name``, ``sub``; 256 characters kept), the role from its groups claim (``config``:
+    :func:`evaluators.review.roles.load_config`)."""
+    name = str(user.get("email") or user.get("name") or user.get("sub") or "")[:256]
+    return rs.Actor(name, config.role_for(user.get(config.claim)), "page")
 
 
 def identity_sidebar(link_name: str | None) -> str | None:
@@ -388,18 +395,18 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
     made_id = None
     with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
-        signed_in = getattr(annotator, "role", None) is not None
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
                      help="A session over the QA demo's scored records (English and Chinese)."):
             made = store.session_by_name(DEMO_SESSION)
-            if made is None and signed_in and not rs.may(None, annotator, "create"):
-                st.error(f"Your role ({md(annotator.role or 'none')}) does not create sessions.")
-            elif made is None:
+            if made is None:  # checked and audited with the session (evaluators.review.service.create_session)
                 data = demo_path("qa", "qa_demo.jsonl").read_bytes()
-                made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
-                                             created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
-                                             store=store)
-                rs.audit(store, annotator or "demo", "create", made)
+                try:
+                    made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
+                                                 created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
+                                                 store=store)
+                except PermissionError:
+                    st.error(f"Your role ({md(getattr(annotator, 'role', None) or 'none')}) does not create "
+                             "sessions.")
             if made is not None:
                 st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
@@ -417,10 +424,8 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                 try:
                     if up is None or not name.strip() or not annotator:
                         raise ValueError("Upload a file, give the session a name and confirm your own name first.")
-                    rs.require(None, annotator, "create")
                     made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
                                              blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
-                    rs.audit(store, annotator, "create", made.session)
                     st.session_state["review_session"] = made_id = made.session.id
                     if new_only:
                         st.session_state["review_flash_ok"] = (
@@ -574,7 +579,7 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     """Downloads for those who may (:func:`evaluators.review.service.can_export`); each download, when made,
-    is checked again and audited (:func:`evaluators.review.service.export_allowed`)."""
+    is checked again, made, then audited (:func:`evaluators.review.service.export`)."""
     has_gold = bool(store.gold_items(session.id))
     if not rs.can_export(session, annotator, has_gold=has_gold):
         st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
@@ -595,9 +600,8 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
         what = {"review_dl_gt": "corrections", "review_dl_csv": "csv", "review_dl_ls": "label-studio",
                 "review_dl_ls_config": "label-studio-config"}.get(key, "jsonl")
 
-        def made(make=make, what=what):
-            rs.export_allowed(store, session, annotator, what, has_gold=has_gold)
-            return make()
+        def made(make=make, what=what):  # checked, made, then audited (no row for a failed download)
+            return rs.export(store, session, annotator, what, make, has_gold=has_gold)
 
         download(label, made, file_name=name, mime=mime, key=key, empty=empty)
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "

@@ -122,17 +122,18 @@ def run(args: argparse.Namespace) -> int:
             with fh:
                 fmt = args.format or ("label-studio" if looks_like_label_studio(fh.read(64)) else "jsonl")
                 fh.seek(0)
+                # the audit row commits with the import's first write (evaluators.review.exchange.import_records)
+                row = rs.audit_row(who, "import", detail=Path(args.input).name)
                 if fmt == "label-studio":
-                    report = import_label_studio(store, fh, args.input, session=args.session)
+                    report = import_label_studio(store, fh, args.input, session=args.session, audit=row)
                 else:
-                    report = import_jsonl(store, fh, args.input)
+                    report = import_jsonl(store, fh, args.input, audit=row)
         finally:
             gc.unfreeze()
         for issue in report.issues:
             print(f"warning: {terminal(issue.location())}: {terminal(issue.message)}", file=sys.stderr)
         if not report.imported and not report.sessions_created and not report.items_added:
             return fail(f"{args.input}: nothing imported")
-        rs.audit(store, who, "import", detail=f"{Path(args.input).name}: {report.written} decision(s) written")
         chunks = iter([f"{report.written} decision(s) written, {report.unchanged} unchanged, "
                        f"{report.conflicts} conflict(s), {report.duplicates} duplicate(s); "
                        f"{report.sessions_created} session(s) and {report.items_added} item(s) added\n"])
@@ -145,31 +146,35 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "settings":
             return _settings(args, store, session, who)
         if args.action in ("export", "corrections"):
+            # checked first, then written, then audited: a refused or failed export leaves no audit row
             from evaluators.review import service as rs
+            what = "corrections" if args.action == "corrections" else args.format or "jsonl"
             try:
-                rs.export_allowed(store, session, who,
-                                  "corrections" if args.action == "corrections" else args.format or "jsonl")
+                rs.export(store, session, who, what, lambda: _emit(export_text(store, session.id, what), args.out))
             except PermissionError as exc:
                 return fail(terminal(exc))
-        if args.action == "export":
-            chunks = export_text(store, session.id, args.format or "jsonl")
-        elif args.action == "corrections":
-            chunks = export_text(store, session.id, "corrections")
-        else:
-            agreement = store.agreement(session.id)
-            chunks = iter([dumps_pretty(agreement) + "\n"])
-            for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
-                for name, fig in block.get("figures", {}).items():
-                    if fig.get("note"):
-                        print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8", newline="") as out:
+            except OSError as exc:
+                return fail(f"cannot write {terminal(args.out or 'the output')}: {exc.strerror or exc}")
+            return EXIT_OK
+        agreement = store.agreement(session.id)
+        chunks = iter([dumps_pretty(agreement) + "\n"])
+        for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
+            for name, fig in block.get("figures", {}).items():
+                if fig.get("note"):
+                    print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
+    _emit(chunks, args.out)
+    return EXIT_OK
+
+
+def _emit(chunks, out_path: str | None) -> None:
+    """Write the text chunks to ``out_path`` (UTF-8), else to standard output (raises ``OSError``)."""
+    if out_path:
+        with open(out_path, "w", encoding="utf-8", newline="") as out:
             for chunk in chunks:
                 out.write(chunk)
     else:
         for chunk in chunks:
             sys.stdout.write(chunk)
-    return EXIT_OK
 
 
 def _settings(args: argparse.Namespace, store, session, who) -> int:

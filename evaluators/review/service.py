@@ -49,7 +49,11 @@ Audit (:func:`audit`)
     Every allowed mutating or revealing action that takes effect (decide, undo, adjudicate, settings,
     gold marks, export of a blind or gold session, GT patch, import, create) appends one row to the audit
     trail (:meth:`~evaluators.review.store.ReviewStore.audit`): who, role, action, session, item, when,
-    page or CLI.
+    page or CLI.  The row is written in the action's own transaction wherever the action has one (decide,
+    undo, adjudicate, settings, gold, create, delete: both committed or neither); an export is a read, so its
+    row follows the complete export (:func:`export`); an import is written in batches, one transaction each,
+    so its row commits with its first write (:func:`evaluators.review.exchange.import_records`): no change
+    of an import is stored without it.
 
 Gold items (:func:`mark_gold`)
     The owner (and the admins) mark items with their known label; each annotator's accuracy on
@@ -63,8 +67,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from evaluators.review.roles import ACTIONS, Actor, load_config, role_of, via_of
 from evaluators.review.store import (
@@ -84,6 +89,7 @@ from evaluators.review.store import (
 )
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
+T = TypeVar("T")
 #: Every stored label in words (the one mapping of label -> display text; tables, history, pickers).
 LABEL_WORDS = {"model_error": "Model error · 模型错误", "gt_error": "GT error · 标准答案错误",
                "acceptable_variant": "Acceptable variant · 可接受的变体", "correct": "Correct · 正确",
@@ -285,10 +291,10 @@ def can_decide(session: Session, who: str | None) -> bool:
     return may(session, who, "decide")
 
 
-def export_allowed(store: ReviewStore, session: Session, who: str | None, what: str, *,
-                   has_gold: bool | None = None) -> None:
-    """Check that ``who`` may export the session (:func:`can_export`) and audit the export (``what``: the
-    format); the page calls it when a download is made, the CLI before it writes.
+def check_export(store: ReviewStore, session: Session, who: str | None, what: str, *,
+                 has_gold: bool | None = None) -> dict[str, Any]:
+    """Check that ``who`` may export the session (:func:`can_export`; ``what == "corrections"``: also
+    :func:`may` ``patch``) and return the audit row to write once the export is made (:func:`audit_row`).
 
     Parameters
     ----------
@@ -300,6 +306,11 @@ def export_allowed(store: ReviewStore, session: Session, who: str | None, what: 
     has_gold : bool, optional
         Default: read from the store.
 
+    Returns
+    -------
+    dict
+        The audit row (action ``export``, or ``patch`` for the GT corrections), nothing written yet.
+
     Raises
     ------
     PermissionError
@@ -310,8 +321,116 @@ def export_allowed(store: ReviewStore, session: Session, who: str | None, what: 
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not export {session.name!r}")
     if what == "corrections":
         require(session, who, "patch")
-    audit(store, who, "patch" if what == "corrections" else "export", session,
-          detail=what + (" (blind)" if session.blind else "") + (" (gold)" if gold else ""))
+    return audit_row(who, "patch" if what == "corrections" else "export", session,
+                     detail=what + (" (blind)" if session.blind else "") + (" (gold)" if gold else ""))
+
+
+def export_allowed(store: ReviewStore, session: Session, who: str | None, what: str, *,
+                   has_gold: bool | None = None) -> None:
+    """:func:`check_export`, then its audit row at once (for an export already made; to make one, use
+    :func:`export`, which writes the row only once the export is complete).
+
+    Raises
+    ------
+    PermissionError
+    """
+    _write_audit(store, check_export(store, session, who, what, has_gold=has_gold))
+
+
+def export(store: ReviewStore, session: Session, who: str | None, what: str, make: Callable[[], T], *,
+           has_gold: bool | None = None) -> T:
+    """Export the session: check (:func:`check_export`), make the export (``make()``: build the bytes, or
+    stream them into a file), then append its one audit row.
+
+    An export is a read: it has no write transaction for its audit row to join, and holding one open while
+    a large session is streamed would block every reviewer's save (SQLite's writer lock).  So the row is
+    written after ``make`` returns: a refused export and one whose ``make`` raises (an unwritable file, a
+    database error) leave no row; a complete export leaves exactly one.  (A reader stopped half-way, a
+    closed pipe, may have seen part of it without a row: the row says a whole export was delivered.)
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+    what : str
+        The format (``jsonl``, ``csv``, ``corrections`` ...).
+    make : callable
+        Makes the export; its value is returned.
+    has_gold : bool, optional
+        Default: read from the store.
+
+    Returns
+    -------
+    object
+        What ``make`` returned.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not export the session (``make`` is not called).
+    """
+    row = check_export(store, session, who, what, has_gold=has_gold)
+    made = make()
+    _write_audit(store, row)
+    return made
+
+
+def _write_audit(store: ReviewStore, row: Mapping[str, Any]) -> None:
+    store.audit(row["who"], row["action"], role=row["role"], session_id=row["session_id"], item_id=row["item_id"],
+                via=row["via"], detail=row["detail"])
+
+
+def create_session(store: ReviewStore, who: str | None, name: str, kind: str, items: Iterable[Mapping[str, Any]], *,
+                   files: Iterable[tuple[str, bytes]] = (), k: int = 1, blind: bool = False, seed: int = 0,
+                   settings: Mapping[str, Any] | None = None, detail: str = "") -> Session:
+    """Create a review session for ``who`` (its owner): the one way the page, the task pages' *Review these*
+    buttons and ``review create`` make one.  :func:`may` ``create`` is checked first; the session, its items
+    and its ``create`` audit row are written in one transaction (:meth:`ReviewStore.create_session`), so a
+    refused or failed create leaves no row and a made session exactly one.
+
+    The files are kept first (:meth:`ReviewStore.put_upload`, each its own transaction): they are stored once
+    by digest, so a create that fails after them leaves a file no session names, never a session without
+    its files.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    who : str or None
+        The acting name (an :class:`~evaluators.review.roles.Actor` with a role: the policy decides); it becomes
+        the session's owner (``created_by``).
+    name : str
+        The session's name (unique).
+    kind : str
+        The task of the items (``qa``, ``narrative`` ...).
+    items : iterable of mapping
+        The review items (:mod:`evaluators.review.items`).
+    files : iterable of (str, bytes)
+        The run's input files, kept with the session.
+    k, blind, seed
+        Reviewers per item, blind mode, seed of the order.
+    settings : mapping, optional
+        Further settings (``order``, guidelines ...).
+    detail : str
+        The audit row's detail (default: the files' names).
+
+    Returns
+    -------
+    Session
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not create sessions (or nobody acts).
+    ValueError
+        A taken name, no item, a bad field or a file over the upload limit (nothing is created).
+    """
+    require(None, who, "create")
+    files = list(files)
+    uploads = [store.put_upload(file_name, data) for file_name, data in files]
+    return store.create_session(name, kind, items, created_by=str(who), k=k, blind=blind, seed=seed, uploads=uploads,
+                                settings=settings,
+                                audit=audit_row(who, "create", detail=detail or ", ".join(n for n, _ in files)))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
@@ -1357,6 +1476,9 @@ __all__ = [
     "can_adjudicate",
     "can_decide",
     "export_allowed",
+    "check_export",
+    "create_session",
+    "export",
     "may",
     "require",
     "audit",

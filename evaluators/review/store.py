@@ -679,7 +679,7 @@ class ReviewStore:
     def create_session(self, name: str, kind: str, items: Iterable[Mapping[str, Any]], *, created_by: str,
                        blind: bool = False, k: int = 1, seed: int = 0, uploads: Iterable[str] = (),
                        settings: Mapping[str, Any] | None = None,
-                       gold: Mapping[str, str] | None = None) -> Session:
+                       gold: Mapping[str, str] | None = None, audit: Mapping[str, Any] | None = None) -> Session:
         """Create a session with its items (duplicates of one payload kept once), in batched inserts.
 
         ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
@@ -708,6 +708,9 @@ class ReviewStore:
             Further settings (``order``, guidelines ...), JSON-ready.
         gold : mapping of str to str, optional
             Item digest -> known label (gold items measure annotators).
+        audit : mapping, optional
+            The ``create`` row of the audit trail (:func:`evaluators.review.service.audit_row`), written in the
+            session's own transaction with the new session's id: both are committed, or neither.
 
         Returns
         -------
@@ -761,6 +764,7 @@ class ReviewStore:
                 for row in chunk:
                     row["session_id"] = sid
                 c.execute(items_table.insert(), chunk)
+            _audit_insert(c, audit and {**audit, "session_id": sid})
         return self.session(sid)
 
     def update_session(self, session_id: int, *, blind: bool | None = None, guidelines: str | None = None,
