@@ -223,10 +223,22 @@ def team_panel(store: ReviewStore, session) -> None:
     with st.expander(f"Team progress · 团队进度: {team.complete} of {team.n_items} item(s) have all {team.k} "
                      "reviews", expanded=True):
         st.caption(" · ".join(f"{m} item(s) with {n} review(s)" for n, m in team.by_reviews.items()))
-        show_table([{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
-                     "median seconds on item": p.median_seconds} for p in team.annotators]
-                   or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
-                   column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f")})
+        fast_team_table(store, session)
+
+
+def fast_team_table(store: ReviewStore, session) -> None:
+    """Team progress per annotator (:func:`evaluators.review.service.team_rows`) with each one's decisions made
+    faster than the session's threshold (:func:`evaluators.review.service.fast_threshold`)."""
+    threshold = rs.fast_threshold(session)
+    show_table(rs.team_rows(store, session) or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
+               column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f"),
+                              "fast decisions": st.column_config.NumberColumn(
+                                  f"under {threshold:g} s", help=f"Submitted decisions made in less than "
+                                  f"{threshold:g} s on the item (a session setting; default "
+                                  f"{rs.FAST_ENV}, else {rs.DEFAULT_FAST_SECONDS:g} s): read too fast to be "
+                                  "careful?")})
+    st.caption(f"“under {threshold:g} s”: submitted decisions made in less than {threshold:g} seconds on the item, "
+               "per annotator (skips and decisions without a recorded time are not counted).")
 
 
 def history_panel(store: ReviewStore, session, annotator: str | None, item_id: int) -> None:
@@ -275,12 +287,21 @@ def _on_save_settings(*, store: ReviewStore, session, who: str | None) -> None:
             store, session, who, guidelines=ss.get(f"review_set_guidelines_{sid}", session.guidelines),
             labels_help={lab: ss.get(f"review_set_help_{lab}_{sid}") or "" for lab in rs.LABELS},
             k=int(ss.get(f"review_set_k_{sid}", session.k)),
+            fast_seconds=_changed_fast(session, ss.get(f"review_set_fast_{sid}")),
             adjudicators=str(ss.get(f"review_set_adjudicators_{sid}", "")).split(","))
     except (PermissionError, ValueError) as exc:
         ss["review_settings_flash"] = str(exc)
         return
     version = saved.guidelines_version
     ss["review_settings_ok"] = ("Settings saved · 已保存" + (f" (guidelines v{version})" if version else ""))
+
+
+def _changed_fast(session, value) -> float | None:
+    """The form's fast-decision threshold when it differs from the session's (``None``: leave it unset, so
+    the environment's default still applies)."""
+    if value is None or abs(float(value) - rs.fast_threshold(session)) < 1e-9:
+        return None
+    return float(value)
 
 
 def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested: bool = False) -> None:
@@ -313,6 +334,9 @@ def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested
                                   placeholder=rs.LABEL_HELP.get(lab, ""))
                 c1, c2 = st.columns(2)
                 c1.number_input("Reviewers per item (k)", 1, 100, int(session.k), key=f"review_set_k_{sid}")
+                c1.number_input("Fast decision: under (seconds) · 过快阈值", 0.1, 3600.0,
+                                float(rs.fast_threshold(session)), step=0.5, key=f"review_set_fast_{sid}",
+                                help="Team progress counts each annotator's decisions made faster than this.")
                 c2.text_input("Adjudicators (comma-separated) · 裁决人", value=", ".join(session.adjudicators),
                               key=f"review_set_adjudicators_{sid}")
                 st.form_submit_button("Save settings · 保存设置", key=f"review_set_save_{sid}",

@@ -14,6 +14,10 @@ time and written in batches.  ``--format label-studio`` exports Label Studio tas
 ``label-studio-config`` their labeling config (XML); ``import`` reads our JSONL or a Label Studio
 export (a JSON array, found by its first character; ``--format`` says which).
 
+``delete`` removes a session with its items, decisions, history and adjudications, for its owner and
+``EVALBOARD_REVIEW_ADMINS`` (with ``--role``: the policy, owners by default), only with ``--yes``; the
+deletion and its audit row are one transaction, and the audit trail stays.
+
 ``settings`` is the exception: changing a session's settings (guidelines, label help, ``k``,
 adjudicators, blind) is for its owner and ``EVALBOARD_REVIEW_ADMINS``, named by ``--as`` (default:
 the login name), by the same rule as the page (:func:`evaluators.review.service.update_settings`).
@@ -39,7 +43,7 @@ def add_parser(subparsers) -> None:
                               description="Work with the review database of the dashboard's Review page.")
     from evaluators.cli import review_carry, review_numbers
 
-    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings")
+    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings", "delete")
                    + review_numbers.ACTIONS + review_carry.ACTIONS)
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
@@ -56,11 +60,16 @@ def add_parser(subparsers) -> None:
     g = p.add_argument_group("session settings (settings; without options: print them)")
     g.add_argument("--label-help", metavar="FILE.json",
                    help="settings: one-line help per label, a JSON object such as {\"gt_error\": \"...\"}")
+    g.add_argument("--fast-seconds", type=float, metavar="S",
+                   help="settings: decisions made in less than S seconds on the item are counted per annotator on "
+                        "Team progress (default: EVALBOARD_REVIEW_FAST_SECONDS, else 2)")
     g.add_argument("--adjudicators", metavar="A,B", help="settings: the session's adjudicators (comma-separated; "
                                                          "an empty string: none)")
     g.add_argument("--as", dest="as_user", metavar="NAME",
                    help="who acts (default: your login name): settings are changed by the owner and "
                         "EVALBOARD_REVIEW_ADMINS, a blind session is exported by them and its adjudicators")
+    g.add_argument("--yes", action="store_true",
+                   help="delete: confirm (without it nothing is deleted: what would go is printed)")
     g.add_argument("--role", choices=("owner", "adjudicator", "annotator", "viewer"),
                    help="act in this role: the configured policy (EVALBOARD_REVIEW_ROLES) decides instead of "
                         "the rules by name")
@@ -145,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"no review session named {terminal(args.session)!r}")
         if args.action == "settings":
             return _settings(args, store, session, who)
+        if args.action == "delete":
+            return _delete(args, store, session, who)
         if args.action in ("export", "corrections"):
             # checked first, then written, then audited: a refused or failed export leaves no audit row
             from evaluators.review import service as rs
@@ -177,6 +188,30 @@ def _emit(chunks, out_path: str | None) -> None:
             sys.stdout.write(chunk)
 
 
+def _delete(args: argparse.Namespace, store, session, who) -> int:
+    """``review delete``: for the owner and the admins (or ``--role`` owner), checked and audited in the
+    service (:func:`evaluators.review.service.delete_session`); without ``--yes`` it says what would go and
+    deletes nothing (exit 2)."""
+    from evaluators.review import service as rs
+
+    try:
+        rs.require(session, who, "delete")
+    except PermissionError as exc:
+        return fail(terminal(exc))
+    if not args.yes:
+        decisions = store.progress(session.id, "").n_decisions
+        return fail(f"review delete removes session {terminal(session.name)!r} with its {session.n_items} item(s) and "
+                    f"{decisions} decision(s) for good: add --yes to confirm")
+    try:
+        counts = rs.delete_session(store, session, who)
+    except (PermissionError, LookupError) as exc:
+        return fail(terminal(exc))
+    print(f"deleted session {terminal(session.name)}: {counts['items']} item(s), {counts['decisions']} decision(s), "
+          f"{counts['adjudications']} adjudication(s), {counts['history']} history row(s); the audit trail keeps "
+          "the deletion")
+    return EXIT_OK
+
+
 def _settings(args: argparse.Namespace, store, session, who) -> int:
     """``review settings``: save the options given (owner only), then print the settings and the
     guidelines versions."""
@@ -201,6 +236,8 @@ def _settings(args: argparse.Namespace, store, session, who) -> int:
         changes["blind"] = True
     if args.adjudicators is not None:
         changes["adjudicators"] = [a for a in args.adjudicators.split(",") if a.strip()]
+    if args.fast_seconds is not None:
+        changes["fast_seconds"] = args.fast_seconds
     if changes:
         try:
             session = rs.update_settings(store, session, who, **changes)
@@ -208,7 +245,8 @@ def _settings(args: argparse.Namespace, store, session, who) -> int:
             return fail(terminal(exc))
     lines = [f"session: {terminal(session.name)}", f"owner: {terminal(session.created_by)}", f"k: {session.k}",
              f"blind: {'yes' if session.blind else 'no'}",
-             f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}"]
+             f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}",
+             f"fast decisions: under {rs.fast_threshold(session):g} s"]
     for lab, text in sorted(((session.settings or {}).get("labels_help") or {}).items()):
         lines.append(f"label help: {lab}: {terminal(text)}")
     versions = rs.guidelines_versions(store, session)

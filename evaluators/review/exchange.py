@@ -72,6 +72,7 @@ from evaluators.review.store import (
     is_two_sided,
     item_rank,
     label_fits,
+    new_session_id,
     ordered_by_position,
     record_history,
 )
@@ -306,9 +307,9 @@ class _Importer:
             try:
                 with c.begin_nested():
                     sid = c.execute(sessions_table.insert().values(
-                        name=name, kind=kind[:32], created_by=owner, blind=blind, k=k, seed=seed,
-                        uploads=json.dumps(uploads), created_at=created_at, settings=settings_text, n_items=0,
-                        changes=0)).inserted_primary_key[0]
+                        **new_session_id(c), name=name, kind=kind[:32], created_by=owner, blind=blind, k=k,
+                        seed=seed, uploads=json.dumps(uploads), created_at=created_at, settings=settings_text,
+                        n_items=0, changes=0)).inserted_primary_key[0]
                     self.audit_once(c)
             except IntegrityError:  # made meanwhile by another process
                 sid = None

@@ -89,6 +89,10 @@ from evaluators.review.store import (
 )
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
+#: Seconds below which a decision counts as fast on Team progress, for every session without its own
+#: ``fast_seconds`` setting (:func:`fast_threshold`); default :data:`DEFAULT_FAST_SECONDS`.
+FAST_ENV = "EVALBOARD_REVIEW_FAST_SECONDS"
+DEFAULT_FAST_SECONDS = 2.0
 T = TypeVar("T")
 #: Every stored label in words (the one mapping of label -> display text; tables, history, pickers).
 LABEL_WORDS = {"model_error": "Model error · 模型错误", "gt_error": "GT error · 标准答案错误",
@@ -145,7 +149,7 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
 
     With a role (``who`` an :class:`~evaluators.review.roles.Actor` with a role: signed in, or the CLI's
     ``--role``) the configured policy decides (:func:`evaluators.review.roles.load_config`).  Without one, the
-    rules by name: ``settings`` and ``gold`` for the owner and the admins, ``adjudicate`` and ``export`` for
+    rules by name: ``settings``, ``gold`` and ``delete`` for the owner and the admins, ``adjudicate`` and ``export`` for
     them and the session's adjudicators, everything else for anyone with a name.
 
     Parameters
@@ -174,7 +178,7 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
         return load_config().permitted(action, role)
     if session is None:
         return True
-    if action in ("settings", "gold"):
+    if action in ("settings", "gold", "delete"):
         return is_owner(session, who) or who in admins()
     if action in ("adjudicate", "export"):
         return is_owner(session, who) or who in admins() or who in session.adjudicators
@@ -289,6 +293,36 @@ def can_decide(session: Session, who: str | None) -> bool:
     bool
     """
     return may(session, who, "decide")
+
+
+def delete_session(store: ReviewStore, session: Session, who: str | None) -> dict[str, int]:
+    """Delete the session with its items, decisions (and their history), adjudications and claims, for those
+    who may (:func:`may` ``delete``: the owner and ``EVALBOARD_REVIEW_ADMINS`` by name; with a role, the
+    policy: owners by default); the deletion and its ``delete`` audit row are one transaction
+    (:meth:`ReviewStore.delete_session`).  The audit trail and the uploaded files stay.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+
+    Returns
+    -------
+    dict of str to int
+        Rows deleted (``items``, ``decisions``, ``history``, ``adjudications``, ``claims``).
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not delete the session (nothing is deleted, no row written).
+    LookupError
+        The session is gone already.
+    """
+    require(session, who, "delete")
+    return store.delete_session(session.id, audit=audit_row(who, "delete", session,
+                                                            detail=f"{session.name} ({session.n_items} items)"))
 
 
 def check_export(store: ReviewStore, session: Session, who: str | None, what: str, *,
@@ -974,9 +1008,58 @@ def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dic
              "95% CI low": g.ci_low, "95% CI high": g.ci_high} for g in store.gold_accuracy(session.id)]
 
 
+def fast_threshold(session: Session) -> float:
+    """The fast-decision threshold of a session, in seconds: its ``fast_seconds`` setting (session settings,
+    :func:`update_settings`), else ``EVALBOARD_REVIEW_FAST_SECONDS``, else :data:`DEFAULT_FAST_SECONDS` (2 s).
+    A value that is not a number in (0, 3600] is passed over.
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    float
+    """
+    def usable(value: Any) -> float | None:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return None
+        return x if not isinstance(value, bool) and 0 < x <= 3600 else None
+
+    for value in ((session.settings or {}).get("fast_seconds"), os.environ.get(FAST_ENV)):
+        if (x := usable(value)) is not None:
+            return x
+    return DEFAULT_FAST_SECONDS
+
+
+def team_rows(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
+    """Team progress as table rows, one per annotator in name order: ``decided``, ``skipped``, ``median seconds
+    on item``, and ``fast decisions``, the submitted decisions made in less than :func:`fast_threshold` seconds
+    on the item (:meth:`ReviewStore.fast_decisions`; ``None`` where no decision of theirs recorded a time).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of dict
+        Empty when nobody decided yet.
+    """
+    fast = store.fast_decisions(session.id, fast_threshold(session))
+    return [{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
+             "median seconds on item": p.median_seconds,
+             "fast decisions": fast[p.annotator][0] if p.annotator in fast else None}
+            for p in store.team_progress(session.id).annotators]
+
+
 def update_settings(store: ReviewStore, session: Session, who: str | None, *, guidelines: str | None = None,
                     labels_help: dict[str, str] | None = None, k: int | None = None,
-                    adjudicators: list[str] | None = None, blind: bool | None = None) -> Session:
+                    adjudicators: list[str] | None = None, blind: bool | None = None,
+                    fast_seconds: float | None = None) -> Session:
     """Save session settings (``None``: leave as is), for those who manage the session (:func:`can_manage`):
     guidelines (Markdown; a changed text becomes a new version, who and when kept), label help, reviewers
     per item ``k``, adjudicators, blind mode (:func:`set_blind`'s rule: off only before blind decisions).
@@ -995,6 +1078,8 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     adjudicators : list of str, optional
         The full new list (blank names dropped).
     blind : bool, optional
+    fast_seconds : float, optional
+        The fast-decision threshold of Team progress (:func:`fast_threshold`), seconds in (0, 3600].
 
     Returns
     -------
@@ -1018,9 +1103,11 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     if adjudicators is not None:
         adjudicators = [a.strip() for a in adjudicators if a and a.strip()]
     fields = [n for n, v in (("guidelines", guidelines), ("labels_help", labels_help), ("k", k),
-                             ("adjudicators", adjudicators), ("blind", blind)) if v is not None]
+                             ("adjudicators", adjudicators), ("blind", blind), ("fast_seconds", fast_seconds))
+              if v is not None]
     return store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
                                 adjudicators=adjudicators, by=None if who is None else str(who),
+                                fast_seconds=fast_seconds,
                                 blind=None if blind is None or bool(blind) == session.blind else bool(blind),
                                 audit=audit_row(who, "settings", session, detail=", ".join(fields)))
 
@@ -1478,6 +1565,11 @@ __all__ = [
     "export_allowed",
     "check_export",
     "create_session",
+    "DEFAULT_FAST_SECONDS",
+    "FAST_ENV",
+    "fast_threshold",
+    "team_rows",
+    "delete_session",
     "export",
     "may",
     "require",

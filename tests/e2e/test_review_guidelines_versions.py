@@ -22,8 +22,8 @@ from tests.e2e.conftest import start_server, stop_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 WAIT = 90_000
-ITEMS = [{"kind": "qa", "id": f"rec-{i}", "question": f"法国的首都是哪里？ Which city is the capital of France? #{i}",
-          "ground_truth": "巴黎 Paris", "prediction": "里昂 Lyon", "system": "sys-a", "exact_match": 0.0,
+ITEMS = [{"kind": "qa", "id": f"rec-{i}",
+          "question": f"法国的首都是哪里？ Which city is the capital of France? #{i}", "ground_truth": "巴黎 Paris", "prediction": "里昂 Lyon", "system": "sys-a", "exact_match": 0.0,
           "token_f1": 0.25} for i in range(12)]
 V1 = "# 审阅指南\n\nA variant in other words is acceptable.\n"
 V2 = V1 + "\n漏字算模型错误。\n"

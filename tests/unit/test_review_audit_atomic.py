@@ -67,8 +67,9 @@ def test_create_writes_the_session_and_one_row_together(review_url, monkeypatch)
 
 def test_cli_create_is_checked_and_audited_once(review_url, tmp_path, monkeypatch):
     run = tmp_path / "run.jsonl"
-    run.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answer": gt, "prediction": p}, ensure_ascii=False)
-                           + "\n" for i, (q, gt, p) in enumerate([("首都是哪里", "北京", "上海"), ("2+2?", "4", "4")])),
+    rows = [("首都是哪里", "北京", "上海"), ("2+2?", "4", "4")]
+    run.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answer": gt, "prediction": p},
+                                      ensure_ascii=False) + "\n" for i, (q, gt, p) in enumerate(rows)),
                    encoding="utf-8")
     create = ["review", "create", "--db", review_url, "--input", str(run), "--session", "cli"]
     with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
