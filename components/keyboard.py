@@ -98,7 +98,10 @@ export default function (component) {
     title.textContent = 'Keyboard shortcuts \u00b7 \u5feb\u6377\u952e';
     title.style.cssText = 'font-weight:600;margin-bottom:8px';
     el.appendChild(title);
-    const rows = Object.keys(kb.keys).map((k) => [k.toUpperCase(), kb.names[k] || k]);
+    const rows = Object.keys(kb.keys).map((k) => {   // "1 · Model error" -> 1 | Model error
+      const name = kb.names[k] || k, lead = k.toUpperCase() + ' \u00b7 ';
+      return [k.toUpperCase(), name.startsWith(lead) ? name.slice(lead.length) : name];
+    });
     rows.push(['?', 'This list \u00b7 \u5feb\u6377\u952e\u5217\u8868'], ['Esc', 'Close \u00b7 \u5173\u95ed']);
     const table = doc.createElement('table');
     for (const [k, name] of rows) {

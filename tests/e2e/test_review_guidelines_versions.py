@@ -144,3 +144,40 @@ def test_guidelines_v1_v2_decisions_diff_and_agreement_split(browser, server, tm
     split = store.agreement_by_guidelines(s.id)
     assert sorted(split) == [1, 2]
     assert [split[v]["label"]["n_items"] for v in (1, 2)] == [5, 5]
+
+
+def test_question_mark_shows_the_key_cheat_sheet(browser, tmp_path):
+    """``?`` opens the cheat sheet of the keys bound on the Review screen (their names as the page binds
+    them); Esc closes it; a ``?`` typed in the comment is text, and no key of the sheet decides anything."""
+    store = ReviewStore(tmp_path / "review.sqlite")
+    s = store.create_session("keys", "qa", ITEMS[:3], created_by="olga", k=1)
+    proc, url = start_server({"EVALBOARD_DATA_DIR": str(tmp_path), "EVALBOARD_DATABASE_URL": ""})
+    try:
+        page = _open(browser, url, s.id, "kim")
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.wait_for_function("() => (window.__evalboardKeys || {})['1']", timeout=WAIT)
+        sheet = page.locator("#evalboard-keys-help")
+        page.keyboard.press("?")
+        expect(sheet).to_be_visible(timeout=WAIT)
+        expect(sheet).to_contain_text("Keyboard shortcuts")
+        # one row per key bound on this screen (1-4, S, J, K; no U: nothing to undo yet), then ? and Esc
+        assert [r.split("\t") for r in sheet.locator("tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].map(c => c.textContent).join('\\t'))")] == [
+            ["1", "Model error · 模型错误"], ["2", "GT error · 标准答案错误"], ["3", "Acceptable variant · 可接受的变体"],
+            ["4", "Correct · 正确"], ["S", "Skip"], ["J", "Next"], ["K", "Previous"], ["?", "This list · 快捷键列表"],
+            ["Esc", "Close · 关闭"]]
+        page.screenshot(path=str(tmp_path / "key_cheat_sheet.png"))
+        page.keyboard.press("Escape")
+        expect(sheet).to_be_hidden()
+        page.keyboard.press("?")
+        expect(sheet).to_be_visible()
+        page.keyboard.press("?")                               # ? again closes it
+        expect(sheet).to_be_hidden()
+        comment = page.get_by_role("textbox", name="Comment · 备注")
+        comment.click()
+        page.keyboard.type("why?")
+        expect(comment).to_have_value("why?")
+        expect(sheet).to_be_hidden()
+        assert store.decisions(s.id) == []
+    finally:
+        stop_server(proc)
