@@ -1,4 +1,5 @@
-"""``python -m evaluators review export|import|agreement|sessions|corrections|settings|create|debt --db URL``: review
+"""``python -m evaluators review export|import|agreement|sessions|corrections|settings|delete|create|debt --db URL``:
+review
 sessions outside the page (``create`` and ``debt``: :mod:`evaluators.cli.review_carry`; ``patch``, ``estimate``
 and ``gate``: :mod:`evaluators.cli.review_numbers`).
 
@@ -6,11 +7,12 @@ Identity: ``--as NAME`` (default: the login name) and, optionally, ``--role ROLE
 annotator, viewer).  The same rule as the page decides (:func:`evaluators.review.service.may`): with
 ``--role`` the configured policy (``EVALBOARD_REVIEW_ROLES``), without it the rules by name (a blind
 session, or one with gold items, is exported by its owner, its adjudicators and
-``EVALBOARD_REVIEW_ADMINS``).  Every export, import and settings change is appended to the audit trail
-with ``via = cli``.  The CLI still works with direct access to the database, so ``--as`` and ``--role``
-are declared, not authenticated: they guard against mistakes and name the actor in the audit trail;
-authentication is the page's (``st.login``).  Exports are streamed; imports are read one line (or one Label Studio task) at a
-time and written in batches.  ``--format label-studio`` exports Label Studio tasks (JSON) and
+``EVALBOARD_REVIEW_ADMINS``).  Every export, import, settings change and deletion is appended to the audit
+trail with ``via = cli`` (an export's row once the whole export is written, an import's with its first
+write).  The CLI still works with direct access to the database, so ``--as`` and ``--role`` are declared,
+not authenticated: they guard against mistakes and name the actor in the audit trail; authentication is
+the page's (``st.login``).  Exports are streamed; imports are read one line (or one Label Studio task) at
+a time and written in batches.  ``--format label-studio`` exports Label Studio tasks (JSON) and
 ``label-studio-config`` their labeling config (XML); ``import`` reads our JSONL or a Label Studio
 export (a JSON array, found by its first character; ``--format`` says which).
 
@@ -43,8 +45,8 @@ def add_parser(subparsers) -> None:
                               description="Work with the review database of the dashboard's Review page.")
     from evaluators.cli import review_carry, review_numbers
 
-    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings", "delete")
-                   + review_numbers.ACTIONS + review_carry.ACTIONS)
+    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings",
+                                      "delete") + review_numbers.ACTIONS + review_carry.ACTIONS)
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
                         "$EVALBOARD_DATA_DIR/review.sqlite)")

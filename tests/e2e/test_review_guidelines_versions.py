@@ -11,19 +11,19 @@ under CI=true: :func:`tests.conftest.review_url`).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from playwright.sync_api import expect
 
 from evaluators.review import ReviewStore
 from evaluators.review import service as rs
 from tests.e2e.conftest import start_server, stop_server, wait_for_app
+from tests.e2e.test_review_workflow import _item, _open, _until
 
 pytestmark = pytest.mark.e2e
 WAIT = 90_000
 ITEMS = [{"kind": "qa", "id": f"rec-{i}",
-          "question": f"法国的首都是哪里？ Which city is the capital of France? #{i}", "ground_truth": "巴黎 Paris", "prediction": "里昂 Lyon", "system": "sys-a", "exact_match": 0.0,
+          "question": f"法国的首都是哪里？ Which city is the capital of France? #{i}",
+          "ground_truth": "巴黎 Paris", "prediction": "里昂 Lyon", "system": "sys-a", "exact_match": 0.0,
           "token_f1": 0.25} for i in range(12)]
 V1 = "# 审阅指南\n\nA variant in other words is acceptable.\n"
 V2 = V1 + "\n漏字算模型错误。\n"
@@ -39,28 +39,6 @@ def server(review_url, tmp_path):
     store.dispose()
 
 
-def _until(check, seconds: float = 90.0):
-    """Poll ``check`` (a database read) until it is true or ``seconds`` pass; returns its last value."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if value := check():
-            return value
-        time.sleep(0.25)
-    return check()
-
-
-def _open(browser, url: str, session_id: int, name: str):
-    """The Review page of the session with the link's name confirmed."""
-    page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-    page.set_default_timeout(WAIT)
-    page.goto(f"{url}/Review?annotator={name}&session={session_id}")
-    wait_for_app(page, timeout=WAIT)
-    page.get_by_role("button", name=f"Continue as {name}?").click()
-    expect(page.get_by_role("textbox", name="Your name · 审阅人")).to_have_value(name, timeout=WAIT)
-    wait_for_app(page, timeout=WAIT)
-    return page
-
-
 def _save_guidelines(page, text: str, version: int) -> None:
     """Open the session block, type the guidelines, save; wait for the page's confirmation of ``version``."""
     main = page.locator('[data-testid="stMain"]')
@@ -73,18 +51,13 @@ def _save_guidelines(page, text: str, version: int) -> None:
     expect(main.get_by_text(f"Settings saved · 已保存 (guidelines v{version})")).to_be_visible(timeout=WAIT)
 
 
-def _item(page) -> str:
-    page.wait_for_function("() => new URL(location.href).searchParams.get('item')", timeout=WAIT)
-    return page.evaluate("() => new URL(location.href).searchParams.get('item')")
-
-
 def _decide(page, store: ReviewStore, sid: int, who: str, label: str, n: int) -> None:
     """Click ``label`` on ``n`` items in turn; each click is read back from the database before the next."""
     for _ in range(n):
         item = _item(page)
         # the item's own button (keyed by item: a button left from the item before is never hit)
         page.locator(f".st-key-review_{label}_{item} button").first.click()
-        assert _until(lambda: store.decision(int(item), who)), f"no decision of {who} on item {item}"
+        assert _until(lambda: store.decision(int(item), who), 90), f"no decision of {who} on item {item}"
         page.wait_for_function(f"() => new URL(location.href).searchParams.get('item') !== '{item}'",
                                timeout=WAIT)
         wait_for_app(page, timeout=WAIT)
@@ -163,9 +136,9 @@ def test_question_mark_shows_the_key_cheat_sheet(browser, tmp_path):
         # one row per key bound on this screen (1-4, S, J, K; no U: nothing to undo yet), then ? and Esc
         assert [r.split("\t") for r in sheet.locator("tr").evaluate_all(
             "rows => rows.map(r => [...r.cells].map(c => c.textContent).join('\\t'))")] == [
-            ["1", "Model error · 模型错误"], ["2", "GT error · 标准答案错误"], ["3", "Acceptable variant · 可接受的变体"],
-            ["4", "Correct · 正确"], ["S", "Skip"], ["J", "Next"], ["K", "Previous"], ["?", "This list · 快捷键列表"],
-            ["Esc", "Close · 关闭"]]
+            ["1", "Model error · 模型错误"], ["2", "GT error · 标准答案错误"],
+            ["3", "Acceptable variant · 可接受的变体"], ["4", "Correct · 正确"], ["S", "Skip"], ["J", "Next"],
+            ["K", "Previous"], ["?", "This list · 快捷键列表"], ["Esc", "Close · 关闭"]]
         page.screenshot(path=str(tmp_path / "key_cheat_sheet.png"))
         page.keyboard.press("Escape")
         expect(sheet).to_be_hidden()

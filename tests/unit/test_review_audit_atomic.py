@@ -21,12 +21,7 @@ from evaluators.review import service as rs
 from evaluators.review import store as store_module
 from evaluators.review.exchange import export_jsonl, import_jsonl
 from evaluators.review.roles import ROLES_ENV, Actor
-
-ITEMS = [{"kind": "qa", "id": f"q{i}", "question": q, "ground_truth": gt, "prediction": p, "system": "sys-a",
-          "exact_match": 0.0, "token_f1": 0.5}
-         for i, (q, gt, p) in enumerate([("《红楼梦》的作者是谁？", "曹雪芹", "作者是曹雪芹"),
-                                         ("How many continents are there?", "six", "seven"),
-                                         ("首都是哪里", "北京", "上海")])]
+from tests.unit.test_review_roles import ITEMS  # three items, Chinese and English
 
 
 @pytest.fixture(autouse=True)

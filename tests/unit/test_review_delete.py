@@ -18,12 +18,7 @@ from evaluators.review import store as store_module
 from evaluators.review.roles import ROLES_ENV, Actor
 from evaluators.review.schema import (adjudications_table, claims_table, decisions_table, history_table,
                                       items_table)
-
-ITEMS = [{"kind": "qa", "id": f"q{i}", "question": q, "ground_truth": gt, "prediction": p, "system": "sys-a",
-          "exact_match": 0.0, "token_f1": 0.5}
-         for i, (q, gt, p) in enumerate([("《红楼梦》的作者是谁？", "曹雪芹", "作者是曹雪芹"),
-                                         ("How many continents are there?", "six", "seven"),
-                                         ("首都是哪里", "北京", "上海")])]
+from tests.unit.test_review_roles import ITEMS  # three items, Chinese and English
 
 
 @pytest.fixture(autouse=True)
