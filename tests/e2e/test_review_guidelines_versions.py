@@ -106,6 +106,8 @@ def test_guidelines_v1_v2_decisions_diff_and_agreement_split(browser, server, tm
     table = main.locator('[data-testid="stDataFrame"]').filter(has_text="Fleiss' kappa")  # the agreement table
     expect(table).to_be_visible(timeout=WAIT)
     expect(table).not_to_contain_text("guidelines")
+    # Team progress counts the fast decisions (under the default 2 s): a column of its own
+    expect(main.locator('[data-testid="stDataFrame"]').filter(has_text="under 2 s")).to_contain_text("alice")
     main.get_by_text("Split by guidelines version · 按指南版本").click()
     wait_for_app(owner, timeout=WAIT)
     # the grid draws on a canvas; its accessible copy holds the cells: a guidelines column, v1 and v2 rows
