@@ -10,6 +10,10 @@ with the new key map and token.  Presses made meanwhile wait in the queue (shown
 press that arrives for a screen that has changed is refused visibly, never applied to another item.
 A press without an answer for a minute is dropped with a visible message.
 
+``?`` opens (and closes) a cheat sheet of the keys bound on the screen, with their names; ``Esc`` or a
+click closes it.  It is drawn in the browser from the key map (no round trip), and follows the map as
+the screen changes.
+
 Key presses with a modifier, auto-repeats and presses in an input, a text area, a select or an
 editable element are ignored (typing "1" in a comment never decides).  The script is our own text;
 key maps and acknowledgements are data (set with ``textContent``, never as HTML).
@@ -74,6 +78,47 @@ export default function (component) {
     kb.show('\u2026 ' + (kb.names[press.key] || press.key) + ': sending \u00b7 \u53d1\u9001\u4e2d', 'sending');
     kb.send('press', {seq: press.seq, key: press.key, token: press.token});
   };
+  // "?": the cheat sheet of the keys bound on this screen (names as sent, set with textContent)
+  kb.help = (open) => {
+    let el = doc.getElementById('evalboard-keys-help');
+    if (!open) { if (el) el.style.display = 'none'; kb.helpOpen = false; return; }
+    if (!el) {
+      el = doc.createElement('div');
+      el.id = 'evalboard-keys-help';
+      el.setAttribute('role', 'dialog');
+      el.setAttribute('aria-label', 'Keyboard shortcuts');
+      el.style.cssText = 'position:fixed;left:50%%;top:20%%;transform:translateX(-50%%);z-index:100001;' +
+        'padding:16px 20px;border-radius:8px;font:15px sans-serif;background:#262730;color:#fff;' +
+        'box-shadow:0 4px 24px rgba(0,0,0,.35);max-width:90vw';
+      el.addEventListener('click', () => kb.help(false));
+      doc.body.appendChild(el);
+    }
+    el.textContent = '';
+    const title = doc.createElement('div');
+    title.textContent = 'Keyboard shortcuts \u00b7 \u5feb\u6377\u952e';
+    title.style.cssText = 'font-weight:600;margin-bottom:8px';
+    el.appendChild(title);
+    const rows = Object.keys(kb.keys).map((k) => {   // "1 · Model error" -> 1 | Model error
+      const name = kb.names[k] || k, lead = k.toUpperCase() + ' \u00b7 ';
+      return [k.toUpperCase(), name.startsWith(lead) ? name.slice(lead.length) : name];
+    });
+    rows.push(['?', 'This list \u00b7 \u5feb\u6377\u952e\u5217\u8868'], ['Esc', 'Close \u00b7 \u5173\u95ed']);
+    const table = doc.createElement('table');
+    for (const [k, name] of rows) {
+      const tr = doc.createElement('tr');
+      const a = doc.createElement('td'), b = doc.createElement('td');
+      a.textContent = k;
+      a.style.cssText = 'font-family:monospace;font-weight:600;padding:2px 14px 2px 0';
+      b.textContent = name;
+      tr.appendChild(a);
+      tr.appendChild(b);
+      table.appendChild(tr);
+    }
+    el.appendChild(table);
+    el.style.display = 'block';
+    kb.helpOpen = true;
+  };
+  if (kb.helpOpen) kb.help(Object.keys(kb.keys).length > 0);  // follows the screen's keys
   const ack = data && data.ack;
   if (ack && kb.inflight && ack.seq >= kb.inflight.seq) {
     kb.inflight = null;
@@ -85,6 +130,11 @@ export default function (component) {
       if (e.ctrlKey || e.altKey || e.metaKey || e.repeat) return;
       const t = e.target, tag = (t && t.tagName || '').toLowerCase();
       if (tag === 'input' || tag === 'textarea' || tag === 'select' || (t && t.isContentEditable)) return;
+      if (e.key === 'Escape' && kb.helpOpen) { kb.help(false); return; }
+      if (e.key === '?') {   // the cheat sheet, where keys are bound
+        if (Object.keys(kb.keys).length) { e.preventDefault(); kb.help(!kb.helpOpen); }
+        return;
+      }
       const key = (e.key || '').toLowerCase();
       if (!(key in kb.keys)) return;   // not a shortcut here (other views: an empty map)
       e.preventDefault();
@@ -110,7 +160,7 @@ export default function (component) {
     }, 1000);
   }
   kb.pump();
-  return () => { kb.keys = {}; win.__evalboardKeys = {}; };
+  return () => { kb.keys = {}; win.__evalboardKeys = {}; kb.help(false); };
 }
 """ % {"max_queue": MAX_QUEUE}
 

@@ -74,11 +74,18 @@ def signed_in_identity() -> rs.Actor:
         st.warning(f"Your sign-in is older than {config.max_age_s} s: sign in again · 登录已过期，请重新登录")
         st.login()
         st.stop()
-    name = str(user.get("email") or user.get("name") or user.get("sub") or "")[:256]
-    role = config.role_for(user.get(config.claim))
-    st.sidebar.caption(f"Reviewing as **{md(name)}** (signed in) · role: {md(role or 'none')}")
+    me = user_actor(user, config)
+    st.sidebar.caption(f"Reviewing as **{md(me)}** (signed in) · role: {md(me.role or 'none')}")
     st.sidebar.button("Sign out · 退出", key="review_logout", on_click=st.logout)
-    return rs.Actor(name, role, "page")
+    return me
+
+
+def user_actor(user, config) -> rs.Actor:
+    """A signed-in ``st.user`` as an :class:`~evaluators.review.roles.Actor`: the name from the ID token's
+    ``email`` (else ``name``, ``sub``; 256 characters kept), the role from its groups claim (``config``:
+    :func:`evaluators.review.roles.load_config`)."""
+    name = str(user.get("email") or user.get("name") or user.get("sub") or "")[:256]
+    return rs.Actor(name, config.role_for(user.get(config.claim)), "page")
 
 
 def identity_sidebar(link_name: str | None) -> str | None:
@@ -216,10 +223,22 @@ def team_panel(store: ReviewStore, session) -> None:
     with st.expander(f"Team progress · 团队进度: {team.complete} of {team.n_items} item(s) have all {team.k} "
                      "reviews", expanded=True):
         st.caption(" · ".join(f"{m} item(s) with {n} review(s)" for n, m in team.by_reviews.items()))
-        show_table([{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
-                     "median seconds on item": p.median_seconds} for p in team.annotators]
-                   or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
-                   column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f")})
+        fast_team_table(store, session)
+
+
+def fast_team_table(store: ReviewStore, session) -> None:
+    """Team progress per annotator (:func:`evaluators.review.service.team_rows`) with each one's decisions made
+    faster than the session's threshold (:func:`evaluators.review.service.fast_threshold`)."""
+    threshold = rs.fast_threshold(session)
+    show_table(rs.team_rows(store, session) or [{"annotator": None, "decided": 0, "skipped": 0}], key="review_team",
+               column_config={"median seconds on item": st.column_config.NumberColumn(format="%.1f"),
+                              "fast decisions": st.column_config.NumberColumn(
+                                  f"under {threshold:g} s", help=f"Submitted decisions made in less than "
+                                  f"{threshold:g} s on the item (a session setting; default "
+                                  f"{rs.FAST_ENV}, else {rs.DEFAULT_FAST_SECONDS:g} s): read too fast to be "
+                                  "careful?")})
+    st.caption(f"“under {threshold:g} s”: submitted decisions made in less than {threshold:g} seconds on the item, "
+               "per annotator (skips and decisions without a recorded time are not counted).")
 
 
 def history_panel(store: ReviewStore, session, annotator: str | None, item_id: int) -> None:
@@ -268,12 +287,21 @@ def _on_save_settings(*, store: ReviewStore, session, who: str | None) -> None:
             store, session, who, guidelines=ss.get(f"review_set_guidelines_{sid}", session.guidelines),
             labels_help={lab: ss.get(f"review_set_help_{lab}_{sid}") or "" for lab in rs.LABELS},
             k=int(ss.get(f"review_set_k_{sid}", session.k)),
+            fast_seconds=_changed_fast(session, ss.get(f"review_set_fast_{sid}")),
             adjudicators=str(ss.get(f"review_set_adjudicators_{sid}", "")).split(","))
     except (PermissionError, ValueError) as exc:
         ss["review_settings_flash"] = str(exc)
         return
     version = saved.guidelines_version
     ss["review_settings_ok"] = ("Settings saved · 已保存" + (f" (guidelines v{version})" if version else ""))
+
+
+def _changed_fast(session, value) -> float | None:
+    """The form's fast-decision threshold when it differs from the session's (``None``: leave it unset, so
+    the environment's default still applies)."""
+    if value is None or abs(float(value) - rs.fast_threshold(session)) < 1e-9:
+        return None
+    return float(value)
 
 
 def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested: bool = False) -> None:
@@ -306,6 +334,9 @@ def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested
                                   placeholder=rs.LABEL_HELP.get(lab, ""))
                 c1, c2 = st.columns(2)
                 c1.number_input("Reviewers per item (k)", 1, 100, int(session.k), key=f"review_set_k_{sid}")
+                c1.number_input("Fast decision: under (seconds) · 过快阈值", 0.1, 3600.0,
+                                float(rs.fast_threshold(session)), step=0.5, key=f"review_set_fast_{sid}",
+                                help="Team progress counts each annotator's decisions made faster than this.")
                 c2.text_input("Adjudicators (comma-separated) · 裁决人", value=", ".join(session.adjudicators),
                               key=f"review_set_adjudicators_{sid}")
                 st.form_submit_button("Save settings · 保存设置", key=f"review_set_save_{sid}",
@@ -388,18 +419,18 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
     made_id = None
     with _box("New session · 新建审阅", not n_sessions, nested):
         c1, c2 = st.columns(2)
-        signed_in = getattr(annotator, "role", None) is not None
         if c1.button("Review the QA demo · 审阅示例", key="review_demo", type="primary",
                      help="A session over the QA demo's scored records (English and Chinese)."):
             made = store.session_by_name(DEMO_SESSION)
-            if made is None and signed_in and not rs.may(None, annotator, "create"):
-                st.error(f"Your role ({md(annotator.role or 'none')}) does not create sessions.")
-            elif made is None:
+            if made is None:  # checked and audited with the session (evaluators.review.service.create_session)
                 data = demo_path("qa", "qa_demo.jsonl").read_bytes()
-                made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
-                                             created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
-                                             store=store)
-                rs.audit(store, annotator or "demo", "create", made)
+                try:
+                    made = create_review_session(DEMO_SESSION, "qa", qa_items(evaluate_qa(data, "qa_demo.jsonl")),
+                                                 created_by=annotator or "demo", files=[("qa_demo.jsonl", data)],
+                                                 store=store)
+                except PermissionError:
+                    st.error(f"Your role ({md(getattr(annotator, 'role', None) or 'none')}) does not create "
+                             "sessions.")
             if made is not None:
                 st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
@@ -417,10 +448,8 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                 try:
                     if up is None or not name.strip() or not annotator:
                         raise ValueError("Upload a file, give the session a name and confirm your own name first.")
-                    rs.require(None, annotator, "create")
                     made = create_qa_session(store, name, upload_bytes(up), up.name, created_by=annotator,
                                              blind=blind, k=int(k), seed=n_sessions, order=order, new_only=new_only)
-                    rs.audit(store, annotator, "create", made.session)
                     st.session_state["review_session"] = made_id = made.session.id
                     if new_only:
                         st.session_state["review_flash_ok"] = (
@@ -574,7 +603,7 @@ def adjudication_panel(store: ReviewStore, session, who: str | None) -> None:
 
 def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     """Downloads for those who may (:func:`evaluators.review.service.can_export`); each download, when made,
-    is checked again and audited (:func:`evaluators.review.service.export_allowed`)."""
+    is checked again, made, then audited (:func:`evaluators.review.service.export`)."""
     has_gold = bool(store.gold_items(session.id))
     if not rs.can_export(session, annotator, has_gold=has_gold):
         st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
@@ -595,9 +624,8 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
         what = {"review_dl_gt": "corrections", "review_dl_csv": "csv", "review_dl_ls": "label-studio",
                 "review_dl_ls_config": "label-studio-config"}.get(key, "jsonl")
 
-        def made(make=make, what=what):
-            rs.export_allowed(store, session, annotator, what, has_gold=has_gold)
-            return make()
+        def made(make=make, what=what):  # checked, made, then audited (no row for a failed download)
+            return rs.export(store, session, annotator, what, make, has_gold=has_gold)
 
         download(label, made, file_name=name, mime=mime, key=key, empty=empty)
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "

@@ -55,7 +55,9 @@ def create_review_session(name: str, kind: str, items: Iterable[Mapping[str, Any
     items : iterable of mapping
         The review items (:mod:`evaluators.review.items`).
     created_by : str
-        The owner.
+        Who creates it (an :class:`~evaluators.review.roles.Actor` when signed in), its owner: checked
+        (``create``) and audited in the session's own transaction
+        (:func:`evaluators.review.service.create_session`, as the Review page and ``review create``).
     files : iterable of (str, bytes)
         The run's input files (name, bytes), kept with the session by SHA-256 so it reopens after a restart.
     k : int
@@ -71,13 +73,44 @@ def create_review_session(name: str, kind: str, items: Iterable[Mapping[str, Any
 
     Raises
     ------
+    PermissionError
+        ``created_by`` may not create sessions.
     ValueError
         A taken name, no item, a file over the upload limit (:meth:`ReviewStore.create_session`,
         :meth:`ReviewStore.put_upload`).
     """
+    from evaluators.review.service import create_session
+
     store = store if store is not None else review_store()
-    uploads = [store.put_upload(file_name, data) for file_name, data in files]
-    return store.create_session(name, kind, items, created_by=created_by, k=k, blind=blind, uploads=uploads)
+    return create_session(store, created_by, name, kind, items, files=files, k=k, blind=blind)
+
+
+def page_actor(kind: str) -> str | None:
+    """Who acts from a task page (no identity of its own): the signed-in person when ``[auth]`` is configured
+    (an :class:`~evaluators.review.roles.Actor` with the role of their groups; ``None`` when nobody is signed
+    in), else the name confirmed on the Review page in this browser (its cookie), else ``"<kind> page"`` (a
+    typed-name dashboard: anyone may create, as before).
+
+    Parameters
+    ----------
+    kind : str
+        The page's task (``qa`` ...).
+
+    Returns
+    -------
+    str or None
+    """
+    import urllib.parse
+
+    from components.review import NAME_COOKIE, sign_in_configured, user_actor
+
+    if sign_in_configured():
+        from evaluators.review.roles import load_config
+
+        return user_actor(st.user, load_config()) if st.user.is_logged_in else None
+    kept = st.session_state.get("review_me") or st.context.cookies.get(NAME_COOKIE)
+    name = urllib.parse.unquote(kept).strip()[:256] if isinstance(kept, str) else ""
+    return name or f"{kind} page"
 
 
 def review_button(label: str, kind: str, source_name: str, items: Callable[[], list[dict]], *, key: str,
@@ -91,8 +124,9 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
     session reopens after a restart; ``files`` returns ``(name, bytes)`` of several such files (a run
     with one GT file per story), each kept.  A *Blind* checkbox beside the button (``blind``: its default)
     hides system names and scores from reviewers (and shuffles A/B sides); the session's owner can
-    still turn blind mode on later.  Problems (no item, a database error) are shown, not raised.
-    The session is made by :func:`create_review_session`.
+    still turn blind mode on later.  Problems (no item, a database error, a role that may not create) are
+    shown, not raised.  The session is made by :func:`create_review_session` for :func:`page_actor` (checked
+    and audited in the service layer).
     """
     left, right = st.columns([3, 2], vertical_alignment="center")
     blind = right.checkbox("Blind review (hide system names and scores) · 盲评", value=blind, key=f"{key}_blind",
@@ -104,11 +138,15 @@ def review_button(label: str, kind: str, source_name: str, items: Callable[[], l
         if not payloads:
             st.warning("Nothing to review here: no scored item.")
             return
+        who = page_actor(kind)
+        if who is None:
+            st.warning("Sign in on the Review page first: sessions are created by a signed-in owner.")
+            return
         kept = [(source_name, data())] if data is not None else []
         kept += files() if files is not None else []
         made = create_review_session(f"{source_name} · {kind} · {datetime.now():%Y-%m-%d %H:%M:%S}", kind, payloads,
-                                     created_by=f"{kind} page", files=kept, blind=blind)
-    except (ValueError, OSError, RuntimeError) as exc:
+                                     created_by=who, files=kept, blind=blind)
+    except (PermissionError, ValueError, OSError, RuntimeError) as exc:
         st.error(md(f"Could not create the review session: {exc}"))
         return
     st.session_state["review_session"] = made.id

@@ -166,8 +166,8 @@ if view_name == "review":
             st.caption(f"{view.others_hidden} other reviewer(s) decided this item: shown after your own decision.")
         history_panel(store, session, annotator, item.id)
         gold_panel(store, session, annotator, item)
-        st.caption("Keyboard: the numbers 1-4 decide (1-3 on an A/B item), S skips, J next, K previous, U undoes your last decision "
-                   "(not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
+        st.caption("Keyboard: the numbers 1-4 decide (1-3 on an A/B item), S skips, J next, K previous, U undoes your last decision, "
+                   "? lists the keys (not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
                    "while the page updates wait their turn.")
 else:
     shortcuts({})  # no key acts outside the Review view

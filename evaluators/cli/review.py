@@ -1,4 +1,5 @@
-"""``python -m evaluators review export|import|agreement|sessions|corrections|settings|create|debt --db URL``: review
+"""``python -m evaluators review export|import|agreement|sessions|corrections|settings|delete|create|debt --db URL``:
+review
 sessions outside the page (``create`` and ``debt``: :mod:`evaluators.cli.review_carry`; ``patch``, ``estimate``
 and ``gate``: :mod:`evaluators.cli.review_numbers`).
 
@@ -6,13 +7,18 @@ Identity: ``--as NAME`` (default: the login name) and, optionally, ``--role ROLE
 annotator, viewer).  The same rule as the page decides (:func:`evaluators.review.service.may`): with
 ``--role`` the configured policy (``EVALBOARD_REVIEW_ROLES``), without it the rules by name (a blind
 session, or one with gold items, is exported by its owner, its adjudicators and
-``EVALBOARD_REVIEW_ADMINS``).  Every export, import and settings change is appended to the audit trail
-with ``via = cli``.  The CLI still works with direct access to the database, so ``--as`` and ``--role``
-are declared, not authenticated: they guard against mistakes and name the actor in the audit trail;
-authentication is the page's (``st.login``).  Exports are streamed; imports are read one line (or one Label Studio task) at a
-time and written in batches.  ``--format label-studio`` exports Label Studio tasks (JSON) and
+``EVALBOARD_REVIEW_ADMINS``).  Every export, import, settings change and deletion is appended to the audit
+trail with ``via = cli`` (an export's row once the whole export is written, an import's with its first
+write).  The CLI still works with direct access to the database, so ``--as`` and ``--role`` are declared,
+not authenticated: they guard against mistakes and name the actor in the audit trail; authentication is
+the page's (``st.login``).  Exports are streamed; imports are read one line (or one Label Studio task) at
+a time and written in batches.  ``--format label-studio`` exports Label Studio tasks (JSON) and
 ``label-studio-config`` their labeling config (XML); ``import`` reads our JSONL or a Label Studio
 export (a JSON array, found by its first character; ``--format`` says which).
+
+``delete`` removes a session with its items, decisions, history and adjudications, for its owner and
+``EVALBOARD_REVIEW_ADMINS`` (with ``--role``: the policy, owners by default), only with ``--yes``; the
+deletion and its audit row are one transaction, and the audit trail stays.
 
 ``settings`` is the exception: changing a session's settings (guidelines, label help, ``k``,
 adjudicators, blind) is for its owner and ``EVALBOARD_REVIEW_ADMINS``, named by ``--as`` (default:
@@ -39,8 +45,8 @@ def add_parser(subparsers) -> None:
                               description="Work with the review database of the dashboard's Review page.")
     from evaluators.cli import review_carry, review_numbers
 
-    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings")
-                   + review_numbers.ACTIONS + review_carry.ACTIONS)
+    p.add_argument("action", choices=("export", "import", "agreement", "sessions", "corrections", "settings",
+                                      "delete") + review_numbers.ACTIONS + review_carry.ACTIONS)
     p.add_argument("--db", metavar="URL_OR_FILE",
                    help="SQLAlchemy URL or SQLite file (default: EVALBOARD_DATABASE_URL, else "
                         "$EVALBOARD_DATA_DIR/review.sqlite)")
@@ -56,11 +62,16 @@ def add_parser(subparsers) -> None:
     g = p.add_argument_group("session settings (settings; without options: print them)")
     g.add_argument("--label-help", metavar="FILE.json",
                    help="settings: one-line help per label, a JSON object such as {\"gt_error\": \"...\"}")
+    g.add_argument("--fast-seconds", type=float, metavar="S",
+                   help="settings: decisions made in less than S seconds on the item are counted per annotator on "
+                        "Team progress (default: EVALBOARD_REVIEW_FAST_SECONDS, else 2)")
     g.add_argument("--adjudicators", metavar="A,B", help="settings: the session's adjudicators (comma-separated; "
                                                          "an empty string: none)")
     g.add_argument("--as", dest="as_user", metavar="NAME",
                    help="who acts (default: your login name): settings are changed by the owner and "
                         "EVALBOARD_REVIEW_ADMINS, a blind session is exported by them and its adjudicators")
+    g.add_argument("--yes", action="store_true",
+                   help="delete: confirm (without it nothing is deleted: what would go is printed)")
     g.add_argument("--role", choices=("owner", "adjudicator", "annotator", "viewer"),
                    help="act in this role: the configured policy (EVALBOARD_REVIEW_ROLES) decides instead of "
                         "the rules by name")
@@ -122,17 +133,18 @@ def run(args: argparse.Namespace) -> int:
             with fh:
                 fmt = args.format or ("label-studio" if looks_like_label_studio(fh.read(64)) else "jsonl")
                 fh.seek(0)
+                # the audit row commits with the import's first write (evaluators.review.exchange.import_records)
+                row = rs.audit_row(who, "import", detail=Path(args.input).name)
                 if fmt == "label-studio":
-                    report = import_label_studio(store, fh, args.input, session=args.session)
+                    report = import_label_studio(store, fh, args.input, session=args.session, audit=row)
                 else:
-                    report = import_jsonl(store, fh, args.input)
+                    report = import_jsonl(store, fh, args.input, audit=row)
         finally:
             gc.unfreeze()
         for issue in report.issues:
             print(f"warning: {terminal(issue.location())}: {terminal(issue.message)}", file=sys.stderr)
         if not report.imported and not report.sessions_created and not report.items_added:
             return fail(f"{args.input}: nothing imported")
-        rs.audit(store, who, "import", detail=f"{Path(args.input).name}: {report.written} decision(s) written")
         chunks = iter([f"{report.written} decision(s) written, {report.unchanged} unchanged, "
                        f"{report.conflicts} conflict(s), {report.duplicates} duplicate(s); "
                        f"{report.sessions_created} session(s) and {report.items_added} item(s) added\n"])
@@ -144,31 +156,61 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"no review session named {terminal(args.session)!r}")
         if args.action == "settings":
             return _settings(args, store, session, who)
+        if args.action == "delete":
+            return _delete(args, store, session, who)
         if args.action in ("export", "corrections"):
+            # checked first, then written, then audited: a refused or failed export leaves no audit row
             from evaluators.review import service as rs
+            what = "corrections" if args.action == "corrections" else args.format or "jsonl"
             try:
-                rs.export_allowed(store, session, who,
-                                  "corrections" if args.action == "corrections" else args.format or "jsonl")
+                rs.export(store, session, who, what, lambda: _emit(export_text(store, session.id, what), args.out))
             except PermissionError as exc:
                 return fail(terminal(exc))
-        if args.action == "export":
-            chunks = export_text(store, session.id, args.format or "jsonl")
-        elif args.action == "corrections":
-            chunks = export_text(store, session.id, "corrections")
-        else:
-            agreement = store.agreement(session.id)
-            chunks = iter([dumps_pretty(agreement) + "\n"])
-            for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
-                for name, fig in block.get("figures", {}).items():
-                    if fig.get("note"):
-                        print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8", newline="") as out:
+            except OSError as exc:
+                return fail(f"cannot write {terminal(args.out or 'the output')}: {exc.strerror or exc}")
+            return EXIT_OK
+        agreement = store.agreement(session.id)
+        chunks = iter([dumps_pretty(agreement) + "\n"])
+        for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
+            for name, fig in block.get("figures", {}).items():
+                if fig.get("note"):
+                    print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
+    _emit(chunks, args.out)
+    return EXIT_OK
+
+
+def _emit(chunks, out_path: str | None) -> None:
+    """Write the text chunks to ``out_path`` (UTF-8), else to standard output (raises ``OSError``)."""
+    if out_path:
+        with open(out_path, "w", encoding="utf-8", newline="") as out:
             for chunk in chunks:
                 out.write(chunk)
     else:
         for chunk in chunks:
             sys.stdout.write(chunk)
+
+
+def _delete(args: argparse.Namespace, store, session, who) -> int:
+    """``review delete``: for the owner and the admins (or ``--role`` owner), checked and audited in the
+    service (:func:`evaluators.review.service.delete_session`); without ``--yes`` it says what would go and
+    deletes nothing (exit 2)."""
+    from evaluators.review import service as rs
+
+    try:
+        rs.require(session, who, "delete")
+    except PermissionError as exc:
+        return fail(terminal(exc))
+    if not args.yes:
+        decisions = store.progress(session.id, "").n_decisions
+        return fail(f"review delete removes session {terminal(session.name)!r} with its {session.n_items} item(s) and "
+                    f"{decisions} decision(s) for good: add --yes to confirm")
+    try:
+        counts = rs.delete_session(store, session, who)
+    except (PermissionError, LookupError) as exc:
+        return fail(terminal(exc))
+    print(f"deleted session {terminal(session.name)}: {counts['items']} item(s), {counts['decisions']} decision(s), "
+          f"{counts['adjudications']} adjudication(s), {counts['history']} history row(s); the audit trail keeps "
+          "the deletion")
     return EXIT_OK
 
 
@@ -196,6 +238,8 @@ def _settings(args: argparse.Namespace, store, session, who) -> int:
         changes["blind"] = True
     if args.adjudicators is not None:
         changes["adjudicators"] = [a for a in args.adjudicators.split(",") if a.strip()]
+    if args.fast_seconds is not None:
+        changes["fast_seconds"] = args.fast_seconds
     if changes:
         try:
             session = rs.update_settings(store, session, who, **changes)
@@ -203,7 +247,8 @@ def _settings(args: argparse.Namespace, store, session, who) -> int:
             return fail(terminal(exc))
     lines = [f"session: {terminal(session.name)}", f"owner: {terminal(session.created_by)}", f"k: {session.k}",
              f"blind: {'yes' if session.blind else 'no'}",
-             f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}"]
+             f"adjudicators: {terminal(', '.join(session.adjudicators)) or '(none)'}",
+             f"fast decisions: under {rs.fast_threshold(session):g} s"]
     for lab, text in sorted(((session.settings or {}).get("labels_help") or {}).items()):
         lines.append(f"label help: {lab}: {terminal(text)}")
     versions = rs.guidelines_versions(store, session)

@@ -90,21 +90,16 @@ def run(args, store) -> int:
             guidelines = read_file_bytes(args.guidelines).decode("utf-8")
         except (OSError, ValueError) as exc:  # ValueError: over the size cap, or not UTF-8
             return fail(f"cannot read {args.guidelines}: {getattr(exc, 'strerror', None) or exc}")
-    from evaluators.review import service as rs
-
     who = actor(args, args.by or getattr(args, "as_user", None) or _owner(args))
-    try:
-        rs.require(None, who, "create")
-    except PermissionError as exc:
-        return fail(terminal(exc))
-    try:
+    try:  # checked, and audited in the session's own transaction (evaluators.review.service.create_session)
         made = create_qa_session(store, args.session, data, path.name, created_by=who, k=1 if args.k is None else args.k,
                                  blind=args.blind, seed=args.seed, order=args.order, guidelines=guidelines,
                                  new_only=args.new_only, items=items)
+    except PermissionError as exc:
+        return fail(terminal(exc))
     except ValueError as exc:
         return fail(str(exc))
     s = made.session
-    rs.audit(store, who, "create", s, detail=path.name)
     print(f"session {terminal(s.name)}: {s.n_items} item(s) to review of {made.offered} in {terminal(path.name)} "
           f"(k = {s.k}, order {args.order}{', blind' if s.blind else ''})")
     if args.new_only:

@@ -22,6 +22,7 @@ from typing import Any
 from evaluators.results import DictMixin
 from evaluators.review.carry import CarriedDecision, whats_new
 from evaluators.review.order import informative_order
+from evaluators.review.service import create_session, require
 from evaluators.review.store import ReviewStore, Session
 
 ORDERS = ("random", "informative")
@@ -68,7 +69,8 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
     data, filename : bytes, str
         The file; it is kept with the session (by SHA-256).
     created_by : str
-        The owner.
+        Who creates it, its owner: checked (:func:`evaluators.review.service.create_session`: :func:`may` ``create``)
+        and named in the ``create`` audit row, written in the session's own transaction.
     k, blind, seed
         Reviewers per item, blind mode, seed of the order.
     order : {"random", "informative"}
@@ -84,6 +86,8 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
 
     Raises
     ------
+    PermissionError
+        ``created_by`` may not create sessions (nothing is read or written).
     ValueError
         An unknown order, a taken name, no item, or (``new_only``) nothing new to review.
     InputError
@@ -91,6 +95,7 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
     """
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    require(None, created_by, "create")  # before the file is read (create_session checks again)
     payloads = list(items) if items is not None else qa_file_items(data, filename)
     offered = len(payloads)
     settings: dict[str, Any] = {"order": order}
@@ -107,6 +112,6 @@ def create_qa_session(store: ReviewStore, name: str, data: bytes, filename: str,
         payloads = [payloads[i] for i in split.new]
     if order == "informative":
         payloads = [payloads[i] for i in informative_order(payloads, order=order, seed=seed)]
-    session = store.create_session(name, "qa", payloads, created_by=created_by, blind=blind, k=k, seed=seed,
-                                   uploads=[store.put_upload(filename, data)], settings=settings)
+    session = create_session(store, created_by, name, "qa", payloads, files=[(filename, data)], blind=blind, k=k,
+                             seed=seed, settings=settings, detail=filename)
     return CreatedSession(session, offered, carried)

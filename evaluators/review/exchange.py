@@ -43,7 +43,7 @@ database -> export gives the same bytes.  Other readers (Label Studio tasks:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -64,6 +64,7 @@ from evaluators.review.schema import (
 from evaluators.review.store import (
     ALL_LABELS,
     ReviewStore,
+    _audit_insert,
     _now,
     _settings_json,
     check_decision,
@@ -71,6 +72,7 @@ from evaluators.review.store import (
     is_two_sided,
     item_rank,
     label_fits,
+    new_session_id,
     ordered_by_position,
     record_history,
 )
@@ -168,8 +170,10 @@ def write_jsonl(store: ReviewStore, session_id: int, out: IO[str]) -> int:
 
 # ---------------------------------------------------------------- import
 class _Importer:
-    def __init__(self, store: ReviewStore, file: str, created_by: str):
+    def __init__(self, store: ReviewStore, file: str, created_by: str, audit: Mapping[str, Any] | None = None):
         self.store, self.file, self.created_by = store, file, created_by
+        #: the import's audit row, until the first write commits it (:meth:`audit_once`)
+        self.audit: Mapping[str, Any] | None = audit
         self.sessions: dict[str, tuple[int, int]] = {}      # name -> (id, k)
         self.created: set[int] = set()
         self.seen: dict[tuple[int, str], int] = {}          # (item id, annotator) -> first line
@@ -181,6 +185,13 @@ class _Importer:
         self.items: dict[tuple[int, str], tuple[int, bool]] = {}
         #: PostgreSQL: each step of a batch is one statement over arrays (see :func:`_insert_decisions`)
         self.pg = store.engine.dialect.name == "postgresql"
+
+    def audit_once(self, c: sa.Connection) -> None:
+        """Write the import's audit row in this write transaction if no earlier one has (the first write
+        of the import carries it: no change of an import is committed without it)."""
+        if self.audit is not None:
+            _audit_insert(c, self.audit)
+            self.audit = None
 
     def issue(self, line: int, message: str, kind: str = "schema", path: str | None = None,
               where: str | None = None) -> None:
@@ -296,9 +307,10 @@ class _Importer:
             try:
                 with c.begin_nested():
                     sid = c.execute(sessions_table.insert().values(
-                        name=name, kind=kind[:32], created_by=owner, blind=blind, k=k, seed=seed,
-                        uploads=json.dumps(uploads), created_at=created_at, settings=settings_text, n_items=0,
-                        changes=0)).inserted_primary_key[0]
+                        **new_session_id(c), name=name, kind=kind[:32], created_by=owner, blind=blind, k=k,
+                        seed=seed, uploads=json.dumps(uploads), created_at=created_at, settings=settings_text,
+                        n_items=0, changes=0)).inserted_primary_key[0]
+                    self.audit_once(c)
             except IntegrityError:  # made meanwhile by another process
                 sid = None
         if sid is None:
@@ -405,6 +417,8 @@ class _Importer:
                     c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                               .values(n_items=n + len(new), changes=sessions_table.c.changes + 1))
                     self.counts["items_added"] += len(added)
+                    if added:
+                        self.audit_once(c)
             for dg, item_id in ids.items():
                 self.items[(sid, dg)] = (item_id, wanted[(sid, dg)][3])
 
@@ -492,6 +506,7 @@ class _Importer:
                 c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                           .values(changes=sessions_table.c.changes + n))
             if changes:
+                self.audit_once(c)
                 blind = dict(c.execute(sa.select(sessions_table.c.id, sessions_table.c.blind)
                                        .where(sessions_table.c.id.in_(list(touched)))).all())
                 record_history(c, [history_row(sid, item_id, annotator, self.created_by, "import", new["updated_at"],
@@ -512,6 +527,7 @@ class _Importer:
                                         if d["label"] == "gt_error" else None))
             c.execute(sessions_table.update().where(sessions_table.c.id == sid)
                       .values(changes=sessions_table.c.changes + 1))
+            self.audit_once(c)
         self.counts["adjudications"] += 1
 
     def finish(self) -> None:
@@ -682,7 +698,7 @@ Record = tuple[int, dict, "str | None", bool]
 
 
 def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], file: str, *,
-                   created_by: str = "import") -> ImportReport:
+                   created_by: str = "import", audit: Mapping[str, Any] | None = None) -> ImportReport:
     """Check, batch and write records of the JSONL format (see the module docstring), from any reader.
 
     The one import path: :func:`import_jsonl` and the Label Studio import
@@ -696,8 +712,15 @@ def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], f
         :class:`~evaluators.io.InputIssue` items for what the reader could not read.
     created_by : str
         Owner of a session created without its session line.
+    audit : mapping, optional
+        The import's audit row (:func:`evaluators.review.service.audit_row`).  An import is many transactions
+        (one per batch, so memory stays flat and reviewers' saves are never held behind a whole file), so the
+        row cannot share "the" transaction: it is written in the import's *first* write transaction, the
+        one that commits its first change.  Hence no change of an import is ever stored without it; an import
+        that writes nothing (every line refused, unchanged or a conflict) leaves none; one that fails after
+        some batches keeps those batches and the row (what it wrote stays, as the module docstring says).
     """
-    imp = _Importer(store, file, check_name(created_by, "created_by"))
+    imp = _Importer(store, file, check_name(created_by, "created_by"), audit)
     for rec in records:
         if isinstance(rec, InputIssue):
             imp.issues.append(rec)
@@ -714,7 +737,7 @@ def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], f
 
 
 def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<decisions>", *,
-                 created_by: str = "import") -> ImportReport:
+                 created_by: str = "import", audit: Mapping[str, Any] | None = None) -> ImportReport:
     """Import a JSONL export (see the module docstring); returns an :class:`ImportReport`.
 
     Parameters
@@ -723,6 +746,8 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
         Read one line at a time; a file is never held whole.
     created_by : str
         Owner of a session created from format-1 lines (format 2 carries its own).
+    audit : mapping, optional
+        The import's audit row, written with its first write (:func:`import_records`).
     """
     head = data[:3] if isinstance(data, (bytes, bytearray, memoryview)) else data.read(3)
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -730,7 +755,7 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
     encoding = "utf-8-sig" if bytes(head) == b"\xef\xbb\xbf" else "utf-8"
     records = (rec if isinstance(rec, InputIssue) else (rec.line, rec.data, None, False)
                for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False))
-    return import_records(store, records, file, created_by=created_by)
+    return import_records(store, records, file, created_by=created_by, audit=audit)
 
 
 def _sha(text: str) -> str:

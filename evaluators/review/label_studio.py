@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
@@ -318,7 +318,8 @@ def _digest_or_none(payload: dict) -> str | None:
 
 
 def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str = "<tasks>", *,
-                        session: str | None = None, created_by: str = "import") -> ImportReport:
+                        session: str | None = None, created_by: str = "import",
+                        audit: Mapping[str, Any] | None = None) -> ImportReport:
     """Import a Label Studio JSON export (or one task object) into a review session.
 
     Parameters
@@ -330,6 +331,9 @@ def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str =
         export), else ``Label Studio: <file name>``.
     created_by : str
         Owner of a new session, and the annotator of annotations with ``completed_by: null``.
+    audit : mapping, optional
+        The import's audit row, written with its first write
+        (:func:`evaluators.review.exchange.import_records`).
 
     Returns
     -------
@@ -350,7 +354,7 @@ def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str =
             except ValueError as exc:
                 yield InputIssue(file, str(exc), line=line, path=f"[{index}]")
 
-    return import_records(store, records(), file, created_by=created_by)
+    return import_records(store, records(), file, created_by=created_by, audit=audit)
 
 
 def looks_like_label_studio(head: bytes) -> bool:

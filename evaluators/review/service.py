@@ -49,7 +49,11 @@ Audit (:func:`audit`)
     Every allowed mutating or revealing action that takes effect (decide, undo, adjudicate, settings,
     gold marks, export of a blind or gold session, GT patch, import, create) appends one row to the audit
     trail (:meth:`~evaluators.review.store.ReviewStore.audit`): who, role, action, session, item, when,
-    page or CLI.
+    page or CLI.  The row is written in the action's own transaction wherever the action has one (decide,
+    undo, adjudicate, settings, gold, create, delete: both committed or neither); an export is a read, so its
+    row follows the complete export (:func:`export`); an import is written in batches, one transaction each,
+    so its row commits with its first write (:func:`evaluators.review.exchange.import_records`): no change
+    of an import is stored without it.
 
 Gold items (:func:`mark_gold`)
     The owner (and the admins) mark items with their known label; each annotator's accuracy on
@@ -63,8 +67,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from evaluators.review.roles import ACTIONS, Actor, load_config, role_of, via_of
 from evaluators.review.store import (
@@ -84,6 +89,11 @@ from evaluators.review.store import (
 )
 
 ADMINS_ENV = "EVALBOARD_REVIEW_ADMINS"
+#: Seconds below which a decision counts as fast on Team progress, for every session without its own
+#: ``fast_seconds`` setting (:func:`fast_threshold`); default :data:`DEFAULT_FAST_SECONDS`.
+FAST_ENV = "EVALBOARD_REVIEW_FAST_SECONDS"
+DEFAULT_FAST_SECONDS = 2.0
+T = TypeVar("T")
 #: Every stored label in words (the one mapping of label -> display text; tables, history, pickers).
 LABEL_WORDS = {"model_error": "Model error · 模型错误", "gt_error": "GT error · 标准答案错误",
                "acceptable_variant": "Acceptable variant · 可接受的变体", "correct": "Correct · 正确",
@@ -139,7 +149,7 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
 
     With a role (``who`` an :class:`~evaluators.review.roles.Actor` with a role: signed in, or the CLI's
     ``--role``) the configured policy decides (:func:`evaluators.review.roles.load_config`).  Without one, the
-    rules by name: ``settings`` and ``gold`` for the owner and the admins, ``adjudicate`` and ``export`` for
+    rules by name: ``settings``, ``gold`` and ``delete`` for the owner and the admins, ``adjudicate`` and ``export`` for
     them and the session's adjudicators, everything else for anyone with a name.
 
     Parameters
@@ -168,7 +178,7 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
         return load_config().permitted(action, role)
     if session is None:
         return True
-    if action in ("settings", "gold"):
+    if action in ("settings", "gold", "delete"):
         return is_owner(session, who) or who in admins()
     if action in ("adjudicate", "export"):
         return is_owner(session, who) or who in admins() or who in session.adjudicators
@@ -285,10 +295,40 @@ def can_decide(session: Session, who: str | None) -> bool:
     return may(session, who, "decide")
 
 
-def export_allowed(store: ReviewStore, session: Session, who: str | None, what: str, *,
-                   has_gold: bool | None = None) -> None:
-    """Check that ``who`` may export the session (:func:`can_export`) and audit the export (``what``: the
-    format); the page calls it when a download is made, the CLI before it writes.
+def delete_session(store: ReviewStore, session: Session, who: str | None) -> dict[str, int]:
+    """Delete the session with its items, decisions (and their history), adjudications and claims, for those
+    who may (:func:`may` ``delete``: the owner and ``EVALBOARD_REVIEW_ADMINS`` by name; with a role, the
+    policy: owners by default); the deletion and its ``delete`` audit row are one transaction
+    (:meth:`ReviewStore.delete_session`).  The audit trail and the uploaded files stay.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+        The acting name.
+
+    Returns
+    -------
+    dict of str to int
+        Rows deleted (``items``, ``decisions``, ``history``, ``adjudications``, ``claims``).
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not delete the session (nothing is deleted, no row written).
+    LookupError
+        The session is gone already.
+    """
+    require(session, who, "delete")
+    return store.delete_session(session.id, audit=audit_row(who, "delete", session,
+                                                            detail=f"{session.name} ({session.n_items} items)"))
+
+
+def check_export(store: ReviewStore, session: Session, who: str | None, what: str, *,
+                 has_gold: bool | None = None) -> dict[str, Any]:
+    """Check that ``who`` may export the session (:func:`can_export`; ``what == "corrections"``: also
+    :func:`may` ``patch``) and return the audit row to write once the export is made (:func:`audit_row`).
 
     Parameters
     ----------
@@ -300,6 +340,11 @@ def export_allowed(store: ReviewStore, session: Session, who: str | None, what: 
     has_gold : bool, optional
         Default: read from the store.
 
+    Returns
+    -------
+    dict
+        The audit row (action ``export``, or ``patch`` for the GT corrections), nothing written yet.
+
     Raises
     ------
     PermissionError
@@ -310,8 +355,116 @@ def export_allowed(store: ReviewStore, session: Session, who: str | None, what: 
         raise PermissionError(f"{who or 'an anonymous reviewer'} may not export {session.name!r}")
     if what == "corrections":
         require(session, who, "patch")
-    audit(store, who, "patch" if what == "corrections" else "export", session,
-          detail=what + (" (blind)" if session.blind else "") + (" (gold)" if gold else ""))
+    return audit_row(who, "patch" if what == "corrections" else "export", session,
+                     detail=what + (" (blind)" if session.blind else "") + (" (gold)" if gold else ""))
+
+
+def export_allowed(store: ReviewStore, session: Session, who: str | None, what: str, *,
+                   has_gold: bool | None = None) -> None:
+    """:func:`check_export`, then its audit row at once (for an export already made; to make one, use
+    :func:`export`, which writes the row only once the export is complete).
+
+    Raises
+    ------
+    PermissionError
+    """
+    _write_audit(store, check_export(store, session, who, what, has_gold=has_gold))
+
+
+def export(store: ReviewStore, session: Session, who: str | None, what: str, make: Callable[[], T], *,
+           has_gold: bool | None = None) -> T:
+    """Export the session: check (:func:`check_export`), make the export (``make()``: build the bytes, or
+    stream them into a file), then append its one audit row.
+
+    An export is a read: it has no write transaction for its audit row to join, and holding one open while
+    a large session is streamed would block every reviewer's save (SQLite's writer lock).  So the row is
+    written after ``make`` returns: a refused export and one whose ``make`` raises (an unwritable file, a
+    database error) leave no row; a complete export leaves exactly one.  (A reader stopped half-way, a
+    closed pipe, may have seen part of it without a row: the row says a whole export was delivered.)
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    who : str or None
+    what : str
+        The format (``jsonl``, ``csv``, ``corrections`` ...).
+    make : callable
+        Makes the export; its value is returned.
+    has_gold : bool, optional
+        Default: read from the store.
+
+    Returns
+    -------
+    object
+        What ``make`` returned.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not export the session (``make`` is not called).
+    """
+    row = check_export(store, session, who, what, has_gold=has_gold)
+    made = make()
+    _write_audit(store, row)
+    return made
+
+
+def _write_audit(store: ReviewStore, row: Mapping[str, Any]) -> None:
+    store.audit(row["who"], row["action"], role=row["role"], session_id=row["session_id"], item_id=row["item_id"],
+                via=row["via"], detail=row["detail"])
+
+
+def create_session(store: ReviewStore, who: str | None, name: str, kind: str, items: Iterable[Mapping[str, Any]], *,
+                   files: Iterable[tuple[str, bytes]] = (), k: int = 1, blind: bool = False, seed: int = 0,
+                   settings: Mapping[str, Any] | None = None, detail: str = "") -> Session:
+    """Create a review session for ``who`` (its owner): the one way the page, the task pages' *Review these*
+    buttons and ``review create`` make one.  :func:`may` ``create`` is checked first; the session, its items
+    and its ``create`` audit row are written in one transaction (:meth:`ReviewStore.create_session`), so a
+    refused or failed create leaves no row and a made session exactly one.
+
+    The files are kept first (:meth:`ReviewStore.put_upload`, each its own transaction): they are stored once
+    by digest, so a create that fails after them leaves a file no session names, never a session without
+    its files.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    who : str or None
+        The acting name (an :class:`~evaluators.review.roles.Actor` with a role: the policy decides); it becomes
+        the session's owner (``created_by``).
+    name : str
+        The session's name (unique).
+    kind : str
+        The task of the items (``qa``, ``narrative`` ...).
+    items : iterable of mapping
+        The review items (:mod:`evaluators.review.items`).
+    files : iterable of (str, bytes)
+        The run's input files, kept with the session.
+    k, blind, seed
+        Reviewers per item, blind mode, seed of the order.
+    settings : mapping, optional
+        Further settings (``order``, guidelines ...).
+    detail : str
+        The audit row's detail (default: the files' names).
+
+    Returns
+    -------
+    Session
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not create sessions (or nobody acts).
+    ValueError
+        A taken name, no item, a bad field or a file over the upload limit (nothing is created).
+    """
+    require(None, who, "create")
+    files = list(files)
+    uploads = [store.put_upload(file_name, data) for file_name, data in files]
+    return store.create_session(name, kind, items, created_by=str(who), k=k, blind=blind, seed=seed, uploads=uploads,
+                                settings=settings,
+                                audit=audit_row(who, "create", detail=detail or ", ".join(n for n, _ in files)))
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:
@@ -855,9 +1008,58 @@ def gold_rows(store: ReviewStore, session: Session, who: str | None) -> list[dic
              "95% CI low": g.ci_low, "95% CI high": g.ci_high} for g in store.gold_accuracy(session.id)]
 
 
+def fast_threshold(session: Session) -> float:
+    """The fast-decision threshold of a session, in seconds: its ``fast_seconds`` setting (session settings,
+    :func:`update_settings`), else ``EVALBOARD_REVIEW_FAST_SECONDS``, else :data:`DEFAULT_FAST_SECONDS` (2 s).
+    A value that is not a number in (0, 3600] is passed over.
+
+    Parameters
+    ----------
+    session : Session
+
+    Returns
+    -------
+    float
+    """
+    def usable(value: Any) -> float | None:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return None
+        return x if not isinstance(value, bool) and 0 < x <= 3600 else None
+
+    for value in ((session.settings or {}).get("fast_seconds"), os.environ.get(FAST_ENV)):
+        if (x := usable(value)) is not None:
+            return x
+    return DEFAULT_FAST_SECONDS
+
+
+def team_rows(store: ReviewStore, session: Session) -> list[dict[str, Any]]:
+    """Team progress as table rows, one per annotator in name order: ``decided``, ``skipped``, ``median seconds
+    on item``, and ``fast decisions``, the submitted decisions made in less than :func:`fast_threshold` seconds
+    on the item (:meth:`ReviewStore.fast_decisions`; ``None`` where no decision of theirs recorded a time).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+
+    Returns
+    -------
+    list of dict
+        Empty when nobody decided yet.
+    """
+    fast = store.fast_decisions(session.id, fast_threshold(session))
+    return [{"annotator": p.annotator, "decided": p.decided, "skipped": p.skipped,
+             "median seconds on item": p.median_seconds,
+             "fast decisions": fast[p.annotator][0] if p.annotator in fast else None}
+            for p in store.team_progress(session.id).annotators]
+
+
 def update_settings(store: ReviewStore, session: Session, who: str | None, *, guidelines: str | None = None,
                     labels_help: dict[str, str] | None = None, k: int | None = None,
-                    adjudicators: list[str] | None = None, blind: bool | None = None) -> Session:
+                    adjudicators: list[str] | None = None, blind: bool | None = None,
+                    fast_seconds: float | None = None) -> Session:
     """Save session settings (``None``: leave as is), for those who manage the session (:func:`can_manage`):
     guidelines (Markdown; a changed text becomes a new version, who and when kept), label help, reviewers
     per item ``k``, adjudicators, blind mode (:func:`set_blind`'s rule: off only before blind decisions).
@@ -876,6 +1078,8 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     adjudicators : list of str, optional
         The full new list (blank names dropped).
     blind : bool, optional
+    fast_seconds : float, optional
+        The fast-decision threshold of Team progress (:func:`fast_threshold`), seconds in (0, 3600].
 
     Returns
     -------
@@ -899,9 +1103,11 @@ def update_settings(store: ReviewStore, session: Session, who: str | None, *, gu
     if adjudicators is not None:
         adjudicators = [a.strip() for a in adjudicators if a and a.strip()]
     fields = [n for n, v in (("guidelines", guidelines), ("labels_help", labels_help), ("k", k),
-                             ("adjudicators", adjudicators), ("blind", blind)) if v is not None]
+                             ("adjudicators", adjudicators), ("blind", blind), ("fast_seconds", fast_seconds))
+              if v is not None]
     return store.update_session(session.id, guidelines=guidelines, labels_help=labels_help, k=k,
                                 adjudicators=adjudicators, by=None if who is None else str(who),
+                                fast_seconds=fast_seconds,
                                 blind=None if blind is None or bool(blind) == session.blind else bool(blind),
                                 audit=audit_row(who, "settings", session, detail=", ".join(fields)))
 
@@ -1357,6 +1563,14 @@ __all__ = [
     "can_adjudicate",
     "can_decide",
     "export_allowed",
+    "check_export",
+    "create_session",
+    "DEFAULT_FAST_SECONDS",
+    "FAST_ENV",
+    "fast_threshold",
+    "team_rows",
+    "delete_session",
+    "export",
     "may",
     "require",
     "audit",

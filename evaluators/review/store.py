@@ -679,7 +679,7 @@ class ReviewStore:
     def create_session(self, name: str, kind: str, items: Iterable[Mapping[str, Any]], *, created_by: str,
                        blind: bool = False, k: int = 1, seed: int = 0, uploads: Iterable[str] = (),
                        settings: Mapping[str, Any] | None = None,
-                       gold: Mapping[str, str] | None = None) -> Session:
+                       gold: Mapping[str, str] | None = None, audit: Mapping[str, Any] | None = None) -> Session:
         """Create a session with its items (duplicates of one payload kept once), in batched inserts.
 
         ``gold`` maps item digests to their known label.  The queue hands items out in the seeded
@@ -708,6 +708,9 @@ class ReviewStore:
             Further settings (``order``, guidelines ...), JSON-ready.
         gold : mapping of str to str, optional
             Item digest -> known label (gold items measure annotators).
+        audit : mapping, optional
+            The ``create`` row of the audit trail (:func:`evaluators.review.service.audit_row`), written in the
+            session's own transaction with the new session's id: both are committed, or neither.
 
         Returns
         -------
@@ -751,8 +754,8 @@ class ReviewStore:
         with self._write() as c:
             try:
                 sid = c.execute(sessions_table.insert().values(
-                    name=name, kind=kind, created_by=created_by, blind=bool(blind), k=k, seed=seed,
-                    uploads=json.dumps(list(uploads)), created_at=_now(), settings=settings_text,
+                    **new_session_id(c), name=name, kind=kind, created_by=created_by, blind=bool(blind), k=k,
+                    seed=seed, uploads=json.dumps(list(uploads)), created_at=_now(), settings=settings_text,
                     n_items=len(rows), changes=0)).inserted_primary_key[0]
             except IntegrityError:
                 raise ValueError(f"a review session named {name!r} exists already") from None
@@ -761,11 +764,13 @@ class ReviewStore:
                 for row in chunk:
                     row["session_id"] = sid
                 c.execute(items_table.insert(), chunk)
+            _audit_insert(c, audit and {**audit, "session_id": sid})
         return self.session(sid)
 
     def update_session(self, session_id: int, *, blind: bool | None = None, guidelines: str | None = None,
                        adjudicators: Iterable[str] | None = None, k: int | None = None,
                        labels_help: Mapping[str, str] | None = None, by: str | None = None,
+                       fast_seconds: float | None = None,
                        audit: Mapping[str, Any] | None = None) -> Session:
         """Change a session's blind mode, guidelines (their version goes up; every version is kept in
         ``settings["guidelines_versions"]`` with who saved it and when), adjudicators, reviewers per
@@ -789,6 +794,9 @@ class ReviewStore:
             Label -> one-line definition (empty ones dropped).
         by : str, optional
             Who saves, recorded with a guidelines version.
+        fast_seconds : float, optional
+            The fast-decision threshold of Team progress, seconds in (0, 3600]
+            (``settings["fast_seconds"]``; :func:`evaluators.review.service.fast_threshold`).
 
         Returns
         -------
@@ -820,6 +828,8 @@ class ReviewStore:
                                  f"{', '.join(ALL_LABELS)}")
             settings["labels_help"] = {str(lab): text for lab, v in labels_help.items()
                                        if (text := check_text(v, f"label help of {lab}", limit=500).strip())}
+        if fast_seconds is not None:  # checked with the other settings (_settings_json)
+            settings["fast_seconds"] = fast_seconds if isinstance(fast_seconds, bool) else float(fast_seconds)
         values: dict[str, Any] = {"settings": _settings_json(settings)}
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
@@ -832,6 +842,52 @@ class ReviewStore:
                       .values(changes=sessions_table.c.changes + 1, **values))
             _audit_insert(c, audit)
         return self.session(session_id)
+
+    def delete_session(self, session_id: int, *, audit: Mapping[str, Any] | None = None) -> dict[str, int]:
+        """Delete a session with its items, decisions, their history, adjudications and claims, in one
+        transaction with its audit row (``audit``: the ``delete`` row, its ``detail`` completed with the counts).
+
+        Kept: the audit trail (the session's earlier rows and this one: who deleted what, when) and the
+        uploaded files (stored once by digest, possibly shared with other sessions).  Who may delete is the
+        caller's rule (:func:`evaluators.review.service.delete_session`).  The id is never given to a later
+        session (:func:`new_session_id`), so the audit rows keep naming this one.
+
+        Parameters
+        ----------
+        session_id : int
+        audit : mapping, optional
+            The audit row (:func:`evaluators.review.service.audit_row`).
+
+        Returns
+        -------
+        dict of str to int
+            Rows deleted: ``items``, ``decisions``, ``history``, ``adjudications``, ``claims``.
+
+        Raises
+        ------
+        LookupError
+            No such session (deleted meanwhile): nothing is written.
+        """
+        items = sa.select(items_table.c.id).where(items_table.c.session_id == session_id).scalar_subquery()
+        with self._write() as c:
+            if c.execute(sa.select(sessions_table.c.id).where(sessions_table.c.id == session_id)
+                         .with_for_update()).first() is None:
+                raise LookupError(f"no review session with id {session_id}")
+            counts = {name: c.execute(table.delete().where(where)).rowcount for name, table, where in (
+                ("claims", claims_table, claims_table.c.item_id.in_(items)),
+                ("adjudications", adjudications_table, adjudications_table.c.item_id.in_(items)),
+                ("decisions", decisions_table, decisions_table.c.item_id.in_(items)),
+                ("history", history_table, history_table.c.session_id == session_id),
+                ("items", items_table, items_table.c.session_id == session_id))}
+            c.execute(sessions_table.delete().where(sessions_table.c.id == session_id))
+            if audit:
+                what = ", ".join(f"{n} {name}" for name, n in counts.items() if name != "claims")
+                _audit_insert(c, {**audit, "session_id": session_id,
+                                  "detail": "; ".join(x for x in (audit.get("detail"), what) if x)})
+        with self._cache_lock:
+            for key in [k for k in self._cache if k[0] == session_id]:
+                del self._cache[key]
+        return counts
 
     def _session_row(self, row) -> Session:
         return Session(row.id, row.name, row.kind, row.created_by, bool(row.blind), row.k, row.seed,
@@ -1252,6 +1308,36 @@ class ReviewStore:
                                     None if medians.get(a) is None else float(medians[a])) for a, n, m in counts]
         complete = sum(m for n, m in by_reviews.items() if n >= s.k)
         return TeamProgress(s.n_items, s.k, complete, dict(sorted(by_reviews.items())), people)
+
+    def fast_decisions(self, session_id: int, threshold: float) -> dict[str, tuple[int, int]]:
+        """Per annotator, how many of their submitted decisions took less than ``threshold`` seconds on the item,
+        of how many recorded a time: one grouped query, cached per threshold until the session changes.
+
+        Skips and drafts are not counted (a skip is not a judgment); a decision without a recorded time
+        (imported, or saved outside the page) counts in neither number.
+
+        Parameters
+        ----------
+        session_id : int
+        threshold : float
+            Seconds; strictly below it is fast.
+
+        Returns
+        -------
+        dict of str to (int, int)
+            ``annotator -> (fast, timed)``, annotators with a timed submitted decision only.
+        """
+        d = decisions_table
+        fast = sa.func.sum(sa.case((d.c.seconds < float(threshold), 1), else_=0))
+
+        def compute() -> dict[str, tuple[int, int]]:
+            with self.engine.connect() as c:
+                return {a: (int(f or 0), int(n)) for a, f, n in c.execute(
+                    sa.select(d.c.annotator, fast, sa.func.count())
+                    .where(d.c.session_id == session_id, d.c.status == "submitted", d.c.seconds.is_not(None))
+                    .group_by(d.c.annotator))}
+
+        return self._cached(session_id, f"fast_decisions:{float(threshold)!r}", compute)
 
     # ------------------------------------------------------------ gold items
     def set_gold(self, item_id: int, label: str | None, *, audit: Mapping[str, Any] | None = None) -> Item:
@@ -2095,6 +2181,18 @@ class ReviewStore:
             return [dict(r._mapping) for r in c.execute(q)]
 
 
+def new_session_id(c) -> dict[str, int]:
+    """The id column of a new session's insert, inside the creating write transaction: on SQLite
+    ``{"id": n}``, one above every id the sessions *and the audit trail* have seen, so the id of a deleted
+    session (its audit rows stay) is never reused (SQLite's rowid would give the highest one again); ``{}``
+    elsewhere (PostgreSQL's sequence never reuses one)."""
+    if c.dialect.name != "sqlite":
+        return {}
+    highest = [c.execute(sa.select(sa.func.coalesce(sa.func.max(col), 0))).scalar_one()
+               for col in (sessions_table.c.id, audit_table.c.session_id)]
+    return {"id": 1 + max(highest)}
+
+
 def _audit_insert(c, audit: Mapping[str, Any] | None) -> int | None:
     """Append an audit row (keys as :meth:`ReviewStore.audit`'s parameters) inside the caller's transaction, so
     an action and its row are committed together; ``None`` writes nothing."""
@@ -2131,13 +2229,16 @@ def _settings_json(settings: Mapping[str, Any]) -> str:
     # order / filter / sampling: how the reviewed items are drawn (evaluators.review.sampling.session_design);
     # carried: what a "what's new" session took over from earlier sessions (evaluators.review.create)
     allowed = {"guidelines", "guidelines_version", "guidelines_versions", "adjudicators", "labels_help", "order",
-               "filter", "sampling", "carried"}
+               "filter", "sampling", "carried", "fast_seconds"}
     unknown = set(settings) - allowed
     if unknown:
         raise ValueError(f"unknown session setting(s): {', '.join(sorted(map(str, unknown)))}")
     out = dict(settings)
     if "order" in out and out["order"] not in ("random", "informative"):
         raise ValueError("order must be 'random' or 'informative'")
+    fast = out.get("fast_seconds")  # the fast-decision threshold (evaluators.review.service.fast_threshold)
+    if fast is not None and (isinstance(fast, bool) or not isinstance(fast, (int, float)) or not 0 < fast <= 3600):
+        raise ValueError("the fast-decision threshold must be a number of seconds above 0 and at most 3600")
     for name in ("filter", "sampling"):
         if name in out and not isinstance(out[name], dict):
             raise ValueError(f"{name} must be a mapping")
