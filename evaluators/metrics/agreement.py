@@ -437,6 +437,39 @@ def _kappa_batch(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(expected == 0, np.nan, 1.0 - n * observed / expected)
 
 
+def row_patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-D array and each row's pattern: ``numpy.unique(rows, axis=0, return_inverse=True)``.
+
+    Rows of small non-negative-span integers (codes, counts) are first packed into one int64 key
+    each (first column most significant, so the order is the same lexicographic one) and sorted
+    as plain integers, many times faster than the row sort of ``axis=0``.
+
+    Parameters
+    ----------
+    rows : array-like, shape (n, m)
+
+    Returns
+    -------
+    (distinct, inverse)
+        ``distinct`` shape (P, m) in lexicographic order, ``inverse`` shape (n,) with
+        ``distinct[inverse] == rows``.
+    """
+    m = np.asarray(rows)
+    if m.ndim != 2 or not m.size:
+        distinct, inverse = np.unique(m.reshape(m.shape[0], -1) if m.ndim else m.reshape(0, 0), axis=0,
+                                      return_inverse=True)
+        return distinct, inverse.ravel()
+    lo, hi = m.min(), m.max()
+    span = int(hi - lo) + 1 if np.all(np.isfinite([lo, hi])) else 0
+    if span and np.array_equal(m, np.round(m)) and m.shape[1] * np.log2(span) < 62:
+        digits = (m - lo).astype(np.int64)
+        keys = digits @ (span ** np.arange(m.shape[1] - 1, -1, -1, dtype=np.int64))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return m[first], inverse.ravel()
+    distinct, inverse = np.unique(m, axis=0, return_inverse=True)
+    return distinct, inverse.ravel()
+
+
 def _pair_cells(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None):
     """Kept pairs' cell ids in a k x k matrix over ``labels`` (default the sorted union) and k."""
     a, b = list(a), list(b)
@@ -579,10 +612,10 @@ def fleiss_kappa_ci(table: Sequence[Sequence[int]], *, n_resamples: int = AGREEM
     if t is None:
         return agreement_figure("fleiss_kappa", None, 0, lambda w: w[:, 0], n_resamples=n_resamples,
                                 min_items=min_items)
-    rows, inverse = np.unique(t, axis=0, return_inverse=True)  # items with one row of counts are one pattern
+    rows, inverse = row_patterns(t)  # items with one row of counts are one pattern
     return agreement_figure("fleiss_kappa", fleiss_kappa(t), t.shape[0], lambda w: _fleiss_batch(rows, w),
                             n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
-                            min_items=min_items, patterns=inverse.ravel())
+                            min_items=min_items, patterns=inverse)
 
 
 def krippendorff_alpha_ci(reliability_data: Sequence[Sequence[Any]], level: str = "nominal", *,
@@ -670,10 +703,10 @@ def krippendorff_alpha_counts_ci(value_counts: np.ndarray, domain: Sequence[Any]
     if not counts.shape[0]:
         return agreement_figure("krippendorff_alpha", None, 0, lambda w: w[:, 0], **settings)
     value = _alpha_batch(_coincidences(counts, np.ones((1, counts.shape[0]))), list(domain), level)[0]
-    rows, inverse = np.unique(counts, axis=0, return_inverse=True)
+    rows, inverse = row_patterns(counts)
     return agreement_figure("krippendorff_alpha", None if np.isnan(value) else float(value), counts.shape[0],
                             lambda w: _alpha_batch(_coincidences(rows, w), list(domain), level),
-                            patterns=inverse.ravel(), **settings)
+                            patterns=inverse, **settings)
 
 
 def _pairs(reliability_data: Sequence[Sequence[Any]]):
@@ -804,7 +837,7 @@ def mean_pairwise_cohen_kappa_codes_ci(codes: np.ndarray, *, weights: str | None
                 "min_items": min_items}
     if not codes.shape[0]:
         return agreement_figure("cohen_kappa_mean", None, 0, lambda w: w[:, 0], **settings)
-    rows, inverse = np.unique(codes, axis=0, return_inverse=True)
+    rows, inverse = row_patterns(codes)
     counts = np.bincount(inverse.ravel(), minlength=rows.shape[0])
     parts, kappas = [], []
     for x, y in combinations(range(rows.shape[1]), 2):
@@ -831,5 +864,5 @@ def mean_pairwise_cohen_kappa_codes_ci(codes: np.ndarray, *, weights: str | None
             return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
     value = float(np.mean(kappas)) if kappas else None
-    return agreement_figure("cohen_kappa_mean", value, int(codes.shape[0]), resampled, patterns=inverse.ravel(),
+    return agreement_figure("cohen_kappa_mean", value, int(codes.shape[0]), resampled, patterns=inverse,
                             **settings)

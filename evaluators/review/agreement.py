@@ -10,22 +10,137 @@ of each item kind is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
+from contextlib import closing
+from dataclasses import dataclass
+from itertools import combinations, islice
 from typing import Any
 
 import numpy as np
+import sqlalchemy as sa
 
 from evaluators.metrics.agreement import (
     AGREEMENT_RESAMPLES, MIN_ITEMS, AgreementFigure, agreement_figure, cohen_kappa_ci, fleiss_kappa_ci,
-    krippendorff_alpha_ci, mean_pairwise_cohen_kappa_ci,
+    krippendorff_alpha_counts_ci, mean_pairwise_cohen_kappa_codes_ci, sorted_labels,
 )
 from evaluators.review.items import automatic_score
 from evaluators.review.labels import human_verdict
+from evaluators.review.schema import decisions_table, items_table
+
+#: :func:`automatic_scores` reads the payloads of at most this many first items for the score's name.
+SOURCE_ITEMS = 64
 
 
 def _figure_fields(fig: AgreementFigure) -> dict[str, Any]:
     """The interval fields of a figure, flat, for a table row."""
     return {"ci_low": fig.ci_low, "ci_high": fig.ci_high, "meaningful": fig.meaningful, "note": fig.note}
+
+
+@dataclass(frozen=True)
+class RatingColumns:
+    """A session's submitted decisions as columns (what the agreement figures read), in one order.
+
+    Attributes
+    ----------
+    item_id : tuple of int
+    annotator : tuple of str
+    label : tuple of (str or None)
+    score : tuple of (int or None)
+        The 1-5 score; ``None`` where not given.
+    """
+
+    item_id: tuple
+    annotator: tuple
+    label: tuple
+    score: tuple
+
+    @classmethod
+    def of(cls, decisions: Sequence[Any]) -> RatingColumns:
+        """The submitted ones of ``decisions`` (:class:`~evaluators.review.store.Decision`), in their order."""
+        rows = [(d.item_id, d.annotator, d.label, d.score) for d in decisions if d.status == "submitted"]
+        return cls(*(tuple(c) for c in zip(*rows))) if rows else cls((), (), (), ())
+
+
+def rating_columns(store: Any, session_id: int) -> RatingColumns:
+    """A session's submitted decisions read straight into columns (one query, no object per decision).
+
+    The same decisions as :meth:`~evaluators.review.store.ReviewStore.ratings` (submitted ones), in
+    the database's order of the decisions table.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+
+    Returns
+    -------
+    RatingColumns
+    """
+    d = decisions_table
+    q = (sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score)
+         .where(d.c.session_id == int(session_id), d.c.status == "submitted").order_by(d.c.id))
+    with store.engine.connect() as c:
+        # the driver's own cursor: plain tuples, no row object per decision (a third of the read at 200,000
+        # decisions); the only values bound are an int and a constant, written into the statement
+        sql = str(q.compile(dialect=c.dialect, compile_kwargs={"literal_binds": True}))
+        cursor = c.connection.dbapi_connection.cursor()
+        try:
+            cursor.execute(sql)
+            rows = cursor.fetchall()
+        finally:
+            cursor.close()
+    return RatingColumns(*zip(*rows)) if rows else RatingColumns((), (), (), ())
+
+
+def cached_rating_columns(store: Any, session_id: int) -> RatingColumns:
+    """:func:`rating_columns`, read once per change of the session (the store's cache): the label
+    and score figures and the automatic verdict's share one read.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+
+    Returns
+    -------
+    RatingColumns
+    """
+    return store._cached(session_id, "rating_columns", lambda: rating_columns(store, session_id))
+
+
+def _coded(columns: RatingColumns, field: str):
+    """The ratings of ``field`` as an items x annotators matrix of value codes (-1: not rated).
+
+    Returns ``(codes, item_ids, first, annotators, values)``: rows in item id order, ``first`` the
+    position of each item's first rating in the columns (the order items were first rated),
+    columns the sorted annotators, codes indexing ``values``
+    (:func:`~evaluators.metrics.agreement.sorted_labels`).
+    """
+    column = getattr(columns, field)
+    values = sorted_labels(set(column) - {None})
+    value_index = {v: i for i, v in enumerate(values)}
+    value_index[None] = -1
+    code = np.fromiter(map(value_index.__getitem__, column), dtype=np.int64, count=len(column))
+    keep = code >= 0
+    if not keep.any():
+        return np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [], values
+    names = sorted(set(columns.annotator))
+    who_index = {a: i for i, a in enumerate(names)}
+    who = np.fromiter(map(who_index.__getitem__, columns.annotator), dtype=np.int64, count=len(column))[keep]
+    present, who = np.unique(who, return_inverse=True)  # the annotators who gave this field
+    annotators = [names[i] for i in present.tolist()]
+    item_ids, first, rows = np.unique(np.asarray(columns.item_id, dtype=np.int64)[keep], return_index=True,
+                                      return_inverse=True)
+    codes = np.full((item_ids.size, len(annotators)), -1, dtype=np.int64)
+    codes[rows.ravel(), who.ravel()] = code[keep]
+    return codes, item_ids, first, annotators, values
+
+
+def _value_counts(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """Per row, how many of its codes equal each value: shape (rows, n_values)."""
+    if not n_values or not codes.size:
+        return np.zeros((codes.shape[0] if codes.ndim == 2 else 0, n_values), dtype=np.int64)
+    r, c = np.nonzero(codes >= 0)
+    return np.bincount(r * n_values + codes[r, c], minlength=codes.shape[0] * n_values).reshape(-1, n_values)
 
 
 def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_RESAMPLES,
@@ -34,11 +149,15 @@ def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_
 
     Every figure comes with a 95% percentile bootstrap interval over its items and the number
     of items behind it, and is flagged under :data:`~evaluators.metrics.agreement.MIN_ITEMS`
-    items (:class:`~evaluators.metrics.agreement.AgreementFigure`).
+    items (:class:`~evaluators.metrics.agreement.AgreementFigure`).  The ratings are coded as
+    an items x annotators matrix once (numpy, no Python loop per item after the read), and each
+    interval is drawn as multinomial counts of the distinct rating patterns (the same bootstrap
+    over items; :mod:`evaluators.metrics.agreement`), so 100,000 items cost milliseconds.
 
     Parameters
     ----------
-    decisions : sequence of :class:`~evaluators.review.store.Decision`
+    decisions : sequence of :class:`~evaluators.review.store.Decision`, or RatingColumns
+        Only submitted decisions count.
     n_resamples : int
         Bootstrap resamples per interval (0: none).
     seed : int
@@ -56,44 +175,44 @@ def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_
         :class:`~evaluators.metrics.agreement.AgreementFigure` as a dict; ``meaningful`` is
         false while fewer than ``MIN_ITEMS`` items have two reviews.
     """
+    columns = decisions if isinstance(decisions, RatingColumns) else RatingColumns.of(decisions)
     settings = {"n_resamples": n_resamples, "seed": seed}
     out: dict[str, Any] = {}
     for field, level, weights in (("label", "nominal", None), ("score", "ordinal", "quadratic")):
-        ratings: dict[int, dict[str, Any]] = {}
-        for d in decisions:
-            value = getattr(d, field)
-            if d.status == "submitted" and value is not None:
-                ratings.setdefault(d.item_id, {})[d.annotator] = value
-        shared = {i: r for i, r in ratings.items() if len(r) >= 2}
-        annotators = sorted({a for r in ratings.values() for a in r})
+        codes, _, first, annotators, values = _coded(columns, field)
+        rated = (codes >= 0).sum(axis=1)
+        shared = np.flatnonzero(rated >= 2)  # item id order
+        in_order = shared[np.argsort(first[shared], kind="stable")]  # the order the items were first rated
         pairs = []
-        for x, y in combinations(annotators, 2):
-            both = [r for r in shared.values() if x in r and y in r]
-            if both:
-                fig = cohen_kappa_ci([r[x] for r in both], [r[y] for r in both], weights=weights, **settings)
+        for x, y in combinations(range(len(annotators)), 2):
+            both = in_order[(codes[in_order, x] >= 0) & (codes[in_order, y] >= 0)]
+            if both.size:
+                fig = cohen_kappa_ci(codes[both, x].tolist(), codes[both, y].tolist(), weights=weights, **settings)
                 if fig.value is not None:
-                    pairs.append({"a": x, "b": y, "n_items": len(both), "cohen_kappa": fig.value,
-                                  **_figure_fields(fig)})
-        table: list[list[int]] = []
+                    pairs.append({"a": annotators[x], "b": annotators[y], "n_items": int(both.size),
+                                  "cohen_kappa": fig.value, **_figure_fields(fig)})
+        table = np.zeros((0, 0), dtype=np.int64)
         fleiss_items = None
-        if shared:
-            counts = [len(r) for r in shared.values()]
-            modal = max(set(counts), key=lambda c: (counts.count(c), c))
-            rows = [r for r in shared.values() if len(r) == modal]
-            categories = sorted({v for r in rows for v in r.values()})
-            table = [[list(r.values()).count(c) for c in categories] for r in rows]
-            fleiss_items = len(rows)
-        data = [[shared[i].get(a) for i in sorted(shared)] for a in annotators]
-        figures = {"cohen_kappa_mean": mean_pairwise_cohen_kappa_ci(data, weights=weights, **settings),
+        if shared.size:
+            sizes, freq = np.unique(rated[shared], return_counts=True)
+            modal = sizes[np.lexsort((sizes, freq))[-1]]  # the most common number of raters (ties: the larger)
+            rows = in_order[rated[in_order] == modal]
+            table = _value_counts(codes[rows], len(values))
+            table = table[:, table.sum(axis=0) > 0]  # the categories used in those rows, sorted
+            fleiss_items = int(rows.size)
+        counts = _value_counts(codes[shared], len(values))
+        used = np.flatnonzero(counts.sum(axis=0) > 0)
+        figures = {"cohen_kappa_mean": mean_pairwise_cohen_kappa_codes_ci(codes[shared], weights=weights, **settings),
                    "fleiss_kappa": fleiss_kappa_ci(table, **settings),
-                   "krippendorff_alpha": krippendorff_alpha_ci(data, level, **settings)}
+                   "krippendorff_alpha": krippendorff_alpha_counts_ci(counts[:, used], [values[i] for i in used],
+                                                                      level, **settings)}
         out[field] = {
-            "n_items": len(shared), "n_annotators": len(annotators),
+            "n_items": int(shared.size), "n_annotators": len(annotators),
             "cohen_kappa_mean": figures["cohen_kappa_mean"].value,
             "pairs": pairs, "fleiss_kappa": figures["fleiss_kappa"].value, "fleiss_items": fleiss_items,
             "krippendorff_alpha": figures["krippendorff_alpha"].value, "level": level,
             "figures": {name: fig.to_dict() for name, fig in figures.items()},
-            "meaningful": len(shared) >= MIN_ITEMS,
+            "meaningful": int(shared.size) >= MIN_ITEMS,
         }
     return out
 
@@ -107,6 +226,15 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
     when its score (exact match, judge score, combined or keyword score by item kind) is at least
     ``threshold``.  Every figure carries a 95% bootstrap interval over its items and a flag
     under :data:`~evaluators.metrics.agreement.MIN_ITEMS` items, as :func:`session_agreement`.
+
+    Parameters
+    ----------
+    items : iterable of :class:`~evaluators.review.store.Item`
+        The session's items (their payloads give the automatic score).
+    decisions : sequence of :class:`~evaluators.review.store.Decision`, or RatingColumns
+    threshold : float
+    n_resamples, seed
+        Bootstrap settings.
 
     Returns
     -------
@@ -122,39 +250,107 @@ def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, thres
         ``labels`` naming that set; ``figures``: the alpha's and the ceiling's
         :class:`~evaluators.metrics.agreement.AgreementFigure` as dicts.
     """
-    auto: dict[int, int] = {}
+    scores: dict[int, float] = {}
     source = None
     for item in items:
         value, what = automatic_score(item.payload)
         source = source or what
         if value is not None:
-            auto[item.id] = int(value >= threshold)
-    human: dict[str, dict[int, int]] = {}
-    for d in decisions:
-        if d.status == "submitted" and human_verdict(d.label) is not None and d.item_id in auto:
-            human.setdefault(d.annotator, {})[d.item_id] = human_verdict(d.label)
+            scores[item.id] = value
+    return automatic_agreement_of_scores(scores, source, decisions, threshold=threshold, n_resamples=n_resamples,
+                                         seed=seed)
+
+
+def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, decisions: Sequence[Any], *,
+                                  threshold: float = 0.5, n_resamples: int = AGREEMENT_RESAMPLES,
+                                  seed: int = 0) -> dict[str, Any]:
+    """:func:`automatic_agreement` from each item's automatic score (item id -> score) and its name.
+
+    The human verdicts are coded as an items x raters matrix once (numpy); every interval is drawn
+    as multinomial counts of the distinct patterns (:mod:`evaluators.metrics.agreement`).
+
+    Parameters
+    ----------
+    scores : dict of int to float
+        Item id -> automatic score (items without one left out).
+    source : str or None
+        What the score is (``exact match`` ...).
+    decisions : sequence of :class:`~evaluators.review.store.Decision`, or RatingColumns
+    threshold, n_resamples, seed
+        As :func:`automatic_agreement`.
+
+    Returns
+    -------
+    dict
+        As :func:`automatic_agreement`.
+    """
+    columns = decisions if isinstance(decisions, RatingColumns) else RatingColumns.of(decisions)
+    verdicts = {label: human_verdict(label) for label in set(columns.label)}
+    kept = [(i, a, verdicts[lab]) for i, a, lab in zip(columns.item_id, columns.annotator, columns.label)
+            if verdicts[lab] is not None and i in scores]
+    annotators = list(dict.fromkeys(a for _, a, _ in kept))  # in the order they first appear
+    who = {a: j for j, a in enumerate(annotators)}
+    rated = np.unique(np.asarray([i for i, _, _ in kept], dtype=np.int64))
+    # column 0: the automatic verdict; then one column per reviewer (-1: not rated)
+    codes = np.full((rated.size, 1 + len(annotators)), -1, dtype=np.int64)
+    if kept:
+        codes[:, 0] = [int(scores[i] >= threshold) for i in rated.tolist()]
+        codes[np.searchsorted(rated, [i for i, _, _ in kept]), [1 + who[a] for _, a, _ in kept]] = [
+            v for _, _, v in kept]
     settings = {"n_resamples": n_resamples, "seed": seed}
     rows = []
-    for annotator, ratings in sorted(human.items()):
-        ids = sorted(ratings)
-        a, h = [auto[i] for i in ids], [ratings[i] for i in ids]
-        same = np.asarray([x == y for x, y in zip(a, h)], dtype=float)
-        accuracy = agreement_figure("accuracy", float(same.mean()), len(ids), lambda w, s=same: (w @ s) / s.size,
+    for annotator in sorted(annotators):
+        mine = codes[codes[:, 1 + who[annotator]] >= 0]
+        a, h = mine[:, 0], mine[:, 1 + who[annotator]]
+        same = (a == h).astype(float)
+        values, patterns = np.unique(same, return_inverse=True)  # agree or not: two patterns at most
+        accuracy = agreement_figure("accuracy", float(same.mean()), int(same.size),
+                                    lambda w, v=values: (w @ v) / w.sum(axis=1), patterns=patterns.ravel(),
                                     **settings)
-        kappa = cohen_kappa_ci(a, h, **settings)
-        rows.append({"annotator": annotator, "n_items": len(ids),
+        kappa = cohen_kappa_ci(a.tolist(), h.tolist(), **settings)
+        rows.append({"annotator": annotator, "n_items": int(same.size),
                      "accuracy": accuracy.value, "accuracy_ci_low": accuracy.ci_low,
                      "accuracy_ci_high": accuracy.ci_high, "cohen_kappa": kappa.value,
                      "cohen_kappa_ci_low": kappa.ci_low, "cohen_kappa_ci_high": kappa.ci_high,
                      "meaningful": accuracy.meaningful, "note": accuracy.note or kappa.note})
-    rated = sorted({i for r in human.values() for i in r})
-    data = [[auto[i] for i in rated]] + [[r.get(i) for i in rated] for r in human.values()]
-    alpha = krippendorff_alpha_ci(data, "nominal", **settings)
+    counts = _value_counts(codes, 2)
+    used = np.flatnonzero(counts[(counts.sum(axis=1) >= 2)].sum(axis=0) > 0)
+    alpha = krippendorff_alpha_counts_ci(counts[:, used], used.tolist(), "nominal", **settings)
     # the people with each other on the same two labels (items two or more of them rated right / wrong)
-    both = [i for i in rated if sum(i in r for r in human.values()) >= 2]
-    ceiling = mean_pairwise_cohen_kappa_ci([[r.get(i) for i in both] for r in human.values()], **settings)
+    people = codes[:, 1:]
+    both = people[(people >= 0).sum(axis=1) >= 2]
+    ceiling = mean_pairwise_cohen_kappa_codes_ci(both, **settings)
     return {"source": source, "threshold": threshold, "per_annotator": rows,
-            "krippendorff_alpha": alpha.value if rated else None, "n_items": len(rated),
-            "human_kappa": ceiling.value if both else None, "human_kappa_items": len(both),
+            "krippendorff_alpha": alpha.value if rated.size else None, "n_items": int(rated.size),
+            "human_kappa": ceiling.value if both.shape[0] else None, "human_kappa_items": int(both.shape[0]),
             "labels": "right (acceptable_variant or correct) / wrong (model_error); gt_error left out",
             "figures": {"krippendorff_alpha": alpha.to_dict(), "human_kappa": ceiling.to_dict()}}
+
+
+def automatic_scores(store: Any, session_id: int) -> tuple[dict[int, float], str | None]:
+    """Each item's automatic score as stored beside it (the ``metric`` column, written from
+    :func:`~evaluators.review.items.automatic_score` of the payload) and the score's name, without
+    reading the payloads (the first :data:`SOURCE_ITEMS` name the score).
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+
+    Returns
+    -------
+    (dict of int to float, str or None)
+        Item id -> score for the items with one; the name (``exact match`` ...) of the first item
+        whose kind has an automatic score, ``None`` when none of the first :data:`SOURCE_ITEMS` has.
+    """
+    i = items_table
+    with store.engine.connect() as c:
+        scores = dict(c.execute(sa.select(i.c.id, i.c.metric).where(i.c.session_id == int(session_id),
+                                                                     i.c.metric.is_not(None))).all())
+    source = None
+    with closing(store.iter_items(session_id, batch=SOURCE_ITEMS)) as items:
+        for item in islice(items, SOURCE_ITEMS):  # the first payloads, until one names its score
+            source = automatic_score(item.payload)[1]
+            if source is not None:
+                break
+    return scores, source

@@ -1313,10 +1313,10 @@ def automatic(store: ReviewStore, session: Session) -> dict[str, Any]:
     dict
         As :func:`~evaluators.review.agreement.automatic_agreement` returns it.
     """
-    from evaluators.review.agreement import automatic_agreement
+    from evaluators.review.agreement import automatic_agreement_of_scores, automatic_scores, cached_rating_columns
 
-    return store._cached(session.id, "automatic",
-                         lambda: automatic_agreement(store.iter_items(session.id), store.ratings(session.id)))
+    return store._cached(session.id, "automatic", lambda: automatic_agreement_of_scores(
+        *automatic_scores(store, session.id), cached_rating_columns(store, session.id)))
 
 
 __all__ = [

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 
 import krippendorff
 import numpy as np
@@ -272,16 +273,19 @@ def test_session_agreement_gives_every_figure_an_interval_over_items_and_flags_f
         store.save_decision(item.id, "alice", label=str(x))
         store.save_decision(item.id, "bob", label=str(y))
     block = session_agreement(store.decisions(s.id))["label"]
-    # the bootstrap over the 40 items written out: resample r draws rng.integers(0, 40, 40)
+    # the bootstrap over the 40 items written out: the items fall in at most 4 patterns (alice's label,
+    # bob's label), 4 x 8 <= 40, so resample r draws the pattern counts, rng.multinomial(40, counts / 40),
+    # patterns in label order (acceptable_variant < model_error), and kappa is recomputed on those items
     order = sorted(r.id for r in rows)
     by_id = {r.id: (str(x), str(y)) for r, x, y in zip(rows, la, lb)}
     a = [by_id[i][0] for i in order]
     b = [by_id[i][1] for i in order]
+    patterns = sorted(Counter(zip(a, b)).items())
     draw = np.random.default_rng(0)
     kappas = []
-    for _ in range(2000):
-        idx = draw.integers(0, 40, 40)
-        k = cohen_kappa_score([a[i] for i in idx], [b[i] for i in idx])
+    for counts in draw.multinomial(40, np.array([c for _, c in patterns]) / 40, size=2000):
+        pairs = [pair for (pair, _), m in zip(patterns, counts) for _ in range(m)]
+        k = cohen_kappa_score([x for x, _ in pairs], [y for _, y in pairs])
         if not np.isnan(k):
             kappas.append(k)
     low, high = np.percentile(kappas, [2.5, 97.5])
