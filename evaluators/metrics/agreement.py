@@ -453,11 +453,17 @@ def row_patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (distinct, inverse)
         ``distinct`` shape (P, m) in lexicographic order, ``inverse`` shape (n,) with
         ``distinct[inverse] == rows``.
+
+    Raises
+    ------
+    ValueError
+        ``rows`` is not 2-D.
     """
     m = np.asarray(rows)
-    if m.ndim != 2 or not m.size:
-        distinct, inverse = np.unique(m.reshape(m.shape[0], -1) if m.ndim else m.reshape(0, 0), axis=0,
-                                      return_inverse=True)
+    if m.ndim != 2:
+        raise ValueError(f"rows must be a 2-D array, not of shape {m.shape}")
+    if not m.size:
+        distinct, inverse = np.unique(m, axis=0, return_inverse=True)
         return distinct, inverse.ravel()
     lo, hi = m.min(), m.max()
     span = int(hi - lo) + 1 if np.all(np.isfinite([lo, hi])) else 0

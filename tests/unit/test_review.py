@@ -36,6 +36,29 @@ def store(review_url):
 # ---------------------------------------------------------------- agreement
 
 
+def test_agreement_read_as_columns_equals_the_decisions_and_the_payload_scores(store):
+    """The Agreement view's fast path (one column read, scores from the items' metric column) gives the figures
+    the decision objects and the payloads give."""
+    from evaluators.review import service as rs
+    from evaluators.review.agreement import automatic_agreement, rating_columns
+
+    rng = np.random.default_rng(40)
+    items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris", "prediction": "Paris",
+              "system": "s", "exact_match": float(rng.random() < 0.6)} for i in range(90)]
+    s = store.create_session("columns", "qa", items, created_by="x", k=3)
+    for item in store.items(s.id):
+        for who in ("alice", "bob", "chen")[:2 + int(rng.random() < 0.3)]:
+            label = str(rng.choice(["model_error", "acceptable_variant", "gt_error"]))
+            store.save_decision(item.id, who, label=label, score=int(rng.integers(1, 6)))
+    store.save_decision(store.items(s.id)[0].id, "dana", label="model_error", status="skipped")  # not submitted
+    columns = rating_columns(store, s.id)
+    assert len(columns.item_id) == sum(d.status == "submitted" for d in store.decisions(s.id))
+    assert session_agreement(columns) == session_agreement(store.decisions(s.id)) == store.agreement(s.id)
+    assert rs.automatic(store, s) == automatic_agreement(store.items(s.id), store.decisions(s.id))
+    judged = {d.item_id for d in store.decisions(s.id) if d.status == "submitted" and d.label != "gt_error"}
+    assert rs.automatic(store, s)["source"] == "exact match" and rs.automatic(store, s)["n_items"] == len(judged) > 30
+
+
 
 
 
