@@ -14,6 +14,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import sqlalchemy as sa
@@ -285,18 +286,31 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
         As :func:`automatic_agreement`.
     """
     columns = decisions if isinstance(decisions, RatingColumns) else RatingColumns.of(decisions)
+    n = len(columns.item_id)
     verdicts = {label: human_verdict(label) for label in set(columns.label)}
-    kept = [(i, a, verdicts[lab]) for i, a, lab in zip(columns.item_id, columns.annotator, columns.label)
-            if verdicts[lab] is not None and i in scores]
-    annotators = list(dict.fromkeys(a for _, a, _ in kept))  # in the order they first appear
-    who = {a: j for j, a in enumerate(annotators)}
-    rated = np.unique(np.asarray([i for i, _, _ in kept], dtype=np.int64))
+    verdict = np.fromiter((-1 if v is None else v for v in map(verdicts.__getitem__, columns.label)),
+                          dtype=np.int64, count=n)
+    scored = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
+    order = np.argsort(scored)
+    scored, score = scored[order], np.fromiter(scores.values(), dtype=float, count=len(scores))[order]
+    ids = np.asarray(columns.item_id, dtype=np.int64).reshape(n)
+    at = np.searchsorted(scored, ids)
+    has_score = at < scored.size
+    has_score[has_score] = scored[at[has_score]] == ids[has_score]
+    keep = (verdict >= 0) & has_score
+    names, who_first, who = np.unique(np.asarray(columns.annotator, dtype=object)[keep].astype(str),
+                                      return_index=True, return_inverse=True) if keep.any() else ([], [], [])
+    first_seen = np.argsort(who_first, kind="stable")  # reviewers in the order they first appear
+    annotators = [str(names[j]) for j in first_seen]
+    column_of = np.empty(len(names), dtype=np.int64)
+    column_of[first_seen] = np.arange(len(names))
+    rated, rows_of = np.unique(ids[keep], return_inverse=True)
     # column 0: the automatic verdict; then one column per reviewer (-1: not rated)
     codes = np.full((rated.size, 1 + len(annotators)), -1, dtype=np.int64)
-    if kept:
-        codes[:, 0] = [int(scores[i] >= threshold) for i in rated.tolist()]
-        codes[np.searchsorted(rated, [i for i, _, _ in kept]), [1 + who[a] for _, a, _ in kept]] = [
-            v for _, _, v in kept]
+    if rated.size:
+        codes[:, 0] = score[np.searchsorted(scored, rated)] >= threshold
+        codes[rows_of.ravel(), 1 + column_of[np.asarray(who).ravel()]] = verdict[keep]
+    who = {a: j for j, a in enumerate(annotators)}
     settings = {"n_resamples": n_resamples, "seed": seed}
     rows = []
     for annotator in sorted(annotators):
@@ -327,10 +341,18 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
             "figures": {"krippendorff_alpha": alpha.to_dict(), "human_kappa": ceiling.to_dict()}}
 
 
+#: Each store's item scores by session: (count and last id of the items, the scores and their name).
+_SCORES: WeakKeyDictionary = WeakKeyDictionary()
+
+
 def automatic_scores(store: Any, session_id: int) -> tuple[dict[int, float], str | None]:
     """Each item's automatic score as stored beside it (the ``metric`` column, written from
     :func:`~evaluators.review.items.automatic_score` of the payload) and the score's name, without
     reading the payloads (the first :data:`SOURCE_ITEMS` name the score).
+
+    An item's score never changes once it is stored (items are only added), so the scores are kept
+    per store until the session's item count or last item id changes (one aggregate query), not
+    read again after every decision.
 
     Parameters
     ----------
@@ -345,6 +367,13 @@ def automatic_scores(store: Any, session_id: int) -> tuple[dict[int, float], str
     """
     i = items_table
     with store.engine.connect() as c:
+        key = tuple(c.execute(sa.select(sa.func.count(), sa.func.max(i.c.id))
+                              .where(i.c.session_id == int(session_id))).one())
+    per_store = _SCORES.setdefault(store, {})
+    hit = per_store.get(session_id)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    with store.engine.connect() as c:
         scores = dict(c.execute(sa.select(i.c.id, i.c.metric).where(i.c.session_id == int(session_id),
                                                                      i.c.metric.is_not(None))).all())
     source = None
@@ -353,4 +382,5 @@ def automatic_scores(store: Any, session_id: int) -> tuple[dict[int, float], str
             source = automatic_score(item.payload)[1]
             if source is not None:
                 break
+    per_store[session_id] = (key, (scores, source))
     return scores, source

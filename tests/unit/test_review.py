@@ -40,7 +40,7 @@ def test_agreement_read_as_columns_equals_the_decisions_and_the_payload_scores(s
     """The Agreement view's fast path (one column read, scores from the items' metric column) gives the figures
     the decision objects and the payloads give."""
     from evaluators.review import service as rs
-    from evaluators.review.agreement import automatic_agreement, rating_columns
+    from evaluators.review.agreement import automatic_agreement, automatic_scores, rating_columns
 
     rng = np.random.default_rng(40)
     items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris", "prediction": "Paris",
@@ -57,6 +57,12 @@ def test_agreement_read_as_columns_equals_the_decisions_and_the_payload_scores(s
     assert rs.automatic(store, s) == automatic_agreement(store.items(s.id), store.decisions(s.id))
     judged = {d.item_id for d in store.decisions(s.id) if d.status == "submitted" and d.label != "gt_error"}
     assert rs.automatic(store, s)["source"] == "exact match" and rs.automatic(store, s)["n_items"] == len(judged) > 30
+    # an item added later (scores are kept until the items change) and decided: counted with its score
+    added = store.add_item(s.id, {**items[0], "id": "late", "question": "新问题", "exact_match": 0.0})
+    store.save_decision(added.id, "alice", label="model_error")
+    assert automatic_scores(store, s.id)[0][added.id] == 0.0
+    assert rs.automatic(store, s) == automatic_agreement(store.items(s.id), store.decisions(s.id))
+    assert rs.automatic(store, s)["n_items"] == len(judged) + 1
 
 
 
