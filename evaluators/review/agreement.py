@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations, islice
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -20,7 +21,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from evaluators.metrics.agreement import (
-    AGREEMENT_RESAMPLES, MIN_ITEMS, AgreementFigure, agreement_figure, cohen_kappa_ci, fleiss_kappa_ci,
+    AGREEMENT_RESAMPLES, MIN_ITEMS, AgreementFigure, agreement_figure, cohen_kappa_codes_ci, fleiss_kappa_ci,
     krippendorff_alpha_counts_ci, mean_pairwise_cohen_kappa_codes_ci, sorted_labels,
 )
 from evaluators.review.items import automatic_score
@@ -54,6 +55,17 @@ class RatingColumns:
     label: tuple
     score: tuple
 
+    @cached_property
+    def coded(self) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """``(annotators, annotator code per row, item ids, item index per row)``: the sorted names and
+        item ids, coded once for both fields."""
+        names = sorted(set(self.annotator))
+        who_index = {a: i for i, a in enumerate(names)}
+        who = np.fromiter(map(who_index.__getitem__, self.annotator), dtype=np.int64, count=len(self.annotator))
+        item_ids, item_of = np.unique(np.asarray(self.item_id, dtype=np.int64).reshape(len(self.item_id)),
+                                      return_inverse=True)
+        return names, who, item_ids, item_of.ravel()
+
     @classmethod
     def of(cls, decisions: Sequence[Any]) -> RatingColumns:
         """The submitted ones of ``decisions`` (:class:`~evaluators.review.store.Decision`), in their order."""
@@ -65,7 +77,7 @@ def rating_columns(store: Any, session_id: int) -> RatingColumns:
     """A session's submitted decisions read straight into columns (one query, no object per decision).
 
     The same decisions as :meth:`~evaluators.review.store.ReviewStore.ratings` (submitted ones), in
-    the database's order of the decisions table.
+    the order the database gives them (as that method).
 
     Parameters
     ----------
@@ -78,7 +90,7 @@ def rating_columns(store: Any, session_id: int) -> RatingColumns:
     """
     d = decisions_table
     q = (sa.select(d.c.item_id, d.c.annotator, d.c.label, d.c.score)
-         .where(d.c.session_id == int(session_id), d.c.status == "submitted").order_by(d.c.id))
+         .where(d.c.session_id == int(session_id), d.c.status == "submitted"))
     with store.engine.connect() as c:
         # the driver's own cursor: plain tuples, no row object per decision (a third of the read at 200,000
         # decisions); the only values bound are an int and a constant, written into the statement
@@ -124,13 +136,16 @@ def _coded(columns: RatingColumns, field: str):
     keep = code >= 0
     if not keep.any():
         return np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [], values
-    names = sorted(set(columns.annotator))
-    who_index = {a: i for i, a in enumerate(names)}
-    who = np.fromiter(map(who_index.__getitem__, columns.annotator), dtype=np.int64, count=len(column))[keep]
-    present, who = np.unique(who, return_inverse=True)  # the annotators who gave this field
+    names, who_all, all_ids, item_of = columns.coded
+    present, who = np.unique(who_all[keep], return_inverse=True)  # the annotators who gave this field
     annotators = [names[i] for i in present.tolist()]
-    item_ids, first, rows = np.unique(np.asarray(columns.item_id, dtype=np.int64)[keep], return_index=True,
-                                      return_inverse=True)
+    rated = np.zeros(all_ids.size, dtype=bool)
+    rated[item_of[keep]] = True
+    item_ids = all_ids[rated]
+    renumber = np.cumsum(rated) - 1
+    rows = renumber[item_of[keep]]
+    first = np.full(item_ids.size, len(column), dtype=np.int64)
+    np.minimum.at(first, rows, np.flatnonzero(keep))  # each item's first rating of this field
     codes = np.full((item_ids.size, len(annotators)), -1, dtype=np.int64)
     codes[rows.ravel(), who.ravel()] = code[keep]
     return codes, item_ids, first, annotators, values
@@ -188,7 +203,7 @@ def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_
         for x, y in combinations(range(len(annotators)), 2):
             both = in_order[(codes[in_order, x] >= 0) & (codes[in_order, y] >= 0)]
             if both.size:
-                fig = cohen_kappa_ci(codes[both, x].tolist(), codes[both, y].tolist(), weights=weights, **settings)
+                fig = cohen_kappa_codes_ci(codes[both, x], codes[both, y], weights=weights, **settings)
                 if fig.value is not None:
                     pairs.append({"a": annotators[x], "b": annotators[y], "n_items": int(both.size),
                                   "cohen_kappa": fig.value, **_figure_fields(fig)})
@@ -298,12 +313,12 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
     has_score = at < scored.size
     has_score[has_score] = scored[at[has_score]] == ids[has_score]
     keep = (verdict >= 0) & has_score
-    names, who_first, who = np.unique(np.asarray(columns.annotator, dtype=object)[keep].astype(str),
-                                      return_index=True, return_inverse=True) if keep.any() else ([], [], [])
+    all_names, who_all, _, _ = columns.coded
+    present, who_first, who = np.unique(who_all[keep], return_index=True, return_inverse=True)
     first_seen = np.argsort(who_first, kind="stable")  # reviewers in the order they first appear
-    annotators = [str(names[j]) for j in first_seen]
-    column_of = np.empty(len(names), dtype=np.int64)
-    column_of[first_seen] = np.arange(len(names))
+    annotators = [all_names[j] for j in present[first_seen].tolist()]
+    column_of = np.empty(present.size, dtype=np.int64)
+    column_of[first_seen] = np.arange(present.size)
     rated, rows_of = np.unique(ids[keep], return_inverse=True)
     # column 0: the automatic verdict; then one column per reviewer (-1: not rated)
     codes = np.full((rated.size, 1 + len(annotators)), -1, dtype=np.int64)
@@ -321,7 +336,7 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
         accuracy = agreement_figure("accuracy", float(same.mean()), int(same.size),
                                     lambda w, v=values: (w @ v) / w.sum(axis=1), patterns=patterns.ravel(),
                                     **settings)
-        kappa = cohen_kappa_ci(a.tolist(), h.tolist(), **settings)
+        kappa = cohen_kappa_codes_ci(a, h, **settings)
         rows.append({"annotator": annotator, "n_items": int(same.size),
                      "accuracy": accuracy.value, "accuracy_ci_low": accuracy.ci_low,
                      "accuracy_ci_high": accuracy.ci_high, "cohen_kappa": kappa.value,
