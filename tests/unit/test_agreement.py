@@ -17,7 +17,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evaluators.metrics import agreement as st_agreement
-from evaluators.metrics.agreement import cohen_kappa, cohen_kappa_from_counts, fleiss_kappa, krippendorff_alpha
+from evaluators.metrics.agreement import (cohen_kappa, cohen_kappa_from_counts, fleiss_kappa, krippendorff_alpha,
+                                          sorted_labels)
 from tests.conftest import require_shared
 
 # ---------------------------------------------------------------- Cohen
@@ -361,6 +362,15 @@ def test_coded_variants_give_the_figures_of_the_list_functions():
                 == st_agreement.krippendorff_alpha_ci(listed, level))
     # a unit rated once is not pairable
     assert st_agreement.krippendorff_alpha_counts_ci([[1, 0], [0, 1]], [1, 2]).value is None
+    # two raters' codes: the figure of the decoded labels (small n: items drawn by index, the same resamples)
+    a, b = _labels(15, 45, labels=("对", "错", "部分"))
+    order = sorted_labels(a + b)
+    codes_a, codes_b = [order.index(x) + 2 for x in a], [order.index(y) + 2 for y in b]  # codes need not start at 0
+    for weights in (None, "linear"):
+        assert (st_agreement.cohen_kappa_codes_ci(codes_a, codes_b, weights=weights)
+                == st_agreement.cohen_kappa_ci(a, b, weights=weights))
+    with pytest.raises(ValueError):
+        st_agreement.cohen_kappa_codes_ci([0, -1], [0, 1])
 
 
 def test_row_patterns_equal_numpy_unique_rows():
