@@ -500,11 +500,16 @@ def _cells_resampled(cells: np.ndarray, k: int, w_matrix: np.ndarray) -> Callabl
     return resampled
 
 
-def _cohen_figure(cells: np.ndarray, k: int, weights: str | None, settings: dict) -> AgreementFigure:
-    """The Cohen figure of pairs coded as cells ``a * k + b`` (item order), resampled as cell counts."""
+def _cohen_figure(cells: np.ndarray, k: int, weights: str | None, settings: dict,
+                  by_patterns: bool = True) -> AgreementFigure:
+    """The Cohen figure of pairs coded as cells ``a * k + b`` (item order), resampled as cell counts
+    (``by_patterns``) or as items."""
     if not cells.size:
         return agreement_figure("cohen_kappa", None, 0, lambda w: w[:, 0], **settings)
     value = cohen_kappa_from_counts(np.bincount(cells, minlength=k * k).reshape(k, k), weights=weights)
+    if not by_patterns:
+        return agreement_figure("cohen_kappa", value, int(cells.size), _cells_resampled(cells, k, _weight_matrix(k, weights)),
+                                **settings)
     distinct, inverse = np.unique(cells, return_inverse=True)
     return agreement_figure("cohen_kappa", value, int(cells.size), _cells_resampled(distinct, k, _weight_matrix(k, weights)),
                             patterns=inverse, **settings)
@@ -512,7 +517,8 @@ def _cohen_figure(cells: np.ndarray, k: int, weights: str | None, settings: dict
 
 def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str | None = None,
                    labels: Sequence[Hashable] | None = None, n_resamples: int = AGREEMENT_RESAMPLES,
-                   confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
+                   confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS,
+                   by_patterns: bool = True) -> AgreementFigure:
     """:func:`cohen_kappa` with a percentile bootstrap interval over the rated items.
 
     Each resample draws the n (a, b) pairs with replacement and computes the kappa over the
@@ -525,6 +531,11 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
         As :func:`cohen_kappa`.
     n_resamples, confidence_level, seed, min_items
         As :func:`agreement_figure`.
+    by_patterns : bool
+        True (default): resamples drawn as multinomial counts of the k x k cells when there are few
+        (module docstring); False: the items drawn by index as
+        :func:`evaluators.metrics.statistics.resample_weights` draws them, the same resamples as
+        other figures of the same items and seed (the judge lab's figures share them).
 
     Returns
     -------
@@ -545,7 +556,7 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
     labels = list(labels) if labels is not None else sorted_labels(list(a) + list(b))
     cells, k = _pair_cells(a, b, labels)
     return _cohen_figure(cells, k, weights, {"n_resamples": n_resamples, "confidence_level": confidence_level,
-                                             "seed": seed, "min_items": min_items})
+                                             "seed": seed, "min_items": min_items}, by_patterns)
 
 
 def cohen_kappa_codes_ci(a: np.ndarray, b: np.ndarray, *, weights: str | None = None,
