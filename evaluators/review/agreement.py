@@ -14,6 +14,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations, islice
+from operator import itemgetter
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -43,17 +44,17 @@ class RatingColumns:
 
     Attributes
     ----------
-    item_id : tuple of int
-    annotator : tuple of str
-    label : tuple of (str or None)
-    score : tuple of (int or None)
+    item_id : list of int
+    annotator : list of str
+    label : list of (str or None)
+    score : list of (int or None)
         The 1-5 score; ``None`` where not given.
     """
 
-    item_id: tuple
-    annotator: tuple
-    label: tuple
-    score: tuple
+    item_id: list
+    annotator: list
+    label: list
+    score: list
 
     @cached_property
     def coded(self) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
@@ -69,8 +70,9 @@ class RatingColumns:
     @classmethod
     def of(cls, decisions: Sequence[Any]) -> RatingColumns:
         """The submitted ones of ``decisions`` (:class:`~evaluators.review.store.Decision`), in their order."""
-        rows = [(d.item_id, d.annotator, d.label, d.score) for d in decisions if d.status == "submitted"]
-        return cls(*(tuple(c) for c in zip(*rows))) if rows else cls((), (), (), ())
+        kept = [d for d in decisions if d.status == "submitted"]
+        return cls([d.item_id for d in kept], [d.annotator for d in kept], [d.label for d in kept],
+                   [d.score for d in kept])
 
 
 def rating_columns(store: Any, session_id: int) -> RatingColumns:
@@ -101,7 +103,7 @@ def rating_columns(store: Any, session_id: int) -> RatingColumns:
             rows = cursor.fetchall()
         finally:
             cursor.close()
-    return RatingColumns(*zip(*rows)) if rows else RatingColumns((), (), (), ())
+    return RatingColumns(*(list(map(itemgetter(j), rows)) for j in range(4)))
 
 
 def cached_rating_columns(store: Any, session_id: int) -> RatingColumns:
@@ -302,9 +304,8 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
     """
     columns = decisions if isinstance(decisions, RatingColumns) else RatingColumns.of(decisions)
     n = len(columns.item_id)
-    verdicts = {label: human_verdict(label) for label in set(columns.label)}
-    verdict = np.fromiter((-1 if v is None else v for v in map(verdicts.__getitem__, columns.label)),
-                          dtype=np.int64, count=n)
+    verdicts = {label: -1 if (v := human_verdict(label)) is None else v for label in set(columns.label)}
+    verdict = np.fromiter(map(verdicts.__getitem__, columns.label), dtype=np.int64, count=n)
     scored = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
     order = np.argsort(scored)
     scored, score = scored[order], np.fromiter(scores.values(), dtype=float, count=len(scores))[order]
