@@ -741,8 +741,9 @@ def krippendorff_alpha_counts_ci(value_counts: np.ndarray, domain: Sequence[Any]
     Returns
     -------
     AgreementFigure
-        ``statistic="krippendorff_alpha"``; ``n_items``: pairable units; the same value as
-        :func:`krippendorff_alpha` of the ratings the counts describe.
+        ``statistic="krippendorff_alpha"``; ``n_items``: pairable units; the value of
+        :func:`krippendorff_alpha` of the ratings the counts describe (summed by distinct row: the
+        same float with two or three ratings per unit, else equal up to rounding, 1e-15).
 
     Raises
     ------
@@ -762,8 +763,11 @@ def krippendorff_alpha_counts_ci(value_counts: np.ndarray, domain: Sequence[Any]
                 "min_items": min_items}
     if not counts.shape[0]:
         return agreement_figure("krippendorff_alpha", None, 0, lambda w: w[:, 0], **settings)
-    value = _alpha_batch(_coincidences(counts, np.ones((1, counts.shape[0]))), list(domain), level)[0]
     rows, inverse = row_patterns(counts)
+    # the coincidences of all units as those of their distinct rows times how many units show each: exactly
+    # today's sums when units have two or three ratings (every term a multiple of 1/2), else equal up to rounding
+    value = _alpha_batch(_coincidences(rows, np.bincount(inverse, minlength=rows.shape[0])[None, :].astype(float)),
+                         list(domain), level)[0]
     return agreement_figure("krippendorff_alpha", None if np.isnan(value) else float(value), counts.shape[0],
                             lambda w: _alpha_batch(_coincidences(rows, w), list(domain), level),
                             patterns=inverse, **settings)
