@@ -235,6 +235,89 @@ def session_agreement(decisions: Sequence[Any], *, n_resamples: int = AGREEMENT_
     return out
 
 
+#: Windows of the "time" slice: the items in order of their last decision, cut into this many.
+TIME_WINDOWS = 10
+
+
+def agreement_by_slice(decisions: Sequence[Any], slice_of: Any, *, n_resamples: int = AGREEMENT_RESAMPLES,
+                       seed: int = 0) -> dict[Any, dict[str, Any]]:
+    """:func:`session_agreement` of each slice of the items apart (a system, a question type ...).
+
+    Every slice's figures carry their own 95% bootstrap interval over the slice's items and the
+    under-:data:`~evaluators.metrics.agreement.MIN_ITEMS` flag, as the session's figures do.
+
+    Parameters
+    ----------
+    decisions : sequence of :class:`~evaluators.review.store.Decision`
+    slice_of : mapping of item id to hashable, or callable
+        An item's slice (``None``: an item without one, its own slice); a callable gets the
+        decision and may slice by something of the decision itself (its guidelines version).
+    n_resamples, seed
+        As :func:`session_agreement`.
+
+    Returns
+    -------
+    dict
+        Slice -> the :func:`session_agreement` block of its decisions, ``None`` first, then the
+        slices in sorted order (by text).
+    """
+    key = slice_of if callable(slice_of) else (lambda d: slice_of.get(d.item_id))
+    groups: dict[Any, list] = {}
+    for d in decisions:
+        if d.status == "submitted":
+            groups.setdefault(key(d), []).append(d)
+    order = sorted(groups, key=lambda v: (v is not None, str(v)))
+    return {v: session_agreement(groups[v], n_resamples=n_resamples, seed=seed) for v in order}
+
+
+def agreement_over_time(decisions: Sequence[Any], *, windows: int = TIME_WINDOWS,
+                        n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> list[dict[str, Any]]:
+    """The agreement figures in windows of time: where agreement moves as the session goes on.
+
+    An item's agreement is measurable once its reviews are in, so each item belongs to the time
+    of its last submitted decision; the items in that order are cut into ``windows`` windows of
+    (nearly) equal size, and each window's decisions give its :func:`session_agreement` block
+    (its own intervals and under-30 flags).
+
+    Parameters
+    ----------
+    decisions : sequence of :class:`~evaluators.review.store.Decision`
+        Only submitted ones count; ``updated_at`` is the ISO time of each.
+    windows : int
+        How many windows (>= 1); fewer when there are fewer items.
+    n_resamples, seed
+        As :func:`session_agreement`.
+
+    Returns
+    -------
+    list of dict
+        In time order: ``window`` (1, 2 ...), ``start`` and ``end`` (the first and last of its
+        items' last decision times), ``n_decisions`` and ``agreement`` (the block).
+
+    Raises
+    ------
+    ValueError
+        ``windows`` < 1.
+    """
+    if windows < 1:
+        raise ValueError("windows must be >= 1")
+    by_item: dict[int, list] = {}
+    for d in decisions:
+        if d.status == "submitted":
+            by_item.setdefault(d.item_id, []).append(d)
+    ordered = sorted(by_item, key=lambda i: (max(str(d.updated_at) for d in by_item[i]), i))
+    out = []
+    for w, chunk in enumerate(np.array_split(np.asarray(ordered, dtype=np.int64), min(windows, len(ordered)) or 1)):
+        if not chunk.size:
+            continue
+        ids = chunk.tolist()
+        mine = [d for i in ids for d in by_item[i]]
+        out.append({"window": w + 1, "start": max(str(d.updated_at) for d in by_item[ids[0]]),
+                    "end": max(str(d.updated_at) for d in by_item[ids[-1]]), "n_decisions": len(mine),
+                    "agreement": session_agreement(mine, n_resamples=n_resamples, seed=seed)})
+    return out
+
+
 def automatic_agreement(items: Sequence[Any], decisions: Sequence[Any], *, threshold: float = 0.5,
                         n_resamples: int = AGREEMENT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Agreement of the automatic verdict (metric or LLM judge) with each human, beside human vs human.
@@ -355,6 +438,39 @@ def automatic_agreement_of_scores(scores: dict[int, float], source: str | None, 
             "human_kappa": ceiling.value if both.shape[0] else None, "human_kappa_items": int(both.shape[0]),
             "labels": "right (acceptable_variant or correct) / wrong (model_error); gt_error left out",
             "figures": {"krippendorff_alpha": alpha.to_dict(), "human_kappa": ceiling.to_dict()}}
+
+
+def item_slices(store: Any, session_id: int, by: str) -> dict[int, str | None]:
+    """Each item's slice for :func:`agreement_by_slice`: its ``system`` (the stored column) or its
+    ``question type`` (the payload's ``question_type``, else ``category``: LoCoMo's and the test sets').
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session_id : int
+    by : {"system", "question type"}
+
+    Returns
+    -------
+    dict of int to (str or None)
+        Item id -> slice (``None`` without one).
+
+    Raises
+    ------
+    ValueError
+        Another ``by``.
+    """
+    if by == "system":
+        i = items_table
+        with store.engine.connect() as c:
+            return dict(c.execute(sa.select(i.c.id, i.c.system).where(i.c.session_id == int(session_id))).all())
+    if by == "question type":
+        out = {}
+        for item in store.iter_items(session_id):
+            value = item.payload.get("question_type", item.payload.get("category"))
+            out[item.id] = None if value is None or value == "" else str(value)[:256]
+        return out
+    raise ValueError(f"by must be 'system' or 'question type', not {by!r}")
 
 
 #: Each store's item scores by session: (count and last id of the items, the scores and their name).
