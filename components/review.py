@@ -482,6 +482,14 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
                "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
                "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
                "Krippendorff (2011). Empty: not enough shared items or no variation.")
+    by = st.selectbox("Agreement by · 分组一致性", ("—", *rs.AGREEMENT_SLICES), key="review_agree_slice",
+                      help="The same figures for each system, each question type, or each of ten windows of time "
+                           "(the items in order of their last decision), each with its own interval and flag.")
+    if by in rs.AGREEMENT_SLICES:
+        show_table(rs.agreement_slice_rows(store, session, by), key="review_agreement_slices",
+                   counts=("n_items", "annotators"),
+                   column_config={**_three_places("value", "95% CI low", "95% CI high"),
+                                  "meaningful": st.column_config.TextColumn("meaningful", width="large")})
     machine = rs.automatic(store, session)
     if machine["source"]:
         st.markdown(f"**{md(machine['source'])} vs reviewers · 自动评分与人工一致性**")

@@ -59,6 +59,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--input", metavar="FILE", help="import: a JSONL file written by export, or a Label Studio "
                                                    "JSON export; create, debt: the run (QA / fact-check file)")
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--slice", dest="agreement_slice", choices=("system", "question-type", "time", "guidelines"),
+                   help="agreement: the figures of each slice apart (each system, question type, guidelines "
+                        "version, or ten windows of time), each with its interval and under-30 flag")
     g = p.add_argument_group("session settings (settings; without options: print them)")
     g.add_argument("--label-help", metavar="FILE.json",
                    help="settings: one-line help per label, a JSON object such as {\"gt_error\": \"...\"}")
@@ -169,12 +172,21 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 return fail(f"cannot write {terminal(args.out or 'the output')}: {exc.strerror or exc}")
             return EXIT_OK
-        agreement = store.agreement(session.id)
-        chunks = iter([dumps_pretty(agreement) + "\n"])
-        for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
-            for name, fig in block.get("figures", {}).items():
-                if fig.get("note"):
-                    print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
+        if getattr(args, "agreement_slice", None):
+            slices = _agreement_slices(store, session, args.agreement_slice)
+            chunks = iter([dumps_pretty({"by": args.agreement_slice.replace("-", " "), "slices": slices}) + "\n"])
+            for s in slices:  # intervals are in the JSON; flags also on stderr
+                for field, block in s["agreement"].items():
+                    for name, fig in block.get("figures", {}).items():
+                        if fig.get("note"):
+                            print(f"note: {s['slice']}: {field} {name}: {fig['note']}", file=sys.stderr)
+        else:
+            agreement = store.agreement(session.id)
+            chunks = iter([dumps_pretty(agreement) + "\n"])
+            for field, block in agreement.items():  # intervals are in the JSON; flags also on stderr
+                for name, fig in block.get("figures", {}).items():
+                    if fig.get("note"):
+                        print(f"note: {field} {name}: {fig['note']}", file=sys.stderr)
     _emit(chunks, args.out)
     return EXIT_OK
 
@@ -212,6 +224,22 @@ def _delete(args: argparse.Namespace, store, session, who) -> int:
           f"{counts['adjudications']} adjudication(s), {counts['history']} history row(s); the audit trail keeps "
           "the deletion")
     return EXIT_OK
+
+
+def _agreement_slices(store, session, by: str) -> list[dict]:
+    """``review agreement --slice``: one entry per slice, ``slice`` (its name; ``window N`` with ``from`` / ``to``
+    for time) and ``agreement`` (the :func:`~evaluators.review.agreement.session_agreement` block)."""
+    from evaluators.review.agreement import agreement_by_slice, agreement_over_time, item_slices
+
+    if by == "guidelines":
+        return [{"slice": "none" if v is None else f"v{v}", "agreement": block}
+                for v, block in store.agreement_by_guidelines(session.id).items()]
+    if by == "time":
+        return [{"slice": f"window {w['window']}", "from": w["start"], "to": w["end"],
+                 "n_decisions": w["n_decisions"], "agreement": w["agreement"]}
+                for w in agreement_over_time(store.ratings(session.id))]
+    blocks = agreement_by_slice(store.ratings(session.id), item_slices(store, session.id, by.replace("-", " ")))
+    return [{"slice": "none" if v is None else v, "agreement": block} for v, block in blocks.items()]
 
 
 def _settings(args: argparse.Namespace, store, session, who) -> int:

@@ -447,7 +447,8 @@ def split_figures(human: Sequence[int], judge: Sequence[int], ids: Sequence[str]
             figures[name] = JudgeFigure(name, value, low, high, d, d < SMALL_SAMPLE_ITEMS, _small_note(d))
     if n:
         k = cohen_kappa_ci(y.tolist(), v.tolist(), labels=[0, 1], n_resamples=n_resamples,
-                           confidence_level=confidence_level, seed=seed, min_items=SMALL_SAMPLE_ITEMS)
+                           confidence_level=confidence_level, seed=seed, min_items=SMALL_SAMPLE_ITEMS,
+                           by_patterns=False)  # the same item resamples as the split's other figures
         kappa = JudgeFigure("cohen_kappa", k.value, k.ci_low, k.ci_high, n, n < SMALL_SAMPLE_ITEMS,
                             "undefined: one verdict only on both sides (chance agreement 1)" if k.value is None
                             else _small_note(n))

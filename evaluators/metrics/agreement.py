@@ -15,9 +15,22 @@ reference library in ``tests/unit/test_agreement.py``:
   both rated (Light 1971 for complete data).
 
 Each has a ``*_ci`` twin returning an :class:`AgreementFigure`: the value with a percentile
-bootstrap interval over items (95%, :data:`AGREEMENT_RESAMPLES` resamples, seeded; items
-drawn as :func:`evaluators.metrics.statistics.resample_weights` draws them), the number of
-items behind it, and ``meaningful = False`` under :data:`MIN_ITEMS` items.
+bootstrap interval over items (95%, :data:`AGREEMENT_RESAMPLES` resamples, seeded), the number
+of items behind it, and ``meaningful = False`` under :data:`MIN_ITEMS` items.
+
+How the resamples are drawn (Efron & Tibshirani 1993): every statistic here depends on the
+items only through how many items show each distinct *pattern* (Cohen: the cell of the two
+raters' labels, a k x k table; Fleiss: an item's row of category counts; Krippendorff: a unit's
+multiset of values; the mean of pairwise kappas: an item's ratings by every rater; accuracy:
+agree or not).  Resampling n items with replacement gives pattern counts distributed as
+``Multinomial(n, observed pattern frequencies)``, so each resample is drawn as those counts
+(``rng.multinomial``, all resamples at once) and the statistic is evaluated on weighted
+patterns: cost O(resamples x patterns) instead of O(resamples x items), the same bootstrap
+distribution.  With many distinct patterns (more than ``n / COUNTS_RATIO``: continuous or
+many-valued ratings on few items) the items are drawn by index as before
+(:func:`evaluators.metrics.statistics.pattern_resample_weights`); the ``*_codes_ci`` /
+``*_table_ci`` / ``*_counts_ci`` variants take ratings already coded as integers, so a review
+session of 100,000 items is summarised with numpy, not a Python loop per item.
 
 Undefined values (no item, or chance agreement 1) are ``None``, where the reference libraries
 give NaN.
@@ -210,9 +223,11 @@ def _fleiss_table(table) -> np.ndarray | None:
 
 
 def _fleiss_batch(t: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Fleiss' kappa of the items weighted by ``w`` (shape (B, items): draw counts), NaN where P_e = 1."""
-    n, m = t.shape[0], t[0].sum()
-    p_j = (w @ t) / (n * m)  # rows of w sum to n
+    """Fleiss' kappa of the rows of ``t`` weighted by ``w`` (shape (B, rows): draw counts of items, or of
+    distinct rows standing for the items that show them), NaN where P_e = 1."""
+    m = t[0].sum()
+    n = w.sum(axis=1)  # items in each resample
+    p_j = (w @ t) / (n * m)[:, None]
     p_i = ((t * t).sum(axis=1) - m) / (m * (m - 1))
     p_bar, p_e = (w @ p_i) / n, (p_j ** 2).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -350,7 +365,8 @@ class AgreementFigure(DictMixin):
 
 def agreement_figure(statistic: str, value: float | None, n_items: int,
                      resampled: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = AGREEMENT_RESAMPLES,
-                     confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
+                     confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS,
+                     patterns: np.ndarray | None = None) -> AgreementFigure:
     """An agreement figure with its percentile bootstrap interval over its ``n_items`` items.
 
     Parameters
@@ -362,7 +378,8 @@ def agreement_figure(statistic: str, value: float | None, n_items: int,
     n_items : int
     resampled : callable
         ``resampled(weights) -> values``: the statistic for each row of ``weights``, shape
-        (block, n_items), the draw counts of a resample (NaN where undefined); see
+        (block, n_items), the draw counts of a resample (NaN where undefined); with ``patterns``
+        shape (block, P), the draw counts per pattern; see
         :func:`evaluators.metrics.statistics.bootstrap_statistic_ci`.
     n_resamples : int
         0 for no interval.
@@ -370,6 +387,10 @@ def agreement_figure(statistic: str, value: float | None, n_items: int,
     seed : int
     min_items : int
         Fewer items than this: ``meaningful`` is false.
+    patterns : numpy.ndarray of int, shape (n_items,), optional
+        Each item's pattern (``numpy.unique``'s inverse) when the statistic depends on the items
+        only through the pattern counts: the resamples are drawn as multinomial pattern counts
+        (module docstring).
 
     Returns
     -------
@@ -384,7 +405,7 @@ def agreement_figure(statistic: str, value: float | None, n_items: int,
               f"seed={seed})")
     if value is not None and n_items and n_resamples:
         low, high, _ = bootstrap_statistic_ci(n_items, resampled, n_resamples=n_resamples,
-                                              confidence_level=confidence_level, seed=seed)
+                                              confidence_level=confidence_level, seed=seed, patterns=patterns)
     elif not n_resamples:
         method = "no interval (n_resamples=0)"
     if value is None:
@@ -416,6 +437,45 @@ def _kappa_batch(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(expected == 0, np.nan, 1.0 - n * observed / expected)
 
 
+def row_patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-D array and each row's pattern: ``numpy.unique(rows, axis=0, return_inverse=True)``.
+
+    Rows of small non-negative-span integers (codes, counts) are first packed into one int64 key
+    each (first column most significant, so the order is the same lexicographic one) and sorted
+    as plain integers, many times faster than the row sort of ``axis=0``.
+
+    Parameters
+    ----------
+    rows : array-like, shape (n, m)
+
+    Returns
+    -------
+    (distinct, inverse)
+        ``distinct`` shape (P, m) in lexicographic order, ``inverse`` shape (n,) with
+        ``distinct[inverse] == rows``.
+
+    Raises
+    ------
+    ValueError
+        ``rows`` is not 2-D.
+    """
+    m = np.asarray(rows)
+    if m.ndim != 2:
+        raise ValueError(f"rows must be a 2-D array, not of shape {m.shape}")
+    if not m.size:
+        distinct, inverse = np.unique(m, axis=0, return_inverse=True)
+        return distinct, inverse.ravel()
+    lo, hi = m.min(), m.max()
+    span = int(hi - lo) + 1 if np.all(np.isfinite([lo, hi])) else 0
+    if span and np.array_equal(m, np.round(m)) and m.shape[1] * np.log2(span) < 62:
+        digits = (m - lo).astype(np.int64)
+        keys = digits @ (span ** np.arange(m.shape[1] - 1, -1, -1, dtype=np.int64))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return m[first], inverse.ravel()
+    distinct, inverse = np.unique(m, axis=0, return_inverse=True)
+    return distinct, inverse.ravel()
+
+
 def _pair_cells(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None):
     """Kept pairs' cell ids in a k x k matrix over ``labels`` (default the sorted union) and k."""
     a, b = list(a), list(b)
@@ -429,6 +489,8 @@ def _pair_cells(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[H
 
 
 def _cells_resampled(cells: np.ndarray, k: int, w_matrix: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Kappa of weighted cells: ``resampled(w)`` with ``w`` (B, len(cells)) the weight of each listed cell
+    (an item, or a pattern standing for the items that show it)."""
     onehot = np.zeros((cells.size, k * k))
     onehot[np.arange(cells.size), cells] = 1.0
 
@@ -438,9 +500,25 @@ def _cells_resampled(cells: np.ndarray, k: int, w_matrix: np.ndarray) -> Callabl
     return resampled
 
 
+def _cohen_figure(cells: np.ndarray, k: int, weights: str | None, settings: dict,
+                  by_patterns: bool = True) -> AgreementFigure:
+    """The Cohen figure of pairs coded as cells ``a * k + b`` (item order), resampled as cell counts
+    (``by_patterns``) or as items."""
+    if not cells.size:
+        return agreement_figure("cohen_kappa", None, 0, lambda w: w[:, 0], **settings)
+    value = cohen_kappa_from_counts(np.bincount(cells, minlength=k * k).reshape(k, k), weights=weights)
+    if not by_patterns:
+        return agreement_figure("cohen_kappa", value, int(cells.size), _cells_resampled(cells, k, _weight_matrix(k, weights)),
+                                **settings)
+    distinct, inverse = np.unique(cells, return_inverse=True)
+    return agreement_figure("cohen_kappa", value, int(cells.size), _cells_resampled(distinct, k, _weight_matrix(k, weights)),
+                            patterns=inverse, **settings)
+
+
 def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str | None = None,
                    labels: Sequence[Hashable] | None = None, n_resamples: int = AGREEMENT_RESAMPLES,
-                   confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
+                   confidence_level: float = 0.95, seed: int = 0, min_items: int = MIN_ITEMS,
+                   by_patterns: bool = True) -> AgreementFigure:
     """:func:`cohen_kappa` with a percentile bootstrap interval over the rated items.
 
     Each resample draws the n (a, b) pairs with replacement and computes the kappa over the
@@ -453,6 +531,11 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
         As :func:`cohen_kappa`.
     n_resamples, confidence_level, seed, min_items
         As :func:`agreement_figure`.
+    by_patterns : bool
+        True (default): resamples drawn as multinomial counts of the k x k cells when there are few
+        (module docstring); False: the items drawn by index as
+        :func:`evaluators.metrics.statistics.resample_weights` draws them, the same resamples as
+        other figures of the same items and seed (the judge lab's figures share them).
 
     Returns
     -------
@@ -471,11 +554,92 @@ def cohen_kappa_ci(a: Sequence[Hashable], b: Sequence[Hashable], *, weights: str
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
     labels = list(labels) if labels is not None else sorted_labels(list(a) + list(b))
-    value = cohen_kappa(a, b, weights=weights, labels=labels)
     cells, k = _pair_cells(a, b, labels)
-    resampled = _cells_resampled(cells, k, _weight_matrix(k, weights))
-    return agreement_figure("cohen_kappa", value, int(cells.size), resampled, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
-                            min_items=min_items)
+    return _cohen_figure(cells, k, weights, {"n_resamples": n_resamples, "confidence_level": confidence_level,
+                                             "seed": seed, "min_items": min_items}, by_patterns)
+
+
+def cohen_kappa_codes_ci(a: np.ndarray, b: np.ndarray, *, weights: str | None = None,
+                         n_resamples: int = AGREEMENT_RESAMPLES, confidence_level: float = 0.95, seed: int = 0,
+                         min_items: int = MIN_ITEMS) -> AgreementFigure:
+    """:func:`cohen_kappa_ci` of two raters' coded labels (numpy; no Python loop per item).
+
+    Parameters
+    ----------
+    a, b : array-like of int >= 0, shape (n,)
+        Label codes in the label order (e.g. the index in :func:`sorted_labels`), paired by position.
+        The kappa is over the codes present in ``a`` or ``b``, in code order: the figure of
+        :func:`cohen_kappa_ci` of the decoded labels.
+    weights : {None, "linear", "quadratic"}
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="cohen_kappa"``; ``n_items``: ``n``.
+
+    Raises
+    ------
+    ValueError
+        For arrays of different lengths, a negative code or an unknown ``weights``.
+
+    References
+    ----------
+    Cohen (1960); Cohen (1968); interval: Efron & Tibshirani (1993), ch. 13.
+    """
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    a, b = np.asarray(a, dtype=np.int64).ravel(), np.asarray(b, dtype=np.int64).ravel()
+    if a.size != b.size:
+        raise ValueError(f"the two raters must rate the same items: {a.size} vs {b.size} ratings")
+    if a.size and min(a.min(), b.min()) < 0:
+        raise ValueError("label codes must be >= 0")
+    used = np.unique(np.concatenate([a, b]))
+    k = used.size
+    cells = np.searchsorted(used, a) * k + np.searchsorted(used, b)
+    return _cohen_figure(cells, k, weights, {"n_resamples": n_resamples, "confidence_level": confidence_level,
+                                             "seed": seed, "min_items": min_items})
+
+
+def cohen_kappa_table_ci(counts: Sequence[Sequence[int]], *, weights: str | None = None,
+                         n_resamples: int = AGREEMENT_RESAMPLES, confidence_level: float = 0.95, seed: int = 0,
+                         min_items: int = MIN_ITEMS) -> AgreementFigure:
+    """:func:`cohen_kappa_from_counts` of a confusion matrix with its percentile bootstrap interval over items.
+
+    The items are the ``sum(counts)`` rated pairs; a resample of them is a draw of the k x k
+    cell counts from ``Multinomial(n, counts / n)`` (module docstring), so the interval costs
+    O(resamples x k²) whatever the number of items.  The same figure as :func:`cohen_kappa_ci` of
+    the pairs the table counts, listed cell by cell.
+
+    Parameters
+    ----------
+    counts : array-like of int, shape (k, k)
+        Rows: rater A's labels, columns: rater B's, in one label order (the resamples keep it).
+    weights : {None, "linear", "quadratic"}
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="cohen_kappa"``; ``n_items``: ``sum(counts)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`cohen_kappa_from_counts`.
+
+    References
+    ----------
+    Cohen (1960); Cohen (1968); interval: Efron & Tibshirani (1993), ch. 13.
+    """
+    cohen_kappa_from_counts(counts, weights=weights)  # validates
+    m = np.asarray(counts, dtype=np.int64)
+    k = m.shape[0] if m.ndim == 2 else 0
+    cells = np.repeat(np.arange(k * k), m.ravel()) if k else np.zeros(0, dtype=np.int64)
+    return _cohen_figure(cells, k, weights, {"n_resamples": n_resamples, "confidence_level": confidence_level,
+                                             "seed": seed, "min_items": min_items})
 
 
 def fleiss_kappa_ci(table: Sequence[Sequence[int]], *, n_resamples: int = AGREEMENT_RESAMPLES,
@@ -508,9 +672,10 @@ def fleiss_kappa_ci(table: Sequence[Sequence[int]], *, n_resamples: int = AGREEM
     if t is None:
         return agreement_figure("fleiss_kappa", None, 0, lambda w: w[:, 0], n_resamples=n_resamples,
                                 min_items=min_items)
-    return agreement_figure("fleiss_kappa", fleiss_kappa(t), t.shape[0], lambda w: _fleiss_batch(t, w),
+    rows, inverse = row_patterns(t)  # items with one row of counts are one pattern
+    return agreement_figure("fleiss_kappa", fleiss_kappa(t), t.shape[0], lambda w: _fleiss_batch(rows, w),
                             n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
-                            min_items=min_items)
+                            min_items=min_items, patterns=inverse)
 
 
 def krippendorff_alpha_ci(reliability_data: Sequence[Sequence[Any]], level: str = "nominal", *,
@@ -548,13 +713,64 @@ def krippendorff_alpha_ci(reliability_data: Sequence[Sequence[Any]], level: str 
         Unknown level.
     """
     counts, domain = _pairable_units(reliability_data, level)
-    if counts is None:
-        return agreement_figure("krippendorff_alpha", None, 0, lambda w: w[:, 0], n_resamples=n_resamples,
-                                min_items=min_items)
-    return agreement_figure("krippendorff_alpha", krippendorff_alpha(reliability_data, level), counts.shape[0],
-                            lambda w: _alpha_batch(_coincidences(counts, w), domain, level),
-                            n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
-                            min_items=min_items)
+    return krippendorff_alpha_counts_ci(counts if counts is not None else np.zeros((0, 0)), domain, level,
+                                        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
+                                        min_items=min_items)
+
+
+def krippendorff_alpha_counts_ci(value_counts: np.ndarray, domain: Sequence[Any], level: str = "nominal", *,
+                                 n_resamples: int = AGREEMENT_RESAMPLES, confidence_level: float = 0.95,
+                                 seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
+    """Krippendorff's alpha with its bootstrap interval over units, from each unit's value counts.
+
+    Alpha depends on the units only through their multisets of values, so the units are
+    compressed to their distinct rows of counts and a resample is a multinomial draw of how many
+    units show each row (module docstring).
+
+    Parameters
+    ----------
+    value_counts : array-like of int, shape (units, values)
+        ``value_counts[u][v]``: ratings of unit ``u`` equal to ``domain[v]``; units with fewer
+        than two ratings are left out (not pairable).
+    domain : sequence, shape (values,)
+        The values in their order (sorted; numbers for ordinal and interval).
+    level : {"nominal", "ordinal", "interval"}
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="krippendorff_alpha"``; ``n_items``: pairable units; the value of
+        :func:`krippendorff_alpha` of the ratings the counts describe (summed by distinct row: the
+        same float with two or three ratings per unit, else equal up to rounding, 1e-15).
+
+    Raises
+    ------
+    ValueError
+        Unknown level, or counts not of ``len(domain)`` values.
+
+    References
+    ----------
+    Krippendorff (2011); interval: Efron & Tibshirani (1993), ch. 13 (over units, the ratings of a
+    unit kept together).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be nominal, ordinal or interval, not {level!r}")
+    counts = np.asarray(value_counts, dtype=float).reshape(-1, len(domain)) if len(domain) else np.zeros((0, 0))
+    counts = counts[counts.sum(axis=1) >= 2] if counts.size else counts
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed,
+                "min_items": min_items}
+    if not counts.shape[0]:
+        return agreement_figure("krippendorff_alpha", None, 0, lambda w: w[:, 0], **settings)
+    rows, inverse = row_patterns(counts)
+    # the coincidences of all units as those of their distinct rows times how many units show each: exactly
+    # today's sums when units have two or three ratings (every term a multiple of 1/2), else equal up to rounding
+    value = _alpha_batch(_coincidences(rows, np.bincount(inverse, minlength=rows.shape[0])[None, :].astype(float)),
+                         list(domain), level)[0]
+    return agreement_figure("krippendorff_alpha", None if np.isnan(value) else float(value), counts.shape[0],
+                            lambda w: _alpha_batch(_coincidences(rows, w), list(domain), level),
+                            patterns=inverse, **settings)
 
 
 def _pairs(reliability_data: Sequence[Sequence[Any]]):
@@ -601,7 +817,8 @@ def mean_pairwise_cohen_kappa_ci(reliability_data: Sequence[Sequence[Any]], *, w
     The items are the columns rated by two or more raters; a resample draws them with
     replacement and every pair's kappa is computed on its own items within the resample
     (each pair keeps the label order of the full data), then averaged over the pairs whose
-    kappa is defined.
+    kappa is defined.  The ratings are coded (:func:`sorted_labels` order) and handed to
+    :func:`mean_pairwise_cohen_kappa_codes_ci`.
 
     Parameters
     ----------
@@ -628,14 +845,76 @@ def mean_pairwise_cohen_kappa_ci(reliability_data: Sequence[Sequence[Any]], *, w
     """
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    labels = sorted_labels(v for r in reliability_data for v in r if not _missing(v))
+    index = {v: i for i, v in enumerate(labels)}
     n_cols = max((len(r) for r in reliability_data), default=0)
-    shared = [u for u in range(n_cols)
-              if sum(u < len(r) and not _missing(r[u]) for r in reliability_data) >= 2]
-    position = {u: i for i, u in enumerate(shared)}
-    parts = []
-    for _, _, cols, ra, rb in _pairs(reliability_data):
-        cells, k = _pair_cells(ra, rb, None)
-        take = np.asarray([position[u] for u in cols])
+    codes = np.full((n_cols, len(reliability_data)), -1, dtype=np.int64)
+    for j, r in enumerate(reliability_data):
+        codes[:len(r), j] = [-1 if _missing(v) else index[v] for v in r]
+    return mean_pairwise_cohen_kappa_codes_ci(codes, weights=weights, n_resamples=n_resamples,
+                                              confidence_level=confidence_level, seed=seed, min_items=min_items)
+
+
+def mean_pairwise_cohen_kappa_codes_ci(codes: np.ndarray, *, weights: str | None = None,
+                                       n_resamples: int = AGREEMENT_RESAMPLES, confidence_level: float = 0.95,
+                                       seed: int = 0, min_items: int = MIN_ITEMS) -> AgreementFigure:
+    """The mean over rater pairs of Cohen's kappa with its bootstrap interval over items, from coded ratings.
+
+    Every pair's kappa is on the items both raters rated, over the labels that pair used in the
+    full data (in code order), and the mean is over the pairs whose kappa is defined (Light 1971).
+    The items are compressed to their distinct rows of codes (who gave which label); a resample
+    is a multinomial draw of how many items show each row (module docstring), and each pair's
+    confusion matrix in it is the weighted sum of the rows' cells.
+
+    Parameters
+    ----------
+    codes : array-like of int, shape (items, raters)
+        Label codes ``0 .. K - 1`` in the label order (e.g. the index in :func:`sorted_labels`),
+        ``-1`` where a rater did not rate an item.  Items rated by fewer than two raters are left
+        out.
+    weights : {None, "linear", "quadratic"}
+        Over each pair's label order, as :func:`cohen_kappa`.
+    n_resamples, confidence_level, seed, min_items
+        As :func:`agreement_figure`.
+
+    Returns
+    -------
+    AgreementFigure
+        ``statistic="cohen_kappa_mean"``; ``n_items``: items rated by two or more raters; the same
+        figure as :func:`mean_pairwise_cohen_kappa_ci` of the decoded ratings.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not one of the three.
+
+    References
+    ----------
+    Light (1971); Cohen (1960, 1968); interval: Efron & Tibshirani (1993), ch. 13.
+    """
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    codes = np.asarray(codes, dtype=np.int64)
+    codes = codes.reshape(codes.shape[0] if codes.ndim == 2 else 0, -1) if codes.size else np.zeros((0, 0), np.int64)
+    codes = codes[(codes >= 0).sum(axis=1) >= 2]
+    settings = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed,
+                "min_items": min_items}
+    if not codes.shape[0]:
+        return agreement_figure("cohen_kappa_mean", None, 0, lambda w: w[:, 0], **settings)
+    rows, inverse = row_patterns(codes)
+    counts = np.bincount(inverse.ravel(), minlength=rows.shape[0])
+    parts, kappas = [], []
+    for x, y in combinations(range(rows.shape[1]), 2):
+        take = np.flatnonzero((rows[:, x] >= 0) & (rows[:, y] >= 0))
+        if not take.size:
+            continue
+        used = np.unique(np.concatenate([rows[take, x], rows[take, y]]))  # the pair's labels, in code order
+        k = used.size
+        cells = np.searchsorted(used, rows[take, x]) * k + np.searchsorted(used, rows[take, y])
+        table = np.bincount(cells, weights=counts[take], minlength=k * k).astype(np.int64).reshape(k, k)
+        kappa = cohen_kappa_from_counts(table, weights=weights)
+        if kappa is not None:
+            kappas.append(kappa)
         parts.append((take, _cells_resampled(cells, k, _weight_matrix(k, weights))))
 
     def resampled(w: np.ndarray) -> np.ndarray:
@@ -648,6 +927,6 @@ def mean_pairwise_cohen_kappa_ci(reliability_data: Sequence[Sequence[Any]], *, w
             count = defined.sum(axis=1)
             return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
-    return agreement_figure("cohen_kappa_mean", mean_pairwise_cohen_kappa(reliability_data, weights=weights),
-                            len(shared), resampled, n_resamples=n_resamples, confidence_level=confidence_level,
-                            seed=seed, min_items=min_items)
+    value = float(np.mean(kappas)) if kappas else None
+    return agreement_figure("cohen_kappa_mean", value, int(codes.shape[0]), resampled, patterns=inverse,
+                            **settings)

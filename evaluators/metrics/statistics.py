@@ -32,7 +32,9 @@ signature.
   test sets).  Every :class:`PairedComparison` carries the reason (``small_sample``), and reports
   print it beside the p-value.
 - :func:`bootstrap_statistic_ci`: the percentile interval of any statistic of items (an
-  agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`).
+  agreement coefficient, a kappa), items resampled with replacement (:func:`resample_weights`);
+  for a statistic of the counts of a few distinct item patterns, the resampled counts are drawn
+  from their multinomial (:func:`pattern_resample_weights`, the same distribution).
 - :func:`wilson_interval`: the Wilson score interval of a proportion (Wilson 1927; ``scipy.stats.
   binomtest(k, n).proportion_ci(method="wilson")``, equal to ``statsmodels.stats.proportion.
   proportion_confint(k, n, method="wilson")``).
@@ -264,8 +266,72 @@ def resample_weights(n_items: int, n_resamples: int, seed: int = 0, *, block_cel
         yield np.bincount(idx.ravel(), minlength=rows * n_items).reshape(rows, n_items).astype(float)
 
 
+def pattern_resample_weights(patterns, n_resamples: int, seed: int = 0, *, block_cells: int = 1 << 22):
+    """Blocks of bootstrap resamples of items that fall into a few distinct patterns, as draw counts per pattern.
+
+    A statistic that depends on the items only through how many of them show each distinct
+    pattern (the cell of a confusion matrix, an item's multiset of ratings) is the same function
+    of the pattern counts of a resample.  Resampling ``n`` items with replacement (Efron &
+    Tibshirani 1993, ch. 6) makes those counts ``Multinomial(n, c / n)``, ``c`` the observed
+    pattern counts: the counts of ``n`` independent draws of one item, each pattern taken with
+    probability ``c_p / n``.  So, with ``P`` patterns:
+
+    - ``P * COUNTS_RATIO <= n``: each resample is one ``rng.multinomial(n, c / n)`` draw
+      (``rng = numpy.random.default_rng(seed)``; row ``r`` is what the ``r``-th such call gives),
+      cost ``P`` per resample instead of ``n``;
+    - otherwise: the items themselves are drawn as :func:`resample_weights` draws them (the same
+      resamples as without patterns) and their draw counts summed per pattern.
+
+    Both are the one bootstrap distribution; they differ only in the random numbers used.
+
+    Parameters
+    ----------
+    patterns : array-like of int, shape (n_items,)
+        The pattern of each item, ``0 .. P - 1`` (each value present at least once: ``numpy.unique``'s
+        ``return_inverse``).
+    n_resamples : int
+        >= 1.
+    seed : int
+    block_cells : int
+        At most this many cells per block (rows x items, or rows x patterns).
+
+    Yields
+    ------
+    numpy.ndarray, shape (block, P), float
+        Draw counts per pattern; every row sums to ``n_items``.
+
+    Raises
+    ------
+    ValueError
+        For no item or ``n_resamples < 1``.
+
+    References
+    ----------
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (the bootstrap
+    distribution) and ch. 13 (percentile interval); the multinomial form of the resample counts
+    is the same one :func:`resample_means` uses for few distinct values.
+    """
+    inverse = np.asarray(patterns, dtype=np.int64).ravel()
+    n = inverse.size
+    if n < 1 or n_resamples < 1:
+        raise ValueError("n_items and n_resamples must be >= 1")
+    counts = np.bincount(inverse)
+    n_patterns = counts.size
+    if n_patterns * COUNTS_RATIO <= n:
+        rng = np.random.default_rng(seed)
+        p = counts / n
+        step = max(1, block_cells // n_patterns)
+        for start in range(0, n_resamples, step):
+            yield rng.multinomial(n, p, size=min(step, n_resamples - start)).astype(float)
+        return
+    order = np.argsort(inverse, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for w in resample_weights(n, n_resamples, seed, block_cells=block_cells):
+        yield np.add.reduceat(w[:, order], starts, axis=1)
+
+
 def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, confidence_level: float = 0.95,
-                           seed: int = 0) -> tuple[float | None, float | None, int]:
+                           seed: int = 0, patterns=None) -> tuple[float | None, float | None, int]:
     """Percentile bootstrap interval of a statistic of items, the items resampled with replacement.
 
     Parameters
@@ -274,10 +340,17 @@ def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, 
         Items behind the statistic (>= 1).
     statistic : callable
         ``statistic(weights) -> values``: ``weights`` of shape (block, n_items) from
-        :func:`resample_weights` (how often each item is in a resample), ``values`` of shape
-        (block,) with NaN where the statistic is undefined on that resample.
+        :func:`resample_weights` (how often each item is in a resample), or with ``patterns`` of
+        shape (block, P) from :func:`pattern_resample_weights` (how many drawn items show each
+        pattern); ``values`` of shape (block,) with NaN where the statistic is undefined on that
+        resample.
     n_resamples, confidence_level, seed
         As :func:`bootstrap_ci`.
+    patterns : array-like of int, shape (n_items,), optional
+        Each item's pattern ``0 .. P - 1``, for a statistic that depends on the items only
+        through the pattern counts: resamples are then drawn as multinomial pattern counts
+        (:func:`pattern_resample_weights`: the same bootstrap distribution, cost ``P`` instead of
+        ``n_items`` per resample when ``P`` is small).
 
     Returns
     -------
@@ -289,7 +362,8 @@ def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, 
     Raises
     ------
     ValueError
-        For ``n_items`` or ``n_resamples`` < 1 or a level outside (0, 1).
+        For ``n_items`` or ``n_resamples`` < 1, a level outside (0, 1), or ``patterns`` not of
+        ``n_items`` items.
 
     References
     ----------
@@ -297,8 +371,14 @@ def bootstrap_statistic_ci(n_items: int, statistic, *, n_resamples: int = 2000, 
     """
     if not 0 < confidence_level < 1:
         raise ValueError("confidence_level must be in (0, 1)")
-    values = np.concatenate([np.asarray(statistic(w), dtype=float)
-                             for w in resample_weights(n_items, n_resamples, seed)])
+    if patterns is None:
+        blocks = resample_weights(n_items, n_resamples, seed)
+    else:
+        patterns = np.asarray(patterns, dtype=np.int64).ravel()
+        if patterns.size != n_items:
+            raise ValueError(f"patterns gives {patterns.size} items, not {n_items}")
+        blocks = pattern_resample_weights(patterns, n_resamples, seed)
+    values = np.concatenate([np.asarray(statistic(w), dtype=float) for w in blocks])
     ok = values[~np.isnan(values)]
     if ok.size * 2 < n_resamples:
         return None, None, int(ok.size)

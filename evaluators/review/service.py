@@ -1490,6 +1490,50 @@ def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool 
     return _agreement_rows(store.agreement(session.id))
 
 
+#: What the Agreement view can split its figures by, besides the guidelines version ("time": windows of
+#: :data:`evaluators.review.agreement.TIME_WINDOWS` equal shares of the items, in order of their last decision).
+AGREEMENT_SLICES = ("system", "question type", "time")
+
+
+def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[dict[str, Any]]:
+    """The Agreement view's figures by slice: each ``system``, ``question type`` or ``time`` window apart
+    (:func:`~evaluators.review.agreement.agreement_by_slice`, :func:`~evaluators.review.agreement.agreement_over_time`),
+    every row with its own 95% interval and under-30 flag, cached until the session changes.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    session : Session
+    by : {"system", "question type", "time"}
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`agreement_rows` with a leading ``system`` / ``question type`` column ("none" for
+        items without one), or for ``time`` the columns ``window``, ``from``, ``to`` (ISO times of the items'
+        last decisions).
+
+    Raises
+    ------
+    ValueError
+        Another ``by``.
+    """
+    from evaluators.review.agreement import agreement_by_slice, agreement_over_time, item_slices
+
+    if by not in AGREEMENT_SLICES:
+        raise ValueError(f"by must be one of {', '.join(AGREEMENT_SLICES)}, not {by!r}")
+
+    def compute() -> list[dict[str, Any]]:
+        decisions = store.ratings(session.id)
+        if by == "time":
+            return [{"window": w["window"], "from": w["start"], "to": w["end"], **row}
+                    for w in agreement_over_time(decisions) for row in _agreement_rows(w["agreement"])]
+        blocks = agreement_by_slice(decisions, item_slices(store, session.id, by))
+        return [{by: "none" if name is None else name, **row} for name, b in blocks.items() for row in _agreement_rows(b)]
+
+    return store._cached(session.id, f"agreement_by_{by}", compute)
+
+
 def _agreement_rows(blocks: dict[str, Any]) -> list[dict[str, Any]]:
     names = {"cohen_kappa_mean": "Cohen's kappa (mean of pairs)", "fleiss_kappa": "Fleiss' kappa",
              "krippendorff_alpha": "Krippendorff's alpha"}
@@ -1519,10 +1563,10 @@ def automatic(store: ReviewStore, session: Session) -> dict[str, Any]:
     dict
         As :func:`~evaluators.review.agreement.automatic_agreement` returns it.
     """
-    from evaluators.review.agreement import automatic_agreement
+    from evaluators.review.agreement import automatic_agreement_of_scores, automatic_scores, cached_rating_columns
 
-    return store._cached(session.id, "automatic",
-                         lambda: automatic_agreement(store.iter_items(session.id), store.ratings(session.id)))
+    return store._cached(session.id, "automatic", lambda: automatic_agreement_of_scores(
+        *automatic_scores(store, session.id), cached_rating_columns(store, session.id)))
 
 
 __all__ = [
@@ -1549,6 +1593,8 @@ __all__ = [
     "adjudicate",
     "admins",
     "agreement_rows",
+    "agreement_slice_rows",
+    "AGREEMENT_SLICES",
     "allowed_filters",
     "gold_rows",
     "history_rows",

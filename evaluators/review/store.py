@@ -1791,9 +1791,10 @@ class ReviewStore:
             ``{"label": {...}, "score": {...}}``: agreement of the submitted labels and 1-5 scores
             with 95% bootstrap intervals, as that function computes them.
         """
-        from evaluators.review.agreement import session_agreement
+        from evaluators.review.agreement import cached_rating_columns, session_agreement
 
-        return self._cached(session_id, "agreement", lambda: session_agreement(self.ratings(session_id)))
+        return self._cached(session_id, "agreement",
+                            lambda: session_agreement(cached_rating_columns(self, session_id)))
 
     def agreement_by_guidelines(self, session_id: int) -> dict[int | None, dict[str, Any]]:
         """:meth:`agreement` of the decisions made under each guidelines version (``None``: none

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import krippendorff
 import numpy as np
@@ -16,7 +17,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
 from evaluators.metrics import agreement as st_agreement
-from evaluators.metrics.agreement import cohen_kappa, cohen_kappa_from_counts, fleiss_kappa, krippendorff_alpha
+from evaluators.metrics.agreement import (cohen_kappa, cohen_kappa_from_counts, fleiss_kappa, krippendorff_alpha,
+                                          sorted_labels)
 from tests.conftest import require_shared
 
 # ---------------------------------------------------------------- Cohen
@@ -235,3 +237,146 @@ def test_under_thirty_items_a_figure_is_flagged_not_yet_meaningful():
     assert (empty.value, empty.n_items, empty.meaningful) == (None, 0, False)
     none = st_agreement.cohen_kappa_ci(a, b, n_resamples=0)
     assert none.ci_low is None and none.value == few.value and "no interval" in none.method
+
+
+# ---------------------------------------------------------------- intervals from pattern counts
+
+
+def _labels(seed, n, raters=2, labels=("对", "错", "部分"), agree=0.7):
+    """``raters`` label lists over ``n`` items: each rater repeats a true label with probability ``agree``."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(len(labels), n)
+    out = []
+    for _ in range(raters):
+        noisy = np.where(rng.random(n) < agree, truth, rng.choice(len(labels), n))
+        out.append([labels[i] for i in noisy])
+    return out
+
+
+def _percentiles(values, level=0.95):
+    ok = [v for v in values if v is not None and not np.isnan(v)]
+    return tuple(np.percentile(ok, [100 * (1 - level) / 2, 100 * (1 + level) / 2]))
+
+
+def test_cohen_kappa_interval_is_the_bootstrap_of_multinomial_cell_counts():
+    # 300 items in at most 9 cells (3 labels x 3): 9 x 8 <= 300, so resample r is the r-th draw of
+    # rng.multinomial(300, cell counts / 300), cells in label order; kappa recomputed by scikit-learn on those items
+    a, b = _labels(21, 300)
+    cells = sorted(Counter(zip(a, b)).items())
+    assert len(cells) * 8 <= 300
+    draw = np.random.default_rng(7)
+    kappas = []
+    for counts in draw.multinomial(300, np.array([c for _, c in cells]) / 300, size=2000):
+        pairs = [pair for (pair, _), m in zip(cells, counts) for _ in range(m)]
+        kappas.append(cohen_kappa_score([x for x, _ in pairs], [y for _, y in pairs]))
+    fig = st_agreement.cohen_kappa_ci(a, b, seed=7)
+    assert fig.value == cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+    assert (fig.ci_low, fig.ci_high) == pytest.approx(_percentiles(kappas), abs=1e-12)
+    # the same figure from the confusion matrix (cells listed in label order)
+    labels = sorted(set(a) | set(b))
+    table = [[sum(1 for x, y in zip(a, b) if (x, y) == (p, q)) for q in labels] for p in labels]
+    assert st_agreement.cohen_kappa_table_ci(table, seed=7) == fig
+
+
+def test_fleiss_kappa_interval_is_the_bootstrap_of_multinomial_row_counts():
+    # 300 items rated by 3 raters into 2 categories: rows [3,0], [2,1], [1,2], [0,3] (4 patterns, lexicographic
+    # order); resample r: rng.multinomial(300, row counts / 300); kappa by statsmodels on the drawn rows
+    rng = np.random.default_rng(5)
+    table = rng.multinomial(3, [0.7, 0.3], size=300)
+    rows, counts = np.unique(table, axis=0, return_counts=True)
+    draw = np.random.default_rng(0)
+    kappas = [statsmodels_fleiss(np.repeat(rows, m, axis=0))
+              for m in draw.multinomial(300, counts / 300, size=2000)]
+    fig = st_agreement.fleiss_kappa_ci(table)
+    assert fig.value == pytest.approx(statsmodels_fleiss(table))
+    assert (fig.ci_low, fig.ci_high) == pytest.approx(_percentiles(kappas), abs=1e-12)
+
+
+def _item_bootstrap(n, statistic, n_resamples, seed=11):
+    rng = np.random.default_rng(seed)
+    return _percentiles([statistic(rng.integers(0, n, n)) for _ in range(n_resamples)])
+
+
+def test_pattern_intervals_match_the_item_bootstrap_within_monte_carlo_error():
+    # n = 300, 4,000 resamples each way: the two intervals estimate the same percentiles, so their ends differ
+    # only by Monte Carlo error (a few thousandths here); 0.02 is far outside it and far inside a wrong method
+    b_ = 4000
+    a, b = _labels(31, 300)
+    fig = st_agreement.cohen_kappa_ci(a, b, n_resamples=b_)
+    ref = _item_bootstrap(300, lambda idx: cohen_kappa([a[i] for i in idx], [b[i] for i in idx]), b_)
+    assert np.allclose((fig.ci_low, fig.ci_high), ref, atol=0.02)
+
+    scores = np.asarray(_labels(32, 300, raters=2, labels=(1, 2, 3, 4, 5), agree=0.6), dtype=float)
+    fig = st_agreement.krippendorff_alpha_ci(scores.tolist(), "ordinal", n_resamples=b_)
+    ref = _item_bootstrap(300, lambda idx: krippendorff_alpha(scores[:, idx].tolist(), "ordinal"), b_)
+    assert fig.value == pytest.approx(krippendorff.alpha(reliability_data=scores, level_of_measurement="ordinal"))
+    assert np.allclose((fig.ci_low, fig.ci_high), ref, atol=0.02)
+
+    three = _labels(33, 300, raters=3, labels=("yes", "no"), agree=0.8)
+    fig = st_agreement.mean_pairwise_cohen_kappa_ci(three, n_resamples=b_)
+
+    def mean_kappa(idx):
+        return np.mean([cohen_kappa([three[x][i] for i in idx], [three[y][i] for i in idx])
+                        for x, y in ((0, 1), (0, 2), (1, 2))])
+
+    assert fig.value == pytest.approx(mean_kappa(range(300)))
+    assert np.allclose((fig.ci_low, fig.ci_high), _item_bootstrap(300, mean_kappa, b_), atol=0.02)
+
+
+def test_pattern_intervals_degenerate_cases():
+    # all agree on two labels: every resample has kappa 1 (or none, with one label only): interval (1, 1)
+    a = ["对"] * 60 + ["错"] * 60
+    fig = st_agreement.cohen_kappa_ci(a, a)
+    assert (fig.value, fig.ci_low, fig.ci_high, fig.meaningful) == (1.0, 1.0, 1.0, True)
+    # one pattern only: one label everywhere, chance agreement 1, undefined as before
+    one = st_agreement.cohen_kappa_ci(["对"] * 120, ["对"] * 120)
+    assert one.value is None and one.ci_low is None and one.note.startswith("undefined")
+    assert st_agreement.fleiss_kappa_ci([[3, 0]] * 90).value is None
+    # every unit is the pair (1, 2): N = 40 units, o_12 = o_21 = 40, n_1 = n_2 = 40, n = 80;
+    # alpha = 1 - (n - 1) * sum(o delta) / sum(n_c n_k delta) = 1 - 79 * 80 / (2 * 40 * 40) = -0.975, and every
+    # resample is the same 40 units: interval (-0.975, -0.975)
+    fig = st_agreement.krippendorff_alpha_ci([[1] * 40, [2] * 40])
+    assert fig.value == pytest.approx(-0.975) and (fig.ci_low, fig.ci_high) == pytest.approx((-0.975, -0.975))
+    # under 30 items with few patterns (3 x 8 <= 29: multinomial draws): flagged, the interval still given
+    a29, b29 = ["是"] * 10 + ["否"] * 19, ["是"] * 10 + ["否"] * 9 + ["是"] * 10
+    few = st_agreement.cohen_kappa_ci(a29, b29)
+    assert few.n_items == 29 and not few.meaningful and few.note == "not yet meaningful: 29 items (fewer than 30)"
+    assert few.ci_low is not None and few.ci_low <= few.value <= few.ci_high
+    # the seed fixes the interval; another seed draws other resamples
+    assert st_agreement.cohen_kappa_ci(a29, b29, seed=3) == st_agreement.cohen_kappa_ci(a29, b29, seed=3)
+    other = _labels(4, 300)
+    assert (st_agreement.cohen_kappa_ci(*other, seed=1).ci_low != st_agreement.cohen_kappa_ci(*other, seed=2).ci_low)
+
+
+def test_coded_variants_give_the_figures_of_the_list_functions():
+    data = _ratings(14, 4, 200, 0.3)
+    listed = data.tolist()
+    labels = sorted({v for row in listed for v in row if not np.isnan(v)})
+    codes = np.where(np.isnan(data), -1, np.searchsorted(labels, np.nan_to_num(data))).T
+    for weights in (None, "quadratic"):
+        assert (st_agreement.mean_pairwise_cohen_kappa_codes_ci(codes, weights=weights)
+                == st_agreement.mean_pairwise_cohen_kappa_ci(listed, weights=weights))
+    counts = np.stack([(data == v).sum(axis=0) for v in labels], axis=1)
+    for level in ("nominal", "ordinal", "interval"):
+        assert (st_agreement.krippendorff_alpha_counts_ci(counts, labels, level)
+                == st_agreement.krippendorff_alpha_ci(listed, level))
+    # a unit rated once is not pairable
+    assert st_agreement.krippendorff_alpha_counts_ci([[1, 0], [0, 1]], [1, 2]).value is None
+    # two raters' codes: the figure of the decoded labels (small n: items drawn by index, the same resamples)
+    a, b = _labels(15, 45, labels=("对", "错", "部分"))
+    order = sorted_labels(a + b)
+    codes_a, codes_b = [order.index(x) + 2 for x in a], [order.index(y) + 2 for y in b]  # codes need not start at 0
+    for weights in (None, "linear"):
+        assert (st_agreement.cohen_kappa_codes_ci(codes_a, codes_b, weights=weights)
+                == st_agreement.cohen_kappa_ci(a, b, weights=weights))
+    with pytest.raises(ValueError):
+        st_agreement.cohen_kappa_codes_ci([0, -1], [0, 1])
+
+
+def test_row_patterns_equal_numpy_unique_rows():
+    rng = np.random.default_rng(3)
+    for rows in (rng.integers(-1, 5, (500, 3)), rng.integers(0, 3, (40, 70)), rng.random((30, 2)).round(1),
+                 np.zeros((0, 2), dtype=np.int64)):
+        distinct, inverse = st_agreement.row_patterns(rows)
+        want, want_inverse = np.unique(rows, axis=0, return_inverse=True)
+        assert np.array_equal(distinct, want) and np.array_equal(inverse, want_inverse.ravel())

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 
 import krippendorff
 import numpy as np
@@ -33,6 +34,35 @@ def store(review_url):
 
 
 # ---------------------------------------------------------------- agreement
+
+
+def test_agreement_read_as_columns_equals_the_decisions_and_the_payload_scores(store):
+    """The Agreement view's fast path (one column read, scores from the items' metric column) gives the figures
+    the decision objects and the payloads give."""
+    from evaluators.review import service as rs
+    from evaluators.review.agreement import automatic_agreement, automatic_scores, rating_columns
+
+    rng = np.random.default_rng(40)
+    items = [{"kind": "qa", "id": f"q{i}", "question": f"问题 {i}", "ground_truth": "Paris", "prediction": "Paris",
+              "system": "s", "exact_match": float(rng.random() < 0.6)} for i in range(90)]
+    s = store.create_session("columns", "qa", items, created_by="x", k=3)
+    for item in store.items(s.id):
+        for who in ("alice", "bob", "chen")[:2 + int(rng.random() < 0.3)]:
+            label = str(rng.choice(["model_error", "acceptable_variant", "gt_error"]))
+            store.save_decision(item.id, who, label=label, score=int(rng.integers(1, 6)))
+    store.save_decision(store.items(s.id)[0].id, "dana", label="model_error", status="skipped")  # not submitted
+    columns = rating_columns(store, s.id)
+    assert len(columns.item_id) == sum(d.status == "submitted" for d in store.decisions(s.id))
+    assert session_agreement(columns) == session_agreement(store.decisions(s.id)) == store.agreement(s.id)
+    assert rs.automatic(store, s) == automatic_agreement(store.items(s.id), store.decisions(s.id))
+    judged = {d.item_id for d in store.decisions(s.id) if d.status == "submitted" and d.label != "gt_error"}
+    assert rs.automatic(store, s)["source"] == "exact match" and rs.automatic(store, s)["n_items"] == len(judged) > 30
+    # an item added later (scores are kept until the items change) and decided: counted with its score
+    added = store.add_item(s.id, {**items[0], "id": "late", "question": "新问题", "exact_match": 0.0})
+    store.save_decision(added.id, "alice", label="model_error")
+    assert automatic_scores(store, s.id)[0][added.id] == 0.0
+    assert rs.automatic(store, s) == automatic_agreement(store.items(s.id), store.decisions(s.id))
+    assert rs.automatic(store, s)["n_items"] == len(judged) + 1
 
 
 
@@ -272,16 +302,19 @@ def test_session_agreement_gives_every_figure_an_interval_over_items_and_flags_f
         store.save_decision(item.id, "alice", label=str(x))
         store.save_decision(item.id, "bob", label=str(y))
     block = session_agreement(store.decisions(s.id))["label"]
-    # the bootstrap over the 40 items written out: resample r draws rng.integers(0, 40, 40)
+    # the bootstrap over the 40 items written out: the items fall in at most 4 patterns (alice's label,
+    # bob's label), 4 x 8 <= 40, so resample r draws the pattern counts, rng.multinomial(40, counts / 40),
+    # patterns in label order (acceptable_variant < model_error), and kappa is recomputed on those items
     order = sorted(r.id for r in rows)
     by_id = {r.id: (str(x), str(y)) for r, x, y in zip(rows, la, lb)}
     a = [by_id[i][0] for i in order]
     b = [by_id[i][1] for i in order]
+    patterns = sorted(Counter(zip(a, b)).items())
     draw = np.random.default_rng(0)
     kappas = []
-    for _ in range(2000):
-        idx = draw.integers(0, 40, 40)
-        k = cohen_kappa_score([a[i] for i in idx], [b[i] for i in idx])
+    for counts in draw.multinomial(40, np.array([c for _, c in patterns]) / 40, size=2000):
+        pairs = [pair for (pair, _), m in zip(patterns, counts) for _ in range(m)]
+        k = cohen_kappa_score([x for x, _ in pairs], [y for _, y in pairs])
         if not np.isnan(k):
             kappas.append(k)
     low, high = np.percentile(kappas, [2.5, 97.5])

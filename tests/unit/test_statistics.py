@@ -260,3 +260,36 @@ def test_bootstrap_cis_on_threads_equal_bootstrap_ci_column_by_column():
     assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=4) == one_by_one
     assert st.bootstrap_cis(columns, n_resamples=500, seed=3, threads=1) == one_by_one
     assert one_by_one[5].ci_low == one_by_one[5].ci_high == 0.5  # one value: every resample's mean is 0.5
+
+
+def test_pattern_resample_weights_draw_multinomial_counts_or_the_items_themselves():
+    from evaluators.metrics.statistics import pattern_resample_weights, resample_weights
+
+    # 100 items in 3 patterns (3 x 8 <= 100): row r is the r-th rng.multinomial(100, counts / 100) of the seed
+    patterns = np.repeat([0, 1, 2], [50, 30, 20])
+    blocks = np.concatenate(list(pattern_resample_weights(patterns, 10, seed=4, block_cells=9)))  # blocks of 3 rows
+    rng = np.random.default_rng(4)
+    assert np.array_equal(blocks, [rng.multinomial(100, [0.5, 0.3, 0.2]) for _ in range(10)])
+    assert blocks.shape == (10, 3) and np.all(blocks.sum(axis=1) == 100)
+    # 20 items in 5 patterns (5 x 8 > 20): the items drawn as resample_weights draws them, counts summed per pattern
+    patterns = np.arange(20) % 5
+    (got,) = list(pattern_resample_weights(patterns, 6, seed=2))
+    (items,) = list(resample_weights(20, 6, seed=2))
+    assert np.array_equal(got, np.stack([items[:, patterns == p].sum(axis=1) for p in range(5)], axis=1))
+    with pytest.raises(ValueError):
+        next(pattern_resample_weights([], 5))
+
+
+def test_bootstrap_statistic_ci_with_patterns_matches_the_item_bootstrap_of_a_proportion():
+    # a proportion of 240 / 400 items: the percentile interval of the resampled share, by patterns (agree or not)
+    # and by items, both near the normal one 0.6 +/- 1.96 * sqrt(0.6 * 0.4 / 400) = (0.552, 0.648)
+    from evaluators.metrics.statistics import bootstrap_statistic_ci
+
+    same = np.repeat([1.0, 0.0], [240, 160])
+    by_items = bootstrap_statistic_ci(400, lambda w: (w @ same) / 400, n_resamples=4000)
+    by_patterns = bootstrap_statistic_ci(400, lambda w: (w @ np.array([0.0, 1.0])) / w.sum(axis=1),
+                                         n_resamples=4000, patterns=same.astype(int))
+    assert np.allclose(by_patterns[:2], by_items[:2], atol=0.01)
+    assert np.allclose(by_patterns[:2], (0.552, 0.648), atol=0.01) and by_patterns[2] == 4000
+    with pytest.raises(ValueError):
+        bootstrap_statistic_ci(400, lambda w: w[:, 0], patterns=[0, 1])
