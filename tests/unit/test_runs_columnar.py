@@ -97,6 +97,12 @@ CASES = {
     # a question with a lone surrogate (read as the reader reads it): either path, the same bytes
     "lone surrogate": ("".join('{"id": "s%d", "question": "bad \\ud83d %d", "answer": "a", "prediction": "a"}\n'
                                % (i, i) for i in range(6)), None),
+    # answers extracted from the raw output (tags, surrounding spaces) beside raw predictions that are the answer: the
+    # raw column kept apart from the prediction column where they differ, shared where they do not (a block each)
+    "extracted answers": (_records([{"id": f"x{i}", "question": f"which {i}", "answer": f"答{i % 4}",
+                                     "prediction": (f"<think>hmm {i}</think><answer>答{i % 3}</answer>" if i % 3 == 0
+                                                    else f" 答{i % 3} " if i % 3 == 1 else f"答{i % 3}")
+                                     if i < 1500 else f"答{i % 3}"} for i in range(2500)]), True),
     # an id twice within a system: numbered #2 by the per-record path
     "repeated id": (_records([{"id": "same" if i < 2 else f"r{i}", "question": f"问{i}", "answer": "是",
                                "prediction": "是" if i % 2 else "否"} for i in range(8)]), False),
