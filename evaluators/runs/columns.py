@@ -398,7 +398,7 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         NaN where the metric is undefined (``None`` in the table).
     fields : mapping of str to pyarrow array or Coded, each shape (n,)
         Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table), or their JSON texts coded
-        (:func:`coded` ``(..., as_json=True)``).
+        (:func:`coded` ``(..., as_json=True)``).  One object given for two fields is encoded once (the same bytes).
     unit : str
         The run's unit (named in the summary's intervals).
     ground_truth : str, optional
@@ -450,7 +450,13 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         columns.append(("value", name, _parquet(pa.array(column, pa.float64(), from_pandas=True), distinct)))
         texts.append(text)
     gt_digest = None
+    same: dict[int, tuple] = {}  # a column given twice (the same object: a raw prediction that is the prediction)
     for name, column in fields.items():
+        if id(column) in same:
+            text, data = same[id(column)]
+            columns.append(("field", name, data))
+            texts.append(text)
+            continue
         if isinstance(column, Coded):  # of JSON texts (coded(..., as_json=True)): none missing
             if (column.codes < 0).any():
                 return None
@@ -465,6 +471,7 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
             return None
         columns.append(("field", name, _parquet(text, None)))
         texts.append(text)
+        same[id(column)] = text, columns[-1][2]
         if name == ground_truth:
             pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
             ordered = pairs.take(order)
@@ -474,9 +481,12 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
             gt_digest = h.hexdigest()
     # ItemTable.digest: the canonical JSON {"columns": [...], "data": [[...], ...]}, written a column at a time
     h = hashlib.sha256(('{"columns":' + _json(names) + ',"data":[').encode("utf-8"))
+    joined: dict[int, memoryview] = {}
     for k, text in enumerate(texts):
         h.update(b",[" if k else b"[")
-        h.update(_joined(text))
+        if id(text) not in joined:
+            joined[id(text)] = _joined(text)
+        h.update(joined[id(text)])
         h.update(b"]")
     h.update(b"]}")
     # RunResult.summary: the overall row, then each slice value (sorted), by metric

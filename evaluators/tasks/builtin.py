@@ -177,9 +177,10 @@ def _qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, 
 
         def encode(k: int):
             rows = np.flatnonzero(part == k)
+            taken = {id(f): f.take(rows) for f in fields.values()}  # the raw prediction's texts, when shared: once
             return encode_arrays(item_ids.take(pa.array(rows)), order[k], {"lang": lang.take(rows)},
                                  {"exact_match": em[rows], "token_f1": f1[rows]},
-                                 {name: f.take(rows) for name, f in fields.items()}, unit="record",
+                                 {name: taken[id(f)] for name, f in fields.items()}, unit="record",
                                  ground_truth="ground_truth")
 
         encoded = list(pool.map(encode, range(len(order))))
