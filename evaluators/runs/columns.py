@@ -5,11 +5,11 @@ and addressed by the SHA-256 of those bytes, so the columns that runs of one dat
 questions, ground truth, slices) are kept once.  Metric values stay float64 (a stored value equals the
 logged one bit for bit; float32 would not) and are dictionary-encoded: a metric with few distinct values
 (exact match 0/1, a 1-5 judge score) costs about a bit per item; a column of mostly distinct values
-(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields (questions, answers,
-predictions: texts whose distinct values cost more to count than to write) are written with Parquet's dictionary,
-which Parquet itself drops for plain encoding once the dictionary passes its page size (1 MiB, pyarrow's default).  Reviewer fields are JSON
-values, kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads
-both as JSON arrays, is unchanged).
+(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON values,
+kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads both as
+JSON arrays, is unchanged); being texts whose distinct values cost more to count than to write (questions, answers,
+predictions), they are written with Parquet's dictionary, which Parquet itself drops for plain encoding once the
+dictionary passes its page size (1 MiB, pyarrow's default).
 
 Reference: Apache Parquet format, dictionary encoding and ZSTD compression
 (https://parquet.apache.org/docs/file-format/).
@@ -564,5 +564,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
 
 
 __all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "Coded", "CorruptBlob", "EncodedTable",
-           "blob_digest", "bulk_memory", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "json_texts",
-           "table_columns", "table_of"]
+           "blob_digest", "bulk_memory", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column",
+           "json_texts", "table_columns", "table_of"]
