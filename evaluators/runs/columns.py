@@ -7,9 +7,7 @@ logged one bit for bit; float32 would not) and are dictionary-encoded: a metric 
 (exact match 0/1, a 1-5 judge score) costs about a bit per item; a column of mostly distinct values
 (item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON values,
 kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads both as
-JSON arrays, is unchanged); being texts whose distinct values cost more to count than to write (questions, answers,
-predictions), they are written with Parquet's dictionary, which Parquet itself drops for plain encoding once the
-dictionary passes its page size (1 MiB, pyarrow's default).
+JSON arrays, is unchanged); they follow the same rule (their JSON texts counted).
 
 Reference: Apache Parquet format, dictionary encoding and ZSTD compression
 (https://parquet.apache.org/docs/file-format/).
@@ -86,8 +84,6 @@ def _json_texts(values: Sequence[Any]) -> list[str]:
 def encode_column(kind: str, values: Sequence[Any]) -> bytes:
     """One column as Parquet bytes (a single column ``v``; zstd; dictionary encoding; no statistics).
 
-    A field is dictionary-encoded up to Parquet's dictionary page size and plain after it; another kind is
-    dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` is distinct, else plain.
 
     Parameters
     ----------
@@ -98,7 +94,8 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
     Returns
     -------
     bytes
-        The same bytes for the same values and pyarrow version.
+        The same bytes for the same values and pyarrow version (dictionary-encoded when at most one value in
+        :data:`DICTIONARY_RATIO` is distinct).
 
     Raises
     ------
@@ -121,17 +118,16 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
         raise ValueError(f"unknown column kind {kind!r}; one of {', '.join(KINDS)}")
     # a dictionary pays for itself when values repeat (exact match, judge scores, slices, a dataset's
     # questions); every value distinct (ids, a continuous similarity) is cheaper written plain
-    return _parquet(array, None if kind == "field" else len(set(values)))
+    return _parquet(array, len(set(array.to_pylist() if kind == "field" else values)))
 
 
-def _parquet(array, distinct: int | None) -> bytes:
-    """One column's Parquet bytes, dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` of the
-    ``len(array)`` is distinct; ``distinct=None`` (a field): dictionary-encoded until the dictionary passes
-    Parquet's page size, plain after it (Parquet's own fallback: no count of distinct texts needed)."""
+def _parquet(array, distinct: int) -> bytes:
+    """One column's Parquet bytes (dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` of the
+    ``len(array)`` is distinct; ``distinct`` may be any count above that limit when the column has more)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    few = distinct is None or distinct * DICTIONARY_RATIO <= max(1, len(array))
+    few = distinct * DICTIONARY_RATIO <= max(1, len(array))
     sink = io.BytesIO()
     pq.write_table(pa.table({"v": array}), sink, compression="zstd", use_dictionary=few, write_statistics=False,
                    store_schema=False)
@@ -379,6 +375,16 @@ def _distinct(array) -> int:
     return pc.count_distinct(array, mode="all").as_py()
 
 
+def _distinct_texts(texts) -> int:
+    """The distinct values of a string array without nulls, exactly when at most one value in
+    :data:`DICTIONARY_RATIO` is distinct, else a count above that limit (all :func:`_parquet` needs): the values
+    before the first ``limit + 1`` are counted first, so a column of distinct texts (questions, predictions) is
+    hashed a quarter, not whole."""
+    limit = max(1, len(texts)) // DICTIONARY_RATIO  # few: distinct * DICTIONARY_RATIO <= max(1, n), i.e. <= limit
+    head = len(texts.slice(0, limit + 1).unique())
+    return head if head > limit or len(texts) <= limit + 1 else len(texts.unique())
+
+
 def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mapping[str, Any],
                   fields: Mapping[str, Any], *, unit: str = "item", ground_truth: str | None = None
                   ) -> tuple[EncodedTable, str | None] | None:
@@ -469,7 +475,7 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
             text = _json_strings(column)
         else:
             return None
-        columns.append(("field", name, _parquet(text, None)))
+        columns.append(("field", name, _parquet(text, _distinct_texts(text))))
         texts.append(text)
         same[id(column)] = text, columns[-1][2]
         if name == ground_truth:

@@ -198,3 +198,24 @@ def test_the_cli_logs_from_columns_and_compares_as_before(tmp_path, capsys):
     assert main(["runs", "compare", "a/sys-a", "b/sys-a", "--db", db, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert json.dumps(out).count('"delta": 0.0') >= 2  # the same values: no change in either metric
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 9, 400, 401])
+def test_distinct_texts_decides_the_dictionary_as_an_exact_count(n):
+    """:func:`_distinct_texts` counts at most a quarter of a column of distinct texts, and gives the exact count
+    whenever the column is dictionary-encoded (distinct * 4 <= n), so both paths choose the same encoding."""
+    from evaluators.runs.columns import DICTIONARY_RATIO, _distinct_texts
+
+    rng = np.random.default_rng(n)
+    columns = [[f"t{i}" for i in range(n)],  # every text distinct
+               [f"t{i % 3}" for i in range(n)],  # 3 values
+               [f"t{i % max(1, n // 4)}" for i in range(n)],  # at the limit: n // 4 values
+               [f"t{i % (n // 4 + 1)}" for i in range(n)],  # one value over the limit
+               ["same"] * (n // 2) + [f"t{i}" for i in range(n - n // 2)],  # repeats first, distinct after
+               [f"t{x}" for x in rng.integers(0, max(1, n // 3), n)]]
+    for values in columns:
+        exact = len(set(values))
+        got = _distinct_texts(pa.array(values, pa.string()))
+        few = exact * DICTIONARY_RATIO <= max(1, n)
+        assert (got * DICTIONARY_RATIO <= max(1, n)) == few
+        assert got == exact if few else got > max(1, n) // DICTIONARY_RATIO
