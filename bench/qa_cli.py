@@ -61,7 +61,15 @@ print(json.dumps({{"exact_match": 100.0 * em / n, "f1": 100.0 * f1 / n}}))
 """
 
 
-def write_file(path: Path, n: int, distinct: bool) -> None:
+def write_file(path: Path, n: int, distinct: bool, *, varied: bool = False) -> None:
+    """``n`` HotpotQA-like records (the real rows repeated, ids made unique) into ``path``.
+
+    ``distinct``: every gold answer and half the predictions get a token of their own (no (prediction, gold) pair
+    repeats; the odd records keep the real rows' right / wrong mix, the even ones are at most partly right).
+    ``varied`` (with ``distinct``): every record distinct in every text a run registry keeps, the questions and the
+    even records' predictions too (their own token, so the even ones stay partly right or wrong), so no column of
+    repeated texts flatters ``qa --log``.
+    """
     rows = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
@@ -72,6 +80,9 @@ def write_file(path: Path, n: int, distinct: bool) -> None:
             if distinct:  # the same words, plus a token of its own: no pair repeats, EM/F1 stay meaningful
                 r["answer"] = f"{r['answer']} n{i}"
                 r["final_answer"] = f"{r['final_answer']} n{i}" if i % 2 else r["final_answer"]
+                if varied:
+                    r["question"] = f"{r['question']} (n{i})"
+                    r["final_answer"] = r["final_answer"] if i % 2 else f"{r['final_answer']} m{i}"
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 

@@ -12,7 +12,7 @@ valid Unicode) marks the capture :attr:`RowCapture.complete` ``False``: the call
 
 from __future__ import annotations
 
-from operator import itemgetter
+from operator import is_, itemgetter
 
 #: The captured columns: name -> position in :meth:`evaluators.qa.evaluate.Scorer.values`.
 CAPTURED = {"id": 2, "question": 4, "gold_answers": 5, "prediction": 9, "prediction_raw": 7}
@@ -40,12 +40,17 @@ def capture_rows(rows: list[tuple], signature: str) -> bytes:
     import pyarrow as pa
 
     types = {"gold_answers": pa.list_(pa.string())}
+    raws, predictions = itemgetter(CAPTURED["prediction_raw"]), itemgetter(CAPTURED["prediction"])
+    arrays = {}
     try:
-        arrays = [pa.array(list(map(itemgetter(i), rows)), types.get(name, pa.string()))
-                  for name, i in CAPTURED.items()]
+        for name, i in CAPTURED.items():
+            if name == "prediction_raw" and all(map(is_, map(raws, rows), map(predictions, rows))):
+                arrays[name] = arrays["prediction"]  # the raw prediction is the prediction (nothing extracted): once
+            else:
+                arrays[name] = pa.array(list(map(itemgetter(i), rows)), types.get(name, pa.string()))
     except (pa.ArrowException, TypeError, ValueError, UnicodeError):
         return _NOT_TEXT
-    batch = pa.record_batch(arrays, names=list(CAPTURED))
+    batch = pa.record_batch([arrays[name] for name in CAPTURED], names=list(CAPTURED))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema) as writer:
         writer.write_batch(batch)

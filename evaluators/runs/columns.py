@@ -5,9 +5,9 @@ and addressed by the SHA-256 of those bytes, so the columns that runs of one dat
 questions, ground truth, slices) are kept once.  Metric values stay float64 (a stored value equals the
 logged one bit for bit; float32 would not) and are dictionary-encoded: a metric with few distinct values
 (exact match 0/1, a 1-5 judge score) costs about a bit per item; a column of mostly distinct values
-(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON
-values, kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads
-both as JSON arrays, is unchanged).
+(item ids, a continuous similarity) is written plain (:data:`DICTIONARY_RATIO`).  Reviewer fields are JSON values,
+kept as their JSON text (compact separators), so a tuple comes back as a list (the table's digest, which reads both as
+JSON arrays, is unchanged); they follow the same rule (their JSON texts counted).
 
 Reference: Apache Parquet format, dictionary encoding and ZSTD compression
 (https://parquet.apache.org/docs/file-format/).
@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,31 @@ MAX_BLOB_BYTES = 1 << 30
 
 class CorruptBlob(ValueError):
     """Stored bytes that do not match their digest, or a table that does not match the run's digest."""
+
+
+@contextmanager
+def bulk_memory() -> Iterator[None]:
+    """Arrow's jemalloc pool as its default memory pool while a large run's columns are built (then the pool
+    before it again); the default pool where this pyarrow has no jemalloc.
+
+    Building a 1M-item run allocates and frees columns of 100 MB again and again; the default mimalloc pool hands
+    freed pages back to the system and faults them in again (measured at 1M records: 1.9 s of system time in
+    :func:`evaluators.tasks.builtin.qa_run_columns`, 0.6 s with jemalloc).  Buffers remember their pool: arrays
+    made before, inside or after are used alike.  The setting is the process's, so threads started inside use it.
+    """
+    import pyarrow as pa
+
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except (NotImplementedError, pa.ArrowException):  # a pyarrow built without jemalloc
+        yield
+        return
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
 
 
 def _json(value: Any) -> str:
@@ -57,6 +83,7 @@ def _json_texts(values: Sequence[Any]) -> list[str]:
 
 def encode_column(kind: str, values: Sequence[Any]) -> bytes:
     """One column as Parquet bytes (a single column ``v``; zstd; dictionary encoding; no statistics).
+
 
     Parameters
     ----------
@@ -96,7 +123,7 @@ def encode_column(kind: str, values: Sequence[Any]) -> bytes:
 
 def _parquet(array, distinct: int) -> bytes:
     """One column's Parquet bytes (dictionary-encoded when at most one value in :data:`DICTIONARY_RATIO` of the
-    ``len(array)`` is distinct)."""
+    ``len(array)`` is distinct; ``distinct`` may be any count above that limit when the column has more)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -172,22 +199,31 @@ _ESCAPED, _CONTROL = r'[\x00-\x1f"\\]', r"[\x00-\x1f]"
 
 
 def _json_strings(array):
-    """Each value's JSON text (``null`` for a missing one) as a string array: quotes and backslashes escaped in
-    bulk, the few values with a control character written by :func:`json.dumps` (equal to orjson's text for
-    every string)."""
+    """Each value's JSON text (``null`` for a missing one) as a string array: every value quoted in bulk, and only
+    the values with a character JSON escapes taken apart: their quotes and backslashes escaped in bulk, the few with
+    a control character written by :func:`json.dumps` (equal to orjson's text for every string)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    control, original = None, array
-    if pc.any(pc.match_substring_regex(array, _ESCAPED)).as_py():
-        array = pc.replace_substring(pc.replace_substring(array, "\\", "\\\\"), '"', '\\"')
-        control = pc.fill_null(pc.match_substring_regex(array, _CONTROL), False)
     quoted = pc.binary_join_element_wise('"', array, '"', "")
-    if control is not None and pc.any(control).as_py():
-        rows = pa.array(np.flatnonzero(control.to_numpy(zero_copy_only=False)))
-        texts = [_json(v) for v in original.take(rows).to_pylist()]
-        quoted = pc.replace_with_mask(quoted, control, pa.array(texts, pa.string()))
+    escaped = pc.fill_null(pc.match_substring_regex(array, _ESCAPED), False)
+    if pc.any(escaped).as_py():
+        rows = pa.array(np.flatnonzero(escaped.to_numpy(zero_copy_only=False)))
+        original = array.take(rows)  # in row order, as they are put back
+        texts = pc.replace_substring(pc.replace_substring(original, "\\", "\\\\"), '"', '\\"')
+        control = pc.match_substring_regex(texts, _CONTROL)
+        if pc.any(control).as_py():
+            at = pa.array(np.flatnonzero(control.to_numpy(zero_copy_only=False)))
+            written = [_json(v)[1:-1] for v in original.take(at).to_pylist()]
+            texts = pc.replace_with_mask(texts, control, pa.array(written, pa.string()))
+        texts = pc.binary_join_element_wise('"', texts, '"', "")
+        if quoted.nbytes + texts.nbytes < (1 << 31) - 1:  # a take from both (replace_with_mask costs 10x as much)
+            index = np.arange(len(array), dtype=np.int64)
+            index[rows.to_numpy()] = len(array) + np.arange(len(rows), dtype=np.int64)
+            quoted = pa.concat_arrays([quoted, texts]).take(pa.array(index))
+        else:  # beyond 32-bit offsets
+            quoted = pc.replace_with_mask(quoted, escaped, texts)
     return pc.fill_null(quoted, "null")
 
 
@@ -241,6 +277,16 @@ def coded(array, *, as_json: bool = False) -> Coded | None:
         values = pa.concat_arrays([_json_strings(values), pa.array(["null"], pa.string())])
         codes = np.where(codes < 0, len(values) - 1, codes)
     return Coded(codes, values)
+
+
+def json_texts(array):
+    """A string array's (or a list-of-strings array's) JSON texts, one a row (``null`` for a missing string), as a
+    string array; ``None`` for a list with a missing element, or another type."""
+    import pyarrow as pa
+
+    if pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+        return _json_lists(array)
+    return _json_strings(array) if pa.types.is_string(array.type) else None
 
 
 def coded_table(codes, table, *, as_json: bool = False) -> Coded:
@@ -329,6 +375,16 @@ def _distinct(array) -> int:
     return pc.count_distinct(array, mode="all").as_py()
 
 
+def _distinct_texts(texts) -> int:
+    """The distinct values of a string array without nulls, exactly when at most one value in
+    :data:`DICTIONARY_RATIO` is distinct, else a count above that limit (all :func:`_parquet` needs): the values
+    before the first ``limit + 1`` are counted first, so a column of distinct texts (questions, predictions) is
+    hashed a quarter, not whole."""
+    limit = max(1, len(texts)) // DICTIONARY_RATIO  # few: distinct * DICTIONARY_RATIO <= max(1, n), i.e. <= limit
+    head = len(texts.slice(0, limit + 1).unique())
+    return head if head > limit or len(texts) <= limit + 1 else len(texts.unique())
+
+
 def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mapping[str, Any],
                   fields: Mapping[str, Any], *, unit: str = "item", ground_truth: str | None = None
                   ) -> tuple[EncodedTable, str | None] | None:
@@ -348,7 +404,7 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         NaN where the metric is undefined (``None`` in the table).
     fields : mapping of str to pyarrow array or Coded, each shape (n,)
         Strings (nulls: ``None``) or lists of strings (a tuple of strings in the table), or their JSON texts coded
-        (:func:`coded` ``(..., as_json=True)``).
+        (:func:`coded` ``(..., as_json=True)``).  One object given for two fields is encoded once (the same bytes).
     unit : str
         The run's unit (named in the summary's intervals).
     ground_truth : str, optional
@@ -400,23 +456,28 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
         columns.append(("value", name, _parquet(pa.array(column, pa.float64(), from_pandas=True), distinct)))
         texts.append(text)
     gt_digest = None
+    same: dict[int, tuple] = {}  # a column given twice (the same object: a raw prediction that is the prediction)
     for name, column in fields.items():
+        if id(column) in same:
+            text, data = same[id(column)]
+            columns.append(("field", name, data))
+            texts.append(text)
+            continue
         if isinstance(column, Coded):  # of JSON texts (coded(..., as_json=True)): none missing
             if (column.codes < 0).any():
                 return None
-            text, distinct = column.values.take(pa.array(column.codes)), _code_count(column.codes)
+            text = column.values.take(pa.array(column.codes))
         elif pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
             text = _json_lists(column)
             if text is None:
                 return None
-            distinct = _distinct(text)
         elif pa.types.is_string(column.type):
             text = _json_strings(column)
-            distinct = _distinct(text)
         else:
             return None
-        columns.append(("field", name, _parquet(text, distinct)))
+        columns.append(("field", name, _parquet(text, _distinct_texts(text))))
         texts.append(text)
+        same[id(column)] = text, columns[-1][2]
         if name == ground_truth:
             pairs = pa.compute.binary_join_element_wise("[", texts[0], ",", text, "]", "")
             ordered = pairs.take(order)
@@ -426,9 +487,12 @@ def encode_arrays(item_id, system: str, slices: Mapping[str, Any], values: Mappi
             gt_digest = h.hexdigest()
     # ItemTable.digest: the canonical JSON {"columns": [...], "data": [[...], ...]}, written a column at a time
     h = hashlib.sha256(('{"columns":' + _json(names) + ',"data":[').encode("utf-8"))
+    joined: dict[int, memoryview] = {}
     for k, text in enumerate(texts):
         h.update(b",[" if k else b"[")
-        h.update(_joined(text))
+        if id(text) not in joined:
+            joined[id(text)] = _joined(text)
+        h.update(joined[id(text)])
         h.update(b"]")
     h.update(b"]}")
     # RunResult.summary: the overall row, then each slice value (sorted), by metric
@@ -506,5 +570,5 @@ def table_of(columns: Sequence[tuple[str, str, str]], blobs: Mapping[str, bytes]
 
 
 __all__ = ["DICTIONARY_RATIO", "KINDS", "SHARED_KINDS", "MAX_BLOB_BYTES", "Coded", "CorruptBlob", "EncodedTable",
-           "blob_digest", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column", "table_columns",
-           "table_of"]
+           "blob_digest", "bulk_memory", "coded", "coded_table", "decode_column", "encode_arrays", "encode_column",
+           "json_texts", "table_columns", "table_of"]

@@ -115,13 +115,21 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
         (:func:`evaluators.runs.store.ground_truth_digest`); ``None`` when the run needs :func:`qa_run_result` (several
         inputs, records not in a store, an id twice within a system, values that are not text).
     """
+    from evaluators.runs.columns import bulk_memory
+
+    with bulk_memory():
+        return _qa_run_columns(run, captured)
+
+
+def _qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, str]] | None:
+    """:func:`qa_run_columns` in Arrow's bulk memory pool."""
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
     import pyarrow as pa
 
     from evaluators.qa.store import RecordStore
-    from evaluators.runs.columns import coded, coded_table, encode_arrays
+    from evaluators.runs.columns import Coded, coded_table, encode_arrays, json_texts
     from evaluators.runs.rescore import QA_TASK_KEY
 
     report = run.report
@@ -142,15 +150,23 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
         part = of_code[group_codes]
     else:
         order, part = [report.file], np.zeros(len(store), dtype=np.int64)
-    # each column coded once (its distinct values escaped and counted once), then taken by system; the columns and
-    # the systems on threads (Arrow, Parquet, zstd and SHA-256 work without the GIL)
-    def column(name: str):
+    # each column's JSON texts written once for every record (escaping only the texts that need it), then taken by
+    # system; the columns and the systems on threads (Arrow, Parquet, zstd and SHA-256 work without the GIL)
+    def array(name: str):
         values = captured.column(name)
-        return coded(values.combine_chunks() if values.num_chunks != 1 else values.chunk(0), as_json=True)
+        return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
 
+    def column(name: str):
+        texts = json_texts(array(name))
+        return None if texts is None else Coded(np.arange(len(texts)), texts)
+
+    # the raw prediction is, as a rule, the prediction itself (no answer extracted from it): its texts once
+    raw_is_prediction = array("prediction_raw").equals(array("prediction"))
     with ThreadPoolExecutor(min(LOG_THREADS, len(order) + 4)) as pool:
-        texts = dict(zip(("question", "ground_truth", "prediction", "prediction_raw"),
-                         pool.map(column, ("question", "gold_answers", "prediction", "prediction_raw"))))
+        names = ("question", "gold_answers", "prediction") + (() if raw_is_prediction else ("prediction_raw",))
+        texts = dict(zip(("question", "ground_truth", "prediction", "prediction_raw"), pool.map(column, names)))
+        if raw_is_prediction:
+            texts["prediction_raw"] = texts["prediction"]
         fields = {"question": texts["question"], "ground_truth": texts["ground_truth"],
                   "prediction": texts["prediction"], "status": coded_table(status_codes, status_table, as_json=True),
                   "prediction_raw": texts["prediction_raw"]}
@@ -161,9 +177,10 @@ def qa_run_columns(run: Any, captured: Any) -> dict[str, tuple[RunResult, Any, s
 
         def encode(k: int):
             rows = np.flatnonzero(part == k)
+            taken = {id(f): f.take(rows) for f in fields.values()}  # the raw prediction's texts, when shared: once
             return encode_arrays(item_ids.take(pa.array(rows)), order[k], {"lang": lang.take(rows)},
                                  {"exact_match": em[rows], "token_f1": f1[rows]},
-                                 {name: f.take(rows) for name, f in fields.items()}, unit="record",
+                                 {name: taken[id(f)] for name, f in fields.items()}, unit="record",
                                  ground_truth="ground_truth")
 
         encoded = list(pool.map(encode, range(len(order))))

@@ -97,6 +97,12 @@ CASES = {
     # a question with a lone surrogate (read as the reader reads it): either path, the same bytes
     "lone surrogate": ("".join('{"id": "s%d", "question": "bad \\ud83d %d", "answer": "a", "prediction": "a"}\n'
                                % (i, i) for i in range(6)), None),
+    # answers extracted from the raw output (tags, surrounding spaces) beside raw predictions that are the answer: the
+    # raw column kept apart from the prediction column where they differ, shared where they do not (a block each)
+    "extracted answers": (_records([{"id": f"x{i}", "question": f"which {i}", "answer": f"答{i % 4}",
+                                     "prediction": (f"<think>hmm {i}</think><answer>答{i % 3}</answer>" if i % 3 == 0
+                                                    else f" 答{i % 3} " if i % 3 == 1 else f"答{i % 3}")
+                                     if i < 1500 else f"答{i % 3}"} for i in range(2500)]), True),
     # an id twice within a system: numbered #2 by the per-record path
     "repeated id": (_records([{"id": "same" if i < 2 else f"r{i}", "question": f"问{i}", "answer": "是",
                                "prediction": "是" if i % 2 else "否"} for i in range(8)]), False),
@@ -192,3 +198,24 @@ def test_the_cli_logs_from_columns_and_compares_as_before(tmp_path, capsys):
     assert main(["runs", "compare", "a/sys-a", "b/sys-a", "--db", db, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert json.dumps(out).count('"delta": 0.0') >= 2  # the same values: no change in either metric
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 9, 400, 401])
+def test_distinct_texts_decides_the_dictionary_as_an_exact_count(n):
+    """:func:`_distinct_texts` counts at most a quarter of a column of distinct texts, and gives the exact count
+    whenever the column is dictionary-encoded (distinct * 4 <= n), so both paths choose the same encoding."""
+    from evaluators.runs.columns import DICTIONARY_RATIO, _distinct_texts
+
+    rng = np.random.default_rng(n)
+    columns = [[f"t{i}" for i in range(n)],  # every text distinct
+               [f"t{i % 3}" for i in range(n)],  # 3 values
+               [f"t{i % max(1, n // 4)}" for i in range(n)],  # at the limit: n // 4 values
+               [f"t{i % (n // 4 + 1)}" for i in range(n)],  # one value over the limit
+               ["same"] * (n // 2) + [f"t{i}" for i in range(n - n // 2)],  # repeats first, distinct after
+               [f"t{x}" for x in rng.integers(0, max(1, n // 3), n)]]
+    for values in columns:
+        exact = len(set(values))
+        got = _distinct_texts(pa.array(values, pa.string()))
+        few = exact * DICTIONARY_RATIO <= max(1, n)
+        assert (got * DICTIONARY_RATIO <= max(1, n)) == few
+        assert got == exact if few else got > max(1, n) // DICTIONARY_RATIO
