@@ -161,10 +161,12 @@ def case_table(results: Sequence[CaseResult], metrics: list[str]) -> pd.DataFram
 def downloads(files: dict[str, tuple[str, Callable[[], str]]]) -> None:
     """Download buttons: ``{label: (file name, function returning the text)}``.
 
-    The text is made when its button is clicked, not on every rerun of the page.
+    The text is made when its button is clicked, not on every rerun of the page; a CSV is UTF-8 with
+    a BOM, as on every page (Excel reads Chinese text right), the rest UTF-8.
     """
     cols = st.columns(len(files))
     for col, (label, (name, make)) in zip(cols, files.items()):
         mime = "text/csv" if name.endswith(".csv") else "application/json" if name.endswith(".json") else "text/plain"
-        col.download_button(label, data=lambda make=make: make().encode("utf-8"), file_name=name, mime=mime,
+        encoding = "utf-8-sig" if mime == "text/csv" else "utf-8"
+        col.download_button(label, data=lambda make=make, enc=encoding: make().encode(enc), file_name=name, mime=mime,
                             width="stretch", key=f"dialogue_dl_{name}", on_click="ignore")

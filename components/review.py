@@ -26,6 +26,7 @@ from evaluators.review import service as rs
 from evaluators.review.create import ORDER_TEXT, ORDERS, create_qa_session
 from evaluators.review.exchange import export_jsonl
 from evaluators.review.label_studio import export_tasks
+from evaluators.review.limits import MAX_K
 from evaluators.review.items import qa_items
 from evaluators.review.store import ReviewStore, StaleDecision
 
@@ -333,7 +334,7 @@ def settings_panel(store: ReviewStore, session, annotator: str | None, *, nested
                     st.text_input(rs.label_words(lab), value=helps.get(lab, ""), key=f"review_set_help_{lab}_{sid}",
                                   placeholder=rs.LABEL_HELP.get(lab, ""))
                 c1, c2 = st.columns(2)
-                c1.number_input("Reviewers per item (k)", 1, 100, int(session.k), key=f"review_set_k_{sid}")
+                c1.number_input("Reviewers per item (k)", 1, MAX_K, int(session.k), key=f"review_set_k_{sid}")
                 c1.number_input("Fast decision: under (seconds) · 过快阈值", 0.1, 3600.0,
                                 float(rs.fast_threshold(session)), step=0.5, key=f"review_set_fast_{sid}",
                                 help="Team progress counts each annotator's decisions made faster than this.")
@@ -438,7 +439,7 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
                                   type=["jsonl", "json", "csv"], key="review_upload")
             name = st.text_input("Session name · 名称", key="review_name")
             f1, f2 = st.columns(2)
-            k = f1.number_input("Reviewers per item (k)", 1, 10, 2, key="review_k")
+            k = f1.number_input("Reviewers per item (k)", 1, MAX_K, 2, key="review_k")
             blind = f2.checkbox("Blind (hide system names)", value=True, key="review_blind")
             order = f1.selectbox("Order · 顺序", ORDERS, key="review_order", format_func=ORDER_TEXT.get)
             new_only = f2.checkbox("Review what's new · 只审新的", key="review_new_only",

@@ -183,7 +183,7 @@ else:
             show_table([{k: r.get(k) for k in overall_cols} for r in kept],
                        key="nar_matrix")
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
-            st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
+            st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature).encode("utf-8-sig"),
                                "narrative_systems.csv", "text/csv", key="nar_matrix_csv", on_click="ignore")
             paired = None
             p1, p2 = st.columns(2)
@@ -216,19 +216,20 @@ else:
                     "(`python -m evaluators narrative`).")
         c1, c2, c3 = st.columns(3)
         base = doc_id.replace("/", "_")
-        # Each file is written when its button is clicked (callables), not on every rerun.
+        # Each file is written when its button is clicked (callables), not on every rerun; a CSV is
+        # UTF-8 with a BOM, as on every page (Excel reads Chinese text right), the CLI's text otherwise.
         c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
                            "application/json", key="nar_doc_json", on_click="ignore")
         c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
                            "text/markdown", key="nar_doc_md", on_click="ignore")
-        c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result),
+        c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result).encode("utf-8-sig"),
                            f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv", on_click="ignore")
         c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json",
                            key="nar_batch_json", on_click="ignore")
         c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
                            "text/markdown", key="nar_batch_md", on_click="ignore")
-        c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), "batch_mismatches.csv",
-                           "text/csv", key="nar_batch_csv", on_click="ignore")
+        c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch).encode("utf-8-sig"),
+                           "batch_mismatches.csv", "text/csv", key="nar_batch_csv", on_click="ignore")
 
         def batch_html() -> bytes:
             from evaluators.reports.html import narrative_report

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.cli.compare import load_runs
     from evaluators.io.json_text import dumps_pretty
     from evaluators.qa.audit import audit, load_rules, review_payloads, rule_change
-    from evaluators.reports.format import percent, signed
+    from evaluators.reports.format import MISSING, percent, signed
     from evaluators.reports.tables import format_table
 
     args.ci_resamples = 0
@@ -75,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"Rule change ({args.rules}): {len(change.moved)} answer(s) read differently")
         print(format_table(["system", "before", "after", "delta", "unparsed before", "unparsed after", "moved"],
                            [[d.system, percent(d.accuracy_before), percent(d.accuracy_after),
-                             "-" if d.delta is None else signed(100 * d.delta, 2), d.unparsed_before, d.unparsed_after,
+                             MISSING if d.delta is None else signed(100 * d.delta, 2), d.unparsed_before, d.unparsed_after,
                              d.moved] for d in change.systems]))
         for m in change.moved[:50]:
             print(f"  {m.system} {m.id}: {m.before or 'unparsed'} -> {m.after or 'unparsed'} ({m.rule_after}); "
-                  f"gold {m.gold or '-'}: {m.text[:60]!r}")
+                  f"gold {m.gold or MISSING}: {m.text[:60]!r}")
     if args.review_output:
         payloads = review_payloads(found)
         Path(args.review_output).write_text(dumps_pretty(payloads), encoding="utf-8")

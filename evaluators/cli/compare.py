@@ -172,7 +172,7 @@ def comparison_of(result, a: str | None, b: str | None, ci_resamples: int, seed:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``compare`` subcommand; returns the exit code."""
-    from evaluators.reports.format import MISSING, p_value, percent
+    from evaluators.reports.format import MISSING, p_value, percent, percent_interval
     from evaluators.reports.tables import format_table
 
     if args.shard:
@@ -201,8 +201,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(_comparison_text(args.format, view, comparison, signature, names, corrections))
         return EXIT_OK
 
-    def ci(lo, hi):
-        return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
+    ci = percent_interval
 
     bar = "=" * 80
     print(bar)
@@ -220,9 +219,9 @@ def run(args: argparse.Namespace) -> int:
             c = on_common.get(s.system)
             rows.append([s.system, s.n, common.n_common,
                          percent(c.exact_match) if c else MISSING,
-                         ci(c.exact_match_ci_low, c.exact_match_ci_high) if c else "-",
+                         ci(c.exact_match_ci_low, c.exact_match_ci_high) if c else MISSING,
                          percent(c.token_f1) if c else MISSING,
-                         ci(c.token_f1_ci_low, c.token_f1_ci_high) if c else "-",
+                         ci(c.token_f1_ci_low, c.token_f1_ci_high) if c else MISSING,
                          percent(s.exact_match), percent(s.token_f1)])
         print(format_table(["system", "own n", "n common", "EM", "EM 95% CI", "F1", "F1 95% CI",
                             "EM (own n)", "F1 (own n)"], rows))

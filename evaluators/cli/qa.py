@@ -15,7 +15,7 @@ from evaluators.cli.patching import add_gt_patch_argument, corrections_for, patc
 from evaluators.cli.runlog import add_log_arguments, log_qa
 from evaluators.io.sources import read_file_bytes
 from evaluators.parallel import add_workers_argument
-from evaluators.reports.format import fixed, problem_lines
+from evaluators.reports.format import MISSING, fixed, percent_interval, problem_lines
 
 
 def add_parser(subparsers) -> None:
@@ -317,10 +317,10 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
     print(bar)
     print("Configuration")
     print(f"  input:        {path}" + (f"  (predictions: {args.predictions})" if args.predictions else ""))
-    print(f"  dataset:      {args.dataset or '-'}")
+    print(f"  dataset:      {args.dataset or MISSING}")
     print(f"  task:         {report.task} ({report.task_reason})")
-    gt_used = ", ".join(f"{k} x{v}" for k, v in report.gt_fields_used.items()) or "-"
-    pred_used = ", ".join(f"{k} x{v}" for k, v in report.pred_fields_used.items()) or "-"
+    gt_used = ", ".join(f"{k} x{v}" for k, v in report.gt_fields_used.items()) or MISSING
+    pred_used = ", ".join(f"{k} x{v}" for k, v in report.pred_fields_used.items()) or MISSING
     print(f"  ground truth: {gt_used}")
     print(f"  prediction:   {pred_used}")
     if report.group_field:
@@ -351,8 +351,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(f"  95% CI:           EM {percent(o.exact_match_ci_low)} - {percent(o.exact_match_ci_high)}, "
               f"F1 {percent(o.token_f1_ci_low)} - {percent(o.token_f1_ci_high)}  [{o.ci}]")
     if len(report.by_lang) > 1 or report.by_group:
-        def ci(lo, hi):
-            return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
+        ci = percent_interval
 
         subsets = [(f"lang={k}", v) for k, v in report.by_lang.items()]
         subsets += [(f"{report.group_field}={k}", v) for k, v in report.by_group.items()]
@@ -386,8 +385,7 @@ def _run_one(args: argparse.Namespace, input_path: str) -> int:
         print(bar)
         print("Records")
         for row in record_rows(report):
-            em = "-" if row["exact_match"] is None else fixed(row["exact_match"], 2)
-            f1 = "-" if row["token_f1"] is None else fixed(row["token_f1"], 2)
+            em, f1 = fixed(row["exact_match"], 2), fixed(row["token_f1"], 2)  # MISSING when not scored
             verdict = f"  {row['predicted_verdict']} vs {row['gold_verdict']}" if row["gold_verdict"] else ""
             print(f"  {row['id']}: [{row['status']}] EM {em} F1 {f1}{verdict}  "
                   f"pred={str(row['prediction'])[:60]!r} gold={row['gold_answers'][:60]!r}")

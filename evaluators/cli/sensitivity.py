@@ -129,14 +129,13 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
 
     from evaluators.cli.qa import baseline_warnings
     from evaluators.io.json_text import dumps_pretty
-    from evaluators.reports.format import fixed, percent, signed
+    from evaluators.reports.format import fixed, percent, percent_interval, signed
     from evaluators.reports.tables import format_table
 
     for line in baseline_warnings(args.baseline_report, report.provenance):
         print(f"warning: {line}", file=sys.stderr)
 
-    def ci(lo, hi):
-        return f"{percent(lo)} - {percent(hi)}" if lo is not None else "-"
+    ci = percent_interval
 
     bar = "=" * 80
     print(bar)
@@ -183,7 +182,7 @@ def _print(args: argparse.Namespace, report, script: str | None, changes: list) 
 
 
 def _pts(ci) -> str:
-    from evaluators.reports.format import signed
+    from evaluators.reports.format import MISSING, signed
 
     lo, hi = ci
-    return "-" if lo is None else f"{signed(100 * lo, 2)} to {signed(100 * hi, 2)}"
+    return MISSING if lo is None else f"{signed(100 * lo, 2)} to {signed(100 * hi, 2)}"

@@ -334,7 +334,7 @@ class LongMemEvalReport(DictMixin):
         Mean of the per-type accuracies over the types that have labels (macro over
         types).  The official script averages all six and gives NaN when one is empty.
     overall : float or None
-        Correct / labelled questions (micro over questions).
+        Correct / labelled questions: the mean of each question's 0 or 1 (macro over questions).
     abstention : TypeAccuracy
         The ``_abs`` questions.
     n_labels : int

@@ -14,7 +14,7 @@ snap-research/LoCoMo ``task_eval/evaluation.py`` (``normalize_answer``, ``f1_sco
 
 Normalisation: commas removed, lower-cased, ASCII punctuation removed, the words
 "a", "an", "the", "and" removed, whitespace collapsed.  Per-category and overall
-values are means over questions (micro over questions), as ``evaluation_stats.py``
+values are means over questions (macro over questions), as ``evaluation_stats.py``
 prints them.
 """
 
@@ -287,7 +287,7 @@ def locomo_score(result: EvalResult) -> float:
 
 @dataclass(frozen=True)
 class CategoryScore(DictMixin):
-    """Mean LoCoMo score of one category (``total / count``, micro over questions)."""
+    """Mean LoCoMo score of one category (``total / count``, macro over questions)."""
 
     category: int
     question_type: str
@@ -306,7 +306,7 @@ class LocomoParityReport(DictMixin):
         In the order the official ``evaluation_stats.py`` prints them (4, 1, 2, 3, 5);
         categories without questions are left out.
     overall : float or None
-        Sum of the scores / number of questions (micro over questions).
+        Sum of the scores / number of questions (macro over questions).
     count : int
     per_question : dict
         ``question_id -> score``.

@@ -180,7 +180,7 @@ def _registry_metrics(names: Sequence[str]) -> dict[str, Any]:
         metric = get_metric(name)
         reason = metric.unavailable_reason()
         if reason:
-            raise MetricUnavailable(f"{name} ({name}): {reason}")  # key (registry name): one name, wording kept
+            raise MetricUnavailable(f"{name}: {reason}")
         out[name] = metric
     return out
 

@@ -35,21 +35,27 @@ EXACT_MATCH_SQUAD = register(Metric(
     "(lowercase, ASCII punctuation removed, articles a/an/the removed, whitespace collapsed), else 0 "
     "(official evaluate-v1.1.py, Rajpurkar et al. 2016)", (0.0, 1.0),
     squad.SIGNATURE, fn=lambda p, r: squad.exact_match_squad(p.text, r.text),
+    source="Rajpurkar et al. (2016), SQuAD; official evaluate-v1.1.py exact_match_score",
 ))
 TOKEN_F1_SQUAD = register(Metric(
     "token_f1_squad", "SQuAD v1.1 token F1: F1 of the bag of whitespace tokens after the official normalization "
     "(official evaluate-v1.1.py, Rajpurkar et al. 2016)", (0.0, 1.0),
     squad.SIGNATURE, fn=lambda p, r: squad.token_f1_squad(p.text, r.text),
+    source="Rajpurkar et al. (2016), SQuAD; official evaluate-v1.1.py f1_score",
 ))
 EXACT_MATCH_CMRC = register(Metric(
     "exact_match_cmrc", "CMRC 2018 exact match: 1 if the answers are equal after lowercasing, stripping and "
     "removing the official symbol list, else 0 (official cmrc2018_evaluate.py, Cui et al. 2019)", (0.0, 1.0),
     cmrc.signature(), fn=lambda p, r: cmrc.cmrc_exact_match(p.text, r.text),
+    source="Cui et al. (2019), A Span-Extraction Dataset for Chinese Machine Reading Comprehension, EMNLP; "
+    "official cmrc2018_evaluate.py calc_em_score",
 ))
 TOKEN_F1_CMRC = register(Metric(
     "token_f1_cmrc", "CMRC 2018 F1 from the longest common contiguous run of mixed tokens (CJK by character, "
     "other runs by NLTK words) (official cmrc2018_evaluate.py, Cui et al. 2019)", (0.0, 1.0),
     cmrc.signature(), fn=lambda p, r: cmrc.cmrc_f1(p.text, r.text),
+    source="Cui et al. (2019), A Span-Extraction Dataset for Chinese Machine Reading Comprehension, EMNLP; "
+    "official cmrc2018_evaluate.py calc_f1_score over find_lcs",
 ))
 
 

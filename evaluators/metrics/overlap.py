@@ -53,7 +53,7 @@ from importlib.metadata import version as _pkg_version
 
 from rapidfuzz.distance import LCSseq
 
-from evaluators.metrics.registry import Metric, register
+from evaluators.metrics.registry import PERSONA_SCRIPT, Metric, register
 from evaluators.results import DictMixin, f1_score
 from evaluators.text.tokenize import (_CHAR_TOKEN, TOKENIZERS, TextView, char_token_chunks, contains_cjk, ngram_matches,
                                       normalize)
@@ -827,6 +827,12 @@ def corpus_bleu(predictions: list[str], references: list[str], lang: str = "auto
 # --------------------------------------------------------------------------- registration
 
 
+ROUGE_SOURCE = ("Lin (2004), ROUGE: A Package for Automatic Evaluation of Summaries; Google Research rouge-score "
+                "(rouge_scorer)")
+BLEU_SOURCE = ("Papineni et al. (2002), BLEU: a Method for Automatic Evaluation of Machine Translation; smoothing "
+               "method 1 of Chen & Cherry (2014); nltk.translate.bleu_score.sentence_bleu")
+
+
 def _register_all() -> None:
     char = _char_sig()
     rouge_sig = f"{char}|rouge-score {ROUGE_VERSION}|no stemming|F-measure"
@@ -836,17 +842,21 @@ def _register_all() -> None:
         "symbols, else 0 (stricter on symbols than SQuAD; the official definitions are exact_match_squad and "
         "exact_match_cmrc)", (0.0, 1.0),
         f"norm={EXACT_NORMALIZATION}", fn=exact_match_normalized,
+        source="SQuAD v1.1 evaluate-v1.1.py normalize_answer (Rajpurkar et al. 2016) without article removal, "
+        "with NFKC and symbols added (EvalBoard)",
         counter=overlap_counts, from_counts=lambda c: 1.0 if c.exact else 0.0,
     ))
     register(Metric(
         "exact_match_strip", "1 if prediction.strip() == reference.strip() (earlier persona script)", (0.0, 1.0),
         "norm=strip() only|mode=difflib", mode="difflib", variant_of="exact_match_normalized", fn=exact_match_strip,
+        source=PERSONA_SCRIPT + " (its exact_match)",
     ))
     register(Metric(
         "token_f1_char", "F1 of the multiset overlap of the shared char tokenizer's tokens (CJK by character, "
         "other text by word); the SQuAD f1_score formula on our tokens, not SQuAD's normalization "
         "(the official definitions are token_f1_squad and token_f1_cmrc)", (0.0, 1.0),
         f"{char}|multiset overlap", fn=token_f1_char,
+        source="SQuAD v1.1 evaluate-v1.1.py f1_score (Rajpurkar et al. 2016) on EvalBoard's char tokens",
         counter=overlap_counts,
         from_counts=lambda c: f1_from_common(c.matches[0] if c.n_pred and c.n_ref else 0, c.n_pred, c.n_ref),
         counts_order=1,
@@ -854,19 +864,19 @@ def _register_all() -> None:
     for n in (1, 2):
         register(Metric(
             f"rouge{n}", f"ROUGE-{n} F1 (Lin 2004) via rouge-score with a Chinese-aware tokenizer", (0.0, 1.0),
-            rouge_sig, fn=lambda p, r, n=n: rouge_n(p, r, n),
+            rouge_sig, fn=lambda p, r, n=n: rouge_n(p, r, n), source=ROUGE_SOURCE,
             counter=overlap_counts,
             from_counts=lambda c, n=n: rouge_n_from_counts(c.matches[n - 1], c.n_pred, c.n_ref, n), counts_order=n,
         ))
     register(Metric(
         "rougeL", "ROUGE-L F1 (longest common subsequence; Lin 2004) via rouge-score", (0.0, 1.0),
-        rouge_sig, fn=rouge_l, counter=overlap_counts,
+        rouge_sig, fn=rouge_l, counter=overlap_counts, source=ROUGE_SOURCE,
         from_counts=lambda c: rouge_l_from_counts(c.lcs, c.n_pred, c.n_ref), counts_lcs=True,
     ))
     for n in (1, 2, 4):
         register(Metric(
             f"bleu{n}", f"Sentence BLEU-{n} (Papineni 2002), method-1 smoothing (Chen & Cherry 2014), nltk-compatible",
-            (0.0, 1.0), f"{bleu_sig}|max_n={n}", fn=lambda p, r, n=n: bleu(p, r, n),
+            (0.0, 1.0), f"{bleu_sig}|max_n={n}", fn=lambda p, r, n=n: bleu(p, r, n), source=BLEU_SOURCE,
             counter=overlap_counts,
             from_counts=lambda c, n=n: bleu_from_counts(c.matches, c.n_pred, c.n_ref, n), counts_order=n,
         ))
@@ -875,6 +885,8 @@ def _register_all() -> None:
         f"{char}|nltk {NLTK_VERSION} single_meteor_score(alpha=0.9,beta=3,gamma=0.5)",
         install_hint="python -m nltk.downloader wordnet omw-1.4  (run once, with network, outside EvalBoard)",
         fn=meteor, check=wordnet_missing,
+        source="Banerjee & Lavie (2005), METEOR: An Automatic Metric for MT Evaluation with Improved Correlation "
+        "with Human Judgments; nltk.translate.meteor_score.single_meteor_score",
     ))
 
 

@@ -46,6 +46,9 @@ CANONICAL_ORDER = ("exact_match_normalized", "token_f1_char", "exact_match_squad
 _METRIC_MODULES = ("evaluators.metrics.overlap", "evaluators.metrics.similarity", "evaluators.metrics.embeddings",
                    "evaluators.metrics.answers", "evaluators.metrics.keywords")
 
+#: The earlier evaluation script whose definitions the ``difflib`` mode keeps (named in those metrics' ``source``).
+PERSONA_SCRIPT = "the persona-dialogue evaluation script EvalBoard replaced"
+
 #: What a metric's reference is: a text (the default; scored on :class:`TextView` pairs, also many at once by
 #: :class:`PairScorer`) or a list of keywords (``fn(prediction: str, keywords: Sequence[str])``).
 REFERENCES = ("text", "keywords")
@@ -88,6 +91,10 @@ class Metric:
         What the metric compares the prediction with: a reference text (default), or a list of
         keywords (:data:`REFERENCES`).  Only ``"text"`` metrics are listed by :func:`list_metrics`
         and scored by :class:`PairScorer`.
+    source : str
+        Where the definition comes from: the paper, the official script or the earlier script it
+        reproduces, and the library it is computed with (:meth:`info`'s ``source``; every built-in
+        metric has one, tested).
     fn : callable
         ``(prediction: TextView, reference: TextView) -> float`` for a ``"text"`` reference;
         ``(prediction: str, keywords: Sequence[str]) -> float | None`` for ``"keywords"``.  Not
@@ -124,6 +131,7 @@ class Metric:
     mode: str = "default"
     variant_of: str | None = None
     reference: str = "text"
+    source: str = ""
     fn: Callable[[TextView, TextView], float] | None = field(default=None, repr=False, compare=False)
     check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     from_counts: Callable[[Any], float] | None = field(default=None, repr=False, compare=False)
@@ -210,11 +218,15 @@ class Metric:
         return None if value is None else float(value)
 
     def info(self) -> dict:
-        """JSON-ready description (name, range, signature, availability) for reports and pages."""
+        """JSON-ready description (name, range, signature, source, availability) for reports and pages.
+
+        ``reference`` is what the prediction is compared with (``"text"`` or ``"keywords"``), ``source``
+        the paper or official script behind the definition.
+        """
         reason = self.unavailable_reason()
         return {
             "name": self.name, "mode": self.mode, "description": self.description, "range": list(self.range),
-            "signature": self.signature, "requires": list(self.requires), "install_hint": self.install_hint,
+            "reference": self.reference, "source": self.source, "signature": self.signature, "requires": list(self.requires), "install_hint": self.install_hint,
             "available": reason is None, "unavailable_reason": reason,
         }
 

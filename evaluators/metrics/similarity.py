@@ -41,7 +41,7 @@ from importlib.metadata import version as _pkg_version
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from evaluators.metrics.registry import Metric, register
+from evaluators.metrics.registry import PERSONA_SCRIPT, Metric, register
 from evaluators.text.provenance import stopwords_sha256
 from evaluators.text.tokenize import NORMALIZATION, TOKENIZERS, TextView, jieba_dictionary_sha256, jieba_version
 
@@ -202,12 +202,18 @@ def keyword_jaccard(prediction: TextView, reference: TextView, tokenizer: str = 
     return jaccard(kp, kr)
 
 
+#: Where ``keyword_jaccard`` comes from (the default and every jieba setup of it).
+KEYWORD_JACCARD_SOURCE = ("Jaccard (1912), The distribution of the flora in the alpine zone; jieba words "
+                          "(https://github.com/fxsjy/jieba) minus EvalBoard's stop words")
+
+
 def _keyword_jaccard_metric(tok) -> Metric:
     """``keyword_jaccard`` over the words of jieba tokenizer ``tok`` (a user dictionary, HMM ...)."""
     return Metric(
         "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
         f"{tok.signature}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words, sha256:{stopwords_sha256()[:12]})"
         "|set Jaccard", fn=lambda p, r, _t=tok.name: keyword_jaccard(p, r, _t), with_tokenizer=_keyword_jaccard_metric,
+        source=KEYWORD_JACCARD_SOURCE,
     )
 
 
@@ -240,26 +246,32 @@ def _register_all() -> None:
     register(Metric(
         "fuzzy_ratio", "rapidfuzz ratio: 2*LCS/(len p + len r) of characters (Indel similarity)", (0.0, 1.0),
         f"norm={NORMALIZATION}|rapidfuzz {RAPIDFUZZ_VERSION} fuzz.ratio/100", fn=fuzzy_ratio,
+        source="rapidfuzz fuzz.ratio (normalized Indel similarity), https://rapidfuzz.github.io/RapidFuzz/",
     ))
     register(Metric(
         "fuzzy_ratio_difflib", "difflib SequenceMatcher(None, reference, prediction).ratio() (earlier persona script)",
         (0.0, 1.0), "norm=none|difflib.SequenceMatcher.ratio (Ratcliff/Obershelp, autojunk on)|mode=difflib",
         mode="difflib", variant_of="fuzzy_ratio", fn=fuzzy_ratio_difflib,
+        source="Python difflib.SequenceMatcher.ratio (Ratcliff & Obershelp 1988, Pattern matching: the Gestalt "
+        f"approach); {PERSONA_SCRIPT} (its fuzzy match)",
     ))
     register(Metric(
         "edit_similarity", "1 - Levenshtein distance / max length (characters)", (0.0, 1.0),
         f"norm={NORMALIZATION}|rapidfuzz {RAPIDFUZZ_VERSION} Levenshtein.normalized_similarity", fn=edit_similarity,
+        source="Levenshtein (1966), Binary codes capable of correcting deletions, insertions and reversals; "
+        "rapidfuzz Levenshtein.normalized_similarity",
     ))
     register(Metric(
         "keyword_jaccard", "Jaccard of keyword sets (jieba words minus shipped stop words)", (0.0, 1.0),
         f"{jieba_sig}|stopwords=evalboard-zh+en v1 ({len(stopwords())} words, sha256:{stopwords_sha256()[:12]})"
-        "|set Jaccard", fn=keyword_jaccard, with_tokenizer=_keyword_jaccard_metric,
+        "|set Jaccard", fn=keyword_jaccard, with_tokenizer=_keyword_jaccard_metric, source=KEYWORD_JACCARD_SOURCE,
     ))
     register(Metric(
         "keyword_jaccard_difflib", "Jaccard of set(jieba.cut(text)) on raw text (earlier persona script)", (0.0, 1.0),
         f"tok=jieba-{jieba_version()}(accurate,hmm,dict=sha256:{jieba_dictionary_sha256()[:12]})|norm=none|punct=kept|stopwords=none"
         "|mode=difflib",
         mode="difflib", variant_of="keyword_jaccard", fn=keyword_jaccard_difflib,
+        source=f"{PERSONA_SCRIPT} (its keyword_similarity); Jaccard (1912); jieba https://github.com/fxsjy/jieba",
     ))
 
 

@@ -103,6 +103,17 @@ def points_interval(low: float | None, high: float | None, digits: int = 2) -> s
     return f"95% CI {100 * low:+.{digits}f} to {100 * high:+.{digits}f} pts"
 
 
+def percent_interval(low: float | None, high: float | None, digits: int = 2) -> str:
+    """A 95% interval of a rate in [0, 1] as percentages, ``"low - high"``; :data:`MISSING` when an end is missing.
+
+    >>> percent_interval(0.12, 0.3), percent_interval(None, None)
+    ('12.00% - 30.00%', '—')
+    """
+    if _missing(low) or _missing(high):
+        return MISSING
+    return f"{percent(low, digits)} - {percent(high, digits)}"
+
+
 def p_value(p_value: float | None, is_bound: bool = False, digits: int = 4) -> str:
     """A p-value as text: ``"p = 0.1094"``; a bound as ``"p < 0.0001"``; ``None`` as not computed.
 

@@ -24,6 +24,8 @@ MAX_PAYLOAD_BYTES = 1_000_000
 MAX_DEPTH = 32
 #: Most items in one session.
 MAX_ITEMS = 1_000_000
+#: Most reviewers per item (a session's ``k``).
+MAX_K = 100
 
 
 def _prefix(where: str) -> str:
@@ -62,6 +64,19 @@ def check_name(value: Any, field: str = "annotator", *, where: str = "") -> str:
         raise ValueError(f"{_prefix(where)}{field} contains a control character (U+{ord(name[bad]):04X}) "
                          f"at character {bad}")
     return name
+
+
+def check_k(value: Any) -> int:
+    """A session's reviewers per item ``k``: an integer (not a bool) from 1 to :data:`MAX_K`; returned as is.
+
+    Raises
+    ------
+    ValueError
+        Anything else, with the one message every caller shows.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+        raise ValueError(f"k (reviewers per item) must be an integer from 1 to {MAX_K}, not {value!r:.40}")
+    return value
 
 
 def depth(value: Any, limit: int = MAX_DEPTH) -> int:

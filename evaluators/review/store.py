@@ -47,7 +47,7 @@ from sqlalchemy.pool import StaticPool
 from evaluators.results import DictMixin
 from evaluators.review.items import filter_columns
 from evaluators.review.labels import ALL_LABELS, LABELS, PAIR_LABELS, RIGHT_LABELS, WRONG_LABELS, human_verdict
-from evaluators.review.limits import MAX_GUIDELINES, MAX_ITEMS, canonical_payload, check_name, check_text
+from evaluators.review.limits import MAX_GUIDELINES, MAX_ITEMS, canonical_payload, check_k, check_name, check_text
 from evaluators.review.schema import (
     SCHEMA_VERSION,
     SchemaTooNew,
@@ -699,7 +699,7 @@ class ReviewStore:
         blind : bool
             Annotators do not see each other's decisions (and A/B sides may be hidden).
         k : int
-            Reviewers per item, >= 1.
+            Reviewers per item, 1 to :data:`~evaluators.review.limits.MAX_K` (:func:`~evaluators.review.limits.check_k`).
         seed : int
             32-bit seed of the queue order.
         uploads : iterable of str
@@ -719,14 +719,13 @@ class ReviewStore:
         Raises
         ------
         ValueError
-            A session of that name exists, no item, ``k < 1``, or a bad name, item or setting
+            A session of that name exists, no item, ``k`` not from 1 to 100, or a bad name, item or setting
             (located: ``item 5: ...``).
         """
         name = check_name(name, "session name")
         kind = check_name(kind, "kind")[:32]
         created_by = check_name(created_by, "created_by")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError("k (reviewers per item) must be an integer >= 1")
+        k = check_k(k)
         if isinstance(seed, bool) or not isinstance(seed, int) or not -2**31 <= seed < 2**31:
             raise ValueError("seed must be a 32-bit integer")
         settings_text = _settings_json(settings or {})
@@ -789,7 +788,7 @@ class ReviewStore:
         adjudicators : iterable of str, optional
             The full new list of adjudicators.
         k : int, optional
-            Reviewers per item, 1 to 100.
+            Reviewers per item, 1 to :data:`~evaluators.review.limits.MAX_K` (:func:`~evaluators.review.limits.check_k`).
         labels_help : mapping of str to str, optional
             Label -> one-line definition (empty ones dropped).
         by : str, optional
@@ -806,7 +805,7 @@ class ReviewStore:
         Raises
         ------
         ValueError
-            ``k < 1``, a bad name or text, or label help for a label that does not exist.
+            ``k`` not from 1 to 100, a bad name or text, or label help for a label that does not exist.
         """
         s = self.session(session_id)
         settings = dict(s.settings or {})
@@ -832,9 +831,7 @@ class ReviewStore:
             settings["fast_seconds"] = fast_seconds if isinstance(fast_seconds, bool) else float(fast_seconds)
         values: dict[str, Any] = {"settings": _settings_json(settings)}
         if k is not None:
-            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-                raise ValueError("k (reviewers per item) must be an integer from 1 to 100")
-            values["k"] = k
+            values["k"] = check_k(k)
         if blind is not None:
             values["blind"] = bool(blind)
         with self._write() as c:
@@ -1204,10 +1201,11 @@ class ReviewStore:
         """Every item open to an annotator, in the queue's order (reads the whole session: for small
         sessions and tests; the page asks :meth:`next_item`).
 
-        The items the annotator submitted a decision on, and those with fewer than ``k`` submitted
-        decisions, sorted by :func:`seeded_rank` then id.  Unlike :meth:`next_item` this ignores a
-        position order set by the session's creator (:func:`ordered_by_position`), live claims and
-        the overlap-first rule.
+        The items the annotator submitted a decision on come first (by the stored rank); then those
+        with fewer than ``k`` submitted decisions in the order :meth:`next_item` hands them out when
+        nobody holds a claim: most submitted decisions first (overlap first), then the item's rank
+        (:func:`item_rank`: the seeded rank, or the position in a session its creator ordered), then
+        id.  Live claims are not read.
 
         Parameters
         ----------
@@ -1231,8 +1229,15 @@ class ReviewStore:
         for d in self.decisions(session_id) if decisions is None else decisions:
             if d.status == "submitted":
                 done.setdefault(d.item_id, set()).add(d.annotator)
+        ordered = (s.settings or {}).get("order") in POSITION_ORDERS  # ordered_by_position, on parsed settings
+
+        def key(i: Item) -> tuple[int, int, int, int]:
+            by = done.get(i.id, ())
+            mine = annotator in by
+            return (not mine, 0 if mine else -len(by), item_rank(s.seed, i.position, ordered), i.id)
+
         return sorted((i for i in items if annotator in done.get(i.id, ()) or len(done.get(i.id, ())) < s.k),
-                      key=lambda i: (seeded_rank(s.seed, i.position), i.id))
+                      key=key)
 
     def progress(self, session_id: int, annotator: str) -> Progress:
         """Counts for the progress bar, by aggregate queries.
@@ -1913,13 +1918,14 @@ class ReviewStore:
         Parameters
         ----------
         session_id : int
-            The cache's session (the items are looked up by id alone, unlike :meth:`item_payloads`).
+            The session (the cache's too).
         item_ids : iterable of int
+            Items of that session (others, and ids not found, are left out).
 
         Returns
         -------
         dict of int to str
-            Names cut to 200 characters; ids not found are left out.
+            Names cut to 200 characters.
         """
         ids = tuple(item_ids)
 
@@ -1928,7 +1934,8 @@ class ReviewStore:
             with self.engine.connect() as c:
                 for start in range(0, len(ids), 500):
                     for r in c.execute(sa.select(items_table.c.id, items_table.c.payload)
-                                       .where(items_table.c.id.in_(ids[start:start + 500]))):
+                                       .where(items_table.c.id.in_(ids[start:start + 500]),
+                                              items_table.c.session_id == session_id)):
                         name = json.loads(r.payload).get("id")
                         out[r.id] = str(name)[:200] if name not in (None, "") else str(r.id)
             return out

@@ -33,11 +33,23 @@ from evaluators.testsets.scoring import fold
 METRIC = "keyword_score"
 
 
-def gold_answers(test_set: TestSet) -> dict[str, tuple[str, ...]]:
-    """Item id -> ``(expected_answer,)`` of a single-turn set (the GT a patch corrects)."""
+def require_single_turn(test_set: TestSet) -> None:
+    """The one refusal of a GT patch on a multi-turn set (the run, its shards and the patch itself say it).
+
+    Raises
+    ------
+    ValueError
+        ``test_set`` is multi-turn: ``"<file>: GT patches apply to single-turn test sets ..."``.
+    """
     if test_set.kind != "single":
         raise ValueError(f"{test_set.file}: GT patches apply to single-turn test sets (an expected answer per item "
                          "id); this is a multi-turn set")
+
+
+def gold_answers(test_set: TestSet) -> dict[str, tuple[str, ...]]:
+    """Item id -> ``(expected_answer,)`` of a single-turn set (the GT a patch corrects); a multi-turn set is
+    refused (:func:`require_single_turn`)."""
+    require_single_turn(test_set)
     return {item.id: (item.expected_answer,) for item in test_set.items}
 
 

@@ -144,11 +144,9 @@ def run_testsets(inputs: TestSetsInputs, config: TestSetsConfig | None = None, *
     if not config.gt_patch or scores is None:
         return TestSetsReport(test_set, answers, scores)
     from evaluators.io.gt_patch import file_sha256
-    from evaluators.testsets.patch import patch_testsets
+    from evaluators.testsets.patch import patch_testsets, require_single_turn
 
-    if test_set.kind != "single":
-        raise ValueError(f"{inputs.items_name}: GT patches apply to single-turn test sets (an expected answer per "
-                         "item id); this is a multi-turn set")
+    require_single_turn(test_set)
     after, corrections = patch_testsets(test_set, answers, scores, config.gt_patch, inputs.items_name,
                                         file_sha256(inputs.items))
     return TestSetsReport(test_set, answers, after, scores, corrections)

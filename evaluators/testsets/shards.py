@@ -88,9 +88,10 @@ def score_shard(inputs: TestSetsInputs, config: TestSetsConfig, shard: int, n_sh
     """
     test_set = load_test_set(inputs.items, inputs.items_name, config.kind)
     answers = load_answers(inputs.answers, inputs.answers_name)
-    if config.gt_patch and test_set.kind != "single":
-        raise ValueError(f"{inputs.items_name}: GT patches apply to single-turn test sets (an expected answer per "
-                         "item id); this is a multi-turn set")
+    if config.gt_patch:
+        from evaluators.testsets.patch import require_single_turn
+
+        require_single_turn(test_set)
     keys = [(_group(item, test_set.kind), item.id) for item in test_set.items]
     shards = assign(keys, n_shards, seed)
     positions = [k for k, s in enumerate(shards) if s == shard]

@@ -419,7 +419,8 @@ class TextView:
         self.text = "" if text is None else str(text)
         self._tokens: dict[str, list[str]] = {}
         self._ngrams: dict[tuple[str, int], Counter] = {}
-        self._matches: dict[tuple[int, str], list[int]] = {}
+        # keyed by the other side's text, not its id(): an id is reused once its view is freed
+        self._matches: dict[tuple[str, str], list[int]] = {}
 
     def tokens(self, tokenizer: str = "char") -> list[str]:
         """Tokens of the text under ``tokenizer`` (cached on the view).
@@ -471,12 +472,14 @@ class TextView:
         """Clipped n-gram matches with ``other``: sum over n-grams of min(count here, count there).
 
         This is ROUGE-n's overlap, BLEU's clipped n-gram count (one reference) and, for n = 1,
-        token F1's common count; it is computed once per pair and order and cached here.
+        token F1's common count; it is computed once per pair and order and cached here, keyed
+        by ``other``'s text (the counts depend on nothing else), so a view freed and another
+        built at the same address never gets the first one's counts.
 
         Parameters
         ----------
         other : TextView
-            The other side (cached by its ``id()``: keep it alive while this view is used).
+            The other side.
         tokenizer : str
             A tokenizer name.
         n : int
@@ -491,7 +494,7 @@ class TextView:
         ----------
         Lin (2004) (ROUGE-n overlap); Papineni et al. (2002) (clipped counts).
         """
-        key = (id(other), tokenizer)
+        key = (other.text, tokenizer)
         found = self._matches.get(key)
         if found is None or len(found) < n:  # all orders up to n at once (:func:`ngram_matches`)
             found = self._matches[key] = ngram_matches(self.tokens(tokenizer), other.tokens(tokenizer), max(n, 4))

@@ -9,8 +9,8 @@ knows them by, so a report that names its input names it the same way on both si
 
 Two documented differences, each asserted exactly rather than ignored:
 
-- CSV downloads of the QA, Test sets, Long Memory and Review pages start with a UTF-8 byte-order mark
-  (so Excel reads Chinese text); the CLI writes the same text without it.  The test asserts
+- CSV downloads of the QA, Test sets, Long Memory, Review, Narrative and Persona dialogue pages start with
+  a UTF-8 byte-order mark (so Excel reads Chinese text); the CLI writes the same text without it.  The test asserts
   ``page == BOM + cli``.
 - The Persona dialogue JSON report and text summary, and every HTML report, carry the time they
   were written (``"timestamp": "..."``, ``Timestamp: ...``, ``written YYYY-MM-DD HH:MM UTC`` in the
@@ -179,7 +179,7 @@ class Case:
 def _narrative(run: str, download: str, fmt: str, *inputs: str) -> Case:
     """``narrative INPUTS --out cli.FMT`` (INPUTS: the folders ``gt pred`` unless given)."""
     return Case(run, download, ("narrative", *(inputs or ("gt", "pred")), "--out", f"cli.{fmt}", "--quiet"),
-                f"cli.{fmt}", "timestamp" if fmt == "html" else "none")
+                f"cli.{fmt}", {"html": "timestamp", "csv": "bom"}.get(fmt, "none"))
 
 
 QA_DEMO, QA_REAL = ("qa", "--input", "factcheck_demo.jsonl"), ("qa", "--input", "dumb_dev_pred.jsonl")
@@ -242,7 +242,7 @@ CASES = [
     # ... and the Compare view's: several systems' predictions of the same stories (--other-pred)
     Case("narrative-systems-demo", "narrative_systems.csv",
          ("narrative", "gt", "sys_a.zip", "--other-pred", "sys_b.zip", "--systems-csv", "cli.csv", "--quiet"),
-         "cli.csv"),
+         "cli.csv", "bom"),
     Case("narrative-systems-demo", "narrative_comparison.html",
          ("narrative", "gt", "sys_a.zip", "--other-pred", "sys_b.zip", "--comparison-html", "cli.html", "--quiet"),
          "cli.html", "timestamp"),
@@ -271,10 +271,11 @@ CASES = [
     Case("memory-patched-demo", "report_with_corrections.html", (*MEMORY, "--format", "html", "--out", "cli.html"),
          "cli.html", "timestamp"),
     # Persona dialogue: the three files of --out
-    Case("dialogue-demo", "persona_evaluation_human_annotation.csv", DIALOGUE, "out/*_human_annotation.csv"),
+    Case("dialogue-demo", "persona_evaluation_human_annotation.csv", DIALOGUE, "out/*_human_annotation.csv", "bom"),
     Case("dialogue-demo", "persona_evaluation_report.json", DIALOGUE, "out/*_report.json", "timestamp"),
     Case("dialogue-demo", "persona_evaluation_summary.txt", DIALOGUE, "out/*_summary.txt", "timestamp"),
-    Case("dialogue-real", "persona_evaluation_human_annotation.csv", DIALOGUE_REAL, "out/*_human_annotation.csv"),
+    Case("dialogue-real", "persona_evaluation_human_annotation.csv", DIALOGUE_REAL, "out/*_human_annotation.csv",
+         "bom"),
     Case("dialogue-real", "persona_evaluation_report.json", DIALOGUE_REAL, "out/*_report.json", "timestamp"),
     Case("dialogue-real", "persona_evaluation_summary.txt", DIALOGUE_REAL, "out/*_summary.txt", "timestamp"),
     # Long memory: the report (JSON, HTML), one row per question (CSV), the joined results (JSONL), the judge cache
@@ -443,7 +444,7 @@ CHECKS: dict[tuple[str, str], Callable[[bytes], bool]] = {
     # sys_b's Chinese prediction is the GT itself (1 on that story), its English one sys_a's (no spread)
     ("narrative-systems-demo", "narrative_systems.csv"): lambda b: [
         (r["story_id"], r["sys_b: overall_score"] == "1.0", r["spread"] == "0.0")
-        for r in csv.DictReader(io.StringIO(b.decode("utf-8")))] == [("EN_001_lantern_keeper", False, True),
+        for r in csv.DictReader(io.StringIO(b.decode("utf-8-sig")))] == [("EN_001_lantern_keeper", False, True),
                                                                      ("ZH_001_石匠与山神", True, False)],
     # the corrections' reports hold their before / after section, with every entry of the patch applied
     **{(run, "report_with_corrections.html"): (lambda n: lambda b: b"Review corrections: before and after" in b

@@ -140,6 +140,8 @@ def test_an_unavailable_metric_asked_for_raises_with_the_install_command(name, r
         compute_metrics(RESULTS[:1], metrics=[name])
     assert isinstance(exc.value, MetricUnavailable)
     assert "install" in str(exc.value)
+    # named once ("meteor: ..."), not "meteor (meteor): ..."
+    assert str(exc.value).startswith(f"{name}: ") and f"({name})" not in str(exc.value)
 
 
 @pytest.mark.parametrize("name", ["meteor", "bert_f1", "semantic_similarity"])
@@ -196,3 +198,14 @@ def test_text_metrics_are_keyed_and_scored_by_their_registry_names():
     for name in text:
         assert report["overall"][name] == pytest.approx(get_metric(name).score(r.prediction, r.ground_truth)), name
         assert report["signature"][name] == get_metric(name).signature
+
+
+def test_a_mean_over_questions_has_one_name_in_the_memory_modules():
+    # DESIGN.md: micro = pooled counts, macro = mean of per-unit values; the project writes a mean of
+    # per-question scores "macro over questions" (QA, memory metrics, the Long Memory page), so the
+    # LoCoMo and LongMemEval parity modules say so too.
+    from tests.conftest import ROOT
+
+    texts = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "evaluators" / "memory").glob("*.py")}
+    assert [n for n, t in texts.items() if "micro over questions" in t] == []
+    assert all("macro over questions" in texts[n] for n in ("metrics.py", "locomo_parity.py", "agreement.py"))

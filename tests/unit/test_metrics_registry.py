@@ -215,3 +215,22 @@ def test_test_set_item_scores_are_the_registered_keyword_recall():
         expected = metric.score(r.answer or "", r.keywords)
         assert r.score == (None if expected is None else pytest.approx(expected)), r.id
     assert report.rule == metric.signature and metric.signature in report.signature
+
+
+def test_every_registered_metric_names_its_source():
+    defaults = list_metrics(reference=None)
+    variants = [get_metric(m.name, mode) for m in defaults for mode in metric_modes(m.name)[1:]]
+    assert {v.name for v in variants} == {"exact_match_strip", "fuzzy_ratio_difflib", "keyword_jaccard_difflib"}
+    for m in defaults + variants:
+        info = m.info()
+        assert info["source"] == m.source and len(m.source.strip()) > 10, m.name
+        assert info["reference"] == m.reference  # what it compares with: "text" or "keywords"
+    # the citation each docstring gives is the one the info shows
+    assert "Lin (2004)" in get_metric("rougeL").source and "Papineni" in get_metric("bleu4").source
+    assert "evaluate-v1.1.py" in get_metric("token_f1_squad").source
+    assert "cmrc2018_evaluate.py" in get_metric("exact_match_cmrc").source
+    assert "Zhang et al. (2020)" in get_metric("bert_f1").source
+    # a jieba setup of keyword_jaccard (another dictionary) keeps its source
+    kj = get_metric("keyword_jaccard")
+    from evaluators.text.provenance import jieba_tokenizer
+    assert kj.with_tokenizer(jieba_tokenizer(hmm=True)).source == kj.source

@@ -174,3 +174,20 @@ def test_qa_json_to_a_pipe_equals_the_output_file(tmp_path):
     assert piped.returncode == 0, piped.stderr.decode()
     assert json.loads(piped.stdout) == json.loads(target.read_bytes())
     assert len(json.loads(piped.stdout)["records"]) == 12
+
+
+def test_qa_cli_writes_a_missing_value_as_the_one_missing_mark(tmp_path, capsys):
+    from evaluators.reports.format import MISSING
+
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"id": "a", "question": "q", "answer": "Paris", "prediction": "Paris", "lang": "en"},
+        {"id": "b", "question": "q", "answer": "", "prediction": "Lyon", "lang": "en"},  # no GT: not scored
+        {"id": "d", "question": "q", "answer": "北京", "prediction": "北京", "lang": "zh"}]) + "\n", encoding="utf-8")
+    assert main(["qa", "--input", str(path), "--verbose", "--ci-resamples", "0"]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert f"dataset: {MISSING}" in lines                                   # no --dataset given
+    # one scored record per language and no resampling: no interval, EM = F1 = 1
+    assert f"lang=en 1 100.00% {MISSING} 100.00% {MISSING}" in lines
+    assert f"b: [missing_gt] EM {MISSING} F1 {MISSING} pred='Lyon' gold=''" in lines
+    assert not any(" - " in line.split("pred=")[0] for line in lines if line.startswith(("lang=", "b:")))

@@ -100,3 +100,21 @@ def test_cli_output_file_format_follows_format_then_extension(tmp_path):
     assert main([*args, "--output-file", str(tmp_path / "r.json")]) == 0
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["overall"]["n_items"] == 9
     assert (tmp_path / "r.json").read_text(encoding="utf-8") == report_json(run)
+
+
+def test_a_gt_patch_on_a_multi_turn_set_is_refused_with_one_message_everywhere():
+    from evaluators.io.gt_patch import GTPatchSet, PatchEntry
+    from evaluators.testsets.patch import gold_answers, require_single_turn
+    from evaluators.testsets.shards import score_shard
+
+    inputs = _demo("multi_turn_demo.json", "multi_turn_demo_answers.jsonl")
+    config = TestSetsConfig(gt_patch=GTPatchSet((PatchEntry("d1", "0" * 64, "add_answer", ("a",), ("b",), "ann"),)))
+    said = []
+    for refuse in (lambda: run_testsets(inputs, config), lambda: score_shard(inputs, config, 0, 2),
+                   lambda: gold_answers(run_testsets(inputs).test_set)):
+        with pytest.raises(ValueError) as exc:
+            refuse()
+        said.append(str(exc.value))
+    assert said == [f"{inputs.items_name}: GT patches apply to single-turn test sets (an expected answer per item "
+                    "id); this is a multi-turn set"] * 3
+    require_single_turn(run_testsets(_demo()).test_set)  # a single-turn set passes

@@ -74,3 +74,15 @@ def test_text_view_tokenizes_once(monkeypatch):
     assert calls == {"char": 2, "jieba": 2}
     view = TextView("Hello")
     assert view.tokens("char") is view.tokens("char")
+
+
+def test_text_view_matches_never_reuses_a_freed_views_counts():
+    # best_reference's pattern: one prediction view scored against a fresh reference view per
+    # reference, each freed before the next is built (CPython often gives the next one the same id()).
+    pred = TextView("the cat sat")
+    got = [pred.matches(TextView(ref), "char", 1) for ref in ("the cat sat", "dog runs far")]
+    # "the cat sat" vs itself: 3 common tokens; vs "dog runs far": none in common
+    assert got == [3, 0]
+    # the same text in another view is the same count (the cache is by content)
+    assert pred.matches(TextView("the cat"), "char", 1) == 2
+
