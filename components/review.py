@@ -670,8 +670,7 @@ def import_panel(store: ReviewStore, session, who) -> None:
             st.success(md(flash))
         up = st.file_uploader("File to import · 导入文件", type=["jsonl", "json"], key="review_import_file",
                               max_upload_size=MAX_UPLOAD_BYTES // 2**20)
-        c1, c2 = st.columns(2)
-        fmt = c1.radio("Format · 格式", list(IMPORT_FORMAT_TEXT), format_func=IMPORT_FORMAT_TEXT.get,
+        fmt = st.radio("Format · 格式", list(IMPORT_FORMAT_TEXT), format_func=IMPORT_FORMAT_TEXT.get,
                        key="review_import_format", horizontal=True)
         if up is None:
             return
@@ -682,7 +681,7 @@ def import_panel(store: ReviewStore, session, who) -> None:
         found = fmt or rs.import_format(data[:64])
         into = None
         if found == "label-studio":
-            here = c2.radio("Into · 导入到", ("file", "here"), key="review_import_into",
+            here = st.radio("Into · 导入到", ("file", "here"), key="review_import_into", horizontal=True,
                             format_func={"file": "The session the tasks name (else a new one)",
                                          "here": f"This session ({md(session.name)})"}.get)
             into = session.name if here == "here" else None
