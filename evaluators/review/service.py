@@ -486,7 +486,8 @@ def import_file(store: ReviewStore, who: str | None, data: bytes | Any, file: st
     ``review import``.  :func:`may` ``import`` is checked first (in ``context``, the session whose page
     imports: there its owner and the admins, or the role's policy); the import's audit row commits with its
     first write (:func:`evaluators.review.exchange.import_records`), so an import that writes nothing leaves
-    none.
+    none.  ``who`` is the importer: the actor of the history rows it writes, the owner of a session made from
+    lines without a session line, and the annotator of Label Studio annotations with ``completed_by: null``.
 
     Parameters
     ----------
@@ -535,9 +536,11 @@ def import_file(store: ReviewStore, who: str | None, data: bytes | Any, file: st
     if fmt not in IMPORT_FORMATS:
         raise ValueError(f"import reads {' or '.join(IMPORT_FORMATS)}, not {str(fmt)[:40]!r}")
     row = audit_row(who, "import", detail=os.path.basename(file)[:200])
+    by = str(who)[:256]  # the history's actor, the owner of a session a file without session line makes, and
+    # the annotator of a Label Studio annotation with ``completed_by: null``
     if fmt == "label-studio":
-        return import_label_studio(store, data, file, session=into, audit=row, dry_run=dry_run)
-    return import_jsonl(store, data, file, audit=row, dry_run=dry_run)
+        return import_label_studio(store, data, file, session=into, created_by=by, audit=row, dry_run=dry_run)
+    return import_jsonl(store, data, file, created_by=by, audit=row, dry_run=dry_run)
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:

@@ -138,3 +138,23 @@ def test_a_reviewer_sees_no_import_block_and_the_service_refuses(store, tmp_path
         rs.import_file(store, "mallory", _other_export(tmp_path), "other.jsonl",
                        context=store.session_by_name("roles"))
     assert store.session_by_name("other") is None and _imports(store) == []
+
+
+def test_label_studio_tasks_go_into_this_session_onto_its_own_items(store):
+    """A Label Studio task whose data is one of this session's items (the same payload: the same digest)
+    adds its annotation to that item; a task with other data would add an item."""
+    task = {"data": dict(ITEMS[2]), "annotations": [{"completed_by": None, "result": [
+        {"type": "choices", "value": {"choices": ["gt_error"]}}, {"type": "textarea", "value": {"text": ["巴黎?"]}}]}]}
+    at = _upload(_export_view(store, "olga"), "one.json", json.dumps([task]).encode("utf-8"))
+    at.radio(key="review_import_into").set_value("here").run()
+    # into "roles": its item w2 is found by digest -> no session, no item added; 1 annotation -> 1 written
+    assert ("1 decision(s) would be written (added, or replacing an older one) · 0 skipped (0 already stored, "
+            "0 duplicate) · 0 refused; 0 session(s), 0 item(s) and 0 adjudication(s) would be added.") in _text(at)
+    at.button(key="review_import_go").click().run()
+    roles = store.session_by_name("roles")
+    (decision,) = store.decisions(roles.id)
+    w2 = next(i for i in store.items(roles.id) if i.payload["id"] == "w2")
+    # completed_by null: the importing user is the annotator
+    assert (decision.item_id, decision.annotator, decision.label, decision.comment) == (w2.id, "olga", "gt_error",
+                                                                                        "巴黎?")
+    assert [s.name for s in store.sessions()] == ["roles"] and len(store.items(roles.id)) == 4
