@@ -51,7 +51,8 @@ Audit (:func:`audit`)
     trail (:meth:`~evaluators.review.store.ReviewStore.audit`): who, role, action, session, item, when,
     page or CLI.  The row is written in the action's own transaction wherever the action has one (decide,
     undo, adjudicate, settings, gold, create, delete: both committed or neither); an export is a read, so its
-    row follows the complete export (:func:`export`); an import is written in batches, one transaction each,
+    row follows the complete export (:func:`export`), and a GT patch's the complete patch, before the file is
+    released (``review patch``); an import is written in batches, one transaction each,
     so its row commits with its first write (:func:`evaluators.review.exchange.import_records`): no change
     of an import is stored without it.
 
