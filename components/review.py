@@ -694,11 +694,13 @@ def import_panel(store: ReviewStore, session, who) -> None:
         except (PermissionError, ValueError) as exc:
             st.error(md(str(exc)))
             return
-        st.markdown(f"**Dry run · 预检** ({md(IMPORT_FORMAT_TEXT[found])}): {md(_import_summary(report, dry_run=True))}")
+        st.markdown(f"**Dry run · 预检** ({md(IMPORT_FORMAT_TEXT[found])}): "
+                    f"{md(_import_summary(report, dry_run=True))}")
         refused = [i for i in report.issues if isinstance(i, InputIssue)]
         if refused:
+            usable = report.imported or report.items_added or report.sessions_created
             show_problems(refused, key="review_import_problems", title="Lines not imported",
-                          error=None if report.imported or report.items_added else "Nothing in this file can be imported:")
+                          error=None if usable else "Nothing in this file can be imported:")
         nothing = not (report.written or report.sessions_created or report.items_added or report.adjudications)
         if st.button("Import · 导入", key="review_import_go", type="primary", disabled=nothing,
                      help="Nothing to write: every line is stored already or refused." if nothing else None):

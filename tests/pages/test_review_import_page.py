@@ -46,7 +46,8 @@ def _upload(at, name: str, data: bytes):
 
 
 def _text(at) -> str:
-    return shown("\n".join([m.value for m in at.markdown] + [e.value for e in at.error] + [s.value for s in at.success]))
+    return shown("\n".join([m.value for m in at.markdown] + [e.value for e in at.error]
+                           + [s.value for s in at.success]))
 
 
 def _imports(store) -> list:
@@ -116,7 +117,8 @@ def test_a_malformed_file_is_named_and_imports_nothing(store):
     at = _upload(_export_view(store, "olga"), "bad.jsonl", bad)
     rows = {r["where"]: r["problem"] for r in problem_table(at)}
     assert "item_digest must be a SHA-256 hex digest" in rows["bad.jsonl:1"]
-    # the broken JSON by line and column: '{"type": "decision", "session": ' is 32 characters, the value is missing at 33
+    # the broken JSON by line and column: '{"type": "decision", "session": ' is 32 characters, the value is
+    # missing at 33
     assert rows["bad.jsonl:2:33"].startswith("invalid JSON on this line")
     assert "Nothing in this file can be imported" in _text(at)
     assert at.button(key="review_import_go").disabled
@@ -144,7 +146,8 @@ def test_label_studio_tasks_go_into_this_session_onto_its_own_items(store):
     """A Label Studio task whose data is one of this session's items (the same payload: the same digest)
     adds its annotation to that item; a task with other data would add an item."""
     task = {"data": dict(ITEMS[2]), "annotations": [{"completed_by": None, "result": [
-        {"type": "choices", "value": {"choices": ["gt_error"]}}, {"type": "textarea", "value": {"text": ["巴黎?"]}}]}]}
+        {"type": "choices", "value": {"choices": ["gt_error"]}},
+        {"type": "textarea", "value": {"text": ["巴黎?"]}}]}]}
     at = _upload(_export_view(store, "olga"), "one.json", json.dumps([task]).encode("utf-8"))
     at.radio(key="review_import_into").set_value("here").run()
     # into "roles": its item w2 is found by digest -> no session, no item added; 1 annotation -> 1 written

@@ -137,6 +137,23 @@ def test_import_row_commits_with_the_first_write(review_url, tmp_path, monkeypat
     assert again.unchanged == 5 and again.written == 0 and len(store.audit_rows()) == 1
 
 
+def test_a_dry_run_reports_what_the_import_does_and_stores_nothing(review_url, tmp_path, monkeypatch):
+    """The page's dry run is the import itself inside one rolled-back transaction: over several batches its
+    report equals the real import's, field by field, and the database (sessions, decisions, audit) is as before."""
+    data = _export_with_decisions(tmp_path)        # 1 session line, 3 items, 3 + 2 = 5 decisions
+    store = ReviewStore(review_url)
+    store.create_session("kept", "qa", ITEMS, created_by="olga")
+    monkeypatch.setattr(exchange, "BATCH_LINES", 2)  # 9 lines: 5 batches, each a savepoint of the dry run
+    owner = Actor("olga", "owner", "page")
+    dry = rs.import_file(store, owner, data + b'{"type": "decision"}\n', "x.jsonl", dry_run=True)
+    assert [s.name for s in store.sessions()] == ["kept"] and _actions(store) == []
+    assert (dry.written, dry.sessions_created, dry.items_added, len(dry.issues)) == (5, 1, 3, 1)
+    real = rs.import_file(store, owner, data + b'{"type": "decision"}\n', "x.jsonl")
+    assert real.to_dict() == dry.to_dict()
+    assert len(store.decisions(store.session_by_name("imported").id)) == 5 and len(store.audit_rows()) == 1
+    again = rs.import_file(store, owner, data, "x.jsonl", dry_run=True)         # after it: all 5 already stored
+    assert (again.written, again.unchanged, again.sessions_created, again.items_added) == (0, 5, 0, 0)
+
 def test_an_import_failing_after_its_first_batch_keeps_that_batch_and_its_row(review_url, tmp_path, monkeypatch):
     data = _export_with_decisions(tmp_path)
     store = ReviewStore(review_url)
@@ -213,10 +230,12 @@ def test_cli_patch_releases_no_file_without_its_row_and_no_row_for_a_failed_writ
     run = tmp_path / "run.jsonl"
     run.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answer": gt, "prediction": p},
                                       ensure_ascii=False) + "\n"
-                           for i, (q, gt, p) in enumerate([("首都是哪里", "北京", "上海"), ("2+2?", "5", "4")])),
+                           for i, (q, gt, p) in enumerate([("首都是哪里", "北京", "上海"),
+                                                           ("2+2?", "5", "4")])),
                    encoding="utf-8")
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["review", "create", "--db", review_url, "--input", str(run), "--session", "p", "--as", "olga"]) == 0
+        assert main(["review", "create", "--db", review_url, "--input", str(run), "--session", "p",
+                     "--as", "olga"]) == 0
     store = ReviewStore(review_url)
     s = store.session_by_name("p")
     item = next(i for i in store.items(s.id) if i.payload["id"] == "q1")
