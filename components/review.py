@@ -15,7 +15,7 @@ from components.problems import show_problems
 from components.review_link import create_review_session
 from components.tables import show_table
 from components.textdiff import render_char_diff
-from components.uploads import upload_bytes
+from components.uploads import upload_bytes, upload_digest
 from evaluators.demo import demo_path
 from evaluators.io import InputError
 from evaluators.reports.format import fixed
@@ -617,6 +617,7 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     if not rs.can_export(session, annotator, has_gold=has_gold):
         st.info("This session is blind or has gold items: its decisions (with system names, scores and gold "
                 "labels) are exported by its owner and adjudicators only.")
+        import_panel(store, session, annotator)
         return
     sid = session.id
     for label, make, name, mime, key, empty in (
@@ -640,3 +641,83 @@ def export_panel(store: ReviewStore, session, annotator: str | None) -> None:
     st.caption("The same files come from `python -m evaluators review export|corrections --session NAME` "
                "(`--format label-studio` / `label-studio-config`); the JSONL restores the whole session with "
                "`review import`, which also reads Label Studio's JSON export (never over newer decisions).")
+    import_panel(store, session, annotator)
+
+
+#: The import's format choices (``None``: found from the file) in words.
+IMPORT_FORMAT_TEXT = {None: "Found from the file · 自动", "jsonl": "EvalBoard export (JSONL)",
+                      "label-studio": "Label Studio (JSON)"}
+
+
+def _import_summary(report, *, dry_run: bool) -> str:
+    """One line of what an import did (or, for a dry run, would do)."""
+    refused = report.conflicts + sum(1 for i in report.issues if i.kind not in ("conflict", "duplicate"))
+    would = "would be " if dry_run else ""
+    return (f"{report.written} decision(s) {would}written (added, or replacing an older one) · "
+            f"{report.unchanged + report.duplicates} skipped ({report.unchanged} already stored, "
+            f"{report.duplicates} duplicate) · {refused} refused; {report.sessions_created} session(s), "
+            f"{report.items_added} item(s) and {report.adjudications} adjudication(s) {would}added.")
+
+
+def import_panel(store: ReviewStore, session, who) -> None:
+    """Import an EvalBoard export or a Label Studio file, for those who may import from this session's page
+    (:func:`evaluators.review.service.may` ``import``: its owner and the admins, or the role's policy;
+    nobody else sees the block).  The upload is capped at the review upload limit; a dry run
+    (:func:`evaluators.review.service.import_file`, rolled back) says what would be written, skipped and
+    refused, each refused line located by line and JSON path; *Import* runs the same function for real."""
+    from evaluators.io import InputIssue
+    from evaluators.review.store import MAX_UPLOAD_BYTES
+
+    if not rs.may(session, who, "import"):
+        return
+    ss = st.session_state
+    with st.container(border=True, key="review_import_box"):
+        st.markdown("**Import · 导入**")
+        st.caption("An EvalBoard export (JSONL, any session: it goes into the session it names) or a Label Studio "
+                   "JSON export. Never over newer decisions; a dry run first, then *Import*. As `review import`.")
+        if flash := ss.pop("review_import_done", None):
+            st.success(md(flash))
+        up = st.file_uploader("File to import · 导入文件", type=["jsonl", "json"], key="review_import_file",
+                              max_upload_size=MAX_UPLOAD_BYTES // 2**20)
+        fmt = st.radio("Format · 格式", list(IMPORT_FORMAT_TEXT), format_func=IMPORT_FORMAT_TEXT.get,
+                       key="review_import_format", horizontal=True)
+        if up is None:
+            return
+        if up.size > MAX_UPLOAD_BYTES:  # Streamlit's own cap is the server's; the review store's is this one
+            st.error(md(f"{up.name}: {up.size:,} bytes is over the review upload limit of {MAX_UPLOAD_BYTES:,}"))
+            return
+        data = upload_bytes(up)
+        found = fmt or rs.import_format(data[:64])
+        into = None
+        if found == "label-studio":
+            here = st.radio("Into · 导入到", ("file", "here"), key="review_import_into", horizontal=True,
+                            format_func={"file": "The session the tasks name (else a new one)",
+                                         "here": f"This session ({md(session.name)})"}.get)
+            into = session.name if here == "here" else None
+        key = (upload_digest(up), found, into)
+        try:
+            if ss.get("review_import_dry", (None,))[0] != key:
+                ss["review_import_dry"] = (key, rs.import_file(store, who, data, up.name, fmt=found, into=into,
+                                                               context=session, dry_run=True))
+            report = ss["review_import_dry"][1]
+        except (PermissionError, ValueError) as exc:
+            st.error(md(str(exc)))
+            return
+        st.markdown(f"**Dry run · 预检** ({md(IMPORT_FORMAT_TEXT[found])}): "
+                    f"{md(_import_summary(report, dry_run=True))}")
+        refused = [i for i in report.issues if isinstance(i, InputIssue)]
+        if refused:
+            usable = report.imported or report.items_added or report.sessions_created
+            show_problems(refused, key="review_import_problems", title="Lines not imported",
+                          error=None if usable else "Nothing in this file can be imported:")
+        nothing = not (report.written or report.sessions_created or report.items_added or report.adjudications)
+        if st.button("Import · 导入", key="review_import_go", type="primary", disabled=nothing,
+                     help="Nothing to write: every line is stored already or refused." if nothing else None):
+            try:
+                done = rs.import_file(store, who, data, up.name, fmt=found, into=into, context=session)
+            except (PermissionError, ValueError) as exc:
+                st.error(md(str(exc)))
+                return
+            ss.pop("review_import_dry", None)  # the database changed: the next dry run is read afresh
+            ss["review_import_done"] = f"Imported {up.name}: {_import_summary(done, dry_run=False)}"
+            st.rerun()

@@ -88,8 +88,6 @@ def run(args: argparse.Namespace) -> int:
     """Run the ``review`` subcommand; returns the exit code."""
     from evaluators.io.json_text import dumps_pretty
     from evaluators.reports.review import export_text
-    from evaluators.review.exchange import import_jsonl
-    from evaluators.review.label_studio import import_label_studio, looks_like_label_studio
     from evaluators.review.schema import SchemaTooNew
     from evaluators.review.store import ReviewStore
 
@@ -125,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             fh = open(args.input, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
             return fail(f"cannot read {args.input}: {exc.strerror or exc}")
-        if args.format not in (None, "jsonl", "label-studio"):
+        if args.format not in (None, *rs.IMPORT_FORMATS):
             fh.close()
             return fail(f"import reads jsonl or label-studio, not {args.format}")
         # the objects that exist before the import (the loaded modules) do not become garbage during it:
@@ -133,15 +131,8 @@ def run(args: argparse.Namespace) -> int:
         # alone until it ends (0.77x the CPU for 300k lines)
         gc.freeze()
         try:
-            with fh:
-                fmt = args.format or ("label-studio" if looks_like_label_studio(fh.read(64)) else "jsonl")
-                fh.seek(0)
-                # the audit row commits with the import's first write (evaluators.review.exchange.import_records)
-                row = rs.audit_row(who, "import", detail=Path(args.input).name)
-                if fmt == "label-studio":
-                    report = import_label_studio(store, fh, args.input, session=args.session, audit=row)
-                else:
-                    report = import_jsonl(store, fh, args.input, audit=row)
+            with fh:  # the page's import too (its audit row commits with the import's first write)
+                report = rs.import_file(store, who, fh, args.input, fmt=args.format, into=args.session)
         finally:
             gc.unfreeze()
         for issue in report.issues:

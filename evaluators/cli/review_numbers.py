@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from evaluators.io.sources import read_file_bytes
@@ -112,11 +113,13 @@ def run(args: argparse.Namespace, store_of) -> int:
             rs.require(session, who, "patch")
         except PermissionError as exc:
             return fail(terminal(exc))
-        code = narrative_patch(args, store, session, gt) if session.kind == "narrative" else (
-            fail(f"cannot read {gt}: not a file") if not gt.is_file() else patch(args, store, session, gt))
-        if code == EXIT_OK:
+        def audit() -> None:  # written by _write_patch once the patch is complete, before it is released
             rs.audit(store, who, "patch", session, detail=gt.name)
-        return code
+
+        if session.kind == "narrative":
+            return narrative_patch(args, store, session, gt, audit=audit)
+        return fail(f"cannot read {gt}: not a file") if not gt.is_file() else patch(args, store, session, gt,
+                                                                                       audit=audit)
     if not gt.is_file():
         return fail(f"cannot read {gt}: not a file")
     return estimate(args, store, session, gt)
@@ -132,8 +135,9 @@ def _qa_report(gt: Path):
         return None, f"cannot read {gt}: {getattr(exc, 'strerror', None) or exc}"
 
 
-def patch(args, store, session, gt: Path) -> int:
-    """``review patch``: write the session's GT patch for ``gt`` (refused when the session kept another file)."""
+def patch(args, store, session, gt: Path, *, audit: Callable[[], None] | None = None) -> int:
+    """``review patch``: write the session's GT patch for ``gt`` (refused when the session kept another file);
+    ``audit`` writes its audit row (:func:`_write_patch`)."""
     from evaluators.io import InputError
     from evaluators.io.gt_patch import file_sha256
     from evaluators.review.gt_patch import build_gt_patch, gold_of
@@ -152,7 +156,7 @@ def patch(args, store, session, gt: Path) -> int:
         gold = gold_of(session.kind, str(gt), data)
     except (InputError, ValueError) as exc:
         return fail(f"cannot read {gt} as the GT of a {session.kind!r} session: {exc}")
-    return _write_patch(args, build_gt_patch(store, session.id, digest, gold))
+    return _write_patch(args, build_gt_patch(store, session.id, digest, gold), audit)
 
 
 def dataset(args, store, gt: Path) -> int:
@@ -171,23 +175,51 @@ def dataset(args, store, gt: Path) -> int:
     return _write_patch(args, dataset_patch(store, gold or {}))
 
 
-def _write_patch(args, built) -> int:
+def _write_patch(args, built, audit: Callable[[], None] | None = None) -> int:
+    """Write a built patch to ``--out`` (else stdout), its audit row (``audit``) with it.
+
+    A patch is read from the database and released as a file: there is no transaction for the row to share,
+    so the row is written once the patch is complete and *before* it is released.  With ``--out`` the text
+    goes to a temporary file beside it, then the row, then the file is renamed into place (``os.replace``,
+    atomic): an unwritable ``--out`` leaves no row and a row that cannot be written leaves no file (nor a
+    temporary one).  On stdout the row precedes the text.  What is left is the safe direction: a rename or a
+    print that fails after the row leaves a row for a patch not delivered, never a patch without its row.
+    """
+    import os
+
     from evaluators.io.gt_patch import write_gt_patch
 
     for where, why in built.skipped:
         print(f"note: {where}: {why}", file=sys.stderr)
     text = write_gt_patch(built.entries)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        out = Path(args.out)
+        part = out.with_name(f".{out.name}.{os.getpid()}.part")
+        try:
+            try:
+                part.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                return fail(f"cannot write {args.out}: {exc.strerror or exc}")
+            if audit is not None:
+                audit()
+            try:
+                os.replace(part, out)
+            except OSError as exc:
+                return fail(f"cannot write {args.out}: {exc.strerror or exc}")
+        finally:
+            part.unlink(missing_ok=True)
         print(f"{len(built.entries)} correction(s) written to {args.out} ({len(built.skipped)} skipped)")
     else:
+        if audit is not None:
+            audit()
         sys.stdout.write(text)
     return EXIT_OK
 
 
-def narrative_patch(args, store, session, gt: Path) -> int:
+def narrative_patch(args, store, session, gt: Path, *, audit: Callable[[], None] | None = None) -> int:
     """``review patch`` of a narrative session: ``gt`` is a story GT file, a folder or a zip of them; each
-    correction carries its story file's digest (:func:`evaluators.review.gt_patch.build_narrative_patch`)."""
+    correction carries its story file's digest (:func:`evaluators.review.gt_patch.build_narrative_patch`);
+    ``audit`` writes its audit row (:func:`_write_patch`)."""
     from evaluators.io.sources import collect_paths
     from evaluators.review.gt_patch import build_narrative_patch, narrative_gold
 
@@ -203,7 +235,7 @@ def narrative_patch(args, store, session, gt: Path) -> int:
         return fail(f"session {session.name!r} was made from {kept[0] if kept else 'other files'} "
                     f"(sha256 {session.uploads[0][:12]}...{' and others' if len(session.uploads) > 1 else ''}), "
                     f"and no GT file under {gt} is one of them: give those files as --gt")
-    return _write_patch(args, build_narrative_patch(store, session.id, gold))
+    return _write_patch(args, build_narrative_patch(store, session.id, gold), audit)
 
 
 def _disagreements(store, session_id: int) -> list:

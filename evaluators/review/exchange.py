@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -185,6 +186,27 @@ class _Importer:
         self.items: dict[tuple[int, str], tuple[int, bool]] = {}
         #: PostgreSQL: each step of a batch is one statement over arrays (see :func:`_insert_decisions`)
         self.pg = store.engine.dialect.name == "postgresql"
+        #: a dry run: the one connection whose outer transaction holds every write, rolled back at the end
+        self.dry: sa.Connection | None = None
+
+    @contextmanager
+    def write(self) -> Iterator[sa.Connection]:
+        """A write transaction (its own; in a dry run a savepoint of the dry run's transaction)."""
+        if self.dry is None:
+            with self.store._write() as c:
+                yield c
+        else:
+            with self.dry.begin_nested():
+                yield self.dry
+
+    @contextmanager
+    def read(self) -> Iterator[sa.Connection]:
+        """A connection to read with (in a dry run the dry run's own, which sees its writes)."""
+        if self.dry is None:
+            with self.store.engine.connect() as c:
+                yield c
+        else:
+            yield self.dry
 
     def audit_once(self, c: sa.Connection) -> None:
         """Write the import's audit row in this write transaction if no earlier one has (the first write
@@ -303,7 +325,7 @@ class _Importer:
             raise ValueError("uploads must be a list of digests")
         created_at = d.get("created_at") or _now()
         _check_stamp(created_at)
-        with self.store._write() as c:
+        with self.write() as c:
             try:
                 with c.begin_nested():
                     sid = c.execute(sessions_table.insert().values(
@@ -385,13 +407,13 @@ class _Importer:
         for sid, digest in sorted(keys, key=lambda key: order.get(key, -1)):
             (carried if (sid, digest) in wanted else named).setdefault(sid, []).append(digest)
         for sid, digests in named.items():
-            with self.store.engine.connect() as c:
+            with self.read() as c:
                 ids = _item_ids(c, sid, digests, self.pg)
                 for item_id, dg, payload in _item_payloads(c, list(ids.values()), self.pg):
                     self.items[(sid, dg)] = (item_id, is_two_sided(json.loads(payload)))
         for sid, digests in carried.items():
             digests.sort(key=lambda dg: (wanted[(sid, dg)][1] is None, wanted[(sid, dg)][1] or 0))  # positions
-            with self.store._write() as c:
+            with self.write() as c:
                 # the session row locked: one writer at a time numbers new items (PostgreSQL; SQLite's
                 # writes are serial already)
                 n, seed, settings = c.execute(sa.select(sessions_table.c.n_items, sessions_table.c.seed,
@@ -431,7 +453,7 @@ class _Importer:
         known = sorted({item_id for _l, _d, sid, item_id in decisions if sid not in self.created})
         stored: dict[tuple[int, str], Any] = {}
         if known:
-            with self.store.engine.connect() as c:
+            with self.read() as c:
                 stored = _stored_decisions(c, known, self.pg)
         inserts, updates = [], []
         for lineno, dec, sid, item_id in decisions:
@@ -477,7 +499,7 @@ class _Importer:
         deltas: dict[int, int] = {}
         touched: dict[int, int] = {}
         changes: list[tuple[int, int, str, Any, dict]] = []   # (session, item, annotator, old, new): the history
-        with self.store._write() as c:
+        with self.write() as c:
             rows = [{"item_id": item_id, "annotator": annotator, "version": version, "session_id": sid, **values}
                     for _lineno, sid, item_id, annotator, version, values in inserts]
             added = _insert_decisions(c, rows, self.pg)
@@ -516,7 +538,7 @@ class _Importer:
     def adjudication(self, lineno: int, d: dict, item_id: int, sid: int) -> None:
         a = adjudications_table
         stamp = d.get("updated_at") or _now()
-        with self.store._write() as c:
+        with self.write() as c:
             old = c.execute(sa.select(a.c.updated_at).where(a.c.item_id == item_id)).scalar()
             if old is not None and old >= stamp:
                 return
@@ -698,7 +720,8 @@ Record = tuple[int, dict, "str | None", bool]
 
 
 def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], file: str, *,
-                   created_by: str = "import", audit: Mapping[str, Any] | None = None) -> ImportReport:
+                   created_by: str = "import", audit: Mapping[str, Any] | None = None,
+                   dry_run: bool = False) -> ImportReport:
     """Check, batch and write records of the JSONL format (see the module docstring), from any reader.
 
     The one import path: :func:`import_jsonl` and the Label Studio import
@@ -719,8 +742,25 @@ def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], f
         one that commits its first change.  Hence no change of an import is ever stored without it; an import
         that writes nothing (every line refused, unchanged or a conflict) leaves none; one that fails after
         some batches keeps those batches and the row (what it wrote stays, as the module docstring says).
+    dry_run : bool
+        Check and write exactly as an import does, every batch inside one transaction that is rolled back at
+        the end: the report says what the import would do (against the database as it is now) and nothing,
+        not the audit row either, is stored.  The transaction holds the write lock while it runs (SQLite), so
+        a dry run is for files of a size a page accepts.
     """
     imp = _Importer(store, file, check_name(created_by, "created_by"), audit)
+    if not dry_run:
+        return _run(imp, records)
+    with store._writer.connect() as c:
+        outer = c.begin()
+        imp.dry = c
+        try:
+            return _run(imp, records)
+        finally:
+            outer.rollback()
+
+
+def _run(imp: _Importer, records: Iterable[Record | InputIssue]) -> ImportReport:
     for rec in records:
         if isinstance(rec, InputIssue):
             imp.issues.append(rec)
@@ -737,7 +777,8 @@ def import_records(store: ReviewStore, records: Iterable[Record | InputIssue], f
 
 
 def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<decisions>", *,
-                 created_by: str = "import", audit: Mapping[str, Any] | None = None) -> ImportReport:
+                 created_by: str = "import", audit: Mapping[str, Any] | None = None,
+                 dry_run: bool = False) -> ImportReport:
     """Import a JSONL export (see the module docstring); returns an :class:`ImportReport`.
 
     Parameters
@@ -748,6 +789,8 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
         Owner of a session created from format-1 lines (format 2 carries its own).
     audit : mapping, optional
         The import's audit row, written with its first write (:func:`import_records`).
+    dry_run : bool
+        Report what the import would do and store nothing (:func:`import_records`).
     """
     head = data[:3] if isinstance(data, (bytes, bytearray, memoryview)) else data.read(3)
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -755,7 +798,7 @@ def import_jsonl(store: ReviewStore, data: bytes | IO[bytes], file: str = "<deci
     encoding = "utf-8-sig" if bytes(head) == b"\xef\xbb\xbf" else "utf-8"
     records = (rec if isinstance(rec, InputIssue) else (rec.line, rec.data, None, False)
                for rec in iter_jsonl(data, file, encoding=encoding, keep_raw=False))
-    return import_records(store, records, file, created_by=created_by, audit=audit)
+    return import_records(store, records, file, created_by=created_by, audit=audit, dry_run=dry_run)
 
 
 def _sha(text: str) -> str:

@@ -319,7 +319,7 @@ def _digest_or_none(payload: dict) -> str | None:
 
 def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str = "<tasks>", *,
                         session: str | None = None, created_by: str = "import",
-                        audit: Mapping[str, Any] | None = None) -> ImportReport:
+                        audit: Mapping[str, Any] | None = None, dry_run: bool = False) -> ImportReport:
     """Import a Label Studio JSON export (or one task object) into a review session.
 
     Parameters
@@ -334,6 +334,8 @@ def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str =
     audit : mapping, optional
         The import's audit row, written with its first write
         (:func:`evaluators.review.exchange.import_records`).
+    dry_run : bool
+        Report what the import would do and store nothing (:func:`~evaluators.review.exchange.import_records`).
 
     Returns
     -------
@@ -354,7 +356,7 @@ def import_label_studio(store: ReviewStore, data: bytes | IO[bytes], file: str =
             except ValueError as exc:
                 yield InputIssue(file, str(exc), line=line, path=f"[{index}]")
 
-    return import_records(store, records(), file, created_by=created_by, audit=audit)
+    return import_records(store, records(), file, created_by=created_by, audit=audit, dry_run=dry_run)
 
 
 def looks_like_label_studio(head: bytes) -> bool:

@@ -51,7 +51,8 @@ Audit (:func:`audit`)
     trail (:meth:`~evaluators.review.store.ReviewStore.audit`): who, role, action, session, item, when,
     page or CLI.  The row is written in the action's own transaction wherever the action has one (decide,
     undo, adjudicate, settings, gold, create, delete: both committed or neither); an export is a read, so its
-    row follows the complete export (:func:`export`); an import is written in batches, one transaction each,
+    row follows the complete export (:func:`export`), and a GT patch's the complete patch, before the file is
+    released (``review patch``); an import is written in batches, one transaction each,
     so its row commits with its first write (:func:`evaluators.review.exchange.import_records`): no change
     of an import is stored without it.
 
@@ -149,8 +150,9 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
 
     With a role (``who`` an :class:`~evaluators.review.roles.Actor` with a role: signed in, or the CLI's
     ``--role``) the configured policy decides (:func:`evaluators.review.roles.load_config`).  Without one, the
-    rules by name: ``settings``, ``gold`` and ``delete`` for the owner and the admins, ``adjudicate`` and ``export`` for
-    them and the session's adjudicators, everything else for anyone with a name.
+    rules by name: ``settings``, ``gold``, ``delete`` and ``import`` (from a session's page) for the owner and the
+    admins, ``adjudicate`` and ``export`` for them and the session's adjudicators, everything else for anyone
+    with a name; with no session (``create``, the CLI's ``import``) anyone with a name.
 
     Parameters
     ----------
@@ -178,7 +180,7 @@ def may(session: Session | None, who: str | None, action: str) -> bool:
         return load_config().permitted(action, role)
     if session is None:
         return True
-    if action in ("settings", "gold", "delete"):
+    if action in ("settings", "gold", "delete", "import"):
         return is_owner(session, who) or who in admins()
     if action in ("adjudicate", "export"):
         return is_owner(session, who) or who in admins() or who in session.adjudicators
@@ -465,6 +467,81 @@ def create_session(store: ReviewStore, who: str | None, name: str, kind: str, it
     return store.create_session(name, kind, items, created_by=str(who), k=k, blind=blind, seed=seed, uploads=uploads,
                                 settings=settings,
                                 audit=audit_row(who, "create", detail=detail or ", ".join(n for n, _ in files)))
+
+
+#: The formats :func:`import_file` reads.
+IMPORT_FORMATS = ("jsonl", "label-studio")
+
+
+def import_format(head: bytes) -> str:
+    """The format of a file to import from its first bytes: ``label-studio`` for a JSON array (a Label Studio
+    export), else ``jsonl`` (an EvalBoard export)."""
+    from evaluators.review.label_studio import looks_like_label_studio
+
+    return "label-studio" if looks_like_label_studio(bytes(head[:64])) else "jsonl"
+
+
+def import_file(store: ReviewStore, who: str | None, data: bytes | Any, file: str, *, fmt: str | None = None,
+                into: str | None = None, context: Session | None = None, dry_run: bool = False) -> Any:
+    """Import an EvalBoard export (JSONL) or a Label Studio JSON export: the one import of the page and
+    ``review import``.  :func:`may` ``import`` is checked first (in ``context``, the session whose page
+    imports: there its owner and the admins, or the role's policy); the import's audit row commits with its
+    first write (:func:`evaluators.review.exchange.import_records`), so an import that writes nothing leaves
+    none.  ``who`` is the importer: the actor of the history rows it writes, the owner of a session made from
+    lines without a session line, and the annotator of Label Studio annotations with ``completed_by: null``.
+
+    Parameters
+    ----------
+    store : ReviewStore
+    who : str or None
+        The acting name (an :class:`~evaluators.review.roles.Actor` with a role: the policy decides).
+    data : bytes or binary file
+        The file (a file is read one line or task at a time; it must be seekable when ``fmt`` is ``None``).
+    file : str
+        Its name, in the report's locations and the audit row.
+    fmt : str, optional
+        ``jsonl`` or ``label-studio`` (:data:`IMPORT_FORMATS`); default found from the file
+        (:func:`import_format`).
+    into : str, optional
+        Label Studio only: the session its tasks go into (default the session named in the tasks, else
+        ``Label Studio: <file name>``).
+    context : Session, optional
+        The session whose page imports (``None``: the CLI).
+    dry_run : bool
+        Check everything and write nothing, not the audit row either: the report says what the import would
+        do against the database as it is now.
+
+    Returns
+    -------
+    evaluators.review.exchange.ImportReport
+        Counts (written, unchanged, conflicts, duplicates, sessions and items added) and every line not
+        imported, located by line and JSON path.
+
+    Raises
+    ------
+    PermissionError
+        ``who`` may not import (nothing is read).
+    ValueError
+        An unknown format.
+    """
+    from evaluators.review.exchange import import_jsonl
+    from evaluators.review.label_studio import import_label_studio
+
+    require(context, who, "import")
+    if fmt is None:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            fmt = import_format(data[:64])
+        else:
+            fmt = import_format(data.read(64))
+            data.seek(0)
+    if fmt not in IMPORT_FORMATS:
+        raise ValueError(f"import reads {' or '.join(IMPORT_FORMATS)}, not {str(fmt)[:40]!r}")
+    row = audit_row(who, "import", detail=os.path.basename(file)[:200])
+    by = str(who)[:256]  # the history's actor, the owner of a session a file without session line makes, and
+    # the annotator of a Label Studio annotation with ``completed_by: null``
+    if fmt == "label-studio":
+        return import_label_studio(store, data, file, session=into, created_by=by, audit=row, dry_run=dry_run)
+    return import_jsonl(store, data, file, created_by=by, audit=row, dry_run=dry_run)
 
 
 def can_see_others(session: Session, who: str | None, mine: Decision | None) -> bool:

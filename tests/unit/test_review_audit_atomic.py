@@ -3,7 +3,8 @@
 - create: the session, its items and its ``create`` row are one transaction (a failure inside it leaves
   neither); the task pages' *Review these* buttons go through the same service function (checked, audited);
 - export: a read; its row is written once the export is complete (refused or failed: none);
-- import: batches, one transaction each; the row commits with the first write (nothing written: none).
+- import: batches, one transaction each; the row commits with the first write (nothing written: none);
+- patch: a read released as a file; its row after the patch is complete, before the file is renamed into place.
 """
 
 from __future__ import annotations
@@ -136,6 +137,23 @@ def test_import_row_commits_with_the_first_write(review_url, tmp_path, monkeypat
     assert again.unchanged == 5 and again.written == 0 and len(store.audit_rows()) == 1
 
 
+def test_a_dry_run_reports_what_the_import_does_and_stores_nothing(review_url, tmp_path, monkeypatch):
+    """The page's dry run is the import itself inside one rolled-back transaction: over several batches its
+    report equals the real import's, field by field, and the database (sessions, decisions, audit) is as before."""
+    data = _export_with_decisions(tmp_path)        # 1 session line, 3 items, 3 + 2 = 5 decisions
+    store = ReviewStore(review_url)
+    store.create_session("kept", "qa", ITEMS, created_by="olga")
+    monkeypatch.setattr(exchange, "BATCH_LINES", 2)  # 9 lines: 5 batches, each a savepoint of the dry run
+    owner = Actor("olga", "owner", "page")
+    dry = rs.import_file(store, owner, data + b'{"type": "decision"}\n', "x.jsonl", dry_run=True)
+    assert [s.name for s in store.sessions()] == ["kept"] and _actions(store) == []
+    assert (dry.written, dry.sessions_created, dry.items_added, len(dry.issues)) == (5, 1, 3, 1)
+    real = rs.import_file(store, owner, data + b'{"type": "decision"}\n', "x.jsonl")
+    assert real.to_dict() == dry.to_dict()
+    assert len(store.decisions(store.session_by_name("imported").id)) == 5 and len(store.audit_rows()) == 1
+    again = rs.import_file(store, owner, data, "x.jsonl", dry_run=True)         # after it: all 5 already stored
+    assert (again.written, again.unchanged, again.sessions_created, again.items_added) == (0, 5, 0, 0)
+
 def test_an_import_failing_after_its_first_batch_keeps_that_batch_and_its_row(review_url, tmp_path, monkeypatch):
     data = _export_with_decisions(tmp_path)
     store = ReviewStore(review_url)
@@ -202,3 +220,49 @@ def test_review_these_button_refuses_a_viewer_without_a_row(monkeypatch, tmp_pat
     at, store = _toy_button(monkeypatch, tmp_path, Actor("vic", "viewer"))
     assert store.sessions() == [] and _actions(store) == []
     assert any("may not create" in e.value for e in at.error)
+
+
+# ---------------------------------------------------------------- patch
+def test_cli_patch_releases_no_file_without_its_row_and_no_row_for_a_failed_write(review_url, tmp_path, monkeypatch):
+    """``review patch`` reads the database and writes a file: its row is written after the patch is complete and
+    before it is released (a temporary file renamed into place), so a row that cannot be written leaves no
+    patch, an unwritable ``--out`` leaves no row, and a patch made leaves exactly one."""
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(json.dumps({"id": f"q{i}", "question": q, "answer": gt, "prediction": p},
+                                      ensure_ascii=False) + "\n"
+                           for i, (q, gt, p) in enumerate([("首都是哪里", "北京", "上海"),
+                                                           ("2+2?", "5", "4")])),
+                   encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["review", "create", "--db", review_url, "--input", str(run), "--session", "p",
+                     "--as", "olga"]) == 0
+    store = ReviewStore(review_url)
+    s = store.session_by_name("p")
+    item = next(i for i in store.items(s.id) if i.payload["id"] == "q1")
+    rs.adjudicate(store, s, "olga", item.id, "gt_error", "2+2 is 4", corrected_answer="4")
+    patch = ["review", "patch", "--db", review_url, "--session", "p", "--gt", str(run), "--as", "olga"]
+    folder = tmp_path / "patches"
+    folder.mkdir()
+    out = folder / "fix.jsonl"
+
+    def unavailable(self, *args, **kwargs):
+        raise RuntimeError("audit table unavailable")
+
+    monkeypatch.setattr(ReviewStore, "audit", unavailable)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main([*patch, "--out", str(out)]) != 0
+    assert "audit table unavailable" in err.getvalue()
+    with contextlib.redirect_stdout(io.StringIO()) as printed, contextlib.redirect_stderr(io.StringIO()):
+        assert main(patch) != 0                                               # on stdout: nothing printed either
+    monkeypatch.undo()
+    assert printed.getvalue() == "" and list(folder.iterdir()) == []          # no patch, no temporary file
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main([*patch, "--out", str(tmp_path / "no such folder" / "fix.jsonl")]) == 2
+    assert "cannot write" in err.getvalue() and [r for r in _actions(store) if r[1] == "patch"] == []
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*patch, "--out", str(out)]) == 0
+    (line,) = out.read_text(encoding="utf-8").splitlines()                  # one correction: q1's GT "5" -> "4"
+    fix = json.loads(line)
+    assert (fix["record_id"], fix["old"], fix["who"], fix["session"]) == ("q1", ["5"], "olga", "p")
+    assert [r for r in _actions(store) if r[1] == "patch"] == [("olga", "patch", s.id)]
+    assert [p.name for p in folder.iterdir()] == ["fix.jsonl"]               # no temporary file left
