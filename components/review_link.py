@@ -102,7 +102,7 @@ def page_actor(kind: str) -> str | None:
     """
     import urllib.parse
 
-    from components.review import NAME_COOKIE, sign_in_configured, user_actor
+    from components.review_identity import NAME_COOKIE, sign_in_configured, user_actor
 
     if sign_in_configured():
         from evaluators.review.roles import load_config

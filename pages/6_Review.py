@@ -17,12 +17,13 @@ st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 4rem; }"
 
 from components.keyboard import Shortcut, shortcuts  # noqa: E402
 from components.review import (adjudication_panel, agreement_panel, decisions_table, export_panel,  # noqa: E402
-                               gold_panel, history_panel, identity_sidebar, item_card, key_decide,
+                               gold_panel, history_panel, item_card, key_decide,
                                new_session_panel, on_click_undo, on_decide, on_step, on_undo, review_filters,
                                settings_panel, team_panel)
 from evaluators.reports.escape import md, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
 from evaluators.review.links import parse_link  # noqa: E402
+from components.review_identity import identity_sidebar  # noqa: E402
 from components.review_link import review_store  # noqa: E402
 
 #: The views, slug (the link's ``?view=``) -> label.
