@@ -45,14 +45,22 @@ if not sessions:
         st.rerun()  # the new session, opened
     st.info("No review session yet: start one with **Review the QA demo**, or upload a file above.")
     st.stop()
-if "review_session" not in st.session_state and link.session in sessions:
-    st.session_state["review_session"] = link.session
-if st.session_state.get("review_session") not in sessions:
-    st.session_state["review_session"] = next(iter(sessions))
+ss = st.session_state
+# The open session is the page's own state (``review_session``: the link's ``?session=`` at first, else the
+# newest), changed only by the picker's on_change and by a session made here.  It was the picker's widget
+# state: a browser that mounted the folded picker afresh sent the picker's default (the newest session) with
+# the next click, and the page switched sessions after a decision.
+if ss.get("review_session") not in sessions:
+    ss["review_session"] = link.session if link.session in sessions else next(iter(sessions))
 # Once a session is open its controls (picker, new session, settings) fold into one line, so that an item's
 # question, GT, prediction and decision buttons fit the first screen (1440x900 and 390x844).
-opened = sessions[st.session_state["review_session"]]
-ss = st.session_state
+opened = sessions[ss["review_session"]]
+
+
+def _picked(key: str) -> None:
+    ss["review_session"] = ss[key]
+
+
 with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items} items",
                  expanded=bool({"review_settings_flash", "review_settings_ok"} & ss.keys())):
     picker = st.container()
@@ -60,8 +68,11 @@ with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items
     if new_session_panel(store, annotator, len(sessions), nested=True) is not None:
         st.rerun()  # the new session, opened
     with picker:
-        sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
-                           format_func=lambda i: visible(sessions[i].name))
+        # keyed by the open session and starting at it: whatever a browser sends for it is the open session
+        # until someone picks another (a pick opens it; the next run draws a picker keyed by that one)
+        pick = f"review_session_pick_{opened.id}"
+        sid = st.selectbox("Session · 审阅任务", list(sessions), index=list(sessions).index(opened.id), key=pick,
+                           format_func=lambda i: visible(sessions[i].name), on_change=_picked, args=(pick,))
         qp["session"], session = str(sid), sessions[sid]
         st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
                    + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
