@@ -896,10 +896,11 @@ class ReviewStore:
             return int(c.execute(sa.select(sessions_table.c.changes)
                                  .where(sessions_table.c.id == session_id)).scalar_one_or_none() or 0)
 
-    def _cached(self, session_id: int, what: str, compute, fits=None):
-        """``compute()`` once per value of the session's change counter (per store: per server process);
-        with ``fits(value)``, a cached value it refuses is computed again (a value made for other arguments)."""
-        counter = self.changes(session_id)
+    def _cached(self, session_id: int, what: str, compute, fits=None, counter: int | None = None):
+        """``compute()`` once per value of the session's change counter (per store: per server process), or of
+        ``counter`` when given (a value that changes with less than every decision); with ``fits(value)``, a
+        cached value it refuses is computed again (a value made for other arguments)."""
+        counter = self.changes(session_id) if counter is None else counter
         key = (session_id, what)
         with self._cache_lock:
             hit = self._cache.get(key)
@@ -1092,8 +1093,13 @@ class ReviewStore:
             cl.c.item_id == item.id, cl.c.annotator != annotator, cl.c.expires_at > now)).scalar_one()
         if n_done + others >= k:
             return False
-        session_items = sa.select(i.c.id).where(i.c.session_id == item.session_id)
-        c.execute(cl.delete().where(cl.c.annotator == annotator, cl.c.item_id.in_(session_items)))
+        # the annotator's earlier claim in this session released: their claims first (one per session at most,
+        # a handful), then which of them are this session's (by the items' primary key); matching the claims
+        # against every item id of the session read all 100k of them on each click
+        held = c.execute(sa.select(cl.c.item_id).where(cl.c.annotator == annotator)).scalars().all()
+        if held:
+            here = sa.select(i.c.id).where(i.c.id.in_(held), i.c.session_id == item.session_id)
+            c.execute(cl.delete().where(cl.c.annotator == annotator, cl.c.item_id.in_(here)))
         c.execute(cl.insert().values(item_id=item.id, annotator=annotator, expires_at=until))
         return True
 
@@ -1952,7 +1958,8 @@ class ReviewStore:
                                                                              i.c.system.is_not(None))
                                                 .distinct().order_by(i.c.system).limit(limit))]
 
-        return self._cached(session_id, "systems", compute)
+        # the systems change with the items only, never with a decision: cached per item count
+        return self._cached(session_id, "systems", compute, counter=self.session(session_id).n_items)
 
     def adjudicate(self, item_id: int, adjudicator: str, label: str, comment: str = "", *,
                    corrected_answer: str | None = None, audit: Mapping[str, Any] | None = None) -> None:
