@@ -46,14 +46,22 @@ if not sessions:
         st.rerun()  # the new session, opened
     st.info("No review session yet: start one with **Review the QA demo**, or upload a file above.")
     st.stop()
-if "review_session" not in st.session_state and link.session in sessions:
-    st.session_state["review_session"] = link.session
-if st.session_state.get("review_session") not in sessions:
-    st.session_state["review_session"] = next(iter(sessions))
+ss = st.session_state
+# The open session is the page's own state (``review_session``: the link's ``?session=`` at first, else the
+# newest), changed only by the picker's on_change and by a session made here.  It was the picker's widget
+# state: a browser that mounted the folded picker afresh sent the picker's default (the newest session) with
+# the next click, and the page switched sessions after a decision.
+if ss.get("review_session") not in sessions:
+    ss["review_session"] = link.session if link.session in sessions else next(iter(sessions))
 # Once a session is open its controls (picker, new session, settings) fold into one line, so that an item's
 # question, GT, prediction and decision buttons fit the first screen (1440x900 and 390x844).
-opened = sessions[st.session_state["review_session"]]
-ss = st.session_state
+opened = sessions[ss["review_session"]]
+
+
+def _picked(key: str) -> None:
+    ss["review_session"] = ss[key]
+
+
 with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items} items",
                  expanded=bool({"review_settings_flash", "review_settings_ok"} & ss.keys())):
     picker = st.container()
@@ -61,8 +69,11 @@ with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items
     if new_session_panel(store, annotator, len(sessions), nested=True) is not None:
         st.rerun()  # the new session, opened
     with picker:
-        sid = st.selectbox("Session · 审阅任务", list(sessions), key="review_session",
-                           format_func=lambda i: visible(sessions[i].name))
+        # keyed by the open session and starting at it: whatever a browser sends for it is the open session
+        # until someone picks another (a pick opens it; the next run draws a picker keyed by that one)
+        pick = f"review_session_pick_{opened.id}"
+        sid = st.selectbox("Session · 审阅任务", list(sessions), index=list(sessions).index(opened.id), key=pick,
+                           format_func=lambda i: visible(sessions[i].name), on_change=_picked, args=(pick,))
         qp["session"], session = str(sid), sessions[sid]
         st.caption(f"{session.n_items} items · {md(session.kind)} · k = {session.k} reviewer(s) per item"
                    + (" · blind" if session.blind else "") + f" · owner {md(session.created_by)}"
@@ -72,7 +83,13 @@ with st.expander(f"Session · 审阅任务: {md(opened.name)} · {opened.n_items
     settings_panel(store, session, annotator, nested=True)
 view_name = view_switch(VIEWS, key="review_view")
 
-if view_name == "review":
+
+@st.fragment
+def review_tab(store, session, annotator, link) -> None:
+    """The Review view: the annotator's item, its decision buttons, navigation and progress.  A fragment: a
+    click in it (a decision, Previous / Next, Undo, a key, a filter) reruns this function alone, not the
+    sidebar, the session block and its settings (issue 30: the next item in <= 300 ms at 100k items)."""
+    sid, qp = session.id, st.query_params
     # a signed-in viewer sees items as nobody does (no claim, no controls); a typed name always decides
     reader, annotator = annotator, annotator if rs.can_decide(session, annotator) else None
     cur_key = f"review_cur_{sid}"
@@ -170,6 +187,10 @@ if view_name == "review":
         st.caption("Keyboard: the numbers 1-4 decide (1-3 on an A/B item), S skips, J next, K previous, U undoes your last decision, "
                    "? lists the keys (not while typing in a field). Each key is confirmed at the bottom right; keys pressed "
                    "while the page updates wait their turn.")
+
+
+if view_name == "review":
+    review_tab(store, session, annotator, link)
 else:
     shortcuts({})  # no key acts outside the Review view
 if view_name == "adjudicate":

@@ -716,8 +716,9 @@ def review_view(store: ReviewStore, session: Session, annotator: str, *, item_id
     if item is None:
         return ItemView(None, progress, note=note)
     p = item.payload if isinstance(item.payload, dict) else {}
-    mine = store.decision(item.id, annotator)
-    others = [d for d in store.item_decisions(item.id) if d.annotator != annotator]
+    everyone = store.item_decisions(item.id)  # the annotator's own among them (one query)
+    mine = next((d for d in everyone if d.annotator == annotator), None) if annotator else None
+    others = [d for d in everyone if d.annotator != annotator]
     visible_others = others if can_see_others(session, annotator, mine) else []
     raw_sides = p.get("sides")
     pair = isinstance(raw_sides, dict) and all(isinstance(raw_sides.get(s), dict) for s in ("A", "B"))

@@ -259,7 +259,7 @@ def test_a_crafted_link_shows_a_notice_never_a_traceback_and_changes_nothing(tmp
         assert any(f"link's {key}" in n for n in notices)
     assert all(len(n) < 300 for n in notices)                          # a one-line notice, the value shortened
     assert store.decisions(s.id) == [] and len(store.sessions()) == 1
-    assert at.selectbox(key="review_session").value == s.id            # a refused item keeps the session
+    assert at.selectbox(key=f"review_session_pick_{s.id}").value == s.id           # a refused item keeps the session
 
 
 def test_link_ids_are_ascii_digits_in_the_database_range():
