@@ -1572,7 +1572,28 @@ def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool 
 AGREEMENT_SLICES = ("system", "question type", "time")
 
 
-def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[dict[str, Any]]:
+def agreement_slices(session: Session, who: str | None) -> tuple[str, ...]:
+    """The slices of :data:`AGREEMENT_SLICES` ``who`` may split the Agreement view by: no ``system`` in a blind
+    session for anyone who may not see its system names (:func:`allowed_filters`' rule: its owner,
+    adjudicators and the admins may), since a row per system names them.
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet).
+
+    Returns
+    -------
+    tuple of str
+        In the order of :data:`AGREEMENT_SLICES`.
+    """
+    hidden = session.blind and not can_adjudicate(session, who)
+    return tuple(s for s in AGREEMENT_SLICES if not (hidden and s == "system"))
+
+
+def agreement_slice_rows(store: ReviewStore, session: Session, by: str,
+                         who: str | None = None) -> list[dict[str, Any]]:
     """The Agreement view's figures by slice: each ``system``, ``question type`` or ``time`` window apart
     (:func:`~evaluators.review.agreement.agreement_by_slice`, :func:`~evaluators.review.agreement.agreement_over_time`),
     every row with its own 95% interval and under-30 flag, cached until the session changes.
@@ -1582,6 +1603,8 @@ def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[
     store : ReviewStore
     session : Session
     by : {"system", "question type", "time"}
+    who : str or None
+        The acting name; ``system`` in a blind session only for those :func:`agreement_slices` allows.
 
     Returns
     -------
@@ -1594,11 +1617,16 @@ def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[
     ------
     ValueError
         Another ``by``.
+    PermissionError
+        ``system`` in a blind session for someone who may not see its system names.
     """
     from evaluators.review.agreement import agreement_by_slice, agreement_over_time, item_slices
 
     if by not in AGREEMENT_SLICES:
         raise ValueError(f"by must be one of {', '.join(AGREEMENT_SLICES)}, not {by!r}")
+    if by not in agreement_slices(session, who):
+        raise PermissionError("this session is blind: its system names are shown to its owner, adjudicators "
+                              "and admins only")
 
     def compute() -> list[dict[str, Any]]:
         decisions = store.ratings(session.id)
@@ -1671,6 +1699,7 @@ __all__ = [
     "admins",
     "agreement_rows",
     "agreement_slice_rows",
+    "agreement_slices",
     "AGREEMENT_SLICES",
     "allowed_filters",
     "gold_rows",

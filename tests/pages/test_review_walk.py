@@ -1,0 +1,87 @@
+"""AppTest of pages/6_Review.py: defects found walking the Review page as an owner and a reviewer (issue 30's
+features): a blind session's system names on the Agreement view's *Agreement by*, the time windows' stamps,
+the New session uploader's limit."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from evaluators.review import ReviewStore
+from evaluators.review import service as rs
+from evaluators.review.store import MAX_UPLOAD_BYTES
+from tests.conftest import ROOT
+from tests.pages.helpers import page_app
+
+PAGE = str(ROOT / "pages" / "6_Review.py")
+ITEMS = [{"kind": "qa", "id": f"b{i}", "question": f"问题 {i}", "ground_truth": "Paris", "prediction": "Lyon",
+          "system": "sys-secret" if i % 2 else "sys-hidden", "exact_match": 0.0, "token_f1": 0.0} for i in range(6)]
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EVALBOARD_DATABASE_URL", raising=False)
+    monkeypatch.delenv("EVALBOARD_REVIEW_ADMINS", raising=False)
+    return tmp_path
+
+
+def _agreement(session_id: int, me: str, by: str | None = None):
+    at = page_app(PAGE)
+    at.query_params["session"] = str(session_id)
+    at.run()
+    at.text_input(key="review_me").set_value(me).run()
+    at.segmented_control(key="review_view").set_value("agreement").run()
+    if by is not None:
+        at.selectbox(key="review_agree_slice").set_value(by).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _blind_session(data_dir):
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("blind slices", "qa", ITEMS, created_by="olga", k=2, blind=True)
+    for item in store.items(s.id):
+        store.save_decision(item.id, "ravi", label="model_error")
+        store.save_decision(item.id, "mei", label="model_error" if item.position < 3 else "correct")
+    return store, s
+
+
+def test_agreement_by_system_never_names_a_blind_sessions_systems_to_a_reviewer(data_dir):
+    """Walked: in a blind session any reviewer chose *Agreement by: system* and read every system's name."""
+    store, s = _blind_session(data_dir)
+    at = _agreement(s.id, "ravi")
+    assert list(at.selectbox(key="review_agree_slice").options) == ["—", "question type", "time"]
+    shown = "\n".join(df.value.to_string() for df in at.dataframe)
+    assert "sys-secret" not in shown and "sys-hidden" not in shown
+    with pytest.raises(PermissionError):  # the rule is the service's, not the page's
+        rs.agreement_slice_rows(store, s, "system", "ravi")
+    # the owner sees both systems, one row block each (3 items each: flagged under 30)
+    owner = _agreement(s.id, "olga", by="system")
+    sliced = next(df.value for df in owner.dataframe if "system" in df.value.columns)
+    assert set(sliced["system"]) == {"sys-secret", "sys-hidden"}
+    assert all(sliced["n_items"][sliced["rating"] == "labels (nominal)"] == 3)
+
+
+def test_time_windows_show_their_stamps_to_the_second(data_dir):
+    """Walked: each window's *from* and *to* were the stored ISO times with microseconds and an offset
+    ("2026-11-27T20:56:23.166756+00:00"), two columns that pushed the figures off the screen."""
+    store, s = _blind_session(data_dir)
+    at = _agreement(s.id, "olga", by="time")
+    windows = next(df.value for df in at.dataframe if "window" in df.value.columns)
+    stamps = list(windows["from"]) + list(windows["to"])
+    assert stamps and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", t) for t in stamps), stamps[:2]
+    # the same instants as the service's rows, to the second
+    raw = rs.agreement_slice_rows(store, s, "time", "olga")
+    assert [r["from"][:19].replace("T", " ") + " UTC" for r in raw] == list(windows["from"])
+
+
+def test_new_session_uploader_states_the_review_upload_limit(data_dir):
+    """Walked: the New session uploader said "1GB per file" (the server's cap) while the review store refuses
+    anything over 50 MB, after the whole file has been sent."""
+    at = page_app(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    (uploader,) = [u for u in at.get("file_uploader") if u.proto.id.endswith("review_upload")]
+    assert uploader.proto.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20 == 50
