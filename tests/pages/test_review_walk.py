@@ -85,3 +85,21 @@ def test_new_session_uploader_states_the_review_upload_limit(data_dir):
     assert not at.exception, at.exception
     (uploader,) = [u for u in at.get("file_uploader") if u.proto.id.endswith("review_upload")]
     assert uploader.proto.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20 == 50
+
+
+def test_guidelines_render_their_markdown_and_no_html(data_dir):
+    """Walked: the guidelines, "Guidelines (Markdown)" in the settings, showed the owner's "# Rules" and
+    "**完整**" as typed under the item; rendered as Markdown now, while <script>, a link and $..$ stay text."""
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("guided", "qa", ITEMS, created_by="olga", k=2)
+    text = "# Rules\n<script>alert('g')</script>\n\n- 答案必须**完整**\n- [docs](javascript:alert(1)) $x$"
+    rs.update_settings(store, s, "olga", guidelines=text)
+    at = page_app(PAGE)
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.text_input(key="review_me").set_value("ravi").run()
+    assert not at.exception, at.exception
+    (shown,) = [m.value for m in at.markdown if "Rules" in m.value]
+    assert shown.startswith("# Rules\n") and "- 答案必须**完整**" in shown        # Markdown kept
+    assert "&lt;script&gt;" in shown and "<script>" not in shown               # HTML shown as typed
+    assert "\\[docs\\](javascript\\:alert(1))" in shown and "\\$x\\$" in shown  # no link, no formula
