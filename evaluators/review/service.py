@@ -566,11 +566,13 @@ def can_see_others(session: Session, who: str | None, mine: Decision | None) -> 
 @dataclass(frozen=True)
 class Identity:
     """Who acts on the page: ``name`` (``None``: nobody yet); ``pending``: a name from a link that
-    waits for "Continue as ...?"; ``signed_in``: from ``st.login``."""
+    waits for "Continue as ...?"; ``signed_in``: from ``st.login``; ``problem``: why a typed name cannot act
+    (:func:`~evaluators.review.limits.check_name`: over 256 characters, a control character), else ``None``."""
 
     name: str | None
     signed_in: bool = False
     pending: str | None = None
+    problem: str | None = None
 
 
 def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: str | None) -> Identity:
@@ -589,13 +591,19 @@ def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: st
     Returns
     -------
     Identity
-        Names stripped; ``name`` is ``None`` until one is signed in or confirmed.
+        Names stripped; ``name`` is ``None`` until one is signed in or confirmed, and for a confirmed name
+        that is no name (``problem`` says why: every save under it would be refused).
     """
+    from evaluators.review.limits import check_name
+
     if signed_in:
         return Identity(signed_in.strip(), True)
-    if confirmed and confirmed.strip():
-        return Identity(confirmed.strip())
     link = (link_name or "").strip()
+    if confirmed and confirmed.strip():
+        try:
+            return Identity(check_name(confirmed, "Your name"))
+        except ValueError as exc:
+            return Identity(None, pending=link or None, problem=str(exc))
     return Identity(None, pending=link or None)
 
 

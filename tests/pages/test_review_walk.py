@@ -103,3 +103,21 @@ def test_guidelines_render_their_markdown_and_no_html(data_dir):
     assert shown.startswith("# Rules\n") and "- 答案必须**完整**" in shown        # Markdown kept
     assert "&lt;script&gt;" in shown and "<script>" not in shown               # HTML shown as typed
     assert "\\[docs\\](javascript\\:alert(1))" in shown and "\\$x\\$" in shown  # no link, no formula
+
+
+def test_a_10_kb_typed_name_is_told_and_offers_no_decision_buttons(data_dir):
+    """Walked: a 10 kB name typed in the sidebar showed the decision buttons; a click was refused ("annotator has
+    10,249 characters ...") and moved to another item. Now the sidebar says why and nothing can be decided."""
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("names", "qa", ITEMS, created_by="olga", k=2)
+    at = page_app(PAGE)
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.text_input(key="review_me").set_value("x" * 10_240).run()
+    assert not at.exception, at.exception
+    assert any("10,240 characters, over the limit of 256" in e.value for e in at.sidebar.error)
+    assert not [b for b in at.button if str(b.key).startswith("review_model_error_")]
+    assert any("Confirm your name" in i.value for i in at.info)
+    assert store.decisions(s.id) == []
+    at.text_input(key="review_me").set_value("ravi").run()   # a real name: the buttons come back
+    assert [b for b in at.button if str(b.key).startswith("review_model_error_")] and not at.sidebar.error
