@@ -110,7 +110,8 @@ def md(text: object, *, one_line: bool = True) -> str:
         Converted with ``str``; ``None`` gives ``""``.
     one_line : bool
         Newlines become spaces (default), so the text can stand in a heading, a label or a
-        table cell and cannot start a new block.  With ``False`` newlines are kept as
+        table cell and cannot start a new block; blanks at either end are dropped (``**q **`` would be
+        no bold, four leading spaces a code block).  With ``False`` newlines are kept as
         Markdown hard breaks (``"  \n"``); blank lines still cannot open a block.
 
     >>> md("**bold** :red[x] $x^2$ ![i](http://h/i.png)")
@@ -125,7 +126,8 @@ def md(text: object, *, one_line: bool = True) -> str:
     escaped = _AUTOLINK.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, escaped)
     lines = [line.strip() for line in escaped.split("\n")]
     if one_line:
-        lines = [" ".join(line for line in lines if line)] if len(lines) > 1 else [escaped]
+        # trimmed: "**question **" is no bold, and four leading spaces would start a code block
+        lines = [" ".join(line for line in lines if line)] if len(lines) > 1 else [escaped.strip()]
     else:
         lines = [line for line in lines if line]
     # block markers count at the start of a line only, and are escaped there alone

@@ -121,3 +121,17 @@ def test_a_10_kb_typed_name_is_told_and_offers_no_decision_buttons(data_dir):
     assert store.decisions(s.id) == []
     at.text_input(key="review_me").set_value("ravi").run()   # a real name: the buttons come back
     assert [b for b in at.button if str(b.key).startswith("review_model_error_")] and not at.sidebar.error
+
+
+def test_a_question_with_a_trailing_blank_is_bold_not_asterisks(data_dir):
+    """Walked (HotpotQA): "...Tony McCarroll's last concert ? " (a trailing blank in the data) made the card's
+    title "**5ab3bacc… · Who sang … concert ? **", asterisks and all: the closing ** followed a blank."""
+    store = ReviewStore(data_dir / "review.sqlite")
+    item = {**ITEMS[0], "id": "5ab3bacc", "question": "Who sang lead vocals at his last concert ? "}
+    s = store.create_session("blank", "qa", [item], created_by="olga", k=2)
+    at = page_app(PAGE)
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.text_input(key="review_me").set_value("ravi").run()
+    assert not at.exception, at.exception
+    assert "**5ab3bacc · Who sang lead vocals at his last concert ?**" in [m.value for m in at.markdown]
