@@ -45,6 +45,16 @@ def _decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: s
     return f"saved · 已保存 ({saved.label or saved.status} on item {item_id}, version {saved.version})"
 
 
+def _refused(store: ReviewStore, session, exc: Exception) -> str:
+    """The warning for a decision that was not saved: a session deleted meanwhile (``review delete``) is said
+    so (the page then opens another one), not "the page now shows the saved decision"."""
+    try:
+        store.session(session.id)
+    except KeyError:
+        return f"Session '{session.name}' was deleted meanwhile: nothing was saved. The page now shows another session."
+    return f"{exc}. The page now shows the saved decision."
+
+
 def on_decide(**kwargs) -> None:
     """A decision button's callback (runs before the next script run): :func:`_decide`, a failure
     shown as the page's warning."""
@@ -52,7 +62,7 @@ def on_decide(**kwargs) -> None:
         _decide(**kwargs)
     except (StaleDecision, ValueError, PermissionError) as exc:
         if "no longer the one shown" not in str(exc):
-            st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
+            st.session_state["review_flash"] = _refused(kwargs["store"], kwargs["session"], exc)
 
 
 def key_decide(**kwargs) -> str:
@@ -60,7 +70,7 @@ def key_decide(**kwargs) -> str:
     try:
         return _decide(**kwargs)
     except (StaleDecision, ValueError, PermissionError) as exc:
-        st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
+        st.session_state["review_flash"] = _refused(kwargs["store"], kwargs["session"], exc)
         raise
 
 

@@ -135,3 +135,22 @@ def test_a_question_with_a_trailing_blank_is_bold_not_asterisks(data_dir):
     at.text_input(key="review_me").set_value("ravi").run()
     assert not at.exception, at.exception
     assert "**5ab3bacc · Who sang lead vocals at his last concert ?**" in [m.value for m in at.markdown]
+
+
+def test_a_decision_in_a_session_deleted_meanwhile_says_so(data_dir):
+    """Walked: `review delete` while a reviewer had the session open; their next click said "item 554 is not in
+    session '…'. The page now shows the saved decision." and showed another session's item without a word."""
+    store = ReviewStore(data_dir / "review.sqlite")
+    gone = store.create_session("gone <b>soon</b>", "qa", ITEMS, created_by="olga", k=2)
+    store.create_session("stays", "qa", ITEMS, created_by="olga", k=2)
+    at = page_app(PAGE)
+    at.query_params["session"] = str(gone.id)
+    at.run()
+    at.text_input(key="review_me").set_value("ravi").run()
+    rs.delete_session(store, gone, "olga")
+    next(b for b in at.button if str(b.key).startswith("review_model_error_")).click().run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning] == [
+        "Session 'gone &lt;b&gt;soon&lt;/b&gt;' was deleted meanwhile: nothing was saved. The page now shows another "
+        "session."]
+    assert [d.annotator for s in store.sessions() for d in store.decisions(s.id)] == []
