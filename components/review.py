@@ -652,7 +652,8 @@ def import_panel(store: ReviewStore, session, who) -> None:
         if refused:
             usable = report.imported or report.items_added or report.sessions_created
             show_problems(refused, key="review_import_problems", title="Lines not imported",
-                          error=None if usable else "Nothing in this file can be imported:")
+                          error=None if usable else "Nothing in this file can be imported:",
+                          rest="the other lines are imported")
         nothing = not (report.written or report.sessions_created or report.items_added or report.adjudications)
         if st.button("Import · 导入", key="review_import_go", type="primary", disabled=nothing,
                      help="Nothing to write: every line is stored already or refused." if nothing else None):

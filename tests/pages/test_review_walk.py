@@ -154,3 +154,26 @@ def test_a_decision_in_a_session_deleted_meanwhile_says_so(data_dir):
         "Session 'gone &lt;b&gt;soon&lt;/b&gt;' was deleted meanwhile: nothing was saved. The page now shows another "
         "session."]
     assert [d.annotator for s in store.sessions() for d in store.decisions(s.id)] == []
+
+
+def test_an_import_with_a_bad_line_says_the_other_lines_import(data_dir):
+    """Walked: a bad line in an import file was listed under "Lines not imported: 1 error, 0 warnings — the rest
+    of the data is still scored" (the task pages' words: nothing is scored on the Export view)."""
+    from evaluators.review.exchange import export_jsonl
+
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("imp", "qa", ITEMS, created_by="olga", k=2)
+    src = ReviewStore(data_dir / "src.sqlite")
+    other = src.create_session("other", "qa", ITEMS[:2], created_by="zoe", k=2)
+    src.save_decision(src.items(other.id)[0].id, "alice", label="model_error")
+    lines = export_jsonl(src, other.id).splitlines()
+    data = "\n".join([*lines[:2], '{"bad json', *lines[2:]]).encode("utf-8")
+    at = page_app(PAGE)
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.text_input(key="review_me").set_value("olga").run()
+    at.segmented_control(key="review_view").set_value("export").run()
+    at.file_uploader(key="review_import_file").upload("bad.jsonl", data).run()
+    assert not at.exception, at.exception
+    labels = [e.label for e in at.expander if e.label.startswith("Lines not imported")]
+    assert labels == ["Lines not imported: 1 error, 0 warnings — the other lines are imported"]
