@@ -47,12 +47,15 @@ def _decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: s
 
 def _refused(store: ReviewStore, session, exc: Exception) -> str:
     """The warning for a decision that was not saved: a session deleted meanwhile (``review delete``) is said
-    so (the page then opens another one), not "the page now shows the saved decision"."""
+    so (the page then opens another one); only a stale save (:class:`StaleDecision`) "shows the saved
+    decision"; anything else refused (a comment over the limit) says that nothing was saved."""
     try:
         store.session(session.id)
     except KeyError:
         return f"Session '{session.name}' was deleted meanwhile: nothing was saved. The page now shows another session."
-    return f"{exc}. The page now shows the saved decision."
+    if isinstance(exc, StaleDecision):  # saved meanwhile elsewhere: this run shows that decision
+        return f"{exc}. The page now shows the saved decision."
+    return f"{exc}: nothing was saved."  # refused (a comment over the limit ...): the item and its form stay
 
 
 def on_decide(**kwargs) -> None:

@@ -177,3 +177,24 @@ def test_an_import_with_a_bad_line_says_the_other_lines_import(data_dir):
     assert not at.exception, at.exception
     labels = [e.label for e in at.expander if e.label.startswith("Lines not imported")]
     assert labels == ["Lines not imported: 1 error, 0 warnings — the other lines are imported"]
+
+
+def test_a_comment_over_the_limit_is_refused_and_kept(data_dir):
+    """Walked: a comment over 10,000 characters was refused with "... The page now shows the saved decision."
+    (there was none); the refusal now says nothing was saved, and the comment stays in the box to shorten."""
+    from evaluators.review.limits import MAX_COMMENT
+
+    store = ReviewStore(data_dir / "review.sqlite")
+    s = store.create_session("long", "qa", ITEMS, created_by="olga", k=2)
+    at = page_app(PAGE)
+    at.query_params["session"] = str(s.id)
+    at.run()
+    at.text_input(key="review_me").set_value("ravi").run()
+    box = next(t for t in at.text_area if str(t.key).startswith("review_comment_"))
+    box.set_value("长" * (MAX_COMMENT + 1))
+    next(b for b in at.button if str(b.key).startswith("review_model_error_")).click().run()
+    assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning]
+    assert warning.endswith("over the limit of 10,000: nothing was saved.") and "saved decision" not in warning
+    assert store.decisions(s.id) == []
+    assert next(t for t in at.text_area if str(t.key) == box.key).value == "长" * (MAX_COMMENT + 1)
