@@ -87,7 +87,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def show_problems(issues: Sequence[Any], *, key: str, title: str = "Input problems", severity: str | None = None,
-                  error: str | None = None) -> None:
+                  error: str | None = None, rest: str = "the rest of the data is still scored") -> None:
     """Show located input problems: counts by severity, identical ones folded, a CSV of all; nothing when none.
 
     An expander titled ``"{title}: 2 errors, 1 warning"`` (open when a problem is an error) holds a static
@@ -109,6 +109,9 @@ def show_problems(issues: Sequence[Any], *, key: str, title: str = "Input proble
     error : str, optional
         What the problems keep from being used (escaped), e.g. ``"No usable question in the upload:"``, or
         ``""`` for the problem's line alone.  The caller stops the page when it must.
+    rest : str
+        Without ``error``, what happens to the rest after the counts (the project's own words; an import's
+        other lines are imported, not scored).
     """
     from evaluators.reports.escape import md
 
@@ -128,7 +131,7 @@ def show_problems(issues: Sequence[Any], *, key: str, title: str = "Input proble
     errors = sum(1 for i in issues if (severity or i.severity) == "error")
     label = f"{md(title)}: {_plural(errors, 'error')}, {_plural(len(issues) - errors, 'warning')}"
     if error is None:
-        label += " — the rest of the data is still scored"
+        label += f" — {rest}"
     with st.expander(label, expanded=errors > 0, icon=":material/error:" if errors else ":material/warning:"):
         # the short columns first: on a phone the table scrolls sideways and the count stays in sight
         static_records(rows, COLUMNS, max_rows=SHOWN)

@@ -26,7 +26,7 @@ from evaluators.review.exchange import export_jsonl
 from evaluators.review.label_studio import export_tasks
 from evaluators.review.limits import MAX_K
 from evaluators.review.items import qa_items
-from evaluators.review.store import ReviewStore, StaleDecision
+from evaluators.review.store import MAX_UPLOAD_BYTES, ReviewStore, StaleDecision
 
 DEMO_SESSION = "Demo review · 示例审阅"
 
@@ -45,6 +45,19 @@ def _decide(*, store: ReviewStore, session, annotator: str, item_id: int, key: s
     return f"saved · 已保存 ({saved.label or saved.status} on item {item_id}, version {saved.version})"
 
 
+def _refused(store: ReviewStore, session, exc: Exception) -> str:
+    """The warning for a decision that was not saved: a session deleted meanwhile (``review delete``) is said
+    so (the page then opens another one); only a stale save (:class:`StaleDecision`) "shows the saved
+    decision"; anything else refused (a comment over the limit) says that nothing was saved."""
+    try:
+        store.session(session.id)
+    except KeyError:
+        return f"Session '{session.name}' was deleted meanwhile: nothing was saved. The page now shows another session."
+    if isinstance(exc, StaleDecision):  # saved meanwhile elsewhere: this run shows that decision
+        return f"{exc}. The page now shows the saved decision."
+    return f"{exc}: nothing was saved."  # refused (a comment over the limit ...): the item and its form stay
+
+
 def on_decide(**kwargs) -> None:
     """A decision button's callback (runs before the next script run): :func:`_decide`, a failure
     shown as the page's warning."""
@@ -52,7 +65,7 @@ def on_decide(**kwargs) -> None:
         _decide(**kwargs)
     except (StaleDecision, ValueError, PermissionError) as exc:
         if "no longer the one shown" not in str(exc):
-            st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
+            st.session_state["review_flash"] = _refused(kwargs["store"], kwargs["session"], exc)
 
 
 def key_decide(**kwargs) -> str:
@@ -60,7 +73,7 @@ def key_decide(**kwargs) -> str:
     try:
         return _decide(**kwargs)
     except (StaleDecision, ValueError, PermissionError) as exc:
-        st.session_state["review_flash"] = f"{exc}. The page now shows the saved decision."
+        st.session_state["review_flash"] = _refused(kwargs["store"], kwargs["session"], exc)
         raise
 
 
@@ -353,8 +366,10 @@ def new_session_panel(store: ReviewStore, annotator: str | None, n_sessions: int
             if made is not None:
                 st.session_state["review_session"] = made_id = made.id
         with c2.form("review_new", border=False):
+            # the review store keeps at most MAX_UPLOAD_BYTES: the uploader says so (not the server's 1 GB)
             up = st.file_uploader("Or a QA / fact-check file (records with GT and prediction) · 上传文件",
-                                  type=["jsonl", "json", "csv"], key="review_upload")
+                                  type=["jsonl", "json", "csv"], key="review_upload",
+                                  max_upload_size=MAX_UPLOAD_BYTES // 2**20)
             name = st.text_input("Session name · 名称", key="review_name")
             f1, f2 = st.columns(2)
             k = f1.number_input("Reviewers per item (k)", 1, MAX_K, 2, key="review_k")
@@ -385,6 +400,14 @@ def _three_places(*columns: str) -> dict:
     return {c: st.column_config.NumberColumn(c, format="%.3f") for c in columns}
 
 
+def _short_time(iso: str | None) -> str | None:
+    """``"2026-11-27T20:56:23.166756+00:00"`` -> ``"2026-11-27 20:56:23 UTC"`` (the store's times are UTC);
+    anything else as it is."""
+    if not iso or not str(iso).endswith("+00:00") or "T" not in str(iso):
+        return iso
+    return str(iso)[:19].replace("T", " ") + " UTC"
+
+
 def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -> None:
     """Team progress, agreement figures, the automatic verdict against reviewers, gold accuracy (owners)."""
     team_panel(store, session)
@@ -401,11 +424,17 @@ def agreement_panel(store: ReviewStore, session, annotator: str | None = None) -
                "behind it; under 30 items it is flagged 'not yet meaningful'. Cohen (1960; quadratic weights for "
                "scores, Cohen 1968), Fleiss (1971) over the items rated by the most common number of reviewers, "
                "Krippendorff (2011). Empty: not enough shared items or no variation.")
-    by = st.selectbox("Agreement by · 分组一致性", ("—", *rs.AGREEMENT_SLICES), key="review_agree_slice",
-                      help="The same figures for each system, each question type, or each of ten windows of time "
-                           "(the items in order of their last decision), each with its own interval and flag.")
-    if by in rs.AGREEMENT_SLICES:
-        show_table(rs.agreement_slice_rows(store, session, by), key="review_agreement_slices",
+    # no "system" in a blind session for those who may not see its system names (the service refuses it too)
+    slices = rs.agreement_slices(session, annotator)
+    by = st.selectbox("Agreement by · 分组一致性", ("—", *slices), key="review_agree_slice",
+                      help="The same figures for each " + ("system, each " if "system" in slices else "")
+                           + "question type, or each of ten windows of time (the items in order of their last "
+                             "decision), each with its own interval and flag.")
+    if by in slices:
+        rows = rs.agreement_slice_rows(store, session, by, annotator)
+        if by == "time":  # "2026-11-27 20:56:23 UTC", not the stored ISO time with microseconds (two wide columns)
+            rows = [{**r, "from": _short_time(r["from"]), "to": _short_time(r["to"])} for r in rows]
+        show_table(rows, key="review_agreement_slices",
                    counts=("n_items", "annotators"),
                    column_config={**_three_places("value", "95% CI low", "95% CI high"),
                                   "meaningful": st.column_config.TextColumn("meaningful", width="large")})
@@ -584,7 +613,6 @@ def import_panel(store: ReviewStore, session, who) -> None:
     (:func:`evaluators.review.service.import_file`, rolled back) says what would be written, skipped and
     refused, each refused line located by line and JSON path; *Import* runs the same function for real."""
     from evaluators.io import InputIssue
-    from evaluators.review.store import MAX_UPLOAD_BYTES
 
     if not rs.may(session, who, "import"):
         return
@@ -627,7 +655,8 @@ def import_panel(store: ReviewStore, session, who) -> None:
         if refused:
             usable = report.imported or report.items_added or report.sessions_created
             show_problems(refused, key="review_import_problems", title="Lines not imported",
-                          error=None if usable else "Nothing in this file can be imported:")
+                          error=None if usable else "Nothing in this file can be imported:",
+                          rest="the other lines are imported")
         nothing = not (report.written or report.sessions_created or report.items_added or report.adjudications)
         if st.button("Import · 导入", key="review_import_go", type="primary", disabled=nothing,
                      help="Nothing to write: every line is stored already or refused." if nothing else None):

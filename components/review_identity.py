@@ -89,6 +89,8 @@ def identity_sidebar(link_name: str | None) -> str | None:
     st.sidebar.text_input("Your name · 审阅人", key="review_me",
                           help="Type your own name and press Enter: it is recorded with every decision and "
                                "kept in this browser. A typed name is not a sign-in: anyone can type any name.")
+    if me.problem:  # e.g. 10 kB pasted: no buttons under a name every save would refuse
+        st.sidebar.error(md(me.problem))
     with st.sidebar:
         _remember(key="review_remember_name", data={"cookie": NAME_COOKIE, "name": me.name or ""}, height=0)
     return me.name

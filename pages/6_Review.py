@@ -20,7 +20,7 @@ from components.review import (adjudication_panel, agreement_panel, decisions_ta
                                gold_panel, history_panel, item_card, key_decide,
                                new_session_panel, on_click_undo, on_decide, on_step, on_undo, review_filters,
                                settings_panel, team_panel)
-from evaluators.reports.escape import md, visible  # noqa: E402
+from evaluators.reports.escape import md, md_document, visible  # noqa: E402
 from evaluators.review import service as rs  # noqa: E402
 from evaluators.review.links import parse_link  # noqa: E402
 from components.review_identity import identity_sidebar  # noqa: E402
@@ -129,7 +129,7 @@ def review_tab(store, session, annotator, link) -> None:
         notice_slot.info(md(view.note))
     if session.guidelines:
         with more_slot.expander(f"Guidelines · 审阅指南 (version {session.guidelines_version})"):
-            st.markdown(md(session.guidelines, one_line=False))
+            st.markdown(md_document(session.guidelines))  # the owner's Markdown, no HTML or links
     if flash := st.session_state.pop("review_flash", None):
         notice_slot.warning(md(flash))
     if done := st.session_state.pop("review_flash_ok", None):

@@ -164,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
                 return fail(f"cannot write {terminal(args.out or 'the output')}: {exc.strerror or exc}")
             return EXIT_OK
         if getattr(args, "agreement_slice", None):
+            from evaluators.review import service as rs
+            if args.agreement_slice == "system" and "system" not in rs.agreement_slices(session, who):
+                return fail(f"{terminal(session.name)!r} is blind: its system names are for its owner, adjudicators "
+                            "and admins (--as NAME)")
             slices = _agreement_slices(store, session, args.agreement_slice)
             chunks = iter([dumps_pretty({"by": args.agreement_slice.replace("-", " "), "slices": slices}) + "\n"])
             for s in slices:  # intervals are in the JSON; flags also on stderr

@@ -19,6 +19,9 @@ md(text, *, one_line=True)
     For Markdown: HTML-escaped, and a backslash before each character that would have a Markdown,
     KaTeX or Streamlit-directive meaning where it stands (a path, a snake_case name or a sentence
     reads as typed).
+md_document(text)
+    A Markdown document written in the product (guidelines): its Markdown kept, with no HTML, link, image,
+    formula or directive.
 html_text(text, *, breaks=True)
     For HTML: ``html.escape`` (quotes too), ``\\r`` dropped, newlines as ``<br>``.
 """
@@ -107,7 +110,8 @@ def md(text: object, *, one_line: bool = True) -> str:
         Converted with ``str``; ``None`` gives ``""``.
     one_line : bool
         Newlines become spaces (default), so the text can stand in a heading, a label or a
-        table cell and cannot start a new block.  With ``False`` newlines are kept as
+        table cell and cannot start a new block; blanks at either end are dropped (``**q **`` would be
+        no bold, four leading spaces a code block).  With ``False`` newlines are kept as
         Markdown hard breaks (``"  \n"``); blank lines still cannot open a block.
 
     >>> md("**bold** :red[x] $x^2$ ![i](http://h/i.png)")
@@ -122,11 +126,35 @@ def md(text: object, *, one_line: bool = True) -> str:
     escaped = _AUTOLINK.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, escaped)
     lines = [line.strip() for line in escaped.split("\n")]
     if one_line:
-        lines = [" ".join(line for line in lines if line)] if len(lines) > 1 else [escaped]
+        # trimmed: "**question **" is no bold, and four leading spaces would start a code block
+        lines = [" ".join(line for line in lines if line)] if len(lines) > 1 else [escaped.strip()]
     else:
         lines = [line for line in lines if line]
     # block markers count at the start of a line only, and are escaped there alone
     return ("  \n" if not one_line else "").join(_LINE_START.sub(_line_start, line, count=1) for line in lines)
+
+
+# What an owner's Markdown document may not use: links and images ([ ]), KaTeX ($), Streamlit directives (:red[..],
+# :material/x:); HTML is escaped before.
+_DOC_SPECIAL = re.compile(r"([\[\]$]|:(?=[A-Za-z]))")
+
+
+def md_document(text: object) -> str:
+    r"""A Markdown document written in the product (a session's guidelines), rendered as Markdown:
+    headings, lists, emphasis, code, tables and quotes work as written, while HTML is escaped (``<``, ``>``,
+    ``&``: shown as typed), no link or image can be made (a backslash before ``[`` and ``]``; a bare URL
+    is still GitHub's autolink), no formula (``$``) and no Streamlit directive (``:`` before a letter);
+    hidden characters are made :func:`visible`.  Not for text from a file or an endpoint: :func:`md`.
+
+    Parameters
+    ----------
+    text : object
+        Converted with ``str``; ``None`` gives ``""``.
+
+    >>> md_document("# Rules\n- **full** answer <script>x</script> [a](javascript:x) $x$ :red[y]")
+    '# Rules\n- **full** answer &lt;script&gt;x&lt;/script&gt; \\[a\\](javascript\\:x) \\$x\\$ \\:red\\[y\\]'
+    """
+    return _DOC_SPECIAL.sub(r"\\\1", html.escape(visible(text), quote=False))
 
 
 def html_text(text: object, *, breaks: bool = True) -> str:

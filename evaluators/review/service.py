@@ -566,11 +566,13 @@ def can_see_others(session: Session, who: str | None, mine: Decision | None) -> 
 @dataclass(frozen=True)
 class Identity:
     """Who acts on the page: ``name`` (``None``: nobody yet); ``pending``: a name from a link that
-    waits for "Continue as ...?"; ``signed_in``: from ``st.login``."""
+    waits for "Continue as ...?"; ``signed_in``: from ``st.login``; ``problem``: why a typed name cannot act
+    (:func:`~evaluators.review.limits.check_name`: over 256 characters, a control character), else ``None``."""
 
     name: str | None
     signed_in: bool = False
     pending: str | None = None
+    problem: str | None = None
 
 
 def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: str | None) -> Identity:
@@ -589,13 +591,19 @@ def resolve_identity(signed_in: str | None, confirmed: str | None, link_name: st
     Returns
     -------
     Identity
-        Names stripped; ``name`` is ``None`` until one is signed in or confirmed.
+        Names stripped; ``name`` is ``None`` until one is signed in or confirmed, and for a confirmed name
+        that is no name (``problem`` says why: every save under it would be refused).
     """
+    from evaluators.review.limits import check_name
+
     if signed_in:
         return Identity(signed_in.strip(), True)
-    if confirmed and confirmed.strip():
-        return Identity(confirmed.strip())
     link = (link_name or "").strip()
+    if confirmed and confirmed.strip():
+        try:
+            return Identity(check_name(confirmed, "Your name"))
+        except ValueError as exc:
+            return Identity(None, pending=link or None, problem=str(exc))
     return Identity(None, pending=link or None)
 
 
@@ -1573,7 +1581,28 @@ def agreement_rows(store: ReviewStore, session: Session, *, by_guidelines: bool 
 AGREEMENT_SLICES = ("system", "question type", "time")
 
 
-def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[dict[str, Any]]:
+def agreement_slices(session: Session, who: str | None) -> tuple[str, ...]:
+    """The slices of :data:`AGREEMENT_SLICES` ``who`` may split the Agreement view by: no ``system`` in a blind
+    session for anyone who may not see its system names (:func:`allowed_filters`' rule: its owner,
+    adjudicators and the admins may), since a row per system names them.
+
+    Parameters
+    ----------
+    session : Session
+    who : str or None
+        The acting name (``None`` or ``""``: nobody yet).
+
+    Returns
+    -------
+    tuple of str
+        In the order of :data:`AGREEMENT_SLICES`.
+    """
+    hidden = session.blind and not can_adjudicate(session, who)
+    return tuple(s for s in AGREEMENT_SLICES if not (hidden and s == "system"))
+
+
+def agreement_slice_rows(store: ReviewStore, session: Session, by: str,
+                         who: str | None = None) -> list[dict[str, Any]]:
     """The Agreement view's figures by slice: each ``system``, ``question type`` or ``time`` window apart
     (:func:`~evaluators.review.agreement.agreement_by_slice`, :func:`~evaluators.review.agreement.agreement_over_time`),
     every row with its own 95% interval and under-30 flag, cached until the session changes.
@@ -1583,6 +1612,8 @@ def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[
     store : ReviewStore
     session : Session
     by : {"system", "question type", "time"}
+    who : str or None
+        The acting name; ``system`` in a blind session only for those :func:`agreement_slices` allows.
 
     Returns
     -------
@@ -1595,11 +1626,16 @@ def agreement_slice_rows(store: ReviewStore, session: Session, by: str) -> list[
     ------
     ValueError
         Another ``by``.
+    PermissionError
+        ``system`` in a blind session for someone who may not see its system names.
     """
     from evaluators.review.agreement import agreement_by_slice, agreement_over_time, item_slices
 
     if by not in AGREEMENT_SLICES:
         raise ValueError(f"by must be one of {', '.join(AGREEMENT_SLICES)}, not {by!r}")
+    if by not in agreement_slices(session, who):
+        raise PermissionError("this session is blind: its system names are shown to its owner, adjudicators "
+                              "and admins only")
 
     def compute() -> list[dict[str, Any]]:
         decisions = store.ratings(session.id)
@@ -1672,6 +1708,7 @@ __all__ = [
     "admins",
     "agreement_rows",
     "agreement_slice_rows",
+    "agreement_slices",
     "AGREEMENT_SLICES",
     "allowed_filters",
     "gold_rows",

@@ -47,6 +47,9 @@ def test_visible(text, expected):
     ("see www.x.org, me@x.org", "see www\u2060.x.org, me\u2060@x.org"),
     ("邮件 张三@例子.中国 HTTPS://a.b", "邮件 张三\u2060@例子.中国 HTTPS\u2060://a.b"),
     ("xhttp://a.b", "xhttp://a.b"),             # inside a word: no autolink, no joiner
+    # trimmed (walked: "**question ? **" showed its asterisks; four spaces would open a code block)
+    ("concert ? ", "concert ?"),
+    ("    indented", "indented"),
 ])
 def test_md(text, expected):
     assert md(text) == expected

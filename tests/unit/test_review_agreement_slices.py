@@ -102,3 +102,23 @@ def test_slice_rows_and_cli_by_system(tmp_path, capsys):
     assert main(["review", "agreement", "--db", str(db), "--session", "slices", "--slice", "guidelines"]) == 0
     (unversioned,) = json.loads(capsys.readouterr().out)["slices"]  # no guidelines version recorded: one slice
     assert unversioned["slice"] == "none" and _kappa(unversioned["agreement"])["n_items"] == 50
+
+
+def test_cli_by_system_of_a_blind_session_only_for_those_who_see_its_systems(tmp_path, capsys, monkeypatch):
+    """Walked: a blind session's *Agreement by system* named its systems to any reviewer (page and CLI)."""
+    monkeypatch.delenv("EVALBOARD_REVIEW_ADMINS", raising=False)
+    db = tmp_path / "blind.sqlite"
+    store = ReviewStore(db)
+    items = [{"kind": "qa", "id": f"q{i}", "question": "q", "ground_truth": "a", "prediction": "b",
+              "system": "sys-secret"} for i in range(4)]
+    s = store.create_session("blind", "qa", items, created_by="olga", k=2, blind=True)
+    for item in store.items(s.id):
+        store.save_decision(item.id, "ravi", label="model_error")
+        store.save_decision(item.id, "mei", label="correct")
+    base = ["review", "agreement", "--db", str(db), "--session", "blind", "--slice"]
+    assert main([*base, "system", "--as", "ravi"]) == 2
+    assert "sys-secret" not in capsys.readouterr().out
+    assert main([*base, "time", "--as", "ravi"]) == 0      # the other slices name no system
+    capsys.readouterr()
+    assert main([*base, "system", "--as", "olga"]) == 0    # the owner
+    assert [x["slice"] for x in json.loads(capsys.readouterr().out)["slices"]] == ["sys-secret"]
