@@ -46,7 +46,9 @@ def test_demo_page_heatmap_cases_diff_and_downloads(app_url, page):
                 raise
             wait_for_app(page, timeout=90000)
     path = dl.value.path()
-    header = open(path, encoding="utf-8").readline().strip()
+    raw = open(path, "rb").read()
+    assert raw.startswith(b"\xef\xbb\xbf")  # UTF-8 with a byte-order mark, as every page's CSV (Excel, Chinese)
+    header = raw.decode("utf-8-sig").splitlines()[0].strip()
     assert header.startswith("scene,dialogue_index,context,expected_response,prediction,exact_match_normalized,content_correct")
 
 
