@@ -205,7 +205,7 @@ st.caption("Combined score = " + " + ".join(f"{fixed(w, 2)} × {md(m)}" for m, w
            + f" ({md(evaluation.weights.note)}). Mean over cases (macro); a missing reply counts 0.")
 unavailable = [m for m in evaluation.metric_info if not m["available"]]
 for m in unavailable:
-    st.caption(f"**{md(m['name'])}**: {MISSING} (unavailable: {md(m['unavailable_reason'])})")
+    st.caption(f"**{md(m['name'])}**: {MISSING} ({md(m['unavailable_reason'])})")
 
 # The first screen is light: static charts and the models table; the interactive heatmap and chart, the
 # sortable grids, the cases and the paired comparison are one click away, and run only when opened.
