@@ -1,5 +1,8 @@
 """One download button, or the reason there is nothing to download.
 
+A CSV given as text (``mime="text/csv"``) is written as UTF-8 with a byte-order mark, as every page's CSV (Excel
+then reads Chinese text right); other text is UTF-8 (Streamlit's own); bytes are offered as given.
+
 An empty payload is never offered as a 0-byte file: where the caller knows the file would be
 empty (``empty`` is the reason, from the engine), the label and the reason are shown as a caption
 and no button is drawn.  The payload itself is still made only when the button is clicked.
@@ -40,5 +43,12 @@ def download(label: str, data: bytes | str | Callable[[], bytes | str], *, file_
         where.caption(f"**{md(label)}**: {md(empty)}")
         return False
     kwargs.setdefault("on_click", "ignore")
-    where.download_button(label, data, file_name=file_name, mime=mime, key=key, **kwargs)
+    payload = (lambda: encoded(data(), mime)) if callable(data) else encoded(data, mime)
+    where.download_button(label, payload, file_name=file_name, mime=mime, key=key, **kwargs)
     return True
+
+
+def encoded(data: bytes | str, mime: str) -> bytes | str:
+    """``data`` as offered: a ``text/csv`` text as UTF-8 bytes with a byte-order mark; anything else unchanged
+    (Streamlit writes other text as UTF-8)."""
+    return data.encode("utf-8-sig") if isinstance(data, str) and mime == "text/csv" else data

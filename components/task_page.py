@@ -118,9 +118,7 @@ def task_page(task: Task, *, demo: Callable[[], Mapping[str, InputFile]] | None 
     show_table(list(result.items.rows()), key=f"{key}_items")
     columns = st.columns(len(DOWNLOADS))
     for col, (fmt, suffix, mime, label) in zip(columns, DOWNLOADS):
-        # CSV as every other page writes it: UTF-8 with a byte-order mark, so Excel reads Chinese text
-        download(label, lambda fmt=fmt: (write(result, fmt, task.title).encode("utf-8-sig") if fmt == "csv"
-                                         else write(result, fmt, task.title)), file_name=f"{task.name}.{suffix}",
+        download(label, lambda fmt=fmt: write(result, fmt, task.title), file_name=f"{task.name}.{suffix}",
                  mime=mime, key=f"{key}_download_{fmt}", where=col)
     from components.review_link import review_button
     from evaluators.tasks import gt_role, review_items

@@ -8,6 +8,7 @@ from components.tables import show_table
 from components.layout import page_frame, view_switch
 from evaluators.reports.escape import md, visible
 from components.corrections import corrections_control
+from components.downloads import download
 from components.narrative_state import demo_files, score, score_patched, settings, system_name
 from components.problems import show_problems
 from components.uploads import cached, read_uploads
@@ -183,8 +184,8 @@ else:
             show_table([{k: r.get(k) for k in overall_cols} for r in kept],
                        key="nar_matrix")
             st.caption(f"{len(kept)} of {len(matrix)} stories; component scores per system are in the download.")
-            st.download_button("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature).encode("utf-8-sig"),
-                               "narrative_systems.csv", "text/csv", key="nar_matrix_csv", on_click="ignore")
+            download("Download documents × systems CSV", lambda: systems_csv(matrix, batch.signature),
+                     file_name="narrative_systems.csv", mime="text/csv", key="nar_matrix_csv")
             paired = None
             p1, p2 = st.columns(2)
             sys_a = p1.selectbox("System A (baseline)", names, index=0, key="nar_pair_a", format_func=visible)
@@ -217,19 +218,19 @@ else:
         c1, c2, c3 = st.columns(3)
         base = doc_id.replace("/", "_")
         # Each file is written when its button is clicked (callables), not on every rerun; a CSV is
-        # UTF-8 with a BOM, as on every page (Excel reads Chinese text right), the CLI's text otherwise.
+        # UTF-8 with a BOM (components.downloads.download), the CLI's text otherwise.
         c1.download_button("This document — JSON", lambda: to_json(result), f"{base}_evaluation.json",
                            "application/json", key="nar_doc_json", on_click="ignore")
         c2.download_button("This document — Markdown", lambda: document_markdown(result), f"{base}_evaluation.md",
                            "text/markdown", key="nar_doc_md", on_click="ignore")
-        c3.download_button("This document — mismatches CSV", lambda: mismatches_csv(result).encode("utf-8-sig"),
-                           f"{base}_mismatches.csv", "text/csv", key="nar_doc_csv", on_click="ignore")
+        download("This document — mismatches CSV", lambda: mismatches_csv(result), file_name=f"{base}_mismatches.csv",
+                 mime="text/csv", key="nar_doc_csv", where=c3)
         c1.download_button("Whole batch — JSON", lambda: to_json(batch), "batch_evaluation.json", "application/json",
                            key="nar_batch_json", on_click="ignore")
         c2.download_button("Whole batch — Markdown", lambda: to_markdown(batch), "batch_evaluation.md",
                            "text/markdown", key="nar_batch_md", on_click="ignore")
-        c3.download_button("Whole batch — mismatches CSV", lambda: mismatches_csv(batch).encode("utf-8-sig"),
-                           "batch_mismatches.csv", "text/csv", key="nar_batch_csv", on_click="ignore")
+        download("Whole batch — mismatches CSV", lambda: mismatches_csv(batch), file_name="batch_mismatches.csv",
+                 mime="text/csv", key="nar_batch_csv", where=c3)
 
         def batch_html() -> bytes:
             from evaluators.reports.html import narrative_report
